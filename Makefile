@@ -1,0 +1,86 @@
+# mod_resourcesync - build, test and run.
+#
+#   make deps       install the Debian packages needed (idempotent)
+#   make            build build/mod_resourcesync.so
+#   make test       engine unit tests (Check) + Apache::Test suite
+#   make test-asan  the same suite with the module under AddressSanitizer
+#   make run        httpd on 127.0.0.1 with the module on an example tree
+#   make bench      benchmarks (see bench/README)
+
+APXS      ?= apxs
+CC        ?= gcc
+BUILD     ?= build
+SAN       ?=
+OPT       ?= -O2
+PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 \
+            libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
+            libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
+            libwww-perl
+
+HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
+APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
+              $(shell apu-1-config --includes 2>/dev/null)
+XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
+
+CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+             -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
+LIBS       = -lxml2 -lcrypto -laprutil-1 -lapr-1
+
+ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c \
+             src/rs_xml.c src/rs_store.c src/rs_scan.c src/rs_snapshot.c
+GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
+             src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
+             src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c
+ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
+GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
+UNIT_SRC   = $(wildcard tests/unit/*.c)
+HEADERS    = $(wildcard src/*.h)
+
+.PHONY: all deps test test-unit test-httpd test-asan run bench clean
+
+all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
+	$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
+
+# Command-line front end of the engine (used by benchmarks and tests).
+$(BUILD)/rs-tool: $(BUILD)/tools/rs_tool.o $(ENGINE_OBJ)
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+$(BUILD)/unit-tests: $(UNIT_SRC) $(ENGINE_OBJ)
+	$(CC) $(CFLAGS_ALL) -o $@ $(UNIT_SRC) $(ENGINE_OBJ) $(LIBS) $$(pkg-config --libs check)
+
+deps:
+	@missing=""; for p in $(PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "all packages present"; fi
+
+test: test-unit test-httpd
+
+test-unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+test-httpd: all
+	t/run-tests $(BUILD)/mod_resourcesync.so
+
+test-asan:
+	$(MAKE) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer -shared-libasan" OPT=-O1 all build-asan/unit-tests
+	build-asan/unit-tests
+	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
+
+run: all
+	conf/run-example
+
+bench: all
+	bench/run
+
+clean:
+	rm -rf build build-asan t/logs t/conf/httpd.conf t/conf/apache_test_config.pm t/conf/extra.conf t/conf/modules.conf t/htdocs/generated

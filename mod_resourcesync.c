@@ -1,0 +1,70 @@
+/* mod_resourcesync.c - ResourceSync Source for Apache httpd 2.4.
+ *
+ * Module record and hook registration only; the work is done in
+ * src/mod_resourcesync_*.c (httpd glue) and src/rs_*.c (engine).
+ */
+#define RS_MODULE_MAIN
+#include <httpd.h>
+#include <http_config.h>
+#include <http_core.h>
+#include <http_log.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <libxml/parser.h>
+#include "src/mod_resourcesync.h"
+
+static int rs_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
+{
+    if (rs_config_pre(pconf, plog, ptemp) != OK || rs_status_pre(pconf) != APR_SUCCESS) {
+        return !OK;
+    }
+    return OK;
+}
+
+static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                          server_rec *s)
+{
+    (void)plog;
+    if (rs_config_resolve(pconf, ptemp, s) != OK) {
+        return !OK;
+    }
+    /* The first pass at startup only validates; the real one renders,
+     * creates the status segment and forks the watcher. */
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
+        || !rs_global.sets->nelts) {
+        return OK;
+    }
+    xmlInitParser();
+    if (rs_docs_render(pconf, s) != OK || rs_status_create(pconf, s) != OK
+        || rs_watcher_start(pconf, s) != OK) {
+        return !OK;
+    }
+    return OK;
+}
+
+static void rs_child_init(apr_pool_t *p, server_rec *s)
+{
+    rs_status_child_init(p, s);
+}
+
+static void rs_register_hooks(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_pre_config(rs_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(rs_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(rs_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_translate_name(rs_handler_translate, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_header_parser(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
+}
+
+AP_DECLARE_MODULE(resourcesync) = {
+    STANDARD20_MODULE_STUFF,
+    rs_config_create_dir,
+    rs_config_merge_dir,
+    rs_config_create_srv,
+    rs_config_merge_srv,
+    rs_cmds,
+    rs_register_hooks
+};

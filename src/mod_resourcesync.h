@@ -1,0 +1,168 @@
+/* mod_resourcesync.h - shared declarations of the httpd glue.
+ *
+ * The glue is split by concern:
+ *   mod_resourcesync.c            module record, hook registration
+ *   mod_resourcesync_config.c     directives, config merges, set registry
+ *   mod_resourcesync_status.c     shared-memory status segment + mutex
+ *   mod_resourcesync_watcher.c    watcher process lifecycle and main loop
+ *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
+ *   mod_resourcesync_docs.c       Source Description / Capability Lists
+ *   mod_resourcesync_handler.c    URL mapping, handler, Link header
+ */
+#ifndef MOD_RESOURCESYNC_H
+#define MOD_RESOURCESYNC_H
+
+#include <httpd.h>
+#include <http_config.h>
+#include <http_log.h>
+#include <apr_global_mutex.h>
+#include <apr_shm.h>
+
+#ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
+APLOG_USE_MODULE(resourcesync);
+#endif
+extern module AP_MODULE_DECLARE_DATA resourcesync_module;
+
+/* Stable tag carried by every message of the module. */
+#define RS_TAG "mod_resourcesync: "
+
+#define RS_UNSET            (-1)
+#define RS_DEFAULT_PREFIX   "/resourcesync"
+#define RS_DEFAULT_MAX      50000
+#define RS_DEFAULT_RESCAN   60
+#define RS_WELL_KNOWN       "/.well-known/resourcesync"
+#define RS_HANDLER          "resourcesync"
+#define RS_SET_NAME_MAX     64
+#define RS_MAX_SETS         256
+
+typedef struct rs_dir_conf rs_dir_conf;
+
+/* One ResourceSyncSet.  Created while the configuration is read; the
+ * fields below "resolved" are filled in post_config. */
+typedef struct rs_set_t {
+    const char *name;
+    const char *dir;            /* absolute, canonical, no trailing "/" */
+    const char *url_arg;        /* optional second argument */
+    server_rec *s;              /* server (vhost) the set was declared in */
+    rs_dir_conf *section;       /* config of its <Directory> section */
+    const char *where;          /* "file:line" for messages */
+    /* resolved */
+    const char *url_path;       /* unescaped URL-path of dir, ends with "/" */
+    unsigned hashes;            /* RS_HASH_* mask */
+    int max_entries;
+    apr_array_header_t *excludes;
+    const char *describedby;
+    int dotfiles;
+    const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
+    const char *doc_base;       /* absolute URL of <prefix>/<name>/ */
+    const char *capability_url;
+    const char *list_url;
+    const char *snap_dir;       /* <statedir>/snapshots/<name> */
+    int slot;                   /* index in the status segment */
+    const char *cl_body;        /* pre-rendered Capability List */
+    apr_size_t cl_len;
+    const char *cl_etag;
+} rs_set_t;
+
+struct rs_dir_conf {
+    rs_set_t *set;              /* NULL: not inside a set */
+    int hashes;                 /* RS_UNSET or RS_HASH_* mask (0 = none) */
+    int max_entries;            /* RS_UNSET or 1..50000 */
+    apr_array_header_t *excludes;   /* NULL: unset */
+    const char *describedby;    /* NULL: unset */
+    int dotfiles;               /* RS_UNSET, 0, 1 */
+};
+
+typedef struct rs_srv_conf {
+    const char *prefix;         /* NULL: unset */
+    const char *base_url;       /* NULL: unset */
+    const char *describedby;    /* source-level; NULL: unset */
+    apr_array_header_t *sets;   /* rs_set_t* declared in this server */
+    /* resolved in post_config */
+    const char *canonical;      /* scheme://host[:port] */
+    const char *sd_body;        /* pre-rendered Source Description */
+    apr_size_t sd_len;
+    const char *sd_etag;
+} rs_srv_conf;
+
+/* Process-wide state of one server generation (reset in pre_config). */
+typedef struct rs_global_t {
+    apr_pool_t *pconf;
+    const char *state_dir;      /* ResourceSyncStateDir */
+    apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
+    apr_array_header_t *sets;   /* every rs_set_t*, all servers */
+    apr_time_t config_time;     /* Last-Modified of config documents */
+    const char *fingerprint;    /* of the httpd configuration */
+    apr_shm_t *shm;
+    apr_global_mutex_t *mutex;
+    int real_pass;              /* post_config of the real start */
+} rs_global_t;
+
+extern rs_global_t rs_global;
+extern const command_rec rs_cmds[];
+
+/* mod_resourcesync_config.c */
+void *rs_config_create_dir(apr_pool_t *p, char *dir);
+void *rs_config_merge_dir(apr_pool_t *p, void *base, void *add);
+void *rs_config_create_srv(apr_pool_t *p, server_rec *s);
+void *rs_config_merge_srv(apr_pool_t *p, void *base, void *add);
+int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp);
+int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+const char *rs_config_prefix(const rs_srv_conf *sc);
+
+/* mod_resourcesync_docs.c */
+int rs_docs_render(apr_pool_t *pconf, server_rec *s);
+
+/* mod_resourcesync_status.c: see that file for the segment's layout. */
+#define RS_STATE_STARTING  0
+#define RS_STATE_SCANNING  1
+#define RS_STATE_WATCHING  2
+#define RS_STATE_DEGRADED  3
+
+typedef struct rs_status_set_t {
+    char name[RS_SET_NAME_MAX + 1];
+    apr_uint64_t gen;               /* current snapshot, 0: none yet */
+    apr_time_t at;
+    apr_time_t completed;
+    apr_int64_t entries;
+    apr_int32_t parts;
+    apr_time_t consistent;          /* inventory consistent as of */
+} rs_status_set_t;
+
+typedef struct rs_status_t {
+    apr_uint32_t magic;
+    apr_uint32_t layout;
+    volatile apr_int32_t watcher_pid;
+    volatile apr_uint32_t state;
+    volatile apr_time_t heartbeat;
+    volatile apr_int64_t scan_files;
+    volatile apr_int32_t scan_set;  /* slot being scanned, -1 none */
+    apr_uint32_t nsets;
+    rs_status_set_t sets[1];        /* nsets entries */
+} rs_status_t;
+
+int rs_status_pre(apr_pool_t *pconf);
+int rs_status_create(apr_pool_t *pconf, server_rec *s);
+void rs_status_child_init(apr_pool_t *p, server_rec *s);
+rs_status_t *rs_status_get(void);
+/* Copy a set's entry (under the mutex). */
+void rs_status_read_set(int slot, rs_status_set_t *out);
+/* Publish a set's entry (under the mutex). */
+void rs_status_write_set(int slot, const rs_status_set_t *in);
+
+/* mod_resourcesync_watcher.c */
+int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
+
+/* mod_resourcesync_access.c */
+typedef struct rs_access_t rs_access_t;
+rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+                    const char **type);
+
+/* mod_resourcesync_handler.c */
+int rs_handler_translate(request_rec *r);
+int rs_handler_map(request_rec *r);
+int rs_handler_handle(request_rec *r);
+int rs_handler_link(request_rec *r);
+
+#endif

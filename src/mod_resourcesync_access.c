@@ -1,0 +1,115 @@
+/* mod_resourcesync_access.c - "would an anonymous GET serve this file?"
+ *
+ * The watcher decides what may be listed by asking httpd itself: for each
+ * new or changed file it builds an internal GET request for the file's URL
+ * on a private connection record of the set's server and runs
+ * ap_process_request_internal(): URL translation (Alias, DocumentRoot),
+ * the <Directory>/<Location>/<Files> walks with .htaccess, authentication
+ * and authorization (no credentials), and the type checker (mod_mime).
+ * A file is listed only when that succeeds, maps back to the same file,
+ * and leaves the response to the default handler - so a file that would be
+ * denied, need a password, be redirected or run as a script is never
+ * listed.  The media type comes from the same request (without parameters).
+ *
+ * The connection pretends to come from 192.0.2.1 (TEST-NET-1, RFC 5737):
+ * a client that is neither local nor in any private range, so rules like
+ * "Require local" or "Require ip 10.0.0.0/8" do not admit it.  Nothing is
+ * sent anywhere.  Logging of the internal requests is limited to critical
+ * messages, so denials do not fill the error log at every rescan.
+ *
+ * Runs only in the watcher process, single-threaded.
+ */
+#include <string.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include "mod_resourcesync.h"
+#include "rs_uri.h"
+
+struct rs_access_t {
+    const rs_set_t *set;
+    conn_rec *c;
+    apr_pool_t *cpool;
+};
+
+static struct ap_logconf quiet_log = { NULL, APLOG_CRIT };
+
+static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
+{
+    conn_rec *c = apr_pcalloc(p, sizeof(*c));
+    apr_sockaddr_t *sa = NULL;
+
+    c->pool = p;
+    c->base_server = s;
+    c->conn_config = ap_create_conn_config(p);
+    c->notes = apr_table_make(p, 4);
+    c->bucket_alloc = apr_bucket_alloc_create(p);
+    apr_sockaddr_info_get(&sa, "192.0.2.1", APR_INET, 0, 0, p);
+    c->client_addr = sa;
+    c->client_ip = "192.0.2.1";
+    c->local_addr = sa;
+    c->local_ip = "192.0.2.1";
+    c->local_host = s->server_hostname;
+    c->keepalive = AP_CONN_CLOSE;
+    c->log = &quiet_log;
+    c->id = 0;
+    return c;
+}
+
+rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
+{
+    rs_access_t *a = apr_pcalloc(p, sizeof(*a));
+    a->set = set;
+    apr_pool_create(&a->cpool, p);
+    a->c = make_conn(a->cpool, set->s);
+    return a;
+}
+
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+                    const char **type)
+{
+    rs_access_t *a = baton;
+    const rs_set_t *set = a->set;
+    request_rec *r;
+    const char *uri;
+    int status, served;
+
+    uri = apr_pstrcat(p, set->url_path, rs_uri_escape_path(p, relpath), is_dir ? "/" : "",
+                      NULL);
+    r = ap_create_request(a->c);
+    r->request_time = apr_time_now();
+    r->method = "GET";
+    r->method_number = M_GET;
+    r->protocol = "HTTP/1.1";
+    r->proto_num = HTTP_VERSION(1, 1);
+    r->hostname = set->s->server_hostname;
+    r->the_request = apr_pstrcat(r->pool, "GET ", uri, " HTTP/1.1", NULL);
+    r->log = &quiet_log;
+    apr_table_setn(r->headers_in, "Host", set->s->server_hostname);
+    apr_table_setn(r->headers_in, "User-Agent", "mod_resourcesync-watcher");
+    ap_parse_uri(r, uri);
+
+    status = ap_process_request_internal(r);
+    served = (status == OK);
+    if (served && !is_dir) {
+        const char *full = apr_pstrcat(r->pool, set->dir, "/", relpath, NULL);
+        served = r->filename && !strcmp(r->filename, full)
+                 && (!r->handler || !strcmp(r->handler, "default-handler")
+                     || (r->content_type && !strcmp(r->handler, r->content_type)));
+        if (served && type) {
+            *type = NULL;
+            if (r->content_type) {
+                const char *semi = strchr(r->content_type, ';');
+                apr_size_t n = semi ? (apr_size_t)(semi - r->content_type)
+                                    : strlen(r->content_type);
+                while (n && r->content_type[n - 1] == ' ') {
+                    n--;
+                }
+                *type = n ? apr_pstrndup(p, r->content_type, n) : NULL;
+            }
+        }
+    }
+    apr_pool_destroy(r->pool);
+    return served;
+}

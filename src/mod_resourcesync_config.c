@@ -1,0 +1,564 @@
+/* mod_resourcesync_config.c - directives, merges and the set registry.
+ *
+ * Lifecycle: pre_config resets rs_global for the configuration pass about
+ * to be read (httpd reads it twice at startup and once per restart).  Each
+ * ResourceSyncSet creates an rs_set_t in pconf, attached to the per-directory
+ * config of its <Directory> section and registered both in its server's
+ * config and in rs_global.sets, so the watcher knows every root.  Checks
+ * that need the whole configuration (URL paths below DocumentRoot, the state
+ * directory) run in post_config (rs_config_resolve).
+ *
+ * Every field has an unset sentinel (RS_UNSET or NULL) and the merges are
+ * explicit: a set's options are its section's values over the server-level
+ * values over the defaults.
+ */
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <apr_fnmatch.h>
+#include <apr_md5.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_main.h>
+#include <util_cfgtree.h>
+#include <unixd.h>
+#include "mod_resourcesync.h"
+#include "rs_glob.h"
+#include "rs_hash.h"
+#include "rs_uri.h"
+
+rs_global_t rs_global;
+
+void *rs_config_create_dir(apr_pool_t *p, char *dir)
+{
+    rs_dir_conf *c = apr_pcalloc(p, sizeof(*c));
+    (void)dir;
+    c->hashes = RS_UNSET;
+    c->max_entries = RS_UNSET;
+    c->dotfiles = RS_UNSET;
+    return c;
+}
+
+void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
+{
+    rs_dir_conf *base = basev, *add = addv, *c = apr_pcalloc(p, sizeof(*c));
+
+    c->set = add->set ? add->set : base->set;
+    c->hashes = add->hashes != RS_UNSET ? add->hashes : base->hashes;
+    c->max_entries = add->max_entries != RS_UNSET ? add->max_entries : base->max_entries;
+    if (add->excludes && base->excludes) {
+        c->excludes = apr_array_append(p, base->excludes, add->excludes);
+    }
+    else {
+        c->excludes = add->excludes ? add->excludes : base->excludes;
+    }
+    c->describedby = add->describedby ? add->describedby : base->describedby;
+    c->dotfiles = add->dotfiles != RS_UNSET ? add->dotfiles : base->dotfiles;
+    return c;
+}
+
+void *rs_config_create_srv(apr_pool_t *p, server_rec *s)
+{
+    rs_srv_conf *c = apr_pcalloc(p, sizeof(*c));
+    (void)s;
+    c->sets = apr_array_make(p, 4, sizeof(rs_set_t *));
+    return c;
+}
+
+void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
+{
+    rs_srv_conf *base = basev, *add = addv, *c = apr_pcalloc(p, sizeof(*c));
+
+    c->prefix = add->prefix ? add->prefix : base->prefix;
+    c->base_url = add->base_url ? add->base_url : base->base_url;
+    c->describedby = add->describedby ? add->describedby : base->describedby;
+    c->sets = add->sets;    /* sets belong to the server that declares them */
+    return c;
+}
+
+const char *rs_config_prefix(const rs_srv_conf *sc)
+{
+    return sc->prefix ? sc->prefix : RS_DEFAULT_PREFIX;
+}
+
+int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
+{
+    (void)plog;
+    (void)ptemp;
+    memset(&rs_global, 0, sizeof(rs_global));
+    rs_global.pconf = pconf;
+    rs_global.rescan = RS_UNSET;
+    rs_global.sets = apr_array_make(pconf, 8, sizeof(rs_set_t *));
+    return OK;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *where(cmd_parms *cmd)
+{
+    if (cmd->directive && cmd->directive->filename) {
+        return apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                            cmd->directive->line_num);
+    }
+    return "(command line)";
+}
+
+static const char *strip_slash(apr_pool_t *p, const char *path)
+{
+    apr_size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') {
+        n--;
+    }
+    return apr_pstrndup(p, path, n);
+}
+
+/* 1 if a is b or below b (both without trailing "/"). */
+static int path_within(const char *a, const char *b)
+{
+    apr_size_t n = strlen(b);
+    if (!strcmp(b, "/")) {
+        return 1;
+    }
+    return !strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0');
+}
+
+static int valid_url(const char *u)
+{
+    apr_uri_t uri;
+    apr_pool_t *p;
+    int ok;
+    if (strncasecmp(u, "http://", 7) && strncasecmp(u, "https://", 8)) {
+        return 0;
+    }
+    apr_pool_create(&p, NULL);
+    ok = apr_uri_parse(p, u, &uri) == APR_SUCCESS && uri.hostname && *uri.hostname
+         && !uri.query && !uri.fragment && !strpbrk(u, " \t\"<>\\^`{|}");
+    apr_pool_destroy(p);
+    return ok;
+}
+
+static int valid_url_path(const char *s)
+{
+    if (*s != '/' || strstr(s, "/../") || strstr(s, "/./") || strstr(s, "//")) {
+        return 0;
+    }
+    for (; *s; s++) {
+        if ((unsigned char)*s <= ' ' || *s == '?' || *s == '#' || *s == '%'
+            || *s == '"' || *s == '<' || *s == '>' || *s == '\\' || (unsigned char)*s >= 0x7f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------- directives */
+
+static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    if (!*arg) {
+        return "ResourceSyncStateDir: empty path";
+    }
+    rs_global.state_dir = strip_slash(cmd->pool, ap_server_root_relative(cmd->pool, arg));
+    if (!rs_global.state_dir) {
+        return apr_psprintf(cmd->pool, "ResourceSyncStateDir: invalid path '%s'", arg);
+    }
+    return NULL;
+}
+
+static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    char *end;
+    apr_int64_t v;
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    v = apr_strtoi64(arg, &end, 10);
+    if (*end || end == arg || v < 1 || v > 86400) {
+        return apr_psprintf(cmd->pool, "ResourceSyncRescanInterval: '%s' is not a "
+                            "number of seconds from 1 to 86400", arg);
+    }
+    rs_global.rescan = apr_time_from_sec(v);
+    return NULL;
+}
+
+static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
+                           const char *url)
+{
+    rs_dir_conf *dc = mconfig;
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    const char *err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES);
+    rs_set_t *set;
+    const char *s;
+    int i;
+
+    if (err) {
+        return err;
+    }
+    if (!cmd->path || !cmd->directive->parent
+        || strcasecmp(cmd->directive->parent->directive, "<Directory")) {
+        return "ResourceSyncSet must be used inside a <Directory> section";
+    }
+    if (apr_fnmatch_test(cmd->path) || cmd->path[0] != '/') {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: <Directory \"%s\"> must be "
+                            "a plain absolute path (no wildcards or regular expressions)",
+                            name, cmd->path);
+    }
+    if (dc->set) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: this <Directory> already "
+                            "holds set '%s'", name, dc->set->name);
+    }
+    for (s = name; *s; s++) {
+        if (!apr_isalnum(*s) && *s != '-' && *s != '_' && *s != '.') {
+            break;
+        }
+    }
+    if (*s || !*name || name[0] == '.' || strlen(name) > RS_SET_NAME_MAX) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet: invalid set name '%s' (use 1 to "
+                            "%d letters, digits, '-', '_' or '.', not starting with '.')",
+                            name, RS_SET_NAME_MAX);
+    }
+    if (url && !valid_url_path(url)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: invalid URL-path '%s' (an "
+                            "absolute path such as /data, without query, fragment, "
+                            "'%%' or spaces)", name, url);
+    }
+    set = apr_pcalloc(cmd->pool, sizeof(*set));
+    set->name = apr_pstrdup(cmd->pool, name);
+    set->dir = strip_slash(cmd->pool, cmd->path);
+    set->url_arg = url ? strip_slash(cmd->pool, url) : NULL;
+    set->s = cmd->server;
+    set->section = dc;
+    set->where = where(cmd);
+
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        rs_set_t *o = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        if (!strcmp(o->name, set->name)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet: duplicate set name '%s' "
+                                "(already used at %s)", name, o->where);
+        }
+        if (path_within(set->dir, o->dir) || path_within(o->dir, set->dir)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet %s: directory '%s' overlaps "
+                                "set '%s' (%s, at %s)", name, set->dir, o->name, o->dir,
+                                o->where);
+        }
+    }
+    if (rs_global.sets->nelts >= RS_MAX_SETS) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: at most %d sets", name,
+                            RS_MAX_SETS);
+    }
+    dc->set = set;
+    APR_ARRAY_PUSH(rs_global.sets, rs_set_t *) = set;
+    APR_ARRAY_PUSH(sc->sets, rs_set_t *) = set;
+    return NULL;
+}
+
+static const char *set_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    (void)mconfig;
+    if (!valid_url_path(arg) || !strcmp(arg, "/") || arg[strlen(arg) - 1] == '/') {
+        return apr_psprintf(cmd->pool, "ResourceSyncPrefix: invalid URL-path '%s' (an "
+                            "absolute path such as /resourcesync, without a trailing '/')",
+                            arg);
+    }
+    sc->prefix = arg;
+    return NULL;
+}
+
+static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    apr_uri_t uri;
+    (void)mconfig;
+    if (!valid_url(arg) || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
+        || (uri.path && strcmp(uri.path, "/") && *uri.path)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncBaseURL: invalid URL '%s' (give "
+                            "scheme://host[:port], e.g. https://data.example.org)", arg);
+    }
+    sc->base_url = strip_slash(cmd->pool, arg);
+    if (sc->base_url[strlen(sc->base_url) - 1] == '/') {
+        sc->base_url = apr_pstrndup(cmd->pool, sc->base_url, strlen(sc->base_url) - 1);
+    }
+    return NULL;
+}
+
+static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const argv[])
+{
+    rs_dir_conf *dc = mconfig;
+    int i, mask = 0;
+
+    if (argc < 1) {
+        return "ResourceSyncHash: give one or more of md5 sha-1 sha-256 sha-512, or none";
+    }
+    for (i = 0; i < argc; i++) {
+        unsigned bit = rs_hash_bit(argv[i]);
+        if (!strcasecmp(argv[i], "none")) {
+            if (argc > 1) {
+                return "ResourceSyncHash: 'none' cannot be combined with algorithms";
+            }
+            continue;
+        }
+        if (!bit) {
+            return apr_psprintf(cmd->pool, "ResourceSyncHash: unknown algorithm '%s' "
+                                "(known: md5 sha-1 sha-256 sha-512, or none)", argv[i]);
+        }
+        mask |= (int)bit;
+    }
+    dc->hashes = mask;
+    return NULL;
+}
+
+static const char *set_max_entries(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    char *end;
+    apr_int64_t v = apr_strtoi64(arg, &end, 10);
+    if (*end || end == arg || v < 1 || v > 50000) {
+        return apr_psprintf(cmd->pool, "ResourceSyncMaxEntries: '%s' is not a number "
+                            "from 1 to 50000", arg);
+    }
+    dc->max_entries = (int)v;
+    return NULL;
+}
+
+static const char *set_exclude(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = rs_glob_check(cmd->pool, arg);
+    if (err) {
+        return apr_psprintf(cmd->pool, "ResourceSyncExclude: invalid pattern '%s': %s",
+                            arg, err);
+    }
+    if (!dc->excludes) {
+        dc->excludes = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    APR_ARRAY_PUSH(dc->excludes, const char *) = arg;
+    return NULL;
+}
+
+static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    if (!valid_url(arg)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncDescribedBy: '%s' is not an absolute "
+                            "http(s) URL", arg);
+    }
+    if (cmd->path) {
+        dc->describedby = arg;   /* set level */
+    }
+    else {
+        rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config,
+                                               &resourcesync_module);
+        sc->describedby = arg;   /* source level */
+    }
+    return NULL;
+}
+
+static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
+{
+    rs_dir_conf *dc = mconfig;
+    (void)cmd;
+    dc->dotfiles = on;
+    return NULL;
+}
+
+const command_rec rs_cmds[] = {
+    AP_INIT_TAKE1("ResourceSyncStateDir", set_state_dir, NULL, RSRC_CONF,
+                  "Directory for the state store and generated documents"),
+    AP_INIT_TAKE1("ResourceSyncRescanInterval", set_rescan, NULL, RSRC_CONF,
+                  "Seconds between rescans of every set (default 60)"),
+    AP_INIT_TAKE12("ResourceSyncSet", set_set, NULL, ACCESS_CONF,
+                   "Set name, and the URL-path of the directory if not below DocumentRoot"),
+    AP_INIT_TAKE1("ResourceSyncPrefix", set_prefix, NULL, RSRC_CONF,
+                  "URL-path under which the documents are served (default /resourcesync)"),
+    AP_INIT_TAKE1("ResourceSyncBaseURL", set_base_url, NULL, RSRC_CONF,
+                  "scheme://host[:port] used in absolute URLs (behind a proxy)"),
+    AP_INIT_TAKE_ARGV("ResourceSyncHash", set_hash, NULL, RSRC_CONF | ACCESS_CONF,
+                      "Digests to list: md5 sha-1 sha-256 sha-512, or none"),
+    AP_INIT_TAKE1("ResourceSyncMaxEntries", set_max_entries, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Entries per document before splitting into an index (1-50000)"),
+    AP_INIT_ITERATE("ResourceSyncExclude", set_exclude, NULL, RSRC_CONF | ACCESS_CONF,
+                    "Glob patterns of files and directories never listed"),
+    AP_INIT_TAKE1("ResourceSyncDescribedBy", set_describedby, NULL, RSRC_CONF | ACCESS_CONF,
+                  "URL of a document describing the source (server) or the set (directory)"),
+    AP_INIT_FLAG("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
+                 "List files whose names start with '.' (never .ht*)"),
+    { NULL }
+};
+
+/* ------------------------------------------------------------ post_config */
+
+static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_conf *sc)
+{
+    const char *scheme = s->server_scheme ? s->server_scheme : "http";
+    apr_port_t port = s->port;
+    int dflt;
+
+    if (sc->base_url) {
+        return sc->base_url;
+    }
+    if (!port && s->addrs && s->addrs->host_port) {
+        port = s->addrs->host_port;
+    }
+    if (!port) {
+        port = strcasecmp(scheme, "https") ? 80 : 443;
+    }
+    dflt = (port == 80 && !strcasecmp(scheme, "http"))
+        || (port == 443 && !strcasecmp(scheme, "https"));
+    return dflt ? apr_psprintf(p, "%s://%s", scheme, s->server_hostname)
+                : apr_psprintf(p, "%s://%s:%u", scheme, s->server_hostname, port);
+}
+
+/* Fingerprint of the parsed configuration: every directive and its
+ * arguments.  Inventory rows remember the fingerprint under which their
+ * access and media type were decided; a different configuration makes the
+ * watcher decide again (hashes are kept). */
+static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        apr_md5_update(ctx, d->directive, strlen(d->directive) + 1);
+        if (d->args) {
+            apr_md5_update(ctx, d->args, strlen(d->args) + 1);
+        }
+        fp_tree(ctx, d->first_child);
+    }
+}
+
+static const char *fingerprint(apr_pool_t *p)
+{
+    apr_md5_ctx_t ctx;
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    char *hex = apr_palloc(p, 2 * APR_MD5_DIGESTSIZE + 1);
+    int i;
+    apr_md5_init(&ctx);
+    fp_tree(&ctx, ap_conftree);
+    apr_md5_final(d, &ctx);
+    for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
+        apr_snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    }
+    return hex;
+}
+
+static int fatal(server_rec *s, const char *msg)
+{
+    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "%s", msg);
+    return !OK;
+}
+
+int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
+{
+    server_rec *s;
+    apr_status_t rv;
+    int i;
+
+    if (rs_global.rescan == RS_UNSET) {
+        rs_global.rescan = apr_time_from_sec(RS_DEFAULT_RESCAN);
+    }
+    rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
+    if (!rs_global.sets->nelts) {
+        return OK;
+    }
+    if (!rs_global.state_dir) {
+        return fatal(s0, "ResourceSyncStateDir is not set: it is required when "
+                     "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
+    }
+    rs_global.fingerprint = fingerprint(pconf);
+
+    for (s = s0; s; s = s->next) {
+        rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+        core_server_config *core = ap_get_core_module_config(s->module_config);
+        rs_dir_conf *defaults = ap_get_module_config(s->lookup_defaults, &resourcesync_module);
+        const char *docroot = core->ap_document_root
+                              ? strip_slash(ptemp, core->ap_document_root) : NULL;
+
+        sc->canonical = canonical_base(pconf, s, sc);
+        if (docroot && path_within(rs_global.state_dir, docroot)) {
+            return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+                                         "DocumentRoot '%s': the state must never be served",
+                                         rs_global.state_dir, docroot));
+        }
+        for (i = 0; i < sc->sets->nelts; i++) {
+            rs_set_t *set = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
+            rs_dir_conf *eff = rs_config_merge_dir(pconf, defaults, set->section);
+            const char *prefix = rs_config_prefix(sc);
+
+            if (set->url_arg) {
+                set->url_path = set->url_arg;
+            }
+            else if (docroot && path_within(set->dir, docroot)) {
+                set->url_path = set->dir + (strcmp(docroot, "/") ? strlen(docroot) : 0);
+                if (!*set->url_path) {
+                    set->url_path = "/";
+                }
+            }
+            else {
+                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: directory '%s' is "
+                                             "not below DocumentRoot '%s'; give its URL-path "
+                                             "as the second argument (%s)", set->name,
+                                             set->dir, docroot ? docroot : "(none)",
+                                             set->where));
+            }
+            if (strcmp(set->url_path, "/")) {
+                set->url_path = apr_pstrcat(pconf, set->url_path, "/", NULL);
+            }
+            set->hashes = eff->hashes == RS_UNSET ? RS_HASH_MD5 : (unsigned)eff->hashes;
+            set->max_entries = eff->max_entries == RS_UNSET ? RS_DEFAULT_MAX : eff->max_entries;
+            set->excludes = eff->excludes;
+            set->describedby = set->section->describedby;
+            set->dotfiles = eff->dotfiles == 1;
+            set->root_url = apr_pstrcat(pconf, sc->canonical,
+                                        rs_uri_escape_path(pconf, set->url_path), NULL);
+            set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/",
+                                        NULL);
+            set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
+            set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
+            set->snap_dir = apr_pstrcat(pconf, rs_global.state_dir, "/snapshots/",
+                                        set->name, NULL);
+            if (path_within(rs_global.state_dir, set->dir)) {
+                return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+                                             "set '%s' (%s): the state must never be served",
+                                             rs_global.state_dir, set->name, set->dir));
+            }
+        }
+    }
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->slot = i;
+    }
+
+    /* Create the state directory while still root, and give it to the run
+     * user: the watcher, which writes it, runs as that user. */
+    rv = apr_dir_make_recursive(apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL),
+                                APR_FPROT_OS_DEFAULT, ptemp);
+    if (rv != APR_SUCCESS) {
+        char buf[256];
+        return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot create '%s': %s",
+                                      rs_global.state_dir,
+                                      apr_strerror(rv, buf, sizeof(buf))));
+    }
+    if (geteuid() == 0) {
+        const char *paths[2];
+        paths[0] = rs_global.state_dir;
+        paths[1] = apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL);
+        for (i = 0; i < 2; i++) {
+            if (chown(paths[i], ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
+                return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot give '%s' "
+                                              "to user %s", paths[i],
+                                              ap_unixd_config.user_name));
+            }
+        }
+        chmod(rs_global.state_dir, 0750);
+    }
+    else if (access(rs_global.state_dir, W_OK | X_OK) != 0) {
+        return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: '%s' is not writable "
+                                      "by this user", rs_global.state_dir));
+    }
+    return OK;
+}

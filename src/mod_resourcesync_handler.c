@@ -1,0 +1,243 @@
+/* mod_resourcesync_handler.c - URL mapping, the document handler and the
+ * Link header.
+ *
+ * URLs (per virtual host that declares sets; the prefix is
+ * ResourceSyncPrefix, default /resourcesync):
+ *   /.well-known/resourcesync                       Source Description
+ *   <prefix>/<set>/capabilitylist.xml               Capability List
+ *   <prefix>/<set>/resourcelist.xml                 Resource List or Index
+ *   <prefix>/<set>/resourcelist/<gen>-<n>.xml       part n of snapshot gen
+ *
+ * Requests for these URLs are claimed in translate_name and skip the
+ * directory walk (they map to no file), but <Location> sections still
+ * apply.  Documents are never generated here: Source Descriptions and
+ * Capability Lists are rendered in post_config, Resource Lists are snapshot
+ * files written by the watcher, served with sendfile, Range, a strong ETag
+ * and Last-Modified.  Conditional requests and HEAD are answered from
+ * metadata alone.  Anything else under the prefix is a 404; methods other
+ * than GET and HEAD are a 405 with Allow.
+ */
+#include <string.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <http_core.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include "mod_resourcesync.h"
+#include "rs_snapshot.h"
+
+#define RS_NOTE "resourcesync-doc"
+
+int rs_handler_translate(request_rec *r)
+{
+    rs_srv_conf *sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
+    const char *prefix;
+    apr_size_t n;
+
+    if (!sc || !sc->sets->nelts || !r->uri || r->uri[0] != '/') {
+        return DECLINED;
+    }
+    prefix = rs_config_prefix(sc);
+    n = strlen(prefix);
+    if (!strcmp(r->uri, RS_WELL_KNOWN)
+        || (!strncmp(r->uri, prefix, n) && (r->uri[n] == '/' || r->uri[n] == '\0'))) {
+        r->handler = RS_HANDLER;
+        r->filename = apr_pstrcat(r->pool, "resourcesync:", r->uri, NULL);
+        apr_table_setn(r->notes, RS_NOTE, "1");
+        return OK;
+    }
+    return DECLINED;
+}
+
+int rs_handler_map(request_rec *r)
+{
+    if (apr_table_get(r->notes, RS_NOTE)) {
+        return OK;   /* no file behind it: skip the directory walk */
+    }
+    return DECLINED;
+}
+
+static void set_validators(request_rec *r, const char *etag, apr_time_t mtime)
+{
+    ap_set_content_type(r, "application/xml");
+    apr_table_setn(r->headers_out, "ETag", etag);
+    ap_update_mtime(r, mtime);
+    ap_set_last_modified(r);
+}
+
+static int send_memory(request_rec *r, const char *body, apr_size_t len, const char *etag)
+{
+    apr_bucket_brigade *bb;
+    int rc;
+
+    set_validators(r, etag, rs_global.config_time);
+    apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
+    if ((rc = ap_meets_conditions(r)) != OK) {
+        return rc;
+    }
+    ap_set_content_length(r, (apr_off_t)len);
+    if (r->header_only) {
+        return OK;
+    }
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(body, len, bb->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+static int send_file(request_rec *r, const char *path, int immutable)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    apr_bucket_brigade *bb;
+    apr_status_t rv;
+    int rc;
+
+    rv = apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_SENDFILE_ENABLED, 0, r->pool);
+    if (rv != APR_SUCCESS) {
+        return HTTP_NOT_FOUND;    /* a part pruned with its snapshot */
+    }
+    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_INODE, f);
+    if (rv != APR_SUCCESS) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot stat %s", path);
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    /* Snapshot files are never rewritten: inode, size and mtime identify
+     * the bytes, so the ETag is strong. */
+    set_validators(r, apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
+                                   "-%" APR_UINT64_T_HEX_FMT "\"", (apr_uint64_t)fi.inode,
+                                   (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
+                   fi.mtime);
+    apr_table_setn(r->headers_out, "Cache-Control", immutable ? "max-age=3600" : "no-cache");
+    if ((rc = ap_meets_conditions(r)) != OK) {
+        return rc;
+    }
+    ap_set_content_length(r, fi.size);
+    ap_set_accept_ranges(r);
+    if (r->header_only) {
+        return OK;
+    }
+    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    apr_brigade_insert_file(bb, f, 0, fi.size, r->pool);
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+/* Parse "<gen>-<n>.xml" strictly: decimal, no sign, no leading zeros. */
+static int parse_part(const char *s, apr_uint64_t *gen, int *n)
+{
+    apr_uint64_t g = 0, k = 0;
+    int digits = 0;
+
+    if (*s == '0' || !apr_isdigit(*s)) {
+        return 0;
+    }
+    while (apr_isdigit(*s)) {
+        if (++digits > 18) return 0;
+        g = g * 10 + (apr_uint64_t)(*s++ - '0');
+    }
+    if (*s++ != '-' || *s == '0' || !apr_isdigit(*s)) {
+        return 0;
+    }
+    digits = 0;
+    while (apr_isdigit(*s)) {
+        if (++digits > 9) return 0;
+        k = k * 10 + (apr_uint64_t)(*s++ - '0');
+    }
+    if (strcmp(s, ".xml")) {
+        return 0;
+    }
+    *gen = g;
+    *n = (int)k;
+    return 1;
+}
+
+static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
+{
+    rs_status_set_t cur;
+    apr_uint64_t gen;
+    int n;
+
+    rs_status_read_set(set->slot, &cur);
+    if (!part) {
+        if (!cur.gen) {
+            /* The first scan of this set has not finished yet. */
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        return send_file(r, rs_snapshot_file(r->pool, apr_psprintf(r->pool, "%s/%"
+                                             APR_UINT64_T_FMT, set->snap_dir, cur.gen), 0),
+                         0);
+    }
+    if (!parse_part(part, &gen, &n) || gen > cur.gen || n < 1) {
+        return HTTP_NOT_FOUND;
+    }
+    return send_file(r, rs_snapshot_file(r->pool, apr_psprintf(r->pool, "%s/%"
+                                         APR_UINT64_T_FMT, set->snap_dir, gen), n), 1);
+}
+
+int rs_handler_handle(request_rec *r)
+{
+    rs_srv_conf *sc;
+    const char *rest, *slash;
+    rs_set_t *set = NULL;
+    int i;
+
+    if (!r->handler || strcmp(r->handler, RS_HANDLER) || !apr_table_get(r->notes, RS_NOTE)) {
+        return DECLINED;
+    }
+    sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    if (!strcmp(r->uri, RS_WELL_KNOWN)) {
+        return send_memory(r, sc->sd_body, sc->sd_len, sc->sd_etag);
+    }
+    rest = r->uri + strlen(rs_config_prefix(sc));
+    if (*rest != '/' || !(slash = strchr(rest + 1, '/'))) {
+        return HTTP_NOT_FOUND;
+    }
+    for (i = 0; i < sc->sets->nelts; i++) {
+        rs_set_t *s = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
+        apr_size_t n = strlen(s->name);
+        if ((apr_size_t)(slash - rest - 1) == n && !strncmp(rest + 1, s->name, n)) {
+            set = s;
+            break;
+        }
+    }
+    if (!set) {
+        return HTTP_NOT_FOUND;
+    }
+    rest = slash + 1;
+    if (!strcmp(rest, "capabilitylist.xml")) {
+        return send_memory(r, set->cl_body, set->cl_len, set->cl_etag);
+    }
+    if (!strcmp(rest, "resourcelist.xml")) {
+        return serve_list(r, set, NULL);
+    }
+    if (!strncmp(rest, "resourcelist/", 13)) {
+        return serve_list(r, set, rest + 13);
+    }
+    return HTTP_NOT_FOUND;
+}
+
+/* Link: <capability list>; rel="resourcesync" on every response for a URL
+ * inside a set.  header_parser runs after the directory walk and before
+ * access control and the handler, so the header is in err_headers_out for
+ * 200, 304, 401, 403 and 404 alike. */
+int rs_handler_link(request_rec *r)
+{
+    rs_dir_conf *dc = ap_get_module_config(r->per_dir_config, &resourcesync_module);
+    const char *link, *have;
+
+    if (!dc || !dc->set || !dc->set->capability_url) {
+        return DECLINED;
+    }
+    link = apr_pstrcat(r->pool, "<", dc->set->capability_url, ">; rel=\"resourcesync\"", NULL);
+    have = apr_table_get(r->err_headers_out, "Link");
+    if (!have || !strstr(have, link)) {
+        apr_table_addn(r->err_headers_out, "Link", link);
+    }
+    return DECLINED;
+}

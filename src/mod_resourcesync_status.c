@@ -1,0 +1,158 @@
+/* mod_resourcesync_status.c - the shared-memory status segment.
+ *
+ * Lifecycle: one anonymous segment per server generation, created in
+ * post_config (real pass) from pconf, so the watcher and every child
+ * inherit it through fork; it disappears with pconf at the next restart,
+ * when a new one is made and the new watcher fills it again.  Before that,
+ * post_config seeds each set's entry with the newest complete snapshot on
+ * disk, so children keep serving the previous Resource List across
+ * restarts.
+ *
+ * Layout (rs_status_t, versioned by magic + layout): watcher pid, state,
+ * heartbeat, scan progress, then one rs_status_set_t per set, in the order
+ * of rs_global.sets.  Per-set entries are copied under a global mutex
+ * (registered with ap_mutex_register so the Mutex directive applies); the
+ * scalar header fields are single aligned words written only by the watcher
+ * and read without the lock.  Lock errors (possible while a graceful
+ * restart tears the mutex down) are tolerated: the copy is then done
+ * without it, and a torn read only affects one response.
+ */
+#include <string.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <apr_file_info.h>
+#include <ap_mpm.h>
+#include <util_mutex.h>
+#include "mod_resourcesync.h"
+#include "rs_snapshot.h"
+
+#define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
+#define RS_STATUS_LAYOUT 1
+#define RS_MUTEX_TYPE    "resourcesync-status"
+
+static rs_status_t *status;
+
+int rs_status_pre(apr_pool_t *pconf)
+{
+    return ap_mutex_register(pconf, RS_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
+}
+
+rs_status_t *rs_status_get(void)
+{
+    return status;
+}
+
+static apr_status_t forget(void *data)
+{
+    (void)data;
+    status = NULL;
+    return APR_SUCCESS;
+}
+
+/* Newest complete snapshot of a set on disk (0 if none). */
+static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
+        return;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        rs_snapshot_info_t info;
+        char *end;
+        apr_uint64_t gen;
+        if (fi.filetype != APR_DIR || !apr_isdigit(fi.name[0])) {
+            continue;
+        }
+        gen = apr_strtoi64(fi.name, &end, 10);
+        if (*end || gen <= e->gen) {
+            continue;
+        }
+        if (rs_snapshot_read_info(apr_pstrcat(p, set->snap_dir, "/", fi.name, NULL), p,
+                                  &info) == APR_SUCCESS && info.gen == gen) {
+            e->gen = gen;
+            e->at = info.at;
+            e->completed = info.completed;
+            e->entries = info.entries;
+            e->parts = info.parts;
+            e->consistent = info.at;
+        }
+    }
+    apr_dir_close(d);
+}
+
+int rs_status_create(apr_pool_t *pconf, server_rec *s)
+{
+    apr_size_t n = (apr_size_t)(rs_global.sets->nelts ? rs_global.sets->nelts : 1);
+    apr_size_t size = sizeof(rs_status_t) + (n - 1) * sizeof(rs_status_set_t);
+    apr_pool_t *ptemp;
+    apr_status_t rv;
+    int i;
+
+    rv = apr_shm_create(&rs_global.shm, size, NULL, pconf);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "cannot create the shared "
+                     "status segment (%" APR_SIZE_T_FMT " bytes)", size);
+        return !OK;
+    }
+    rv = ap_global_mutex_create(&rs_global.mutex, NULL, RS_MUTEX_TYPE, NULL, s, pconf, 0);
+    if (rv != APR_SUCCESS) {
+        return !OK;   /* ap_global_mutex_create logged why */
+    }
+    status = apr_shm_baseaddr_get(rs_global.shm);
+    memset(status, 0, size);
+    status->magic = RS_STATUS_MAGIC;
+    status->layout = RS_STATUS_LAYOUT;
+    status->scan_set = -1;
+    status->nsets = (apr_uint32_t)rs_global.sets->nelts;
+    apr_pool_create(&ptemp, pconf);
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        apr_cpystrn(status->sets[i].name, set->name, sizeof(status->sets[i].name));
+        seed(ptemp, set, &status->sets[i]);
+    }
+    apr_pool_destroy(ptemp);
+    apr_pool_cleanup_register(pconf, NULL, forget, apr_pool_cleanup_null);
+    return OK;
+}
+
+void rs_status_child_init(apr_pool_t *p, server_rec *s)
+{
+    if (rs_global.mutex) {
+        apr_status_t rv = apr_global_mutex_child_init(&rs_global.mutex,
+                                                      apr_global_mutex_lockfile(rs_global.mutex),
+                                                      p);
+        if (rv != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "cannot attach to the "
+                         "status mutex in this child");
+        }
+    }
+}
+
+void rs_status_read_set(int slot, rs_status_set_t *out)
+{
+    int locked;
+    if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
+        memset(out, 0, sizeof(*out));
+        return;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    *out = status->sets[slot];
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}
+
+void rs_status_write_set(int slot, const rs_status_set_t *in)
+{
+    int locked;
+    if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
+        return;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    status->sets[slot] = *in;
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}

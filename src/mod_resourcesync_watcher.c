@@ -1,0 +1,390 @@
+/* mod_resourcesync_watcher.c - the watcher process.
+ *
+ * Lifecycle (mod_cgid style): post_config of the real start forks one
+ * watcher per server generation.  The parent registers it as an "other
+ * child" of the MPM and notes it as a subprocess of pconf, so:
+ *   - a restart (graceful or not) clears pconf, which SIGTERMs the watcher
+ *     (SIGKILL after a timeout); the new generation forks a new one;
+ *   - if the watcher dies otherwise (crash, kill -9), the MPM reports the
+ *     death to watcher_maint(), which forks a replacement unless the server
+ *     is stopping or the watcher exited with RS_WATCHER_FATAL (a startup
+ *     failure that a respawn would only repeat).
+ * The watcher also asks the kernel for SIGTERM when the parent dies.
+ *
+ * Because every restart kills it, the watcher keeps nothing that matters in
+ * memory: the inventory is in the state store and the Resource Lists are
+ * snapshot files.  On start it reconciles every set against the stored
+ * inventory (rs_scan_set) before it publishes anything new.
+ *
+ * Main loop: scan every set, write a new snapshot generation for each set
+ * whose inventory changed (or whose options changed), publish it in the
+ * status segment, prune superseded snapshots, then sleep until the next
+ * rescan while beating the heartbeat.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <apr_strings.h>
+#include <apr_file_io.h>
+#include <apr_signal.h>
+#include <ap_listen.h>
+#include <ap_mpm.h>
+#include <http_main.h>
+#include <mpm_common.h>
+#include "mod_resourcesync.h"
+#include "rs_scan.h"
+#include "rs_snapshot.h"
+#include "rs_store.h"
+
+#define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
+#define RS_SNAPSHOT_KEEP      apr_time_from_sec(3600)
+
+static apr_proc_t *watcher_proc;
+static server_rec *watcher_server;
+static volatile sig_atomic_t stop_flag;
+
+static void watcher_log(void *baton, int level, apr_status_t rv, const char *msg)
+{
+    ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
+}
+
+/* Options of a set that shape its snapshot; a change forces a new one. */
+static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
+{
+    return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url,
+                        set->list_url, set->max_entries, set->hashes);
+}
+
+static apr_status_t remove_tree(apr_pool_t *p, const char *dir)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    if (apr_dir_open(&d, dir, p) == APR_SUCCESS) {
+        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+            if (strcmp(fi.name, ".") && strcmp(fi.name, "..")) {
+                apr_file_remove(apr_pstrcat(p, dir, "/", fi.name, NULL), p);
+            }
+        }
+        apr_dir_close(d);
+    }
+    return apr_dir_remove(dir, p);
+}
+
+/* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
+ * of interrupted writes.  A superseded snapshot is marked with a file
+ * "superseded" whose mtime says when. */
+static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    apr_time_t now = apr_time_now();
+
+    if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
+        return;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        const char *path = apr_pstrcat(p, set->snap_dir, "/", fi.name, NULL);
+        apr_finfo_t sf;
+        if (fi.filetype != APR_DIR || !strcmp(fi.name, ".") || !strcmp(fi.name, "..")) {
+            continue;
+        }
+        if (!strncmp(fi.name, "tmp-", 4)) {
+            remove_tree(p, path);
+            continue;
+        }
+        if ((apr_uint64_t)apr_atoi64(fi.name) == current) {
+            continue;
+        }
+        if (apr_stat(&sf, apr_pstrcat(p, path, "/superseded", NULL), APR_FINFO_MTIME, p)
+            != APR_SUCCESS) {
+            apr_file_t *f;
+            if (apr_file_open(&f, apr_pstrcat(p, path, "/superseded", NULL),
+                              APR_FOPEN_WRITE | APR_FOPEN_CREATE, APR_FPROT_OS_DEFAULT, p)
+                == APR_SUCCESS) {
+                apr_file_close(f);
+            }
+        }
+        else if (now - sf.mtime > RS_SNAPSHOT_KEEP) {
+            remove_tree(p, path);
+        }
+    }
+    apr_dir_close(d);
+}
+
+static void progress(void *baton, apr_int64_t files)
+{
+    rs_status_t *st = rs_status_get();
+    (void)baton;
+    if (st) {
+        st->scan_files = files;
+        st->heartbeat = apr_time_now();
+    }
+}
+
+/* Scan one set and publish a new snapshot if anything changed. */
+static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
+                    rs_access_t *acc, const rs_logger_t *log, int first)
+{
+    rs_status_t *st = rs_status_get();
+    rs_scan_opts_t so;
+    rs_scan_stats_t stats;
+    rs_status_set_t cur;
+    rs_snapshot_opts_t sn;
+    rs_snapshot_info_t info;
+    const char *key = snapshot_key(p, set), *oldkey = NULL, *tmp, *final;
+    apr_time_t start = apr_time_now(), end;
+    apr_status_t rv;
+
+    memset(&so, 0, sizeof(so));
+    so.set = set->name;
+    so.root = set->dir;
+    so.hashes = set->hashes;
+    so.excludes = set->excludes;
+    so.dotfiles = set->dotfiles;
+    so.cfg = rs_global.fingerprint;
+    so.check = rs_access_check;
+    so.check_baton = acc;
+    so.progress = progress;
+    so.log = log;
+    if (st) {
+        st->state = RS_STATE_SCANNING;
+        st->scan_set = set->slot;
+        st->scan_files = 0;
+    }
+    rv = rs_scan_set(store, &so, p, &stats);
+    end = apr_time_now();
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: scan failed; keeping the previous "
+                    "Resource List", set->name);
+        return;
+    }
+    rs_log_emit(log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
+                "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
+                " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
+                " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
+                " bytes hashed) in %.3f s", set->name, stats.files, stats.dirs,
+                stats.listed, stats.written, stats.removed, stats.hashed,
+                (double)(end - start) / APR_USEC_PER_SEC);
+
+    rs_status_read_set(set->slot, &cur);
+    rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
+    if (cur.gen && !stats.written && !stats.removed && oldkey && !strcmp(oldkey, key)) {
+        /* Nothing changed: the current snapshot stays valid and is now
+         * known to be consistent as of this scan's start. */
+        cur.consistent = start;
+        rs_status_write_set(set->slot, &cur);
+        return;
+    }
+
+    memset(&sn, 0, sizeof(sn));
+    sn.set = set->name;
+    sn.url_base = set->root_url;
+    sn.capability_url = set->capability_url;
+    sn.list_url = set->list_url;
+    sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
+    sn.max_entries = set->max_entries;
+    sn.hashes = set->hashes;
+    sn.at = start;
+    sn.completed = end;
+    sn.log = log;
+    {
+        /* Generations only grow, also across restarts and state loss of
+         * the status segment: take the larger of the segment's and the
+         * store's counter. */
+        const char *g = NULL;
+        apr_uint64_t gen = cur.gen;
+        rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
+        if (g && (apr_uint64_t)apr_atoi64(g) > gen) {
+            gen = (apr_uint64_t)apr_atoi64(g);
+        }
+        gen++;
+        apr_dir_make_recursive(set->snap_dir, APR_FPROT_OS_DEFAULT, p);
+        tmp = apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, set->snap_dir, gen);
+        final = apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen);
+        remove_tree(p, tmp);
+        if ((rv = apr_dir_make(tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS
+            || (rv = rs_snapshot_write(store, &sn, tmp, gen, p, &info)) != APR_SUCCESS
+            || (rv = apr_file_rename(tmp, final, p)) != APR_SUCCESS) {
+            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Resource List snapshot "
+                        "%s; keeping the previous one", set->name, final);
+            remove_tree(p, tmp);
+            return;
+        }
+        rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
+                          apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
+        rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), key);
+    }
+    cur.gen = info.gen;
+    cur.at = info.at;
+    cur.completed = info.completed;
+    cur.entries = info.entries;
+    cur.parts = info.parts;
+    cur.consistent = start;
+    rs_status_write_set(set->slot, &cur);
+    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
+                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, info.gen,
+                info.entries, info.parts);
+    prune(p, set, info.gen);
+}
+
+static void watcher_main(apr_pool_t *pool, server_rec *s)
+{
+    rs_logger_t log = { watcher_log, s };
+    rs_store_t *store = NULL;
+    rs_access_t **acc;
+    rs_status_t *st = rs_status_get();
+    apr_pool_t *iter;
+    apr_status_t rv;
+    int i, first = 1;
+
+    prctl(PR_SET_NAME, "rs-watcher", 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    /* The parent's handlers are inherited through fork: restore the
+     * defaults, so that any of the signals httpd sends on stop or restart
+     * simply ends the watcher.  That is safe at any point: store writes
+     * are transactions and snapshots appear by an atomic rename. */
+    apr_signal(SIGTERM, SIG_DFL);
+    apr_signal(SIGHUP, SIG_DFL);
+    apr_signal(SIGINT, SIG_DFL);
+    apr_signal(SIGUSR1, SIG_DFL);
+    apr_signal(SIGWINCH, SIG_DFL);
+    apr_signal(SIGPIPE, SIG_IGN);
+    apr_signal_unblock(SIGTERM);
+    apr_signal_unblock(SIGHUP);
+    apr_signal_unblock(SIGUSR1);
+    ap_close_listeners();
+
+    if (rs_global.mutex) {
+        rs_status_child_init(pool, s);
+    }
+    if (geteuid() == 0 && ap_run_drop_privileges(pool, s) != OK) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "watcher: cannot drop privileges");
+        _exit(RS_WATCHER_FATAL);
+    }
+    if (st) {
+        st->watcher_pid = getpid();
+        st->heartbeat = apr_time_now();
+        st->state = RS_STATE_STARTING;
+    }
+    rv = rs_store_open(&store, pool, "sqlite3",
+                       apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL), &log);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "watcher: cannot open the "
+                     "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);
+        _exit(RS_WATCHER_FATAL);
+    }
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
+                 (int)getpid(), rs_global.sets->nelts);
+
+    acc = apr_pcalloc(pool, sizeof(*acc) * (apr_size_t)(rs_global.sets->nelts + 1));
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        acc[i] = rs_access_create(pool, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *));
+    }
+    apr_pool_create(&iter, pool);
+    while (!stop_flag) {
+        apr_time_t next;
+        for (i = 0; i < rs_global.sets->nelts && !stop_flag; i++) {
+            run_set(iter, store, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], &log,
+                    first);
+            apr_pool_clear(iter);
+        }
+        first = 0;
+        if (st) {
+            st->state = RS_STATE_WATCHING;
+            st->scan_set = -1;
+        }
+        next = apr_time_now() + rs_global.rescan;
+        while (!stop_flag && apr_time_now() < next) {
+            if (getppid() == 1) {
+                stop_flag = 1;
+                break;
+            }
+            if (st) {
+                st->heartbeat = apr_time_now();
+            }
+            apr_sleep(apr_time_from_msec(200));
+        }
+    }
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, RS_TAG "watcher stopping");
+    /* _exit: never run the parent's atexit handlers or pool cleanups. */
+    _exit(0);
+}
+
+static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s);
+
+static void watcher_maint(int reason, void *data, apr_wait_t status)
+{
+    apr_proc_t *proc = data;
+    int mpm_state = AP_MPMQ_STARTING;
+
+    switch (reason) {
+    case APR_OC_REASON_DEATH:
+    case APR_OC_REASON_LOST:
+        apr_proc_other_child_unregister(data);
+        if (ap_mpm_query(AP_MPMQ_MPM_STATE, &mpm_state) == APR_SUCCESS
+            && mpm_state == AP_MPMQ_STOPPING) {
+            break;
+        }
+        if (reason == APR_OC_REASON_DEATH && WIFEXITED(status)
+            && WEXITSTATUS(status) == RS_WATCHER_FATAL) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, watcher_server, RS_TAG "watcher "
+                         "(pid %d) could not start; not restarting it until the next "
+                         "server restart", (int)proc->pid);
+            break;
+        }
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, watcher_server, RS_TAG "watcher "
+                     "(pid %d) died (%s %d); starting a new one", (int)proc->pid,
+                     WIFSIGNALED(status) ? "signal" : "exit status",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        fork_watcher(rs_global.pconf, watcher_server);
+        break;
+    case APR_OC_REASON_RESTART:
+        apr_proc_other_child_unregister(data);
+        kill(proc->pid, SIGTERM);
+        break;
+    case APR_OC_REASON_UNREGISTER:
+        kill(proc->pid, SIGTERM);
+        break;
+    default:
+        break;
+    }
+}
+
+static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s)
+{
+    apr_proc_t *proc = apr_pcalloc(pconf, sizeof(*proc));
+    apr_status_t rv = apr_proc_fork(proc, pconf);
+
+    if (rv == APR_INCHILD) {
+        apr_pool_t *wpool;
+        apr_allocator_t *alloc;
+        /* Own allocator: the watcher's memory is not tied to pconf's. */
+        apr_allocator_create(&alloc);
+        apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
+        apr_pool_create_ex(&wpool, NULL, NULL, alloc);
+        apr_allocator_owner_set(alloc, wpool);
+        watcher_main(wpool, s);
+        _exit(0);
+    }
+    if (rv != APR_INPARENT) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "cannot fork the watcher");
+        return rv;
+    }
+    watcher_proc = proc;
+    apr_pool_note_subprocess(pconf, proc, APR_KILL_AFTER_TIMEOUT);
+    apr_proc_other_child_register(proc, watcher_maint, proc, NULL, pconf);
+    return APR_SUCCESS;
+}
+
+int rs_watcher_start(apr_pool_t *pconf, server_rec *s)
+{
+    watcher_server = s;
+    if (!rs_global.sets->nelts) {
+        return OK;
+    }
+    return fork_watcher(pconf, s) == APR_SUCCESS ? OK : !OK;
+}

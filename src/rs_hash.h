@@ -1,0 +1,42 @@
+/* rs_hash.h - content digests for rs:md/@hash, computed with OpenSSL EVP.
+ *
+ * The algorithm names are those of the ResourceSync specification (section
+ * 7, `hash` attribute): md5, sha-1, sha-256, sha-512.  A configuration holds
+ * a bit mask of RS_HASH_* values; the hash attribute lists the digests in
+ * the fixed order of this table, space separated, "name:hex".
+ */
+#ifndef RS_HASH_H
+#define RS_HASH_H
+
+#include <apr_pools.h>
+#include <apr_file_io.h>
+
+#define RS_HASH_MD5     0x1
+#define RS_HASH_SHA1    0x2
+#define RS_HASH_SHA256  0x4
+#define RS_HASH_SHA512  0x8
+#define RS_HASH_COUNT   4
+#define RS_HASH_HEXMAX  129   /* sha-512 hex + NUL */
+
+/* Name of algorithm i (0 .. RS_HASH_COUNT-1), e.g. "sha-256". */
+const char *rs_hash_name(int i);
+
+/* Map a name (case-insensitive) to its RS_HASH_* bit; 0 if unknown. */
+unsigned rs_hash_bit(const char *name);
+
+/* Digest everything read from fd (from its current offset) with every
+ * algorithm in mask.  hex[i] receives the lowercase hex digest for
+ * algorithm i when bit i is set.  *nread gets the number of bytes read.
+ * Returns APR_SUCCESS or the errno of a failed read. */
+apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                        apr_off_t *nread);
+
+/* Digest a memory buffer (used for document ETags and unit tests). */
+void rs_hash_buf(const void *data, apr_size_t len, unsigned mask,
+                 char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]);
+
+/* Build the value of a hash attribute ("md5:... sha-256:...") from hex
+ * digests (NULL entries are skipped).  Returns NULL when empty. */
+char *rs_hash_attr(apr_pool_t *p, unsigned mask, const char *const hex[RS_HASH_COUNT]);
+
+#endif

@@ -1,0 +1,68 @@
+/* rs_scan.h - reconcile a set's directory tree with the stored inventory.
+ *
+ * The scan walks the tree with openat()/fdopendir() (no stat by full path),
+ * compares every entry with its inventory row and writes only what differs.
+ * A file whose (dev, inode, size, mtime) and check fingerprint are unchanged
+ * is not opened again: hashes are computed once per file version.
+ *
+ * What is listed: regular files (and symlinks to regular files whose target
+ * stays inside the set's root) that are not hidden (rs_glob_hidden), not
+ * excluded (rs_glob_match), that the caller's check callback says an
+ * anonymous GET would serve, and that the watcher can read.  Files that fail
+ * the check or cannot be read are kept as unlisted rows, so they are not
+ * re-checked until they change; an unreadable file is logged once per
+ * version.  Symlinked directories are not descended.
+ *
+ * Races: a file may change while it is hashed.  The file is fstat()ed
+ * before and after reading; on a difference the file is read again (a few
+ * times), and a file that never holds still is recorded with the metadata
+ * of the last read and no hash, to be picked up by the next scan.
+ */
+#ifndef RS_SCAN_H
+#define RS_SCAN_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include "rs_store.h"
+#include "rs_log.h"
+
+/* Decide whether an anonymous GET would serve relpath (is_dir: a
+ * directory; a non-served directory is not descended).  For files, set
+ * *type to the media type without parameters (or NULL), allocated from p.
+ * Returns 1 if served, 0 if not. */
+typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath,
+                             int is_dir, const char **type);
+
+/* Called every few thousand entries with the running count of files. */
+typedef void rs_scan_progress_fn(void *baton, apr_int64_t files);
+
+typedef struct rs_scan_opts_t {
+    const char *set;                      /* set name (store key) */
+    const char *root;                     /* absolute directory */
+    unsigned hashes;                      /* RS_HASH_* mask */
+    const apr_array_header_t *excludes;   /* glob patterns or NULL */
+    int dotfiles;                         /* list dotfiles (not .ht*) */
+    const char *cfg;                      /* fingerprint of check config */
+    rs_scan_check_fn *check;              /* NULL: everything is served */
+    void *check_baton;
+    rs_scan_progress_fn *progress;
+    void *progress_baton;
+    const rs_logger_t *log;
+} rs_scan_opts_t;
+
+typedef struct rs_scan_stats_t {
+    apr_int64_t files;       /* regular files seen */
+    apr_int64_t dirs;        /* directories walked */
+    apr_int64_t listed;      /* files listed */
+    apr_int64_t written;     /* rows inserted or updated */
+    apr_int64_t removed;     /* rows deleted */
+    apr_int64_t hashed;      /* bytes read for hashing */
+} rs_scan_stats_t;
+
+/* Scan one set.  Writes are committed in batches; the inventory is
+ * consistent with the tree as of the scan's start when it returns
+ * APR_SUCCESS.  A missing root empties the set (and logs an error). */
+apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+                         rs_scan_stats_t *stats);
+
+#endif

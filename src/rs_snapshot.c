@@ -1,0 +1,253 @@
+/* rs_snapshot.c - see rs_snapshot.h */
+#include <stdio.h>
+#include <string.h>
+#include <apr_file_io.h>
+#include <apr_strings.h>
+#include "rs_hash.h"
+#include "rs_snapshot.h"
+#include "rs_time.h"
+#include "rs_uri.h"
+#include "rs_xml.h"
+
+#define PAGE_ROWS 5000
+
+const char *rs_snapshot_file(apr_pool_t *p, const char *dir, int n)
+{
+    return n ? apr_psprintf(p, "%s/part-%d.xml", dir, n)
+             : apr_pstrcat(p, dir, "/resourcelist.xml", NULL);
+}
+
+static apr_status_t open_out(apr_pool_t *p, const char *path, apr_file_t **f)
+{
+    return apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE
+                         | APR_FOPEN_BUFFERED, APR_FPROT_OS_DEFAULT, p);
+}
+
+/* Header of a Resource List (or part): rs:ln up [, index], rs:md. */
+static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
+{
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+
+    md[0].name = "capability"; md[0].value = "resourcelist";
+    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
+    if (rs_xml_begin(w, "urlset") < 0
+        || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+        || (with_index && rs_xml_ln(w, "index", o->list_url, NULL, 0) < 0)
+        || rs_xml_md(w, md, 3) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int write_entry(rs_xml_t *w, apr_pool_t *p, const rs_snapshot_opts_t *o,
+                       const rs_item_t *it, char *locbuf, apr_size_t base_len)
+{
+    char lastmod[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[3];
+    apr_size_t n = base_len;
+
+    if (*it->dir) {
+        n += rs_uri_escape_path_buf(locbuf + n, it->dir);
+        locbuf[n++] = '/';
+    }
+    rs_uri_escape_path_buf(locbuf + n, it->name);
+    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
+    md[0].name = "hash"; md[0].value = rs_hash_attr(p, o->hashes, it->hash);
+    md[1].name = "length"; md[1].value = len;
+    md[2].name = "type"; md[2].value = it->type;
+    if (rs_xml_entry_begin(w, locbuf, rs_time_format_ns(lastmod, it->mtime_ns)) < 0
+        || rs_xml_md(w, md, 3) < 0 || rs_xml_entry_end(w) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
+                               const char *dir, apr_uint64_t gen, apr_pool_t *p,
+                               rs_snapshot_info_t *info)
+{
+    apr_pool_t *fp, *pp, *ep;
+    apr_file_t *f = NULL;
+    rs_xml_t *w = NULL;
+    apr_int64_t total = 0, in_part = 0, max = o->max_entries > 0 ? o->max_entries : 50000;
+    const char *after_dir = NULL, *after_name = NULL;
+    char *locbuf;
+    apr_size_t base_len = strlen(o->url_base);
+    apr_status_t rv;
+    int part = 0, nparts, indexed, i;
+
+    memset(info, 0, sizeof(*info));
+    rv = rs_store_count(st, o->set, &total);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    indexed = total > max;
+    nparts = indexed ? (int)((total + max - 1) / max) : 0;
+    /* One locbuf for every entry: base + worst-case escaped path. */
+    locbuf = apr_palloc(p, base_len + 3 * 4096 * 2 + 8);
+    memcpy(locbuf, o->url_base, base_len);
+
+    apr_pool_create(&fp, p);   /* per output file */
+    apr_pool_create(&pp, p);   /* per page of rows */
+    apr_pool_create(&ep, p);   /* per entry */
+
+    if (!indexed) {
+        if ((rv = open_out(fp, rs_snapshot_file(fp, dir, 0), &f)) != APR_SUCCESS) {
+            goto done;
+        }
+        w = rs_xml_open_file(fp, f);
+        if (!w || list_head(w, o, 0) < 0) {
+            rv = APR_EGENERAL;
+            goto done;
+        }
+    }
+
+    for (;;) {
+        apr_array_header_t *rows;
+        apr_pool_clear(pp);
+        rv = rs_store_page(st, pp, o->set, after_dir, after_name, PAGE_ROWS, &rows);
+        if (rv != APR_SUCCESS) {
+            goto done;
+        }
+        for (i = 0; i < rows->nelts; i++) {
+            const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
+            if (indexed && (!w || in_part == max)) {
+                if (w) {
+                    if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+                        rv = APR_EGENERAL;
+                        goto done;
+                    }
+                    apr_pool_clear(fp);
+                }
+                part++;
+                in_part = 0;
+                if ((rv = open_out(fp, rs_snapshot_file(fp, dir, part), &f)) != APR_SUCCESS) {
+                    goto done;
+                }
+                w = rs_xml_open_file(fp, f);
+                if (!w || list_head(w, o, 1) < 0) {
+                    rv = APR_EGENERAL;
+                    goto done;
+                }
+            }
+            if (write_entry(w, ep, o, it, locbuf, base_len) < 0) {
+                rv = APR_EGENERAL;
+                goto done;
+            }
+            apr_pool_clear(ep);
+            in_part++;
+            info->entries++;
+        }
+        if (rows->nelts < PAGE_ROWS) {
+            break;
+        }
+        {
+            const rs_item_t *last = &APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t);
+            after_dir = apr_pstrdup(p, last->dir);
+            after_name = apr_pstrdup(p, last->name);
+        }
+    }
+    if (w) {
+        if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            goto done;
+        }
+        apr_pool_clear(fp);
+        w = NULL;
+    }
+    /* The count and the pages come from one writer (the watcher) with no
+     * write in between, so they agree; a mismatch means a bug. */
+    if (indexed && part != nparts) {
+        rv = APR_EGENERAL;
+        goto done;
+    }
+
+    if (indexed) {
+        char at[RS_TIME_BUFSIZE], done_s[RS_TIME_BUFSIZE];
+        rs_xml_attr_t md[3];
+        if ((rv = open_out(fp, rs_snapshot_file(fp, dir, 0), &f)) != APR_SUCCESS) {
+            goto done;
+        }
+        w = rs_xml_open_file(fp, f);
+        md[0].name = "capability"; md[0].value = "resourcelist";
+        md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
+        md[2].name = "completed"; md[2].value = rs_time_format(done_s, o->completed);
+        if (!w || rs_xml_begin(w, "sitemapindex") < 0
+            || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+            || rs_xml_md(w, md, 3) < 0) {
+            rv = APR_EGENERAL;
+            goto done;
+        }
+        for (i = 1; i <= nparts; i++) {
+            const char *loc = apr_psprintf(ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
+                                           o->part_url_prefix, gen, i);
+            if (rs_xml_entry_begin(w, loc, NULL) < 0 || rs_xml_md(w, md + 1, 2) < 0
+                || rs_xml_entry_end(w) < 0) {
+                rv = APR_EGENERAL;
+                goto done;
+            }
+            apr_pool_clear(ep);
+        }
+        if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+            rv = APR_EGENERAL;
+            goto done;
+        }
+        w = NULL;
+    }
+
+    info->gen = gen;
+    info->at = o->at;
+    info->completed = o->completed;
+    info->parts = nparts;
+    {
+        const char *s = apr_psprintf(fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
+                                     APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d\n",
+                                     gen, o->at, o->completed, info->entries, nparts);
+        if ((rv = open_out(fp, apr_pstrcat(fp, dir, "/info", NULL), &f)) == APR_SUCCESS) {
+            rv = apr_file_write_full(f, s, strlen(s), NULL);
+            if (apr_file_close(f) != APR_SUCCESS && rv == APR_SUCCESS) {
+                rv = APR_EGENERAL;
+            }
+        }
+    }
+done:
+    apr_pool_destroy(ep);
+    apr_pool_destroy(pp);
+    apr_pool_destroy(fp);
+    return rv;
+}
+
+apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_info_t *info)
+{
+    apr_file_t *f;
+    char buf[256];
+    apr_size_t n = sizeof(buf) - 1;
+    unsigned long long gen;
+    long long at, completed, entries;
+    int parts;
+    apr_status_t rv;
+
+    rv = apr_file_open(&f, apr_pstrcat(p, dir, "/info", NULL), APR_FOPEN_READ,
+                       APR_FPROT_OS_DEFAULT, p);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_file_read(f, buf, &n);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    buf[n] = '\0';
+    if (sscanf(buf, "%llu %lld %lld %lld %d", &gen, &at, &completed, &entries, &parts) != 5
+        || !strchr(buf, '\n')) {
+        return APR_EINVAL;
+    }
+    info->gen = gen;
+    info->at = at;
+    info->completed = completed;
+    info->entries = entries;
+    info->parts = parts;
+    return APR_SUCCESS;
+}

@@ -1,0 +1,60 @@
+/* rs_snapshot.h - Resource List documents generated from the inventory.
+ *
+ * A snapshot is the complete Resource List of a set at one moment: either
+ * one <urlset> (at most max_entries entries) or a Resource List Index plus
+ * its parts.  The watcher writes each snapshot once, into a fresh
+ * directory, after a scan that changed the inventory; children then serve
+ * the files as they are (sendfile, Range, strong ETag).  Snapshots are
+ * immutable and numbered (the generation); the URL of every part carries
+ * its generation, so a destination that reads an index and then its parts
+ * while the tree changes reads one consistent snapshot, never a mixture of
+ * two partitions.
+ *
+ * Files in the snapshot directory:
+ *   resourcelist.xml   the Resource List, or the Resource List Index
+ *   part-<n>.xml       parts 1..n when there is an index
+ *   info               "gen at completed entries parts" (written last)
+ */
+#ifndef RS_SNAPSHOT_H
+#define RS_SNAPSHOT_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+#include "rs_store.h"
+
+typedef struct rs_snapshot_opts_t {
+    const char *set;
+    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    const char *capability_url;   /* rel="up" */
+    const char *list_url;         /* URL of resourcelist.xml (rel="index") */
+    const char *part_url_prefix;  /* parts are <prefix><gen>-<n>.xml */
+    apr_int64_t max_entries;      /* entries per document */
+    unsigned hashes;              /* RS_HASH_* mask */
+    apr_time_t at;                /* start of the scan the inventory reflects */
+    apr_time_t completed;         /* end of that scan */
+    const rs_logger_t *log;
+} rs_snapshot_opts_t;
+
+typedef struct rs_snapshot_info_t {
+    apr_uint64_t gen;
+    apr_time_t at;
+    apr_time_t completed;
+    apr_int64_t entries;
+    int parts;                    /* 0: single list, else index + parts */
+} rs_snapshot_info_t;
+
+/* Write generation gen of a set's snapshot into the existing directory
+ * dir.  Memory is bounded by one page of rows. */
+apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
+                               const char *dir, apr_uint64_t gen, apr_pool_t *p,
+                               rs_snapshot_info_t *info);
+
+/* Read a snapshot directory's info file.  Returns APR_SUCCESS or an error
+ * when it is missing or malformed (an incomplete snapshot). */
+apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p,
+                                   rs_snapshot_info_t *info);
+
+/* File name of part n (1-based) or of the list/index itself (n == 0). */
+const char *rs_snapshot_file(apr_pool_t *p, const char *dir, int n);
+
+#endif

@@ -1,0 +1,324 @@
+/* rs_store.c - see rs_store.h */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_dbd.h>
+#include "rs_store.h"
+
+enum {
+    ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
+    ST_PAGE_FIRST, ST_PAGE, ST_META_GET, ST_META_PUT, ST_MAX
+};
+
+#define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+
+static const char *const sql[ST_MAX] = {
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
+    "INSERT INTO inventory (setname, " COLS ") VALUES "
+    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s) "
+    "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
+    "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
+    "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
+    "sha256 = excluded.sha256, sha512 = excluded.sha512, "
+    "listed = excluded.listed, cfg = excluded.cfg",
+    "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
+    /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
+    "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
+    "DELETE FROM inventory WHERE setname = %s",
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s",
+    "SELECT COUNT(*) FROM inventory WHERE setname = %s AND listed = 1",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
+    "ORDER BY dir, name LIMIT %d",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
+    "AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
+    "SELECT v FROM meta WHERE k = %s",
+    "INSERT INTO meta (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+};
+
+static const char *const schema[] = {
+    "CREATE TABLE IF NOT EXISTS inventory ("
+    " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL, dev BIGINT NOT NULL,"
+    " ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT,"
+    " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
+    " PRIMARY KEY (setname, dir, name))",
+    "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)",
+    NULL
+};
+
+struct rs_store_t {
+    apr_pool_t *pool;
+    const apr_dbd_driver_t *drv;
+    apr_dbd_t *h;
+    apr_dbd_transaction_t *txn;
+    apr_dbd_prepared_t *st[ST_MAX];
+    const rs_logger_t *log;
+    int sqlite;
+};
+
+static apr_status_t fail(rs_store_t *st, int rc, const char *what)
+{
+    rs_log_emit(st->log, RS_LOG_ERR, APR_EGENERAL, "state store: %s failed: %s",
+                what, apr_dbd_error(st->drv, st->h, rc));
+    return APR_EGENERAL;
+}
+
+static apr_status_t store_close(void *data)
+{
+    rs_store_t *st = data;
+    if (st->h) {
+        apr_dbd_close(st->drv, st->h);
+        st->h = NULL;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_store_open(rs_store_t **out, apr_pool_t *p, const char *driver,
+                           const char *params, const rs_logger_t *log)
+{
+    rs_store_t *st = apr_pcalloc(p, sizeof(*st));
+    const char *err = NULL;
+    apr_status_t rv;
+    int i, n;
+
+    st->pool = p;
+    st->log = log;
+    apr_dbd_init(p);
+    rv = apr_dbd_get_driver(p, driver, &st->drv);
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(log, RS_LOG_ERR, rv, "state store: no apr_dbd driver '%s'", driver);
+        return rv;
+    }
+    rv = apr_dbd_open_ex(st->drv, p, params, &st->h, &err);
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(log, RS_LOG_ERR, rv, "state store: cannot open '%s': %s",
+                    params, err ? err : "unknown error");
+        return rv;
+    }
+    apr_pool_cleanup_register(p, st, store_close, apr_pool_cleanup_null);
+    st->sqlite = !strcmp(driver, "sqlite3");
+    if (st->sqlite) {
+        apr_dbd_results_t *res = NULL;
+        apr_dbd_row_t *row = NULL;
+        /* WAL lets children read while the watcher writes; NORMAL syncs at
+         * checkpoints, which keeps a committed transaction across a crash
+         * of any process (not necessarily across a power loss). */
+        apr_dbd_select(st->drv, p, st->h, &res, "PRAGMA journal_mode=WAL", 0);
+        while (res && apr_dbd_get_row(st->drv, p, res, &row, -1) == 0) {
+        }
+        apr_dbd_query(st->drv, st->h, &n, "PRAGMA synchronous=NORMAL");
+        apr_dbd_query(st->drv, st->h, &n, "PRAGMA busy_timeout=10000");
+    }
+    for (i = 0; schema[i]; i++) {
+        int rc = apr_dbd_query(st->drv, st->h, &n, schema[i]);
+        if (rc) {
+            return fail(st, rc, "creating the schema");
+        }
+    }
+    for (i = 0; i < ST_MAX; i++) {
+        int rc = apr_dbd_prepare(st->drv, p, st->h, sql[i], NULL, &st->st[i]);
+        if (rc) {
+            return fail(st, rc, apr_psprintf(p, "preparing \"%s\"", sql[i]));
+        }
+    }
+    *out = st;
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_store_begin(rs_store_t *st)
+{
+    int rc = apr_dbd_transaction_start(st->drv, st->pool, st->h, &st->txn);
+    return rc ? fail(st, rc, "BEGIN") : APR_SUCCESS;
+}
+
+apr_status_t rs_store_commit(rs_store_t *st)
+{
+    int rc;
+    if (!st->txn) {
+        return APR_SUCCESS;
+    }
+    rc = apr_dbd_transaction_end(st->drv, st->pool, st->txn);
+    st->txn = NULL;
+    return rc ? fail(st, rc, "COMMIT") : APR_SUCCESS;
+}
+
+static apr_status_t exec(rs_store_t *st, int which, const void **args)
+{
+    int n, rc = apr_dbd_pbquery(st->drv, st->pool, st->h, &n, st->st[which], args);
+    return rc ? fail(st, rc, sql[which]) : APR_SUCCESS;
+}
+
+static apr_int64_t col_int(rs_store_t *st, apr_dbd_row_t *row, int c)
+{
+    const char *v = apr_dbd_get_entry(st->drv, row, c);
+    return v ? apr_atoi64(v) : 0;
+}
+
+static const char *col_str(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, int c)
+{
+    const char *v = apr_dbd_get_entry(st->drv, row, c);
+    return (v && *v) ? apr_pstrdup(p, v) : NULL;
+}
+
+static void row_item(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, rs_item_t *it)
+{
+    int i;
+    it->dir = apr_pstrdup(p, apr_dbd_get_entry(st->drv, row, 0));
+    it->name = apr_pstrdup(p, apr_dbd_get_entry(st->drv, row, 1));
+    it->size = col_int(st, row, 2);
+    it->mtime_ns = col_int(st, row, 3);
+    it->ctime_ns = col_int(st, row, 4);
+    it->dev = col_int(st, row, 5);
+    it->ino = col_int(st, row, 6);
+    it->type = col_str(st, p, row, 7);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        it->hash[i] = col_str(st, p, row, 8 + i);
+    }
+    it->listed = (int)col_int(st, row, 12);
+    it->cfg = col_str(st, p, row, 13);
+}
+
+/* Run a prepared select and hand each row to fn. */
+static apr_status_t select_rows(rs_store_t *st, apr_pool_t *p, int which, const void **args,
+                                void (*fn)(rs_store_t *, apr_pool_t *, apr_dbd_row_t *, void *),
+                                void *baton)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    int rc = apr_dbd_pbselect(st->drv, p, st->h, &res, st->st[which], 0, args);
+    if (rc) {
+        return fail(st, rc, sql[which]);
+    }
+    while ((rc = apr_dbd_get_row(st->drv, p, res, &row, -1)) == 0) {
+        fn(st, p, row, baton);
+    }
+    return rc == -1 ? APR_SUCCESS : fail(st, rc, sql[which]);
+}
+
+static void add_to_hash(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    rs_item_t *it = apr_pcalloc(p, sizeof(*it));
+    row_item(st, p, row, it);
+    apr_hash_set(baton, it->name, APR_HASH_KEY_STRING, it);
+}
+
+apr_status_t rs_store_dir_load(rs_store_t *st, apr_pool_t *p, const char *set,
+                               const char *dir, apr_hash_t **out)
+{
+    const void *args[] = { set, dir };
+    *out = apr_hash_make(p);
+    return select_rows(st, p, ST_DIR_LOAD, args, add_to_hash, *out);
+}
+
+apr_status_t rs_store_put(rs_store_t *st, const char *set, const rs_item_t *it)
+{
+    const void *args[] = {
+        set, it->dir, it->name, &it->size, &it->mtime_ns, &it->ctime_ns, &it->dev, &it->ino,
+        it->type, it->hash[0], it->hash[1], it->hash[2], it->hash[3],
+        &it->listed, it->cfg
+    };
+    return exec(st, ST_PUT, args);
+}
+
+apr_status_t rs_store_delete(rs_store_t *st, const char *set, const char *dir,
+                             const char *name)
+{
+    const void *args[] = { set, dir, name };
+    return exec(st, ST_DEL, args);
+}
+
+apr_status_t rs_store_delete_tree(rs_store_t *st, const char *set, const char *dir)
+{
+    apr_pool_t *p;
+    apr_status_t rv;
+    const void *args[4];
+
+    if (!*dir) {
+        return rs_store_delete_set(st, set);
+    }
+    apr_pool_create(&p, st->pool);
+    args[0] = set;
+    args[1] = dir;
+    args[2] = apr_pstrcat(p, dir, "/", NULL);
+    args[3] = apr_pstrcat(p, dir, "0", NULL);
+    rv = exec(st, ST_DEL_TREE, args);
+    apr_pool_destroy(p);
+    return rv;
+}
+
+apr_status_t rs_store_delete_set(rs_store_t *st, const char *set)
+{
+    const void *args[] = { set };
+    return exec(st, ST_DEL_SET, args);
+}
+
+static void add_dir(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) =
+        apr_pstrdup(p, apr_dbd_get_entry(st->drv, row, 0));
+}
+
+apr_status_t rs_store_dirs(rs_store_t *st, apr_pool_t *p, const char *set,
+                           apr_array_header_t **out)
+{
+    const void *args[] = { set };
+    *out = apr_array_make(p, 64, sizeof(const char *));
+    return select_rows(st, p, ST_DIRS, args, add_dir, *out);
+}
+
+static void get_count(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    (void)p;
+    *(apr_int64_t *)baton = col_int(st, row, 0);
+}
+
+apr_status_t rs_store_count(rs_store_t *st, const char *set, apr_int64_t *n)
+{
+    const void *args[] = { set };
+    apr_pool_t *p;
+    apr_status_t rv;
+    *n = 0;
+    apr_pool_create(&p, st->pool);
+    rv = select_rows(st, p, ST_COUNT, args, get_count, n);
+    apr_pool_destroy(p);
+    return rv;
+}
+
+static void add_item(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    rs_item_t *it = apr_array_push(baton);
+    row_item(st, p, row, it);
+}
+
+apr_status_t rs_store_page(rs_store_t *st, apr_pool_t *p, const char *set,
+                           const char *after_dir, const char *after_name,
+                           int limit, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    if (!after_dir) {
+        const void *args[] = { set, &limit };
+        return select_rows(st, p, ST_PAGE_FIRST, args, add_item, *out);
+    }
+    else {
+        const void *args[] = { set, after_dir, after_dir, after_name, &limit };
+        return select_rows(st, p, ST_PAGE, args, add_item, *out);
+    }
+}
+
+static void get_str(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    *(const char **)baton = col_str(st, p, row, 0);
+}
+
+apr_status_t rs_store_meta_get(rs_store_t *st, apr_pool_t *p, const char *key,
+                               const char **value)
+{
+    const void *args[] = { key };
+    *value = NULL;
+    return select_rows(st, p, ST_META_GET, args, get_str, value);
+}
+
+apr_status_t rs_store_meta_put(rs_store_t *st, const char *key, const char *value)
+{
+    const void *args[] = { key, value };
+    return exec(st, ST_META_PUT, args);
+}

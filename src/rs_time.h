@@ -1,0 +1,28 @@
+/* rs_time.h - W3C Datetime (ISO 8601 profile) formatting in UTC.
+ *
+ * ResourceSync documents carry `at`, `completed`, `from`, `until`,
+ * `datetime` and `<lastmod>` as W3C Datetimes; we always emit the complete
+ * form YYYY-MM-DDThh:mm:ss[.f]Z recommended by the specification.
+ */
+#ifndef RS_TIME_H
+#define RS_TIME_H
+
+#include <apr.h>
+#include <apr_time.h>
+
+/* Large enough for "YYYY-MM-DDThh:mm:ss.nnnnnnnnnZ" and a NUL. */
+#define RS_TIME_BUFSIZE 40
+
+/* Format a time given in nanoseconds since the epoch.  The fraction is
+ * omitted when zero and otherwise trimmed of trailing zeros.
+ * Returns buf. */
+char *rs_time_format_ns(char *buf, apr_int64_t ns);
+
+/* Same for an apr_time_t (microseconds since the epoch). */
+char *rs_time_format(char *buf, apr_time_t t);
+
+/* Parse "YYYY-MM-DDThh:mm:ss[.f](Z|+hh:mm|-hh:mm)" into microseconds since
+ * the epoch.  Returns APR_SUCCESS or APR_EINVAL. */
+apr_status_t rs_time_parse(const char *s, apr_time_t *out);
+
+#endif

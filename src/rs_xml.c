@@ -1,0 +1,138 @@
+/* rs_xml.c - see rs_xml.h */
+#include <string.h>
+#include <libxml/xmlwriter.h>
+#include <apr_strings.h>
+#include "rs_xml.h"
+
+struct rs_xml_t {
+    xmlTextWriterPtr tw;
+    rs_xml_sink_fn *sink;
+    void *baton;
+    const char *entry;    /* "url" or "sitemap" */
+    int failed;
+};
+
+static int io_write(void *ctx, const char *buf, int len)
+{
+    rs_xml_t *w = ctx;
+    if (len > 0 && w->sink(w->baton, buf, (apr_size_t)len) != 0) {
+        w->failed = 1;
+        return -1;
+    }
+    return len;
+}
+
+static int io_close(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static apr_status_t xml_cleanup(void *data)
+{
+    rs_xml_t *w = data;
+    if (w->tw) {
+        xmlFreeTextWriter(w->tw);   /* also frees the output buffer */
+        w->tw = NULL;
+    }
+    return APR_SUCCESS;
+}
+
+rs_xml_t *rs_xml_open(apr_pool_t *p, rs_xml_sink_fn *sink, void *baton)
+{
+    rs_xml_t *w = apr_pcalloc(p, sizeof(*w));
+    xmlOutputBufferPtr out;
+
+    w->sink = sink;
+    w->baton = baton;
+    out = xmlOutputBufferCreateIO(io_write, io_close, w, NULL);
+    if (!out) {
+        return NULL;
+    }
+    w->tw = xmlNewTextWriter(out);
+    if (!w->tw) {
+        xmlOutputBufferClose(out);
+        return NULL;
+    }
+    apr_pool_cleanup_register(p, w, xml_cleanup, apr_pool_cleanup_null);
+    return w;
+}
+
+static int file_sink(void *baton, const char *buf, apr_size_t len)
+{
+    return apr_file_write_full(baton, buf, len, NULL) == APR_SUCCESS ? 0 : -1;
+}
+
+rs_xml_t *rs_xml_open_file(apr_pool_t *p, apr_file_t *f)
+{
+    return rs_xml_open(p, file_sink, f);
+}
+
+#define CHK(x) do { if ((x) < 0) { return -1; } } while (0)
+
+int rs_xml_begin(rs_xml_t *w, const char *root)
+{
+    w->entry = strcmp(root, "sitemapindex") ? "url" : "sitemap";
+    CHK(xmlTextWriterSetIndent(w->tw, 1));
+    CHK(xmlTextWriterSetIndentString(w->tw, BAD_CAST "  "));
+    CHK(xmlTextWriterStartDocument(w->tw, "1.0", "UTF-8", NULL));
+    CHK(xmlTextWriterStartElement(w->tw, BAD_CAST root));
+    CHK(xmlTextWriterWriteAttribute(w->tw, BAD_CAST "xmlns", BAD_CAST RS_XML_NS_SITEMAP));
+    CHK(xmlTextWriterWriteAttribute(w->tw, BAD_CAST "xmlns:rs", BAD_CAST RS_XML_NS_RS));
+    return 0;
+}
+
+static int empty_elem(rs_xml_t *w, const char *name, const rs_xml_attr_t *attrs, int n)
+{
+    int i;
+    CHK(xmlTextWriterStartElement(w->tw, BAD_CAST name));
+    for (i = 0; i < n; i++) {
+        if (attrs[i].value) {
+            CHK(xmlTextWriterWriteAttribute(w->tw, BAD_CAST attrs[i].name,
+                                            BAD_CAST attrs[i].value));
+        }
+    }
+    CHK(xmlTextWriterEndElement(w->tw));
+    return 0;
+}
+
+int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href,
+              const rs_xml_attr_t *attrs, int nattrs)
+{
+    rs_xml_attr_t a[8];
+    int i, n = 0;
+    a[n].name = "rel"; a[n++].value = rel;
+    a[n].name = "href"; a[n++].value = href;
+    for (i = 0; i < nattrs && n < 8; i++) {
+        a[n++] = attrs[i];
+    }
+    return empty_elem(w, "rs:ln", a, n);
+}
+
+int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs)
+{
+    return empty_elem(w, "rs:md", attrs, nattrs);
+}
+
+int rs_xml_entry_begin(rs_xml_t *w, const char *loc, const char *lastmod)
+{
+    CHK(xmlTextWriterStartElement(w->tw, BAD_CAST w->entry));
+    CHK(xmlTextWriterWriteElement(w->tw, BAD_CAST "loc", BAD_CAST loc));
+    if (lastmod) {
+        CHK(xmlTextWriterWriteElement(w->tw, BAD_CAST "lastmod", BAD_CAST lastmod));
+    }
+    return 0;
+}
+
+int rs_xml_entry_end(rs_xml_t *w)
+{
+    CHK(xmlTextWriterEndElement(w->tw));
+    return 0;
+}
+
+int rs_xml_end(rs_xml_t *w)
+{
+    CHK(xmlTextWriterEndDocument(w->tw));
+    CHK(xmlTextWriterFlush(w->tw));
+    return w->failed ? -1 : 0;
+}

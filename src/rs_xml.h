@@ -1,0 +1,55 @@
+/* rs_xml.h - streaming writer for Sitemap/ResourceSync documents.
+ *
+ * A thin layer over libxml2's xmlTextWriter that knows the two document
+ * shapes (<urlset>, <sitemapindex>) and the ResourceSync extension elements
+ * (<rs:md>, <rs:ln>).  Output goes to a sink callback in chunks, so memory
+ * stays bounded whatever the number of entries: the watcher writes snapshot
+ * files, the handler writes small documents into a buffer.
+ */
+#ifndef RS_XML_H
+#define RS_XML_H
+
+#include <apr_pools.h>
+#include <apr_file_io.h>
+
+#define RS_XML_NS_SITEMAP "http://www.sitemaps.org/schemas/sitemap/0.9"
+#define RS_XML_NS_RS      "http://www.openarchives.org/rs/terms/"
+
+typedef struct rs_xml_t rs_xml_t;
+
+/* Receives output; returns 0 on success, -1 on error. */
+typedef int rs_xml_sink_fn(void *baton, const char *buf, apr_size_t len);
+
+/* One attribute of <rs:md> or <rs:ln>; a NULL value is left out. */
+typedef struct rs_xml_attr_t {
+    const char *name;
+    const char *value;
+} rs_xml_attr_t;
+
+/* Open a writer that sends output to sink.  Cleaned up with pool p. */
+rs_xml_t *rs_xml_open(apr_pool_t *p, rs_xml_sink_fn *sink, void *baton);
+
+/* Open a writer on an (ideally buffered) APR file. */
+rs_xml_t *rs_xml_open_file(apr_pool_t *p, apr_file_t *f);
+
+/* Start the document: XML declaration and root element ("urlset" or
+ * "sitemapindex") with both namespace declarations. */
+int rs_xml_begin(rs_xml_t *w, const char *root);
+
+/* <rs:ln rel=".." href=".." [extra attributes]/> */
+int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href,
+              const rs_xml_attr_t *attrs, int nattrs);
+
+/* <rs:md a=".." .../> with the given attributes (NULL values skipped). */
+int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs);
+
+/* Open <url> (or <sitemap> in an index) with <loc>, and <lastmod> when
+ * lastmod is not NULL.  Follow with rs_xml_md / rs_xml_ln, then
+ * rs_xml_entry_end. */
+int rs_xml_entry_begin(rs_xml_t *w, const char *loc, const char *lastmod);
+int rs_xml_entry_end(rs_xml_t *w);
+
+/* Close the root element and flush.  Returns 0 on success. */
+int rs_xml_end(rs_xml_t *w);
+
+#endif
