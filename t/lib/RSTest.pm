@@ -1,0 +1,310 @@
+package RSTest;
+# Helpers shared by the mod_resourcesync tests.
+#
+# Everything talks HTTP to a real httpd: the Apache::Test server for most
+# tests, or a private server (RSTest::private_server) for tests that must
+# restart or misconfigure one.
+use strict;
+use warnings;
+use Exporter 'import';
+use Apache::Test ();
+use Apache::TestRequest ();
+use Apache::TestConfig ();
+use LWP::UserAgent ();
+use HTTP::Request ();
+use XML::LibXML ();
+use Digest::MD5 ();
+use Digest::SHA ();
+use File::Basename qw(dirname);
+use File::Path qw(make_path remove_tree);
+use File::Temp ();
+use IO::Socket::INET ();
+use POSIX qw(setsid WNOHANG);
+use Time::HiRes qw(sleep time);
+
+our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
+                    wait_for list_entries fetch_list free_port private_server
+                    sd_url cap_url rl_url iso2epoch);
+
+my $NS_SM = 'http://www.sitemaps.org/schemas/sitemap/0.9';
+my $NS_RS = 'http://www.openarchives.org/rs/terms/';
+
+sub t_dir { Apache::Test::vars('t_dir') }
+sub tree  { t_dir() . '/htdocs/generated' . (@_ ? "/$_[0]" : '') }
+sub base  { 'http://' . Apache::TestRequest::hostport() }
+
+# Base URL of the IP-based virtual host (port from conf/rs-module.conf).
+sub vhost_base {
+    open my $fh, '<', t_dir() . '/conf/rs-module.conf' or die $!;
+    while (<$fh>) {
+        return "http://127.0.0.1:$1" if /RS_VHOST_PORT (\d+)/;
+    }
+    die "no RS_VHOST_PORT";
+}
+
+sub sd_url  { ($_[0] // base()) . '/.well-known/resourcesync' }
+sub cap_url { my ($set, $b, $p) = @_; ($b // base()) . ($p // '/resourcesync') . "/$set/capabilitylist.xml" }
+sub rl_url  { my ($set, $b, $p) = @_; ($b // base()) . ($p // '/resourcesync') . "/$set/resourcelist.xml" }
+
+my $UA;
+sub ua {
+    $UA ||= LWP::UserAgent->new(timeout => 30, max_redirect => 0, keep_alive => 0);
+    return $UA;
+}
+
+# req(METHOD, URL, [header => value ...]) -> HTTP::Response
+sub req {
+    my ($method, $url, @h) = @_;
+    return ua()->request(HTTP::Request->new($method, $url, [@h]));
+}
+sub get  { req('GET', @_) }
+sub head { req('HEAD', @_) }
+
+# Parse XML into a document; dies on malformed input.
+sub doc { XML::LibXML->load_xml(string => $_[0]) }
+
+# XPath context with prefixes sm: (sitemap) and rs:.
+sub xpc {
+    my $x = XML::LibXML::XPathContext->new($_[0]);
+    $x->registerNs(sm => $NS_SM);
+    $x->registerNs(rs => $NS_RS);
+    return $x;
+}
+
+# validate($xml, 'lenient'|'strict'|'1.0') -> undef if valid, else the error
+my %SCHEMA;
+sub validate {
+    my ($xml, $which) = @_;
+    my $file = { lenient => 'resourcesync-lenient.xsd', strict => 'resourcesync.xsd',
+                 '1.0' => 'resourcesync-1.0.xsd' }->{$which || 'lenient'};
+    $SCHEMA{$file} ||= XML::LibXML::Schema->new(location => t_dir() . "/xsd/$file");
+    my $ok = eval { $SCHEMA{$file}->validate(doc($xml)); 1 };
+    return $ok ? undef : "$@";
+}
+
+# wait_for(sub { ... true when done ... }, timeout_seconds) -> last value
+sub wait_for {
+    my ($cond, $timeout) = @_;
+    my $deadline = time() + ($timeout || 30);
+    my $v;
+    while (1) {
+        $v = $cond->();
+        return $v if $v || time() > $deadline;
+        sleep 0.2;
+    }
+}
+
+# Entries of one <urlset> document: list of hashes with loc, lastmod,
+# length, type, hash, at (document's), and the doc's root name.
+sub _entries {
+    my ($xml) = @_;
+    my $d = doc($xml);
+    my $x = xpc($d);
+    my @e;
+    for my $u ($x->findnodes('/sm:urlset/sm:url')) {
+        my %h = (loc => $x->findvalue('sm:loc', $u), lastmod => $x->findvalue('sm:lastmod', $u));
+        my ($md) = $x->findnodes('rs:md', $u);
+        if ($md) {
+            $h{$_} = $md->getAttribute($_) for qw(length type hash change datetime);
+        }
+        push @e, \%h;
+    }
+    return @e;
+}
+
+# fetch_list(set, base, prefix) -> { root => 'urlset'|'sitemapindex',
+#   at => ..., entries => [...], parts => [urls], docs => [xml...] }
+# Follows an index to its parts.  Waits while the list answers 503.
+sub fetch_list {
+    my ($set, $b, $p) = @_;
+    my $url = rl_url($set, $b, $p);
+    my $r = wait_for(sub { my $r = get($url); $r->code == 503 ? undef : $r }, 60)
+        or die "$url: still 503";
+    die "$url: " . $r->status_line unless $r->is_success;
+    my $d = doc($r->content);
+    my $x = xpc($d);
+    my %res = (root => $d->documentElement->localname, docs => [$r->content],
+               at => $x->findvalue('/*/rs:md/@at'), entries => [], parts => []);
+    if ($res{root} eq 'sitemapindex') {
+        for my $loc (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
+            my $pr = get($loc);
+            die "$loc: " . $pr->status_line unless $pr->is_success;
+            push @{$res{parts}}, $loc;
+            push @{$res{docs}}, $pr->content;
+            push @{$res{entries}}, _entries($pr->content);
+        }
+    }
+    else {
+        push @{$res{entries}}, _entries($r->content);
+    }
+    return \%res;
+}
+
+sub list_entries { @{ fetch_list(@_)->{entries} } }
+
+# W3C datetime (UTC, Z) -> epoch seconds (fractional)
+sub iso2epoch {
+    my ($s) = @_;
+    my ($Y, $M, $D, $h, $m, $sec, $frac) =
+        $s =~ /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?Z$/ or return undef;
+    require Time::Local;
+    return Time::Local::timegm($sec, $m, $h, $D, $M - 1, $Y) + ($frac || 0);
+}
+
+sub free_port {
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 1)
+        or die "no free port: $!";
+    my $port = $s->sockport;
+    close $s;
+    return $port;
+}
+
+# ---------------------------------------------------------------------------
+# Private servers: own config, own port, own state; for startup errors and
+# restarts.  private_server(%opts) returns an RSTest::Server.
+#   conf  => extra configuration text (@DIR@ is the server's directory,
+#            @PORT@ its port); the minimal ResourceSync config is NOT added:
+#            give it yourself
+#   mpm   => 'event' (default) or 'prefork'
+sub private_server { RSTest::Server->new(@_) }
+
+package RSTest::Server;
+use strict;
+use warnings;
+use File::Path qw(make_path remove_tree);
+use POSIX qw(WNOHANG);
+use Time::HiRes qw(sleep time);
+
+sub module_path {
+    open my $fh, '<', RSTest::t_dir() . '/conf/rs-module.conf' or die $!;
+    while (<$fh>) { return $1 if /^LoadModule resourcesync_module (\S+)/ }
+    die "no module path";
+}
+
+sub new {
+    my ($class, %o) = @_;
+    my $dir = File::Temp::tempdir('rs-private-XXXXXX', DIR => RSTest::t_dir() . '/logs',
+                                  CLEANUP => 0);
+    chmod 0755, $dir;
+    my $self = bless { dir => $dir, port => RSTest::free_port(), mpm => $o{mpm} || 'event',
+                       conf => $o{conf} // '' }, $class;
+    make_path("$dir/logs", "$dir/run", "$dir/www");
+    $self->write_conf;
+    return $self;
+}
+
+sub dir  { $_[0]{dir} }
+sub port { $_[0]{port} }
+sub base { "http://127.0.0.1:$_[0]{port}" }
+sub error_log { "$_[0]{dir}/logs/error_log" }
+
+sub write_conf {
+    my ($self, $conf) = @_;
+    $self->{conf} = $conf if defined $conf;
+    my $d = $self->{dir};
+    my $mods = '/usr/lib/apache2/modules';
+    my $body = $self->{conf};
+    $body =~ s/\@DIR\@/$d/g;
+    $body =~ s/\@PORT\@/$self->{port}/g;
+    my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+    my $mod = module_path();
+    open my $fh, '>', "$d/httpd.conf" or die $!;
+    print $fh <<"CONF";
+ServerRoot "$d"
+Listen 127.0.0.1:$self->{port}
+ServerName 127.0.0.1:$self->{port}
+PidFile $d/httpd.pid
+ErrorLog $d/logs/error_log
+LogLevel info
+DefaultRuntimeDir $d/run
+Mutex file:$d/run default
+$user
+LoadModule mpm_$self->{mpm}_module $mods/mod_mpm_$self->{mpm}.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule authz_host_module $mods/mod_authz_host.so
+LoadModule mime_module $mods/mod_mime.so
+LoadModule alias_module $mods/mod_alias.so
+TypesConfig /etc/mime.types
+LoadModule resourcesync_module $mod
+DocumentRoot "$d/www"
+<Directory "$d/www">
+    Require all granted
+</Directory>
+$body
+CONF
+    close $fh;
+}
+
+sub httpd_bin { $ENV{RS_ASAN} ? RSTest::t_dir() . '/httpd-asan' : '/usr/sbin/apache2' }
+
+# start() -> (exit status of "httpd -k start", its stderr)
+sub start {
+    my ($self) = @_;
+    my $d = $self->{dir};
+    my $bin = httpd_bin();
+    my $out = `setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
+    my $rc = $? >> 8;
+    if ($rc == 0) {
+        RSTest::wait_for(sub {
+            IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+                                  Timeout => 1) }, 20);
+    }
+    return ($rc, $out);
+}
+
+sub pid {
+    my ($self) = @_;
+    open my $fh, '<', "$self->{dir}/httpd.pid" or return undef;
+    my $pid = <$fh>;
+    chomp $pid if defined $pid;
+    return $pid;
+}
+
+sub signal {
+    my ($self, $sig) = @_;
+    my $pid = $self->pid or return;
+    kill $sig, $pid;
+}
+
+# Stop and wait until the parent is gone.
+sub stop {
+    my ($self) = @_;
+    my $pid = $self->pid or return;
+    kill 'TERM', $pid;
+    RSTest::wait_for(sub { !kill(0, $pid) }, 20);
+    unlink "$self->{dir}/httpd.pid";
+}
+
+# Graceful restart: returns when the new generation answers.
+sub graceful {
+    my ($self) = @_;
+    $self->signal('USR1');
+}
+
+# pid of the watcher process (by its name, child of the parent)
+sub watcher_pid {
+    my ($self) = @_;
+    my $ppid = $self->pid or return undef;
+    for my $st (glob '/proc/[0-9]*/stat') {
+        open my $fh, '<', $st or next;
+        my $line = <$fh> // next;
+        if ($line =~ /^(\d+) \(rs-watcher\) \S+ (\d+)/ && $2 == $ppid) {
+            return $1;
+        }
+    }
+    return undef;
+}
+
+sub log_text {
+    my ($self) = @_;
+    open my $fh, '<', $self->error_log or return '';
+    local $/;
+    return <$fh>;
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    $self->stop if $self->pid;
+}
+
+1;
