@@ -11,6 +11,7 @@ APXS      ?= apxs
 CC        ?= gcc
 BUILD     ?= build
 SAN       ?=
+SAN_SO    ?=
 OPT       ?= -O2
 PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
@@ -30,7 +31,8 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_xml.c src/rs_store.c src/rs_scan.c src/rs_snapshot.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
-             src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c
+             src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
+             src/mod_resourcesync_statuspage.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
@@ -45,7 +47,7 @@ $(BUILD)/%.o: %.c $(HEADERS)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
-	$(CC) -shared $(SAN) -o $@ $^ $(LIBS)
+	$(CC) -shared $(SAN) $(SAN_SO) -o $@ $^ $(LIBS)
 
 # Command-line front end of the engine (used by benchmarks and tests).
 $(BUILD)/rs-tool: $(BUILD)/tools/rs_tool.o $(ENGINE_OBJ)
@@ -72,7 +74,8 @@ test-httpd: all
 	t/run-tests $(BUILD)/mod_resourcesync.so
 
 test-asan:
-	$(MAKE) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer -shared-libasan" OPT=-O1 all build-asan/unit-tests
+	$(MAKE) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
+	    SAN_SO=-shared-libasan OPT=-O1 all build-asan/unit-tests
 	build-asan/unit-tests
 	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
 

@@ -57,6 +57,7 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_header_parser(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(rs_statuspage_handle, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(resourcesync) = {

@@ -8,6 +8,7 @@
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
+ *   mod_resourcesync_statuspage.c "SetHandler resourcesync-status"
  */
 #ifndef MOD_RESOURCESYNC_H
 #define MOD_RESOURCESYNC_H
@@ -164,5 +165,8 @@ int rs_handler_translate(request_rec *r);
 int rs_handler_map(request_rec *r);
 int rs_handler_handle(request_rec *r);
 int rs_handler_link(request_rec *r);
+
+/* mod_resourcesync_statuspage.c */
+int rs_statuspage_handle(request_rec *r);
 
 #endif

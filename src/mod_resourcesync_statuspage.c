@@ -1,0 +1,77 @@
+/* mod_resourcesync_statuspage.c - "SetHandler resourcesync-status".
+ *
+ * A plain-text view of the shared status segment for operators, in the
+ * spirit of mod_status: place it in a <Location> and protect it with
+ * Require.  It reads only the segment (never the store), so it answers
+ * even while the watcher is busy scanning.
+ *
+ *   watcher-pid: 1234
+ *   watcher-state: watching
+ *   heartbeat: 2026-11-22T04:20:00.123Z (age 0.2 s)
+ *   scan-set: -
+ *   scan-files: 15
+ *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
+ */
+#include <apr_strings.h>
+#include <http_protocol.h>
+#include "mod_resourcesync.h"
+#include "rs_time.h"
+
+#define RS_STATUS_HANDLER "resourcesync-status"
+
+static const char *state_name(apr_uint32_t s)
+{
+    switch (s) {
+    case RS_STATE_STARTING: return "starting";
+    case RS_STATE_SCANNING: return "scanning";
+    case RS_STATE_WATCHING: return "watching";
+    case RS_STATE_DEGRADED: return "degraded";
+    default: return "unknown";
+    }
+}
+
+int rs_statuspage_handle(request_rec *r)
+{
+    rs_status_t *st;
+    char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE];
+    apr_time_t hb;
+    apr_uint32_t i;
+    apr_int32_t scanning;
+
+    if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
+        return DECLINED;
+    }
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->header_only) {
+        return OK;
+    }
+    st = rs_status_get();
+    if (!st) {
+        ap_rputs("watcher-state: none (no ResourceSyncSet configured)\n", r);
+        return OK;
+    }
+    hb = st->heartbeat;
+    scanning = st->scan_set;
+    ap_rprintf(r, "watcher-pid: %d\n", (int)st->watcher_pid);
+    ap_rprintf(r, "watcher-state: %s\n", state_name(st->state));
+    ap_rprintf(r, "heartbeat: %s (age %.1f s)\n", hb ? rs_time_format(t1, hb) : "-",
+               hb ? (double)(apr_time_now() - hb) / APR_USEC_PER_SEC : 0.0);
+    ap_rprintf(r, "scan-set: %s\n", scanning >= 0 && (apr_uint32_t)scanning < st->nsets
+                                    ? st->sets[scanning].name : "-");
+    ap_rprintf(r, "scan-files: %" APR_INT64_T_FMT "\n", (apr_int64_t)st->scan_files);
+    for (i = 0; i < st->nsets; i++) {
+        rs_status_set_t e;
+        rs_status_read_set((int)i, &e);
+        ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
+                   " parts=%d at=%s completed=%s consistent-as-of=%s\n", e.name, e.gen,
+                   e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
+                   e.completed ? rs_time_format(t2, e.completed) : "-",
+                   e.consistent ? rs_time_format(t3, e.consistent) : "-");
+    }
+    return OK;
+}

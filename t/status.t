@@ -1,0 +1,66 @@
+# The shared-memory status segment, seen through "SetHandler resourcesync-status".
+use strict;
+use warnings;
+use Apache::Test qw(plan ok);
+use Apache::TestUtil qw(t_cmp);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RSTest qw(base get wait_for fetch_list t_dir);
+
+plan tests => 10;
+
+sub status {
+    my $r = get(base() . '/rs-status');
+    return undef unless $r->code == 200;
+    my %h;
+    my %sets;
+    for (split /\n/, $r->content) {
+        if (/^set: (\S+) (.*)$/) {
+            my ($name, $rest) = ($1, $2);
+            $sets{$name} = { map { split /=/, $_, 2 } split / /, $rest };
+        }
+        elsif (/^([\w-]+): (.*)$/) {
+            $h{$1} = $2;
+        }
+    }
+    $h{sets} = \%sets;
+    return \%h;
+}
+
+# Wait until every set has published its first snapshot.
+my $st = wait_for(sub {
+    my $s = status() or return undef;
+    my @sets = values %{ $s->{sets} };
+    return (@sets && !grep { $_->{generation} == 0 } @sets) ? $s : undef;
+}, 60);
+ok($st);
+ok(t_cmp($st->{'watcher-state'}, qr/^(watching|scanning)$/, 'watcher state'));
+
+# The pid is the rs-watcher child of the server's parent process.
+open my $fh, '<', t_dir() . '/logs/httpd.pid' or die $!;
+chomp(my $ppid = <$fh>);
+my ($wpid) = grep {
+    open my $s, '<', "/proc/$_/stat" or next;
+    my $l = <$s>;
+    $l =~ /^\d+ \(rs-watcher\) \S+ (\d+)/ && $1 == $ppid;
+} map { m{/proc/(\d+)$} ? $1 : () } glob '/proc/[0-9]*';
+ok(t_cmp($st->{'watcher-pid'}, $wpid, 'watcher pid'));
+
+ok(t_cmp($st->{'scan-files'}, qr/^[1-9]\d*$/, 'scan progress counted files'));
+
+# The heartbeat moves.
+my ($hb) = $st->{heartbeat} =~ /^(\S+)/;
+ok(wait_for(sub { my $s = status(); $s && ($s->{heartbeat} =~ /^(\S+)/)[0] ne $hb }, 20));
+
+# Per-set entries agree with what the Resource List says.
+my @names = sort keys %{ $st->{sets} };
+ok(t_cmp("@names", 'aliased dots main mut rules small vset', 'sets of the segment (all vhosts)'));
+for my $set (qw(main small rules)) {
+    my $s = wait_for(sub {
+        my $list = fetch_list($set);
+        my $now = status()->{sets}{$set};
+        return scalar(@{ $list->{entries} }) == $now->{entries} && $list->{at} eq $now->{at};
+    }, 30);
+    ok($s);
+}
+ok(t_cmp($st->{sets}{small}{parts}, 4, 'small is split into 4 parts'));
