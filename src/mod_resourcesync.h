@@ -159,6 +159,7 @@ typedef struct rs_access_t rs_access_t;
 rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
 int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type);
+int rs_access_post_perdir(request_rec *r);
 
 /* mod_resourcesync_handler.c */
 int rs_handler_translate(request_rec *r);

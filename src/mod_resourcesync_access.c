@@ -35,6 +35,20 @@ struct rs_access_t {
 
 static struct ap_logconf quiet_log = { NULL, APLOG_CRIT };
 
+#define RS_ACCESS_NOTE "resourcesync-access-check"
+
+/* post_perdir_config: the directory walk may install a per-directory log
+ * configuration (LogLevel in a section); keep the internal requests quiet
+ * anyway. */
+int rs_access_post_perdir(request_rec *r)
+{
+    if (r->connection && r->connection->notes
+        && apr_table_get(r->connection->notes, RS_ACCESS_NOTE)) {
+        r->log = &quiet_log;
+    }
+    return OK;
+}
+
 static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
 {
     conn_rec *c = apr_pcalloc(p, sizeof(*c));
@@ -54,6 +68,7 @@ static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
     c->keepalive = AP_CONN_CLOSE;
     c->log = &quiet_log;
     c->id = 0;
+    apr_table_setn(c->notes, RS_ACCESS_NOTE, "1");
     return c;
 }
 
