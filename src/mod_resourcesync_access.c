@@ -17,7 +17,8 @@
  * sent anywhere.  Logging of the internal requests is limited to critical
  * messages, so denials do not fill the error log at every rescan.
  *
- * Runs only in the watcher process, single-threaded.
+ * Runs only in the watcher process; each rs_access_t (a connection record
+ * with its own pool and allocator) is used by one thread at a time.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -75,8 +76,15 @@ static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
 rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
 {
     rs_access_t *a = apr_pcalloc(p, sizeof(*a));
+    apr_allocator_t *alloc;
+
     a->set = set;
-    apr_pool_create(&a->cpool, p);
+    /* Its own allocator: checkers of one set run on different threads, and
+     * sibling pools would otherwise share the parent's allocator. */
+    apr_allocator_create(&alloc);
+    apr_allocator_max_free_set(alloc, 1024 * 1024);
+    apr_pool_create_ex(&a->cpool, p, NULL, alloc);
+    apr_allocator_owner_set(alloc, a->cpool);
     a->c = make_conn(a->cpool, set->s);
     return a;
 }

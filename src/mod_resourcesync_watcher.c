@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
@@ -44,6 +45,14 @@
 #define RS_SNAPSHOT_KEEP      apr_time_from_sec(3600)
 
 static apr_proc_t *watcher_proc;
+/* Respawn throttling (parent side; a forked watcher inherits the delay):
+ * a watcher that dies within RS_QUICK_DEATH of its start makes the next
+ * one wait 1, 2, 4 ... up to 60 s before it starts working, so a watcher
+ * that crashes at once cannot spin the parent. */
+#define RS_QUICK_DEATH apr_time_from_sec(10)
+static apr_time_t last_fork;
+static int quick_deaths;
+static apr_interval_time_t start_delay;
 static server_rec *watcher_server;
 static volatile sig_atomic_t stop_flag;
 
@@ -127,7 +136,7 @@ static void progress(void *baton, apr_int64_t files)
 
 /* Scan one set and publish a new snapshot if anything changed. */
 static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
-                    rs_access_t *acc, const rs_logger_t *log, int first)
+                    rs_access_t **acc, int workers, const rs_logger_t *log, int first)
 {
     rs_status_t *st = rs_status_get();
     rs_scan_opts_t so;
@@ -147,7 +156,9 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
     so.dotfiles = set->dotfiles;
     so.cfg = rs_global.fingerprint;
     so.check = rs_access_check;
-    so.check_baton = acc;
+    so.check_baton = acc[0];
+    so.workers = workers;
+    so.check_batons = (void **)acc;
     so.progress = progress;
     so.log = log;
     if (st) {
@@ -231,15 +242,30 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
     prune(p, set, info.gen);
 }
 
+/* Threads for the per-file work of a scan (access checks and hashing).
+ * The checks run httpd's request hooks; a threaded MPM promises that the
+ * loaded modules are thread-safe, prefork does not, so prefork gets one. */
+static int scan_workers(void)
+{
+    int threaded = AP_MPMQ_NOT_SUPPORTED;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) != APR_SUCCESS
+        || threaded == AP_MPMQ_NOT_SUPPORTED) {
+        return 1;
+    }
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 static void watcher_main(apr_pool_t *pool, server_rec *s)
 {
     rs_logger_t log = { watcher_log, s };
     rs_store_t *store = NULL;
-    rs_access_t **acc;
+    rs_access_t ***acc;
     rs_status_t *st = rs_status_get();
     apr_pool_t *iter;
     apr_status_t rv;
-    int i, first = 1;
+    int i, k, first = 1, workers = scan_workers();
 
     prctl(PR_SET_NAME, "rs-watcher", 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
@@ -270,6 +296,9 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         st->heartbeat = apr_time_now();
         st->state = RS_STATE_STARTING;
     }
+    if (start_delay) {
+        apr_sleep(start_delay);
+    }
     rv = rs_store_open(&store, pool, "sqlite3",
                        apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL), &log);
     if (rv != APR_SUCCESS) {
@@ -280,16 +309,21 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), rs_global.sets->nelts);
 
+    /* One access checker (a private connection record) per set and
+     * worker thread. */
     acc = apr_pcalloc(pool, sizeof(*acc) * (apr_size_t)(rs_global.sets->nelts + 1));
     for (i = 0; i < rs_global.sets->nelts; i++) {
-        acc[i] = rs_access_create(pool, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *));
+        acc[i] = apr_pcalloc(pool, sizeof(**acc) * (apr_size_t)workers);
+        for (k = 0; k < workers; k++) {
+            acc[i][k] = rs_access_create(pool, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *));
+        }
     }
     apr_pool_create(&iter, pool);
     while (!stop_flag) {
         apr_time_t next;
         for (i = 0; i < rs_global.sets->nelts && !stop_flag; i++) {
-            run_set(iter, store, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], &log,
-                    first);
+            run_set(iter, store, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], workers,
+                    &log, first);
             apr_pool_clear(iter);
         }
         first = 0;
@@ -336,10 +370,23 @@ static void watcher_maint(int reason, void *data, apr_wait_t status)
                          "server restart", (int)proc->pid);
             break;
         }
+        if (apr_time_now() - last_fork < RS_QUICK_DEATH) {
+            quick_deaths++;
+        }
+        else {
+            quick_deaths = 0;
+        }
+        start_delay = quick_deaths ? apr_time_from_sec(1 << (quick_deaths > 6 ? 6 : quick_deaths - 1))
+                                   : 0;
+        if (start_delay > apr_time_from_sec(60)) {
+            start_delay = apr_time_from_sec(60);
+        }
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, watcher_server, RS_TAG "watcher "
-                     "(pid %d) died (%s %d); starting a new one", (int)proc->pid,
+                     "(pid %d) died (%s %d); starting a new one%s", (int)proc->pid,
                      WIFSIGNALED(status) ? "signal" : "exit status",
-                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+                     start_delay ? apr_psprintf(rs_global.pconf, " in %d s",
+                                                (int)apr_time_sec(start_delay)) : "");
         fork_watcher(rs_global.pconf, watcher_server);
         break;
     case APR_OC_REASON_RESTART:
@@ -357,7 +404,10 @@ static void watcher_maint(int reason, void *data, apr_wait_t status)
 static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s)
 {
     apr_proc_t *proc = apr_pcalloc(pconf, sizeof(*proc));
-    apr_status_t rv = apr_proc_fork(proc, pconf);
+    apr_status_t rv;
+
+    last_fork = apr_time_now();
+    rv = apr_proc_fork(proc, pconf);
 
     if (rv == APR_INCHILD) {
         apr_pool_t *wpool;

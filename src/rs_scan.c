@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <apr_atomic.h>
 #include <apr_hash.h>
+#include <apr_thread_proc.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
 #include "rs_scan.h"
@@ -74,8 +76,8 @@ static int open_file(int dfd, const char *name, const char *target)
 
 /* Fill it with hashes of the file's current content.  sb is updated to
  * the metadata of the version read.  Returns 0, or an errno. */
-static int hash_file(scan_t *sc, apr_pool_t *p, int dfd, const char *name,
-                     const char *target, struct stat *sb, rs_item_t *it)
+static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *name,
+                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed)
 {
     int attempt;
     for (attempt = 0; attempt < 3; attempt++) {
@@ -92,21 +94,21 @@ static int hash_file(scan_t *sc, apr_pool_t *p, int dfd, const char *name,
             close(fd);
             return EINVAL;
         }
-        if (!sc->o->hashes) {
+        if (!o->hashes) {
             close(fd);
             return 0;
         }
 #ifdef POSIX_FADV_SEQUENTIAL
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-        rv = rs_hash_fd(fd, sc->o->hashes, hex, &n);
+        rv = rs_hash_fd(fd, o->hashes, hex, &n);
         if (rv == APR_SUCCESS && fstat(fd, &after) == 0
             && after.st_size == sb->st_size && n == after.st_size
             && mtime_ns(&after) == mtime_ns(sb)) {
             close(fd);
-            sc->stats->hashed += n;
+            *hashed += n;
             for (i = 0; i < RS_HASH_COUNT; i++) {
-                it->hash[i] = (sc->o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
+                it->hash[i] = (o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
             }
             return 0;
         }
@@ -141,62 +143,155 @@ static const char *resolve_link(scan_t *sc, apr_pool_t *p, const char *relpath,
     return apr_pstrdup(p, buf);
 }
 
-static void visit_file(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
-                       const char *name, const char *relpath, struct stat *sb,
-                       const char *target, rs_item_t *row)
-{
-    const rs_scan_opts_t *o = sc->o;
-    rs_item_t it;
-    int rc;
+/* A file that needs the check callback and/or hashing. */
+typedef struct {
+    const char *name;
+    const char *relpath;
+    const char *target;     /* resolved symlink target or NULL */
+    struct stat sb;
+    const rs_item_t *row;   /* stored row or NULL */
+    rs_item_t it;           /* result */
+    int rc;                 /* errno of a failed read, else 0 */
+    apr_int64_t hashed;
+} job_t;
 
-    sc->stats->files++;
-    if (row && same_version(row, sb) && row->ctime_ns == ctime_ns(sb)
+/* 1 if the stored row still describes the file under this configuration. */
+static int unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
+{
+    return row && same_version(row, sb) && row->ctime_ns == ctime_ns(sb)
         && row->cfg && o->cfg && !strcmp(row->cfg, o->cfg)
-        && (!row->listed || has_hashes(row, o->hashes))) {
-        sc->stats->listed += row->listed;
-        return;
+        && (!row->listed || has_hashes(row, o->hashes));
+}
+
+/* The per-file work; runs on any worker thread, allocating only from p. */
+static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
+                    const char *dir, job_t *j)
+{
+    rs_item_t *it = &j->it;
+    const rs_item_t *row = j->row;
+
+    memset(it, 0, sizeof(*it));
+    it->dir = dir;
+    it->name = j->name;
+    it->cfg = o->cfg;
+    it->listed = 1;
+    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
+        it->listed = 0;
     }
-    memset(&it, 0, sizeof(it));
-    it.dir = dir;
-    it.name = name;
-    it.cfg = o->cfg;
-    it.listed = 1;
-    if (o->check && !o->check(o->check_baton, p, relpath, 0, &it.type)) {
-        it.listed = 0;
-    }
-    if (it.listed) {
-        if (row && same_version(row, sb) && has_hashes(row, o->hashes)) {
+    if (it->listed) {
+        if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
             /* Same content (only the inode's status changed, e.g. chmod):
              * keep the hashes, but make sure the file is still readable. */
-            int fd = open_file(dfd, name, target);
-            rc = fd < 0 ? errno : 0;
+            int fd = open_file(dfd, j->name, j->target);
+            j->rc = fd < 0 ? errno : 0;
             if (fd >= 0) {
                 close(fd);
             }
-            memcpy(it.hash, row->hash, sizeof(it.hash));
+            memcpy(it->hash, row->hash, sizeof(it->hash));
         }
         else {
-            rc = hash_file(sc, p, dfd, name, target, sb, &it);
+            j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
         }
-        if (rc != 0) {
-            it.listed = 0;
-            memset(it.hash, 0, sizeof(it.hash));
-            rs_log_emit(o->log, RS_LOG_WARN, rc,
-                        "set %s: cannot read '%s', not listed until it is readable",
-                        o->set, relpath);
+        if (j->rc != 0) {
+            it->listed = 0;
+            memset(it->hash, 0, sizeof(it->hash));
         }
     }
-    it.size = sb->st_size;
-    it.mtime_ns = mtime_ns(sb);
-    it.ctime_ns = ctime_ns(sb);
-    it.dev = (apr_int64_t)sb->st_dev;
-    it.ino = (apr_int64_t)sb->st_ino;
-    if (rs_store_put(sc->st, o->set, &it) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+    it->size = j->sb.st_size;
+    it->mtime_ns = mtime_ns(&j->sb);
+    it->ctime_ns = ctime_ns(&j->sb);
+    it->dev = (apr_int64_t)j->sb.st_dev;
+    it->ino = (apr_int64_t)j->sb.st_ino;
+}
+
+typedef struct {
+    const rs_scan_opts_t *o;
+    const char *dir;
+    int dfd;
+    job_t *jobs;
+    apr_uint32_t njobs;
+    volatile apr_uint32_t next;
+} batch_t;
+
+typedef struct {
+    batch_t *b;
+    void *baton;
+    apr_pool_t *pool;
+} worker_t;
+
+static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
+{
+    worker_t *w = data;
+    apr_uint32_t i;
+    while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
+        run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
     }
-    sc->stats->written++;
-    sc->stats->listed += it.listed;
-    wrote(sc);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+/* Run a directory's jobs, on worker threads when it is worth it. */
+static void run_batch(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                      job_t *jobs, int njobs)
+{
+    const rs_scan_opts_t *o = sc->o;
+    int nw = o->workers > 1 && o->check_batons ? o->workers : 1, i, started = 0;
+    batch_t b;
+
+    if (nw > njobs / 4) {
+        nw = njobs / 4 > 0 ? njobs / 4 : 1;
+    }
+    if (nw <= 1) {
+        void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
+        for (i = 0; i < njobs; i++) {
+            run_job(o, baton, p, dfd, dir, &jobs[i]);
+        }
+        return;
+    }
+    b.o = o;
+    b.dir = dir;
+    b.dfd = dfd;
+    b.jobs = jobs;
+    b.njobs = (apr_uint32_t)njobs;
+    b.next = 0;
+    {
+        apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
+        worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
+        for (i = 0; i < nw; i++) {
+            apr_allocator_t *alloc;
+            /* Own allocator per worker: pools are not thread-safe, and
+             * sibling pools share their parent's allocator. */
+            apr_allocator_create(&alloc);
+            apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
+            apr_allocator_owner_set(alloc, w[i].pool);
+            w[i].b = &b;
+            w[i].baton = o->check_batons[i];
+        }
+        for (i = 0; i < nw; i++) {
+            if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
+                th[i] = NULL;
+            }
+            else {
+                started++;
+            }
+        }
+        if (!started) {
+            /* No threads: do the work here. */
+            worker_t *w0 = &w[0];
+            apr_uint32_t k;
+            while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
+                run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
+            }
+        }
+        for (i = 0; i < nw; i++) {
+            apr_status_t trv;
+            if (th[i]) {
+                apr_thread_join(&trv, th[i]);
+            }
+        }
+        /* The results live in the worker pools, children of p: they stay
+         * valid until the caller is done with this directory. */
+    }
 }
 
 typedef struct {
@@ -211,6 +306,8 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     apr_hash_t *rows;
     apr_array_header_t *ents;
     apr_hash_index_t *hi;
+    apr_array_header_t *jobs, *subdirs;
+    void *dir_baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
     DIR *d;
     struct dirent *de;
     int i, fd2;
@@ -249,6 +346,10 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         return;
     }
 
+    /* Pass 1: classify the entries; collect the files that need work and
+     * the subdirectories to descend into. */
+    jobs = apr_array_make(p, 16, sizeof(job_t));
+    subdirs = apr_array_make(p, 8, sizeof(const char *));
     for (i = 0; i < ents->nelts && sc->err == APR_SUCCESS; i++) {
         dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
         const char *relpath = *dir ? apr_pstrcat(ep, dir, "/", e->name, NULL) : e->name;
@@ -265,36 +366,71 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
             continue;     /* vanished since readdir */
         }
         if (S_ISLNK(sb.st_mode)) {
-            target = resolve_link(sc, ep, relpath, &sb);
+            target = resolve_link(sc, p, relpath, &sb);
             if (!target) {
                 apr_pool_clear(ep);
                 continue;
             }
         }
         if (S_ISDIR(sb.st_mode)) {
-            int cfd;
-            if (o->check && !o->check(o->check_baton, ep, relpath, 1, NULL)) {
-                apr_pool_clear(ep);
-                continue;
-            }
-            cfd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (cfd < 0) {
-                rs_log_emit(o->log, RS_LOG_WARN, errno,
-                            "set %s: cannot open directory '%s'", o->set, relpath);
-            }
-            else {
-                walk(sc, cfd, apr_pstrdup(p, relpath), p);
-                close(cfd);
+            if (!o->check || o->check(dir_baton, ep, relpath, 1, NULL)) {
+                APR_ARRAY_PUSH(subdirs, const char *) = e->name;
             }
         }
         else if (S_ISREG(sb.st_mode)) {
             apr_hash_set(rows, e->name, APR_HASH_KEY_STRING, NULL);
-            visit_file(sc, ep, dfd, dir, e->name, relpath, &sb, target, row);
-            if (o->progress && (sc->stats->files % 4096) == 0) {
-                o->progress(o->progress_baton, sc->stats->files);
+            sc->stats->files++;
+            if (unchanged(o, row, &sb)) {
+                sc->stats->listed += row->listed;
+            }
+            else {
+                job_t *j = apr_array_push(jobs);
+                memset(j, 0, sizeof(*j));
+                j->name = e->name;
+                j->relpath = apr_pstrdup(p, relpath);
+                j->target = target;
+                j->sb = sb;
+                j->row = row;
             }
         }
         apr_pool_clear(ep);
+    }
+
+    /* Pass 2: the expensive per-file work, possibly on several threads. */
+    run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
+
+    /* Pass 3: write the results (this thread only). */
+    for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
+        job_t *j = &APR_ARRAY_IDX(jobs, i, job_t);
+        if (j->rc != 0) {
+            rs_log_emit(o->log, RS_LOG_WARN, j->rc,
+                        "set %s: cannot read '%s', not listed until it is readable",
+                        o->set, j->relpath);
+        }
+        if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
+            sc->err = APR_EGENERAL;
+        }
+        sc->stats->written++;
+        sc->stats->listed += j->it.listed;
+        sc->stats->hashed += j->hashed;
+        wrote(sc);
+    }
+    if (o->progress) {
+        o->progress(o->progress_baton, sc->stats->files);
+    }
+
+    /* Then the subdirectories, depth first. */
+    for (i = 0; i < subdirs->nelts && sc->err == APR_SUCCESS; i++) {
+        const char *name = APR_ARRAY_IDX(subdirs, i, const char *);
+        const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+        int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cfd < 0) {
+            rs_log_emit(o->log, RS_LOG_WARN, errno,
+                        "set %s: cannot open directory '%s'", o->set, relpath);
+            continue;
+        }
+        walk(sc, cfd, relpath, p);
+        close(cfd);
     }
 
     /* Rows whose file is gone (or is no longer a listable file). */

@@ -13,6 +13,13 @@
  * re-checked until they change; an unreadable file is logged once per
  * version.  Symlinked directories are not descended.
  *
+ * Threads: per directory, the walk (readdir, fstatat, store reads and
+ * writes) stays on the calling thread; the per-file work that dominates a
+ * first scan - the check callback and hashing - is spread over
+ * opts->workers threads, each with its own pool and allocator.  Results are
+ * written by the calling thread once the directory's batch is done, so
+ * the store is only ever used from one thread.
+ *
  * Races: a file may change while it is hashed.  The file is fstat()ed
  * before and after reading; on a difference the file is read again (a few
  * times), and a file that never holds still is recorded with the metadata
@@ -45,6 +52,12 @@ typedef struct rs_scan_opts_t {
     const char *cfg;                      /* fingerprint of check config */
     rs_scan_check_fn *check;              /* NULL: everything is served */
     void *check_baton;
+    /* Parallel work: files that need a check or hashing are processed by
+     * `workers` threads (0 or 1: inline).  Worker i calls check with
+     * check_batons[i] (required when workers > 1): the callback need not
+     * be thread-safe across batons, only for distinct ones. */
+    int workers;
+    void **check_batons;
     rs_scan_progress_fn *progress;
     void *progress_baton;
     const rs_logger_t *log;
