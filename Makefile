@@ -75,7 +75,7 @@ test-httpd: all
 
 test-asan:
 	$(MAKE) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
-	    SAN_SO=-shared-libasan OPT=-O1 all build-asan/unit-tests
+	    SAN_SO=-shared-libasan OPT=-O1 CFLAGS=-Wno-null-pointer-subtraction all build-asan/unit-tests
 	build-asan/unit-tests
 	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
 
@@ -86,4 +86,5 @@ bench: all
 	bench/run
 
 clean:
-	rm -rf build build-asan t/logs t/conf/httpd.conf t/conf/apache_test_config.pm t/conf/extra.conf t/conf/modules.conf t/htdocs/generated
+	rm -rf build build-asan t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
+	    t/conf/extra.conf t/conf/rs-module.conf t/conf/htpasswd t/htdocs/generated t/aliased
