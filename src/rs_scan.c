@@ -179,7 +179,13 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
         it->listed = 0;
     }
     if (it->listed) {
-        if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
+        if (!o->hashes) {
+            /* Nothing to read: only make sure the run user can. */
+            int ok = j->target ? access(j->target, R_OK) == 0
+                               : faccessat(dfd, j->name, R_OK, AT_EACCESS) == 0;
+            j->rc = ok ? 0 : errno;
+        }
+        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
             /* Same content (only the inode's status changed, e.g. chmod):
              * keep the hashes, but make sure the file is still readable. */
             int fd = open_file(dfd, j->name, j->target);
