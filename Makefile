@@ -5,7 +5,9 @@
 #   make test       engine unit tests (Check) + Apache::Test suite
 #   make test-asan  the same suite with the module under AddressSanitizer
 #   make run        httpd on 127.0.0.1 with the module on an example tree
-#   make bench      benchmarks (see bench/README)
+#   make bench      benchmarks (see docs/BENCHMARKS.md)
+#   make install    module into apxs' LIBEXECDIR, Debian-style .load/.conf into
+#                   $(DESTDIR)/etc/apache2/mods-available
 
 APXS      ?= apxs
 CC        ?= gcc
@@ -38,7 +40,7 @@ GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 HEADERS    = $(wildcard src/*.h)
 
-.PHONY: all deps test test-unit test-httpd test-asan run bench clean
+.PHONY: all deps test test-unit test-httpd test-asan run bench clean install
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
@@ -84,6 +86,12 @@ run: all
 
 bench: all
 	bench/run
+
+LIBEXECDIR := $(shell $(APXS) -q LIBEXECDIR 2>/dev/null)
+install: all
+	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)/etc/apache2/mods-available
+	install -m 644 $(BUILD)/mod_resourcesync.so $(DESTDIR)$(LIBEXECDIR)/
+	install -m 644 conf/resourcesync.load conf/resourcesync.conf $(DESTDIR)/etc/apache2/mods-available/
 
 clean:
 	rm -rf build build-asan t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
