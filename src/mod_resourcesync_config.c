@@ -278,10 +278,13 @@ static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
     rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
     apr_uri_t uri;
     (void)mconfig;
+    /* A path is allowed for servers published below a prefix by a reverse
+     * proxy: every absolute URL is then <base><URL-path>. */
     if (!valid_url(arg) || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
-        || (uri.path && strcmp(uri.path, "/") && *uri.path)) {
+        || (uri.path && !valid_url_path(uri.path))) {
         return apr_psprintf(cmd->pool, "ResourceSyncBaseURL: invalid URL '%s' (give "
-                            "scheme://host[:port], e.g. https://data.example.org)", arg);
+                            "scheme://host[:port][/path], e.g. https://data.example.org)",
+                            arg);
     }
     sc->base_url = strip_slash(cmd->pool, arg);
     if (sc->base_url[strlen(sc->base_url) - 1] == '/') {
