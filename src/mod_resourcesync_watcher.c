@@ -61,6 +61,11 @@ static void watcher_log(void *baton, int level, apr_status_t rv, const char *msg
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
+/* Per set: failures since the last success.  A failing store or a full
+ * disk is logged once at error level (then at debug on every retry) and
+ * once more when it recovers. */
+static int failing[RS_MAX_SETS];
+
 /* Options of a set that shape its snapshot; a change forces a new one. */
 static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
 {
@@ -169,7 +174,8 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
     rv = rs_scan_set(store, &so, p, &stats);
     end = apr_time_now();
     if (rv != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: scan failed; keeping the previous "
+        rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+                    "set %s: scan failed; keeping the previous "
                     "Resource List", set->name);
         return;
     }
@@ -220,7 +226,8 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
         if ((rv = apr_dir_make(tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS
             || (rv = rs_snapshot_write(store, &sn, tmp, gen, p, &info)) != APR_SUCCESS
             || (rv = apr_file_rename(tmp, final, p)) != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Resource List snapshot "
+            rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+                        "set %s: cannot write Resource List snapshot "
                         "%s; keeping the previous one", set->name, final);
             remove_tree(p, tmp);
             return;
@@ -228,6 +235,11 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
                           apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), key);
+    }
+    if (failing[set->slot]) {
+        rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
+                    set->name);
+        failing[set->slot] = 0;
     }
     cur.gen = info.gen;
     cur.at = info.at;
