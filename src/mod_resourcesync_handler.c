@@ -187,7 +187,10 @@ int rs_handler_handle(request_rec *r)
         return DECLINED;
     }
     sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
+    /* The Allow header of a 405 is made from r->allowed_methods (not from
+     * r->allowed); M_GET stands for GET and HEAD. */
     r->allowed |= (AP_METHOD_BIT << M_GET);
+    ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
     if (r->method_number != M_GET) {
         return HTTP_METHOD_NOT_ALLOWED;
     }

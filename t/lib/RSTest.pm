@@ -36,8 +36,8 @@ sub base  { 'http://' . Apache::TestRequest::hostport() }
 # Base URL of the IP-based virtual host (port from conf/rs-module.conf).
 sub vhost_base {
     open my $fh, '<', t_dir() . '/conf/rs-module.conf' or die $!;
-    while (<$fh>) {
-        return "http://127.0.0.1:$1" if /RS_VHOST_PORT (\d+)/;
+    while (my $line = <$fh>) {      # not $_: callers may be inside map/for
+        return "http://127.0.0.1:$1" if $line =~ /RS_VHOST_PORT (\d+)/;
     }
     die "no RS_VHOST_PORT";
 }
@@ -177,7 +177,7 @@ use Time::HiRes qw(sleep time);
 
 sub module_path {
     open my $fh, '<', RSTest::t_dir() . '/conf/rs-module.conf' or die $!;
-    while (<$fh>) { return $1 if /^LoadModule resourcesync_module (\S+)/ }
+    while (my $line = <$fh>) { return $1 if $line =~ /^LoadModule resourcesync_module (\S+)/ }
     die "no module path";
 }
 

@@ -1,0 +1,220 @@
+# HTTP behaviour of the documents (validators, conditional requests, HEAD,
+# Range, methods, URLs that are not documents, malformed requests) and the
+# Link: <capability list>; rel="resourcesync" header on resources.
+use strict;
+use warnings;
+use Test::More;
+use Apache::Test ();
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use HTTP::Date ();
+use RSTest qw(get head req doc xpc wait_for sd_url cap_url rl_url base vhost_base);
+use RSTest::Docs qw(media_type part_urls);
+
+my $B = base();
+my $V = vhost_base();
+
+# Wait for the first scan (resourcelist.xml answers 503 before it).
+for my $u (rl_url('main'), rl_url('small'), rl_url('vset', $V, '/rs')) {
+    my $ok = wait_for(sub { get($u)->code == 200 }, 60);
+    ok($ok, "$u available");
+}
+my ($part1) = part_urls(xpc(doc(get(rl_url('small'))->content)));
+ok($part1, "small has a part: " . ($part1 // 'none'));
+
+my %DOCS = (
+    'SD'                => sd_url(),
+    'SD (vhost)'        => sd_url($V),
+    'capability list'   => cap_url('main'),
+    'capability list (vhost)' => cap_url('vset', $V, '/rs'),
+    'resource list'     => rl_url('main'),
+    'resource list (vhost)' => rl_url('vset', $V, '/rs'),
+    'index'             => rl_url('small'),
+    'part'              => $part1 // rl_url('small') . '-no-part',
+);
+
+# --- validators, conditional requests, HEAD ------------------------------
+for my $kind (sort keys %DOCS) {
+    my $u = $DOCS{$kind};
+    my $r = get($u);
+    is($r->code, 200, "$kind: GET $u") or next;
+    is(media_type(scalar $r->header('Content-Type')), 'application/xml',
+       "$kind: Content-Type application/xml");
+    my $etag = $r->header('ETag');
+    my $lm   = $r->header('Last-Modified');
+    ok(defined $etag && $etag =~ /^(?:W\/)?"[^"]+"$/, "$kind: ETag") or diag($etag // 'none');
+    ok(defined $lm && defined HTTP::Date::str2time($lm), "$kind: Last-Modified")
+        or diag($lm // 'none');
+    my $body = $r->content;
+    is($r->header('Content-Length'), length $body, "$kind: Content-Length = body length");
+    ok(length($body) > 0 && eval { doc($body) }, "$kind: body is XML");
+    next unless defined $etag && defined $lm;
+
+    my $c = get($u, 'If-None-Match' => $etag);
+    is($c->code, 304, "$kind: If-None-Match with the ETag -> 304");
+    is($c->header('ETag'), $etag, "$kind: 304 carries the ETag");
+    is(length($c->content), 0, "$kind: 304 has no body");
+    $c = get($u, 'If-None-Match' => '"something-else"');
+    is($c->code, 200, "$kind: If-None-Match with another ETag -> 200");
+    $c = get($u, 'If-None-Match' => "\"x\", $etag");
+    is($c->code, 304, "$kind: If-None-Match with a list containing the ETag -> 304");
+    $c = get($u, 'If-Modified-Since' => $lm);
+    is($c->code, 304, "$kind: If-Modified-Since Last-Modified -> 304");
+    $c = get($u, 'If-Modified-Since' => HTTP::Date::time2str(HTTP::Date::str2time($lm) - 86400));
+    is($c->code, 200, "$kind: If-Modified-Since a day earlier -> 200");
+    is($c->content, $body, "$kind: ... with the same body");
+
+    my $h = head($u);
+    is($h->code, 200, "$kind: HEAD -> 200");
+    is($h->header('Content-Type'), $r->header('Content-Type'), "$kind: HEAD same Content-Type");
+    is($h->header('Content-Length'), $r->header('Content-Length'), "$kind: HEAD same Content-Length");
+    is($h->header('ETag'), $etag, "$kind: HEAD same ETag");
+    is(length($h->content), 0, "$kind: HEAD has no body");
+    is(head($u, 'If-None-Match' => $etag)->code, 304, "$kind: conditional HEAD -> 304");
+
+    # A query string is ignored.
+    $c = get("$u?x=1&y=../../etc/passwd");
+    is($c->code, 200, "$kind: with a query string -> 200");
+    is($c->content, $body, "$kind: ... and the same body");
+
+    # Methods other than GET and HEAD.
+    for my $m (qw(POST PUT DELETE)) {
+        my $mr = req($m, $u, 'Content-Type' => 'application/xml', 'Content-Length' => 0);
+        is($mr->code, 405, "$kind: $m -> 405");
+        my %allow = map { uc($_) => 1 } split /\s*,\s*/, ($mr->header('Allow') // '');
+        ok($allow{GET} && $allow{HEAD}, "$kind: $m: Allow lists GET and HEAD")
+            or diag('Allow: ' . ($mr->header('Allow') // 'none'));
+        ok(!$allow{$m}, "$kind: $m: Allow does not list $m");
+    }
+    # OPTIONS: answered (200) or refused (405), either way with the Allow list.
+    my $o = req('OPTIONS', $u);
+    ok($o->code == 200 || $o->code == 405, "$kind: OPTIONS -> 200 or 405") or diag($o->code);
+    my %allow = map { uc($_) => 1 } split /\s*,\s*/, ($o->header('Allow') // '');
+    ok($allow{GET} && $allow{HEAD} && !$allow{POST}, "$kind: OPTIONS: Allow lists GET and HEAD, not POST")
+        or diag('Allow: ' . ($o->header('Allow') // 'none'));
+}
+
+# --- Range on a part ------------------------------------------------------
+{
+    my $u = $DOCS{part};
+    my $full = get($u)->content;
+    my $len = length $full;
+    ok($len > 40, "part is long enough for the Range tests ($len bytes)");
+    my $r = get($u, Range => 'bytes=10-29');
+    is($r->code, 206, 'Range bytes=10-29 -> 206');
+    is($r->content, substr($full, 10, 20), '... the right 20 bytes');
+    is($r->header('Content-Range'), "bytes 10-29/$len", '... Content-Range');
+    $r = get($u, Range => 'bytes=-15');
+    is($r->code, 206, 'Range bytes=-15 -> 206');
+    is($r->content, substr($full, -15), '... the last 15 bytes');
+    my $etag = get($u)->header('ETag') // '"none"';
+    $r = get($u, Range => 'bytes=0-9', 'If-Range' => $etag);
+    is($r->code, 206, 'If-Range with the ETag -> 206');
+    is($r->content, substr($full, 0, 10), '... the first 10 bytes');
+    $r = get($u, Range => 'bytes=0-9', 'If-Range' => '"other"');
+    is($r->code, 200, 'If-Range with another ETag -> 200');
+    is($r->content, $full, '... the whole part');
+
+    # Bogus ranges: ignored (200, whole body), 206, or a 4xx (416, or 400 for a
+    # malformed header line); never a 5xx.
+    my @bogus = ('bytes=abc', 'bytes=5-2', 'bytes=-0', 'chars=1-2', 'bytes=', 'bytes',
+                 'bytes=99999999-', 'bytes=18446744073709551616-', 'bytes=-18446744073709551616',
+                 'bytes=1-2-3', 'bytes=--1', 'bytes=' . '0-1,' x 300 . '0-1', 'bytes=0x10-0x20',
+                 "bytes=\x{7f}1-2", 'bytes=  1 - 2 ');
+    for my $rg (@bogus) {
+        my $br = get($u, Range => $rg);
+        my $show = length($rg) > 40 ? substr($rg, 0, 40) . '...' : $rg;
+        $show =~ s/([^\x20-\x7e])/sprintf('\\x%02x', ord $1)/ge;
+        ok($br->code == 200 || $br->code == 206 || ($br->code >= 400 && $br->code < 500),
+           "Range '$show' -> 200, 206 or 4xx") or diag($br->status_line);
+        is($br->content, $full, "Range '$show' ignored: whole part") if $br->code == 200;
+    }
+}
+
+# --- URLs under the prefix that are no documents: 404 ---------------------
+for my $p ('/resourcesync/nope/capabilitylist.xml', '/resourcesync/main/nothing.xml',
+           '/resourcesync/', '/resourcesync', '/resourcesync/main', '/resourcesync/main/',
+           '/resourcesync/main/capabilitylist.xml/', '/resourcesync/main/resourcelist/',
+           '/resourcesync/main/resourcelist', '/resourcesync/MAIN/capabilitylist.xml',
+           '/resourcesync/main/CAPABILITYLIST.XML', '/resourcesync/vset/capabilitylist.xml',
+           '/rs/vset/capabilitylist.xml', '/.well-known/resourcesync/',
+           '/.well-known/resourcesync.xml') {
+    my $r = get("$B$p");
+    is($r->code, 404, "GET $p -> 404") or diag($r->status_line);
+}
+for my $p ('/rs/nope/capabilitylist.xml', '/rs/', '/rs', '/rs/vset/nothing.xml',
+           '/resourcesync/vset/capabilitylist.xml', '/resourcesync/main/capabilitylist.xml') {
+    my $r = get("$V$p");
+    is($r->code, 404, "vhost GET $p -> 404") or diag($r->status_line);
+}
+
+# --- malformed requests: 4xx (or a harmless 200), never 5xx ---------------
+my @malformed = (
+    '/resourcesync/main/%2e%2e/%2e%2e/etc/passwd', '/resourcesync/main/../../../etc/passwd',
+    '/resourcesync/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/resourcesync/main/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
+    '/resourcesync/main%2Fcapabilitylist.xml', '/resourcesync/small/resourcelist%2F1-1.xml',
+    '/resourcesync/main/capabilitylist.xml%00', '/resourcesync/main/%00',
+    '/resourcesync/%00/capabilitylist.xml', '/resourcesync/main/capabilitylist.xml%00.txt',
+    '/resourcesync/main/%ff%fe', '/resourcesync/main/%', '/resourcesync/main/%zz',
+    '/resourcesync/main/' . ('a' x 5000), '/resourcesync/' . ('x/' x 2500),
+    '/resourcesync/small/resourcelist/' . ('9' x 5000) . '-1.xml',
+    '/resourcesync/main/' . ('a' x 9000),
+    '/resourcesync/main/capabilitylist.xml?' . ('q' x 5000),
+    '/resourcesync/main/resourcelist.xml?%00', '/.well-known/resourcesync?%ff',
+    '/.well-known/%2e%2e/resourcesync', '/resourcesync/main/./capabilitylist.xml',
+    '/resourcesync//main//capabilitylist.xml',
+);
+for my $p (@malformed) {
+    my $r = get("$B$p");
+    my $show = length($p) > 60 ? substr($p, 0, 60) . '...' : $p;
+    ok(($r->code >= 400 && $r->code < 500) || $r->code == 200, "$show -> 4xx or 200")
+        or diag($r->status_line);
+    unlike($r->content, qr/^root:/m, "$show: no file outside the tree");
+}
+
+# --- Link: <capability list>; rel="resourcesync" ---------------------------
+# rel="resourcesync" targets of a response's Link headers
+sub rs_links {
+    my ($r) = @_;
+    my @t;
+    for my $v ($r->header('Link')) {
+        for my $l (split /,(?=\s*<)/, $v) {
+            push @t, $1 if $l =~ /^\s*<([^>]*)>\s*;.*\brel\s*=\s*"?resourcesync"?/;
+        }
+    }
+    return @t;
+}
+
+my $ims_file = "$B/generated/main/README.txt";
+my $etag = get($ims_file)->header('ETag');
+my @link_cases = (
+    # [what, method, url, headers, expected status, expected capability list]
+    ['200 in main',       'GET',  $ims_file, [], 200, cap_url('main')],
+    ['HEAD in main',      'HEAD', $ims_file, [], 200, cap_url('main')],
+    ['304 in main',       'GET',  $ims_file, ['If-None-Match' => $etag // '"none"'], 304, cap_url('main')],
+    ['404 in main',       'GET',  "$B/generated/main/no-such-file.txt", [], 404, cap_url('main')],
+    ['200 in small',      'GET',  "$B/generated/small/f01.txt", [], 200, cap_url('small')],
+    ['200 in rules',      'GET',  "$B/generated/rules/ok.txt", [], 200, cap_url('rules')],
+    ['403 Require denied', 'GET', "$B/generated/rules/denied/d.txt", [], 403, cap_url('rules')],
+    ['403 <Files> denied', 'GET', "$B/generated/rules/secret.txt", [], 403, cap_url('rules')],
+    ['401 basic auth',    'GET',  "$B/generated/rules/private/p.txt", [], 401, cap_url('rules')],
+    ['200 aliased',       'GET',  "$B/aliased/a1.txt", [], 200, cap_url('aliased')],
+    ['404 aliased',       'GET',  "$B/aliased/missing.txt", [], 404, cap_url('aliased')],
+    ['200 vset',          'GET',  "$V/vdata/v1.txt", [], 200, cap_url('vset', $V, '/rs')],
+    ['404 vset',          'GET',  "$V/vdata/missing.txt", [], 404, cap_url('vset', $V, '/rs')],
+    ['outside: /index.html',     'GET', "$B/index.html", [], 200, undef],
+    ['outside: 404 /missing',    'GET', "$B/missing.html", [], 404, undef],
+    ['outside: vhost /outside.txt', 'GET', "$V/outside.txt", [], 200, undef],
+    ['outside: the SD',          'GET', sd_url(), [], 200, undef],
+    ['outside: the vhost SD',    'GET', sd_url($V), [], 200, undef],
+);
+for my $c (@link_cases) {
+    my ($what, $m, $u, $h, $status, $want) = @$c;
+    my $r = req($m, $u, @$h);
+    is($r->code, $status, "Link/$what: $m $u -> $status");
+    is_deeply([rs_links($r)], [defined $want ? ($want) : ()],
+              "Link/$what: " . (defined $want ? "rel=resourcesync to $want" : 'no rel=resourcesync'))
+        or diag('Link: ' . join(' | ', $r->header('Link')));
+}
+
+done_testing();

@@ -1,0 +1,81 @@
+# Resource List Index of set "small" (ResourceSyncMaxEntries 3, 10 files)
+# and the URLs of its parts, valid and not.
+use strict;
+use warnings;
+use Test::More;
+use Apache::Test ();
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RSTest qw(get doc xpc wait_for cap_url rl_url);
+use RSTest::Docs qw(set_info tree_files loc_relpath part_urls);
+
+my $si = set_info('small');
+my $cl = cap_url('small');
+my $rl = rl_url('small');
+
+my @files = sort(tree_files($si->{dir}));
+is(scalar @files, 10, 'small: 10 files on disk');
+
+my $r = wait_for(sub { my $r = get($rl); $r->code == 503 ? undef : $r }, 60) || get($rl);
+is($r->code, 200, "GET $rl");
+my $d = doc($r->content);
+my $x = xpc($d);
+is($d->documentElement->localname, 'sitemapindex', 'small: resourcelist.xml is an index');
+my @parts = part_urls($x);
+is(scalar @parts, 4, 'small: 4 parts (10 entries, 3 per part)');
+
+# Part URLs: <prefix>/small/resourcelist/<gen>-<n>.xml, one generation, n = 1..4.
+my $part_base = base_of($rl) . '/resourcelist/';
+my @gens;
+for my $i (0 .. $#parts) {
+    my ($gen, $n) = $parts[$i] =~ m{^\Q$part_base\E([1-9][0-9]*)-([1-9][0-9]*)\.xml$};
+    ok(defined $n && $n == $i + 1, "part URL $parts[$i] is <gen>-" . ($i + 1) . '.xml');
+    push @gens, $gen // 'none';
+}
+my %g = map { $_ => 1 } @gens;
+is(scalar keys %g, 1, 'all parts belong to one generation');
+my $gen = $gens[0];
+
+my (%seen, @dups);
+for my $p (@parts) {
+    my $pr = get($p);
+    is($pr->code, 200, "GET $p") or next;
+    my $pd = doc($pr->content);
+    my $px = xpc($pd);
+    is($pd->documentElement->localname, 'urlset', "$p: a urlset");
+    is_deeply([map { $_->value } $px->findnodes('/sm:urlset/rs:ln[@rel="up"]/@href')], [$cl],
+              "$p: rs:ln up = capability list");
+    is_deeply([map { $_->value } $px->findnodes('/sm:urlset/rs:ln[@rel="index"]/@href')], [$rl],
+              "$p: rs:ln index = resourcelist.xml");
+    my @locs = map { $_->textContent } $px->findnodes('/sm:urlset/sm:url/sm:loc');
+    ok(@locs >= 1 && @locs <= 3, "$p: 1 to 3 entries") or diag(scalar @locs);
+    for my $loc (@locs) {
+        my $rel = loc_relpath($loc, $si->{url_base}) // "?$loc";
+        push @dups, $rel if $seen{$rel}++;
+    }
+}
+is_deeply(\@dups, [], 'no entry in two parts');
+is_deeply([sort keys %seen], \@files, 'the parts together list exactly the 10 files');
+
+# Part URLs that do not exist, or are not part URLs at all: 404, never 500.
+my @bad = ("$gen-99.xml", "$gen-5.xml", "$gen-0.xml", 'abc.xml', '1-x.xml', '-1.xml',
+           '01-1.xml', "$gen-01.xml", '0-1.xml', "$gen--1.xml", "+$gen-1.xml",
+           "$gen-1.xml.bak", "$gen-1.XML", "$gen-1", "$gen-1.xml/", "%20$gen-1.xml",
+           "$gen-1.xml%00", "$gen.xml", "$gen-", '', ($gen + 1) . '-1.xml',
+           ($gen + 1000) . '-1.xml', '999999999999999999-1.xml',
+           '99999999999999999999999999-1.xml', "$gen-99999999999999999999.xml",
+           "$gen-999999999.xml", "$gen-4294967297.xml", "$gen-2147483648.xml", '18446744073709551617-1.xml');
+for my $b (@bad) {
+    my $u = $part_base . $b;
+    my $br = get($u);
+    is($br->code, 404, "GET $u -> 404") or diag($br->status_line);
+}
+# The same names below a set that has no index, and below an unknown set.
+for my $u (base_of(rl_url('main')) . "/resourcelist/1-1.xml",
+           base_of(rl_url('nope')) . "/resourcelist/1-1.xml") {
+    is(get($u)->code, 404, "GET $u -> 404");
+}
+
+sub base_of { (my $u = $_[0]) =~ s{/resourcelist\.xml$}{}; $u }
+
+done_testing();
