@@ -75,4 +75,4 @@ put("$g/vhost/vdata/v2.txt", "vhost 2\n");
 put("$g/vhost/outside.txt", "not in a set\n");
 
 # htpasswd for rules/private (user "u", password "p")
-put("$t/conf/htpasswd", "u:\$apr1\$x3nOsbRk\$Bq7a6qC1fYcaUF8z8b5ba/\n");
+put("$t/conf/htpasswd", "u:\$apr1\$x3nOsbRk\$TAoFmmXpacG5kUKv2k6AU.\n");
