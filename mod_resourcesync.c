@@ -25,7 +25,7 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
                           server_rec *s)
 {
     (void)plog;
-    if (rs_config_resolve(pconf, ptemp, s) != OK) {
+    if (rs_config_resolve(pconf, ptemp, s, 1) != OK) {
         return !OK;
     }
     /* The first pass at startup only validates; the real one renders,
@@ -42,6 +42,13 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     return OK;
 }
 
+static int rs_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                           server_rec *s)
+{
+    (void)plog;
+    return rs_config_resolve(pconf, ptemp, s, 0);
+}
+
 static void rs_child_init(apr_pool_t *p, server_rec *s)
 {
     rs_status_child_init(p, s);
@@ -51,6 +58,7 @@ static void rs_register_hooks(apr_pool_t *p)
 {
     (void)p;
     ap_hook_pre_config(rs_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(rs_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(rs_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(rs_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_translate_name(rs_handler_translate, NULL, NULL, APR_HOOK_FIRST);

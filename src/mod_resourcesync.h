@@ -96,7 +96,7 @@ typedef struct rs_global_t {
     const char *fingerprint;    /* of the httpd configuration */
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
-    int real_pass;              /* post_config of the real start */
+    apr_array_header_t *option_uses;  /* set options in <Directory> sections */
 } rs_global_t;
 
 extern rs_global_t rs_global;
@@ -108,7 +108,10 @@ void *rs_config_merge_dir(apr_pool_t *p, void *base, void *add);
 void *rs_config_create_srv(apr_pool_t *p, server_rec *s);
 void *rs_config_merge_srv(apr_pool_t *p, void *base, void *add);
 int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp);
-int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s);
+/* Check the whole configuration (create == 0, from check_config, so that
+ * `apachectl -t` reports it) or check and resolve it, creating the state
+ * directory (create == 1, post_config). */
+int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, int create);
 const char *rs_config_prefix(const rs_srv_conf *sc);
 
 /* mod_resourcesync_docs.c */
@@ -160,6 +163,8 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
 int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type);
 int rs_access_post_perdir(request_rec *r);
+/* NULL if the set's URL-path maps to its directory, else why not. */
+const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p);
 
 /* mod_resourcesync_handler.c */
 int rs_handler_translate(request_rec *r);

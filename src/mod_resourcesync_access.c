@@ -89,6 +89,38 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     return a;
 }
 
+const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
+{
+    const rs_set_t *set = a->set;
+    request_rec *r = ap_create_request(a->c);
+    const char *err = NULL, *want = apr_pstrcat(p, set->dir, "/", NULL);
+    int status;
+
+    r->request_time = apr_time_now();
+    r->method = "GET";
+    r->method_number = M_GET;
+    r->protocol = "HTTP/1.1";
+    r->proto_num = HTTP_VERSION(1, 1);
+    r->hostname = set->s->server_hostname;
+    r->the_request = apr_pstrcat(r->pool, "GET ", set->url_path, " HTTP/1.1", NULL);
+    r->log = &quiet_log;
+    ap_parse_uri(r, rs_uri_escape_path(r->pool, set->url_path));
+    status = ap_process_request_internal(r);
+    /* mod_dir may already have mapped the directory to its index file. */
+    if (r->filename && strncmp(r->filename, want, strlen(want))
+        && strcmp(r->filename, set->dir)) {
+        err = apr_psprintf(p, "set %s: its URL-path %s maps to %s, not to %s (check the "
+                           "second argument of ResourceSyncSet and Alias); nothing can be "
+                           "listed", set->name, set->url_path, r->filename, want);
+    }
+    else if (status != OK && status != HTTP_UNAUTHORIZED && status != HTTP_FORBIDDEN) {
+        err = apr_psprintf(p, "set %s: GET %s answers %d; nothing can be listed",
+                           set->name, set->url_path, status);
+    }
+    apr_pool_destroy(r->pool);
+    return err;
+}
+
 int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type)
 {

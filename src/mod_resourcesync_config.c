@@ -71,7 +71,9 @@ void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
     rs_srv_conf *base = basev, *add = addv, *c = apr_pcalloc(p, sizeof(*c));
 
     c->prefix = add->prefix ? add->prefix : base->prefix;
-    c->base_url = add->base_url ? add->base_url : base->base_url;
+    /* Not inherited: a vhost's absolute URLs use its own name unless it
+     * sets ResourceSyncBaseURL itself. */
+    c->base_url = add->base_url;
     c->describedby = add->describedby ? add->describedby : base->describedby;
     c->sets = add->sets;    /* sets belong to the server that declares them */
     return c;
@@ -293,10 +295,44 @@ static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* Set options apply where the watcher reads them: the <Directory> section
+ * that holds ResourceSyncSet, or server level.  Anywhere else they would be
+ * silently ignored, so their place is recorded here and checked once the
+ * whole configuration is known (rs_config_resolve). */
+typedef struct {
+    const void *mconfig;
+    const char *directive;
+    const char *where;
+} option_use_t;
+
+static const char *option_context(cmd_parms *cmd, void *mconfig)
+{
+    const char *err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES);
+    if (err) {
+        return err;
+    }
+    if (cmd->path) {
+        option_use_t *u;
+        if (!rs_global.option_uses) {
+            rs_global.option_uses = apr_array_make(rs_global.pconf, 8, sizeof(option_use_t));
+        }
+        u = apr_array_push(rs_global.option_uses);
+        u->mconfig = mconfig;
+        u->directive = cmd->cmd->name;
+        u->where = where(cmd);
+    }
+    return NULL;
+}
+
 static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const argv[])
 {
     rs_dir_conf *dc = mconfig;
     int i, mask = 0;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
 
     if (argc < 1) {
         return "ResourceSyncHash: give one or more of md5 sha-1 sha-256 sha-512, or none";
@@ -324,6 +360,11 @@ static const char *set_max_entries(cmd_parms *cmd, void *mconfig, const char *ar
     rs_dir_conf *dc = mconfig;
     char *end;
     apr_int64_t v = apr_strtoi64(arg, &end, 10);
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
     if (*end || end == arg || v < 1 || v > 50000) {
         return apr_psprintf(cmd->pool, "ResourceSyncMaxEntries: '%s' is not a number "
                             "from 1 to 50000", arg);
@@ -335,7 +376,12 @@ static const char *set_max_entries(cmd_parms *cmd, void *mconfig, const char *ar
 static const char *set_exclude(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
-    const char *err = rs_glob_check(cmd->pool, arg);
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
+    err = rs_glob_check(cmd->pool, arg);
     if (err) {
         return apr_psprintf(cmd->pool, "ResourceSyncExclude: invalid pattern '%s': %s",
                             arg, err);
@@ -350,6 +396,11 @@ static const char *set_exclude(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
     if (!valid_url(arg)) {
         return apr_psprintf(cmd->pool, "ResourceSyncDescribedBy: '%s' is not an absolute "
                             "http(s) URL", arg);
@@ -368,7 +419,11 @@ static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *ar
 static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
 {
     rs_dir_conf *dc = mconfig;
-    (void)cmd;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
     dc->dotfiles = on;
     return NULL;
 }
@@ -401,7 +456,7 @@ const command_rec rs_cmds[] = {
 
 static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_conf *sc)
 {
-    const char *scheme = s->server_scheme ? s->server_scheme : "http";
+    const char *scheme = s->server_scheme;
     apr_port_t port = s->port;
     int dflt;
 
@@ -410,6 +465,10 @@ static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_con
     }
     if (!port && s->addrs && s->addrs->host_port) {
         port = s->addrs->host_port;
+    }
+    if (!scheme) {
+        /* Without "ServerName https://...", port 443 means TLS. */
+        scheme = port == 443 ? "https" : "http";
     }
     if (!port) {
         port = strcasecmp(scheme, "https") ? 80 : 443;
@@ -456,11 +515,11 @@ static int fatal(server_rec *s, const char *msg)
     return !OK;
 }
 
-int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
+int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
 {
     server_rec *s;
     apr_status_t rv;
-    int i;
+    int i, j;
 
     if (rs_global.rescan == RS_UNSET) {
         rs_global.rescan = apr_time_from_sec(RS_DEFAULT_RESCAN);
@@ -475,6 +534,21 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
     }
     rs_global.fingerprint = fingerprint(pconf);
 
+    for (i = 0; rs_global.option_uses && i < rs_global.option_uses->nelts; i++) {
+        const option_use_t *u = &APR_ARRAY_IDX(rs_global.option_uses, i, option_use_t);
+        int found = 0;
+        for (j = 0; j < rs_global.sets->nelts && !found; j++) {
+            found = APR_ARRAY_IDX(rs_global.sets, j, rs_set_t *)->section == u->mconfig;
+        }
+        if (!found) {
+            return fatal(s0, apr_psprintf(ptemp, "%s (%s) is in a <Directory> section "
+                                           "without ResourceSyncSet, where it has no effect: "
+                                           "put set options in the section that holds "
+                                           "ResourceSyncSet, or at server level",
+                                           u->directive, u->where));
+        }
+    }
+
     for (s = s0; s; s = s->next) {
         rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
         core_server_config *core = ap_get_core_module_config(s->module_config);
@@ -482,7 +556,13 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
         const char *docroot = core->ap_document_root
                               ? strip_slash(ptemp, core->ap_document_root) : NULL;
 
-        sc->canonical = canonical_base(pconf, s, sc);
+        if (!docroot && s != s0) {
+            core_server_config *mc = ap_get_core_module_config(s0->module_config);
+            docroot = mc->ap_document_root ? strip_slash(ptemp, mc->ap_document_root) : NULL;
+        }
+        if (create) {
+            sc->canonical = canonical_base(pconf, s, sc);
+        }
         if (docroot && path_within(rs_global.state_dir, docroot)) {
             return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                          "DocumentRoot '%s': the state must never be served",
@@ -512,6 +592,22 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
             if (strcmp(set->url_path, "/")) {
                 set->url_path = apr_pstrcat(pconf, set->url_path, "/", NULL);
             }
+            /* The documents' URLs must not hide the set's files. */
+            if (!strncmp(set->url_path, prefix, strlen(prefix))
+                && (set->url_path[strlen(prefix)] == '/' || !set->url_path[strlen(prefix)])) {
+                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' is "
+                                             "inside ResourceSyncPrefix '%s' (%s)", set->name,
+                                             set->url_path, prefix, set->where));
+            }
+            if (!strncmp(RS_WELL_KNOWN, set->url_path, strlen(set->url_path))
+                && strcmp(set->url_path, "/")) {
+                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' "
+                                             "covers %s (%s)", set->name, set->url_path,
+                                             RS_WELL_KNOWN, set->where));
+            }
+            if (!create) {
+                continue;
+            }
             set->hashes = eff->hashes == RS_UNSET ? RS_HASH_MD5 : (unsigned)eff->hashes;
             set->max_entries = eff->max_entries == RS_UNSET ? RS_DEFAULT_MAX : eff->max_entries;
             set->excludes = eff->excludes;
@@ -534,6 +630,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0)
     }
     for (i = 0; i < rs_global.sets->nelts; i++) {
         APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->slot = i;
+    }
+    if (!create) {
+        return OK;
     }
 
     /* Create the state directory while still root, and give it to the run

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <apr_strings.h>
@@ -56,8 +57,28 @@ static apr_interval_time_t start_delay;
 static server_rec *watcher_server;
 static volatile sig_atomic_t stop_flag;
 
+/* Warnings and errors of the engine are logged once per watcher lifetime:
+ * a rescan meets the same unreadable directory or missing root every
+ * time, and the error log must not repeat it every interval.  The set of
+ * messages seen is bounded (forgotten past RS_LOG_MEMORY entries). */
+#define RS_LOG_MEMORY 10000
+static apr_pool_t *seen_pool;
+static apr_hash_t *seen;
+
 static void watcher_log(void *baton, int level, apr_status_t rv, const char *msg)
 {
+    if (level <= RS_LOG_WARN && seen) {
+        if (apr_hash_get(seen, msg, APR_HASH_KEY_STRING)) {
+            level = RS_LOG_DEBUG;
+        }
+        else {
+            if (apr_hash_count(seen) >= RS_LOG_MEMORY) {
+                apr_pool_clear(seen_pool);
+                seen = apr_hash_make(seen_pool);
+            }
+            apr_hash_set(seen, apr_pstrdup(seen_pool, msg), APR_HASH_KEY_STRING, "");
+        }
+    }
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
@@ -71,6 +92,16 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
 {
     return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url,
                         set->list_url, set->max_entries, set->hashes);
+}
+
+/* Make a rename in dir durable. */
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
 }
 
 static apr_status_t remove_tree(apr_pool_t *p, const char *dir)
@@ -194,6 +225,7 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
          * known to be consistent as of this scan's start. */
         cur.consistent = start;
         rs_status_write_set(set->slot, &cur);
+        prune(p, set, cur.gen);
         return;
     }
 
@@ -220,6 +252,16 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
         }
         gen++;
         apr_dir_make_recursive(set->snap_dir, APR_FPROT_OS_DEFAULT, p);
+        /* A watcher killed between publishing a snapshot directory and
+         * recording it leaves that generation on disk: never reuse it. */
+        for (;;) {
+            apr_finfo_t fi;
+            if (apr_stat(&fi, apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen),
+                         APR_FINFO_TYPE, p) != APR_SUCCESS) {
+                break;
+            }
+            gen++;
+        }
         tmp = apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, set->snap_dir, gen);
         final = apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen);
         remove_tree(p, tmp);
@@ -232,6 +274,7 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
             remove_tree(p, tmp);
             return;
         }
+        sync_dir(set->snap_dir);
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
                           apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), key);
@@ -320,6 +363,8 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), rs_global.sets->nelts);
+    apr_pool_create(&seen_pool, pool);
+    seen = apr_hash_make(seen_pool);
 
     /* One access checker (a private connection record) per set and
      * worker thread. */
@@ -328,6 +373,12 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         acc[i] = apr_pcalloc(pool, sizeof(**acc) * (apr_size_t)workers);
         for (k = 0; k < workers; k++) {
             acc[i][k] = rs_access_create(pool, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *));
+        }
+    }
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const char *why = rs_access_verify_root(acc[i][0], pool);
+        if (why) {
+            rs_log_emit(&log, RS_LOG_ERR, 0, "%s", why);
         }
     }
     apr_pool_create(&iter, pool);

@@ -17,6 +17,20 @@ const char *rs_snapshot_file(apr_pool_t *p, const char *dir, int n)
              : apr_pstrcat(p, dir, "/resourcelist.xml", NULL);
 }
 
+/* Flush, sync and close: a snapshot is published by renaming its
+ * directory, and must be complete on disk before that. */
+static apr_status_t close_out(apr_file_t *f)
+{
+    apr_status_t rv = apr_file_flush(f);
+    if (rv == APR_SUCCESS) {
+        rv = apr_file_sync(f);
+    }
+    if (apr_file_close(f) != APR_SUCCESS && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
 static apr_status_t open_out(apr_pool_t *p, const char *path, apr_file_t **f)
 {
     return apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE
@@ -115,7 +129,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
             const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
             if (indexed && (!w || in_part == max)) {
                 if (w) {
-                    if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+                    if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
                         rv = APR_EGENERAL;
                         goto done;
                     }
@@ -150,7 +164,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
         }
     }
     if (w) {
-        if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+        if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
             rv = APR_EGENERAL;
             goto done;
         }
@@ -190,7 +204,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
             }
             apr_pool_clear(ep);
         }
-        if (rs_xml_end(w) < 0 || apr_file_close(f) != APR_SUCCESS) {
+        if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
             rv = APR_EGENERAL;
             goto done;
         }
@@ -207,7 +221,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
                                      gen, o->at, o->completed, info->entries, nparts);
         if ((rv = open_out(fp, apr_pstrcat(fp, dir, "/info", NULL), &f)) == APR_SUCCESS) {
             rv = apr_file_write_full(f, s, strlen(s), NULL);
-            if (apr_file_close(f) != APR_SUCCESS && rv == APR_SUCCESS) {
+            if (close_out(f) != APR_SUCCESS && rv == APR_SUCCESS) {
                 rv = APR_EGENERAL;
             }
         }
