@@ -110,8 +110,9 @@ SKIP: {
     close $fh;
     my $want = 'md5:' . md5_hex(slurp($file));
 
-    my $l = wait_for(sub { my $h = listing('rules', $rules_url); $h->{$name} ? $h : undef }, 30);
-    ok($l && $l->{$name}{hash} eq $want, "rules: new $name is listed with its md5");
+    my $l = wait_for(sub { my $h = listing('rules', $rules_url);
+                           $h->{$name} && $h->{$name}{hash} eq $want ? $h : undef }, 30);
+    ok($l, "rules: new $name is listed with its md5");
 
     chmod 0000, $file or die "chmod $file: $!";
     $l = wait_for(sub { my $h = listing('rules', $rules_url); !$h->{$name} ? $h : undef }, 30);
