@@ -341,7 +341,17 @@ static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const
         unsigned bit = rs_hash_bit(argv[i]);
         if (!strcasecmp(argv[i], "none")) {
             if (argc > 1) {
-                return "ResourceSyncHash: 'none' cannot be combined with algorithms";
+                /* name what it was combined with: "none md5" -> 'md5' */
+                const char *others = NULL;
+                int j;
+                for (j = 0; j < argc; j++) {
+                    if (j != i) {
+                        others = others ? apr_pstrcat(cmd->pool, others, " ", argv[j], NULL)
+                                        : argv[j];
+                    }
+                }
+                return apr_psprintf(cmd->pool, "ResourceSyncHash: '%s' cannot be combined "
+                                    "with algorithms ('%s')", argv[i], others);
             }
             continue;
         }

@@ -1,0 +1,155 @@
+use strict;
+use warnings;
+# Bad configuration stops startup with a message naming the directive and
+# the value; the minimal configuration starts.  Private servers only.
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Path qw(make_path);
+use IO::Socket::INET ();
+use RSTest qw(get cap_url list_entries private_server);
+
+umask 022;
+
+my $STATE = qq(ResourceSyncStateDir "\@DIR\@/state"\n);
+sub set_dir {
+    my ($dir, $inner, $name) = @_;
+    $name //= 'ds';
+    return qq(<Directory "\@DIR\@/$dir">\n    ResourceSyncSet $name\n$inner</Directory>\n);
+}
+
+# name => [configuration, regex the output or the error log must match on
+#          one line (directive and offending value), optional setup sub]
+my @cases = (
+    ['ResourceSyncMaxEntries 0', $STATE . set_dir('www/data', "    ResourceSyncMaxEntries 0\n"),
+     qr/ResourceSyncMaxEntries\b.*'0'/],
+    ['ResourceSyncMaxEntries 50001', $STATE . set_dir('www/data', "    ResourceSyncMaxEntries 50001\n"),
+     qr/ResourceSyncMaxEntries\b.*'50001'/],
+    ['ResourceSyncMaxEntries abc', $STATE . "ResourceSyncMaxEntries abc\n" . set_dir('www/data', ''),
+     qr/ResourceSyncMaxEntries\b.*'abc'/],
+    ['ResourceSyncRescanInterval 0', $STATE . "ResourceSyncRescanInterval 0\n" . set_dir('www/data', ''),
+     qr/ResourceSyncRescanInterval\b.*'0'/],
+    ['ResourceSyncRescanInterval 86401', $STATE . "ResourceSyncRescanInterval 86401\n" . set_dir('www/data', ''),
+     qr/ResourceSyncRescanInterval\b.*'86401'/],
+    ['ResourceSyncPrefix without leading slash', $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
+     qr/ResourceSyncPrefix\b.*'rsync'/],
+    ['ResourceSyncBaseURL not-a-url', $STATE . "ResourceSyncBaseURL not-a-url\n" . set_dir('www/data', ''),
+     qr/ResourceSyncBaseURL\b.*'not-a-url'/],
+    ['ResourceSyncDescribedBy relative (server)', $STATE . "ResourceSyncDescribedBy about.html\n"
+        . set_dir('www/data', ''),
+     qr/ResourceSyncDescribedBy\b.*'about\.html'/],
+    ['ResourceSyncDescribedBy relative (set)', $STATE
+        . set_dir('www/data', "    ResourceSyncDescribedBy /about/set.html\n"),
+     qr{ResourceSyncDescribedBy\b.*'/about/set\.html'}],
+    ['ResourceSyncHash sha-3', $STATE . set_dir('www/data', "    ResourceSyncHash sha-256 sha-3\n"),
+     qr/ResourceSyncHash\b.*'sha-3'/],
+    ['ResourceSyncHash none md5', $STATE . set_dir('www/data', "    ResourceSyncHash none md5\n"),
+     qr/ResourceSyncHash\b.*'none'.*'md5'|ResourceSyncHash\b.*'md5'.*'none'/],
+    ['ResourceSyncExclude unterminated [', $STATE . set_dir('www/data', "    ResourceSyncExclude \"[abc\"\n"),
+     qr/ResourceSyncExclude\b.*'\[abc'/],
+    ['duplicate set names', $STATE . set_dir('www/a', '', 'twin') . set_dir('www/b', '', 'twin'),
+     qr/ResourceSyncSet\b.*duplicate.*'twin'/],
+    ['overlapping sets (nested directories)', $STATE . set_dir('www/data', '', 'outer')
+        . set_dir('www/data/sub', '', 'inner'),
+     qr{ResourceSyncSet inner\b.*'[^']*/www/data/sub'.*overlaps.*'outer'}],
+    ['ResourceSyncSet in <Location>', $STATE . qq(<Location "/data">\n    ResourceSyncSet ds\n</Location>\n),
+     qr/ResourceSyncSet\b.*<Location/],
+    ['ResourceSyncSet at server level', $STATE . "ResourceSyncSet ds\n",
+     qr/ResourceSyncSet\b.*(not allowed here|<Directory)/],
+    ['invalid set name', $STATE . set_dir('www/data', '', 'bad/name'),
+     qr{ResourceSyncSet\b.*'bad/name'}],
+    ['set name starting with a dot', $STATE . set_dir('www/data', '', '.hidden'),
+     qr{ResourceSyncSet\b.*'\.hidden'}],
+    ['missing ResourceSyncStateDir', set_dir('www/data', ''),
+     qr/ResourceSyncStateDir\b.*(not set|required)/],
+    ['state directory that cannot be created', qq(ResourceSyncStateDir "\@DIR\@/afile/state"\n)
+        . set_dir('www/data', ''),
+     qr{ResourceSyncStateDir\b.*'[^']*/afile/state'},
+     sub { my $d = shift; open my $fh, '>', "$d/afile" or die $!; close $fh }],
+    ['state directory inside DocumentRoot', qq(ResourceSyncStateDir "\@DIR\@/www/state"\n)
+        . set_dir('www/data', ''),
+     qr{ResourceSyncStateDir\b.*'[^']*/www/state'.*DocumentRoot}],
+    ['state directory inside a set outside DocumentRoot', qq(ResourceSyncStateDir "\@DIR\@/ext/state"\n)
+        . qq(Alias /ext "\@DIR\@/ext"\n)
+        . qq(<Directory "\@DIR\@/ext">\n    Require all granted\n    ResourceSyncSet ext /ext\n</Directory>\n),
+     qr{ResourceSyncStateDir\b.*'[^']*/ext/state'.*set 'ext'}],
+    ['set directory not below DocumentRoot without url-path', $STATE . set_dir('elsewhere', '', 'far'),
+     qr{ResourceSyncSet far\b.*'[^']*/elsewhere'.*not below DocumentRoot}],
+);
+
+plan tests => @cases + 7;
+
+# Processes started from this private server's configuration.
+sub running {
+    my ($srv) = @_;
+    my $conf = $srv->dir . '/httpd.conf';
+    my @p;
+    for my $cl (glob '/proc/[0-9]*/cmdline') {
+        open my $fh, '<', $cl or next;
+        my $c = <$fh> // next;
+        push @p, $cl =~ m{/proc/(\d+)/} if index($c, $conf) >= 0;
+    }
+    return @p;
+}
+
+sub listening {
+    my ($srv) = @_;
+    return IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $srv->port, Timeout => 1)
+        ? 1 : 0;
+}
+
+for my $c (@cases) {
+    my ($name, $conf, $re, $setup) = @$c;
+    my $srv = private_server(conf => $conf);
+    make_path($srv->dir . '/www/data', $srv->dir . '/elsewhere', $srv->dir . '/ext');
+    $setup->($srv->dir) if $setup;
+    my ($rc, $out) = $srv->start;
+    my $text = $out . "\n" . $srv->log_text;
+    my @left = running($srv);
+    my $line = (grep { $_ =~ $re } split /\n/, $text)[0];
+    my $ok = $rc != 0 && defined $line && !@left && !listening($srv) && !$srv->pid;
+    ok($ok, "startup error: $name")
+        or diag("exit $rc; running: @left; output and log:\n$text");
+    note("$name: $line") if defined $line;
+    if (@left) {      # leave nothing behind, whatever happened
+        kill 'TERM', @left;
+    }
+}
+
+# --------------------------------------------- the minimal configuration
+# Exactly what the issue shows (LoadModule is part of every private
+# configuration).
+{
+    my $srv = private_server(conf => <<'CONF');
+ResourceSyncStateDir "@DIR@/state"
+<Directory "@DIR@/www/data">
+    ResourceSyncSet dataset1
+</Directory>
+CONF
+    my $d = $srv->dir;
+    make_path("$d/www/data/sub");
+    for (['www/data/one.txt', "one\n"], ['www/data/sub/two.txt', "two 2\n"],
+         ['www/outside.txt', "not in the set\n"]) {
+        open my $fh, '>', "$d/$_->[0]" or die $!;
+        print $fh $_->[1];
+        close $fh;
+    }
+    my ($rc, $out) = $srv->start;
+    ok($rc == 0 && running($srv) && listening($srv),
+       'minimal configuration: httpd -k start succeeds and the server runs') or diag $out;
+    my $cap = get(cap_url('dataset1', $srv->base));
+    is($cap->code, 200, 'minimal configuration: /resourcesync/dataset1/capabilitylist.xml is served');
+    like($cap->content, qr{<loc>\Q@{[$srv->base]}\E/resourcesync/dataset1/resourcelist\.xml</loc>},
+         'minimal configuration: the capability list points at the resource list');
+    my @e = eval { list_entries('dataset1', $srv->base) };
+    is_deeply([sort map { $_->{loc} } @e],
+              [$srv->base . '/data/one.txt', $srv->base . '/data/sub/two.txt'],
+              'minimal configuration: the resource list lists the /data/... files')
+        or diag($@, explain \@e);
+    ok(-d "$d/state" && (stat "$d/state")[4] == ($> == 0 ? scalar getpwnam('nobody') : $>),
+       'minimal configuration: the state directory is created for the run user');
+    unlike($srv->log_text, qr/\[resourcesync:(warn|error|crit|alert|emerg)\]/,
+           'minimal configuration: no module warnings or errors logged');
+    $srv->stop;
+    ok(!running($srv) && !listening($srv), 'minimal configuration: stops cleanly');
+}
