@@ -14,8 +14,9 @@
 #define RS_TIME_BUFSIZE 40
 
 /* Format a time given in nanoseconds since the epoch.  The fraction is
- * omitted when zero and otherwise trimmed of trailing zeros.
- * Returns buf. */
+ * omitted when zero and otherwise trimmed of trailing zeros.  Years have
+ * four digits; times outside 0000-01-01T00:00:00Z .. 9999-12-31T23:59:59Z
+ * are clamped to that range.  Returns buf. */
 char *rs_time_format_ns(char *buf, apr_int64_t ns);
 
 /* Same for an apr_time_t (microseconds since the epoch). */
