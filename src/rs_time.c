@@ -100,6 +100,15 @@ char *rs_time_format(char *buf, apr_time_t t)
     return format(buf, secs, frac * 1000);
 }
 
+static int days_in_month(int y, int m)
+{
+    static const unsigned char dm[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) {
+        return 29;
+    }
+    return dm[m - 1];
+}
+
 static int digits(const char **s, int n, int *out)
 {
     int v = 0;
@@ -125,7 +134,8 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
         || *s++ != ':' || !digits(&s, 2, &se)) {
         return APR_EINVAL;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) {
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59
+        || se > 60) {
         return APR_EINVAL;
     }
     if (*s == '.') {
@@ -145,7 +155,7 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
     else if (*s == '+' || *s == '-') {
         sign = (*s == '-') ? -1 : 1;
         s++;
-        if (!digits(&s, 2, &oh) || *s++ != ':' || !digits(&s, 2, &om)) {
+        if (!digits(&s, 2, &oh) || *s++ != ':' || !digits(&s, 2, &om) || oh > 23 || om > 59) {
             return APR_EINVAL;
         }
     }

@@ -23,7 +23,9 @@ char *rs_time_format_ns(char *buf, apr_int64_t ns);
 char *rs_time_format(char *buf, apr_time_t t);
 
 /* Parse "YYYY-MM-DDThh:mm:ss[.f](Z|+hh:mm|-hh:mm)" into microseconds since
- * the epoch.  Returns APR_SUCCESS or APR_EINVAL. */
+ * the epoch (digits below a microsecond are dropped).  Dates that do not
+ * exist (2023-02-29) and offsets beyond 23:59 are malformed.  Returns
+ * APR_SUCCESS or APR_EINVAL. */
 apr_status_t rs_time_parse(const char *s, apr_time_t *out);
 
 #endif
