@@ -44,6 +44,9 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, hash_suite());
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, xml_suite());
+    srunner_add_suite(sr, store_suite());
+    srunner_add_suite(sr, scan_suite());
+    srunner_add_suite(sr, snapshot_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);
