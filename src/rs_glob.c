@@ -7,7 +7,6 @@
 const char *rs_glob_check(apr_pool_t *p, const char *pattern)
 {
     const char *s;
-    int depth = 0;
 
     if (!*pattern || (pattern[0] == '/' && !pattern[1])) {
         return "empty pattern";
@@ -20,14 +19,28 @@ const char *rs_glob_check(apr_pool_t *p, const char *pattern)
             s++;
         }
         else if (*s == '[') {
-            depth++;
+            /* A bracket expression as apr_fnmatch reads it: "!" or "^"
+             * negates, a "]" right after the opening (or after the
+             * negation) is a member, "\\" escapes, and a later "]" ends
+             * it ("[[]" and "[]a]" are complete). */
+            const char *q = s + 1;
+            if (*q == '!' || *q == '^') {
+                q++;
+            }
+            if (*q == ']') {
+                q++;
+            }
+            while (*q && *q != ']') {
+                if (*q == '\\' && q[1]) {
+                    q++;
+                }
+                q++;
+            }
+            if (!*q) {
+                return apr_psprintf(p, "unterminated '[' in '%s'", pattern);
+            }
+            s = q;
         }
-        else if (*s == ']' && depth) {
-            depth--;
-        }
-    }
-    if (depth) {
-        return apr_psprintf(p, "unterminated '[' in '%s'", pattern);
     }
     return NULL;
 }

@@ -1,7 +1,6 @@
 /* rs_time.c - see rs_time.h */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <apr_lib.h>
 #include "rs_time.h"
 
@@ -19,41 +18,95 @@ static apr_int64_t days_from_civil(apr_int64_t y, unsigned m, unsigned d)
     return era * 146097 + (apr_int64_t)doe - 719468;
 }
 
-char *rs_time_format_ns(char *buf, apr_int64_t ns)
+/* Civil date of a day number counted from 1970-01-01 (inverse of
+ * days_from_civil). */
+static void civil_from_days(apr_int64_t z, apr_int64_t *y, unsigned *m, unsigned *d)
 {
-    apr_int64_t secs = ns / 1000000000;
-    apr_int64_t frac = ns % 1000000000;
-    struct tm tm;
-    time_t tt;
-    size_t n;
+    apr_int64_t era;
+    unsigned doe, yoe, doy, mp;
 
-    if (frac < 0) {
-        frac += 1000000000;
-        secs -= 1;
+    z += 719468;
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = (unsigned)(z - era * 146097);
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (apr_int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* Seconds of 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range of
+ * four-digit years. */
+#define MIN_SECS (-62167219200LL)
+#define MAX_SECS 253402300799LL
+
+/* Format secs (since the epoch) plus frac nanoseconds (0 .. 10^9-1). */
+static char *format(char *buf, apr_int64_t secs, apr_int64_t frac)
+{
+    apr_int64_t days, sod, y;
+    unsigned m, d;
+    int n;
+
+    if (secs < MIN_SECS) {
+        secs = MIN_SECS;
+        frac = 0;
     }
-    tt = (time_t)secs;
-    gmtime_r(&tt, &tm);
-    n = strftime(buf, RS_TIME_BUFSIZE, "%Y-%m-%dT%H:%M:%S", &tm);
+    else if (secs > MAX_SECS) {
+        secs = MAX_SECS;
+        frac = 0;
+    }
+    days = (secs >= 0 ? secs : secs - 86399) / 86400;
+    sod = secs - days * 86400;
+    civil_from_days(days, &y, &m, &d);
+    n = snprintf(buf, RS_TIME_BUFSIZE, "%04d-%02u-%02uT%02d:%02d:%02d", (int)y, m, d,
+                 (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
     if (frac) {
         char f[16];
-        int len;
+        int len = 9;
         snprintf(f, sizeof(f), "%09ld", (long)frac);
-        len = 9;
         while (len > 1 && f[len - 1] == '0') {
             len--;
         }
         buf[n++] = '.';
         memcpy(buf + n, f, (size_t)len);
-        n += (size_t)len;
+        n += len;
     }
     buf[n++] = 'Z';
     buf[n] = '\0';
     return buf;
 }
 
+char *rs_time_format_ns(char *buf, apr_int64_t ns)
+{
+    apr_int64_t secs = ns / 1000000000, frac = ns % 1000000000;
+
+    if (frac < 0) {
+        frac += 1000000000;
+        secs -= 1;
+    }
+    return format(buf, secs, frac);
+}
+
 char *rs_time_format(char *buf, apr_time_t t)
 {
-    return rs_time_format_ns(buf, (apr_int64_t)t * 1000);
+    /* Not through nanoseconds: t * 1000 would overflow beyond 1677..2262. */
+    apr_int64_t secs = t / APR_USEC_PER_SEC, frac = t % APR_USEC_PER_SEC;
+
+    if (frac < 0) {
+        frac += APR_USEC_PER_SEC;
+        secs -= 1;
+    }
+    return format(buf, secs, frac * 1000);
+}
+
+static int days_in_month(int y, int m)
+{
+    static const unsigned char dm[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)) {
+        return 29;
+    }
+    return dm[m - 1];
 }
 
 static int digits(const char **s, int n, int *out)
@@ -81,7 +134,8 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
         || *s++ != ':' || !digits(&s, 2, &se)) {
         return APR_EINVAL;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) {
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59
+        || se > 60) {
         return APR_EINVAL;
     }
     if (*s == '.') {
@@ -101,7 +155,7 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
     else if (*s == '+' || *s == '-') {
         sign = (*s == '-') ? -1 : 1;
         s++;
-        if (!digits(&s, 2, &oh) || *s++ != ':' || !digits(&s, 2, &om)) {
+        if (!digits(&s, 2, &oh) || *s++ != ':' || !digits(&s, 2, &om) || oh > 23 || om > 59) {
             return APR_EINVAL;
         }
     }

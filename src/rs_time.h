@@ -14,15 +14,18 @@
 #define RS_TIME_BUFSIZE 40
 
 /* Format a time given in nanoseconds since the epoch.  The fraction is
- * omitted when zero and otherwise trimmed of trailing zeros.
- * Returns buf. */
+ * omitted when zero and otherwise trimmed of trailing zeros.  Years have
+ * four digits; times outside 0000-01-01T00:00:00Z .. 9999-12-31T23:59:59Z
+ * are clamped to that range.  Returns buf. */
 char *rs_time_format_ns(char *buf, apr_int64_t ns);
 
 /* Same for an apr_time_t (microseconds since the epoch). */
 char *rs_time_format(char *buf, apr_time_t t);
 
 /* Parse "YYYY-MM-DDThh:mm:ss[.f](Z|+hh:mm|-hh:mm)" into microseconds since
- * the epoch.  Returns APR_SUCCESS or APR_EINVAL. */
+ * the epoch (digits below a microsecond are dropped).  Dates that do not
+ * exist (2023-02-29) and offsets beyond 23:59 are malformed.  Returns
+ * APR_SUCCESS or APR_EINVAL. */
 apr_status_t rs_time_parse(const char *s, apr_time_t *out);
 
 #endif

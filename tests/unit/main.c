@@ -1,0 +1,62 @@
+/* main.c - runner of the engine unit tests.
+ *
+ * Runs every suite with Check's normal output (ending with the
+ * "NN%: Checks: N, Failures: F, Errors: E" summary line) and exits non-zero
+ * when a test fails.  CK_FORK, CK_RUN_SUITE, CK_RUN_CASE and CK_VERBOSITY
+ * are honoured as usual.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <apr_general.h>
+#include <libxml/parser.h>
+#include "unit.h"
+
+const char *ut_tmproot;
+int ut_forking = 1;
+
+int main(int argc, const char *const *argv)
+{
+    static char root[] = "/tmp/rs-unit-XXXXXX";
+    SRunner *sr;
+    int failed;
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS) {
+        fprintf(stderr, "unit-tests: apr_app_initialize failed\n");
+        return 2;
+    }
+    xmlInitParser();
+    if (!mkdtemp(root)) {
+        fprintf(stderr, "unit-tests: mkdtemp %s: %s\n", root, strerror(errno));
+        return 2;
+    }
+    /* Searchable by every user: one scan test runs without privileges. */
+    chmod(root, 0711);
+    ut_tmproot = root;
+
+    sr = srunner_create(time_suite());
+    srunner_add_suite(sr, uri_suite());
+    srunner_add_suite(sr, hash_suite());
+    srunner_add_suite(sr, glob_suite());
+    srunner_add_suite(sr, xml_suite());
+    srunner_add_suite(sr, store_suite());
+    srunner_add_suite(sr, scan_suite());
+    srunner_add_suite(sr, snapshot_suite());
+    ut_forking = srunner_fork_status(sr) != CK_NOFORK;
+
+    srunner_run_all(sr, CK_ENV);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+
+    if (ut_rmtree(root) != 0) {
+        fprintf(stderr, "unit-tests: could not remove %s\n", root);
+    }
+    xmlCleanupParser();
+    apr_terminate();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,479 @@
+/* test_store.c - rs_store: the SQLite inventory through apr_dbd */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_store.h"
+
+static rs_store_t *open_store(ut_log_t *ul)
+{
+    rs_store_t *st = NULL;
+    const char *db = ut_path(ut_tempdir("store"), "state.db");
+    apr_status_t rv = rs_store_open(&st, ut_pool, "sqlite3", db, ut_log_init(ul));
+    ck_assert_msg(rv == APR_SUCCESS, "rs_store_open: %d", rv);
+    ck_assert_ptr_nonnull(st);
+    return st;
+}
+
+static rs_item_t item(const char *dir, const char *name, apr_int64_t size, int listed)
+{
+    rs_item_t it;
+    memset(&it, 0, sizeof(it));
+    it.dir = dir;
+    it.name = name;
+    it.size = size;
+    it.mtime_ns = 1700000000123456789LL + size;
+    it.ctime_ns = 1700000001000000000LL + size;
+    it.dev = 2049;
+    it.ino = 1000 + size;
+    it.type = "text/plain";
+    it.hash[0] = "900150983cd24fb0d6963f7d28e17f72";
+    it.hash[2] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    it.listed = listed;
+    it.cfg = "fp1";
+    return it;
+}
+
+static void put(rs_store_t *st, const char *set, rs_item_t it)
+{
+    ck_assert_int_eq(rs_store_put(st, set, &it), APR_SUCCESS);
+}
+
+static apr_int64_t count(rs_store_t *st, const char *set)
+{
+    apr_int64_t n = -1;
+    ck_assert_int_eq(rs_store_count(st, set, &n), APR_SUCCESS);
+    return n;
+}
+
+static rs_item_t *get(rs_store_t *st, const char *set, const char *dir, const char *name)
+{
+    apr_hash_t *h = NULL;
+    ck_assert_int_eq(rs_store_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
+    ck_assert_ptr_nonnull(h);
+    return apr_hash_get(h, name, APR_HASH_KEY_STRING);
+}
+
+static int dir_rows(rs_store_t *st, const char *set, const char *dir)
+{
+    apr_hash_t *h = NULL;
+    ck_assert_int_eq(rs_store_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
+    return (int)apr_hash_count(h);
+}
+
+static void assert_same(const rs_item_t *a, const rs_item_t *b)
+{
+    int i;
+    ck_assert_str_eq(a->dir, b->dir);
+    ck_assert_str_eq(a->name, b->name);
+    ck_assert_int_eq(a->size, b->size);
+    ck_assert_int_eq(a->mtime_ns, b->mtime_ns);
+    ck_assert_int_eq(a->ctime_ns, b->ctime_ns);
+    ck_assert_int_eq(a->dev, b->dev);
+    ck_assert_int_eq(a->ino, b->ino);
+    ck_assert_pstr_eq(a->type, b->type);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        ck_assert_pstr_eq(a->hash[i], b->hash[i]);
+    }
+    ck_assert_int_eq(a->listed, b->listed);
+    ck_assert_pstr_eq(a->cfg, b->cfg);
+}
+
+START_TEST(open_errors)
+{
+    ut_log_t ul;
+    rs_store_t *st = NULL;
+    const char *dir = ut_tempdir("store");
+
+    ck_assert_int_ne(rs_store_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
+                                   ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ge(ut_log_count(&ul, "no-such-driver"), 1);
+    ck_assert_int_ne(rs_store_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
+                                   ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ge(ul.nerr, 1);
+}
+END_TEST
+
+START_TEST(put_and_load)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    rs_item_t a = item("", "a.txt", 5, 1), b = item("sub", "b.txt", 7, 1), *r;
+
+    /* Values beyond 32 bits and before 1970 survive. */
+    a.dev = 0x7fffffff12345678LL;
+    a.ino = 1LL << 40;
+    a.mtime_ns = -1234567890123456789LL;
+    a.hash[1] = "a9993e364706816aba3e25717850c26c9cd0d89d";
+    a.hash[3] = "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+                "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f";
+    put(st, "s", a);
+    put(st, "s", b);
+
+    r = get(st, "s", "", "a.txt");
+    ck_assert_ptr_nonnull(r);
+    assert_same(r, &a);
+    ck_assert_int_eq(dir_rows(st, "s", ""), 1);
+    r = get(st, "s", "sub", "b.txt");
+    ck_assert_ptr_nonnull(r);
+    assert_same(r, &b);
+    ck_assert_int_eq(dir_rows(st, "s", "nope"), 0);
+    ck_assert_int_eq(dir_rows(st, "other", ""), 0);
+    ck_assert_int_eq(count(st, "s"), 2);
+    ck_assert_int_eq(count(st, "other"), 0);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
+START_TEST(upsert)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    rs_item_t a = item("d", "a.txt", 5, 1), *r;
+
+    put(st, "s", a);
+    a.size = 99;
+    a.mtime_ns = 1;
+    a.ctime_ns = 2;
+    a.ino = 3;
+    a.type = "image/png";
+    a.hash[0] = NULL;
+    a.hash[2] = "00";
+    a.listed = 0;
+    a.cfg = "fp2";
+    put(st, "s", a);
+    ck_assert_int_eq(dir_rows(st, "s", "d"), 1);
+    r = get(st, "s", "d", "a.txt");
+    assert_same(r, &a);
+    ck_assert_int_eq(count(st, "s"), 0);       /* unlisted now */
+    a.listed = 1;
+    put(st, "s", a);
+    ck_assert_int_eq(count(st, "s"), 1);
+}
+END_TEST
+
+START_TEST(null_fields)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    rs_item_t a = item("", "n", 0, 1), *r;
+    int i;
+
+    a.type = NULL;
+    a.cfg = NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        a.hash[i] = NULL;
+    }
+    put(st, "s", a);
+    r = get(st, "s", "", "n");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_null(r->type);
+    ck_assert_ptr_null(r->cfg);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        ck_assert_ptr_null(r->hash[i]);
+    }
+    ck_assert_int_eq(r->size, 0);
+    ck_assert_int_eq(r->listed, 1);
+
+    /* And back to values. */
+    a.type = "text/html";
+    a.hash[3] = "ff";
+    put(st, "s", a);
+    r = get(st, "s", "", "n");
+    ck_assert_str_eq(r->type, "text/html");
+    ck_assert_ptr_null(r->hash[0]);
+    ck_assert_str_eq(r->hash[3], "ff");
+}
+END_TEST
+
+START_TEST(byte_names)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    static const char *const names[] = {
+        "caf\xC3\xA9.txt", "caf\xE9.txt", "\xFF\xFE", "a b&c<d>\"e'f", "100%.txt", "x\x01y", NULL
+    };
+    int i;
+    for (i = 0; names[i]; i++) {
+        put(st, "s", item("d\xE9r", names[i], i, 1));
+    }
+    ck_assert_int_eq(dir_rows(st, "s", "d\xE9r"), i);
+    for (i = 0; names[i]; i++) {
+        rs_item_t *r = get(st, "s", "d\xE9r", names[i]);
+        ck_assert_msg(r != NULL, "row %d missing", i);
+        ck_assert_str_eq(r->name, names[i]);
+        ck_assert_str_eq(r->dir, "d\xE9r");
+        ck_assert_int_eq(r->size, i);
+    }
+}
+END_TEST
+
+START_TEST(delete_rows)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+
+    put(st, "s", item("", "a", 1, 1));
+    put(st, "s", item("", "b", 2, 1));
+    put(st, "s", item("d", "a", 3, 1));
+    put(st, "t", item("", "a", 4, 1));
+    ck_assert_int_eq(rs_store_delete(st, "s", "", "a"), APR_SUCCESS);
+    ck_assert_ptr_null(get(st, "s", "", "a"));
+    ck_assert_ptr_nonnull(get(st, "s", "", "b"));
+    ck_assert_ptr_nonnull(get(st, "s", "d", "a"));
+    ck_assert_ptr_nonnull(get(st, "t", "", "a"));
+    ck_assert_int_eq(count(st, "s"), 2);
+    /* Deleting what is not there is not an error. */
+    ck_assert_int_eq(rs_store_delete(st, "s", "", "a"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_delete(st, "nope", "x", "y"), APR_SUCCESS);
+
+    ck_assert_int_eq(rs_store_delete_set(st, "s"), APR_SUCCESS);
+    ck_assert_int_eq(count(st, "s"), 0);
+    ck_assert_int_eq(dir_rows(st, "s", "d"), 0);
+    ck_assert_int_eq(count(st, "t"), 1);
+}
+END_TEST
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The set's directories, sorted and joined with "|". */
+static const char *dirs_of(rs_store_t *st, const char *set)
+{
+    apr_array_header_t *d = NULL;
+    ck_assert_int_eq(rs_store_dirs(st, ut_pool, set, &d), APR_SUCCESS);
+    qsort(d->elts, (size_t)d->nelts, sizeof(char *), cmp_str);
+    return apr_array_pstrcat(ut_pool, d, '|');
+}
+
+START_TEST(delete_tree_and_dirs)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    static const char *const dirs[] = {
+        "", "a", "a/b", "a/b/c", "a/\xE9", "a.b", "a-b", "a b", "a0", "ab", "a\xE9",
+        "b/a", "x/a", NULL
+    };
+    int i;
+
+    for (i = 0; dirs[i]; i++) {
+        put(st, "s", item(dirs[i], "f1", i, 1));
+        put(st, "s", item(dirs[i], "f2", i, i % 2));
+    }
+    put(st, "t", item("a", "f", 0, 1));
+    /* Each directory once, also those with only unlisted rows. */
+    ck_assert_str_eq(dirs_of(st, "s"), "|a|a b|a-b|a.b|a/b|a/b/c|a/\xE9|a0|ab|a\xE9|b/a|x/a");
+    ck_assert_int_eq(count(st, "s"), 13 + 6);
+
+    ck_assert_int_eq(rs_store_delete_tree(st, "s", "a"), APR_SUCCESS);
+    ck_assert_str_eq(dirs_of(st, "s"), "|a b|a-b|a.b|a0|ab|a\xE9|b/a|x/a");
+    ck_assert_int_eq(dir_rows(st, "s", "a/b/c"), 0);
+    ck_assert_int_eq(dir_rows(st, "s", "a.b"), 2);
+    ck_assert_int_eq(dir_rows(st, "t", "a"), 1);      /* other set untouched */
+
+    /* "b" takes "b/a" only; a directory without rows is no error. */
+    ck_assert_int_eq(rs_store_delete_tree(st, "s", "b"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_delete_tree(st, "s", "nope"), APR_SUCCESS);
+    ck_assert_str_eq(dirs_of(st, "s"), "|a b|a-b|a.b|a0|ab|a\xE9|x/a");
+
+    /* "" is the root: everything goes. */
+    ck_assert_int_eq(rs_store_delete_tree(st, "s", ""), APR_SUCCESS);
+    ck_assert_str_eq(dirs_of(st, "s"), "");
+    ck_assert_int_eq(count(st, "s"), 0);
+    ck_assert_int_eq(count(st, "t"), 1);
+}
+END_TEST
+
+typedef struct {
+    const char *dir, *name;
+} ukey_t;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const ukey_t *x = a, *y = b;
+    int c = strcmp(x->dir, y->dir);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+START_TEST(paging)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    static const char *const dirs[] = { "", "a", "a b", "a/b", "B", "\xC3\xA9", "\xE9", NULL };
+    static const char *const names[] = {
+        "z", "a", "B", "_", "Z", "a b", "a.txt", "\xC3\xA9", "\xE9", "\xFF", "0", "~", NULL
+    };
+    ukey_t want[7 * 12];
+    int nwant = 0, i, j, limit;
+    apr_int64_t sz = 0;
+
+    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    for (i = 0; dirs[i]; i++) {
+        for (j = 0; names[j]; j++) {
+            int listed = (i + j) % 5 != 0;
+            put(st, "s", item(dirs[i], names[j], sz++, listed));
+            if (listed) {
+                want[nwant].dir = dirs[i];
+                want[nwant].name = names[j];
+                nwant++;
+            }
+        }
+    }
+    put(st, "other", item("a", "m", 0, 1));
+    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    qsort(want, (size_t)nwant, sizeof(ukey_t), cmp_key);
+    ck_assert_int_eq(count(st, "s"), nwant);
+
+    for (limit = 1; limit <= nwant + 1; limit += (limit < 5 ? 1 : 17)) {
+        const char *ad = NULL, *an = NULL;
+        int got = 0;
+        for (;;) {
+            apr_array_header_t *rows = NULL;
+            ck_assert_int_eq(rs_store_page(st, ut_pool, "s", ad, an, limit, &rows), APR_SUCCESS);
+            ck_assert_int_le(rows->nelts, limit);
+            for (i = 0; i < rows->nelts; i++) {
+                const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
+                ck_assert_int_lt(got, nwant);
+                ck_assert_msg(!strcmp(it->dir, want[got].dir) && !strcmp(it->name, want[got].name),
+                              "limit %d, row %d: got (%s,%s), want (%s,%s)", limit, got,
+                              it->dir, it->name, want[got].dir, want[got].name);
+                ck_assert_int_eq(it->listed, 1);
+                ck_assert_str_eq(it->type, "text/plain");
+                got++;
+            }
+            if (rows->nelts < limit) {
+                break;
+            }
+            ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
+            an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
+        }
+        ck_assert_int_eq(got, nwant);
+    }
+}
+END_TEST
+
+START_TEST(page_after_last)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    apr_array_header_t *rows = NULL;
+
+    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 0);
+    put(st, "s", item("d", "x", 1, 1));
+    put(st, "s", item("d", "y", 2, 1));
+    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "y", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 0);
+    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "x", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "y");
+    ck_assert_int_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).size, 2);
+    /* A key between rows. */
+    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "c", "zzz", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 2);
+    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "", 1, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "x");
+}
+END_TEST
+
+START_TEST(meta)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    const char *v = "sentinel";
+
+    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(rs_store_meta_put(st, "k", "one"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_meta_put(st, "snapshot-key:s\xE9t", "a 'quoted' \"value\"; DROP"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "one");
+    ck_assert_int_eq(rs_store_meta_put(st, "k", "two"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "two");
+    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "snapshot-key:s\xE9t", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "a 'quoted' \"value\"; DROP");
+    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "K", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+}
+END_TEST
+
+START_TEST(transactions_and_reopen)
+{
+    ut_log_t ul;
+    const char *db = ut_path(ut_tempdir("store"), "state.db");
+    apr_pool_t *p1, *p2;
+    rs_store_t *st = NULL, *st2 = NULL;
+    rs_item_t *r;
+
+    /* Commit without a transaction is a no-op. */
+    ck_assert_int_eq(apr_pool_create(&p1, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_open(&st, p1, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    put(st, "s", item("d", "a", 1, 1));
+    put(st, "s", item("d", "b", 2, 0));
+    ck_assert_int_eq(rs_store_meta_put(st, "gen", "7"), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    put(st, "s", item("d", "c", 3, 1));
+    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    apr_pool_destroy(p1);       /* closes the database */
+
+    ck_assert_int_eq(apr_pool_create(&p2, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_open(&st2, p2, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(count(st2, "s"), 2);
+    ck_assert_int_eq(dir_rows(st2, "s", "d"), 3);
+    r = get(st2, "s", "d", "b");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->listed, 0);
+    {
+        const char *v = NULL;
+        ck_assert_int_eq(rs_store_meta_get(st2, ut_pool, "gen", &v), APR_SUCCESS);
+        ck_assert_str_eq(v, "7");
+    }
+    apr_pool_destroy(p2);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
+START_TEST(two_handles)
+{
+    /* A reader handle sees what the writer committed (WAL mode). */
+    ut_log_t ul;
+    const char *db = ut_path(ut_tempdir("store"), "state.db");
+    rs_store_t *w = NULL, *r = NULL;
+
+    ck_assert_int_eq(rs_store_open(&w, ut_pool, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_open(&r, ut_pool, "sqlite3", db, &ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_begin(w), APR_SUCCESS);
+    put(w, "s", item("", "a", 1, 1));
+    ck_assert_int_eq(count(r, "s"), 0);
+    ck_assert_int_eq(rs_store_commit(w), APR_SUCCESS);
+    ck_assert_int_eq(count(r, "s"), 1);
+}
+END_TEST
+
+Suite *store_suite(void)
+{
+    Suite *s = suite_create("rs_store");
+    TCase *tc = ut_tcase("store", 60);
+    tcase_add_test(tc, open_errors);
+    tcase_add_test(tc, put_and_load);
+    tcase_add_test(tc, upsert);
+    tcase_add_test(tc, null_fields);
+    tcase_add_test(tc, byte_names);
+    tcase_add_test(tc, delete_rows);
+    tcase_add_test(tc, delete_tree_and_dirs);
+    tcase_add_test(tc, paging);
+    tcase_add_test(tc, page_after_last);
+    tcase_add_test(tc, meta);
+    tcase_add_test(tc, transactions_and_reopen);
+    tcase_add_test(tc, two_handles);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,84 @@
+/* unit.h - shared helpers of the engine unit tests (Check).
+ *
+ * Every test runs with a fresh APR pool (ut_pool) created by the checked
+ * fixture ut_setup.  Files go below ut_tmproot, a directory made by the
+ * runner with mkdtemp() and removed by it after the run, so nothing is left
+ * behind even when a test fails in a forked child.
+ */
+#ifndef UNIT_H
+#define UNIT_H
+
+#include <stddef.h>
+#include <check.h>
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <libxml/tree.h>
+#include "rs_log.h"
+
+/* Set by the runner. */
+extern const char *ut_tmproot;
+extern int ut_forking;          /* tests run in forked children (CK_FORK) */
+
+/* Per-test pool. */
+extern apr_pool_t *ut_pool;
+void ut_setup(void);
+void ut_teardown(void);
+/* A test case with the per-test pool fixture and a timeout. */
+TCase *ut_tcase(const char *name, double timeout);
+
+/* Suites, one per engine unit. */
+Suite *time_suite(void);
+Suite *uri_suite(void);
+Suite *hash_suite(void);
+Suite *glob_suite(void);
+Suite *xml_suite(void);
+Suite *store_suite(void);
+Suite *scan_suite(void);
+Suite *snapshot_suite(void);
+
+/* Files. */
+char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
+char *ut_path(const char *dir, const char *rel);   /* dir "/" rel */
+void ut_write(const char *path, const void *data, size_t len);
+void ut_write_str(const char *path, const char *s);
+void ut_mkdir(const char *path);
+char *ut_read(const char *path, size_t *len);      /* NUL-terminated, ut_pool */
+int ut_exists(const char *path);
+int ut_rmtree(const char *path);
+
+/* A logger that keeps every message. */
+typedef struct ut_log_t {
+    rs_logger_t logger;
+    apr_array_header_t *msgs;     /* char * "level: message" */
+    int nerr, nwarn;
+} ut_log_t;
+rs_logger_t *ut_log_init(ut_log_t *ul);
+int ut_log_count(const ut_log_t *ul, const char *needle);
+
+/* Growing memory buffer used as an rs_xml sink. */
+typedef struct ut_buf_t {
+    char *data;
+    size_t len, cap;
+    int calls;
+    int fail;            /* non-zero: the sink reports an error */
+} ut_buf_t;
+int ut_buf_sink(void *baton, const char *buf, apr_size_t len);
+
+/* XML inspection (libxml2 trees are freed by a ut_pool cleanup). */
+xmlDocPtr ut_xml_parse(const char *data, size_t len);
+xmlDocPtr ut_xml_parse_file(const char *path);
+/* idx-th element child (0-based) of parent with namespace ns and local name;
+ * NULL when there is none. */
+xmlNodePtr ut_xml_child(xmlNodePtr parent, const char *ns, const char *name, int idx);
+int ut_xml_count(xmlNodePtr parent, const char *ns, const char *name);
+/* Attribute value (ut_pool copy) or NULL. */
+const char *ut_xml_attr(xmlNodePtr n, const char *name);
+/* Text content of the first child element ns:name (ut_pool copy) or NULL. */
+const char *ut_xml_child_text(xmlNodePtr n, const char *ns, const char *name);
+/* The rs:ln child with the given rel, or NULL. */
+xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel);
+
+#define UT_NS_SM "http://www.sitemaps.org/schemas/sitemap/0.9"
+#define UT_NS_RS "http://www.openarchives.org/rs/terms/"
+
+#endif

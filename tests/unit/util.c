@@ -1,0 +1,277 @@
+/* util.c - helpers shared by the unit tests, see unit.h */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <apr_strings.h>
+#include <libxml/parser.h>
+#include "unit.h"
+
+apr_pool_t *ut_pool;
+
+void ut_setup(void)
+{
+    ck_assert_int_eq(apr_pool_create(&ut_pool, NULL), APR_SUCCESS);
+}
+
+void ut_teardown(void)
+{
+    apr_pool_destroy(ut_pool);
+    ut_pool = NULL;
+}
+
+TCase *ut_tcase(const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, ut_setup, ut_teardown);
+    tcase_set_timeout(tc, timeout);
+    return tc;
+}
+
+char *ut_tempdir(const char *tag)
+{
+    char *tmpl = apr_psprintf(ut_pool, "%s/%s-XXXXXX", ut_tmproot, tag);
+    ck_assert_msg(mkdtemp(tmpl) != NULL, "mkdtemp %s: %s", tmpl, strerror(errno));
+    return tmpl;
+}
+
+char *ut_path(const char *dir, const char *rel)
+{
+    return apr_pstrcat(ut_pool, dir, "/", rel, NULL);
+}
+
+void ut_write(const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const char *s = data;
+    ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+    while (len > 0) {
+        ssize_t n = write(fd, s, len);
+        ck_assert_msg(n > 0, "write %s: %s", path, strerror(errno));
+        s += n;
+        len -= (size_t)n;
+    }
+    ck_assert_int_eq(close(fd), 0);
+}
+
+void ut_write_str(const char *path, const char *s)
+{
+    ut_write(path, s, strlen(s));
+}
+
+void ut_mkdir(const char *path)
+{
+    ck_assert_msg(mkdir(path, 0755) == 0, "mkdir %s: %s", path, strerror(errno));
+}
+
+char *ut_read(const char *path, size_t *len)
+{
+    struct stat sb;
+    char *buf;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY);
+
+    ck_assert_msg(fd >= 0, "open %s: %s", path, strerror(errno));
+    ck_assert_int_eq(fstat(fd, &sb), 0);
+    buf = apr_palloc(ut_pool, (apr_size_t)sb.st_size + 1);
+    while (got < (size_t)sb.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+        ck_assert_msg(n > 0, "read %s: %s", path, strerror(errno));
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    if (len) {
+        *len = got;
+    }
+    return buf;
+}
+
+int ut_exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+static int unlock_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)ftw;
+    if (flag == FTW_D || flag == FTW_DNR) {
+        chmod(path, 0700);
+    }
+    return 0;
+}
+
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int ut_rmtree(const char *path)
+{
+    /* First make every directory searchable (tests chmod some to 000). */
+    nftw(path, unlock_one, 16, FTW_PHYS);
+    return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Logger */
+
+static void log_keep(void *baton, int level, apr_status_t rv, const char *msg)
+{
+    ut_log_t *ul = baton;
+    (void)rv;
+    if (level <= RS_LOG_ERR) {
+        ul->nerr++;
+    }
+    else if (level == RS_LOG_WARN) {
+        ul->nwarn++;
+    }
+    APR_ARRAY_PUSH(ul->msgs, char *) = apr_psprintf(ut_pool, "%d: %s", level, msg);
+}
+
+rs_logger_t *ut_log_init(ut_log_t *ul)
+{
+    memset(ul, 0, sizeof(*ul));
+    ul->msgs = apr_array_make(ut_pool, 8, sizeof(char *));
+    ul->logger.fn = log_keep;
+    ul->logger.baton = ul;
+    return &ul->logger;
+}
+
+int ut_log_count(const ut_log_t *ul, const char *needle)
+{
+    int i, n = 0;
+    for (i = 0; i < ul->msgs->nelts; i++) {
+        if (strstr(APR_ARRAY_IDX(ul->msgs, i, char *), needle)) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Sink */
+
+int ut_buf_sink(void *baton, const char *buf, apr_size_t len)
+{
+    ut_buf_t *b = baton;
+    b->calls++;
+    if (b->fail) {
+        return -1;
+    }
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *n;
+        while (cap < b->len + len + 1) {
+            cap *= 2;
+        }
+        n = apr_palloc(ut_pool, cap);
+        if (b->len) {
+            memcpy(n, b->data, b->len);
+        }
+        b->data = n;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, buf, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+/* XML */
+
+static apr_status_t free_doc(void *d)
+{
+    xmlFreeDoc(d);
+    return APR_SUCCESS;
+}
+
+xmlDocPtr ut_xml_parse(const char *data, size_t len)
+{
+    xmlDocPtr doc = xmlReadMemory(data, (int)len, "test.xml", NULL,
+                                  XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    ck_assert_msg(doc != NULL, "not well-formed XML:\n%.2000s", data);
+    apr_pool_cleanup_register(ut_pool, doc, free_doc, apr_pool_cleanup_null);
+    ck_assert_ptr_nonnull(xmlDocGetRootElement(doc));
+    return doc;
+}
+
+xmlDocPtr ut_xml_parse_file(const char *path)
+{
+    size_t len;
+    char *data = ut_read(path, &len);
+    return ut_xml_parse(data, len);
+}
+
+static int is_elem(xmlNodePtr n, const char *ns, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name)
+        && n->ns && n->ns->href && !strcmp((const char *)n->ns->href, ns);
+}
+
+xmlNodePtr ut_xml_child(xmlNodePtr parent, const char *ns, const char *name, int idx)
+{
+    xmlNodePtr c;
+    for (c = parent->children; c; c = c->next) {
+        if (is_elem(c, ns, name) && idx-- == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+int ut_xml_count(xmlNodePtr parent, const char *ns, const char *name)
+{
+    xmlNodePtr c;
+    int n = 0;
+    for (c = parent->children; c; c = c->next) {
+        n += is_elem(c, ns, name);
+    }
+    return n;
+}
+
+const char *ut_xml_attr(xmlNodePtr n, const char *name)
+{
+    xmlChar *v = xmlGetNoNsProp(n, BAD_CAST name);
+    char *out;
+    if (!v) {
+        return NULL;
+    }
+    out = apr_pstrdup(ut_pool, (const char *)v);
+    xmlFree(v);
+    return out;
+}
+
+const char *ut_xml_child_text(xmlNodePtr n, const char *ns, const char *name)
+{
+    xmlNodePtr c = ut_xml_child(n, ns, name, 0);
+    xmlChar *v;
+    char *out;
+    if (!c) {
+        return NULL;
+    }
+    v = xmlNodeGetContent(c);
+    out = apr_pstrdup(ut_pool, v ? (const char *)v : "");
+    xmlFree(v);
+    return out;
+}
+
+xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel)
+{
+    xmlNodePtr c;
+    int i;
+    for (i = 0; (c = ut_xml_child(parent, UT_NS_RS, "ln", i)) != NULL; i++) {
+        const char *r = ut_xml_attr(c, "rel");
+        if (r && !strcmp(r, rel)) {
+            return c;
+        }
+    }
+    return NULL;
+}
