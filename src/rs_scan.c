@@ -41,8 +41,9 @@ static apr_int64_t ctime_ns(const struct stat *sb)
 static void wrote(scan_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
-        rs_store_commit(sc->st);
-        rs_store_begin(sc->st);
+        if (rs_store_commit(sc->st) != APR_SUCCESS || rs_store_begin(sc->st) != APR_SUCCESS) {
+            sc->err = APR_EGENERAL;
+        }
         sc->pending = 0;
     }
 }
@@ -498,8 +499,12 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         for (i = 0; i < dirs->nelts; i++) {
             const char *d = APR_ARRAY_IDX(dirs, i, const char *);
             if (!apr_hash_get(sc.visited, d, APR_HASH_KEY_STRING)) {
-                rs_store_delete_tree(st, o->set, d);
-                stats->removed++;
+                apr_int64_t n = 0;
+                if (rs_store_delete_dir(st, o->set, d, &n) != APR_SUCCESS) {
+                    sc.err = APR_EGENERAL;
+                    break;
+                }
+                stats->removed += n;
             }
         }
     }

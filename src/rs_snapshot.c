@@ -56,12 +56,18 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
 }
 
 static int write_entry(rs_xml_t *w, apr_pool_t *p, const rs_snapshot_opts_t *o,
-                       const rs_item_t *it, char *locbuf, apr_size_t base_len)
+                       const rs_item_t *it, char *locbuf, apr_size_t cap, apr_size_t base_len)
 {
     char lastmod[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[3];
-    apr_size_t n = base_len;
+    apr_size_t n = base_len, need = base_len + 3 * (strlen(it->dir) + strlen(it->name)) + 2;
 
+    if (need > cap) {
+        /* A path longer than the shared buffer: one from the entry pool. */
+        char *big = apr_palloc(p, need);
+        memcpy(big, locbuf, base_len);
+        locbuf = big;
+    }
     if (*it->dir) {
         n += rs_uri_escape_path_buf(locbuf + n, it->dir);
         locbuf[n++] = '/';
@@ -88,6 +94,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     apr_int64_t total = 0, in_part = 0, max = o->max_entries > 0 ? o->max_entries : 50000;
     const char *after_dir = NULL, *after_name = NULL;
     char *locbuf;
+    apr_size_t loccap;
     apr_size_t base_len = strlen(o->url_base);
     apr_status_t rv;
     int part = 0, nparts, indexed, i;
@@ -99,8 +106,10 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     }
     indexed = total > max;
     nparts = indexed ? (int)((total + max - 1) / max) : 0;
-    /* One locbuf for every entry: base + worst-case escaped path. */
-    locbuf = apr_palloc(p, base_len + 3 * 4096 * 2 + 8);
+    /* One locbuf for most entries (base + an escaped PATH_MAX path);
+     * write_entry takes a larger one for longer paths. */
+    loccap = base_len + 3 * 4096 + 2;
+    locbuf = apr_palloc(p, loccap);
     memcpy(locbuf, o->url_base, base_len);
 
     apr_pool_create(&fp, p);   /* per output file */
@@ -146,7 +155,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
                     goto done;
                 }
             }
-            if (write_entry(w, ep, o, it, locbuf, base_len) < 0) {
+            if (write_entry(w, ep, o, it, locbuf, loccap, base_len) < 0) {
                 rv = APR_EGENERAL;
                 goto done;
             }

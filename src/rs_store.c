@@ -6,7 +6,7 @@
 
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
-    ST_PAGE_FIRST, ST_PAGE, ST_META_GET, ST_META_PUT, ST_MAX
+    ST_PAGE_FIRST, ST_PAGE, ST_META_GET, ST_META_PUT, ST_DEL_DIR, ST_MAX
 };
 
 #define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
@@ -32,6 +32,7 @@ static const char *const sql[ST_MAX] = {
     "AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
     "SELECT v FROM meta WHERE k = %s",
     "INSERT INTO meta (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+    "DELETE FROM inventory WHERE setname = %s AND dir = %s",
 };
 
 static const char *const schema[] = {
@@ -51,12 +52,16 @@ struct rs_store_t {
     apr_dbd_t *h;
     apr_dbd_transaction_t *txn;
     apr_dbd_prepared_t *st[ST_MAX];
+    int txn_failed;     /* a statement failed inside the open transaction */
     const rs_logger_t *log;
     int sqlite;
 };
 
 static apr_status_t fail(rs_store_t *st, int rc, const char *what)
 {
+    if (st->txn) {
+        st->txn_failed = 1;   /* the driver will roll back at the end */
+    }
     rs_log_emit(st->log, RS_LOG_ERR, APR_EGENERAL, "state store: %s failed: %s",
                 what, apr_dbd_error(st->drv, st->h, rc));
     return APR_EGENERAL;
@@ -126,7 +131,9 @@ apr_status_t rs_store_open(rs_store_t **out, apr_pool_t *p, const char *driver,
 
 apr_status_t rs_store_begin(rs_store_t *st)
 {
-    int rc = apr_dbd_transaction_start(st->drv, st->pool, st->h, &st->txn);
+    int rc;
+    st->txn_failed = 0;
+    rc = apr_dbd_transaction_start(st->drv, st->pool, st->h, &st->txn);
     return rc ? fail(st, rc, "BEGIN") : APR_SUCCESS;
 }
 
@@ -138,6 +145,13 @@ apr_status_t rs_store_commit(rs_store_t *st)
     }
     rc = apr_dbd_transaction_end(st->drv, st->pool, st->txn);
     st->txn = NULL;
+    if (st->txn_failed) {
+        /* apr_dbd rolled the transaction back and reports success. */
+        st->txn_failed = 0;
+        rs_log_emit(st->log, RS_LOG_ERR, APR_EGENERAL, "state store: a transaction was "
+                    "rolled back after a failed statement");
+        return APR_EGENERAL;
+    }
     return rc ? fail(st, rc, "COMMIT") : APR_SUCCESS;
 }
 
@@ -243,6 +257,20 @@ apr_status_t rs_store_delete_tree(rs_store_t *st, const char *set, const char *d
     rv = exec(st, ST_DEL_TREE, args);
     apr_pool_destroy(p);
     return rv;
+}
+
+apr_status_t rs_store_delete_dir(rs_store_t *st, const char *set, const char *dir,
+                                 apr_int64_t *nrows)
+{
+    const void *args[] = { set, dir };
+    int n = 0, rc = apr_dbd_pbquery(st->drv, st->pool, st->h, &n, st->st[ST_DEL_DIR], args);
+    if (rc) {
+        return fail(st, rc, sql[ST_DEL_DIR]);
+    }
+    if (nrows) {
+        *nrows = n;
+    }
+    return APR_SUCCESS;
 }
 
 apr_status_t rs_store_delete_set(rs_store_t *st, const char *set)

@@ -44,7 +44,9 @@ typedef struct rs_item_t {
 apr_status_t rs_store_open(rs_store_t **out, apr_pool_t *p, const char *driver,
                            const char *params, const rs_logger_t *log);
 
-/* Transactions group a scan's writes; nesting is not supported. */
+/* Transactions group a scan's writes; nesting is not supported.  If any
+ * statement failed inside the transaction, the driver rolls it back and
+ * rs_store_commit returns an error. */
 apr_status_t rs_store_begin(rs_store_t *st);
 apr_status_t rs_store_commit(rs_store_t *st);
 
@@ -61,6 +63,10 @@ apr_status_t rs_store_delete(rs_store_t *st, const char *set, const char *dir,
 
 /* Delete every row at or below dir. */
 apr_status_t rs_store_delete_tree(rs_store_t *st, const char *set, const char *dir);
+
+/* Delete the rows directly in dir (not below); *nrows gets their number. */
+apr_status_t rs_store_delete_dir(rs_store_t *st, const char *set, const char *dir,
+                                 apr_int64_t *nrows);
 
 /* Delete every row of a set. */
 apr_status_t rs_store_delete_set(rs_store_t *st, const char *set);

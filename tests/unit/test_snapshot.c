@@ -424,22 +424,20 @@ END_TEST
 
 START_TEST(long_paths)
 {
-    /* Long relative paths whose every byte is percent-encoded.  The
-     * escaped loc is built in one buffer sized for dir + name up to 8192
-     * bytes; longer paths (which a scan of a deep tree does store)
-     * overflow it - a known bug of rs_snapshot_write, not exercised
-     * here. */
+    /* Long relative paths whose every byte is percent-encoded: a deep tree
+     * stores paths of any length, far beyond PATH_MAX (20,000 bytes here,
+     * 60,000 once escaped). */
     fx_t f;
     rs_snapshot_info_t info;
     xmlNodePtr root;
-    char *d1 = apr_palloc(ut_pool, 2001), *d2 = apr_palloc(ut_pool, 2001);
+    char *d1 = apr_palloc(ut_pool, 10001), *d2 = apr_palloc(ut_pool, 10001);
     char *name = apr_palloc(ut_pool, 256);
     const char *dir;
 
-    memset(d1, '%', 2000);
-    d1[2000] = '\0';
-    memset(d2, '#', 2000);
-    d2[2000] = '\0';
+    memset(d1, '%', 10000);
+    d1[10000] = '\0';
+    memset(d2, '#', 10000);
+    d2[10000] = '\0';
     memset(name, '\xE9', 255);
     name[255] = '\0';
     dir = apr_pstrcat(ut_pool, d1, "/", d2, NULL);
@@ -452,7 +450,7 @@ START_TEST(long_paths)
     ck_assert_str_eq(loc_of(root, 0), BASE "short");
     ck_assert_str_eq(loc_of(root, 1), apr_pstrcat(ut_pool, BASE, rs_uri_escape_path(ut_pool, dir), "/",
                                                   rs_uri_escape_path(ut_pool, name), NULL));
-    ck_assert_uint_eq(strlen(loc_of(root, 1)), strlen(BASE) + 3 * 4000 + 1 + 1 + 3 * 255);
+    ck_assert_uint_eq(strlen(loc_of(root, 1)), strlen(BASE) + 3 * 20000 + 1 + 1 + 3 * 255);
 }
 END_TEST
 

@@ -441,6 +441,50 @@ START_TEST(transactions_and_reopen)
 }
 END_TEST
 
+START_TEST(failed_statement_fails_commit)
+{
+    /* A statement that fails inside a transaction makes the driver roll
+     * the whole transaction back; the commit must say so. */
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    rs_item_t bad = item("d", "x", 9, 1);
+
+    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    put(st, "s", item("d", "a", 1, 1));
+    bad.name = NULL;                       /* violates NOT NULL */
+    ck_assert_int_ne(rs_store_put(st, "s", &bad), APR_SUCCESS);
+    ck_assert_int_ne(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(count(st, "s"), 0);   /* the good row went too */
+    ck_assert_int_gt(ul.nerr, 0);
+
+    /* The next transaction starts clean. */
+    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    put(st, "s", item("d", "a", 1, 1));
+    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(count(st, "s"), 1);
+}
+END_TEST
+
+START_TEST(delete_dir_counts)
+{
+    ut_log_t ul;
+    rs_store_t *st = open_store(&ul);
+    apr_int64_t n = -1;
+
+    put(st, "s", item("a", "1", 1, 1));
+    put(st, "s", item("a", "2", 2, 0));
+    put(st, "s", item("a/b", "3", 3, 1));
+    put(st, "t", item("a", "4", 4, 1));
+    ck_assert_int_eq(rs_store_delete_dir(st, "s", "a", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 2);                /* listed or not, not a/b */
+    ck_assert_int_eq(dir_rows(st, "s", "a/b"), 1);
+    ck_assert_int_eq(dir_rows(st, "t", "a"), 1);
+    ck_assert_int_eq(rs_store_delete_dir(st, "s", "a", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(two_handles)
 {
     /* A reader handle sees what the writer committed (WAL mode). */
@@ -474,6 +518,8 @@ Suite *store_suite(void)
     tcase_add_test(tc, meta);
     tcase_add_test(tc, transactions_and_reopen);
     tcase_add_test(tc, two_handles);
+    tcase_add_test(tc, failed_statement_fails_commit);
+    tcase_add_test(tc, delete_dir_counts);
     suite_add_tcase(s, tc);
     return s;
 }
