@@ -2,7 +2,8 @@
 #
 #   make deps       install the Debian packages needed (idempotent)
 #   make            build build/mod_resourcesync.so
-#   make test       engine unit tests (Check) + Apache::Test suite
+#   make test       engine unit tests (Check) + Apache::Test suite, then both
+#                   again under AddressSanitizer (make test-asan)
 #   make test-asan  the same suite with the module under AddressSanitizer
 #   make run        httpd on 127.0.0.1 with the module on an example tree
 #   make bench      benchmarks (see docs/BENCHMARKS.md)
@@ -67,7 +68,7 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all packages present"; fi
 
-test: test-unit test-httpd
+test: test-unit test-httpd test-asan
 
 test-unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests

@@ -51,10 +51,15 @@ static const char *etag_of(apr_pool_t *p, const char *body, apr_size_t len)
     return apr_psprintf(p, "\"%.24s\"", hex[0]);
 }
 
-static int finish(apr_pool_t *p, rs_xml_t *w, buf_t *a,
+/* The writer lives in its own pool (wp), destroyed here: rendering happens
+ * in the parent, and children exit without destroying pconf, so a writer
+ * left there would be reported as a leak. */
+static int finish(apr_pool_t *p, apr_pool_t *wp, rs_xml_t *w, buf_t *a,
                   const char **body, apr_size_t *len, const char **etag)
 {
-    if (rs_xml_end(w) < 0) {
+    int rc = rs_xml_end(w);
+    apr_pool_destroy(wp);
+    if (rc < 0) {
         return -1;
     }
     *body = a->elts;
@@ -66,7 +71,8 @@ static int finish(apr_pool_t *p, rs_xml_t *w, buf_t *a,
 static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t *set)
 {
     buf_t *a = buf_make(p);
-    rs_xml_t *w = rs_xml_open(p, buf_sink, a);
+    apr_pool_t *wp;
+    rs_xml_t *w = (apr_pool_create(&wp, p), rs_xml_open(wp, buf_sink, a));
     rs_xml_attr_t md = { "capability", "capabilitylist" };
     rs_xml_attr_t rl = { "capability", "resourcelist" };
     const char *sd = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
@@ -76,15 +82,17 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
         || rs_xml_ln(w, "up", sd, NULL, 0) < 0 || rs_xml_md(w, &md, 1) < 0
         || rs_xml_entry_begin(w, set->list_url, NULL) < 0 || rs_xml_md(w, &rl, 1) < 0
         || rs_xml_entry_end(w) < 0) {
+        apr_pool_destroy(wp);
         return -1;
     }
-    return finish(p, w, a, &set->cl_body, &set->cl_len, &set->cl_etag);
+    return finish(p, wp, w, a, &set->cl_body, &set->cl_len, &set->cl_etag);
 }
 
 static int render_description(apr_pool_t *p, rs_srv_conf *sc)
 {
     buf_t *a = buf_make(p);
-    rs_xml_t *w = rs_xml_open(p, buf_sink, a);
+    apr_pool_t *wp;
+    rs_xml_t *w = (apr_pool_create(&wp, p), rs_xml_open(wp, buf_sink, a));
     rs_xml_attr_t md = { "capability", "description" };
     rs_xml_attr_t cl = { "capability", "capabilitylist" };
     int i;
@@ -102,7 +110,7 @@ static int render_description(apr_pool_t *p, rs_srv_conf *sc)
             return -1;
         }
     }
-    return finish(p, w, a, &sc->sd_body, &sc->sd_len, &sc->sd_etag);
+    return finish(p, wp, w, a, &sc->sd_body, &sc->sd_len, &sc->sd_etag);
 }
 
 int rs_docs_render(apr_pool_t *pconf, server_rec *s0)
