@@ -75,9 +75,18 @@ my @cases = (
      qr{ResourceSyncStateDir\b.*'[^']*/ext/state'.*set 'ext'}],
     ['set directory not below DocumentRoot without url-path', $STATE . set_dir('elsewhere', '', 'far'),
      qr{ResourceSyncSet far\b.*'[^']*/elsewhere'.*not below DocumentRoot}],
+    ['set option in a <Directory> without ResourceSyncSet', $STATE . set_dir('www/data', '')
+        . qq(<Directory "\@DIR\@/www">\n    ResourceSyncHash sha-256\n</Directory>\n),
+     qr{ResourceSyncHash \(.*httpd\.conf:\d+\).*without ResourceSyncSet}],
+    ['set option in <Location>', $STATE . set_dir('www/data', '')
+        . qq(<Location "/data">\n    ResourceSyncExclude *.tmp\n</Location>\n),
+     qr{ResourceSyncExclude\b.*<Location}],
+    ["set URL-path inside ResourceSyncPrefix", $STATE . "ResourceSyncPrefix /data\n"
+        . set_dir('www/data', ''),
+     qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 7;
+plan tests => @cases + 9;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -152,4 +161,33 @@ CONF
            'minimal configuration: no module warnings or errors logged');
     $srv->stop;
     ok(!running($srv) && !listening($srv), 'minimal configuration: stops cleanly');
+}
+
+# ------------------------------------------------ apachectl -t reports it
+{
+    my $srv = private_server(conf => set_dir('www/data', ''));    # no state dir
+    make_path($srv->dir . '/www/data');
+    my $d = $srv->dir;
+    my $bin = RSTest::Server::httpd_bin();
+    my $out = `$bin -d $d -f $d/httpd.conf -t 2>&1`;
+    ok($? != 0 && $out =~ /ResourceSyncStateDir\b.*(not set|required)/,
+       'httpd -t (configuration test) reports a missing ResourceSyncStateDir')
+        or diag $out;
+}
+
+# ------------------------------------- a URL-path that is not the directory
+# A second argument that maps elsewhere cannot be caught while reading the
+# configuration (Alias and friends decide); the watcher says so clearly.
+{
+    my $srv = private_server(conf => $STATE . qq(Alias /elsewhere "\@DIR\@/other"\n)
+        . qq(<Directory "\@DIR\@/other">\n    Require all granted\n</Directory>\n)
+        . qq(<Directory "\@DIR\@/ext">\n    Require all granted\n    ResourceSyncSet wrong /elsewhere\n</Directory>\n));
+    make_path($srv->dir . '/ext', $srv->dir . '/other');
+    my ($rc, $out) = $srv->start;
+    my $line = RSTest::wait_for(sub {
+        (grep { /\[resourcesync:error\].*set wrong: its URL-path \/elsewhere\/ maps to/ }
+              split /\n/, $srv->log_text)[0] }, 20);
+    ok($rc == 0 && $line, 'a URL-path that maps to another directory is logged as an error')
+        or diag($out, $srv->log_text);
+    $srv->stop;
 }
