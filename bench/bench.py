@@ -647,12 +647,19 @@ class Bench:
         w_small = vm_hwm(small.watcher()) if small.watcher() else None
         self.stop_server(small)
 
-        # 5 and 4, the whole tree with md5 and sha-256 (about 13 MB per part)
-        big = self.start_server("hashed", self.data, "md5 sha-256")
+        # 5 and 4, the whole tree with md5 and sha-256 (about 15 MB per part);
+        # the first scan is repeated (fresh state each time) for figure 2
+        scans = []
+        reps = self.args.reps if "2" in self.figs else 1
+        for i in range(reps):
+            big = self.start_server("hashed", self.data, "md5 sha-256")
+            scans.append(big.scan_time)
+            if i < reps - 1:
+                self.stop_server(big)
         if "2" in self.figs and hasattr(self, "hash_base"):
-            self.result("2", "initial scan, md5 + sha-256: module (first scan)", big.scan_time,
+            self.result("2", "initial scan, md5 + sha-256: module (first scan)", scans,
                         self.hash_base["both"], "s", "2",
-                        "baseline: md5sum time + sha256sum time; one run")
+                        "baseline: md5sum time + sha256sum time")
         idle_big = max(vm_hwm(p) or 0 for p in big.workers())
         docs_b, entries_b, bytes_b, parts = fetch_all(big.port, "/resourcesync/%s/resourcelist.xml" % SET)
         rss_big = max(vm_hwm(p) or 0 for p in big.workers())
