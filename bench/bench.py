@@ -1,0 +1,882 @@
+#!/usr/bin/env python3
+"""bench.py - the mod_resourcesync benchmark harness (run it through bench/run).
+
+Every figure is a ratio of our time (or rate, or memory) to a baseline
+measured in the same run, on the same tree, on the same machine:
+
+  1  initial scan, no hashes      rs-tool scan / the module's first scan
+                                  vs  find DIR -type f -printf '%s %T@ %p\\n'
+  2  initial scan with hashes     rs-tool scan --hash md5 | sha-256 | both,
+                                  the module's first scan with md5 sha-256
+                                  vs  find -print0 | xargs -0 md5sum / sha256sum
+  3  writing the Resource List    rs-tool list --max 50000 (index + parts);
+                                  the module's snapshot after its first scan
+                                  vs  find -printf writing the same fields as XML
+  4  serving an unchanged part    requests/s of the module's 50,000-entry part
+                                  vs  the same bytes as a static file (wrk)
+  5  child peak RSS               VmHWM of the httpd child after fetching every
+                                  part: a set of N files vs a set of N/10
+
+Repetitions of ours and the baseline are interleaved and the median is
+reported.  Nothing here asserts: a missed target is reported, not fatal.
+Only 127.0.0.1 is contacted; every server started is stopped in a finally
+block and on SIGTERM/SIGINT/SIGHUP (bench/run adds a last-resort cleanup).
+"""
+import argparse
+import datetime
+import http.client
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.parse
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RS_TOOL = os.path.join(TOP, "build", "rs-tool")
+MODULE = os.path.join(TOP, "build", "mod_resourcesync.so")
+HTTPD = os.environ.get("HTTPD", "/usr/sbin/apache2")
+MODS = os.environ.get("HTTPD_MODULES", "/usr/lib/apache2/modules")
+SET = "bench"
+MAX_ENTRIES = 50000
+
+# Working targets of the benchmark (ratio ours/baseline unless noted).
+# They say what "good" means for this module; they are not asserted.
+TARGETS = {
+    "1e": ("<=", 5.0),    # engine scan: fstatat + one SQLite row per file vs find's fstatat
+    "1m": ("<=", 10.0),   # module scan: + an internal httpd request per new file
+    "2":  ("<=", 1.5),    # hashing: dominated by reading and digesting, like coreutils
+    "3":  ("<=", 3.0),    # list writing: close to what the XML bytes cost
+    "4":  (">=", 0.9),    # served like a static file
+    "5":  ("<=", 1.1),    # memory flat in the number of entries
+    "i":  None,           # informational
+}
+
+
+class Stop(Exception):
+    """Raised by the signal handler: unwind and clean up."""
+
+
+def on_signal(signum, frame):
+    raise Stop("signal %d" % signum)
+
+
+def log(msg):
+    sys.stderr.write("[bench %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def vm_hwm(pid):
+    """Peak resident set size of a process in kB (VmHWM), or None."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def children_of(ppid):
+    """[(pid, comm)] of the processes whose parent is ppid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may contain spaces or parentheses
+        r = st.rfind(")")
+        fields = st[r + 2:].split()
+        if int(fields[1]) == ppid:
+            out.append((int(d), st[st.find("(") + 1:r]))
+    return out
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class Server:
+    """A private httpd (prefork, a fixed number of children) with one set."""
+
+    def __init__(self, bench, name, www, setdir, hashes, children):
+        self.bench = bench
+        self.dir = os.path.join(bench.work, "srv-" + name)
+        self.www = www
+        self.setdir = setdir
+        self.hashes = hashes
+        self.children = children
+        self.port = free_port()
+        self.pid = None
+        self.started = False     # "httpd -k start" was run (a pid file may follow)
+        self.known = []          # pids of children and watcher seen
+        if os.path.isdir(self.dir):
+            shutil.rmtree(self.dir)
+        for d in ("logs", "run"):
+            os.makedirs(os.path.join(self.dir, d))
+        self.conf = os.path.join(self.dir, "httpd.conf")
+        self.error_log = os.path.join(self.dir, "logs", "error_log")
+        self.write_conf()
+
+    def write_conf(self):
+        k = self.children
+        user = "User nobody\nGroup nogroup\n" if os.geteuid() == 0 else ""
+        conf = f"""# generated by bench/bench.py
+ServerRoot "{self.dir}"
+Listen 127.0.0.1:{self.port}
+ServerName 127.0.0.1:{self.port}
+PidFile {self.dir}/httpd.pid
+ErrorLog {self.error_log}
+LogLevel warn resourcesync:info
+DefaultRuntimeDir {self.dir}/run
+Mutex file:{self.dir}/run default
+{user}
+LoadModule mpm_prefork_module {MODS}/mod_mpm_prefork.so
+StartServers {k}
+MinSpareServers {k}
+MaxSpareServers {k + 1}
+ServerLimit {k}
+MaxRequestWorkers {k}
+MaxConnectionsPerChild 0
+KeepAlive On
+MaxKeepAliveRequests 0
+LoadModule authz_core_module {MODS}/mod_authz_core.so
+LoadModule authz_host_module {MODS}/mod_authz_host.so
+LoadModule mime_module {MODS}/mod_mime.so
+TypesConfig /etc/mime.types
+
+LoadModule resourcesync_module {MODULE}
+ResourceSyncStateDir {self.dir}/state
+# no periodic rescan while we measure
+ResourceSyncRescanInterval 86400
+
+DocumentRoot "{self.www}"
+<Directory "{self.www}">
+    Require all granted
+</Directory>
+# static copies of a Resource List part: httpd defaults (EnableSendfile Off) ...
+# ... and with sendfile, which the module's handler always uses
+<Directory "{self.www}/static-sendfile">
+    EnableSendfile On
+</Directory>
+<Directory "{self.setdir}">
+    ResourceSyncSet {SET}
+    ResourceSyncHash {self.hashes}
+    ResourceSyncMaxEntries {MAX_ENTRIES}
+</Directory>
+"""
+        with open(self.conf, "w") as f:
+            f.write(conf)
+
+    @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def command(self):
+        return [HTTPD, "-d", self.dir, "-f", self.conf, "-k", "start"]
+
+    def start(self):
+        self.bench.note_cmd("module server", " ".join(self.command()))
+        self.started = True
+        r = subprocess.run(self.command(), start_new_session=True, timeout=60,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if r.returncode != 0:
+            raise RuntimeError("httpd did not start: %s" % r.stdout.decode(errors="replace"))
+        self.read_pid(20)
+        if not self.pid:
+            raise RuntimeError("httpd wrote no pid file (see %s)" % self.error_log)
+        self.remember()
+
+    def read_pid(self, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                with open(os.path.join(self.dir, "httpd.pid")) as f:
+                    self.pid = int(f.read().strip())
+                return
+            except (OSError, ValueError):
+                time.sleep(0.1)
+
+    def remember(self):
+        for pid, _ in children_of(self.pid):
+            if pid not in self.known:
+                self.known.append(pid)
+
+    def log_text(self):
+        try:
+            with open(self.error_log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def wait_log(self, regex, timeout):
+        """Wait (bounded) for a line of the error log matching regex."""
+        rx = re.compile(regex)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for line in self.log_text().splitlines():
+                m = rx.search(line)
+                if m:
+                    self.remember()
+                    return line, m
+            if self.pid and not os.path.exists("/proc/%d" % self.pid):
+                raise RuntimeError("httpd %d died (see %s)" % (self.pid, self.error_log))
+            if re.search(r"\[resourcesync:(error|crit|alert|emerg)\]", self.log_text()):
+                raise RuntimeError("module error (see %s)" % self.error_log)
+            time.sleep(0.2)
+        raise RuntimeError("timeout after %d s waiting for /%s/ in %s"
+                           % (timeout, regex, self.error_log))
+
+    def workers(self):
+        """pids of the httpd children that serve requests (not the watcher)."""
+        return [pid for pid, comm in children_of(self.pid) if comm != "rs-watcher"]
+
+    def watcher(self):
+        for pid, comm in children_of(self.pid):
+            if comm == "rs-watcher":
+                return pid
+        return None
+
+    def stop(self):
+        if not self.pid and self.started:
+            self.read_pid(5)     # interrupted while starting
+        self.started = False
+        if not self.pid:
+            return
+        pid, self.pid = self.pid, None
+        self.known += [p for p, _ in children_of(pid) if p not in self.known]
+        mine = self.conf
+        if mine in cmdline(pid):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            deadline = time.time() + 15
+            while time.time() < deadline and os.path.exists("/proc/%d" % pid):
+                time.sleep(0.1)
+            if os.path.exists("/proc/%d" % pid) and mine in cmdline(pid):
+                os.kill(pid, signal.SIGKILL)
+        # children and watcher normally go with the parent; make sure
+        deadline = time.time() + 10
+        while time.time() < deadline and any(mine in cmdline(p) for p in self.known):
+            time.sleep(0.1)
+        for p in self.known:
+            if mine in cmdline(p):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            os.unlink(os.path.join(self.dir, "httpd.pid"))
+        except OSError:
+            pass
+
+
+def http_get(conn, path, sink=None):
+    """GET path on a keep-alive connection; returns (status, bytes, body or None).
+    With sink, the body is streamed to sink(chunk) and not kept."""
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    n = 0
+    parts = [] if sink is None else None
+    while True:
+        chunk = resp.read(1 << 20)
+        if not chunk:
+            break
+        n += len(chunk)
+        if sink is None:
+            parts.append(chunk)
+        else:
+            sink(chunk)
+    return resp.status, n, (b"".join(parts) if parts is not None else None)
+
+
+class EntryCounter:
+    """Counts <url> entries in a stream of chunks."""
+
+    def __init__(self):
+        self.n = 0
+        self.tail = b""
+
+    def __call__(self, chunk):
+        buf = self.tail + chunk
+        self.n += buf.count(b"</url>")
+        self.tail = buf[-5:] if not buf.endswith(b"</url>") else b""
+
+
+def fetch_all(port, list_path, timeout=600):
+    """Fetch the Resource List and every part over one keep-alive connection.
+    Returns (documents, entries, bytes, [part paths])."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        st, n, body = http_get(conn, list_path)
+        if st != 200:
+            raise RuntimeError("GET %s: %d" % (list_path, st))
+        total, docs = n, 1
+        if b"<sitemapindex" in body[:1000]:
+            parts = [urllib.parse.urlsplit(u.decode()).path
+                     for u in re.findall(rb"<loc>([^<]*)</loc>", body)]
+            counter = EntryCounter()
+            for p in parts:
+                st, n, _ = http_get(conn, p, counter)
+                if st != 200:
+                    raise RuntimeError("GET %s: %d" % (p, st))
+                total += n
+                docs += 1
+            return docs, counter.n, total, parts
+        return docs, body.count(b"</url>"), total, []
+    finally:
+        conn.close()
+
+
+def parse_wrk(out):
+    """(requests/s, requests, [error lines]) from wrk's output."""
+    m = re.search(r"Requests/sec:\s+([0-9.]+)", out)
+    c = re.search(r"(\d+) requests in", out)
+    if not m or not c:
+        raise RuntimeError("cannot read wrk output:\n" + out)
+    errors = []
+    for rx in (r"Non-2xx or 3xx responses: \d+", r"Socket errors: [^\n]+"):
+        e = re.search(rx, out)
+        if e:
+            errors.append(e.group(0))
+    return float(m.group(1)), int(c.group(1)), errors
+
+
+def apache_time(line):
+    """Timestamp of an error log line, in seconds since the epoch."""
+    m = re.match(r"\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d\.\d+ \d{4})\]", line)
+    return datetime.datetime.strptime(m.group(1), "%a %b %d %H:%M:%S.%f %Y").timestamp()
+
+
+def fmt_num(v, unit):
+    if v is None:
+        return "-"
+    if unit == "s":
+        return "%.3f s" % v
+    if unit == "req/s":
+        return "%.1f req/s" % v
+    if unit == "kB":
+        return "%d kB" % v
+    if unit == "ms":
+        return "%.3f ms" % v
+    return "%g %s" % (v, unit)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.n = args.files
+        self.work = os.environ.get("RS_BENCH_DIR") or "/tmp/rs-bench-%d" % os.getuid()
+        self.results = []
+        self.commands = []      # (what, command line)
+        self.notes = []
+        self.servers = []
+        self.env = dict(os.environ, LC_ALL="C", TZ="UTC")
+        self.tree_top = os.path.join(self.work, "tree-%d" % self.n)
+        self.www = os.path.join(self.tree_top, "www")
+        self.data = os.path.join(self.www, "data")
+        self.scratch = os.path.join(self.work, "scratch-%d" % self.n)
+
+    # -- bookkeeping -------------------------------------------------------
+    def note_cmd(self, what, cmd):
+        if (what, cmd) not in self.commands:
+            self.commands.append((what, cmd))
+
+    def result(self, fig, name, ours, base, unit, target_key, note="", ratio=None):
+        """Record a figure.  ours and base are a value or a list of samples
+        (the median is used; the spread goes into the notes)."""
+        spread = []
+        if isinstance(ours, list):
+            if len(ours) > 1:
+                spread.append("ours %s..%s" % (fmt_num(min(ours), unit), fmt_num(max(ours), unit)))
+            ours = statistics.median(ours)
+        if isinstance(base, list):
+            if len(base) > 1:
+                spread.append("baseline %s..%s" % (fmt_num(min(base), unit), fmt_num(max(base), unit)))
+            base = statistics.median(base)
+        if spread:
+            note = (note + "; " if note else "") + "range " + ", ".join(spread)
+        if ratio is None and ours is not None and base:
+            ratio = ours / base
+        target, ok = "-", None
+        if TARGETS[target_key]:
+            op, tv = TARGETS[target_key]
+            target = "%s %.2g" % (op, tv)
+            if ratio is not None:
+                ok = ratio <= tv if op == "<=" else ratio >= tv
+        self.results.append(dict(fig=fig, name=name, ours=ours, base=base, unit=unit,
+                                 ratio=ratio, target=target, ok=ok, note=note))
+        log("figure %s: %s: ours %s, baseline %s, ratio %s (target %s)"
+            % (fig, name, fmt_num(ours, unit), fmt_num(base, unit),
+               "-" if ratio is None else "%.2f" % ratio, target))
+        return ours, base
+
+    def timed(self, what, cmd, timeout):
+        """Run a shell command (bash, pipefail), return its wall time in s."""
+        self.note_cmd(what, cmd)
+        t0 = time.perf_counter()
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], env=self.env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=timeout)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s\n%s" % (what, r.returncode, cmd,
+                                                           r.stderr.decode(errors="replace")))
+        return dt
+
+    def compare(self, ours_what, ours_cmd, base_what, base_cmd, prep=None):
+        """Interleaved repetitions; returns (samples of ours, of the baseline)."""
+        ours, base = [], []
+        timeout = self.op_timeout
+        for i in range(self.args.reps):
+            order = [0, 1] if i % 2 == 0 else [1, 0]
+            for which in order:
+                if which == 0:
+                    if prep:
+                        prep()
+                    ours.append(self.timed(ours_what, ours_cmd, timeout))
+                else:
+                    base.append(self.timed(base_what, base_cmd, timeout))
+        return ours, base
+
+    @property
+    def op_timeout(self):
+        # generous, but bounded: 10 min + 2 ms per file
+        return 600 + self.n * 0.002
+
+    # -- setup ---------------------------------------------------------------
+    def machine(self):
+        cpu = "?"
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        cpu = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        mem = "?"
+        try:
+            with open("/proc/meminfo") as f:
+                mem = "%.1f GiB" % (int(f.readline().split()[1]) / 1048576)
+        except OSError:
+            pass
+        httpd = subprocess.run([HTTPD, "-v"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT).stdout.decode().splitlines()
+        rev = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--", "src",
+                                "tools", "mod_resourcesync.c"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL).stdout.decode().strip()
+        return {
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "nproc": str(os.cpu_count()),
+            "cpu": cpu,
+            "kernel": platform.release(),
+            "memory": mem,
+            "httpd": httpd[0].split(":", 1)[1].strip() if httpd else "?",
+            "commit": (rev or "?") + (" (modified)" if dirty else ""),
+            "load": "%.2f %.2f %.2f" % os.getloadavg(),
+        }
+
+    def make_tree(self):
+        os.makedirs(self.work, exist_ok=True)
+        os.chmod(self.work, 0o755)
+        os.makedirs(self.www, exist_ok=True)
+        os.chmod(self.tree_top, 0o755)
+        os.chmod(self.www, 0o755)
+        log("tree of %d files in %s" % (self.n, self.data))
+        cmd = "umask 022; %s %d %s" % (os.path.join(TOP, "bench", "make-tree"), self.n, self.data)
+        self.note_cmd("make the tree", cmd)
+        subprocess.run(["sh", "-c", cmd], check=True, timeout=self.op_timeout + 3600)
+        if os.path.isdir(self.scratch):
+            shutil.rmtree(self.scratch)
+        os.makedirs(self.scratch)
+        log("warming the page cache")
+        self.timed("warm the cache", "find %s -type f -print0 | xargs -0 cat > /dev/null" % self.data,
+                   self.op_timeout)
+        self.timed("warm the cache", "find %s -type f -printf '%%s %%T@ %%p\\n' > /dev/null" % self.data,
+                   self.op_timeout)
+
+    # -- figures -------------------------------------------------------------
+    def find_cmd(self):
+        return "find %s -type f -printf '%%s %%T@ %%p\\n' > /dev/null" % self.data
+
+    def fig1_engine(self):
+        db = os.path.join(self.scratch, "scan-none.db")
+        prep = lambda: self.rm_db(db)
+        ours, base = self.compare(
+            "1: engine scan, no hashes", "%s scan %s %s %s" % (RS_TOOL, db, SET, self.data),
+            "1: baseline", self.find_cmd(), prep)
+        _, self.find_time = self.result("1", "initial scan, no hashes: engine (rs-tool scan)",
+                                        ours, base, "s", "1e",
+                                        "baseline: find -printf '%s %T@ %p\\n'")
+        self.none_db = db
+
+    def fig2_engine(self):
+        self.hash_base = {}
+        for algo, tool, label in (("md5", "md5sum", "md5"), ("sha-256", "sha256sum", "sha-256")):
+            db = os.path.join(self.scratch, "scan-%s.db" % algo)
+            ours, base = self.compare(
+                "2: engine scan --hash " + algo,
+                "%s scan %s %s %s --hash %s" % (RS_TOOL, db, SET, self.data, algo),
+                "2: baseline " + tool,
+                "find %s -type f -print0 | xargs -0 %s > /dev/null" % (self.data, tool),
+                lambda db=db: self.rm_db(db))
+            _, self.hash_base[algo] = self.result(
+                "2", "initial scan, %s: engine" % label, ours, base, "s", "2",
+                "baseline: find -print0 | xargs -0 %s" % tool)
+            self.rm_db(db)
+        # both in one pass vs the two tools one after the other
+        db = os.path.join(self.scratch, "scan-both.db")
+        ours = []
+        for _ in range(self.args.reps):
+            self.rm_db(db)
+            ours.append(self.timed("2: engine scan --hash md5,sha-256",
+                                   "%s scan %s %s %s --hash md5,sha-256"
+                                   % (RS_TOOL, db, SET, self.data), self.op_timeout))
+        both = self.hash_base["md5"] + self.hash_base["sha-256"]
+        self.hash_base["both"] = both
+        self.result("2", "initial scan, md5 + sha-256: engine", ours, both,
+                    "s", "2", "baseline: md5sum time + sha256sum time (two passes)")
+        self.rm_db(db)
+
+    def fig3_engine(self):
+        out = os.path.join(self.scratch, "list-out")
+        base_out = os.path.join(self.scratch, "find-list.xml")
+        url = "http://127.0.0.1/data/"
+        fmt = ("<url><loc>%s%%P</loc><lastmod>%%TY-%%Tm-%%TdT%%TH:%%TM:%%TSZ</lastmod>"
+               "<rs:md length=\"%%s\"/></url>\\n" % url)
+
+        def prep():
+            if os.path.isdir(out):
+                shutil.rmtree(out)
+            os.makedirs(out)
+        ours, base = self.compare(
+            "3: engine list", "%s list %s %s %s %s --max %d"
+            % (RS_TOOL, self.none_db, SET, out, url, MAX_ENTRIES),
+            "3: baseline", "find %s -type f -printf '%s' > %s" % (self.data, fmt, base_out), prep)
+        size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+        nparts = len([f for f in os.listdir(out) if f.startswith("part-")])
+        _, self.find_list_time = self.result(
+            "3", "Resource List from the inventory: engine (rs-tool list)", ours, base,
+            "s", "3", "%s, %.1f MB; find writes one %.1f MB file"
+            % ("%d parts + index" % nparts if nparts else "one urlset", size / 1e6,
+               os.path.getsize(base_out) / 1e6))
+        shutil.rmtree(out)
+        os.unlink(base_out)
+
+    def rm_db(self, db):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(db + suffix)
+            except FileNotFoundError:
+                pass
+
+    def scan_timeout(self):
+        return 120 + self.n * 0.002
+
+    def start_server(self, name, setdir, hashes):
+        srv = Server(self, name, self.www, setdir, hashes, self.args.conns)
+        self.servers.append(srv)
+        srv.start()
+        scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
+                                    self.scan_timeout())
+        pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
+                                    r"(\d+) parts\)" % SET, self.scan_timeout())
+        srv.scan_files = int(m.group(1))
+        srv.scan_time = float(m.group(2))
+        srv.publish_time = apache_time(pub_line) - apache_time(scan_line)
+        srv.entries = int(pm.group(2))
+        srv.parts = int(pm.group(3))
+        log("%s: first scan %d files in %.3f s, list of %d entries in %d parts"
+            % (name, srv.scan_files, srv.scan_time, srv.entries, srv.parts))
+        return srv
+
+    def stop_server(self, srv):
+        srv.stop()
+        self.servers.remove(srv)
+        if not self.args.keep:
+            shutil.rmtree(srv.dir, ignore_errors=True)
+
+    def fig1_module(self):
+        times, pubs = [], []
+        for i in range(self.args.reps):
+            srv = self.start_server("none", self.data, "none")
+            times.append(srv.scan_time)
+            pubs.append(srv.publish_time)
+            self.stop_server(srv)
+        self.result("1", "initial scan, no hashes: module (first scan, from the error log)",
+                    times, self.find_time, "s", "1m",
+                    "includes the httpd access check of every file")
+        if hasattr(self, "find_list_time"):
+            self.result("3", "Resource List after the first scan: module (log timestamps)",
+                        pubs, self.find_list_time, "s", "3",
+                        "scan line to published line; includes type attributes")
+
+    def fig45_module(self):
+        small_dir = os.path.join(self.data, "a0")
+        # 5, small set: a tenth of the tree, in a server of its own
+        small = self.start_server("small", small_dir, "md5 sha-256")
+        idle_small = max(vm_hwm(p) or 0 for p in small.workers())
+        docs_s, entries_s, bytes_s, _ = fetch_all(small.port, "/resourcesync/%s/resourcelist.xml" % SET)
+        rss_small = max(vm_hwm(p) or 0 for p in small.workers())
+        w_small = vm_hwm(small.watcher()) if small.watcher() else None
+        self.stop_server(small)
+
+        # 5 and 4, the whole tree with md5 and sha-256 (about 15 MB per part);
+        # the first scan is repeated (fresh state each time) for figure 2
+        scans = []
+        reps = self.args.reps if "2" in self.figs else 1
+        for i in range(reps):
+            big = self.start_server("hashed", self.data, "md5 sha-256")
+            scans.append(big.scan_time)
+            if i < reps - 1:
+                self.stop_server(big)
+        if "2" in self.figs and hasattr(self, "hash_base"):
+            self.result("2", "initial scan, md5 + sha-256: module (first scan)", scans,
+                        self.hash_base["both"], "s", "2",
+                        "baseline: md5sum time + sha256sum time")
+        idle_big = max(vm_hwm(p) or 0 for p in big.workers())
+        docs_b, entries_b, bytes_b, parts = fetch_all(big.port, "/resourcesync/%s/resourcelist.xml" % SET)
+        rss_big = max(vm_hwm(p) or 0 for p in big.workers())
+        w_big = vm_hwm(big.watcher()) if big.watcher() else None
+        if "5" in self.figs:
+            self.result("5", "httpd child peak RSS after fetching every part: %d vs %d entries"
+                        % (entries_b, entries_s), rss_big, rss_small, "kB", "5",
+                        "%d vs %d documents, %.1f vs %.1f MB over one connection; "
+                        "idle child %d / %d kB"
+                        % (docs_b, docs_s, bytes_b / 1e6, bytes_s / 1e6, idle_big, idle_small))
+            if w_big and w_small:
+                self.result("5", "watcher peak RSS after scan + snapshot: %d vs %d files"
+                            % (big.scan_files, small.scan_files), w_big, w_small, "kB", "i",
+                            "rs-watcher process, hashes md5 sha-256")
+        if "4" in self.figs:
+            self.fig4(big, parts)
+        self.stop_server(big)
+
+    def fig4(self, srv, parts):
+        path = parts[0] if parts else "/resourcesync/%s/resourcelist.xml" % SET
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        st, n, body = http_get(conn, path)
+        conn.close()
+        if st != 200:
+            raise RuntimeError("GET %s: %d" % (path, st))
+        entries = body.count(b"</url>")
+        statics = []
+        for sub in ("static", "static-sendfile"):
+            d = os.path.join(self.www, sub)
+            os.makedirs(d, exist_ok=True)
+            os.chmod(d, 0o755)
+            f = os.path.join(d, "part.xml")
+            with open(f, "wb") as fh:
+                fh.write(body)
+            os.chmod(f, 0o644)
+            statics.append("/%s/part.xml" % sub)
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        for p in statics:
+            st, n2, _ = http_get(conn, p, lambda c: None)
+            if st != 200 or n2 != n:
+                raise RuntimeError("static copy %s: %d, %d bytes (want %d)" % (p, st, n2, n))
+        conn.close()
+        urls = [srv.base + path] + [srv.base + p for p in statics]
+        rates = [[], [], []]
+        errors = set()
+        wrk = "wrk -t1 -c%d -d%ds" % (self.args.conns, self.args.duration)
+        for i in range(self.args.wrk_reps):
+            for k in [(i + j) % 3 for j in range(3)]:     # rotate the order
+                cmd = "%s %s" % (wrk, urls[k])
+                self.note_cmd("4: wrk", cmd)
+                r = subprocess.run(cmd.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=self.args.duration + 60)
+                rate, count, errs = parse_wrk(r.stdout.decode(errors="replace"))
+                rates[k].append(rate)
+                errors.update(errs)
+        what = "%d-entry %s (%.1f MB)" % (entries, "part" if parts else "resourcelist.xml", n / 1e6)
+        extra = "; wrk: " + ", ".join(sorted(errors)) if errors else ""
+        self.result("4", "requests/s, unchanged %s vs static file (httpd defaults)" % what,
+                    rates[0], rates[1], "req/s", "4",
+                    "static: EnableSendfile Off (default), served via mmap%s" % extra)
+        self.result("4", "requests/s, unchanged %s vs static file, EnableSendfile On" % what,
+                    rates[0], rates[2], "req/s", "4", "both served with sendfile")
+
+    # -- output --------------------------------------------------------------
+    def table(self):
+        rows = [("fig", "figure", "ours", "baseline", "ratio", "target", "met")]
+        for r in sorted(self.results, key=lambda r: r["fig"]):
+            rows.append((r["fig"], r["name"], fmt_num(r["ours"], r["unit"]),
+                         fmt_num(r["base"], r["unit"]),
+                         "-" if r["ratio"] is None else "%.2f" % r["ratio"], r["target"],
+                         "-" if r["ok"] is None else ("yes" if r["ok"] else "NO")))
+        return rows
+
+    def text_table(self):
+        rows = self.table()
+        w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = []
+        for j, r in enumerate(rows):
+            lines.append("  ".join(c.ljust(w[i]) if i == 1 else c.rjust(w[i]) if i != 0 else c.ljust(w[i])
+                                   for i, c in enumerate(r)).rstrip())
+            if j == 0:
+                lines.append("  ".join("-" * x for x in w))
+        return "\n".join(lines)
+
+    def markdown(self, facts, started, elapsed):
+        rows = self.table()
+        out = ["### %d files, %s" % (self.n, facts["date"]), ""]
+        out.append("Machine: %s CPUs (%s), kernel %s, %s RAM; %s; module at %s. "
+                   "Load average at start %s, at end %.2f %.2f %.2f. Total run time %.0f s."
+                   % (facts["nproc"], facts["cpu"], facts["kernel"], facts["memory"],
+                      facts["httpd"], facts["commit"], facts["load"], *os.getloadavg(), elapsed))
+        out.append("")
+        out.append("Command: `%s`" % started)
+        out.append("")
+        out.append("| " + " | ".join(rows[0]) + " |")
+        out.append("|" + "|".join(["---"] * len(rows[0])) + "|")
+        for r in rows[1:]:
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+        out.append("")
+        out.append("Notes:")
+        for r in sorted(self.results, key=lambda r: r["fig"]):
+            if r["note"]:
+                out.append("- %s %s: %s" % (r["fig"], r["name"], r["note"]))
+        for n in self.notes:
+            out.append("- " + n)
+        out.append("- Servers: httpd prefork with %d child(ren) (StartServers = MaxRequestWorkers "
+                   "= %d, KeepAlive On, MaxKeepAliveRequests 0), LogLevel warn resourcesync:info, "
+                   "ResourceSyncMaxEntries %d, ResourceSyncRescanInterval 86400; "
+                   "figure 1 module: ResourceSyncHash none; figures 2 (module), 4 and 5: "
+                   "ResourceSyncHash md5 sha-256; figure 5 small set: the subtree a0 "
+                   "(a tenth of the files) in a server of its own."
+                   % (self.args.conns, self.args.conns, MAX_ENTRIES))
+        out.append("")
+        out.append("Commands (medians of %d interleaved repetitions; wrk: medians of %d "
+                   "interleaved runs of %d s, 1 thread, %d connection(s)):"
+                   % (self.args.reps, self.args.wrk_reps, self.args.duration, self.args.conns))
+        out.append("")
+        out.append("```")
+        for what, cmd in self.commands:
+            out.append("# %s\n%s" % (what, cmd))
+        out.append("```")
+        return "\n".join(out) + "\n"
+
+    def run(self):
+        a = self.args
+        self.figs = set(a.figures.split(","))
+        started = "bench/run " + " ".join(sys.argv[1:])
+        t0 = time.time()
+        facts = self.machine()
+        log("%d files, reps %d, figures %s, work dir %s" % (self.n, a.reps, a.figures, self.work))
+        self.make_tree()
+        if self.figs & {"1", "3"}:
+            self.fig1_engine()
+        if "2" in self.figs:
+            self.fig2_engine()
+        if "3" in self.figs:
+            self.fig3_engine()
+        if "1" in self.figs:
+            self.fig1_module()
+        if self.figs & {"4", "5"} or "2" in self.figs:
+            self.fig45_module()
+        elapsed = time.time() - t0
+        print()
+        print("mod_resourcesync benchmarks: %d files (%s; %s CPUs, %s)"
+              % (self.n, facts["date"], facts["nproc"], facts["cpu"]))
+        print(self.text_table())
+        md = self.markdown(facts, started, elapsed)
+        path = os.path.join(self.work, "results-%d.md" % self.n)
+        with open(path, "w") as f:
+            f.write(md)
+        print("\nMarkdown: %s" % path)
+        if a.md:
+            with open(a.md, "w") as f:
+                f.write(md)
+            print("Markdown: %s" % a.md)
+        if a.remove_tree:
+            shutil.rmtree(self.tree_top, ignore_errors=True)
+            try:
+                os.unlink(self.data + ".complete")
+            except OSError:
+                pass
+
+    def cleanup(self):
+        for srv in self.servers:
+            try:
+                srv.stop()
+            except Exception as e:      # keep stopping the others
+                log("stopping %s: %s" % (srv.dir, e))
+            if not self.args.keep:
+                shutil.rmtree(srv.dir, ignore_errors=True)
+        if not self.args.keep and os.path.isdir(self.scratch):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="bench/run", description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="?", type=int, help="files in the tree (default 20000; "
+                    "2000 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="small tree, one repetition, one 2 s wrk run")
+    ap.add_argument("--reps", type=int, help="repetitions of each measurement (default 3)")
+    ap.add_argument("--duration", type=int, help="seconds per wrk run (default 5)")
+    ap.add_argument("--wrk-reps", type=int, help="wrk runs per URL, interleaved (default 7)")
+    ap.add_argument("--conns", type=int, default=1,
+                    help="wrk connections = httpd children (default 1)")
+    ap.add_argument("--figures", default="1,2,3,4,5", help="which figures (default all)")
+    ap.add_argument("--md", help="also write the Markdown results to this file")
+    ap.add_argument("--keep", action="store_true", help="keep server dirs and scratch files")
+    ap.add_argument("--remove-tree", action="store_true", help="delete the tree at the end")
+    a = ap.parse_args()
+    if a.files is None:
+        a.files = 2000 if a.quick else 20000
+    if a.reps is None:
+        a.reps = 1 if a.quick else 3
+    if a.duration is None:
+        a.duration = 2 if a.quick else 5
+    if a.wrk_reps is None:
+        a.wrk_reps = 1 if a.quick else 7
+    if a.files < 1000 or a.files > 20000000:
+        ap.error("files: 1000 .. 20000000")
+    if not (1 <= a.reps <= 20 and 1 <= a.wrk_reps <= 20 and 1 <= a.duration <= 600
+            and 1 <= a.conns <= 64):
+        ap.error("reps and wrk-reps 1..20, duration 1..600, conns 1..64")
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    b = Bench(a)
+    try:
+        b.run()
+    except Stop as e:
+        log("stopped (%s); cleaning up" % e)
+        return 1
+    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+        log("error: %s" % e)
+        return 1
+    finally:
+        b.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
