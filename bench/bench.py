@@ -48,12 +48,13 @@ MAX_ENTRIES = 50000
 # Working targets of the benchmark (ratio ours/baseline unless noted).
 # They say what "good" means for this module; they are not asserted.
 TARGETS = {
-    "1e": ("<=", 5.0),    # engine scan: fstatat + one SQLite row per file vs find's fstatat
-    "1m": ("<=", 10.0),   # module scan: + an internal httpd request per new file
-    "2":  ("<=", 1.5),    # hashing: dominated by reading and digesting, like coreutils
-    "3":  ("<=", 3.0),    # list writing: close to what the XML bytes cost
-    "4":  (">=", 0.9),    # served like a static file
-    "5":  ("<=", 1.1),    # memory flat in the number of entries
+    # The targets (ratio = ours / baseline measured in the same run).
+    "1e": ("<=", 1.5),    # initial scan, hashes off, vs find -printf
+    "1m": ("<=", 1.5),    # the same for the module's first scan
+    "2":  ("<=", 1.2),    # initial scan with md5 / sha-256 vs md5sum / sha256sum
+    "3":  ("<=", 0.5),    # every part of the Resource List vs find -printf as XML
+    "4":  (">=", 0.9),    # unchanged 50,000-entry part vs the same bytes as a static file
+    "5":  ("<=", 1.1),    # child peak RSS, 10x the entries: flat
     "i":  None,           # informational
 }
 

@@ -93,7 +93,12 @@ static int send_file(request_rec *r, const char *path, int immutable)
     apr_status_t rv;
     int rc;
 
-    rv = apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_SENDFILE_ENABLED, 0, r->pool);
+    core_dir_config *core = ap_get_core_module_config(r->per_dir_config);
+    /* Honour EnableSendfile like the default handler does. */
+    apr_int32_t flags = APR_FOPEN_READ
+        | (core->enable_sendfile == ENABLE_SENDFILE_ON ? APR_FOPEN_SENDFILE_ENABLED : 0);
+
+    rv = apr_file_open(&f, path, flags, 0, r->pool);
     if (rv != APR_SUCCESS) {
         return HTTP_NOT_FOUND;    /* a part pruned with its snapshot */
     }

@@ -29,7 +29,7 @@ static const char *const sql[ST_MAX] = {
     "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
     "ORDER BY dir, name LIMIT %d",
     "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
-    "AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
+    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
     "SELECT v FROM meta WHERE k = %s",
     "INSERT INTO meta (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
     "DELETE FROM inventory WHERE setname = %s AND dir = %s",
@@ -327,7 +327,10 @@ apr_status_t rs_store_page(rs_store_t *st, apr_pool_t *p, const char *set,
         return select_rows(st, p, ST_PAGE_FIRST, args, add_item, *out);
     }
     else {
-        const void *args[] = { set, after_dir, after_dir, after_name, &limit };
+        /* "dir >= ?" is implied by the rest, but it lets the planner seek
+         * in the primary key instead of walking the set from its start on
+         * every page (which made writing a list quadratic). */
+        const void *args[] = { set, after_dir, after_dir, after_dir, after_name, &limit };
         return select_rows(st, p, ST_PAGE, args, add_item, *out);
     }
 }
