@@ -14,6 +14,7 @@
  */
 #include <apr_strings.h>
 #include <http_protocol.h>
+#include <http_request.h>
 #include "mod_resourcesync.h"
 #include "rs_time.h"
 
@@ -43,6 +44,7 @@ int rs_statuspage_handle(request_rec *r)
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
         return HTTP_METHOD_NOT_ALLOWED;
     }
     ap_set_content_type(r, "text/plain; charset=utf-8");

@@ -283,6 +283,11 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
         rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
                     set->name);
         failing[set->slot] = 0;
+        /* A later failure deserves an error line again. */
+        if (seen) {
+            apr_pool_clear(seen_pool);
+            seen = apr_hash_make(seen_pool);
+        }
     }
     cur.gen = info.gen;
     cur.at = info.at;

@@ -483,6 +483,8 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         if (rootfd >= 0) {
             close(rootfd);
         }
+        /* Count what goes, so that the caller publishes the empty list. */
+        rs_store_count(st, o->set, &stats->removed);
         rs_store_delete_set(st, o->set);
         rs_store_commit(st);
         apr_pool_destroy(sp);

@@ -7,7 +7,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(base get wait_for fetch_list t_dir);
 
-plan tests => 10;
+plan tests => 11;
 
 sub status {
     my $r = get(base() . '/rs-status');
@@ -64,3 +64,7 @@ for my $set (qw(main small rules)) {
     ok($s);
 }
 ok(t_cmp($st->{sets}{small}{parts}, 4, 'small is split into 4 parts'));
+
+# Other methods: 405 naming GET and HEAD.
+my $post = RSTest::req('POST', base() . '/rs-status');
+ok($post->code == 405 && ($post->header('Allow') // '') =~ /\bGET\b.*\bHEAD\b/);
