@@ -89,12 +89,13 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     return a;
 }
 
-const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
+/* An anonymous internal GET of uri (already escaped) on the checker's
+ * connection, run through httpd's request processing up to the handler.
+ * The caller destroys r->pool. */
+static request_rec *run_request(rs_access_t *a, const char *uri, int *status)
 {
     const rs_set_t *set = a->set;
     request_rec *r = ap_create_request(a->c);
-    const char *err = NULL, *want = apr_pstrcat(p, set->dir, "/", NULL);
-    int status;
 
     r->request_time = apr_time_now();
     r->method = "GET";
@@ -102,10 +103,22 @@ const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
     r->protocol = "HTTP/1.1";
     r->proto_num = HTTP_VERSION(1, 1);
     r->hostname = set->s->server_hostname;
-    r->the_request = apr_pstrcat(r->pool, "GET ", set->url_path, " HTTP/1.1", NULL);
+    r->the_request = apr_pstrcat(r->pool, "GET ", uri, " HTTP/1.1", NULL);
     r->log = &quiet_log;
-    ap_parse_uri(r, rs_uri_escape_path(r->pool, set->url_path));
-    status = ap_process_request_internal(r);
+    apr_table_setn(r->headers_in, "Host", set->s->server_hostname);
+    apr_table_setn(r->headers_in, "User-Agent", "mod_resourcesync-watcher");
+    ap_parse_uri(r, uri);
+    *status = ap_process_request_internal(r);
+    return r;
+}
+
+const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
+{
+    const rs_set_t *set = a->set;
+    const char *err = NULL, *want = apr_pstrcat(p, set->dir, "/", NULL);
+    int status;
+    request_rec *r = run_request(a, rs_uri_escape_path(p, set->url_path), &status);
+
     /* mod_dir may already have mapped the directory to its index file. */
     if (r->filename && strncmp(r->filename, want, strlen(want))
         && strcmp(r->filename, set->dir)) {
@@ -130,22 +143,9 @@ int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
     const char *uri;
     int status, served;
 
-    uri = apr_pstrcat(p, set->url_path, rs_uri_escape_path(p, relpath), is_dir ? "/" : "",
-                      NULL);
-    r = ap_create_request(a->c);
-    r->request_time = apr_time_now();
-    r->method = "GET";
-    r->method_number = M_GET;
-    r->protocol = "HTTP/1.1";
-    r->proto_num = HTTP_VERSION(1, 1);
-    r->hostname = set->s->server_hostname;
-    r->the_request = apr_pstrcat(r->pool, "GET ", uri, " HTTP/1.1", NULL);
-    r->log = &quiet_log;
-    apr_table_setn(r->headers_in, "Host", set->s->server_hostname);
-    apr_table_setn(r->headers_in, "User-Agent", "mod_resourcesync-watcher");
-    ap_parse_uri(r, uri);
-
-    status = ap_process_request_internal(r);
+    uri = apr_pstrcat(p, rs_uri_escape_path(p, set->url_path), rs_uri_escape_path(p, relpath),
+                      is_dir ? "/" : "", NULL);
+    r = run_request(a, uri, &status);
     served = (status == OK);
     if (served && !is_dir) {
         const char *full = apr_pstrcat(r->pool, set->dir, "/", relpath, NULL);
