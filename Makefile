@@ -30,12 +30,12 @@ CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-fi
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
 LIBS       = -lxml2 -lcrypto -laprutil-1 -lapr-1
 
-ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c \
+ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_store.c src/rs_scan.c src/rs_snapshot.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
-             src/mod_resourcesync_statuspage.c
+             src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

@@ -31,6 +31,8 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_PREFIX   "/resourcesync"
 #define RS_DEFAULT_MAX      50000
 #define RS_DEFAULT_RESCAN   60
+#define RS_DEFAULT_PERIOD   apr_time_from_sec(86400)
+#define RS_DEFAULT_RETENTION apr_time_from_sec(30 * 86400)
 #define RS_WELL_KNOWN       "/.well-known/resourcesync"
 #define RS_HANDLER          "resourcesync"
 #define RS_SET_NAME_MAX     64
@@ -54,6 +56,11 @@ typedef struct rs_set_t {
     apr_array_header_t *excludes;
     const char *describedby;
     int dotfiles;
+    apr_interval_time_t cl_period;  /* ResourceSyncChangeListPeriod */
+    apr_interval_time_t retention;  /* ResourceSyncJournalRetention */
+    int spec10;                 /* ResourceSyncSpecVersion 1.0 */
+    const char *cl_dir;         /* <statedir>/changelists/<name> */
+    const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
     const char *doc_base;       /* absolute URL of <prefix>/<name>/ */
     const char *capability_url;
@@ -72,6 +79,9 @@ struct rs_dir_conf {
     apr_array_header_t *excludes;   /* NULL: unset */
     const char *describedby;    /* NULL: unset */
     int dotfiles;               /* RS_UNSET, 0, 1 */
+    apr_interval_time_t cl_period;  /* RS_UNSET or > 0 */
+    apr_interval_time_t retention;  /* RS_UNSET or > 0 */
+    int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
 };
 
 typedef struct rs_srv_conf {
@@ -131,6 +141,7 @@ typedef struct rs_status_set_t {
     apr_int64_t entries;
     apr_int32_t parts;
     apr_time_t consistent;          /* inventory consistent as of */
+    apr_int64_t cl_open_id;         /* id of the open Change List, 0: none yet */
 } rs_status_set_t;
 
 typedef struct rs_status_t {
@@ -153,6 +164,19 @@ rs_status_t *rs_status_get(void);
 void rs_status_read_set(int slot, rs_status_set_t *out);
 /* Publish a set's entry (under the mutex). */
 void rs_status_write_set(int slot, const rs_status_set_t *in);
+
+/* mod_resourcesync_changes.c */
+struct rs_journal_t;
+typedef struct rs_changes_ctx_t {
+    struct rs_journal_t *journal;
+    const rs_set_t *set;
+    apr_int64_t appended;       /* records written by the current scan */
+} rs_changes_ctx_t;
+struct rs_item_t;
+apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
+struct rs_logger_t;
+apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set,
+                               int changed, const struct rs_logger_t *log);
 
 /* mod_resourcesync_watcher.c */
 int rs_watcher_start(apr_pool_t *pconf, server_rec *s);

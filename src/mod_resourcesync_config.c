@@ -37,6 +37,9 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->hashes = RS_UNSET;
     c->max_entries = RS_UNSET;
     c->dotfiles = RS_UNSET;
+    c->cl_period = RS_UNSET;
+    c->retention = RS_UNSET;
+    c->spec10 = RS_UNSET;
     return c;
 }
 
@@ -55,6 +58,9 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     }
     c->describedby = add->describedby ? add->describedby : base->describedby;
     c->dotfiles = add->dotfiles != RS_UNSET ? add->dotfiles : base->dotfiles;
+    c->cl_period = add->cl_period != RS_UNSET ? add->cl_period : base->cl_period;
+    c->retention = add->retention != RS_UNSET ? add->retention : base->retention;
+    c->spec10 = add->spec10 != RS_UNSET ? add->spec10 : base->spec10;
     return c;
 }
 
@@ -438,6 +444,79 @@ static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
     return NULL;
 }
 
+/* "90" (seconds), "90s", "15m", "12h", "30d". */
+static int parse_duration(const char *arg, apr_interval_time_t *out)
+{
+    char *end;
+    apr_int64_t v = apr_strtoi64(arg, &end, 10), mul = 1;
+
+    if (end == arg || v <= 0) {
+        return 0;
+    }
+    switch (*end) {
+    case '\0': case 's': mul = 1; break;
+    case 'm': mul = 60; break;
+    case 'h': mul = 3600; break;
+    case 'd': mul = 86400; break;
+    default: return 0;
+    }
+    if (*end && end[1]) {
+        return 0;
+    }
+    if (v > (apr_int64_t)3650 * 86400 / mul) {
+        return 0;
+    }
+    *out = apr_time_from_sec(v * mul);
+    return 1;
+}
+
+static const char *set_period(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!parse_duration(arg, &dc->cl_period)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncChangeListPeriod: '%s' is not a duration "
+                            "(e.g. 3600, 90m, 12h, 1d)", arg);
+    }
+    return NULL;
+}
+
+static const char *set_retention(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!parse_duration(arg, &dc->retention)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncJournalRetention: '%s' is not a duration "
+                            "(e.g. 30d, 12h)", arg);
+    }
+    return NULL;
+}
+
+static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!strcmp(arg, "1.1")) {
+        dc->spec10 = 0;
+    }
+    else if (!strcmp(arg, "1.0")) {
+        dc->spec10 = 1;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncSpecVersion: '%s' is not 1.1 or 1.0", arg);
+    }
+    return NULL;
+}
+
 const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncStateDir", set_state_dir, NULL, RSRC_CONF,
                   "Directory for the state store and generated documents"),
@@ -457,6 +536,12 @@ const command_rec rs_cmds[] = {
                     "Glob patterns of files and directories never listed"),
     AP_INIT_TAKE1("ResourceSyncDescribedBy", set_describedby, NULL, RSRC_CONF | ACCESS_CONF,
                   "URL of a document describing the source (server) or the set (directory)"),
+    AP_INIT_TAKE1("ResourceSyncChangeListPeriod", set_period, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Time after which the open Change List closes (default 1d)"),
+    AP_INIT_TAKE1("ResourceSyncJournalRetention", set_retention, NULL, RSRC_CONF | ACCESS_CONF,
+                  "How long closed Change Lists and their records are kept (default 30d)"),
+    AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
+                  "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_FLAG("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
                  "List files whose names start with '.' (never .ht*)"),
     { NULL }
@@ -623,6 +708,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
             set->excludes = eff->excludes;
             set->describedby = set->section->describedby;
             set->dotfiles = eff->dotfiles == 1;
+            set->cl_period = eff->cl_period == RS_UNSET ? RS_DEFAULT_PERIOD : eff->cl_period;
+            set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
+            set->spec10 = eff->spec10 == 1;
             set->root_url = apr_pstrcat(pconf, sc->canonical,
                                         rs_uri_escape_path(pconf, set->url_path), NULL);
             set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/",
@@ -631,6 +719,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
             set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
             set->snap_dir = apr_pstrcat(pconf, rs_global.state_dir, "/snapshots/",
                                         set->name, NULL);
+            set->cl_dir = apr_pstrcat(pconf, rs_global.state_dir, "/changelists/",
+                                      set->name, NULL);
+            set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
             if (path_within(rs_global.state_dir, set->dir)) {
                 return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                              "set '%s' (%s): the state must never be served",

@@ -75,12 +75,15 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
     rs_xml_t *w = (apr_pool_create(&wp, p), rs_xml_open(wp, buf_sink, a));
     rs_xml_attr_t md = { "capability", "capabilitylist" };
     rs_xml_attr_t rl = { "capability", "resourcelist" };
+    rs_xml_attr_t cls = { "capability", "changelist" };
     const char *sd = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
 
     if (!w || rs_xml_begin(w, "urlset") < 0
         || (set->describedby && rs_xml_ln(w, "describedby", set->describedby, NULL, 0) < 0)
         || rs_xml_ln(w, "up", sd, NULL, 0) < 0 || rs_xml_md(w, &md, 1) < 0
         || rs_xml_entry_begin(w, set->list_url, NULL) < 0 || rs_xml_md(w, &rl, 1) < 0
+        || rs_xml_entry_end(w) < 0
+        || rs_xml_entry_begin(w, set->cl_index_url, NULL) < 0 || rs_xml_md(w, &cls, 1) < 0
         || rs_xml_entry_end(w) < 0) {
         apr_pool_destroy(wp);
         return -1;

@@ -113,7 +113,10 @@ static int send_file(request_rec *r, const char *path, int immutable)
                                    "-%" APR_UINT64_T_HEX_FMT "\"", (apr_uint64_t)fi.inode,
                                    (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
                    fi.mtime);
-    apr_table_setn(r->headers_out, "Cache-Control", immutable ? "max-age=3600" : "no-cache");
+    /* immutable: 1 = a Resource List part (kept an hour after it is
+     * superseded), 2 = a closed Change List (never changes). */
+    apr_table_setn(r->headers_out, "Cache-Control", immutable == 2 ? "max-age=31536000, immutable"
+                                                   : immutable ? "max-age=3600" : "no-cache");
     if ((rc = ap_meets_conditions(r)) != OK) {
         return rc;
     }
@@ -181,6 +184,48 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
                                          APR_UINT64_T_FMT, set->snap_dir, gen), n), 1);
 }
 
+/* Parse a positive decimal without sign or leading zeros. */
+static int parse_id(const char *s, const char *suffix, apr_int64_t *out)
+{
+    apr_int64_t v = 0;
+    int digits = 0;
+    if (*s == '0' || !apr_isdigit(*s)) {
+        return 0;
+    }
+    while (apr_isdigit(*s)) {
+        if (++digits > 15) {
+            return 0;
+        }
+        v = v * 10 + (*s++ - '0');
+    }
+    if (strcmp(s, suffix)) {
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
+{
+    rs_status_set_t cur;
+    apr_int64_t id;
+
+    rs_status_read_set(set->slot, &cur);
+    if (!cur.cl_open_id) {
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    if (!list) {
+        return send_file(r, apr_pstrcat(r->pool, set->cl_dir, "/index.xml", NULL), 0);
+    }
+    if (!parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
+        return HTTP_NOT_FOUND;
+    }
+    /* Closed lists never change; the open one does. */
+    return send_file(r, apr_psprintf(r->pool, "%s/%" APR_INT64_T_FMT ".xml", set->cl_dir, id),
+                     id < cur.cl_open_id ? 2 : 0);
+}
+
 int rs_handler_handle(request_rec *r)
 {
     rs_srv_conf *sc;
@@ -226,6 +271,12 @@ int rs_handler_handle(request_rec *r)
     }
     if (!strncmp(rest, "resourcelist/", 13)) {
         return serve_list(r, set, rest + 13);
+    }
+    if (!strcmp(rest, "changelist.xml")) {
+        return serve_changes(r, set, NULL);
+    }
+    if (!strncmp(rest, "changelist/", 11)) {
+        return serve_changes(r, set, rest + 11);
     }
     return HTTP_NOT_FOUND;
 }

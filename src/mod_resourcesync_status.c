@@ -27,7 +27,7 @@
 #include "rs_snapshot.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
-#define RS_STATUS_LAYOUT 1
+#define RS_STATUS_LAYOUT 2
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
@@ -80,6 +80,21 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         }
     }
     apr_dir_close(d);
+    /* The open Change List: the highest numbered list on disk. */
+    if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
+        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+            char *end;
+            apr_int64_t id;
+            if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
+                continue;
+            }
+            id = apr_strtoi64(fi.name, &end, 10);
+            if (!strcmp(end, ".xml") && id > e->cl_open_id) {
+                e->cl_open_id = id;
+            }
+        }
+        apr_dir_close(d);
+    }
 }
 
 int rs_status_create(apr_pool_t *pconf, server_rec *s)

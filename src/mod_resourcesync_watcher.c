@@ -38,6 +38,7 @@
 #include <http_main.h>
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
+#include "rs_journal.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
 #include "rs_store.h"
@@ -171,7 +172,8 @@ static void progress(void *baton, apr_int64_t files)
 }
 
 /* Scan one set and publish a new snapshot if anything changed. */
-static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
+static void run_set(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal,
+                    const rs_set_t *set,
                     rs_access_t **acc, int workers, const rs_logger_t *log, int first)
 {
     rs_status_t *st = rs_status_get();
@@ -180,6 +182,8 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
     rs_status_set_t cur;
     rs_snapshot_opts_t sn;
     rs_snapshot_info_t info;
+    rs_changes_ctx_t cc;
+    apr_time_t jstart = 0;
     const char *key = snapshot_key(p, set), *oldkey = NULL, *tmp, *final;
     apr_time_t start = apr_time_now(), end;
     apr_status_t rv;
@@ -197,6 +201,19 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
     so.check_batons = (void **)acc;
     so.progress = progress;
     so.log = log;
+    /* Changes are journaled from the second scan of a set on: the first
+     * one is the baseline, published as the Resource List whose `at` is
+     * the journal's start. */
+    memset(&cc, 0, sizeof(cc));
+    cc.journal = journal;
+    cc.set = set;
+    if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
+        return;
+    }
+    if (jstart) {
+        so.on_change = rs_changes_record;
+        so.change_baton = &cc;
+    }
     if (st) {
         st->state = RS_STATE_SCANNING;
         st->scan_set = set->slot;
@@ -218,9 +235,17 @@ static void run_set(apr_pool_t *p, rs_store_t *store, const rs_set_t *set,
                 stats.listed, stats.written, stats.removed, stats.hashed,
                 (double)(end - start) / APR_USEC_PER_SEC);
 
+    if (!jstart) {
+        /* The journal starts where this scan's Resource List does. */
+        rs_journal_begin_set(journal, set->name, start);
+    }
+    if (rs_changes_update(p, journal, set, cc.appended > 0, log) != APR_SUCCESS) {
+        rs_log_emit(log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists", set->name);
+    }
+
     rs_status_read_set(set->slot, &cur);
     rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
-    if (cur.gen && !stats.written && !stats.removed && oldkey && !strcmp(oldkey, key)) {
+    if (jstart && cur.gen && !stats.written && !stats.removed && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of this scan's start. */
         cur.consistent = start;
@@ -321,6 +346,7 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
 {
     rs_logger_t log = { watcher_log, s };
     rs_store_t *store = NULL;
+    rs_journal_t *journal = NULL;
     rs_access_t ***acc;
     rs_status_t *st = rs_status_get();
     apr_pool_t *iter;
@@ -366,6 +392,11 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
                      "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);
         _exit(RS_WATCHER_FATAL);
     }
+    if (rs_journal_open(&journal, store, pool) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "watcher: cannot open the "
+                     "journal in ResourceSyncStateDir '%s'", rs_global.state_dir);
+        _exit(RS_WATCHER_FATAL);
+    }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), rs_global.sets->nelts);
     apr_pool_create(&seen_pool, pool);
@@ -390,7 +421,7 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     while (!stop_flag) {
         apr_time_t next;
         for (i = 0; i < rs_global.sets->nelts && !stop_flag; i++) {
-            run_set(iter, store, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], workers,
+            run_set(iter, store, journal, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], workers,
                     &log, first);
             apr_pool_clear(iter);
         }

@@ -144,6 +144,44 @@ static const char *resolve_link(scan_t *sc, apr_pool_t *p, const char *relpath,
     return apr_pstrdup(p, buf);
 }
 
+static int same_hashes(const rs_item_t *a, const rs_item_t *b)
+{
+    int i;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        const char *x = a->hash[i], *y = b->hash[i];
+        if (x && y && strcmp(x, y)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void notify(scan_t *sc, int change, const rs_item_t *it)
+{
+    if (sc->o->on_change && sc->err == APR_SUCCESS
+        && sc->o->on_change(sc->o->change_baton, change, it) != APR_SUCCESS) {
+        sc->err = APR_EGENERAL;
+    }
+}
+
+/* What a new row means for the listing, given the stored one. */
+static void notify_row(scan_t *sc, const rs_item_t *old, const rs_item_t *now)
+{
+    if (now->listed && (!old || !old->listed)) {
+        notify(sc, RS_CHANGE_CREATED, now);
+    }
+    else if (now->listed) {
+        if (old->size != now->size || old->mtime_ns != now->mtime_ns
+            || !same_hashes(old, now)
+            || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
+            notify(sc, RS_CHANGE_UPDATED, now);
+        }
+    }
+    else if (old && old->listed) {
+        notify(sc, RS_CHANGE_DELETED, old);
+    }
+}
+
 /* A file that needs the check callback and/or hashing. */
 typedef struct {
     const char *name;
@@ -417,6 +455,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
         }
+        notify_row(sc, j->row, &j->it);
         sc->stats->written++;
         sc->stats->listed += j->it.listed;
         sc->stats->hashed += j->hashed;
@@ -443,9 +482,13 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     /* Rows whose file is gone (or is no longer a listable file). */
     for (hi = apr_hash_first(p, rows); hi && sc->err == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *key;
-        apr_hash_this(hi, &key, NULL, NULL);
+        void *val;
+        apr_hash_this(hi, &key, NULL, &val);
         if (rs_store_delete(sc->st, o->set, dir, key) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
+        }
+        if (((rs_item_t *)val)->listed) {
+            notify(sc, RS_CHANGE_DELETED, val);
         }
         sc->stats->removed++;
         wrote(sc);
@@ -483,8 +526,27 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         if (rootfd >= 0) {
             close(rootfd);
         }
-        /* Count what goes, so that the caller publishes the empty list. */
+        /* Count what goes, so that the caller publishes the empty list,
+         * and report each listed file as deleted. */
         rs_store_count(st, o->set, &stats->removed);
+        if (o->on_change) {
+            const char *ad = NULL, *an = NULL;
+            for (;;) {
+                apr_array_header_t *rows;
+                int k;
+                if (rs_store_page(st, sp, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
+                    break;
+                }
+                for (k = 0; k < rows->nelts; k++) {
+                    notify(&sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
+                }
+                if (rows->nelts < 1000) {
+                    break;
+                }
+                ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
+                an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
+            }
+        }
         rs_store_delete_set(st, o->set);
         rs_store_commit(st);
         apr_pool_destroy(sp);
@@ -502,6 +564,21 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
             const char *d = APR_ARRAY_IDX(dirs, i, const char *);
             if (!apr_hash_get(sc.visited, d, APR_HASH_KEY_STRING)) {
                 apr_int64_t n = 0;
+                if (o->on_change) {
+                    apr_hash_t *gone;
+                    apr_hash_index_t *gi;
+                    if (rs_store_dir_load(st, sp, o->set, d, &gone) != APR_SUCCESS) {
+                        sc.err = APR_EGENERAL;
+                        break;
+                    }
+                    for (gi = apr_hash_first(sp, gone); gi; gi = apr_hash_next(gi)) {
+                        void *val;
+                        apr_hash_this(gi, NULL, NULL, &val);
+                        if (((rs_item_t *)val)->listed) {
+                            notify(&sc, RS_CHANGE_DELETED, val);
+                        }
+                    }
+                }
                 if (rs_store_delete_dir(st, o->set, d, &n) != APR_SUCCESS) {
                     sc.err = APR_EGENERAL;
                     break;

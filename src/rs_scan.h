@@ -30,6 +30,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include "rs_journal.h"
 #include "rs_store.h"
 #include "rs_log.h"
 
@@ -58,6 +59,11 @@ typedef struct rs_scan_opts_t {
      * be thread-safe across batons, only for distinct ones. */
     int workers;
     void **check_batons;
+    /* Called, in the scan's transaction, for every change of what is
+     * listed: RS_CHANGE_CREATED / _UPDATED with the new row, _DELETED with
+     * the last stored row.  A non-success return stops the scan. */
+    apr_status_t (*on_change)(void *baton, int change, const rs_item_t *it);
+    void *change_baton;
     rs_scan_progress_fn *progress;
     void *progress_baton;
     const rs_logger_t *log;

@@ -43,6 +43,20 @@ static const char *const schema[] = {
     " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
     " PRIMARY KEY (setname, dir, name))",
     "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)",
+    /* The tables of rs_journal.  Every table is created here, before any
+     * statement is prepared: apr_dbd's SQLite driver prepares with the
+     * legacy API, whose statements fail once the schema has changed. */
+
+    "CREATE TABLE IF NOT EXISTS journal ("
+    " seq BIGINT PRIMARY KEY, setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " change INTEGER NOT NULL, dt BIGINT NOT NULL, lastmod_ns BIGINT NOT NULL,"
+    " size BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT, sha512 TEXT)",
+    "CREATE INDEX IF NOT EXISTS journal_set_seq ON journal (setname, seq)",
+    "CREATE TABLE IF NOT EXISTS changelists ("
+    " setname TEXT NOT NULL, id BIGINT NOT NULL, from_dt BIGINT NOT NULL,"
+    " until_dt BIGINT NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,"
+    " count BIGINT NOT NULL, PRIMARY KEY (setname, id))",
+    "CREATE TABLE IF NOT EXISTS journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL)",
     NULL
 };
 
@@ -352,4 +366,66 @@ apr_status_t rs_store_meta_put(rs_store_t *st, const char *key, const char *valu
 {
     const void *args[] = { key, value };
     return exec(st, ST_META_PUT, args);
+}
+
+/* ------------------------------------------------ generic statements */
+
+struct rs_store_stmt_t {
+    apr_dbd_prepared_t *prep;
+    const char *sql;
+};
+
+apr_status_t rs_store_ddl(rs_store_t *st, const char *q)
+{
+    int n, rc = apr_dbd_query(st->drv, st->h, &n, q);
+    return rc ? fail(st, rc, q) : APR_SUCCESS;
+}
+
+apr_status_t rs_store_prepare(rs_store_t *st, const char *q, rs_store_stmt_t **out)
+{
+    rs_store_stmt_t *s = apr_pcalloc(st->pool, sizeof(*s));
+    int rc = apr_dbd_prepare(st->drv, st->pool, st->h, q, NULL, &s->prep);
+    if (rc) {
+        return fail(st, rc, q);
+    }
+    s->sql = q;
+    *out = s;
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_store_exec(rs_store_t *st, rs_store_stmt_t *s, const void **args, int *nrows)
+{
+    int n = 0, rc = apr_dbd_pbquery(st->drv, st->pool, st->h, &n, s->prep, args);
+    if (rc) {
+        return fail(st, rc, s->sql);
+    }
+    if (nrows) {
+        *nrows = n;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_store_query(rs_store_t *st, apr_pool_t *p, rs_store_stmt_t *s,
+                            const void **args, rs_store_row_fn *fn, void *baton)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    const char *cols[32];
+    int rc = apr_dbd_pbselect(st->drv, p, st->h, &res, s->prep, 0, args), n, i;
+
+    if (rc) {
+        return fail(st, rc, s->sql);
+    }
+    n = apr_dbd_num_cols(st->drv, res);
+    if (n > 32) {
+        n = 32;
+    }
+    while ((rc = apr_dbd_get_row(st->drv, p, res, &row, -1)) == 0) {
+        for (i = 0; i < n; i++) {
+            const char *v = apr_dbd_get_entry(st->drv, row, i);
+            cols[i] = v ? apr_pstrdup(p, v) : NULL;
+        }
+        fn(baton, p, cols, n);
+    }
+    return rc == -1 ? APR_SUCCESS : fail(st, rc, s->sql);
 }

@@ -89,4 +89,22 @@ apr_status_t rs_store_meta_get(rs_store_t *st, apr_pool_t *p, const char *key,
                                const char **value);
 apr_status_t rs_store_meta_put(rs_store_t *st, const char *key, const char *value);
 
+/* Generic prepared statements, for other engine units that keep their own
+ * tables in the store (rs_journal).  sql uses apr_dbd's %s / %lld / %d
+ * markers; arguments are passed as for apr_dbd_pbquery (pointers to
+ * values, NULL for SQL NULL). */
+typedef struct rs_store_stmt_t rs_store_stmt_t;
+
+/* Run DDL or any statement without arguments. */
+apr_status_t rs_store_ddl(rs_store_t *st, const char *sql);
+apr_status_t rs_store_prepare(rs_store_t *st, const char *sql, rs_store_stmt_t **out);
+apr_status_t rs_store_exec(rs_store_t *st, rs_store_stmt_t *s, const void **args,
+                           int *nrows);
+
+/* Each result row is handed to fn with its column values as strings
+ * (NULL for SQL NULL) allocated from p. */
+typedef void rs_store_row_fn(void *baton, apr_pool_t *p, const char *const *cols, int ncols);
+apr_status_t rs_store_query(rs_store_t *st, apr_pool_t *p, rs_store_stmt_t *s,
+                            const void **args, rs_store_row_fn *fn, void *baton);
+
 #endif

@@ -88,10 +88,12 @@ for my $set (sets_of_vhost('main'), sets_of_vhost('vhost')) {
               [$describedby{$set} ? ($describedby{$set}) : ()],
               "$set capability list: describedby");
     my @urls = $x->findnodes('/sm:urlset/sm:url');
-    is(scalar @urls, 1, "$set capability list: one entry");
-    is($x->findvalue('/sm:urlset/sm:url/sm:loc'), $rl, "$set capability list: entry is the resource list");
-    is($x->findvalue('/sm:urlset/sm:url/rs:md/@capability'), 'resourcelist',
-       "$set capability list: entry has capability=resourcelist");
+    is(scalar @urls, 2, "$set capability list: two entries");
+    (my $cli = $rl) =~ s{resourcelist\.xml$}{changelist.xml};
+    is_deeply([map { $x->findvalue('sm:loc', $_) } @urls], [$rl, $cli],
+              "$set capability list: the resource list, then the change list index");
+    is_deeply([map { $x->findvalue('rs:md/@capability', $_) } @urls], ['resourcelist', 'changelist'],
+              "$set capability list: capabilities resourcelist and changelist");
 
     # The Resource List (or its Index and every part).
     $xml = fetch_ok($rl);

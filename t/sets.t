@@ -41,7 +41,7 @@ for my $set (@main_sets) {
     if ($ok) {
         my $x = xpc(doc($r->content));
         $ok = $x->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href') eq sd_url($main)
-           && join(' ', map { $_->textContent } $x->findnodes('/sm:urlset/sm:url/sm:loc'))
+           && $x->findvalue('/sm:urlset/sm:url[rs:md/@capability="resourcelist"]/sm:loc')
               eq rl_url($set, $main);
     }
     ok($ok, "capability list of $set: 200, up is the main SD, lists its resourcelist under "
@@ -53,7 +53,8 @@ for my $set (@main_sets) {
     if ($ok) {
         my $x = xpc(doc($r->content));
         $ok = $x->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href') eq sd_url($vhost)
-           && $x->findvalue('/sm:urlset/sm:url/sm:loc') eq rl_url('vset', $vhost, '/rs');
+           && $x->findvalue('/sm:urlset/sm:url[rs:md/@capability="resourcelist"]/sm:loc')
+              eq rl_url('vset', $vhost, '/rs');
     }
     ok($ok, 'capability list of vset: 200, up is the vhost SD, lists its resourcelist under /rs')
         or diag $r->as_string;

@@ -1,0 +1,123 @@
+/* rs_changelist.c - see rs_changelist.h */
+#include <string.h>
+#include <apr_strings.h>
+#include "rs_changelist.h"
+#include "rs_time.h"
+#include "rs_uri.h"
+
+#define PAGE 2000
+
+static int head(rs_xml_t *w, const rs_changelist_opts_t *o, const char *root,
+                const rs_changelist_t *cl, int with_index)
+{
+    char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+
+    md[0].name = "capability"; md[0].value = "changelist";
+    md[1].name = "from"; md[1].value = rs_time_format(from, cl->from);
+    md[2].name = "until"; md[2].value = cl->until ? rs_time_format(until, cl->until) : NULL;
+    if (rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+        || (with_index && rs_xml_ln(w, "index", o->index_url, NULL, 0) < 0)
+        || rs_xml_md(w, md, 3) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int entry(rs_xml_t *w, apr_pool_t *p, const rs_changelist_opts_t *o,
+                 const rs_record_t *r)
+{
+    char lastmod[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[5];
+    int n = 0, gone = r->change == RS_CHANGE_DELETED;
+    const char *loc = apr_pstrcat(p, o->url_base, *r->dir ? rs_uri_escape_path(p, r->dir) : "",
+                                  *r->dir ? "/" : "", rs_uri_escape_path(p, r->name), NULL);
+
+    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, r->size);
+    md[n].name = "change"; md[n++].value = rs_journal_change_name(r->change);
+    if (!o->spec10) {
+        md[n].name = "datetime"; md[n++].value = rs_time_format(dt, r->datetime);
+    }
+    if (!gone) {
+        md[n].name = "hash"; md[n++].value = rs_hash_attr(p, o->hashes, r->hash);
+        md[n].name = "length"; md[n++].value = len;
+        md[n].name = "type"; md[n++].value = r->type;
+    }
+    if (rs_xml_entry_begin(w, loc, o->spec10 ? rs_time_format(lastmod, r->datetime)
+                                             : rs_time_format_ns(lastmod, r->lastmod_ns)) < 0
+        || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
+                                 const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
+{
+    apr_pool_t *pp, *ep;
+    apr_int64_t next = cl->first_seq;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    if (head(w, o, "urlset", cl, 1) < 0) {
+        return APR_EGENERAL;
+    }
+    apr_pool_create(&pp, p);
+    apr_pool_create(&ep, p);
+    for (;;) {
+        apr_array_header_t *recs;
+        apr_pool_clear(pp);
+        rv = rs_journal_records(j, pp, o->set, next, cl->until ? cl->last_seq : -1, PAGE, &recs);
+        if (rv != APR_SUCCESS) {
+            break;
+        }
+        for (i = 0; i < recs->nelts; i++) {
+            const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+            if (entry(w, ep, o, r) < 0) {
+                rv = APR_EGENERAL;
+                break;
+            }
+            apr_pool_clear(ep);
+            next = r->seq + 1;
+        }
+        if (rv != APR_SUCCESS || recs->nelts < PAGE) {
+            break;
+        }
+    }
+    apr_pool_destroy(ep);
+    apr_pool_destroy(pp);
+    if (rv == APR_SUCCESS && rs_xml_end(w) < 0) {
+        rv = APR_EGENERAL;
+    }
+    return rv;
+}
+
+apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
+                                       const apr_array_header_t *closed,
+                                       const rs_changelist_t *open, rs_xml_t *w,
+                                       apr_pool_t *p)
+{
+    rs_changelist_t whole;
+    int i;
+
+    /* The index covers from its first list's from on, and is open. */
+    memset(&whole, 0, sizeof(whole));
+    whole.from = closed->nelts ? APR_ARRAY_IDX(closed, 0, rs_changelist_t).from : open->from;
+    if (head(w, o, "sitemapindex", &whole, 0) < 0) {
+        return APR_EGENERAL;
+    }
+    for (i = 0; i <= closed->nelts; i++) {
+        const rs_changelist_t *cl = i < closed->nelts
+                                    ? &APR_ARRAY_IDX(closed, i, rs_changelist_t) : open;
+        char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
+        rs_xml_attr_t md[2];
+        md[0].name = "from"; md[0].value = rs_time_format(from, cl->from);
+        md[1].name = "until"; md[1].value = cl->until ? rs_time_format(until, cl->until) : NULL;
+        if (rs_xml_entry_begin(w, apr_psprintf(p, "%s%" APR_INT64_T_FMT ".xml",
+                                               o->list_url_prefix, cl->id), NULL) < 0
+            || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0) {
+            return APR_EGENERAL;
+        }
+    }
+    return rs_xml_end(w) < 0 ? APR_EGENERAL : APR_SUCCESS;
+}

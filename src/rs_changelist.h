@@ -1,0 +1,39 @@
+/* rs_changelist.h - Change List and Change List Index documents.
+ *
+ * Written from the journal (rs_journal) with bounded memory: records are
+ * read a page at a time and streamed through an rs_xml writer.  The same
+ * code writes closed lists into files (watcher) and streams the open
+ * list and the index to clients (handler).
+ *
+ * ResourceSync 1.1 (default): each entry has <lastmod> = the resource's
+ * modification time and rs:md/@datetime = when the change was observed.
+ * 1.0 mode: <lastmod> carries the change time and there is no @datetime.
+ */
+#ifndef RS_CHANGELIST_H
+#define RS_CHANGELIST_H
+
+#include "rs_journal.h"
+#include "rs_xml.h"
+
+typedef struct rs_changelist_opts_t {
+    const char *set;
+    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    const char *capability_url;   /* rel="up" */
+    const char *index_url;        /* changelist.xml (rel="index") */
+    const char *list_url_prefix;  /* lists are <prefix><id>.xml */
+    unsigned hashes;              /* which hashes to list */
+    int spec10;                   /* 1: ResourceSync 1.0 documents */
+} rs_changelist_opts_t;
+
+/* Write the Change List cl (closed, or open when cl->until == 0). */
+apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
+                                 const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
+
+/* Write the Change List Index: closed lists (array of rs_changelist_t),
+ * then the open one. */
+apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
+                                       const apr_array_header_t *closed,
+                                       const rs_changelist_t *open, rs_xml_t *w,
+                                       apr_pool_t *p);
+
+#endif

@@ -1,0 +1,325 @@
+/* rs_journal.c - see rs_journal.h */
+#include <string.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include "rs_journal.h"
+
+enum {
+    J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
+    J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE, J_MAX
+};
+
+#define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
+
+static const char *const sql[J_MAX] = {
+    "INSERT INTO journal (" RCOLS ", setname) VALUES "
+    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
+    "SELECT MAX(seq) FROM journal",
+    "SELECT MAX(dt) FROM journal WHERE setname = %s",
+    "SELECT started FROM journal_sets WHERE setname = %s",
+    "INSERT INTO journal_sets (setname, started) VALUES (%s, %lld) ON CONFLICT (setname) DO NOTHING",
+    "SELECT id, from_dt, until_dt, first_seq, last_seq, count FROM changelists "
+    "WHERE setname = %s ORDER BY id",
+    "SELECT COUNT(*), MAX(seq), MAX(dt) FROM journal WHERE setname = %s AND seq >= %lld",
+    "SELECT " RCOLS " FROM journal WHERE setname = %s AND seq >= %lld AND seq <= %lld "
+    "ORDER BY seq LIMIT %d",
+    "SELECT " RCOLS " FROM journal WHERE setname = %s AND seq >= %lld ORDER BY seq LIMIT %d",
+    "INSERT INTO changelists (setname, id, from_dt, until_dt, first_seq, last_seq, count) "
+    "VALUES (%s, %lld, %lld, %lld, %lld, %lld, %lld)",
+    "DELETE FROM changelists WHERE setname = %s AND until_dt < %lld",
+    "DELETE FROM journal WHERE setname = %s AND seq <= %lld",
+    "UPDATE journal_sets SET started = %lld WHERE setname = %s",
+};
+
+
+struct rs_journal_t {
+    rs_store_t *st;
+    apr_pool_t *pool;
+    rs_store_stmt_t *s[J_MAX];
+    apr_int64_t seq;          /* last assigned sequence */
+    apr_hash_t *last_dt;      /* set -> apr_time_t* */
+};
+
+static apr_int64_t num(const char *v)
+{
+    return v ? apr_atoi64(v) : 0;
+}
+
+static const char *str(const char *v)
+{
+    return (v && *v) ? v : NULL;
+}
+
+static void get_first(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    if (n > 0) {
+        *(apr_int64_t *)baton = num(cols[0]);
+    }
+}
+
+apr_status_t rs_journal_open(rs_journal_t **out, rs_store_t *st, apr_pool_t *p)
+{
+    rs_journal_t *j = apr_pcalloc(p, sizeof(*j));
+    apr_status_t rv;
+    int i;
+
+    j->st = st;
+    j->pool = p;
+    j->last_dt = apr_hash_make(p);
+    for (i = 0; i < J_MAX; i++) {
+        if ((rv = rs_store_prepare(st, sql[i], &j->s[i])) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    rv = rs_store_query(st, p, j->s[J_MAXSEQ], NULL, get_first, &j->seq);
+    *out = j;
+    return rv;
+}
+
+const char *rs_journal_change_name(int change)
+{
+    switch (change) {
+    case RS_CHANGE_CREATED: return "created";
+    case RS_CHANGE_UPDATED: return "updated";
+    case RS_CHANGE_DELETED: return "deleted";
+    default: return NULL;
+    }
+}
+
+static apr_time_t *last_dt(rs_journal_t *j, const char *set)
+{
+    apr_time_t *t = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
+    if (!t) {
+        const void *args[] = { set };
+        apr_int64_t v = 0;
+        t = apr_palloc(j->pool, sizeof(*t));
+        rs_store_query(j->st, j->pool, j->s[J_LASTDT], args, get_first, &v);
+        *t = v;
+        apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, t);
+    }
+    return t;
+}
+
+apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *rec)
+{
+    apr_time_t *last = last_dt(j, set), now = apr_time_now();
+    apr_status_t rv;
+    const void *args[13];
+
+    rec->datetime = now > *last ? now : *last + 1;
+    rec->seq = j->seq + 1;
+    args[0] = &rec->seq;
+    args[1] = rec->dir;
+    args[2] = rec->name;
+    args[3] = &rec->change;
+    args[4] = &rec->datetime;
+    args[5] = &rec->lastmod_ns;
+    args[6] = &rec->size;
+    args[7] = rec->type;
+    args[8] = rec->hash[0];
+    args[9] = rec->hash[1];
+    args[10] = rec->hash[2];
+    args[11] = rec->hash[3];
+    args[12] = set;
+    rv = rs_store_exec(j->st, j->s[J_APPEND], args, NULL);
+    if (rv == APR_SUCCESS) {
+        j->seq = rec->seq;
+        *last = rec->datetime;
+    }
+    return rv;
+}
+
+apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
+{
+    const void *args[] = { set };
+    apr_int64_t v = 0;
+    apr_status_t rv = rs_store_query(j->st, j->pool, j->s[J_START_GET], args, get_first, &v);
+    *start = v;
+    return rv;
+}
+
+apr_status_t rs_journal_begin_set(rs_journal_t *j, const char *set, apr_time_t t)
+{
+    const void *args[] = { set, &t };
+    return rs_store_exec(j->st, j->s[J_START_PUT], args, NULL);
+}
+
+static void add_list(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_changelist_t *cl = apr_array_push(baton);
+    (void)p;
+    (void)n;
+    cl->id = num(c[0]);
+    cl->from = num(c[1]);
+    cl->until = num(c[2]);
+    cl->first_seq = num(c[3]);
+    cl->last_seq = num(c[4]);
+    cl->count = num(c[5]);
+}
+
+typedef struct {
+    apr_int64_t count, max_seq, max_dt;
+} stats_t;
+
+static void get_stats(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    stats_t *s = baton;
+    (void)p;
+    if (n >= 3) {
+        s->count = num(c[0]);
+        s->max_seq = num(c[1]);
+        s->max_dt = num(c[2]);
+    }
+}
+
+apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
+                              apr_array_header_t **closed, rs_changelist_t *open)
+{
+    const void *args[] = { set };
+    apr_status_t rv;
+    apr_time_t start = 0;
+    stats_t s = { 0, 0, 0 };
+
+    *closed = apr_array_make(p, 8, sizeof(rs_changelist_t));
+    rv = rs_store_query(j->st, p, j->s[J_LISTS], args, add_list, *closed);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    memset(open, 0, sizeof(*open));
+    if ((*closed)->nelts) {
+        const rs_changelist_t *last = &APR_ARRAY_IDX(*closed, (*closed)->nelts - 1,
+                                                     rs_changelist_t);
+        open->id = last->id + 1;
+        open->from = last->until;
+        open->first_seq = last->last_seq + 1;
+    }
+    else {
+        rv = rs_journal_start(j, set, &start);
+        open->id = 1;
+        open->from = start;
+        open->first_seq = 1;
+    }
+    {
+        const void *a2[] = { set, &open->first_seq };
+        rv = rs_store_query(j->st, p, j->s[J_OPEN_STATS], a2, get_stats, &s);
+    }
+    open->count = s.count;
+    open->last_seq = s.count ? s.max_seq : open->first_seq - 1;
+    return rv;
+}
+
+static void add_record(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_record_t *r = apr_array_push(baton);
+    int i;
+    (void)p;
+    (void)n;
+    r->seq = num(c[0]);
+    r->dir = c[1] ? c[1] : "";
+    r->name = c[2] ? c[2] : "";
+    r->change = (int)num(c[3]);
+    r->datetime = num(c[4]);
+    r->lastmod_ns = num(c[5]);
+    r->size = num(c[6]);
+    r->type = str(c[7]);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        r->hash[i] = str(c[8 + i]);
+    }
+}
+
+apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                apr_int64_t first, apr_int64_t last, int limit,
+                                apr_array_header_t **out)
+{
+    *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256, sizeof(rs_record_t));
+    if (last < 0) {
+        const void *args[] = { set, &first, &limit };
+        return rs_store_query(j->st, p, j->s[J_RECORDS_ALL], args, add_record, *out);
+    }
+    else {
+        const void *args[] = { set, &first, &last, &limit };
+        return rs_store_query(j->st, p, j->s[J_RECORDS], args, add_record, *out);
+    }
+}
+
+apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
+                              apr_int64_t last_seq, apr_int64_t count, apr_time_t until,
+                              rs_changelist_t *closed)
+{
+    apr_array_header_t *lists;
+    rs_changelist_t open;
+    apr_status_t rv = rs_journal_lists(j, p, set, &lists, &open);
+    const void *args[7];
+
+    memset(closed, 0, sizeof(*closed));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    if (last_seq < 0) {
+        /* The whole open list, closed now (after its last record). */
+        if (until <= *last_dt(j, set)) {
+            until = *last_dt(j, set) + 1;
+        }
+    }
+    else {
+        open.last_seq = last_seq;
+        open.count = count;
+    }
+    if (until <= open.from) {
+        return APR_SUCCESS;
+    }
+    open.until = until;
+    args[0] = set;
+    args[1] = &open.id;
+    args[2] = &open.from;
+    args[3] = &open.until;
+    args[4] = &open.first_seq;
+    args[5] = &open.last_seq;
+    args[6] = &open.count;
+    rv = rs_store_exec(j->st, j->s[J_CLOSE], args, NULL);
+    if (rv == APR_SUCCESS) {
+        *closed = open;
+        if (last_seq < 0) {
+            /* The next list starts at until: no later record may be older. */
+            *last_dt(j, set) = until;
+        }
+    }
+    return rv;
+}
+
+apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
+                               apr_time_t cutoff, apr_array_header_t **dropped)
+{
+    apr_array_header_t *lists;
+    rs_changelist_t open;
+    apr_int64_t upto = 0;
+    apr_time_t until = 0;
+    apr_status_t rv = rs_journal_lists(j, p, set, &lists, &open);
+    int i;
+
+    *dropped = apr_array_make(p, 4, sizeof(apr_int64_t));
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < lists->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(lists, i, rs_changelist_t);
+        if (cl->until >= cutoff) {
+            break;
+        }
+        APR_ARRAY_PUSH(*dropped, apr_int64_t) = cl->id;
+        upto = cl->last_seq;
+        until = cl->until;
+    }
+    if ((*dropped)->nelts) {
+        const void *a1[] = { set, &cutoff };
+        const void *a2[] = { set, &upto };
+        const void *a3[] = { &until, set };
+        /* The journal now starts where the last dropped list ended. */
+        if ((rv = rs_store_exec(j->st, j->s[J_EXPIRE_LISTS], a1, NULL)) == APR_SUCCESS
+            && (rv = rs_store_exec(j->st, j->s[J_EXPIRE_RECORDS], a2, NULL)) == APR_SUCCESS) {
+            rv = rs_store_exec(j->st, j->s[J_START_MOVE], a3, NULL);
+        }
+    }
+    return rv;
+}

@@ -1,0 +1,97 @@
+/* rs_journal.h - the durable journal of changes and the Change Lists.
+ *
+ * Every change the watcher observes in a set becomes one record: a global
+ * sequence number (strictly increasing, assigned here: the watcher is the
+ * only writer), the set, the path, the change (created / updated /
+ * deleted), the datetime it was observed (microseconds, strictly
+ * increasing per set even if the wall clock steps back), and the
+ * resource's lastmod, length, media type and hashes of that version (for
+ * a deletion: of the last known version).  Records are written in the
+ * caller's store transaction, so a record and the inventory change it
+ * describes are committed together.
+ *
+ * Change Lists partition each set's journal in time: closed lists are
+ * rows (id, from, until, first and last sequence) whose documents never
+ * change; the open list is everything after the last closed one, from
+ * the last `until` (or the set's journal start) on.  A list's `until` is
+ * the next list's `from`.  Retention drops closed lists (and their
+ * records) whose `until` is older than a cutoff.
+ */
+#ifndef RS_JOURNAL_H
+#define RS_JOURNAL_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <apr_time.h>
+#include "rs_hash.h"
+#include "rs_store.h"
+
+#define RS_CHANGE_CREATED 1
+#define RS_CHANGE_UPDATED 2
+#define RS_CHANGE_DELETED 3
+
+typedef struct rs_record_t {
+    apr_int64_t seq;
+    const char *dir;
+    const char *name;
+    int change;                           /* RS_CHANGE_* */
+    apr_time_t datetime;                  /* observed, µs */
+    apr_int64_t lastmod_ns;
+    apr_int64_t size;
+    const char *type;
+    const char *hash[RS_HASH_COUNT];
+} rs_record_t;
+
+typedef struct rs_changelist_t {
+    apr_int64_t id;                       /* 1, 2, ... per set */
+    apr_time_t from;
+    apr_time_t until;                     /* 0: the open list */
+    apr_int64_t first_seq;                /* records first_seq .. last_seq */
+    apr_int64_t last_seq;
+    apr_int64_t count;
+} rs_changelist_t;
+
+typedef struct rs_journal_t rs_journal_t;
+
+/* Create the tables if needed and prepare the statements. */
+apr_status_t rs_journal_open(rs_journal_t **out, rs_store_t *st, apr_pool_t *p);
+
+/* Name of a change ("created", ...). */
+const char *rs_journal_change_name(int change);
+
+/* Append a record (in the caller's transaction).  Assigns rec->seq and
+ * rec->datetime (max(now, the set's last datetime + 1 µs)). */
+apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *rec);
+
+/* The set's journal start (when it began recording; 0 if never). */
+apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start);
+
+/* Begin recording a set at time t (no-op if it already has a start). */
+apr_status_t rs_journal_begin_set(rs_journal_t *j, const char *set, apr_time_t t);
+
+/* Closed lists of a set, oldest first (array of rs_changelist_t), and
+ * the open list (id, from, first_seq, last_seq, count; until 0). */
+apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
+                              apr_array_header_t **closed, rs_changelist_t *open);
+
+/* Records of a set with first <= seq <= last (last < 0: no upper bound),
+ * at most limit, in sequence order (array of rs_record_t). */
+apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                apr_int64_t first, apr_int64_t last, int limit,
+                                apr_array_header_t **out);
+
+/* Close (part of) the open list.  last_seq < 0: all of it, at `until`
+ * (raised above its last record's datetime if needed).  Otherwise the
+ * records up to last_seq (count of them), with `until` = the datetime of
+ * the first record after them, which opens the next list.  Nothing
+ * happens (closed->id is 0) if until <= from. */
+apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
+                              apr_int64_t last_seq, apr_int64_t count, apr_time_t until,
+                              rs_changelist_t *closed);
+
+/* Drop closed lists whose until < cutoff, and their records.  *dropped
+ * gets the ids removed (array of apr_int64_t). */
+apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
+                               apr_time_t cutoff, apr_array_header_t **dropped);
+
+#endif
