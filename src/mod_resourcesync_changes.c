@@ -6,9 +6,10 @@
  * drops closed lists older than ResourceSyncJournalRetention, and rewrites
  * the documents that changed, as files below <statedir>/changelists/<set>:
  *   index.xml    the Change List Index (closed lists, then the open one)
- *   <id>.xml     each Change List; closed ones are written once and never
- *                again (byte-identical forever), the open one is rewritten
- *                when records arrive.
+ *   <id>.xml     each closed Change List, written once when it closes and
+ *                never again (byte-identical forever)
+ *   open-<id>.xml the open Change List, rewritten when records arrive and
+ *                removed once the list is closed and published as <id>.xml
  * Every file appears by an atomic rename of a synced temporary file, so a
  * child serves either the old or the new bytes, never a mixture.  Records
  * themselves are written by the scan, in its transaction, through
@@ -175,7 +176,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
         }
     }
     {
-        const char *name = apr_psprintf(p, "%" APR_INT64_T_FMT ".xml", openl.id);
+        const char *name = apr_psprintf(p, "open-%" APR_INT64_T_FMT ".xml", openl.id);
         if (changed || index_dirty
             || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/", name, NULL))) {
             rv = publish_file(p, set->cl_dir, name, j, &o, &openl, NULL);
@@ -200,6 +201,11 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     if (cur.cl_open_id != openl.id) {
         cur.cl_open_id = openl.id;
         rs_status_write_set(set->slot, &cur);
+    }
+    /* Open-list files of lists that are closed (and published) by now. */
+    for (i = 0; i < closed->nelts; i++) {
+        apr_file_remove(apr_psprintf(p, "%s/open-%" APR_INT64_T_FMT ".xml", set->cl_dir,
+                                     APR_ARRAY_IDX(closed, i, rs_changelist_t).id), p);
     }
     return APR_SUCCESS;
 }

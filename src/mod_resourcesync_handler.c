@@ -221,9 +221,19 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     if (!parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
         return HTTP_NOT_FOUND;
     }
-    /* Closed lists never change; the open one does. */
+    /* Closed lists never change; the open one does.  A list that closed
+     * after we read the segment is already published under its final
+     * name. */
+    if (id == cur.cl_open_id) {
+        const char *open_file = apr_psprintf(r->pool, "%s/open-%" APR_INT64_T_FMT ".xml",
+                                             set->cl_dir, id);
+        apr_finfo_t fi;
+        if (apr_stat(&fi, open_file, APR_FINFO_TYPE, r->pool) == APR_SUCCESS) {
+            return send_file(r, open_file, 0);
+        }
+    }
     return send_file(r, apr_psprintf(r->pool, "%s/%" APR_INT64_T_FMT ".xml", set->cl_dir, id),
-                     id < cur.cl_open_id ? 2 : 0);
+                     2);
 }
 
 int rs_handler_handle(request_rec *r)

@@ -80,7 +80,8 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         }
     }
     apr_dir_close(d);
-    /* The open Change List: the highest numbered list on disk. */
+    /* The open Change List: the one after the highest closed list on
+     * disk, or the open list's file. */
     if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
         while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
             char *end;
@@ -88,7 +89,12 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
             if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
                 continue;
             }
-            id = apr_strtoi64(fi.name, &end, 10);
+            if (!strncmp(fi.name, "open-", 5)) {
+                id = apr_strtoi64(fi.name + 5, &end, 10);
+            }
+            else {
+                id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
+            }
             if (!strcmp(end, ".xml") && id > e->cl_open_id) {
                 e->cl_open_id = id;
             }

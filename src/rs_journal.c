@@ -16,8 +16,9 @@ static const char *const sql[J_MAX] = {
     "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
     "SELECT MAX(seq) FROM journal",
     "SELECT MAX(dt) FROM journal WHERE setname = %s",
-    "SELECT started FROM journal_sets WHERE setname = %s",
-    "INSERT INTO journal_sets (setname, started) VALUES (%s, %lld) ON CONFLICT (setname) DO NOTHING",
+    "SELECT started, open_id FROM journal_sets WHERE setname = %s",
+    "INSERT INTO journal_sets (setname, started, open_id) VALUES (%s, %lld, 1) "
+    "ON CONFLICT (setname) DO NOTHING",
     "SELECT id, from_dt, until_dt, first_seq, last_seq, count FROM changelists "
     "WHERE setname = %s ORDER BY id",
     "SELECT COUNT(*), MAX(seq), MAX(dt) FROM journal WHERE setname = %s AND seq >= %lld",
@@ -28,7 +29,7 @@ static const char *const sql[J_MAX] = {
     "VALUES (%s, %lld, %lld, %lld, %lld, %lld, %lld)",
     "DELETE FROM changelists WHERE setname = %s AND until_dt < %lld",
     "DELETE FROM journal WHERE setname = %s AND seq <= %lld",
-    "UPDATE journal_sets SET started = %lld WHERE setname = %s",
+    "UPDATE journal_sets SET started = %lld, open_id = %lld WHERE setname = %s",
 };
 
 
@@ -130,12 +131,30 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     return rv;
 }
 
-apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
+static void get_two(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    apr_int64_t *v = baton;
+    (void)p;
+    if (n >= 2) {
+        v[0] = num(cols[0]);
+        v[1] = num(cols[1]);
+    }
+}
+
+/* started and the id the open list has when no closed list remains. */
+static apr_status_t set_row(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t v[2])
 {
     const void *args[] = { set };
-    apr_int64_t v = 0;
-    apr_status_t rv = rs_store_query(j->st, j->pool, j->s[J_START_GET], args, get_first, &v);
-    *start = v;
+    v[0] = 0;
+    v[1] = 1;
+    return rs_store_query(j->st, p, j->s[J_START_GET], args, get_two, v);
+}
+
+apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
+{
+    apr_int64_t v[2];
+    apr_status_t rv = set_row(j, j->pool, set, v);
+    *start = v[0];
     return rv;
 }
 
@@ -178,7 +197,6 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
 {
     const void *args[] = { set };
     apr_status_t rv;
-    apr_time_t start = 0;
     stats_t s = { 0, 0, 0 };
 
     *closed = apr_array_make(p, 8, sizeof(rs_changelist_t));
@@ -195,10 +213,11 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
         open->first_seq = last->last_seq + 1;
     }
     else {
-        rv = rs_journal_start(j, set, &start);
-        open->id = 1;
-        open->from = start;
-        open->first_seq = 1;
+        apr_int64_t v[2];
+        rv = set_row(j, p, set, v);
+        open->id = v[1];
+        open->from = v[0];
+        open->first_seq = 1;   /* older records went with their lists */
     }
     {
         const void *a2[] = { set, &open->first_seq };
@@ -295,6 +314,7 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
     rs_changelist_t open;
     apr_int64_t upto = 0;
     apr_time_t until = 0;
+    apr_int64_t next_id = 1;
     apr_status_t rv = rs_journal_lists(j, p, set, &lists, &open);
     int i;
 
@@ -310,12 +330,14 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
         APR_ARRAY_PUSH(*dropped, apr_int64_t) = cl->id;
         upto = cl->last_seq;
         until = cl->until;
+        next_id = cl->id + 1;
     }
     if ((*dropped)->nelts) {
         const void *a1[] = { set, &cutoff };
         const void *a2[] = { set, &upto };
-        const void *a3[] = { &until, set };
-        /* The journal now starts where the last dropped list ended. */
+        const void *a3[] = { &until, &next_id, set };
+        /* The journal now starts where the last dropped list ended, and
+         * list ids go on from there. */
         if ((rv = rs_store_exec(j->st, j->s[J_EXPIRE_LISTS], a1, NULL)) == APR_SUCCESS
             && (rv = rs_store_exec(j->st, j->s[J_EXPIRE_RECORDS], a2, NULL)) == APR_SUCCESS) {
             rv = rs_store_exec(j->st, j->s[J_START_MOVE], a3, NULL);

@@ -56,7 +56,8 @@ static const char *const schema[] = {
     " setname TEXT NOT NULL, id BIGINT NOT NULL, from_dt BIGINT NOT NULL,"
     " until_dt BIGINT NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,"
     " count BIGINT NOT NULL, PRIMARY KEY (setname, id))",
-    "CREATE TABLE IF NOT EXISTS journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL,"
+    " open_id BIGINT NOT NULL)",
     NULL
 };
 

@@ -1,0 +1,184 @@
+# Change Lists from reconciliation scans: the index and its lists, closing
+# by size and by period, immutability of closed lists, retention, the 1.0
+# mode, durability across a restart, and a destination that rebuilds the
+# tree from a baseline plus the changes.  Private server.
+use strict;
+use warnings;
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Path qw(make_path remove_tree);
+use Digest::SHA qw(sha256_hex);
+use URI::Escape qw(uri_unescape);
+use RSTest qw(private_server get req doc xpc validate wait_for fetch_list iso2epoch);
+
+plan tests => 29;
+
+my $srv = private_server(conf => <<'CONF');
+ResourceSyncStateDir "@DIR@/state"
+ResourceSyncRescanInterval 1
+<Directory "@DIR@/www/cl">
+    ResourceSyncSet cl
+    ResourceSyncMaxEntries 3
+    ResourceSyncHash sha-256
+</Directory>
+<Directory "@DIR@/www/old">
+    ResourceSyncSet old
+    ResourceSyncSpecVersion 1.0
+</Directory>
+<Directory "@DIR@/www/ret">
+    ResourceSyncSet ret
+    ResourceSyncChangeListPeriod 2s
+    ResourceSyncJournalRetention 5s
+</Directory>
+CONF
+my $d = $srv->dir;
+make_path(map { "$d/www/$_" } qw(cl old ret));
+sub put { my ($p, $c) = @_; open my $fh, '>', "$d/www/$p" or die "$p: $!"; print $fh $c; close $fh }
+put("cl/base-$_.txt", "base $_\n") for 1 .. 4;
+put("old/o.txt", "old\n");
+put("ret/r.txt", "ret\n");
+my ($rc, $out) = $srv->start;
+is($rc, 0, 'server starts') or diag $out;
+my $B = $srv->base;
+
+# index(set) -> { from, lists => [ { loc, from, until } ], xml }
+sub index_of {
+    my ($set) = @_;
+    my $r = get("$B/resourcesync/$set/changelist.xml");
+    return undef unless $r->code == 200;
+    my $x = xpc(doc($r->content));
+    my @l = map { { loc => $x->findvalue('sm:loc', $_), from => $x->findvalue('rs:md/@from', $_),
+                    until => $x->findvalue('rs:md/@until', $_) } }
+            $x->findnodes('/sm:sitemapindex/sm:sitemap');
+    return { from => $x->findvalue('/sm:sitemapindex/rs:md/@from'), lists => \@l,
+             xml => $r->content };
+}
+
+# changes(set) -> list of entries across every list, plus the documents
+sub changes {
+    my ($set) = @_;
+    my $i = index_of($set) or return ();
+    my @all;
+    for my $l (@{ $i->{lists} }) {
+        my $r = get($l->{loc});
+        return () unless $r->code == 200;
+        my $x = xpc(doc($r->content));
+        for my $u ($x->findnodes('/sm:urlset/sm:url')) {
+            push @all, { loc => $x->findvalue('sm:loc', $u), lastmod => $x->findvalue('sm:lastmod', $u),
+                         map { ($_ => $x->findvalue("rs:md/\@$_", $u)) } qw(change datetime length hash) };
+        }
+    }
+    return @all;
+}
+
+my $base = fetch_list('cl', $B);
+my $i0 = wait_for(sub { index_of('cl') }, 30);
+ok($i0 && @{ $i0->{lists} } == 1 && !$i0->{lists}[0]{until}, 'a new set has one open Change List');
+is($i0->{from}, $base->{at}, "the journal starts at the baseline Resource List's at");
+ok(!validate($i0->{xml}), 'the index validates');
+
+# Seven changes: with ResourceSyncMaxEntries 3, lists close at 3 entries.
+put("cl/new-$_.txt", "new $_\n") for 1 .. 5;
+put("cl/base-1.txt", "base 1, updated\n");
+unlink "$d/www/cl/base-2.txt";
+my @c = @{ wait_for(sub { my @c = changes('cl'); @c >= 7 ? \@c : undef }, 30) || [] };
+is(scalar @c, 7, 'seven changes listed');
+my %kinds;
+$kinds{$_->{change}}++ for @c;
+is_deeply(\%kinds, { created => 5, updated => 1, deleted => 1 }, 'five created, one updated, one deleted');
+my $idx = index_of('cl');
+my @lists = @{ $idx->{lists} };
+is(scalar @lists, 3, 'three lists: 3 + 3 closed, then the open one');
+ok(!$lists[-1]{until} && $lists[0]{until} && $lists[1]{until}, 'closed lists have until, the open one not');
+ok($lists[0]{until} eq $lists[1]{from} && $lists[1]{until} eq $lists[2]{from}, "until equals the next list's from");
+is($idx->{from}, $lists[0]{from}, "the index's from is its first list's from");
+my @dt = map { iso2epoch($_->{datetime}) } @c;
+ok(!grep({ $dt[$_] <= $dt[$_ - 1] } 1 .. $#dt), 'datetimes strictly increase in list order');
+my %seen;
+ok(!grep({ $seen{"$_->{loc} $_->{datetime}"}++ } @c), '(loc, datetime) is unique');
+ok(!grep({ $_->{change} eq 'deleted' && ($_->{hash} || $_->{length} ne '') } @c), 'deletions carry no hash or length');
+my ($upd) = grep { $_->{change} eq 'updated' } @c;
+is($upd->{hash}, 'sha-256:' . sha256_hex("base 1, updated\n"), 'an update lists the new hash');
+{
+    my $ok = 1;
+    for my $j (0 .. $#lists) {
+        my $r = get($lists[$j]{loc});
+        my $x = xpc(doc($r->content));
+        $ok &&= !validate($r->content) && !validate($r->content, 'strict');
+        for my $u ($x->findnodes('/sm:urlset/sm:url')) {
+            my $t = iso2epoch($x->findvalue('rs:md/@datetime', $u));
+            $ok &&= $t >= iso2epoch($lists[$j]{from}) && (!$lists[$j]{until} || $t < iso2epoch($lists[$j]{until}));
+        }
+    }
+    ok($ok, 'every list validates (lenient and official) and its entries lie within from..until');
+}
+
+# Closed lists are immutable; the open one answers 304 while nothing changes.
+my $c1 = get($lists[0]{loc});
+like($c1->header('Cache-Control') // '', qr/immutable/, 'a closed list is cacheable forever');
+put("cl/later.txt", "later\n");
+wait_for(sub { scalar grep { $_->{loc} =~ /later\.txt$/ } changes('cl') }, 30);
+my $c1b = get($lists[0]{loc});
+ok($c1b->content eq $c1->content && $c1b->header('ETag') eq $c1->header('ETag'),
+   'a closed list is byte-identical later, with the same ETag');
+my $openurl = index_of('cl')->{lists}[-1]{loc};
+my $o1 = get($openurl);
+is(req('GET', $openurl, 'If-None-Match' => $o1->header('ETag'))->code, 304,
+   'the open list answers 304 while nothing changed');
+
+# A destination: baseline, then every change with datetime >= at.
+{
+    my %tree;
+    for my $e (@{ $base->{entries} }) {
+        my $r = get($e->{loc});
+        $tree{$e->{loc}} = $r->content;
+    }
+    for my $ch (sort { iso2epoch($a->{datetime}) <=> iso2epoch($b->{datetime}) } changes('cl')) {
+        next if iso2epoch($ch->{datetime}) < iso2epoch($base->{at});
+        if ($ch->{change} eq 'deleted') { delete $tree{$ch->{loc}} }
+        else { $tree{$ch->{loc}} = get($ch->{loc})->content }
+    }
+    my %disk;
+    opendir my $dh, "$d/www/cl" or die $!;
+    for my $f (grep { !/^\./ } readdir $dh) {
+        open my $fh, '<', "$d/www/cl/$f" or die $!;
+        local $/;
+        $disk{"$B/cl/$f"} = <$fh>;
+    }
+    is_deeply(\%tree, \%disk, 'baseline + changes rebuild the tree exactly');
+}
+
+# 1.0 mode.
+put("old/o2.txt", "old 2\n");
+my @oc = @{ wait_for(sub { my @c = changes('old'); @c ? \@c : undef }, 30) || [] };
+is(scalar @oc, 1, '1.0 set: one change');
+ok(!$oc[0]{datetime}, '1.0 set: no datetime attribute');
+{
+    my $l = index_of('old')->{lists}[-1]{loc};
+    my $xml = get($l)->content;
+    ok(!validate($xml, '1.0'), '1.0 set: the Change List validates against the 1.0 schema');
+}
+
+# Retention: lists of "ret" close after 2 s and expire 5 s after they closed.
+put("ret/r2.txt", "r2\n");
+my $first = wait_for(sub { my $i = index_of('ret'); $i && @{ $i->{lists} } > 1 ? $i : undef }, 30);
+ok($first, 'ret: the list with the change closed after its period');
+my $gone = $first->{lists}[0]{loc};
+my $moved = wait_for(sub { my $i = index_of('ret'); $i && $i->{from} ne $first->{from} ? $i : undef }, 30);
+ok($moved, "ret: after the retention time the index's from moved forward");
+is(get($gone)->code, 404, 'ret: the expired list is gone');
+
+# Durability: a restart keeps every list and record.
+my $before = get($lists[0]{loc})->content;
+my @cbefore = changes('cl');
+$srv->stop;
+($rc, $out) = $srv->start;
+is($rc, 0, 'restart') or diag $out;
+my $after = wait_for(sub { my $r = get($lists[0]{loc}); $r->code == 200 ? $r->content : undef }, 30);
+is($after, $before, 'a closed list is byte-identical after a restart');
+my @cafter = @{ wait_for(sub { my @c = changes('cl'); @c >= @cbefore ? \@c : undef }, 30) || [] };
+is_deeply([map { "$_->{loc} $_->{datetime}" } @cafter[0 .. $#cbefore]],
+          [map { "$_->{loc} $_->{datetime}" } @cbefore], 'every change is still listed after a restart');
+unlike($srv->log_text, qr/\[resourcesync:(warn|error|crit|alert|emerg)\]/, 'no module warnings or errors');
+$srv->stop;
