@@ -35,6 +35,9 @@ Suite *xml_suite(void);
 Suite *store_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
+Suite *journal_suite(void);
+Suite *changelist_suite(void);
+Suite *scan_changes_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */

@@ -1,0 +1,449 @@
+/* test_changelist.c - rs_changelist: Change List and Change List Index documents */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+#include "unit.h"
+#include "rs_changelist.h"
+#include "rs_hash.h"
+#include "rs_journal.h"
+#include "rs_store.h"
+#include "rs_time.h"
+#include "rs_xml.h"
+#include <libxml/xmlerror.h>
+
+#define BASE   "http://example.org/files/"
+#define CAP    "http://example.org/rs/s/capabilitylist.xml"
+#define INDEX  "http://example.org/rs/s/changelist.xml"
+#define PREFIX "http://example.org/rs/s/changelist/"
+#define MD5    "900150983cd24fb0d6963f7d28e17f72"
+#define SHA1   "a9993e364706816aba3e25717850c26c9cd0d89d"
+#define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/* 2020-09-13T12:26:40.123456789Z */
+#define LASTMOD_NS (1600000000LL * 1000000000 + 123456789)
+
+typedef struct {
+    rs_store_t *st;
+    rs_journal_t *j;
+    ut_log_t ul;
+    rs_changelist_opts_t o;
+    apr_time_t t0;
+} cf_t;
+
+static void cf_init(cf_t *f)
+{
+    const char *base = ut_tempdir("changelist");
+    memset(f, 0, sizeof(*f));
+    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
+    f->o.set = "s";
+    f->o.url_base = BASE;
+    f->o.capability_url = CAP;
+    f->o.index_url = INDEX;
+    f->o.list_url_prefix = PREFIX;
+    f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    f->t0 = apr_time_now() - apr_time_from_sec(100);
+    ck_assert_int_eq(rs_journal_begin_set(f->j, "s", f->t0), APR_SUCCESS);
+}
+
+static rs_record_t *append(cf_t *f, const char *set, const char *dir, const char *name,
+                           int change, apr_int64_t size)
+{
+    rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
+    r->dir = dir;
+    r->name = name;
+    r->change = change;
+    r->lastmod_ns = LASTMOD_NS + size * 1000;
+    r->size = size;
+    r->type = "text/plain";
+    r->hash[0] = MD5;
+    r->hash[1] = SHA1;
+    r->hash[2] = SHA256;
+    ck_assert_int_eq(rs_journal_append(f->j, set, r), APR_SUCCESS);
+    return r;
+}
+
+static const char *fmt(apr_time_t t)
+{
+    char buf[RS_TIME_BUFSIZE];
+    return apr_pstrdup(ut_pool, rs_time_format(buf, t));
+}
+
+static const char *fmt_ns(apr_int64_t ns)
+{
+    char buf[RS_TIME_BUFSIZE];
+    return apr_pstrdup(ut_pool, rs_time_format_ns(buf, ns));
+}
+
+static xmlNodePtr write_list(cf_t *f, const rs_changelist_t *cl)
+{
+    ut_buf_t b;
+    rs_xml_t *w;
+    memset(&b, 0, sizeof(b));
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_eq(rs_changelist_write(f->j, &f->o, cl, w, ut_pool), APR_SUCCESS);
+    return xmlDocGetRootElement(ut_xml_parse(b.data, b.len));
+}
+
+static xmlNodePtr write_index(cf_t *f)
+{
+    ut_buf_t b;
+    rs_xml_t *w;
+    apr_array_header_t *closed;
+    rs_changelist_t open;
+    ck_assert_int_eq(rs_journal_lists(f->j, ut_pool, "s", &closed, &open), APR_SUCCESS);
+    memset(&b, 0, sizeof(b));
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_eq(rs_changelist_write_index(&f->o, closed, &open, w, ut_pool), APR_SUCCESS);
+    return xmlDocGetRootElement(ut_xml_parse(b.data, b.len));
+}
+
+static void close_all(cf_t *f, rs_changelist_t *cl)
+{
+    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), cl),
+                     APR_SUCCESS);
+    ck_assert_int_gt(cl->id, 0);
+}
+
+/* Header of a Change List. */
+static void assert_head(xmlNodePtr root, const char *root_name, int with_index,
+                        apr_time_t from, apr_time_t until)
+{
+    xmlNodePtr md, ln;
+    ck_assert_str_eq((const char *)root->name, root_name);
+    ck_assert_str_eq((const char *)root->ns->href, UT_NS_SM);
+    ln = ut_xml_ln(root, "up");
+    ck_assert_ptr_nonnull(ln);
+    ck_assert_str_eq(ut_xml_attr(ln, "href"), CAP);
+    ln = ut_xml_ln(root, "index");
+    if (with_index) {
+        ck_assert_ptr_nonnull(ln);
+        ck_assert_str_eq(ut_xml_attr(ln, "href"), INDEX);
+    }
+    else {
+        ck_assert_ptr_null(ln);
+    }
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_RS, "md"), 1);
+    md = ut_xml_child(root, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "capability"), "changelist");
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(from));
+    if (until) {
+        ck_assert_ptr_nonnull(ut_xml_attr(md, "until"));
+        ck_assert_str_eq(ut_xml_attr(md, "until"), fmt(until));
+    }
+    else {
+        ck_assert_ptr_null(ut_xml_attr(md, "until"));
+    }
+}
+
+/* The i-th <url> against a record. */
+static void assert_entry(cf_t *f, xmlNodePtr root, int i, const rs_record_t *r,
+                         const char *loc)
+{
+    xmlNodePtr u = ut_xml_child(root, UT_NS_SM, "url", i), md;
+    ck_assert_ptr_nonnull(u);
+    ck_assert_str_eq(ut_xml_child_text(u, UT_NS_SM, "loc"), loc);
+    ck_assert_int_eq(ut_xml_count(u, UT_NS_RS, "md"), 1);
+    md = ut_xml_child(u, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "change"), rs_journal_change_name(r->change));
+    if (f->o.spec10) {
+        ck_assert_str_eq(ut_xml_child_text(u, UT_NS_SM, "lastmod"), fmt(r->datetime));
+        ck_assert_ptr_null(ut_xml_attr(md, "datetime"));
+    }
+    else {
+        ck_assert_str_eq(ut_xml_child_text(u, UT_NS_SM, "lastmod"), fmt_ns(r->lastmod_ns));
+        ck_assert_str_eq(ut_xml_attr(md, "datetime"), fmt(r->datetime));
+    }
+    if (r->change == RS_CHANGE_DELETED) {
+        ck_assert_ptr_null(ut_xml_attr(md, "hash"));
+        ck_assert_ptr_null(ut_xml_attr(md, "length"));
+        ck_assert_ptr_null(ut_xml_attr(md, "type"));
+    }
+    else {
+        ck_assert_str_eq(ut_xml_attr(md, "hash"), "md5:" MD5 " sha-256:" SHA256);
+        ck_assert_str_eq(ut_xml_attr(md, "length"), apr_psprintf(ut_pool, "%" APR_INT64_T_FMT,
+                                                                 r->size));
+        ck_assert_str_eq(ut_xml_attr(md, "type"), "text/plain");
+    }
+}
+
+START_TEST(closed_list)
+{
+    cf_t f;
+    rs_record_t *a, *b, *c;
+    rs_changelist_t cl;
+    xmlNodePtr root;
+    apr_time_t prev = 0;
+    int i;
+
+    cf_init(&f);
+    a = append(&f, "s", "", "a.txt", RS_CHANGE_CREATED, 3);
+    append(&f, "t", "", "other.txt", RS_CHANGE_CREATED, 1);
+    b = append(&f, "s", "sub dir", "caf\xC3\xA9 #1.txt", RS_CHANGE_UPDATED, 12);
+    c = append(&f, "s", "sub/deep", "gone.txt", RS_CHANGE_DELETED, 7);
+    close_all(&f, &cl);
+    ck_assert_int_eq(cl.from, f.t0);
+
+    root = write_list(&f, &cl);
+    assert_head(root, "urlset", 1, f.t0, cl.until);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 3);
+    assert_entry(&f, root, 0, a, BASE "a.txt");
+    assert_entry(&f, root, 1, b, BASE "sub%20dir/caf%C3%A9%20%231.txt");
+    assert_entry(&f, root, 2, c, BASE "sub/deep/gone.txt");
+    /* Entry datetimes increase and lie within [from, until]. */
+    for (i = 0; i < 3; i++) {
+        xmlNodePtr md = ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", i), UT_NS_RS, "md", 0);
+        apr_time_t t;
+        ck_assert_int_eq(rs_time_parse(ut_xml_attr(md, "datetime"), &t), APR_SUCCESS);
+        ck_assert_int_gt(t, prev);
+        ck_assert_int_ge(t, cl.from);
+        ck_assert_int_le(t, cl.until);
+        prev = t;
+    }
+}
+END_TEST
+
+START_TEST(boundary_and_open_list)
+{
+    cf_t f;
+    rs_record_t *r[5];
+    rs_changelist_t cl, open;
+    apr_array_header_t *closed;
+    xmlNodePtr root;
+    int i;
+
+    cf_init(&f);
+    for (i = 0; i < 5; i++) {
+        r[i] = append(&f, "s", "d", apr_psprintf(ut_pool, "f%d", i),
+                      i == 3 ? RS_CHANGE_DELETED : RS_CHANGE_UPDATED, i + 1);
+    }
+    ck_assert_int_eq(rs_journal_close(f.j, ut_pool, "s", r[2]->seq, 3, r[3]->datetime, &cl),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cl.id, 1);
+
+    root = write_list(&f, &cl);
+    assert_head(root, "urlset", 1, f.t0, r[3]->datetime);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 3);
+    for (i = 0; i < 3; i++) {
+        assert_entry(&f, root, i, r[i], apr_psprintf(ut_pool, BASE "d/f%d", i));
+    }
+
+    /* The open list: from the closed one's until, no until, the rest. */
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &open), APR_SUCCESS);
+    root = write_list(&f, &open);
+    assert_head(root, "urlset", 1, r[3]->datetime, 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 2);
+    assert_entry(&f, root, 0, r[3], BASE "d/f3");
+    assert_entry(&f, root, 1, r[4], BASE "d/f4");
+    /* Records appended later show in the open list without a new close. */
+    r[0] = append(&f, "s", "", "late", RS_CHANGE_CREATED, 9);
+    root = write_list(&f, &open);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 3);
+    assert_entry(&f, root, 2, r[0], BASE "late");
+    /* ... but never in the closed one. */
+    root = write_list(&f, &cl);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 3);
+}
+END_TEST
+
+START_TEST(spec10)
+{
+    cf_t f;
+    rs_record_t *a, *b;
+    rs_changelist_t cl;
+    xmlNodePtr root;
+
+    cf_init(&f);
+    f.o.spec10 = 1;
+    f.o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    a = append(&f, "s", "", "a.txt", RS_CHANGE_CREATED, 3);
+    b = append(&f, "s", "", "b.txt", RS_CHANGE_DELETED, 3);
+    close_all(&f, &cl);
+    root = write_list(&f, &cl);
+    assert_head(root, "urlset", 1, f.t0, cl.until);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 2);
+    assert_entry(&f, root, 0, a, BASE "a.txt");
+    assert_entry(&f, root, 1, b, BASE "b.txt");
+    /* lastmod is the change time, not the file's modification time. */
+    ck_assert_str_ne(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM,
+                                       "lastmod"), fmt_ns(a->lastmod_ns));
+}
+END_TEST
+
+START_TEST(hash_selection)
+{
+    cf_t f;
+    rs_changelist_t cl;
+    xmlNodePtr root, md;
+
+    cf_init(&f);
+    f.o.hashes = RS_HASH_SHA1;
+    append(&f, "s", "", "a.txt", RS_CHANGE_UPDATED, 3);
+    close_all(&f, &cl);
+    root = write_list(&f, &cl);
+    md = ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_RS, "md", 0);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_str_eq(ut_xml_attr(md, "hash"), "sha-1:" SHA1);
+}
+END_TEST
+
+START_TEST(index_document)
+{
+    cf_t f;
+    rs_changelist_t l1, l2;
+    apr_array_header_t *dropped;
+    xmlNodePtr root, e, md;
+
+    cf_init(&f);
+    /* No closed list yet: the open one only. */
+    root = write_index(&f);
+    assert_head(root, "sitemapindex", 0, f.t0, 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 1);
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 0);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "1.xml");
+    md = ut_xml_child(e, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(f.t0));
+    ck_assert_ptr_null(ut_xml_attr(md, "until"));
+
+    append(&f, "s", "", "a", RS_CHANGE_CREATED, 1);
+    close_all(&f, &l1);
+    append(&f, "s", "", "b", RS_CHANGE_CREATED, 1);
+    close_all(&f, &l2);
+    append(&f, "s", "", "c", RS_CHANGE_CREATED, 1);
+
+    root = write_index(&f);
+    assert_head(root, "sitemapindex", 0, f.t0, 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 3);
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 0);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "1.xml");
+    md = ut_xml_child(e, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(f.t0));
+    ck_assert_str_eq(ut_xml_attr(md, "until"), fmt(l1.until));
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 1);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "2.xml");
+    md = ut_xml_child(e, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(l1.until));
+    ck_assert_str_eq(ut_xml_attr(md, "until"), fmt(l2.until));
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 2);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "3.xml");
+    md = ut_xml_child(e, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(l2.until));
+    ck_assert_ptr_null(ut_xml_attr(md, "until"));
+
+    /* After retention dropped list 1, the index starts at list 2. */
+    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", l1.until + 1, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped->nelts, 1);
+    root = write_index(&f);
+    assert_head(root, "sitemapindex", 0, l1.until, 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 2);
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 0);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "2.xml");
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 1);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "3.xml");
+
+    /* All closed lists dropped: the index starts at the open list's from,
+     * which is where the last dropped list ended. */
+    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", l2.until + 1, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped->nelts, 1);
+    root = write_index(&f);
+    assert_head(root, "sitemapindex", 0, l2.until, 0);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 1);
+    e = ut_xml_child(root, UT_NS_SM, "sitemap", 0);
+    ck_assert_str_eq(ut_xml_child_text(e, UT_NS_SM, "loc"), PREFIX "3.xml");
+    md = ut_xml_child(e, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "from"), fmt(l2.until));
+    ck_assert_ptr_null(ut_xml_attr(md, "until"));
+}
+END_TEST
+
+START_TEST(many_records_across_pages)
+{
+    cf_t f;
+    apr_array_header_t *recs, *closed;
+    rs_changelist_t cl, open;
+    xmlNodePtr root, u;
+    int i, n = 4500, cut = 4003;
+
+    cf_init(&f);
+    ck_assert_int_eq(rs_store_begin(f.st), APR_SUCCESS);
+    for (i = 0; i < n; i++) {
+        append(&f, "s", "", apr_psprintf(ut_pool, "f%05d", i), RS_CHANGE_CREATED, i);
+    }
+    ck_assert_int_eq(rs_store_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_records(f.j, ut_pool, "s", 1, -1, n, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, n);
+    ck_assert_int_eq(rs_journal_close(f.j, ut_pool, "s",
+                                      APR_ARRAY_IDX(recs, cut - 1, rs_record_t).seq, cut,
+                                      APR_ARRAY_IDX(recs, cut, rs_record_t).datetime, &cl),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cl.count, cut);
+
+    root = write_list(&f, &cl);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), cut);
+    for (i = 0, u = ut_xml_child(root, UT_NS_SM, "url", 0); u; u = u->next) {
+        if (u->type != XML_ELEMENT_NODE) {
+            continue;
+        }
+        ck_assert_str_eq(ut_xml_child_text(u, UT_NS_SM, "loc"),
+                         apr_psprintf(ut_pool, BASE "f%05d", i));
+        i++;
+    }
+    ck_assert_int_eq(i, cut);
+
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &open), APR_SUCCESS);
+    root = write_list(&f, &open);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), n - cut);
+    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM, "loc"),
+                     apr_psprintf(ut_pool, BASE "f%05d", cut));
+    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", n - cut - 1),
+                                       UT_NS_SM, "loc"),
+                     apr_psprintf(ut_pool, BASE "f%05d", n - 1));
+}
+END_TEST
+
+/* libxml2 reports a failing sink on stderr; the test expects it. */
+static void quiet(void *ctx, const char *msg, ...)
+{
+    (void)ctx; (void)msg;
+}
+
+START_TEST(sink_errors)
+{
+    cf_t f;
+    rs_changelist_t cl, open;
+    apr_array_header_t *closed;
+    ut_buf_t b;
+    rs_xml_t *w;
+
+    cf_init(&f);
+    xmlSetGenericErrorFunc(NULL, quiet);
+    append(&f, "s", "", "a", RS_CHANGE_CREATED, 1);
+    close_all(&f, &cl);
+    memset(&b, 0, sizeof(b));
+    b.fail = 1;
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_ne(rs_changelist_write(f.j, &f.o, &cl, w, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &open), APR_SUCCESS);
+    memset(&b, 0, sizeof(b));
+    b.fail = 1;
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_ne(rs_changelist_write_index(&f.o, closed, &open, w, ut_pool), APR_SUCCESS);
+    xmlSetGenericErrorFunc(NULL, NULL);
+}
+END_TEST
+
+Suite *changelist_suite(void)
+{
+    Suite *s = suite_create("rs_changelist");
+    TCase *tc = ut_tcase("changelist", 120);
+    tcase_add_test(tc, closed_list);
+    tcase_add_test(tc, boundary_and_open_list);
+    tcase_add_test(tc, spec10);
+    tcase_add_test(tc, hash_selection);
+    tcase_add_test(tc, index_document);
+    tcase_add_test(tc, many_records_across_pages);
+    tcase_add_test(tc, sink_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,447 @@
+/* test_scan_changes.c - rs_scan: the on_change notifications of a scan */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_hash.h"
+#include "rs_journal.h"
+#include "rs_scan.h"
+#include "rs_store.h"
+
+#define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
+
+typedef struct {
+    apr_array_header_t *ev;        /* char * "C path" */
+    apr_array_header_t *items;     /* rs_item_t copies, same order */
+    int fail_at;                   /* > 0: fail the n-th call */
+    int calls;
+    const char *deny;              /* check callback denies this relpath */
+    rs_journal_t *j;               /* non-NULL: append a record too */
+    const char *set;
+} changes_t;
+
+typedef struct {
+    const char *base, *root;
+    rs_store_t *st;
+    ut_log_t ul;
+    rs_scan_opts_t o;
+    rs_scan_stats_t s;
+    apr_array_header_t *ex;
+    changes_t c;
+} fx_t;
+
+static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
+{
+    changes_t *c = baton;
+    rs_item_t *copy;
+    int i;
+    static const char letters[] = "?CUD";
+
+    c->calls++;
+    if (c->fail_at && c->calls == c->fail_at) {
+        return APR_EGENERAL;
+    }
+    ck_assert_int_ge(change, RS_CHANGE_CREATED);
+    ck_assert_int_le(change, RS_CHANGE_DELETED);
+    APR_ARRAY_PUSH(c->ev, const char *) =
+        apr_psprintf(ut_pool, "%c %s%s%s", letters[change], it->dir, *it->dir ? "/" : "",
+                     it->name);
+    copy = apr_array_push(c->items);
+    *copy = *it;
+    copy->dir = apr_pstrdup(ut_pool, it->dir);
+    copy->name = apr_pstrdup(ut_pool, it->name);
+    copy->type = it->type ? apr_pstrdup(ut_pool, it->type) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        copy->hash[i] = it->hash[i] ? apr_pstrdup(ut_pool, it->hash[i]) : NULL;
+    }
+    if (c->j) {
+        rs_record_t r;
+        memset(&r, 0, sizeof(r));
+        r.dir = it->dir;
+        r.name = it->name;
+        r.change = change;
+        r.lastmod_ns = it->mtime_ns;
+        r.size = it->size;
+        r.type = it->type;
+        memcpy(r.hash, it->hash, sizeof(r.hash));
+        return rs_journal_append(c->j, c->set, &r);
+    }
+    return APR_SUCCESS;
+}
+
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+                    const char **type)
+{
+    const changes_t *c = baton;
+    (void)p;
+    if (c->deny && !strcmp(c->deny, relpath)) {
+        return 0;
+    }
+    if (!is_dir) {
+        *type = "text/plain";
+    }
+    return 1;
+}
+
+static void fx_init(fx_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->base = ut_tempdir("scanchg");
+    f->root = ut_path(f->base, "root");
+    ut_mkdir(f->root);
+    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
+                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
+    f->c.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
+    f->c.items = apr_array_make(ut_pool, 8, sizeof(rs_item_t));
+    f->o.set = "s";
+    f->o.root = f->root;
+    f->o.hashes = MD5_SHA256;
+    f->o.excludes = f->ex;
+    f->o.cfg = "cfg1";
+    f->o.check = check_cb;
+    f->o.check_baton = &f->c;
+    f->o.on_change = on_change;
+    f->o.change_baton = &f->c;
+    f->o.log = &f->ul.logger;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Scan, and return the notifications sorted and joined with "|". */
+static const char *scan(fx_t *f)
+{
+    apr_array_header_t *ev;
+    f->c.ev->nelts = 0;
+    f->c.items->nelts = 0;
+    memset(&f->s, 0x55, sizeof(f->s));
+    ck_assert_int_eq(rs_scan_set(f->st, &f->o, ut_pool, &f->s), APR_SUCCESS);
+    ev = apr_array_copy(ut_pool, f->c.ev);
+    qsort(ev->elts, (size_t)ev->nelts, sizeof(char *), cmp_str);
+    return apr_array_pstrcat(ut_pool, ev, '|');
+}
+
+static const rs_item_t *item(fx_t *f, const char *name)
+{
+    int i;
+    for (i = 0; i < f->c.items->nelts; i++) {
+        const rs_item_t *it = &APR_ARRAY_IDX(f->c.items, i, rs_item_t);
+        if (!strcmp(it->name, name)) {
+            return it;
+        }
+    }
+    ck_abort_msg("no notification for %s", name);
+    return NULL;
+}
+
+static void put_file(fx_t *f, const char *rel, const char *content)
+{
+    ut_write_str(ut_path(f->root, rel), content);
+}
+
+static void assert_md5(const rs_item_t *it, const char *content)
+{
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_hash_buf(content, strlen(content), MD5_SHA256, hex);
+    ck_assert_ptr_nonnull(it->hash[0]);
+    ck_assert_str_eq(it->hash[0], hex[0]);
+    ck_assert_ptr_nonnull(it->hash[2]);
+    ck_assert_str_eq(it->hash[2], hex[2]);
+    ck_assert_int_eq(it->size, (apr_int64_t)strlen(content));
+}
+
+static void set_mtime(fx_t *f, const char *rel, time_t sec)
+{
+    struct timespec ts[2] = { { sec, 0 }, { sec, 0 } };
+    ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(f->root, rel), ts, 0), 0);
+}
+
+START_TEST(created_then_quiet)
+{
+    fx_t f;
+    const rs_item_t *it;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, ".hidden", "h");
+    put_file(&f, "x.tmp", "t");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "bb");
+    put_file(&f, "sub/denied.txt", "no");
+    APR_ARRAY_PUSH(f.ex, const char *) = "*.tmp";
+    f.c.deny = "sub/denied.txt";
+    ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
+    it = item(&f, "a.txt");
+    ck_assert_str_eq(it->dir, "");
+    ck_assert_int_eq(it->listed, 1);
+    ck_assert_str_eq(it->type, "text/plain");
+    assert_md5(it, "abc");
+    ck_assert_str_eq(item(&f, "b.txt")->dir, "sub");
+
+    /* Nothing changed: nothing reported. */
+    ck_assert_str_eq(scan(&f), "");
+    ck_assert_int_eq(f.s.written, 0);
+}
+END_TEST
+
+START_TEST(chmod_only_is_quiet)
+{
+    fx_t f;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "b.txt", "b");
+    ck_assert_str_eq(scan(&f), "C a.txt|C b.txt");
+    /* A new ctime, same content and mtime: re-examined, not reported. */
+    ck_assert_int_eq(chmod(ut_path(f.root, "a.txt"), 0640), 0);
+    ck_assert_str_eq(scan(&f), "");
+    ck_assert_int_eq(f.s.written, 1);
+    /* A new configuration fingerprint re-checks everything: still quiet. */
+    f.o.cfg = "cfg2";
+    ck_assert_str_eq(scan(&f), "");
+    ck_assert_int_eq(f.s.written, 2);
+}
+END_TEST
+
+START_TEST(updated)
+{
+    fx_t f;
+    const rs_item_t *it;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "b.txt", "same");
+    put_file(&f, "c.txt", "c");
+    set_mtime(&f, "a.txt", 1500000000);
+    set_mtime(&f, "b.txt", 1500000000);
+    ck_assert_str_eq(scan(&f), "C a.txt|C b.txt|C c.txt");
+
+    /* New content (same mtime, another size), and a new mtime only. */
+    put_file(&f, "a.txt", "wxyz");
+    set_mtime(&f, "a.txt", 1500000000);
+    set_mtime(&f, "b.txt", 1500000100);
+    ck_assert_str_eq(scan(&f), "U a.txt|U b.txt");
+    it = item(&f, "a.txt");
+    assert_md5(it, "wxyz");
+    ck_assert_int_eq(it->mtime_ns, 1500000000LL * 1000000000);
+    ck_assert_int_eq(item(&f, "b.txt")->mtime_ns, 1500000100LL * 1000000000);
+    ck_assert_str_eq(scan(&f), "");
+}
+END_TEST
+
+START_TEST(deleted_files_and_dirs)
+{
+    fx_t f;
+    const rs_item_t *it;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "keep.txt", "k");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "bb");
+    put_file(&f, "sub/hidden-from-check", "n");
+    ut_mkdir(ut_path(f.root, "sub/deep"));
+    put_file(&f, "sub/deep/c.txt", "ccc");
+    f.c.deny = "sub/hidden-from-check";
+    ck_assert_str_eq(scan(&f), "C a.txt|C keep.txt|C sub/b.txt|C sub/deep/c.txt");
+
+    /* A file goes: reported with its last stored row. */
+    ck_assert_int_eq(unlink(ut_path(f.root, "a.txt")), 0);
+    ck_assert_str_eq(scan(&f), "D a.txt");
+    it = item(&f, "a.txt");
+    assert_md5(it, "abc");
+    ck_assert_int_eq(it->listed, 1);
+
+    /* A whole tree vanishes: its listed files, not the unlisted one. */
+    ck_assert_int_eq(ut_rmtree(ut_path(f.root, "sub")), 0);
+    ck_assert_str_eq(scan(&f), "D sub/b.txt|D sub/deep/c.txt");
+    assert_md5(item(&f, "c.txt"), "ccc");
+    ck_assert_str_eq(scan(&f), "");
+}
+END_TEST
+
+START_TEST(missing_root)
+{
+    fx_t f;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "bb");
+    put_file(&f, "sub/no", "n");
+    f.c.deny = "sub/no";
+    ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
+    f.o.root = ut_path(f.base, "no-such-root");
+    ck_assert_str_eq(scan(&f), "D a.txt|D sub/b.txt");
+    assert_md5(item(&f, "b.txt"), "bb");
+    ck_assert_int_ge(f.ul.nerr, 1);
+    /* Back: everything is created again. */
+    f.o.root = f.root;
+    ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
+}
+END_TEST
+
+START_TEST(listed_unlisted_transitions)
+{
+    fx_t f;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "b.txt", "b");
+    ut_mkdir(ut_path(f.root, "d"));
+    put_file(&f, "d/x.txt", "x");
+    ck_assert_str_eq(scan(&f), "C a.txt|C b.txt|C d/x.txt");
+
+    /* The check now denies a.txt: listed -> unlisted is a deletion. */
+    f.c.deny = "a.txt";
+    f.o.cfg = "cfg2";
+    ck_assert_str_eq(scan(&f), "D a.txt");
+    assert_md5(item(&f, "a.txt"), "abc");
+    ck_assert_str_eq(scan(&f), "");
+    /* And back: unlisted -> listed is a creation. */
+    f.c.deny = NULL;
+    f.o.cfg = "cfg3";
+    ck_assert_str_eq(scan(&f), "C a.txt");
+    assert_md5(item(&f, "a.txt"), "abc");
+
+    /* A directory no longer served: its files are deleted. */
+    f.c.deny = "d";
+    f.o.cfg = "cfg4";
+    ck_assert_str_eq(scan(&f), "D d/x.txt");
+
+    /* A new exclude pattern: deleted; removed again: created. */
+    f.c.deny = NULL;
+    f.o.cfg = "cfg5";
+    ck_assert_str_eq(scan(&f), "C d/x.txt");
+    APR_ARRAY_PUSH(f.ex, const char *) = "b.txt";
+    ck_assert_str_eq(scan(&f), "D b.txt");
+    f.ex->nelts = 0;
+    ck_assert_str_eq(scan(&f), "C b.txt");
+}
+END_TEST
+
+START_TEST(file_becomes_dir)
+{
+    fx_t f;
+
+    fx_init(&f);
+    put_file(&f, "a", "abc");
+    ck_assert_str_eq(scan(&f), "C a");
+    ck_assert_int_eq(unlink(ut_path(f.root, "a")), 0);
+    ut_mkdir(ut_path(f.root, "a"));
+    put_file(&f, "a/in.txt", "in");
+    ck_assert_str_eq(scan(&f), "C a/in.txt|D a");
+    ck_assert_int_eq(ut_rmtree(ut_path(f.root, "a")), 0);
+    put_file(&f, "a", "again");
+    ck_assert_str_eq(scan(&f), "C a|D a/in.txt");
+    assert_md5(item(&f, "in.txt"), "in");
+}
+END_TEST
+
+START_TEST(callback_error_stops_scan)
+{
+    fx_t f;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "b.txt", "b");
+    f.c.fail_at = 1;
+    ck_assert_int_ne(rs_scan_set(f.st, &f.o, ut_pool, &f.s), APR_SUCCESS);
+    ck_assert_int_eq(f.c.calls, 1);
+}
+END_TEST
+
+#ifdef RS_UNIT_KNOWN_BUGS
+/* KNOWN BUG (rs_scan.c, rs_scan_set, missing-root branch): a failing
+ * on_change is ignored there; the set's rows are deleted, committed, and
+ * APR_SUCCESS is returned, so the deletions the callback could not record
+ * are lost.  Built only with -DRS_UNIT_KNOWN_BUGS until it is fixed. */
+START_TEST(callback_error_missing_root)
+{
+    fx_t f;
+    apr_int64_t n = -1;
+
+    fx_init(&f);
+    put_file(&f, "a.txt", "abc");
+    ck_assert_str_eq(scan(&f), "C a.txt");
+    f.o.root = ut_path(f.base, "no-such-root");
+    f.c.calls = 0;
+    f.c.fail_at = 1;
+    ck_assert_int_ne(rs_scan_set(f.st, &f.o, ut_pool, &f.s), APR_SUCCESS);
+    ck_assert_int_eq(rs_store_count(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+}
+END_TEST
+#endif
+
+/* The callback writes journal records in the scan's transaction. */
+START_TEST(journal_in_scan_transaction)
+{
+    fx_t f;
+    rs_journal_t *j;
+    apr_array_header_t *recs;
+    int i;
+
+    fx_init(&f);
+    ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
+    f.c.j = j;
+    f.c.set = "s";
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "b.txt", "b");
+    ck_assert_str_eq(scan(&f), "C a.txt|C b.txt");
+    put_file(&f, "a.txt", "abcd");
+    ck_assert_int_eq(unlink(ut_path(f.root, "b.txt")), 0);
+    ck_assert_str_eq(scan(&f), "D b.txt|U a.txt");
+
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 100, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 4);
+    for (i = 0; i < 4; i++) {
+        const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+        ck_assert_int_eq(r->seq, i + 1);
+        if (i < 2) {
+            ck_assert_int_eq(r->change, RS_CHANGE_CREATED);
+        }
+        else if (!strcmp(r->name, "a.txt")) {
+            ck_assert_int_eq(r->change, RS_CHANGE_UPDATED);
+            ck_assert_int_eq(r->size, 4);
+            ck_assert_str_eq(r->type, "text/plain");
+        }
+        else {
+            ck_assert_str_eq(r->name, "b.txt");
+            ck_assert_int_eq(r->change, RS_CHANGE_DELETED);
+            ck_assert_int_eq(r->size, 1);
+            ck_assert_ptr_nonnull(r->hash[0]);
+        }
+    }
+}
+END_TEST
+
+Suite *scan_changes_suite(void)
+{
+    Suite *s = suite_create("rs_scan_changes");
+    TCase *tc = ut_tcase("scan_changes", 60);
+    tcase_add_test(tc, created_then_quiet);
+    tcase_add_test(tc, chmod_only_is_quiet);
+    tcase_add_test(tc, updated);
+    tcase_add_test(tc, deleted_files_and_dirs);
+    tcase_add_test(tc, missing_root);
+    tcase_add_test(tc, listed_unlisted_transitions);
+    tcase_add_test(tc, file_becomes_dir);
+    tcase_add_test(tc, callback_error_stops_scan);
+#ifdef RS_UNIT_KNOWN_BUGS
+    tcase_add_test(tc, callback_error_missing_root);
+#endif
+    tcase_add_test(tc, journal_in_scan_transaction);
+    suite_add_tcase(s, tc);
+    return s;
+}
