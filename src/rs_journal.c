@@ -9,13 +9,18 @@ enum {
     J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE, J_MAX
 };
 
+#define SEQ_FLOOR "journal-seq-floor"
 #define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
 
 static const char *const sql[J_MAX] = {
     "INSERT INTO journal (" RCOLS ", setname) VALUES "
     "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
     "SELECT MAX(seq) FROM journal",
-    "SELECT MAX(dt) FROM journal WHERE setname = %s",
+    /* The last datetime of a set: its newest record, or the until of its
+     * last closed list if that is later (a list closed "now" after a clock
+     * step back). */
+    "SELECT MAX(x) FROM (SELECT MAX(dt) AS x FROM journal WHERE setname = %s "
+    "UNION ALL SELECT MAX(until_dt) AS x FROM changelists WHERE setname = %s) AS t",
     "SELECT started, open_id FROM journal_sets WHERE setname = %s",
     "INSERT INTO journal_sets (setname, started, open_id) VALUES (%s, %lld, 1) "
     "ON CONFLICT (setname) DO NOTHING",
@@ -74,6 +79,15 @@ apr_status_t rs_journal_open(rs_journal_t **out, rs_store_t *st, apr_pool_t *p)
         }
     }
     rv = rs_store_query(st, p, j->s[J_MAXSEQ], NULL, get_first, &j->seq);
+    if (rv == APR_SUCCESS) {
+        /* Retention may have removed the newest records too: sequence
+         * numbers go on from the high-water mark kept at expiry. */
+        const char *floor = NULL;
+        rv = rs_store_meta_get(st, p, SEQ_FLOOR, &floor);
+        if (floor && apr_atoi64(floor) > j->seq) {
+            j->seq = apr_atoi64(floor);
+        }
+    }
     *out = j;
     return rv;
 }
@@ -92,7 +106,7 @@ static apr_time_t *last_dt(rs_journal_t *j, const char *set)
 {
     apr_time_t *t = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
     if (!t) {
-        const void *args[] = { set };
+        const void *args[] = { set, set };
         apr_int64_t v = 0;
         t = apr_palloc(j->pool, sizeof(*t));
         rs_store_query(j->st, j->pool, j->s[J_LASTDT], args, get_first, &v);
@@ -341,6 +355,10 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
         if ((rv = rs_store_exec(j->st, j->s[J_EXPIRE_LISTS], a1, NULL)) == APR_SUCCESS
             && (rv = rs_store_exec(j->st, j->s[J_EXPIRE_RECORDS], a2, NULL)) == APR_SUCCESS) {
             rv = rs_store_exec(j->st, j->s[J_START_MOVE], a3, NULL);
+        }
+        if (rv == APR_SUCCESS) {
+            rv = rs_store_meta_put(j->st, SEQ_FLOOR,
+                                   apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
         }
     }
     return rv;

@@ -547,6 +547,13 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                 an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
             }
         }
+        if (sc.err != APR_SUCCESS) {
+            /* The deletions could not be recorded: keep the rows (the
+             * store rolls the transaction back) and report the failure. */
+            rs_store_commit(st);
+            apr_pool_destroy(sp);
+            return sc.err;
+        }
         rs_store_delete_set(st, o->set);
         rs_store_commit(st);
         apr_pool_destroy(sp);

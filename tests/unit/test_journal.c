@@ -281,12 +281,9 @@ START_TEST(datetime_after_future_until)
 }
 END_TEST
 
-#ifdef RS_UNIT_KNOWN_BUGS
-/* KNOWN BUG (rs_journal.c, last_dt): after the store is reopened, the
- * set's last datetime is MAX(dt) of its records only, not the `until` of
- * its last closed list, so a record appended while the clock is behind
- * that `until` gets a datetime before its own list's `from`.  Built only
- * with -DRS_UNIT_KNOWN_BUGS until it is fixed. */
+/* After a reopen, a set's last datetime also counts the `until` of its
+ * last closed list: a record appended while the clock is behind it still
+ * comes after it. */
 START_TEST(datetime_after_future_until_reopen)
 {
     jf_t f;
@@ -307,10 +304,8 @@ START_TEST(datetime_after_future_until_reopen)
 }
 END_TEST
 
-/* KNOWN BUG (rs_journal.c, rs_journal_open): the next sequence number is
- * MAX(seq) of the journal table, so once retention has emptied the table,
- * a reopen hands out 1, 2, ... again.  Built only with
- * -DRS_UNIT_KNOWN_BUGS until it is fixed. */
+/* Sequence numbers go on after retention emptied the journal and the
+ * store was reopened. */
 START_TEST(seq_after_expiring_everything_and_reopen)
 {
     jf_t f;
@@ -332,7 +327,6 @@ START_TEST(seq_after_expiring_everything_and_reopen)
     ck_assert_int_eq(r->seq, 3);
 }
 END_TEST
-#endif
 
 START_TEST(begin_set_idempotent)
 {
@@ -634,10 +628,8 @@ Suite *journal_suite(void)
     tcase_add_test(tc, seq_across_sets_and_reopen);
     tcase_add_test(tc, datetimes_strictly_increasing);
     tcase_add_test(tc, datetime_after_future_until);
-#ifdef RS_UNIT_KNOWN_BUGS
     tcase_add_test(tc, datetime_after_future_until_reopen);
     tcase_add_test(tc, seq_after_expiring_everything_and_reopen);
-#endif
     tcase_add_test(tc, begin_set_idempotent);
     tcase_add_test(tc, lists_and_closes);
     tcase_add_test(tc, records_range_and_paging);

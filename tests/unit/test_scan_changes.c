@@ -361,11 +361,8 @@ START_TEST(callback_error_stops_scan)
 }
 END_TEST
 
-#ifdef RS_UNIT_KNOWN_BUGS
-/* KNOWN BUG (rs_scan.c, rs_scan_set, missing-root branch): a failing
- * on_change is ignored there; the set's rows are deleted, committed, and
- * APR_SUCCESS is returned, so the deletions the callback could not record
- * are lost.  Built only with -DRS_UNIT_KNOWN_BUGS until it is fixed. */
+/* A failing on_change under a missing root fails the scan and keeps the
+ * rows: deletions that could not be recorded are not lost. */
 START_TEST(callback_error_missing_root)
 {
     fx_t f;
@@ -382,7 +379,6 @@ START_TEST(callback_error_missing_root)
     ck_assert_int_eq(n, 1);
 }
 END_TEST
-#endif
 
 /* The callback writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
@@ -438,9 +434,7 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, listed_unlisted_transitions);
     tcase_add_test(tc, file_becomes_dir);
     tcase_add_test(tc, callback_error_stops_scan);
-#ifdef RS_UNIT_KNOWN_BUGS
     tcase_add_test(tc, callback_error_missing_root);
-#endif
     tcase_add_test(tc, journal_in_scan_transaction);
     suite_add_tcase(s, tc);
     return s;
