@@ -67,4 +67,5 @@ ok(t_cmp($st->{sets}{small}{parts}, 4, 'small is split into 4 parts'));
 
 # Other methods: 405 naming GET and HEAD.
 my $post = RSTest::req('POST', base() . '/rs-status');
-ok($post->code == 405 && ($post->header('Allow') // '') =~ /\bGET\b.*\bHEAD\b/);
+my $allow = $post->header('Allow') // '';
+ok($post->code == 405 && $allow =~ /\bGET\b/ && $allow =~ /\bHEAD\b/);
