@@ -13,7 +13,8 @@ measured in the same run, on the same tree, on the same machine:
                                   the module's snapshot after its first scan
                                   vs  find -printf writing the same fields as XML
   4  serving an unchanged part    requests/s of the module's 50,000-entry part
-                                  vs  the same bytes as a static file (wrk)
+                                  vs  the same bytes as a static file (wrk),
+                                  both with EnableSendfile Off, then both On
   5  child peak RSS               VmHWM of the httpd child after fetching every
                                   part: a set of N files vs a set of N/10
 
@@ -177,11 +178,13 @@ DocumentRoot "{self.www}"
 <Directory "{self.www}">
     Require all granted
 </Directory>
-# static copies of a Resource List part: httpd defaults (EnableSendfile Off) ...
-# ... and with sendfile, which the module's handler always uses
-<Directory "{self.www}/static-sendfile">
+# Figure 4 compares like with like: the module's part and its static copy
+# (/static/part.xml) are both served with httpd's defaults (EnableSendfile
+# Off: mmap), and both with EnableSendfile On when the query string is
+# "sendfile" (<If> applies to the module's URLs and to files alike).
+<If "%{{QUERY_STRING}} == 'sendfile'">
     EnableSendfile On
-</Directory>
+</If>
 <Directory "{self.setdir}">
     ResourceSyncSet {SET}
     ResourceSyncHash {self.hashes}
@@ -327,12 +330,13 @@ class EntryCounter:
         self.tail = buf[-5:] if not buf.endswith(b"</url>") else b""
 
 
-def fetch_all(port, list_path, timeout=600):
-    """Fetch the Resource List and every part over one keep-alive connection.
-    Returns (documents, entries, bytes, [part paths])."""
+def fetch_all(port, list_path, query="", timeout=600):
+    """Fetch the Resource List and every part over one keep-alive connection,
+    each URL with query appended.  Returns (documents, entries, bytes,
+    [part paths without the query])."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        st, n, body = http_get(conn, list_path)
+        st, n, body = http_get(conn, list_path + query)
         if st != 200:
             raise RuntimeError("GET %s: %d" % (list_path, st))
         total, docs = n, 1
@@ -341,7 +345,7 @@ def fetch_all(port, list_path, timeout=600):
                      for u in re.findall(rb"<loc>([^<]*)</loc>", body)]
             counter = EntryCounter()
             for p in parts:
-                st, n, _ = http_get(conn, p, counter)
+                st, n, _ = http_get(conn, p + query, counter)
                 if st != 200:
                     raise RuntimeError("GET %s: %d" % (p, st))
                 total += n
@@ -643,7 +647,13 @@ class Bench:
         # 5, small set: a tenth of the tree, in a server of its own
         small = self.start_server("small", small_dir, "md5 sha-256")
         idle_small = max(vm_hwm(p) or 0 for p in small.workers())
-        docs_s, entries_s, bytes_s, _ = fetch_all(small.port, "/resourcesync/%s/resourcelist.xml" % SET)
+        # EnableSendfile On first (nothing is mapped), then httpd's default
+        # (Off: the core output filter mmaps the file in chunks of up to
+        # 4 MB, which count in the child's RSS); VmHWM only grows
+        docs_s, entries_s, bytes_s, _ = fetch_all(small.port, "/resourcesync/%s/resourcelist.xml"
+                                                  % SET, "?sendfile")
+        rss_small_sf = max(vm_hwm(p) or 0 for p in small.workers())
+        fetch_all(small.port, "/resourcesync/%s/resourcelist.xml" % SET)
         rss_small = max(vm_hwm(p) or 0 for p in small.workers())
         w_small = vm_hwm(small.watcher()) if small.watcher() else None
         self.stop_server(small)
@@ -662,15 +672,24 @@ class Bench:
                         self.hash_base["both"], "s", "2",
                         "baseline: md5sum time + sha256sum time")
         idle_big = max(vm_hwm(p) or 0 for p in big.workers())
-        docs_b, entries_b, bytes_b, parts = fetch_all(big.port, "/resourcesync/%s/resourcelist.xml" % SET)
+        docs_b, entries_b, bytes_b, parts = fetch_all(big.port, "/resourcesync/%s/resourcelist.xml"
+                                                      % SET, "?sendfile")
+        rss_big_sf = max(vm_hwm(p) or 0 for p in big.workers())
+        fetch_all(big.port, "/resourcesync/%s/resourcelist.xml" % SET)
         rss_big = max(vm_hwm(p) or 0 for p in big.workers())
         w_big = vm_hwm(big.watcher()) if big.watcher() else None
         if "5" in self.figs:
-            self.result("5", "httpd child peak RSS after fetching every part: %d vs %d entries"
-                        % (entries_b, entries_s), rss_big, rss_small, "kB", "5",
+            self.result("5", "httpd child peak RSS after fetching every part, EnableSendfile On: "
+                        "%d vs %d entries" % (entries_b, entries_s), rss_big_sf, rss_small_sf,
+                        "kB", "5",
                         "%d vs %d documents, %.1f vs %.1f MB over one connection; "
                         "idle child %d / %d kB"
                         % (docs_b, docs_s, bytes_b / 1e6, bytes_s / 1e6, idle_big, idle_small))
+            self.result("5", "httpd child peak RSS after fetching every part again, EnableSendfile "
+                        "Off (httpd default): %d vs %d entries" % (entries_b, entries_s),
+                        rss_big, rss_small, "kB", "5",
+                        "includes the file pages mmapped by the core output filter (up to 4 MB "
+                        "per chunk), shared page cache rather than allocated memory")
             if w_big and w_small:
                 self.result("5", "watcher peak RSS after scan + snapshot: %d vs %d files"
                             % (big.scan_files, small.scan_files), w_big, w_small, "kB", "i",
@@ -687,28 +706,54 @@ class Bench:
         if st != 200:
             raise RuntimeError("GET %s: %d" % (path, st))
         entries = body.count(b"</url>")
-        statics = []
-        for sub in ("static", "static-sendfile"):
-            d = os.path.join(self.www, sub)
-            os.makedirs(d, exist_ok=True)
-            os.chmod(d, 0o755)
-            f = os.path.join(d, "part.xml")
-            with open(f, "wb") as fh:
-                fh.write(body)
-            os.chmod(f, 0o644)
-            statics.append("/%s/part.xml" % sub)
+        d = os.path.join(self.www, "static")
+        if os.path.isdir(d):
+            shutil.rmtree(d)
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        # (a) a copy of the bytes, written with one write()
+        f = os.path.join(d, "part.xml")
+        with open(f, "wb") as fh:
+            fh.write(body)
+        os.chmod(f, 0o644)
+        statics = ["/static/part.xml"]
+        # (b) the module's own snapshot file, hard-linked into the
+        # DocumentRoot: the same inode and the same page cache, so only the
+        # per-request work differs
+        snap = None
+        top = os.path.join(srv.dir, "state", "snapshots", SET)
+        for root, _, files in os.walk(top):
+            for name in files:
+                fp = os.path.join(root, name)
+                if os.path.getsize(fp) == n:
+                    with open(fp, "rb") as fh:
+                        if fh.read() == body:
+                            snap = fp
+        if snap:
+            try:
+                os.link(snap, os.path.join(d, "link.xml"))
+                statics.append("/static/link.xml")
+            except OSError as e:
+                self.notes.append("figure 4: cannot hard-link %s: %s" % (snap, e))
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
-        for p in statics:
-            st, n2, _ = http_get(conn, p, lambda c: None)
+        for static in statics:
+            st, n2, _ = http_get(conn, static, lambda c: None)
             if st != 200 or n2 != n:
-                raise RuntimeError("static copy %s: %d, %d bytes (want %d)" % (p, st, n2, n))
+                raise RuntimeError("static copy %s: %d, %d bytes (want %d)" % (static, st, n2, n))
         conn.close()
-        urls = [srv.base + path] + [srv.base + p for p in statics]
-        rates = [[], [], []]
+        # The same server settings on both sides: httpd's defaults
+        # (EnableSendfile Off), and EnableSendfile On (the <If> on
+        # "?sendfile" in the configuration).
+        urls = [srv.base + path, srv.base + statics[0],
+                srv.base + path + "?sendfile", srv.base + statics[0] + "?sendfile"]
+        if len(statics) > 1:
+            urls.append(srv.base + statics[1])
+        k_urls = len(urls)
+        rates = [[] for _ in urls]
         errors = set()
         wrk = "wrk -t1 -c%d -d%ds" % (self.args.conns, self.args.duration)
         for i in range(self.args.wrk_reps):
-            for k in [(i + j) % 3 for j in range(3)]:     # rotate the order
+            for k in [(i + j) % k_urls for j in range(k_urls)]:     # rotate the order
                 cmd = "%s %s" % (wrk, urls[k])
                 self.note_cmd("4: wrk", cmd)
                 r = subprocess.run(cmd.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -718,11 +763,18 @@ class Bench:
                 errors.update(errs)
         what = "%d-entry %s (%.1f MB)" % (entries, "part" if parts else "resourcelist.xml", n / 1e6)
         extra = "; wrk: " + ", ".join(sorted(errors)) if errors else ""
-        self.result("4", "requests/s, unchanged %s vs static file (httpd defaults)" % what,
-                    rates[0], rates[1], "req/s", "4",
-                    "static: EnableSendfile Off (default), served via mmap%s" % extra)
-        self.result("4", "requests/s, unchanged %s vs static file, EnableSendfile On" % what,
-                    rates[0], rates[2], "req/s", "4", "both served with sendfile")
+        self.result("4", "requests/s, unchanged %s vs static copy, EnableSendfile Off on both "
+                    "(httpd default)" % what, rates[0], rates[1], "req/s", "4",
+                    "both sides mmap the file; the copy was written with one write()%s" % extra)
+        self.result("4", "requests/s, unchanged %s vs static copy, EnableSendfile On on both"
+                    % what, rates[2], rates[3], "req/s", "4", "both sides use sendfile")
+        if len(statics) > 1:
+            self.result("4", "requests/s, unchanged %s vs the same snapshot file hard-linked "
+                        "as a static file, EnableSendfile Off on both" % what,
+                        rates[0], rates[4], "req/s", "4",
+                        "same inode and page cache on both sides; only the per-request "
+                        "work differs")
+        shutil.rmtree(d, ignore_errors=True)
 
     # -- output --------------------------------------------------------------
     def table(self):
@@ -770,7 +822,9 @@ class Bench:
                    "= %d, KeepAlive On, MaxKeepAliveRequests 0), LogLevel warn resourcesync:info, "
                    "ResourceSyncMaxEntries %d, ResourceSyncRescanInterval 86400; "
                    "figure 1 module: ResourceSyncHash none; figures 2 (module), 4 and 5: "
-                   "ResourceSyncHash md5 sha-256; figure 5 small set: the subtree a0 "
+                   "ResourceSyncHash md5 sha-256; figure 4: the part and its static copy both "
+                   "with EnableSendfile Off (httpd's default), then both with EnableSendfile On "
+                   "(an <If> on the query string \"sendfile\"); figure 5 small set: the subtree a0 "
                    "(a tenth of the files) in a server of its own."
                    % (self.args.conns, self.args.conns, MAX_ENTRIES))
         out.append("")

@@ -12,8 +12,9 @@
  * directory walk (they map to no file), but <Location> sections still
  * apply.  Documents are never generated here: Source Descriptions and
  * Capability Lists are rendered in post_config, Resource Lists are snapshot
- * files written by the watcher, served with sendfile, Range, a strong ETag
- * and Last-Modified.  Conditional requests and HEAD are answered from
+ * files written by the watcher, served like static files (sendfile or mmap
+ * as EnableSendfile and EnableMMAP say), with Range, a strong ETag and
+ * Last-Modified.  Conditional requests and HEAD are answered from
  * metadata alone.  Anything else under the prefix is a 404; methods other
  * than GET and HEAD are a 405 with Allow.
  */
@@ -126,7 +127,19 @@ static int send_file(request_rec *r, const char *path, int immutable)
         return OK;
     }
     bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    apr_brigade_insert_file(bb, f, 0, fi.size, r->pool);
+    {
+        apr_bucket *e = apr_brigade_insert_file(bb, f, 0, fi.size, r->pool);
+#if APR_HAS_MMAP
+        /* Honour EnableMMAP like the default handler does. */
+        if (core->enable_mmap == ENABLE_MMAP_OFF) {
+            for (; e != APR_BRIGADE_SENTINEL(bb); e = APR_BUCKET_NEXT(e)) {
+                apr_bucket_file_enable_mmap(e, 0);
+            }
+        }
+#else
+        (void)e;
+#endif
+    }
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }

@@ -462,8 +462,9 @@ static void watcher_maint(int reason, void *data, apr_wait_t status)
             && mpm_state == AP_MPMQ_STOPPING) {
             break;
         }
-        if (reason == APR_OC_REASON_DEATH && WIFEXITED(status)
-            && WEXITSTATUS(status) == RS_WATCHER_FATAL) {
+        /* The MPMs pass the exit code, or the number of the signal that
+         * ended the process (no signal has the number 78). */
+        if (reason == APR_OC_REASON_DEATH && status == RS_WATCHER_FATAL) {
             ap_log_error(APLOG_MARK, APLOG_ERR, 0, watcher_server, RS_TAG "watcher "
                          "(pid %d) could not start; not restarting it until the next "
                          "server restart", (int)proc->pid);
@@ -481,9 +482,8 @@ static void watcher_maint(int reason, void *data, apr_wait_t status)
             start_delay = apr_time_from_sec(60);
         }
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, watcher_server, RS_TAG "watcher "
-                     "(pid %d) died (%s %d); starting a new one%s", (int)proc->pid,
-                     WIFSIGNALED(status) ? "signal" : "exit status",
-                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+                     "(pid %d) died (exit status or signal %d); starting a new one%s",
+                     (int)proc->pid, (int)status,
                      start_delay ? apr_psprintf(rs_global.pconf, " in %d s",
                                                 (int)apr_time_sec(start_delay)) : "");
         fork_watcher(rs_global.pconf, watcher_server);

@@ -31,10 +31,19 @@ static apr_status_t close_out(apr_file_t *f)
     return rv;
 }
 
+/* Large writes: besides being cheaper to write, a file written in big
+ * chunks is laid out in fewer extents and is faster to serve. */
+#define OUT_BUFSIZE (1024 * 1024)
+
 static apr_status_t open_out(apr_pool_t *p, const char *path, apr_file_t **f)
 {
-    return apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE
-                         | APR_FOPEN_BUFFERED, APR_FPROT_OS_DEFAULT, p);
+    apr_status_t rv = apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                                    | APR_FOPEN_TRUNCATE | APR_FOPEN_BUFFERED,
+                                    APR_FPROT_OS_DEFAULT, p);
+    if (rv == APR_SUCCESS) {
+        apr_file_buffer_set(*f, apr_palloc(p, OUT_BUFSIZE), OUT_BUFSIZE);
+    }
+    return rv;
 }
 
 /* Header of a Resource List (or part): rs:ln up [, index], rs:md. */

@@ -279,7 +279,7 @@ sub graceful_check {
     ok($new, 'event: a new rs-watcher appears (pid ' . ($new // 'none') . ')');
     my $r = get(rl_url('r', $srv->base));
     is($r->code, 200, 'event: the Resource List is still served');
-    like($srv->log_text, qr/watcher \(pid $w[0]\) died \(signal 9\); starting a new one/,
+    like($srv->log_text, qr/watcher \(pid $w[0]\) died \(exit status or signal 9\); starting a new one/,
          'event: the death is logged');
     put($srv, 'after-kill.txt', "created after the watcher was killed\n");
     my $l1 = wait_synced($srv);
@@ -291,7 +291,7 @@ sub graceful_check {
     $srv->stop;
     ok(@w == 1 && !$srv->pid && wait_for(sub { !alive($w[0]) }, 10),
        'event: stopped, no watcher left');
-    my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ && !/watcher \(pid \d+\) died \(signal 9\)/ }
+    my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ && !/watcher \(pid \d+\) died \(exit status or signal 9\)/ }
               split /\n/, $srv->log_text;
     is_deeply(\@bad, [], 'event: no module warnings or errors logged but the death of the watcher');
 }

@@ -86,7 +86,7 @@ my @cases = (
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 9;
+plan tests => @cases + 10;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -188,6 +188,23 @@ CONF
         (grep { /\[resourcesync:error\].*set wrong: its URL-path \/elsewhere\/ maps to/ }
               split /\n/, $srv->log_text)[0] }, 20);
     ok($rc == 0 && $line, 'a URL-path that maps to another directory is logged as an error')
+        or diag($out, $srv->log_text);
+    $srv->stop;
+}
+
+# ------------------------------ a watcher that cannot start is not respawned
+# (here the state database is a directory): one clear error, no loop.
+{
+    my $srv = private_server(conf => $STATE . set_dir('www/data', ''));
+    make_path($srv->dir . '/www/data', $srv->dir . '/state/state.db');
+    chmod 0777, $srv->dir . '/state';
+    my ($rc, $out) = $srv->start;
+    my $gave_up = RSTest::wait_for(sub {
+        $srv->log_text =~ /watcher \(pid \d+\) could not start; not restarting it/ }, 20);
+    sleep 3;
+    my $starts = () = $srv->log_text =~ /cannot open the state store/g;
+    ok($rc == 0 && $gave_up && $starts == 1,
+       'a watcher that cannot open the store exits once and is not respawned')
         or diag($out, $srv->log_text);
     $srv->stop;
 }
