@@ -180,6 +180,8 @@ apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_s
 
 /* mod_resourcesync_watcher.c */
 int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
+/* fsync a directory, making a rename in it durable. */
+void rs_watcher_sync_dir(const char *dir);
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;

@@ -16,9 +16,7 @@
  * rs_changes_record(); the files are derived from the store and rebuilt
  * at startup if missing, so a crash at any point loses nothing.
  */
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include "mod_resourcesync.h"
@@ -188,13 +186,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
                             set->name);
                 return rv;
             }
-            {
-                int fd = open(set->cl_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd >= 0) {
-                    fsync(fd);
-                    close(fd);
-                }
-            }
+            rs_watcher_sync_dir(set->cl_dir);
         }
     }
     rs_status_read_set(set->slot, &cur);

@@ -95,8 +95,7 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
                         set->list_url, set->max_entries, set->hashes);
 }
 
-/* Make a rename in dir durable. */
-static void sync_dir(const char *dir)
+void rs_watcher_sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) {
@@ -299,7 +298,7 @@ static void run_set(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal,
             remove_tree(p, tmp);
             return;
         }
-        sync_dir(set->snap_dir);
+        rs_watcher_sync_dir(set->snap_dir);
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
                           apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
         rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), key);
