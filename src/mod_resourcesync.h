@@ -142,7 +142,12 @@ typedef struct rs_status_set_t {
     apr_int32_t parts;
     apr_time_t consistent;          /* inventory consistent as of */
     apr_int64_t cl_open_id;         /* id of the open Change List, 0: none yet */
+    apr_int32_t mode;               /* RS_MODE_* */
 } rs_status_set_t;
+
+#define RS_MODE_STARTING  0         /* no full scan yet */
+#define RS_MODE_WATCHING  1         /* inotify follows the whole tree */
+#define RS_MODE_RESCANS   2         /* degraded: periodic full rescans */
 
 typedef struct rs_status_t {
     apr_uint32_t magic;

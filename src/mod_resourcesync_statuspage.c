@@ -71,10 +71,12 @@ int rs_statuspage_handle(request_rec *r)
         rs_status_read_set((int)i, &e);
         ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
                    " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%"
-                   APR_INT64_T_FMT "\n", e.name, e.gen,
+                   APR_INT64_T_FMT " mode=%s\n", e.name, e.gen,
                    e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
                    e.completed ? rs_time_format(t2, e.completed) : "-",
-                   e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id);
+                   e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
+                   e.mode == RS_MODE_WATCHING ? "watching"
+                   : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
     }
     return OK;
 }

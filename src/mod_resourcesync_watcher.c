@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <apr_strings.h>
@@ -42,6 +43,7 @@
 #include "rs_scan.h"
 #include "rs_snapshot.h"
 #include "rs_store.h"
+#include "rs_watch.h"
 
 #define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
 #define RS_SNAPSHOT_KEEP      apr_time_from_sec(3600)
@@ -170,86 +172,133 @@ static void progress(void *baton, apr_int64_t files)
     }
 }
 
-/* Scan one set and publish a new snapshot if anything changed. */
-static void run_set(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal,
-                    const rs_set_t *set,
-                    rs_access_t **acc, int workers, const rs_logger_t *log, int first)
+/* The watcher's view of one set.  Lifecycle: created at watcher start;
+ * `w` is the set's inotify instance (NULL when none could be made), fed by
+ * the scans' on_dir callback.  `degraded` says that some directory could
+ * not be watched: the set then relies on full rescans every
+ * ResourceSyncRescanInterval until a full scan manages to watch
+ * everything again. */
+typedef struct wset_t {
+    const rs_set_t *set;
+    rs_access_t **acc;
+    rs_watch_t *w;
+    int degraded;          /* errno of the failed watch, 0: none */
+    int degraded_logged;   /* the error log was told (once per watcher) */
+    int dirty;             /* inventory changed since the last snapshot */
+    int root_lost;         /* the root is gone: retry at every tick */
+    apr_time_t next_tick;
+    const rs_logger_t *log;
+    apr_pool_t *pool;      /* lives as long as the watcher */
+} wset_t;
+
+static int workers_n;
+static long max_watches;
+
+static void set_mode(const wset_t *ws)
 {
-    rs_status_t *st = rs_status_get();
-    rs_scan_opts_t so;
-    rs_scan_stats_t stats;
+    rs_status_set_t cur;
+    int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
+    rs_status_read_set(ws->set->slot, &cur);
+    if (cur.mode != mode) {
+        cur.mode = mode;
+        rs_status_write_set(ws->set->slot, &cur);
+    }
+}
+
+/* rs_scan on_dir: watch every directory before it is read. */
+static void on_dir(void *baton, const char *relpath, int dfd)
+{
+    wset_t *ws = baton;
+    int err;
+
+    if (!ws->w || ws->degraded) {
+        return;
+    }
+    if ((err = rs_watch_add(ws->w, relpath, dfd)) != 0) {
+        ws->degraded = err;
+        if (!ws->degraded_logged) {
+            ws->degraded_logged = 1;
+            rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory '%s' "
+                        "(%ld watches; see fs.inotify.max_user_watches): changes are "
+                        "found by rescans every %d s until the watches can be added",
+                        ws->set->name, *relpath ? relpath : "/", rs_watch_count(ws->w),
+                        (int)apr_time_sec(rs_global.rescan));
+        }
+    }
+}
+
+static void on_drop(void *baton, const char *relpath)
+{
+    wset_t *ws = baton;
+    if (ws->w) {
+        rs_watch_forget(ws->w, relpath);
+    }
+}
+
+static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc,
+                      rs_journal_t *journal, int journaled)
+{
+    const rs_set_t *set = ws->set;
+    memset(so, 0, sizeof(*so));
+    so->set = set->name;
+    so->root = set->dir;
+    so->hashes = set->hashes;
+    so->excludes = set->excludes;
+    so->dotfiles = set->dotfiles;
+    so->cfg = rs_global.fingerprint;
+    so->check = rs_access_check;
+    so->check_baton = ws->acc[0];
+    so->workers = workers_n;
+    so->check_batons = (void **)ws->acc;
+    so->progress = progress;
+    so->log = ws->log;
+    so->on_dir = on_dir;
+    so->on_drop = on_drop;
+    so->dir_baton = ws;
+    memset(cc, 0, sizeof(*cc));
+    cc->journal = journal;
+    cc->set = set;
+    if (journaled) {
+        so->on_change = rs_changes_record;
+        so->change_baton = cc;
+    }
+}
+
+/* After records were committed: the Change Lists. */
+static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
+                         rs_changes_ctx_t *cc)
+{
+    if (rs_changes_update(p, journal, ws->set, cc->appended > 0, ws->log) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
+                    ws->set->name);
+    }
+}
+
+/* Write a new Resource List snapshot of the set from the inventory, unless
+ * the current one is still valid (force: the inventory changed). */
+static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+                     apr_time_t at, apr_time_t completed, int force)
+{
+    const rs_set_t *set = ws->set;
+    const rs_logger_t *log = ws->log;
     rs_status_set_t cur;
     rs_snapshot_opts_t sn;
     rs_snapshot_info_t info;
-    rs_changes_ctx_t cc;
-    apr_time_t jstart = 0;
     const char *key = snapshot_key(p, set), *oldkey = NULL, *tmp, *final;
-    apr_time_t start = apr_time_now(), end;
     apr_status_t rv;
-
-    memset(&so, 0, sizeof(so));
-    so.set = set->name;
-    so.root = set->dir;
-    so.hashes = set->hashes;
-    so.excludes = set->excludes;
-    so.dotfiles = set->dotfiles;
-    so.cfg = rs_global.fingerprint;
-    so.check = rs_access_check;
-    so.check_baton = acc[0];
-    so.workers = workers;
-    so.check_batons = (void **)acc;
-    so.progress = progress;
-    so.log = log;
-    /* Changes are journaled from the second scan of a set on: the first
-     * one is the baseline, published as the Resource List whose `at` is
-     * the journal's start. */
-    memset(&cc, 0, sizeof(cc));
-    cc.journal = journal;
-    cc.set = set;
-    if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
-        return;
-    }
-    if (jstart) {
-        so.on_change = rs_changes_record;
-        so.change_baton = &cc;
-    }
-    if (st) {
-        st->state = RS_STATE_SCANNING;
-        st->scan_set = set->slot;
-        st->scan_files = 0;
-    }
-    rv = rs_scan_set(store, &so, p, &stats);
-    end = apr_time_now();
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
-                    "set %s: scan failed; keeping the previous "
-                    "Resource List", set->name);
-        return;
-    }
-    rs_log_emit(log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
-                "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
-                " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
-                " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
-                " bytes hashed) in %.3f s", set->name, stats.files, stats.dirs,
-                stats.listed, stats.written, stats.removed, stats.hashed,
-                (double)(end - start) / APR_USEC_PER_SEC);
-
-    if (!jstart) {
-        /* The journal starts where this scan's Resource List does. */
-        rs_journal_begin_set(journal, set->name, start);
-    }
-    if (rs_changes_update(p, journal, set, cc.appended > 0, log) != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists", set->name);
-    }
 
     rs_status_read_set(set->slot, &cur);
     rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
-    if (jstart && cur.gen && !stats.written && !stats.removed && oldkey && !strcmp(oldkey, key)) {
+    if (!force && cur.gen && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
-         * known to be consistent as of this scan's start. */
-        cur.consistent = start;
+         * known to be consistent as of `at`. */
+        cur.consistent = at;
         rs_status_write_set(set->slot, &cur);
+        ws->dirty = 0;
         prune(p, set, cur.gen);
+        return;
+    }
+    if (!at && rs_journal_mark(journal, set->name, &at) != APR_SUCCESS) {
         return;
     }
 
@@ -261,8 +310,11 @@ static void run_set(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal,
     sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
     sn.max_entries = set->max_entries;
     sn.hashes = set->hashes;
-    sn.at = start;
-    sn.completed = end;
+    sn.at = at;
+    if (completed < at) {
+        completed = apr_time_now() > at ? apr_time_now() : at;
+    }
+    sn.completed = completed;
     sn.log = log;
     {
         /* Generations only grow, also across restarts and state loss of
@@ -313,17 +365,114 @@ static void run_set(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal,
             seen = apr_hash_make(seen_pool);
         }
     }
+    ws->dirty = 0;
     cur.gen = info.gen;
     cur.at = info.at;
     cur.completed = info.completed;
     cur.entries = info.entries;
     cur.parts = info.parts;
-    cur.consistent = start;
+    cur.consistent = at;
     rs_status_write_set(set->slot, &cur);
     rs_log_emit(log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, info.gen,
                 info.entries, info.parts);
     prune(p, set, info.gen);
+}
+
+/* Reconcile the whole set with the stored inventory (at startup, after a
+ * lost event queue, and periodically while the set cannot be watched),
+ * then publish what changed.  Directories get their watches as the scan
+ * reaches them. */
+static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+                      int first)
+{
+    const rs_set_t *set = ws->set;
+    const rs_logger_t *log = ws->log;
+    rs_status_t *st = rs_status_get();
+    rs_scan_opts_t so;
+    rs_scan_stats_t stats;
+    rs_changes_ctx_t cc;
+    apr_time_t jstart = 0, start = 0, end;
+    apr_status_t rv;
+
+    if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
+        return;
+    }
+    /* Changes are journaled from the second scan of a set on: the first
+     * one is the baseline, published as the Resource List whose `at` is
+     * the journal's start. */
+    if (jstart) {
+        if (rs_journal_mark(journal, set->name, &start) != APR_SUCCESS) {
+            return;
+        }
+    }
+    else {
+        start = apr_time_now();
+    }
+    if (!ws->w && rs_watch_create(&ws->w, ws->pool, set->dir, max_watches) != APR_SUCCESS) {
+        ws->w = NULL;
+    }
+    ws->degraded = 0;
+    scan_opts(ws, &so, &cc, journal, jstart != 0);
+    if (st) {
+        st->state = RS_STATE_SCANNING;
+        st->scan_set = set->slot;
+        st->scan_files = 0;
+    }
+    rv = rs_scan_set(store, &so, p, &stats);
+    end = apr_time_now();
+    ws->root_lost = 0;
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+                    "set %s: scan failed; keeping the previous "
+                    "Resource List", set->name);
+        return;
+    }
+    if (stats.dirs == 0) {
+        ws->root_lost = 1;     /* the root is missing: no watch either */
+    }
+    rs_log_emit(log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
+                "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
+                " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
+                " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
+                " bytes hashed) in %.3f s; %ld directories watched", set->name, stats.files,
+                stats.dirs, stats.listed, stats.written, stats.removed, stats.hashed,
+                (double)(end - start) / APR_USEC_PER_SEC, ws->w ? rs_watch_count(ws->w) : 0L);
+    if (!jstart) {
+        /* The journal starts where this scan's Resource List does. */
+        rs_journal_begin_set(journal, set->name, start);
+    }
+    changes_done(p, journal, ws, &cc);
+    set_mode(ws);
+    snapshot(p, store, journal, ws, start, end, !jstart || stats.written || stats.removed || ws->dirty);
+}
+
+/* Reconcile what inotify reported. */
+static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+                         const rs_scan_target_t *t, int n)
+{
+    rs_scan_opts_t so;
+    rs_scan_stats_t stats;
+    rs_changes_ctx_t cc;
+    apr_status_t rv;
+
+    scan_opts(ws, &so, &cc, journal, 1);
+    rv = rs_scan_targets(store, &so, p, t, n, &stats);
+    if (rv != APR_SUCCESS) {
+        /* The root is gone, or the store failed: the full scan knows how
+         * to say which, and records what it can. */
+        full_scan(p, store, journal, ws, 0);
+        return;
+    }
+    if (stats.written || stats.removed) {
+        ws->dirty = 1;
+    }
+    if (cc.appended) {
+        changes_done(p, journal, ws, &cc);
+    }
+    if (ws->degraded) {
+        set_mode(ws);
+    }
 }
 
 /* Threads for the per-file work of a scan (access checks and hashing).
@@ -341,16 +490,113 @@ static int scan_workers(void)
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* Main loop: wait for inotify events (or the next deadline), reconcile
+ * what they name in one transaction per set and wake-up, publish the
+ * records; on a lost queue or a lost root, reconcile the whole set; every
+ * ResourceSyncRescanInterval, write a new Resource List snapshot of a set
+ * whose inventory changed, and rescan sets that cannot be watched. */
+static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journal,
+                       wset_t *ws, int nsets)
+{
+    rs_status_t *st = rs_status_get();
+    struct pollfd *pfd = calloc((apr_size_t)nsets + 1, sizeof(*pfd));
+    int *map = calloc((apr_size_t)nsets + 1, sizeof(int));
+    int i;
+
+    while (!stop_flag) {
+        apr_time_t now = apr_time_now(), next = now + apr_time_from_msec(200);
+        int nfds = 0, degraded = 0, timeout;
+
+        for (i = 0; i < nsets; i++) {
+            apr_time_t due = ws[i].w ? rs_watch_next_due(ws[i].w) : 0;
+            if (due && due < next) {
+                next = due;
+            }
+            if (ws[i].next_tick < next) {
+                next = ws[i].next_tick;
+            }
+            if (ws[i].w) {
+                pfd[nfds].fd = rs_watch_fd(ws[i].w);
+                pfd[nfds].events = POLLIN;
+                pfd[nfds].revents = 0;
+                map[nfds++] = i;
+            }
+            degraded |= ws[i].degraded || !ws[i].w || ws[i].root_lost;
+        }
+        if (st) {
+            st->state = degraded ? RS_STATE_DEGRADED : RS_STATE_WATCHING;
+            st->scan_set = -1;
+            st->heartbeat = now;
+        }
+        timeout = next > now ? (int)((next - now + 999) / 1000) : 0;
+        if (poll(pfd, (nfds_t)nfds, timeout) > 0) {
+            for (i = 0; i < nfds; i++) {
+                if (pfd[i].revents && rs_watch_read(ws[map[i]].w) != APR_SUCCESS) {
+                    /* Unreadable queue: treat as lost events. */
+                    ws[map[i]].root_lost = 1;
+                }
+            }
+        }
+        if (getppid() == 1) {
+            break;
+        }
+        now = apr_time_now();
+        for (i = 0; i < nsets && !stop_flag; i++) {
+            wset_t *w = &ws[i];
+            if (w->w) {
+                unsigned flags = rs_watch_take_flags(w->w);
+                rs_scan_target_t *t;
+                int n;
+                if (flags) {
+                    rs_log_emit(w->log, RS_LOG_NOTICE, 0, "set %s: %s; reconciling the set "
+                                "with a full scan", w->set->name,
+                                (flags & RS_WATCH_OVERFLOW) ? "the inotify event queue "
+                                "overflowed (fs.inotify.max_queued_events)"
+                                : "its root directory changed");
+                    rs_watch_take(w->w, iter, now, &t);   /* the scan covers it */
+                    full_scan(iter, store, journal, w, 0);
+                    apr_pool_clear(iter);
+                    continue;
+                }
+                n = rs_watch_take(w->w, iter, now, &t);
+                if (n) {
+                    scan_targets(iter, store, journal, w, t, n);
+                }
+                apr_pool_clear(iter);
+            }
+            if (now >= w->next_tick) {
+                w->next_tick = now + rs_global.rescan;
+                if (!w->w || w->degraded || w->root_lost) {
+                    full_scan(iter, store, journal, w, 0);
+                }
+                else {
+                    /* Close a list whose period ended; retention. */
+                    rs_changes_ctx_t none;
+                    memset(&none, 0, sizeof(none));
+                    changes_done(iter, journal, w, &none);
+                    if (w->dirty) {
+                        snapshot(iter, store, journal, w, 0, 0, 1);
+                    }
+                }
+                apr_pool_clear(iter);
+            }
+        }
+    }
+    free(map);
+    free(pfd);
+}
+
 static void watcher_main(apr_pool_t *pool, server_rec *s)
 {
     rs_logger_t log = { watcher_log, s };
     rs_store_t *store = NULL;
     rs_journal_t *journal = NULL;
-    rs_access_t ***acc;
+    wset_t *ws;
     rs_status_t *st = rs_status_get();
     apr_pool_t *iter;
     apr_status_t rv;
-    int i, k, first = 1, workers = scan_workers();
+    int i, k, nsets = rs_global.sets->nelts;
+    const char *limit = getenv("RESOURCESYNC_MAX_WATCHES");
 
     prctl(PR_SET_NAME, "rs-watcher", 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
@@ -397,50 +643,47 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         _exit(RS_WATCHER_FATAL);
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
-                 (int)getpid(), rs_global.sets->nelts);
+                 (int)getpid(), nsets);
     apr_pool_create(&seen_pool, pool);
     seen = apr_hash_make(seen_pool);
+    /* Fault injection for tests: a cap on watches per set, failing like
+     * the kernel's fs.inotify.max_user_watches. */
+    max_watches = limit ? atol(limit) : 0;
+    workers_n = scan_workers();
 
     /* One access checker (a private connection record) per set and
      * worker thread. */
-    acc = apr_pcalloc(pool, sizeof(*acc) * (apr_size_t)(rs_global.sets->nelts + 1));
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        acc[i] = apr_pcalloc(pool, sizeof(**acc) * (apr_size_t)workers);
-        for (k = 0; k < workers; k++) {
-            acc[i][k] = rs_access_create(pool, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *));
+    ws = apr_pcalloc(pool, sizeof(*ws) * (apr_size_t)(nsets + 1));
+    for (i = 0; i < nsets; i++) {
+        const char *why;
+        ws[i].set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        ws[i].log = apr_pmemdup(pool, &log, sizeof(log));
+        ws[i].pool = pool;
+        ws[i].acc = apr_pcalloc(pool, sizeof(*ws[i].acc) * (apr_size_t)workers_n);
+        for (k = 0; k < workers_n; k++) {
+            ws[i].acc[k] = rs_access_create(pool, ws[i].set);
         }
-    }
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        const char *why = rs_access_verify_root(acc[i][0], pool);
+        why = rs_access_verify_root(ws[i].acc[0], pool);
         if (why) {
             rs_log_emit(&log, RS_LOG_ERR, 0, "%s", why);
         }
+        if ((rv = rs_watch_create(&ws[i].w, pool, ws[i].set->dir, max_watches)) != APR_SUCCESS) {
+            ws[i].w = NULL;
+            rs_log_emit(&log, RS_LOG_WARN, rv, "set %s: cannot create an inotify instance "
+                        "(see fs.inotify.max_user_instances): changes are found by rescans "
+                        "every %d s", ws[i].set->name, (int)apr_time_sec(rs_global.rescan));
+        }
     }
     apr_pool_create(&iter, pool);
-    while (!stop_flag) {
-        apr_time_t next;
-        for (i = 0; i < rs_global.sets->nelts && !stop_flag; i++) {
-            run_set(iter, store, journal, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), acc[i], workers,
-                    &log, first);
-            apr_pool_clear(iter);
-        }
-        first = 0;
-        if (st) {
-            st->state = RS_STATE_WATCHING;
-            st->scan_set = -1;
-        }
-        next = apr_time_now() + rs_global.rescan;
-        while (!stop_flag && apr_time_now() < next) {
-            if (getppid() == 1) {
-                stop_flag = 1;
-                break;
-            }
-            if (st) {
-                st->heartbeat = apr_time_now();
-            }
-            apr_sleep(apr_time_from_msec(200));
-        }
+    /* Startup reconciliation: whatever changed while no watcher ran is
+     * journaled before anything new is published; watches are added as
+     * the scans go. */
+    for (i = 0; i < nsets && !stop_flag; i++) {
+        full_scan(iter, store, journal, &ws[i], 1);
+        ws[i].next_tick = apr_time_now() + rs_global.rescan;
+        apr_pool_clear(iter);
     }
+    watch_loop(iter, store, journal, ws, nsets);
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, RS_TAG "watcher stopping");
     /* _exit: never run the parent's atexit handlers or pool cleanups. */
     _exit(0);

@@ -10,6 +10,7 @@ enum {
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
+#define MARK "journal-mark:"
 #define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
 
 static const char *const sql[J_MAX] = {
@@ -109,7 +110,12 @@ static apr_time_t *last_dt(rs_journal_t *j, const char *set)
         const void *args[] = { set, set };
         apr_int64_t v = 0;
         t = apr_palloc(j->pool, sizeof(*t));
+        const char *mark = NULL;
         rs_store_query(j->st, j->pool, j->s[J_LASTDT], args, get_first, &v);
+        rs_store_meta_get(j->st, j->pool, apr_pstrcat(j->pool, MARK, set, NULL), &mark);
+        if (mark && apr_atoi64(mark) > v) {
+            v = apr_atoi64(mark);
+        }
         *t = v;
         apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, t);
     }
@@ -141,6 +147,25 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
         *last = rec->datetime;
+    }
+    return rv;
+}
+
+apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at)
+{
+    apr_time_t *last = last_dt(j, set), now = apr_time_now(), t;
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    t = now > *last ? now : *last + 1;
+    apr_pool_create(&p, j->pool);
+    /* Later records get at least last + 1 = t. */
+    rv = rs_store_meta_put(j->st, apr_pstrcat(p, MARK, set, NULL),
+                           apr_psprintf(p, "%" APR_INT64_T_FMT, (apr_int64_t)(t - 1)));
+    apr_pool_destroy(p);
+    if (rv == APR_SUCCESS) {
+        *last = t - 1;
+        *at = t;
     }
     return rv;
 }

@@ -63,6 +63,11 @@ const char *rs_journal_change_name(int change);
  * rec->datetime (max(now, the set's last datetime + 1 µs)). */
 apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *rec);
 
+/* A time for a Resource List's `at` that every later record's datetime
+ * reaches: max(now, the set's last datetime + 1 µs).  Kept in the store,
+ * so it holds across restarts and wall-clock steps. */
+apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at);
+
 /* The set's journal start (when it began recording; 0 if never). */
 apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start);
 

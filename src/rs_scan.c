@@ -339,10 +339,39 @@ static void run_batch(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
     }
 }
 
+/* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
+ * several threads, then the results, written by this thread only. */
+static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                        apr_array_header_t *jobs)
+{
+    const rs_scan_opts_t *o = sc->o;
+    int i;
+
+    run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
+    for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
+        job_t *j = &APR_ARRAY_IDX(jobs, i, job_t);
+        if (j->rc != 0) {
+            rs_log_emit(o->log, RS_LOG_WARN, j->rc,
+                        "set %s: cannot read '%s', not listed until it is readable",
+                        o->set, j->relpath);
+        }
+        if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
+            sc->err = APR_EGENERAL;
+        }
+        notify_row(sc, j->row, &j->it);
+        sc->stats->written++;
+        sc->stats->listed += j->it.listed;
+        sc->stats->hashed += j->hashed;
+        wrote(sc);
+    }
+}
+
 typedef struct {
     char *name;
     unsigned char type;
 } dent_t;
+
+static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
 
 static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
 {
@@ -360,6 +389,10 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     apr_pool_create(&p, parent);
     apr_pool_create(&ep, p);
     sc->stats->dirs++;
+    if (o->on_dir) {
+        /* Before readdir: see rs_scan_opts_t.on_dir. */
+        o->on_dir(o->dir_baton, dir, dfd);
+    }
     apr_hash_set(sc->visited, apr_pstrdup(sc->vpool, dir), APR_HASH_KEY_STRING, "");
 
     fd2 = dup(dfd);
@@ -441,26 +474,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         apr_pool_clear(ep);
     }
 
-    /* Pass 2: the expensive per-file work, possibly on several threads. */
-    run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
-
-    /* Pass 3: write the results (this thread only). */
-    for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
-        job_t *j = &APR_ARRAY_IDX(jobs, i, job_t);
-        if (j->rc != 0) {
-            rs_log_emit(o->log, RS_LOG_WARN, j->rc,
-                        "set %s: cannot read '%s', not listed until it is readable",
-                        o->set, j->relpath);
-        }
-        if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
-        }
-        notify_row(sc, j->row, &j->it);
-        sc->stats->written++;
-        sc->stats->listed += j->it.listed;
-        sc->stats->hashed += j->hashed;
-        wrote(sc);
-    }
+    finish_jobs(sc, p, dfd, dir, jobs);
     if (o->progress) {
         o->progress(o->progress_baton, sc->stats->files);
     }
@@ -500,10 +514,9 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats)
 {
     scan_t sc;
-    apr_array_header_t *dirs;
     apr_pool_t *sp;
     char buf[PATH_MAX];
-    int rootfd, i;
+    int rootfd;
 
     memset(stats, 0, sizeof(*stats));
     memset(&sc, 0, sizeof(sc));
@@ -566,39 +579,277 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */
-    if (sc.err == APR_SUCCESS && rs_store_dirs(st, sp, o->set, &dirs) == APR_SUCCESS) {
-        for (i = 0; i < dirs->nelts; i++) {
-            const char *d = APR_ARRAY_IDX(dirs, i, const char *);
-            if (!apr_hash_get(sc.visited, d, APR_HASH_KEY_STRING)) {
-                apr_int64_t n = 0;
-                if (o->on_change) {
-                    apr_hash_t *gone;
-                    apr_hash_index_t *gi;
-                    if (rs_store_dir_load(st, sp, o->set, d, &gone) != APR_SUCCESS) {
-                        sc.err = APR_EGENERAL;
-                        break;
-                    }
-                    for (gi = apr_hash_first(sp, gone); gi; gi = apr_hash_next(gi)) {
-                        void *val;
-                        apr_hash_this(gi, NULL, NULL, &val);
-                        if (((rs_item_t *)val)->listed) {
-                            notify(&sc, RS_CHANGE_DELETED, val);
-                        }
-                    }
-                }
-                if (rs_store_delete_dir(st, o->set, d, &n) != APR_SUCCESS) {
-                    sc.err = APR_EGENERAL;
-                    break;
-                }
-                stats->removed += n;
-            }
-        }
+    if (sc.err == APR_SUCCESS) {
+        drop_unvisited(&sc, sp, "");
     }
     if (rs_store_commit(st) != APR_SUCCESS) {
         sc.err = APR_EGENERAL;
     }
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
+    }
+    apr_pool_destroy(sp);
+    return sc.err;
+}
+
+/* Drop the rows directly in directory d, reporting listed ones as deleted. */
+static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
+{
+    const rs_scan_opts_t *o = sc->o;
+    apr_int64_t n = 0;
+    apr_pool_t *dp;
+
+    apr_pool_create(&dp, p);
+    if (o->on_change) {
+        apr_hash_t *gone;
+        apr_hash_index_t *gi;
+        if (rs_store_dir_load(sc->st, dp, o->set, d, &gone) != APR_SUCCESS) {
+            sc->err = APR_EGENERAL;
+            apr_pool_destroy(dp);
+            return;
+        }
+        for (gi = apr_hash_first(dp, gone); gi; gi = apr_hash_next(gi)) {
+            void *val;
+            apr_hash_this(gi, NULL, NULL, &val);
+            if (((rs_item_t *)val)->listed) {
+                notify(sc, RS_CHANGE_DELETED, val);
+            }
+        }
+    }
+    if (rs_store_delete_dir(sc->st, o->set, d, &n) != APR_SUCCESS) {
+        sc->err = APR_EGENERAL;
+    }
+    sc->stats->removed += n;
+    apr_pool_destroy(dp);
+}
+
+/* Rows in directories strictly below dir ("" = the whole set) that the
+ * walk did not visit: the directory is gone or no longer served. */
+static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir)
+{
+    apr_array_header_t *dirs;
+    int i;
+
+    if (rs_store_dirs_under(sc->st, p, sc->o->set, dir, &dirs) != APR_SUCCESS) {
+        sc->err = APR_EGENERAL;
+        return;
+    }
+    for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
+        const char *d = APR_ARRAY_IDX(dirs, i, const char *);
+        if (!apr_hash_get(sc->visited, d, APR_HASH_KEY_STRING)) {
+            drop_dir_rows(sc, p, d);
+        }
+    }
+}
+
+/* Everything at and below relpath is gone (or no longer served). */
+static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
+{
+    apr_array_header_t *dirs;
+    int i;
+
+    if (rs_store_dirs_under(sc->st, p, sc->o->set, relpath, &dirs) != APR_SUCCESS) {
+        sc->err = APR_EGENERAL;
+        return;
+    }
+    APR_ARRAY_PUSH(dirs, const char *) = relpath;
+    for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
+        drop_dir_rows(sc, p, APR_ARRAY_IDX(dirs, i, const char *));
+    }
+    if (sc->o->on_drop) {
+        sc->o->on_drop(sc->o->dir_baton, relpath);
+    }
+}
+
+/* Drop one file's row. */
+static void drop_file(scan_t *sc, const rs_item_t *row)
+{
+    if (rs_store_delete(sc->st, sc->o->set, row->dir, row->name) != APR_SUCCESS) {
+        sc->err = APR_EGENERAL;
+    }
+    if (row->listed) {
+        notify(sc, RS_CHANGE_DELETED, row);
+    }
+    sc->stats->removed++;
+    wrote(sc);
+}
+
+/* Is the directory relpath (inside dir, entry name) one the walk would
+ * descend into?  Hidden, excluded and not served directories are not. */
+static int dir_served(scan_t *sc, apr_pool_t *p, const char *name, const char *relpath)
+{
+    const rs_scan_opts_t *o = sc->o;
+    void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
+    if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
+        return 0;
+    }
+    return !o->check || o->check(baton, p, relpath, 1, NULL);
+}
+
+/* Open directory relpath below the root, refusing what the walk would not
+ * descend into (symlinks, hidden, excluded, not served).  -1 if not. */
+static int open_served(scan_t *sc, apr_pool_t *p, int rootfd, const char *relpath)
+{
+    char *copy = apr_pstrdup(p, relpath), *last, *comp;
+    const char *sofar = "";
+    int fd = dup(rootfd);
+
+    for (comp = apr_strtok(copy, "/", &last); comp && fd >= 0;
+         comp = apr_strtok(NULL, "/", &last)) {
+        int next;
+        sofar = *sofar ? apr_pstrcat(p, sofar, "/", comp, NULL) : comp;
+        if (!dir_served(sc, p, comp, sofar)) {
+            close(fd);
+            return -1;
+        }
+        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+    }
+    return fd;
+}
+
+/* Walk the subtree at relpath (open as dfd) and drop what it no longer
+ * holds. */
+static void walk_subtree(scan_t *sc, apr_pool_t *p, int dfd, const char *relpath)
+{
+    walk(sc, dfd, relpath, p);
+    if (sc->err == APR_SUCCESS) {
+        drop_unvisited(sc, p, relpath);
+    }
+}
+
+/* Reconcile named entries of directory dir (open as dfd). */
+static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                       const apr_array_header_t *names)
+{
+    const rs_scan_opts_t *o = sc->o;
+    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(job_t));
+    apr_hash_t *seen = apr_hash_make(p);
+    int i;
+
+    for (i = 0; i < names->nelts && sc->err == APR_SUCCESS; i++) {
+        const char *name = APR_ARRAY_IDX(names, i, const char *);
+        const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+        const char *target = NULL;
+        rs_item_t *row = NULL;
+        struct stat sb;
+        int gone;
+
+        if (!*name || strchr(name, '/') || apr_hash_get(seen, name, APR_HASH_KEY_STRING)) {
+            continue;
+        }
+        apr_hash_set(seen, name, APR_HASH_KEY_STRING, "");
+        if (rs_store_get(sc->st, p, o->set, dir, name, &row) != APR_SUCCESS) {
+            sc->err = APR_EGENERAL;
+            break;
+        }
+        gone = rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
+            || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0;
+        if (!gone && S_ISLNK(sb.st_mode)) {
+            target = resolve_link(sc, p, relpath, &sb);
+            gone = !target;
+        }
+        if (gone || !S_ISREG(sb.st_mode)) {
+            if (row) {
+                drop_file(sc, row);
+            }
+        }
+        if (!gone && S_ISDIR(sb.st_mode) && !target) {
+            int cfd = -1;
+            if (dir_served(sc, p, name, relpath)) {
+                cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            }
+            if (cfd >= 0) {
+                walk_subtree(sc, p, cfd, relpath);
+                close(cfd);
+            }
+            else {
+                drop_tree(sc, p, relpath);
+            }
+            continue;
+        }
+        /* A file, or nothing: rows of a directory that had this name go. */
+        drop_tree(sc, p, relpath);
+        if (gone || !S_ISREG(sb.st_mode)) {
+            continue;
+        }
+        sc->stats->files++;
+        if (unchanged(o, row, &sb)) {
+            sc->stats->listed += row->listed;
+        }
+        else {
+            job_t *j = apr_array_push(jobs);
+            memset(j, 0, sizeof(*j));
+            j->name = name;
+            j->relpath = relpath;
+            j->target = target;
+            j->sb = sb;
+            j->row = row;
+        }
+    }
+    if (sc->err == APR_SUCCESS) {
+        finish_jobs(sc, p, dfd, dir, jobs);
+    }
+}
+
+apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+                             const rs_scan_target_t *targets, int ntargets,
+                             rs_scan_stats_t *stats)
+{
+    scan_t sc;
+    apr_pool_t *sp, *tp;
+    char buf[PATH_MAX];
+    int rootfd, i;
+
+    memset(stats, 0, sizeof(*stats));
+    memset(&sc, 0, sizeof(sc));
+    rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0 || !realpath(o->root, buf)) {
+        apr_status_t rv = errno ? errno : APR_EGENERAL;
+        if (rootfd >= 0) {
+            close(rootfd);
+        }
+        return rv;
+    }
+    apr_pool_create(&sp, p);
+    apr_pool_create(&tp, sp);
+    sc.st = st;
+    sc.o = o;
+    sc.stats = stats;
+    sc.vpool = sp;
+    sc.visited = apr_hash_make(sp);
+    sc.realroot = apr_pstrdup(sp, buf);
+    sc.realroot_len = strlen(buf);
+    if (rs_store_begin(st) != APR_SUCCESS) {
+        close(rootfd);
+        apr_pool_destroy(sp);
+        return APR_EGENERAL;
+    }
+    for (i = 0; i < ntargets && sc.err == APR_SUCCESS; i++) {
+        const rs_scan_target_t *t = &targets[i];
+        int dfd = open_served(&sc, tp, rootfd, t->dir);
+        if (dfd < 0) {
+            drop_tree(&sc, tp, t->dir);
+        }
+        else {
+            if (t->names) {
+                if (o->on_dir) {
+                    /* Watch it again: it may be a directory that was moved. */
+                    o->on_dir(o->dir_baton, t->dir, dfd);
+                }
+                scan_names(&sc, tp, dfd, t->dir, t->names);
+            }
+            else {
+                walk_subtree(&sc, tp, dfd, t->dir);
+            }
+            close(dfd);
+        }
+        apr_pool_clear(tp);
+    }
+    close(rootfd);
+    if (rs_store_commit(st) != APR_SUCCESS) {
+        sc.err = APR_EGENERAL;
     }
     apr_pool_destroy(sp);
     return sc.err;

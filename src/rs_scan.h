@@ -64,6 +64,15 @@ typedef struct rs_scan_opts_t {
      * the last stored row.  A non-success return stops the scan. */
     apr_status_t (*on_change)(void *baton, int change, const rs_item_t *it);
     void *change_baton;
+    /* Called for every directory the scan is about to read, with an open
+     * descriptor of it, before its entries are read: a watcher that adds
+     * its watch here misses no entry created after the read.  Also called
+     * for directories reached through rs_scan_targets. */
+    void (*on_dir)(void *baton, const char *relpath, int dfd);
+    /* Called when the rows at and below relpath are dropped because that
+     * directory is gone or no longer served (rs_scan_targets only). */
+    void (*on_drop)(void *baton, const char *relpath);
+    void *dir_baton;
     rs_scan_progress_fn *progress;
     void *progress_baton;
     const rs_logger_t *log;
@@ -83,5 +92,25 @@ typedef struct rs_scan_stats_t {
  * APR_SUCCESS.  A missing root empties the set (and logs an error). */
 apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats);
+
+/* One part of a set's tree to reconcile, for rs_scan_targets. */
+typedef struct rs_scan_target_t {
+    const char *dir;                    /* relative directory, "" = the root */
+    /* Names of entries of dir to look at (array of char*): each may be a
+     * file (reconciled alone), a directory (reconciled with everything
+     * below it) or gone (its row, and rows below it, are removed).  NULL:
+     * dir itself with everything below it. */
+    const apr_array_header_t *names;
+} rs_scan_target_t;
+
+/* Reconcile parts of a set's tree, in one transaction: what a change
+ * notification (inotify) says may have changed.  Same rules and callbacks
+ * as rs_scan_set; a directory on the way to a target that is hidden,
+ * excluded, not served or gone makes the target's rows go.  Fails
+ * (without changing anything) if the set's root cannot be opened: the
+ * caller then runs rs_scan_set. */
+apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+                             const rs_scan_target_t *targets, int ntargets,
+                             rs_scan_stats_t *stats);
 
 #endif

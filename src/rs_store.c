@@ -6,7 +6,8 @@
 
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
-    ST_PAGE_FIRST, ST_PAGE, ST_META_GET, ST_META_PUT, ST_DEL_DIR, ST_MAX
+    ST_PAGE_FIRST, ST_PAGE, ST_META_GET, ST_META_PUT, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
+    ST_MAX
 };
 
 #define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
@@ -33,6 +34,9 @@ static const char *const sql[ST_MAX] = {
     "SELECT v FROM meta WHERE k = %s",
     "INSERT INTO meta (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
     "DELETE FROM inventory WHERE setname = %s AND dir = %s",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
+    /* below dir: dir || '/' <= x < dir || '0' */
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
 };
 
 static const char *const schema[] = {
@@ -306,6 +310,35 @@ apr_status_t rs_store_dirs(rs_store_t *st, apr_pool_t *p, const char *set,
     const void *args[] = { set };
     *out = apr_array_make(p, 64, sizeof(const char *));
     return select_rows(st, p, ST_DIRS, args, add_dir, *out);
+}
+
+apr_status_t rs_store_dirs_under(rs_store_t *st, apr_pool_t *p, const char *set,
+                                 const char *dir, apr_array_header_t **out)
+{
+    const void *args[3];
+    *out = apr_array_make(p, 8, sizeof(const char *));
+    if (!*dir) {
+        return rs_store_dirs(st, p, set, out);
+    }
+    args[0] = set;
+    args[1] = apr_pstrcat(p, dir, "/", NULL);
+    args[2] = apr_pstrcat(p, dir, "0", NULL);
+    return select_rows(st, p, ST_DIRS_UNDER, args, add_dir, *out);
+}
+
+static void get_one(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)
+{
+    rs_item_t **it = baton;
+    *it = apr_pcalloc(p, sizeof(**it));
+    row_item(st, p, row, *it);
+}
+
+apr_status_t rs_store_get(rs_store_t *st, apr_pool_t *p, const char *set, const char *dir,
+                          const char *name, rs_item_t **out)
+{
+    const void *args[] = { set, dir, name };
+    *out = NULL;
+    return select_rows(st, p, ST_GET, args, get_one, out);
 }
 
 static void get_count(rs_store_t *st, apr_pool_t *p, apr_dbd_row_t *row, void *baton)

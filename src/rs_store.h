@@ -75,6 +75,15 @@ apr_status_t rs_store_delete_set(rs_store_t *st, const char *set);
 apr_status_t rs_store_dirs(rs_store_t *st, apr_pool_t *p, const char *set,
                            apr_array_header_t **out);
 
+/* The distinct directories strictly below dir that hold rows (array of
+ * char*); every directory of the set when dir is "". */
+apr_status_t rs_store_dirs_under(rs_store_t *st, apr_pool_t *p, const char *set,
+                                 const char *dir, apr_array_header_t **out);
+
+/* One row, or *out = NULL if there is none. */
+apr_status_t rs_store_get(rs_store_t *st, apr_pool_t *p, const char *set, const char *dir,
+                          const char *name, rs_item_t **out);
+
 /* Number of listed rows of a set. */
 apr_status_t rs_store_count(rs_store_t *st, const char *set, apr_int64_t *n);
 
