@@ -457,6 +457,7 @@ static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal
     apr_status_t rv;
 
     scan_opts(ws, &so, &cc, journal, 1);
+    so.progress = NULL;     /* scan-files counts the last full scan */
     rv = rs_scan_targets(store, &so, p, t, n, &stats);
     if (rv != APR_SUCCESS) {
         /* The root is gone, or the store failed: the full scan knows how
