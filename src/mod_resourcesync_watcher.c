@@ -34,6 +34,8 @@
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include <apr_signal.h>
+#include <apr_atomic.h>
+#include <apr_thread_proc.h>
 #include <ap_listen.h>
 #include <ap_mpm.h>
 #include <http_main.h>
@@ -274,19 +276,138 @@ static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
     }
 }
 
-/* Write a new Resource List snapshot of the set from the inventory, unless
- * the current one is still valid (force: the inventory changed). */
-static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
-                     apr_time_t at, apr_time_t completed, int force)
+/* A snapshot being written.  Lifecycle: prepared by the main thread
+ * (generation, temporary directory, options, all in the job's own pool),
+ * written by rs_snapshot_write - inline, or on a thread with a store
+ * connection of its own so the event loop goes on meanwhile - then
+ * finished by the main thread (rename into place, store bookkeeping,
+ * status segment, pruning).  One job at a time: the generation counter is
+ * only read and advanced by the main thread, between jobs. */
+typedef struct snapjob_t {
+    wset_t *ws;
+    apr_pool_t *pool;              /* own allocator: used by the thread */
+    rs_snapshot_opts_t sn;
+    rs_logger_t log;
+    const char *key, *tmp, *final;
+    apr_uint64_t gen;
+    apr_time_t at;
+    rs_snapshot_info_t info;
+    apr_status_t rv;
+    apr_thread_t *thread;
+    volatile apr_uint32_t done;
+} snapjob_t;
+
+static snapjob_t *job;
+static rs_store_t *snap_store;     /* the snapshot thread's connection */
+static apr_pool_t *snap_store_pool;
+
+/* Messages from the snapshot thread go straight to the error log (the
+ * once-only memory of watcher_log belongs to the main thread). */
+static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
 {
+    ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
+}
+
+static void *APR_THREAD_FUNC snap_thread(apr_thread_t *t, void *data)
+{
+    snapjob_t *j = data;
+    if (!snap_store) {
+        apr_allocator_t *alloc;
+        apr_allocator_create(&alloc);
+        apr_pool_create_ex(&snap_store_pool, NULL, NULL, alloc);
+        apr_allocator_owner_set(alloc, snap_store_pool);
+        if (rs_store_open(&snap_store, snap_store_pool, "sqlite3",
+                          apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db", NULL),
+                          &j->log) != APR_SUCCESS) {
+            snap_store = NULL;
+            apr_pool_destroy(snap_store_pool);
+        }
+    }
+    j->rv = snap_store ? rs_snapshot_write(snap_store, &j->sn, j->tmp, j->gen, j->pool, &j->info)
+                       : APR_EGENERAL;
+    apr_atomic_set32(&j->done, 1);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+/* Main thread: put a written snapshot into place and publish it. */
+static void snapshot_finish(rs_store_t *store, snapjob_t *j)
+{
+    wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
     const rs_logger_t *log = ws->log;
+    apr_pool_t *p = j->pool;
     rs_status_set_t cur;
-    rs_snapshot_opts_t sn;
-    rs_snapshot_info_t info;
-    const char *key = snapshot_key(p, set), *oldkey = NULL, *tmp, *final;
-    apr_status_t rv;
+    apr_status_t rv = j->rv;
 
+    if (rv == APR_SUCCESS) {
+        rv = apr_file_rename(j->tmp, j->final, p);
+    }
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+                    "set %s: cannot write Resource List snapshot "
+                    "%s; keeping the previous one", set->name, j->final);
+        remove_tree(p, j->tmp);
+        ws->dirty = 1;
+        apr_pool_destroy(j->pool);
+        return;
+    }
+    rs_watcher_sync_dir(set->snap_dir);
+    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
+                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
+    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
+    if (failing[set->slot]) {
+        rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
+                    set->name);
+        failing[set->slot] = 0;
+        /* A later failure deserves an error line again. */
+        if (seen) {
+            apr_pool_clear(seen_pool);
+            seen = apr_hash_make(seen_pool);
+        }
+    }
+    rs_status_read_set(set->slot, &cur);
+    cur.gen = j->info.gen;
+    cur.at = j->info.at;
+    cur.completed = j->info.completed;
+    cur.entries = j->info.entries;
+    cur.parts = j->info.parts;
+    cur.consistent = j->at;
+    rs_status_write_set(set->slot, &cur);
+    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
+                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
+                j->info.entries, j->info.parts);
+    prune(p, set, j->info.gen);
+    apr_pool_destroy(j->pool);
+}
+
+/* Main thread: finish the running job if it is done (wait: until it is). */
+static void snapshot_reap(rs_store_t *store, int wait)
+{
+    apr_status_t trv;
+    if (!job || (!wait && !apr_atomic_read32(&job->done))) {
+        return;
+    }
+    if (job->thread) {
+        apr_thread_join(&trv, job->thread);
+    }
+    snapshot_finish(store, job);
+    job = NULL;
+}
+
+/* Write a new Resource List snapshot of the set from the inventory, unless
+ * the current one is still valid (force: the inventory changed).  at == 0:
+ * take it from the journal now.  async: on the snapshot thread. */
+static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+                     apr_time_t at, apr_time_t completed, int force, int async)
+{
+    const rs_set_t *set = ws->set;
+    rs_status_set_t cur;
+    const char *key = snapshot_key(p, set), *oldkey = NULL;
+    apr_allocator_t *alloc;
+    snapjob_t *j;
+
+    snapshot_reap(store, 1);
     rs_status_read_set(set->slot, &cur);
     rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
     if (!force && cur.gen && oldkey && !strcmp(oldkey, key)) {
@@ -301,27 +422,37 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
     if (!at && rs_journal_mark(journal, set->name, &at) != APR_SUCCESS) {
         return;
     }
-
-    memset(&sn, 0, sizeof(sn));
-    sn.set = set->name;
-    sn.url_base = set->root_url;
-    sn.capability_url = set->capability_url;
-    sn.list_url = set->list_url;
-    sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
-    sn.max_entries = set->max_entries;
-    sn.hashes = set->hashes;
-    sn.at = at;
     if (completed < at) {
         completed = apr_time_now() > at ? apr_time_now() : at;
     }
-    sn.completed = completed;
-    sn.log = log;
+
+    apr_allocator_create(&alloc);
+    apr_pool_create_ex(&p, NULL, NULL, alloc);
+    apr_allocator_owner_set(alloc, p);
+    j = apr_pcalloc(p, sizeof(*j));
+    j->pool = p;
+    j->ws = ws;
+    j->at = at;
+    j->key = apr_pstrdup(p, key);
+    j->log.fn = thread_log;
+    j->log.baton = ws->log->baton;
+    j->sn.set = set->name;
+    j->sn.url_base = set->root_url;
+    j->sn.capability_url = set->capability_url;
+    j->sn.list_url = set->list_url;
+    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
+    j->sn.max_entries = set->max_entries;
+    j->sn.hashes = set->hashes;
+    j->sn.at = at;
+    j->sn.completed = completed;
+    j->sn.log = async ? &j->log : ws->log;
     {
         /* Generations only grow, also across restarts and state loss of
          * the status segment: take the larger of the segment's and the
          * store's counter. */
         const char *g = NULL;
         apr_uint64_t gen = cur.gen;
+        apr_status_t rv;
         rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
         if (g && (apr_uint64_t)apr_atoi64(g) > gen) {
             gen = (apr_uint64_t)apr_atoi64(g);
@@ -338,45 +469,26 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
             }
             gen++;
         }
-        tmp = apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, set->snap_dir, gen);
-        final = apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen);
-        remove_tree(p, tmp);
-        if ((rv = apr_dir_make(tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS
-            || (rv = rs_snapshot_write(store, &sn, tmp, gen, p, &info)) != APR_SUCCESS
-            || (rv = apr_file_rename(tmp, final, p)) != APR_SUCCESS) {
-            rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
-                        "set %s: cannot write Resource List snapshot "
-                        "%s; keeping the previous one", set->name, final);
-            remove_tree(p, tmp);
+        j->gen = gen;
+        j->tmp = apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, set->snap_dir, gen);
+        j->final = apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen);
+        remove_tree(p, j->tmp);
+        if ((rv = apr_dir_make(j->tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
+            j->rv = rv;
+            snapshot_finish(store, j);
             return;
         }
-        rs_watcher_sync_dir(set->snap_dir);
-        rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
-                          apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
-        rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), key);
     }
-    if (failing[set->slot]) {
-        rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
-                    set->name);
-        failing[set->slot] = 0;
-        /* A later failure deserves an error line again. */
-        if (seen) {
-            apr_pool_clear(seen_pool);
-            seen = apr_hash_make(seen_pool);
-        }
-    }
+    /* Changes from here on make the set dirty again. */
     ws->dirty = 0;
-    cur.gen = info.gen;
-    cur.at = info.at;
-    cur.completed = info.completed;
-    cur.entries = info.entries;
-    cur.parts = info.parts;
-    cur.consistent = at;
-    rs_status_write_set(set->slot, &cur);
-    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, info.gen,
-                info.entries, info.parts);
-    prune(p, set, info.gen);
+    job = j;
+    if (async && apr_thread_create(&j->thread, NULL, snap_thread, j, j->pool) == APR_SUCCESS) {
+        return;
+    }
+    j->thread = NULL;
+    j->rv = rs_snapshot_write(store, &j->sn, j->tmp, j->gen, j->pool, &j->info);
+    j->done = 1;
+    snapshot_reap(store, 1);
 }
 
 /* Reconcile the whole set with the stored inventory (at startup, after a
@@ -444,7 +556,8 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     }
     changes_done(p, journal, ws, &cc);
     set_mode(ws);
-    snapshot(p, store, journal, ws, start, end, !jstart || stats.written || stats.removed || ws->dirty);
+    snapshot(p, store, journal, ws, start, end, !jstart || stats.written || stats.removed || ws->dirty,
+             0);
 }
 
 /* Reconcile what inotify reported. */
@@ -541,6 +654,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
         if (getppid() == 1) {
             break;
         }
+        snapshot_reap(store, 0);
         now = apr_time_now();
         for (i = 0; i < nsets && !stop_flag; i++) {
             wset_t *w = &ws[i];
@@ -576,7 +690,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
                     memset(&none, 0, sizeof(none));
                     changes_done(iter, journal, w, &none);
                     if (w->dirty) {
-                        snapshot(iter, store, journal, w, 0, 0, 1);
+                        snapshot(iter, store, journal, w, 0, 0, 1, 1);
                     }
                 }
                 apr_pool_clear(iter);
