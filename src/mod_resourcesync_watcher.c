@@ -36,6 +36,8 @@
 #include <apr_signal.h>
 #include <apr_atomic.h>
 #include <apr_thread_proc.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_cond.h>
 #include <ap_listen.h>
 #include <ap_mpm.h>
 #include <http_main.h>
@@ -293,7 +295,6 @@ typedef struct snapjob_t {
     apr_time_t at;
     rs_snapshot_info_t info;
     apr_status_t rv;
-    apr_thread_t *thread;
     volatile apr_uint32_t done;
 } snapjob_t;
 
@@ -308,26 +309,67 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
+/* The snapshot thread lives as long as the watcher (it never exits: the
+ * process ends with _exit), waiting for one job at a time. */
+static apr_thread_mutex_t *snap_lock;
+static apr_thread_cond_t *snap_cond;
+static snapjob_t *snap_next;        /* handed over under snap_lock */
+
 static void *APR_THREAD_FUNC snap_thread(apr_thread_t *t, void *data)
 {
-    snapjob_t *j = data;
-    if (!snap_store) {
-        apr_allocator_t *alloc;
-        apr_allocator_create(&alloc);
-        apr_pool_create_ex(&snap_store_pool, NULL, NULL, alloc);
-        apr_allocator_owner_set(alloc, snap_store_pool);
-        if (rs_store_open(&snap_store, snap_store_pool, "sqlite3",
-                          apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db", NULL),
-                          &j->log) != APR_SUCCESS) {
-            snap_store = NULL;
-            apr_pool_destroy(snap_store_pool);
+    (void)t;
+    (void)data;
+    for (;;) {
+        snapjob_t *j;
+        apr_thread_mutex_lock(snap_lock);
+        while (!snap_next) {
+            apr_thread_cond_wait(snap_cond, snap_lock);
+        }
+        j = snap_next;
+        snap_next = NULL;
+        apr_thread_mutex_unlock(snap_lock);
+        if (!snap_store) {
+            apr_allocator_t *alloc;
+            apr_allocator_create(&alloc);
+            apr_pool_create_ex(&snap_store_pool, NULL, NULL, alloc);
+            apr_allocator_owner_set(alloc, snap_store_pool);
+            if (rs_store_open(&snap_store, snap_store_pool, "sqlite3",
+                              apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db",
+                                          NULL), &j->log) != APR_SUCCESS) {
+                snap_store = NULL;
+                apr_pool_destroy(snap_store_pool);
+            }
+        }
+        j->rv = snap_store ? rs_snapshot_write(snap_store, &j->sn, j->tmp, j->gen, j->pool,
+                                               &j->info)
+                           : APR_EGENERAL;
+        apr_atomic_set32(&j->done, 1);
+    }
+    return NULL;
+}
+
+/* Hand a job to the snapshot thread (started on first use).  Returns 0
+ * if there is no thread to run it. */
+static int snap_submit(snapjob_t *j, apr_pool_t *pool)
+{
+    static apr_thread_t *thread;
+    static int failed;
+
+    if (!thread && !failed) {
+        if (apr_thread_mutex_create(&snap_lock, APR_THREAD_MUTEX_DEFAULT, pool) != APR_SUCCESS
+            || apr_thread_cond_create(&snap_cond, pool) != APR_SUCCESS
+            || apr_thread_create(&thread, NULL, snap_thread, NULL, pool) != APR_SUCCESS) {
+            failed = 1;
         }
     }
-    j->rv = snap_store ? rs_snapshot_write(snap_store, &j->sn, j->tmp, j->gen, j->pool, &j->info)
-                       : APR_EGENERAL;
-    apr_atomic_set32(&j->done, 1);
-    apr_thread_exit(t, APR_SUCCESS);
-    return NULL;
+    if (!thread) {
+        return 0;
+    }
+    apr_thread_mutex_lock(snap_lock);
+    snap_next = j;
+    apr_thread_cond_signal(snap_cond);
+    apr_thread_mutex_unlock(snap_lock);
+    return 1;
 }
 
 /* Main thread: put a written snapshot into place and publish it. */
@@ -384,12 +426,11 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
 /* Main thread: finish the running job if it is done (wait: until it is). */
 static void snapshot_reap(rs_store_t *store, int wait)
 {
-    apr_status_t trv;
     if (!job || (!wait && !apr_atomic_read32(&job->done))) {
         return;
     }
-    if (job->thread) {
-        apr_thread_join(&trv, job->thread);
+    while (!apr_atomic_read32(&job->done)) {
+        apr_sleep(apr_time_from_msec(5));
     }
     snapshot_finish(store, job);
     job = NULL;
@@ -482,10 +523,9 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
     /* Changes from here on make the set dirty again. */
     ws->dirty = 0;
     job = j;
-    if (async && apr_thread_create(&j->thread, NULL, snap_thread, j, j->pool) == APR_SUCCESS) {
+    if (async && snap_submit(j, ws->pool)) {
         return;
     }
-    j->thread = NULL;
     j->rv = rs_snapshot_write(store, &j->sn, j->tmp, j->gen, j->pool, &j->info);
     j->done = 1;
     snapshot_reap(store, 1);
