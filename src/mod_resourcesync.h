@@ -143,6 +143,14 @@ typedef struct rs_status_set_t {
     apr_time_t consistent;          /* inventory consistent as of */
     apr_int64_t cl_open_id;         /* id of the open Change List, 0: none yet */
     apr_int32_t mode;               /* RS_MODE_* */
+    /* The open Change List, set by the watcher (cl_ready) from the store at
+     * its start, then after every commit of records and every close. */
+    apr_int32_t cl_ready;
+    apr_time_t cl_from;
+    apr_int64_t cl_first_seq;
+    apr_int64_t cl_last_seq;        /* cl_first_seq - 1: empty */
+    apr_int64_t cl_count;
+    apr_time_t cl_last_dt;          /* datetime of its newest record */
 } rs_status_set_t;
 
 #define RS_MODE_STARTING  0         /* no full scan yet */
@@ -169,6 +177,12 @@ rs_status_t *rs_status_get(void);
 void rs_status_read_set(int slot, rs_status_set_t *out);
 /* Publish a set's entry (under the mutex). */
 void rs_status_write_set(int slot, const rs_status_set_t *in);
+/* Put journal records (array of rs_record_t, committed) into the ring and
+ * publish the set's entry, in one critical section. */
+void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in);
+/* Copy records of a set from the ring: see rs_ring_get. */
+int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
+                       apr_array_header_t *out, apr_int64_t *next);
 
 /* mod_resourcesync_changes.c */
 struct rs_journal_t;
@@ -176,12 +190,23 @@ typedef struct rs_changes_ctx_t {
     struct rs_journal_t *journal;
     const rs_set_t *set;
     apr_int64_t appended;       /* records written by the current scan */
+    apr_array_header_t *recs;   /* copies of them (rs_record_t), for the ring */
+    apr_pool_t *pool;           /* of recs */
 } rs_changes_ctx_t;
 struct rs_item_t;
 apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
 struct rs_logger_t;
+/* After the transaction with ctx's records committed: put them in the ring
+ * and publish the open list's new extent. */
+void rs_changes_publish(rs_changes_ctx_t *ctx);
 apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set,
                                int changed, const struct rs_logger_t *log);
+/* At watcher start: publish the open list's extent from the store. */
+apr_status_t rs_changes_seed(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set);
+/* Per child: the lock of its read connection to the store. */
+void rs_changes_child_init(apr_pool_t *p);
+/* Serve the open Change List of a set (handler side). */
+int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur);
 
 /* mod_resourcesync_watcher.c */
 int rs_watcher_start(apr_pool_t *pconf, server_rec *s);

@@ -8,17 +8,28 @@
  *   index.xml    the Change List Index (closed lists, then the open one)
  *   <id>.xml     each closed Change List, written once when it closes and
  *                never again (byte-identical forever)
- *   open-<id>.xml the open Change List, rewritten when records arrive and
- *                removed once the list is closed and published as <id>.xml
  * Every file appears by an atomic rename of a synced temporary file, so a
  * child serves either the old or the new bytes, never a mixture.  Records
  * themselves are written by the scan, in its transaction, through
  * rs_changes_record(); the files are derived from the store and rebuilt
  * at startup if missing, so a crash at any point loses nothing.
+ *
+ * The open Change List is not a file.  After each commit the watcher puts
+ * the new records into the ring of the status segment and publishes the
+ * open list's extent (id, from, first and last sequence) in the set's
+ * entry (rs_changes_publish); children answer its ETag, 304s and HEAD
+ * from that entry alone and stream its body from the ring, falling back
+ * to the store (a read connection per child) for what has left the ring
+ * (rs_changes_serve_open).  The extent read with the status is the range
+ * of the body, so a body always matches its ETag.
  */
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
+#include <apr_thread_mutex.h>
+#include <http_protocol.h>
+#include <http_request.h>
+#include <util_filter.h>
 #include "mod_resourcesync.h"
 #include "rs_changelist.h"
 #include "rs_journal.h"
@@ -27,6 +38,7 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
 {
     rs_changes_ctx_t *c = baton;
     rs_record_t r;
+    apr_status_t rv;
 
     memset(&r, 0, sizeof(r));
     r.dir = it->dir;
@@ -36,8 +48,68 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
     r.size = it->size;
     r.type = it->type;
     memcpy(r.hash, it->hash, sizeof(r.hash));
-    c->appended++;
-    return rs_journal_append(c->journal, c->set->name, &r);
+    rv = rs_journal_append(c->journal, c->set->name, &r);
+    if (rv == APR_SUCCESS) {
+        c->appended++;
+        if (c->pool) {
+            /* A copy for the ring: the scan's strings live in per-directory
+             * pools. */
+            rs_record_t *cp;
+            int i;
+            if (!c->recs) {
+                c->recs = apr_array_make(c->pool, 16, sizeof(rs_record_t));
+            }
+            cp = apr_array_push(c->recs);
+            *cp = r;
+            cp->dir = apr_pstrdup(c->pool, r.dir);
+            cp->name = apr_pstrdup(c->pool, r.name);
+            cp->type = r.type ? apr_pstrdup(c->pool, r.type) : NULL;
+            for (i = 0; i < RS_HASH_COUNT; i++) {
+                cp->hash[i] = r.hash[i] ? apr_pstrdup(c->pool, r.hash[i]) : NULL;
+            }
+        }
+    }
+    return rv;
+}
+
+void rs_changes_publish(rs_changes_ctx_t *c)
+{
+    rs_status_set_t cur;
+    const rs_record_t *last;
+
+    if (!c->recs || !c->recs->nelts) {
+        return;
+    }
+    rs_status_read_set(c->set->slot, &cur);
+    if (cur.cl_ready) {
+        last = &APR_ARRAY_IDX(c->recs, c->recs->nelts - 1, rs_record_t);
+        cur.cl_last_seq = last->seq;
+        cur.cl_count += c->recs->nelts;
+        cur.cl_last_dt = last->datetime;
+    }
+    /* Not ready: rs_changes_update sets the extent from the store. */
+    rs_status_publish(c->set->slot, c->recs, &cur);
+    c->recs = NULL;
+}
+
+/* The open list's extent in the set's status entry. */
+static void publish_extent(const rs_set_t *set, const rs_changelist_t *openl, apr_time_t last_dt)
+{
+    rs_status_set_t cur;
+    rs_status_read_set(set->slot, &cur);
+    if (cur.cl_ready && cur.cl_open_id == openl->id && cur.cl_from == openl->from
+        && cur.cl_first_seq == openl->first_seq && cur.cl_last_seq == openl->last_seq
+        && cur.cl_count == openl->count) {
+        return;
+    }
+    cur.cl_ready = 1;
+    cur.cl_open_id = openl->id;
+    cur.cl_from = openl->from;
+    cur.cl_first_seq = openl->first_seq;
+    cur.cl_last_seq = openl->last_seq;
+    cur.cl_count = openl->count;
+    cur.cl_last_dt = openl->count ? last_dt : 0;
+    rs_status_write_set(set->slot, &cur);
 }
 
 static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
@@ -106,10 +178,9 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     rs_changelist_opts_t o;
     apr_array_header_t *closed, *dropped;
     rs_changelist_t openl, done;
-    rs_status_set_t cur;
     apr_time_t now = apr_time_now();
     apr_status_t rv;
-    int i, index_dirty = changed, guard;
+    int i, index_dirty = 0, guard;
 
     opts_of(p, set, &o);
     apr_dir_make_recursive(set->cl_dir, APR_FPROT_OS_DEFAULT, p);
@@ -173,31 +244,240 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
             return rv;
         }
     }
-    {
-        const char *name = apr_psprintf(p, "open-%" APR_INT64_T_FMT ".xml", openl.id);
-        if (changed || index_dirty
-            || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/", name, NULL))) {
-            rv = publish_file(p, set->cl_dir, name, j, &o, &openl, NULL);
-            if (rv == APR_SUCCESS) {
-                rv = publish_file(p, set->cl_dir, "index.xml", j, &o, &openl, closed);
-            }
-            if (rv != APR_SUCCESS) {
-                rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change Lists",
-                            set->name);
-                return rv;
-            }
-            rs_watcher_sync_dir(set->cl_dir);
+    /* The index changes only when lists close or expire (the open list's
+     * entry has no until). */
+    if (index_dirty || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/index.xml", NULL))) {
+        rv = publish_file(p, set->cl_dir, "index.xml", j, &o, &openl, closed);
+        if (rv != APR_SUCCESS) {
+            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
+                        set->name);
+            return rv;
         }
+        rs_watcher_sync_dir(set->cl_dir);
     }
-    rs_status_read_set(set->slot, &cur);
-    if (cur.cl_open_id != openl.id) {
-        cur.cl_open_id = openl.id;
-        rs_status_write_set(set->slot, &cur);
-    }
-    /* Open-list files of lists that are closed (and published) by now. */
-    for (i = 0; i < closed->nelts; i++) {
-        apr_file_remove(apr_psprintf(p, "%s/open-%" APR_INT64_T_FMT ".xml", set->cl_dir,
-                                     APR_ARRAY_IDX(closed, i, rs_changelist_t).id), p);
+    {
+        apr_time_t last_dt = 0;
+        if (openl.count) {
+            apr_array_header_t *recs;
+            if (rs_journal_records(j, p, set->name, openl.last_seq, openl.last_seq, 1, &recs)
+                == APR_SUCCESS && recs->nelts) {
+                last_dt = APR_ARRAY_IDX(recs, 0, rs_record_t).datetime;
+            }
+        }
+        publish_extent(set, &openl, last_dt);
     }
     return APR_SUCCESS;
+}
+
+apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
+{
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    apr_time_t last_dt = 0;
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    apr_status_t rv;
+
+    /* Files of the open list from before it was served from the ring. */
+    if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
+        while (apr_dir_read(&fi, APR_FINFO_NAME, d) == APR_SUCCESS) {
+            if (!strncmp(fi.name, "open-", 5)) {
+                apr_file_remove(apr_pstrcat(p, set->cl_dir, "/", fi.name, NULL), p);
+            }
+        }
+        apr_dir_close(d);
+    }
+    if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (!openl.from) {
+        return APR_SUCCESS;      /* the journal has not started yet */
+    }
+    if (openl.count) {
+        apr_array_header_t *recs;
+        if (rs_journal_records(j, p, set->name, openl.last_seq, openl.last_seq, 1, &recs)
+            == APR_SUCCESS && recs->nelts) {
+            last_dt = APR_ARRAY_IDX(recs, 0, rs_record_t).datetime;
+        }
+    }
+    publish_extent(set, &openl, last_dt);
+    return APR_SUCCESS;
+}
+
+/* ------------------------------------------------------------ children */
+
+/* A child's read connection to the store, for open-list ranges that have
+ * left the ring.  Opened on first use, shared by the child's threads
+ * under a mutex, dropped after an error so the next request opens it
+ * again.  The connection only reads: the watcher is the only writer, and
+ * SQLite's WAL lets readers run beside it. */
+static apr_thread_mutex_t *child_lock;
+static apr_pool_t *child_pool;
+static apr_pool_t *child_store_pool;
+static rs_store_t *child_store;
+static rs_journal_t *child_journal;
+static int child_failed_logged;
+
+void rs_changes_child_init(apr_pool_t *p)
+{
+    child_pool = p;
+    apr_thread_mutex_create(&child_lock, APR_THREAD_MUTEX_DEFAULT, p);
+}
+
+static void child_log(void *baton, int level, apr_status_t rv, const char *msg)
+{
+    /* The store's own messages: at debug, the caller logs the failure. */
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, rv, (server_rec *)baton, RS_TAG "%s", msg);
+    (void)level;
+}
+
+typedef struct {
+    request_rec *r;
+    const rs_set_t *set;
+    int from_store;          /* the ring no longer holds the rest */
+    apr_status_t err;
+} open_src_t;
+
+static apr_status_t store_records(open_src_t *s, apr_pool_t *p, apr_int64_t next,
+                                  apr_int64_t last, int limit, apr_array_header_t *out)
+{
+    static rs_logger_t log;
+    apr_array_header_t *more = NULL;
+    apr_status_t rv;
+    int i;
+
+    if (child_lock) {
+        apr_thread_mutex_lock(child_lock);
+    }
+    if (!child_store) {
+        log.fn = child_log;
+        log.baton = s->r->server;
+        apr_pool_create(&child_store_pool, child_pool);
+        rv = rs_store_open(&child_store, child_store_pool, "sqlite3",
+                           apr_pstrcat(child_store_pool, rs_global.state_dir, "/state.db",
+                                       NULL), &log);
+        if (rv == APR_SUCCESS) {
+            rv = rs_journal_open(&child_journal, child_store, child_store_pool);
+        }
+        if (rv != APR_SUCCESS) {
+            child_store = NULL;
+            apr_pool_destroy(child_store_pool);
+        }
+    }
+    rv = child_store ? rs_journal_records(child_journal, p, s->set->name, next, last, limit, &more)
+                     : APR_EGENERAL;
+    if (rv != APR_SUCCESS && child_store) {
+        child_store = NULL;
+        apr_pool_destroy(child_store_pool);
+    }
+    if (child_lock) {
+        apr_thread_mutex_unlock(child_lock);
+    }
+    if (rv != APR_SUCCESS) {
+        if (!child_failed_logged++) {
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, s->r, RS_TAG "cannot read the journal "
+                          "in the state store of ResourceSyncStateDir '%s'",
+                          rs_global.state_dir);
+        }
+        return rv;
+    }
+    child_failed_logged = 0;
+    for (i = 0; i < more->nelts; i++) {
+        *(rs_record_t *)apr_array_push(out) = APR_ARRAY_IDX(more, i, rs_record_t);
+    }
+    return APR_SUCCESS;
+}
+
+/* rs_changelist_source_fn: the ring while it holds the range, then the
+ * store. */
+static apr_status_t open_source(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                int limit, apr_array_header_t **out)
+{
+    open_src_t *s = baton;
+    *out = apr_array_make(p, limit < 256 ? limit : 256, sizeof(rs_record_t));
+    if (!s->from_store) {
+        apr_int64_t cont;
+        if (rs_status_ring_get(s->set->slot, next, last, limit, p, *out, &cont) >= 0) {
+            return APR_SUCCESS;
+        }
+        s->from_store = 1;
+        next = cont;
+    }
+    if ((*out)->nelts >= limit || next > last) {
+        return APR_SUCCESS;
+    }
+    s->err = store_records(s, p, next, last, limit - (*out)->nelts, *out);
+    return s->err;
+}
+
+typedef struct {
+    ap_filter_t *f;
+    apr_bucket_brigade *bb;
+} sink_t;
+
+static int to_brigade(void *baton, const char *buf, apr_size_t len)
+{
+    sink_t *k = baton;
+    /* apr_brigade_write passes full buffers down the chain as it goes:
+     * memory stays bounded whatever the list's length. */
+    return apr_brigade_write(k->bb, ap_filter_flush, k->f, buf, len) == APR_SUCCESS ? 0 : -1;
+}
+
+int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    rs_changelist_opts_t o;
+    rs_changelist_t cl;
+    open_src_t src;
+    sink_t k;
+    rs_xml_t *w;
+    apr_status_t rv;
+    int rc;
+
+    /* Everything a poll needs is in the status entry: no store, no file. */
+    ap_set_content_type(r, "application/xml");
+    apr_table_setn(r->headers_out, "ETag",
+                   apr_psprintf(r->pool, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
+                                "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%"
+                                APR_UINT64_T_HEX_FMT "\"", (apr_uint64_t)cur->cl_open_id,
+                                (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
+                                (apr_uint64_t)cur->cl_from, (apr_uint64_t)rs_global.config_time));
+    ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
+    ap_set_last_modified(r);
+    apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
+    if ((rc = ap_meets_conditions(r)) != OK) {
+        return rc;
+    }
+    if (r->header_only) {
+        return OK;
+    }
+    memset(&cl, 0, sizeof(cl));
+    cl.id = cur->cl_open_id;
+    cl.from = cur->cl_from;
+    cl.first_seq = cur->cl_first_seq;
+    cl.last_seq = cur->cl_last_seq;
+    cl.count = cur->cl_count;
+    opts_of(r->pool, set, &o);
+    memset(&src, 0, sizeof(src));
+    src.r = r;
+    src.set = set;
+    k.f = r->output_filters;
+    k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    w = rs_xml_open(r->pool, to_brigade, &k);
+    if (!w) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    rv = rs_changelist_write_from(open_source, &src, &o, &cl, w, r->pool);
+    if (rv != APR_SUCCESS) {
+        if (src.err != APR_SUCCESS && !r->sent_bodyct) {
+            /* Nothing sent yet: the store could not be read. */
+            apr_brigade_cleanup(k.bb);
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        /* Part of the body is out: all we can do is cut the connection. */
+        r->connection->aborted = 1;
+        return OK;
+    }
+    APR_BRIGADE_INSERT_TAIL(k.bb, apr_bucket_eos_create(k.bb->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }

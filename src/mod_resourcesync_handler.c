@@ -234,16 +234,16 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     if (!parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
         return HTTP_NOT_FOUND;
     }
-    /* Closed lists never change; the open one does.  A list that closed
-     * after we read the segment is already published under its final
-     * name. */
+    /* Closed lists never change: files.  The open one is answered from
+     * the status segment and the ring (rs_changes_serve_open), with the
+     * extent read above, even if it closed meanwhile. */
     if (id == cur.cl_open_id) {
-        const char *open_file = apr_psprintf(r->pool, "%s/open-%" APR_INT64_T_FMT ".xml",
-                                             set->cl_dir, id);
-        apr_finfo_t fi;
-        if (apr_stat(&fi, open_file, APR_FINFO_TYPE, r->pool) == APR_SUCCESS) {
-            return send_file(r, open_file, 0);
+        if (!cur.cl_ready) {
+            /* The watcher has not said what it holds yet (it is starting). */
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
         }
+        return rs_changes_serve_open(r, set, &cur);
     }
     return send_file(r, apr_psprintf(r->pool, "%s/%" APR_INT64_T_FMT ".xml", set->cl_dir, id),
                      2);

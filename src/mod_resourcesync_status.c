@@ -17,6 +17,7 @@
  * restart tears the mutex down) are tolerated: the copy is then done
  * without it, and a torn read only affects one response.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -25,12 +26,15 @@
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
 #include "rs_snapshot.h"
+#include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
-#define RS_STATUS_LAYOUT 2
+#define RS_STATUS_LAYOUT 3
+#define RS_RING_SLOTS    4096
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
+static rs_ring_t *ring;
 
 int rs_status_pre(apr_pool_t *pconf)
 {
@@ -46,6 +50,7 @@ static apr_status_t forget(void *data)
 {
     (void)data;
     status = NULL;
+    ring = NULL;
     return APR_SUCCESS;
 }
 
@@ -81,7 +86,7 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
     }
     apr_dir_close(d);
     /* The open Change List: the one after the highest closed list on
-     * disk, or the open list's file. */
+     * disk (not ready to be served before the watcher says what it holds). */
     if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
         while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
             char *end;
@@ -89,12 +94,7 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
             if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
                 continue;
             }
-            if (!strncmp(fi.name, "open-", 5)) {
-                id = apr_strtoi64(fi.name + 5, &end, 10);
-            }
-            else {
-                id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
-            }
+            id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
             if (!strcmp(end, ".xml") && id > e->cl_open_id) {
                 e->cl_open_id = id;
             }
@@ -106,11 +106,18 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 int rs_status_create(apr_pool_t *pconf, server_rec *s)
 {
     apr_size_t n = (apr_size_t)(rs_global.sets->nelts ? rs_global.sets->nelts : 1);
-    apr_size_t size = sizeof(rs_status_t) + (n - 1) * sizeof(rs_status_set_t);
+    apr_size_t sets_size = sizeof(rs_status_t) + (n - 1) * sizeof(rs_status_set_t), size;
+    /* The ring of recent journal records follows the per-set entries.
+     * RESOURCESYNC_RING_SLOTS (tests only) makes it small enough to
+     * overflow on purpose. */
+    const char *env = getenv("RESOURCESYNC_RING_SLOTS");
+    apr_uint32_t nslots = env && atoi(env) > 0 ? (apr_uint32_t)atoi(env) : RS_RING_SLOTS;
     apr_pool_t *ptemp;
     apr_status_t rv;
     int i;
 
+    sets_size = APR_ALIGN_DEFAULT(sets_size);
+    size = sets_size + rs_ring_size(nslots);
     rv = apr_shm_create(&rs_global.shm, size, NULL, pconf);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "cannot create the shared "
@@ -127,6 +134,7 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     status->layout = RS_STATUS_LAYOUT;
     status->scan_set = -1;
     status->nsets = (apr_uint32_t)rs_global.sets->nelts;
+    ring = rs_ring_init((char *)status + sets_size, nslots);
     apr_pool_create(&ptemp, pconf);
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
@@ -176,4 +184,36 @@ void rs_status_write_set(int slot, const rs_status_set_t *in)
     if (locked) {
         apr_global_mutex_unlock(rs_global.mutex);
     }
+}
+
+void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in)
+{
+    int locked, i;
+    if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
+        return;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    for (i = 0; recs && ring && i < recs->nelts; i++) {
+        rs_ring_put(ring, slot, &APR_ARRAY_IDX(recs, i, rs_record_t));
+    }
+    status->sets[slot] = *in;
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}
+
+int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
+                       apr_array_header_t *out, apr_int64_t *next)
+{
+    int locked, n;
+    if (!ring) {
+        *next = from;
+        return -1;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    n = rs_ring_get(ring, slot, from, last, max, p, out, next);
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+    return n;
 }

@@ -193,6 +193,7 @@ typedef struct wset_t {
     apr_time_t next_tick;
     const rs_logger_t *log;
     apr_pool_t *pool;      /* lives as long as the watcher */
+    apr_pool_t *iter;      /* cleared after each piece of work */
 } wset_t;
 
 static int workers_n;
@@ -262,16 +263,29 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc,
     memset(cc, 0, sizeof(*cc));
     cc->journal = journal;
     cc->set = set;
+    cc->pool = ws->iter;
     if (journaled) {
         so->on_change = rs_changes_record;
         so->change_baton = cc;
     }
 }
 
-/* After records were committed: the Change Lists. */
+/* After records were committed: into the ring, then the Change Lists
+ * (closing, retention, files).  full == 0 (an event batch): the lists are
+ * only looked at when the open one may have reached
+ * ResourceSyncMaxEntries; closing on time and retention wait for the
+ * set's tick. */
 static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
-                         rs_changes_ctx_t *cc)
+                         rs_changes_ctx_t *cc, int full)
 {
+    rs_status_set_t cur;
+    rs_changes_publish(cc);
+    if (!full) {
+        rs_status_read_set(ws->set->slot, &cur);
+        if (cur.cl_ready && cur.cl_count < ws->set->max_entries) {
+            return;
+        }
+    }
     if (rs_changes_update(p, journal, ws->set, cc->appended > 0, ws->log) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
                     ws->set->name);
@@ -594,7 +608,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
         /* The journal starts where this scan's Resource List does. */
         rs_journal_begin_set(journal, set->name, start);
     }
-    changes_done(p, journal, ws, &cc);
+    changes_done(p, journal, ws, &cc, 1);
     set_mode(ws);
     snapshot(p, store, journal, ws, start, end, !jstart || stats.written || stats.removed || ws->dirty,
              0);
@@ -622,7 +636,7 @@ static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal
         ws->dirty = 1;
     }
     if (cc.appended) {
-        changes_done(p, journal, ws, &cc);
+        changes_done(p, journal, ws, &cc, 0);
     }
     if (ws->degraded) {
         set_mode(ws);
@@ -728,7 +742,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
                     /* Close a list whose period ended; retention. */
                     rs_changes_ctx_t none;
                     memset(&none, 0, sizeof(none));
-                    changes_done(iter, journal, w, &none);
+                    changes_done(iter, journal, w, &none, 1);
                     if (w->dirty) {
                         snapshot(iter, store, journal, w, 0, 0, 1, 1);
                     }
@@ -830,6 +844,15 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         }
     }
     apr_pool_create(&iter, pool);
+    for (i = 0; i < nsets; i++) {
+        ws[i].iter = iter;
+        /* Children answer the open Change List from what is stored. */
+        if (rs_changes_seed(iter, journal, ws[i].set) != APR_SUCCESS) {
+            rs_log_emit(&log, RS_LOG_ERR, 0, "set %s: cannot read its Change Lists",
+                        ws[i].set->name);
+        }
+        apr_pool_clear(iter);
+    }
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
      * the scans go. */

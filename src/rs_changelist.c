@@ -51,8 +51,30 @@ static int entry(rs_xml_t *w, apr_pool_t *p, const rs_changelist_opts_t *o,
     return 0;
 }
 
+typedef struct {
+    rs_journal_t *j;
+    const char *set;
+} jsource_t;
+
+static apr_status_t from_journal(void *baton, apr_pool_t *p, apr_int64_t next,
+                                 apr_int64_t last, int limit, apr_array_header_t **out)
+{
+    jsource_t *js = baton;
+    return rs_journal_records(js->j, p, js->set, next, last, limit, out);
+}
+
 apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
                                  const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
+{
+    jsource_t js;
+    js.j = j;
+    js.set = o->set;
+    return rs_changelist_write_from(from_journal, &js, o, cl, w, p);
+}
+
+apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
+                                      const rs_changelist_opts_t *o,
+                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
 {
     apr_pool_t *pp, *ep;
     apr_int64_t next = cl->first_seq;
@@ -64,10 +86,10 @@ apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
     }
     apr_pool_create(&pp, p);
     apr_pool_create(&ep, p);
-    for (;;) {
+    while (next <= cl->last_seq) {
         apr_array_header_t *recs;
         apr_pool_clear(pp);
-        rv = rs_journal_records(j, pp, o->set, next, cl->until ? cl->last_seq : -1, PAGE, &recs);
+        rv = src(baton, pp, next, cl->last_seq, PAGE, &recs);
         if (rv != APR_SUCCESS) {
             break;
         }

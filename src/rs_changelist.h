@@ -25,9 +25,22 @@ typedef struct rs_changelist_opts_t {
     int spec10;                   /* 1: ResourceSync 1.0 documents */
 } rs_changelist_opts_t;
 
-/* Write the Change List cl (closed, or open when cl->until == 0). */
+/* Where a list's records come from: records of o->set with
+ * next <= seq <= last, at most limit, in sequence order, into *out (an
+ * array of rs_record_t allocated from p).  Fewer than limit: no more. */
+typedef apr_status_t rs_changelist_source_fn(void *baton, apr_pool_t *p, apr_int64_t next,
+                                             apr_int64_t last, int limit,
+                                             apr_array_header_t **out);
+
+/* Write the Change List cl: records cl->first_seq .. cl->last_seq, read
+ * from the journal.  The open list (cl->until == 0) has no `until`. */
 apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
                                  const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
+
+/* The same with records from any source. */
+apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
+                                      const rs_changelist_opts_t *o,
+                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
 
 /* Write the Change List Index: closed lists (array of rs_changelist_t),
  * then the open one. */

@@ -1,0 +1,155 @@
+/* rs_ring.c - see rs_ring.h */
+#include <string.h>
+#include <apr_strings.h>
+#include "rs_ring.h"
+
+#define RING_MAGIC 0x52535247u   /* "RSRG" */
+
+typedef struct {
+    apr_int64_t seq;             /* 0: empty */
+    apr_int64_t datetime;
+    apr_int64_t lastmod_ns;
+    apr_int64_t size;
+    apr_int32_t set;
+    apr_int16_t change;
+    apr_int16_t overlong;
+    apr_uint16_t dirlen, namelen, typelen;
+    apr_uint16_t hashlen[RS_HASH_COUNT];   /* 0xffff: no such hash */
+    char data[RS_RING_SLOT_DATA];
+} slot_t;
+
+struct rs_ring_t {
+    apr_uint32_t magic;
+    apr_uint32_t nslots;
+    apr_int64_t base;            /* the first sequence put (0: none) */
+    apr_int64_t head;
+    slot_t slots[1];
+};
+
+apr_size_t rs_ring_size(apr_uint32_t nslots)
+{
+    return sizeof(rs_ring_t) + (apr_size_t)(nslots ? nslots - 1 : 0) * sizeof(slot_t);
+}
+
+rs_ring_t *rs_ring_init(void *mem, apr_uint32_t nslots)
+{
+    rs_ring_t *r = mem;
+    memset(r, 0, rs_ring_size(nslots));
+    r->magic = RING_MAGIC;
+    r->nslots = nslots ? nslots : 1;
+    return r;
+}
+
+apr_int64_t rs_ring_head(const rs_ring_t *r)
+{
+    return r ? r->head : 0;
+}
+
+static apr_size_t len_of(const char *s)
+{
+    return s ? strlen(s) : 0;
+}
+
+void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec)
+{
+    slot_t *s = &r->slots[(apr_uint64_t)rec->seq % r->nslots];
+    apr_size_t need = len_of(rec->dir) + len_of(rec->name) + len_of(rec->type), off = 0;
+    int i;
+
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        need += len_of(rec->hash[i]);
+    }
+    s->seq = rec->seq;
+    s->datetime = rec->datetime;
+    s->lastmod_ns = rec->lastmod_ns;
+    s->size = rec->size;
+    s->set = set;
+    s->change = (apr_int16_t)rec->change;
+    s->overlong = need > sizeof(s->data);
+    if (!s->overlong) {
+#define PUT(str, lenfield) do {                                      \
+            apr_size_t n_ = len_of(str);                                 \
+            if (n_) {                                                    \
+                memcpy(s->data + off, (str), n_);                        \
+            }                                                            \
+            (lenfield) = (apr_uint16_t)n_;                               \
+            off += n_;                                                   \
+        } while (0)
+        PUT(rec->dir, s->dirlen);
+        PUT(rec->name, s->namelen);
+        PUT(rec->type, s->typelen);
+        for (i = 0; i < RS_HASH_COUNT; i++) {
+            if (rec->hash[i]) {
+                PUT(rec->hash[i], s->hashlen[i]);
+            }
+            else {
+                s->hashlen[i] = 0xffff;
+            }
+        }
+#undef PUT
+    }
+    if (rec->seq > r->head) {
+        r->head = rec->seq;
+    }
+    if (!r->base) {
+        r->base = rec->seq;
+    }
+}
+
+static const char *take(apr_pool_t *p, const char *data, apr_size_t *off, apr_size_t n)
+{
+    const char *v = apr_pstrmemdup(p, data + *off, n);
+    *off += n;
+    return v;
+}
+
+int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last, int max,
+                apr_pool_t *p, apr_array_header_t *out, apr_int64_t *next)
+{
+    apr_int64_t seq;
+    int n = 0;
+
+    *next = from;
+    if (!r || r->magic != RING_MAGIC) {
+        return -1;
+    }
+    for (seq = from; seq <= last && n < max; seq++) {
+        const slot_t *s = &r->slots[(apr_uint64_t)seq % r->nslots];
+        rs_record_t *rec;
+        apr_size_t off = 0;
+        int i;
+
+        *next = seq;
+        if (seq <= r->head - (apr_int64_t)r->nslots || seq > r->head || seq < r->base
+            || !r->base) {
+            return -1;              /* overwritten by now, or never put here
+                                     * (published before a restart) */
+        }
+        if (s->seq != seq) {
+            continue;               /* a sequence never put */
+        }
+        if (s->set != set) {
+            continue;
+        }
+        if (s->overlong) {
+            return -1;
+        }
+        rec = apr_array_push(out);
+        memset(rec, 0, sizeof(*rec));
+        rec->seq = s->seq;
+        rec->datetime = s->datetime;
+        rec->lastmod_ns = s->lastmod_ns;
+        rec->size = s->size;
+        rec->change = s->change;
+        rec->dir = take(p, s->data, &off, s->dirlen);
+        rec->name = take(p, s->data, &off, s->namelen);
+        rec->type = s->typelen ? take(p, s->data, &off, s->typelen) : NULL;
+        for (i = 0; i < RS_HASH_COUNT; i++) {
+            rec->hash[i] = s->hashlen[i] == 0xffff ? NULL
+                                                   : take(p, s->data, &off, s->hashlen[i]);
+        }
+        n++;
+    }
+    *next = seq;
+    return n;
+}

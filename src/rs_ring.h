@@ -1,0 +1,48 @@
+/* rs_ring.h - a ring of the most recent journal records, in memory the
+ * caller provides (the shared status segment).
+ *
+ * Fixed-size slots indexed by sequence number (slot = seq mod nslots), so
+ * a reader finds record `seq` without searching and can tell whether it is
+ * still there: the slot holds it iff the slot's seq equals it.  The ring
+ * holds the sequences (head - nslots, head]; a sequence in that window
+ * whose slot holds another one was never put (a number left unused by a
+ * rolled-back transaction) and is skipped.  A record whose path, type and
+ * hashes do not fit a slot is marked overlong: readers must take it (and
+ * what follows) from the store.
+ *
+ * No locking here: one writer (the watcher) and many readers (children)
+ * share it under the status segment's global mutex, held only to copy.
+ */
+#ifndef RS_RING_H
+#define RS_RING_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include "rs_journal.h"
+
+#define RS_RING_SLOT_DATA 960     /* bytes for dir, name, type and hashes */
+
+typedef struct rs_ring_t rs_ring_t;
+
+/* Bytes needed for a ring of nslots slots. */
+apr_size_t rs_ring_size(apr_uint32_t nslots);
+
+/* Format mem (rs_ring_size(nslots) bytes) as an empty ring. */
+rs_ring_t *rs_ring_init(void *mem, apr_uint32_t nslots);
+
+/* Put record rec of set number `set` (rec->seq > every seq put before). */
+void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec);
+
+/* The highest sequence put (0: none). */
+apr_int64_t rs_ring_head(const rs_ring_t *r);
+
+/* Copy the records of set `set` with from <= seq <= last, at most max of
+ * them, in sequence order, into out (an array of rs_record_t; strings
+ * from p).  *next gets the sequence to continue from.  Returns the number
+ * copied, or -1 when record `from` (or one after it that is needed) has
+ * left the ring or is overlong: take the rest from the store, from *next
+ * on. */
+int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last, int max,
+                apr_pool_t *p, apr_array_header_t *out, apr_int64_t *next);
+
+#endif
