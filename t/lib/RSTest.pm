@@ -187,7 +187,7 @@ sub new {
                                   CLEANUP => 0);
     chmod 0755, $dir;
     my $self = bless { dir => $dir, port => RSTest::free_port(), mpm => $o{mpm} || 'event',
-                       conf => $o{conf} // '' }, $class;
+                       conf => $o{conf} // '', env => $o{env} || {} }, $class;
     make_path("$dir/logs", "$dir/run", "$dir/www");
     $self->write_conf;
     return $self;
@@ -242,7 +242,10 @@ sub start {
     my ($self) = @_;
     my $d = $self->{dir};
     my $bin = httpd_bin();
-    my $out = `setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
+    # env => { NAME => value }: extra environment of the server (and its
+    # watcher), e.g. the fault-injection knobs in docs/TESTING.md.
+    my $env = join ' ', map { "$_=" . quotemeta($self->{env}{$_}) } sort keys %{ $self->{env} };
+    my $out = `env $env setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
     if ($rc == 0) {
         RSTest::wait_for(sub {

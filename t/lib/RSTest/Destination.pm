@@ -1,0 +1,196 @@
+package RSTest::Destination;
+# A strict ResourceSync destination over HTTP, for the tests: a baseline
+# from a set's Resource List (index and parts), then every change with a
+# datetime not before the list's `at`, from the Change List Index and its
+# lists, in order.  It checks the order invariants as it goes (datetimes
+# strictly increase in list order; (loc, datetime) is unique) and compares
+# what it holds with the source directory on disk.
+#
+#   my $d = RSTest::Destination->new(base => $B, set => 'w', src => "$dir/www/w",
+#                                    root => "$B/w/");
+#   $d->baseline;
+#   $d->sync;                       # apply what is new
+#   my $diff = $d->sync_until_equal(60);   # '' when equal
+#   @{ $d->errors }                 # invariant violations seen
+use strict;
+use warnings;
+use Digest::SHA qw(sha256_hex);
+use Cwd ();
+use File::Find ();
+use URI::Escape qw(uri_unescape);
+use RSTest qw(get doc xpc fetch_list iso2epoch validate wait_for);
+
+sub new {
+    my ($class, %o) = @_;
+    return bless { %o, files => {}, errors => [], applied => 0, last => undef }, $class;
+}
+
+sub errors  { $_[0]{errors} }
+sub applied { $_[0]{applied} }
+sub at      { $_[0]{at} }
+
+sub _rel {
+    my ($self, $loc) = @_;
+    my $root = $self->{root};
+    return undef unless index($loc, $root) == 0;
+    return uri_unescape(substr($loc, length $root));
+}
+
+sub _fetch {
+    my ($self, $loc) = @_;
+    my $rel = $self->_rel($loc);
+    unless (defined $rel) {
+        push @{ $self->{errors} }, "$loc: outside the set's root";
+        return;
+    }
+    my $r = get($loc);
+    if ($r->code == 200) {
+        $self->{files}{$rel} = $r->content;
+    }
+    elsif ($r->code == 404 || $r->code == 403) {
+        # Gone (or unreadable) since it was listed: a later change says so.
+        delete $self->{files}{$rel};
+    }
+    else {
+        push @{ $self->{errors} }, "$loc: " . $r->status_line;
+    }
+}
+
+# Take the baseline from the Resource List.
+sub baseline {
+    my ($self) = @_;
+    my $l = fetch_list($self->{set}, $self->{base}, $self->{prefix});
+    $self->{at} = iso2epoch($l->{at});
+    $self->{files} = {};
+    for my $doc (@{ $l->{docs} }) {
+        my $err = validate($doc);
+        push @{ $self->{errors} }, "Resource List document invalid: $err" if $err;
+    }
+    $self->_fetch($_->{loc}) for @{ $l->{entries} };
+    $self->{last} = undef;
+    return $l;
+}
+
+# The Change List Index: (from, [ { loc, from, until } ... ]) or undef.
+sub index {
+    my ($self) = @_;
+    my $url = "$self->{base}" . ($self->{prefix} // '/resourcesync') . "/$self->{set}/changelist.xml";
+    my $r = get($url);
+    return undef unless $r->code == 200;
+    my $err = validate($r->content);
+    push @{ $self->{errors} }, "Change List Index invalid: $err" if $err;
+    my $x = xpc(doc($r->content));
+    return [ map { { loc => $x->findvalue('sm:loc', $_), from => $x->findvalue('rs:md/@from', $_),
+                     until => $x->findvalue('rs:md/@until', $_) } }
+             $x->findnodes('/sm:sitemapindex/sm:sitemap') ];
+}
+
+# Every change entry of every list, in list order (checking the order
+# invariants); undef if a document could not be read.
+sub changes {
+    my ($self) = @_;
+    my $lists = $self->index or return undef;
+    my (@all, %pair, $prev);
+    for my $l (@$lists) {
+        next if $l->{until} && defined $self->{at} && iso2epoch($l->{until}) < $self->{at};
+        my $r = get($l->{loc});
+        return undef unless $r->code == 200;
+        my $err = validate($r->content);
+        push @{ $self->{errors} }, "$l->{loc} invalid: $err" if $err;
+        my $x = xpc(doc($r->content));
+        for my $u ($x->findnodes('/sm:urlset/sm:url')) {
+            my %e = (loc => $x->findvalue('sm:loc', $u), lastmod => $x->findvalue('sm:lastmod', $u));
+            $e{$_} = $x->findvalue("rs:md/\@$_", $u) for qw(change datetime length hash type);
+            $e{t} = iso2epoch($e{datetime});
+            if (defined $prev && $e{t} <= $prev) {
+                push @{ $self->{errors} }, "datetime $e{datetime} of $e{loc} not after the previous one";
+            }
+            if ($pair{"$e{loc} $e{datetime}"}++) {
+                push @{ $self->{errors} }, "($e{loc}, $e{datetime}) twice";
+            }
+            if ($e{t} < iso2epoch($l->{from}) || ($l->{until} && $e{t} >= iso2epoch($l->{until}))) {
+                push @{ $self->{errors} }, "$e{loc} at $e{datetime} outside its list's from..until";
+            }
+            $prev = $e{t};
+            push @all, \%e;
+        }
+    }
+    return \@all;
+}
+
+# Apply the changes not applied yet.  Returns how many were applied, or
+# undef if the lists could not be read.
+sub sync {
+    my ($self) = @_;
+    my $all = $self->changes or return undef;
+    my $n = 0;
+    for my $e (@$all) {
+        next if $e->{t} < $self->{at};
+        next if defined $self->{last} && $e->{t} <= $self->{last};
+        if ($e->{change} eq 'deleted') {
+            my $rel = $self->_rel($e->{loc});
+            delete $self->{files}{$rel} if defined $rel;
+        }
+        else {
+            $self->_fetch($e->{loc});
+        }
+        $self->{last} = $e->{t};
+        $n++;
+    }
+    $self->{applied} += $n;
+    return $n;
+}
+
+# Files below the source directory: relpath -> sha-256 (dotfiles left out,
+# as the set does by default; symlinks to files inside it included).
+sub source_tree {
+    my ($self) = @_;
+    my %t;
+    my $src = $self->{src};
+    File::Find::find({ no_chdir => 1, wanted => sub {
+        my $name = (split m{/}, $File::Find::name)[-1];
+        if ($name =~ /^\./ && $File::Find::name ne $src) {
+            $File::Find::prune = 1;
+            return;
+        }
+        return unless -f $File::Find::name;
+        if (-l $File::Find::name) {
+            # listed when it resolves to a file inside the set's root
+            my $real = Cwd::realpath($File::Find::name) // '';
+            return unless index($real, Cwd::realpath($src) . '/') == 0;
+        }
+        open my $fh, '<', $File::Find::name or return;   # vanished meanwhile
+        binmode $fh;
+        local $/;
+        my $c = <$fh>;
+        $t{ substr($File::Find::name, length($src) + 1) } = sha256_hex($c // '');
+    } }, $src);
+    return \%t;
+}
+
+# '' if the destination holds exactly the source tree, else a short diff.
+sub compare {
+    my ($self) = @_;
+    my $src = $self->source_tree;
+    my @d;
+    for my $k (sort keys %$src) {
+        if (!exists $self->{files}{$k}) { push @d, "missing $k" }
+        elsif (sha256_hex($self->{files}{$k}) ne $src->{$k}) { push @d, "differs $k" }
+    }
+    push @d, map { "extra $_" } grep { !exists $src->{$_} } sort keys %{ $self->{files} };
+    return @d ? join(', ', @d > 10 ? (@d[0 .. 9], '... ' . scalar(@d) . ' in all') : @d) : '';
+}
+
+# Sync and compare until equal or the deadline (seconds); '' when equal.
+sub sync_until_equal {
+    my ($self, $timeout) = @_;
+    my $diff = 'not compared';
+    wait_for(sub {
+        $self->sync;
+        $diff = $self->compare;
+        return $diff eq '';
+    }, $timeout || 60);
+    return $diff;
+}
+
+1;
