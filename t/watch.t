@@ -58,7 +58,8 @@ sub next_changes {
     return $new;
 }
 sub has { my ($n, $change, $path) = @_; scalar grep { $_->{change} eq $change && $_->{loc} eq "$B/w/$path" } @$n }
-sub marker { my $m = "marker-" . ++$main::mk . ".txt"; put("$W/$m", "m\n"); $m }
+my $mk = 0;
+sub marker { my $m = "marker-" . ++$mk . ".txt"; put("$W/$m", "m\n"); $m }
 
 # 1. create (written and closed)
 put("$W/new.txt", "hello\n");

@@ -32,7 +32,7 @@ sub at      { $_[0]{at} }
 sub _rel {
     my ($self, $loc) = @_;
     my $root = $self->{root};
-    return undef unless index($loc, $root) == 0;
+    return undef unless CORE::index($loc, $root) == 0;
     return uri_unescape(substr($loc, length $root));
 }
 
@@ -157,7 +157,7 @@ sub source_tree {
         if (-l $File::Find::name) {
             # listed when it resolves to a file inside the set's root
             my $real = Cwd::realpath($File::Find::name) // '';
-            return unless index($real, Cwd::realpath($src) . '/') == 0;
+            return unless CORE::index($real, Cwd::realpath($src) . '/') == 0;
         }
         open my $fh, '<', $File::Find::name or return;   # vanished meanwhile
         binmode $fh;

@@ -1,0 +1,228 @@
+# The reconstruction invariant under change: a destination takes its
+# baseline from the Resource List while a mutator changes files and
+# directories, applies every change with a datetime not before the list's
+# `at`, and must end with exactly the source tree (paths, sizes, sha-256),
+# also across a graceful restart, a hard restart, a stop and start, a
+# kill -9 of the watcher and an inotify queue overflow.  A second server
+# with a ring of 16 records serves its open Change List mostly from the
+# store.  Rescans are an hour apart: only the live watcher (and the
+# reconciliation scans it runs on start and overflow) can make this pass.
+use strict;
+use warnings;
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Path qw(make_path remove_tree);
+use POSIX qw(_exit);
+use Time::HiRes qw(sleep time);
+use RSTest qw(private_server get req wait_for);
+use RSTest::Destination;
+
+plan tests => 23;
+
+my $RESCAN = 3600;
+my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
+diag("mutator seed $SEED (set RS_MUTATOR_SEED to repeat)");
+
+# A server whose set r starts with 20 files; lists close every $period.
+sub server {
+    my ($period, %env) = @_;
+    my $srv = private_server(env => \%env, conf => <<"CONF");
+ResourceSyncStateDir "\@DIR\@/state"
+ResourceSyncRescanInterval $RESCAN
+ResourceSyncChangeListPeriod $period
+<Directory "\@DIR\@/www/r">
+    ResourceSyncSet r
+    ResourceSyncHash sha-256
+    ResourceSyncMaxEntries 200
+</Directory>
+CONF
+    my $r = $srv->dir . "/www/r";
+    make_path("$r/d1/d2", "$r/d3");
+    for my $i (1 .. 20) {
+        put("$r/" . (qw(. d1 d1/d2 d3))[$i % 4] . "/base-$i.txt", "base $i\n");
+    }
+    my ($rc, $out) = $srv->start;
+    die "server does not start: $out" if $rc;
+    return $srv;
+}
+
+sub put { my ($p, $c) = @_; open my $fh, '>', $p or die "$p: $!"; print $fh $c; close $fh }
+
+# Random changes below $root for $secs seconds, in a child process.
+sub mutator {
+    my ($root, $secs, $seed) = @_;
+    my $pid = fork // die "fork: $!";
+    return $pid if $pid;
+    srand($seed);
+    my $end = time() + $secs;
+    my $n = 0;
+    while (time() < $end) {
+        my @dirs = ($root);
+        my @files;
+        File::Find::find({ no_chdir => 1, wanted => sub {
+            push @dirs, $File::Find::name if -d $File::Find::name && $File::Find::name ne $root;
+            push @files, $File::Find::name if -f $File::Find::name;
+        } }, $root);
+        my $op = int(rand(10));
+        my $dir = $dirs[rand @dirs];
+        $n++;
+        if ($op <= 2 || !@files) {
+            put("$dir/m$n.txt", "m$n " . ('x' x int(rand(2000))) . "\n");
+        }
+        elsif ($op == 3) {
+            open my $fh, '>>', $files[rand @files] or next;
+            print $fh "more $n\n" for 1 .. 1 + int(rand(20));
+            close $fh;
+        }
+        elsif ($op == 4) {
+            unlink $files[rand @files];
+        }
+        elsif ($op == 5) {
+            rename $files[rand @files], "$dir/r$n.txt";
+        }
+        elsif ($op == 6) {
+            make_path("$dir/n$n/s");
+            put("$dir/n$n/a.txt", "a $n\n");
+            put("$dir/n$n/s/b.txt", "b $n\n");
+        }
+        elsif ($op == 7 && @dirs > 3) {
+            my $victim = $dirs[1 + rand(@dirs - 1)];
+            remove_tree($victim) if $victim =~ m{/n\d+$};
+        }
+        elsif ($op == 8 && @dirs > 2) {
+            my $from = $dirs[1 + rand(@dirs - 1)];
+            rename $from, "$root/mv$n" unless index("$root/mv$n", "$from/") == 0;
+        }
+        else {
+            put($files[rand @files], "rewritten $n\n");
+        }
+        sleep(0.005 + rand(0.02));
+    }
+    _exit(0);
+}
+
+use File::Find ();
+
+# Baseline while the mutator runs, something in the middle, then the
+# destination must converge on the tree.
+sub scenario {
+    my ($srv, $name, $secs, $middle) = @_;
+    my $root = $srv->dir . "/www/r";
+    my $B = $srv->base;
+    my $dest = RSTest::Destination->new(base => $B, set => 'r', src => $root, root => "$B/r/");
+    my $pid = mutator($root, $secs, $SEED++);
+    sleep(0.3);
+    $dest->baseline;
+    $dest->sync;
+    $middle->($srv) if $middle;
+    waitpid($pid, 0);
+    my $diff = $dest->sync_until_equal(90);
+    is($diff, '', "$name: baseline + changes rebuild the tree");
+    is_deeply($dest->errors, [], "$name: datetimes increase, (loc, datetime) unique, documents valid");
+    return $dest;
+}
+
+sub wait_up {
+    my ($srv) = @_;
+    return wait_for(sub { my $r = get($srv->base . "/resourcesync/r/changelist.xml"); $r->code == 200 }, 60);
+}
+
+my $srv = server('3s');
+ok(wait_up($srv), 'server 1 answers');
+
+scenario($srv, 'plain running', 3);
+
+scenario($srv, 'graceful restart', 4, sub {
+    my ($s) = @_;
+    sleep(1);
+    $s->graceful;
+    sleep(0.5);
+    wait_up($s);
+});
+
+scenario($srv, 'hard restart', 4, sub {
+    my ($s) = @_;
+    sleep(1);
+    $s->signal('HUP');
+    sleep(0.5);
+    wait_up($s);
+});
+
+scenario($srv, 'stop and start', 4, sub {
+    my ($s) = @_;
+    sleep(1);
+    $s->stop;
+    sleep(1);                      # changes while no server runs
+    my ($rc) = $s->start;
+    wait_up($s);
+});
+
+scenario($srv, 'kill -9 of the watcher', 4, sub {
+    my ($s) = @_;
+    sleep(1);
+    my $w = $s->watcher_pid;
+    kill 'KILL', $w if $w;
+    wait_for(sub { my $n = $s->watcher_pid; $n && (!$w || $n != $w) }, 60);
+});
+
+# An inotify queue overflow: the watcher is stopped while more events
+# than the queue holds happen in a watched directory; most of those files
+# are gone again before it resumes, some stay, some old ones change.
+{
+    my $root = $srv->dir . "/www/r";
+    my $B = $srv->base;
+    my $dest = RSTest::Destination->new(base => $B, set => 'r', src => $root, root => "$B/r/");
+    $dest->baseline;
+    open my $q, '<', '/proc/sys/fs/inotify/max_queued_events' or die $!;
+    chomp(my $max = <$q>);
+    my $w = $srv->watcher_pid;
+    ok($w, 'overflow: the watcher runs');
+    kill 'STOP', $w;
+    my $n = int($max / 2) + 500;      # a create and a close each
+    put("$root/flood-$_.txt", "f$_\n") for 1 .. $n;
+    unlink map { "$root/flood-$_.txt" } 101 .. $n;
+    my @old = grep { -f } glob("$root/*.txt");
+    unlink $old[0] if @old;
+    put($old[1], "changed while the watcher was stopped\n") if @old > 1;
+    kill 'CONT', $w;
+    ok(wait_for(sub { $srv->log_text =~ /event queue overflowed/ }, 60),
+       'overflow: the watcher noticed and reconciled');
+    is($dest->sync_until_equal(90), '', 'overflow: baseline + changes rebuild the tree');
+    is_deeply($dest->errors, [], 'overflow: order and validity held');
+    is($srv->watcher_pid, $w, 'overflow: the same watcher goes on');
+}
+
+unlike($srv->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 1: no module errors');
+$srv->stop;
+
+# A ring of 16 records: most of each open list comes from the store.
+my $small = server('3s', RESOURCESYNC_RING_SLOTS => 16);
+ok(wait_up($small), 'server 2 (small ring) answers');
+scenario($small, 'small ring', 3);
+unlike($small->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 2: no module errors');
+$small->stop;
+
+# The open list's body from the store equals the one from the ring: after a
+# graceful restart the ring starts empty, the extent is the same.
+# Lists stay open for a day here, so the list is the same one before and
+# after the restart.
+{
+    my $srv = server('1d');
+    ok(wait_up($srv), 'server 3 (lists open for a day) answers');
+    my $B = $srv->base;
+    my $lists = RSTest::Destination->new(base => $B, set => 'r', src => '', root => "$B/r/")->index;
+    my $open = $lists->[-1]{loc};
+    put($srv->dir . "/www/r/last.txt", "last\n");
+    my $before = wait_for(sub { my $r = get($open); $r->content =~ /last\.txt/ ? $r : undef }, 30);
+    $srv->graceful;
+    sleep(0.5);
+    wait_up($srv);
+    my $after = wait_for(sub { my $r = get($open); $r->code == 200 ? $r : undef }, 30);
+    ok($before && $after && $after->content eq $before->content
+       && $after->header('ETag') eq $before->header('ETag'),
+       'the open list from the store (after a restart) is byte-identical to the one from the ring')
+        or diag(($before ? $before->as_string : 'no list with last.txt') . "\n---\n"
+                . ($after ? $after->as_string : 'no list after the restart'));
+    $srv->stop;
+}
