@@ -187,7 +187,7 @@ typedef struct wset_t {
     rs_access_t **acc;
     rs_watch_t *w;
     int degraded;          /* errno of the failed watch, 0: none */
-    int degraded_logged;   /* the error log was told (once per watcher) */
+    int degraded_logged;   /* the error log was told (once per episode) */
     int dirty;             /* inventory changed since the last snapshot */
     int root_lost;         /* the root is gone: retry at every tick */
     apr_time_t next_tick;
@@ -560,6 +560,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     rs_changes_ctx_t cc;
     apr_time_t jstart = 0, start = 0, end;
     apr_status_t rv;
+    int was_degraded = ws->degraded;
 
     if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
         return;
@@ -596,6 +597,14 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     }
     if (stats.dirs == 0) {
         ws->root_lost = 1;     /* the root is missing: no watch either */
+    }
+    if (was_degraded && !ws->degraded && ws->w && !ws->root_lost) {
+        /* The end of a degraded episode: say so, and let the next one be
+         * reported again. */
+        ws->degraded_logged = 0;
+        rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: every directory is watched again "
+                    "(%ld watches); changes are followed live", set->name,
+                    rs_watch_count(ws->w));
     }
     rs_log_emit(log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
                 "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT

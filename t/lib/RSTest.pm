@@ -166,6 +166,8 @@ sub free_port {
 #            @PORT@ its port); the minimal ResourceSync config is NOT added:
 #            give it yourself
 #   mpm   => 'event' (default) or 'prefork'
+#   env   => { NAME => value }: extra environment of the server
+#   user, group => the run user when started as root (nobody, nogroup)
 sub private_server { RSTest::Server->new(@_) }
 
 package RSTest::Server;
@@ -187,7 +189,8 @@ sub new {
                                   CLEANUP => 0);
     chmod 0755, $dir;
     my $self = bless { dir => $dir, port => RSTest::free_port(), mpm => $o{mpm} || 'event',
-                       conf => $o{conf} // '', env => $o{env} || {} }, $class;
+                       conf => $o{conf} // '', env => $o{env} || {},
+                       user => $o{user} || 'nobody', group => $o{group} || 'nogroup' }, $class;
     make_path("$dir/logs", "$dir/run", "$dir/www");
     $self->write_conf;
     return $self;
@@ -206,7 +209,7 @@ sub write_conf {
     my $body = $self->{conf};
     $body =~ s/\@DIR\@/$d/g;
     $body =~ s/\@PORT\@/$self->{port}/g;
-    my $user = $> == 0 ? "User nobody\nGroup nogroup\n" : '';
+    my $user = $> == 0 ? "User $self->{user}\nGroup $self->{group}\n" : '';
     my $mod = module_path();
     open my $fh, '>', "$d/httpd.conf" or die $!;
     print $fh <<"CONF";
