@@ -433,14 +433,18 @@ int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_s
     apr_status_t rv;
     int rc;
 
-    /* Everything a poll needs is in the status entry: no store, no file. */
+    /* Everything a poll needs is in the status entry: no store, no file.
+     * The body is a function of the list's extent and of the configuration
+     * (URLs, hashes, spec version), so the strong ETag is made of those:
+     * it survives restarts that change nothing, and changes with any
+     * directive. */
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
                    apr_psprintf(r->pool, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                                "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%"
-                                APR_UINT64_T_HEX_FMT "\"", (apr_uint64_t)cur->cl_open_id,
+                                "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s\"",
+                                (apr_uint64_t)cur->cl_open_id,
                                 (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
-                                (apr_uint64_t)cur->cl_from, (apr_uint64_t)rs_global.config_time));
+                                (apr_uint64_t)cur->cl_from, rs_global.fingerprint));
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
     ap_set_last_modified(r);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");

@@ -18,7 +18,7 @@ use Time::HiRes qw(sleep time);
 use RSTest qw(private_server get req wait_for);
 use RSTest::Destination;
 
-plan tests => 23;
+plan tests => 24;
 
 my $RESCAN = 3600;
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
@@ -215,6 +215,7 @@ $small->stop;
     my $open = $lists->[-1]{loc};
     put($srv->dir . "/www/r/last.txt", "last\n");
     my $before = wait_for(sub { my $r = get($open); $r->content =~ /last\.txt/ ? $r : undef }, 30);
+    sleep(1.1);                    # the restart is in another second than the start
     $srv->graceful;
     sleep(0.5);
     wait_up($srv);
@@ -224,5 +225,16 @@ $small->stop;
        'the open list from the store (after a restart) is byte-identical to the one from the ring')
         or diag(($before ? $before->as_string : 'no list with last.txt') . "\n---\n"
                 . ($after ? $after->as_string : 'no list after the restart'));
+    # Another configuration makes other bytes (md5 instead of sha-256: the
+    # entries recorded with sha-256 lose their hash): another ETag.
+    $srv->write_conf($srv->{conf} =~ s/ResourceSyncHash sha-256/ResourceSyncHash md5/r);
+    $srv->graceful;
+    sleep(0.5);
+    wait_up($srv);
+    my $md5 = wait_for(sub { my $r = get($open);
+                             $r->code == 200 && $after && $r->content ne $after->content ? $r : undef }, 30);
+    ok($md5 && $md5->header('ETag') ne $after->header('ETag'),
+       'the open list has another ETag when a directive changes its bytes')
+        or diag($md5 ? $md5->as_string : 'the bytes did not change');
     $srv->stop;
 }
