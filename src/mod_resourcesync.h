@@ -31,6 +31,9 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_PREFIX   "/resourcesync"
 #define RS_DEFAULT_MAX      50000
 #define RS_DEFAULT_RESCAN   60
+#define RS_DEFAULT_RECENT   4096     /* ResourceSyncRecentChanges */
+#define RS_MIN_RECENT       16
+#define RS_MAX_RECENT       262144
 #define RS_DEFAULT_PERIOD   apr_time_from_sec(86400)
 #define RS_DEFAULT_RETENTION apr_time_from_sec(30 * 86400)
 #define RS_WELL_KNOWN       "/.well-known/resourcesync"
@@ -101,6 +104,7 @@ typedef struct rs_global_t {
     apr_pool_t *pconf;
     const char *state_dir;      /* ResourceSyncStateDir */
     apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
+    int recent;                 /* ResourceSyncRecentChanges: ring slots */
     apr_array_header_t *sets;   /* every rs_set_t*, all servers */
     apr_time_t config_time;     /* Last-Modified of config documents */
     const char *fingerprint;    /* of the httpd configuration */

@@ -97,6 +97,7 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     memset(&rs_global, 0, sizeof(rs_global));
     rs_global.pconf = pconf;
     rs_global.rescan = RS_UNSET;
+    rs_global.recent = RS_UNSET;
     rs_global.sets = apr_array_make(pconf, 8, sizeof(rs_set_t *));
     return OK;
 }
@@ -194,6 +195,24 @@ static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
                             "number of seconds from 1 to 86400", arg);
     }
     rs_global.rescan = apr_time_from_sec(v);
+    return NULL;
+}
+
+static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    char *end;
+    apr_int64_t v;
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    v = apr_strtoi64(arg, &end, 10);
+    if (*end || end == arg || v < RS_MIN_RECENT || v > RS_MAX_RECENT) {
+        return apr_psprintf(cmd->pool, "ResourceSyncRecentChanges: '%s' is not a number "
+                            "of changes from %d to %d", arg, RS_MIN_RECENT, RS_MAX_RECENT);
+    }
+    rs_global.recent = (int)v;
     return NULL;
 }
 
@@ -522,6 +541,9 @@ const command_rec rs_cmds[] = {
                   "Directory for the state store and generated documents"),
     AP_INIT_TAKE1("ResourceSyncRescanInterval", set_rescan, NULL, RSRC_CONF,
                   "Seconds between rescans of every set (default 60)"),
+    AP_INIT_TAKE1("ResourceSyncRecentChanges", set_recent, NULL, RSRC_CONF,
+                  "Most recent changes kept in shared memory for the open Change Lists "
+                  "(default 4096)"),
     AP_INIT_TAKE12("ResourceSyncSet", set_set, NULL, ACCESS_CONF,
                    "Set name, and the URL-path of the directory if not below DocumentRoot"),
     AP_INIT_TAKE1("ResourceSyncPrefix", set_prefix, NULL, RSRC_CONF,
@@ -618,6 +640,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
 
     if (rs_global.rescan == RS_UNSET) {
         rs_global.rescan = apr_time_from_sec(RS_DEFAULT_RESCAN);
+    }
+    if (rs_global.recent == RS_UNSET) {
+        rs_global.recent = RS_DEFAULT_RECENT;
     }
     rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
     if (!rs_global.sets->nelts) {

@@ -30,7 +30,6 @@
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
 #define RS_STATUS_LAYOUT 3
-#define RS_RING_SLOTS    4096
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
@@ -107,11 +106,9 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
 {
     apr_size_t n = (apr_size_t)(rs_global.sets->nelts ? rs_global.sets->nelts : 1);
     apr_size_t sets_size = sizeof(rs_status_t) + (n - 1) * sizeof(rs_status_set_t), size;
-    /* The ring of recent journal records follows the per-set entries.
-     * RESOURCESYNC_RING_SLOTS (tests only) makes it small enough to
-     * overflow on purpose. */
-    const char *env = getenv("RESOURCESYNC_RING_SLOTS");
-    apr_uint32_t nslots = env && atoi(env) > 0 ? (apr_uint32_t)atoi(env) : RS_RING_SLOTS;
+    /* The ring of recent journal records (ResourceSyncRecentChanges
+     * slots, shared by every set) follows the per-set entries. */
+    apr_uint32_t nslots = (apr_uint32_t)rs_global.recent;
     apr_pool_t *ptemp;
     apr_status_t rv;
     int i;

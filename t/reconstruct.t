@@ -26,9 +26,11 @@ diag("mutator seed $SEED (set RS_MUTATOR_SEED to repeat)");
 
 # A server whose set r starts with 20 files; lists close every $period.
 sub server {
-    my ($period, %env) = @_;
-    my $srv = private_server(env => \%env, conf => <<"CONF");
+    my ($period, $extra) = @_;
+    $extra //= '';
+    my $srv = private_server(conf => <<"CONF");
 ResourceSyncStateDir "\@DIR\@/state"
+$extra
 ResourceSyncRescanInterval $RESCAN
 ResourceSyncChangeListPeriod $period
 <Directory "\@DIR\@/www/r">
@@ -197,7 +199,7 @@ unlike($srv->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 1:
 $srv->stop;
 
 # A ring of 16 records: most of each open list comes from the store.
-my $small = server('3s', RESOURCESYNC_RING_SLOTS => 16);
+my $small = server('3s', 'ResourceSyncRecentChanges 16');
 ok(wait_up($small), 'server 2 (small ring) answers');
 scenario($small, 'small ring', 3);
 unlike($small->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 2: no module errors');

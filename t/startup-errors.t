@@ -31,7 +31,14 @@ my @cases = (
      qr/ResourceSyncRescanInterval\b.*'0'/],
     ['ResourceSyncRescanInterval 86401', $STATE . "ResourceSyncRescanInterval 86401\n" . set_dir('www/data', ''),
      qr/ResourceSyncRescanInterval\b.*'86401'/],
-    ['ResourceSyncPrefix without leading slash', $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
+    ['ResourceSyncRecentChanges 15', $STATE . "ResourceSyncRecentChanges 15\n" . set_dir('www/data', ''),
+     qr/ResourceSyncRecentChanges\b.*'15'/],
+    ['ResourceSyncRecentChanges 1e6', $STATE . "ResourceSyncRecentChanges 1e6\n" . set_dir('www/data', ''),
+     qr/ResourceSyncRecentChanges\b.*'1e6'/],
+    ['ResourceSyncRecentChanges in a virtual host', $STATE
+        . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncRecentChanges 100\n</VirtualHost>\n"
+        . set_dir('www/data', ''),
+     qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/], $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
      qr/ResourceSyncPrefix\b.*'rsync'/],
     ['ResourceSyncBaseURL not-a-url', $STATE . "ResourceSyncBaseURL not-a-url\n" . set_dir('www/data', ''),
      qr/ResourceSyncBaseURL\b.*'not-a-url'/],

@@ -246,7 +246,7 @@ sub start {
     my $d = $self->{dir};
     my $bin = httpd_bin();
     # env => { NAME => value }: extra environment of the server (and its
-    # watcher), e.g. the fault-injection knobs in docs/TESTING.md.
+    # watcher).
     my $env = join ' ', map { "$_=" . quotemeta($self->{env}{$_}) } sort keys %{ $self->{env} };
     my $out = `env $env setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
