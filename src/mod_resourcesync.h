@@ -184,6 +184,8 @@ void rs_status_write_set(int slot, const rs_status_set_t *in);
 /* Put journal records (array of rs_record_t, committed) into the ring and
  * publish the set's entry, in one critical section. */
 void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in);
+/* The highest journal sequence put into the ring (0: none since the start). */
+apr_int64_t rs_status_ring_head(void);
 /* Copy records of a set from the ring: see rs_ring_get. */
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next);

@@ -214,3 +214,18 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
     }
     return n;
 }
+
+apr_int64_t rs_status_ring_head(void)
+{
+    apr_int64_t head;
+    int locked;
+    if (!ring) {
+        return 0;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    head = rs_ring_head(ring);
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+    return head;
+}

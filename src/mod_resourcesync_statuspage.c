@@ -10,7 +10,10 @@
  *   heartbeat: 2026-11-22T04:20:00.123Z (age 0.2 s)
  *   scan-set: -
  *   scan-files: 15
+ *   recent-changes: slots=4096 newest-sequence=812
  *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
+ *        open-changelist=2 open-changes=17 last-change=... mode=watching
+ * (one line per set).
  */
 #include <apr_strings.h>
 #include <http_protocol.h>
@@ -34,7 +37,7 @@ static const char *state_name(apr_uint32_t s)
 int rs_statuspage_handle(request_rec *r)
 {
     rs_status_t *st;
-    char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE];
+    char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE], t4[RS_TIME_BUFSIZE];
     apr_time_t hb;
     apr_uint32_t i;
     apr_int32_t scanning;
@@ -66,15 +69,20 @@ int rs_statuspage_handle(request_rec *r)
     ap_rprintf(r, "scan-set: %s\n", scanning >= 0 && (apr_uint32_t)scanning < st->nsets
                                     ? st->sets[scanning].name : "-");
     ap_rprintf(r, "scan-files: %" APR_INT64_T_FMT "\n", (apr_int64_t)st->scan_files);
+    ap_rprintf(r, "recent-changes: slots=%d newest-sequence=%" APR_INT64_T_FMT "\n",
+               rs_global.recent, rs_status_ring_head());
     for (i = 0; i < st->nsets; i++) {
         rs_status_set_t e;
         rs_status_read_set((int)i, &e);
         ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
                    " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%"
-                   APR_INT64_T_FMT " mode=%s\n", e.name, e.gen,
+                   APR_INT64_T_FMT " open-changes=%" APR_INT64_T_FMT " last-change=%s mode=%s\n",
+                   e.name, e.gen,
                    e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
                    e.completed ? rs_time_format(t2, e.completed) : "-",
                    e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
+                   e.cl_ready ? e.cl_count : 0,
+                   e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
                    e.mode == RS_MODE_WATCHING ? "watching"
                    : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
     }

@@ -38,7 +38,8 @@ my @cases = (
     ['ResourceSyncRecentChanges in a virtual host', $STATE
         . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncRecentChanges 100\n</VirtualHost>\n"
         . set_dir('www/data', ''),
-     qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/], $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
+     qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/],
+    ['ResourceSyncPrefix without leading slash', $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
      qr/ResourceSyncPrefix\b.*'rsync'/],
     ['ResourceSyncBaseURL not-a-url', $STATE . "ResourceSyncBaseURL not-a-url\n" . set_dir('www/data', ''),
      qr/ResourceSyncBaseURL\b.*'not-a-url'/],

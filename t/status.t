@@ -7,7 +7,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(base get wait_for fetch_list t_dir);
 
-plan tests => 11;
+plan tests => 13;
 
 sub status {
     my $r = get(base() . '/rs-status');
@@ -64,6 +64,31 @@ for my $set (qw(main small rules)) {
     ok($s);
 }
 ok(t_cmp($st->{sets}{small}{parts}, 4, 'small is split into 4 parts'));
+
+# The ring and the open Change Lists: the count of a set's open list is
+# the number of entries it serves.
+ok(t_cmp($st->{'recent-changes'}, qr/^slots=4096 newest-sequence=\d+$/, 'ring size and head'));
+# A change in the set mut (undone right after: two changes) makes the
+# open list non-empty.
+my $probe = RSTest::tree('mut') . '/status-probe.txt';
+open my $pf, '>', $probe or die "$probe: $!";
+print $pf "probe\n";
+close $pf;
+wait_for(sub { (status()->{sets}{mut}{'open-changes'} // 0) > 0 }, 30);
+unlink $probe;
+my $why = '';
+ok(wait_for(sub {
+    my $s = status()->{sets}{mut} or return undef;
+    my $idx = get(base() . '/resourcesync/mut/changelist.xml');
+    return undef unless $idx->code == 200;
+    my ($open) = $idx->content =~ m{.*<loc>([^<]+)</loc>}s or return undef;
+    my $n = () = get($open)->content =~ /<url>/g;
+    my $again = status()->{sets}{mut};
+    $why = "open list $open: $n entries; status: " . join(' ', map { "$_=$s->{$_}" } sort keys %$s);
+    return $n > 0 && $again->{'open-changes'} eq $s->{'open-changes'}
+        && $n == $s->{'open-changes'} && $s->{'last-change'} =~ /Z$/
+        && get($open)->content =~ /status-probe\.txt.*status-probe\.txt/s;
+}, 30)) or print "# $why\n";     # open-changes: the entries its open Change List serves
 
 # Other methods: 405 naming GET and HEAD.
 my $post = RSTest::req('POST', base() . '/rs-status');
