@@ -180,19 +180,29 @@ static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* A whole number from min to max, or an error naming the directive and
+ * the value ("... is not a number of <what> from min to max"). */
+static const char *int_arg(cmd_parms *cmd, const char *arg, apr_int64_t min, apr_int64_t max,
+                           const char *what, apr_int64_t *out)
+{
+    char *end;
+    apr_int64_t v = apr_strtoi64(arg, &end, 10);
+    if (*end || end == arg || v < min || v > max) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not a number%s%s from %" APR_INT64_T_FMT
+                            " to %" APR_INT64_T_FMT, cmd->cmd->name, arg, *what ? " of " : "",
+                            what, min, max);
+    }
+    *out = v;
+    return NULL;
+}
+
 static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    char *end;
     apr_int64_t v;
     (void)mconfig;
-    if (err) {
+    if (err || (err = int_arg(cmd, arg, 1, 86400, "seconds", &v))) {
         return err;
-    }
-    v = apr_strtoi64(arg, &end, 10);
-    if (*end || end == arg || v < 1 || v > 86400) {
-        return apr_psprintf(cmd->pool, "ResourceSyncRescanInterval: '%s' is not a "
-                            "number of seconds from 1 to 86400", arg);
     }
     rs_global.rescan = apr_time_from_sec(v);
     return NULL;
@@ -201,16 +211,10 @@ static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    char *end;
     apr_int64_t v;
     (void)mconfig;
-    if (err) {
+    if (err || (err = int_arg(cmd, arg, RS_MIN_RECENT, RS_MAX_RECENT, "changes", &v))) {
         return err;
-    }
-    v = apr_strtoi64(arg, &end, 10);
-    if (*end || end == arg || v < RS_MIN_RECENT || v > RS_MAX_RECENT) {
-        return apr_psprintf(cmd->pool, "ResourceSyncRecentChanges: '%s' is not a number "
-                            "of changes from %d to %d", arg, RS_MIN_RECENT, RS_MAX_RECENT);
     }
     rs_global.recent = (int)v;
     return NULL;
@@ -393,16 +397,11 @@ static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const
 static const char *set_max_entries(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
-    char *end;
-    apr_int64_t v = apr_strtoi64(arg, &end, 10);
+    apr_int64_t v;
     const char *err = option_context(cmd, mconfig);
 
-    if (err) {
+    if (err || (err = int_arg(cmd, arg, 1, 50000, "", &v))) {
         return err;
-    }
-    if (*end || end == arg || v < 1 || v > 50000) {
-        return apr_psprintf(cmd->pool, "ResourceSyncMaxEntries: '%s' is not a number "
-                            "from 1 to 50000", arg);
     }
     dc->max_entries = (int)v;
     return NULL;
