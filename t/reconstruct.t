@@ -171,13 +171,15 @@ scenario($srv, 'kill -9 of the watcher', 4, sub {
 # An inotify queue overflow: the watcher is stopped while more events
 # than the queue holds happen in a watched directory; most of those files
 # are gone again before it resumes, some stay, some old ones change.
-{
+SKIP: {
+    open my $q, '<', '/proc/sys/fs/inotify/max_queued_events' or die $!;
+    chomp(my $max = <$q>);
+    skip("fs.inotify.max_queued_events is $max: too many events to overflow in a test", 5)
+        if $max > 200_000;
     my $root = $srv->dir . "/www/r";
     my $B = $srv->base;
     my $dest = RSTest::Destination->new(base => $B, set => 'r', src => $root, root => "$B/r/");
     $dest->baseline;
-    open my $q, '<', '/proc/sys/fs/inotify/max_queued_events' or die $!;
-    chomp(my $max = <$q>);
     my $w = $srv->watcher_pid;
     ok($w, 'overflow: the watcher runs');
     kill 'STOP', $w;
