@@ -267,6 +267,9 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
     if (apr_hash_get(w->settling, relpath, APR_HASH_KEY_STRING)) {
         apr_hash_set(w->settling, relpath, APR_HASH_KEY_STRING, NULL);
         w->sgarbage++;
+        if (!apr_hash_count(w->settling)) {
+            w->next_due = 0;
+        }
     }
     add_now(w, e->path, ev->name);
 }
