@@ -118,9 +118,6 @@ int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
     int wd;
 
     old = apr_hash_get(w->by_path, relpath, APR_HASH_KEY_STRING);
-    if (w->max > 0 && !old && (long)apr_hash_count(w->by_wd) >= w->max) {
-        return ENOSPC;
-    }
     /* Through the descriptor, so the watch is on the very directory the
      * scanner reads, whatever happened to the path meanwhile. */
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
@@ -135,6 +132,12 @@ int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
         return errno;
     }
     e = apr_hash_get(w->by_wd, &wd, sizeof(wd));
+    if (!e && !old && w->max > 0 && (long)apr_hash_count(w->by_wd) >= w->max) {
+        /* Only a new watch counts against the cap: a directory moved
+         * inside the tree comes back with the descriptor it had. */
+        inotify_rm_watch(w->fd, wd);
+        return ENOSPC;
+    }
     if (e) {
         if (!strcmp(e->path, relpath)) {
             return 0;
@@ -264,6 +267,9 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
     if (apr_hash_get(w->settling, relpath, APR_HASH_KEY_STRING)) {
         apr_hash_set(w->settling, relpath, APR_HASH_KEY_STRING, NULL);
         w->sgarbage++;
+        if (!apr_hash_count(w->settling)) {
+            w->next_due = 0;
+        }
     }
     add_now(w, e->path, ev->name);
 }

@@ -74,7 +74,9 @@ int rs_watch_take(rs_watch_t *w, apr_pool_t *p, apr_time_t now, rs_scan_target_t
 /* Return and clear the RS_WATCH_* flags. */
 unsigned rs_watch_take_flags(rs_watch_t *w);
 
-/* When the next settling entry is due (0: none). */
+/* When the next settling entry is due (0: none).  Never later than that;
+ * earlier when the first one was taken by a close meanwhile (the next
+ * rs_watch_take at that time finds nothing due and corrects it). */
 apr_time_t rs_watch_next_due(const rs_watch_t *w);
 
 /* Number of watches. */
