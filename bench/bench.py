@@ -1232,12 +1232,20 @@ class Bench:
     def fig7(self):
         a = self.args
         www = self.live_setup("7")
-        # Baseline: the writer alone in a directory no set covers.
-        plain = self.live_plan(www, "plain", "burst", a.burst, False)
-        start, closes = self.live_write_only(plain)
-        w_rate = len(closes) / ((closes[-1] - start) / 1e9)
-        log("figure 7: the writer alone: %d files at %.0f/s" % (len(closes), w_rate))
-        steps = [r for r in a.steps if r <= w_rate] or [min(a.steps)]
+        # Baseline: the writer alone in a directory no set covers, as fast as
+        # it can: once before the steps, the other repetitions after the burst.
+        w_rates = []
+
+        def write_alone():
+            plain = self.live_plan(www, "plain", "burst%d" % len(w_rates), a.burst, False)
+            start, closes = self.live_write_only(plain)
+            w_rates.append(len(closes) / ((closes[-1] - start) / 1e9))
+            log("figure 7: the writer alone: %d files at %.0f/s" % (len(closes), w_rates[-1]))
+            shutil.rmtree(os.path.dirname(plain[0][0]), ignore_errors=True)
+        write_alone()
+        # Offered rates up to twice what the writer alone reached (a step
+        # above what it can write shows the writer, not the watcher).
+        steps = [r for r in a.steps if r <= 2 * w_rates[0]] or [min(a.steps)]
         plans = [(r, self.live_plan(www, "set", "k%d" % r, int(r * a.step_duration), False))
                  for r in steps]
         burst = self.live_plan(www, "set", "burst", a.burst, False)
@@ -1256,24 +1264,28 @@ class Bench:
                         + ("; p50 %s" % fmt_num(s["p50"], "ms")))
             if s["missing"] or (s["p99"] or 0) > 10 * TARGETS["6"][1]:
                 break       # saturated: higher steps say nothing more
+        log("figure 7: burst of %d files" % a.burst)
+        s = self.live_changelist(srv, www, burst, 0, grace=60)
+        self.live_log_notes(srv, "7")
+        self.stop_server(srv)
+        while len(w_rates) < max(2, a.reps):
+            write_alone()
+        w_rate = statistics.median(w_rates)
+        wnote = ("the writer alone, as fast as possible, %d new files in a directory no set "
+                 "covers (%s)" % (a.burst, ", ".join("%.0f/s" % x for x in w_rates)))
         if sustained:
-            r, s = sustained
+            r, s1 = sustained
             self.result("7", "sustained: highest step listed with p99 <= %g ms (offered %d/s)"
-                        % (TARGETS["6"][1], r), s["listed_rate"], w_rate, "/s", "i",
-                        "baseline: the writer alone, as fast as possible, %d new files in a "
-                        "directory no set covers" % len(closes))
+                        % (TARGETS["6"][1], r), s1["listed_rate"], w_rate, "/s", "i",
+                        "baseline: " + wnote)
         else:
             self.notes.append("figure 7: no step was listed with p99 <= %g ms"
                               % TARGETS["6"][1])
-        log("figure 7: burst of %d files" % a.burst)
-        s = self.live_changelist(srv, www, burst, 0, grace=60)
         self.result("7", "burst of %d new files: drained (last listed %s after the first "
                     "write)" % (a.burst, fmt_num(s["drain"], "s")),
                     (s["n"] - s["missing"]) / s["drain"] if s["drain"] else 0, w_rate, "/s",
-                    "i", "baseline: the same writer alone, outside any set; " + self.live_desc(s)
+                    "i", "baseline: " + wnote + "; " + self.live_desc(s)
                     + "; p50 %s, p99 %s" % (fmt_num(s["p50"], "ms"), fmt_num(s["p99"], "ms")))
-        self.live_log_notes(srv, "7")
-        self.stop_server(srv)
 
     def fig8(self):
         a = self.args
