@@ -18,6 +18,8 @@
 #include <http_log.h>
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
+#include "rs_journal.h"
+#include "rs_ring.h"
 
 #ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
 APLOG_USE_MODULE(resourcesync);
@@ -192,12 +194,21 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
 
 /* mod_resourcesync_changes.c */
 struct rs_journal_t;
+struct rs_changelist_renderer_t;
 typedef struct rs_changes_ctx_t {
     struct rs_journal_t *journal;
     const rs_set_t *set;
     apr_int64_t appended;       /* records written by the current scan */
-    apr_array_header_t *recs;   /* copies of them (rs_record_t), for the ring */
-    apr_pool_t *pool;           /* of recs */
+    /* The newest records of the scan (at most as many as the ring holds,
+     * which is all the ring can use), with their rendered entries: a
+     * window of `cap` records in `win`, entry bytes in `winbuf`, written
+     * circularly; nwin counts every record put in it. */
+    rs_record_t *win;
+    char *winbuf;
+    int cap;
+    apr_int64_t nwin;
+    apr_pool_t *pool;           /* of the window and the renderer */
+    struct rs_changelist_renderer_t *rr;   /* made on first use */
 } rs_changes_ctx_t;
 struct rs_item_t;
 apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);

@@ -34,6 +34,8 @@
 #include "rs_changelist.h"
 #include "rs_journal.h"
 
+static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
+
 apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
 {
     rs_changes_ctx_t *c = baton;
@@ -52,20 +54,43 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
     if (rv == APR_SUCCESS) {
         c->appended++;
         if (c->pool) {
-            /* A copy for the ring: the scan's strings live in per-directory
-             * pools. */
+            /* For the ring: the entry rendered once, here, so that no child
+             * renders it again.  Only the newest `cap` records can stay in
+             * a ring of `cap` slots, so the window keeps no more: memory
+             * stays bounded whatever the scan finds. */
             rs_record_t *cp;
-            int i;
-            if (!c->recs) {
-                c->recs = apr_array_make(c->pool, 16, sizeof(rs_record_t));
+            char *buf;
+            const char *xml = NULL;
+            apr_size_t len = 0;
+            int k;
+            if (!c->win) {
+                c->cap = rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT;
+                c->win = apr_palloc(c->pool, sizeof(rs_record_t) * (apr_size_t)c->cap);
+                c->winbuf = apr_palloc(c->pool, (apr_size_t)RS_RING_SLOT_DATA * c->cap);
             }
-            cp = apr_array_push(c->recs);
-            *cp = r;
-            cp->dir = apr_pstrdup(c->pool, r.dir);
-            cp->name = apr_pstrdup(c->pool, r.name);
-            cp->type = r.type ? apr_pstrdup(c->pool, r.type) : NULL;
-            for (i = 0; i < RS_HASH_COUNT; i++) {
-                cp->hash[i] = r.hash[i] ? apr_pstrdup(c->pool, r.hash[i]) : NULL;
+            if (!c->rr) {
+                rs_changelist_opts_t *o = apr_palloc(c->pool, sizeof(*o));
+                opts_of(c->pool, c->set, o);
+                c->rr = rs_changelist_renderer_create(c->pool, o);
+            }
+            if (c->rr) {
+                xml = rs_changelist_render(c->rr, &r, &len);
+            }
+            k = (int)(c->nwin++ % c->cap);
+            cp = &c->win[k];
+            buf = c->winbuf + (apr_size_t)k * RS_RING_SLOT_DATA;
+            memset(cp, 0, sizeof(*cp));
+            cp->seq = r.seq;
+            cp->change = r.change;
+            cp->datetime = r.datetime;
+            cp->lastmod_ns = r.lastmod_ns;
+            cp->size = r.size;
+            /* Without an entry (too long for a slot, or rendering failed)
+             * the ring sends readers to the store for this record. */
+            if (xml && len <= RS_RING_SLOT_DATA) {
+                memcpy(buf, xml, len);
+                cp->xml = buf;
+                cp->xml_len = len;
             }
         }
     }
@@ -75,21 +100,32 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
 void rs_changes_publish(rs_changes_ctx_t *c)
 {
     rs_status_set_t cur;
-    const rs_record_t *last;
+    apr_array_header_t *recs;
+    apr_int64_t i, n, first;
 
-    if (!c->recs || !c->recs->nelts) {
+    if (!c->win || !c->nwin) {
         return;
+    }
+    /* The window in sequence order: oldest first. */
+    n = c->nwin < c->cap ? c->nwin : c->cap;
+    first = c->nwin < c->cap ? 0 : c->nwin % c->cap;
+    recs = apr_array_make(c->pool, (int)n, sizeof(rs_record_t));
+    for (i = 0; i < n; i++) {
+        *(rs_record_t *)apr_array_push(recs) = c->win[(first + i) % c->cap];
     }
     rs_status_read_set(c->set->slot, &cur);
     if (cur.cl_ready) {
-        last = &APR_ARRAY_IDX(c->recs, c->recs->nelts - 1, rs_record_t);
+        const rs_record_t *last = &APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t);
         cur.cl_last_seq = last->seq;
-        cur.cl_count += c->recs->nelts;
+        cur.cl_count += c->nwin;
         cur.cl_last_dt = last->datetime;
     }
     /* Not ready: rs_changes_update sets the extent from the store. */
-    rs_status_publish(c->set->slot, c->recs, &cur);
-    c->recs = NULL;
+    rs_status_publish(c->set->slot, recs, &cur);
+    c->win = NULL;          /* the window and the renderer live in the */
+    c->winbuf = NULL;       /* batch's pool */
+    c->nwin = 0;
+    c->rr = NULL;
 }
 
 /* The open list's extent in the set's status entry. */
@@ -124,8 +160,46 @@ static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
     o->spec10 = set->spec10;
 }
 
+/* rs_changelist_source_fn for the watcher: a closed list's records from
+ * the ring (rendered already) while it holds them, then from the journal.
+ * The ring has only committed records, and the watcher is their only
+ * writer, so both give the same records. */
+typedef struct {
+    rs_journal_t *j;
+    const rs_set_t *set;
+    int from_journal;
+} wsrc_t;
+
+static apr_status_t watcher_source(void *baton, apr_pool_t *p, apr_int64_t next,
+                                   apr_int64_t last, int limit, apr_array_header_t **out)
+{
+    wsrc_t *s = baton;
+    apr_array_header_t *more;
+    apr_status_t rv;
+    int i;
+
+    *out = apr_array_make(p, limit < 256 ? limit : 256, sizeof(rs_record_t));
+    if (!s->from_journal) {
+        apr_int64_t cont;
+        if (rs_status_ring_get(s->set->slot, next, last, limit, p, *out, &cont) >= 0) {
+            return APR_SUCCESS;
+        }
+        s->from_journal = 1;
+        next = cont;
+    }
+    if ((*out)->nelts >= limit || next > last) {
+        return APR_SUCCESS;
+    }
+    rv = rs_journal_records(s->j, p, s->set->name, next, last, limit - (*out)->nelts, &more);
+    for (i = 0; rv == APR_SUCCESS && i < more->nelts; i++) {
+        *(rs_record_t *)apr_array_push(*out) = APR_ARRAY_IDX(more, i, rs_record_t);
+    }
+    return rv;
+}
+
 static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *name,
-                                 rs_journal_t *j, const rs_changelist_opts_t *o,
+                                 rs_journal_t *j, const rs_set_t *set,
+                                 const rs_changelist_opts_t *o,
                                  const rs_changelist_t *cl, const apr_array_header_t *closed)
 {
     const char *tmp = apr_pstrcat(p, dir, "/.tmp-", name, NULL);
@@ -147,7 +221,11 @@ static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *nam
             rv = rs_changelist_write_index(o, closed, cl, w, fp);
         }
         else {
-            rv = rs_changelist_write(j, o, cl, w, fp);
+            wsrc_t ws;
+            ws.j = j;
+            ws.set = set;
+            ws.from_journal = 0;
+            rv = rs_changelist_write_from(watcher_source, &ws, o, cl, w, fp);
         }
         if (rv == APR_SUCCESS && (rv = apr_file_flush(f)) == APR_SUCCESS) {
             rv = apr_file_sync(f);
@@ -238,7 +316,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
         const char *name = apr_psprintf(p, "%" APR_INT64_T_FMT ".xml", cl->id);
         if (!file_exists(p, apr_pstrcat(p, set->cl_dir, "/", name, NULL))
-            && (rv = publish_file(p, set->cl_dir, name, j, &o, cl, NULL)) != APR_SUCCESS) {
+            && (rv = publish_file(p, set->cl_dir, name, j, set, &o, cl, NULL)) != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
                         set->name, name);
             return rv;
@@ -247,7 +325,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     /* The index changes only when lists close or expire (the open list's
      * entry has no until). */
     if (index_dirty || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/index.xml", NULL))) {
-        rv = publish_file(p, set->cl_dir, "index.xml", j, &o, &openl, closed);
+        rv = publish_file(p, set->cl_dir, "index.xml", j, set, &o, &openl, closed);
         if (rv != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
                         set->name);

@@ -51,6 +51,69 @@ static int entry(rs_xml_t *w, apr_pool_t *p, const rs_changelist_opts_t *o,
     return 0;
 }
 
+/* ------------------------------------------------------------ renderer */
+
+struct rs_changelist_renderer_t {
+    const rs_changelist_opts_t *o;
+    rs_xml_t *w;
+    apr_pool_t *pool;       /* of buf */
+    apr_pool_t *ep;         /* per entry */
+    char *buf;
+    apr_size_t len, cap;
+};
+
+static int buf_sink(void *baton, const char *data, apr_size_t len)
+{
+    rs_changelist_renderer_t *rr = baton;
+    if (rr->len + len > rr->cap) {
+        apr_size_t cap = rr->cap ? rr->cap : 1024;
+        char *nb;
+        while (cap < rr->len + len) {
+            cap *= 2;
+        }
+        nb = apr_palloc(rr->pool, cap);
+        if (rr->len) {
+            memcpy(nb, rr->buf, rr->len);
+        }
+        rr->buf = nb;
+        rr->cap = cap;
+    }
+    memcpy(rr->buf + rr->len, data, len);
+    rr->len += len;
+    return 0;
+}
+
+rs_changelist_renderer_t *rs_changelist_renderer_create(apr_pool_t *p,
+                                                        const rs_changelist_opts_t *o)
+{
+    rs_changelist_renderer_t *rr = apr_pcalloc(p, sizeof(*rr));
+    rr->o = o;
+    rr->pool = p;
+    apr_pool_create(&rr->ep, p);
+    rr->w = rs_xml_open(p, buf_sink, rr);
+    if (!rr->w || rs_xml_fragment_begin(rr->w, "urlset") < 0) {
+        return NULL;
+    }
+    rr->len = 0;            /* the priming output */
+    return rr;
+}
+
+const char *rs_changelist_render(rs_changelist_renderer_t *rr, const rs_record_t *r,
+                                 apr_size_t *len)
+{
+    int rc;
+    rr->len = 0;
+    rc = entry(rr->w, rr->ep, rr->o, r);
+    apr_pool_clear(rr->ep);
+    if (rc < 0 || rs_xml_flush(rr->w) < 0) {
+        return NULL;
+    }
+    *len = rr->len;
+    return rr->buf;
+}
+
+/* ------------------------------------------------------------ documents */
+
 typedef struct {
     rs_journal_t *j;
     const char *set;
@@ -76,7 +139,8 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                                       const rs_changelist_opts_t *o,
                                       const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
 {
-    apr_pool_t *pp, *ep;
+    apr_pool_t *pp, *rp;
+    rs_changelist_renderer_t *rr = NULL;
     apr_int64_t next = cl->first_seq;
     apr_status_t rv = APR_SUCCESS;
     int i;
@@ -85,7 +149,7 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
         return APR_EGENERAL;
     }
     apr_pool_create(&pp, p);
-    apr_pool_create(&ep, p);
+    apr_pool_create(&rp, p);
     while (next <= cl->last_seq) {
         apr_array_header_t *recs;
         apr_pool_clear(pp);
@@ -95,18 +159,29 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
         }
         for (i = 0; i < recs->nelts; i++) {
             const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
-            if (entry(w, ep, o, r) < 0) {
+            const char *xml = r->xml;
+            apr_size_t len = r->xml_len;
+            /* Every entry goes through the renderer's bytes (or bytes it
+             * rendered before, e.g. in the ring): one rendering, whatever
+             * the source. */
+            if (!xml) {
+                if (!rr && !(rr = rs_changelist_renderer_create(rp, o))) {
+                    rv = APR_EGENERAL;
+                    break;
+                }
+                xml = rs_changelist_render(rr, r, &len);
+            }
+            if (!xml || rs_xml_raw(w, xml, len) < 0) {
                 rv = APR_EGENERAL;
                 break;
             }
-            apr_pool_clear(ep);
             next = r->seq + 1;
         }
         if (rv != APR_SUCCESS || recs->nelts < PAGE) {
             break;
         }
     }
-    apr_pool_destroy(ep);
+    apr_pool_destroy(rp);
     apr_pool_destroy(pp);
     if (rv == APR_SUCCESS && rs_xml_end(w) < 0) {
         rv = APR_EGENERAL;

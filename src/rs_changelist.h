@@ -25,6 +25,22 @@ typedef struct rs_changelist_opts_t {
     int spec10;                   /* 1: ResourceSync 1.0 documents */
 } rs_changelist_opts_t;
 
+/* Renders entries once: the bytes of a record's <url> element exactly as
+ * they stand in a Change List written with options o (which must outlive
+ * the renderer).  rs_changelist_write_from sends a record's `xml` when it
+ * has one, and renders it otherwise, so a list is the same bytes whichever
+ * source its records came from. */
+typedef struct rs_changelist_renderer_t rs_changelist_renderer_t;
+
+/* A renderer allocated from p (NULL on failure). */
+rs_changelist_renderer_t *rs_changelist_renderer_create(apr_pool_t *p,
+                                                        const rs_changelist_opts_t *o);
+
+/* The entry bytes of r, in a buffer valid until the next call; NULL on
+ * failure. */
+const char *rs_changelist_render(rs_changelist_renderer_t *rr, const rs_record_t *r,
+                                 apr_size_t *len);
+
 /* Where a list's records come from: records of o->set with
  * next <= seq <= last, at most limit, in sequence order, into *out (an
  * array of rs_record_t allocated from p).  Fewer than limit: no more. */

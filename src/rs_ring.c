@@ -12,9 +12,8 @@ typedef struct {
     apr_int64_t size;
     apr_int32_t set;
     apr_int16_t change;
-    apr_int16_t overlong;
-    apr_uint16_t dirlen, namelen, typelen;
-    apr_uint16_t hashlen[RS_HASH_COUNT];   /* 0xffff: no such hash */
+    apr_int16_t overlong;        /* no entry kept: readers use the store */
+    apr_uint32_t len;            /* bytes of the rendered entry */
     char data[RS_RING_SLOT_DATA];
 } slot_t;
 
@@ -45,48 +44,20 @@ apr_int64_t rs_ring_head(const rs_ring_t *r)
     return r ? r->head : 0;
 }
 
-static apr_size_t len_of(const char *s)
-{
-    return s ? strlen(s) : 0;
-}
-
 void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec)
 {
     slot_t *s = &r->slots[(apr_uint64_t)rec->seq % r->nslots];
-    apr_size_t need = len_of(rec->dir) + len_of(rec->name) + len_of(rec->type), off = 0;
-    int i;
 
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        need += len_of(rec->hash[i]);
-    }
     s->seq = rec->seq;
     s->datetime = rec->datetime;
     s->lastmod_ns = rec->lastmod_ns;
     s->size = rec->size;
     s->set = set;
     s->change = (apr_int16_t)rec->change;
-    s->overlong = need > sizeof(s->data);
-    if (!s->overlong) {
-#define PUT(str, lenfield) do {                                      \
-            apr_size_t n_ = len_of(str);                                 \
-            if (n_) {                                                    \
-                memcpy(s->data + off, (str), n_);                        \
-            }                                                            \
-            (lenfield) = (apr_uint16_t)n_;                               \
-            off += n_;                                                   \
-        } while (0)
-        PUT(rec->dir, s->dirlen);
-        PUT(rec->name, s->namelen);
-        PUT(rec->type, s->typelen);
-        for (i = 0; i < RS_HASH_COUNT; i++) {
-            if (rec->hash[i]) {
-                PUT(rec->hash[i], s->hashlen[i]);
-            }
-            else {
-                s->hashlen[i] = 0xffff;
-            }
-        }
-#undef PUT
+    s->overlong = !rec->xml || rec->xml_len > sizeof(s->data);
+    s->len = s->overlong ? 0 : (apr_uint32_t)rec->xml_len;
+    if (s->len) {
+        memcpy(s->data, rec->xml, s->len);
     }
     if (rec->seq > r->head) {
         r->head = rec->seq;
@@ -94,13 +65,6 @@ void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec)
     if (!r->base) {
         r->base = rec->seq;
     }
-}
-
-static const char *take(apr_pool_t *p, const char *data, apr_size_t *off, apr_size_t n)
-{
-    const char *v = apr_pstrmemdup(p, data + *off, n);
-    *off += n;
-    return v;
 }
 
 int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last, int max,
@@ -116,8 +80,6 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
     for (seq = from; seq <= last && n < max; seq++) {
         const slot_t *s = &r->slots[(apr_uint64_t)seq % r->nslots];
         rs_record_t *rec;
-        apr_size_t off = 0;
-        int i;
 
         *next = seq;
         if (seq <= r->head - (apr_int64_t)r->nslots || seq > r->head || seq < r->base
@@ -141,13 +103,8 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
         rec->lastmod_ns = s->lastmod_ns;
         rec->size = s->size;
         rec->change = s->change;
-        rec->dir = take(p, s->data, &off, s->dirlen);
-        rec->name = take(p, s->data, &off, s->namelen);
-        rec->type = s->typelen ? take(p, s->data, &off, s->typelen) : NULL;
-        for (i = 0; i < RS_HASH_COUNT; i++) {
-            rec->hash[i] = s->hashlen[i] == 0xffff ? NULL
-                                                   : take(p, s->data, &off, s->hashlen[i]);
-        }
+        rec->xml = apr_pmemdup(p, s->data, s->len ? s->len : 1);
+        rec->xml_len = s->len;
         n++;
     }
     *next = seq;

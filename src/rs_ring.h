@@ -1,14 +1,20 @@
 /* rs_ring.h - a ring of the most recent journal records, in memory the
  * caller provides (the shared status segment).
  *
+ * A slot keeps what a reader needs to send the record in a Change List:
+ * its sequence, datetime and numbers, and the entry already rendered
+ * (rs_record_t.xml, from rs_changelist_render), not the path, type and
+ * hashes it was rendered from.  Serving the open list from the ring is
+ * therefore a copy of bytes, whatever the list's length.
+ *
  * Fixed-size slots indexed by sequence number (slot = seq mod nslots), so
  * a reader finds record `seq` without searching and can tell whether it is
  * still there: the slot holds it iff the slot's seq equals it.  The ring
  * holds the sequences (head - nslots, head]; a sequence in that window
  * whose slot holds another one was never put (a number left unused by a
- * rolled-back transaction) and is skipped.  A record whose path, type and
- * hashes do not fit a slot is marked overlong: readers must take it (and
- * what follows) from the store.
+ * rolled-back transaction) and is skipped.  A record whose rendered entry
+ * does not fit a slot (or that has none) is marked overlong: readers must
+ * take it (and what follows) from the store.
  *
  * No locking here: one writer (the watcher) and many readers (children)
  * share it under the status segment's global mutex, held only to copy.
@@ -20,7 +26,7 @@
 #include <apr_tables.h>
 #include "rs_journal.h"
 
-#define RS_RING_SLOT_DATA 960     /* bytes for dir, name, type and hashes */
+#define RS_RING_SLOT_DATA 980     /* bytes of a rendered entry (a slot: 1 KiB) */
 
 typedef struct rs_ring_t rs_ring_t;
 
@@ -30,15 +36,17 @@ apr_size_t rs_ring_size(apr_uint32_t nslots);
 /* Format mem (rs_ring_size(nslots) bytes) as an empty ring. */
 rs_ring_t *rs_ring_init(void *mem, apr_uint32_t nslots);
 
-/* Put record rec of set number `set` (rec->seq > every seq put before). */
+/* Put record rec of set number `set` (rec->seq > every seq put before),
+ * with its rendered entry rec->xml (rec->xml_len bytes). */
 void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec);
 
 /* The highest sequence put (0: none). */
 apr_int64_t rs_ring_head(const rs_ring_t *r);
 
 /* Copy the records of set `set` with from <= seq <= last, at most max of
- * them, in sequence order, into out (an array of rs_record_t; strings
- * from p).  *next gets the sequence to continue from.  Returns the number
+ * them, in sequence order, into out (an array of rs_record_t with seq,
+ * change, datetime, lastmod_ns, size and xml/xml_len; the bytes copied
+ * into p; dir, name, type and hashes NULL).  *next gets the sequence to continue from.  Returns the number
  * copied, or -1 when record `from` (or one after it that is needed) has
  * left the ring or is overlong: take the rest from the store, from *next
  * on. */

@@ -136,3 +136,33 @@ int rs_xml_end(rs_xml_t *w)
     CHK(xmlTextWriterFlush(w->tw));
     return w->failed ? -1 : 0;
 }
+
+int rs_xml_raw(rs_xml_t *w, const char *buf, apr_size_t len)
+{
+    if (len > (apr_size_t)0x7fffffff) {
+        return -1;
+    }
+    CHK(xmlTextWriterWriteRawLen(w->tw, BAD_CAST buf, (int)len));
+    return w->failed ? -1 : 0;
+}
+
+int rs_xml_fragment_begin(rs_xml_t *w, const char *root)
+{
+    /* The root's start tag and a first, empty entry put the writer in the
+     * state it is in between two entries of a document: the next entry is
+     * preceded by a newline and one level of indentation, and ends with a
+     * newline, as in the document. */
+    w->entry = strcmp(root, "sitemapindex") ? "url" : "sitemap";
+    CHK(xmlTextWriterSetIndent(w->tw, 1));
+    CHK(xmlTextWriterSetIndentString(w->tw, BAD_CAST "  "));
+    CHK(xmlTextWriterStartElement(w->tw, BAD_CAST root));
+    CHK(xmlTextWriterStartElement(w->tw, BAD_CAST w->entry));
+    CHK(xmlTextWriterEndElement(w->tw));
+    return rs_xml_flush(w);
+}
+
+int rs_xml_flush(rs_xml_t *w)
+{
+    CHK(xmlTextWriterFlush(w->tw));
+    return w->failed ? -1 : 0;
+}

@@ -52,4 +52,21 @@ int rs_xml_entry_end(rs_xml_t *w);
 /* Close the root element and flush.  Returns 0 on success. */
 int rs_xml_end(rs_xml_t *w);
 
+/* Bytes written as they are, e.g. an entry rendered before by a fragment
+ * writer (below).  They must be the bytes this writer would have written
+ * for the same entry; rs_xml_end then closes the document as usual. */
+int rs_xml_raw(rs_xml_t *w, const char *buf, apr_size_t len);
+
+/* A fragment writer renders entries of a `root` document one at a time,
+ * exactly as they stand in such a document written by rs_xml_begin (same
+ * indentation, same escaping): after rs_xml_fragment_begin, every entry
+ * (rs_xml_entry_begin .. rs_xml_entry_end) followed by rs_xml_flush sends
+ * exactly that entry's bytes to the sink.  The writer is primed with one
+ * entry whose output goes to the sink before rs_xml_fragment_begin
+ * returns: the caller discards what the sink got so far. */
+int rs_xml_fragment_begin(rs_xml_t *w, const char *root);
+
+/* Send what is buffered to the sink.  Returns 0 on success. */
+int rs_xml_flush(rs_xml_t *w);
+
 #endif

@@ -438,6 +438,148 @@ START_TEST(sink_errors)
 }
 END_TEST
 
+/* A source of fixed records (with or without pre-rendered entries). */
+typedef struct {
+    const apr_array_header_t *recs;
+} fixed_t;
+
+static apr_status_t fixed_source(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                 int limit, apr_array_header_t **out)
+{
+    fixed_t *fx = baton;
+    int i;
+    *out = apr_array_make(p, 4, sizeof(rs_record_t));
+    for (i = 0; i < fx->recs->nelts && (*out)->nelts < limit; i++) {
+        const rs_record_t *r = &APR_ARRAY_IDX(fx->recs, i, rs_record_t);
+        if (r->seq >= next && r->seq <= last) {
+            *(rs_record_t *)apr_array_push(*out) = *r;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static char *write_fixed(const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                         const apr_array_header_t *recs)
+{
+    ut_buf_t b;
+    fixed_t fx;
+    rs_xml_t *w;
+    memset(&b, 0, sizeof(b));
+    fx.recs = recs;
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_eq(rs_changelist_write_from(fixed_source, &fx, o, cl, w, ut_pool),
+                     APR_SUCCESS);
+    return apr_pstrmemdup(ut_pool, b.data, b.len);
+}
+
+/* The exact bytes of a list, and the same bytes when every entry comes
+ * pre-rendered (as from the ring), when only some do, and entry by entry
+ * from the renderer. */
+START_TEST(exact_bytes_and_prerendered_entries)
+{
+    rs_changelist_opts_t o;
+    rs_changelist_t cl;
+    apr_array_header_t *recs = apr_array_make(ut_pool, 3, sizeof(rs_record_t)), *pre, *mixed;
+    rs_changelist_renderer_t *rr;
+    rs_record_t *r;
+    const char *doc, *expected;
+    int i;
+
+    memset(&o, 0, sizeof(o));
+    o.set = "s";
+    o.url_base = BASE;
+    o.capability_url = CAP;
+    o.index_url = INDEX;
+    o.list_url_prefix = PREFIX;
+    o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    memset(&cl, 0, sizeof(cl));
+    cl.id = 4;
+    cl.from = 1600000000LL * APR_USEC_PER_SEC;
+    cl.first_seq = 10;
+    cl.last_seq = 12;
+    cl.count = 2;
+
+    r = apr_array_push(recs);
+    memset(r, 0, sizeof(*r));
+    r->seq = 10;
+    r->dir = "a&b";
+    r->name = "<x> \"q\".txt";
+    r->change = RS_CHANGE_CREATED;
+    r->datetime = cl.from + 5;
+    r->lastmod_ns = LASTMOD_NS;
+    r->size = 3;
+    r->type = "text/plain";
+    r->hash[0] = MD5;
+    r->hash[2] = SHA256;
+    r = apr_array_push(recs);
+    memset(r, 0, sizeof(*r));
+    r->seq = 12;               /* 11 was never used */
+    r->dir = "";
+    r->name = "gone";
+    r->change = RS_CHANGE_DELETED;
+    r->datetime = cl.from + 1000000;
+    r->lastmod_ns = LASTMOD_NS;
+
+    expected =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
+        "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
+        "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
+        "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
+        "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
+        "  <url>\n"
+        "    <loc>" BASE "a%26b/%3Cx%3E%20%22q%22.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:40.000005Z\" "
+        "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n"
+        "  <url>\n"
+        "    <loc>" BASE "gone</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41Z\"/>\n"
+        "  </url>\n"
+        "</urlset>\n";
+    doc = write_fixed(&o, &cl, recs);
+    ck_assert_str_eq(doc, expected);
+
+    /* Pre-rendered: every entry, then only the second one. */
+    rr = rs_changelist_renderer_create(ut_pool, &o);
+    ck_assert_ptr_nonnull(rr);
+    pre = apr_array_copy(ut_pool, recs);
+    mixed = apr_array_copy(ut_pool, recs);
+    for (i = 0; i < pre->nelts; i++) {
+        rs_record_t *p = &APR_ARRAY_IDX(pre, i, rs_record_t);
+        apr_size_t len = 0;
+        const char *b = rs_changelist_render(rr, p, &len);
+        ck_assert_ptr_nonnull(b);
+        p->xml = apr_pstrmemdup(ut_pool, b, len);
+        p->xml_len = len;
+        /* Each entry is a piece of the document. */
+        ck_assert_ptr_nonnull(strstr(expected, p->xml));
+        ck_assert_int_eq(strncmp(p->xml, "  <url>\n", 8), 0);
+        ck_assert_int_eq(strcmp(p->xml + len - 9, "  </url>\n"), 0);
+        /* Pre-rendered entries carry only what the ring keeps. */
+        p->dir = p->name = p->type = NULL;
+        memset(p->hash, 0, sizeof(p->hash));
+    }
+    APR_ARRAY_IDX(mixed, 1, rs_record_t) = APR_ARRAY_IDX(pre, 1, rs_record_t);
+    ck_assert_str_eq(write_fixed(&o, &cl, pre), expected);
+    ck_assert_str_eq(write_fixed(&o, &cl, mixed), expected);
+
+    /* An empty list. */
+    cl.last_seq = cl.first_seq - 1;
+    cl.count = 0;
+    ck_assert_str_eq(write_fixed(&o, &cl, recs),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
+        "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
+        "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
+        "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
+        "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
+        "</urlset>\n");
+}
+END_TEST
+
 Suite *changelist_suite(void)
 {
     Suite *s = suite_create("rs_changelist");
@@ -449,6 +591,7 @@ Suite *changelist_suite(void)
     tcase_add_test(tc, index_document);
     tcase_add_test(tc, many_records_across_pages);
     tcase_add_test(tc, sink_errors);
+    tcase_add_test(tc, exact_bytes_and_prerendered_entries);
     suite_add_tcase(s, tc);
     return s;
 }
