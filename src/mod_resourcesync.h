@@ -188,6 +188,10 @@ void rs_status_write_set(int slot, const rs_status_set_t *in);
 void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in);
 /* The highest journal sequence put into the ring (0: none since the start). */
 apr_int64_t rs_status_ring_head(void);
+/* Put records (rs_record_t with their entries, increasing sequences) of
+ * various sets (slots[i] is record i's set) into the ring, under the
+ * mutex, without touching the set entries. */
+void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots);
 /* Copy records of a set from the ring: see rs_ring_get. */
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next);
@@ -220,6 +224,11 @@ apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_s
                                int changed, const struct rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */
 apr_status_t rs_changes_seed(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set);
+/* At watcher start, after rs_changes_seed of every set: put the newest
+ * journal records (as many as the ring holds, every set), rendered, into
+ * the ring. */
+struct rs_logger_t;
+void rs_changes_seed_ring(apr_pool_t *p, struct rs_journal_t *j, const struct rs_logger_t *log);
 /* Per child: the lock of its read connection to the store. */
 void rs_changes_child_init(apr_pool_t *p);
 /* Serve the open Change List of a set (handler side). */

@@ -382,6 +382,65 @@ apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set
     return APR_SUCCESS;
 }
 
+void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log)
+{
+    apr_int64_t after = rs_journal_last_seq(j) - rs_global.recent, put = 0;
+    apr_hash_t *rr = apr_hash_make(p), *sets = apr_hash_make(p);
+    apr_pool_t *pp;
+    int i;
+
+    /* The ring covers the sequences (head - slots, head]: every record in
+     * that range must be put (in order), or readers would take a missing
+     * one for a number never used.  So: every record after
+     * last - slots, whatever its set; records of sets no longer
+     * configured are put without an entry (readers never ask for them). */
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        apr_hash_set(sets, set->name, APR_HASH_KEY_STRING, set);
+    }
+    apr_pool_create(&pp, p);
+    for (;;) {
+        apr_array_header_t *recs, *names;
+        int *slots;
+        apr_pool_clear(pp);
+        if (rs_journal_recent(j, pp, after, 2000, &recs, &names) != APR_SUCCESS) {
+            rs_log_emit(log, RS_LOG_WARN, 0, "cannot read the newest journal records: "
+                        "open Change Lists are served from the store");
+            break;
+        }
+        if (!recs->nelts) {
+            break;
+        }
+        slots = apr_palloc(pp, sizeof(int) * (apr_size_t)recs->nelts);
+        for (i = 0; i < recs->nelts; i++) {
+            rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+            const char *name = APR_ARRAY_IDX(names, i, const char *);
+            const rs_set_t *set = apr_hash_get(sets, name, APR_HASH_KEY_STRING);
+            rs_changelist_renderer_t *x = NULL;
+            const char *xml;
+            apr_size_t len;
+            slots[i] = set ? set->slot : -1;
+            if (set && !(x = apr_hash_get(rr, name, APR_HASH_KEY_STRING))) {
+                rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
+                opts_of(p, set, o);
+                if ((x = rs_changelist_renderer_create(p, o))) {
+                    apr_hash_set(rr, set->name, APR_HASH_KEY_STRING, x);
+                }
+            }
+            if (x && (xml = rs_changelist_render(x, r, &len))) {
+                r->xml = apr_pmemdup(pp, xml, len);
+                r->xml_len = len;
+            }
+            after = r->seq;
+        }
+        rs_status_ring_fill(recs, slots);
+        put += recs->nelts;
+    }
+    apr_pool_destroy(pp);
+    rs_log_emit(log, RS_LOG_DEBUG, 0, "%" APR_INT64_T_FMT " journal records put into the "
+                "ring of recent changes", put);
+}
+
 /* ------------------------------------------------------------ children */
 
 /* A child's read connection to the store, for open-list ranges that have

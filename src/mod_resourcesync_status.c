@@ -199,6 +199,21 @@ void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status
     }
 }
 
+void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots)
+{
+    int locked, i;
+    if (!ring) {
+        return;
+    }
+    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    for (i = 0; i < recs->nelts; i++) {
+        rs_ring_put(ring, slots[i], &APR_ARRAY_IDX(recs, i, rs_record_t));
+    }
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}
+
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next)
 {

@@ -860,6 +860,10 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         }
         apr_pool_clear(iter);
     }
+    /* The ring starts empty in every server generation: fill it with the
+     * newest records, so children serve the open lists from it at once. */
+    rs_changes_seed_ring(iter, journal, &log);
+    apr_pool_clear(iter);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
      * the scans go. */

@@ -6,7 +6,8 @@
 
 enum {
     J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
-    J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE, J_MAX
+    J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
+    J_RECENT, J_MAX
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
@@ -36,6 +37,7 @@ static const char *const sql[J_MAX] = {
     "DELETE FROM changelists WHERE setname = %s AND until_dt < %lld",
     "DELETE FROM journal WHERE setname = %s AND seq <= %lld",
     "UPDATE journal_sets SET started = %lld, open_id = %lld WHERE setname = %s",
+    "SELECT " RCOLS ", setname FROM journal WHERE seq > %lld ORDER BY seq LIMIT %d",
 };
 
 
@@ -299,6 +301,33 @@ apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
         const void *args[] = { set, &first, &last, &limit };
         return rs_store_query(j->st, p, j->s[J_RECORDS], args, add_record, *out);
     }
+}
+
+typedef struct {
+    apr_array_header_t *recs, *sets;
+} recent_t;
+
+static void add_recent(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    recent_t *r = baton;
+    add_record(r->recs, p, c, n);
+    *(const char **)apr_array_push(r->sets) = c[12] ? c[12] : "";
+}
+
+apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
+                               apr_array_header_t **out, apr_array_header_t **sets)
+{
+    const void *args[] = { &after, &limit };
+    recent_t r;
+    r.recs = *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256,
+                                   sizeof(rs_record_t));
+    r.sets = *sets = apr_array_make(p, r.recs->nalloc, sizeof(const char *));
+    return rs_store_query(j->st, p, j->s[J_RECENT], args, add_recent, &r);
+}
+
+apr_int64_t rs_journal_last_seq(const rs_journal_t *j)
+{
+    return j->seq;
 }
 
 apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,

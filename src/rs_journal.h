@@ -89,6 +89,15 @@ apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
                                 apr_int64_t first, apr_int64_t last, int limit,
                                 apr_array_header_t **out);
 
+/* Records of every set with seq > after, at most limit, in sequence order
+ * (array of rs_record_t), and the name of each one's set in *sets (array
+ * of const char *, parallel). */
+apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
+                               apr_array_header_t **out, apr_array_header_t **sets);
+
+/* The last sequence assigned (or found in the store at open). */
+apr_int64_t rs_journal_last_seq(const rs_journal_t *j);
+
 /* Close (part of) the open list.  last_seq < 0: all of it, at `until`
  * (raised above its last record's datetime if needed).  Otherwise the
  * records up to last_seq (count of them), with `until` = the datetime of

@@ -18,7 +18,7 @@ use Time::HiRes qw(sleep time);
 use RSTest qw(private_server get req wait_for);
 use RSTest::Destination;
 
-plan tests => 24;
+plan tests => 27;
 
 my $RESCAN = 3600;
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
@@ -207,18 +207,22 @@ scenario($small, 'small ring', 3);
 unlike($small->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 2: no module errors');
 $small->stop;
 
-# The open list's body from the store equals the one from the ring: after a
-# graceful restart the ring starts empty, the extent is the same.
-# Lists stay open for a day here, so the list is the same one before and
-# after the restart.
+# The open list is the same bytes from the ring and from the store.  Lists
+# stay open for a day here, so it is the same list throughout.  A graceful
+# restart refills the ring from the store: same bytes, same ETag.  A ring
+# of 16 records: most of the list now comes from the store, rendered by
+# the child: the same bytes (another configuration, so another ETag).
 {
     my $srv = server('1d');
     ok(wait_up($srv), 'server 3 (lists open for a day) answers');
     my $B = $srv->base;
     my $lists = RSTest::Destination->new(base => $B, set => 'r', src => '', root => "$B/r/")->index;
     my $open = $lists->[-1]{loc};
+    put($srv->dir . "/www/r/d3/many-$_.txt", "many $_\n") for 1 .. 40;
     put($srv->dir . "/www/r/last.txt", "last\n");
     my $before = wait_for(sub { my $r = get($open); $r->content =~ /last\.txt/ ? $r : undef }, 30);
+    my $entries = $before ? () = $before->content =~ /<url>/g : 0;
+    ok($entries >= 41, "the open list has $entries entries");
     sleep(1.1);                    # the restart is in another second than the start
     $srv->graceful;
     sleep(0.5);
@@ -226,12 +230,23 @@ $small->stop;
     my $after = wait_for(sub { my $r = get($open); $r->code == 200 ? $r : undef }, 30);
     ok($before && $after && $after->content eq $before->content
        && $after->header('ETag') eq $before->header('ETag'),
-       'the open list from the store (after a restart) is byte-identical to the one from the ring')
+       'after a restart the open list is byte-identical, with the same ETag')
         or diag(($before ? $before->as_string : 'no list with last.txt') . "\n---\n"
                 . ($after ? $after->as_string : 'no list after the restart'));
+    my $conf = $srv->{conf};
+    $srv->write_conf("ResourceSyncRecentChanges 16\n$conf");
+    $srv->graceful;
+    sleep(0.5);
+    wait_up($srv);
+    my $mixed = wait_for(sub { my $r = get($open);
+                               $r->code == 200 && $after && $r->header('ETag') ne $after->header('ETag')
+                               ? $r : undef }, 30);
+    ok($mixed && $mixed->content eq $before->content,
+       'from the store (ring of 16) the open list is byte-identical to the one from the ring')
+        or diag($mixed ? $mixed->as_string : 'no new ETag');
     # Another configuration makes other bytes (md5 instead of sha-256: the
     # entries recorded with sha-256 lose their hash): another ETag.
-    $srv->write_conf($srv->{conf} =~ s/ResourceSyncHash sha-256/ResourceSyncHash md5/r);
+    $srv->write_conf($conf =~ s/ResourceSyncHash sha-256/ResourceSyncHash md5/r);
     $srv->graceful;
     sleep(0.5);
     wait_up($srv);
@@ -240,5 +255,6 @@ $small->stop;
     ok($md5 && $md5->header('ETag') ne $after->header('ETag'),
        'the open list has another ETag when a directive changes its bytes')
         or diag($md5 ? $md5->as_string : 'the bytes did not change');
+    unlike($srv->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'server 3: no module errors');
     $srv->stop;
 }

@@ -195,6 +195,42 @@ START_TEST(seq_across_sets_and_reopen)
 }
 END_TEST
 
+/* The newest records of every set, for filling the ring at startup. */
+START_TEST(recent_across_sets)
+{
+    jf_t f;
+    apr_array_header_t *recs, *sets;
+    int i;
+    static const char *const names[] = { "s", "t", "t", "s", "u" };
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_journal_last_seq(f.j), 0);
+    for (i = 0; i < 5; i++) {
+        append(&f, names[i], "d", apr_psprintf(ut_pool, "f%d", i), RS_CHANGE_CREATED);
+    }
+    ck_assert_int_eq(rs_journal_last_seq(f.j), 5);
+    ck_assert_int_eq(rs_journal_recent(f.j, ut_pool, 2, 100, &recs, &sets), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 3);
+    ck_assert_int_eq(sets->nelts, 3);
+    for (i = 0; i < 3; i++) {
+        ck_assert_int_eq(REC(recs, i)->seq, 3 + i);
+        ck_assert_str_eq(APR_ARRAY_IDX(sets, i, const char *), names[2 + i]);
+        ck_assert_str_eq(REC(recs, i)->name, apr_psprintf(ut_pool, "f%d", 2 + i));
+        ck_assert_str_eq(REC(recs, i)->dir, "d");
+        ck_assert_str_eq(REC(recs, i)->hash[2], SHA256);
+    }
+    /* limit, then paging on from the last one */
+    ck_assert_int_eq(rs_journal_recent(f.j, ut_pool, 0, 2, &recs, &sets), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 2);
+    ck_assert_int_eq(REC(recs, 1)->seq, 2);
+    ck_assert_int_eq(rs_journal_recent(f.j, ut_pool, 5, 2, &recs, &sets), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 0);
+    /* The last sequence is the store's after a reopen. */
+    jf_reopen(&f);
+    ck_assert_int_eq(rs_journal_last_seq(f.j), 5);
+}
+END_TEST
+
 START_TEST(datetimes_strictly_increasing)
 {
     jf_t f;
@@ -626,6 +662,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, change_names);
     tcase_add_test(tc, records_round_trip);
     tcase_add_test(tc, seq_across_sets_and_reopen);
+    tcase_add_test(tc, recent_across_sets);
     tcase_add_test(tc, datetimes_strictly_increasing);
     tcase_add_test(tc, datetime_after_future_until);
     tcase_add_test(tc, datetime_after_future_until_reopen);
