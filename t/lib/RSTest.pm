@@ -166,6 +166,7 @@ sub free_port {
 #            @PORT@ its port); the minimal ResourceSync config is NOT added:
 #            give it yourself
 #   mpm   => 'event' (default) or 'prefork'
+#   env   => { NAME => value }: extra environment of httpd (@DIR@ replaced)
 sub private_server { RSTest::Server->new(@_) }
 
 package RSTest::Server;
@@ -243,8 +244,10 @@ sub start {
     my $d = $self->{dir};
     my $bin = httpd_bin();
     # env => { NAME => value }: extra environment of the server (and its
-    # watcher), e.g. the fault-injection knobs in docs/TESTING.md.
-    my $env = join ' ', map { "$_=" . quotemeta($self->{env}{$_}) } sort keys %{ $self->{env} };
+    # watcher), e.g. the fault-injection knobs in docs/TESTING.md; @DIR@ in
+    # a value is the server's directory.
+    my $env = join ' ', map { (my $v = $self->{env}{$_}) =~ s/\@DIR\@/$d/g; "$_=" . quotemeta($v) }
+                        sort keys %{ $self->{env} };
     my $out = `env $env setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
     if ($rc == 0) {
