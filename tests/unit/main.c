@@ -50,6 +50,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, journal_suite());
     srunner_add_suite(sr, changelist_suite());
     srunner_add_suite(sr, scan_changes_suite());
+    srunner_add_suite(sr, watch_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

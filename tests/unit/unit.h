@@ -38,6 +38,7 @@ Suite *snapshot_suite(void);
 Suite *journal_suite(void);
 Suite *changelist_suite(void);
 Suite *scan_changes_suite(void);
+Suite *watch_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
