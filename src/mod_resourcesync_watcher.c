@@ -47,6 +47,7 @@
 #include "rs_scan.h"
 #include "rs_snapshot.h"
 #include "rs_store.h"
+#include "rs_time.h"
 #include "rs_watch.h"
 
 #define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
@@ -58,7 +59,7 @@ static apr_proc_t *watcher_proc;
  * one wait 1, 2, 4 ... up to 60 s before it starts working, so a watcher
  * that crashes at once cannot spin the parent. */
 #define RS_QUICK_DEATH apr_time_from_sec(10)
-static apr_time_t last_fork;
+static apr_time_t last_fork;      /* rs_time_mono() */
 static int quick_deaths;
 static apr_interval_time_t start_delay;
 static server_rec *watcher_server;
@@ -190,7 +191,7 @@ typedef struct wset_t {
     int degraded_logged;   /* the error log was told (once per episode) */
     int dirty;             /* inventory changed since the last snapshot */
     int root_lost;         /* the root is gone: retry at every tick */
-    apr_time_t next_tick;
+    apr_time_t next_tick;  /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
     apr_pool_t *pool;      /* lives as long as the watcher */
     apr_pool_t *iter;      /* cleared after each piece of work */
@@ -289,7 +290,7 @@ static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
         }
     }
     {
-        apr_time_t t0 = apr_time_now();
+        apr_time_t t0 = rs_time_mono();
         apr_int64_t open_id;
         rs_status_read_set(ws->set->slot, &cur);
         open_id = cur.cl_open_id;
@@ -301,7 +302,7 @@ static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
         if (cur.cl_open_id != open_id) {
             rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
                         " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
-                        open_id, cur.cl_open_id, (double)(apr_time_now() - t0) / 1000.0);
+                        open_id, cur.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
         }
     }
 }
@@ -627,7 +628,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
     rs_changes_ctx_t cc;
-    apr_time_t jstart = 0, start = 0, end;
+    apr_time_t jstart = 0, start = 0, end, t0 = rs_time_mono();
     apr_status_t rv;
     int was_degraded = ws->degraded;
 
@@ -681,7 +682,8 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
                 " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
                 " bytes hashed) in %.3f s; %ld directories watched", set->name, stats.files,
                 stats.dirs, stats.listed, stats.written, stats.removed, stats.hashed,
-                (double)(end - start) / APR_USEC_PER_SEC, ws->w ? rs_watch_count(ws->w) : 0L);
+                (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
+                ws->w ? rs_watch_count(ws->w) : 0L);
     if (!jstart) {
         /* The journal starts where this scan's Resource List does. */
         rs_journal_begin_set(journal, set->name, start);
@@ -749,8 +751,11 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
     int *map = calloc((apr_size_t)nsets + 1, sizeof(int));
     int i;
 
+    /* Deadlines (ticks, settling entries, the heartbeat) are on the
+     * monotonic clock: a wall clock stepped back must not hold them back
+     * for as long as the step. */
     while (!stop_flag) {
-        apr_time_t now = apr_time_now(), next = now + apr_time_from_msec(200);
+        apr_time_t now = rs_time_mono(), next = now + apr_time_from_msec(200);
         int nfds = 0, degraded = 0, timeout;
 
         for (i = 0; i < nsets; i++) {
@@ -772,7 +777,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
         if (st) {
             st->state = degraded ? RS_STATE_DEGRADED : RS_STATE_WATCHING;
             st->scan_set = -1;
-            st->heartbeat = now;
+            st->heartbeat = apr_time_now();
         }
         timeout = next > now ? (int)((next - now + 999) / 1000) : 0;
         if (poll(pfd, (nfds_t)nfds, timeout) > 0) {
@@ -788,7 +793,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
         }
         snapshot_reap(store, 0);
         ckpt_follow(store, iter);
-        now = apr_time_now();
+        now = rs_time_mono();
         for (i = 0; i < nsets && !stop_flag; i++) {
             wset_t *w = &ws[i];
             if (w->w) {
@@ -943,7 +948,7 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
      * the scans go. */
     for (i = 0; i < nsets && !stop_flag; i++) {
         full_scan(iter, store, journal, &ws[i], 1);
-        ws[i].next_tick = apr_time_now() + rs_global.rescan;
+        ws[i].next_tick = rs_time_mono() + rs_global.rescan;
         apr_pool_clear(iter);
     }
     watch_loop(iter, store, journal, ws, nsets);
@@ -975,7 +980,7 @@ static void watcher_maint(int reason, void *data, apr_wait_t status)
                          "server restart", (int)proc->pid);
             break;
         }
-        if (apr_time_now() - last_fork < RS_QUICK_DEATH) {
+        if (rs_time_mono() - last_fork < RS_QUICK_DEATH) {
             quick_deaths++;
         }
         else {
@@ -1010,7 +1015,7 @@ static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s)
     apr_proc_t *proc = apr_pcalloc(pconf, sizeof(*proc));
     apr_status_t rv;
 
-    last_fork = apr_time_now();
+    last_fork = rs_time_mono();
     rv = apr_proc_fork(proc, pconf);
 
     if (rv == APR_INCHILD) {

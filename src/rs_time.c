@@ -1,6 +1,7 @@
 /* rs_time.c - see rs_time.h */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <apr_lib.h>
 #include "rs_time.h"
 
@@ -169,4 +170,11 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
     *out = ((((days * 24 + h) * 60 + mi) * 60 + se) - sign * (oh * 3600 + om * 60))
            * APR_USEC_PER_SEC + usec;
     return APR_SUCCESS;
+}
+
+apr_time_t rs_time_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (apr_time_t)ts.tv_sec * APR_USEC_PER_SEC + ts.tv_nsec / 1000;
 }

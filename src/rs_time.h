@@ -28,4 +28,9 @@ char *rs_time_format(char *buf, apr_time_t t);
  * APR_SUCCESS or APR_EINVAL. */
 apr_status_t rs_time_parse(const char *s, apr_time_t *out);
 
+/* Microseconds on the monotonic clock (CLOCK_MONOTONIC; its origin means
+ * nothing).  For deadlines and durations: a step of the wall clock, which
+ * apr_time_now() follows, does not move it. */
+apr_time_t rs_time_mono(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include <sys/inotify.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
+#include "rs_time.h"
 #include "rs_watch.h"
 
 #define MASK (IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO \
@@ -276,7 +277,7 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
 
 apr_status_t rs_watch_read(rs_watch_t *w)
 {
-    apr_time_t now = apr_time_now();
+    apr_time_t now = rs_time_mono();
     for (;;) {
         ssize_t n = read(w->fd, w->buf, sizeof(w->buf));
         char *ptr;

@@ -11,7 +11,9 @@
  *     closed after writing, attributes changed, deleted, moved in or out,
  *     and directories created (their subtree is walked and watched);
  *   - "settling": a file created (IN_CREATE) or modified (IN_MODIFY)
- *     without a close yet.  It becomes due RS_WATCH_SETTLE later unless a
+ *     without a close yet.  It becomes due RS_WATCH_SETTLE later (on the
+ *     monotonic clock, rs_time_mono: a step of the wall clock neither
+ *     holds it back nor hurries it) unless a
  *     close (or another "now" event) takes it first.  So a write burst
  *     ending in a close is one change, a hard link or a symlink (which are
  *     never closed) is seen after the delay, and a writer that keeps a file
@@ -67,16 +69,18 @@ void rs_watch_forget(rs_watch_t *w, const char *relpath);
 /* Read every queued event (non-blocking) into work. */
 apr_status_t rs_watch_read(rs_watch_t *w);
 
-/* Take the work due at `now` as scan targets (one per directory, with the
- * names of its entries), allocated from p.  Returns their number. */
+/* Take the work due at `now` (rs_time_mono()) as scan targets (one per
+ * directory, with the names of its entries), allocated from p.  Returns
+ * their number. */
 int rs_watch_take(rs_watch_t *w, apr_pool_t *p, apr_time_t now, rs_scan_target_t **targets);
 
 /* Return and clear the RS_WATCH_* flags. */
 unsigned rs_watch_take_flags(rs_watch_t *w);
 
-/* When the next settling entry is due (0: none).  Never later than that;
- * earlier when the first one was taken by a close meanwhile (the next
- * rs_watch_take at that time finds nothing due and corrects it). */
+/* When the next settling entry is due, on rs_time_mono()'s clock (0: none).
+ * Never later than that; earlier when the first one was taken by a close
+ * meanwhile (the next rs_watch_take at that time finds nothing due and
+ * corrects it). */
 apr_time_t rs_watch_next_due(const rs_watch_t *w);
 
 /* Number of watches. */

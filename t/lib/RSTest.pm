@@ -166,7 +166,7 @@ sub free_port {
 #            @PORT@ its port); the minimal ResourceSync config is NOT added:
 #            give it yourself
 #   mpm   => 'event' (default) or 'prefork'
-#   env   => { NAME => value }: extra environment of the server
+#   env   => { NAME => value }: extra environment of httpd (@DIR@ replaced)
 #   user, group => the run user when started as root (nobody, nogroup)
 sub private_server { RSTest::Server->new(@_) }
 
@@ -246,8 +246,9 @@ sub start {
     my $d = $self->{dir};
     my $bin = httpd_bin();
     # env => { NAME => value }: extra environment of the server (and its
-    # watcher).
-    my $env = join ' ', map { "$_=" . quotemeta($self->{env}{$_}) } sort keys %{ $self->{env} };
+    # watcher); @DIR@ in a value is the server's directory.
+    my $env = join ' ', map { (my $v = $self->{env}{$_}) =~ s/\@DIR\@/$d/g; "$_=" . quotemeta($v) }
+                        sort keys %{ $self->{env} };
     my $out = `env $env setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
     if ($rc == 0) {

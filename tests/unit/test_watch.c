@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_scan.h"
+#include "rs_time.h"
 #include "rs_watch.h"
 
 #define WAIT_MS 10000     /* deadline for an event that must come */
@@ -134,7 +136,7 @@ static const char *take(fx_t *f, apr_time_t now)
 /* Take what is due now (not settling entries still waiting). */
 static const char *take_now(fx_t *f)
 {
-    return take(f, apr_time_now());
+    return take(f, rs_time_mono());
 }
 
 /* A file created, written and closed elsewhere, to show that the events
@@ -222,11 +224,11 @@ START_TEST(settling_links)
     ck_assert_int_eq(add(&f, ""), 0);
 
     /* A hard link and a symlink are created, never closed. */
-    before = apr_time_now();
+    before = rs_time_mono();
     ck_assert_int_eq(link(outside, at(&f, "hard")), 0);
     ck_assert_int_eq(symlink("outside.txt", at(&f, "soft")), 0);
     wait_read(&f);
-    after = apr_time_now();
+    after = rs_time_mono();
     ck_assert_int_eq(rs_watch_events(f.w), 2);
     due = rs_watch_next_due(f.w);
     ck_assert_int_ge(due, before + RS_WATCH_SETTLE);
@@ -346,7 +348,7 @@ START_TEST(settling_two_due_times)
     /* A later read: a later due time (the clock moves by at least 1 µs). */
     do {
         apr_sleep(1000);
-    } while (apr_time_now() <= due1 - RS_WATCH_SETTLE);
+    } while (rs_time_mono() <= due1 - RS_WATCH_SETTLE);
     ck_assert_int_eq(symlink("x", at(&f, "second")), 0);
     wait_read(&f);
     ck_assert_int_eq(rs_watch_next_due(f.w), due1);
@@ -367,7 +369,7 @@ START_TEST(settling_two_due_times)
     ck_assert_int_gt(due1, 0);
     do {
         apr_sleep(1000);
-    } while (apr_time_now() <= due1 - RS_WATCH_SETTLE);
+    } while (rs_time_mono() <= due1 - RS_WATCH_SETTLE);
     fd2 = open(at(&f, "q"), O_WRONLY | O_CREAT | O_EXCL, 0644);
     ck_assert_int_ge(fd2, 0);
     wait_read(&f);
@@ -752,6 +754,59 @@ START_TEST(max_watches)
 }
 END_TEST
 
+/* Settling deadlines are on the monotonic clock (rs_time_mono), which a
+ * step of the wall clock does not move. */
+START_TEST(mono_follows_clock_monotonic)
+{
+    struct timespec a, b;
+    apr_time_t m;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    m = rs_time_mono();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    ck_assert_int_ge(m, (apr_time_t)a.tv_sec * APR_USEC_PER_SEC + a.tv_nsec / 1000);
+    ck_assert_int_le(m, (apr_time_t)b.tv_sec * APR_USEC_PER_SEC + b.tv_nsec / 1000);
+    ck_assert_int_le(m, rs_time_mono());
+}
+END_TEST
+
+/* A symlink is created and never closed: it settles, and is due
+ * RS_WATCH_SETTLE after it was read on the monotonic clock - not on the
+ * wall clock, which may be stepped back meanwhile (the watcher passes
+ * rs_time_mono() to rs_watch_take). */
+START_TEST(settling_due_on_monotonic_clock)
+{
+    const char *dir = ut_tempdir("watch-mono");
+    rs_watch_t *w;
+    rs_scan_target_t *t;
+    apr_time_t m0, m1, due;
+    int dfd, n;
+
+    ck_assert_int_eq(rs_watch_create(&w, ut_pool, dir, 0), APR_SUCCESS);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    ck_assert_int_ge(dfd, 0);
+    ck_assert_int_eq(rs_watch_add(w, "", dfd), 0);
+    close(dfd);
+    ck_assert_int_eq(symlink("nowhere", ut_path(dir, "link")), 0);
+
+    m0 = rs_time_mono();
+    ck_assert_int_eq(rs_watch_read(w), APR_SUCCESS);
+    m1 = rs_time_mono();
+    due = rs_watch_next_due(w);
+    ck_assert_int_ge(due, m0 + RS_WATCH_SETTLE);
+    ck_assert_int_le(due, m1 + RS_WATCH_SETTLE);
+
+    /* Not before it is due, then exactly once. */
+    ck_assert_int_eq(rs_watch_take(w, ut_pool, due - 1, &t), 0);
+    n = rs_watch_take(w, ut_pool, due, &t);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(t[0].dir, "");
+    ck_assert_int_eq(t[0].names->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(t[0].names, 0, const char *), "link");
+    ck_assert_int_eq(rs_watch_next_due(w), 0);
+    ck_assert_int_eq(rs_watch_take(w, ut_pool, due + RS_WATCH_SETTLE, &t), 0);
+}
+END_TEST
+
 Suite *watch_suite(void)
 {
     Suite *s = suite_create("rs_watch");
@@ -771,6 +826,8 @@ Suite *watch_suite(void)
     tcase_add_test(tc, root_deleted);
     tcase_add_test(tc, queue_overflow);
     tcase_add_test(tc, max_watches);
+    tcase_add_test(tc, mono_follows_clock_monotonic);
+    tcase_add_test(tc, settling_due_on_monotonic_clock);
     suite_add_tcase(s, tc);
     return s;
 }
