@@ -322,6 +322,7 @@ typedef struct snapjob_t {
     const char *key, *tmp, *final;
     apr_uint64_t gen;
     apr_time_t at;
+    apr_int64_t seq;               /* the journal's last sequence when prepared */
     rs_snapshot_info_t info;
     apr_status_t rv;
     volatile apr_uint32_t done;
@@ -427,6 +428,8 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
                       apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
+    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-seq:", set->name, NULL),
+                      apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
     if (failing[set->slot]) {
         rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
                     set->name);
@@ -558,6 +561,9 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
     j->pool = p;
     j->ws = ws;
     j->at = at;
+    /* Every record up to this one is in the inventory the list will read
+     * (the watcher is the only writer); a later one may not be. */
+    j->seq = rs_journal_last_seq(journal);
     j->key = apr_pstrdup(p, key);
     j->log.fn = thread_log;
     j->log.baton = ws->log->baton;
@@ -690,6 +696,19 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     }
     changes_done(p, journal, ws, &cc, 1);
     set_mode(ws);
+    if (first && jstart && !ws->dirty) {
+        /* Changes journaled after the Resource List in service read the
+         * inventory (by an earlier watcher, whose next tick never came):
+         * a new list now, not after the next change. */
+        const char *v = NULL;
+        apr_int64_t newest = 0;
+        if (rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-seq:", set->name, NULL), &v)
+            == APR_SUCCESS && v
+            && rs_journal_newest(journal, p, set->name, &newest) == APR_SUCCESS
+            && newest > apr_atoi64(v)) {
+            ws->dirty = 1;
+        }
+    }
     snapshot(p, store, journal, ws, start, end, !jstart || stats.written || stats.removed || ws->dirty,
              0);
 }

@@ -7,7 +7,7 @@
 enum {
     J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
     J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_MAX
+    J_RECENT, J_NEWEST, J_MAX
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
@@ -38,6 +38,7 @@ static const char *const sql[J_MAX] = {
     "DELETE FROM journal WHERE setname = %s AND seq <= %lld",
     "UPDATE journal_sets SET started = %lld, open_id = %lld WHERE setname = %s",
     "SELECT " RCOLS ", setname FROM journal WHERE seq > %lld ORDER BY seq LIMIT %d",
+    "SELECT seq FROM journal WHERE setname = %s ORDER BY seq DESC LIMIT 1",
 };
 
 
@@ -323,6 +324,14 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
                                    sizeof(rs_record_t));
     r.sets = *sets = apr_array_make(p, r.recs->nalloc, sizeof(const char *));
     return rs_store_query(j->st, p, j->s[J_RECENT], args, add_recent, &r);
+}
+
+apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
+                               apr_int64_t *seq)
+{
+    const void *args[] = { set };
+    *seq = 0;
+    return rs_store_query(j->st, p, j->s[J_NEWEST], args, get_first, seq);
 }
 
 apr_int64_t rs_journal_last_seq(const rs_journal_t *j)

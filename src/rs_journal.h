@@ -95,6 +95,10 @@ apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
 apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
                                apr_array_header_t **out, apr_array_header_t **sets);
 
+/* The sequence of the set's newest record in the journal (0: none). */
+apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
+                               apr_int64_t *seq);
+
 /* The last sequence assigned (or found in the store at open). */
 apr_int64_t rs_journal_last_seq(const rs_journal_t *j);
 

@@ -9,10 +9,10 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path remove_tree);
 use Digest::SHA qw(sha256_hex);
-use RSTest qw(private_server get req doc xpc validate wait_for);
+use RSTest qw(private_server get req doc xpc validate wait_for fetch_list);
 use RSTest::Destination;
 
-plan tests => 34;
+plan tests => 38;
 
 my $RESCAN = 3600;
 my $srv = private_server(conf => <<"CONF");
@@ -169,5 +169,22 @@ ok(!validate($r2->content) && !validate($r2->content, 'strict'), 'open list vali
 # Baseline + changes = the tree; the order invariants held throughout.
 is($dest->sync_until_equal(60), '', 'the Resource List taken at the start plus the changes rebuild the tree');
 is_deeply($dest->errors, [], 'order, uniqueness and validity held in every document');
+# The Resource List is rewritten at the set's tick (an hour here): changes
+# since are in the Change Lists only.  A restart before the tick must not
+# leave it like that until some later change: the new watcher writes a new
+# list after its startup scan.
+{
+    my $m = marker();
+    next_changes(sub { has($_[0], 'created', $m) }, 'a change before the restart');
+    my $l = fetch_list('w', $B);
+    ok(!grep({ $_->{loc} eq "$B/w/$m" } @{ $l->{entries} }),
+       'the Resource List does not have it before the tick');
+    $srv->graceful;
+    my $after = wait_for(sub {
+        my $n = fetch_list('w', $B);
+        (grep { $_->{loc} eq "$B/w/$m" } @{ $n->{entries} }) ? $n : undef }, 30);
+    ok($after, 'after a restart the new watcher writes a Resource List that has it');
+    ok($after && RSTest::iso2epoch($after->{at}) > RSTest::iso2epoch($l->{at}), '... with a later at');
+}
 unlike($srv->log_text, qr/\[resourcesync:(error|crit|alert|emerg)\]/, 'no module errors');
 $srv->stop;

@@ -225,6 +225,16 @@ START_TEST(recent_across_sets)
     ck_assert_int_eq(REC(recs, 1)->seq, 2);
     ck_assert_int_eq(rs_journal_recent(f.j, ut_pool, 5, 2, &recs, &sets), APR_SUCCESS);
     ck_assert_int_eq(recs->nelts, 0);
+    /* The newest record of each set. */
+    {
+        apr_int64_t seq = -1;
+        ck_assert_int_eq(rs_journal_newest(f.j, ut_pool, "s", &seq), APR_SUCCESS);
+        ck_assert_int_eq(seq, 4);
+        ck_assert_int_eq(rs_journal_newest(f.j, ut_pool, "t", &seq), APR_SUCCESS);
+        ck_assert_int_eq(seq, 3);
+        ck_assert_int_eq(rs_journal_newest(f.j, ut_pool, "none", &seq), APR_SUCCESS);
+        ck_assert_int_eq(seq, 0);
+    }
     /* The last sequence is the store's after a reopen. */
     jf_reopen(&f);
     ck_assert_int_eq(rs_journal_last_seq(f.j), 5);
