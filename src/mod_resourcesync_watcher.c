@@ -468,61 +468,6 @@ static void snapshot_reap(rs_store_t *store, int wait)
     job = NULL;
 }
 
-/* The checkpointer: a thread with its own store connection that copies
- * SQLite's write-ahead log back into the database once a second
- * (PASSIVE: it never waits for the writer or for readers).  While it runs,
- * the main connection does no checkpoints of its own, so the fsyncs of a
- * checkpoint never hold up the event loop.  Lifecycle: started once the
- * main connection is open; ckpt_state goes 0 (starting) -> 1 (running:
- * the main loop turns automatic checkpoints off) or 2 (failed: they stay
- * on, or are turned on again).  It never exits; the process ends with
- * _exit. */
-static volatile apr_uint32_t ckpt_state;
-
-static void *APR_THREAD_FUNC ckpt_thread(apr_thread_t *t, void *data)
-{
-    server_rec *s = data;
-    rs_logger_t log = { thread_log, s };
-    apr_allocator_t *alloc;
-    apr_pool_t *pool, *iter;
-    rs_store_t *st = NULL;
-    (void)t;
-
-    apr_allocator_create(&alloc);
-    apr_pool_create_ex(&pool, NULL, NULL, alloc);
-    apr_allocator_owner_set(alloc, pool);
-    apr_pool_create(&iter, pool);
-    if (rs_store_open(&st, pool, "sqlite3",
-                      apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL),
-                      &log) != APR_SUCCESS) {
-        apr_atomic_set32(&ckpt_state, 2);
-        return NULL;
-    }
-    apr_atomic_set32(&ckpt_state, 1);
-    for (;;) {
-        apr_sleep(apr_time_from_sec(1));
-        if (rs_store_checkpoint(st, iter) != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, RS_TAG "state store: checkpoints "
-                         "from a separate thread failed; the watcher makes them itself");
-            apr_atomic_set32(&ckpt_state, 2);
-            return NULL;
-        }
-        apr_pool_clear(iter);
-    }
-    return NULL;
-}
-
-/* Main thread, at every wake-up: follow the checkpointer's state. */
-static void ckpt_follow(rs_store_t *store, apr_pool_t *p)
-{
-    static apr_uint32_t applied;
-    apr_uint32_t now = apr_atomic_read32(&ckpt_state);
-    if (now != applied && now != 0) {
-        rs_store_autocheckpoint(store, p, now == 2);
-        applied = now;
-    }
-}
-
 /* Write a new Resource List snapshot of the set from the inventory, unless
  * the current one is still valid (force: the inventory changed).  at == 0:
  * take it from the journal now.  async: on the snapshot thread. */
@@ -811,7 +756,6 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
             break;
         }
         snapshot_reap(store, 0);
-        ckpt_follow(store, iter);
         now = rs_time_mono();
         for (i = 0; i < nsets && !stop_flag; i++) {
             wset_t *w = &ws[i];
@@ -915,12 +859,6 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), nsets);
-    {
-        apr_thread_t *ckpt;
-        if (apr_thread_create(&ckpt, NULL, ckpt_thread, s, pool) != APR_SUCCESS) {
-            apr_atomic_set32(&ckpt_state, 2);
-        }
-    }
     apr_pool_create(&seen_pool, pool);
     seen = apr_hash_make(seen_pool);
     workers_n = scan_workers();

@@ -402,38 +402,6 @@ apr_status_t rs_store_meta_put(rs_store_t *st, const char *key, const char *valu
     return exec(st, ST_META_PUT, args);
 }
 
-/* ------------------------------------------------ checkpoints */
-
-static apr_status_t pragma_rows(rs_store_t *st, apr_pool_t *p, const char *q)
-{
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    int rc = apr_dbd_select(st->drv, p, st->h, &res, q, 0);
-    if (rc) {
-        return fail(st, rc, q);
-    }
-    while (res && apr_dbd_get_row(st->drv, p, res, &row, -1) == 0) {
-    }
-    return APR_SUCCESS;
-}
-
-apr_status_t rs_store_autocheckpoint(rs_store_t *st, apr_pool_t *p, int on)
-{
-    if (!st->sqlite) {
-        return APR_SUCCESS;
-    }
-    return pragma_rows(st, p, on ? "PRAGMA wal_autocheckpoint=1000"
-                                 : "PRAGMA wal_autocheckpoint=0");
-}
-
-apr_status_t rs_store_checkpoint(rs_store_t *st, apr_pool_t *p)
-{
-    if (!st->sqlite) {
-        return APR_SUCCESS;
-    }
-    return pragma_rows(st, p, "PRAGMA wal_checkpoint(PASSIVE)");
-}
-
 /* ------------------------------------------------ generic statements */
 
 struct rs_store_stmt_t {

@@ -105,15 +105,6 @@ apr_status_t rs_store_meta_put(rs_store_t *st, const char *key, const char *valu
 typedef struct rs_store_stmt_t rs_store_stmt_t;
 
 /* Run DDL or any statement without arguments. */
-/* SQLite's write-ahead log is copied back into the database (a
- * checkpoint, with fsyncs) by the connection whose commit makes it longer
- * than 1000 pages, unless that connection turns this off (on = 0); then
- * another connection must call rs_store_checkpoint regularly, or the log
- * grows without bound.  A PASSIVE checkpoint copies what it can without
- * waiting for readers or the writer.  Both are no-ops on other drivers. */
-apr_status_t rs_store_autocheckpoint(rs_store_t *st, apr_pool_t *p, int on);
-apr_status_t rs_store_checkpoint(rs_store_t *st, apr_pool_t *p);
-
 apr_status_t rs_store_ddl(rs_store_t *st, const char *sql);
 apr_status_t rs_store_prepare(rs_store_t *st, const char *sql, rs_store_stmt_t **out);
 apr_status_t rs_store_exec(rs_store_t *st, rs_store_stmt_t *s, const void **args,
