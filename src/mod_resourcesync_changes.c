@@ -160,39 +160,63 @@ static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
     o->spec10 = set->spec10;
 }
 
-/* rs_changelist_source_fn for the watcher: a closed list's records from
- * the ring (rendered already) while it holds them, then from the journal.
- * The ring has only committed records, and the watcher is their only
- * writer, so both give the same records. */
+/* The records of a list: from the ring (rendered already) while it holds
+ * them, then, from the first one it does not hold on, from the store
+ * through `more` (appending to out).  The ring has only committed records
+ * and the watcher is their only writer, so both give the same records:
+ * the watcher writes closed lists this way, children the open list. */
+typedef apr_status_t more_fn(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                             int limit, apr_array_header_t *out);
 typedef struct {
-    rs_journal_t *j;
     const rs_set_t *set;
-    int from_journal;
-} wsrc_t;
+    int from_store;          /* the ring no longer holds the rest */
+    more_fn *more;
+    void *baton;
+    apr_status_t err;        /* of `more` */
+} ringsrc_t;
 
-static apr_status_t watcher_source(void *baton, apr_pool_t *p, apr_int64_t next,
-                                   apr_int64_t last, int limit, apr_array_header_t **out)
+static apr_status_t ring_source(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                int limit, apr_array_header_t **out)
 {
-    wsrc_t *s = baton;
-    apr_array_header_t *more;
-    apr_status_t rv;
-    int i;
-
+    ringsrc_t *s = baton;
     *out = apr_array_make(p, limit < 256 ? limit : 256, sizeof(rs_record_t));
-    if (!s->from_journal) {
+    if (!s->from_store) {
         apr_int64_t cont;
         if (rs_status_ring_get(s->set->slot, next, last, limit, p, *out, &cont) >= 0) {
             return APR_SUCCESS;
         }
-        s->from_journal = 1;
+        s->from_store = 1;
         next = cont;
     }
     if ((*out)->nelts >= limit || next > last) {
         return APR_SUCCESS;
     }
-    rv = rs_journal_records(s->j, p, s->set->name, next, last, limit - (*out)->nelts, &more);
-    for (i = 0; rv == APR_SUCCESS && i < more->nelts; i++) {
-        *(rs_record_t *)apr_array_push(*out) = APR_ARRAY_IDX(more, i, rs_record_t);
+    s->err = s->more(s->baton, p, next, last, limit - (*out)->nelts, *out);
+    return s->err;
+}
+
+static void append_records(apr_array_header_t *out, const apr_array_header_t *more)
+{
+    int i;
+    for (i = 0; i < more->nelts; i++) {
+        *(rs_record_t *)apr_array_push(out) = APR_ARRAY_IDX(more, i, rs_record_t);
+    }
+}
+
+/* more_fn of the watcher: its own journal. */
+typedef struct {
+    rs_journal_t *j;
+    const rs_set_t *set;
+} wmore_t;
+
+static apr_status_t watcher_more(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                 int limit, apr_array_header_t *out)
+{
+    wmore_t *w = baton;
+    apr_array_header_t *more;
+    apr_status_t rv = rs_journal_records(w->j, p, w->set->name, next, last, limit, &more);
+    if (rv == APR_SUCCESS) {
+        append_records(out, more);
     }
     return rv;
 }
@@ -221,11 +245,15 @@ static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *nam
             rv = rs_changelist_write_index(o, closed, cl, w, fp);
         }
         else {
-            wsrc_t ws;
-            ws.j = j;
-            ws.set = set;
-            ws.from_journal = 0;
-            rv = rs_changelist_write_from(watcher_source, &ws, o, cl, w, fp);
+            wmore_t wm;
+            ringsrc_t rsrc;
+            wm.j = j;
+            wm.set = set;
+            memset(&rsrc, 0, sizeof(rsrc));
+            rsrc.set = set;
+            rsrc.more = watcher_more;
+            rsrc.baton = &wm;
+            rv = rs_changelist_write_from(ring_source, &rsrc, o, cl, w, fp);
         }
         if (rv == APR_SUCCESS && (rv = apr_file_flush(f)) == APR_SUCCESS) {
             rv = apr_file_sync(f);
@@ -471,17 +499,16 @@ static void child_log(void *baton, int level, apr_status_t rv, const char *msg)
 typedef struct {
     request_rec *r;
     const rs_set_t *set;
-    int from_store;          /* the ring no longer holds the rest */
-    apr_status_t err;
 } open_src_t;
 
-static apr_status_t store_records(open_src_t *s, apr_pool_t *p, apr_int64_t next,
+/* more_fn of a child: its read connection to the store. */
+static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
                                   apr_int64_t last, int limit, apr_array_header_t *out)
 {
+    open_src_t *s = baton;
     static rs_logger_t log;
     apr_array_header_t *more = NULL;
     apr_status_t rv;
-    int i;
 
     if (child_lock) {
         apr_thread_mutex_lock(child_lock);
@@ -519,32 +546,8 @@ static apr_status_t store_records(open_src_t *s, apr_pool_t *p, apr_int64_t next
         return rv;
     }
     child_failed_logged = 0;
-    for (i = 0; i < more->nelts; i++) {
-        *(rs_record_t *)apr_array_push(out) = APR_ARRAY_IDX(more, i, rs_record_t);
-    }
+    append_records(out, more);
     return APR_SUCCESS;
-}
-
-/* rs_changelist_source_fn: the ring while it holds the range, then the
- * store. */
-static apr_status_t open_source(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
-                                int limit, apr_array_header_t **out)
-{
-    open_src_t *s = baton;
-    *out = apr_array_make(p, limit < 256 ? limit : 256, sizeof(rs_record_t));
-    if (!s->from_store) {
-        apr_int64_t cont;
-        if (rs_status_ring_get(s->set->slot, next, last, limit, p, *out, &cont) >= 0) {
-            return APR_SUCCESS;
-        }
-        s->from_store = 1;
-        next = cont;
-    }
-    if ((*out)->nelts >= limit || next > last) {
-        return APR_SUCCESS;
-    }
-    s->err = store_records(s, p, next, last, limit - (*out)->nelts, *out);
-    return s->err;
 }
 
 typedef struct {
@@ -565,6 +568,7 @@ int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_s
     rs_changelist_opts_t o;
     rs_changelist_t cl;
     open_src_t src;
+    ringsrc_t rsrc;
     sink_t k;
     rs_xml_t *w;
     apr_status_t rv;
@@ -601,15 +605,19 @@ int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_s
     memset(&src, 0, sizeof(src));
     src.r = r;
     src.set = set;
+    memset(&rsrc, 0, sizeof(rsrc));
+    rsrc.set = set;
+    rsrc.more = store_records;
+    rsrc.baton = &src;
     k.f = r->output_filters;
     k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     w = rs_xml_open(r->pool, to_brigade, &k);
     if (!w) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    rv = rs_changelist_write_from(open_source, &src, &o, &cl, w, r->pool);
+    rv = rs_changelist_write_from(ring_source, &rsrc, &o, &cl, w, r->pool);
     if (rv != APR_SUCCESS) {
-        if (src.err != APR_SUCCESS && !r->sent_bodyct) {
+        if (rsrc.err != APR_SUCCESS && !r->sent_bodyct) {
             /* Nothing sent yet: the store could not be read. */
             apr_brigade_cleanup(k.bb);
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
