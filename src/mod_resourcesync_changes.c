@@ -23,6 +23,7 @@
  * (rs_changes_serve_open).  The extent read with the status is the range
  * of the body, so a body always matches its ETag.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
@@ -272,6 +273,24 @@ static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *nam
     return rv;
 }
 
+/* Which sets' indexes this watcher has written (by slot). */
+static unsigned char *index_written;
+
+static int set_index_written(const rs_set_t *set)
+{
+    return index_written && set->slot >= 0 && index_written[set->slot];
+}
+
+static void set_index_mark(const rs_set_t *set)
+{
+    if (!index_written) {
+        index_written = calloc((apr_size_t)rs_global.sets->nelts + 1, 1);
+    }
+    if (index_written && set->slot >= 0 && set->slot < rs_global.sets->nelts) {
+        index_written[set->slot] = 1;
+    }
+}
+
 static int file_exists(apr_pool_t *p, const char *path)
 {
     apr_finfo_t fi;
@@ -350,17 +369,11 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
             return rv;
         }
     }
-    /* The index changes only when lists close or expire (the open list's
-     * entry has no until). */
-    if (index_dirty || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/index.xml", NULL))) {
-        rv = publish_file(p, set->cl_dir, "index.xml", j, set, &o, &openl, closed);
-        if (rv != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
-                        set->name);
-            return rv;
-        }
-        rs_watcher_sync_dir(set->cl_dir);
-    }
+    /* The open list's extent before the index: a client that reads the
+     * new index (a list closed, the next one open) must find the closed
+     * list served from its file and the next one served open.  (With the
+     * old index, a list it thinks open is served closed, with `until`:
+     * stale, never contradictory.) */
     {
         apr_time_t last_dt = 0;
         if (openl.count) {
@@ -371,6 +384,22 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
             }
         }
         publish_extent(set, &openl, last_dt);
+    }
+    /* The index changes only when lists close or expire (the open list's
+     * entry has no until).  Each watcher also writes it once, at its first
+     * update of the set: an earlier watcher may have been killed between
+     * closing a list in the store and writing the index, which would
+     * otherwise stay stale until the next close. */
+    if (index_dirty || !set_index_written(set)
+        || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/index.xml", NULL))) {
+        rv = publish_file(p, set->cl_dir, "index.xml", j, set, &o, &openl, closed);
+        if (rv != APR_SUCCESS) {
+            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
+                        set->name);
+            return rv;
+        }
+        rs_watcher_sync_dir(set->cl_dir);
+        set_index_mark(set);
     }
     return APR_SUCCESS;
 }

@@ -12,7 +12,7 @@ use Digest::SHA qw(sha256_hex);
 use URI::Escape qw(uri_unescape);
 use RSTest qw(private_server get req doc xpc validate wait_for fetch_list iso2epoch);
 
-plan tests => 29;
+plan tests => 30;
 
 my $srv = private_server(conf => <<'CONF');
 ResourceSyncStateDir "@DIR@/state"
@@ -179,7 +179,15 @@ is(get($gone)->code, 404, 'ret: the expired list is gone');
 # Durability: a restart keeps every list and record.
 my $before = get($lists[0]{loc})->content;
 my @cbefore = changes('cl');
+my $nlists = @{ index_of('cl')->{lists} };
 $srv->stop;
+# A watcher killed between closing a list in the store and writing the
+# index leaves an index that lacks lists: here, the first index of all.
+{
+    open my $fh, '>', "$d/state/changelists/cl/index.xml" or die $!;
+    print $fh $i0->{xml};
+    close $fh;
+}
 ($rc, $out) = $srv->start;
 is($rc, 0, 'restart') or diag $out;
 my $after = wait_for(sub { my $r = get($lists[0]{loc}); $r->code == 200 ? $r->content : undef }, 30);
@@ -187,5 +195,8 @@ is($after, $before, 'a closed list is byte-identical after a restart');
 my @cafter = @{ wait_for(sub { my @c = changes('cl'); @c >= @cbefore ? \@c : undef }, 30) || [] };
 is_deeply([map { "$_->{loc} $_->{datetime}" } @cafter[0 .. $#cbefore]],
           [map { "$_->{loc} $_->{datetime}" } @cbefore], 'every change is still listed after a restart');
+my $idx2 = wait_for(sub { my $i = index_of('cl'); $i && @{ $i->{lists} } >= $nlists ? $i : undef }, 30);
+ok($idx2 && !validate($idx2->{xml}) && $idx2->{lists}[0]{until},
+   "a stale index left on disk is rewritten by the next watcher ($nlists lists)");
 unlike($srv->log_text, qr/\[resourcesync:(warn|error|crit|alert|emerg)\]/, 'no module warnings or errors');
 $srv->stop;

@@ -120,7 +120,8 @@ sub scenario {
     $middle->($srv) if $middle;
     waitpid($pid, 0);
     my $diff = $dest->sync_until_equal(90);
-    is($diff, '', "$name: baseline + changes rebuild the tree");
+    is($diff, '', "$name: baseline + changes rebuild the tree")
+        or diag(join("\n", "baseline at " . $dest->at, @{ $dest->history }));
     is_deeply($dest->errors, [], "$name: datetimes increase, (loc, datetime) unique, documents valid");
     return $dest;
 }

@@ -26,6 +26,14 @@ sub new {
 }
 
 sub errors  { $_[0]{errors} }
+# What the last syncs saw, for diagnostics: one line per list read.
+sub history { $_[0]{history} || [] }
+sub _note {
+    my ($self, $line) = @_;
+    my $h = $self->{history} ||= [];
+    push @$h, $line;
+    shift @$h while @$h > 40;
+}
 sub applied { $_[0]{applied} }
 sub at      { $_[0]{at} }
 
@@ -94,7 +102,10 @@ sub changes {
     for my $l (@$lists) {
         next if $l->{until} && defined $self->{at} && iso2epoch($l->{until}) < $self->{at};
         my $r = get($l->{loc});
-        return undef unless $r->code == 200;
+        unless ($r->code == 200) {
+            $self->_note("$l->{loc}: " . $r->status_line);
+            return undef;
+        }
         my $err = validate($r->content);
         push @{ $self->{errors} }, "$l->{loc} invalid: $err" if $err;
         my $x = xpc(doc($r->content));
@@ -114,6 +125,12 @@ sub changes {
             $prev = $e{t};
             push @all, \%e;
         }
+        my @u = $x->findnodes('/sm:urlset/sm:url');
+        $self->_note(sprintf("%s (from %s%s): %d entries, %s .. %s, ETag %s", $l->{loc}, $l->{from},
+                             $l->{until} ? " until $l->{until}" : '', scalar(@u),
+                             @u ? $x->findvalue('rs:md/@datetime', $u[0]) : '-',
+                             @u ? $x->findvalue('rs:md/@datetime', $u[-1]) : '-',
+                             $r->header('ETag') // '-'));
     }
     return \@all;
 }
@@ -138,6 +155,7 @@ sub sync {
         $n++;
     }
     $self->{applied} += $n;
+    $self->_note("applied $n; last " . ($self->{last} // '-'));
     return $n;
 }
 
