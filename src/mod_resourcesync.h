@@ -205,10 +205,13 @@ typedef struct rs_changes_ctx_t {
     apr_int64_t appended;       /* records written by the current scan */
     /* The newest records of the scan (at most as many as the ring holds,
      * which is all the ring can use), with their rendered entries: a
-     * window of `cap` records in `win`, entry bytes in `winbuf`, written
-     * circularly; nwin counts every record put in it. */
+     * window of at most `cap` records in `win`, written circularly once
+     * full, each with a slot-sized buffer for its entry in `wbuf`; both
+     * grow with use (walloc), so a batch of a few changes costs a few
+     * slots.  nwin counts every record put in it. */
     rs_record_t *win;
-    char *winbuf;
+    char **wbuf;
+    int walloc;
     int cap;
     apr_int64_t nwin;
     apr_pool_t *pool;           /* of the window and the renderer */

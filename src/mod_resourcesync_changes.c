@@ -37,6 +37,15 @@
 
 static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
 
+/* A renderer of the set's entries, with its options, from p (NULL on
+ * failure). */
+static rs_changelist_renderer_t *renderer_of(apr_pool_t *p, const rs_set_t *set)
+{
+    rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
+    opts_of(p, set, o);
+    return rs_changelist_renderer_create(p, o);
+}
+
 apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
 {
     rs_changes_ctx_t *c = baton;
@@ -64,22 +73,37 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
             const char *xml = NULL;
             apr_size_t len = 0;
             int k;
-            if (!c->win) {
+            if (!c->cap) {
                 c->cap = rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT;
-                c->win = apr_palloc(c->pool, sizeof(rs_record_t) * (apr_size_t)c->cap);
-                c->winbuf = apr_palloc(c->pool, (apr_size_t)RS_RING_SLOT_DATA * c->cap);
+            }
+            if (c->nwin < c->cap && c->nwin == c->walloc) {
+                /* Not wrapped yet: grow (the entries' buffers stay put). */
+                int n = c->walloc ? c->walloc * 2 : 16;
+                rs_record_t *win;
+                char **wbuf;
+                n = n < c->cap ? n : c->cap;
+                win = apr_palloc(c->pool, sizeof(*win) * (apr_size_t)n);
+                wbuf = apr_pcalloc(c->pool, sizeof(*wbuf) * (apr_size_t)n);
+                if (c->walloc) {
+                    memcpy(win, c->win, sizeof(*win) * (apr_size_t)c->walloc);
+                    memcpy(wbuf, c->wbuf, sizeof(*wbuf) * (apr_size_t)c->walloc);
+                }
+                c->win = win;
+                c->wbuf = wbuf;
+                c->walloc = n;
             }
             if (!c->rr) {
-                rs_changelist_opts_t *o = apr_palloc(c->pool, sizeof(*o));
-                opts_of(c->pool, c->set, o);
-                c->rr = rs_changelist_renderer_create(c->pool, o);
+                c->rr = renderer_of(c->pool, c->set);
             }
             if (c->rr) {
                 xml = rs_changelist_render(c->rr, &r, &len);
             }
             k = (int)(c->nwin++ % c->cap);
             cp = &c->win[k];
-            buf = c->winbuf + (apr_size_t)k * RS_RING_SLOT_DATA;
+            if (!c->wbuf[k]) {
+                c->wbuf[k] = apr_palloc(c->pool, RS_RING_SLOT_DATA);
+            }
+            buf = c->wbuf[k];
             memset(cp, 0, sizeof(*cp));
             cp->seq = r.seq;
             cp->change = r.change;
@@ -124,7 +148,8 @@ void rs_changes_publish(rs_changes_ctx_t *c)
     /* Not ready: rs_changes_update sets the extent from the store. */
     rs_status_publish(c->set->slot, recs, &cur);
     c->win = NULL;          /* the window and the renderer live in the */
-    c->winbuf = NULL;       /* batch's pool */
+    c->wbuf = NULL;         /* batch's pool */
+    c->walloc = 0;
     c->nwin = 0;
     c->rr = NULL;
 }
@@ -175,6 +200,14 @@ typedef struct {
     void *baton;
     apr_status_t err;        /* of `more` */
 } ringsrc_t;
+
+static void ringsrc_init(ringsrc_t *s, const rs_set_t *set, more_fn *more, void *baton)
+{
+    memset(s, 0, sizeof(*s));
+    s->set = set;
+    s->more = more;
+    s->baton = baton;
+}
 
 static apr_status_t ring_source(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
                                 int limit, apr_array_header_t **out)
@@ -250,10 +283,7 @@ static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *nam
             ringsrc_t rsrc;
             wm.j = j;
             wm.set = set;
-            memset(&rsrc, 0, sizeof(rsrc));
-            rsrc.set = set;
-            rsrc.more = watcher_more;
-            rsrc.baton = &wm;
+            ringsrc_init(&rsrc, set, watcher_more, &wm);
             rv = rs_changelist_write_from(ring_source, &rsrc, o, cl, w, fp);
         }
         if (rv == APR_SUCCESS && (rv = apr_file_flush(f)) == APR_SUCCESS) {
@@ -477,12 +507,9 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
             const char *xml;
             apr_size_t len;
             slots[i] = set ? set->slot : -1;
-            if (set && !(x = apr_hash_get(rr, name, APR_HASH_KEY_STRING))) {
-                rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
-                opts_of(p, set, o);
-                if ((x = rs_changelist_renderer_create(p, o))) {
-                    apr_hash_set(rr, set->name, APR_HASH_KEY_STRING, x);
-                }
+            if (set && !(x = apr_hash_get(rr, name, APR_HASH_KEY_STRING))
+                && (x = renderer_of(p, set))) {
+                apr_hash_set(rr, set->name, APR_HASH_KEY_STRING, x);
             }
             if (x && (xml = rs_changelist_render(x, r, &len))) {
                 r->xml = apr_pmemdup(pp, xml, len);
@@ -634,10 +661,7 @@ int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_s
     memset(&src, 0, sizeof(src));
     src.r = r;
     src.set = set;
-    memset(&rsrc, 0, sizeof(rsrc));
-    rsrc.set = set;
-    rsrc.more = store_records;
-    rsrc.baton = &src;
+    ringsrc_init(&rsrc, set, store_records, &src);
     k.f = r->output_filters;
     k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     w = rs_xml_open(r->pool, to_brigade, &k);
