@@ -239,8 +239,6 @@ int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_s
 
 /* mod_resourcesync_watcher.c */
 int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
-/* fsync a directory, making a rename in it durable. */
-void rs_watcher_sync_dir(const char *dir);
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;

@@ -33,7 +33,9 @@
 #include <util_filter.h>
 #include "mod_resourcesync.h"
 #include "rs_changelist.h"
+#include "rs_file.h"
 #include "rs_journal.h"
+#include "rs_statedir.h"
 
 static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
 
@@ -255,52 +257,48 @@ static apr_status_t watcher_more(void *baton, apr_pool_t *p, apr_int64_t next, a
     return rv;
 }
 
-static apr_status_t publish_file(apr_pool_t *p, const char *dir, const char *name,
-                                 rs_journal_t *j, const rs_set_t *set,
-                                 const rs_changelist_opts_t *o,
+/* What one Change List file holds: the Change List Index (closed != NULL)
+ * or the closed list cl, its records from the ring while it holds them,
+ * from the journal otherwise. */
+typedef struct {
+    rs_journal_t *j;
+    const rs_set_t *set;
+    const rs_changelist_opts_t *o;
+    const rs_changelist_t *cl;
+    const apr_array_header_t *closed;
+} clfile_t;
+
+static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    clfile_t *c = baton;
+    rs_xml_t *w = rs_xml_open_file(p, f);
+    wmore_t wm;
+    ringsrc_t rsrc;
+
+    if (!w) {
+        return APR_ENOMEM;
+    }
+    if (c->closed) {
+        return rs_changelist_write_index(c->o, c->closed, c->cl, w, p);
+    }
+    wm.j = c->j;
+    wm.set = c->set;
+    ringsrc_init(&rsrc, c->set, watcher_more, &wm);
+    return rs_changelist_write_from(ring_source, &rsrc, c->o, c->cl, w, p);
+}
+
+/* Write a Change List file (atomically: rs_file_replace). */
+static apr_status_t publish_file(apr_pool_t *p, const char *path, rs_journal_t *j,
+                                 const rs_set_t *set, const rs_changelist_opts_t *o,
                                  const rs_changelist_t *cl, const apr_array_header_t *closed)
 {
-    const char *tmp = apr_pstrcat(p, dir, "/.tmp-", name, NULL);
-    const char *final = apr_pstrcat(p, dir, "/", name, NULL);
-    apr_pool_t *fp;
-    apr_file_t *f;
-    rs_xml_t *w;
-    apr_status_t rv;
-
-    apr_pool_create(&fp, p);
-    rv = apr_file_open(&f, tmp, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE
-                       | APR_FOPEN_BUFFERED, APR_FPROT_OS_DEFAULT, fp);
-    if (rv == APR_SUCCESS) {
-        w = rs_xml_open_file(fp, f);
-        if (!w) {
-            rv = APR_EGENERAL;
-        }
-        else if (closed) {
-            rv = rs_changelist_write_index(o, closed, cl, w, fp);
-        }
-        else {
-            wmore_t wm;
-            ringsrc_t rsrc;
-            wm.j = j;
-            wm.set = set;
-            ringsrc_init(&rsrc, set, watcher_more, &wm);
-            rv = rs_changelist_write_from(ring_source, &rsrc, o, cl, w, fp);
-        }
-        if (rv == APR_SUCCESS && (rv = apr_file_flush(f)) == APR_SUCCESS) {
-            rv = apr_file_sync(f);
-        }
-        if (apr_file_close(f) != APR_SUCCESS && rv == APR_SUCCESS) {
-            rv = APR_EGENERAL;
-        }
-    }
-    if (rv == APR_SUCCESS) {
-        rv = apr_file_rename(tmp, final, fp);
-    }
-    if (rv != APR_SUCCESS) {
-        apr_file_remove(tmp, fp);
-    }
-    apr_pool_destroy(fp);
-    return rv;
+    clfile_t c;
+    c.j = j;
+    c.set = set;
+    c.o = o;
+    c.cl = cl;
+    c.closed = closed;
+    return rs_file_replace(p, path, write_clfile, &c);
 }
 
 /* Which sets' indexes this watcher has written (by slot). */
@@ -319,12 +317,6 @@ static void set_index_mark(const rs_set_t *set)
     if (index_written && set->slot >= 0 && set->slot < rs_global.sets->nelts) {
         index_written[set->slot] = 1;
     }
-}
-
-static int file_exists(apr_pool_t *p, const char *path)
-{
-    apr_finfo_t fi;
-    return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS;
 }
 
 apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
@@ -377,8 +369,8 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     if (rs_journal_expire(j, p, set->name, now - set->retention, &dropped) == APR_SUCCESS
         && dropped->nelts) {
         for (i = 0; i < dropped->nelts; i++) {
-            apr_file_remove(apr_psprintf(p, "%s/%" APR_INT64_T_FMT ".xml", set->cl_dir,
-                                         APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
+            apr_file_remove(rs_statedir_cl_list(p, set->cl_dir,
+                                                APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
         }
         rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", set->name,
                     dropped->nelts);
@@ -391,11 +383,11 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     /* Closed lists: written once (also after a crash left one unwritten). */
     for (i = 0; i < closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *name = apr_psprintf(p, "%" APR_INT64_T_FMT ".xml", cl->id);
-        if (!file_exists(p, apr_pstrcat(p, set->cl_dir, "/", name, NULL))
-            && (rv = publish_file(p, set->cl_dir, name, j, set, &o, cl, NULL)) != APR_SUCCESS) {
+        const char *path = rs_statedir_cl_list(p, set->cl_dir, cl->id);
+        if (!rs_file_exists(p, path)
+            && (rv = publish_file(p, path, j, set, &o, cl, NULL)) != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
-                        set->name, name);
+                        set->name, path);
             return rv;
         }
     }
@@ -421,14 +413,13 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
      * closing a list in the store and writing the index, which would
      * otherwise stay stale until the next close. */
     if (index_dirty || !set_index_written(set)
-        || !file_exists(p, apr_pstrcat(p, set->cl_dir, "/index.xml", NULL))) {
-        rv = publish_file(p, set->cl_dir, "index.xml", j, set, &o, &openl, closed);
+        || !rs_file_exists(p, rs_statedir_cl_index(p, set->cl_dir))) {
+        rv = publish_file(p, rs_statedir_cl_index(p, set->cl_dir), j, set, &o, &openl, closed);
         if (rv != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
                         set->name);
             return rv;
         }
-        rs_watcher_sync_dir(set->cl_dir);
         set_index_mark(set);
     }
     return APR_SUCCESS;
@@ -446,7 +437,7 @@ apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set
     /* Files of the open list from before it was served from the ring. */
     if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
         while (apr_dir_read(&fi, APR_FINFO_NAME, d) == APR_SUCCESS) {
-            if (!strncmp(fi.name, "open-", 5)) {
+            if (rs_statedir_is_cl_legacy(fi.name)) {
                 apr_file_remove(apr_pstrcat(p, set->cl_dir, "/", fi.name, NULL), p);
             }
         }
@@ -573,9 +564,8 @@ static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
         log.fn = child_log;
         log.baton = s->r->server;
         apr_pool_create(&child_store_pool, child_pool);
-        rv = rs_store_open(&child_store, child_store_pool, "sqlite3",
-                           apr_pstrcat(child_store_pool, rs_global.state_dir, "/state.db",
-                                       NULL), &log);
+        rv = rs_store_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
+                           rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
         if (rv == APR_SUCCESS) {
             rv = rs_journal_open(&child_journal, child_store, child_store_pool);
         }

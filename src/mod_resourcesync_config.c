@@ -24,6 +24,7 @@
 #include <util_cfgtree.h>
 #include <unixd.h>
 #include "mod_resourcesync.h"
+#include "rs_statedir.h"
 #include "rs_glob.h"
 #include "rs_hash.h"
 #include "rs_uri.h"
@@ -741,10 +742,8 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
                                         NULL);
             set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
             set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
-            set->snap_dir = apr_pstrcat(pconf, rs_global.state_dir, "/snapshots/",
-                                        set->name, NULL);
-            set->cl_dir = apr_pstrcat(pconf, rs_global.state_dir, "/changelists/",
-                                      set->name, NULL);
+            set->snap_dir = rs_statedir_snapset(pconf, rs_global.state_dir, set->name);
+            set->cl_dir = rs_statedir_clset(pconf, rs_global.state_dir, set->name);
             set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
             if (path_within(rs_global.state_dir, set->dir)) {
                 return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
@@ -762,7 +761,7 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
 
     /* Create the state directory while still root, and give it to the run
      * user: the watcher, which writes it, runs as that user. */
-    rv = apr_dir_make_recursive(apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL),
+    rv = apr_dir_make_recursive(rs_statedir_snapshots(ptemp, rs_global.state_dir),
                                 APR_FPROT_OS_DEFAULT, ptemp);
     if (rv != APR_SUCCESS) {
         char buf[256];
@@ -773,7 +772,7 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
     if (geteuid() == 0) {
         const char *paths[2];
         paths[0] = rs_global.state_dir;
-        paths[1] = apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL);
+        paths[1] = rs_statedir_snapshots(ptemp, rs_global.state_dir);
         for (i = 0; i < 2; i++) {
             if (chown(paths[i], ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
                 return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot give '%s' "

@@ -25,6 +25,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_statedir.h"
 #include "rs_snapshot.h"
 
 #define RS_NOTE "resourcesync-doc"
@@ -186,15 +187,14 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return send_file(r, rs_snapshot_file(r->pool, apr_psprintf(r->pool, "%s/%"
-                                             APR_UINT64_T_FMT, set->snap_dir, cur.gen), 0),
-                         0);
+        return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool,
+                                                 set->snap_dir, cur.gen), 0), 0);
     }
     if (!parse_part(part, &gen, &n) || gen > cur.gen || n < 1) {
         return HTTP_NOT_FOUND;
     }
-    return send_file(r, rs_snapshot_file(r->pool, apr_psprintf(r->pool, "%s/%"
-                                         APR_UINT64_T_FMT, set->snap_dir, gen), n), 1);
+    return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir,
+                                                                       gen), n), 1);
 }
 
 /* Parse a positive decimal without sign or leading zeros. */
@@ -229,7 +229,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (!list) {
-        return send_file(r, apr_pstrcat(r->pool, set->cl_dir, "/index.xml", NULL), 0);
+        return send_file(r, rs_statedir_cl_index(r->pool, set->cl_dir), 0);
     }
     if (!parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
         return HTTP_NOT_FOUND;
@@ -245,8 +245,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         }
         return rs_changes_serve_open(r, set, &cur);
     }
-    return send_file(r, apr_psprintf(r->pool, "%s/%" APR_INT64_T_FMT ".xml", set->cl_dir, id),
-                     2);
+    return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, id), 2);
 }
 
 int rs_handler_handle(request_rec *r)

@@ -25,6 +25,7 @@
 #include <ap_mpm.h>
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
+#include "rs_statedir.h"
 #include "rs_snapshot.h"
 #include "rs_ring.h"
 
@@ -73,8 +74,8 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         if (*end || gen <= e->gen) {
             continue;
         }
-        if (rs_snapshot_read_info(apr_pstrcat(p, set->snap_dir, "/", fi.name, NULL), p,
-                                  &info) == APR_SUCCESS && info.gen == gen) {
+        if (rs_snapshot_read_info(rs_statedir_gen(p, set->snap_dir, gen), p, &info)
+            == APR_SUCCESS && info.gen == gen) {
             e->gen = gen;
             e->at = info.at;
             e->completed = info.completed;

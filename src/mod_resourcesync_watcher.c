@@ -43,9 +43,11 @@
 #include <http_main.h>
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
+#include "rs_file.h"
 #include "rs_journal.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
+#include "rs_statedir.h"
 #include "rs_store.h"
 #include "rs_time.h"
 #include "rs_watch.h"
@@ -102,30 +104,6 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
                         set->list_url, set->max_entries, set->hashes);
 }
 
-void rs_watcher_sync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
-static apr_status_t remove_tree(apr_pool_t *p, const char *dir)
-{
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    if (apr_dir_open(&d, dir, p) == APR_SUCCESS) {
-        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-            if (strcmp(fi.name, ".") && strcmp(fi.name, "..")) {
-                apr_file_remove(apr_pstrcat(p, dir, "/", fi.name, NULL), p);
-            }
-        }
-        apr_dir_close(d);
-    }
-    return apr_dir_remove(dir, p);
-}
-
 /* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
  * of interrupted writes.  A superseded snapshot is marked with a file
  * "superseded" whose mtime says when. */
@@ -140,28 +118,24 @@ static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         const char *path = apr_pstrcat(p, set->snap_dir, "/", fi.name, NULL);
+        const char *marker;
         apr_finfo_t sf;
         if (fi.filetype != APR_DIR || !strcmp(fi.name, ".") || !strcmp(fi.name, "..")) {
             continue;
         }
-        if (!strncmp(fi.name, "tmp-", 4)) {
-            remove_tree(p, path);
+        if (rs_statedir_is_gen_tmp(fi.name)) {
+            rs_file_remove_tree(p, path);
             continue;
         }
         if ((apr_uint64_t)apr_atoi64(fi.name) == current) {
             continue;
         }
-        if (apr_stat(&sf, apr_pstrcat(p, path, "/superseded", NULL), APR_FINFO_MTIME, p)
-            != APR_SUCCESS) {
-            apr_file_t *f;
-            if (apr_file_open(&f, apr_pstrcat(p, path, "/superseded", NULL),
-                              APR_FOPEN_WRITE | APR_FOPEN_CREATE, APR_FPROT_OS_DEFAULT, p)
-                == APR_SUCCESS) {
-                apr_file_close(f);
-            }
+        marker = rs_statedir_gen_superseded(p, path);
+        if (apr_stat(&sf, marker, APR_FINFO_MTIME, p) != APR_SUCCESS) {
+            rs_file_touch(p, marker);
         }
         else if (now - sf.mtime > RS_SNAPSHOT_KEEP) {
-            remove_tree(p, path);
+            rs_file_remove_tree(p, path);
         }
     }
     apr_dir_close(d);
@@ -363,9 +337,9 @@ static void *APR_THREAD_FUNC snap_thread(apr_thread_t *t, void *data)
             apr_allocator_create(&alloc);
             apr_pool_create_ex(&snap_store_pool, NULL, NULL, alloc);
             apr_allocator_owner_set(alloc, snap_store_pool);
-            if (rs_store_open(&snap_store, snap_store_pool, "sqlite3",
-                              apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db",
-                                          NULL), &j->log) != APR_SUCCESS) {
+            if (rs_store_open(&snap_store, snap_store_pool, RS_STATEDIR_DB_DRIVER,
+                              rs_statedir_db(snap_store_pool, rs_global.state_dir), &j->log)
+                != APR_SUCCESS) {
                 snap_store = NULL;
                 apr_pool_destroy(snap_store_pool);
             }
@@ -419,12 +393,12 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
         rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
                     "set %s: cannot write Resource List snapshot "
                     "%s; keeping the previous one", set->name, j->final);
-        remove_tree(p, j->tmp);
+        rs_file_remove_tree(p, j->tmp);
         ws->dirty = 1;
         apr_pool_destroy(j->pool);
         return;
     }
-    rs_watcher_sync_dir(set->snap_dir);
+    rs_file_sync_dir(set->snap_dir);
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
                       apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
@@ -537,18 +511,13 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
         apr_dir_make_recursive(set->snap_dir, APR_FPROT_OS_DEFAULT, p);
         /* A watcher killed between publishing a snapshot directory and
          * recording it leaves that generation on disk: never reuse it. */
-        for (;;) {
-            apr_finfo_t fi;
-            if (apr_stat(&fi, apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen),
-                         APR_FINFO_TYPE, p) != APR_SUCCESS) {
-                break;
-            }
+        while (rs_file_exists(p, rs_statedir_gen(p, set->snap_dir, gen))) {
             gen++;
         }
         j->gen = gen;
-        j->tmp = apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, set->snap_dir, gen);
-        j->final = apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, set->snap_dir, gen);
-        remove_tree(p, j->tmp);
+        j->tmp = rs_statedir_gen_tmp(p, set->snap_dir, gen);
+        j->final = rs_statedir_gen(p, set->snap_dir, gen);
+        rs_file_remove_tree(p, j->tmp);
         if ((rv = apr_dir_make(j->tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
             j->rv = rv;
             snapshot_finish(store, j);
@@ -845,8 +814,8 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     if (start_delay) {
         apr_sleep(start_delay);
     }
-    rv = rs_store_open(&store, pool, "sqlite3",
-                       apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL), &log);
+    rv = rs_store_open(&store, pool, RS_STATEDIR_DB_DRIVER,
+                       rs_statedir_db(pool, rs_global.state_dir), &log);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "watcher: cannot open the "
                      "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);

@@ -4,47 +4,21 @@
 #include <apr_file_io.h>
 #include <apr_strings.h>
 #include "rs_hash.h"
+#include "rs_file.h"
 #include "rs_snapshot.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_uri.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
 
-const char *rs_snapshot_file(apr_pool_t *p, const char *dir, int n)
-{
-    return n ? apr_psprintf(p, "%s/part-%d.xml", dir, n)
-             : apr_pstrcat(p, dir, "/resourcelist.xml", NULL);
-}
-
-/* Flush, sync and close: a snapshot is published by renaming its
- * directory, and must be complete on disk before that. */
-static apr_status_t close_out(apr_file_t *f)
-{
-    apr_status_t rv = apr_file_flush(f);
-    if (rv == APR_SUCCESS) {
-        rv = apr_file_sync(f);
-    }
-    if (apr_file_close(f) != APR_SUCCESS && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
-    }
-    return rv;
-}
-
 /* Large writes: besides being cheaper to write, a file written in big
- * chunks is laid out in fewer extents and is faster to serve. */
+ * chunks is laid out in fewer extents and is faster to serve.  Every file
+ * is finished (flushed, synced, closed) before the next one: a snapshot
+ * is published by renaming its directory, and must be complete on disk
+ * before that. */
 #define OUT_BUFSIZE (1024 * 1024)
-
-static apr_status_t open_out(apr_pool_t *p, const char *path, apr_file_t **f)
-{
-    apr_status_t rv = apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
-                                    | APR_FOPEN_TRUNCATE | APR_FOPEN_BUFFERED,
-                                    APR_FPROT_OS_DEFAULT, p);
-    if (rv == APR_SUCCESS) {
-        apr_file_buffer_set(*f, apr_palloc(p, OUT_BUFSIZE), OUT_BUFSIZE);
-    }
-    return rv;
-}
 
 /* Header of a Resource List (or part): rs:ln up [, index], rs:md. */
 static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
@@ -126,7 +100,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     apr_pool_create(&ep, p);   /* per entry */
 
     if (!indexed) {
-        if ((rv = open_out(fp, rs_snapshot_file(fp, dir, 0), &f)) != APR_SUCCESS) {
+        if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, 0), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
             goto done;
         }
         w = rs_xml_open_file(fp, f);
@@ -147,7 +121,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
             const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
             if (indexed && (!w || in_part == max)) {
                 if (w) {
-                    if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
+                    if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
                         rv = APR_EGENERAL;
                         goto done;
                     }
@@ -155,7 +129,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
                 }
                 part++;
                 in_part = 0;
-                if ((rv = open_out(fp, rs_snapshot_file(fp, dir, part), &f)) != APR_SUCCESS) {
+                if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, part), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
                     goto done;
                 }
                 w = rs_xml_open_file(fp, f);
@@ -182,7 +156,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
         }
     }
     if (w) {
-        if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
+        if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
             rv = APR_EGENERAL;
             goto done;
         }
@@ -199,7 +173,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     if (indexed) {
         char at[RS_TIME_BUFSIZE], done_s[RS_TIME_BUFSIZE];
         rs_xml_attr_t md[3];
-        if ((rv = open_out(fp, rs_snapshot_file(fp, dir, 0), &f)) != APR_SUCCESS) {
+        if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, 0), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
             goto done;
         }
         w = rs_xml_open_file(fp, f);
@@ -222,7 +196,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
             }
             apr_pool_clear(ep);
         }
-        if (rs_xml_end(w) < 0 || close_out(f) != APR_SUCCESS) {
+        if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
             rv = APR_EGENERAL;
             goto done;
         }
@@ -237,9 +211,9 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
         const char *s = apr_psprintf(fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
                                      APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d\n",
                                      gen, o->at, o->completed, info->entries, nparts);
-        if ((rv = open_out(fp, apr_pstrcat(fp, dir, "/info", NULL), &f)) == APR_SUCCESS) {
+        if ((rv = rs_file_create(&f, rs_statedir_gen_info(fp, dir), OUT_BUFSIZE, fp)) == APR_SUCCESS) {
             rv = apr_file_write_full(f, s, strlen(s), NULL);
-            if (close_out(f) != APR_SUCCESS && rv == APR_SUCCESS) {
+            if (rs_file_finish(f) != APR_SUCCESS && rv == APR_SUCCESS) {
                 rv = APR_EGENERAL;
             }
         }
@@ -261,7 +235,7 @@ apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_i
     int parts;
     apr_status_t rv;
 
-    rv = apr_file_open(&f, apr_pstrcat(p, dir, "/info", NULL), APR_FOPEN_READ,
+    rv = apr_file_open(&f, rs_statedir_gen_info(p, dir), APR_FOPEN_READ,
                        APR_FPROT_OS_DEFAULT, p);
     if (rv != APR_SUCCESS) {
         return rv;

@@ -54,7 +54,5 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
 apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p,
                                    rs_snapshot_info_t *info);
 
-/* File name of part n (1-based) or of the list/index itself (n == 0). */
-const char *rs_snapshot_file(apr_pool_t *p, const char *dir, int n);
 
 #endif

@@ -5,6 +5,7 @@
 #include "rs_hash.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
+#include "rs_statedir.h"
 #include "rs_store.h"
 #include "rs_time.h"
 #include "rs_uri.h"
@@ -112,9 +113,9 @@ static const char *loc_of(xmlNodePtr root, int i)
 
 START_TEST(file_names)
 {
-    ck_assert_str_eq(rs_snapshot_file(ut_pool, "/x/y", 0), "/x/y/resourcelist.xml");
-    ck_assert_str_eq(rs_snapshot_file(ut_pool, "/x/y", 1), "/x/y/part-1.xml");
-    ck_assert_str_eq(rs_snapshot_file(ut_pool, "/x/y", 12), "/x/y/part-12.xml");
+    ck_assert_str_eq(rs_statedir_gen_file(ut_pool, "/x/y", 0), "/x/y/resourcelist.xml");
+    ck_assert_str_eq(rs_statedir_gen_file(ut_pool, "/x/y", 1), "/x/y/part-1.xml");
+    ck_assert_str_eq(rs_statedir_gen_file(ut_pool, "/x/y", 12), "/x/y/part-12.xml");
 }
 END_TEST
 
@@ -147,8 +148,8 @@ START_TEST(single_list)
     ck_assert_int_eq(info.parts, 0);
     ck_assert_int_eq(info.at, AT);
     ck_assert_int_eq(info.completed, DONE);
-    ck_assert(ut_exists(rs_snapshot_file(ut_pool, f.dir, 0)));
-    ck_assert(!ut_exists(rs_snapshot_file(ut_pool, f.dir, 1)));
+    ck_assert(ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 0)));
+    ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 1)));
 
     memset(&back, 0xff, sizeof(back));
     ck_assert_int_eq(rs_snapshot_read_info(f.dir, ut_pool, &back), APR_SUCCESS);
@@ -157,7 +158,7 @@ START_TEST(single_list)
                      apr_psprintf(ut_pool, "7 %" APR_TIME_T_FMT " %" APR_TIME_T_FMT " 5 0\n",
                                   (apr_time_t)AT, (apr_time_t)DONE));
 
-    root = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f.dir, 0)));
+    root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     assert_list_head(root, 0);
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 5);
     /* (dir, name) order, percent-encoded below url_base. */
@@ -200,7 +201,7 @@ START_TEST(empty_set)
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.entries, 0);
     ck_assert_int_eq(info.parts, 0);
-    root = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f.dir, 0)));
+    root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     assert_list_head(root, 0);
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 0);
     ck_assert_int_eq(rs_snapshot_read_info(f.dir, ut_pool, &back), APR_SUCCESS);
@@ -228,7 +229,7 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
     assert_info_eq(&back, &info);
 
     /* The index. */
-    idx = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f->dir, 0)));
+    idx = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, 0)));
     ck_assert_str_eq((const char *)idx->name, "sitemapindex");
     ck_assert_str_eq((const char *)idx->ns->href, UT_NS_SM);
     ck_assert_str_eq(ut_xml_attr(ut_xml_ln(idx, "up"), "href"), CAP);
@@ -244,11 +245,11 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
                          apr_psprintf(ut_pool, PREFIX "%" APR_UINT64_T_FMT "-%d.xml", gen, p));
         ck_assert_str_eq(ut_xml_attr(ut_xml_child(sm, UT_NS_RS, "md", 0), "at"), AT_S);
     }
-    ck_assert(!ut_exists(rs_snapshot_file(ut_pool, f->dir, parts + 1)));
+    ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f->dir, parts + 1)));
 
     /* The parts: every entry once, in order, max per part. */
     for (p = 1; p <= parts; p++) {
-        xmlNodePtr root = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f->dir, p)));
+        xmlNodePtr root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, p)));
         xmlNodePtr u;
         int want = p < parts ? max : n - (parts - 1) * max, i = 0;
         assert_list_head(root, 1);
@@ -302,7 +303,7 @@ START_TEST(boundaries)
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.parts, 0);
     ck_assert_int_eq(info.entries, 6);
-    assert_list_head(xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f.dir, 0))), 0);
+    assert_list_head(xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0))), 0);
 
     /* One more: index with a full part and a part of one. */
     fx_init(&f, 5);
@@ -406,7 +407,7 @@ START_TEST(from_a_scan)
 
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 3, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.entries, total);
-    root = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f.dir, 0)));
+    root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 2);
     ck_assert_str_eq(loc_of(root, 0), BASE "abc.txt");
     ck_assert_str_eq(loc_of(root, 1), BASE "s%20p/%231.txt");
@@ -446,7 +447,7 @@ START_TEST(long_paths)
     add(&f, "", "short", 2, 1);
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.entries, 2);
-    root = xmlDocGetRootElement(ut_xml_parse_file(rs_snapshot_file(ut_pool, f.dir, 0)));
+    root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     ck_assert_str_eq(loc_of(root, 0), BASE "short");
     ck_assert_str_eq(loc_of(root, 1), apr_pstrcat(ut_pool, BASE, rs_uri_escape_path(ut_pool, dir), "/",
                                                   rs_uri_escape_path(ut_pool, name), NULL));

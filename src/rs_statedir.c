@@ -1,0 +1,70 @@
+/* rs_statedir.c - see rs_statedir.h */
+#include <string.h>
+#include <apr_strings.h>
+#include "rs_statedir.h"
+
+const char *rs_statedir_db(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/state.db", NULL);
+}
+
+const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/snapshots", NULL);
+}
+
+const char *rs_statedir_snapset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/snapshots/", set, NULL);
+}
+
+const char *rs_statedir_gen(apr_pool_t *p, const char *snapset, apr_uint64_t gen)
+{
+    return apr_psprintf(p, "%s/%" APR_UINT64_T_FMT, snapset, gen);
+}
+
+const char *rs_statedir_gen_tmp(apr_pool_t *p, const char *snapset, apr_uint64_t gen)
+{
+    return apr_psprintf(p, "%s/tmp-%" APR_UINT64_T_FMT, snapset, gen);
+}
+
+int rs_statedir_is_gen_tmp(const char *name)
+{
+    return !strncmp(name, "tmp-", 4);
+}
+
+const char *rs_statedir_gen_file(apr_pool_t *p, const char *gendir, int n)
+{
+    return n ? apr_psprintf(p, "%s/part-%d.xml", gendir, n)
+             : apr_pstrcat(p, gendir, "/resourcelist.xml", NULL);
+}
+
+const char *rs_statedir_gen_info(apr_pool_t *p, const char *gendir)
+{
+    return apr_pstrcat(p, gendir, "/info", NULL);
+}
+
+const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir)
+{
+    return apr_pstrcat(p, gendir, "/superseded", NULL);
+}
+
+const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/changelists/", set, NULL);
+}
+
+const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset)
+{
+    return apr_pstrcat(p, clset, "/index.xml", NULL);
+}
+
+const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, apr_int64_t id)
+{
+    return apr_psprintf(p, "%s/%" APR_INT64_T_FMT ".xml", clset, id);
+}
+
+int rs_statedir_is_cl_legacy(const char *name)
+{
+    return !strncmp(name, "open-", 5);
+}

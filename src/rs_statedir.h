@@ -1,0 +1,54 @@
+/* rs_statedir.h - the layout of ResourceSyncStateDir, every path in one place.
+ *
+ *   <statedir>/state.db                     the state store (SQLite)
+ *   <statedir>/snapshots/<set>/<gen>/       a published Resource List
+ *       resourcelist.xml, part-<n>.xml, info, superseded (marker, mtime)
+ *   <statedir>/snapshots/<set>/tmp-<gen>/   a Resource List being written
+ *   <statedir>/changelists/<set>/index.xml  the Change List Index
+ *   <statedir>/changelists/<set>/<id>.xml   a closed Change List
+ *
+ * Readers (children) and the writer (the watcher) both derive every path
+ * from these functions; nothing else spells a name below the state
+ * directory.  Strings are allocated from p.
+ */
+#ifndef RS_STATEDIR_H
+#define RS_STATEDIR_H
+
+#include <apr_pools.h>
+
+/* The store's apr_dbd driver and its connection string. */
+#define RS_STATEDIR_DB_DRIVER "sqlite3"
+const char *rs_statedir_db(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/snapshots: created at startup, owned by the run user. */
+const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/snapshots/<set>: the set's generations. */
+const char *rs_statedir_snapset(apr_pool_t *p, const char *statedir, const char *set);
+
+/* <snapset>/<gen>, and the directory it is written in before its rename. */
+const char *rs_statedir_gen(apr_pool_t *p, const char *snapset, apr_uint64_t gen);
+const char *rs_statedir_gen_tmp(apr_pool_t *p, const char *snapset, apr_uint64_t gen);
+
+/* Whether an entry name of <snapset> is a generation being written. */
+int rs_statedir_is_gen_tmp(const char *name);
+
+/* Files of a generation directory: part n (1-based), or the list or
+ * index itself (n == 0); the info file (written last); the marker of a
+ * superseded generation. */
+const char *rs_statedir_gen_file(apr_pool_t *p, const char *gendir, int n);
+const char *rs_statedir_gen_info(apr_pool_t *p, const char *gendir);
+const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir);
+
+/* <statedir>/changelists/<set>: the set's Change List files. */
+const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *set);
+
+/* <clset>/index.xml and <clset>/<id>.xml. */
+const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
+const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, apr_int64_t id);
+
+/* Whether an entry name of <clset> is a file of an old layout's open list
+ * ("open-*"), removed at startup. */
+int rs_statedir_is_cl_legacy(const char *name);
+
+#endif

@@ -1,0 +1,133 @@
+/* test_file.c - rs_file (file-system primitives) and rs_statedir (layout). */
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_file.h"
+#include "rs_statedir.h"
+
+static apr_status_t write_hello(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    (void)p;
+    return apr_file_write_full(f, baton, strlen(baton), NULL);
+}
+
+static apr_status_t write_fail(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    (void)p;
+    apr_file_write_full(f, "partial", 7, NULL);
+    return *(apr_status_t *)baton;
+}
+
+START_TEST(replace_new_and_existing)
+{
+    char *dir = ut_tempdir("replace");
+    char *path = ut_path(dir, "doc.xml");
+    size_t len;
+
+    ck_assert_int_eq(rs_file_replace(ut_pool, path, write_hello, "one"), APR_SUCCESS);
+    ck_assert_str_eq(ut_read(path, &len), "one");
+    ck_assert_int_eq(rs_file_replace(ut_pool, path, write_hello, "second"), APR_SUCCESS);
+    ck_assert_str_eq(ut_read(path, &len), "second");
+    /* No temporary file is left beside it. */
+    ck_assert(!ut_exists(ut_path(dir, ".tmp-doc.xml")));
+}
+END_TEST
+
+START_TEST(replace_failure_keeps_old)
+{
+    char *dir = ut_tempdir("replace-fail");
+    char *path = ut_path(dir, "doc.xml");
+    apr_status_t cause = APR_ENOSPC;
+    size_t len;
+
+    ut_write_str(path, "old");
+    /* The writer's error comes back unchanged, the old bytes stay. */
+    ck_assert_int_eq(rs_file_replace(ut_pool, path, write_fail, &cause), APR_ENOSPC);
+    ck_assert_str_eq(ut_read(path, &len), "old");
+    ck_assert(!ut_exists(ut_path(dir, ".tmp-doc.xml")));
+    /* A directory that does not exist: the cause is ENOENT. */
+    ck_assert(APR_STATUS_IS_ENOENT(rs_file_replace(ut_pool, ut_path(dir, "no/doc.xml"),
+                                                   write_hello, "x")));
+}
+END_TEST
+
+START_TEST(remove_tree_nested)
+{
+    char *dir = ut_tempdir("rmtree");
+    char *top = ut_path(dir, "top");
+    char *outside = ut_path(dir, "outside");
+
+    ut_mkdir(top);
+    ut_mkdir(ut_path(top, "a"));
+    ut_mkdir(ut_path(top, "a/b"));
+    ut_write_str(ut_path(top, "f"), "x");
+    ut_write_str(ut_path(top, "a/b/g"), "y");
+    ut_mkdir(outside);
+    ut_write_str(ut_path(outside, "keep"), "z");
+    /* A symbolic link is removed, its target is not touched. */
+    ck_assert_int_eq(symlink(outside, ut_path(top, "a/link")), 0);
+    ck_assert_int_eq(rs_file_remove_tree(ut_pool, top), APR_SUCCESS);
+    ck_assert(!ut_exists(top));
+    ck_assert(ut_exists(ut_path(outside, "keep")));
+    /* Already gone: success. */
+    ck_assert_int_eq(rs_file_remove_tree(ut_pool, top), APR_SUCCESS);
+}
+END_TEST
+
+START_TEST(sync_dir_and_touch)
+{
+    char *dir = ut_tempdir("sync");
+    char *marker = ut_path(dir, "superseded");
+    struct stat sb;
+
+    ck_assert_int_eq(rs_file_sync_dir(dir), APR_SUCCESS);
+    ck_assert(APR_STATUS_IS_ENOENT(rs_file_sync_dir(ut_path(dir, "missing"))));
+    ck_assert(!rs_file_exists(ut_pool, marker));
+    ck_assert_int_eq(rs_file_touch(ut_pool, marker), APR_SUCCESS);
+    ck_assert(rs_file_exists(ut_pool, marker));
+    ck_assert_int_eq(stat(marker, &sb), 0);
+    ck_assert_int_eq((int)sb.st_size, 0);
+}
+END_TEST
+
+START_TEST(statedir_layout)
+{
+    const char *snapset = rs_statedir_snapset(ut_pool, "/var/rs", "data");
+    const char *gen = rs_statedir_gen(ut_pool, snapset, 12);
+    const char *clset = rs_statedir_clset(ut_pool, "/var/rs", "data");
+
+    ck_assert_str_eq(rs_statedir_db(ut_pool, "/var/rs"), "/var/rs/state.db");
+    ck_assert_str_eq(rs_statedir_snapshots(ut_pool, "/var/rs"), "/var/rs/snapshots");
+    ck_assert_str_eq(snapset, "/var/rs/snapshots/data");
+    ck_assert_str_eq(gen, "/var/rs/snapshots/data/12");
+    ck_assert_str_eq(rs_statedir_gen_tmp(ut_pool, snapset, 12), "/var/rs/snapshots/data/tmp-12");
+    ck_assert(rs_statedir_is_gen_tmp("tmp-12"));
+    ck_assert(!rs_statedir_is_gen_tmp("12"));
+    ck_assert_str_eq(rs_statedir_gen_file(ut_pool, gen, 0),
+                     "/var/rs/snapshots/data/12/resourcelist.xml");
+    ck_assert_str_eq(rs_statedir_gen_file(ut_pool, gen, 3), "/var/rs/snapshots/data/12/part-3.xml");
+    ck_assert_str_eq(rs_statedir_gen_info(ut_pool, gen), "/var/rs/snapshots/data/12/info");
+    ck_assert_str_eq(rs_statedir_gen_superseded(ut_pool, gen),
+                     "/var/rs/snapshots/data/12/superseded");
+    ck_assert_str_eq(clset, "/var/rs/changelists/data");
+    ck_assert_str_eq(rs_statedir_cl_index(ut_pool, clset), "/var/rs/changelists/data/index.xml");
+    ck_assert_str_eq(rs_statedir_cl_list(ut_pool, clset, 7), "/var/rs/changelists/data/7.xml");
+    ck_assert(rs_statedir_is_cl_legacy("open-3.xml"));
+    ck_assert(!rs_statedir_is_cl_legacy("3.xml"));
+}
+END_TEST
+
+Suite *file_suite(void)
+{
+    Suite *s = suite_create("rs_file");
+    TCase *tc = ut_tcase("file", 10);
+    tcase_add_test(tc, replace_new_and_existing);
+    tcase_add_test(tc, replace_failure_keeps_old);
+    tcase_add_test(tc, remove_tree_nested);
+    tcase_add_test(tc, sync_dir_and_touch);
+    tcase_add_test(tc, statedir_layout);
+    suite_add_tcase(s, tc);
+    return s;
+}
