@@ -166,6 +166,7 @@ static int valid_url_path(const char *s)
 static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *path;
     (void)mconfig;
     if (err) {
         return err;
@@ -173,10 +174,12 @@ static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
     if (!*arg) {
         return "ResourceSyncStateDir: empty path";
     }
-    rs_global.state_dir = strip_slash(cmd->pool, ap_server_root_relative(cmd->pool, arg));
-    if (!rs_global.state_dir) {
+    /* NULL when APR rejects the path (e.g. longer than APR_PATH_MAX). */
+    path = ap_server_root_relative(cmd->pool, arg);
+    if (!path) {
         return apr_psprintf(cmd->pool, "ResourceSyncStateDir: invalid path '%s'", arg);
     }
+    rs_global.state_dir = strip_slash(cmd->pool, path);
     return NULL;
 }
 
