@@ -223,15 +223,11 @@ static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
-static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
-                           const char *url)
+/* ResourceSyncSet belongs in a <Directory> section with a plain absolute
+ * path (sets are roots the watcher walks), at most one set per section. */
+static const char *check_set_section(cmd_parms *cmd, const rs_dir_conf *dc, const char *name)
 {
-    rs_dir_conf *dc = mconfig;
-    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
     const char *err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES);
-    rs_set_t *set;
-    const char *s;
-    int i;
 
     if (err) {
         return err;
@@ -249,6 +245,14 @@ static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
         return apr_psprintf(cmd->pool, "ResourceSyncSet %s: this <Directory> already "
                             "holds set '%s'", name, dc->set->name);
     }
+    return NULL;
+}
+
+/* A set name is a URL segment and a file name in the state directory. */
+static const char *check_set_name(cmd_parms *cmd, const char *name)
+{
+    const char *s;
+
     for (s = name; *s; s++) {
         if (!apr_isalnum(*s) && *s != '-' && *s != '_' && *s != '.') {
             break;
@@ -258,6 +262,45 @@ static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
         return apr_psprintf(cmd->pool, "ResourceSyncSet: invalid set name '%s' (use 1 to "
                             "%d letters, digits, '-', '_' or '.', not starting with '.')",
                             name, RS_SET_NAME_MAX);
+    }
+    return NULL;
+}
+
+/* Against every set declared so far (all servers): a unique name, no
+ * directory inside another's, and room in the status segment. */
+static const char *check_set_unique(cmd_parms *cmd, const rs_set_t *set)
+{
+    int i;
+
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        rs_set_t *o = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        if (!strcmp(o->name, set->name)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet: duplicate set name '%s' "
+                                "(already used at %s)", set->name, o->where);
+        }
+        if (path_within(set->dir, o->dir) || path_within(o->dir, set->dir)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet %s: directory '%s' overlaps "
+                                "set '%s' (%s, at %s)", set->name, set->dir, o->name, o->dir,
+                                o->where);
+        }
+    }
+    if (rs_global.sets->nelts >= RS_MAX_SETS) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: at most %d sets", set->name,
+                            RS_MAX_SETS);
+    }
+    return NULL;
+}
+
+static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
+                           const char *url)
+{
+    rs_dir_conf *dc = mconfig;
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    const char *err;
+    rs_set_t *set;
+
+    if ((err = check_set_section(cmd, dc, name)) || (err = check_set_name(cmd, name))) {
+        return err;
     }
     if (url && !valid_url_path(url)) {
         return apr_psprintf(cmd->pool, "ResourceSyncSet %s: invalid URL-path '%s' (an "
@@ -271,22 +314,8 @@ static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
     set->s = cmd->server;
     set->section = dc;
     set->where = where(cmd);
-
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        rs_set_t *o = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
-        if (!strcmp(o->name, set->name)) {
-            return apr_psprintf(cmd->pool, "ResourceSyncSet: duplicate set name '%s' "
-                                "(already used at %s)", name, o->where);
-        }
-        if (path_within(set->dir, o->dir) || path_within(o->dir, set->dir)) {
-            return apr_psprintf(cmd->pool, "ResourceSyncSet %s: directory '%s' overlaps "
-                                "set '%s' (%s, at %s)", name, set->dir, o->name, o->dir,
-                                o->where);
-        }
-    }
-    if (rs_global.sets->nelts >= RS_MAX_SETS) {
-        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: at most %d sets", name,
-                            RS_MAX_SETS);
+    if ((err = check_set_unique(cmd, set))) {
+        return err;
     }
     dc->set = set;
     APR_ARRAY_PUSH(rs_global.sets, rs_set_t *) = set;
@@ -356,6 +385,22 @@ static const char *option_context(cmd_parms *cmd, void *mconfig)
     return NULL;
 }
 
+/* "none" given with algorithms: name what it was combined with
+ * ("none md5" -> 'md5'). */
+static const char *hash_none_error(cmd_parms *cmd, int argc, char *const argv[], int none)
+{
+    const char *others = NULL;
+    int j;
+
+    for (j = 0; j < argc; j++) {
+        if (j != none) {
+            others = others ? apr_pstrcat(cmd->pool, others, " ", argv[j], NULL) : argv[j];
+        }
+    }
+    return apr_psprintf(cmd->pool, "ResourceSyncHash: '%s' cannot be combined "
+                        "with algorithms ('%s')", argv[none], others);
+}
+
 static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const argv[])
 {
     rs_dir_conf *dc = mconfig;
@@ -373,17 +418,7 @@ static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const
         unsigned bit = rs_hash_bit(argv[i]);
         if (!strcasecmp(argv[i], "none")) {
             if (argc > 1) {
-                /* name what it was combined with: "none md5" -> 'md5' */
-                const char *others = NULL;
-                int j;
-                for (j = 0; j < argc; j++) {
-                    if (j != i) {
-                        others = others ? apr_pstrcat(cmd->pool, others, " ", argv[j], NULL)
-                                        : argv[j];
-                    }
-                }
-                return apr_psprintf(cmd->pool, "ResourceSyncHash: '%s' cannot be combined "
-                                    "with algorithms ('%s')", argv[i], others);
+                return hash_none_error(cmd, argc, argv, i);
             }
             continue;
         }
@@ -634,12 +669,11 @@ static int fatal(server_rec *s, const char *msg)
     return !OK;
 }
 
-int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
+/* Defaults of the global directives, and the Last-Modified time of the
+ * documents rendered from this configuration (whole seconds, as HTTP dates
+ * carry no more). */
+static void resolve_globals(void)
 {
-    server_rec *s;
-    apr_status_t rv;
-    int i, j;
-
     if (rs_global.rescan == RS_UNSET) {
         rs_global.rescan = apr_time_from_sec(RS_DEFAULT_RESCAN);
     }
@@ -647,14 +681,13 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
         rs_global.recent = RS_DEFAULT_RECENT;
     }
     rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
-    if (!rs_global.sets->nelts) {
-        return OK;
-    }
-    if (!rs_global.state_dir) {
-        return fatal(s0, "ResourceSyncStateDir is not set: it is required when "
-                     "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
-    }
-    rs_global.fingerprint = fingerprint(pconf);
+}
+
+/* Every set option recorded in a <Directory> section (option_context)
+ * must be in the section of a set, the only place the watcher reads it. */
+static int check_option_uses(apr_pool_t *ptemp, server_rec *s0)
+{
+    int i, j;
 
     for (i = 0; rs_global.option_uses && i < rs_global.option_uses->nelts; i++) {
         const option_use_t *u = &APR_ARRAY_IDX(rs_global.option_uses, i, option_use_t);
@@ -670,125 +703,225 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
                                            u->directive, u->where));
         }
     }
+    return OK;
+}
 
-    for (s = s0; s; s = s->next) {
-        rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
-        core_server_config *core = ap_get_core_module_config(s->module_config);
-        rs_dir_conf *defaults = ap_get_module_config(s->lookup_defaults, &resourcesync_module);
-        const char *docroot = core->ap_document_root
-                              ? strip_slash(ptemp, core->ap_document_root) : NULL;
+/* DocumentRoot of s without a trailing "/": its own, else the main
+ * server's (s0); NULL if neither has one. */
+static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *s0)
+{
+    core_server_config *core = ap_get_core_module_config(s->module_config);
 
-        if (!docroot && s != s0) {
-            core_server_config *mc = ap_get_core_module_config(s0->module_config);
-            docroot = mc->ap_document_root ? strip_slash(ptemp, mc->ap_document_root) : NULL;
-        }
-        if (create) {
-            sc->canonical = canonical_base(pconf, s, sc);
-        }
-        if (docroot && path_within(rs_global.state_dir, docroot)) {
-            return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
-                                         "DocumentRoot '%s': the state must never be served",
-                                         rs_global.state_dir, docroot));
-        }
-        for (i = 0; i < sc->sets->nelts; i++) {
-            rs_set_t *set = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
-            rs_dir_conf *eff = rs_config_merge_dir(pconf, defaults, set->section);
-            const char *prefix = rs_config_prefix(sc);
+    if (!core->ap_document_root && s != s0) {
+        core = ap_get_core_module_config(s0->module_config);
+    }
+    return core->ap_document_root ? strip_slash(ptemp, core->ap_document_root) : NULL;
+}
 
-            if (set->url_arg) {
-                set->url_path = set->url_arg;
-            }
-            else if (docroot && path_within(set->dir, docroot)) {
-                set->url_path = set->dir + (strcmp(docroot, "/") ? strlen(docroot) : 0);
-                if (!*set->url_path) {
-                    set->url_path = "/";
-                }
-            }
-            else {
-                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: directory '%s' is "
-                                             "not below DocumentRoot '%s'; give its URL-path "
-                                             "as the second argument (%s)", set->name,
-                                             set->dir, docroot ? docroot : "(none)",
-                                             set->where));
-            }
-            if (strcmp(set->url_path, "/")) {
-                set->url_path = apr_pstrcat(pconf, set->url_path, "/", NULL);
-            }
-            /* The documents' URLs must not hide the set's files. */
-            if (!strncmp(set->url_path, prefix, strlen(prefix))
-                && (set->url_path[strlen(prefix)] == '/' || !set->url_path[strlen(prefix)])) {
-                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' is "
-                                             "inside ResourceSyncPrefix '%s' (%s)", set->name,
-                                             set->url_path, prefix, set->where));
-            }
-            if (!strncmp(RS_WELL_KNOWN, set->url_path, strlen(set->url_path))
-                && strcmp(set->url_path, "/")) {
-                return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' "
-                                             "covers %s (%s)", set->name, set->url_path,
-                                             RS_WELL_KNOWN, set->where));
-            }
-            if (!create) {
-                continue;
-            }
-            set->hashes = eff->hashes == RS_UNSET ? RS_HASH_MD5 : (unsigned)eff->hashes;
-            set->max_entries = eff->max_entries == RS_UNSET ? RS_DEFAULT_MAX : eff->max_entries;
-            set->excludes = eff->excludes;
-            set->describedby = set->section->describedby;
-            set->dotfiles = eff->dotfiles == 1;
-            set->cl_period = eff->cl_period == RS_UNSET ? RS_DEFAULT_PERIOD : eff->cl_period;
-            set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
-            set->spec10 = eff->spec10 == 1;
-            set->root_url = apr_pstrcat(pconf, sc->canonical,
-                                        rs_uri_escape_path(pconf, set->url_path), NULL);
-            set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/",
-                                        NULL);
-            set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
-            set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
-            set->snap_dir = apr_pstrcat(pconf, rs_global.state_dir, "/snapshots/",
-                                        set->name, NULL);
-            set->cl_dir = apr_pstrcat(pconf, rs_global.state_dir, "/changelists/",
-                                      set->name, NULL);
-            set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
-            if (path_within(rs_global.state_dir, set->dir)) {
-                return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
-                                             "set '%s' (%s): the state must never be served",
-                                             rs_global.state_dir, set->name, set->dir));
-            }
+/* set->url_path: the second argument of ResourceSyncSet, else the set's
+ * directory relative to DocumentRoot; always ending with "/". */
+static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
+                            rs_set_t *set, const char *docroot)
+{
+    if (set->url_arg) {
+        set->url_path = set->url_arg;
+    }
+    else if (docroot && path_within(set->dir, docroot)) {
+        set->url_path = set->dir + (strcmp(docroot, "/") ? strlen(docroot) : 0);
+        if (!*set->url_path) {
+            set->url_path = "/";
         }
     }
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->slot = i;
+    else {
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: directory '%s' is "
+                                     "not below DocumentRoot '%s'; give its URL-path "
+                                     "as the second argument (%s)", set->name,
+                                     set->dir, docroot ? docroot : "(none)", set->where));
+    }
+    if (strcmp(set->url_path, "/")) {
+        set->url_path = apr_pstrcat(pconf, set->url_path, "/", NULL);
+    }
+    return OK;
+}
+
+/* The documents' URLs must not hide the set's files: its URL-path may be
+ * neither inside the prefix nor cover the well-known URI. */
+static int check_url_path(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set,
+                          const char *prefix)
+{
+    apr_size_t n = strlen(prefix);
+
+    if (!strncmp(set->url_path, prefix, n)
+        && (set->url_path[n] == '/' || !set->url_path[n])) {
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' is "
+                                     "inside ResourceSyncPrefix '%s' (%s)", set->name,
+                                     set->url_path, prefix, set->where));
+    }
+    if (!strncmp(RS_WELL_KNOWN, set->url_path, strlen(set->url_path))
+        && strcmp(set->url_path, "/")) {
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' "
+                                     "covers %s (%s)", set->name, set->url_path,
+                                     RS_WELL_KNOWN, set->where));
+    }
+    return OK;
+}
+
+/* A set's effective options: its section's values over the server-level
+ * values (defaults) over the built-in defaults. */
+static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *defaults)
+{
+    const rs_dir_conf *eff = rs_config_merge_dir(pconf, defaults, set->section);
+
+    set->hashes = eff->hashes == RS_UNSET ? RS_HASH_MD5 : (unsigned)eff->hashes;
+    set->max_entries = eff->max_entries == RS_UNSET ? RS_DEFAULT_MAX : eff->max_entries;
+    set->excludes = eff->excludes;
+    set->describedby = set->section->describedby;
+    set->dotfiles = eff->dotfiles == 1;
+    set->cl_period = eff->cl_period == RS_UNSET ? RS_DEFAULT_PERIOD : eff->cl_period;
+    set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
+    set->spec10 = eff->spec10 == 1;
+}
+
+/* A set's absolute URLs (from its server's canonical base) and its
+ * directories in the state directory. */
+static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf *sc,
+                             const char *prefix)
+{
+    set->root_url = apr_pstrcat(pconf, sc->canonical,
+                                rs_uri_escape_path(pconf, set->url_path), NULL);
+    set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/", NULL);
+    set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
+    set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
+    set->snap_dir = apr_pstrcat(pconf, rs_global.state_dir, "/snapshots/", set->name, NULL);
+    set->cl_dir = apr_pstrcat(pconf, rs_global.state_dir, "/changelists/", set->name, NULL);
+    set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
+}
+
+/* The state directory must never be served: not inside a set's directory
+ * (a set outside DocumentRoot is served through its URL-path). */
+static int check_state_outside_set(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set)
+{
+    if (path_within(rs_global.state_dir, set->dir)) {
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+                                     "set '%s' (%s): the state must never be served",
+                                     rs_global.state_dir, set->name, set->dir));
+    }
+    return OK;
+}
+
+/* One set of server s: its URL-path and the checks on it; with create,
+ * also its options and URLs, and the state directory check. */
+static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_set_t *set,
+                       const char *docroot, int create)
+{
+    rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+    const char *prefix = rs_config_prefix(sc);
+    int rc;
+
+    if ((rc = resolve_url_path(pconf, ptemp, s, set, docroot)) != OK
+        || (rc = check_url_path(ptemp, s, set, prefix)) != OK) {
+        return rc;
     }
     if (!create) {
         return OK;
     }
+    resolve_set_options(pconf, set,
+                        ap_get_module_config(s->lookup_defaults, &resourcesync_module));
+    resolve_set_urls(pconf, set, sc, prefix);
+    return check_state_outside_set(ptemp, s, set);
+}
 
-    /* Create the state directory while still root, and give it to the run
-     * user: the watcher, which writes it, runs as that user. */
-    rv = apr_dir_make_recursive(apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL),
-                                APR_FPROT_OS_DEFAULT, ptemp);
+/* One server: its canonical base URL (with create), the state directory
+ * outside its DocumentRoot, then each of its sets in declaration order. */
+static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
+                          server_rec *s0, int create)
+{
+    rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+    const char *docroot = server_docroot(ptemp, s, s0);
+    int i, rc;
+
+    if (create) {
+        sc->canonical = canonical_base(pconf, s, sc);
+    }
+    if (docroot && path_within(rs_global.state_dir, docroot)) {
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+                                     "DocumentRoot '%s': the state must never be served",
+                                     rs_global.state_dir, docroot));
+    }
+    for (i = 0; i < sc->sets->nelts; i++) {
+        rc = resolve_set(pconf, ptemp, s, APR_ARRAY_IDX(sc->sets, i, rs_set_t *), docroot,
+                         create);
+        if (rc != OK) {
+            return rc;
+        }
+    }
+    return OK;
+}
+
+/* Create the state directory (and its snapshots/) while still root, and
+ * give both to the run user: the watcher, which writes them, runs as that
+ * user.  Not root (httpd started by its run user): it must be writable. */
+static int make_state_dir(apr_pool_t *ptemp, server_rec *s0)
+{
+    const char *paths[2];
+    apr_status_t rv;
+    int i;
+
+    paths[0] = rs_global.state_dir;
+    paths[1] = apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL);
+    rv = apr_dir_make_recursive(paths[1], APR_FPROT_OS_DEFAULT, ptemp);
     if (rv != APR_SUCCESS) {
         char buf[256];
         return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot create '%s': %s",
                                       rs_global.state_dir,
                                       apr_strerror(rv, buf, sizeof(buf))));
     }
-    if (geteuid() == 0) {
-        const char *paths[2];
-        paths[0] = rs_global.state_dir;
-        paths[1] = apr_pstrcat(ptemp, rs_global.state_dir, "/snapshots", NULL);
-        for (i = 0; i < 2; i++) {
-            if (chown(paths[i], ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
-                return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot give '%s' "
-                                              "to user %s", paths[i],
-                                              ap_unixd_config.user_name));
-            }
+    if (geteuid() != 0) {
+        if (access(rs_global.state_dir, W_OK | X_OK) != 0) {
+            return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: '%s' is not writable "
+                                          "by this user", rs_global.state_dir));
         }
-        chmod(rs_global.state_dir, 0750);
+        return OK;
     }
-    else if (access(rs_global.state_dir, W_OK | X_OK) != 0) {
-        return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: '%s' is not writable "
-                                      "by this user", rs_global.state_dir));
+    for (i = 0; i < 2; i++) {
+        if (chown(paths[i], ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
+            return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot give '%s' "
+                                          "to user %s", paths[i], ap_unixd_config.user_name));
+        }
     }
+    chmod(rs_global.state_dir, 0750);
     return OK;
+}
+
+/* The steps run in this order, and the first failing check stops startup
+ * with its message: a check_config pass (create == 0) and the post_config
+ * pass (create == 1) report the same errors, except that only the latter
+ * resolves options and URLs, checks the state directory against the sets'
+ * directories, and creates the state directory. */
+int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
+{
+    server_rec *s;
+    int i, rc;
+
+    resolve_globals();
+    if (!rs_global.sets->nelts) {
+        return OK;
+    }
+    if (!rs_global.state_dir) {
+        return fatal(s0, "ResourceSyncStateDir is not set: it is required when "
+                     "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
+    }
+    rs_global.fingerprint = fingerprint(pconf);
+    if ((rc = check_option_uses(ptemp, s0)) != OK) {
+        return rc;
+    }
+    for (s = s0; s; s = s->next) {
+        if ((rc = resolve_server(pconf, ptemp, s, s0, create)) != OK) {
+            return rc;
+        }
+    }
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->slot = i;
+    }
+    return create ? make_state_dir(ptemp, s0) : OK;
 }
