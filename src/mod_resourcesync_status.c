@@ -53,6 +53,24 @@ static apr_status_t forget(void *data)
     return APR_SUCCESS;
 }
 
+/* The critical section around every copy in or out of the segment.
+ * segment_lock() returns whether the mutex is held; a lock error (the
+ * mutex torn down by a graceful restart while this process still runs, or
+ * no mutex yet) is tolerated: the copy is then made without it, and at
+ * worst one response sees a torn entry.  Pass its result to
+ * segment_unlock(). */
+static int segment_lock(void)
+{
+    return rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+}
+
+static void segment_unlock(int locked)
+{
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}
+
 /* Newest complete snapshot of a set on disk (0 if none). */
 static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 {
@@ -163,11 +181,9 @@ void rs_status_read_set(int slot, rs_status_set_t *out)
         memset(out, 0, sizeof(*out));
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     *out = status->sets[slot];
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_write_set(int slot, const rs_status_set_t *in)
@@ -176,11 +192,9 @@ void rs_status_write_set(int slot, const rs_status_set_t *in)
     if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     status->sets[slot] = *in;
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in)
@@ -189,14 +203,12 @@ void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status
     if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     for (i = 0; recs && ring && i < recs->nelts; i++) {
         rs_ring_put(ring, slot, &APR_ARRAY_IDX(recs, i, rs_record_t));
     }
     status->sets[slot] = *in;
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots)
@@ -205,13 +217,11 @@ void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots)
     if (!ring) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     for (i = 0; i < recs->nelts; i++) {
         rs_ring_put(ring, slots[i], &APR_ARRAY_IDX(recs, i, rs_record_t));
     }
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
@@ -222,11 +232,9 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
         *next = from;
         return -1;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     n = rs_ring_get(ring, slot, from, last, max, p, out, next);
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
     return n;
 }
 
@@ -237,10 +245,8 @@ apr_int64_t rs_status_ring_head(void)
     if (!ring) {
         return 0;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     head = rs_ring_head(ring);
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
     return head;
 }
