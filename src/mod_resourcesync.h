@@ -5,6 +5,7 @@
  *   mod_resourcesync_config.c     directives, config merges, set registry
  *   mod_resourcesync_status.c     shared-memory status segment + mutex
  *   mod_resourcesync_watcher.c    watcher process lifecycle and main loop
+ *   mod_resourcesync_changes.c    Change Lists: journal records, ring, open list
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -19,6 +20,7 @@
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
 #include "rs_journal.h"
+#include "rs_log.h"
 #include "rs_ring.h"
 
 #ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
@@ -219,7 +221,6 @@ typedef struct rs_changes_ctx_t {
 } rs_changes_ctx_t;
 struct rs_item_t;
 apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
-struct rs_logger_t;
 /* After the transaction with ctx's records committed: put them in the ring
  * and publish the open list's new extent. */
 void rs_changes_publish(rs_changes_ctx_t *ctx);
@@ -230,7 +231,6 @@ apr_status_t rs_changes_seed(apr_pool_t *p, struct rs_journal_t *j, const rs_set
 /* At watcher start, after rs_changes_seed of every set: put the newest
  * journal records (as many as the ring holds, every set), rendered, into
  * the ring. */
-struct rs_logger_t;
 void rs_changes_seed_ring(apr_pool_t *p, struct rs_journal_t *j, const struct rs_logger_t *log);
 /* Per child: the lock of its read connection to the store. */
 void rs_changes_child_init(apr_pool_t *p);
