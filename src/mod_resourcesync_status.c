@@ -71,14 +71,15 @@ static void segment_unlock(int locked)
     }
 }
 
-/* Newest complete snapshot of a set on disk (0 if none). */
-static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+/* Newest complete snapshot of a set on disk (gen stays 0 if none).
+ * 0 if the set has no snapshot directory yet. */
+static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
 
     if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
-        return;
+        return 0;
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         rs_snapshot_info_t info;
@@ -102,22 +103,31 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         }
     }
     apr_dir_close(d);
-    /* The open Change List: the one after the highest closed list on
-     * disk (not ready to be served before the watcher says what it holds). */
-    if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
-        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-            char *end;
-            apr_int64_t id;
-            if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
-                continue;
-            }
-            id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
-            if (!strcmp(end, ".xml") && id > e->cl_open_id) {
-                e->cl_open_id = id;
-            }
-        }
-        apr_dir_close(d);
+    return 1;
+}
+
+/* The open Change List's id: the one after the highest closed list on
+ * disk (not ready to be served before the watcher says what it holds). */
+static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, set->cl_dir, p) != APR_SUCCESS) {
+        return;
     }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        char *end;
+        apr_int64_t id;
+        if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
+            continue;
+        }
+        id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
+        if (!strcmp(end, ".xml") && id > e->cl_open_id) {
+            e->cl_open_id = id;
+        }
+    }
+    apr_dir_close(d);
 }
 
 int rs_status_create(apr_pool_t *pconf, server_rec *s)
@@ -154,7 +164,11 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
         apr_cpystrn(status->sets[i].name, set->name, sizeof(status->sets[i].name));
-        seed(ptemp, set, &status->sets[i]);
+        /* A set without a snapshot directory has never been scanned:
+         * nothing of it is seeded. */
+        if (seed_snapshot(ptemp, set, &status->sets[i])) {
+            seed_open_list(ptemp, set, &status->sets[i]);
+        }
     }
     apr_pool_destroy(ptemp);
     apr_pool_cleanup_register(pconf, NULL, forget, apr_pool_cleanup_null);
