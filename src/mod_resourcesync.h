@@ -2,9 +2,11 @@
  *
  * The glue is split by concern:
  *   mod_resourcesync.c            module record, hook registration
- *   mod_resourcesync_config.c     directives, config merges, set registry
+ *   mod_resourcesync_config.c     config records, merges, post_config checks
+ *   mod_resourcesync_directives.c directives and their arguments, set registry
  *   mod_resourcesync_status.c     shared-memory status segment + mutex
  *   mod_resourcesync_watcher.c    watcher process lifecycle and main loop
+ *   mod_resourcesync_changes.c    Change Lists: journal records, ring, open list
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -19,6 +21,7 @@
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
 #include "rs_journal.h"
+#include "rs_log.h"
 #include "rs_ring.h"
 
 #ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
@@ -112,11 +115,23 @@ typedef struct rs_global_t {
     const char *fingerprint;    /* of the httpd configuration */
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
-    apr_array_header_t *option_uses;  /* set options in <Directory> sections */
+    apr_array_header_t *option_uses;  /* rs_option_use_t: set options in <Directory> sections */
 } rs_global_t;
 
 extern rs_global_t rs_global;
+
+/* mod_resourcesync_directives.c */
 extern const command_rec rs_cmds[];
+/* Set options apply where the watcher reads them: the <Directory> section
+ * that holds ResourceSyncSet, or server level.  Anywhere else they would be
+ * silently ignored, so each use in a directory section is recorded while
+ * the configuration is read and checked once the whole configuration is
+ * known (rs_config_resolve). */
+typedef struct rs_option_use_t {
+    const void *mconfig;        /* the section's rs_dir_conf */
+    const char *directive;
+    const char *where;          /* "file:line" */
+} rs_option_use_t;
 
 /* mod_resourcesync_config.c */
 void *rs_config_create_dir(apr_pool_t *p, char *dir);
@@ -128,7 +143,12 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp);
  * `apachectl -t` reports it) or check and resolve it, creating the state
  * directory (create == 1, post_config). */
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, int create);
+/* The server's ResourceSyncPrefix, or the default. */
 const char *rs_config_prefix(const rs_srv_conf *sc);
+/* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
+const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
+/* 1 if path a is b or below b (both absolute, without trailing "/"). */
+int rs_config_path_within(const char *a, const char *b);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);
@@ -219,7 +239,6 @@ typedef struct rs_changes_ctx_t {
 } rs_changes_ctx_t;
 struct rs_item_t;
 apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
-struct rs_logger_t;
 /* After the transaction with ctx's records committed: put them in the ring
  * and publish the open list's new extent. */
 void rs_changes_publish(rs_changes_ctx_t *ctx);
@@ -230,7 +249,6 @@ apr_status_t rs_changes_seed(apr_pool_t *p, struct rs_journal_t *j, const rs_set
 /* At watcher start, after rs_changes_seed of every set: put the newest
  * journal records (as many as the ring holds, every set), rendered, into
  * the ring. */
-struct rs_logger_t;
 void rs_changes_seed_ring(apr_pool_t *p, struct rs_journal_t *j, const struct rs_logger_t *log);
 /* Per child: the lock of its read connection to the store. */
 void rs_changes_child_init(apr_pool_t *p);

@@ -54,14 +54,33 @@ static apr_status_t forget(void *data)
     return APR_SUCCESS;
 }
 
-/* Newest complete snapshot of a set on disk (0 if none). */
-static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+/* The critical section around every copy in or out of the segment.
+ * segment_lock() returns whether the mutex is held; a lock error (the
+ * mutex torn down by a graceful restart while this process still runs, or
+ * no mutex yet) is tolerated: the copy is then made without it, and at
+ * worst one response sees a torn entry.  Pass its result to
+ * segment_unlock(). */
+static int segment_lock(void)
+{
+    return rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+}
+
+static void segment_unlock(int locked)
+{
+    if (locked) {
+        apr_global_mutex_unlock(rs_global.mutex);
+    }
+}
+
+/* Newest complete snapshot of a set on disk (gen stays 0 if none).
+ * 0 if the set has no snapshot directory yet. */
+static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
 
     if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
-        return;
+        return 0;
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         rs_snapshot_info_t info;
@@ -85,22 +104,31 @@ static void seed(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         }
     }
     apr_dir_close(d);
-    /* The open Change List: the one after the highest closed list on
-     * disk (not ready to be served before the watcher says what it holds). */
-    if (apr_dir_open(&d, set->cl_dir, p) == APR_SUCCESS) {
-        while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-            char *end;
-            apr_int64_t id;
-            if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
-                continue;
-            }
-            id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
-            if (!strcmp(end, ".xml") && id > e->cl_open_id) {
-                e->cl_open_id = id;
-            }
-        }
-        apr_dir_close(d);
+    return 1;
+}
+
+/* The open Change List's id: the one after the highest closed list on
+ * disk (not ready to be served before the watcher says what it holds). */
+static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, set->cl_dir, p) != APR_SUCCESS) {
+        return;
     }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        char *end;
+        apr_int64_t id;
+        if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
+            continue;
+        }
+        id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
+        if (!strcmp(end, ".xml") && id > e->cl_open_id) {
+            e->cl_open_id = id;
+        }
+    }
+    apr_dir_close(d);
 }
 
 int rs_status_create(apr_pool_t *pconf, server_rec *s)
@@ -137,7 +165,11 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
         apr_cpystrn(status->sets[i].name, set->name, sizeof(status->sets[i].name));
-        seed(ptemp, set, &status->sets[i]);
+        /* A set without a snapshot directory has never been scanned:
+         * nothing of it is seeded. */
+        if (seed_snapshot(ptemp, set, &status->sets[i])) {
+            seed_open_list(ptemp, set, &status->sets[i]);
+        }
     }
     apr_pool_destroy(ptemp);
     apr_pool_cleanup_register(pconf, NULL, forget, apr_pool_cleanup_null);
@@ -164,11 +196,9 @@ void rs_status_read_set(int slot, rs_status_set_t *out)
         memset(out, 0, sizeof(*out));
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     *out = status->sets[slot];
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_write_set(int slot, const rs_status_set_t *in)
@@ -177,11 +207,9 @@ void rs_status_write_set(int slot, const rs_status_set_t *in)
     if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     status->sets[slot] = *in;
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in)
@@ -190,14 +218,12 @@ void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status
     if (!status || slot < 0 || (apr_uint32_t)slot >= status->nsets) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     for (i = 0; recs && ring && i < recs->nelts; i++) {
         rs_ring_put(ring, slot, &APR_ARRAY_IDX(recs, i, rs_record_t));
     }
     status->sets[slot] = *in;
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots)
@@ -206,13 +232,11 @@ void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots)
     if (!ring) {
         return;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     for (i = 0; i < recs->nelts; i++) {
         rs_ring_put(ring, slots[i], &APR_ARRAY_IDX(recs, i, rs_record_t));
     }
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
 }
 
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
@@ -223,11 +247,9 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
         *next = from;
         return -1;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     n = rs_ring_get(ring, slot, from, last, max, p, out, next);
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
     return n;
 }
 
@@ -238,10 +260,8 @@ apr_int64_t rs_status_ring_head(void)
     if (!ring) {
         return 0;
     }
-    locked = rs_global.mutex && apr_global_mutex_lock(rs_global.mutex) == APR_SUCCESS;
+    locked = segment_lock();
     head = rs_ring_head(ring);
-    if (locked) {
-        apr_global_mutex_unlock(rs_global.mutex);
-    }
+    segment_unlock(locked);
     return head;
 }

@@ -1,0 +1,498 @@
+/* mod_resourcesync_directives.c - the directives and their arguments.
+ *
+ * Each handler runs while httpd reads the configuration (twice at startup,
+ * once per restart; rs_config_pre has reset rs_global before each pass).
+ * It checks its context (ap_check_cmd_context) and its arguments, and
+ * stores them in the server config, the per-directory config or rs_global,
+ * leaving the unset sentinel wherever the directive is absent.  Checks
+ * that need the whole configuration run later, in rs_config_resolve; to
+ * that end the handlers of set options record every use in a directory
+ * section (rs_global.option_uses) and ResourceSyncSet registers each set
+ * in its server's config and in rs_global.sets.
+ */
+#include <string.h>
+#include <apr_fnmatch.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <apr_uri.h>
+#include "mod_resourcesync.h"
+#include "rs_glob.h"
+#include "rs_hash.h"
+
+/* "file:line" of the directive being read, for messages. */
+static const char *where(cmd_parms *cmd)
+{
+    if (cmd->directive && cmd->directive->filename) {
+        return apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
+                            cmd->directive->line_num);
+    }
+    return "(command line)";
+}
+
+/* An absolute http(s) URL with a host, without query or fragment. */
+static int valid_url(const char *u)
+{
+    apr_uri_t uri;
+    apr_pool_t *p;
+    int ok;
+    if (strncasecmp(u, "http://", 7) && strncasecmp(u, "https://", 8)) {
+        return 0;
+    }
+    apr_pool_create(&p, NULL);
+    ok = apr_uri_parse(p, u, &uri) == APR_SUCCESS && uri.hostname && *uri.hostname
+         && !uri.query && !uri.fragment && !strpbrk(u, " \t\"<>\\^`{|}");
+    apr_pool_destroy(p);
+    return ok;
+}
+
+/* An absolute URL-path without dot segments, empty segments, query,
+ * fragment, escapes or characters that need escaping. */
+static int valid_url_path(const char *s)
+{
+    if (*s != '/' || strstr(s, "/../") || strstr(s, "/./") || strstr(s, "//")) {
+        return 0;
+    }
+    for (; *s; s++) {
+        if ((unsigned char)*s <= ' ' || *s == '?' || *s == '#' || *s == '%'
+            || *s == '"' || *s == '<' || *s == '>' || *s == '\\' || (unsigned char)*s >= 0x7f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    const char *path;
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    if (!*arg) {
+        return "ResourceSyncStateDir: empty path";
+    }
+    /* NULL when APR rejects the path (e.g. longer than APR_PATH_MAX). */
+    path = ap_server_root_relative(cmd->pool, arg);
+    if (!path) {
+        return apr_psprintf(cmd->pool, "ResourceSyncStateDir: invalid path '%s'", arg);
+    }
+    rs_global.state_dir = rs_config_strip_slash(cmd->pool, path);
+    return NULL;
+}
+
+/* A whole number from min to max, or an error naming the directive and
+ * the value ("... is not a number of <what> from min to max"). */
+static const char *int_arg(cmd_parms *cmd, const char *arg, apr_int64_t min, apr_int64_t max,
+                           const char *what, apr_int64_t *out)
+{
+    char *end;
+    apr_int64_t v = apr_strtoi64(arg, &end, 10);
+    if (*end || end == arg || v < min || v > max) {
+        return apr_psprintf(cmd->pool, "%s: '%s' is not a number%s%s from %" APR_INT64_T_FMT
+                            " to %" APR_INT64_T_FMT, cmd->cmd->name, arg, *what ? " of " : "",
+                            what, min, max);
+    }
+    *out = v;
+    return NULL;
+}
+
+static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    apr_int64_t v;
+    (void)mconfig;
+    if (err || (err = int_arg(cmd, arg, 1, 86400, "seconds", &v))) {
+        return err;
+    }
+    rs_global.rescan = apr_time_from_sec(v);
+    return NULL;
+}
+
+static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    apr_int64_t v;
+    (void)mconfig;
+    if (err || (err = int_arg(cmd, arg, RS_MIN_RECENT, RS_MAX_RECENT, "changes", &v))) {
+        return err;
+    }
+    rs_global.recent = (int)v;
+    return NULL;
+}
+
+/* ResourceSyncSet belongs in a <Directory> section with a plain absolute
+ * path (sets are roots the watcher walks), at most one set per section. */
+static const char *check_set_section(cmd_parms *cmd, const rs_dir_conf *dc, const char *name)
+{
+    const char *err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES);
+
+    if (err) {
+        return err;
+    }
+    if (!cmd->path || !cmd->directive->parent
+        || strcasecmp(cmd->directive->parent->directive, "<Directory")) {
+        return "ResourceSyncSet must be used inside a <Directory> section";
+    }
+    if (apr_fnmatch_test(cmd->path) || cmd->path[0] != '/') {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: <Directory \"%s\"> must be "
+                            "a plain absolute path (no wildcards or regular expressions)",
+                            name, cmd->path);
+    }
+    if (dc->set) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: this <Directory> already "
+                            "holds set '%s'", name, dc->set->name);
+    }
+    return NULL;
+}
+
+/* A set name is a URL segment and a file name in the state directory. */
+static const char *check_set_name(cmd_parms *cmd, const char *name)
+{
+    const char *s;
+
+    for (s = name; *s; s++) {
+        if (!apr_isalnum(*s) && *s != '-' && *s != '_' && *s != '.') {
+            break;
+        }
+    }
+    if (*s || !*name || name[0] == '.' || strlen(name) > RS_SET_NAME_MAX) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet: invalid set name '%s' (use 1 to "
+                            "%d letters, digits, '-', '_' or '.', not starting with '.')",
+                            name, RS_SET_NAME_MAX);
+    }
+    return NULL;
+}
+
+/* Against every set declared so far (all servers): a unique name, no
+ * directory inside another's, and room in the status segment. */
+static const char *check_set_unique(cmd_parms *cmd, const rs_set_t *set)
+{
+    int i;
+
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        rs_set_t *o = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        if (!strcmp(o->name, set->name)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet: duplicate set name '%s' "
+                                "(already used at %s)", set->name, o->where);
+        }
+        if (rs_config_path_within(set->dir, o->dir) || rs_config_path_within(o->dir, set->dir)) {
+            return apr_psprintf(cmd->pool, "ResourceSyncSet %s: directory '%s' overlaps "
+                                "set '%s' (%s, at %s)", set->name, set->dir, o->name, o->dir,
+                                o->where);
+        }
+    }
+    if (rs_global.sets->nelts >= RS_MAX_SETS) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: at most %d sets", set->name,
+                            RS_MAX_SETS);
+    }
+    return NULL;
+}
+
+static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
+                           const char *url)
+{
+    rs_dir_conf *dc = mconfig;
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    const char *err;
+    rs_set_t *set;
+
+    if ((err = check_set_section(cmd, dc, name)) || (err = check_set_name(cmd, name))) {
+        return err;
+    }
+    if (url && !valid_url_path(url)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncSet %s: invalid URL-path '%s' (an "
+                            "absolute path such as /data, without query, fragment, "
+                            "'%%' or spaces)", name, url);
+    }
+    set = apr_pcalloc(cmd->pool, sizeof(*set));
+    set->name = apr_pstrdup(cmd->pool, name);
+    set->dir = rs_config_strip_slash(cmd->pool, cmd->path);
+    set->url_arg = url ? rs_config_strip_slash(cmd->pool, url) : NULL;
+    set->s = cmd->server;
+    set->section = dc;
+    set->where = where(cmd);
+    if ((err = check_set_unique(cmd, set))) {
+        return err;
+    }
+    dc->set = set;
+    APR_ARRAY_PUSH(rs_global.sets, rs_set_t *) = set;
+    APR_ARRAY_PUSH(sc->sets, rs_set_t *) = set;
+    return NULL;
+}
+
+static const char *set_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    (void)mconfig;
+    if (!valid_url_path(arg) || !strcmp(arg, "/") || arg[strlen(arg) - 1] == '/') {
+        return apr_psprintf(cmd->pool, "ResourceSyncPrefix: invalid URL-path '%s' (an "
+                            "absolute path such as /resourcesync, without a trailing '/')",
+                            arg);
+    }
+    sc->prefix = arg;
+    return NULL;
+}
+
+static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+    apr_uri_t uri;
+    (void)mconfig;
+    /* A path is allowed for servers published below a prefix by a reverse
+     * proxy: every absolute URL is then <base><URL-path>. */
+    if (!valid_url(arg) || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
+        || (uri.path && !valid_url_path(uri.path))) {
+        return apr_psprintf(cmd->pool, "ResourceSyncBaseURL: invalid URL '%s' (give "
+                            "scheme://host[:port][/path], e.g. https://data.example.org)",
+                            arg);
+    }
+    sc->base_url = rs_config_strip_slash(cmd->pool, arg);
+    if (sc->base_url[strlen(sc->base_url) - 1] == '/') {
+        sc->base_url = apr_pstrndup(cmd->pool, sc->base_url, strlen(sc->base_url) - 1);
+    }
+    return NULL;
+}
+
+/* Context check of every set option.  A use inside a directory section
+ * is recorded (rs_option_use_t): whether that section holds a set is only
+ * known once the whole configuration is read (rs_config_resolve). */
+static const char *option_context(cmd_parms *cmd, void *mconfig)
+{
+    const char *err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES);
+    if (err) {
+        return err;
+    }
+    if (cmd->path) {
+        rs_option_use_t *u;
+        if (!rs_global.option_uses) {
+            rs_global.option_uses = apr_array_make(rs_global.pconf, 8, sizeof(rs_option_use_t));
+        }
+        u = apr_array_push(rs_global.option_uses);
+        u->mconfig = mconfig;
+        u->directive = cmd->cmd->name;
+        u->where = where(cmd);
+    }
+    return NULL;
+}
+
+/* "none" given with algorithms: name what it was combined with
+ * ("none md5" -> 'md5'). */
+static const char *hash_none_error(cmd_parms *cmd, int argc, char *const argv[], int none)
+{
+    const char *others = NULL;
+    int j;
+
+    for (j = 0; j < argc; j++) {
+        if (j != none) {
+            others = others ? apr_pstrcat(cmd->pool, others, " ", argv[j], NULL) : argv[j];
+        }
+    }
+    return apr_psprintf(cmd->pool, "ResourceSyncHash: '%s' cannot be combined "
+                        "with algorithms ('%s')", argv[none], others);
+}
+
+static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const argv[])
+{
+    rs_dir_conf *dc = mconfig;
+    int i, mask = 0;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
+
+    if (argc < 1) {
+        return "ResourceSyncHash: give one or more of md5 sha-1 sha-256 sha-512, or none";
+    }
+    for (i = 0; i < argc; i++) {
+        unsigned bit = rs_hash_bit(argv[i]);
+        if (!strcasecmp(argv[i], "none")) {
+            if (argc > 1) {
+                return hash_none_error(cmd, argc, argv, i);
+            }
+            continue;
+        }
+        if (!bit) {
+            return apr_psprintf(cmd->pool, "ResourceSyncHash: unknown algorithm '%s' "
+                                "(known: md5 sha-1 sha-256 sha-512, or none)", argv[i]);
+        }
+        mask |= (int)bit;
+    }
+    dc->hashes = mask;
+    return NULL;
+}
+
+static const char *set_max_entries(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    apr_int64_t v;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err || (err = int_arg(cmd, arg, 1, 50000, "", &v))) {
+        return err;
+    }
+    dc->max_entries = (int)v;
+    return NULL;
+}
+
+static const char *set_exclude(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
+    err = rs_glob_check(cmd->pool, arg);
+    if (err) {
+        return apr_psprintf(cmd->pool, "ResourceSyncExclude: invalid pattern '%s': %s",
+                            arg, err);
+    }
+    if (!dc->excludes) {
+        dc->excludes = apr_array_make(cmd->pool, 4, sizeof(const char *));
+    }
+    APR_ARRAY_PUSH(dc->excludes, const char *) = arg;
+    return NULL;
+}
+
+static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
+    if (!valid_url(arg)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncDescribedBy: '%s' is not an absolute "
+                            "http(s) URL", arg);
+    }
+    if (cmd->path) {
+        dc->describedby = arg;   /* set level */
+    }
+    else {
+        rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config,
+                                               &resourcesync_module);
+        sc->describedby = arg;   /* source level */
+    }
+    return NULL;
+}
+
+static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+
+    if (err) {
+        return err;
+    }
+    dc->dotfiles = on;
+    return NULL;
+}
+
+/* "90" (seconds), "90s", "15m", "12h", "30d". */
+static int parse_duration(const char *arg, apr_interval_time_t *out)
+{
+    char *end;
+    apr_int64_t v = apr_strtoi64(arg, &end, 10), mul = 1;
+
+    if (end == arg || v <= 0) {
+        return 0;
+    }
+    switch (*end) {
+    case '\0': case 's': mul = 1; break;
+    case 'm': mul = 60; break;
+    case 'h': mul = 3600; break;
+    case 'd': mul = 86400; break;
+    default: return 0;
+    }
+    if (*end && end[1]) {
+        return 0;
+    }
+    if (v > (apr_int64_t)3650 * 86400 / mul) {
+        return 0;
+    }
+    *out = apr_time_from_sec(v * mul);
+    return 1;
+}
+
+static const char *set_period(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!parse_duration(arg, &dc->cl_period)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncChangeListPeriod: '%s' is not a duration "
+                            "(e.g. 3600, 90m, 12h, 1d)", arg);
+    }
+    return NULL;
+}
+
+static const char *set_retention(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!parse_duration(arg, &dc->retention)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncJournalRetention: '%s' is not a duration "
+                            "(e.g. 30d, 12h)", arg);
+    }
+    return NULL;
+}
+
+static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!strcmp(arg, "1.1")) {
+        dc->spec10 = 0;
+    }
+    else if (!strcmp(arg, "1.0")) {
+        dc->spec10 = 1;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncSpecVersion: '%s' is not 1.1 or 1.0", arg);
+    }
+    return NULL;
+}
+
+const command_rec rs_cmds[] = {
+    AP_INIT_TAKE1("ResourceSyncStateDir", set_state_dir, NULL, RSRC_CONF,
+                  "Directory for the state store and generated documents"),
+    AP_INIT_TAKE1("ResourceSyncRescanInterval", set_rescan, NULL, RSRC_CONF,
+                  "Seconds between rescans of every set (default 60)"),
+    AP_INIT_TAKE1("ResourceSyncRecentChanges", set_recent, NULL, RSRC_CONF,
+                  "Most recent changes kept in shared memory for the open Change Lists "
+                  "(default 4096)"),
+    AP_INIT_TAKE12("ResourceSyncSet", set_set, NULL, ACCESS_CONF,
+                   "Set name, and the URL-path of the directory if not below DocumentRoot"),
+    AP_INIT_TAKE1("ResourceSyncPrefix", set_prefix, NULL, RSRC_CONF,
+                  "URL-path under which the documents are served (default /resourcesync)"),
+    AP_INIT_TAKE1("ResourceSyncBaseURL", set_base_url, NULL, RSRC_CONF,
+                  "scheme://host[:port] used in absolute URLs (behind a proxy)"),
+    AP_INIT_TAKE_ARGV("ResourceSyncHash", set_hash, NULL, RSRC_CONF | ACCESS_CONF,
+                      "Digests to list: md5 sha-1 sha-256 sha-512, or none"),
+    AP_INIT_TAKE1("ResourceSyncMaxEntries", set_max_entries, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Entries per document before splitting into an index (1-50000)"),
+    AP_INIT_ITERATE("ResourceSyncExclude", set_exclude, NULL, RSRC_CONF | ACCESS_CONF,
+                    "Glob patterns of files and directories never listed"),
+    AP_INIT_TAKE1("ResourceSyncDescribedBy", set_describedby, NULL, RSRC_CONF | ACCESS_CONF,
+                  "URL of a document describing the source (server) or the set (directory)"),
+    AP_INIT_TAKE1("ResourceSyncChangeListPeriod", set_period, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Time after which the open Change List closes (default 1d)"),
+    AP_INIT_TAKE1("ResourceSyncJournalRetention", set_retention, NULL, RSRC_CONF | ACCESS_CONF,
+                  "How long closed Change Lists and their records are kept (default 30d)"),
+    AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
+                  "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
+    AP_INIT_FLAG("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
+                 "List files whose names start with '.' (never .ht*)"),
+    { NULL }
+};
