@@ -382,18 +382,6 @@ sub populate {
     }
 }
 
-# wait_first_scan(@sets) -> true when the Resource List of each set answers
-# 200 (it answers 503 until the set's first scan has published a snapshot);
-# waits up to 60 s for each.
-sub wait_first_scan {
-    my ($self, @sets) = @_;
-    for my $set (@sets) {
-        my $url = RSTest::rl_url($set, $self->base);
-        RSTest::wait_for(sub { RSTest::get($url)->code == 200 }, 60) or return 0;
-    }
-    return 1;
-}
-
 sub pid {
     my ($self) = @_;
     open my $fh, '<', "$self->{dir}/httpd.pid" or return undef;
