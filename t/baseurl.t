@@ -5,18 +5,13 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Path qw(make_path);
-use RSTest qw(private_server get fetch_list doc xpc free_port);
+use RSTest qw(started_server set_conf STATE_CONF get fetch_list doc xpc free_port);
 
 plan tests => 7;
 
 my $vport = free_port();
-my $srv = private_server(conf => <<"CONF");
-ResourceSyncStateDir "\@DIR\@/state"
-ResourceSyncBaseURL https://data.example.org/mirror
-<Directory "\@DIR\@/www/data">
-    ResourceSyncSet proxied
-</Directory>
+my $srv = started_server(conf => STATE_CONF . "ResourceSyncBaseURL https://data.example.org/mirror\n"
+                                 . set_conf('proxied', 'www/data') . <<"CONF",
 Listen 127.0.0.1:$vport
 <VirtualHost 127.0.0.1:$vport>
     ServerName 127.0.0.1:$vport
@@ -29,15 +24,7 @@ Listen 127.0.0.1:$vport
     </Directory>
 </VirtualHost>
 CONF
-my $d = $srv->dir;
-make_path("$d/www/data", "$d/v/vd");
-for (["www/data/a.txt", "a\n"], ["v/vd/b.txt", "b\n"]) {
-    open my $fh, '>', "$d/$_->[0]" or die $!;
-    print $fh $_->[1];
-    close $fh;
-}
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
+                         files => { 'www/data/a.txt' => "a\n", 'v/vd/b.txt' => "b\n" });
 
 my $B = 'https://data.example.org/mirror';
 my $sd = get($srv->base . '/.well-known/resourcesync');

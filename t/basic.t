@@ -4,8 +4,9 @@ use Apache::Test qw(plan ok);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(get sd_url);
+use RSTest::Docs qw(media_type);
 
 plan tests => 2;
 my $r = get(sd_url());
 ok($r->code == 200);
-ok($r->header('Content-Type') =~ m{^application/xml});
+ok((media_type(scalar $r->header('Content-Type')) // '') eq 'application/xml');

@@ -7,39 +7,23 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Path qw(make_path remove_tree);
 use Digest::SHA qw(sha256_hex);
 use URI::Escape qw(uri_unescape);
-use RSTest qw(private_server get req doc xpc validate wait_for fetch_list iso2epoch);
+use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for fetch_list
+              iso2epoch);
 
 plan tests => 30;
 
-my $srv = private_server(conf => <<'CONF');
-ResourceSyncStateDir "@DIR@/state"
-ResourceSyncRescanInterval 1
-<Directory "@DIR@/www/cl">
-    ResourceSyncSet cl
-    ResourceSyncMaxEntries 3
-    ResourceSyncHash sha-256
-</Directory>
-<Directory "@DIR@/www/old">
-    ResourceSyncSet old
-    ResourceSyncSpecVersion 1.0
-</Directory>
-<Directory "@DIR@/www/ret">
-    ResourceSyncSet ret
-    ResourceSyncChangeListPeriod 2s
-    ResourceSyncJournalRetention 5s
-</Directory>
-CONF
+my $srv = started_server(
+    conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
+            . set_conf('cl', 'www/cl', 'ResourceSyncMaxEntries 3', 'ResourceSyncHash sha-256')
+            . set_conf('old', 'www/old', 'ResourceSyncSpecVersion 1.0')
+            . set_conf('ret', 'www/ret', 'ResourceSyncChangeListPeriod 2s',
+                       'ResourceSyncJournalRetention 5s'),
+    files => { (map { ("www/cl/base-$_.txt" => "base $_\n") } 1 .. 4),
+               'www/old/o.txt' => "old\n", 'www/ret/r.txt' => "ret\n" });
 my $d = $srv->dir;
-make_path(map { "$d/www/$_" } qw(cl old ret));
-sub put { my ($p, $c) = @_; open my $fh, '>', "$d/www/$p" or die "$p: $!"; print $fh $c; close $fh }
-put("cl/base-$_.txt", "base $_\n") for 1 .. 4;
-put("old/o.txt", "old\n");
-put("ret/r.txt", "ret\n");
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
+my $www = "$d/www";
 my $B = $srv->base;
 
 # index(set) -> { from, lists => [ { loc, from, until } ], xml }
@@ -79,8 +63,8 @@ is($i0->{from}, $base->{at}, "the journal starts at the baseline Resource List's
 ok(!validate($i0->{xml}), 'the index validates');
 
 # Seven changes: with ResourceSyncMaxEntries 3, lists close at 3 entries.
-put("cl/new-$_.txt", "new $_\n") for 1 .. 5;
-put("cl/base-1.txt", "base 1, updated\n");
+put("$www/cl/new-$_.txt", "new $_\n") for 1 .. 5;
+put("$www/cl/base-1.txt", "base 1, updated\n");
 unlink "$d/www/cl/base-2.txt";
 my @c = @{ wait_for(sub { my @c = changes('cl'); @c >= 7 ? \@c : undef }, 30) || [] };
 is(scalar @c, 7, 'seven changes listed');
@@ -124,7 +108,7 @@ is($upd->{hash}, 'sha-256:' . sha256_hex("base 1, updated\n"), 'an update lists 
 # Closed lists are immutable; the open one answers 304 while nothing changes.
 my $c1 = get($lists[0]{loc});
 like($c1->header('Cache-Control') // '', qr/immutable/, 'a closed list is cacheable forever');
-put("cl/later.txt", "later\n");
+put("$www/cl/later.txt", "later\n");
 wait_for(sub { scalar grep { $_->{loc} =~ /later\.txt$/ } changes('cl') }, 30);
 my $c1b = get($lists[0]{loc});
 ok($c1b->content eq $c1->content && $c1b->header('ETag') eq $c1->header('ETag'),
@@ -157,7 +141,7 @@ is(req('GET', $openurl, 'If-None-Match' => $o1->header('ETag'))->code, 304,
 }
 
 # 1.0 mode.
-put("old/o2.txt", "old 2\n");
+put("$www/old/o2.txt", "old 2\n");
 my @oc = @{ wait_for(sub { my @c = changes('old'); @c ? \@c : undef }, 30) || [] };
 is(scalar @oc, 1, '1.0 set: one change');
 ok(!$oc[0]{datetime}, '1.0 set: no datetime attribute');
@@ -168,7 +152,7 @@ ok(!$oc[0]{datetime}, '1.0 set: no datetime attribute');
 }
 
 # Retention: lists of "ret" close after 2 s and expire 5 s after they closed.
-put("ret/r2.txt", "r2\n");
+put("$www/ret/r2.txt", "r2\n");
 my $first = wait_for(sub { my $i = index_of('ret'); $i && @{ $i->{lists} } > 1 ? $i : undef }, 30);
 ok($first, 'ret: the list with the change closed after its period');
 my $gone = $first->{lists}[0]{loc};
@@ -188,8 +172,7 @@ $srv->stop;
     print $fh $i0->{xml};
     close $fh;
 }
-($rc, $out) = $srv->start;
-is($rc, 0, 'restart') or diag $out;
+$srv->start_ok('restart');
 my $after = wait_for(sub { my $r = get($lists[0]{loc}); $r->code == 200 ? $r->content : undef }, 30);
 is($after, $before, 'a closed list is byte-identical after a restart');
 my @cafter = @{ wait_for(sub { my @c = changes('cl'); @c >= @cbefore ? \@c : undef }, 30) || [] };

@@ -19,7 +19,8 @@ use HTTP::Date ();
 use List::Util qw(max min);
 use Time::HiRes qw(time);
 use Time::Local ();
-use RSTest qw(private_server get doc xpc validate wait_for fetch_list cap_url);
+use RSTest qw(private_server set_conf STATE_CONF put get doc xpc validate wait_for fetch_list
+              cap_url);
 use RSTest::Destination;
 
 # The variant for threaded programs: its clock functions take a lock
@@ -44,21 +45,14 @@ my $srv = private_server(env => { LD_PRELOAD => $FAKETIME,
                                   FAKETIME_TIMESTAMP_FILE => '@DIR@/faketime.rc',
                                   FAKETIME_NO_CACHE => 1, FAKETIME_DONT_FAKE_MONOTONIC => 1,
                                   NO_FAKE_STAT => 1 },
-                         conf => <<'CONF');
-ResourceSyncStateDir "@DIR@/state"
-ResourceSyncRescanInterval 1
-ResourceSyncChangeListPeriod 2s
-<Directory "@DIR@/www/c">
-    ResourceSyncSet c
-    ResourceSyncHash sha-256
-    ResourceSyncMaxEntries 6
-</Directory>
-CONF
+                         conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
+                                 . "ResourceSyncChangeListPeriod 2s\n"
+                                 . set_conf('c', 'www/c', 'ResourceSyncHash sha-256',
+                                            'ResourceSyncMaxEntries 6'));
 my $dir = $srv->dir;
 my $W = "$dir/www/c";
 my $RC = "$dir/faketime.rc";
 
-sub put { my ($p, $c) = @_; open my $fh, '>', $p or die "$p: $!"; print $fh $c; close $fh }
 sub set_clock {
     my ($offset) = @_;
     put("$RC.tmp", "$offset\n");
@@ -87,14 +81,12 @@ sub offset_near {
     return $o;
 }
 
-make_path("$W/d1", "$W/d2");
-put("$W/base-$_.txt", "base $_\n") for 1 .. 4;
-put("$W/d1/one.txt", "one\n");
-put("$W/d1/r$_.txt", "r $_\n") for 1 .. 4;
-put("$W/d2/two.txt", "two\n");
+$srv->populate(files => { (map { ("www/c/base-$_.txt" => "base $_\n") } 1 .. 4),
+                          'www/c/d1/one.txt' => "one\n",
+                          (map { ("www/c/d1/r$_.txt" => "r $_\n") } 1 .. 4),
+                          'www/c/d2/two.txt' => "two\n" });
 set_clock('+0');
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts under libfaketime') or diag $out;
+$srv->start_ok('server starts under libfaketime');
 my $B = $srv->base;
 ok(defined offset_near(0), 'with offset +0 the server clock is the real one (HTTP Date)')
     or diag('offset ' . (server_offset() // 'none'));

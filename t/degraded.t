@@ -14,7 +14,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
 use POSIX qw(_exit);
-use RSTest qw(private_server get wait_for);
+use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF put get wait_for);
 use RSTest::Destination;
 
 my $USER = 'www-data';
@@ -29,22 +29,12 @@ require 'syscall.ph';
 plan tests => 16;
 
 my $FREE = 3;           # watches left for the watcher; the set has 10 directories
-my $srv = private_server(user => $USER, group => (getgrgid($gid))[0], conf => <<"CONF");
-ResourceSyncStateDir "\@DIR\@/state"
-ResourceSyncRescanInterval 1
-<Directory "\@DIR\@/www/g">
-    ResourceSyncSet g
-    ResourceSyncHash sha-256
-</Directory>
-<Location /rs-status>
-    SetHandler resourcesync-status
-</Location>
-CONF
+my $srv = private_server(user => $USER, group => (getgrgid($gid))[0],
+                         conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
+                                 . set_conf('g', 'www/g', 'ResourceSyncHash sha-256') . STATUS_CONF);
+$srv->populate(files => { 'www/g/top.txt' => "top\n", map { ("www/g/d$_/f.txt" => "f $_\n") } 0 .. 8 });
 my $d = $srv->dir;
 my $W = "$d/www/g";
-sub put { my ($p, $c) = @_; open my $fh, '>', $p or die "$p: $!"; print $fh $c; close $fh }
-put("$W/d$_/f.txt", "f $_\n") for map { make_path("$W/d$_"); $_ } 0 .. 8;
-put("$W/top.txt", "top\n");
 
 # The hog: as the run user, inotify instances each watching the same
 # directories, until the kernel answers ENOSPC; then it frees $FREE
@@ -92,8 +82,7 @@ my $said = <$ready_r> // "error: the hog died\n";
 chomp $said;
 like($said, qr/^ok \d+/, "the watches of $USER are used up but $FREE ($said)");
 
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
+$srv->start_ok;
 my $B = $srv->base;
 sub status { get("$B/rs-status")->content }
 

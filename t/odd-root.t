@@ -6,25 +6,13 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Path qw(make_path);
-use RSTest qw(private_server list_entries get);
+use RSTest qw(started_server set_conf STATE_CONF list_entries get);
 
 plan tests => 4;
 
 my $dirname = "my data & co \x{c3}\x{a9}";
-my $srv = private_server(conf => <<"CONF");
-ResourceSyncStateDir "\@DIR\@/state"
-<Directory "\@DIR\@/www/$dirname">
-    ResourceSyncSet odd
-</Directory>
-CONF
-my $d = $srv->dir;
-make_path("$d/www/$dirname/sub");
-open my $fh, '>', "$d/www/$dirname/sub/f.txt" or die $!;
-print $fh "odd root\n";
-close $fh;
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
+my $srv = started_server(conf => STATE_CONF . set_conf('odd', "www/$dirname"),
+                         files => { "www/$dirname/sub/f.txt" => "odd root\n" });
 my @e = list_entries('odd', $srv->base);
 is(scalar @e, 1, 'the file is listed') or diag explain \@e;
 is($e[0]{loc}, $srv->base . '/my%20data%20%26%20co%20%C3%A9/sub/f.txt', 'the loc escapes the set directory');

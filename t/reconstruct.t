@@ -15,10 +15,10 @@ use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path remove_tree);
 use POSIX qw(_exit);
 use Time::HiRes qw(sleep time);
-use RSTest qw(private_server get req wait_for);
+use RSTest qw(private_server set_conf STATE_CONF put get req wait_for);
 use RSTest::Destination;
 
-plan tests => 27;
+plan tests => 30;
 
 my $RESCAN = 3600;
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
@@ -28,28 +28,16 @@ diag("mutator seed $SEED (set RS_MUTATOR_SEED to repeat)");
 sub server {
     my ($period, $extra) = @_;
     $extra //= '';
-    my $srv = private_server(conf => <<"CONF");
-ResourceSyncStateDir "\@DIR\@/state"
-$extra
-ResourceSyncRescanInterval $RESCAN
-ResourceSyncChangeListPeriod $period
-<Directory "\@DIR\@/www/r">
-    ResourceSyncSet r
-    ResourceSyncHash sha-256
-    ResourceSyncMaxEntries 200
-</Directory>
-CONF
-    my $r = $srv->dir . "/www/r";
-    make_path("$r/d1/d2", "$r/d3");
-    for my $i (1 .. 20) {
-        put("$r/" . (qw(. d1 d1/d2 d3))[$i % 4] . "/base-$i.txt", "base $i\n");
-    }
+    my $srv = private_server(
+        conf => STATE_CONF . "$extra\nResourceSyncRescanInterval $RESCAN\n"
+                . "ResourceSyncChangeListPeriod $period\n"
+                . set_conf('r', 'www/r', 'ResourceSyncHash sha-256', 'ResourceSyncMaxEntries 200'));
+    $srv->populate(files => { map { ('www/r/' . (qw(. d1 d1/d2 d3))[$_ % 4] . "/base-$_.txt"
+                                     => "base $_\n") } 1 .. 20 });
     my ($rc, $out) = $srv->start;
     die "server does not start: $out" if $rc;
     return $srv;
 }
-
-sub put { my ($p, $c) = @_; open my $fh, '>', $p or die "$p: $!"; print $fh $c; close $fh }
 
 # Random changes below $root for $secs seconds, in a child process.
 sub mutator {
@@ -157,7 +145,7 @@ scenario($srv, 'stop and start', 4, sub {
     sleep(1);
     $s->stop;
     sleep(1);                      # changes while no server runs
-    my ($rc) = $s->start;
+    $s->start_ok('stop and start: the server starts again');
     wait_up($s);
 });
 
@@ -165,8 +153,9 @@ scenario($srv, 'kill -9 of the watcher', 4, sub {
     my ($s) = @_;
     sleep(1);
     my $w = $s->watcher_pid;
-    kill 'KILL', $w if $w;
-    wait_for(sub { my $n = $s->watcher_pid; $n && (!$w || $n != $w) }, 60);
+    ok($w && kill('KILL', $w), 'kill -9: the watcher (pid ' . ($w // 'none') . ') is killed');
+    ok(wait_for(sub { my $n = $s->watcher_pid; $n && $w && $n != $w }, 60),
+       'kill -9: a new watcher runs');
 });
 
 # An inotify queue overflow: the watcher is stopped while more events

@@ -7,9 +7,9 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Path qw(make_path remove_tree);
+use File::Path qw(remove_tree);
 use Time::HiRes ();
-use RSTest qw(base tree fetch_list wait_for iso2epoch);
+use RSTest qw(base tree fetch_list wait_for iso2epoch put_atomic);
 
 plan tests => 29;
 
@@ -19,17 +19,7 @@ my $dir = tree('dots');
 
 # Create a file atomically (written next to the set, then renamed into it),
 # so that a rescan never sees it half written.
-sub put {
-    my ($rel, $content) = @_;
-    (my $d = "$dir/$rel") =~ s{/[^/]+$}{};
-    make_path($d);
-    my $tmp = "$dir/../rescan-tmp.$$";
-    open my $fh, '>', $tmp or die "$tmp: $!";
-    binmode $fh;
-    print $fh $content;
-    close $fh or die "$tmp: $!";
-    rename $tmp, "$dir/$rel" or die "rename $tmp: $!";
-}
+sub put { my ($rel, $content) = @_; put_atomic("$dir/$rel", $content, "$dir/..") }
 
 # Rewrite a file in place (same inode).
 sub rewrite {

@@ -8,45 +8,30 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Digest::MD5 qw(md5_hex);
-use File::Path qw(make_path);
 use POSIX ();
 use Time::HiRes qw(sleep time);
-use RSTest qw(get fetch_list wait_for private_server rl_url);
+use RSTest qw(get fetch_list wait_for private_server set_conf STATE_CONF put_atomic rl_url);
 
 plan tests => 39;
 
 umask 022;
 
-my $CONF = <<'CONF';
-ResourceSyncStateDir "@DIR@/state"
-ResourceSyncRescanInterval 1
-<Directory "@DIR@/www/data">
-    ResourceSyncSet r
-    ResourceSyncMaxEntries 2
-</Directory>
-CONF
+my $CONF = STATE_CONF . "ResourceSyncRescanInterval 1\n"
+           . set_conf('r', 'www/data', 'ResourceSyncMaxEntries 2');
 
 sub new_server {
     my ($mpm, %files) = @_;
     my $srv = private_server(mpm => $mpm, conf => $CONF);
-    make_path($srv->dir . '/www/data');
+    $srv->populate(dirs => ['www/data']);
     put($srv, $_, $files{$_}) for keys %files;
     return $srv;
 }
 
 sub data { $_[0]->dir . '/www/data' }
 
-# Create or replace a file atomically (rename), so no scan sees it half
+# Create or replace a file of the set atomically, so no scan sees it half
 # written.
-sub put {
-    my ($srv, $rel, $content) = @_;
-    my $tmp = $srv->dir . "/put.tmp";
-    open my $fh, '>', $tmp or die "$tmp: $!";
-    binmode $fh;
-    print $fh $content;
-    close $fh or die $!;
-    rename $tmp, data($srv) . "/$rel" or die "rename: $!";
-}
+sub put { my ($srv, $rel, $content) = @_; put_atomic(data($srv) . "/$rel", $content, $srv->dir) }
 
 sub slurp {
     open my $fh, '<', $_[0] or return undef;
@@ -89,19 +74,6 @@ sub wait_synced {
         my ($h, $l) = list_state($srv);
         same($h, tree_state($srv)) ? $l : undef;
     }, $timeout || 30);
-}
-
-# rs-watcher processes whose parent is this server's parent process.
-sub watchers {
-    my ($srv) = @_;
-    my $ppid = $srv->pid or return ();
-    my @w;
-    for my $st (glob '/proc/[0-9]*/stat') {
-        open my $fh, '<', $st or next;
-        my $line = <$fh> // next;
-        push @w, $1 if $line =~ /^(\d+) \(rs-watcher\) \S+ (\d+)/ && $2 == $ppid;
-    }
-    return @w;
 }
 
 # A process exists (and is not a zombie).
@@ -166,14 +138,14 @@ sub graceful_check {
     my ($srv, $mpm) = @_;
     wait_synced($srv);
     my $body = get(rl_url('r', $srv->base))->content;
-    my @old = watchers($srv);
+    my @old = $srv->watchers;
     my $ppid = $srv->pid;
     my @new;
     my ($n, $fail) = load_during($srv, sub {
         sleep 0.3;
         $srv->graceful;
         @new = @{ wait_for(sub {
-            my @w = watchers($srv);
+            my @w = $srv->watchers;
             @w == 1 && $w[0] != $old[0] ? \@w : undef }, 30) || [] };
         sleep 1.5;     # and some more requests with the new generation
     });
@@ -186,7 +158,7 @@ sub graceful_check {
        "$mpm: after the graceful restart the same Resource List is served")
         or diag $r->status_line;
     sleep 1.5;
-    is(scalar(watchers($srv)), 1, "$mpm: exactly one watcher after the graceful restart");
+    is(scalar($srv->watchers), 1, "$mpm: exactly one watcher after the graceful restart");
     put($srv, 'after-graceful.txt', "made after the graceful restart\n");
     ok(wait_synced($srv), "$mpm: a file created after the graceful restart is listed");
 }
@@ -195,14 +167,13 @@ sub graceful_check {
 {
     my $srv = new_server('prefork', 'keep.txt' => "unchanged\n", 'change.txt' => "old\n",
                          'delete.txt' => "to be deleted\n", 'k2.txt' => "also unchanged\n");
-    my ($rc, $out) = $srv->start;
-    is($rc, 0, 'prefork server starts') or diag $out;
+    $srv->start_ok('prefork server starts');
     my $l1 = wait_synced($srv);
     ok($l1, 'prefork: the Resource List matches the tree');
     ok($l1 && $l1->{root} eq 'sitemapindex' && @{ $l1->{parts} } == 2,
        'prefork: an index with 2 parts (ResourceSyncMaxEntries 2)');
 
-    my @w = watchers($srv);
+    my @w = $srv->watchers;
     $srv->stop;
     ok(@w == 1 && !$srv->pid && wait_for(sub { !alive($w[0]) }, 10),
        'prefork: stopped, with its watcher');
@@ -210,8 +181,7 @@ sub graceful_check {
     put($srv, 'created.txt', "created while stopped\n");
     unlink data($srv) . '/delete.txt' or die $!;
     my $mark = length $srv->log_text;
-    ($rc, $out) = $srv->start;
-    is($rc, 0, 'prefork: starts again') or diag $out;
+    $srv->start_ok('prefork: starts again');
     my $l2 = wait_synced($srv);
     ok($l2, 'prefork: changes made while stopped are listed (created, changed with '
             . 'md5 and length, deleted)')
@@ -224,8 +194,7 @@ sub graceful_check {
     my @g2 = part_gens($l2);
     $srv->stop;
     $mark = length $srv->log_text;
-    ($rc, $out) = $srv->start;
-    is($rc, 0, 'prefork: starts a third time') or diag $out;
+    $srv->start_ok('prefork: starts a third time');
     my $r = get(rl_url('r', $srv->base));
     is($r->code, 200, 'prefork: the Resource List is served at once after a start '
                       . '(previous snapshot on disk)');
@@ -264,17 +233,16 @@ sub graceful_check {
 # ========================================== event: graceful, kill -9
 {
     my $srv = new_server('event', 'keep.txt' => "unchanged\n", 'b.txt' => "b\n");
-    my ($rc, $out) = $srv->start;
-    is($rc, 0, 'event server starts') or diag $out;
+    $srv->start_ok('event server starts');
     ok(wait_synced($srv), 'event: the Resource List matches the tree');
 
     graceful_check($srv, 'event');
 
     # ---------------------------------------------- kill -9 of the watcher
-    my @w = watchers($srv);
+    my @w = $srv->watchers;
     my ($l0) = wait_synced($srv);
     ok(@w == 1 && kill('KILL', $w[0]), "event: watcher (pid @w) killed with SIGKILL");
-    my $new = wait_for(sub { my @n = watchers($srv); @n == 1 && $n[0] != $w[0] ? $n[0] : undef },
+    my $new = wait_for(sub { my @n = $srv->watchers; @n == 1 && $n[0] != $w[0] ? $n[0] : undef },
                        30);
     ok($new, 'event: a new rs-watcher appears (pid ' . ($new // 'none') . ')');
     my $r = get(rl_url('r', $srv->base));
@@ -286,8 +254,8 @@ sub graceful_check {
     ok($l1 && grep({ $_->{loc} eq $srv->base . '/data/after-kill.txt' } @{ $l1->{entries} }),
        'event: a file created afterwards is listed after the next rescan');
     sleep 1.2;
-    is(scalar(watchers($srv)), 1, 'event: still exactly one watcher');
-    @w = watchers($srv);
+    is(scalar($srv->watchers), 1, 'event: still exactly one watcher');
+    @w = $srv->watchers;
     $srv->stop;
     ok(@w == 1 && !$srv->pid && wait_for(sub { !alive($w[0]) }, 10),
        'event: stopped, no watcher left');

@@ -5,27 +5,14 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use File::Path qw(make_path);
-use RSTest qw(private_server fetch_list wait_for);
+use RSTest qw(started_server set_conf STATE_CONF fetch_list wait_for);
 
 plan tests => 5;
 
-my $srv = private_server(conf => <<'CONF');
-ResourceSyncStateDir "@DIR@/state"
-ResourceSyncRescanInterval 1
-<Directory "@DIR@/www/data">
-    ResourceSyncSet vanish
-</Directory>
-CONF
+my $srv = started_server(conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
+                                 . set_conf('vanish', 'www/data'),
+                         files => { map { ("www/data/$_.txt" => "$_\n") } qw(a b) });
 my $d = $srv->dir;
-make_path("$d/www/data");
-for my $n (qw(a b)) {
-    open my $fh, '>', "$d/www/data/$n.txt" or die $!;
-    print $fh "$n\n";
-    close $fh;
-}
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
 
 sub count { scalar @{ fetch_list('vanish', $srv->base)->{entries} } }
 

@@ -7,68 +7,62 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
 use IO::Socket::INET ();
-use RSTest qw(get cap_url list_entries private_server);
+use RSTest qw(get cap_url list_entries private_server set_conf STATE_CONF);
 
 umask 022;
 
-my $STATE = qq(ResourceSyncStateDir "\@DIR\@/state"\n);
-sub set_dir {
-    my ($dir, $inner, $name) = @_;
-    $name //= 'ds';
-    return qq(<Directory "\@DIR\@/$dir">\n    ResourceSyncSet $name\n$inner</Directory>\n);
-}
 
 # name => [configuration, regex the output or the error log must match on
 #          one line (directive and offending value), optional setup sub]
 my @cases = (
-    ['ResourceSyncMaxEntries 0', $STATE . set_dir('www/data', "    ResourceSyncMaxEntries 0\n"),
+    ['ResourceSyncMaxEntries 0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncMaxEntries 0'),
      qr/ResourceSyncMaxEntries\b.*'0'/],
-    ['ResourceSyncMaxEntries 50001', $STATE . set_dir('www/data', "    ResourceSyncMaxEntries 50001\n"),
+    ['ResourceSyncMaxEntries 50001', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncMaxEntries 50001'),
      qr/ResourceSyncMaxEntries\b.*'50001'/],
-    ['ResourceSyncMaxEntries abc', $STATE . "ResourceSyncMaxEntries abc\n" . set_dir('www/data', ''),
+    ['ResourceSyncMaxEntries abc', STATE_CONF . "ResourceSyncMaxEntries abc\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncMaxEntries\b.*'abc'/],
-    ['ResourceSyncRescanInterval 0', $STATE . "ResourceSyncRescanInterval 0\n" . set_dir('www/data', ''),
+    ['ResourceSyncRescanInterval 0', STATE_CONF . "ResourceSyncRescanInterval 0\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncRescanInterval\b.*'0'/],
-    ['ResourceSyncRescanInterval 86401', $STATE . "ResourceSyncRescanInterval 86401\n" . set_dir('www/data', ''),
+    ['ResourceSyncRescanInterval 86401', STATE_CONF . "ResourceSyncRescanInterval 86401\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncRescanInterval\b.*'86401'/],
-    ['ResourceSyncRecentChanges 15', $STATE . "ResourceSyncRecentChanges 15\n" . set_dir('www/data', ''),
+    ['ResourceSyncRecentChanges 15', STATE_CONF . "ResourceSyncRecentChanges 15\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncRecentChanges\b.*'15'/],
-    ['ResourceSyncRecentChanges 1e6', $STATE . "ResourceSyncRecentChanges 1e6\n" . set_dir('www/data', ''),
+    ['ResourceSyncRecentChanges 1e6', STATE_CONF . "ResourceSyncRecentChanges 1e6\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncRecentChanges\b.*'1e6'/],
-    ['ResourceSyncRecentChanges in a virtual host', $STATE
+    ['ResourceSyncRecentChanges in a virtual host', STATE_CONF
         . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncRecentChanges 100\n</VirtualHost>\n"
-        . set_dir('www/data', ''),
+        . set_conf('ds', 'www/data'),
      qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/],
-    ['ResourceSyncPrefix without leading slash', $STATE . "ResourceSyncPrefix rsync\n" . set_dir('www/data', ''),
+    ['ResourceSyncPrefix without leading slash', STATE_CONF . "ResourceSyncPrefix rsync\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncPrefix\b.*'rsync'/],
-    ['ResourceSyncBaseURL not-a-url', $STATE . "ResourceSyncBaseURL not-a-url\n" . set_dir('www/data', ''),
+    ['ResourceSyncBaseURL not-a-url', STATE_CONF . "ResourceSyncBaseURL not-a-url\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncBaseURL\b.*'not-a-url'/],
-    ['ResourceSyncDescribedBy relative (server)', $STATE . "ResourceSyncDescribedBy about.html\n"
-        . set_dir('www/data', ''),
+    ['ResourceSyncDescribedBy relative (server)', STATE_CONF . "ResourceSyncDescribedBy about.html\n"
+        . set_conf('ds', 'www/data'),
      qr/ResourceSyncDescribedBy\b.*'about\.html'/],
-    ['ResourceSyncDescribedBy relative (set)', $STATE
-        . set_dir('www/data', "    ResourceSyncDescribedBy /about/set.html\n"),
+    ['ResourceSyncDescribedBy relative (set)', STATE_CONF
+        . set_conf('ds', 'www/data', 'ResourceSyncDescribedBy /about/set.html'),
      qr{ResourceSyncDescribedBy\b.*'/about/set\.html'}],
-    ['ResourceSyncHash sha-3', $STATE . set_dir('www/data', "    ResourceSyncHash sha-256 sha-3\n"),
+    ['ResourceSyncHash sha-3', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncHash sha-256 sha-3'),
      qr/ResourceSyncHash\b.*'sha-3'/],
-    ['ResourceSyncHash none md5', $STATE . set_dir('www/data', "    ResourceSyncHash none md5\n"),
+    ['ResourceSyncHash none md5', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncHash none md5'),
      qr/ResourceSyncHash\b.*'none'.*'md5'|ResourceSyncHash\b.*'md5'.*'none'/],
-    ['ResourceSyncExclude unterminated [', $STATE . set_dir('www/data', "    ResourceSyncExclude \"[abc\"\n"),
+    ['ResourceSyncExclude unterminated [', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncExclude "[abc"'),
      qr/ResourceSyncExclude\b.*'\[abc'/],
-    ['duplicate set names', $STATE . set_dir('www/a', '', 'twin') . set_dir('www/b', '', 'twin'),
+    ['duplicate set names', STATE_CONF . set_conf('twin', 'www/a') . set_conf('twin', 'www/b'),
      qr/ResourceSyncSet\b.*duplicate.*'twin'/],
-    ['overlapping sets (nested directories)', $STATE . set_dir('www/data', '', 'outer')
-        . set_dir('www/data/sub', '', 'inner'),
+    ['overlapping sets (nested directories)', STATE_CONF . set_conf('outer', 'www/data')
+        . set_conf('inner', 'www/data/sub'),
      qr{ResourceSyncSet inner\b.*'[^']*/www/data/sub'.*overlaps.*'outer'}],
-    ['ResourceSyncSet in <Location>', $STATE . qq(<Location "/data">\n    ResourceSyncSet ds\n</Location>\n),
+    ['ResourceSyncSet in <Location>', STATE_CONF . qq(<Location "/data">\n    ResourceSyncSet ds\n</Location>\n),
      qr/ResourceSyncSet\b.*<Location/],
-    ['ResourceSyncSet at server level', $STATE . "ResourceSyncSet ds\n",
+    ['ResourceSyncSet at server level', STATE_CONF . "ResourceSyncSet ds\n",
      qr/ResourceSyncSet\b.*(not allowed here|<Directory)/],
-    ['invalid set name', $STATE . set_dir('www/data', '', 'bad/name'),
+    ['invalid set name', STATE_CONF . set_conf('bad/name', 'www/data'),
      qr{ResourceSyncSet\b.*'bad/name'}],
-    ['set name starting with a dot', $STATE . set_dir('www/data', '', '.hidden'),
+    ['set name starting with a dot', STATE_CONF . set_conf('.hidden', 'www/data'),
      qr{ResourceSyncSet\b.*'\.hidden'}],
-    ['missing ResourceSyncStateDir', set_dir('www/data', ''),
+    ['missing ResourceSyncStateDir', set_conf('ds', 'www/data'),
      qr/ResourceSyncStateDir\b.*(not set|required)/],
     # ap_server_root_relative gives NULL for a path APR rejects (longer
     # than APR_PATH_MAX): an error, not a crash while reading the file.
@@ -76,26 +70,26 @@ my @cases = (
         . set_dir('www/data', ''),
      qr{ResourceSyncStateDir: invalid path '[^']*/x{5000}'}],
     ['state directory that cannot be created', qq(ResourceSyncStateDir "\@DIR\@/afile/state"\n)
-        . set_dir('www/data', ''),
+        . set_conf('ds', 'www/data'),
      qr{ResourceSyncStateDir\b.*'[^']*/afile/state'},
      sub { my $d = shift; open my $fh, '>', "$d/afile" or die $!; close $fh }],
     ['state directory inside DocumentRoot', qq(ResourceSyncStateDir "\@DIR\@/www/state"\n)
-        . set_dir('www/data', ''),
+        . set_conf('ds', 'www/data'),
      qr{ResourceSyncStateDir\b.*'[^']*/www/state'.*DocumentRoot}],
     ['state directory inside a set outside DocumentRoot', qq(ResourceSyncStateDir "\@DIR\@/ext/state"\n)
         . qq(Alias /ext "\@DIR\@/ext"\n)
         . qq(<Directory "\@DIR\@/ext">\n    Require all granted\n    ResourceSyncSet ext /ext\n</Directory>\n),
      qr{ResourceSyncStateDir\b.*'[^']*/ext/state'.*set 'ext'}],
-    ['set directory not below DocumentRoot without url-path', $STATE . set_dir('elsewhere', '', 'far'),
+    ['set directory not below DocumentRoot without url-path', STATE_CONF . set_conf('far', 'elsewhere'),
      qr{ResourceSyncSet far\b.*'[^']*/elsewhere'.*not below DocumentRoot}],
-    ['set option in a <Directory> without ResourceSyncSet', $STATE . set_dir('www/data', '')
+    ['set option in a <Directory> without ResourceSyncSet', STATE_CONF . set_conf('ds', 'www/data')
         . qq(<Directory "\@DIR\@/www">\n    ResourceSyncHash sha-256\n</Directory>\n),
      qr{ResourceSyncHash \(.*httpd\.conf:\d+\).*without ResourceSyncSet}],
-    ['set option in <Location>', $STATE . set_dir('www/data', '')
+    ['set option in <Location>', STATE_CONF . set_conf('ds', 'www/data')
         . qq(<Location "/data">\n    ResourceSyncExclude *.tmp\n</Location>\n),
      qr{ResourceSyncExclude\b.*<Location}],
-    ["set URL-path inside ResourceSyncPrefix", $STATE . "ResourceSyncPrefix /data\n"
-        . set_dir('www/data', ''),
+    ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
+        . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
@@ -149,13 +143,8 @@ ResourceSyncStateDir "@DIR@/state"
 </Directory>
 CONF
     my $d = $srv->dir;
-    make_path("$d/www/data/sub");
-    for (['www/data/one.txt', "one\n"], ['www/data/sub/two.txt', "two 2\n"],
-         ['www/outside.txt', "not in the set\n"]) {
-        open my $fh, '>', "$d/$_->[0]" or die $!;
-        print $fh $_->[1];
-        close $fh;
-    }
+    $srv->populate(files => { 'www/data/one.txt' => "one\n", 'www/data/sub/two.txt' => "two 2\n",
+                              'www/outside.txt' => "not in the set\n" });
     my ($rc, $out) = $srv->start;
     ok($rc == 0 && running($srv) && listening($srv),
        'minimal configuration: httpd -k start succeeds and the server runs') or diag $out;
@@ -178,7 +167,7 @@ CONF
 
 # ------------------------------------------------ apachectl -t reports it
 {
-    my $srv = private_server(conf => set_dir('www/data', ''));    # no state dir
+    my $srv = private_server(conf => set_conf('ds', 'www/data'));    # no state dir
     make_path($srv->dir . '/www/data');
     my $d = $srv->dir;
     my $bin = RSTest::Server::httpd_bin();
@@ -192,7 +181,7 @@ CONF
 # A second argument that maps elsewhere cannot be caught while reading the
 # configuration (Alias and friends decide); the watcher says so clearly.
 {
-    my $srv = private_server(conf => $STATE . qq(Alias /elsewhere "\@DIR\@/other"\n)
+    my $srv = private_server(conf => STATE_CONF . qq(Alias /elsewhere "\@DIR\@/other"\n)
         . qq(<Directory "\@DIR\@/other">\n    Require all granted\n</Directory>\n)
         . qq(<Directory "\@DIR\@/ext">\n    Require all granted\n    ResourceSyncSet wrong /elsewhere\n</Directory>\n));
     make_path($srv->dir . '/ext', $srv->dir . '/other');
@@ -208,7 +197,7 @@ CONF
 # ------------------------------ a watcher that cannot start is not respawned
 # (here the state database is a directory): one clear error, no loop.
 {
-    my $srv = private_server(conf => $STATE . set_dir('www/data', ''));
+    my $srv = private_server(conf => STATE_CONF . set_conf('ds', 'www/data'));
     make_path($srv->dir . '/www/data', $srv->dir . '/state/state.db');
     chmod 0777, $srv->dir . '/state';
     my ($rc, $out) = $srv->start;

@@ -5,7 +5,7 @@ use Apache::Test qw(plan ok);
 use Apache::TestUtil qw(t_cmp);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(base get wait_for fetch_list t_dir);
+use RSTest qw(base get wait_for fetch_list httpd_pid watcher_pids);
 
 plan tests => 13;
 
@@ -37,13 +37,7 @@ ok($st);
 ok(t_cmp($st->{'watcher-state'}, qr/^(watching|scanning)$/, 'watcher state'));
 
 # The pid is the rs-watcher child of the server's parent process.
-open my $fh, '<', t_dir() . '/logs/httpd.pid' or die $!;
-chomp(my $ppid = <$fh>);
-my ($wpid) = grep {
-    open my $s, '<', "/proc/$_/stat" or next;
-    my $l = <$s>;
-    $l =~ /^\d+ \(rs-watcher\) \S+ (\d+)/ && $1 == $ppid;
-} map { m{/proc/(\d+)$} ? $1 : () } glob '/proc/[0-9]*';
+my ($wpid) = watcher_pids(httpd_pid());
 ok(t_cmp($st->{'watcher-pid'}, $wpid, 'watcher pid'));
 
 ok(t_cmp($st->{'scan-files'}, qr/^[1-9]\d*$/, 'scan progress counted files'));

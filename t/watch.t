@@ -9,33 +9,20 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path remove_tree);
 use Digest::SHA qw(sha256_hex);
-use RSTest qw(private_server get req doc xpc validate wait_for fetch_list);
+use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get req doc xpc validate wait_for
+              fetch_list);
 use RSTest::Destination;
 
 plan tests => 38;
 
 my $RESCAN = 3600;
-my $srv = private_server(conf => <<"CONF");
-ResourceSyncStateDir "\@DIR\@/state"
-ResourceSyncRescanInterval $RESCAN
-<Directory "\@DIR\@/www/w">
-    ResourceSyncSet w
-    ResourceSyncHash sha-256
-</Directory>
-<Location /rs-status>
-    SetHandler resourcesync-status
-</Location>
-CONF
+my $srv = started_server(
+    conf => STATE_CONF . "ResourceSyncRescanInterval $RESCAN\n"
+            . set_conf('w', 'www/w', 'ResourceSyncHash sha-256') . STATUS_CONF,
+    dirs => ['outside'], files => { 'www/w/base.txt' => "base\n", 'www/w/keep/k.txt' => "k\n" });
 my $d = $srv->dir;
 my $W = "$d/www/w";
 my $OUT = "$d/outside";          # same file system, not in the set
-make_path($W, $OUT);
-sub put { my ($p, $c) = @_; open my $fh, '>', $p or die "$p: $!"; print $fh $c; close $fh }
-put("$W/base.txt", "base\n");
-make_path("$W/keep");
-put("$W/keep/k.txt", "k\n");
-my ($rc, $out) = $srv->start;
-is($rc, 0, 'server starts') or diag $out;
 my $B = $srv->base;
 my $dest = RSTest::Destination->new(base => $B, set => 'w', src => $W, root => "$B/w/");
 $dest->baseline;

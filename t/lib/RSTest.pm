@@ -24,6 +24,8 @@ use Time::HiRes qw(sleep time);
 
 our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
                     wait_for list_entries fetch_list free_port private_server
+                    started_server set_conf STATE_CONF STATUS_CONF
+                    put put_atomic httpd_pid watcher_pids strong_etag
                     sd_url cap_url rl_url iso2epoch);
 
 my $NS_SM = 'http://www.sitemaps.org/schemas/sitemap/0.9';
@@ -151,6 +153,69 @@ sub iso2epoch {
     return Time::Local::timegm($sec, $m, $h, $D, $M - 1, $Y) + ($frac || 0);
 }
 
+# ---------------------------------------------------------------------------
+# Files in a test tree.
+
+# put($path, $content): create or overwrite the file $path in place (open,
+# write, close: a watcher sees one close after writing).  Its directory
+# must exist.  Dies, naming the path and the cause, when it cannot.
+sub put {
+    my ($path, $content) = @_;
+    open my $fh, '>', $path or die "$path: $!";
+    binmode $fh;
+    print $fh $content;
+    close $fh or die "$path: $!";
+}
+
+# put_atomic($path, $content, $tmpdir): create or replace $path atomically:
+# the content is written to a temporary file in $tmpdir (on the same file
+# system, and outside the set so that no scan lists it), then renamed to
+# $path; a scan sees the old file or the new one, never one half written.
+# $path's directory is created when missing.
+sub put_atomic {
+    my ($path, $content, $tmpdir) = @_;
+    make_path(dirname($path));
+    my $tmp = "$tmpdir/put-atomic.$$";
+    put($tmp, $content);
+    rename $tmp, $path or die "rename $tmp to $path: $!";
+}
+
+# ---------------------------------------------------------------------------
+# Processes.
+
+# Parent process of the shared Apache::Test server (from its pid file).
+sub httpd_pid {
+    open my $fh, '<', t_dir() . '/logs/httpd.pid' or return undef;
+    my $pid = <$fh>;
+    chomp $pid if defined $pid;
+    return $pid;
+}
+
+# watcher_pids($ppid) -> pids of the rs-watcher processes whose parent is
+# $ppid (the server's parent process), found by walking /proc.  Processes
+# come and go during the walk: an entry that vanishes between the listing
+# and the read (open fails, or the read returns nothing) is skipped, never
+# an error.
+sub watcher_pids {
+    my ($ppid) = @_;
+    return () unless $ppid;
+    my @w;
+    for my $stat (glob '/proc/[0-9]*/stat') {
+        open my $fh, '<', $stat or next;
+        my $line = <$fh> // next;
+        push @w, $1 if $line =~ /^(\d+) \(rs-watcher\) \S+ (\d+)/ && $2 == $ppid;
+    }
+    return @w;
+}
+
+# strong_etag($response) -> its ETag when that is a strong one ("..."
+# without W/), else undef.  Every ETag the module sends is strong.
+sub strong_etag {
+    my ($r) = @_;
+    my $etag = $r->header('ETag');
+    return defined $etag && $etag =~ /^"[^"]+"$/ ? $etag : undef;
+}
+
 sub free_port {
     my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 1)
         or die "no free port: $!";
@@ -169,6 +234,39 @@ sub free_port {
 #   env   => { NAME => value }: extra environment of httpd (@DIR@ replaced)
 #   user, group => the run user when started as root (nobody, nogroup)
 sub private_server { RSTest::Server->new(@_) }
+
+# started_server(%opts): a private server, populated and started, for the
+# tests that need one server of their own.  Takes private_server's options
+# and:
+#   dirs  => [paths]: directories to create below the server's directory
+#   files => { path => content }: files to write below it (directories
+#            created); written in place with put()
+#   name  => the name of the test that the start succeeded
+#            ('server starts' unless given)
+# Starting is one test (Test::More::is on the exit status of httpd -k
+# start, with its output as a diagnostic).  Returns the RSTest::Server.
+sub started_server {
+    my (%o) = @_;
+    my %populate = (dirs => delete $o{dirs}, files => delete $o{files});
+    my $name = delete $o{name};
+    my $srv = private_server(%o);
+    $srv->populate(%populate);
+    $srv->start_ok($name);
+    return $srv;
+}
+
+# Configuration text for private servers (@DIR@ is the server's directory).
+#   STATE_CONF: the state directory, @DIR@/state
+#   STATUS_CONF: the status page at /rs-status
+#   set_conf($set, $dir, @directives): a <Directory "@DIR@/$dir"> declaring
+#       the set $set, with one more directive a line for each of @directives
+use constant STATE_CONF => qq(ResourceSyncStateDir "\@DIR\@/state"\n);
+use constant STATUS_CONF => "<Location /rs-status>\n    SetHandler resourcesync-status\n</Location>\n";
+sub set_conf {
+    my ($set, $dir, @directives) = @_;
+    return qq(<Directory "\@DIR\@/$dir">\n    ResourceSyncSet $set\n)
+        . join('', map { "    $_\n" } @directives) . "</Directory>\n";
+}
 
 package RSTest::Server;
 use strict;
@@ -259,6 +357,31 @@ sub start {
     return ($rc, $out);
 }
 
+# start_ok($name) -> true when "httpd -k start" succeeded; that is one test
+# (named $name, 'server starts' unless given), with the output of the start
+# as a diagnostic when it fails.
+sub start_ok {
+    my ($self, $name) = @_;
+    require Test::More;
+    my ($rc, $out) = $self->start;
+    my $ok = Test::More::is($rc, 0, $name // 'server starts');
+    Test::More::diag($out) unless $ok;
+    return $ok;
+}
+
+# populate(dirs => [paths], files => { path => content }): create
+# directories and write files (put, their directories created first) below
+# the server's directory, paths relative to it.
+sub populate {
+    my ($self, %o) = @_;
+    my $d = $self->{dir};
+    make_path(map { "$d/$_" } @{ $o{dirs} || [] });
+    for my $rel (sort keys %{ $o{files} || {} }) {
+        make_path(File::Basename::dirname("$d/$rel"));
+        RSTest::put("$d/$rel", $o{files}{$rel});
+    }
+}
+
 sub pid {
     my ($self) = @_;
     open my $fh, '<', "$self->{dir}/httpd.pid" or return undef;
@@ -288,19 +411,12 @@ sub graceful {
     $self->signal('USR1');
 }
 
-# pid of the watcher process (by its name, child of the parent)
-sub watcher_pid {
-    my ($self) = @_;
-    my $ppid = $self->pid or return undef;
-    for my $st (glob '/proc/[0-9]*/stat') {
-        open my $fh, '<', $st or next;
-        my $line = <$fh> // next;
-        if ($line =~ /^(\d+) \(rs-watcher\) \S+ (\d+)/ && $2 == $ppid) {
-            return $1;
-        }
-    }
-    return undef;
-}
+# Pids of the rs-watcher processes that are children of the parent
+# process (one, except for a moment around a restart or a respawn).
+sub watchers { RSTest::watcher_pids($_[0]->pid) }
+
+# Pid of the watcher process (the first of watchers), or undef.
+sub watcher_pid { (RSTest::watcher_pids($_[0]->pid))[0] }
 
 sub log_text {
     my ($self) = @_;
