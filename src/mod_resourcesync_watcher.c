@@ -44,6 +44,7 @@
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
 #include "rs_file.h"
+#include "rs_generation.h"
 #include "rs_journal.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
@@ -105,40 +106,10 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
 }
 
 /* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
- * of interrupted writes.  A superseded snapshot is marked with a file
- * "superseded" whose mtime says when. */
+ * of interrupted writes. */
 static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
 {
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    apr_time_t now = apr_time_now();
-
-    if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
-        return;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-        const char *path = apr_pstrcat(p, set->snap_dir, "/", fi.name, NULL);
-        const char *marker;
-        apr_finfo_t sf;
-        if (fi.filetype != APR_DIR || !strcmp(fi.name, ".") || !strcmp(fi.name, "..")) {
-            continue;
-        }
-        if (rs_statedir_is_gen_tmp(fi.name)) {
-            rs_file_remove_tree(p, path);
-            continue;
-        }
-        if ((apr_uint64_t)apr_atoi64(fi.name) == current) {
-            continue;
-        }
-        marker = rs_statedir_gen_superseded(p, path);
-        if (apr_stat(&sf, marker, APR_FINFO_MTIME, p) != APR_SUCCESS) {
-            rs_file_touch(p, marker);
-        }
-        else if (now - sf.mtime > RS_SNAPSHOT_KEEP) {
-            rs_file_remove_tree(p, path);
-        }
-    }
-    apr_dir_close(d);
+    rs_generation_prune(p, set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
 }
 
 static void progress(void *baton, apr_int64_t files)
@@ -293,8 +264,8 @@ typedef struct snapjob_t {
     apr_pool_t *pool;              /* own allocator: used by the thread */
     rs_snapshot_opts_t sn;
     rs_logger_t log;
-    const char *key, *tmp, *final;
-    apr_uint64_t gen;
+    const char *key;
+    rs_generation_t g;
     apr_time_t at;
     apr_int64_t seq;               /* the journal's last sequence when prepared */
     rs_snapshot_info_t info;
@@ -344,7 +315,7 @@ static void *APR_THREAD_FUNC snap_thread(apr_thread_t *t, void *data)
                 apr_pool_destroy(snap_store_pool);
             }
         }
-        j->rv = snap_store ? rs_snapshot_write(snap_store, &j->sn, j->tmp, j->gen, j->pool,
+        j->rv = snap_store ? rs_snapshot_write(snap_store, &j->sn, j->g.tmp, j->g.gen, j->pool,
                                                &j->info)
                            : APR_EGENERAL;
         apr_atomic_set32(&j->done, 1);
@@ -387,20 +358,19 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
     apr_status_t rv = j->rv;
 
     if (rv == APR_SUCCESS) {
-        rv = apr_file_rename(j->tmp, j->final, p);
+        rv = rs_generation_publish(p, set->snap_dir, &j->g);
     }
     if (rv != APR_SUCCESS) {
         rs_log_emit(log, failing[set->slot]++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
                     "set %s: cannot write Resource List snapshot "
-                    "%s; keeping the previous one", set->name, j->final);
-        rs_file_remove_tree(p, j->tmp);
+                    "%s; keeping the previous one", set->name, j->g.final);
+        rs_generation_abandon(p, &j->g);
         ws->dirty = 1;
         apr_pool_destroy(j->pool);
         return;
     }
-    rs_file_sync_dir(set->snap_dir);
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
-                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
+                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
     rs_store_meta_put(store, apr_pstrcat(p, "snapshot-seq:", set->name, NULL),
                       apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
@@ -501,24 +471,11 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
          * the status segment: take the larger of the segment's and the
          * store's counter. */
         const char *g = NULL;
-        apr_uint64_t gen = cur.gen;
         apr_status_t rv;
         rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
-        if (g && (apr_uint64_t)apr_atoi64(g) > gen) {
-            gen = (apr_uint64_t)apr_atoi64(g);
-        }
-        gen++;
-        apr_dir_make_recursive(set->snap_dir, APR_FPROT_OS_DEFAULT, p);
-        /* A watcher killed between publishing a snapshot directory and
-         * recording it leaves that generation on disk: never reuse it. */
-        while (rs_file_exists(p, rs_statedir_gen(p, set->snap_dir, gen))) {
-            gen++;
-        }
-        j->gen = gen;
-        j->tmp = rs_statedir_gen_tmp(p, set->snap_dir, gen);
-        j->final = rs_statedir_gen(p, set->snap_dir, gen);
-        rs_file_remove_tree(p, j->tmp);
-        if ((rv = apr_dir_make(j->tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
+        rv = rs_generation_begin(p, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
+                                 cur.gen, &j->g);
+        if (rv != APR_SUCCESS) {
             j->rv = rv;
             snapshot_finish(store, j);
             return;
@@ -530,7 +487,7 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
     if (async && snap_submit(j, ws->pool)) {
         return;
     }
-    j->rv = rs_snapshot_write(store, &j->sn, j->tmp, j->gen, j->pool, &j->info);
+    j->rv = rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, j->pool, &j->info);
     j->done = 1;
     snapshot_reap(store, 1);
 }
