@@ -35,6 +35,8 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_file.c src/rs_statedir.c src/rs_generation.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
+             src/mod_resourcesync_drive.c src/mod_resourcesync_snapjob.c \
+             src/mod_resourcesync_jobs.c src/mod_resourcesync_logonce.c \
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
              src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
