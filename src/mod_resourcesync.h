@@ -5,8 +5,16 @@
  *   mod_resourcesync_config.c     config records, merges, post_config checks
  *   mod_resourcesync_directives.c directives and their arguments, set registry
  *   mod_resourcesync_status.c     shared-memory status segment + mutex
- *   mod_resourcesync_watcher.c    watcher process lifecycle and main loop
- *   mod_resourcesync_changes.c    Change Lists: journal records, ring, open list
+ *   mod_resourcesync_watcher.c    watcher process lifecycle (fork, respawn,
+ *                                 privileges)
+ *   mod_resourcesync_drive.c      the watcher's work: per-set state, scans,
+ *                                 event loop, scheduling of ticks and jobs
+ *   mod_resourcesync_snapjob.c    Resource List snapshots as background jobs
+ *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
+ *                                 own store connection)
+ *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
+ *   mod_resourcesync_changes.c    the journal's Change Lists (watcher side)
+ *                                 and the open Change List (children)
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -256,7 +264,56 @@ void rs_changes_child_init(apr_pool_t *p);
 int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur);
 
 /* mod_resourcesync_watcher.c */
+/* post_config (real pass): fork this generation's watcher, registered as
+ * an other child of the MPM, respawned if it dies.  No sets: no watcher. */
 int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
+
+/* mod_resourcesync_drive.c */
+/* In the watcher process, as the run user: open the store, reconcile
+ * every set, then follow changes until the parent is gone (returns
+ * APR_SUCCESS).  Returns the cause, logged, when the watcher cannot start
+ * (the store or the journal cannot be opened): a respawn would only
+ * repeat it. */
+apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
+
+/* mod_resourcesync_jobs.c: background work of the watcher, one job at a
+ * time, on one thread with a store connection of its own (see that file
+ * for a job's lifecycle). */
+typedef struct rs_job_t rs_job_t;
+/* Runs the job, on the job thread (or inline on the driver's thread);
+ * store is the connection of the thread that runs it, p the job's pool.
+ * Its result is passed to the finish function. */
+typedef apr_status_t rs_job_run_fn(void *baton, rs_store_t *store, apr_pool_t *p);
+/* Runs on the driver's thread once the job is done (rv: the run's
+ * result); the job's pool p is destroyed right after. */
+typedef void rs_job_finish_fn(void *baton, apr_status_t rv, apr_pool_t *p);
+/* In the watcher, before the first job: the pool of the job thread and
+ * its lock, the server for the thread's log lines, and the driver's store
+ * connection (for jobs run inline). */
+void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_store_t *store);
+/* The logger of the job thread (no once-only memory: that is the
+ * driver's). */
+const rs_logger_t *rs_jobs_logger(void);
+/* A new job with a pool of its own (on an allocator of its own, so the
+ * job thread may use it), returned in *pool for the job's input. */
+rs_job_t *rs_jobs_create(apr_pool_t **pool);
+/* Run job j: first finish the job in progress (waiting for it), then hand
+ * j to the job thread (async, when it can be started), or run it inline
+ * and finish it before returning. */
+void rs_jobs_submit(rs_job_t *j, rs_job_run_fn *run, rs_job_finish_fn *finish, void *baton,
+                    int async);
+/* Give up job j before it ran: finish(baton, rv), then destroy its pool. */
+void rs_jobs_drop(rs_job_t *j, rs_job_finish_fn *finish, void *baton, apr_status_t rv);
+/* Driver's thread: finish the job in progress if it is done (wait: wait
+ * for it first).  No job in progress: nothing. */
+void rs_jobs_reap(int wait);
+
+/* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
+ * baton: the server_rec); warnings and errors once per watcher life. */
+void rs_logonce_init(apr_pool_t *pool);
+void rs_logonce_log(void *baton, int level, apr_status_t rv, const char *msg);
+/* Forget the messages seen: the next occurrence of each is logged again. */
+void rs_logonce_forget(void);
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;

@@ -1,0 +1,67 @@
+/* mod_resourcesync_drive.h - private to the driver's files.
+ *
+ * The driver (mod_resourcesync_drive.c) owns the watcher's per-set state;
+ * the snapshot scheduling (mod_resourcesync_snapjob.c) works on it from
+ * the driver's thread only.
+ */
+#ifndef MOD_RESOURCESYNC_DRIVE_H
+#define MOD_RESOURCESYNC_DRIVE_H
+
+#include "mod_resourcesync.h"
+#include "rs_journal.h"
+#include "rs_store.h"
+#include "rs_watch.h"
+
+/* What the driver works with, for the watcher's lifetime. */
+typedef struct rs_drive_t {
+    server_rec *s;
+    rs_logger_t log;           /* the once-only log (rs_logonce) */
+    rs_store_t *store;         /* the driver's connection */
+    rs_journal_t *journal;
+    apr_pool_t *pool;          /* the watcher's */
+    apr_pool_t *iter;          /* cleared after each piece of work */
+    int workers;               /* scan threads (scan_workers) */
+    struct wset_t *ws;
+    int nsets;
+} rs_drive_t;
+
+/* The watcher's view of one set.  Lifecycle: created at watcher start;
+ * `w` is the set's inotify instance (NULL when none could be made), fed by
+ * the scans' on_dir callback.  `degraded` says that some directory could
+ * not be watched: the set then relies on full rescans every
+ * ResourceSyncRescanInterval until a full scan manages to watch
+ * everything again.
+ *
+ * `status` is the driver's own copy of the set's entry in the status
+ * segment: adopted once at start (post_config seeded it from disk), then
+ * changed here and written to the segment (rs_status_write_set) after
+ * each change; the driver never reads the segment back to decide. */
+typedef struct wset_t {
+    rs_drive_t *d;
+    const rs_set_t *set;
+    rs_access_t **acc;         /* one per scan worker */
+    rs_watch_t *w;
+    rs_status_set_t status;
+    int degraded;              /* errno of the failed watch, 0: none */
+    int degraded_logged;       /* the error log was told (once per episode) */
+    int dirty;                 /* inventory changed since the last snapshot */
+    int root_lost;             /* the root is gone: retry at every tick */
+    int failing;               /* failures since the last success */
+    apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
+    const rs_logger_t *log;
+} wset_t;
+
+/* Write ws->status to the set's entry in the status segment. */
+void rs_drive_status_put(wset_t *ws);
+
+/* Write a new Resource List snapshot of the set from the inventory,
+ * unless the current one is still valid (force: the inventory changed).
+ * at == 0: take it from the journal now; completed: when the scan the
+ * inventory reflects ended (0: now).  async: as a background job, finished
+ * later from the event loop (rs_jobs_reap); otherwise done on return.
+ * Clears ws->dirty when a snapshot is started (or not needed); sets it
+ * again when writing fails. */
+void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
+                         int force, int async);
+
+#endif

@@ -1,0 +1,185 @@
+/* mod_resourcesync_snapjob.c - Resource List snapshots as background jobs.
+ *
+ * A snapshot being written.  Lifecycle: prepared by the driver's thread
+ * (generation, temporary directory, options, all in the job's own pool;
+ * rs_generation), written by rs_snapshot_write as a job (mod_resourcesync_
+ * jobs.c: on the job thread with its own store connection so the event
+ * loop goes on meanwhile, or inline), then finished on the driver's thread
+ * (rename into place, store bookkeeping, the set's status entry, pruning).
+ * Jobs run one at a time and the driver finishes the previous one before
+ * it prepares the next: the generation counter (ws->status.gen and the
+ * store's snapshot-gen:<set>) is only read and advanced between jobs.
+ *
+ * Store keys per set: snapshot-gen (the newest generation published),
+ * snapshot-key (the options it was written with, see snapshot_key) and
+ * snapshot-seq (the journal's last sequence when it was prepared: every
+ * record up to it is reflected by the list).
+ */
+#include <string.h>
+#include <apr_strings.h>
+#include "mod_resourcesync_drive.h"
+#include "rs_generation.h"
+#include "rs_snapshot.h"
+
+#define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
+
+typedef struct snapjob_t {
+    wset_t *ws;
+    rs_snapshot_opts_t sn;
+    const char *key;
+    rs_generation_t g;
+    apr_time_t at;
+    apr_int64_t seq;               /* the journal's last sequence when prepared */
+    rs_snapshot_info_t info;
+} snapjob_t;
+
+/* Options of a set that shape its snapshot; a change forces a new one. */
+static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
+{
+    return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url,
+                        set->list_url, set->max_entries, set->hashes);
+}
+
+/* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
+ * of interrupted writes. */
+static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
+{
+    rs_generation_prune(p, set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
+}
+
+static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set)
+{
+    return apr_pstrcat(p, "snapshot-", what, ":", set->name, NULL);
+}
+
+/* Job (any thread): write the snapshot into the temporary directory. */
+static apr_status_t snap_run(void *baton, rs_store_t *store, apr_pool_t *p)
+{
+    snapjob_t *j = baton;
+    return rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info);
+}
+
+/* Driver's thread: the store knows the new generation; the end of a
+ * failure episode is logged, and a later failure deserves an error line
+ * again. */
+static void snap_record(snapjob_t *j, apr_pool_t *p)
+{
+    wset_t *ws = j->ws;
+    const rs_set_t *set = ws->set;
+    rs_store_t *store = ws->d->store;
+
+    rs_store_meta_put(store, meta_key(p, "gen", set),
+                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+    rs_store_meta_put(store, meta_key(p, "key", set), j->key);
+    rs_store_meta_put(store, meta_key(p, "seq", set),
+                      apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+    if (ws->failing) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
+                    set->name);
+        ws->failing = 0;
+        rs_logonce_forget();
+    }
+}
+
+/* Driver's thread: put a written snapshot into place and publish it. */
+static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
+{
+    snapjob_t *j = baton;
+    wset_t *ws = j->ws;
+    const rs_set_t *set = ws->set;
+
+    if (rv == APR_SUCCESS) {
+        rv = rs_generation_publish(p, set->snap_dir, &j->g);
+    }
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(ws->log, ws->failing++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+                    "set %s: cannot write Resource List snapshot "
+                    "%s; keeping the previous one", set->name, j->g.final);
+        rs_generation_abandon(p, &j->g);
+        ws->dirty = 1;
+        return;
+    }
+    snap_record(j, p);
+    ws->status.gen = j->info.gen;
+    ws->status.at = j->info.at;
+    ws->status.completed = j->info.completed;
+    ws->status.entries = j->info.entries;
+    ws->status.parts = j->info.parts;
+    ws->status.consistent = j->at;
+    rs_drive_status_put(ws);
+    rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
+                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
+                j->info.entries, j->info.parts);
+    prune(p, set, j->info.gen);
+}
+
+/* The job's input, in its pool p. */
+static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_time_t at,
+                               apr_time_t completed, int async)
+{
+    const rs_set_t *set = ws->set;
+    snapjob_t *j = apr_pcalloc(p, sizeof(*j));
+
+    j->ws = ws;
+    j->at = at;
+    /* Every record up to this one is in the inventory the list will read
+     * (the watcher is the only writer); a later one may not be. */
+    j->seq = rs_journal_last_seq(ws->d->journal);
+    j->key = apr_pstrdup(p, key);
+    j->sn.set = set->name;
+    j->sn.url_base = set->root_url;
+    j->sn.capability_url = set->capability_url;
+    j->sn.list_url = set->list_url;
+    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
+    j->sn.max_entries = set->max_entries;
+    j->sn.hashes = set->hashes;
+    j->sn.at = at;
+    j->sn.completed = completed;
+    j->sn.log = async ? rs_jobs_logger() : ws->log;
+    return j;
+}
+
+void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
+                         int force, int async)
+{
+    const rs_set_t *set = ws->set;
+    rs_store_t *store = ws->d->store;
+    const char *key = snapshot_key(p, set), *oldkey = NULL, *g = NULL;
+    apr_pool_t *jp;
+    rs_job_t *job;
+    snapjob_t *j;
+    apr_status_t rv;
+
+    /* The previous job updates the generation counter: finish it first. */
+    rs_jobs_reap(1);
+    rs_store_meta_get(store, p, meta_key(p, "key", set), &oldkey);
+    if (!force && ws->status.gen && oldkey && !strcmp(oldkey, key)) {
+        /* Nothing changed: the current snapshot stays valid and is now
+         * known to be consistent as of `at`. */
+        ws->status.consistent = at;
+        rs_drive_status_put(ws);
+        ws->dirty = 0;
+        prune(p, set, ws->status.gen);
+        return;
+    }
+    if (!at && rs_journal_mark(ws->d->journal, set->name, &at) != APR_SUCCESS) {
+        return;
+    }
+    if (completed < at) {
+        completed = apr_time_now() > at ? apr_time_now() : at;
+    }
+    job = rs_jobs_create(&jp);
+    j = snap_prepare(ws, jp, key, at, completed, async);
+    /* Generations only grow, also across restarts and the loss of the
+     * status segment: the larger of the store's counter and ours. */
+    rs_store_meta_get(store, jp, meta_key(jp, "gen", set), &g);
+    rv = rs_generation_begin(jp, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
+                             ws->status.gen, &j->g);
+    if (rv != APR_SUCCESS) {
+        rs_jobs_drop(job, snap_finish, j, rv);
+        return;
+    }
+    /* Changes from here on make the set dirty again. */
+    ws->dirty = 0;
+    rs_jobs_submit(job, snap_run, snap_finish, j, async);
+}
