@@ -46,7 +46,7 @@
 #include "rs_journal.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 #include "rs_time.h"
 #include "rs_watch.h"
 
@@ -329,7 +329,7 @@ typedef struct snapjob_t {
 } snapjob_t;
 
 static snapjob_t *job;
-static rs_store_t *snap_store;     /* the snapshot thread's connection */
+static rs_db_t *snap_store;     /* the snapshot thread's connection */
 static apr_pool_t *snap_store_pool;
 
 /* Messages from the snapshot thread go straight to the error log (the
@@ -363,8 +363,8 @@ static void *APR_THREAD_FUNC snap_thread(apr_thread_t *t, void *data)
             apr_allocator_create(&alloc);
             apr_pool_create_ex(&snap_store_pool, NULL, NULL, alloc);
             apr_allocator_owner_set(alloc, snap_store_pool);
-            if (rs_store_open(&snap_store, snap_store_pool, "sqlite3",
-                              apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db",
+            if (rs_db_open(&snap_store, snap_store_pool, "sqlite3",
+                           apr_pstrcat(snap_store_pool, rs_global.state_dir, "/state.db",
                                           NULL), &j->log) != APR_SUCCESS) {
                 snap_store = NULL;
                 apr_pool_destroy(snap_store_pool);
@@ -403,7 +403,7 @@ static int snap_submit(snapjob_t *j, apr_pool_t *pool)
 }
 
 /* Main thread: put a written snapshot into place and publish it. */
-static void snapshot_finish(rs_store_t *store, snapjob_t *j)
+static void snapshot_finish(rs_db_t *store, snapjob_t *j)
 {
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
@@ -425,11 +425,11 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
         return;
     }
     rs_watcher_sync_dir(set->snap_dir);
-    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
-                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
-    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
-    rs_store_meta_put(store, apr_pstrcat(p, "snapshot-seq:", set->name, NULL),
-                      apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+    rs_db_meta_put(store, apr_pstrcat(p, "snapshot-gen:", set->name, NULL),
+                   apr_psprintf(p, "%" APR_UINT64_T_FMT, j->gen));
+    rs_db_meta_put(store, apr_pstrcat(p, "snapshot-key:", set->name, NULL), j->key);
+    rs_db_meta_put(store, apr_pstrcat(p, "snapshot-seq:", set->name, NULL),
+                   apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
     if (failing[set->slot]) {
         rs_log_emit(log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
                     set->name);
@@ -456,7 +456,7 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
 }
 
 /* Main thread: finish the running job if it is done (wait: until it is). */
-static void snapshot_reap(rs_store_t *store, int wait)
+static void snapshot_reap(rs_db_t *store, int wait)
 {
     if (!job || (!wait && !apr_atomic_read32(&job->done))) {
         return;
@@ -471,7 +471,7 @@ static void snapshot_reap(rs_store_t *store, int wait)
 /* Write a new Resource List snapshot of the set from the inventory, unless
  * the current one is still valid (force: the inventory changed).  at == 0:
  * take it from the journal now.  async: on the snapshot thread. */
-static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+static void snapshot(apr_pool_t *p, rs_db_t *store, rs_journal_t *journal, wset_t *ws,
                      apr_time_t at, apr_time_t completed, int force, int async)
 {
     const rs_set_t *set = ws->set;
@@ -482,7 +482,7 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
 
     snapshot_reap(store, 1);
     rs_status_read_set(set->slot, &cur);
-    rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
+    rs_db_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
     if (!force && cur.gen && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of `at`. */
@@ -529,7 +529,7 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
         const char *g = NULL;
         apr_uint64_t gen = cur.gen;
         apr_status_t rv;
-        rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
+        rs_db_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
         if (g && (apr_uint64_t)apr_atoi64(g) > gen) {
             gen = (apr_uint64_t)apr_atoi64(g);
         }
@@ -570,7 +570,7 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
  * lost event queue, and periodically while the set cannot be watched),
  * then publish what changed.  Directories get their watches as the scan
  * reaches them. */
-static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+static void full_scan(apr_pool_t *p, rs_db_t *store, rs_journal_t *journal, wset_t *ws,
                       int first)
 {
     const rs_set_t *set = ws->set;
@@ -647,7 +647,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
          * a new list now, not after the next change. */
         const char *v = NULL;
         apr_int64_t newest = 0;
-        if (rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-seq:", set->name, NULL), &v)
+        if (rs_db_meta_get(store, p, apr_pstrcat(p, "snapshot-seq:", set->name, NULL), &v)
             == APR_SUCCESS && v
             && rs_journal_newest(journal, p, set->name, &newest) == APR_SUCCESS
             && newest > apr_atoi64(v)) {
@@ -659,7 +659,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
 }
 
 /* Reconcile what inotify reported. */
-static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, wset_t *ws,
+static void scan_targets(apr_pool_t *p, rs_db_t *store, rs_journal_t *journal, wset_t *ws,
                          const rs_scan_target_t *t, int n)
 {
     rs_scan_opts_t so;
@@ -707,7 +707,7 @@ static int scan_workers(void)
  * records; on a lost queue or a lost root, reconcile the whole set; every
  * ResourceSyncRescanInterval, write a new Resource List snapshot of a set
  * whose inventory changed, and rescan sets that cannot be watched. */
-static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journal,
+static void watch_loop(apr_pool_t *iter, rs_db_t *store, rs_journal_t *journal,
                        wset_t *ws, int nsets)
 {
     rs_status_t *st = rs_status_get();
@@ -805,7 +805,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
 static void watcher_main(apr_pool_t *pool, server_rec *s)
 {
     rs_logger_t log = { watcher_log, s };
-    rs_store_t *store = NULL;
+    rs_db_t *store = NULL;
     rs_journal_t *journal = NULL;
     wset_t *ws;
     rs_status_t *st = rs_status_get();
@@ -845,8 +845,8 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     if (start_delay) {
         apr_sleep(start_delay);
     }
-    rv = rs_store_open(&store, pool, "sqlite3",
-                       apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL), &log);
+    rv = rs_db_open(&store, pool, "sqlite3",
+                    apr_pstrcat(pool, rs_global.state_dir, "/state.db", NULL), &log);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "watcher: cannot open the "
                      "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);

@@ -5,7 +5,7 @@
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 #define MD5    "900150983cd24fb0d6963f7d28e17f72"
 #define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -16,7 +16,7 @@
 typedef struct {
     const char *db;
     apr_pool_t *sp;
-    rs_store_t *st;
+    rs_db_t *st;
     rs_journal_t *j;
     ut_log_t ul;
 } jf_t;
@@ -24,7 +24,7 @@ typedef struct {
 static void jf_open(jf_t *f)
 {
     apr_pool_create(&f->sp, ut_pool);
-    ck_assert_int_eq(rs_store_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
+    ck_assert_int_eq(rs_db_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, f->sp), APR_SUCCESS);
 }
@@ -248,7 +248,7 @@ START_TEST(datetimes_strictly_increasing)
     int i, n = 500;
 
     jf_init(&f);
-    ck_assert_int_eq(rs_store_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
     before = apr_time_now();
     for (i = 0; i < n; i++) {
         rs_record_t *r = append(&f, i % 3 ? "s" : "t", "", apr_psprintf(ut_pool, "f%d", i),
@@ -258,7 +258,7 @@ START_TEST(datetimes_strictly_increasing)
         ck_assert_int_gt(r->datetime, *last);
         *last = r->datetime;
     }
-    ck_assert_int_eq(rs_store_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
     /* Many records within one microsecond: the later ones were pushed
      * ahead, by at most one microsecond each. */
     ck_assert_int_le(last_s, apr_time_now() + n);
