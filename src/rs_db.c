@@ -74,6 +74,21 @@ static apr_status_t status_of(rs_db_t *db, int rc)
     return APR_EGENERAL;
 }
 
+/* Did a statement fail only because another connection changed the
+ * schema between its preparation and its execution?  apr_dbd's SQLite
+ * driver prepares with the legacy API, which leaves the retry to us: a
+ * statement prepared for one call (not a kept one) is simply run again. */
+static int schema_changed(rs_db_t *db, int rc)
+{
+    if (db->kind == DB_SQLITE && rc && !db->txn) {
+        sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
+        return rc == SQLITE_SCHEMA || (conn && sqlite3_errcode(conn) == SQLITE_SCHEMA);
+    }
+    return 0;
+}
+
+#define SCHEMA_RETRIES 10
+
 /* Settings a connection needs before anything else runs. */
 static apr_status_t configure(rs_db_t *db, apr_pool_t *p)
 {
@@ -84,12 +99,14 @@ static apr_status_t configure(rs_db_t *db, apr_pool_t *p)
         /* WAL lets other connections read while the watcher writes;
          * NORMAL syncs at checkpoints, which keeps a committed transaction
          * across a crash of any process (not necessarily across a power
-         * loss).  The PRAGMA answers with a row, hence the select. */
+         * loss).  journal_mode answers with a row, hence the select.  The
+         * busy timeout comes first: switching a new file to WAL waits for
+         * another connection doing the same. */
+        apr_dbd_query(db->drv, db->h, &n, "PRAGMA busy_timeout=10000");
         apr_dbd_select(db->drv, p, db->h, &res, "PRAGMA journal_mode=WAL", 0);
         while (res && apr_dbd_get_row(db->drv, p, res, &row, -1) == 0) {
         }
         apr_dbd_query(db->drv, db->h, &n, "PRAGMA synchronous=NORMAL");
-        apr_dbd_query(db->drv, db->h, &n, "PRAGMA busy_timeout=10000");
     }
     /* PostgreSQL settings (search_path, statement_timeout, ...) go here. */
     return APR_SUCCESS;
@@ -125,8 +142,13 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
 {
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
-    int rc = apr_dbd_select(db->drv, p, db->h, &res,
+    int rc, tries = 0;
+
+    do {
+        res = NULL;
+        rc = apr_dbd_select(db->drv, p, db->h, &res,
                             "SELECT v FROM meta WHERE k = '" VERSION_KEY "'", 0);
+    } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     *version = 0;
     if (rc) {
         return fail(db, rc, "reading the schema version");
@@ -138,16 +160,28 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
     return rc == -1 ? APR_SUCCESS : fail(db, rc, "reading the schema version");
 }
 
-/* Bring the database from version - 1 to version in one transaction.  A
- * concurrent opener may have done it meanwhile: the version is read again
- * inside the transaction. */
+/* The statement that opens a migration's transaction: it takes the write
+ * lock at once, so that of two connections opening a database together,
+ * one migrates and the other waits and then finds the version done. */
+static const char *begin_migration(const rs_db_t *db)
+{
+    if (db->kind == DB_SQLITE) {
+        return "BEGIN IMMEDIATE";   /* waits up to busy_timeout for the lock */
+    }
+    /* PostgreSQL: BEGIN, then LOCK TABLE meta IN EXCLUSIVE MODE. */
+    return "BEGIN";
+}
+
+/* Bring the database from version - 1 to version in one transaction (not
+ * an apr_dbd one: the version is read again once the lock is held, and a
+ * failure must not be hidden by the driver's silent rollback). */
 static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
 {
     apr_array_header_t *steps = rs_schema_steps(p, version);
     apr_status_t rv;
-    int i, cur;
+    int i, cur = 0;
 
-    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
+    if ((rv = rs_db_run(db, begin_migration(db))) != APR_SUCCESS) {
         return rv;
     }
     rv = read_version(db, p, &cur);
@@ -160,10 +194,16 @@ static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
                                         version));
     }
     if (rv != APR_SUCCESS) {
-        rs_db_rollback(db);
+        int n;
+        apr_dbd_query(db->drv, db->h, &n, "ROLLBACK");
         return rv;
     }
-    return rs_db_commit(db);
+    if ((rv = rs_db_run(db, "COMMIT")) == APR_SUCCESS && cur < version) {
+        rs_log_emit(db->log, RS_LOG_INFO, APR_SUCCESS, "state store: schema version %d "
+                    "(from %d%s)", version, cur, cur ? "" : ": a new database, or one "
+                    "written before versions were recorded");
+    }
+    return rv;
 }
 
 static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
@@ -186,8 +226,6 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
         if ((rv = migrate_to(db, p, v + 1)) != APR_SUCCESS) {
             return rv;
         }
-        rs_log_emit(db->log, RS_LOG_INFO, APR_SUCCESS, "state store: '%s' now at schema "
-                    "version %d", dsn, v + 1);
     }
     db->version = v;
     return APR_SUCCESS;
@@ -313,7 +351,10 @@ apr_uint64_t rs_db_txn_serial(const rs_db_t *db)
 
 apr_status_t rs_db_run(rs_db_t *db, const char *sql)
 {
-    int n, rc = apr_dbd_query(db->drv, db->h, &n, sql);
+    int n, rc, tries = 0;
+    do {
+        rc = apr_dbd_query(db->drv, db->h, &n, sql);
+    } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     return rc ? fail(db, rc, sql) : APR_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sqlite3.h>
 #include <apr_strings.h>
+#include <apr_thread_proc.h>
 #include "unit.h"
 #include "rs_db.h"
 #include "rs_schema.h"
@@ -186,6 +187,49 @@ START_TEST(reopen_keeps_version)
 END_TEST
 
 typedef struct {
+    const char *path;
+    apr_status_t rv;
+    int version;
+} opener_t;
+
+static void *APR_THREAD_FUNC open_thread(apr_thread_t *t, void *data)
+{
+    opener_t *o = data;
+    apr_pool_t *p;
+    rs_db_t *db = NULL;
+    apr_pool_create(&p, NULL);
+    o->rv = rs_db_open(&db, p, "sqlite3", o->path, NULL);
+    o->version = db ? rs_db_schema_version(db) : -1;
+    apr_pool_destroy(p);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+/* Connections opening a new database at the same time: one migrates,
+ * the others wait for it and find the version done. */
+START_TEST(concurrent_first_open)
+{
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    apr_thread_t *t[4];
+    opener_t o[4];
+    apr_status_t trv;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        o[i].path = path;
+        o[i].rv = -1;
+        ck_assert_int_eq(apr_thread_create(&t[i], NULL, open_thread, &o[i], ut_pool),
+                         APR_SUCCESS);
+    }
+    for (i = 0; i < 4; i++) {
+        apr_thread_join(&trv, t[i]);
+        ck_assert_int_eq(o[i].rv, APR_SUCCESS);
+        ck_assert_int_eq(o[i].version, RS_SCHEMA_VERSION);
+    }
+}
+END_TEST
+
+typedef struct {
     int rows, ncols;
     const char *last;
 } wide_t;
@@ -351,6 +395,7 @@ Suite *db_suite(void)
     tcase_add_test(tc, unversioned_layout_is_migrated);
     tcase_add_test(tc, newer_version_is_refused);
     tcase_add_test(tc, reopen_keeps_version);
+    tcase_add_test(tc, concurrent_first_open);
     tcase_add_test(tc, query_wide_rows);
     tcase_add_test(tc, full_database_keeps_cause);
     tcase_add_test(tc, rollback_discards);
