@@ -67,8 +67,10 @@ const char *const *rs_journal_schema(int version)
  * too (a second watcher during a restart, a tool).  Each cached value
  * remembers the transaction (rs_db_txn_serial) in which it was read or
  * last written; in any other transaction, or outside one, it is read
- * again before it is used.  Within a write transaction nobody else can
- * write, so the cache holds until its end: a few indexed reads per
+ * again before it is used.  Within a transaction no other connection's
+ * write can come between (writers are serialised; with SQLite, a write
+ * on a snapshot that another writer made stale fails, and the commit with
+ * it), so the cache holds until its end: a few indexed reads per
  * transaction, not per record. */
 typedef struct {
     apr_time_t t;             /* the set's last datetime */
