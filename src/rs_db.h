@@ -79,8 +79,9 @@ apr_status_t rs_db_stmt(rs_db_t *db, const char *sql, rs_db_stmt_t **out);
 apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows);
 
 /* Each result row is handed to fn with all its column values as strings
- * (NULL for SQL NULL).  The strings are valid during the call only: fn
- * copies what it keeps into p, the caller's pool. */
+ * (NULL for SQL NULL), however many columns it has.  The strings are
+ * valid during the call only: fn copies what it keeps into p, the
+ * caller's pool (which may be NULL when fn keeps no strings). */
 typedef void rs_db_row_fn(void *baton, apr_pool_t *p, const char *const *cols, int ncols);
 apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
                          rs_db_row_fn *fn, void *baton);
