@@ -16,7 +16,7 @@ BUILD     ?= build
 SAN       ?=
 SAN_SO    ?=
 OPT       ?= -O2
-PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 \
+PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 libsqlite3-dev \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
             libwww-perl libxml-libxml-perl faketime libfaketime
@@ -28,11 +28,12 @@ XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 
 CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
-LIBS       = -lxml2 -lcrypto -laprutil-1 -lapr-1
+LIBS       = -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
 ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
-             src/rs_xml.c src/rs_store.c src/rs_scan.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c \
-             src/rs_file.c src/rs_statedir.c src/rs_generation.c
+             src/rs_xml.c src/rs_db.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
+             src/rs_snapshot.c src/rs_watch.c src/rs_ring.c src/rs_file.c src/rs_statedir.c \
+             src/rs_generation.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_snapjob.c \

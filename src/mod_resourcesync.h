@@ -283,14 +283,14 @@ typedef struct rs_job_t rs_job_t;
 /* Runs the job, on the job thread (or inline on the driver's thread);
  * store is the connection of the thread that runs it, p the job's pool.
  * Its result is passed to the finish function. */
-typedef apr_status_t rs_job_run_fn(void *baton, rs_store_t *store, apr_pool_t *p);
+typedef apr_status_t rs_job_run_fn(void *baton, rs_db_t *store, apr_pool_t *p);
 /* Runs on the driver's thread once the job is done (rv: the run's
  * result); the job's pool p is destroyed right after. */
 typedef void rs_job_finish_fn(void *baton, apr_status_t rv, apr_pool_t *p);
 /* In the watcher, before the first job: the pool of the job thread and
  * its lock, the server for the thread's log lines, and the driver's store
  * connection (for jobs run inline). */
-void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_store_t *store);
+void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_db_t *store);
 /* The logger of the job thread (no once-only memory: that is the
  * driver's). */
 const rs_logger_t *rs_jobs_logger(void);

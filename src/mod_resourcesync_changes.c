@@ -34,6 +34,7 @@
 #include "mod_resourcesync.h"
 #include "rs_changelist.h"
 #include "rs_file.h"
+#include "rs_inventory.h"
 #include "rs_journal.h"
 #include "rs_statedir.h"
 
@@ -522,11 +523,11 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
  * left the ring.  Opened on first use, shared by the child's threads
  * under a mutex, dropped after an error so the next request opens it
  * again.  The connection only reads: the watcher is the only writer, and
- * SQLite's WAL lets readers run beside it. */
+ * the database lets readers run beside it (rs_db: WAL for SQLite). */
 static apr_thread_mutex_t *child_lock;
 static apr_pool_t *child_pool;
 static apr_pool_t *child_store_pool;
-static rs_store_t *child_store;
+static rs_db_t *child_store;
 static rs_journal_t *child_journal;
 static int child_failed_logged;
 
@@ -564,8 +565,8 @@ static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
         log.fn = child_log;
         log.baton = s->r->server;
         apr_pool_create(&child_store_pool, child_pool);
-        rv = rs_store_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
-                           rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
+        rv = rs_db_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
+                        rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
         if (rv == APR_SUCCESS) {
             rv = rs_journal_open(&child_journal, child_store, child_store_pool);
         }

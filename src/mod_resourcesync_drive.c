@@ -184,7 +184,7 @@ static int list_behind_journal(apr_pool_t *p, wset_t *ws)
     const char *v = NULL;
     apr_int64_t newest = 0;
 
-    return rs_store_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name,
+    return rs_db_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name,
                                                           NULL), &v) == APR_SUCCESS
            && v && rs_journal_newest(ws->d->journal, p, ws->set->name, &newest) == APR_SUCCESS
            && newest > apr_atoi64(v);
@@ -524,7 +524,7 @@ static apr_status_t drive_open(rs_drive_t *d)
 {
     apr_status_t rv;
 
-    rv = rs_store_open(&d->store, d->pool, RS_STATEDIR_DB_DRIVER,
+    rv = rs_db_open(&d->store, d->pool, RS_STATEDIR_DB_DRIVER,
                        rs_statedir_db(d->pool, rs_global.state_dir), &d->log);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the "

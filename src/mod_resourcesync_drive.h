@@ -9,14 +9,14 @@
 
 #include "mod_resourcesync.h"
 #include "rs_journal.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 #include "rs_watch.h"
 
 /* What the driver works with, for the watcher's lifetime. */
 typedef struct rs_drive_t {
     server_rec *s;
     rs_logger_t log;           /* the once-only log (rs_logonce) */
-    rs_store_t *store;         /* the driver's connection */
+    rs_db_t *store;         /* the driver's connection */
     rs_journal_t *journal;
     apr_pool_t *pool;          /* the watcher's */
     apr_pool_t *iter;          /* cleared after each piece of work */

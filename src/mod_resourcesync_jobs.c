@@ -31,7 +31,7 @@
 #include <apr_thread_cond.h>
 #include "mod_resourcesync.h"
 #include "rs_statedir.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 struct rs_job_t {
     apr_pool_t *pool;              /* own allocator: used by the job thread */
@@ -47,7 +47,7 @@ struct rs_job_t {
  * driver's thread. */
 static struct {
     apr_pool_t *pool;              /* the watcher's: mutex, cond, thread */
-    rs_store_t *store;             /* the driver's connection (inline jobs) */
+    rs_db_t *store;             /* the driver's connection (inline jobs) */
     rs_logger_t log;               /* for messages of the job thread */
     apr_thread_t *thread;
     int thread_failed;
@@ -55,7 +55,7 @@ static struct {
     apr_thread_cond_t *cond;
     rs_job_t *next;                /* handed to the thread under lock */
     rs_job_t *running;             /* submitted, not finished yet */
-    rs_store_t *tstore;            /* the job thread's connection */
+    rs_db_t *tstore;            /* the job thread's connection */
     apr_pool_t *tstore_pool;
 } jobs;
 
@@ -66,7 +66,7 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
-void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_store_t *store)
+void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_db_t *store)
 {
     jobs.pool = pool;
     jobs.store = store;
@@ -81,7 +81,7 @@ const rs_logger_t *rs_jobs_logger(void)
 
 /* Job thread: its store connection, opened at its first job and kept
  * (a failure is retried at the next job). */
-static rs_store_t *thread_store(void)
+static rs_db_t *thread_store(void)
 {
     apr_allocator_t *alloc;
 
@@ -91,7 +91,7 @@ static rs_store_t *thread_store(void)
     apr_allocator_create(&alloc);
     apr_pool_create_ex(&jobs.tstore_pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, jobs.tstore_pool);
-    if (rs_store_open(&jobs.tstore, jobs.tstore_pool, RS_STATEDIR_DB_DRIVER,
+    if (rs_db_open(&jobs.tstore, jobs.tstore_pool, RS_STATEDIR_DB_DRIVER,
                       rs_statedir_db(jobs.tstore_pool, rs_global.state_dir), &jobs.log)
         != APR_SUCCESS) {
         jobs.tstore = NULL;
@@ -106,7 +106,7 @@ static void *APR_THREAD_FUNC job_thread(apr_thread_t *t, void *data)
     (void)data;
     for (;;) {
         rs_job_t *j;
-        rs_store_t *store;
+        rs_db_t *store;
         apr_thread_mutex_lock(jobs.lock);
         while (!jobs.next) {
             apr_thread_cond_wait(jobs.cond, jobs.lock);

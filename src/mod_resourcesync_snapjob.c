@@ -53,7 +53,7 @@ static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set
 }
 
 /* Job (any thread): write the snapshot into the temporary directory. */
-static apr_status_t snap_run(void *baton, rs_store_t *store, apr_pool_t *p)
+static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     snapjob_t *j = baton;
     return rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info);
@@ -66,12 +66,12 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
 {
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
-    rs_store_t *store = ws->d->store;
+    rs_db_t *store = ws->d->store;
 
-    rs_store_meta_put(store, meta_key(p, "gen", set),
+    rs_db_meta_put(store, meta_key(p, "gen", set),
                       apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
-    rs_store_meta_put(store, meta_key(p, "key", set), j->key);
-    rs_store_meta_put(store, meta_key(p, "seq", set),
+    rs_db_meta_put(store, meta_key(p, "key", set), j->key);
+    rs_db_meta_put(store, meta_key(p, "seq", set),
                       apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
     if (ws->failing) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
@@ -143,7 +143,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
                          int force, int async)
 {
     const rs_set_t *set = ws->set;
-    rs_store_t *store = ws->d->store;
+    rs_db_t *store = ws->d->store;
     const char *key = snapshot_key(p, set), *oldkey = NULL, *g = NULL;
     apr_pool_t *jp;
     rs_job_t *job;
@@ -152,7 +152,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 
     /* The previous job updates the generation counter: finish it first. */
     rs_jobs_reap(1);
-    rs_store_meta_get(store, p, meta_key(p, "key", set), &oldkey);
+    rs_db_meta_get(store, p, meta_key(p, "key", set), &oldkey);
     if (!force && ws->status.gen && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of `at`. */
@@ -172,7 +172,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     j = snap_prepare(ws, jp, key, at, completed, async);
     /* Generations only grow, also across restarts and the loss of the
      * status segment: the larger of the store's counter and ours. */
-    rs_store_meta_get(store, jp, meta_key(jp, "gen", set), &g);
+    rs_db_meta_get(store, jp, meta_key(jp, "gen", set), &g);
     rv = rs_generation_begin(jp, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
                              ws->status.gen, &j->g);
     if (rv != APR_SUCCESS) {

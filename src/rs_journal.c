@@ -18,10 +18,12 @@ static const char *const sql[J_MAX] = {
     "INSERT INTO journal (" RCOLS ", setname) VALUES "
     "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
     "SELECT MAX(seq) FROM journal",
-    /* The last datetime of a set: its newest record, or the until of its
-     * last closed list if that is later (a list closed "now" after a clock
-     * step back). */
-    "SELECT MAX(x) FROM (SELECT MAX(dt) AS x FROM journal WHERE setname = %s "
+    /* The last datetime of a set: its newest record's (datetimes grow
+     * with the sequence within a set, so the index finds it), or the until
+     * of its last closed list if that is later (a list closed "now" after
+     * a clock step back). */
+    "SELECT MAX(x) FROM (SELECT (SELECT dt FROM journal WHERE setname = %s "
+    "ORDER BY seq DESC LIMIT 1) AS x "
     "UNION ALL SELECT MAX(until_dt) AS x FROM changelists WHERE setname = %s) AS t",
     "SELECT started, open_id FROM journal_sets WHERE setname = %s",
     "INSERT INTO journal_sets (setname, started, open_id) VALUES (%s, %lld, 1) "
@@ -41,23 +43,71 @@ static const char *const sql[J_MAX] = {
     "SELECT seq FROM journal WHERE setname = %s ORDER BY seq DESC LIMIT 1",
 };
 
+static const char *const schema_v1[] = {
+    "CREATE TABLE IF NOT EXISTS journal ("
+    " seq BIGINT PRIMARY KEY, setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " change INTEGER NOT NULL, dt BIGINT NOT NULL, lastmod_ns BIGINT NOT NULL,"
+    " size BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT, sha512 TEXT)",
+    "CREATE INDEX IF NOT EXISTS journal_set_seq ON journal (setname, seq)",
+    "CREATE TABLE IF NOT EXISTS changelists ("
+    " setname TEXT NOT NULL, id BIGINT NOT NULL, from_dt BIGINT NOT NULL,"
+    " until_dt BIGINT NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,"
+    " count BIGINT NOT NULL, PRIMARY KEY (setname, id))",
+    "CREATE TABLE IF NOT EXISTS journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL,"
+    " open_id BIGINT NOT NULL)",
+    NULL
+};
+
+const char *const *rs_journal_schema(int version)
+{
+    return version == 1 ? schema_v1 : NULL;
+}
+
+/* The counters are cached, and another connection may write the journal
+ * too (a second watcher during a restart, a tool).  Each cached value
+ * remembers the transaction (rs_db_txn_serial) in which it was read or
+ * last written; in any other transaction, or outside one, it is read
+ * again before it is used.  Within a transaction no other connection's
+ * write can come between (writers are serialised; with SQLite, a write
+ * on a snapshot that another writer made stale fails, and the commit with
+ * it), so the cache holds until its end: a few indexed reads per
+ * transaction, not per record. */
+typedef struct {
+    apr_time_t t;             /* the set's last datetime */
+    apr_uint64_t serial;
+} last_dt_t;
 
 struct rs_journal_t {
-    rs_store_t *st;
+    rs_db_t *db;
     apr_pool_t *pool;
-    rs_store_stmt_t *s[J_MAX];
     apr_int64_t seq;          /* last assigned sequence */
-    apr_hash_t *last_dt;      /* set -> apr_time_t* */
+    apr_uint64_t seq_serial;  /* transaction seq was valid in */
+    apr_hash_t *last_dt;      /* set -> last_dt_t* */
 };
+
+static apr_status_t exec(rs_journal_t *j, int which, const void **args)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(j->db, sql[which], &s);
+    return rv == APR_SUCCESS ? rs_db_exec(j->db, s, args, NULL) : rv;
+}
+
+static apr_status_t query(rs_journal_t *j, apr_pool_t *p, int which, const void **args,
+                          rs_db_row_fn *fn, void *baton)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(j->db, sql[which], &s);
+    return rv == APR_SUCCESS ? rs_db_query(j->db, p, s, args, fn, baton) : rv;
+}
 
 static apr_int64_t num(const char *v)
 {
     return v ? apr_atoi64(v) : 0;
 }
 
-static const char *str(const char *v)
+static const char *str(apr_pool_t *p, const char *v)
 {
-    return (v && *v) ? v : NULL;
+    return (v && *v) ? apr_pstrdup(p, v) : NULL;
 }
 
 static void get_first(void *baton, apr_pool_t *p, const char *const *cols, int n)
@@ -68,32 +118,48 @@ static void get_first(void *baton, apr_pool_t *p, const char *const *cols, int n
     }
 }
 
-apr_status_t rs_journal_open(rs_journal_t **out, rs_store_t *st, apr_pool_t *p)
+/* The last sequence, read from the journal and the floor kept at expiry
+ * (retention may have removed the newest records too: sequence numbers go
+ * on from the high-water mark). */
+static apr_status_t load_seq(rs_journal_t *j)
+{
+    apr_pool_t *p;
+    apr_int64_t seq = 0;
+    const char *floor = NULL;
+    apr_status_t rv;
+
+    apr_pool_create(&p, j->pool);
+    rv = query(j, p, J_MAXSEQ, NULL, get_first, &seq);
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_meta_get(j->db, p, SEQ_FLOOR, &floor);
+    }
+    if (floor && apr_atoi64(floor) > seq) {
+        seq = apr_atoi64(floor);
+    }
+    apr_pool_destroy(p);
+    if (rv == APR_SUCCESS) {
+        j->seq = seq;
+        j->seq_serial = rs_db_txn_serial(j->db);
+    }
+    return rv;
+}
+
+/* j->seq, read again unless it is known in the current transaction. */
+static apr_status_t fresh_seq(rs_journal_t *j)
+{
+    apr_uint64_t serial = rs_db_txn_serial(j->db);
+    return (serial && serial == j->seq_serial) ? APR_SUCCESS : load_seq(j);
+}
+
+apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p)
 {
     rs_journal_t *j = apr_pcalloc(p, sizeof(*j));
-    apr_status_t rv;
-    int i;
 
-    j->st = st;
+    j->db = db;
     j->pool = p;
     j->last_dt = apr_hash_make(p);
-    for (i = 0; i < J_MAX; i++) {
-        if ((rv = rs_store_prepare(st, sql[i], &j->s[i])) != APR_SUCCESS) {
-            return rv;
-        }
-    }
-    rv = rs_store_query(st, p, j->s[J_MAXSEQ], NULL, get_first, &j->seq);
-    if (rv == APR_SUCCESS) {
-        /* Retention may have removed the newest records too: sequence
-         * numbers go on from the high-water mark kept at expiry. */
-        const char *floor = NULL;
-        rv = rs_store_meta_get(st, p, SEQ_FLOOR, &floor);
-        if (floor && apr_atoi64(floor) > j->seq) {
-            j->seq = apr_atoi64(floor);
-        }
-    }
     *out = j;
-    return rv;
+    return load_seq(j);
 }
 
 const char *rs_journal_change_name(int change)
@@ -106,31 +172,57 @@ const char *rs_journal_change_name(int change)
     }
 }
 
-static apr_time_t *last_dt(rs_journal_t *j, const char *set)
+/* The set's last datetime: its newest record's, the until of its last
+ * closed list, or its mark, whichever is latest; read again unless it is
+ * known in the current transaction. */
+static apr_status_t last_dt(rs_journal_t *j, const char *set, apr_time_t **out)
 {
-    apr_time_t *t = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
-    if (!t) {
-        const void *args[] = { set, set };
-        apr_int64_t v = 0;
-        t = apr_palloc(j->pool, sizeof(*t));
-        const char *mark = NULL;
-        rs_store_query(j->st, j->pool, j->s[J_LASTDT], args, get_first, &v);
-        rs_store_meta_get(j->st, j->pool, apr_pstrcat(j->pool, MARK, set, NULL), &mark);
-        if (mark && apr_atoi64(mark) > v) {
-            v = apr_atoi64(mark);
-        }
-        *t = v;
-        apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, t);
+    last_dt_t *l = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
+    apr_uint64_t serial = rs_db_txn_serial(j->db);
+    const void *args[] = { set, set };
+    apr_int64_t v = 0;
+    const char *mark = NULL;
+    apr_status_t rv;
+    apr_pool_t *p;
+
+    if (!l) {
+        /* One entry per set for the journal's lifetime. */
+        l = apr_pcalloc(j->pool, sizeof(*l));
+        apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, l);
     }
-    return t;
+    else if (serial && serial == l->serial) {
+        *out = &l->t;
+        return APR_SUCCESS;
+    }
+    apr_pool_create(&p, j->pool);
+    rv = query(j, p, J_LASTDT, args, get_first, &v);
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_meta_get(j->db, p, apr_pstrcat(p, MARK, set, NULL), &mark);
+    }
+    if (mark && apr_atoi64(mark) > v) {
+        v = apr_atoi64(mark);
+    }
+    apr_pool_destroy(p);
+    if (rv == APR_SUCCESS) {
+        l->t = v;
+        l->serial = serial;
+    }
+    else {
+        l->serial = 0;
+    }
+    *out = &l->t;
+    return rv;
 }
 
 apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *rec)
 {
-    apr_time_t *last = last_dt(j, set), now = apr_time_now();
+    apr_time_t *last, now = apr_time_now();
     apr_status_t rv;
     const void *args[13];
 
+    if ((rv = fresh_seq(j)) != APR_SUCCESS || (rv = last_dt(j, set, &last)) != APR_SUCCESS) {
+        return rv;
+    }
     rec->datetime = now > *last ? now : *last + 1;
     rec->seq = j->seq + 1;
     args[0] = &rec->seq;
@@ -146,7 +238,7 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     args[10] = rec->hash[2];
     args[11] = rec->hash[3];
     args[12] = set;
-    rv = rs_store_exec(j->st, j->s[J_APPEND], args, NULL);
+    rv = exec(j, J_APPEND, args);
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
         *last = rec->datetime;
@@ -156,15 +248,18 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
 
 apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at)
 {
-    apr_time_t *last = last_dt(j, set), now = apr_time_now(), t;
+    apr_time_t *last, now = apr_time_now(), t;
     apr_pool_t *p;
     apr_status_t rv;
 
+    if ((rv = last_dt(j, set, &last)) != APR_SUCCESS) {
+        return rv;
+    }
     t = now > *last ? now : *last + 1;
     apr_pool_create(&p, j->pool);
     /* Later records get at least last + 1 = t. */
-    rv = rs_store_meta_put(j->st, apr_pstrcat(p, MARK, set, NULL),
-                           apr_psprintf(p, "%" APR_INT64_T_FMT, (apr_int64_t)(t - 1)));
+    rv = rs_db_meta_put(j->db, apr_pstrcat(p, MARK, set, NULL),
+                        apr_psprintf(p, "%" APR_INT64_T_FMT, (apr_int64_t)(t - 1)));
     apr_pool_destroy(p);
     if (rv == APR_SUCCESS) {
         *last = t - 1;
@@ -189,13 +284,13 @@ static apr_status_t set_row(rs_journal_t *j, apr_pool_t *p, const char *set, apr
     const void *args[] = { set };
     v[0] = 0;
     v[1] = 1;
-    return rs_store_query(j->st, p, j->s[J_START_GET], args, get_two, v);
+    return query(j, p, J_START_GET, args, get_two, v);
 }
 
 apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
 {
     apr_int64_t v[2];
-    apr_status_t rv = set_row(j, j->pool, set, v);
+    apr_status_t rv = set_row(j, NULL, set, v);   /* get_two allocates nothing */
     *start = v[0];
     return rv;
 }
@@ -203,7 +298,7 @@ apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *star
 apr_status_t rs_journal_begin_set(rs_journal_t *j, const char *set, apr_time_t t)
 {
     const void *args[] = { set, &t };
-    return rs_store_exec(j->st, j->s[J_START_PUT], args, NULL);
+    return exec(j, J_START_PUT, args);
 }
 
 static void add_list(void *baton, apr_pool_t *p, const char *const *c, int n)
@@ -242,7 +337,7 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
     stats_t s = { 0, 0, 0 };
 
     *closed = apr_array_make(p, 8, sizeof(rs_changelist_t));
-    rv = rs_store_query(j->st, p, j->s[J_LISTS], args, add_list, *closed);
+    rv = query(j, p, J_LISTS, args, add_list, *closed);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -256,14 +351,16 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
     }
     else {
         apr_int64_t v[2];
-        rv = set_row(j, p, set, v);
+        if ((rv = set_row(j, p, set, v)) != APR_SUCCESS) {
+            return rv;
+        }
         open->id = v[1];
         open->from = v[0];
         open->first_seq = 1;   /* older records went with their lists */
     }
     {
         const void *a2[] = { set, &open->first_seq };
-        rv = rs_store_query(j->st, p, j->s[J_OPEN_STATS], a2, get_stats, &s);
+        rv = query(j, p, J_OPEN_STATS, a2, get_stats, &s);
     }
     open->count = s.count;
     open->last_seq = s.count ? s.max_seq : open->first_seq - 1;
@@ -274,18 +371,17 @@ static void add_record(void *baton, apr_pool_t *p, const char *const *c, int n)
 {
     rs_record_t *r = apr_array_push(baton);
     int i;
-    (void)p;
     (void)n;
     r->seq = num(c[0]);
-    r->dir = c[1] ? c[1] : "";
-    r->name = c[2] ? c[2] : "";
+    r->dir = apr_pstrdup(p, c[1] ? c[1] : "");
+    r->name = apr_pstrdup(p, c[2] ? c[2] : "");
     r->change = (int)num(c[3]);
     r->datetime = num(c[4]);
     r->lastmod_ns = num(c[5]);
     r->size = num(c[6]);
-    r->type = str(c[7]);
+    r->type = str(p, c[7]);
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        r->hash[i] = str(c[8 + i]);
+        r->hash[i] = str(p, c[8 + i]);
     }
 }
 
@@ -296,11 +392,11 @@ apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
     *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256, sizeof(rs_record_t));
     if (last < 0) {
         const void *args[] = { set, &first, &limit };
-        return rs_store_query(j->st, p, j->s[J_RECORDS_ALL], args, add_record, *out);
+        return query(j, p, J_RECORDS_ALL, args, add_record, *out);
     }
     else {
         const void *args[] = { set, &first, &last, &limit };
-        return rs_store_query(j->st, p, j->s[J_RECORDS], args, add_record, *out);
+        return query(j, p, J_RECORDS, args, add_record, *out);
     }
 }
 
@@ -312,7 +408,7 @@ static void add_recent(void *baton, apr_pool_t *p, const char *const *c, int n)
 {
     recent_t *r = baton;
     add_record(r->recs, p, c, n);
-    *(const char **)apr_array_push(r->sets) = c[12] ? c[12] : "";
+    *(const char **)apr_array_push(r->sets) = apr_pstrdup(p, c[12] ? c[12] : "");
 }
 
 apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
@@ -323,7 +419,7 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
     r.recs = *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256,
                                    sizeof(rs_record_t));
     r.sets = *sets = apr_array_make(p, r.recs->nalloc, sizeof(const char *));
-    return rs_store_query(j->st, p, j->s[J_RECENT], args, add_recent, &r);
+    return query(j, p, J_RECENT, args, add_recent, &r);
 }
 
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
@@ -331,7 +427,7 @@ apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
 {
     const void *args[] = { set };
     *seq = 0;
-    return rs_store_query(j->st, p, j->s[J_NEWEST], args, get_first, seq);
+    return query(j, p, J_NEWEST, args, get_first, seq);
 }
 
 apr_int64_t rs_journal_last_seq(const rs_journal_t *j)
@@ -346,6 +442,7 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
     apr_array_header_t *lists;
     rs_changelist_t open;
     apr_status_t rv = rs_journal_lists(j, p, set, &lists, &open);
+    apr_time_t *last;
     const void *args[7];
 
     memset(closed, 0, sizeof(*closed));
@@ -354,8 +451,11 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
     }
     if (last_seq < 0) {
         /* The whole open list, closed now (after its last record). */
-        if (until <= *last_dt(j, set)) {
-            until = *last_dt(j, set) + 1;
+        if ((rv = last_dt(j, set, &last)) != APR_SUCCESS) {
+            return rv;
+        }
+        if (until <= *last) {
+            until = *last + 1;
         }
     }
     else {
@@ -373,12 +473,12 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
     args[4] = &open.first_seq;
     args[5] = &open.last_seq;
     args[6] = &open.count;
-    rv = rs_store_exec(j->st, j->s[J_CLOSE], args, NULL);
+    rv = exec(j, J_CLOSE, args);
     if (rv == APR_SUCCESS) {
         *closed = open;
         if (last_seq < 0) {
             /* The next list starts at until: no later record may be older. */
-            *last_dt(j, set) = until;
+            *last = until;
         }
     }
     return rv;
@@ -415,13 +515,15 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
         const void *a3[] = { &until, &next_id, set };
         /* The journal now starts where the last dropped list ended, and
          * list ids go on from there. */
-        if ((rv = rs_store_exec(j->st, j->s[J_EXPIRE_LISTS], a1, NULL)) == APR_SUCCESS
-            && (rv = rs_store_exec(j->st, j->s[J_EXPIRE_RECORDS], a2, NULL)) == APR_SUCCESS) {
-            rv = rs_store_exec(j->st, j->s[J_START_MOVE], a3, NULL);
+        /* The high-water mark is read before the records go. */
+        if ((rv = fresh_seq(j)) == APR_SUCCESS
+            && (rv = exec(j, J_EXPIRE_LISTS, a1)) == APR_SUCCESS
+            && (rv = exec(j, J_EXPIRE_RECORDS, a2)) == APR_SUCCESS) {
+            rv = exec(j, J_START_MOVE, a3);
         }
         if (rv == APR_SUCCESS) {
-            rv = rs_store_meta_put(j->st, SEQ_FLOOR,
-                                   apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+            rv = rs_db_meta_put(j->db, SEQ_FLOOR,
+                                apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
         }
     }
     return rv;

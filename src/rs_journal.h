@@ -1,8 +1,9 @@
 /* rs_journal.h - the durable journal of changes and the Change Lists.
  *
  * Every change the watcher observes in a set becomes one record: a global
- * sequence number (strictly increasing, assigned here: the watcher is the
- * only writer), the set, the path, the change (created / updated /
+ * sequence number (strictly increasing, assigned here: the watcher is
+ * the writer, but another connection writing meanwhile is noticed, see
+ * rs_journal.c), the set, the path, the change (created / updated /
  * deleted), the datetime it was observed (microseconds, strictly
  * increasing per set even if the wall clock steps back), and the
  * resource's lastmod, length, media type and hashes of that version (for
@@ -24,7 +25,7 @@
 #include <apr_tables.h>
 #include <apr_time.h>
 #include "rs_hash.h"
-#include "rs_store.h"
+#include "rs_db.h"
 
 #define RS_CHANGE_CREATED 1
 #define RS_CHANGE_UPDATED 2
@@ -57,8 +58,14 @@ typedef struct rs_changelist_t {
 
 typedef struct rs_journal_t rs_journal_t;
 
-/* Create the tables if needed and prepare the statements. */
-apr_status_t rs_journal_open(rs_journal_t **out, rs_store_t *st, apr_pool_t *p);
+/* The journal of connection db (whose schema rs_db_open created); it
+ * lives as long as pool p, which must not outlive db. */
+apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p);
+
+/* The DDL that brings the journal's tables to schema version `version`
+ * from the version before (NULL-terminated; NULL if that version changes
+ * nothing here).  Used by rs_schema. */
+const char *const *rs_journal_schema(int version);
 
 /* Name of a change ("created", ...). */
 const char *rs_journal_change_name(int change);
@@ -99,7 +106,8 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
                                apr_int64_t *seq);
 
-/* The last sequence assigned (or found in the store at open). */
+/* The last sequence assigned or read from the store (at open, or at the
+ * first append of a transaction). */
 apr_int64_t rs_journal_last_seq(const rs_journal_t *j);
 
 /* Close (part of) the open list.  last_seq < 0: all of it, at `until`

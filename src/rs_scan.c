@@ -17,7 +17,7 @@
 #define RS_SCAN_BATCH 20000   /* writes per transaction */
 
 typedef struct {
-    rs_store_t *st;
+    rs_db_t *st;
     const rs_scan_opts_t *o;
     rs_scan_stats_t *stats;
     apr_hash_t *visited;      /* dirs walked (relpath -> "") */
@@ -41,7 +41,7 @@ static apr_int64_t ctime_ns(const struct stat *sb)
 static void wrote(scan_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
-        if (rs_store_commit(sc->st) != APR_SUCCESS || rs_store_begin(sc->st) != APR_SUCCESS) {
+        if (rs_db_commit(sc->st) != APR_SUCCESS || rs_db_begin(sc->st) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
         }
         sc->pending = 0;
@@ -358,7 +358,7 @@ static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                         "set %s: cannot read '%s', not listed until it is readable",
                         o->set, j->relpath);
         }
-        if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
+        if (rs_inventory_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
         }
         notify_row(sc, j->row, &j->it);
@@ -421,7 +421,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     }
     closedir(d);
 
-    if (rs_store_dir_load(sc->st, p, o->set, dir, &rows) != APR_SUCCESS) {
+    if (rs_inventory_dir_load(sc->st, p, o->set, dir, &rows) != APR_SUCCESS) {
         sc->err = APR_EGENERAL;
         apr_pool_destroy(p);
         return;
@@ -501,7 +501,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         const void *key;
         void *val;
         apr_hash_this(hi, &key, NULL, &val);
-        if (rs_store_delete(sc->st, o->set, dir, key) != APR_SUCCESS) {
+        if (rs_inventory_delete(sc->st, o->set, dir, key) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
         }
         if (((rs_item_t *)val)->listed) {
@@ -513,7 +513,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     apr_pool_destroy(p);
 }
 
-apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats)
 {
     scan_t sc;
@@ -530,7 +530,7 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     sc.vpool = sp;
     sc.visited = apr_hash_make(sp);
 
-    if (rs_store_begin(st) != APR_SUCCESS) {
+    if (rs_db_begin(st) != APR_SUCCESS) {
         apr_pool_destroy(sp);
         return APR_EGENERAL;
     }
@@ -544,13 +544,13 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         }
         /* Count what goes, so that the caller publishes the empty list,
          * and report each listed file as deleted. */
-        rs_store_count(st, o->set, &stats->removed);
+        rs_inventory_count(st, o->set, &stats->removed);
         if (o->on_change) {
             const char *ad = NULL, *an = NULL;
             for (;;) {
                 apr_array_header_t *rows;
                 int k;
-                if (rs_store_page(st, sp, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
+                if (rs_inventory_page(st, sp, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
                     break;
                 }
                 for (k = 0; k < rows->nelts; k++) {
@@ -566,12 +566,12 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         if (sc.err != APR_SUCCESS) {
             /* The deletions could not be recorded: keep the rows (the
              * store rolls the transaction back) and report the failure. */
-            rs_store_commit(st);
+            rs_db_commit(st);
             apr_pool_destroy(sp);
             return sc.err;
         }
-        rs_store_delete_set(st, o->set);
-        rs_store_commit(st);
+        rs_inventory_delete_set(st, o->set);
+        rs_db_commit(st);
         apr_pool_destroy(sp);
         return APR_SUCCESS;
     }
@@ -585,7 +585,7 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.err == APR_SUCCESS) {
         drop_unvisited(&sc, sp, "");
     }
-    if (rs_store_commit(st) != APR_SUCCESS) {
+    if (rs_db_commit(st) != APR_SUCCESS) {
         sc.err = APR_EGENERAL;
     }
     if (o->progress) {
@@ -606,7 +606,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
     if (o->on_change) {
         apr_hash_t *gone;
         apr_hash_index_t *gi;
-        if (rs_store_dir_load(sc->st, dp, o->set, d, &gone) != APR_SUCCESS) {
+        if (rs_inventory_dir_load(sc->st, dp, o->set, d, &gone) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
             apr_pool_destroy(dp);
             return;
@@ -619,7 +619,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
             }
         }
     }
-    if (rs_store_delete_dir(sc->st, o->set, d, &n) != APR_SUCCESS) {
+    if (rs_inventory_delete_dir(sc->st, o->set, d, &n) != APR_SUCCESS) {
         sc->err = APR_EGENERAL;
     }
     sc->stats->removed += n;
@@ -633,7 +633,7 @@ static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_store_dirs_under(sc->st, p, sc->o->set, dir, &dirs) != APR_SUCCESS) {
+    if (rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs) != APR_SUCCESS) {
         sc->err = APR_EGENERAL;
         return;
     }
@@ -651,7 +651,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_store_dirs_under(sc->st, p, sc->o->set, relpath, &dirs) != APR_SUCCESS) {
+    if (rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs) != APR_SUCCESS) {
         sc->err = APR_EGENERAL;
         return;
     }
@@ -667,7 +667,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
 /* Drop one file's row. */
 static void drop_file(scan_t *sc, const rs_item_t *row)
 {
-    if (rs_store_delete(sc->st, sc->o->set, row->dir, row->name) != APR_SUCCESS) {
+    if (rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name) != APR_SUCCESS) {
         sc->err = APR_EGENERAL;
     }
     if (row->listed) {
@@ -743,7 +743,7 @@ static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
             continue;
         }
         apr_hash_set(seen, name, APR_HASH_KEY_STRING, "");
-        if (rs_store_get(sc->st, p, o->set, dir, name, &row) != APR_SUCCESS) {
+        if (rs_inventory_get(sc->st, p, o->set, dir, name, &row) != APR_SUCCESS) {
             sc->err = APR_EGENERAL;
             break;
         }
@@ -796,7 +796,7 @@ static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
     }
 }
 
-apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                              const rs_scan_target_t *targets, int ntargets,
                              rs_scan_stats_t *stats)
 {
@@ -824,7 +824,7 @@ apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t
     sc.visited = apr_hash_make(sp);
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
-    if (rs_store_begin(st) != APR_SUCCESS) {
+    if (rs_db_begin(st) != APR_SUCCESS) {
         close(rootfd);
         apr_pool_destroy(sp);
         return APR_EGENERAL;
@@ -851,7 +851,7 @@ apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t
         apr_pool_clear(tp);
     }
     close(rootfd);
-    if (rs_store_commit(st) != APR_SUCCESS) {
+    if (rs_db_commit(st) != APR_SUCCESS) {
         sc.err = APR_EGENERAL;
     }
     apr_pool_destroy(sp);

@@ -31,7 +31,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "rs_journal.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 #include "rs_log.h"
 
 /* Decide whether an anonymous GET would serve relpath (is_dir: a
@@ -90,7 +90,7 @@ typedef struct rs_scan_stats_t {
 /* Scan one set.  Writes are committed in batches; the inventory is
  * consistent with the tree as of the scan's start when it returns
  * APR_SUCCESS.  A missing root empties the set (and logs an error). */
-apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats);
 
 /* One part of a set's tree to reconcile, for rs_scan_targets. */
@@ -109,7 +109,7 @@ typedef struct rs_scan_target_t {
  * excluded, not served or gone makes the target's rows go.  Fails
  * (without changing anything) if the set's root cannot be opened: the
  * caller then runs rs_scan_set. */
-apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                              const rs_scan_target_t *targets, int ntargets,
                              rs_scan_stats_t *stats);
 

@@ -67,7 +67,7 @@ static int write_entry(rs_xml_t *w, apr_pool_t *p, const rs_snapshot_opts_t *o,
     return 0;
 }
 
-apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
+apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info)
 {
@@ -83,7 +83,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     int part = 0, nparts, indexed, i;
 
     memset(info, 0, sizeof(*info));
-    rv = rs_store_count(st, o->set, &total);
+    rv = rs_inventory_count(st, o->set, &total);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -113,7 +113,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     for (;;) {
         apr_array_header_t *rows;
         apr_pool_clear(pp);
-        rv = rs_store_page(st, pp, o->set, after_dir, after_name, PAGE_ROWS, &rows);
+        rv = rs_inventory_page(st, pp, o->set, after_dir, after_name, PAGE_ROWS, &rows);
         if (rv != APR_SUCCESS) {
             goto done;
         }

@@ -20,7 +20,7 @@
 
 #include <apr_pools.h>
 #include <apr_time.h>
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 typedef struct rs_snapshot_opts_t {
     const char *set;
@@ -45,7 +45,7 @@ typedef struct rs_snapshot_info_t {
 
 /* Write generation gen of a set's snapshot into the existing directory
  * dir.  Memory is bounded by one page of rows. */
-apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
+apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info);
 

@@ -17,8 +17,9 @@
 #include "rs_glob.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
+#include "rs_inventory.h"
 #include "rs_snapshot.h"
-#include "rs_store.h"
+#include "rs_statedir.h"
 
 static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
 {
@@ -54,7 +55,7 @@ static unsigned parse_hashes(const char *s)
 int main(int argc, const char *const *argv)
 {
     apr_pool_t *p;
-    rs_store_t *st;
+    rs_db_t *st;
     rs_logger_t log = { log_stderr, NULL };
     unsigned hashes = 0;
     int i, max = 50000, nfixed;
@@ -84,7 +85,7 @@ int main(int argc, const char *const *argv)
             return usage();
         }
     }
-    if (rs_store_open(&st, p, "sqlite3", argv[2], &log) != APR_SUCCESS) {
+    if (rs_db_open(&st, p, RS_STATEDIR_DB_DRIVER, argv[2], &log) != APR_SUCCESS) {
         return 1;
     }
     if (!strcmp(argv[1], "scan")) {

@@ -44,7 +44,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, hash_suite());
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, xml_suite());
-    srunner_add_suite(sr, store_suite());
+    srunner_add_suite(sr, db_suite());
+    srunner_add_suite(sr, inventory_suite());
     srunner_add_suite(sr, scan_suite());
     srunner_add_suite(sr, snapshot_suite());
     srunner_add_suite(sr, journal_suite());

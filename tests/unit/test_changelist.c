@@ -6,7 +6,7 @@
 #include "rs_changelist.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 #include "rs_time.h"
 #include "rs_xml.h"
 #include <libxml/xmlerror.h>
@@ -22,7 +22,7 @@
 #define LASTMOD_NS (1600000000LL * 1000000000 + 123456789)
 
 typedef struct {
-    rs_store_t *st;
+    rs_db_t *st;
     rs_journal_t *j;
     ut_log_t ul;
     rs_changelist_opts_t o;
@@ -33,8 +33,8 @@ static void cf_init(cf_t *f)
 {
     const char *base = ut_tempdir("changelist");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+                                ut_log_init(&f->ul)), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     f->o.set = "s";
     f->o.url_base = BASE;
@@ -371,11 +371,11 @@ START_TEST(many_records_across_pages)
     int i, n = 4500, cut = 4003;
 
     cf_init(&f);
-    ck_assert_int_eq(rs_store_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
     for (i = 0; i < n; i++) {
         append(&f, "s", "", apr_psprintf(ut_pool, "f%05d", i), RS_CHANGE_CREATED, i);
     }
-    ck_assert_int_eq(rs_store_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_records(f.j, ut_pool, "s", 1, -1, n, &recs), APR_SUCCESS);
     ck_assert_int_eq(recs->nelts, n);
     ck_assert_int_eq(rs_journal_close(f.j, ut_pool, "s",

@@ -5,7 +5,7 @@
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 #define MD5    "900150983cd24fb0d6963f7d28e17f72"
 #define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -16,7 +16,7 @@
 typedef struct {
     const char *db;
     apr_pool_t *sp;
-    rs_store_t *st;
+    rs_db_t *st;
     rs_journal_t *j;
     ut_log_t ul;
 } jf_t;
@@ -24,7 +24,7 @@ typedef struct {
 static void jf_open(jf_t *f)
 {
     apr_pool_create(&f->sp, ut_pool);
-    ck_assert_int_eq(rs_store_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
+    ck_assert_int_eq(rs_db_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, f->sp), APR_SUCCESS);
 }
@@ -248,7 +248,7 @@ START_TEST(datetimes_strictly_increasing)
     int i, n = 500;
 
     jf_init(&f);
-    ck_assert_int_eq(rs_store_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
     before = apr_time_now();
     for (i = 0; i < n; i++) {
         rs_record_t *r = append(&f, i % 3 ? "s" : "t", "", apr_psprintf(ut_pool, "f%d", i),
@@ -258,7 +258,7 @@ START_TEST(datetimes_strictly_increasing)
         ck_assert_int_gt(r->datetime, *last);
         *last = r->datetime;
     }
-    ck_assert_int_eq(rs_store_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
     /* Many records within one microsecond: the later ones were pushed
      * ahead, by at most one microsecond each. */
     ck_assert_int_le(last_s, apr_time_now() + n);
@@ -665,6 +665,68 @@ START_TEST(expire)
 }
 END_TEST
 
+/* An error reading the set's row is reported, not replaced by the
+ * result of the next query.  The set's row is made unreadable by a
+ * temporary view over journal_sets whose column overflows when read. */
+START_TEST(lists_reports_set_row_error)
+{
+    jf_t f;
+    apr_array_header_t *closed = NULL;
+    rs_changelist_t open;
+
+    memset(&f, 0, sizeof(f));
+    f.db = ut_path(ut_tempdir("journal"), "state.db");
+    apr_pool_create(&f.sp, ut_pool);
+    ck_assert_int_eq(rs_db_open(&f.st, f.sp, "sqlite3", f.db, ut_log_init(&f.ul)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_run(f.st, "CREATE TEMP VIEW journal_sets AS SELECT 's' AS setname,"
+                               " abs(-9223372036854775807 - 1) AS started, 1 AS open_id"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_open(&f.j, f.st, f.sp), APR_SUCCESS);
+    ck_assert_int_ne(rs_journal_lists(f.j, ut_pool, "s", &closed, &open), APR_SUCCESS);
+    ck_assert_int_ge(ut_log_count(&f.ul, "journal_sets"), 1);
+}
+END_TEST
+
+/* Two connections write one journal (a watcher and a tool, or two
+ * watchers during a restart): neither reuses a sequence the other wrote,
+ * and datetimes still grow per set. */
+START_TEST(two_writers)
+{
+    jf_t a, b;
+    rs_record_t *r1, *r2, *r3, *r4;
+
+    jf_init(&a);
+    memset(&b, 0, sizeof(b));
+    b.db = a.db;
+    jf_open(&b);
+
+    ck_assert_int_eq(rs_db_begin(a.st), APR_SUCCESS);
+    r1 = append(&a, "s", "", "a", RS_CHANGE_CREATED);
+    ck_assert_int_eq(rs_db_commit(a.st), APR_SUCCESS);
+    ck_assert_int_eq(r1->seq, 1);
+
+    ck_assert_int_eq(rs_db_begin(b.st), APR_SUCCESS);
+    r2 = append(&b, "s", "", "b", RS_CHANGE_CREATED);
+    ck_assert_int_eq(rs_db_commit(b.st), APR_SUCCESS);
+    ck_assert_int_eq(r2->seq, 2);
+    ck_assert_int_gt(r2->datetime, r1->datetime);
+
+    ck_assert_int_eq(rs_db_begin(a.st), APR_SUCCESS);
+    r3 = append(&a, "s", "", "c", RS_CHANGE_UPDATED);
+    ck_assert_int_eq(rs_db_commit(a.st), APR_SUCCESS);
+    ck_assert_int_eq(r3->seq, 3);
+    ck_assert_int_gt(r3->datetime, r2->datetime);
+    ck_assert_int_eq(rs_journal_last_seq(a.j), 3);
+
+    /* Outside a transaction too. */
+    r4 = append(&b, "s", "", "d", RS_CHANGE_DELETED);
+    ck_assert_int_eq(r4->seq, 4);
+    ck_assert_int_gt(r4->datetime, r3->datetime);
+    ck_assert_int_eq(a.ul.nerr + b.ul.nerr, 0);
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("rs_journal");
@@ -681,6 +743,8 @@ Suite *journal_suite(void)
     tcase_add_test(tc, lists_and_closes);
     tcase_add_test(tc, records_range_and_paging);
     tcase_add_test(tc, expire);
+    tcase_add_test(tc, lists_reports_set_row_error);
+    tcase_add_test(tc, two_writers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -16,14 +16,14 @@
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 #define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
 
 /* A test fixture: temp base dir with root/ inside, a store, options. */
 typedef struct {
     const char *base, *root;
-    rs_store_t *st;
+    rs_db_t *st;
     ut_log_t ul;
     rs_scan_opts_t o;
     rs_scan_stats_t s;
@@ -36,8 +36,8 @@ static void fx_init(fx_t *f)
     f->base = ut_tempdir("scan");
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
-    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
-                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
+                                ut_log_init(&f->ul)), APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->o.set = "s";
     f->o.root = f->root;
@@ -71,7 +71,7 @@ static void put_link(fx_t *f, const char *rel, const char *target)
 static rs_item_t *row(fx_t *f, const char *dir, const char *name)
 {
     apr_hash_t *h = NULL;
-    ck_assert_int_eq(rs_store_dir_load(f->st, ut_pool, f->o.set, dir, &h), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dir_load(f->st, ut_pool, f->o.set, dir, &h), APR_SUCCESS);
     return apr_hash_get(h, name, APR_HASH_KEY_STRING);
 }
 
@@ -86,7 +86,7 @@ static const char *names(fx_t *f, const char *dir)
     apr_hash_t *h = NULL;
     apr_hash_index_t *hi;
     apr_array_header_t *a = apr_array_make(ut_pool, 8, sizeof(const char *));
-    ck_assert_int_eq(rs_store_dir_load(f->st, ut_pool, f->o.set, dir, &h), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dir_load(f->st, ut_pool, f->o.set, dir, &h), APR_SUCCESS);
     for (hi = apr_hash_first(ut_pool, h); hi; hi = apr_hash_next(hi)) {
         const void *k;
         apr_hash_this(hi, &k, NULL, NULL);
@@ -99,7 +99,7 @@ static const char *names(fx_t *f, const char *dir)
 static const char *dirs(fx_t *f)
 {
     apr_array_header_t *d = NULL;
-    ck_assert_int_eq(rs_store_dirs(f->st, ut_pool, f->o.set, &d), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dirs(f->st, ut_pool, f->o.set, &d), APR_SUCCESS);
     qsort(d->elts, (size_t)d->nelts, sizeof(char *), cmp_str);
     return apr_array_pstrcat(ut_pool, d, '|');
 }
@@ -107,7 +107,7 @@ static const char *dirs(fx_t *f)
 static apr_int64_t count(fx_t *f)
 {
     apr_int64_t n = -1;
-    ck_assert_int_eq(rs_store_count(f->st, f->o.set, &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_count(f->st, f->o.set, &n), APR_SUCCESS);
     return n;
 }
 
@@ -701,8 +701,8 @@ START_TEST(unreadable)
     f.base = base;
     f.root = ut_path(base, "root");
     ut_mkdir(f.root);
-    ck_assert_int_eq(rs_store_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                   ut_log_init(&f.ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+                                ut_log_init(&f.ul)), APR_SUCCESS);
     f.o.set = "s";
     f.o.root = f.root;
     f.o.hashes = MD5_SHA256;

@@ -13,7 +13,7 @@
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_scan.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
 #define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
 
@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
     const char *base, *root;
-    rs_store_t *st;
+    rs_db_t *st;
     ut_log_t ul;
     rs_scan_opts_t o;
     rs_scan_stats_t s;
@@ -96,8 +96,8 @@ static void fx_init(fx_t *f)
     f->base = ut_tempdir("scanchg");
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
-    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
-                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
+                                ut_log_init(&f->ul)), APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->c.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
     f->c.items = apr_array_make(ut_pool, 8, sizeof(rs_item_t));
@@ -375,7 +375,7 @@ START_TEST(callback_error_missing_root)
     f.c.calls = 0;
     f.c.fail_at = 1;
     ck_assert_int_ne(rs_scan_set(f.st, &f.o, ut_pool, &f.s), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_count(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_count(f.st, "s", &n), APR_SUCCESS);
     ck_assert_int_eq(n, 1);
 }
 END_TEST

@@ -5,8 +5,8 @@
 #include "rs_hash.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
+#include "rs_inventory.h"
 #include "rs_statedir.h"
-#include "rs_store.h"
 #include "rs_time.h"
 #include "rs_uri.h"
 
@@ -25,7 +25,7 @@ static const char *const abc_sha256 =
     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
 typedef struct {
-    rs_store_t *st;
+    rs_db_t *st;
     ut_log_t ul;
     rs_snapshot_opts_t o;
     const char *dir;          /* snapshot directory */
@@ -35,8 +35,8 @@ static void fx_init(fx_t *f, apr_int64_t max)
 {
     const char *base = ut_tempdir("snap");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_store_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                   ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+                                ut_log_init(&f->ul)), APR_SUCCESS);
     f->dir = ut_path(base, "gen");
     ut_mkdir(f->dir);
     f->o.set = "s";
@@ -68,7 +68,7 @@ static void add(fx_t *f, const char *dir, const char *name, apr_int64_t size, in
     it.hash[0] = abc_md5;
     it.hash[1] = abc_sha1;
     it.hash[2] = abc_sha256;
-    ck_assert_int_eq(rs_store_put(f->st, "s", &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_put(f->st, "s", &it), APR_SUCCESS);
 }
 
 static void assert_info_eq(const rs_snapshot_info_t *a, const rs_snapshot_info_t *b)
@@ -140,7 +140,7 @@ START_TEST(single_list)
     it.size = 0;
     it.mtime_ns = -1500000000LL;
     it.listed = 1;
-    ck_assert_int_eq(rs_store_put(f.st, "s", &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_put(f.st, "s", &it), APR_SUCCESS);
 
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 7, ut_pool, &info), APR_SUCCESS);
     ck_assert_uint_eq(info.gen, 7);
@@ -220,7 +220,7 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
     apr_int64_t total = -1;
 
     ck_assert_int_eq(rs_snapshot_write(f->st, &f->o, f->dir, gen, ut_pool, &info), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_count(f->st, "s", &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_count(f->st, "s", &total), APR_SUCCESS);
     ck_assert_int_eq(info.entries, total);
     ck_assert_int_eq(info.entries, n);
     ck_assert_int_eq(info.parts, parts);
@@ -272,7 +272,7 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
 static void fill(fx_t *f, int n, int per_dir, int unlisted_every)
 {
     int i;
-    ck_assert_int_eq(rs_store_begin(f->st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(f->st), APR_SUCCESS);
     for (i = 0; i < n; i++) {
         add(f, apr_psprintf(ut_pool, "d%03d", i / per_dir), apr_psprintf(ut_pool, "f%06d", i), i, 1);
         if (unlisted_every && i % unlisted_every == 0) {
@@ -280,7 +280,7 @@ static void fill(fx_t *f, int n, int per_dir, int unlisted_every)
                 apr_psprintf(ut_pool, "f%06d-unlisted", i), i, 0);
         }
     }
-    ck_assert_int_eq(rs_store_commit(f->st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f->st), APR_SUCCESS);
 }
 
 START_TEST(index_and_parts)
@@ -402,7 +402,7 @@ START_TEST(from_a_scan)
     so.cfg = "c";
     so.log = ut_log_init(&ul);
     ck_assert_int_eq(rs_scan_set(f.st, &so, ut_pool, &ss), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_count(f.st, "s", &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_count(f.st, "s", &total), APR_SUCCESS);
     ck_assert_int_eq(total, 2);
 
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 3, ut_pool, &info), APR_SUCCESS);

@@ -1,17 +1,17 @@
-/* test_store.c - rs_store: the SQLite inventory through apr_dbd */
+/* test_inventory.c - rs_inventory: the inventory table on rs_db (SQLite) */
 #include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "unit.h"
-#include "rs_store.h"
+#include "rs_inventory.h"
 
-static rs_store_t *open_store(ut_log_t *ul)
+static rs_db_t *open_store(ut_log_t *ul)
 {
-    rs_store_t *st = NULL;
+    rs_db_t *st = NULL;
     const char *db = ut_path(ut_tempdir("store"), "state.db");
-    apr_status_t rv = rs_store_open(&st, ut_pool, "sqlite3", db, ut_log_init(ul));
-    ck_assert_msg(rv == APR_SUCCESS, "rs_store_open: %d", rv);
+    apr_status_t rv = rs_db_open(&st, ut_pool, "sqlite3", db, ut_log_init(ul));
+    ck_assert_msg(rv == APR_SUCCESS, "rs_db_open: %d", rv);
     ck_assert_ptr_nonnull(st);
     return st;
 }
@@ -35,30 +35,30 @@ static rs_item_t item(const char *dir, const char *name, apr_int64_t size, int l
     return it;
 }
 
-static void put(rs_store_t *st, const char *set, rs_item_t it)
+static void put(rs_db_t *st, const char *set, rs_item_t it)
 {
-    ck_assert_int_eq(rs_store_put(st, set, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_put(st, set, &it), APR_SUCCESS);
 }
 
-static apr_int64_t count(rs_store_t *st, const char *set)
+static apr_int64_t count(rs_db_t *st, const char *set)
 {
     apr_int64_t n = -1;
-    ck_assert_int_eq(rs_store_count(st, set, &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_count(st, set, &n), APR_SUCCESS);
     return n;
 }
 
-static rs_item_t *get(rs_store_t *st, const char *set, const char *dir, const char *name)
+static rs_item_t *get(rs_db_t *st, const char *set, const char *dir, const char *name)
 {
     apr_hash_t *h = NULL;
-    ck_assert_int_eq(rs_store_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
     ck_assert_ptr_nonnull(h);
     return apr_hash_get(h, name, APR_HASH_KEY_STRING);
 }
 
-static int dir_rows(rs_store_t *st, const char *set, const char *dir)
+static int dir_rows(rs_db_t *st, const char *set, const char *dir)
 {
     apr_hash_t *h = NULL;
-    ck_assert_int_eq(rs_store_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dir_load(st, ut_pool, set, dir, &h), APR_SUCCESS);
     return (int)apr_hash_count(h);
 }
 
@@ -80,25 +80,10 @@ static void assert_same(const rs_item_t *a, const rs_item_t *b)
     ck_assert_pstr_eq(a->cfg, b->cfg);
 }
 
-START_TEST(open_errors)
-{
-    ut_log_t ul;
-    rs_store_t *st = NULL;
-    const char *dir = ut_tempdir("store");
-
-    ck_assert_int_ne(rs_store_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
-                                   ut_log_init(&ul)), APR_SUCCESS);
-    ck_assert_int_ge(ut_log_count(&ul, "no-such-driver"), 1);
-    ck_assert_int_ne(rs_store_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
-                                   ut_log_init(&ul)), APR_SUCCESS);
-    ck_assert_int_ge(ul.nerr, 1);
-}
-END_TEST
-
 START_TEST(put_and_load)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     rs_item_t a = item("", "a.txt", 5, 1), b = item("sub", "b.txt", 7, 1), *r;
 
     /* Values beyond 32 bits and before 1970 survive. */
@@ -129,7 +114,7 @@ END_TEST
 START_TEST(upsert)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     rs_item_t a = item("d", "a.txt", 5, 1), *r;
 
     put(st, "s", a);
@@ -156,7 +141,7 @@ END_TEST
 START_TEST(null_fields)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     rs_item_t a = item("", "n", 0, 1), *r;
     int i;
 
@@ -190,7 +175,7 @@ END_TEST
 START_TEST(byte_names)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     static const char *const names[] = {
         "caf\xC3\xA9.txt", "caf\xE9.txt", "\xFF\xFE", "a b&c<d>\"e'f", "100%.txt", "x\x01y", NULL
     };
@@ -212,23 +197,23 @@ END_TEST
 START_TEST(delete_rows)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
 
     put(st, "s", item("", "a", 1, 1));
     put(st, "s", item("", "b", 2, 1));
     put(st, "s", item("d", "a", 3, 1));
     put(st, "t", item("", "a", 4, 1));
-    ck_assert_int_eq(rs_store_delete(st, "s", "", "a"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete(st, "s", "", "a"), APR_SUCCESS);
     ck_assert_ptr_null(get(st, "s", "", "a"));
     ck_assert_ptr_nonnull(get(st, "s", "", "b"));
     ck_assert_ptr_nonnull(get(st, "s", "d", "a"));
     ck_assert_ptr_nonnull(get(st, "t", "", "a"));
     ck_assert_int_eq(count(st, "s"), 2);
     /* Deleting what is not there is not an error. */
-    ck_assert_int_eq(rs_store_delete(st, "s", "", "a"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_delete(st, "nope", "x", "y"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete(st, "s", "", "a"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete(st, "nope", "x", "y"), APR_SUCCESS);
 
-    ck_assert_int_eq(rs_store_delete_set(st, "s"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_set(st, "s"), APR_SUCCESS);
     ck_assert_int_eq(count(st, "s"), 0);
     ck_assert_int_eq(dir_rows(st, "s", "d"), 0);
     ck_assert_int_eq(count(st, "t"), 1);
@@ -241,10 +226,10 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The set's directories, sorted and joined with "|". */
-static const char *dirs_of(rs_store_t *st, const char *set)
+static const char *dirs_of(rs_db_t *st, const char *set)
 {
     apr_array_header_t *d = NULL;
-    ck_assert_int_eq(rs_store_dirs(st, ut_pool, set, &d), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_dirs(st, ut_pool, set, &d), APR_SUCCESS);
     qsort(d->elts, (size_t)d->nelts, sizeof(char *), cmp_str);
     return apr_array_pstrcat(ut_pool, d, '|');
 }
@@ -252,7 +237,7 @@ static const char *dirs_of(rs_store_t *st, const char *set)
 START_TEST(delete_tree_and_dirs)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     static const char *const dirs[] = {
         "", "a", "a/b", "a/b/c", "a/\xE9", "a.b", "a-b", "a b", "a0", "ab", "a\xE9",
         "b/a", "x/a", NULL
@@ -268,19 +253,19 @@ START_TEST(delete_tree_and_dirs)
     ck_assert_str_eq(dirs_of(st, "s"), "|a|a b|a-b|a.b|a/b|a/b/c|a/\xE9|a0|ab|a\xE9|b/a|x/a");
     ck_assert_int_eq(count(st, "s"), 13 + 6);
 
-    ck_assert_int_eq(rs_store_delete_tree(st, "s", "a"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_tree(st, "s", "a"), APR_SUCCESS);
     ck_assert_str_eq(dirs_of(st, "s"), "|a b|a-b|a.b|a0|ab|a\xE9|b/a|x/a");
     ck_assert_int_eq(dir_rows(st, "s", "a/b/c"), 0);
     ck_assert_int_eq(dir_rows(st, "s", "a.b"), 2);
     ck_assert_int_eq(dir_rows(st, "t", "a"), 1);      /* other set untouched */
 
     /* "b" takes "b/a" only; a directory without rows is no error. */
-    ck_assert_int_eq(rs_store_delete_tree(st, "s", "b"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_delete_tree(st, "s", "nope"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_tree(st, "s", "b"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_tree(st, "s", "nope"), APR_SUCCESS);
     ck_assert_str_eq(dirs_of(st, "s"), "|a b|a-b|a.b|a0|ab|a\xE9|x/a");
 
     /* "" is the root: everything goes. */
-    ck_assert_int_eq(rs_store_delete_tree(st, "s", ""), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_tree(st, "s", ""), APR_SUCCESS);
     ck_assert_str_eq(dirs_of(st, "s"), "");
     ck_assert_int_eq(count(st, "s"), 0);
     ck_assert_int_eq(count(st, "t"), 1);
@@ -301,7 +286,7 @@ static int cmp_key(const void *a, const void *b)
 START_TEST(paging)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     static const char *const dirs[] = { "", "a", "a b", "a/b", "B", "\xC3\xA9", "\xE9", NULL };
     static const char *const names[] = {
         "z", "a", "B", "_", "Z", "a b", "a.txt", "\xC3\xA9", "\xE9", "\xFF", "0", "~", NULL
@@ -310,7 +295,7 @@ START_TEST(paging)
     int nwant = 0, i, j, limit;
     apr_int64_t sz = 0;
 
-    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     for (i = 0; dirs[i]; i++) {
         for (j = 0; names[j]; j++) {
             int listed = (i + j) % 5 != 0;
@@ -323,7 +308,7 @@ START_TEST(paging)
         }
     }
     put(st, "other", item("a", "m", 0, 1));
-    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
     qsort(want, (size_t)nwant, sizeof(ukey_t), cmp_key);
     ck_assert_int_eq(count(st, "s"), nwant);
 
@@ -332,7 +317,7 @@ START_TEST(paging)
         int got = 0;
         for (;;) {
             apr_array_header_t *rows = NULL;
-            ck_assert_int_eq(rs_store_page(st, ut_pool, "s", ad, an, limit, &rows), APR_SUCCESS);
+            ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", ad, an, limit, &rows), APR_SUCCESS);
             ck_assert_int_le(rows->nelts, limit);
             for (i = 0; i < rows->nelts; i++) {
                 const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
@@ -358,47 +343,25 @@ END_TEST
 START_TEST(page_after_last)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     apr_array_header_t *rows = NULL;
 
-    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 0);
     put(st, "s", item("d", "x", 1, 1));
     put(st, "s", item("d", "y", 2, 1));
-    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "y", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", "d", "y", 10, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 0);
-    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "x", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", "d", "x", 10, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 1);
     ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "y");
     ck_assert_int_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).size, 2);
     /* A key between rows. */
-    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "c", "zzz", 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", "c", "zzz", 10, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 2);
-    ck_assert_int_eq(rs_store_page(st, ut_pool, "s", "d", "", 1, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", "d", "", 1, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 1);
     ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "x");
-}
-END_TEST
-
-START_TEST(meta)
-{
-    ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
-    const char *v = "sentinel";
-
-    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
-    ck_assert_ptr_null(v);
-    ck_assert_int_eq(rs_store_meta_put(st, "k", "one"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_meta_put(st, "snapshot-key:s\xE9t", "a 'quoted' \"value\"; DROP"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
-    ck_assert_str_eq(v, "one");
-    ck_assert_int_eq(rs_store_meta_put(st, "k", "two"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
-    ck_assert_str_eq(v, "two");
-    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "snapshot-key:s\xE9t", &v), APR_SUCCESS);
-    ck_assert_str_eq(v, "a 'quoted' \"value\"; DROP");
-    ck_assert_int_eq(rs_store_meta_get(st, ut_pool, "K", &v), APR_SUCCESS);
-    ck_assert_ptr_null(v);
 }
 END_TEST
 
@@ -407,25 +370,25 @@ START_TEST(transactions_and_reopen)
     ut_log_t ul;
     const char *db = ut_path(ut_tempdir("store"), "state.db");
     apr_pool_t *p1, *p2;
-    rs_store_t *st = NULL, *st2 = NULL;
+    rs_db_t *st = NULL, *st2 = NULL;
     rs_item_t *r;
 
     /* Commit without a transaction is a no-op. */
     ck_assert_int_eq(apr_pool_create(&p1, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_open(&st, p1, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&st, p1, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "a", 1, 1));
     put(st, "s", item("d", "b", 2, 0));
-    ck_assert_int_eq(rs_store_meta_put(st, "gen", "7"), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(st, "gen", "7"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "c", 3, 1));
-    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
     apr_pool_destroy(p1);       /* closes the database */
 
     ck_assert_int_eq(apr_pool_create(&p2, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_open(&st2, p2, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&st2, p2, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
     ck_assert_int_eq(count(st2, "s"), 2);
     ck_assert_int_eq(dir_rows(st2, "s", "d"), 3);
     r = get(st2, "s", "d", "b");
@@ -433,7 +396,7 @@ START_TEST(transactions_and_reopen)
     ck_assert_int_eq(r->listed, 0);
     {
         const char *v = NULL;
-        ck_assert_int_eq(rs_store_meta_get(st2, ut_pool, "gen", &v), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_meta_get(st2, ut_pool, "gen", &v), APR_SUCCESS);
         ck_assert_str_eq(v, "7");
     }
     apr_pool_destroy(p2);
@@ -446,21 +409,21 @@ START_TEST(failed_statement_fails_commit)
     /* A statement that fails inside a transaction makes the driver roll
      * the whole transaction back; the commit must say so. */
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     rs_item_t bad = item("d", "x", 9, 1);
 
-    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "a", 1, 1));
     bad.name = NULL;                       /* violates NOT NULL */
-    ck_assert_int_ne(rs_store_put(st, "s", &bad), APR_SUCCESS);
-    ck_assert_int_ne(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_ne(rs_inventory_put(st, "s", &bad), APR_SUCCESS);
+    ck_assert_int_ne(rs_db_commit(st), APR_SUCCESS);
     ck_assert_int_eq(count(st, "s"), 0);   /* the good row went too */
     ck_assert_int_gt(ul.nerr, 0);
 
     /* The next transaction starts clean. */
-    ck_assert_int_eq(rs_store_begin(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "a", 1, 1));
-    ck_assert_int_eq(rs_store_commit(st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
     ck_assert_int_eq(count(st, "s"), 1);
 }
 END_TEST
@@ -468,18 +431,18 @@ END_TEST
 START_TEST(delete_dir_counts)
 {
     ut_log_t ul;
-    rs_store_t *st = open_store(&ul);
+    rs_db_t *st = open_store(&ul);
     apr_int64_t n = -1;
 
     put(st, "s", item("a", "1", 1, 1));
     put(st, "s", item("a", "2", 2, 0));
     put(st, "s", item("a/b", "3", 3, 1));
     put(st, "t", item("a", "4", 4, 1));
-    ck_assert_int_eq(rs_store_delete_dir(st, "s", "a", &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_dir(st, "s", "a", &n), APR_SUCCESS);
     ck_assert_int_eq(n, 2);                /* listed or not, not a/b */
     ck_assert_int_eq(dir_rows(st, "s", "a/b"), 1);
     ck_assert_int_eq(dir_rows(st, "t", "a"), 1);
-    ck_assert_int_eq(rs_store_delete_dir(st, "s", "a", &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete_dir(st, "s", "a", &n), APR_SUCCESS);
     ck_assert_int_eq(n, 0);
     ck_assert_int_eq(ul.nerr, 0);
 }
@@ -490,23 +453,22 @@ START_TEST(two_handles)
     /* A reader handle sees what the writer committed (WAL mode). */
     ut_log_t ul;
     const char *db = ut_path(ut_tempdir("store"), "state.db");
-    rs_store_t *w = NULL, *r = NULL;
+    rs_db_t *w = NULL, *r = NULL;
 
-    ck_assert_int_eq(rs_store_open(&w, ut_pool, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_open(&r, ut_pool, "sqlite3", db, &ul.logger), APR_SUCCESS);
-    ck_assert_int_eq(rs_store_begin(w), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&w, ut_pool, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&r, ut_pool, "sqlite3", db, &ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(w), APR_SUCCESS);
     put(w, "s", item("", "a", 1, 1));
     ck_assert_int_eq(count(r, "s"), 0);
-    ck_assert_int_eq(rs_store_commit(w), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(w), APR_SUCCESS);
     ck_assert_int_eq(count(r, "s"), 1);
 }
 END_TEST
 
-Suite *store_suite(void)
+Suite *inventory_suite(void)
 {
-    Suite *s = suite_create("rs_store");
-    TCase *tc = ut_tcase("store", 60);
-    tcase_add_test(tc, open_errors);
+    Suite *s = suite_create("rs_inventory");
+    TCase *tc = ut_tcase("inventory", 60);
     tcase_add_test(tc, put_and_load);
     tcase_add_test(tc, upsert);
     tcase_add_test(tc, null_fields);
@@ -515,7 +477,6 @@ Suite *store_suite(void)
     tcase_add_test(tc, delete_tree_and_dirs);
     tcase_add_test(tc, paging);
     tcase_add_test(tc, page_after_last);
-    tcase_add_test(tc, meta);
     tcase_add_test(tc, transactions_and_reopen);
     tcase_add_test(tc, two_handles);
     tcase_add_test(tc, failed_statement_fails_commit);

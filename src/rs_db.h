@@ -1,0 +1,94 @@
+/* rs_db.h - the database layer of the state store, through apr_dbd.
+ *
+ * rs_db is the only unit that knows which database driver runs: it opens
+ * one connection from a driver name and a DSN, applies the driver's
+ * settings, brings the schema up to date, and runs statements.  The
+ * tables themselves belong to the units on top (rs_inventory, rs_journal),
+ * which write their SQL in the subset shared by SQLite and PostgreSQL
+ * (INSERT ... ON CONFLICT, row-value comparison, no driver functions).
+ *
+ * Lifecycle: a connection lives as long as the pool given to rs_db_open
+ * and is used from one thread at a time.  Every statement runs in a
+ * subpool created and destroyed for the call (drivers allocate results,
+ * rows and bound values on every call), so a connection that runs
+ * millions of statements keeps flat memory; a transaction's state lives
+ * in a pool that lives from BEGIN to its end.
+ *
+ * Schema: the version is kept in the meta table (key "schema-version").
+ * rs_db_open applies the migration steps of rs_schema.h that the database
+ * lacks, each version in one transaction.  A database made before schema
+ * versions existed (tables present, no version) is version 0 to 1: the
+ * steps of version 1 only create what is missing, so its rows stay.  A
+ * database whose version is newer than this code knows is refused.
+ * Every table is created before any statement is prepared: apr_dbd's
+ * SQLite driver prepares with the legacy API, whose statements fail once
+ * the schema has changed.
+ *
+ * Errors keep their cause: a failed statement is logged with the driver's
+ * message ("database or disk is full") and returns the matching
+ * apr_status_t (APR_ENOSPC, APR_EACCES, APR_EBUSY, ...).
+ */
+#ifndef RS_DB_H
+#define RS_DB_H
+
+#include <apr_pools.h>
+#include "rs_log.h"
+
+typedef struct rs_db_t rs_db_t;
+typedef struct rs_db_stmt_t rs_db_stmt_t;
+
+/* Open a connection and bring its schema up to date.  driver is an
+ * apr_dbd driver name ("sqlite3"), dsn its connection string (for SQLite
+ * the database file).  The connection is closed when pool p is cleared. */
+apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                        const rs_logger_t *log);
+
+/* The schema version of the database (after rs_db_open: the newest one). */
+int rs_db_schema_version(const rs_db_t *db);
+
+/* Transactions group writes; nesting is not supported.  If any statement
+ * failed inside the transaction, the driver rolls it back at its end and
+ * rs_db_commit returns that statement's error.  rs_db_rollback discards
+ * the transaction's writes. */
+apr_status_t rs_db_begin(rs_db_t *db);
+apr_status_t rs_db_commit(rs_db_t *db);
+apr_status_t rs_db_rollback(rs_db_t *db);
+
+/* A number that changes at every rs_db_begin and is 0 outside a
+ * transaction: units that cache what the database holds (rs_journal)
+ * re-read it when a new write transaction starts, since another
+ * connection may have written in between. */
+apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
+
+/* Run one statement without arguments or results (DDL).  Changing the
+ * schema after statements were prepared invalidates them (see above). */
+apr_status_t rs_db_run(rs_db_t *db, const char *sql);
+
+/* Prepare a statement, which lives as long as the connection.  sql uses
+ * apr_dbd's %s / %lld / %d markers. */
+apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out);
+
+/* The connection's statement for sql, prepared at its first use and kept.
+ * Statements are told apart by the address of sql, which must therefore
+ * be a string that lives as long as the program (a literal). */
+apr_status_t rs_db_stmt(rs_db_t *db, const char *sql, rs_db_stmt_t **out);
+
+/* Run a statement; arguments are passed as for apr_dbd_pbquery (pointers
+ * to values, NULL for SQL NULL).  *nrows (if not NULL) gets the number of
+ * rows changed. */
+apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows);
+
+/* Each result row is handed to fn with all its column values as strings
+ * (NULL for SQL NULL), however many columns it has.  The strings are
+ * valid during the call only: fn copies what it keeps into p, the
+ * caller's pool (which may be NULL when fn keeps no strings). */
+typedef void rs_db_row_fn(void *baton, apr_pool_t *p, const char *const *cols, int ncols);
+apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
+                         rs_db_row_fn *fn, void *baton);
+
+/* The small key/value table for bookkeeping.  *value is NULL when the key
+ * is absent (or its value is empty), else a copy in p. */
+apr_status_t rs_db_meta_get(rs_db_t *db, apr_pool_t *p, const char *key, const char **value);
+apr_status_t rs_db_meta_put(rs_db_t *db, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,256 @@
+/* rs_inventory.c - see rs_inventory.h */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "rs_inventory.h"
+
+enum {
+    ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
+    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
+    ST_MAX
+};
+
+#define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+
+static const char *const sql[ST_MAX] = {
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
+    "INSERT INTO inventory (setname, " COLS ") VALUES "
+    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s) "
+    "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
+    "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
+    "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
+    "sha256 = excluded.sha256, sha512 = excluded.sha512, "
+    "listed = excluded.listed, cfg = excluded.cfg",
+    "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
+    /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
+    "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
+    "DELETE FROM inventory WHERE setname = %s",
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s",
+    "SELECT COUNT(*) FROM inventory WHERE setname = %s AND listed = 1",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
+    "ORDER BY dir, name LIMIT %d",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
+    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
+    "DELETE FROM inventory WHERE setname = %s AND dir = %s",
+    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
+    /* below dir: dir || '/' <= x < dir || '0' */
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
+};
+
+static const char *const schema_v1[] = {
+    "CREATE TABLE IF NOT EXISTS inventory ("
+    " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL, dev BIGINT NOT NULL,"
+    " ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT,"
+    " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
+    " PRIMARY KEY (setname, dir, name))",
+    NULL
+};
+
+const char *const *rs_inventory_schema(int version)
+{
+    return version == 1 ? schema_v1 : NULL;
+}
+
+static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
+}
+
+static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **args,
+                          rs_db_row_fn *fn, void *baton)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, fn, baton) : rv;
+}
+
+static apr_int64_t col_int(const char *v)
+{
+    return v ? apr_atoi64(v) : 0;
+}
+
+static const char *col_str(apr_pool_t *p, const char *v)
+{
+    return (v && *v) ? apr_pstrdup(p, v) : NULL;
+}
+
+static void row_item(apr_pool_t *p, const char *const *c, int n, rs_item_t *it)
+{
+    int i;
+    (void)n;   /* every select of this file has the COLS */
+    it->dir = apr_pstrdup(p, c[0] ? c[0] : "");
+    it->name = apr_pstrdup(p, c[1] ? c[1] : "");
+    it->size = col_int(c[2]);
+    it->mtime_ns = col_int(c[3]);
+    it->ctime_ns = col_int(c[4]);
+    it->dev = col_int(c[5]);
+    it->ino = col_int(c[6]);
+    it->type = col_str(p, c[7]);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        it->hash[i] = col_str(p, c[8 + i]);
+    }
+    it->listed = (int)col_int(c[12]);
+    it->cfg = col_str(p, c[13]);
+}
+
+static void add_to_hash(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_item_t *it = apr_pcalloc(p, sizeof(*it));
+    row_item(p, c, n, it);
+    apr_hash_set(baton, it->name, APR_HASH_KEY_STRING, it);
+}
+
+apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set,
+                                   const char *dir, apr_hash_t **out)
+{
+    const void *args[] = { set, dir };
+    *out = apr_hash_make(p);
+    return query(db, p, ST_DIR_LOAD, args, add_to_hash, *out);
+}
+
+apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
+{
+    const void *args[] = {
+        set, it->dir, it->name, &it->size, &it->mtime_ns, &it->ctime_ns, &it->dev, &it->ino,
+        it->type, it->hash[0], it->hash[1], it->hash[2], it->hash[3],
+        &it->listed, it->cfg
+    };
+    return exec(db, ST_PUT, args, NULL);
+}
+
+apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir,
+                                 const char *name)
+{
+    const void *args[] = { set, dir, name };
+    return exec(db, ST_DEL, args, NULL);
+}
+
+apr_status_t rs_inventory_delete_tree(rs_db_t *db, const char *set, const char *dir)
+{
+    const void *args[4];
+    apr_size_t len = strlen(dir);
+    apr_status_t rv;
+    char *lo;
+
+    if (!*dir) {
+        return rs_inventory_delete_set(db, set);
+    }
+    /* The bounds dir "/" and dir "0" in one buffer, freed at once: the
+     * connection's pool must not grow with each call. */
+    if (!(lo = malloc(2 * (len + 2)))) {
+        return APR_ENOMEM;
+    }
+    memcpy(lo, dir, len);
+    memcpy(lo + len, "/", 2);
+    memcpy(lo + len + 2, dir, len);
+    memcpy(lo + 2 * len + 2, "0", 2);
+    args[0] = set;
+    args[1] = dir;
+    args[2] = lo;
+    args[3] = lo + len + 2;
+    rv = exec(db, ST_DEL_TREE, args, NULL);
+    free(lo);
+    return rv;
+}
+
+apr_status_t rs_inventory_delete_dir(rs_db_t *db, const char *set, const char *dir,
+                                     apr_int64_t *nrows)
+{
+    const void *args[] = { set, dir };
+    int n = 0;
+    apr_status_t rv = exec(db, ST_DEL_DIR, args, &n);
+    if (rv == APR_SUCCESS && nrows) {
+        *nrows = n;
+    }
+    return rv;
+}
+
+apr_status_t rs_inventory_delete_set(rs_db_t *db, const char *set)
+{
+    const void *args[] = { set };
+    return exec(db, ST_DEL_SET, args, NULL);
+}
+
+static void add_dir(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    (void)n;
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) = apr_pstrdup(p, c[0] ? c[0] : "");
+}
+
+apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
+                               apr_array_header_t **out)
+{
+    const void *args[] = { set };
+    *out = apr_array_make(p, 64, sizeof(const char *));
+    return query(db, p, ST_DIRS, args, add_dir, *out);
+}
+
+apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set,
+                                     const char *dir, apr_array_header_t **out)
+{
+    const void *args[3];
+    *out = apr_array_make(p, 8, sizeof(const char *));
+    if (!*dir) {
+        return rs_inventory_dirs(db, p, set, out);
+    }
+    args[0] = set;
+    args[1] = apr_pstrcat(p, dir, "/", NULL);
+    args[2] = apr_pstrcat(p, dir, "0", NULL);
+    return query(db, p, ST_DIRS_UNDER, args, add_dir, *out);
+}
+
+static void get_one(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_item_t **it = baton;
+    *it = apr_pcalloc(p, sizeof(**it));
+    row_item(p, c, n, *it);
+}
+
+apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                              const char *name, rs_item_t **out)
+{
+    const void *args[] = { set, dir, name };
+    *out = NULL;
+    return query(db, p, ST_GET, args, get_one, out);
+}
+
+static void get_count(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    (void)p;
+    *(apr_int64_t *)baton = n > 0 ? col_int(c[0]) : 0;
+}
+
+apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n)
+{
+    const void *args[] = { set };
+    *n = 0;
+    /* get_count allocates nothing: no pool of the caller's is needed. */
+    return query(db, NULL, ST_COUNT, args, get_count, n);
+}
+
+static void add_item(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_item_t *it = apr_array_push(baton);
+    row_item(p, c, n, it);
+}
+
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
+                               const char *after_dir, const char *after_name,
+                               int limit, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    if (!after_dir) {
+        const void *args[] = { set, &limit };
+        return query(db, p, ST_PAGE_FIRST, args, add_item, *out);
+    }
+    else {
+        /* "dir >= ?" is implied by the rest, but it lets the planner seek
+         * in the primary key instead of walking the set from its start on
+         * every page (which made writing a list quadratic). */
+        const void *args[] = { set, after_dir, after_dir, after_dir, after_name, &limit };
+        return query(db, p, ST_PAGE, args, add_item, *out);
+    }
+}

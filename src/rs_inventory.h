@@ -1,0 +1,85 @@
+/* rs_inventory.h - the inventory table: what the store knows of every set's files.
+ *
+ * One row per file a set holds (listed or not), on top of rs_db.  The
+ * watcher is the only writer; it groups a scan's writes in a transaction
+ * (rs_db_begin / rs_db_commit).  After a power loss the last transactions
+ * may be gone: the next startup reconciliation re-derives them from the
+ * files themselves.
+ *
+ * Paths are kept as (dir, name): dir is the directory relative to the set's
+ * root ("" for the root itself, "a/b" below it), name the entry's base name,
+ * both as the bytes on disk.  Listing order is (dir, name) in byte order.
+ */
+#ifndef RS_INVENTORY_H
+#define RS_INVENTORY_H
+
+#include <apr_pools.h>
+#include <apr_hash.h>
+#include <apr_tables.h>
+#include "rs_hash.h"
+#include "rs_db.h"
+
+/* One inventory row. */
+typedef struct rs_item_t {
+    const char *dir;
+    const char *name;
+    apr_int64_t size;
+    apr_int64_t mtime_ns;
+    apr_int64_t ctime_ns;                 /* inode change time */
+    apr_int64_t dev;
+    apr_int64_t ino;
+    const char *type;                     /* media type or NULL */
+    const char *hash[RS_HASH_COUNT];      /* hex or NULL */
+    int listed;                           /* 0: known but not served */
+    const char *cfg;                      /* config fingerprint of checks */
+} rs_item_t;
+
+/* Load the rows of one directory into *out (name -> rs_item_t*). */
+apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set,
+                                   const char *dir, apr_hash_t **out);
+
+/* Insert or replace one row. */
+apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it);
+
+/* Delete one row. */
+apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir,
+                                 const char *name);
+
+/* Delete every row at or below dir. */
+apr_status_t rs_inventory_delete_tree(rs_db_t *db, const char *set, const char *dir);
+
+/* Delete the rows directly in dir (not below); *nrows gets their number. */
+apr_status_t rs_inventory_delete_dir(rs_db_t *db, const char *set, const char *dir,
+                                     apr_int64_t *nrows);
+
+/* Delete every row of a set. */
+apr_status_t rs_inventory_delete_set(rs_db_t *db, const char *set);
+
+/* The distinct directories that hold rows of a set (array of char*). */
+apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
+                               apr_array_header_t **out);
+
+/* The distinct directories strictly below dir that hold rows (array of
+ * char*); every directory of the set when dir is "". */
+apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set,
+                                     const char *dir, apr_array_header_t **out);
+
+/* One row, or *out = NULL if there is none. */
+apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                              const char *name, rs_item_t **out);
+
+/* Number of listed rows of a set. */
+apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n);
+
+/* Up to limit listed rows after (after_dir, after_name) in listing order;
+ * pass NULLs for the first page.  *out is an array of rs_item_t. */
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
+                               const char *after_dir, const char *after_name,
+                               int limit, apr_array_header_t **out);
+
+/* The DDL that brings the inventory to schema version `version` from the
+ * version before (NULL-terminated; NULL if that version changes nothing
+ * here).  Used by rs_schema. */
+const char *const *rs_inventory_schema(int version);
+
+#endif

@@ -1,0 +1,22 @@
+/* rs_schema.c - see rs_schema.h */
+#include "rs_schema.h"
+#include "rs_inventory.h"
+#include "rs_journal.h"
+
+/* The units with tables, in the order their tables are created. */
+typedef const char *const *schema_fn(int version);
+static schema_fn *const units[] = { rs_inventory_schema, rs_journal_schema, NULL };
+
+apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)
+{
+    apr_array_header_t *out = apr_array_make(p, 8, sizeof(const char *));
+    int u, i;
+
+    for (u = 0; units[u]; u++) {
+        const char *const *sql = units[u](version);
+        for (i = 0; sql && sql[i]; i++) {
+            APR_ARRAY_PUSH(out, const char *) = sql[i];
+        }
+    }
+    return out;
+}

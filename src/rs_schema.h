@@ -1,0 +1,28 @@
+/* rs_schema.h - the state store's schema: the ordered migration steps.
+ *
+ * Each unit that keeps tables in the store (rs_inventory, rs_journal)
+ * owns their DDL and hands out the statements that lead to a given
+ * schema version; this unit lists the units in the order their tables
+ * are created, and rs_db applies the versions a database lacks.  rs_db's
+ * own meta table (which records the version) is created by rs_db itself.
+ *
+ * Version 1 is the layout of the store before versions were recorded;
+ * its statements are all "CREATE ... IF NOT EXISTS", so applying it to
+ * such a database creates nothing and loses nothing.  A new version adds
+ * a step to each unit whose tables change and raises RS_SCHEMA_VERSION.
+ */
+#ifndef RS_SCHEMA_H
+#define RS_SCHEMA_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+/* The newest schema version this code knows. */
+#define RS_SCHEMA_VERSION 1
+
+/* The DDL statements that bring a database of version - 1 to version,
+ * in order (array of const char *, allocated from p; the strings are
+ * static).  Empty for a version without changes. */
+apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version);
+
+#endif

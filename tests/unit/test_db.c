@@ -1,0 +1,405 @@
+/* test_db.c - rs_db: connection, statements, transactions, schema version,
+ * error causes (SQLite through apr_dbd) */
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+#include "unit.h"
+#include "rs_db.h"
+#include "rs_schema.h"
+#include "rs_inventory.h"
+
+static rs_db_t *open_db_at(ut_log_t *ul, apr_pool_t *p, const char *path)
+{
+    rs_db_t *db = NULL;
+    apr_status_t rv = rs_db_open(&db, p, "sqlite3", path, ut_log_init(ul));
+    ck_assert_msg(rv == APR_SUCCESS, "rs_db_open: %d", rv);
+    ck_assert_ptr_nonnull(db);
+    return db;
+}
+
+static rs_db_t *open_db(ut_log_t *ul)
+{
+    return open_db_at(ul, ut_pool, ut_path(ut_tempdir("db"), "state.db"));
+}
+
+/* Run a statement that answers rows (a PRAGMA) and ignore them. */
+static void ignore_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)baton;
+    (void)p;
+    (void)cols;
+    (void)n;
+}
+
+static apr_status_t query_sql(rs_db_t *db, const char *sql, rs_db_row_fn *fn, void *baton)
+{
+    rs_db_stmt_t *s = NULL;
+    apr_status_t rv = rs_db_prepare(db, sql, &s);
+    return rv == APR_SUCCESS ? rs_db_query(db, ut_pool, s, NULL, fn, baton) : rv;
+}
+
+/* Run sql on a connection of SQLite's own, as an older version of the
+ * module (or an operator) would have. */
+static void sqlite_exec(const char *path, const char *sql)
+{
+    sqlite3 *conn = NULL;
+    char *err = NULL;
+    ck_assert_int_eq(sqlite3_open(path, &conn), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(conn, sql, NULL, NULL, &err) == SQLITE_OK, "%s: %s", sql,
+                  err ? err : "?");
+    sqlite3_close(conn);
+}
+
+START_TEST(open_errors)
+{
+    ut_log_t ul;
+    rs_db_t *st = NULL;
+    const char *dir = ut_tempdir("db");
+
+    ck_assert_int_ne(rs_db_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
+                                ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ge(ut_log_count(&ul, "no-such-driver"), 1);
+    ck_assert_int_ne(rs_db_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
+                                ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ge(ul.nerr, 1);
+}
+END_TEST
+
+START_TEST(meta)
+{
+    ut_log_t ul;
+    rs_db_t *st = open_db(&ul);
+    const char *v = "sentinel";
+
+    ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(rs_db_meta_put(st, "k", "one"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(st, "snapshot-key:s\xE9t", "a 'quoted' \"value\"; DROP"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "one");
+    ck_assert_int_eq(rs_db_meta_put(st, "k", "two"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "two");
+    ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "snapshot-key:s\xE9t", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "a 'quoted' \"value\"; DROP");
+    ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "K", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+}
+END_TEST
+
+START_TEST(fresh_database_gets_version)
+{
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    const char *v = NULL;
+    apr_int64_t n = -1;
+
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, apr_itoa(ut_pool, RS_SCHEMA_VERSION));
+    /* The tables of the units on top exist. */
+    ck_assert_int_eq(rs_inventory_count(db, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(query_sql(db, "SELECT seq FROM journal", ignore_row, NULL), APR_SUCCESS);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
+/* A database written before schema versions existed: the tables are
+ * there, no version is recorded.  It is taken as version 1, rows kept. */
+START_TEST(unversioned_layout_is_migrated)
+{
+    ut_log_t ul;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    rs_db_t *db;
+    rs_item_t *it = NULL;
+    const char *v = NULL;
+
+    sqlite_exec(path,
+        "CREATE TABLE inventory ("
+        " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+        " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL,"
+        " dev BIGINT NOT NULL, ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT,"
+        " sha256 TEXT, sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
+        " PRIMARY KEY (setname, dir, name));"
+        "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
+        "CREATE TABLE journal ("
+        " seq BIGINT PRIMARY KEY, setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+        " change INTEGER NOT NULL, dt BIGINT NOT NULL, lastmod_ns BIGINT NOT NULL,"
+        " size BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT, sha512 TEXT);"
+        "CREATE INDEX journal_set_seq ON journal (setname, seq);"
+        "CREATE TABLE changelists ("
+        " setname TEXT NOT NULL, id BIGINT NOT NULL, from_dt BIGINT NOT NULL,"
+        " until_dt BIGINT NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,"
+        " count BIGINT NOT NULL, PRIMARY KEY (setname, id));"
+        "CREATE TABLE journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL,"
+        " open_id BIGINT NOT NULL);"
+        "INSERT INTO inventory VALUES ('s', 'd', 'a', 5, 1, 2, 3, 4, 'text/plain',"
+        " NULL, NULL, NULL, NULL, 1, 'fp');"
+        "INSERT INTO meta VALUES ('snapshot-gen:s', '7');");
+    db = open_db_at(&ul, ut_pool, path);
+    ck_assert_int_eq(rs_db_schema_version(db), 1);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "1");
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a", &it), APR_SUCCESS);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_int_eq(it->size, 5);
+    ck_assert_str_eq(it->cfg, "fp");
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "snapshot-gen:s", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "7");
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
+START_TEST(newer_version_is_refused)
+{
+    ut_log_t ul;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    apr_pool_t *p;
+    rs_db_t *db;
+
+    apr_pool_create(&p, ut_pool);
+    db = open_db_at(&ul, p, path);
+    ck_assert_int_eq(rs_db_meta_put(db, "schema-version",
+                                    apr_itoa(p, RS_SCHEMA_VERSION + 1)), APR_SUCCESS);
+    apr_pool_destroy(p);
+    db = NULL;
+    ck_assert_int_ne(rs_db_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)),
+                     APR_SUCCESS);
+    ck_assert_ptr_null(db);
+    ck_assert_int_eq(ut_log_count(&ul, "newer"), 1);
+    ck_assert_int_eq(ul.nerr, 1);
+}
+END_TEST
+
+/* Opening twice (as the watcher's connections do) migrates once. */
+START_TEST(reopen_keeps_version)
+{
+    ut_log_t ul;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    rs_db_t *a = open_db_at(&ul, ut_pool, path);
+    rs_db_t *b = open_db_at(&ul, ut_pool, path);
+    ck_assert_int_eq(rs_db_schema_version(a), RS_SCHEMA_VERSION);
+    ck_assert_int_eq(rs_db_schema_version(b), RS_SCHEMA_VERSION);
+}
+END_TEST
+
+typedef struct {
+    const char *path;
+    apr_status_t rv;
+    int version;
+} opener_t;
+
+static void *APR_THREAD_FUNC open_thread(apr_thread_t *t, void *data)
+{
+    opener_t *o = data;
+    apr_pool_t *p;
+    rs_db_t *db = NULL;
+    apr_pool_create(&p, NULL);
+    o->rv = rs_db_open(&db, p, "sqlite3", o->path, NULL);
+    o->version = db ? rs_db_schema_version(db) : -1;
+    apr_pool_destroy(p);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+/* Connections opening a new database at the same time: one migrates,
+ * the others wait for it and find the version done. */
+START_TEST(concurrent_first_open)
+{
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    apr_thread_t *t[4];
+    opener_t o[4];
+    apr_status_t trv;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        o[i].path = path;
+        o[i].rv = -1;
+        ck_assert_int_eq(apr_thread_create(&t[i], NULL, open_thread, &o[i], ut_pool),
+                         APR_SUCCESS);
+    }
+    for (i = 0; i < 4; i++) {
+        apr_thread_join(&trv, t[i]);
+        ck_assert_int_eq(o[i].rv, APR_SUCCESS);
+        ck_assert_int_eq(o[i].version, RS_SCHEMA_VERSION);
+    }
+}
+END_TEST
+
+typedef struct {
+    int rows, ncols;
+    const char *last;
+} wide_t;
+
+static void wide_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    wide_t *w = baton;
+    w->rows++;
+    w->ncols = n;
+    w->last = n > 0 ? apr_pstrdup(p, cols[n - 1]) : NULL;
+}
+
+/* Every column of a wide row reaches the callback. */
+START_TEST(query_wide_rows)
+{
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    wide_t w = { 0, 0, NULL };
+    char *sql = "SELECT 1";
+    int i;
+
+    for (i = 2; i <= 40; i++) {
+        sql = apr_psprintf(ut_pool, "%s, %d", sql, i);
+    }
+    ck_assert_int_eq(query_sql(db, sql, wide_row, &w), APR_SUCCESS);
+    ck_assert_int_eq(w.rows, 1);
+    ck_assert_int_eq(w.ncols, 40);
+    ck_assert_str_eq(w.last, "40");
+}
+END_TEST
+
+/* A logger that also keeps the status of the last error. */
+typedef struct {
+    ut_log_t ul;
+    apr_status_t last_rv;
+    rs_logger_t logger;
+} rv_log_t;
+
+static void log_rv(void *baton, int level, apr_status_t rv, const char *msg)
+{
+    rv_log_t *l = baton;
+    if (level <= RS_LOG_ERR) {
+        l->last_rv = rv;
+    }
+    l->ul.logger.fn(&l->ul, level, rv, msg);
+}
+
+/* A full database: the statement and the commit return APR_ENOSPC, and
+ * the log line names the cause. */
+START_TEST(full_database_keeps_cause)
+{
+    rv_log_t l;
+    rs_db_t *db = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    ut_log_init(&l.ul);
+    l.last_rv = APR_SUCCESS;
+    l.logger.fn = log_rv;
+    l.logger.baton = &l;
+    ck_assert_int_eq(rs_db_open(&db, ut_pool, "sqlite3",
+                                ut_path(ut_tempdir("db"), "state.db"), &l.logger),
+                     APR_SUCCESS);
+    /* The database cannot grow past its size now (on this connection). */
+    ck_assert_int_eq(query_sql(db, "PRAGMA max_page_count = 1", ignore_row, NULL),
+                     APR_SUCCESS);
+    for (i = 0; i < 1000 && rv == APR_SUCCESS; i++) {
+        char *big = apr_pcalloc(ut_pool, 8193);
+        memset(big, 'x', 8192);
+        rv = rs_db_meta_put(db, apr_itoa(ut_pool, i), big);
+    }
+    ck_assert_int_eq(rv, APR_ENOSPC);
+    ck_assert_int_eq(l.last_rv, APR_ENOSPC);
+    ck_assert_int_ge(ut_log_count(&l.ul, "database or disk is full"), 1);
+
+    /* In a transaction: the commit reports the same cause. */
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(db, "big", apr_psprintf(ut_pool, "%08192d", 0)),
+                     APR_ENOSPC);
+    ck_assert_int_eq(rs_db_commit(db), APR_ENOSPC);
+}
+END_TEST
+
+static void count_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    (void)n;
+    *(int *)baton = cols[0] ? atoi(cols[0]) : -1;
+}
+
+START_TEST(rollback_discards)
+{
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    const char *v = NULL;
+    apr_uint64_t s1, s2;
+    int n = -1;
+
+    ck_assert_int_eq(rs_db_txn_serial(db), 0);
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    s1 = rs_db_txn_serial(db);
+    ck_assert_int_ne(s1, 0);
+    ck_assert_int_eq(rs_db_meta_put(db, "k", "v"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_rollback(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_txn_serial(db), 0);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    s2 = rs_db_txn_serial(db);
+    ck_assert_int_ne(s2, s1);
+    /* Nesting is refused, the open transaction goes on. */
+    ck_assert_int_ne(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(db, "k", "w"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+    ck_assert_int_eq(query_sql(db, "SELECT COUNT(*) FROM meta WHERE k = 'k'", count_row, &n),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 1);
+}
+END_TEST
+
+/* Many statements and transactions on one connection: memory stays flat
+ * (every call runs in a pool of its own).  Two probes allocated from the
+ * connection's pool before and after are adjacent only if nothing else
+ * was allocated from it in between. */
+START_TEST(statements_do_not_grow_the_pool)
+{
+    ut_log_t ul;
+    apr_pool_t *p;
+    rs_db_t *db;
+    char *before, *after;
+    const char *v;
+    int i;
+
+    apr_pool_create(&p, ut_pool);
+    db = open_db_at(&ul, p, ut_path(ut_tempdir("db"), "state.db"));
+    ck_assert_int_eq(rs_db_meta_put(db, "k", "v"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "k", &v), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+    before = apr_palloc(p, 8);
+    for (i = 0; i < 2000; i++) {
+        apr_pool_t *tp;
+        apr_pool_create(&tp, ut_pool);
+        ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_meta_put(db, "k", "v"), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_meta_get(db, tp, "k", &v), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+        apr_pool_destroy(tp);
+    }
+    after = apr_palloc(p, 8);
+    ck_assert_msg(after == before + 8, "the connection's pool grew by %ld bytes",
+                  (long)(after - before - 8));
+}
+END_TEST
+
+Suite *db_suite(void)
+{
+    Suite *s = suite_create("rs_db");
+    TCase *tc = ut_tcase("db", 30);
+    tcase_add_test(tc, open_errors);
+    tcase_add_test(tc, meta);
+    tcase_add_test(tc, fresh_database_gets_version);
+    tcase_add_test(tc, unversioned_layout_is_migrated);
+    tcase_add_test(tc, newer_version_is_refused);
+    tcase_add_test(tc, reopen_keeps_version);
+    tcase_add_test(tc, concurrent_first_open);
+    tcase_add_test(tc, query_wide_rows);
+    tcase_add_test(tc, full_database_keeps_cause);
+    tcase_add_test(tc, rollback_discards);
+    tcase_add_test(tc, statements_do_not_grow_the_pool);
+    suite_add_tcase(s, tc);
+    return s;
+}
