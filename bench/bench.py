@@ -1585,7 +1585,7 @@ class Bench:
                     "end %d kB" % (series, rss(end, "VmHWM")))
         self.result("9", "watcher VmRSS growth from 5%% to 100%% of the changes (flat: %s)"
                     % ("YES" if flat else "NO"), growth, None, "kB", "9",
-                    "RssAnon (the heap) %+d kB" % (rss(end, "RssAnon") - rss(warm, "RssAnon")))
+                    "RssAnon (malloc's heap and arenas, APR's pool nodes) %+d kB" % (rss(end, "RssAnon") - rss(warm, "RssAnon")))
         self.result("9", "watcher VmRSS growth per 100,000 changes (least squares from 5%)",
                     per100k, None, "kB", "i")
         self.result("9", "journal records kept at 100%% (at 5%%: %d, at 50%%: %d; retention "
@@ -1625,7 +1625,10 @@ class Bench:
 
     def markdown(self, facts, started, elapsed):
         rows = self.table()
-        out = ["### %d files, %s" % (self.n, facts["date"]), ""]
+        if self.figs & {"1", "2", "3", "4", "5"}:
+            out = ["### %d files, %s" % (self.n, facts["date"]), ""]
+        else:       # no generated tree
+            out = ["### figures %s, %s" % (self.args.figures, facts["date"]), ""]
         out.append("Machine: %s CPUs (%s), kernel %s, %s RAM; %s; module at %s. "
                    "Load average at start %s, at end %.2f %.2f %.2f. Total run time %.0f s."
                    % (facts["nproc"], facts["cpu"], facts["kernel"], facts["memory"],
@@ -1653,6 +1656,12 @@ class Bench:
                    "(an <If> on the query string \"sendfile\"); figure 5 small set: the subtree a0 "
                    "(a tenth of the files) in a server of its own."
                    % (self.args.conns, self.args.conns, MAX_ENTRIES))
+        if "9" in self.figs:
+            out.append("- Figure 9: a server of its own (prefork, 2 children; the "
+                       "resourcesync-status page at %s), the watcher's memory read from "
+                       "/proc/PID/status of the process named rs-watcher at every 1%% of the "
+                       "changes, the journal counted in the state store (read-only)."
+                       % STATUS_PATH)
         if self.figs & {"6", "7", "8"}:
             a = self.args
             out.append("- Figures 6, 7, 8: a server of their own each (prefork, %d children), "
