@@ -28,6 +28,11 @@ measured in the same run, on the same tree, on the same machine:
   8  polling the open list        304 polls/s of the open Change List (wrk with
                                   If-None-Match)
                                   vs  304s of a static file in the same server
+  9  the watcher's memory         VmRSS of rs-watcher while it journals 10^6
+                                  changes (rewrites, creates and deletes in a
+                                  pool of files; lists closing, retention):
+                                  after warm-up (5%), at 50% and at 100%,
+                                  growth per 100,000 changes; flat or not
 
 Repetitions of ours and the baseline are interleaved and the median is
 reported.  Nothing here asserts: a missed target is reported, not fatal.
@@ -45,6 +50,7 @@ import shlex
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -74,6 +80,8 @@ TARGETS = {
     "6":  ("<=", 50, "ms"),  # p99 from a file's close to its entry in the open
                              # Change List, at 1,000 changes/s
     "8":  (">=", 0.9),    # 304 polls/s of the open Change List vs a static file's 304s
+    "9":  ("<=", 4096, "kB"),  # growth of the watcher's VmRSS from 5% to 100% of
+                               # 10^6 journaled changes: flat
     "i":  None,           # informational
 }
 
@@ -142,10 +150,12 @@ class Server:
     """A private httpd (prefork, a fixed number of children) with one set."""
 
     def __init__(self, bench, name, www, setdir, hashes, children, max_entries=MAX_ENTRIES,
-                 set_extra=""):
+                 set_extra="", rescan=86400, server_extra=""):
         self.bench = bench
         self.max_entries = max_entries
         self.set_extra = set_extra
+        self.rescan = rescan
+        self.server_extra = server_extra
         self.dir = os.path.join(bench.work, "srv-" + name)
         self.www = www
         self.setdir = setdir
@@ -192,13 +202,14 @@ TypesConfig /etc/mime.types
 
 LoadModule resourcesync_module {MODULE}
 ResourceSyncStateDir {self.dir}/state
-# no periodic rescan while we measure
-ResourceSyncRescanInterval 86400
+# no periodic rescan while we measure (figure 9: ticks every few seconds)
+ResourceSyncRescanInterval {self.rescan}
 
 DocumentRoot "{self.www}"
 <Directory "{self.www}">
     Require all granted
 </Directory>
+{self.server_extra}
 # Figure 4 compares like with like: the module's part and its static copy
 # (/static/part.xml) are both served with httpd's defaults (EnableSendfile
 # Off: mmap), and both with EnableSendfile On when the query string is
@@ -642,6 +653,114 @@ def w3c_ns(dt):
     t = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(
         tzinfo=datetime.timezone.utc)
     return int(t.timestamp()) * 1000000000 + int((frac + "000000000")[:9])
+
+
+# -- the watcher's memory over many journaled changes (figure 9) ---------------
+
+RSS_WINDOW = 1000       # changes made but not yet journaled, at most: a few
+                        # inotify events each, far below max_queued_events
+RSS_RESCAN = 10         # ResourceSyncRescanInterval of figure 9: ticks (lists
+                        # closed on time, retention, Resource List snapshots)
+                        # run during the measurement too
+STATUS_PATH = "/resourcesync-status"
+HEAD_RX = re.compile(rb"newest-sequence=(\d+)")
+WPID_RX = re.compile(rb"watcher-pid: (\d+)")
+
+
+def proc_mem(pid):
+    """{field: kB} of VmRSS, VmHWM, RssAnon, RssFile, RssShmem of a process
+    ({} when it is gone)."""
+    out = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
+                    out[k] = int(v.split()[0])
+    except OSError:
+        pass
+    return out
+
+
+def watcher_status(poller):
+    """(watcher pid, sequence of the newest journaled change) from the
+    status page: the sequence counts every change the watcher committed and
+    put into the ring."""
+    st, _, body = poller.get(STATUS_PATH)
+    h, w = HEAD_RX.search(body or b""), WPID_RX.search(body or b"")
+    if st != 200 or not h:
+        raise RuntimeError("GET %s: %d, no newest-sequence" % (STATUS_PATH, st))
+    return (int(w.group(1)) if w else None), int(h.group(1))
+
+
+class ChangePool:
+    """The writer of figure 9: changes to a pool of `size` files (directories
+    of 100), slot i % size at change i.  On each pass over the pool a file is
+    deleted in one slot of 8 (and made again on the next pass), the others are
+    rewritten with a length other than the one they had.  Each file is touched
+    once per pass: with fewer than `size` changes outstanding, no two changes
+    to one file are pending at once, so none is coalesced with another."""
+
+    def __init__(self, top, size):
+        self.size = size
+        self.paths = []
+        for s in range(size):
+            d = os.path.join(top, "d%03d" % (s // 100))
+            if s % 100 == 0:
+                os.makedirs(d)
+                os.chmod(d, 0o755)
+            self.paths.append(os.path.join(d, "f%05d" % s))
+        for path in self.paths:
+            with open(path, "wb") as fh:
+                fh.write(NEW_BODY)
+            os.chmod(path, 0o644)
+        self.exists = [True] * size
+        self.ops = 0
+        self.kinds = {"created": 0, "updated": 0, "deleted": 0}
+
+    def step(self):
+        s, k = self.ops % self.size, self.ops // self.size
+        path = self.paths[s]
+        if not self.exists[s]:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, NEW_BODY)
+            os.close(fd)
+            self.exists[s] = True
+            self.kinds["created"] += 1
+        elif (k + s) % 8 == 7:
+            os.unlink(path)
+            self.exists[s] = False
+            self.kinds["deleted"] += 1
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+            os.write(fd, b"u" * (101 + k % 61))     # never the length of the pass before
+            os.close(fd)
+            self.kinds["updated"] += 1
+        self.ops += 1
+
+
+def journal_counts(db):
+    """(journal records, closed Change Lists) in the state store, read-only."""
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
+    try:
+        recs = con.execute("SELECT count(*) FROM journal WHERE setname = ?", (SET,)).fetchone()[0]
+        lists = con.execute("SELECT count(*) FROM changelists WHERE setname = ?",
+                            (SET,)).fetchone()[0]
+        return recs, lists
+    finally:
+        con.close()
+
+
+def slope(points):
+    """Least-squares slope of [(x, y)] (0 with fewer than two distinct x)."""
+    if len(points) < 2:
+        return 0.0
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if not sxx:
+        return 0.0
+    return sum((x - mx) * (y - my) for x, y in points) / sxx
 
 
 def percentile(values, q):
@@ -1360,6 +1479,120 @@ class Bench:
                     % (1e3 / ours, 1e6 / ours / max(1, entries)))
         self.stop_server(srv)
 
+    # -- the watcher's memory over many journaled changes (figure 9) --------
+    def fig9(self):
+        a = self.args
+        www = self.live_setup("9")
+        setdir = os.path.join(www, "set")
+        log("figure 9: a pool of %d files" % a.rss_pool)
+        pool = ChangePool(os.path.join(setdir, "pool"), a.rss_pool)
+        srv = Server(self, "rss9", www, setdir, "md5", 2, a.cl_max,
+                     set_extra="    ResourceSyncJournalRetention %d\n" % a.rss_retention,
+                     rescan=RSS_RESCAN,
+                     server_extra='<Location "%s">\n    SetHandler resourcesync-status\n'
+                                  '    Require all granted\n</Location>' % STATUS_PATH)
+        self.servers.append(srv)
+        srv.start()
+        srv.wait_log(r"set %s: published Resource List" % SET, 120)
+        db = os.path.join(srv.dir, "state", "state.db")
+        poller = Poller(srv.port)
+        try:
+            samples, elapsed = self.rss_run(srv, pool, poller, db)
+        finally:
+            poller.close()
+        self.rss_report(srv, pool, samples, elapsed)
+        self.live_log_notes(srv, "9")
+        self.stop_server(srv)
+
+    def rss_run(self, srv, pool, poller, db):
+        """Make changes, at most RSS_WINDOW ahead of what the watcher has
+        journaled, until it has journaled --rss-changes of them; sample the
+        watcher's memory and the journal at every 1% of them.  Returns
+        ([sample dicts], seconds)."""
+        n = self.args.rss_changes
+        window = min(RSS_WINDOW, pool.size // 2)
+        wpid, head0 = watcher_status(poller)
+        if not wpid or wpid != srv.watcher():
+            raise RuntimeError("figure 9: no watcher (status page: %s)" % wpid)
+        log("figure 9: %d changes, watcher %d, %d at most outstanding" % (n, wpid, window))
+        samples = []
+        t0 = last = time.monotonic()
+        done, mark = 0, 0
+        while True:
+            if done >= mark:
+                pid_now, _ = watcher_status(poller)
+                mem = proc_mem(wpid)
+                recs, lists = journal_counts(db)
+                samples.append(dict(done=done, t=time.monotonic() - t0, ops=pool.ops, mem=mem,
+                                    records=recs, lists=lists, pid=pid_now))
+                if pid_now != wpid or not mem:
+                    raise RuntimeError("figure 9: the watcher %d went away (now %s), see %s"
+                                       % (wpid, pid_now, srv.error_log))
+                if done >= n:
+                    break
+                if len(samples) % 10 == 1:
+                    log("figure 9: %d changes journaled (%.0f/s), VmRSS %d kB, %d records"
+                        % (done, done / max(samples[-1]["t"], 1e-3), mem["VmRSS"], recs))
+                mark = (done * 100 // n + 1) * n // 100     # the next whole percent
+            room = window - (pool.ops - done)
+            if room > 0:
+                for _ in range(min(room, 200)):
+                    pool.step()
+            else:
+                time.sleep(0.0005)
+            _, head = watcher_status(poller)
+            now = time.monotonic()
+            if head - head0 > done:
+                done, last = head - head0, now
+            elif now - last > 120:
+                raise RuntimeError("figure 9: nothing journaled for 120 s after %d changes "
+                                   "(%d made); see %s" % (done, pool.ops, srv.error_log))
+        return samples, time.monotonic() - t0
+
+    def rss_report(self, srv, pool, samples, elapsed):
+        n = self.args.rss_changes
+
+        def at(pct):
+            """The first sample at or past pct% of the changes."""
+            return next(s for s in samples if s["done"] >= n * pct // 100)
+        warm, half, end = at(5), at(50), at(100)
+        rss = lambda s, k="VmRSS": s["mem"].get(k, 0)
+        growth = rss(end) - rss(warm)
+        per100k = slope([(s["done"], rss(s)) for s in samples if s["done"] >= warm["done"]]) * 1e5
+        flat = growth <= TARGETS["9"][1]
+        log("figure 9: watcher RSS flat over %d journaled changes: %s (%+d kB after warm-up)"
+            % (end["done"], "YES" if flat else "NO", growth))
+        setup = ("%d changes journaled (%d made: %s) in %.0f s, %.0f/s; a pool of %d files, "
+                 "at most %d changes outstanding; ResourceSyncMaxEntries %d, "
+                 "ResourceSyncJournalRetention %d s, ResourceSyncRescanInterval %d s; "
+                 "%d closed Change Lists kept at the end"
+                 % (end["done"], end["ops"], ", ".join("%d %s" % (v, k) for k, v in
+                                                      pool.kinds.items()),
+                    elapsed, end["done"] / elapsed, pool.size,
+                    min(RSS_WINDOW, pool.size // 2), self.args.cl_max,
+                    self.args.rss_retention, RSS_RESCAN, end["lists"]))
+        series = "; ".join("%d%%: %d/%d/%d kB, %d records"
+                           % (p, rss(s), rss(s, "RssAnon"), rss(s, "RssShmem"), s["records"])
+                           for p, s in ((p, at(p)) for p in (0, 5, 10, 20, 30, 40, 50, 60,
+                                                             70, 80, 90, 100)))
+        self.result("9", "watcher VmRSS after warm-up (%d changes, 5%%)" % warm["done"],
+                    rss(warm), None, "kB", "i", setup)
+        self.result("9", "watcher VmRSS at 50%% (%d changes) vs after warm-up" % half["done"],
+                    rss(half), rss(warm), "kB", "i")
+        self.result("9", "watcher VmRSS at 100%% (%d changes) vs after warm-up" % end["done"],
+                    rss(end), rss(warm), "kB", "i",
+                    "VmRSS/RssAnon/RssShmem and journal records every 10%%: %s; VmHWM at the "
+                    "end %d kB" % (series, rss(end, "VmHWM")))
+        self.result("9", "watcher VmRSS growth from 5%% to 100%% of the changes (flat: %s)"
+                    % ("YES" if flat else "NO"), growth, None, "kB", "9",
+                    "RssAnon (malloc's heap and arenas, APR's pool nodes) %+d kB" % (rss(end, "RssAnon") - rss(warm, "RssAnon")))
+        self.result("9", "watcher VmRSS growth per 100,000 changes (least squares from 5%)",
+                    per100k, None, "kB", "i")
+        self.result("9", "journal records kept at 100%% (at 5%%: %d, at 50%%: %d; retention "
+                    "%d s)" % (warm["records"], half["records"], self.args.rss_retention),
+                    end["records"], None, "records", "i",
+                    "most in a sample: %d" % max(s["records"] for s in samples))
+
     def live_log_notes(self, srv, fig):
         text = srv.log_text()
         n = text.count("inotify event queue overflowed")
@@ -1392,7 +1625,10 @@ class Bench:
 
     def markdown(self, facts, started, elapsed):
         rows = self.table()
-        out = ["### %d files, %s" % (self.n, facts["date"]), ""]
+        if self.figs & {"1", "2", "3", "4", "5"}:
+            out = ["### %d files, %s" % (self.n, facts["date"]), ""]
+        else:       # no generated tree
+            out = ["### figures %s, %s" % (self.args.figures, facts["date"]), ""]
         out.append("Machine: %s CPUs (%s), kernel %s, %s RAM; %s; module at %s. "
                    "Load average at start %s, at end %.2f %.2f %.2f. Total run time %.0f s."
                    % (facts["nproc"], facts["cpu"], facts["kernel"], facts["memory"],
@@ -1420,6 +1656,12 @@ class Bench:
                    "(an <If> on the query string \"sendfile\"); figure 5 small set: the subtree a0 "
                    "(a tenth of the files) in a server of its own."
                    % (self.args.conns, self.args.conns, MAX_ENTRIES))
+        if "9" in self.figs:
+            out.append("- Figure 9: a server of its own (prefork, 2 children; the "
+                       "resourcesync-status page at %s), the watcher's memory read from "
+                       "/proc/PID/status of the process named rs-watcher at every 1%% of the "
+                       "changes, the journal counted in the state store (read-only)."
+                       % STATUS_PATH)
         if self.figs & {"6", "7", "8"}:
             a = self.args
             out.append("- Figures 6, 7, 8: a server of their own each (prefork, %d children), "
@@ -1469,6 +1711,8 @@ class Bench:
             self.fig7()
         if "8" in self.figs:
             self.fig8()
+        if "9" in self.figs:
+            self.fig9()
         elapsed = time.time() - t0
         print()
         print("mod_resourcesync benchmarks: %d files (%s; %s CPUs, %s)"
@@ -1519,7 +1763,7 @@ def main():
     ap.add_argument("--wrk-reps", type=int, help="wrk runs per URL, interleaved (default 7)")
     ap.add_argument("--conns", type=int, default=1,
                     help="wrk connections = httpd children (default 1)")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8", help="which figures (default all)")
+    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,9", help="which figures (default all)")
     ap.add_argument("--live-duration", type=float,
                     help="figure 6: seconds of changes per rate (default 5; 2 with --quick)")
     ap.add_argument("--poll-interval", type=float, default=1.0,
@@ -1535,6 +1779,12 @@ def main():
                     help="figure 7: seconds per step (default 2; 1 with --quick)")
     ap.add_argument("--burst", type=int,
                     help="figure 7: files of the burst (default 20000; 5000 with --quick)")
+    ap.add_argument("--rss-changes", type=int,
+                    help="figure 9: journaled changes (default 1000000; 20000 with --quick)")
+    ap.add_argument("--rss-pool", type=int, default=4000,
+                    help="figure 9: files the writer changes in turn (default 4000)")
+    ap.add_argument("--rss-retention", type=int, default=30,
+                    help="figure 9: ResourceSyncJournalRetention in s (default 30)")
     ap.add_argument("--md", help="also write the Markdown results to this file")
     ap.add_argument("--keep", action="store_true", help="keep server dirs and scratch files")
     ap.add_argument("--remove-tree", action="store_true", help="delete the tree at the end")
@@ -1553,6 +1803,11 @@ def main():
         a.step_duration = 1 if a.quick else 2
     if a.burst is None:
         a.burst = 5000 if a.quick else 20000
+    if a.rss_changes is None:
+        a.rss_changes = 20000 if a.quick else 1000000
+    if not (1000 <= a.rss_changes <= 100000000 and 200 <= a.rss_pool <= 100000
+            and 1 <= a.rss_retention <= 86400):
+        ap.error("rss-changes 1000..100000000, rss-pool 200..100000, rss-retention 1..86400")
     try:
         a.steps = sorted(int(x) for x in a.steps.split(","))
     except ValueError:
