@@ -198,7 +198,7 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
 
 /* mod_resourcesync_changes.c */
 struct rs_journal_t;
-struct rs_changelist_renderer_t;
+struct rs_entry_renderer_t;
 typedef struct rs_changes_ctx_t {
     struct rs_journal_t *journal;
     const rs_set_t *set;
@@ -215,7 +215,7 @@ typedef struct rs_changes_ctx_t {
     int cap;
     apr_int64_t nwin;
     apr_pool_t *pool;           /* of the window and the renderer */
-    struct rs_changelist_renderer_t *rr;   /* made on first use */
+    struct rs_entry_renderer_t *rr;   /* made on first use */
 } rs_changes_ctx_t;
 struct rs_item_t;
 apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);

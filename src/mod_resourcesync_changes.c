@@ -41,11 +41,11 @@ static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
 
 /* A renderer of the set's entries, with its options, from p (NULL on
  * failure). */
-static rs_changelist_renderer_t *renderer_of(apr_pool_t *p, const rs_set_t *set)
+static rs_entry_renderer_t *renderer_of(apr_pool_t *p, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
     opts_of(p, set, o);
-    return rs_changelist_renderer_create(p, o);
+    return rs_entry_renderer_create(p, &o->entry);
 }
 
 apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
@@ -98,7 +98,7 @@ apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
                 c->rr = renderer_of(c->pool, c->set);
             }
             if (c->rr) {
-                xml = rs_changelist_render(c->rr, &r, &len);
+                xml = rs_entry_render(c->rr, &r, &len);
             }
             k = (int)(c->nwin++ % c->cap);
             cp = &c->win[k];
@@ -180,12 +180,12 @@ static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->set = set->name;
-    o->url_base = set->root_url;
+    o->entry.url_base = set->root_url;
     o->capability_url = set->capability_url;
     o->index_url = set->cl_index_url;
     o->list_url_prefix = apr_pstrcat(p, set->doc_base, "changelist/", NULL);
-    o->hashes = set->hashes;
-    o->spec10 = set->spec10;
+    o->entry.hashes = set->hashes;
+    o->entry.spec10 = set->spec10;
 }
 
 /* The records of a list: from the ring (rendered already) while it holds
@@ -494,7 +494,7 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
             rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
             const char *name = APR_ARRAY_IDX(names, i, const char *);
             const rs_set_t *set = apr_hash_get(sets, name, APR_HASH_KEY_STRING);
-            rs_changelist_renderer_t *x = NULL;
+            rs_entry_renderer_t *x = NULL;
             const char *xml;
             apr_size_t len;
             slots[i] = set ? set->slot : -1;
@@ -502,7 +502,7 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
                 && (x = renderer_of(p, set))) {
                 apr_hash_set(rr, set->name, APR_HASH_KEY_STRING, x);
             }
-            if (x && (xml = rs_changelist_render(x, r, &len))) {
+            if (x && (xml = rs_entry_render(x, r, &len))) {
                 r->xml = apr_pmemdup(pp, xml, len);
                 r->xml_len = len;
             }

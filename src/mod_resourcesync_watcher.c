@@ -487,12 +487,12 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
     j->log.fn = thread_log;
     j->log.baton = ws->log->baton;
     j->sn.set = set->name;
-    j->sn.url_base = set->root_url;
+    j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;
     j->sn.list_url = set->list_url;
     j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
     j->sn.max_entries = set->max_entries;
-    j->sn.hashes = set->hashes;
+    j->sn.entry.hashes = set->hashes;
     j->sn.at = at;
     j->sn.completed = completed;
     j->sn.log = async ? &j->log : ws->log;

@@ -3,12 +3,10 @@
 #include <string.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
-#include "rs_hash.h"
 #include "rs_file.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
-#include "rs_uri.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
@@ -39,32 +37,11 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
 }
 
 static int write_entry(rs_xml_t *w, apr_pool_t *p, const rs_snapshot_opts_t *o,
-                       const rs_item_t *it, char *locbuf, apr_size_t cap, apr_size_t base_len)
+                       const rs_item_t *it)
 {
-    char lastmod[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[3];
-    apr_size_t n = base_len, need = base_len + 3 * (strlen(it->dir) + strlen(it->name)) + 2;
-
-    if (need > cap) {
-        /* A path longer than the shared buffer: one from the entry pool. */
-        char *big = apr_palloc(p, need);
-        memcpy(big, locbuf, base_len);
-        locbuf = big;
-    }
-    if (*it->dir) {
-        n += rs_uri_escape_path_buf(locbuf + n, it->dir);
-        locbuf[n++] = '/';
-    }
-    rs_uri_escape_path_buf(locbuf + n, it->name);
-    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-    md[0].name = "hash"; md[0].value = rs_hash_attr(p, o->hashes, it->hash);
-    md[1].name = "length"; md[1].value = len;
-    md[2].name = "type"; md[2].value = it->type;
-    if (rs_xml_entry_begin(w, locbuf, rs_time_format_ns(lastmod, it->mtime_ns)) < 0
-        || rs_xml_md(w, md, 3) < 0 || rs_xml_entry_end(w) < 0) {
-        return -1;
-    }
-    return 0;
+    rs_record_t r;
+    rs_entry_from_item(&r, it);
+    return rs_entry_write(w, p, &o->entry, &r);
 }
 
 apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
@@ -76,9 +53,6 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     rs_xml_t *w = NULL;
     apr_int64_t total = 0, in_part = 0, max = o->max_entries > 0 ? o->max_entries : 50000;
     const char *after_dir = NULL, *after_name = NULL;
-    char *locbuf;
-    apr_size_t loccap;
-    apr_size_t base_len = strlen(o->url_base);
     apr_status_t rv;
     int part = 0, nparts, indexed, i;
 
@@ -89,12 +63,6 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
     }
     indexed = total > max;
     nparts = indexed ? (int)((total + max - 1) / max) : 0;
-    /* One locbuf for most entries (base + an escaped PATH_MAX path);
-     * write_entry takes a larger one for longer paths. */
-    loccap = base_len + 3 * 4096 + 2;
-    locbuf = apr_palloc(p, loccap);
-    memcpy(locbuf, o->url_base, base_len);
-
     apr_pool_create(&fp, p);   /* per output file */
     apr_pool_create(&pp, p);   /* per page of rows */
     apr_pool_create(&ep, p);   /* per entry */
@@ -138,7 +106,7 @@ apr_status_t rs_snapshot_write(rs_store_t *st, const rs_snapshot_opts_t *o,
                     goto done;
                 }
             }
-            if (write_entry(w, ep, o, it, locbuf, loccap, base_len) < 0) {
+            if (write_entry(w, ep, o, it) < 0) {
                 rv = APR_EGENERAL;
                 goto done;
             }

@@ -40,12 +40,12 @@ static void fx_init(fx_t *f, apr_int64_t max)
     f->dir = ut_path(base, "gen");
     ut_mkdir(f->dir);
     f->o.set = "s";
-    f->o.url_base = BASE;
+    f->o.entry.url_base = BASE;
     f->o.capability_url = CAP;
     f->o.list_url = LIST;
     f->o.part_url_prefix = PREFIX;
     f->o.max_entries = max;
-    f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    f->o.entry.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
     f->o.at = AT;
     f->o.completed = DONE;
     f->o.log = &f->ul.logger;
