@@ -198,31 +198,16 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
 
 /* mod_resourcesync_changes.c */
 struct rs_journal_t;
-struct rs_entry_renderer_t;
-typedef struct rs_changes_ctx_t {
-    struct rs_journal_t *journal;
-    const rs_set_t *set;
-    apr_int64_t appended;       /* records written by the current scan */
-    /* The newest records of the scan (at most as many as the ring holds,
-     * which is all the ring can use), with their rendered entries: a
-     * window of at most `cap` records in `win`, written circularly once
-     * full, each with a slot-sized buffer for its entry in `wbuf`; both
-     * grow with use (walloc), so a batch of a few changes costs a few
-     * slots.  nwin counts every record put in it. */
-    rs_record_t *win;
-    char **wbuf;
-    int walloc;
-    int cap;
-    apr_int64_t nwin;
-    apr_pool_t *pool;           /* of the window and the renderer */
-    struct rs_entry_renderer_t *rr;   /* made on first use */
-} rs_changes_ctx_t;
-struct rs_item_t;
-apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
 struct rs_logger_t;
-/* After the transaction with ctx's records committed: put them in the ring
- * and publish the open list's new extent. */
-void rs_changes_publish(rs_changes_ctx_t *ctx);
+struct rs_recorder_t;
+/* The recorder of a scan of set (rs_scan's on_change: rs_recorder_record),
+ * from p (the scan's pool): journal records with their entries rendered
+ * for the ring, a window as large as the ring. */
+struct rs_recorder_t *rs_changes_recorder(apr_pool_t *p, struct rs_journal_t *j,
+                                          const rs_set_t *set);
+/* After the transaction with rc's records committed: put them in the ring
+ * and publish the open list's new extent (rc NULL: nothing to do). */
+void rs_changes_publish(apr_pool_t *p, struct rs_recorder_t *rc, const rs_set_t *set);
 apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set,
                                int changed, const struct rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */

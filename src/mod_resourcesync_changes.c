@@ -10,8 +10,8 @@
  *                never again (byte-identical forever)
  * Every file appears by an atomic rename of a synced temporary file, so a
  * child serves either the old or the new bytes, never a mixture.  Records
- * themselves are written by the scan, in its transaction, through
- * rs_changes_record(); the files are derived from the store and rebuilt
+ * themselves are written by the scan, in its transaction, through the
+ * set's recorder (rs_changes_recorder); the files are derived from the store and rebuilt
  * at startup if missing, so a crash at any point loses nothing.
  *
  * The open Change List is not a file.  After each commit the watcher puts
@@ -35,6 +35,7 @@
 #include "rs_changelist.h"
 #include "rs_file.h"
 #include "rs_journal.h"
+#include "rs_recorder.h"
 #include "rs_statedir.h"
 
 static void opts_of(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
@@ -48,112 +49,32 @@ static rs_entry_renderer_t *renderer_of(apr_pool_t *p, const rs_set_t *set)
     return rs_entry_renderer_create(p, &o->entry);
 }
 
-apr_status_t rs_changes_record(void *baton, int change, const rs_item_t *it)
+rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
 {
-    rs_changes_ctx_t *c = baton;
-    rs_record_t r;
-    apr_status_t rv;
-
-    memset(&r, 0, sizeof(r));
-    r.dir = it->dir;
-    r.name = it->name;
-    r.change = change;
-    r.lastmod_ns = it->mtime_ns;
-    r.size = it->size;
-    r.type = it->type;
-    memcpy(r.hash, it->hash, sizeof(r.hash));
-    rv = rs_journal_append(c->journal, c->set->name, &r);
-    if (rv == APR_SUCCESS) {
-        c->appended++;
-        if (c->pool) {
-            /* For the ring: the entry rendered once, here, so that no child
-             * renders it again.  Only the newest `cap` records can stay in
-             * a ring of `cap` slots, so the window keeps no more: memory
-             * stays bounded whatever the scan finds. */
-            rs_record_t *cp;
-            char *buf;
-            const char *xml = NULL;
-            apr_size_t len = 0;
-            int k;
-            if (!c->cap) {
-                c->cap = rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT;
-            }
-            if (c->nwin < c->cap && c->nwin == c->walloc) {
-                /* Not wrapped yet: grow (the entries' buffers stay put). */
-                int n = c->walloc ? c->walloc * 2 : 16;
-                rs_record_t *win;
-                char **wbuf;
-                n = n < c->cap ? n : c->cap;
-                win = apr_palloc(c->pool, sizeof(*win) * (apr_size_t)n);
-                wbuf = apr_pcalloc(c->pool, sizeof(*wbuf) * (apr_size_t)n);
-                if (c->walloc) {
-                    memcpy(win, c->win, sizeof(*win) * (apr_size_t)c->walloc);
-                    memcpy(wbuf, c->wbuf, sizeof(*wbuf) * (apr_size_t)c->walloc);
-                }
-                c->win = win;
-                c->wbuf = wbuf;
-                c->walloc = n;
-            }
-            if (!c->rr) {
-                c->rr = renderer_of(c->pool, c->set);
-            }
-            if (c->rr) {
-                xml = rs_entry_render(c->rr, &r, &len);
-            }
-            k = (int)(c->nwin++ % c->cap);
-            cp = &c->win[k];
-            if (!c->wbuf[k]) {
-                c->wbuf[k] = apr_palloc(c->pool, RS_RING_SLOT_DATA);
-            }
-            buf = c->wbuf[k];
-            memset(cp, 0, sizeof(*cp));
-            cp->seq = r.seq;
-            cp->change = r.change;
-            cp->datetime = r.datetime;
-            cp->lastmod_ns = r.lastmod_ns;
-            cp->size = r.size;
-            /* Without an entry (too long for a slot, or rendering failed)
-             * the ring sends readers to the store for this record. */
-            if (xml && len <= RS_RING_SLOT_DATA) {
-                memcpy(buf, xml, len);
-                cp->xml = buf;
-                cp->xml_len = len;
-            }
-        }
-    }
-    return rv;
+    rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
+    opts_of(p, set, o);
+    return rs_recorder_create(p, j, set->name, &o->entry,
+                              rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
 }
 
-void rs_changes_publish(rs_changes_ctx_t *c)
+void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set)
 {
     rs_status_set_t cur;
     apr_array_header_t *recs;
-    apr_int64_t i, n, first;
+    apr_int64_t n;
 
-    if (!c->win || !c->nwin) {
+    if (!rc || !(n = rs_recorder_take(rc, p, &recs)) || !recs) {
         return;
     }
-    /* The window in sequence order: oldest first. */
-    n = c->nwin < c->cap ? c->nwin : c->cap;
-    first = c->nwin < c->cap ? 0 : c->nwin % c->cap;
-    recs = apr_array_make(c->pool, (int)n, sizeof(rs_record_t));
-    for (i = 0; i < n; i++) {
-        *(rs_record_t *)apr_array_push(recs) = c->win[(first + i) % c->cap];
-    }
-    rs_status_read_set(c->set->slot, &cur);
+    rs_status_read_set(set->slot, &cur);
     if (cur.cl_ready) {
         const rs_record_t *last = &APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t);
         cur.cl_last_seq = last->seq;
-        cur.cl_count += c->nwin;
+        cur.cl_count += n;
         cur.cl_last_dt = last->datetime;
     }
     /* Not ready: rs_changes_update sets the extent from the store. */
-    rs_status_publish(c->set->slot, recs, &cur);
-    c->win = NULL;          /* the window and the renderer live in the */
-    c->wbuf = NULL;         /* batch's pool */
-    c->walloc = 0;
-    c->nwin = 0;
-    c->rr = NULL;
+    rs_status_publish(set->slot, recs, &cur);
 }
 
 /* The open list's extent in the set's status entry. */

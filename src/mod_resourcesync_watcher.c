@@ -45,6 +45,7 @@
 #include "mod_resourcesync.h"
 #include "rs_file.h"
 #include "rs_journal.h"
+#include "rs_recorder.h"
 #include "rs_scan.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
@@ -217,7 +218,7 @@ static void on_drop(void *baton, const char *relpath)
     }
 }
 
-static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc,
+static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc,
                       rs_journal_t *journal, int journaled)
 {
     const rs_set_t *set = ws->set;
@@ -237,13 +238,11 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc,
     so->on_dir = on_dir;
     so->on_drop = on_drop;
     so->dir_baton = ws;
-    memset(cc, 0, sizeof(*cc));
-    cc->journal = journal;
-    cc->set = set;
-    cc->pool = ws->iter;
+    *rc = NULL;
     if (journaled) {
-        so->on_change = rs_changes_record;
-        so->change_baton = cc;
+        *rc = rs_changes_recorder(ws->iter, journal, set);
+        so->on_change = rs_recorder_record;
+        so->change_baton = *rc;
     }
 }
 
@@ -253,10 +252,10 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc,
  * ResourceSyncMaxEntries; closing on time and retention wait for the
  * set's tick. */
 static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
-                         rs_changes_ctx_t *cc, int full)
+                         rs_recorder_t *rc, int full)
 {
     rs_status_set_t cur;
-    rs_changes_publish(cc);
+    rs_changes_publish(p, rc, ws->set);
     if (!full) {
         rs_status_read_set(ws->set->slot, &cur);
         if (cur.cl_ready && cur.cl_count < ws->set->max_entries) {
@@ -268,7 +267,8 @@ static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
         apr_int64_t open_id;
         rs_status_read_set(ws->set->slot, &cur);
         open_id = cur.cl_open_id;
-        if (rs_changes_update(p, journal, ws->set, cc->appended > 0, ws->log) != APR_SUCCESS) {
+        if (rs_changes_update(p, journal, ws->set, rc && rs_recorder_appended(rc) > 0,
+                              ws->log) != APR_SUCCESS) {
             rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
                         ws->set->name);
         }
@@ -547,7 +547,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
     rs_status_t *st = rs_status_get();
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
-    rs_changes_ctx_t cc;
+    rs_recorder_t *rc;
     apr_time_t jstart = 0, start = 0, end, t0 = rs_time_mono();
     apr_status_t rv;
     int was_degraded = ws->degraded;
@@ -570,7 +570,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
         ws->w = NULL;
     }
     ws->degraded = 0;
-    scan_opts(ws, &so, &cc, journal, jstart != 0);
+    scan_opts(ws, &so, &rc, journal, jstart != 0);
     if (st) {
         st->state = RS_STATE_SCANNING;
         st->scan_set = set->slot;
@@ -608,7 +608,7 @@ static void full_scan(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, w
         /* The journal starts where this scan's Resource List does. */
         rs_journal_begin_set(journal, set->name, start);
     }
-    changes_done(p, journal, ws, &cc, 1);
+    changes_done(p, journal, ws, rc, 1);
     set_mode(ws);
     if (first && jstart && !ws->dirty) {
         /* Changes journaled after the Resource List in service read the
@@ -633,10 +633,10 @@ static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal
 {
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
-    rs_changes_ctx_t cc;
+    rs_recorder_t *rc;
     apr_status_t rv;
 
-    scan_opts(ws, &so, &cc, journal, 1);
+    scan_opts(ws, &so, &rc, journal, 1);
     so.progress = NULL;     /* scan-files counts the last full scan */
     rv = rs_scan_targets(store, &so, p, t, n, &stats);
     if (rv != APR_SUCCESS) {
@@ -648,8 +648,8 @@ static void scan_targets(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal
     if (stats.written || stats.removed) {
         ws->dirty = 1;
     }
-    if (cc.appended) {
-        changes_done(p, journal, ws, &cc, 0);
+    if (rs_recorder_appended(rc)) {
+        changes_done(p, journal, ws, rc, 0);
     }
     if (ws->degraded) {
         set_mode(ws);
@@ -756,9 +756,7 @@ static void watch_loop(apr_pool_t *iter, rs_store_t *store, rs_journal_t *journa
                 }
                 else {
                     /* Close a list whose period ended; retention. */
-                    rs_changes_ctx_t none;
-                    memset(&none, 0, sizeof(none));
-                    changes_done(iter, journal, w, &none, 1);
+                    changes_done(iter, journal, w, NULL, 1);
                     if (w->dirty) {
                         snapshot(iter, store, journal, w, 0, 0, 1, 1);
                     }
