@@ -36,7 +36,8 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
-             src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c
+             src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c \
+             src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

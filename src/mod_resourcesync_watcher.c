@@ -167,6 +167,11 @@ typedef struct wset_t {
     int dirty;             /* inventory changed since the last snapshot */
     int root_lost;         /* the root is gone: retry at every tick */
     apr_time_t next_tick;  /* on the monotonic clock (rs_time_mono) */
+    /* The set's entry of the status segment as this watcher published it
+     * last: the watcher updates this copy and writes it, and never reads
+     * the segment back (read once, at start, to take over what the
+     * parent seeded and an earlier watcher published). */
+    rs_status_set_t own;
     const rs_logger_t *log;
     apr_pool_t *pool;      /* lives as long as the watcher */
     apr_pool_t *iter;      /* cleared after each piece of work */
@@ -177,14 +182,12 @@ static int workers_n;
  * limit (t/degraded.t reaches it for real). */
 static const long max_watches = 0;
 
-static void set_mode(const wset_t *ws)
+static void set_mode(wset_t *ws)
 {
-    rs_status_set_t cur;
     int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
-    rs_status_read_set(ws->set->slot, &cur);
-    if (cur.mode != mode) {
-        cur.mode = mode;
-        rs_status_write_set(ws->set->slot, &cur);
+    if (ws->own.mode != mode) {
+        ws->own.mode = mode;
+        rs_status_write_set(ws->set->slot, &ws->own);
     }
 }
 
@@ -254,29 +257,22 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc,
 static void changes_done(apr_pool_t *p, rs_journal_t *journal, wset_t *ws,
                          rs_recorder_t *rc, int full)
 {
-    rs_status_set_t cur;
-    rs_changes_publish(p, rc, ws->set);
-    if (!full) {
-        rs_status_read_set(ws->set->slot, &cur);
-        if (cur.cl_ready && cur.cl_count < ws->set->max_entries) {
-            return;
-        }
+    rs_status_set_t *own = &ws->own;
+    rs_changes_publish(p, rc, ws->set, own);
+    if (!full && own->cl_ready && own->cl_count < ws->set->max_entries) {
+        return;
     }
     {
         apr_time_t t0 = rs_time_mono();
-        apr_int64_t open_id;
-        rs_status_read_set(ws->set->slot, &cur);
-        open_id = cur.cl_open_id;
-        if (rs_changes_update(p, journal, ws->set, rc && rs_recorder_appended(rc) > 0,
-                              ws->log) != APR_SUCCESS) {
+        apr_int64_t open_id = own->cl_open_id;
+        if (rs_changes_update(p, journal, ws->set, own, ws->log) != APR_SUCCESS) {
             rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
                         ws->set->name);
         }
-        rs_status_read_set(ws->set->slot, &cur);
-        if (cur.cl_open_id != open_id) {
+        if (own->cl_open_id != open_id) {
             rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
                         " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
-                        open_id, cur.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
+                        open_id, own->cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
         }
     }
 }
@@ -383,7 +379,7 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
     const rs_set_t *set = ws->set;
     const rs_logger_t *log = ws->log;
     apr_pool_t *p = j->pool;
-    rs_status_set_t cur;
+    rs_status_set_t *own = &ws->own;
     apr_status_t rv = j->rv;
 
     if (rv == APR_SUCCESS) {
@@ -414,14 +410,13 @@ static void snapshot_finish(rs_store_t *store, snapjob_t *j)
             seen = apr_hash_make(seen_pool);
         }
     }
-    rs_status_read_set(set->slot, &cur);
-    cur.gen = j->info.gen;
-    cur.at = j->info.at;
-    cur.completed = j->info.completed;
-    cur.entries = j->info.entries;
-    cur.parts = j->info.parts;
-    cur.consistent = j->at;
-    rs_status_write_set(set->slot, &cur);
+    own->gen = j->info.gen;
+    own->at = j->info.at;
+    own->completed = j->info.completed;
+    own->entries = j->info.entries;
+    own->parts = j->info.parts;
+    own->consistent = j->at;
+    rs_status_write_set(set->slot, own);
     rs_log_emit(log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
                 j->info.entries, j->info.parts);
@@ -449,21 +444,20 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
                      apr_time_t at, apr_time_t completed, int force, int async)
 {
     const rs_set_t *set = ws->set;
-    rs_status_set_t cur;
+    rs_status_set_t *own = &ws->own;
     const char *key = snapshot_key(p, set), *oldkey = NULL;
     apr_allocator_t *alloc;
     snapjob_t *j;
 
     snapshot_reap(store, 1);
-    rs_status_read_set(set->slot, &cur);
     rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-key:", set->name, NULL), &oldkey);
-    if (!force && cur.gen && oldkey && !strcmp(oldkey, key)) {
+    if (!force && own->gen && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of `at`. */
-        cur.consistent = at;
-        rs_status_write_set(set->slot, &cur);
+        own->consistent = at;
+        rs_status_write_set(set->slot, own);
         ws->dirty = 0;
-        prune(p, set, cur.gen);
+        prune(p, set, own->gen);
         return;
     }
     if (!at && rs_journal_mark(journal, set->name, &at) != APR_SUCCESS) {
@@ -501,7 +495,7 @@ static void snapshot(apr_pool_t *p, rs_store_t *store, rs_journal_t *journal, ws
          * the status segment: take the larger of the segment's and the
          * store's counter. */
         const char *g = NULL;
-        apr_uint64_t gen = cur.gen;
+        apr_uint64_t gen = own->gen;
         apr_status_t rv;
         rs_store_meta_get(store, p, apr_pstrcat(p, "snapshot-gen:", set->name, NULL), &g);
         if (g && (apr_uint64_t)apr_atoi64(g) > gen) {
@@ -836,6 +830,7 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     for (i = 0; i < nsets; i++) {
         const char *why;
         ws[i].set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        rs_status_read_set(ws[i].set->slot, &ws[i].own);
         ws[i].log = apr_pmemdup(pool, &log, sizeof(log));
         ws[i].pool = pool;
         ws[i].acc = apr_pcalloc(pool, sizeof(*ws[i].acc) * (apr_size_t)workers_n);
@@ -857,7 +852,7 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     for (i = 0; i < nsets; i++) {
         ws[i].iter = iter;
         /* Children answer the open Change List from what is stored. */
-        if (rs_changes_seed(iter, journal, ws[i].set) != APR_SUCCESS) {
+        if (rs_changes_seed(iter, journal, ws[i].set, &ws[i].own) != APR_SUCCESS) {
             rs_log_emit(&log, RS_LOG_ERR, 0, "set %s: cannot read its Change Lists",
                         ws[i].set->name);
         }
