@@ -156,11 +156,14 @@ static int same_hashes(const rs_item_t *a, const rs_item_t *b)
     return 1;
 }
 
+/* Tell the caller of a change; its failure (with its cause) stops the
+ * scan. */
 static void notify(scan_t *sc, int change, const rs_item_t *it)
 {
+    apr_status_t rv;
     if (sc->o->on_change && sc->err == APR_SUCCESS
-        && sc->o->on_change(sc->o->change_baton, change, it) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+        && (rv = sc->o->on_change(sc->o->change_baton, change, it)) != APR_SUCCESS) {
+        sc->err = rv;
     }
 }
 
@@ -348,6 +351,7 @@ static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                         apr_array_header_t *jobs)
 {
     const rs_scan_opts_t *o = sc->o;
+    apr_status_t rv;
     int i;
 
     run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
@@ -358,8 +362,8 @@ static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                         "set %s: cannot read '%s', not listed until it is readable",
                         o->set, j->relpath);
         }
-        if (rs_store_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if ((rv = rs_store_put(sc->st, o->set, &j->it)) != APR_SUCCESS) {
+            sc->err = rv;
         }
         notify_row(sc, j->row, &j->it);
         sc->stats->written++;
@@ -374,40 +378,81 @@ typedef struct {
     unsigned char type;
 } dent_t;
 
-static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
+/* What a directory entry is to a scan. */
+#define ENT_NONE   0    /* hidden, excluded, gone, or a link that leads out */
+#define ENT_FILE   1    /* a regular file, or a link to one inside the root */
+#define ENT_DIR    2    /* a directory (not a link to one) */
+#define ENT_OTHER  3    /* anything else: never listed */
 
-static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
+/* Classify entry `name` of the directory open as dfd (relpath: its path
+ * from the root).  For ENT_FILE, *sb describes the file (a link's
+ * target) and *target is the resolved target of a link (NULL for a
+ * plain file), from p. */
+static int classify(scan_t *sc, apr_pool_t *p, int dfd, const char *name, const char *relpath,
+                    struct stat *sb, const char **target)
 {
     const rs_scan_opts_t *o = sc->o;
-    apr_pool_t *p, *ep;
-    apr_hash_t *rows;
-    apr_array_header_t *ents;
-    apr_hash_index_t *hi;
-    apr_array_header_t *jobs, *subdirs;
-    void *dir_baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
-    DIR *d;
-    struct dirent *de;
-    int i, fd2;
 
-    apr_pool_create(&p, parent);
-    apr_pool_create(&ep, p);
-    sc->stats->dirs++;
-    if (o->on_dir) {
-        /* Before readdir: see rs_scan_opts_t.on_dir. */
-        o->on_dir(o->dir_baton, dir, dfd);
+    *target = NULL;
+    if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
+        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+        return ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
-    apr_hash_set(sc->visited, apr_pstrdup(sc->vpool, dir), APR_HASH_KEY_STRING, "");
+    if (S_ISLNK(sb->st_mode)) {
+        /* Only links to regular files inside the root are followed. */
+        *target = resolve_link(sc, p, relpath, sb);
+        return *target ? ENT_FILE : ENT_NONE;
+    }
+    return S_ISDIR(sb->st_mode) ? ENT_DIR : S_ISREG(sb->st_mode) ? ENT_FILE : ENT_OTHER;
+}
 
-    fd2 = dup(dfd);
-    d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+/* Would the caller serve directory relpath (the check callback)? */
+static int dir_checked(scan_t *sc, apr_pool_t *p, const char *relpath)
+{
+    const rs_scan_opts_t *o = sc->o;
+    void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
+    return !o->check || o->check(baton, p, relpath, 1, NULL);
+}
+
+/* A regular file seen: count it, and queue the per-file work unless its
+ * stored row still describes it.  name and relpath must live as long as
+ * jobs. */
+static void file_seen(scan_t *sc, apr_array_header_t *jobs, const char *name,
+                      const char *relpath, const char *target, const struct stat *sb,
+                      const rs_item_t *row)
+{
+    job_t *j;
+
+    sc->stats->files++;
+    if (unchanged(sc->o, row, sb)) {
+        sc->stats->listed += row->listed;
+        return;
+    }
+    j = apr_array_push(jobs);
+    memset(j, 0, sizeof(*j));
+    j->name = name;
+    j->relpath = relpath;
+    j->target = target;
+    j->sb = *sb;
+    j->row = row;
+}
+
+/* The entries of the directory open as dfd, but "." and "..", from p;
+ * NULL (logged) when it cannot be read. */
+static apr_array_header_t *read_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir)
+{
+    int fd2 = dup(dfd);
+    DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+    apr_array_header_t *ents;
+    struct dirent *de;
+
     if (!d) {
-        rs_log_emit(o->log, RS_LOG_WARN, errno, "set %s: cannot read directory '%s'",
-                    o->set, *dir ? dir : "/");
+        rs_log_emit(sc->o->log, RS_LOG_WARN, errno, "set %s: cannot read directory '%s'",
+                    sc->o->set, *dir ? dir : "/");
         if (fd2 >= 0) {
             close(fd2);
         }
-        apr_pool_destroy(p);
-        return;
+        return NULL;
     }
     ents = apr_array_make(p, 64, sizeof(dent_t));
     while ((de = readdir(d)) != NULL) {
@@ -420,89 +465,81 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         e->type = de->d_type;
     }
     closedir(d);
+    return ents;
+}
 
-    if (rs_store_dir_load(sc->st, p, o->set, dir, &rows) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-        apr_pool_destroy(p);
-        return;
-    }
+/* Pass 1 of a directory: classify the entries; collect the files that
+ * need work (jobs) and the subdirectories to descend into (subdirs).  The
+ * rows of the files seen leave `rows`, so that it ends with the rows whose
+ * file is gone. */
+static void classify_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                             const apr_array_header_t *ents, apr_hash_t *rows,
+                             apr_array_header_t *jobs, apr_array_header_t *subdirs)
+{
+    apr_pool_t *ep;
+    int i;
 
-    /* Pass 1: classify the entries; collect the files that need work and
-     * the subdirectories to descend into. */
-    jobs = apr_array_make(p, 16, sizeof(job_t));
-    subdirs = apr_array_make(p, 8, sizeof(const char *));
+    apr_pool_create(&ep, p);
     for (i = 0; i < ents->nelts && sc->err == APR_SUCCESS; i++) {
-        dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
+        const dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
         const char *relpath = *dir ? apr_pstrcat(ep, dir, "/", e->name, NULL) : e->name;
-        rs_item_t *row = apr_hash_get(rows, e->name, APR_HASH_KEY_STRING);
-        const char *target = NULL;
+        const char *target;
         struct stat sb;
 
-        if (rs_glob_hidden(e->name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
-            apr_pool_clear(ep);
-            continue;
-        }
-        if (fstatat(dfd, e->name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            apr_pool_clear(ep);
-            continue;     /* vanished since readdir */
-        }
-        if (S_ISLNK(sb.st_mode)) {
-            target = resolve_link(sc, p, relpath, &sb);
-            if (!target) {
-                apr_pool_clear(ep);
-                continue;
-            }
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            if (!o->check || o->check(dir_baton, ep, relpath, 1, NULL)) {
+        switch (classify(sc, p, dfd, e->name, relpath, &sb, &target)) {
+        case ENT_DIR:
+            if (dir_checked(sc, ep, relpath)) {
                 APR_ARRAY_PUSH(subdirs, const char *) = e->name;
             }
-        }
-        else if (S_ISREG(sb.st_mode)) {
+            break;
+        case ENT_FILE:
+            file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), target, &sb,
+                      apr_hash_get(rows, e->name, APR_HASH_KEY_STRING));
             apr_hash_set(rows, e->name, APR_HASH_KEY_STRING, NULL);
-            sc->stats->files++;
-            if (unchanged(o, row, &sb)) {
-                sc->stats->listed += row->listed;
-            }
-            else {
-                job_t *j = apr_array_push(jobs);
-                memset(j, 0, sizeof(*j));
-                j->name = e->name;
-                j->relpath = apr_pstrdup(p, relpath);
-                j->target = target;
-                j->sb = sb;
-                j->row = row;
-            }
+            break;
+        default:
+            break;
         }
         apr_pool_clear(ep);
     }
+    apr_pool_destroy(ep);
+}
 
-    finish_jobs(sc, p, dfd, dir, jobs);
-    if (o->progress) {
-        o->progress(o->progress_baton, sc->stats->files);
-    }
+static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent);
 
-    /* Then the subdirectories, depth first. */
+/* The subdirectories of dir (open as dfd), depth first. */
+static void walk_subdirs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                         const apr_array_header_t *subdirs)
+{
+    int i;
+
     for (i = 0; i < subdirs->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(subdirs, i, const char *);
         const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
         int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0) {
-            rs_log_emit(o->log, RS_LOG_WARN, errno,
-                        "set %s: cannot open directory '%s'", o->set, relpath);
+            rs_log_emit(sc->o->log, RS_LOG_WARN, errno,
+                        "set %s: cannot open directory '%s'", sc->o->set, relpath);
             continue;
         }
         walk(sc, cfd, relpath, p);
         close(cfd);
     }
+}
 
-    /* Rows whose file is gone (or is no longer a listable file). */
+/* Remove the rows of dir left in `rows` (their file is gone, or is no
+ * longer a listable file). */
+static void drop_rows(scan_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *rows)
+{
+    apr_hash_index_t *hi;
+    apr_status_t rv;
+
     for (hi = apr_hash_first(p, rows); hi && sc->err == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *key;
         void *val;
         apr_hash_this(hi, &key, NULL, &val);
-        if (rs_store_delete(sc->st, o->set, dir, key) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if ((rv = rs_store_delete(sc->st, sc->o->set, dir, key)) != APR_SUCCESS) {
+            sc->err = rv;
         }
         if (((rs_item_t *)val)->listed) {
             notify(sc, RS_CHANGE_DELETED, val);
@@ -510,6 +547,46 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         sc->stats->removed++;
         wrote(sc);
     }
+}
+
+static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
+
+/* Reconcile directory dir (open as dfd) and everything below it: read its
+ * entries, classify them against its stored rows, do the per-file work,
+ * descend, then drop the rows of what is gone. */
+static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
+{
+    const rs_scan_opts_t *o = sc->o;
+    apr_pool_t *p;
+    apr_hash_t *rows;
+    apr_array_header_t *ents, *jobs, *subdirs;
+    apr_status_t rv;
+
+    apr_pool_create(&p, parent);
+    sc->stats->dirs++;
+    if (o->on_dir) {
+        /* Before readdir: see rs_scan_opts_t.on_dir. */
+        o->on_dir(o->dir_baton, dir, dfd);
+    }
+    apr_hash_set(sc->visited, apr_pstrdup(sc->vpool, dir), APR_HASH_KEY_STRING, "");
+    if (!(ents = read_entries(sc, p, dfd, dir))) {
+        apr_pool_destroy(p);
+        return;
+    }
+    if ((rv = rs_store_dir_load(sc->st, p, o->set, dir, &rows)) != APR_SUCCESS) {
+        sc->err = rv;
+        apr_pool_destroy(p);
+        return;
+    }
+    jobs = apr_array_make(p, 16, sizeof(job_t));
+    subdirs = apr_array_make(p, 8, sizeof(const char *));
+    classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
+    finish_jobs(sc, p, dfd, dir, jobs);
+    if (o->progress) {
+        o->progress(o->progress_baton, sc->stats->files);
+    }
+    walk_subdirs(sc, p, dfd, dir, subdirs);
+    drop_rows(sc, p, dir, rows);
     apr_pool_destroy(p);
 }
 
@@ -682,11 +759,10 @@ static void drop_file(scan_t *sc, const rs_item_t *row)
 static int dir_served(scan_t *sc, apr_pool_t *p, const char *name, const char *relpath)
 {
     const rs_scan_opts_t *o = sc->o;
-    void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
     if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
         return 0;
     }
-    return !o->check || o->check(baton, p, relpath, 1, NULL);
+    return dir_checked(sc, p, relpath);
 }
 
 /* Open directory relpath below the root, refusing what the walk would not
@@ -722,74 +798,62 @@ static void walk_subtree(scan_t *sc, apr_pool_t *p, int dfd, const char *relpath
     }
 }
 
+/* Reconcile entry `name` of directory dir (open as dfd): a file is queued
+ * in jobs, a directory walked, and the rows of whatever the name no
+ * longer is go. */
+static void scan_name(scan_t *sc, apr_pool_t *p, int dfd, const char *dir, const char *name,
+                      apr_array_header_t *jobs)
+{
+    const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+    const char *target;
+    rs_item_t *row = NULL;
+    struct stat sb;
+    apr_status_t rv;
+    int kind, cfd = -1;
+
+    if ((rv = rs_store_get(sc->st, p, sc->o->set, dir, name, &row)) != APR_SUCCESS) {
+        sc->err = rv;
+        return;
+    }
+    kind = classify(sc, p, dfd, name, relpath, &sb, &target);
+    if (kind != ENT_FILE && row) {
+        drop_file(sc, row);
+    }
+    if (kind == ENT_DIR) {
+        if (dir_served(sc, p, name, relpath)) {
+            cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (cfd >= 0) {
+            walk_subtree(sc, p, cfd, relpath);
+            close(cfd);
+        }
+        else {
+            drop_tree(sc, p, relpath);
+        }
+        return;
+    }
+    /* A file, or nothing: rows of a directory that had this name go. */
+    drop_tree(sc, p, relpath);
+    if (kind == ENT_FILE) {
+        file_seen(sc, jobs, name, relpath, target, &sb, row);
+    }
+}
+
 /* Reconcile named entries of directory dir (open as dfd). */
 static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                        const apr_array_header_t *names)
 {
-    const rs_scan_opts_t *o = sc->o;
     apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(job_t));
     apr_hash_t *seen = apr_hash_make(p);
     int i;
 
     for (i = 0; i < names->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(names, i, const char *);
-        const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
-        const char *target = NULL;
-        rs_item_t *row = NULL;
-        struct stat sb;
-        int gone;
-
         if (!*name || strchr(name, '/') || apr_hash_get(seen, name, APR_HASH_KEY_STRING)) {
             continue;
         }
         apr_hash_set(seen, name, APR_HASH_KEY_STRING, "");
-        if (rs_store_get(sc->st, p, o->set, dir, name, &row) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
-            break;
-        }
-        gone = rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
-            || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0;
-        if (!gone && S_ISLNK(sb.st_mode)) {
-            target = resolve_link(sc, p, relpath, &sb);
-            gone = !target;
-        }
-        if (gone || !S_ISREG(sb.st_mode)) {
-            if (row) {
-                drop_file(sc, row);
-            }
-        }
-        if (!gone && S_ISDIR(sb.st_mode) && !target) {
-            int cfd = -1;
-            if (dir_served(sc, p, name, relpath)) {
-                cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            }
-            if (cfd >= 0) {
-                walk_subtree(sc, p, cfd, relpath);
-                close(cfd);
-            }
-            else {
-                drop_tree(sc, p, relpath);
-            }
-            continue;
-        }
-        /* A file, or nothing: rows of a directory that had this name go. */
-        drop_tree(sc, p, relpath);
-        if (gone || !S_ISREG(sb.st_mode)) {
-            continue;
-        }
-        sc->stats->files++;
-        if (unchanged(o, row, &sb)) {
-            sc->stats->listed += row->listed;
-        }
-        else {
-            job_t *j = apr_array_push(jobs);
-            memset(j, 0, sizeof(*j));
-            j->name = name;
-            j->relpath = relpath;
-            j->target = target;
-            j->sb = sb;
-            j->row = row;
-        }
+        scan_name(sc, p, dfd, dir, name, jobs);
     }
     if (sc->err == APR_SUCCESS) {
         finish_jobs(sc, p, dfd, dir, jobs);
