@@ -28,6 +28,20 @@ typedef struct {
     apr_status_t err;
 } scan_t;
 
+/* Note a failed store call: the scan stops with the first failure's
+ * status (its cause, e.g. "No space left on device", reaches the log).
+ * Returns 1 if rv is a failure. */
+static int store_failed(scan_t *sc, apr_status_t rv)
+{
+    if (rv == APR_SUCCESS) {
+        return 0;
+    }
+    if (sc->err == APR_SUCCESS) {
+        sc->err = rv;
+    }
+    return 1;
+}
+
 static apr_int64_t mtime_ns(const struct stat *sb)
 {
     return (apr_int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
@@ -41,8 +55,8 @@ static apr_int64_t ctime_ns(const struct stat *sb)
 static void wrote(scan_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
-        if (rs_store_commit(sc->st) != APR_SUCCESS || rs_store_begin(sc->st) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if (!store_failed(sc, rs_store_commit(sc->st))) {
+            store_failed(sc, rs_store_begin(sc->st));
         }
         sc->pending = 0;
     }
@@ -596,6 +610,7 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     scan_t sc;
     apr_pool_t *sp;
     char buf[PATH_MAX];
+    apr_status_t rv;
     int rootfd;
 
     memset(stats, 0, sizeof(*stats));
@@ -607,13 +622,13 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     sc.vpool = sp;
     sc.visited = apr_hash_make(sp);
 
-    if (rs_store_begin(st) != APR_SUCCESS) {
+    if ((rv = rs_store_begin(st)) != APR_SUCCESS) {
         apr_pool_destroy(sp);
-        return APR_EGENERAL;
+        return rv;
     }
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
-        apr_status_t rv = errno;
+        rv = errno;
         rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
                     "the set is listed empty until it is back", o->set, o->root);
         if (rootfd >= 0) {
@@ -662,9 +677,8 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.err == APR_SUCCESS) {
         drop_unvisited(&sc, sp, "");
     }
-    if (rs_store_commit(st) != APR_SUCCESS) {
-        sc.err = APR_EGENERAL;
-    }
+    /* A commit that fails (a full disk) reports its own cause. */
+    store_failed(&sc, rs_store_commit(st));
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }
@@ -683,8 +697,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
     if (o->on_change) {
         apr_hash_t *gone;
         apr_hash_index_t *gi;
-        if (rs_store_dir_load(sc->st, dp, o->set, d, &gone) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if (store_failed(sc, rs_store_dir_load(sc->st, dp, o->set, d, &gone))) {
             apr_pool_destroy(dp);
             return;
         }
@@ -696,9 +709,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
             }
         }
     }
-    if (rs_store_delete_dir(sc->st, o->set, d, &n) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-    }
+    store_failed(sc, rs_store_delete_dir(sc->st, o->set, d, &n));
     sc->stats->removed += n;
     apr_pool_destroy(dp);
 }
@@ -710,8 +721,7 @@ static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_store_dirs_under(sc->st, p, sc->o->set, dir, &dirs) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+    if (store_failed(sc, rs_store_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
         return;
     }
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
@@ -728,8 +738,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_store_dirs_under(sc->st, p, sc->o->set, relpath, &dirs) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+    if (store_failed(sc, rs_store_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
         return;
     }
     APR_ARRAY_PUSH(dirs, const char *) = relpath;
@@ -744,9 +753,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
 /* Drop one file's row. */
 static void drop_file(scan_t *sc, const rs_item_t *row)
 {
-    if (rs_store_delete(sc->st, sc->o->set, row->dir, row->name) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-    }
+    store_failed(sc, rs_store_delete(sc->st, sc->o->set, row->dir, row->name));
     if (row->listed) {
         notify(sc, RS_CHANGE_DELETED, row);
     }
@@ -867,13 +874,14 @@ apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t
     scan_t sc;
     apr_pool_t *sp, *tp;
     char buf[PATH_MAX];
+    apr_status_t rv;
     int rootfd, i;
 
     memset(stats, 0, sizeof(*stats));
     memset(&sc, 0, sizeof(sc));
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
-        apr_status_t rv = errno ? errno : APR_EGENERAL;
+        rv = errno ? errno : APR_EGENERAL;
         if (rootfd >= 0) {
             close(rootfd);
         }
@@ -888,10 +896,10 @@ apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t
     sc.visited = apr_hash_make(sp);
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
-    if (rs_store_begin(st) != APR_SUCCESS) {
+    if ((rv = rs_store_begin(st)) != APR_SUCCESS) {
         close(rootfd);
         apr_pool_destroy(sp);
-        return APR_EGENERAL;
+        return rv;
     }
     for (i = 0; i < ntargets && sc.err == APR_SUCCESS; i++) {
         const rs_scan_target_t *t = &targets[i];
@@ -915,9 +923,8 @@ apr_status_t rs_scan_targets(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t
         apr_pool_clear(tp);
     }
     close(rootfd);
-    if (rs_store_commit(st) != APR_SUCCESS) {
-        sc.err = APR_EGENERAL;
-    }
+    /* A commit that fails (a full disk) reports its own cause. */
+    store_failed(&sc, rs_store_commit(st));
     apr_pool_destroy(sp);
     return sc.err;
 }
