@@ -7,12 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <apr_atomic.h>
 #include <apr_hash.h>
-#include <apr_thread_proc.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
 #include "rs_scan.h"
+#include "rs_scanfile.h"
 
 #define RS_SCAN_BATCH 20000   /* writes per transaction */
 
@@ -42,16 +41,6 @@ static int store_failed(scan_t *sc, apr_status_t rv)
     return 1;
 }
 
-static apr_int64_t mtime_ns(const struct stat *sb)
-{
-    return (apr_int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
-}
-
-static apr_int64_t ctime_ns(const struct stat *sb)
-{
-    return (apr_int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec;
-}
-
 static void wrote(scan_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
@@ -60,81 +49,6 @@ static void wrote(scan_t *sc)
         }
         sc->pending = 0;
     }
-}
-
-static int same_version(const rs_item_t *row, const struct stat *sb)
-{
-    return row->size == (apr_int64_t)sb->st_size && row->mtime_ns == mtime_ns(sb)
-        && row->dev == (apr_int64_t)sb->st_dev && row->ino == (apr_int64_t)sb->st_ino;
-}
-
-static int has_hashes(const rs_item_t *row, unsigned mask)
-{
-    int i;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        if ((mask & (1u << i)) && !row->hash[i]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Open a file for reading: relative to its directory, or through the
- * resolved target for a symlink. */
-static int open_file(int dfd, const char *name, const char *target)
-{
-    if (target) {
-        return open(target, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    }
-    return openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-}
-
-/* Fill it with hashes of the file's current content.  sb is updated to
- * the metadata of the version read.  Returns 0, or an errno. */
-static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *name,
-                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed)
-{
-    int attempt;
-    for (attempt = 0; attempt < 3; attempt++) {
-        char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
-        struct stat after;
-        apr_off_t n = 0;
-        int i, fd = open_file(dfd, name, target);
-        apr_status_t rv;
-
-        if (fd < 0) {
-            return errno;
-        }
-        if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
-            close(fd);
-            return EINVAL;
-        }
-        if (!o->hashes) {
-            close(fd);
-            return 0;
-        }
-#ifdef POSIX_FADV_SEQUENTIAL
-        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-        rv = rs_hash_fd(fd, o->hashes, hex, &n);
-        if (rv == APR_SUCCESS && fstat(fd, &after) == 0
-            && after.st_size == sb->st_size && n == after.st_size
-            && mtime_ns(&after) == mtime_ns(sb)) {
-            close(fd);
-            *hashed += n;
-            for (i = 0; i < RS_HASH_COUNT; i++) {
-                it->hash[i] = (o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
-            }
-            return 0;
-        }
-        close(fd);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-    }
-    /* The file keeps changing: no hash now, the next scan retries. */
-    memset(it->hash, 0, sizeof(it->hash));
-    return 0;
 }
 
 /* Resolve a symlink; returns the target if it is a regular file inside the
@@ -199,166 +113,6 @@ static void notify_row(scan_t *sc, const rs_item_t *old, const rs_item_t *now)
     }
 }
 
-/* A file that needs the check callback and/or hashing. */
-typedef struct {
-    const char *name;
-    const char *relpath;
-    const char *target;     /* resolved symlink target or NULL */
-    struct stat sb;
-    const rs_item_t *row;   /* stored row or NULL */
-    rs_item_t it;           /* result */
-    int rc;                 /* errno of a failed read, else 0 */
-    apr_int64_t hashed;
-} job_t;
-
-/* 1 if the stored row still describes the file under this configuration. */
-static int unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
-{
-    return row && same_version(row, sb) && row->ctime_ns == ctime_ns(sb)
-        && row->cfg && o->cfg && !strcmp(row->cfg, o->cfg)
-        && (!row->listed || has_hashes(row, o->hashes));
-}
-
-/* The per-file work; runs on any worker thread, allocating only from p. */
-static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
-                    const char *dir, job_t *j)
-{
-    rs_item_t *it = &j->it;
-    const rs_item_t *row = j->row;
-
-    memset(it, 0, sizeof(*it));
-    it->dir = dir;
-    it->name = j->name;
-    it->cfg = o->cfg;
-    it->listed = 1;
-    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
-        it->listed = 0;
-    }
-    if (it->listed) {
-        if (!o->hashes) {
-            /* Nothing to read: only make sure the run user can. */
-            int ok = j->target ? access(j->target, R_OK) == 0
-                               : faccessat(dfd, j->name, R_OK, AT_EACCESS) == 0;
-            j->rc = ok ? 0 : errno;
-        }
-        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
-            /* Same content (only the inode's status changed, e.g. chmod):
-             * keep the hashes, but make sure the file is still readable. */
-            int fd = open_file(dfd, j->name, j->target);
-            j->rc = fd < 0 ? errno : 0;
-            if (fd >= 0) {
-                close(fd);
-            }
-            memcpy(it->hash, row->hash, sizeof(it->hash));
-        }
-        else {
-            j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
-        }
-        if (j->rc != 0) {
-            it->listed = 0;
-            memset(it->hash, 0, sizeof(it->hash));
-        }
-    }
-    it->size = j->sb.st_size;
-    it->mtime_ns = mtime_ns(&j->sb);
-    it->ctime_ns = ctime_ns(&j->sb);
-    it->dev = (apr_int64_t)j->sb.st_dev;
-    it->ino = (apr_int64_t)j->sb.st_ino;
-}
-
-typedef struct {
-    const rs_scan_opts_t *o;
-    const char *dir;
-    int dfd;
-    job_t *jobs;
-    apr_uint32_t njobs;
-    volatile apr_uint32_t next;
-} batch_t;
-
-typedef struct {
-    batch_t *b;
-    void *baton;
-    apr_pool_t *pool;
-} worker_t;
-
-static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
-{
-    worker_t *w = data;
-    apr_uint32_t i;
-    while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
-        run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
-    }
-    /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
-     * stack behind AddressSanitizer's back, which then reports its own
-     * thread teardown.  The thread's pool goes with its parent. */
-    (void)t;
-    return NULL;
-}
-
-/* Run a directory's jobs, on worker threads when it is worth it. */
-static void run_batch(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
-                      job_t *jobs, int njobs)
-{
-    const rs_scan_opts_t *o = sc->o;
-    int nw = o->workers > 1 && o->check_batons ? o->workers : 1, i, started = 0;
-    batch_t b;
-
-    if (nw > njobs / 4) {
-        nw = njobs / 4 > 0 ? njobs / 4 : 1;
-    }
-    if (nw <= 1) {
-        void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
-        for (i = 0; i < njobs; i++) {
-            run_job(o, baton, p, dfd, dir, &jobs[i]);
-        }
-        return;
-    }
-    b.o = o;
-    b.dir = dir;
-    b.dfd = dfd;
-    b.jobs = jobs;
-    b.njobs = (apr_uint32_t)njobs;
-    b.next = 0;
-    {
-        apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
-        worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
-        for (i = 0; i < nw; i++) {
-            apr_allocator_t *alloc;
-            /* Own allocator per worker: pools are not thread-safe, and
-             * sibling pools share their parent's allocator. */
-            apr_allocator_create(&alloc);
-            apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
-            apr_allocator_owner_set(alloc, w[i].pool);
-            w[i].b = &b;
-            w[i].baton = o->check_batons[i];
-        }
-        for (i = 0; i < nw; i++) {
-            if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
-                th[i] = NULL;
-            }
-            else {
-                started++;
-            }
-        }
-        if (!started) {
-            /* No threads: do the work here. */
-            worker_t *w0 = &w[0];
-            apr_uint32_t k;
-            while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
-                run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
-            }
-        }
-        for (i = 0; i < nw; i++) {
-            apr_status_t trv;
-            if (th[i]) {
-                apr_thread_join(&trv, th[i]);
-            }
-        }
-        /* The results live in the worker pools, children of p: they stay
-         * valid until the caller is done with this directory. */
-    }
-}
-
 /* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
  * several threads, then the results, written by this thread only. */
 static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
@@ -368,9 +122,9 @@ static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
     apr_status_t rv;
     int i;
 
-    run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
+    rs_scanfile_run(o, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
-        job_t *j = &APR_ARRAY_IDX(jobs, i, job_t);
+        rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
         if (j->rc != 0) {
             rs_log_emit(o->log, RS_LOG_WARN, j->rc,
                         "set %s: cannot read '%s', not listed until it is readable",
@@ -435,10 +189,10 @@ static void file_seen(scan_t *sc, apr_array_header_t *jobs, const char *name,
                       const char *relpath, const char *target, const struct stat *sb,
                       const rs_item_t *row)
 {
-    job_t *j;
+    rs_scanfile_job_t *j;
 
     sc->stats->files++;
-    if (unchanged(sc->o, row, sb)) {
+    if (rs_scanfile_unchanged(sc->o, row, sb)) {
         sc->stats->listed += row->listed;
         return;
     }
@@ -592,7 +346,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         apr_pool_destroy(p);
         return;
     }
-    jobs = apr_array_make(p, 16, sizeof(job_t));
+    jobs = apr_array_make(p, 16, sizeof(rs_scanfile_job_t));
     subdirs = apr_array_make(p, 8, sizeof(const char *));
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
     finish_jobs(sc, p, dfd, dir, jobs);
@@ -602,6 +356,45 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     walk_subdirs(sc, p, dfd, dir, subdirs);
     drop_rows(sc, p, dir, rows);
     apr_pool_destroy(p);
+}
+
+/* The root of the set cannot be opened (err): the set is listed empty.
+ * Every listed row is reported deleted and the rows go, in the open
+ * transaction, which this commits. */
+static apr_status_t root_missing(scan_t *sc, apr_pool_t *p, apr_status_t err)
+{
+    const rs_scan_opts_t *o = sc->o;
+    const char *ad = NULL, *an = NULL;
+
+    rs_log_emit(o->log, RS_LOG_ERR, err, "set %s: cannot open root directory %s; "
+                "the set is listed empty until it is back", o->set, o->root);
+    /* Count what goes, so that the caller publishes the empty list,
+     * and report each listed file as deleted. */
+    rs_store_count(sc->st, o->set, &sc->stats->removed);
+    while (o->on_change) {
+        apr_array_header_t *rows;
+        int k;
+        if (rs_store_page(sc->st, p, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
+            break;
+        }
+        for (k = 0; k < rows->nelts; k++) {
+            notify(sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
+        }
+        if (rows->nelts < 1000) {
+            break;
+        }
+        ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
+        an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
+    }
+    if (sc->err != APR_SUCCESS) {
+        /* The deletions could not be recorded: keep the rows (the store
+         * rolls the transaction back) and report the failure. */
+        rs_store_commit(sc->st);
+        return sc->err;
+    }
+    rs_store_delete_set(sc->st, o->set);
+    rs_store_commit(sc->st);
+    return APR_SUCCESS;
 }
 
 apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
@@ -629,43 +422,12 @@ apr_status_t rs_scan_set(rs_store_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
         rv = errno;
-        rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
-                    "the set is listed empty until it is back", o->set, o->root);
         if (rootfd >= 0) {
             close(rootfd);
         }
-        /* Count what goes, so that the caller publishes the empty list,
-         * and report each listed file as deleted. */
-        rs_store_count(st, o->set, &stats->removed);
-        if (o->on_change) {
-            const char *ad = NULL, *an = NULL;
-            for (;;) {
-                apr_array_header_t *rows;
-                int k;
-                if (rs_store_page(st, sp, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
-                    break;
-                }
-                for (k = 0; k < rows->nelts; k++) {
-                    notify(&sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
-                }
-                if (rows->nelts < 1000) {
-                    break;
-                }
-                ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
-                an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
-            }
-        }
-        if (sc.err != APR_SUCCESS) {
-            /* The deletions could not be recorded: keep the rows (the
-             * store rolls the transaction back) and report the failure. */
-            rs_store_commit(st);
-            apr_pool_destroy(sp);
-            return sc.err;
-        }
-        rs_store_delete_set(st, o->set);
-        rs_store_commit(st);
+        rv = root_missing(&sc, sp, rv);
         apr_pool_destroy(sp);
-        return APR_SUCCESS;
+        return rv;
     }
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
@@ -850,7 +612,7 @@ static void scan_name(scan_t *sc, apr_pool_t *p, int dfd, const char *dir, const
 static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                        const apr_array_header_t *names)
 {
-    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(job_t));
+    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(rs_scanfile_job_t));
     apr_hash_t *seen = apr_hash_make(p);
     int i;
 
