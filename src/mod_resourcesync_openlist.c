@@ -111,22 +111,14 @@ static int to_brigade(void *baton, const char *buf, apr_size_t len)
     return apr_brigade_write(k->bb, ap_filter_flush, k->f, buf, len) == APR_SUCCESS ? 0 : -1;
 }
 
-int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+/* The headers of the open list whose extent is cur: everything a poll
+ * needs is in the status entry, no store, no file.  The body is a
+ * function of the list's extent and of the configuration (URLs, hashes,
+ * spec version), so the strong ETag is made of those: it survives
+ * restarts that change nothing, and changes with any directive.  Returns
+ * OK, or the status of a conditional request (304, 412). */
+static int set_headers(request_rec *r, const rs_status_set_t *cur)
 {
-    rs_changelist_opts_t o;
-    rs_changelist_t cl;
-    open_src_t src;
-    rs_clsource_t rsrc;
-    sink_t k;
-    rs_xml_t *w;
-    apr_status_t rv;
-    int rc;
-
-    /* Everything a poll needs is in the status entry: no store, no file.
-     * The body is a function of the list's extent and of the configuration
-     * (URLs, hashes, spec version), so the strong ETag is made of those:
-     * it survives restarts that change nothing, and changes with any
-     * directive. */
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
                    apr_psprintf(r->pool, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
@@ -137,12 +129,20 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
     ap_set_last_modified(r);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
-    if ((rc = ap_meets_conditions(r)) != OK) {
-        return rc;
-    }
-    if (r->header_only) {
-        return OK;
-    }
+    return ap_meets_conditions(r);
+}
+
+/* Stream the body: records cl_first_seq .. cl_last_seq of that extent,
+ * from the ring, then the store. */
+static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    rs_changelist_opts_t o;
+    rs_changelist_t cl;
+    open_src_t src;
+    rs_clsource_t rsrc;
+    sink_t k;
+    rs_xml_t *w;
+
     memset(&cl, 0, sizeof(cl));
     cl.id = cur->cl_open_id;
     cl.from = cur->cl_from;
@@ -156,12 +156,10 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
     rs_clsource_init(&rsrc, set, store_records, &src);
     k.f = r->output_filters;
     k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    w = rs_xml_open(r->pool, to_brigade, &k);
-    if (!w) {
+    if (!(w = rs_xml_open(r->pool, to_brigade, &k))) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    rv = rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool);
-    if (rv != APR_SUCCESS) {
+    if (rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool) != APR_SUCCESS) {
         if (rsrc.err != APR_SUCCESS && !r->sent_bodyct) {
             /* Nothing sent yet: the store could not be read. */
             apr_brigade_cleanup(k.bb);
@@ -174,4 +172,13 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
     }
     APR_BRIGADE_INSERT_TAIL(k.bb, apr_bucket_eos_create(k.bb->bucket_alloc));
     return ap_pass_brigade(r->output_filters, k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+}
+
+int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    int rc = set_headers(r, cur);
+    if (rc != OK || r->header_only) {
+        return rc;
+    }
+    return send_body(r, set, cur);
 }
