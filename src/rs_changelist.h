@@ -5,9 +5,9 @@
  * code writes closed lists into files (watcher) and streams the open
  * list and the index to clients (handler).
  *
- * ResourceSync 1.1 (default): each entry has <lastmod> = the resource's
- * modification time and rs:md/@datetime = when the change was observed.
- * 1.0 mode: <lastmod> carries the change time and there is no @datetime.
+ * Entries are written by rs_entry (ResourceSync 1.1 by default, 1.0 with
+ * entry.spec10: see rs_entry.h); this file writes the documents around
+ * them.
  */
 #ifndef RS_CHANGELIST_H
 #define RS_CHANGELIST_H
