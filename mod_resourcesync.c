@@ -52,7 +52,7 @@ static int rs_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
 static void rs_child_init(apr_pool_t *p, server_rec *s)
 {
     rs_status_child_init(p, s);
-    rs_changes_child_init(p);
+    rs_openlist_child_init(p);
 }
 
 static void rs_register_hooks(apr_pool_t *p)

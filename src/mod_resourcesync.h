@@ -13,11 +13,13 @@
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
  *                                 own store connection)
  *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
- *   mod_resourcesync_changes.c    the journal's Change Lists (watcher side)
- *                                 and the open Change List (children)
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
+ *   mod_resourcesync_changes.c    the journal's Change Lists, their files and
+ *                                 the open list's extent (watcher side)
+ *   mod_resourcesync_clsource.c   Change List options, ring-first records
+ *   mod_resourcesync_openlist.c   the open Change List (children)
  *   mod_resourcesync_statuspage.c "SetHandler resourcesync-status"
  */
 #ifndef MOD_RESOURCESYNC_H
@@ -28,8 +30,11 @@
 #include <http_log.h>
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
+#include "rs_changelist.h"
+#include "rs_entry.h"
 #include "rs_journal.h"
 #include "rs_log.h"
+#include "rs_recorder.h"
 #include "rs_ring.h"
 
 #ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
@@ -224,44 +229,63 @@ void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots);
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next);
 
-/* mod_resourcesync_changes.c */
-struct rs_journal_t;
-struct rs_changelist_renderer_t;
-typedef struct rs_changes_ctx_t {
-    struct rs_journal_t *journal;
+/* mod_resourcesync_clsource.c: a set's Change List documents - their
+ * options, and their records from the ring first, then the store. */
+void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
+/* A renderer of set's entries, with its options, from p (NULL on failure). */
+rs_entry_renderer_t *rs_clsource_renderer(apr_pool_t *p, const rs_set_t *set);
+/* Records next..last (at most limit) read from the store, appended to out
+ * (an array of rs_record_t). */
+typedef apr_status_t rs_clsource_more_fn(void *baton, apr_pool_t *p, apr_int64_t next,
+                                         apr_int64_t last, int limit, apr_array_header_t *out);
+/* A ring-first source: one per document written. */
+typedef struct rs_clsource_t {
     const rs_set_t *set;
-    apr_int64_t appended;       /* records written by the current scan */
-    /* The newest records of the scan (at most as many as the ring holds,
-     * which is all the ring can use), with their rendered entries: a
-     * window of at most `cap` records in `win`, written circularly once
-     * full, each with a slot-sized buffer for its entry in `wbuf`; both
-     * grow with use (walloc), so a batch of a few changes costs a few
-     * slots.  nwin counts every record put in it. */
-    rs_record_t *win;
-    char **wbuf;
-    int walloc;
-    int cap;
-    apr_int64_t nwin;
-    apr_pool_t *pool;           /* of the window and the renderer */
-    struct rs_changelist_renderer_t *rr;   /* made on first use */
-} rs_changes_ctx_t;
-struct rs_item_t;
-apr_status_t rs_changes_record(void *baton, int change, const struct rs_item_t *it);
-/* After the transaction with ctx's records committed: put them in the ring
- * and publish the open list's new extent. */
-void rs_changes_publish(rs_changes_ctx_t *ctx);
-apr_status_t rs_changes_update(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set,
-                               int changed, const struct rs_logger_t *log);
+    int from_store;             /* the ring no longer holds the rest */
+    rs_clsource_more_fn *more;
+    void *baton;
+    apr_status_t err;           /* of `more`: the store failed */
+} rs_clsource_t;
+/* Prepare s for a document of set, `more` reading the store. */
+void rs_clsource_init(rs_clsource_t *s, const rs_set_t *set, rs_clsource_more_fn *more,
+                      void *baton);
+/* rs_changelist_source_fn (baton: an rs_clsource_t): the ring while it
+ * holds the records, then the store through `more`. */
+apr_status_t rs_clsource_read(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                              int limit, apr_array_header_t **out);
+/* Append the records of `more` to out (arrays of rs_record_t). */
+void rs_clsource_append(apr_array_header_t *out, const apr_array_header_t *more);
+
+/* mod_resourcesync_changes.c: the watcher's side of the journal and the
+ * Change Lists.  `own` is the watcher's own copy of the set's status
+ * entry: these functions update it and publish it, never read the
+ * segment. */
+/* The recorder of a scan of set (rs_scan's on_change: rs_recorder_record),
+ * from p (the scan's pool): journal records with their entries rendered
+ * for the ring, a window as large as the ring. */
+rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set);
+/* After the transaction with rc's records committed: put them in the ring
+ * and publish the open list's new extent (rc NULL: nothing to do). */
+void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
+                        rs_status_set_t *own);
+/* Close the open list when full or at the end of its period, expire old
+ * lists, write the closed lists' files and the index that changed, and
+ * publish the open list's extent. */
+apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               rs_status_set_t *own, const rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */
-apr_status_t rs_changes_seed(apr_pool_t *p, struct rs_journal_t *j, const rs_set_t *set);
+apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                             rs_status_set_t *own);
 /* At watcher start, after rs_changes_seed of every set: put the newest
  * journal records (as many as the ring holds, every set), rendered, into
  * the ring. */
-void rs_changes_seed_ring(apr_pool_t *p, struct rs_journal_t *j, const struct rs_logger_t *log);
+void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log);
+
+/* mod_resourcesync_openlist.c: children serve the open Change List. */
 /* Per child: the lock of its read connection to the store. */
-void rs_changes_child_init(apr_pool_t *p);
-/* Serve the open Change List of a set (handler side). */
-int rs_changes_serve_open(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur);
+void rs_openlist_child_init(apr_pool_t *p);
+/* Serve the open Change List of a set, whose extent is cur (handler). */
+int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur);
 
 /* mod_resourcesync_watcher.c */
 /* post_config (real pass): fork this generation's watcher, registered as

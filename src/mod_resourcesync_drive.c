@@ -48,25 +48,6 @@ void rs_drive_status_put(wset_t *ws)
     rs_status_write_set(ws->set->slot, &ws->status);
 }
 
-/* The open Change List's extent is kept by mod_resourcesync_changes.c,
- * whose watcher-side functions (rs_changes_seed, _publish, _update) still
- * write it to the segment themselves: take it into ws->status after each
- * of them, so that the next rs_drive_status_put does not undo it.  Once
- * they are given &ws->status to update, this copy goes away. */
-static void status_adopt_changes(wset_t *ws)
-{
-    rs_status_set_t seg;
-
-    rs_status_read_set(ws->set->slot, &seg);
-    ws->status.cl_ready = seg.cl_ready;
-    ws->status.cl_open_id = seg.cl_open_id;
-    ws->status.cl_from = seg.cl_from;
-    ws->status.cl_first_seq = seg.cl_first_seq;
-    ws->status.cl_last_seq = seg.cl_last_seq;
-    ws->status.cl_count = seg.cl_count;
-    ws->status.cl_last_dt = seg.cl_last_dt;
-}
-
 static void set_mode(wset_t *ws)
 {
     int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
@@ -116,7 +97,9 @@ static void on_drop(void *baton, const char *relpath)
     }
 }
 
-static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc, int journaled)
+/* The scan's options; journaled: its changes go into the journal through
+ * a recorder (*rc), whose window is put into the ring after the commit. */
+static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int journaled)
 {
     const rs_set_t *set = ws->set;
     memset(so, 0, sizeof(*so));
@@ -135,13 +118,10 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc, int 
     so->on_dir = on_dir;
     so->on_drop = on_drop;
     so->dir_baton = ws;
-    memset(cc, 0, sizeof(*cc));
-    cc->journal = ws->d->journal;
-    cc->set = set;
-    cc->pool = ws->d->iter;
-    if (journaled) {
-        so->on_change = rs_changes_record;
-        so->change_baton = cc;
+    *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
+    if (*rc) {
+        so->on_change = rs_recorder_record;
+        so->change_baton = *rc;
     }
 }
 
@@ -150,26 +130,21 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_changes_ctx_t *cc, int 
  * only looked at when the open one may have reached
  * ResourceSyncMaxEntries; closing on time and retention wait for the
  * set's tick. */
-static void changes_done(apr_pool_t *p, wset_t *ws, rs_changes_ctx_t *cc, int full)
+static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
 {
     apr_time_t t0;
     apr_int64_t open_id;
 
-    /* To become rs_changes_publish(cc, &ws->status). */
-    rs_changes_publish(cc);
-    status_adopt_changes(ws);
+    rs_changes_publish(p, rc, ws->set, &ws->status);
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
         return;
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
-    /* To become rs_changes_update(..., &ws->status). */
-    if (rs_changes_update(p, ws->d->journal, ws->set, cc->appended > 0, ws->log)
-        != APR_SUCCESS) {
+    if (rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
                     ws->set->name);
     }
-    status_adopt_changes(ws);
     if (ws->status.cl_open_id != open_id) {
         rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
                     " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
@@ -236,7 +211,7 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     rs_journal_t *journal = ws->d->journal;
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
-    rs_changes_ctx_t cc;
+    rs_recorder_t *rc;
     apr_time_t jstart = 0, start = 0, end, t0 = rs_time_mono();
     apr_status_t rv;
     int was_degraded = ws->degraded;
@@ -256,7 +231,7 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
         ws->w = NULL;
     }
     ws->degraded = 0;
-    scan_opts(ws, &so, &cc, jstart != 0);
+    scan_opts(ws, &so, &rc, jstart != 0);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
     end = apr_time_now();
@@ -275,7 +250,7 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
         /* The journal starts where this scan's Resource List does. */
         rs_journal_begin_set(journal, set->name, start);
     }
-    changes_done(p, ws, &cc, 1);
+    changes_done(p, ws, rc, 1);
     set_mode(ws);
     if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
         ws->dirty = 1;         /* a new list now, not after the next change */
@@ -289,10 +264,10 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
 {
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
-    rs_changes_ctx_t cc;
+    rs_recorder_t *rc;
     apr_status_t rv;
 
-    scan_opts(ws, &so, &cc, 1);
+    scan_opts(ws, &so, &rc, 1);
     so.progress = NULL;     /* scan-files counts the last full scan */
     rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
     if (rv != APR_SUCCESS) {
@@ -304,8 +279,8 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
     if (stats.written || stats.removed) {
         ws->dirty = 1;
     }
-    if (cc.appended) {
-        changes_done(p, ws, &cc, 0);
+    if (rs_recorder_appended(rc)) {
+        changes_done(p, ws, rc, 0);
     }
     if (ws->degraded) {
         set_mode(ws);
@@ -424,9 +399,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
         full_scan(d->iter, ws, 0);
     }
     else {
-        rs_changes_ctx_t none;
-        memset(&none, 0, sizeof(none));
-        changes_done(d->iter, ws, &none, 1);
+        changes_done(d->iter, ws, NULL, 1);     /* close on time; retention */
         if (ws->dirty) {
             rs_snapjob_schedule(ws, d->iter, 0, 0, 1, 1);
         }
@@ -505,13 +478,11 @@ static void sets_init(rs_drive_t *d)
     }
     for (i = 0; i < d->nsets; i++) {
         wset_t *ws = &d->ws[i];
-        /* Children answer the open Change List from what is stored.
-         * To become rs_changes_seed(..., &ws->status). */
-        if (rs_changes_seed(d->iter, d->journal, ws->set) != APR_SUCCESS) {
+        /* Children answer the open Change List from what is stored. */
+        if (rs_changes_seed(d->iter, d->journal, ws->set, &ws->status) != APR_SUCCESS) {
             rs_log_emit(&d->log, RS_LOG_ERR, 0, "set %s: cannot read its Change Lists",
                         ws->set->name);
         }
-        status_adopt_changes(ws);
         apr_pool_clear(d->iter);
     }
     /* The ring starts empty in every server generation: fill it with the

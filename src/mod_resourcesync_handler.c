@@ -235,7 +235,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         return HTTP_NOT_FOUND;
     }
     /* Closed lists never change: files.  The open one is answered from
-     * the status segment and the ring (rs_changes_serve_open), with the
+     * the status segment and the ring (rs_openlist_serve), with the
      * extent read above, even if it closed meanwhile. */
     if (id == cur.cl_open_id) {
         if (!cur.cl_ready) {
@@ -243,7 +243,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return rs_changes_serve_open(r, set, &cur);
+        return rs_openlist_serve(r, set, &cur);
     }
     return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, id), 2);
 }

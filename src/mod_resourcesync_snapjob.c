@@ -127,12 +127,12 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     j->seq = rs_journal_last_seq(ws->d->journal);
     j->key = apr_pstrdup(p, key);
     j->sn.set = set->name;
-    j->sn.url_base = set->root_url;
+    j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;
     j->sn.list_url = set->list_url;
     j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
     j->sn.max_entries = set->max_entries;
-    j->sn.hashes = set->hashes;
+    j->sn.entry.hashes = set->hashes;
     j->sn.at = at;
     j->sn.completed = completed;
     j->sn.log = async ? rs_jobs_logger() : ws->log;

@@ -3,7 +3,6 @@
 #include <apr_strings.h>
 #include "rs_changelist.h"
 #include "rs_time.h"
-#include "rs_uri.h"
 
 #define PAGE 2000
 
@@ -22,94 +21,6 @@ static int head(rs_xml_t *w, const rs_changelist_opts_t *o, const char *root,
         return -1;
     }
     return 0;
-}
-
-static int entry(rs_xml_t *w, apr_pool_t *p, const rs_changelist_opts_t *o,
-                 const rs_record_t *r)
-{
-    char lastmod[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5];
-    int n = 0, gone = r->change == RS_CHANGE_DELETED;
-    const char *loc = apr_pstrcat(p, o->url_base, *r->dir ? rs_uri_escape_path(p, r->dir) : "",
-                                  *r->dir ? "/" : "", rs_uri_escape_path(p, r->name), NULL);
-
-    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, r->size);
-    md[n].name = "change"; md[n++].value = rs_journal_change_name(r->change);
-    if (!o->spec10) {
-        md[n].name = "datetime"; md[n++].value = rs_time_format(dt, r->datetime);
-    }
-    if (!gone) {
-        md[n].name = "hash"; md[n++].value = rs_hash_attr(p, o->hashes, r->hash);
-        md[n].name = "length"; md[n++].value = len;
-        md[n].name = "type"; md[n++].value = r->type;
-    }
-    if (rs_xml_entry_begin(w, loc, o->spec10 ? rs_time_format(lastmod, r->datetime)
-                                             : rs_time_format_ns(lastmod, r->lastmod_ns)) < 0
-        || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0) {
-        return -1;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------ renderer */
-
-struct rs_changelist_renderer_t {
-    const rs_changelist_opts_t *o;
-    rs_xml_t *w;
-    apr_pool_t *pool;       /* of buf */
-    apr_pool_t *ep;         /* per entry */
-    char *buf;
-    apr_size_t len, cap;
-};
-
-static int buf_sink(void *baton, const char *data, apr_size_t len)
-{
-    rs_changelist_renderer_t *rr = baton;
-    if (rr->len + len > rr->cap) {
-        apr_size_t cap = rr->cap ? rr->cap : 1024;
-        char *nb;
-        while (cap < rr->len + len) {
-            cap *= 2;
-        }
-        nb = apr_palloc(rr->pool, cap);
-        if (rr->len) {
-            memcpy(nb, rr->buf, rr->len);
-        }
-        rr->buf = nb;
-        rr->cap = cap;
-    }
-    memcpy(rr->buf + rr->len, data, len);
-    rr->len += len;
-    return 0;
-}
-
-rs_changelist_renderer_t *rs_changelist_renderer_create(apr_pool_t *p,
-                                                        const rs_changelist_opts_t *o)
-{
-    rs_changelist_renderer_t *rr = apr_pcalloc(p, sizeof(*rr));
-    rr->o = o;
-    rr->pool = p;
-    apr_pool_create(&rr->ep, p);
-    rr->w = rs_xml_open(p, buf_sink, rr);
-    if (!rr->w || rs_xml_fragment_begin(rr->w, "urlset") < 0) {
-        return NULL;
-    }
-    rr->len = 0;            /* the priming output */
-    return rr;
-}
-
-const char *rs_changelist_render(rs_changelist_renderer_t *rr, const rs_record_t *r,
-                                 apr_size_t *len)
-{
-    int rc;
-    rr->len = 0;
-    rc = entry(rr->w, rr->ep, rr->o, r);
-    apr_pool_clear(rr->ep);
-    if (rc < 0 || rs_xml_flush(rr->w) < 0) {
-        return NULL;
-    }
-    *len = rr->len;
-    return rr->buf;
 }
 
 /* ------------------------------------------------------------ documents */
@@ -140,7 +51,7 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                                       const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
 {
     apr_pool_t *pp, *rp;
-    rs_changelist_renderer_t *rr = NULL;
+    rs_entry_renderer_t *rr = NULL;
     apr_int64_t next = cl->first_seq;
     apr_status_t rv = APR_SUCCESS;
     int i;
@@ -165,11 +76,11 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
              * rendered before, e.g. in the ring): one rendering, whatever
              * the source. */
             if (!xml) {
-                if (!rr && !(rr = rs_changelist_renderer_create(rp, o))) {
+                if (!rr && !(rr = rs_entry_renderer_create(rp, &o->entry))) {
                     rv = APR_EGENERAL;
                     break;
                 }
-                xml = rs_changelist_render(rr, r, &len);
+                xml = rs_entry_render(rr, r, &len);
             }
             if (!xml || rs_xml_raw(w, xml, len) < 0) {
                 rv = APR_EGENERAL;

@@ -5,41 +5,24 @@
  * code writes closed lists into files (watcher) and streams the open
  * list and the index to clients (handler).
  *
- * ResourceSync 1.1 (default): each entry has <lastmod> = the resource's
- * modification time and rs:md/@datetime = when the change was observed.
- * 1.0 mode: <lastmod> carries the change time and there is no @datetime.
+ * Entries are written by rs_entry (ResourceSync 1.1 by default, 1.0 with
+ * entry.spec10: see rs_entry.h); this file writes the documents around
+ * them.
  */
 #ifndef RS_CHANGELIST_H
 #define RS_CHANGELIST_H
 
+#include "rs_entry.h"
 #include "rs_journal.h"
 #include "rs_xml.h"
 
 typedef struct rs_changelist_opts_t {
     const char *set;
-    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    rs_entry_opts_t entry;        /* URL base, hashes, 1.0 mode (spec10) */
     const char *capability_url;   /* rel="up" */
     const char *index_url;        /* changelist.xml (rel="index") */
     const char *list_url_prefix;  /* lists are <prefix><id>.xml */
-    unsigned hashes;              /* which hashes to list */
-    int spec10;                   /* 1: ResourceSync 1.0 documents */
 } rs_changelist_opts_t;
-
-/* Renders entries once: the bytes of a record's <url> element exactly as
- * they stand in a Change List written with options o (which must outlive
- * the renderer).  rs_changelist_write_from sends a record's `xml` when it
- * has one, and renders it otherwise, so a list is the same bytes whichever
- * source its records came from. */
-typedef struct rs_changelist_renderer_t rs_changelist_renderer_t;
-
-/* A renderer allocated from p (NULL on failure). */
-rs_changelist_renderer_t *rs_changelist_renderer_create(apr_pool_t *p,
-                                                        const rs_changelist_opts_t *o);
-
-/* The entry bytes of r, in a buffer valid until the next call; NULL on
- * failure. */
-const char *rs_changelist_render(rs_changelist_renderer_t *rr, const rs_record_t *r,
-                                 apr_size_t *len);
 
 /* Where a list's records come from: records of o->set with
  * next <= seq <= last, at most limit, in sequence order, into *out (an
@@ -53,7 +36,10 @@ typedef apr_status_t rs_changelist_source_fn(void *baton, apr_pool_t *p, apr_int
 apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
                                  const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
 
-/* The same with records from any source. */
+/* The same with records from any source.  A record's entry is its `xml`
+ * when it has one (rendered before by rs_entry_render with o->entry, e.g.
+ * in the ring), and is rendered otherwise, so a list is the same bytes
+ * whichever source its records came from. */
 apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                                       const rs_changelist_opts_t *o,
                                       const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);

@@ -41,7 +41,7 @@ typedef struct rs_record_t {
     apr_int64_t size;
     const char *type;
     const char *hash[RS_HASH_COUNT];
-    /* The entry as rendered by rs_changelist_render, when the source has
+    /* The entry as rendered by rs_entry_render, when the source has
      * it (the shared ring); NULL: render from the fields above. */
     const char *xml;
     apr_size_t xml_len;

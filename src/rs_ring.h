@@ -3,7 +3,7 @@
  *
  * A slot keeps what a reader needs to send the record in a Change List:
  * its sequence, datetime and numbers, and the entry already rendered
- * (rs_record_t.xml, from rs_changelist_render), not the path, type and
+ * (rs_record_t.xml, from rs_entry_render), not the path, type and
  * hashes it was rendered from.  Serving the open list from the ring is
  * therefore a copy of bytes, whatever the list's length.
  *

@@ -7,12 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <apr_atomic.h>
 #include <apr_hash.h>
-#include <apr_thread_proc.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
 #include "rs_scan.h"
+#include "rs_scanfile.h"
 
 #define RS_SCAN_BATCH 20000   /* writes per transaction */
 
@@ -28,99 +27,28 @@ typedef struct {
     apr_status_t err;
 } scan_t;
 
-static apr_int64_t mtime_ns(const struct stat *sb)
+/* Note a failed store call: the scan stops with the first failure's
+ * status (its cause, e.g. "No space left on device", reaches the log).
+ * Returns 1 if rv is a failure. */
+static int store_failed(scan_t *sc, apr_status_t rv)
 {
-    return (apr_int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
-}
-
-static apr_int64_t ctime_ns(const struct stat *sb)
-{
-    return (apr_int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec;
+    if (rv == APR_SUCCESS) {
+        return 0;
+    }
+    if (sc->err == APR_SUCCESS) {
+        sc->err = rv;
+    }
+    return 1;
 }
 
 static void wrote(scan_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
-        if (rs_db_commit(sc->st) != APR_SUCCESS || rs_db_begin(sc->st) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if (!store_failed(sc, rs_db_commit(sc->st))) {
+            store_failed(sc, rs_db_begin(sc->st));
         }
         sc->pending = 0;
     }
-}
-
-static int same_version(const rs_item_t *row, const struct stat *sb)
-{
-    return row->size == (apr_int64_t)sb->st_size && row->mtime_ns == mtime_ns(sb)
-        && row->dev == (apr_int64_t)sb->st_dev && row->ino == (apr_int64_t)sb->st_ino;
-}
-
-static int has_hashes(const rs_item_t *row, unsigned mask)
-{
-    int i;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        if ((mask & (1u << i)) && !row->hash[i]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Open a file for reading: relative to its directory, or through the
- * resolved target for a symlink. */
-static int open_file(int dfd, const char *name, const char *target)
-{
-    if (target) {
-        return open(target, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    }
-    return openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-}
-
-/* Fill it with hashes of the file's current content.  sb is updated to
- * the metadata of the version read.  Returns 0, or an errno. */
-static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *name,
-                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed)
-{
-    int attempt;
-    for (attempt = 0; attempt < 3; attempt++) {
-        char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
-        struct stat after;
-        apr_off_t n = 0;
-        int i, fd = open_file(dfd, name, target);
-        apr_status_t rv;
-
-        if (fd < 0) {
-            return errno;
-        }
-        if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
-            close(fd);
-            return EINVAL;
-        }
-        if (!o->hashes) {
-            close(fd);
-            return 0;
-        }
-#ifdef POSIX_FADV_SEQUENTIAL
-        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-        rv = rs_hash_fd(fd, o->hashes, hex, &n);
-        if (rv == APR_SUCCESS && fstat(fd, &after) == 0
-            && after.st_size == sb->st_size && n == after.st_size
-            && mtime_ns(&after) == mtime_ns(sb)) {
-            close(fd);
-            *hashed += n;
-            for (i = 0; i < RS_HASH_COUNT; i++) {
-                it->hash[i] = (o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
-            }
-            return 0;
-        }
-        close(fd);
-        if (rv != APR_SUCCESS) {
-            return rv;
-        }
-    }
-    /* The file keeps changing: no hash now, the next scan retries. */
-    memset(it->hash, 0, sizeof(it->hash));
-    return 0;
 }
 
 /* Resolve a symlink; returns the target if it is a regular file inside the
@@ -156,11 +84,14 @@ static int same_hashes(const rs_item_t *a, const rs_item_t *b)
     return 1;
 }
 
+/* Tell the caller of a change; its failure (with its cause) stops the
+ * scan. */
 static void notify(scan_t *sc, int change, const rs_item_t *it)
 {
+    apr_status_t rv;
     if (sc->o->on_change && sc->err == APR_SUCCESS
-        && sc->o->on_change(sc->o->change_baton, change, it) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+        && (rv = sc->o->on_change(sc->o->change_baton, change, it)) != APR_SUCCESS) {
+        sc->err = rv;
     }
 }
 
@@ -182,184 +113,25 @@ static void notify_row(scan_t *sc, const rs_item_t *old, const rs_item_t *now)
     }
 }
 
-/* A file that needs the check callback and/or hashing. */
-typedef struct {
-    const char *name;
-    const char *relpath;
-    const char *target;     /* resolved symlink target or NULL */
-    struct stat sb;
-    const rs_item_t *row;   /* stored row or NULL */
-    rs_item_t it;           /* result */
-    int rc;                 /* errno of a failed read, else 0 */
-    apr_int64_t hashed;
-} job_t;
-
-/* 1 if the stored row still describes the file under this configuration. */
-static int unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
-{
-    return row && same_version(row, sb) && row->ctime_ns == ctime_ns(sb)
-        && row->cfg && o->cfg && !strcmp(row->cfg, o->cfg)
-        && (!row->listed || has_hashes(row, o->hashes));
-}
-
-/* The per-file work; runs on any worker thread, allocating only from p. */
-static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
-                    const char *dir, job_t *j)
-{
-    rs_item_t *it = &j->it;
-    const rs_item_t *row = j->row;
-
-    memset(it, 0, sizeof(*it));
-    it->dir = dir;
-    it->name = j->name;
-    it->cfg = o->cfg;
-    it->listed = 1;
-    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
-        it->listed = 0;
-    }
-    if (it->listed) {
-        if (!o->hashes) {
-            /* Nothing to read: only make sure the run user can. */
-            int ok = j->target ? access(j->target, R_OK) == 0
-                               : faccessat(dfd, j->name, R_OK, AT_EACCESS) == 0;
-            j->rc = ok ? 0 : errno;
-        }
-        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
-            /* Same content (only the inode's status changed, e.g. chmod):
-             * keep the hashes, but make sure the file is still readable. */
-            int fd = open_file(dfd, j->name, j->target);
-            j->rc = fd < 0 ? errno : 0;
-            if (fd >= 0) {
-                close(fd);
-            }
-            memcpy(it->hash, row->hash, sizeof(it->hash));
-        }
-        else {
-            j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
-        }
-        if (j->rc != 0) {
-            it->listed = 0;
-            memset(it->hash, 0, sizeof(it->hash));
-        }
-    }
-    it->size = j->sb.st_size;
-    it->mtime_ns = mtime_ns(&j->sb);
-    it->ctime_ns = ctime_ns(&j->sb);
-    it->dev = (apr_int64_t)j->sb.st_dev;
-    it->ino = (apr_int64_t)j->sb.st_ino;
-}
-
-typedef struct {
-    const rs_scan_opts_t *o;
-    const char *dir;
-    int dfd;
-    job_t *jobs;
-    apr_uint32_t njobs;
-    volatile apr_uint32_t next;
-} batch_t;
-
-typedef struct {
-    batch_t *b;
-    void *baton;
-    apr_pool_t *pool;
-} worker_t;
-
-static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
-{
-    worker_t *w = data;
-    apr_uint32_t i;
-    while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
-        run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
-    }
-    /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
-     * stack behind AddressSanitizer's back, which then reports its own
-     * thread teardown.  The thread's pool goes with its parent. */
-    (void)t;
-    return NULL;
-}
-
-/* Run a directory's jobs, on worker threads when it is worth it. */
-static void run_batch(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
-                      job_t *jobs, int njobs)
-{
-    const rs_scan_opts_t *o = sc->o;
-    int nw = o->workers > 1 && o->check_batons ? o->workers : 1, i, started = 0;
-    batch_t b;
-
-    if (nw > njobs / 4) {
-        nw = njobs / 4 > 0 ? njobs / 4 : 1;
-    }
-    if (nw <= 1) {
-        void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
-        for (i = 0; i < njobs; i++) {
-            run_job(o, baton, p, dfd, dir, &jobs[i]);
-        }
-        return;
-    }
-    b.o = o;
-    b.dir = dir;
-    b.dfd = dfd;
-    b.jobs = jobs;
-    b.njobs = (apr_uint32_t)njobs;
-    b.next = 0;
-    {
-        apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
-        worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
-        for (i = 0; i < nw; i++) {
-            apr_allocator_t *alloc;
-            /* Own allocator per worker: pools are not thread-safe, and
-             * sibling pools share their parent's allocator. */
-            apr_allocator_create(&alloc);
-            apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
-            apr_allocator_owner_set(alloc, w[i].pool);
-            w[i].b = &b;
-            w[i].baton = o->check_batons[i];
-        }
-        for (i = 0; i < nw; i++) {
-            if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
-                th[i] = NULL;
-            }
-            else {
-                started++;
-            }
-        }
-        if (!started) {
-            /* No threads: do the work here. */
-            worker_t *w0 = &w[0];
-            apr_uint32_t k;
-            while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
-                run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
-            }
-        }
-        for (i = 0; i < nw; i++) {
-            apr_status_t trv;
-            if (th[i]) {
-                apr_thread_join(&trv, th[i]);
-            }
-        }
-        /* The results live in the worker pools, children of p: they stay
-         * valid until the caller is done with this directory. */
-    }
-}
-
 /* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
  * several threads, then the results, written by this thread only. */
 static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                         apr_array_header_t *jobs)
 {
     const rs_scan_opts_t *o = sc->o;
+    apr_status_t rv;
     int i;
 
-    run_batch(sc, p, dfd, dir, (job_t *)jobs->elts, jobs->nelts);
+    rs_scanfile_run(o, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
-        job_t *j = &APR_ARRAY_IDX(jobs, i, job_t);
+        rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
         if (j->rc != 0) {
             rs_log_emit(o->log, RS_LOG_WARN, j->rc,
                         "set %s: cannot read '%s', not listed until it is readable",
                         o->set, j->relpath);
         }
-        if (rs_inventory_put(sc->st, o->set, &j->it) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if ((rv = rs_inventory_put(sc->st, o->set, &j->it)) != APR_SUCCESS) {
+            sc->err = rv;
         }
         notify_row(sc, j->row, &j->it);
         sc->stats->written++;
@@ -374,40 +146,81 @@ typedef struct {
     unsigned char type;
 } dent_t;
 
-static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
+/* What a directory entry is to a scan. */
+#define ENT_NONE   0    /* hidden, excluded, gone, or a link that leads out */
+#define ENT_FILE   1    /* a regular file, or a link to one inside the root */
+#define ENT_DIR    2    /* a directory (not a link to one) */
+#define ENT_OTHER  3    /* anything else: never listed */
 
-static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
+/* Classify entry `name` of the directory open as dfd (relpath: its path
+ * from the root).  For ENT_FILE, *sb describes the file (a link's
+ * target) and *target is the resolved target of a link (NULL for a
+ * plain file), from p. */
+static int classify(scan_t *sc, apr_pool_t *p, int dfd, const char *name, const char *relpath,
+                    struct stat *sb, const char **target)
 {
     const rs_scan_opts_t *o = sc->o;
-    apr_pool_t *p, *ep;
-    apr_hash_t *rows;
-    apr_array_header_t *ents;
-    apr_hash_index_t *hi;
-    apr_array_header_t *jobs, *subdirs;
-    void *dir_baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
-    DIR *d;
-    struct dirent *de;
-    int i, fd2;
 
-    apr_pool_create(&p, parent);
-    apr_pool_create(&ep, p);
-    sc->stats->dirs++;
-    if (o->on_dir) {
-        /* Before readdir: see rs_scan_opts_t.on_dir. */
-        o->on_dir(o->dir_baton, dir, dfd);
+    *target = NULL;
+    if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
+        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+        return ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
-    apr_hash_set(sc->visited, apr_pstrdup(sc->vpool, dir), APR_HASH_KEY_STRING, "");
+    if (S_ISLNK(sb->st_mode)) {
+        /* Only links to regular files inside the root are followed. */
+        *target = resolve_link(sc, p, relpath, sb);
+        return *target ? ENT_FILE : ENT_NONE;
+    }
+    return S_ISDIR(sb->st_mode) ? ENT_DIR : S_ISREG(sb->st_mode) ? ENT_FILE : ENT_OTHER;
+}
 
-    fd2 = dup(dfd);
-    d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+/* Would the caller serve directory relpath (the check callback)? */
+static int dir_checked(scan_t *sc, apr_pool_t *p, const char *relpath)
+{
+    const rs_scan_opts_t *o = sc->o;
+    void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
+    return !o->check || o->check(baton, p, relpath, 1, NULL);
+}
+
+/* A regular file seen: count it, and queue the per-file work unless its
+ * stored row still describes it.  name and relpath must live as long as
+ * jobs. */
+static void file_seen(scan_t *sc, apr_array_header_t *jobs, const char *name,
+                      const char *relpath, const char *target, const struct stat *sb,
+                      const rs_item_t *row)
+{
+    rs_scanfile_job_t *j;
+
+    sc->stats->files++;
+    if (rs_scanfile_unchanged(sc->o, row, sb)) {
+        sc->stats->listed += row->listed;
+        return;
+    }
+    j = apr_array_push(jobs);
+    memset(j, 0, sizeof(*j));
+    j->name = name;
+    j->relpath = relpath;
+    j->target = target;
+    j->sb = *sb;
+    j->row = row;
+}
+
+/* The entries of the directory open as dfd, but "." and "..", from p;
+ * NULL (logged) when it cannot be read. */
+static apr_array_header_t *read_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir)
+{
+    int fd2 = dup(dfd);
+    DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+    apr_array_header_t *ents;
+    struct dirent *de;
+
     if (!d) {
-        rs_log_emit(o->log, RS_LOG_WARN, errno, "set %s: cannot read directory '%s'",
-                    o->set, *dir ? dir : "/");
+        rs_log_emit(sc->o->log, RS_LOG_WARN, errno, "set %s: cannot read directory '%s'",
+                    sc->o->set, *dir ? dir : "/");
         if (fd2 >= 0) {
             close(fd2);
         }
-        apr_pool_destroy(p);
-        return;
+        return NULL;
     }
     ents = apr_array_make(p, 64, sizeof(dent_t));
     while ((de = readdir(d)) != NULL) {
@@ -420,89 +233,81 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         e->type = de->d_type;
     }
     closedir(d);
+    return ents;
+}
 
-    if (rs_inventory_dir_load(sc->st, p, o->set, dir, &rows) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-        apr_pool_destroy(p);
-        return;
-    }
+/* Pass 1 of a directory: classify the entries; collect the files that
+ * need work (jobs) and the subdirectories to descend into (subdirs).  The
+ * rows of the files seen leave `rows`, so that it ends with the rows whose
+ * file is gone. */
+static void classify_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                             const apr_array_header_t *ents, apr_hash_t *rows,
+                             apr_array_header_t *jobs, apr_array_header_t *subdirs)
+{
+    apr_pool_t *ep;
+    int i;
 
-    /* Pass 1: classify the entries; collect the files that need work and
-     * the subdirectories to descend into. */
-    jobs = apr_array_make(p, 16, sizeof(job_t));
-    subdirs = apr_array_make(p, 8, sizeof(const char *));
+    apr_pool_create(&ep, p);
     for (i = 0; i < ents->nelts && sc->err == APR_SUCCESS; i++) {
-        dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
+        const dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
         const char *relpath = *dir ? apr_pstrcat(ep, dir, "/", e->name, NULL) : e->name;
-        rs_item_t *row = apr_hash_get(rows, e->name, APR_HASH_KEY_STRING);
-        const char *target = NULL;
+        const char *target;
         struct stat sb;
 
-        if (rs_glob_hidden(e->name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
-            apr_pool_clear(ep);
-            continue;
-        }
-        if (fstatat(dfd, e->name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            apr_pool_clear(ep);
-            continue;     /* vanished since readdir */
-        }
-        if (S_ISLNK(sb.st_mode)) {
-            target = resolve_link(sc, p, relpath, &sb);
-            if (!target) {
-                apr_pool_clear(ep);
-                continue;
-            }
-        }
-        if (S_ISDIR(sb.st_mode)) {
-            if (!o->check || o->check(dir_baton, ep, relpath, 1, NULL)) {
+        switch (classify(sc, p, dfd, e->name, relpath, &sb, &target)) {
+        case ENT_DIR:
+            if (dir_checked(sc, ep, relpath)) {
                 APR_ARRAY_PUSH(subdirs, const char *) = e->name;
             }
-        }
-        else if (S_ISREG(sb.st_mode)) {
+            break;
+        case ENT_FILE:
+            file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), target, &sb,
+                      apr_hash_get(rows, e->name, APR_HASH_KEY_STRING));
             apr_hash_set(rows, e->name, APR_HASH_KEY_STRING, NULL);
-            sc->stats->files++;
-            if (unchanged(o, row, &sb)) {
-                sc->stats->listed += row->listed;
-            }
-            else {
-                job_t *j = apr_array_push(jobs);
-                memset(j, 0, sizeof(*j));
-                j->name = e->name;
-                j->relpath = apr_pstrdup(p, relpath);
-                j->target = target;
-                j->sb = sb;
-                j->row = row;
-            }
+            break;
+        default:
+            break;
         }
         apr_pool_clear(ep);
     }
+    apr_pool_destroy(ep);
+}
 
-    finish_jobs(sc, p, dfd, dir, jobs);
-    if (o->progress) {
-        o->progress(o->progress_baton, sc->stats->files);
-    }
+static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent);
 
-    /* Then the subdirectories, depth first. */
+/* The subdirectories of dir (open as dfd), depth first. */
+static void walk_subdirs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                         const apr_array_header_t *subdirs)
+{
+    int i;
+
     for (i = 0; i < subdirs->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(subdirs, i, const char *);
         const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
         int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0) {
-            rs_log_emit(o->log, RS_LOG_WARN, errno,
-                        "set %s: cannot open directory '%s'", o->set, relpath);
+            rs_log_emit(sc->o->log, RS_LOG_WARN, errno,
+                        "set %s: cannot open directory '%s'", sc->o->set, relpath);
             continue;
         }
         walk(sc, cfd, relpath, p);
         close(cfd);
     }
+}
 
-    /* Rows whose file is gone (or is no longer a listable file). */
+/* Remove the rows of dir left in `rows` (their file is gone, or is no
+ * longer a listable file). */
+static void drop_rows(scan_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *rows)
+{
+    apr_hash_index_t *hi;
+    apr_status_t rv;
+
     for (hi = apr_hash_first(p, rows); hi && sc->err == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *key;
         void *val;
         apr_hash_this(hi, &key, NULL, &val);
-        if (rs_inventory_delete(sc->st, o->set, dir, key) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if ((rv = rs_inventory_delete(sc->st, sc->o->set, dir, key)) != APR_SUCCESS) {
+            sc->err = rv;
         }
         if (((rs_item_t *)val)->listed) {
             notify(sc, RS_CHANGE_DELETED, val);
@@ -510,7 +315,86 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
         sc->stats->removed++;
         wrote(sc);
     }
+}
+
+static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
+
+/* Reconcile directory dir (open as dfd) and everything below it: read its
+ * entries, classify them against its stored rows, do the per-file work,
+ * descend, then drop the rows of what is gone. */
+static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
+{
+    const rs_scan_opts_t *o = sc->o;
+    apr_pool_t *p;
+    apr_hash_t *rows;
+    apr_array_header_t *ents, *jobs, *subdirs;
+    apr_status_t rv;
+
+    apr_pool_create(&p, parent);
+    sc->stats->dirs++;
+    if (o->on_dir) {
+        /* Before readdir: see rs_scan_opts_t.on_dir. */
+        o->on_dir(o->dir_baton, dir, dfd);
+    }
+    apr_hash_set(sc->visited, apr_pstrdup(sc->vpool, dir), APR_HASH_KEY_STRING, "");
+    if (!(ents = read_entries(sc, p, dfd, dir))) {
+        apr_pool_destroy(p);
+        return;
+    }
+    if ((rv = rs_inventory_dir_load(sc->st, p, o->set, dir, &rows)) != APR_SUCCESS) {
+        sc->err = rv;
+        apr_pool_destroy(p);
+        return;
+    }
+    jobs = apr_array_make(p, 16, sizeof(rs_scanfile_job_t));
+    subdirs = apr_array_make(p, 8, sizeof(const char *));
+    classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
+    finish_jobs(sc, p, dfd, dir, jobs);
+    if (o->progress) {
+        o->progress(o->progress_baton, sc->stats->files);
+    }
+    walk_subdirs(sc, p, dfd, dir, subdirs);
+    drop_rows(sc, p, dir, rows);
     apr_pool_destroy(p);
+}
+
+/* The root of the set cannot be opened (err): the set is listed empty.
+ * Every listed row is reported deleted and the rows go, in the open
+ * transaction, which this commits. */
+static apr_status_t root_missing(scan_t *sc, apr_pool_t *p, apr_status_t err)
+{
+    const rs_scan_opts_t *o = sc->o;
+    const char *ad = NULL, *an = NULL;
+
+    rs_log_emit(o->log, RS_LOG_ERR, err, "set %s: cannot open root directory %s; "
+                "the set is listed empty until it is back", o->set, o->root);
+    /* Count what goes, so that the caller publishes the empty list,
+     * and report each listed file as deleted. */
+    rs_inventory_count(sc->st, o->set, &sc->stats->removed);
+    while (o->on_change) {
+        apr_array_header_t *rows;
+        int k;
+        if (rs_inventory_page(sc->st, p, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
+            break;
+        }
+        for (k = 0; k < rows->nelts; k++) {
+            notify(sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
+        }
+        if (rows->nelts < 1000) {
+            break;
+        }
+        ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
+        an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
+    }
+    if (sc->err != APR_SUCCESS) {
+        /* The deletions could not be recorded: keep the rows (the store
+         * rolls the transaction back) and report the failure. */
+        rs_db_commit(sc->st);
+        return sc->err;
+    }
+    rs_inventory_delete_set(sc->st, o->set);
+    rs_db_commit(sc->st);
+    return APR_SUCCESS;
 }
 
 apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
@@ -519,6 +403,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     scan_t sc;
     apr_pool_t *sp;
     char buf[PATH_MAX];
+    apr_status_t rv;
     int rootfd;
 
     memset(stats, 0, sizeof(*stats));
@@ -530,50 +415,19 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     sc.vpool = sp;
     sc.visited = apr_hash_make(sp);
 
-    if (rs_db_begin(st) != APR_SUCCESS) {
+    if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
         apr_pool_destroy(sp);
-        return APR_EGENERAL;
+        return rv;
     }
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
-        apr_status_t rv = errno;
-        rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
-                    "the set is listed empty until it is back", o->set, o->root);
+        rv = errno;
         if (rootfd >= 0) {
             close(rootfd);
         }
-        /* Count what goes, so that the caller publishes the empty list,
-         * and report each listed file as deleted. */
-        rs_inventory_count(st, o->set, &stats->removed);
-        if (o->on_change) {
-            const char *ad = NULL, *an = NULL;
-            for (;;) {
-                apr_array_header_t *rows;
-                int k;
-                if (rs_inventory_page(st, sp, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
-                    break;
-                }
-                for (k = 0; k < rows->nelts; k++) {
-                    notify(&sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
-                }
-                if (rows->nelts < 1000) {
-                    break;
-                }
-                ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
-                an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
-            }
-        }
-        if (sc.err != APR_SUCCESS) {
-            /* The deletions could not be recorded: keep the rows (the
-             * store rolls the transaction back) and report the failure. */
-            rs_db_commit(st);
-            apr_pool_destroy(sp);
-            return sc.err;
-        }
-        rs_inventory_delete_set(st, o->set);
-        rs_db_commit(st);
+        rv = root_missing(&sc, sp, rv);
         apr_pool_destroy(sp);
-        return APR_SUCCESS;
+        return rv;
     }
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
@@ -585,9 +439,8 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.err == APR_SUCCESS) {
         drop_unvisited(&sc, sp, "");
     }
-    if (rs_db_commit(st) != APR_SUCCESS) {
-        sc.err = APR_EGENERAL;
-    }
+    /* A commit that fails (a full disk) reports its own cause. */
+    store_failed(&sc, rs_db_commit(st));
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }
@@ -606,8 +459,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
     if (o->on_change) {
         apr_hash_t *gone;
         apr_hash_index_t *gi;
-        if (rs_inventory_dir_load(sc->st, dp, o->set, d, &gone) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
+        if (store_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
             apr_pool_destroy(dp);
             return;
         }
@@ -619,9 +471,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
             }
         }
     }
-    if (rs_inventory_delete_dir(sc->st, o->set, d, &n) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-    }
+    store_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
     sc->stats->removed += n;
     apr_pool_destroy(dp);
 }
@@ -633,8 +483,7 @@ static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+    if (store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
         return;
     }
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
@@ -651,8 +500,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
+    if (store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
         return;
     }
     APR_ARRAY_PUSH(dirs, const char *) = relpath;
@@ -667,9 +515,7 @@ static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
 /* Drop one file's row. */
 static void drop_file(scan_t *sc, const rs_item_t *row)
 {
-    if (rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name) != APR_SUCCESS) {
-        sc->err = APR_EGENERAL;
-    }
+    store_failed(sc, rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name));
     if (row->listed) {
         notify(sc, RS_CHANGE_DELETED, row);
     }
@@ -682,11 +528,10 @@ static void drop_file(scan_t *sc, const rs_item_t *row)
 static int dir_served(scan_t *sc, apr_pool_t *p, const char *name, const char *relpath)
 {
     const rs_scan_opts_t *o = sc->o;
-    void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
     if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
         return 0;
     }
-    return !o->check || o->check(baton, p, relpath, 1, NULL);
+    return dir_checked(sc, p, relpath);
 }
 
 /* Open directory relpath below the root, refusing what the walk would not
@@ -722,74 +567,62 @@ static void walk_subtree(scan_t *sc, apr_pool_t *p, int dfd, const char *relpath
     }
 }
 
+/* Reconcile entry `name` of directory dir (open as dfd): a file is queued
+ * in jobs, a directory walked, and the rows of whatever the name no
+ * longer is go. */
+static void scan_name(scan_t *sc, apr_pool_t *p, int dfd, const char *dir, const char *name,
+                      apr_array_header_t *jobs)
+{
+    const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+    const char *target;
+    rs_item_t *row = NULL;
+    struct stat sb;
+    apr_status_t rv;
+    int kind, cfd = -1;
+
+    if ((rv = rs_inventory_get(sc->st, p, sc->o->set, dir, name, &row)) != APR_SUCCESS) {
+        sc->err = rv;
+        return;
+    }
+    kind = classify(sc, p, dfd, name, relpath, &sb, &target);
+    if (kind != ENT_FILE && row) {
+        drop_file(sc, row);
+    }
+    if (kind == ENT_DIR) {
+        if (dir_served(sc, p, name, relpath)) {
+            cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (cfd >= 0) {
+            walk_subtree(sc, p, cfd, relpath);
+            close(cfd);
+        }
+        else {
+            drop_tree(sc, p, relpath);
+        }
+        return;
+    }
+    /* A file, or nothing: rows of a directory that had this name go. */
+    drop_tree(sc, p, relpath);
+    if (kind == ENT_FILE) {
+        file_seen(sc, jobs, name, relpath, target, &sb, row);
+    }
+}
+
 /* Reconcile named entries of directory dir (open as dfd). */
 static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                        const apr_array_header_t *names)
 {
-    const rs_scan_opts_t *o = sc->o;
-    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(job_t));
+    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(rs_scanfile_job_t));
     apr_hash_t *seen = apr_hash_make(p);
     int i;
 
     for (i = 0; i < names->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(names, i, const char *);
-        const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
-        const char *target = NULL;
-        rs_item_t *row = NULL;
-        struct stat sb;
-        int gone;
-
         if (!*name || strchr(name, '/') || apr_hash_get(seen, name, APR_HASH_KEY_STRING)) {
             continue;
         }
         apr_hash_set(seen, name, APR_HASH_KEY_STRING, "");
-        if (rs_inventory_get(sc->st, p, o->set, dir, name, &row) != APR_SUCCESS) {
-            sc->err = APR_EGENERAL;
-            break;
-        }
-        gone = rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
-            || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0;
-        if (!gone && S_ISLNK(sb.st_mode)) {
-            target = resolve_link(sc, p, relpath, &sb);
-            gone = !target;
-        }
-        if (gone || !S_ISREG(sb.st_mode)) {
-            if (row) {
-                drop_file(sc, row);
-            }
-        }
-        if (!gone && S_ISDIR(sb.st_mode) && !target) {
-            int cfd = -1;
-            if (dir_served(sc, p, name, relpath)) {
-                cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            }
-            if (cfd >= 0) {
-                walk_subtree(sc, p, cfd, relpath);
-                close(cfd);
-            }
-            else {
-                drop_tree(sc, p, relpath);
-            }
-            continue;
-        }
-        /* A file, or nothing: rows of a directory that had this name go. */
-        drop_tree(sc, p, relpath);
-        if (gone || !S_ISREG(sb.st_mode)) {
-            continue;
-        }
-        sc->stats->files++;
-        if (unchanged(o, row, &sb)) {
-            sc->stats->listed += row->listed;
-        }
-        else {
-            job_t *j = apr_array_push(jobs);
-            memset(j, 0, sizeof(*j));
-            j->name = name;
-            j->relpath = relpath;
-            j->target = target;
-            j->sb = sb;
-            j->row = row;
-        }
+        scan_name(sc, p, dfd, dir, name, jobs);
     }
     if (sc->err == APR_SUCCESS) {
         finish_jobs(sc, p, dfd, dir, jobs);
@@ -803,13 +636,14 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
     scan_t sc;
     apr_pool_t *sp, *tp;
     char buf[PATH_MAX];
+    apr_status_t rv;
     int rootfd, i;
 
     memset(stats, 0, sizeof(*stats));
     memset(&sc, 0, sizeof(sc));
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
-        apr_status_t rv = errno ? errno : APR_EGENERAL;
+        rv = errno ? errno : APR_EGENERAL;
         if (rootfd >= 0) {
             close(rootfd);
         }
@@ -824,10 +658,10 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
     sc.visited = apr_hash_make(sp);
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
-    if (rs_db_begin(st) != APR_SUCCESS) {
+    if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
         close(rootfd);
         apr_pool_destroy(sp);
-        return APR_EGENERAL;
+        return rv;
     }
     for (i = 0; i < ntargets && sc.err == APR_SUCCESS; i++) {
         const rs_scan_target_t *t = &targets[i];
@@ -851,9 +685,8 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
         apr_pool_clear(tp);
     }
     close(rootfd);
-    if (rs_db_commit(st) != APR_SUCCESS) {
-        sc.err = APR_EGENERAL;
-    }
+    /* A commit that fails (a full disk) reports its own cause. */
+    store_failed(&sc, rs_db_commit(st));
     apr_pool_destroy(sp);
     return sc.err;
 }

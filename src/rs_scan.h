@@ -61,7 +61,8 @@ typedef struct rs_scan_opts_t {
     void **check_batons;
     /* Called, in the scan's transaction, for every change of what is
      * listed: RS_CHANGE_CREATED / _UPDATED with the new row, _DELETED with
-     * the last stored row.  A non-success return stops the scan. */
+     * the last stored row.  A non-success return stops the scan.
+     * rs_recorder_record (baton: an rs_recorder_t) journals them. */
     apr_status_t (*on_change)(void *baton, int change, const rs_item_t *it);
     void *change_baton;
     /* Called for every directory the scan is about to read, with an open

@@ -3,12 +3,10 @@
 #include <string.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
-#include "rs_hash.h"
 #include "rs_file.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
-#include "rs_uri.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
@@ -38,190 +36,240 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
     return 0;
 }
 
-static int write_entry(rs_xml_t *w, apr_pool_t *p, const rs_snapshot_opts_t *o,
-                       const rs_item_t *it, char *locbuf, apr_size_t cap, apr_size_t base_len)
-{
-    char lastmod[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[3];
-    apr_size_t n = base_len, need = base_len + 3 * (strlen(it->dir) + strlen(it->name)) + 2;
+/* One snapshot being written.  Lifecycle: one document (file) open at a
+ * time, in `fp`, cleared when it is finished; per-entry memory in `ep`.
+ * Every failure keeps its cause: the sink records the status of a failed
+ * write, which the XML writer itself cannot pass on. */
+typedef struct {
+    const rs_snapshot_opts_t *o;
+    const char *dir;
+    apr_uint64_t gen;
+    apr_int64_t max;              /* entries per document */
+    int indexed;                  /* an index and parts, not one list */
+    int part;                     /* the part being written (indexed) */
+    apr_int64_t in_part;          /* entries in it */
+    apr_pool_t *fp, *ep;
+    apr_file_t *f;
+    rs_xml_t *w;                  /* NULL: no document open */
+    apr_status_t werr;            /* of the sink's last failed write */
+    rs_snapshot_info_t *info;
+} swriter_t;
 
-    if (need > cap) {
-        /* A path longer than the shared buffer: one from the entry pool. */
-        char *big = apr_palloc(p, need);
-        memcpy(big, locbuf, base_len);
-        locbuf = big;
-    }
-    if (*it->dir) {
-        n += rs_uri_escape_path_buf(locbuf + n, it->dir);
-        locbuf[n++] = '/';
-    }
-    rs_uri_escape_path_buf(locbuf + n, it->name);
-    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-    md[0].name = "hash"; md[0].value = rs_hash_attr(p, o->hashes, it->hash);
-    md[1].name = "length"; md[1].value = len;
-    md[2].name = "type"; md[2].value = it->type;
-    if (rs_xml_entry_begin(w, locbuf, rs_time_format_ns(lastmod, it->mtime_ns)) < 0
-        || rs_xml_md(w, md, 3) < 0 || rs_xml_entry_end(w) < 0) {
+static int sink(void *baton, const char *buf, apr_size_t len)
+{
+    swriter_t *sw = baton;
+    apr_status_t rv = apr_file_write_full(sw->f, buf, len, NULL);
+    if (rv != APR_SUCCESS) {
+        sw->werr = rv;
         return -1;
     }
     return 0;
+}
+
+/* The status of a failed XML write: the file's error when there was one. */
+static apr_status_t xml_failed(const swriter_t *sw)
+{
+    return sw->werr != APR_SUCCESS ? sw->werr : APR_EGENERAL;
+}
+
+/* Open document n of the snapshot (0: resourcelist.xml) for writing. */
+static apr_status_t doc_open(swriter_t *sw, int n)
+{
+    apr_status_t rv = rs_file_create(&sw->f, rs_statedir_gen_file(sw->fp, sw->dir, n),
+                                     OUT_BUFSIZE, sw->fp);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    sw->w = rs_xml_open(sw->fp, sink, sw);
+    return sw->w ? APR_SUCCESS : APR_ENOMEM;
+}
+
+/* Close the open document and finish its file (complete on disk). */
+static apr_status_t doc_close(swriter_t *sw)
+{
+    apr_status_t rv;
+    int rc = rs_xml_end(sw->w);
+
+    sw->w = NULL;
+    rv = rs_file_finish(sw->f);
+    if (rc < 0 && sw->werr != APR_SUCCESS) {
+        rv = sw->werr;
+    }
+    else if (rc < 0 && rv == APR_SUCCESS) {
+        rv = APR_EGENERAL;
+    }
+    apr_pool_clear(sw->fp);
+    return rv;
+}
+
+/* Start the document that takes the next entry: the single list, or the
+ * next part once the current one is full. */
+static apr_status_t next_doc(swriter_t *sw)
+{
+    apr_status_t rv;
+
+    if (sw->w && (!sw->indexed || sw->in_part < sw->max)) {
+        return APR_SUCCESS;
+    }
+    if (sw->w && (rv = doc_close(sw)) != APR_SUCCESS) {
+        return rv;
+    }
+    sw->part += sw->indexed;
+    sw->in_part = 0;
+    if ((rv = doc_open(sw, sw->part)) != APR_SUCCESS) {
+        return rv;
+    }
+    return list_head(sw->w, sw->o, sw->indexed) < 0 ? xml_failed(sw) : APR_SUCCESS;
+}
+
+/* Write the entry of inventory row it. */
+static apr_status_t put_row(swriter_t *sw, const rs_item_t *it)
+{
+    rs_record_t r;
+    apr_status_t rv = next_doc(sw);
+    int rc;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rs_entry_from_item(&r, it);
+    rc = rs_entry_write(sw->w, sw->ep, &sw->o->entry, &r);
+    apr_pool_clear(sw->ep);
+    if (rc < 0) {
+        return xml_failed(sw);
+    }
+    sw->in_part++;
+    sw->info->entries++;
+    return APR_SUCCESS;
+}
+
+/* Every listed row of the set, a page at a time, into the list or its
+ * parts; the last document is finished. */
+static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, apr_pool_t *p)
+{
+    apr_pool_t *pp;
+    const char *after_dir = NULL, *after_name = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    apr_pool_create(&pp, p);   /* per page of rows */
+    for (;;) {
+        apr_array_header_t *rows;
+        apr_pool_clear(pp);
+        rv = rs_inventory_page(st, pp, sw->o->set, after_dir, after_name, PAGE_ROWS, &rows);
+        for (i = 0; rv == APR_SUCCESS && i < rows->nelts; i++) {
+            rv = put_row(sw, &APR_ARRAY_IDX(rows, i, rs_item_t));
+        }
+        if (rv != APR_SUCCESS || rows->nelts < PAGE_ROWS) {
+            break;
+        }
+        after_dir = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir);
+        after_name = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name);
+    }
+    apr_pool_destroy(pp);
+    /* An empty set still has its (empty) single list. */
+    if (rv == APR_SUCCESS && !sw->indexed) {
+        rv = next_doc(sw);
+    }
+    /* After a failure the open document goes with its pool. */
+    return rv == APR_SUCCESS && sw->w ? doc_close(sw) : rv;
+}
+
+/* The Resource List Index: one entry per part, in resourcelist.xml. */
+static apr_status_t write_index(swriter_t *sw, int nparts)
+{
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+    apr_status_t rv;
+    int i;
+
+    if ((rv = doc_open(sw, 0)) != APR_SUCCESS) {
+        return rv;
+    }
+    md[0].name = "capability"; md[0].value = "resourcelist";
+    md[1].name = "at"; md[1].value = rs_time_format(at, sw->o->at);
+    md[2].name = "completed"; md[2].value = rs_time_format(done, sw->o->completed);
+    if (rs_xml_begin(sw->w, "sitemapindex") < 0
+        || rs_xml_ln(sw->w, "up", sw->o->capability_url, NULL, 0) < 0
+        || rs_xml_md(sw->w, md, 3) < 0) {
+        return xml_failed(sw);
+    }
+    for (i = 1; i <= nparts; i++) {
+        const char *loc = apr_psprintf(sw->ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
+                                       sw->o->part_url_prefix, sw->gen, i);
+        int rc = rs_xml_entry_begin(sw->w, loc, NULL) < 0 || rs_xml_md(sw->w, md + 1, 2) < 0
+                 || rs_xml_entry_end(sw->w) < 0;
+        apr_pool_clear(sw->ep);
+        if (rc) {
+            return xml_failed(sw);
+        }
+    }
+    return doc_close(sw);
+}
+
+/* The info file, written last: its presence says the snapshot is
+ * complete. */
+static apr_status_t write_info(swriter_t *sw)
+{
+    const rs_snapshot_info_t *info = sw->info;
+    const char *s = apr_psprintf(sw->fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
+                                 APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d\n",
+                                 info->gen, info->at, info->completed, info->entries,
+                                 info->parts);
+    apr_file_t *f;
+    apr_status_t rv, frv;
+
+    if ((rv = rs_file_create(&f, rs_statedir_gen_info(sw->fp, sw->dir), OUT_BUFSIZE, sw->fp))
+        != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_file_write_full(f, s, strlen(s), NULL);
+    frv = rs_file_finish(f);
+    return rv != APR_SUCCESS ? rv : frv;
 }
 
 apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info)
 {
-    apr_pool_t *fp, *pp, *ep;
-    apr_file_t *f = NULL;
-    rs_xml_t *w = NULL;
-    apr_int64_t total = 0, in_part = 0, max = o->max_entries > 0 ? o->max_entries : 50000;
-    const char *after_dir = NULL, *after_name = NULL;
-    char *locbuf;
-    apr_size_t loccap;
-    apr_size_t base_len = strlen(o->url_base);
+    swriter_t sw;
+    apr_int64_t total = 0;
     apr_status_t rv;
-    int part = 0, nparts, indexed, i;
+    int nparts;
 
     memset(info, 0, sizeof(*info));
-    rv = rs_inventory_count(st, o->set, &total);
-    if (rv != APR_SUCCESS) {
+    if ((rv = rs_inventory_count(st, o->set, &total)) != APR_SUCCESS) {
         return rv;
     }
-    indexed = total > max;
-    nparts = indexed ? (int)((total + max - 1) / max) : 0;
-    /* One locbuf for most entries (base + an escaped PATH_MAX path);
-     * write_entry takes a larger one for longer paths. */
-    loccap = base_len + 3 * 4096 + 2;
-    locbuf = apr_palloc(p, loccap);
-    memcpy(locbuf, o->url_base, base_len);
+    memset(&sw, 0, sizeof(sw));
+    sw.o = o;
+    sw.dir = dir;
+    sw.gen = gen;
+    sw.info = info;
+    sw.max = o->max_entries > 0 ? o->max_entries : 50000;
+    sw.indexed = total > sw.max;
+    nparts = sw.indexed ? (int)((total + sw.max - 1) / sw.max) : 0;
+    apr_pool_create(&sw.fp, p);   /* per output file */
+    apr_pool_create(&sw.ep, p);   /* per entry */
 
-    apr_pool_create(&fp, p);   /* per output file */
-    apr_pool_create(&pp, p);   /* per page of rows */
-    apr_pool_create(&ep, p);   /* per entry */
-
-    if (!indexed) {
-        if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, 0), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
-            goto done;
-        }
-        w = rs_xml_open_file(fp, f);
-        if (!w || list_head(w, o, 0) < 0) {
-            rv = APR_EGENERAL;
-            goto done;
-        }
-    }
-
-    for (;;) {
-        apr_array_header_t *rows;
-        apr_pool_clear(pp);
-        rv = rs_inventory_page(st, pp, o->set, after_dir, after_name, PAGE_ROWS, &rows);
-        if (rv != APR_SUCCESS) {
-            goto done;
-        }
-        for (i = 0; i < rows->nelts; i++) {
-            const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
-            if (indexed && (!w || in_part == max)) {
-                if (w) {
-                    if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
-                        rv = APR_EGENERAL;
-                        goto done;
-                    }
-                    apr_pool_clear(fp);
-                }
-                part++;
-                in_part = 0;
-                if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, part), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
-                    goto done;
-                }
-                w = rs_xml_open_file(fp, f);
-                if (!w || list_head(w, o, 1) < 0) {
-                    rv = APR_EGENERAL;
-                    goto done;
-                }
-            }
-            if (write_entry(w, ep, o, it, locbuf, loccap, base_len) < 0) {
-                rv = APR_EGENERAL;
-                goto done;
-            }
-            apr_pool_clear(ep);
-            in_part++;
-            info->entries++;
-        }
-        if (rows->nelts < PAGE_ROWS) {
-            break;
-        }
-        {
-            const rs_item_t *last = &APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t);
-            after_dir = apr_pstrdup(p, last->dir);
-            after_name = apr_pstrdup(p, last->name);
-        }
-    }
-    if (w) {
-        if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
-            rv = APR_EGENERAL;
-            goto done;
-        }
-        apr_pool_clear(fp);
-        w = NULL;
-    }
+    rv = write_rows(st, &sw, p);
     /* The count and the pages come from one writer (the watcher) with no
      * write in between, so they agree; a mismatch means a bug. */
-    if (indexed && part != nparts) {
+    if (rv == APR_SUCCESS && sw.indexed && sw.part != nparts) {
         rv = APR_EGENERAL;
-        goto done;
     }
-
-    if (indexed) {
-        char at[RS_TIME_BUFSIZE], done_s[RS_TIME_BUFSIZE];
-        rs_xml_attr_t md[3];
-        if ((rv = rs_file_create(&f, rs_statedir_gen_file(fp, dir, 0), OUT_BUFSIZE, fp)) != APR_SUCCESS) {
-            goto done;
-        }
-        w = rs_xml_open_file(fp, f);
-        md[0].name = "capability"; md[0].value = "resourcelist";
-        md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
-        md[2].name = "completed"; md[2].value = rs_time_format(done_s, o->completed);
-        if (!w || rs_xml_begin(w, "sitemapindex") < 0
-            || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-            || rs_xml_md(w, md, 3) < 0) {
-            rv = APR_EGENERAL;
-            goto done;
-        }
-        for (i = 1; i <= nparts; i++) {
-            const char *loc = apr_psprintf(ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
-                                           o->part_url_prefix, gen, i);
-            if (rs_xml_entry_begin(w, loc, NULL) < 0 || rs_xml_md(w, md + 1, 2) < 0
-                || rs_xml_entry_end(w) < 0) {
-                rv = APR_EGENERAL;
-                goto done;
-            }
-            apr_pool_clear(ep);
-        }
-        if (rs_xml_end(w) < 0 || rs_file_finish(f) != APR_SUCCESS) {
-            rv = APR_EGENERAL;
-            goto done;
-        }
-        w = NULL;
+    if (rv == APR_SUCCESS && sw.indexed) {
+        rv = write_index(&sw, nparts);
     }
-
-    info->gen = gen;
-    info->at = o->at;
-    info->completed = o->completed;
-    info->parts = nparts;
-    {
-        const char *s = apr_psprintf(fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
-                                     APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d\n",
-                                     gen, o->at, o->completed, info->entries, nparts);
-        if ((rv = rs_file_create(&f, rs_statedir_gen_info(fp, dir), OUT_BUFSIZE, fp)) == APR_SUCCESS) {
-            rv = apr_file_write_full(f, s, strlen(s), NULL);
-            if (rs_file_finish(f) != APR_SUCCESS && rv == APR_SUCCESS) {
-                rv = APR_EGENERAL;
-            }
-        }
+    if (rv == APR_SUCCESS) {
+        info->gen = gen;
+        info->at = o->at;
+        info->completed = o->completed;
+        info->parts = nparts;
+        rv = write_info(&sw);
     }
-done:
-    apr_pool_destroy(ep);
-    apr_pool_destroy(pp);
-    apr_pool_destroy(fp);
+    apr_pool_destroy(sw.ep);
+    apr_pool_destroy(sw.fp);
     return rv;
 }
 

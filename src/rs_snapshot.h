@@ -20,16 +20,16 @@
 
 #include <apr_pools.h>
 #include <apr_time.h>
+#include "rs_entry.h"
 #include "rs_inventory.h"
 
 typedef struct rs_snapshot_opts_t {
     const char *set;
-    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    rs_entry_opts_t entry;        /* URL base, hashes (spec10 is not used) */
     const char *capability_url;   /* rel="up" */
     const char *list_url;         /* URL of resourcelist.xml (rel="index") */
     const char *part_url_prefix;  /* parts are <prefix><gen>-<n>.xml */
     apr_int64_t max_entries;      /* entries per document */
-    unsigned hashes;              /* RS_HASH_* mask */
     apr_time_t at;                /* start of the scan the inventory reflects */
     apr_time_t completed;         /* end of that scan */
     const rs_logger_t *log;

@@ -111,12 +111,12 @@ int main(int argc, const char *const *argv)
         const char *base = argv[5];
         memset(&o, 0, sizeof(o));
         o.set = argv[3];
-        o.url_base = base;
+        o.entry.url_base = base;
         o.capability_url = apr_pstrcat(p, base, "capabilitylist.xml", NULL);
         o.list_url = apr_pstrcat(p, base, "resourcelist.xml", NULL);
         o.part_url_prefix = apr_pstrcat(p, base, "resourcelist/", NULL);
         o.max_entries = max;
-        o.hashes = hashes;
+        o.entry.hashes = hashes;
         o.at = o.completed = apr_time_now();
         o.log = &log;
         if (rs_snapshot_write(st, &o, argv[4], 1, p, &info) != APR_SUCCESS) {

@@ -37,11 +37,11 @@ static void cf_init(cf_t *f)
                                 ut_log_init(&f->ul)), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     f->o.set = "s";
-    f->o.url_base = BASE;
+    f->o.entry.url_base = BASE;
     f->o.capability_url = CAP;
     f->o.index_url = INDEX;
     f->o.list_url_prefix = PREFIX;
-    f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    f->o.entry.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
     f->t0 = apr_time_now() - apr_time_from_sec(100);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", f->t0), APR_SUCCESS);
 }
@@ -146,7 +146,7 @@ static void assert_entry(cf_t *f, xmlNodePtr root, int i, const rs_record_t *r,
     ck_assert_int_eq(ut_xml_count(u, UT_NS_RS, "md"), 1);
     md = ut_xml_child(u, UT_NS_RS, "md", 0);
     ck_assert_str_eq(ut_xml_attr(md, "change"), rs_journal_change_name(r->change));
-    if (f->o.spec10) {
+    if (f->o.entry.spec10) {
         ck_assert_str_eq(ut_xml_child_text(u, UT_NS_SM, "lastmod"), fmt(r->datetime));
         ck_assert_ptr_null(ut_xml_attr(md, "datetime"));
     }
@@ -259,8 +259,8 @@ START_TEST(spec10)
     xmlNodePtr root;
 
     cf_init(&f);
-    f.o.spec10 = 1;
-    f.o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    f.o.entry.spec10 = 1;
+    f.o.entry.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
     a = append(&f, "s", "", "a.txt", RS_CHANGE_CREATED, 3);
     b = append(&f, "s", "", "b.txt", RS_CHANGE_DELETED, 3);
     close_all(&f, &cl);
@@ -282,7 +282,7 @@ START_TEST(hash_selection)
     xmlNodePtr root, md;
 
     cf_init(&f);
-    f.o.hashes = RS_HASH_SHA1;
+    f.o.entry.hashes = RS_HASH_SHA1;
     append(&f, "s", "", "a.txt", RS_CHANGE_UPDATED, 3);
     close_all(&f, &cl);
     root = write_list(&f, &cl);
@@ -480,18 +480,18 @@ START_TEST(exact_bytes_and_prerendered_entries)
     rs_changelist_opts_t o;
     rs_changelist_t cl;
     apr_array_header_t *recs = apr_array_make(ut_pool, 3, sizeof(rs_record_t)), *pre, *mixed;
-    rs_changelist_renderer_t *rr;
+    rs_entry_renderer_t *rr;
     rs_record_t *r;
     const char *doc, *expected;
     int i;
 
     memset(&o, 0, sizeof(o));
     o.set = "s";
-    o.url_base = BASE;
+    o.entry.url_base = BASE;
     o.capability_url = CAP;
     o.index_url = INDEX;
     o.list_url_prefix = PREFIX;
-    o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    o.entry.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
     memset(&cl, 0, sizeof(cl));
     cl.id = 4;
     cl.from = 1600000000LL * APR_USEC_PER_SEC;
@@ -543,14 +543,14 @@ START_TEST(exact_bytes_and_prerendered_entries)
     ck_assert_str_eq(doc, expected);
 
     /* Pre-rendered: every entry, then only the second one. */
-    rr = rs_changelist_renderer_create(ut_pool, &o);
+    rr = rs_entry_renderer_create(ut_pool, &o.entry);
     ck_assert_ptr_nonnull(rr);
     pre = apr_array_copy(ut_pool, recs);
     mixed = apr_array_copy(ut_pool, recs);
     for (i = 0; i < pre->nelts; i++) {
         rs_record_t *p = &APR_ARRAY_IDX(pre, i, rs_record_t);
         apr_size_t len = 0;
-        const char *b = rs_changelist_render(rr, p, &len);
+        const char *b = rs_entry_render(rr, p, &len);
         ck_assert_ptr_nonnull(b);
         p->xml = apr_pstrmemdup(ut_pool, b, len);
         p->xml_len = len;

@@ -1,4 +1,5 @@
-/* test_scan_changes.c - rs_scan: the on_change notifications of a scan */
+/* test_scan_changes.c - rs_scan: the on_change notifications of a scan,
+ * and rs_recorder, which turns them into journal records and entries */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -11,7 +12,10 @@
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_hash.h"
+#include "rs_entry.h"
 #include "rs_journal.h"
+#include "rs_recorder.h"
+#include "rs_ring.h"
 #include "rs_scan.h"
 #include "rs_inventory.h"
 
@@ -23,8 +27,7 @@ typedef struct {
     int fail_at;                   /* > 0: fail the n-th call */
     int calls;
     const char *deny;              /* check callback denies this relpath */
-    rs_journal_t *j;               /* non-NULL: append a record too */
-    const char *set;
+    rs_recorder_t *rec;            /* non-NULL: record the change too */
 } changes_t;
 
 typedef struct {
@@ -61,19 +64,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     for (i = 0; i < RS_HASH_COUNT; i++) {
         copy->hash[i] = it->hash[i] ? apr_pstrdup(ut_pool, it->hash[i]) : NULL;
     }
-    if (c->j) {
-        rs_record_t r;
-        memset(&r, 0, sizeof(r));
-        r.dir = it->dir;
-        r.name = it->name;
-        r.change = change;
-        r.lastmod_ns = it->mtime_ns;
-        r.size = it->size;
-        r.type = it->type;
-        memcpy(r.hash, it->hash, sizeof(r.hash));
-        return rs_journal_append(c->j, c->set, &r);
-    }
-    return APR_SUCCESS;
+    return c->rec ? rs_recorder_record(c->rec, change, it) : APR_SUCCESS;
 }
 
 static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
@@ -380,18 +371,20 @@ START_TEST(callback_error_missing_root)
 }
 END_TEST
 
-/* The callback writes journal records in the scan's transaction. */
+/* The recorder writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
 {
     fx_t f;
     rs_journal_t *j;
+    rs_entry_opts_t eo;
     apr_array_header_t *recs;
     int i;
 
     fx_init(&f);
     ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
-    f.c.j = j;
-    f.c.set = "s";
+    memset(&eo, 0, sizeof(eo));
+    eo.url_base = "http://example.org/";
+    f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 0);
     put_file(&f, "a.txt", "abc");
     put_file(&f, "b.txt", "b");
     ck_assert_str_eq(scan(&f), "C a.txt|C b.txt");
@@ -419,6 +412,107 @@ START_TEST(journal_in_scan_transaction)
             ck_assert_ptr_nonnull(r->hash[0]);
         }
     }
+    ck_assert_int_eq(rs_recorder_appended(f.c.rec), 4);
+    /* No window asked for: nothing to take. */
+    ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 0);
+    ck_assert_ptr_null(recs);
+}
+END_TEST
+
+/* The window: the newest `cap` records, oldest first, each with the bytes
+ * of its entry; taking empties it; the count says how many were recorded. */
+START_TEST(recorder_window)
+{
+    fx_t f;
+    rs_journal_t *j;
+    rs_entry_opts_t eo;
+    rs_entry_renderer_t *rr;
+    apr_array_header_t *recs, *stored;
+    char name[32];
+    int i;
+
+    fx_init(&f);
+    ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
+    memset(&eo, 0, sizeof(eo));
+    eo.url_base = "http://example.org/";
+    eo.hashes = MD5_SHA256;
+    f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 20);
+    for (i = 0; i < 50; i++) {
+        apr_snprintf(name, sizeof(name), "f%02d", i);
+        put_file(&f, name, name);
+    }
+    scan(&f);
+    ck_assert_int_eq(rs_recorder_appended(f.c.rec), 50);
+    ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 50);
+    ck_assert_ptr_nonnull(recs);
+    ck_assert_int_eq(recs->nelts, 20);
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 31, -1, 100, &stored), APR_SUCCESS);
+    ck_assert_int_eq(stored->nelts, 20);
+    rr = rs_entry_renderer_create(ut_pool, &eo);
+    for (i = 0; i < 20; i++) {
+        const rs_record_t *w = &APR_ARRAY_IDX(recs, i, rs_record_t);
+        const rs_record_t *s = &APR_ARRAY_IDX(stored, i, rs_record_t);
+        apr_size_t len = 0;
+        const char *b = rs_entry_render(rr, s, &len);
+        ck_assert_int_eq(w->seq, 31 + i);
+        ck_assert_int_eq(w->seq, s->seq);
+        ck_assert_int_eq(w->change, RS_CHANGE_CREATED);
+        ck_assert_int_eq(w->datetime, s->datetime);
+        ck_assert_int_eq(w->size, s->size);
+        ck_assert_uint_eq(w->xml_len, len);
+        ck_assert_int_eq(memcmp(w->xml, b, len), 0);
+        ck_assert_ptr_null(w->name);     /* what a ring slot keeps */
+    }
+    ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 0);
+    ck_assert_ptr_null(recs);
+
+    /* A few more: a window of a few; the taken one stays valid. */
+    put_file(&f, "f00", "changed");
+    ck_assert_int_eq(unlink(ut_path(f.root, "f01")), 0);
+    scan(&f);
+    ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 2);
+    ck_assert_int_eq(recs->nelts, 2);
+    ck_assert_int_eq(APR_ARRAY_IDX(recs, 0, rs_record_t).seq, 51);
+    ck_assert_int_eq(APR_ARRAY_IDX(recs, 1, rs_record_t).seq, 52);
+    ck_assert_int_eq(rs_recorder_appended(f.c.rec), 52);
+}
+END_TEST
+
+/* An entry longer than a ring slot is kept without bytes: readers take
+ * that record from the store. */
+START_TEST(recorder_overlong_entry)
+{
+    fx_t f;
+    rs_journal_t *j;
+    rs_entry_opts_t eo;
+    apr_array_header_t *recs;
+    char name[256];
+
+    fx_init(&f);
+    ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
+    memset(&eo, 0, sizeof(eo));
+    eo.url_base = "http://example.org/";
+    f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 8);
+    memset(name, ' ', 250);            /* 1500 bytes escaped, dir and name */
+    name[250] = '\0';
+    put_file(&f, "short", "a");
+    ut_mkdir(ut_path(f.root, name));
+    put_file(&f, apr_pstrcat(ut_pool, name, "/", name, NULL), "b");
+    scan(&f);
+    ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 2);
+    ck_assert_int_eq(recs->nelts, 2);
+    {
+        /* Whichever the scan found first. */
+        const rs_record_t *a = &APR_ARRAY_IDX(recs, 0, rs_record_t);
+        const rs_record_t *b = &APR_ARRAY_IDX(recs, 1, rs_record_t);
+        const rs_record_t *shrt = a->xml ? a : b, *lng = a->xml ? b : a;
+        ck_assert_ptr_nonnull(shrt->xml);
+        ck_assert_uint_le(shrt->xml_len, RS_RING_SLOT_DATA);
+        ck_assert_ptr_nonnull(strstr(apr_pstrmemdup(ut_pool, shrt->xml, shrt->xml_len),
+                                     "<loc>http://example.org/short</loc>"));
+        ck_assert_ptr_null(lng->xml);
+        ck_assert_int_eq(a->seq + 1, b->seq);
+    }
 }
 END_TEST
 
@@ -436,6 +530,8 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, callback_error_stops_scan);
     tcase_add_test(tc, callback_error_missing_root);
     tcase_add_test(tc, journal_in_scan_transaction);
+    tcase_add_test(tc, recorder_window);
+    tcase_add_test(tc, recorder_overlong_entry);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,8 @@
 /* test_snapshot.c - rs_snapshot: Resource List documents from the store */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_hash.h"
@@ -40,12 +43,12 @@ static void fx_init(fx_t *f, apr_int64_t max)
     f->dir = ut_path(base, "gen");
     ut_mkdir(f->dir);
     f->o.set = "s";
-    f->o.url_base = BASE;
+    f->o.entry.url_base = BASE;
     f->o.capability_url = CAP;
     f->o.list_url = LIST;
     f->o.part_url_prefix = PREFIX;
     f->o.max_entries = max;
-    f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    f->o.entry.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
     f->o.at = AT;
     f->o.completed = DONE;
     f->o.log = &f->ul.logger;
@@ -350,6 +353,31 @@ START_TEST(write_errors)
 }
 END_TEST
 
+/* A write that fails keeps its cause: a missing directory is ENOENT, a
+ * file that cannot grow (RLIMIT_FSIZE: EFBIG, the same path as a full
+ * disk) is EFBIG, not an unspecified error. */
+START_TEST(write_errors_keep_their_cause)
+{
+    fx_t f;
+    rs_snapshot_info_t info;
+    struct rlimit rl;
+
+    fx_init(&f, 50000);
+    fill(&f, 200, 1, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, ut_path(f.dir, "missing"), 1, ut_pool, &info),
+                     APR_ENOENT);
+    if (!ut_forking) {
+        return;                /* the limit would outlive the test */
+    }
+    signal(SIGXFSZ, SIG_IGN);
+    rl.rlim_cur = rl.rlim_max = 4096;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info),
+                     APR_FROM_OS_ERROR(EFBIG));
+    ck_assert(!ut_exists(ut_path(f.dir, "info")));
+}
+END_TEST
+
 START_TEST(read_info_errors)
 {
     const char *dir = ut_tempdir("info");
@@ -467,6 +495,7 @@ Suite *snapshot_suite(void)
     tcase_add_test(tc, many_rows_across_pages);
     tcase_add_test(tc, long_paths);
     tcase_add_test(tc, write_errors);
+    tcase_add_test(tc, write_errors_keep_their_cause);
     tcase_add_test(tc, read_info_errors);
     tcase_add_test(tc, from_a_scan);
     suite_add_tcase(s, tc);

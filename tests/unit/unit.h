@@ -43,6 +43,7 @@ Suite *ring_suite(void);
 Suite *watch_suite(void);
 Suite *file_suite(void);
 Suite *generation_suite(void);
+Suite *entry_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */

@@ -1,0 +1,58 @@
+/* rs_entry.h - the one renderer of <url> entries.
+ *
+ * Every document that lists resources - Resource Lists (rs_snapshot) and
+ * Change Lists (rs_changelist) today, manifests and notification payloads
+ * next - writes its entries here, so that an entry has the same bytes
+ * whichever document, and whichever source (the store, the ring), it
+ * comes from.  An entry is described by an rs_record_t:
+ *   change == 0       a resource (Resource List): <loc>, <lastmod> = the
+ *                     resource's modification time, rs:md hash, length,
+ *                     type;
+ *   RS_CHANGE_*       a change (Change List): ResourceSync 1.1 has
+ *                     <lastmod> = the resource's modification time and
+ *                     rs:md change, datetime (when the change was
+ *                     observed); 1.0 mode has <lastmod> = the change time
+ *                     and no datetime.  A deletion has no hash, length or
+ *                     type.
+ * The location is the options' URL base followed by the record's dir and
+ * name, percent-encoded here (rs_uri) and nowhere else.
+ */
+#ifndef RS_ENTRY_H
+#define RS_ENTRY_H
+
+#include <apr_pools.h>
+#include "rs_journal.h"
+#include "rs_inventory.h"
+#include "rs_xml.h"
+
+/* How the entries of one resource set are written; document-level
+ * options (rs_snapshot_opts_t, rs_changelist_opts_t) embed it. */
+typedef struct rs_entry_opts_t {
+    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    unsigned hashes;              /* RS_HASH_* mask: which hashes to list */
+    int spec10;                   /* 1: ResourceSync 1.0 change entries */
+} rs_entry_opts_t;
+
+/* The resource entry of an inventory row: fills *r (change 0) with
+ * pointers into it (it must outlive r). */
+void rs_entry_from_item(rs_record_t *r, const rs_item_t *it);
+
+/* Write the entry of r (see above) to w; temporary memory from p.
+ * Returns 0 on success, -1 when the writer failed. */
+int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const rs_record_t *r);
+
+/* Renders entries once: the bytes of an entry exactly as they stand in a
+ * <urlset> document written with options o (which must outlive the
+ * renderer).  Rendered bytes travel with a record (rs_record_t.xml: the
+ * ring keeps them) and are written as they are by rs_xml_raw, so that no
+ * reader renders the entry again. */
+typedef struct rs_entry_renderer_t rs_entry_renderer_t;
+
+/* A renderer allocated from p (NULL on failure). */
+rs_entry_renderer_t *rs_entry_renderer_create(apr_pool_t *p, const rs_entry_opts_t *o);
+
+/* The entry bytes of r, in a buffer valid until the next call on rr;
+ * NULL on failure. */
+const char *rs_entry_render(rs_entry_renderer_t *rr, const rs_record_t *r, apr_size_t *len);
+
+#endif

@@ -1,0 +1,242 @@
+/* rs_scanfile.c - see rs_scanfile.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <apr_atomic.h>
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+#include "rs_hash.h"
+#include "rs_scanfile.h"
+
+apr_int64_t rs_scanfile_mtime_ns(const struct stat *sb)
+{
+    return (apr_int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+}
+
+apr_int64_t rs_scanfile_ctime_ns(const struct stat *sb)
+{
+    return (apr_int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec;
+}
+
+static int same_version(const rs_item_t *row, const struct stat *sb)
+{
+    return row->size == (apr_int64_t)sb->st_size && row->mtime_ns == rs_scanfile_mtime_ns(sb)
+        && row->dev == (apr_int64_t)sb->st_dev && row->ino == (apr_int64_t)sb->st_ino;
+}
+
+static int has_hashes(const rs_item_t *row, unsigned mask)
+{
+    int i;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        if ((mask & (1u << i)) && !row->hash[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Open a file for reading: relative to its directory, or through the
+ * resolved target for a symlink. */
+static int open_file(int dfd, const char *name, const char *target)
+{
+    if (target) {
+        return open(target, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    }
+    return openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+}
+
+/* Fill it with hashes of the file's current content.  sb is updated to
+ * the metadata of the version read.  Returns 0, or an errno. */
+static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *name,
+                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed)
+{
+    int attempt;
+    for (attempt = 0; attempt < 3; attempt++) {
+        char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+        struct stat after;
+        apr_off_t n = 0;
+        int i, fd = open_file(dfd, name, target);
+        apr_status_t rv;
+
+        if (fd < 0) {
+            return errno;
+        }
+        if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+            close(fd);
+            return EINVAL;
+        }
+        if (!o->hashes) {
+            close(fd);
+            return 0;
+        }
+#ifdef POSIX_FADV_SEQUENTIAL
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+        rv = rs_hash_fd(fd, o->hashes, hex, &n);
+        if (rv == APR_SUCCESS && fstat(fd, &after) == 0
+            && after.st_size == sb->st_size && n == after.st_size
+            && rs_scanfile_mtime_ns(&after) == rs_scanfile_mtime_ns(sb)) {
+            close(fd);
+            *hashed += n;
+            for (i = 0; i < RS_HASH_COUNT; i++) {
+                it->hash[i] = (o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
+            }
+            return 0;
+        }
+        close(fd);
+        if (rv != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    /* The file keeps changing: no hash now, the next scan retries. */
+    memset(it->hash, 0, sizeof(it->hash));
+    return 0;
+}
+
+
+int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
+{
+    return row && same_version(row, sb) && row->ctime_ns == rs_scanfile_ctime_ns(sb)
+        && row->cfg && o->cfg && !strcmp(row->cfg, o->cfg)
+        && (!row->listed || has_hashes(row, o->hashes));
+}
+
+/* The per-file work; runs on any worker thread, allocating only from p. */
+static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
+                    const char *dir, rs_scanfile_job_t *j)
+{
+    rs_item_t *it = &j->it;
+    const rs_item_t *row = j->row;
+
+    memset(it, 0, sizeof(*it));
+    it->dir = dir;
+    it->name = j->name;
+    it->cfg = o->cfg;
+    it->listed = 1;
+    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
+        it->listed = 0;
+    }
+    if (it->listed) {
+        if (!o->hashes) {
+            /* Nothing to read: only make sure the run user can. */
+            int ok = j->target ? access(j->target, R_OK) == 0
+                               : faccessat(dfd, j->name, R_OK, AT_EACCESS) == 0;
+            j->rc = ok ? 0 : errno;
+        }
+        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
+            /* Same content (only the inode's status changed, e.g. chmod):
+             * keep the hashes, but make sure the file is still readable. */
+            int fd = open_file(dfd, j->name, j->target);
+            j->rc = fd < 0 ? errno : 0;
+            if (fd >= 0) {
+                close(fd);
+            }
+            memcpy(it->hash, row->hash, sizeof(it->hash));
+        }
+        else {
+            j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
+        }
+        if (j->rc != 0) {
+            it->listed = 0;
+            memset(it->hash, 0, sizeof(it->hash));
+        }
+    }
+    it->size = j->sb.st_size;
+    it->mtime_ns = rs_scanfile_mtime_ns(&j->sb);
+    it->ctime_ns = rs_scanfile_ctime_ns(&j->sb);
+    it->dev = (apr_int64_t)j->sb.st_dev;
+    it->ino = (apr_int64_t)j->sb.st_ino;
+}
+
+typedef struct {
+    const rs_scan_opts_t *o;
+    const char *dir;
+    int dfd;
+    rs_scanfile_job_t *jobs;
+    apr_uint32_t njobs;
+    volatile apr_uint32_t next;
+} batch_t;
+
+typedef struct {
+    batch_t *b;
+    void *baton;
+    apr_pool_t *pool;
+} worker_t;
+
+static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
+{
+    worker_t *w = data;
+    apr_uint32_t i;
+    while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
+        run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
+    }
+    /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
+     * stack behind AddressSanitizer's back, which then reports its own
+     * thread teardown.  The thread's pool goes with its parent. */
+    (void)t;
+    return NULL;
+}
+
+void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *dir,
+                     rs_scanfile_job_t *jobs, int njobs)
+{
+    int nw = o->workers > 1 && o->check_batons ? o->workers : 1, i, started = 0;
+    batch_t b;
+
+    if (nw > njobs / 4) {
+        nw = njobs / 4 > 0 ? njobs / 4 : 1;
+    }
+    if (nw <= 1) {
+        void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
+        for (i = 0; i < njobs; i++) {
+            run_job(o, baton, p, dfd, dir, &jobs[i]);
+        }
+        return;
+    }
+    b.o = o;
+    b.dir = dir;
+    b.dfd = dfd;
+    b.jobs = jobs;
+    b.njobs = (apr_uint32_t)njobs;
+    b.next = 0;
+    {
+        apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
+        worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
+        for (i = 0; i < nw; i++) {
+            apr_allocator_t *alloc;
+            /* Own allocator per worker: pools are not thread-safe, and
+             * sibling pools share their parent's allocator. */
+            apr_allocator_create(&alloc);
+            apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
+            apr_allocator_owner_set(alloc, w[i].pool);
+            w[i].b = &b;
+            w[i].baton = o->check_batons[i];
+        }
+        for (i = 0; i < nw; i++) {
+            if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
+                th[i] = NULL;
+            }
+            else {
+                started++;
+            }
+        }
+        if (!started) {
+            /* No threads: do the work here. */
+            worker_t *w0 = &w[0];
+            apr_uint32_t k;
+            while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
+                run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
+            }
+        }
+        for (i = 0; i < nw; i++) {
+            apr_status_t trv;
+            if (th[i]) {
+                apr_thread_join(&trv, th[i]);
+            }
+        }
+        /* The results live in the worker pools, children of p: they stay
+         * valid until the caller is done with this directory. */
+    }
+}

@@ -1,0 +1,47 @@
+/* rs_scanfile.h - the per-file work of a scan (rs_scan's own helper).
+ *
+ * A scan (rs_scan.c) walks a directory on one thread and queues the files
+ * whose stored row no longer describes them as jobs; this file does the
+ * work that dominates a first scan - the check callback and hashing - on
+ * up to opts->workers threads, each with its own pool and allocator.
+ * Jobs only read the file system and write their own result; the caller
+ * writes the results to the store afterwards, on its own thread.
+ */
+#ifndef RS_SCANFILE_H
+#define RS_SCANFILE_H
+
+#include <sys/stat.h>
+#include <apr_pools.h>
+#include "rs_scan.h"
+#include "rs_inventory.h"
+
+/* A file that needs the check callback and/or hashing. */
+typedef struct rs_scanfile_job_t {
+    const char *name;
+    const char *relpath;
+    const char *target;     /* resolved symlink target or NULL */
+    struct stat sb;
+    const rs_item_t *row;   /* stored row or NULL */
+    rs_item_t it;           /* result */
+    int rc;                 /* errno of a failed read, else 0 */
+    apr_int64_t hashed;     /* bytes read for hashing */
+} rs_scanfile_job_t;
+
+/* Modification and inode change times of sb, in ns. */
+apr_int64_t rs_scanfile_mtime_ns(const struct stat *sb);
+apr_int64_t rs_scanfile_ctime_ns(const struct stat *sb);
+
+/* 1 if the stored row (or NULL) still describes the file sb under the
+ * scan's configuration: same version, same check fingerprint, and the
+ * hashes the configuration asks for. */
+int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row,
+                          const struct stat *sb);
+
+/* Run the jobs of directory dir (open as dfd): fill each job's `it`
+ * (row to store), `rc` and `hashed`, on worker threads when it is worth
+ * it.  Results are allocated from p (or pools below it) and stay valid
+ * until p is cleared. */
+void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *dir,
+                     rs_scanfile_job_t *jobs, int njobs);
+
+#endif

@@ -1,0 +1,234 @@
+/* test_entry.c - rs_entry: the <url> entries of every document */
+#include <string.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_entry.h"
+#include "rs_hash.h"
+#include "rs_journal.h"
+#include "rs_inventory.h"
+#include "rs_xml.h"
+
+#define BASE   "http://example.org/files/"
+#define MD5    "900150983cd24fb0d6963f7d28e17f72"
+#define SHA1   "a9993e364706816aba3e25717850c26c9cd0d89d"
+#define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/* 2020-09-13T12:26:40.123456789Z */
+#define LASTMOD_NS (1600000000LL * 1000000000 + 123456789)
+/* 2020-09-13T12:26:41.000005Z */
+#define DATETIME   (1600000001LL * APR_USEC_PER_SEC + 5)
+
+static void opts(rs_entry_opts_t *o, int spec10)
+{
+    memset(o, 0, sizeof(*o));
+    o->url_base = BASE;
+    o->hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+    o->spec10 = spec10;
+}
+
+static void record(rs_record_t *r, int change, const char *dir, const char *name)
+{
+    memset(r, 0, sizeof(*r));
+    r->seq = 7;
+    r->dir = dir;
+    r->name = name;
+    r->change = change;
+    r->datetime = DATETIME;
+    r->lastmod_ns = LASTMOD_NS;
+    r->size = 3;
+    r->type = "text/plain";
+    r->hash[0] = MD5;
+    r->hash[1] = SHA1;
+    r->hash[2] = SHA256;
+}
+
+/* The bytes of one entry, rendered once. */
+static const char *render(const rs_entry_opts_t *o, const rs_record_t *r)
+{
+    rs_entry_renderer_t *rr = rs_entry_renderer_create(ut_pool, o);
+    const char *b;
+    apr_size_t len = 0;
+    ck_assert_ptr_nonnull(rr);
+    b = rs_entry_render(rr, r, &len);
+    ck_assert_ptr_nonnull(b);
+    return apr_pstrmemdup(ut_pool, b, len);
+}
+
+/* A whole document with the entry written by rs_entry_write. */
+static const char *document(const rs_entry_opts_t *o, const rs_record_t *r)
+{
+    ut_buf_t b;
+    rs_xml_t *w;
+    memset(&b, 0, sizeof(b));
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(rs_xml_begin(w, "urlset"), 0);
+    ck_assert_int_eq(rs_entry_write(w, ut_pool, o, r), 0);
+    ck_assert_int_eq(rs_xml_end(w), 0);
+    return apr_pstrmemdup(ut_pool, b.data, b.len);
+}
+
+#define DOC_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" \
+    "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" " \
+    "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
+
+/* The rendered bytes are the entry as it stands in a document. */
+static void assert_entry(const rs_entry_opts_t *o, const rs_record_t *r, const char *expected)
+{
+    ck_assert_str_eq(render(o, r), expected);
+    ck_assert_str_eq(document(o, r), apr_pstrcat(ut_pool, DOC_HEAD, expected, "</urlset>\n",
+                                                 NULL));
+}
+
+START_TEST(resource_entry)
+{
+    rs_entry_opts_t o;
+    rs_item_t it;
+    rs_record_t r;
+
+    opts(&o, 0);
+    memset(&it, 0, sizeof(it));
+    it.dir = "sub/dir";
+    it.name = "a.txt";
+    it.size = 3;
+    it.mtime_ns = LASTMOD_NS;
+    it.type = "text/plain";
+    it.hash[0] = MD5;
+    it.hash[1] = SHA1;
+    it.hash[2] = SHA256;
+    rs_entry_from_item(&r, &it);
+    ck_assert_int_eq(r.change, 0);
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "sub/dir/a.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n");
+    /* 1.0 mode changes nothing in a resource entry; no type, no hashes. */
+    o.spec10 = 1;
+    o.hashes = 0;
+    it.type = NULL;
+    it.dir = "";
+    rs_entry_from_item(&r, &it);
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "a.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md length=\"3\"/>\n"
+        "  </url>\n");
+}
+END_TEST
+
+START_TEST(change_entries)
+{
+    rs_entry_opts_t o;
+    rs_record_t r;
+
+    opts(&o, 0);
+    record(&r, RS_CHANGE_CREATED, "", "new.txt");
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "new.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+        "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n");
+    record(&r, RS_CHANGE_UPDATED, "d", "u.txt");
+    o.hashes = RS_HASH_SHA1;
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "d/u.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+        "hash=\"sha-1:" SHA1 "\" length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n");
+    /* A deletion: no hash, length or type. */
+    record(&r, RS_CHANGE_DELETED, "d", "gone");
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "d/gone</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+        "  </url>\n");
+}
+END_TEST
+
+/* ResourceSync 1.0: <lastmod> is the change time, no datetime. */
+START_TEST(spec10_entries)
+{
+    rs_entry_opts_t o;
+    rs_record_t r;
+
+    opts(&o, 1);
+    record(&r, RS_CHANGE_UPDATED, "", "u.txt");
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "u.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
+        "    <rs:md change=\"updated\" hash=\"md5:" MD5 " sha-256:" SHA256 "\" "
+        "length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n");
+    record(&r, RS_CHANGE_DELETED, "", "gone");
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "gone</loc>\n"
+        "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
+        "    <rs:md change=\"deleted\"/>\n"
+        "  </url>\n");
+}
+END_TEST
+
+/* Names are bytes: everything but unreserved characters is
+ * percent-encoded in the location, and "/" only separates dir and name. */
+START_TEST(odd_bytes_in_names)
+{
+    rs_entry_opts_t o;
+    rs_record_t r;
+    rs_entry_renderer_t *rr;
+    const char *b;
+    apr_size_t len;
+    char *longname;
+
+    opts(&o, 0);
+    record(&r, RS_CHANGE_CREATED, "a&b/\xC3\xA9t\xE9", "<x> \"q\"%#?.txt");
+    o.hashes = 0;
+    assert_entry(&o, &r,
+        "  <url>\n"
+        "    <loc>" BASE "a%26b/%C3%A9t%E9/%3Cx%3E%20%22q%22%25%23%3F.txt</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+        "length=\"3\" type=\"text/plain\"/>\n"
+        "  </url>\n");
+
+    /* A name longer than PATH_MAX, every byte escaped, then a short one
+     * from the same renderer: the buffer grows and is reused. */
+    longname = apr_palloc(ut_pool, 6001);
+    memset(longname, ' ', 6000);
+    longname[6000] = '\0';
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    record(&r, RS_CHANGE_CREATED, "", longname);
+    b = rs_entry_render(rr, &r, &len);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_gt(len, 18000);
+    ck_assert_ptr_nonnull(strstr(apr_pstrmemdup(ut_pool, b, len), "%20%20</loc>"));
+    record(&r, RS_CHANGE_DELETED, "", "x");
+    b = rs_entry_render(rr, &r, &len);
+    ck_assert_str_eq(apr_pstrmemdup(ut_pool, b, len),
+        "  <url>\n"
+        "    <loc>" BASE "x</loc>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+        "  </url>\n");
+}
+END_TEST
+
+Suite *entry_suite(void)
+{
+    Suite *s = suite_create("rs_entry");
+    TCase *tc = ut_tcase("entry", 30);
+    tcase_add_test(tc, resource_entry);
+    tcase_add_test(tc, change_entries);
+    tcase_add_test(tc, spec10_entries);
+    tcase_add_test(tc, odd_bytes_in_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
