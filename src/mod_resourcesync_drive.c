@@ -38,15 +38,11 @@
 #include "rs_scan.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
+#include "rs_schema.h"
 
 /* No cap of our own: the kernel's fs.inotify.max_user_watches is the
  * limit (t/degraded.t reaches it for real). */
 static const long max_watches = 0;
-
-void rs_drive_status_put(wset_t *ws)
-{
-    rs_status_write_set(ws->set->slot, &ws->status);
-}
 
 static void set_mode(wset_t *ws)
 {
@@ -495,7 +491,7 @@ static apr_status_t drive_open(rs_drive_t *d)
 {
     apr_status_t rv;
 
-    rv = rs_db_open(&d->store, d->pool, RS_STATEDIR_DB_DRIVER,
+    rv = rs_schema_open(&d->store, d->pool, RS_STATEDIR_DB_DRIVER,
                        rs_statedir_db(d->pool, rs_global.state_dir), &d->log);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the "

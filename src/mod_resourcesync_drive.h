@@ -51,8 +51,12 @@ typedef struct wset_t {
     const rs_logger_t *log;
 } wset_t;
 
-/* Write ws->status to the set's entry in the status segment. */
-void rs_drive_status_put(wset_t *ws);
+/* Write ws->status to the set's entry in the status segment (inline: the
+ * snapshot jobs use it too, and must not call back into the driver). */
+static inline void rs_drive_status_put(wset_t *ws)
+{
+    rs_status_write_set(ws->set->slot, &ws->status);
+}
 
 /* Write a new Resource List snapshot of the set from the inventory,
  * unless the current one is still valid (force: the inventory changed).

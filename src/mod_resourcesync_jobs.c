@@ -32,6 +32,7 @@
 #include "mod_resourcesync.h"
 #include "rs_statedir.h"
 #include "rs_inventory.h"
+#include "rs_schema.h"
 
 struct rs_job_t {
     apr_pool_t *pool;              /* own allocator: used by the job thread */
@@ -91,7 +92,7 @@ static rs_db_t *thread_store(void)
     apr_allocator_create(&alloc);
     apr_pool_create_ex(&jobs.tstore_pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, jobs.tstore_pool);
-    if (rs_db_open(&jobs.tstore, jobs.tstore_pool, RS_STATEDIR_DB_DRIVER,
+    if (rs_schema_open(&jobs.tstore, jobs.tstore_pool, RS_STATEDIR_DB_DRIVER,
                       rs_statedir_db(jobs.tstore_pool, rs_global.state_dir), &jobs.log)
         != APR_SUCCESS) {
         jobs.tstore = NULL;

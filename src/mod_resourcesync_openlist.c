@@ -19,6 +19,7 @@
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_statedir.h"
+#include "rs_schema.h"
 
 /* A child's read connection to the store, for open-list ranges that have
  * left the ring.  Opened on first use, shared by the child's threads
@@ -66,7 +67,7 @@ static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
         log.fn = child_log;
         log.baton = s->r->server;
         apr_pool_create(&child_store_pool, child_pool);
-        rv = rs_db_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
+        rv = rs_schema_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
                            rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
         if (rv == APR_SUCCESS) {
             rv = rs_journal_open(&child_journal, child_store, child_store_pool);

@@ -7,7 +7,6 @@
 #include <apr_dbd.h>
 #include <sqlite3.h>
 #include "rs_db.h"
-#include "rs_schema.h"
 
 #define VERSION_KEY "schema-version"
 
@@ -20,6 +19,7 @@ struct rs_db_t {
     const rs_logger_t *log;
     int kind;                       /* DB_* */
     int version;                    /* schema version */
+    const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
     apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
     /* The open transaction: its pool lives from BEGIN to its end, so a
      * connection that runs many transactions does not grow. */
@@ -177,7 +177,7 @@ static const char *begin_migration(const rs_db_t *db)
  * failure must not be hidden by the driver's silent rollback). */
 static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
 {
-    apr_array_header_t *steps = rs_schema_steps(p, version);
+    apr_array_header_t *steps = db->schema->steps(p, version);
     apr_status_t rv;
     int i, cur = 0;
 
@@ -216,13 +216,13 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
         != APR_SUCCESS || (rv = read_version(db, p, &v)) != APR_SUCCESS) {
         return rv;
     }
-    if (v > RS_SCHEMA_VERSION) {
+    if (v > db->schema->version) {
         rs_log_emit(db->log, RS_LOG_ERR, APR_EGENERAL, "state store: '%s' has schema version "
                     "%d, newer than version %d that this module knows: refusing to use it "
-                    "(was it written by a newer mod_resourcesync?)", dsn, v, RS_SCHEMA_VERSION);
+                    "(was it written by a newer mod_resourcesync?)", dsn, v, db->schema->version);
         return APR_EGENERAL;
     }
-    for (; v < RS_SCHEMA_VERSION; v++) {
+    for (; v < db->schema->version; v++) {
         if ((rv = migrate_to(db, p, v + 1)) != APR_SUCCESS) {
             return rv;
         }
@@ -234,7 +234,7 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
 /* ------------------------------------------------ connection */
 
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
-                        const rs_logger_t *log)
+                        const rs_db_schema_t *schema, const rs_logger_t *log)
 {
     rs_db_t *db = apr_pcalloc(p, sizeof(*db));
     const char *err = NULL;
@@ -243,6 +243,7 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
 
     db->pool = p;
     db->log = log;
+    db->schema = schema;
     db->stmts = apr_hash_make(p);
     apr_dbd_init(p);
     rv = apr_dbd_get_driver(p, driver, &db->drv);

@@ -32,16 +32,27 @@
 #define RS_DB_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 #include "rs_log.h"
 
 typedef struct rs_db_t rs_db_t;
 typedef struct rs_db_stmt_t rs_db_stmt_t;
 
+/* What a database is brought to when it is opened: the newest schema
+ * version, and the DDL statements that bring version - 1 to version (an
+ * array of const char *, allocated from p).  The module's own schema is
+ * rs_schema's (rs_schema_open): rs_db knows no table but its meta table,
+ * so the units with tables depend on rs_db and never the other way. */
+typedef struct rs_db_schema_t {
+    int version;
+    apr_array_header_t *(*steps)(apr_pool_t *p, int version);
+} rs_db_schema_t;
+
 /* Open a connection and bring its schema up to date.  driver is an
  * apr_dbd driver name ("sqlite3"), dsn its connection string (for SQLite
  * the database file).  The connection is closed when pool p is cleared. */
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
-                        const rs_logger_t *log);
+                        const rs_db_schema_t *schema, const rs_logger_t *log);
 
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);

@@ -20,3 +20,11 @@ apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)
     }
     return out;
 }
+
+static const rs_db_schema_t schema = { RS_SCHEMA_VERSION, rs_schema_steps };
+
+apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                            const rs_logger_t *log)
+{
+    return rs_db_open(out, p, driver, dsn, &schema, log);
+}

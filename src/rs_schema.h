@@ -16,6 +16,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include "rs_db.h"
 
 /* The newest schema version this code knows. */
 #define RS_SCHEMA_VERSION 1
@@ -24,5 +25,11 @@
  * in order (array of const char *, allocated from p; the strings are
  * static).  Empty for a version without changes. */
 apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version);
+
+/* Open a connection to the state store (rs_db_open) with the module's
+ * schema: every caller that stores inventory or journal rows opens it
+ * this way. */
+apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                            const rs_logger_t *log);
 
 #endif

@@ -20,6 +20,7 @@
 #include "rs_inventory.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
+#include "rs_schema.h"
 
 static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
 {
@@ -85,7 +86,7 @@ int main(int argc, const char *const *argv)
             return usage();
         }
     }
-    if (rs_db_open(&st, p, RS_STATEDIR_DB_DRIVER, argv[2], &log) != APR_SUCCESS) {
+    if (rs_schema_open(&st, p, RS_STATEDIR_DB_DRIVER, argv[2], &log) != APR_SUCCESS) {
         return 1;
     }
     if (!strcmp(argv[1], "scan")) {

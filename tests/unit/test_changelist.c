@@ -9,6 +9,7 @@
 #include "rs_inventory.h"
 #include "rs_time.h"
 #include "rs_xml.h"
+#include "rs_schema.h"
 #include <libxml/xmlerror.h>
 
 #define BASE   "http://example.org/files/"
@@ -33,7 +34,7 @@ static void cf_init(cf_t *f)
 {
     const char *base = ut_tempdir("changelist");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
                                 ut_log_init(&f->ul)), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     f->o.set = "s";

@@ -13,7 +13,7 @@
 static rs_db_t *open_db_at(ut_log_t *ul, apr_pool_t *p, const char *path)
 {
     rs_db_t *db = NULL;
-    apr_status_t rv = rs_db_open(&db, p, "sqlite3", path, ut_log_init(ul));
+    apr_status_t rv = rs_schema_open(&db, p, "sqlite3", path, ut_log_init(ul));
     ck_assert_msg(rv == APR_SUCCESS, "rs_db_open: %d", rv);
     ck_assert_ptr_nonnull(db);
     return db;
@@ -58,10 +58,10 @@ START_TEST(open_errors)
     rs_db_t *st = NULL;
     const char *dir = ut_tempdir("db");
 
-    ck_assert_int_ne(rs_db_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
+    ck_assert_int_ne(rs_schema_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
                                 ut_log_init(&ul)), APR_SUCCESS);
     ck_assert_int_ge(ut_log_count(&ul, "no-such-driver"), 1);
-    ck_assert_int_ne(rs_db_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
+    ck_assert_int_ne(rs_schema_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
                                 ut_log_init(&ul)), APR_SUCCESS);
     ck_assert_int_ge(ul.nerr, 1);
 }
@@ -166,7 +166,7 @@ START_TEST(newer_version_is_refused)
                                     apr_itoa(p, RS_SCHEMA_VERSION + 1)), APR_SUCCESS);
     apr_pool_destroy(p);
     db = NULL;
-    ck_assert_int_ne(rs_db_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)),
+    ck_assert_int_ne(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)),
                      APR_SUCCESS);
     ck_assert_ptr_null(db);
     ck_assert_int_eq(ut_log_count(&ul, "newer"), 1);
@@ -198,7 +198,7 @@ static void *APR_THREAD_FUNC open_thread(apr_thread_t *t, void *data)
     apr_pool_t *p;
     rs_db_t *db = NULL;
     apr_pool_create(&p, NULL);
-    o->rv = rs_db_open(&db, p, "sqlite3", o->path, NULL);
+    o->rv = rs_schema_open(&db, p, "sqlite3", o->path, NULL);
     o->version = db ? rs_db_schema_version(db) : -1;
     apr_pool_destroy(p);
     apr_thread_exit(t, APR_SUCCESS);
@@ -290,7 +290,7 @@ START_TEST(full_database_keeps_cause)
     l.last_rv = APR_SUCCESS;
     l.logger.fn = log_rv;
     l.logger.baton = &l;
-    ck_assert_int_eq(rs_db_open(&db, ut_pool, "sqlite3",
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3",
                                 ut_path(ut_tempdir("db"), "state.db"), &l.logger),
                      APR_SUCCESS);
     /* The database cannot grow past its size now (on this connection). */

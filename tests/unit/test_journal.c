@@ -6,6 +6,7 @@
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
+#include "rs_schema.h"
 
 #define MD5    "900150983cd24fb0d6963f7d28e17f72"
 #define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -24,7 +25,7 @@ typedef struct {
 static void jf_open(jf_t *f)
 {
     apr_pool_create(&f->sp, ut_pool);
-    ck_assert_int_eq(rs_db_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
+    ck_assert_int_eq(rs_schema_open(&f->st, f->sp, "sqlite3", f->db, ut_log_init(&f->ul)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, f->sp), APR_SUCCESS);
 }
@@ -677,7 +678,7 @@ START_TEST(lists_reports_set_row_error)
     memset(&f, 0, sizeof(f));
     f.db = ut_path(ut_tempdir("journal"), "state.db");
     apr_pool_create(&f.sp, ut_pool);
-    ck_assert_int_eq(rs_db_open(&f.st, f.sp, "sqlite3", f.db, ut_log_init(&f.ul)),
+    ck_assert_int_eq(rs_schema_open(&f.st, f.sp, "sqlite3", f.db, ut_log_init(&f.ul)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_run(f.st, "CREATE TEMP VIEW journal_sets AS SELECT 's' AS setname,"
                                " abs(-9223372036854775807 - 1) AS started, 1 AS open_id"),

@@ -17,6 +17,7 @@
 #include "rs_hash.h"
 #include "rs_scan.h"
 #include "rs_inventory.h"
+#include "rs_schema.h"
 
 #define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
 
@@ -36,7 +37,7 @@ static void fx_init(fx_t *f)
     f->base = ut_tempdir("scan");
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
-    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
                                 ut_log_init(&f->ul)), APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->o.set = "s";
@@ -701,7 +702,7 @@ START_TEST(unreadable)
     f.base = base;
     f.root = ut_path(base, "root");
     ut_mkdir(f.root);
-    ck_assert_int_eq(rs_db_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"),
                                 ut_log_init(&f.ul)), APR_SUCCESS);
     f.o.set = "s";
     f.o.root = f.root;

@@ -18,6 +18,7 @@
 #include "rs_ring.h"
 #include "rs_scan.h"
 #include "rs_inventory.h"
+#include "rs_schema.h"
 
 #define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
 
@@ -87,7 +88,7 @@ static void fx_init(fx_t *f)
     f->base = ut_tempdir("scanchg");
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
-    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
                                 ut_log_init(&f->ul)), APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->c.ev = apr_array_make(ut_pool, 8, sizeof(const char *));

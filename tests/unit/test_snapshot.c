@@ -12,6 +12,7 @@
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_uri.h"
+#include "rs_schema.h"
 
 #define BASE   "http://example.org/files/"
 #define CAP    "http://example.org/rs/s/capabilitylist.xml"
@@ -38,7 +39,7 @@ static void fx_init(fx_t *f, apr_int64_t max)
 {
     const char *base = ut_tempdir("snap");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_db_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
                                 ut_log_init(&f->ul)), APR_SUCCESS);
     f->dir = ut_path(base, "gen");
     ut_mkdir(f->dir);
