@@ -1,4 +1,6 @@
-/* rs_scan.c - see rs_scan.h */
+/* rs_scan.c - see rs_scan.h: the full reconciliation walk (rs_scan_set)
+ * and the pieces it is made of, shared with rs_scantargets.c through
+ * rs_scan_priv.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,26 +13,15 @@
 #include <apr_strings.h>
 #include "rs_glob.h"
 #include "rs_scan.h"
+#include "rs_scan_priv.h"
 #include "rs_scanfile.h"
 
 #define RS_SCAN_BATCH 20000   /* writes per transaction */
 
-typedef struct {
-    rs_db_t *st;
-    const rs_scan_opts_t *o;
-    rs_scan_stats_t *stats;
-    apr_hash_t *visited;      /* dirs walked (relpath -> "") */
-    apr_pool_t *vpool;        /* for visited */
-    const char *realroot;
-    apr_size_t realroot_len;
-    apr_int64_t pending;      /* writes in the open transaction */
-    apr_status_t err;
-} scan_t;
-
 /* Note a failed store call: the scan stops with the first failure's
  * status (its cause, e.g. "No space left on device", reaches the log).
  * Returns 1 if rv is a failure. */
-static int store_failed(scan_t *sc, apr_status_t rv)
+int rs_scan_store_failed(rs_scan_ctx_t *sc, apr_status_t rv)
 {
     if (rv == APR_SUCCESS) {
         return 0;
@@ -41,11 +32,11 @@ static int store_failed(scan_t *sc, apr_status_t rv)
     return 1;
 }
 
-static void wrote(scan_t *sc)
+void rs_scan_wrote(rs_scan_ctx_t *sc)
 {
     if (++sc->pending >= RS_SCAN_BATCH) {
-        if (!store_failed(sc, rs_db_commit(sc->st))) {
-            store_failed(sc, rs_db_begin(sc->st));
+        if (!rs_scan_store_failed(sc, rs_db_commit(sc->st))) {
+            rs_scan_store_failed(sc, rs_db_begin(sc->st));
         }
         sc->pending = 0;
     }
@@ -53,7 +44,7 @@ static void wrote(scan_t *sc)
 
 /* Resolve a symlink; returns the target if it is a regular file inside the
  * set's root, else NULL. */
-static const char *resolve_link(scan_t *sc, apr_pool_t *p, const char *relpath,
+static const char *resolve_link(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath,
                                 struct stat *sb)
 {
     char buf[PATH_MAX];
@@ -86,7 +77,7 @@ static int same_hashes(const rs_item_t *a, const rs_item_t *b)
 
 /* Tell the caller of a change; its failure (with its cause) stops the
  * scan. */
-static void notify(scan_t *sc, int change, const rs_item_t *it)
+void rs_scan_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it)
 {
     apr_status_t rv;
     if (sc->o->on_change && sc->err == APR_SUCCESS
@@ -96,27 +87,27 @@ static void notify(scan_t *sc, int change, const rs_item_t *it)
 }
 
 /* What a new row means for the listing, given the stored one. */
-static void notify_row(scan_t *sc, const rs_item_t *old, const rs_item_t *now)
+static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t *now)
 {
     if (now->listed && (!old || !old->listed)) {
-        notify(sc, RS_CHANGE_CREATED, now);
+        rs_scan_notify(sc, RS_CHANGE_CREATED, now);
     }
     else if (now->listed) {
         if (old->size != now->size || old->mtime_ns != now->mtime_ns
             || !same_hashes(old, now)
             || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
-            notify(sc, RS_CHANGE_UPDATED, now);
+            rs_scan_notify(sc, RS_CHANGE_UPDATED, now);
         }
     }
     else if (old && old->listed) {
-        notify(sc, RS_CHANGE_DELETED, old);
+        rs_scan_notify(sc, RS_CHANGE_DELETED, old);
     }
 }
 
 /* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
  * several threads, then the results, written by this thread only. */
-static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
-                        apr_array_header_t *jobs)
+void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                         apr_array_header_t *jobs)
 {
     const rs_scan_opts_t *o = sc->o;
     apr_status_t rv;
@@ -137,7 +128,7 @@ static void finish_jobs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
         sc->stats->written++;
         sc->stats->listed += j->it.listed;
         sc->stats->hashed += j->hashed;
-        wrote(sc);
+        rs_scan_wrote(sc);
     }
 }
 
@@ -146,36 +137,31 @@ typedef struct {
     unsigned char type;
 } dent_t;
 
-/* What a directory entry is to a scan. */
-#define ENT_NONE   0    /* hidden, excluded, gone, or a link that leads out */
-#define ENT_FILE   1    /* a regular file, or a link to one inside the root */
-#define ENT_DIR    2    /* a directory (not a link to one) */
-#define ENT_OTHER  3    /* anything else: never listed */
-
 /* Classify entry `name` of the directory open as dfd (relpath: its path
- * from the root).  For ENT_FILE, *sb describes the file (a link's
+ * from the root).  For RS_SCAN_ENT_FILE, *sb describes the file (a link's
  * target) and *target is the resolved target of a link (NULL for a
  * plain file), from p. */
-static int classify(scan_t *sc, apr_pool_t *p, int dfd, const char *name, const char *relpath,
-                    struct stat *sb, const char **target)
+int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name,
+                     const char *relpath, struct stat *sb, const char **target)
 {
     const rs_scan_opts_t *o = sc->o;
 
     *target = NULL;
     if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
         || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
-        return ENT_NONE;     /* (fstatat: vanished since readdir) */
+        return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
     if (S_ISLNK(sb->st_mode)) {
         /* Only links to regular files inside the root are followed. */
         *target = resolve_link(sc, p, relpath, sb);
-        return *target ? ENT_FILE : ENT_NONE;
+        return *target ? RS_SCAN_ENT_FILE : RS_SCAN_ENT_NONE;
     }
-    return S_ISDIR(sb->st_mode) ? ENT_DIR : S_ISREG(sb->st_mode) ? ENT_FILE : ENT_OTHER;
+    return S_ISDIR(sb->st_mode) ? RS_SCAN_ENT_DIR
+         : S_ISREG(sb->st_mode) ? RS_SCAN_ENT_FILE : RS_SCAN_ENT_OTHER;
 }
 
 /* Would the caller serve directory relpath (the check callback)? */
-static int dir_checked(scan_t *sc, apr_pool_t *p, const char *relpath)
+int rs_scan_dir_checked(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath)
 {
     const rs_scan_opts_t *o = sc->o;
     void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
@@ -185,9 +171,9 @@ static int dir_checked(scan_t *sc, apr_pool_t *p, const char *relpath)
 /* A regular file seen: count it, and queue the per-file work unless its
  * stored row still describes it.  name and relpath must live as long as
  * jobs. */
-static void file_seen(scan_t *sc, apr_array_header_t *jobs, const char *name,
-                      const char *relpath, const char *target, const struct stat *sb,
-                      const rs_item_t *row)
+void rs_scan_file_seen(rs_scan_ctx_t *sc, apr_array_header_t *jobs, const char *name,
+                       const char *relpath, const char *target, const struct stat *sb,
+                       const rs_item_t *row)
 {
     rs_scanfile_job_t *j;
 
@@ -207,7 +193,7 @@ static void file_seen(scan_t *sc, apr_array_header_t *jobs, const char *name,
 
 /* The entries of the directory open as dfd, but "." and "..", from p;
  * NULL (logged) when it cannot be read. */
-static apr_array_header_t *read_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir)
+static apr_array_header_t *read_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir)
 {
     int fd2 = dup(dfd);
     DIR *d = fd2 >= 0 ? fdopendir(fd2) : NULL;
@@ -240,7 +226,7 @@ static apr_array_header_t *read_entries(scan_t *sc, apr_pool_t *p, int dfd, cons
  * need work (jobs) and the subdirectories to descend into (subdirs).  The
  * rows of the files seen leave `rows`, so that it ends with the rows whose
  * file is gone. */
-static void classify_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
                              const apr_array_header_t *ents, apr_hash_t *rows,
                              apr_array_header_t *jobs, apr_array_header_t *subdirs)
 {
@@ -254,15 +240,15 @@ static void classify_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir
         const char *target;
         struct stat sb;
 
-        switch (classify(sc, p, dfd, e->name, relpath, &sb, &target)) {
-        case ENT_DIR:
-            if (dir_checked(sc, ep, relpath)) {
+        switch (rs_scan_classify(sc, p, dfd, e->name, relpath, &sb, &target)) {
+        case RS_SCAN_ENT_DIR:
+            if (rs_scan_dir_checked(sc, ep, relpath)) {
                 APR_ARRAY_PUSH(subdirs, const char *) = e->name;
             }
             break;
-        case ENT_FILE:
-            file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), target, &sb,
-                      apr_hash_get(rows, e->name, APR_HASH_KEY_STRING));
+        case RS_SCAN_ENT_FILE:
+            rs_scan_file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), target, &sb,
+                              apr_hash_get(rows, e->name, APR_HASH_KEY_STRING));
             apr_hash_set(rows, e->name, APR_HASH_KEY_STRING, NULL);
             break;
         default:
@@ -273,10 +259,8 @@ static void classify_entries(scan_t *sc, apr_pool_t *p, int dfd, const char *dir
     apr_pool_destroy(ep);
 }
 
-static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent);
-
 /* The subdirectories of dir (open as dfd), depth first. */
-static void walk_subdirs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
+static void walk_subdirs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
                          const apr_array_header_t *subdirs)
 {
     int i;
@@ -290,14 +274,14 @@ static void walk_subdirs(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
                         "set %s: cannot open directory '%s'", sc->o->set, relpath);
             continue;
         }
-        walk(sc, cfd, relpath, p);
+        rs_scan_walk(sc, cfd, relpath, p);
         close(cfd);
     }
 }
 
 /* Remove the rows of dir left in `rows` (their file is gone, or is no
  * longer a listable file). */
-static void drop_rows(scan_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *rows)
+static void drop_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *rows)
 {
     apr_hash_index_t *hi;
     apr_status_t rv;
@@ -310,19 +294,17 @@ static void drop_rows(scan_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *ro
             sc->err = rv;
         }
         if (((rs_item_t *)val)->listed) {
-            notify(sc, RS_CHANGE_DELETED, val);
+            rs_scan_notify(sc, RS_CHANGE_DELETED, val);
         }
         sc->stats->removed++;
-        wrote(sc);
+        rs_scan_wrote(sc);
     }
 }
-
-static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir);
 
 /* Reconcile directory dir (open as dfd) and everything below it: read its
  * entries, classify them against its stored rows, do the per-file work,
  * descend, then drop the rows of what is gone. */
-static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
+void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *parent)
 {
     const rs_scan_opts_t *o = sc->o;
     apr_pool_t *p;
@@ -349,7 +331,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
     jobs = apr_array_make(p, 16, sizeof(rs_scanfile_job_t));
     subdirs = apr_array_make(p, 8, sizeof(const char *));
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
-    finish_jobs(sc, p, dfd, dir, jobs);
+    rs_scan_finish_jobs(sc, p, dfd, dir, jobs);
     if (o->progress) {
         o->progress(o->progress_baton, sc->stats->files);
     }
@@ -361,7 +343,7 @@ static void walk(scan_t *sc, int dfd, const char *dir, apr_pool_t *parent)
 /* The root of the set cannot be opened (err): the set is listed empty.
  * Every listed row is reported deleted and the rows go, in the open
  * transaction, which this commits. */
-static apr_status_t root_missing(scan_t *sc, apr_pool_t *p, apr_status_t err)
+static apr_status_t root_missing(rs_scan_ctx_t *sc, apr_pool_t *p, apr_status_t err)
 {
     const rs_scan_opts_t *o = sc->o;
     const char *ad = NULL, *an = NULL;
@@ -378,7 +360,7 @@ static apr_status_t root_missing(scan_t *sc, apr_pool_t *p, apr_status_t err)
             break;
         }
         for (k = 0; k < rows->nelts; k++) {
-            notify(sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
+            rs_scan_notify(sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
         }
         if (rows->nelts < 1000) {
             break;
@@ -400,7 +382,7 @@ static apr_status_t root_missing(scan_t *sc, apr_pool_t *p, apr_status_t err)
 apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats)
 {
-    scan_t sc;
+    rs_scan_ctx_t sc;
     apr_pool_t *sp;
     char buf[PATH_MAX];
     apr_status_t rv;
@@ -431,16 +413,16 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
-    walk(&sc, rootfd, "", sp);
+    rs_scan_walk(&sc, rootfd, "", sp);
     close(rootfd);
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */
     if (sc.err == APR_SUCCESS) {
-        drop_unvisited(&sc, sp, "");
+        rs_scan_drop_unvisited(&sc, sp, "");
     }
     /* A commit that fails (a full disk) reports its own cause. */
-    store_failed(&sc, rs_db_commit(st));
+    rs_scan_store_failed(&sc, rs_db_commit(st));
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }
@@ -449,7 +431,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
 }
 
 /* Drop the rows directly in directory d, reporting listed ones as deleted. */
-static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
+void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d)
 {
     const rs_scan_opts_t *o = sc->o;
     apr_int64_t n = 0;
@@ -459,7 +441,7 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
     if (o->on_change) {
         apr_hash_t *gone;
         apr_hash_index_t *gi;
-        if (store_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
+        if (rs_scan_store_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
             apr_pool_destroy(dp);
             return;
         }
@@ -467,226 +449,29 @@ static void drop_dir_rows(scan_t *sc, apr_pool_t *p, const char *d)
             void *val;
             apr_hash_this(gi, NULL, NULL, &val);
             if (((rs_item_t *)val)->listed) {
-                notify(sc, RS_CHANGE_DELETED, val);
+                rs_scan_notify(sc, RS_CHANGE_DELETED, val);
             }
         }
     }
-    store_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
+    rs_scan_store_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
     sc->stats->removed += n;
     apr_pool_destroy(dp);
 }
 
 /* Rows in directories strictly below dir ("" = the whole set) that the
  * walk did not visit: the directory is gone or no longer served. */
-static void drop_unvisited(scan_t *sc, apr_pool_t *p, const char *dir)
+void rs_scan_drop_unvisited(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir)
 {
     apr_array_header_t *dirs;
     int i;
 
-    if (store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
+    if (rs_scan_store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
         return;
     }
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
         const char *d = APR_ARRAY_IDX(dirs, i, const char *);
         if (!apr_hash_get(sc->visited, d, APR_HASH_KEY_STRING)) {
-            drop_dir_rows(sc, p, d);
+            rs_scan_drop_dir_rows(sc, p, d);
         }
     }
-}
-
-/* Everything at and below relpath is gone (or no longer served). */
-static void drop_tree(scan_t *sc, apr_pool_t *p, const char *relpath)
-{
-    apr_array_header_t *dirs;
-    int i;
-
-    if (store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
-        return;
-    }
-    APR_ARRAY_PUSH(dirs, const char *) = relpath;
-    for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
-        drop_dir_rows(sc, p, APR_ARRAY_IDX(dirs, i, const char *));
-    }
-    if (sc->o->on_drop) {
-        sc->o->on_drop(sc->o->dir_baton, relpath);
-    }
-}
-
-/* Drop one file's row. */
-static void drop_file(scan_t *sc, const rs_item_t *row)
-{
-    store_failed(sc, rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name));
-    if (row->listed) {
-        notify(sc, RS_CHANGE_DELETED, row);
-    }
-    sc->stats->removed++;
-    wrote(sc);
-}
-
-/* Is the directory relpath (inside dir, entry name) one the walk would
- * descend into?  Hidden, excluded and not served directories are not. */
-static int dir_served(scan_t *sc, apr_pool_t *p, const char *name, const char *relpath)
-{
-    const rs_scan_opts_t *o = sc->o;
-    if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)) {
-        return 0;
-    }
-    return dir_checked(sc, p, relpath);
-}
-
-/* Open directory relpath below the root, refusing what the walk would not
- * descend into (symlinks, hidden, excluded, not served).  -1 if not. */
-static int open_served(scan_t *sc, apr_pool_t *p, int rootfd, const char *relpath)
-{
-    char *copy = apr_pstrdup(p, relpath), *last, *comp;
-    const char *sofar = "";
-    int fd = dup(rootfd);
-
-    for (comp = apr_strtok(copy, "/", &last); comp && fd >= 0;
-         comp = apr_strtok(NULL, "/", &last)) {
-        int next;
-        sofar = *sofar ? apr_pstrcat(p, sofar, "/", comp, NULL) : comp;
-        if (!dir_served(sc, p, comp, sofar)) {
-            close(fd);
-            return -1;
-        }
-        next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        close(fd);
-        fd = next;
-    }
-    return fd;
-}
-
-/* Walk the subtree at relpath (open as dfd) and drop what it no longer
- * holds. */
-static void walk_subtree(scan_t *sc, apr_pool_t *p, int dfd, const char *relpath)
-{
-    walk(sc, dfd, relpath, p);
-    if (sc->err == APR_SUCCESS) {
-        drop_unvisited(sc, p, relpath);
-    }
-}
-
-/* Reconcile entry `name` of directory dir (open as dfd): a file is queued
- * in jobs, a directory walked, and the rows of whatever the name no
- * longer is go. */
-static void scan_name(scan_t *sc, apr_pool_t *p, int dfd, const char *dir, const char *name,
-                      apr_array_header_t *jobs)
-{
-    const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
-    const char *target;
-    rs_item_t *row = NULL;
-    struct stat sb;
-    apr_status_t rv;
-    int kind, cfd = -1;
-
-    if ((rv = rs_inventory_get(sc->st, p, sc->o->set, dir, name, &row)) != APR_SUCCESS) {
-        sc->err = rv;
-        return;
-    }
-    kind = classify(sc, p, dfd, name, relpath, &sb, &target);
-    if (kind != ENT_FILE && row) {
-        drop_file(sc, row);
-    }
-    if (kind == ENT_DIR) {
-        if (dir_served(sc, p, name, relpath)) {
-            cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (cfd >= 0) {
-            walk_subtree(sc, p, cfd, relpath);
-            close(cfd);
-        }
-        else {
-            drop_tree(sc, p, relpath);
-        }
-        return;
-    }
-    /* A file, or nothing: rows of a directory that had this name go. */
-    drop_tree(sc, p, relpath);
-    if (kind == ENT_FILE) {
-        file_seen(sc, jobs, name, relpath, target, &sb, row);
-    }
-}
-
-/* Reconcile named entries of directory dir (open as dfd). */
-static void scan_names(scan_t *sc, apr_pool_t *p, int dfd, const char *dir,
-                       const apr_array_header_t *names)
-{
-    apr_array_header_t *jobs = apr_array_make(p, names->nelts, sizeof(rs_scanfile_job_t));
-    apr_hash_t *seen = apr_hash_make(p);
-    int i;
-
-    for (i = 0; i < names->nelts && sc->err == APR_SUCCESS; i++) {
-        const char *name = APR_ARRAY_IDX(names, i, const char *);
-        if (!*name || strchr(name, '/') || apr_hash_get(seen, name, APR_HASH_KEY_STRING)) {
-            continue;
-        }
-        apr_hash_set(seen, name, APR_HASH_KEY_STRING, "");
-        scan_name(sc, p, dfd, dir, name, jobs);
-    }
-    if (sc->err == APR_SUCCESS) {
-        finish_jobs(sc, p, dfd, dir, jobs);
-    }
-}
-
-apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
-                             const rs_scan_target_t *targets, int ntargets,
-                             rs_scan_stats_t *stats)
-{
-    scan_t sc;
-    apr_pool_t *sp, *tp;
-    char buf[PATH_MAX];
-    apr_status_t rv;
-    int rootfd, i;
-
-    memset(stats, 0, sizeof(*stats));
-    memset(&sc, 0, sizeof(sc));
-    rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0 || !realpath(o->root, buf)) {
-        rv = errno ? errno : APR_EGENERAL;
-        if (rootfd >= 0) {
-            close(rootfd);
-        }
-        return rv;
-    }
-    apr_pool_create(&sp, p);
-    apr_pool_create(&tp, sp);
-    sc.st = st;
-    sc.o = o;
-    sc.stats = stats;
-    sc.vpool = sp;
-    sc.visited = apr_hash_make(sp);
-    sc.realroot = apr_pstrdup(sp, buf);
-    sc.realroot_len = strlen(buf);
-    if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
-        close(rootfd);
-        apr_pool_destroy(sp);
-        return rv;
-    }
-    for (i = 0; i < ntargets && sc.err == APR_SUCCESS; i++) {
-        const rs_scan_target_t *t = &targets[i];
-        int dfd = open_served(&sc, tp, rootfd, t->dir);
-        if (dfd < 0) {
-            drop_tree(&sc, tp, t->dir);
-        }
-        else {
-            if (t->names) {
-                if (o->on_dir) {
-                    /* Watch it again: it may be a directory that was moved. */
-                    o->on_dir(o->dir_baton, t->dir, dfd);
-                }
-                scan_names(&sc, tp, dfd, t->dir, t->names);
-            }
-            else {
-                walk_subtree(&sc, tp, dfd, t->dir);
-            }
-            close(dfd);
-        }
-        apr_pool_clear(tp);
-    }
-    close(rootfd);
-    /* A commit that fails (a full disk) reports its own cause. */
-    store_failed(&sc, rs_db_commit(st));
-    apr_pool_destroy(sp);
-    return sc.err;
 }
