@@ -35,6 +35,15 @@
 #include <apr_tables.h>
 #include "rs_log.h"
 
+/* Threads: a connection is used by one thread at a time.  apr_dbd's
+ * SQLite driver runs the statements of all connections of a process
+ * under one process-wide mutex, and a statement that waits for another
+ * connection's lock (busy_timeout) keeps it: two connections of one
+ * process must not wait for each other's write lock, or both stall for
+ * the busy timeout.  The watcher keeps to that: one thread writes, the
+ * job thread's connection only reads, and in WAL mode readers never wait
+ * for the writer.  Connections of different processes have no such
+ * limit. */
 typedef struct rs_db_t rs_db_t;
 typedef struct rs_db_stmt_t rs_db_stmt_t;
 
