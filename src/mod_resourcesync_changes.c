@@ -379,10 +379,11 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
     apr_pool_create(&pp, p);
     for (;;) {
         apr_array_header_t *recs, *names;
+        apr_status_t rv;
         int *slots;
         apr_pool_clear(pp);
-        if (rs_journal_recent(j, pp, after, 2000, &recs, &names) != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_WARN, 0, "cannot read the newest journal records: "
+        if ((rv = rs_journal_recent(j, pp, after, 2000, &recs, &names)) != APR_SUCCESS) {
+            rs_log_emit(log, RS_LOG_WARN, rv, "cannot read the newest journal records: "
                         "open Change Lists are served from the store");
             break;
         }

@@ -130,6 +130,7 @@ static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
 {
     apr_time_t t0;
     apr_int64_t open_id;
+    apr_status_t rv;
 
     rs_changes_publish(p, rc, ws->set, &ws->status);
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
@@ -137,8 +138,9 @@ static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
-    if (rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, 0, "set %s: cannot update its Change Lists",
+    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log))
+        != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
                     ws->set->name);
     }
     if (ws->status.cl_open_id != open_id) {
@@ -475,8 +477,9 @@ static void sets_init(rs_drive_t *d)
     for (i = 0; i < d->nsets; i++) {
         wset_t *ws = &d->ws[i];
         /* Children answer the open Change List from what is stored. */
-        if (rs_changes_seed(d->iter, d->journal, ws->set, &ws->status) != APR_SUCCESS) {
-            rs_log_emit(&d->log, RS_LOG_ERR, 0, "set %s: cannot read its Change Lists",
+        apr_status_t rv = rs_changes_seed(d->iter, d->journal, ws->set, &ws->status);
+        if (rv != APR_SUCCESS) {
+            rs_log_emit(&d->log, RS_LOG_ERR, rv, "set %s: cannot read its Change Lists",
                         ws->set->name);
         }
         apr_pool_clear(d->iter);

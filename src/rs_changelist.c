@@ -57,7 +57,7 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
     int i;
 
     if (head(w, o, "urlset", cl, 1) < 0) {
-        return APR_EGENERAL;
+        return rs_xml_error(w);
     }
     apr_pool_create(&pp, p);
     apr_pool_create(&rp, p);
@@ -82,8 +82,12 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                 }
                 xml = rs_entry_render(rr, r, &len);
             }
-            if (!xml || rs_xml_raw(w, xml, len) < 0) {
+            if (!xml) {
                 rv = APR_EGENERAL;
+                break;
+            }
+            if (rs_xml_raw(w, xml, len) < 0) {
+                rv = rs_xml_error(w);
                 break;
             }
             next = r->seq + 1;
@@ -95,7 +99,7 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
     apr_pool_destroy(rp);
     apr_pool_destroy(pp);
     if (rv == APR_SUCCESS && rs_xml_end(w) < 0) {
-        rv = APR_EGENERAL;
+        rv = rs_xml_error(w);
     }
     return rv;
 }
@@ -112,7 +116,7 @@ apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
     memset(&whole, 0, sizeof(whole));
     whole.from = closed->nelts ? APR_ARRAY_IDX(closed, 0, rs_changelist_t).from : open->from;
     if (head(w, o, "sitemapindex", &whole, 0) < 0) {
-        return APR_EGENERAL;
+        return rs_xml_error(w);
     }
     for (i = 0; i <= closed->nelts; i++) {
         const rs_changelist_t *cl = i < closed->nelts
@@ -124,8 +128,8 @@ apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
         if (rs_xml_entry_begin(w, apr_psprintf(p, "%s%" APR_INT64_T_FMT ".xml",
                                                o->list_url_prefix, cl->id), NULL) < 0
             || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0) {
-            return APR_EGENERAL;
+            return rs_xml_error(w);
         }
     }
-    return rs_xml_end(w) < 0 ? APR_EGENERAL : APR_SUCCESS;
+    return rs_xml_end(w) < 0 ? rs_xml_error(w) : APR_SUCCESS;
 }

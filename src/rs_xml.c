@@ -10,6 +10,8 @@ struct rs_xml_t {
     void *baton;
     const char *entry;    /* "url" or "sitemap" */
     int failed;
+    apr_file_t *file;     /* rs_xml_open_file: the file written */
+    apr_status_t err;     /* the cause of the first failed write to it */
 };
 
 static int io_write(void *ctx, const char *buf, int len)
@@ -60,12 +62,30 @@ rs_xml_t *rs_xml_open(apr_pool_t *p, rs_xml_sink_fn *sink, void *baton)
 
 static int file_sink(void *baton, const char *buf, apr_size_t len)
 {
-    return apr_file_write_full(baton, buf, len, NULL) == APR_SUCCESS ? 0 : -1;
+    rs_xml_t *w = baton;
+    apr_status_t rv = apr_file_write_full(w->file, buf, len, NULL);
+    if (rv != APR_SUCCESS) {
+        if (w->err == APR_SUCCESS) {
+            w->err = rv;
+        }
+        return -1;
+    }
+    return 0;
 }
 
 rs_xml_t *rs_xml_open_file(apr_pool_t *p, apr_file_t *f)
 {
-    return rs_xml_open(p, file_sink, f);
+    rs_xml_t *w = rs_xml_open(p, file_sink, NULL);
+    if (w) {
+        w->file = f;
+        w->baton = w;
+    }
+    return w;
+}
+
+apr_status_t rs_xml_error(const rs_xml_t *w)
+{
+    return w && w->err != APR_SUCCESS ? w->err : APR_EGENERAL;
 }
 
 #define CHK(x) do { if ((x) < 0) { return -1; } } while (0)

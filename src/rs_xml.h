@@ -32,6 +32,11 @@ rs_xml_t *rs_xml_open(apr_pool_t *p, rs_xml_sink_fn *sink, void *baton);
 /* Open a writer on an (ideally buffered) APR file. */
 rs_xml_t *rs_xml_open_file(apr_pool_t *p, apr_file_t *f);
 
+/* Why a call of a writer on a file failed: the cause of its first failed
+ * write (e.g. APR_ENOSPC), or APR_EGENERAL when no write failed (an
+ * error of libxml2 itself, or a writer on another sink). */
+apr_status_t rs_xml_error(const rs_xml_t *w);
+
 /* Start the document: XML declaration and root element ("urlset" or
  * "sitemapindex") with both namespace declarations. */
 int rs_xml_begin(rs_xml_t *w, const char *root);

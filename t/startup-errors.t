@@ -67,7 +67,7 @@ my @cases = (
     # ap_server_root_relative gives NULL for a path APR rejects (longer
     # than APR_PATH_MAX): an error, not a crash while reading the file.
     ['state directory path too long', qq(ResourceSyncStateDir "\@DIR\@/) . ('x' x 5000) . qq("\n)
-        . set_dir('www/data', ''),
+        . set_conf('ds', 'www/data'),
      qr{ResourceSyncStateDir: invalid path '[^']*/x{5000}'}],
     ['state directory that cannot be created', qq(ResourceSyncStateDir "\@DIR\@/afile/state"\n)
         . set_conf('ds', 'www/data'),

@@ -270,6 +270,32 @@ START_TEST(empty_document)
 }
 END_TEST
 
+/* A write that fails on a file reports its cause: /dev/full answers every
+ * write with ENOSPC, as a full disk does. */
+START_TEST(file_error_cause)
+{
+    apr_file_t *f;
+    rs_xml_t *w;
+    int i, rc = 0;
+
+    ck_assert_int_eq(apr_file_open(&f, "/dev/full", APR_FOPEN_WRITE | APR_FOPEN_BUFFERED,
+                                   APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+    w = rs_xml_open_file(ut_pool, f);
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(rs_xml_error(w), APR_EGENERAL);     /* nothing failed yet */
+    rc |= rs_xml_begin(w, "urlset");
+    for (i = 0; i < 2000 && rc == 0; i++) {
+        rc |= rs_xml_entry_begin(w, "http://example.org/a-resource-with-a-long-name", NULL);
+        rc |= rs_xml_entry_end(w);
+    }
+    /* 2,000 entries are far more than libxml2's and APR's buffers hold: a
+     * write reached the file and failed. */
+    ck_assert_int_ne(rc, 0);
+    ck_assert(APR_STATUS_IS_ENOSPC(rs_xml_error(w)));
+    apr_file_close(f);
+}
+END_TEST
+
 Suite *xml_suite(void)
 {
     Suite *s = suite_create("rs_xml");
@@ -282,6 +308,7 @@ Suite *xml_suite(void)
     tcase_add_test(tc, to_file);
     tcase_add_test(tc, sink_failure);
     tcase_add_test(tc, sink_failure_at_flush);
+    tcase_add_test(tc, file_error_cause);
     suite_add_tcase(s, tc);
     return s;
 }
