@@ -32,7 +32,7 @@ LIBS       = -lxml2 -lcrypto -laprutil-1 -lapr-1
 
 ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_store.c src/rs_scan.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c \
-             src/rs_file.c src/rs_statedir.c
+             src/rs_file.c src/rs_statedir.c src/rs_parse.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \

@@ -53,6 +53,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, ring_suite());
     srunner_add_suite(sr, watch_suite());
     srunner_add_suite(sr, file_suite());
+    srunner_add_suite(sr, parse_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

@@ -41,6 +41,7 @@ Suite *scan_changes_suite(void);
 Suite *ring_suite(void);
 Suite *watch_suite(void);
 Suite *file_suite(void);
+Suite *parse_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
