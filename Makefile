@@ -2,9 +2,12 @@
 #
 #   make deps       install the Debian packages needed (idempotent)
 #   make            build build/mod_resourcesync.so
-#   make test       engine unit tests (Check) + Apache::Test suite, then both
-#                   again under AddressSanitizer (make test-asan)
+#   make test       engine unit tests (Check), a short run of every fuzz
+#                   harness, the Apache::Test suite, then unit tests and
+#                   Apache::Test again under AddressSanitizer (make test-asan)
 #   make test-asan  the same suite with the module under AddressSanitizer
+#   make fuzz       libFuzzer harnesses (fuzz/) into build-fuzz/
+#   make fuzz-run   run each harness FUZZ_SECONDS (default 10) on its corpus
 #   make run        httpd on 127.0.0.1 with the module on an example tree
 #   make bench      benchmarks (see docs/BENCHMARKS.md)
 #   make install    module into apxs' LIBEXECDIR, Debian-style .load/.conf into
@@ -32,8 +35,9 @@ LIBS       = -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
 ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_db.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
-             src/rs_scantargets.c src/rs_scanfile.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c src/rs_file.c \
-             src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c
+             src/rs_scantargets.c src/rs_scanfile.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c \
+             src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
+             src/rs_parse.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_snapjob.c \
@@ -47,7 +51,8 @@ GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 HEADERS    = $(wildcard src/*.h)
 
-.PHONY: all deps test test-unit test-httpd test-asan run bench clean install
+.PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \
+        clean install
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
@@ -74,10 +79,34 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all packages present"; fi
 
-test: test-unit test-httpd test-asan
+test: test-unit test-fuzz test-httpd test-asan
 
 test-unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
+
+# libFuzzer harnesses: the engine built again with clang, ASan and UBSan
+# (fuzzer-no-link), each harness linked with the libFuzzer driver.  See
+# docs/TESTING.md, "Fuzzing".
+FUZZ_BUILD     ?= build-fuzz
+FUZZ_HARNESSES  = request config loc time snapinfo
+FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                  -fno-omit-frame-pointer
+FUZZ_SECONDS   ?= 10
+
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	    CFLAGS=-Wno-null-pointer-subtraction fuzz-bins
+
+fuzz-bins: $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_HARNESSES))
+
+$(BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(ENGINE_OBJ)
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(ENGINE_OBJ) $(LIBS)
+
+fuzz-run: fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) fuzz/run $(FUZZ_HARNESSES)
+
+test-fuzz:
+	$(MAKE) FUZZ_SECONDS=5 fuzz-run
 
 test-httpd: all
 	t/run-tests $(BUILD)/mod_resourcesync.so
@@ -101,5 +130,5 @@ install: all
 	install -m 644 conf/resourcesync.load conf/resourcesync.conf $(DESTDIR)/etc/apache2/mods-available/
 
 clean:
-	rm -rf build build-asan t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
+	rm -rf build build-asan build-fuzz t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
 	    t/conf/extra.conf t/conf/rs-module.conf t/conf/htpasswd t/htdocs/generated t/aliased

@@ -12,12 +12,10 @@
  */
 #include <string.h>
 #include <apr_fnmatch.h>
-#include <apr_lib.h>
 #include <apr_strings.h>
-#include <apr_uri.h>
 #include "mod_resourcesync.h"
 #include "rs_glob.h"
-#include "rs_hash.h"
+#include "rs_parse.h"
 
 /* "file:line" of the directive being read, for messages. */
 static const char *where(cmd_parms *cmd)
@@ -27,38 +25,6 @@ static const char *where(cmd_parms *cmd)
                             cmd->directive->line_num);
     }
     return "(command line)";
-}
-
-/* An absolute http(s) URL with a host, without query or fragment. */
-static int valid_url(const char *u)
-{
-    apr_uri_t uri;
-    apr_pool_t *p;
-    int ok;
-    if (strncasecmp(u, "http://", 7) && strncasecmp(u, "https://", 8)) {
-        return 0;
-    }
-    apr_pool_create(&p, NULL);
-    ok = apr_uri_parse(p, u, &uri) == APR_SUCCESS && uri.hostname && *uri.hostname
-         && !uri.query && !uri.fragment && !strpbrk(u, " \t\"<>\\^`{|}");
-    apr_pool_destroy(p);
-    return ok;
-}
-
-/* An absolute URL-path without dot segments, empty segments, query,
- * fragment, escapes or characters that need escaping. */
-static int valid_url_path(const char *s)
-{
-    if (*s != '/' || strstr(s, "/../") || strstr(s, "/./") || strstr(s, "//")) {
-        return 0;
-    }
-    for (; *s; s++) {
-        if ((unsigned char)*s <= ' ' || *s == '?' || *s == '#' || *s == '%'
-            || *s == '"' || *s == '<' || *s == '>' || *s == '\\' || (unsigned char)*s >= 0x7f) {
-            return 0;
-        }
-    }
-    return 1;
 }
 
 static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
@@ -86,14 +52,11 @@ static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *int_arg(cmd_parms *cmd, const char *arg, apr_int64_t min, apr_int64_t max,
                            const char *what, apr_int64_t *out)
 {
-    char *end;
-    apr_int64_t v = apr_strtoi64(arg, &end, 10);
-    if (*end || end == arg || v < min || v > max) {
+    if (!rs_parse_int(arg, min, max, out)) {
         return apr_psprintf(cmd->pool, "%s: '%s' is not a number%s%s from %" APR_INT64_T_FMT
                             " to %" APR_INT64_T_FMT, cmd->cmd->name, arg, *what ? " of " : "",
                             what, min, max);
     }
-    *out = v;
     return NULL;
 }
 
@@ -149,14 +112,7 @@ static const char *check_set_section(cmd_parms *cmd, const rs_dir_conf *dc, cons
 /* A set name is a URL segment and a file name in the state directory. */
 static const char *check_set_name(cmd_parms *cmd, const char *name)
 {
-    const char *s;
-
-    for (s = name; *s; s++) {
-        if (!apr_isalnum(*s) && *s != '-' && *s != '_' && *s != '.') {
-            break;
-        }
-    }
-    if (*s || !*name || name[0] == '.' || strlen(name) > RS_SET_NAME_MAX) {
+    if (!rs_parse_set_name(name, RS_SET_NAME_MAX)) {
         return apr_psprintf(cmd->pool, "ResourceSyncSet: invalid set name '%s' (use 1 to "
                             "%d letters, digits, '-', '_' or '.', not starting with '.')",
                             name, RS_SET_NAME_MAX);
@@ -200,7 +156,7 @@ static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
     if ((err = check_set_section(cmd, dc, name)) || (err = check_set_name(cmd, name))) {
         return err;
     }
-    if (url && !valid_url_path(url)) {
+    if (url && !rs_parse_url_path(url)) {
         return apr_psprintf(cmd->pool, "ResourceSyncSet %s: invalid URL-path '%s' (an "
                             "absolute path such as /data, without query, fragment, "
                             "'%%' or spaces)", name, url);
@@ -225,7 +181,7 @@ static const char *set_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
     (void)mconfig;
-    if (!valid_url_path(arg) || !strcmp(arg, "/") || arg[strlen(arg) - 1] == '/') {
+    if (!rs_parse_url_path(arg) || !strcmp(arg, "/") || arg[strlen(arg) - 1] == '/') {
         return apr_psprintf(cmd->pool, "ResourceSyncPrefix: invalid URL-path '%s' (an "
                             "absolute path such as /resourcesync, without a trailing '/')",
                             arg);
@@ -237,12 +193,10 @@ static const char *set_prefix(cmd_parms *cmd, void *mconfig, const char *arg)
 static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
-    apr_uri_t uri;
     (void)mconfig;
     /* A path is allowed for servers published below a prefix by a reverse
      * proxy: every absolute URL is then <base><URL-path>. */
-    if (!valid_url(arg) || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
-        || (uri.path && !valid_url_path(uri.path))) {
+    if (!rs_parse_base_url(arg)) {
         return apr_psprintf(cmd->pool, "ResourceSyncBaseURL: invalid URL '%s' (give "
                             "scheme://host[:port][/path], e.g. https://data.example.org)",
                             arg);
@@ -295,31 +249,25 @@ static const char *hash_none_error(cmd_parms *cmd, int argc, char *const argv[],
 static const char *set_hash(cmd_parms *cmd, void *mconfig, int argc, char *const argv[])
 {
     rs_dir_conf *dc = mconfig;
-    int i, mask = 0;
+    unsigned mask = 0;
+    int bad = 0;
     const char *err = option_context(cmd, mconfig);
 
     if (err) {
         return err;
     }
-
-    if (argc < 1) {
+    switch (rs_parse_hashes(argc, (const char *const *)argv, &mask, &bad)) {
+    case RS_PARSE_OK:
+        break;
+    case RS_PARSE_HASH_EMPTY:
         return "ResourceSyncHash: give one or more of md5 sha-1 sha-256 sha-512, or none";
+    case RS_PARSE_HASH_NONE_MIXED:
+        return hash_none_error(cmd, argc, argv, bad);
+    case RS_PARSE_HASH_UNKNOWN:
+        return apr_psprintf(cmd->pool, "ResourceSyncHash: unknown algorithm '%s' "
+                            "(known: md5 sha-1 sha-256 sha-512, or none)", argv[bad]);
     }
-    for (i = 0; i < argc; i++) {
-        unsigned bit = rs_hash_bit(argv[i]);
-        if (!strcasecmp(argv[i], "none")) {
-            if (argc > 1) {
-                return hash_none_error(cmd, argc, argv, i);
-            }
-            continue;
-        }
-        if (!bit) {
-            return apr_psprintf(cmd->pool, "ResourceSyncHash: unknown algorithm '%s' "
-                                "(known: md5 sha-1 sha-256 sha-512, or none)", argv[i]);
-        }
-        mask |= (int)bit;
-    }
-    dc->hashes = mask;
+    dc->hashes = (int)mask;
     return NULL;
 }
 
@@ -364,7 +312,7 @@ static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *ar
     if (err) {
         return err;
     }
-    if (!valid_url(arg)) {
+    if (!rs_parse_url(arg)) {
         return apr_psprintf(cmd->pool, "ResourceSyncDescribedBy: '%s' is not an absolute "
                             "http(s) URL", arg);
     }
@@ -391,32 +339,6 @@ static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
     return NULL;
 }
 
-/* "90" (seconds), "90s", "15m", "12h", "30d". */
-static int parse_duration(const char *arg, apr_interval_time_t *out)
-{
-    char *end;
-    apr_int64_t v = apr_strtoi64(arg, &end, 10), mul = 1;
-
-    if (end == arg || v <= 0) {
-        return 0;
-    }
-    switch (*end) {
-    case '\0': case 's': mul = 1; break;
-    case 'm': mul = 60; break;
-    case 'h': mul = 3600; break;
-    case 'd': mul = 86400; break;
-    default: return 0;
-    }
-    if (*end && end[1]) {
-        return 0;
-    }
-    if (v > (apr_int64_t)3650 * 86400 / mul) {
-        return 0;
-    }
-    *out = apr_time_from_sec(v * mul);
-    return 1;
-}
-
 static const char *set_period(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
@@ -424,7 +346,7 @@ static const char *set_period(cmd_parms *cmd, void *mconfig, const char *arg)
     if (err) {
         return err;
     }
-    if (!parse_duration(arg, &dc->cl_period)) {
+    if (!rs_parse_duration(arg, &dc->cl_period)) {
         return apr_psprintf(cmd->pool, "ResourceSyncChangeListPeriod: '%s' is not a duration "
                             "(e.g. 3600, 90m, 12h, 1d)", arg);
     }
@@ -438,7 +360,7 @@ static const char *set_retention(cmd_parms *cmd, void *mconfig, const char *arg)
     if (err) {
         return err;
     }
-    if (!parse_duration(arg, &dc->retention)) {
+    if (!rs_parse_duration(arg, &dc->retention)) {
         return apr_psprintf(cmd->pool, "ResourceSyncJournalRetention: '%s' is not a duration "
                             "(e.g. 30d, 12h)", arg);
     }

@@ -26,6 +26,7 @@
 #include <http_request.h>
 #include "mod_resourcesync.h"
 #include "rs_statedir.h"
+#include "rs_parse.h"
 #include "rs_snapshot.h"
 
 #define RS_NOTE "resourcesync-doc"
@@ -145,35 +146,6 @@ static int send_file(request_rec *r, const char *path, int immutable)
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }
 
-/* Parse "<gen>-<n>.xml" strictly: decimal, no sign, no leading zeros. */
-static int parse_part(const char *s, apr_uint64_t *gen, int *n)
-{
-    apr_uint64_t g = 0, k = 0;
-    int digits = 0;
-
-    if (*s == '0' || !apr_isdigit(*s)) {
-        return 0;
-    }
-    while (apr_isdigit(*s)) {
-        if (++digits > 18) return 0;
-        g = g * 10 + (apr_uint64_t)(*s++ - '0');
-    }
-    if (*s++ != '-' || *s == '0' || !apr_isdigit(*s)) {
-        return 0;
-    }
-    digits = 0;
-    while (apr_isdigit(*s)) {
-        if (++digits > 9) return 0;
-        k = k * 10 + (apr_uint64_t)(*s++ - '0');
-    }
-    if (strcmp(s, ".xml")) {
-        return 0;
-    }
-    *gen = g;
-    *n = (int)k;
-    return 1;
-}
-
 static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
@@ -190,32 +162,11 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
         return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool,
                                                  set->snap_dir, cur.gen), 0), 0);
     }
-    if (!parse_part(part, &gen, &n) || gen > cur.gen || n < 1) {
+    if (!rs_parse_part(part, &gen, &n) || gen > cur.gen || n < 1) {
         return HTTP_NOT_FOUND;
     }
     return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir,
                                                                        gen), n), 1);
-}
-
-/* Parse a positive decimal without sign or leading zeros. */
-static int parse_id(const char *s, const char *suffix, apr_int64_t *out)
-{
-    apr_int64_t v = 0;
-    int digits = 0;
-    if (*s == '0' || !apr_isdigit(*s)) {
-        return 0;
-    }
-    while (apr_isdigit(*s)) {
-        if (++digits > 15) {
-            return 0;
-        }
-        v = v * 10 + (*s++ - '0');
-    }
-    if (strcmp(s, suffix)) {
-        return 0;
-    }
-    *out = v;
-    return 1;
 }
 
 static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
@@ -231,7 +182,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     if (!list) {
         return send_file(r, rs_statedir_cl_index(r->pool, set->cl_dir), 0);
     }
-    if (!parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
+    if (!rs_parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
         return HTTP_NOT_FOUND;
     }
     /* Closed lists never change: files.  The open one is answered from
@@ -251,7 +202,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
 int rs_handler_handle(request_rec *r)
 {
     rs_srv_conf *sc;
-    const char *rest, *slash;
+    rs_request_path_t rp;
     rs_set_t *set = NULL;
     int i;
 
@@ -269,14 +220,12 @@ int rs_handler_handle(request_rec *r)
     if (!strcmp(r->uri, RS_WELL_KNOWN)) {
         return send_memory(r, sc->sd_body, sc->sd_len, sc->sd_etag);
     }
-    rest = r->uri + strlen(rs_config_prefix(sc));
-    if (*rest != '/' || !(slash = strchr(rest + 1, '/'))) {
+    if (!rs_parse_request_path(r->uri + strlen(rs_config_prefix(sc)), &rp)) {
         return HTTP_NOT_FOUND;
     }
     for (i = 0; i < sc->sets->nelts; i++) {
         rs_set_t *s = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
-        apr_size_t n = strlen(s->name);
-        if ((apr_size_t)(slash - rest - 1) == n && !strncmp(rest + 1, s->name, n)) {
+        if (strlen(s->name) == rp.set_len && !strncmp(rp.set, s->name, rp.set_len)) {
             set = s;
             break;
         }
@@ -284,21 +233,17 @@ int rs_handler_handle(request_rec *r)
     if (!set) {
         return HTTP_NOT_FOUND;
     }
-    rest = slash + 1;
-    if (!strcmp(rest, "capabilitylist.xml")) {
+    switch (rp.kind) {
+    case RS_DOC_CAPABILITY:
         return send_memory(r, set->cl_body, set->cl_len, set->cl_etag);
-    }
-    if (!strcmp(rest, "resourcelist.xml")) {
-        return serve_list(r, set, NULL);
-    }
-    if (!strncmp(rest, "resourcelist/", 13)) {
-        return serve_list(r, set, rest + 13);
-    }
-    if (!strcmp(rest, "changelist.xml")) {
-        return serve_changes(r, set, NULL);
-    }
-    if (!strncmp(rest, "changelist/", 11)) {
-        return serve_changes(r, set, rest + 11);
+    case RS_DOC_RESOURCELIST:
+    case RS_DOC_RESOURCELIST_PART:
+        return serve_list(r, set, rp.arg);
+    case RS_DOC_CHANGELIST:
+    case RS_DOC_CHANGELIST_PART:
+        return serve_changes(r, set, rp.arg);
+    case RS_DOC_NONE:
+        break;
     }
     return HTTP_NOT_FOUND;
 }

@@ -1,0 +1,304 @@
+/* test_parse.c - rs_parse: request paths and directive values */
+#include <string.h>
+#include "unit.h"
+#include "rs_hash.h"
+#include "rs_parse.h"
+
+/* ---- request paths ---- */
+
+static rs_request_path_t path_of(const char *rest)
+{
+    rs_request_path_t rp;
+    memset(&rp, 0, sizeof(rp));
+    ck_assert_msg(rs_parse_request_path(rest, &rp) == 1, "rejected: %s", rest);
+    return rp;
+}
+
+START_TEST(request_path_kinds)
+{
+    rs_request_path_t rp = path_of("/main/capabilitylist.xml");
+    ck_assert_int_eq(rp.set_len, 4);
+    ck_assert(!strncmp(rp.set, "main", 4));
+    ck_assert_int_eq(rp.kind, RS_DOC_CAPABILITY);
+    ck_assert_ptr_null(rp.arg);
+
+    ck_assert_int_eq(path_of("/s/resourcelist.xml").kind, RS_DOC_RESOURCELIST);
+    ck_assert_int_eq(path_of("/s/changelist.xml").kind, RS_DOC_CHANGELIST);
+    rp = path_of("/s/resourcelist/3-1.xml");
+    ck_assert_int_eq(rp.kind, RS_DOC_RESOURCELIST_PART);
+    ck_assert_str_eq(rp.arg, "3-1.xml");
+    rp = path_of("/s/changelist/17.xml");
+    ck_assert_int_eq(rp.kind, RS_DOC_CHANGELIST_PART);
+    ck_assert_str_eq(rp.arg, "17.xml");
+    /* The rest after "resourcelist/" is the caller's to check. */
+    rp = path_of("/s/resourcelist/");
+    ck_assert_int_eq(rp.kind, RS_DOC_RESOURCELIST_PART);
+    ck_assert_str_eq(rp.arg, "");
+}
+END_TEST
+
+START_TEST(request_path_other)
+{
+    rs_request_path_t rp;
+    /* Shapes that name no set. */
+    ck_assert_int_eq(rs_parse_request_path("", &rp), 0);
+    ck_assert_int_eq(rs_parse_request_path("/", &rp), 0);
+    ck_assert_int_eq(rs_parse_request_path("/main", &rp), 0);
+    ck_assert_int_eq(rs_parse_request_path("main/resourcelist.xml", &rp), 0);
+    /* A set, but no document of a set. */
+    ck_assert_int_eq(path_of("/main/").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/main/resourcelist.xmlx").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/main/Resourcelist.xml").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/main/x/resourcelist.xml").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/main/resourcelist").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/main/capabilitylist.xml/").kind, RS_DOC_NONE);
+    /* An empty set name is split as such (no set matches it). */
+    rp = path_of("//resourcelist.xml");
+    ck_assert_int_eq(rp.set_len, 0);
+    ck_assert_int_eq(rp.kind, RS_DOC_RESOURCELIST);
+}
+END_TEST
+
+START_TEST(part_valid)
+{
+    apr_uint64_t gen = 0;
+    int n = 0;
+    ck_assert(rs_parse_part("1-1.xml", &gen, &n));
+    ck_assert(gen == 1 && n == 1);
+    ck_assert(rs_parse_part("42-7.xml", &gen, &n));
+    ck_assert(gen == 42 && n == 7);
+    /* Boundaries: 18 digits of generation, 9 of part. */
+    ck_assert(rs_parse_part("999999999999999999-999999999.xml", &gen, &n));
+    ck_assert(gen == APR_UINT64_C(999999999999999999) && n == 999999999);
+    ck_assert(rs_parse_part("100000000000000000-100000000.xml", &gen, &n));
+    ck_assert(gen == APR_UINT64_C(100000000000000000) && n == 100000000);
+}
+END_TEST
+
+START_TEST(part_invalid)
+{
+    static const char *const bad[] = {
+        "", ".xml", "-1.xml", "1-.xml", "1.xml", "1-1", "1-1.xm", "1-1.xml/", "1-1.xmlx",
+        "0-1.xml", "1-0.xml", "01-1.xml", "1-01.xml", "+1-1.xml", "1-+1.xml", "-1-1.xml",
+        " 1-1.xml", "1 -1.xml", "1- 1.xml", "1-1 .xml", "1--1.xml", "1-1-1.xml",
+        "1-1.XML", "a-1.xml", "1-b.xml", "0x1-1.xml",
+        "1000000000000000000-1.xml",          /* 19 digits */
+        "99999999999999999999999-1.xml",      /* beyond 64 bits */
+        "1-1000000000.xml",                   /* 10 digits */
+        "1-4294967297.xml",                   /* would wrap an int */
+        NULL
+    };
+    apr_uint64_t gen = 77;
+    int n = 77, i;
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_part(bad[i], &gen, &n), "accepted: '%s'", bad[i]);
+    }
+    ck_assert(gen == 77 && n == 77);   /* untouched */
+}
+END_TEST
+
+START_TEST(id_parse)
+{
+    static const char *const bad[] = {
+        "", ".xml", "0.xml", "00.xml", "01.xml", "+1.xml", "-1.xml", " 1.xml", "1 .xml",
+        "1.xmlx", "1.XML", "1", "1.xml/", "x1.xml", "1x.xml", "1-1.xml",
+        "1000000000000000.xml",               /* 16 digits */
+        "99999999999999999999.xml", NULL
+    };
+    apr_int64_t id = 0;
+    int i;
+    ck_assert(rs_parse_id("1.xml", ".xml", &id) && id == 1);
+    ck_assert(rs_parse_id("1234.xml", ".xml", &id) && id == 1234);
+    ck_assert(rs_parse_id("999999999999999.xml", ".xml", &id) && id == APR_INT64_C(999999999999999));
+    ck_assert(rs_parse_id("5", "", &id) && id == 5);
+    id = 77;
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_id(bad[i], ".xml", &id), "accepted: '%s'", bad[i]);
+    }
+    ck_assert(id == 77);
+}
+END_TEST
+
+/* ---- directive values ---- */
+
+START_TEST(int_values)
+{
+    apr_int64_t v = 0;
+    ck_assert(rs_parse_int("1", 1, 50000, &v) && v == 1);
+    ck_assert(rs_parse_int("50000", 1, 50000, &v) && v == 50000);
+    /* What apr_strtoi64 reads: leading zeros, one sign, leading space. */
+    ck_assert(rs_parse_int("007", 1, 50000, &v) && v == 7);
+    ck_assert(rs_parse_int("+9", 1, 50000, &v) && v == 9);
+    ck_assert(rs_parse_int(" 10", 1, 50000, &v) && v == 10);
+    ck_assert(rs_parse_int("-5", -10, 10, &v) && v == -5);
+    v = 77;
+    ck_assert(!rs_parse_int("0", 1, 50000, &v));
+    ck_assert(!rs_parse_int("50001", 1, 50000, &v));
+    ck_assert(!rs_parse_int("-1", 1, 50000, &v));
+    ck_assert(!rs_parse_int("", 1, 50000, &v));
+    ck_assert(!rs_parse_int(" ", 1, 50000, &v));
+    ck_assert(!rs_parse_int("+", 1, 50000, &v));
+    ck_assert(!rs_parse_int("10 ", 1, 50000, &v));
+    ck_assert(!rs_parse_int("10s", 1, 50000, &v));
+    ck_assert(!rs_parse_int("1e3", 1, 50000, &v));
+    ck_assert(!rs_parse_int("0x10", 1, 50000, &v));
+    ck_assert(!rs_parse_int("1.5", 1, 50000, &v));
+    ck_assert(!rs_parse_int("99999999999999999999", 1, 50000, &v));
+    ck_assert(!rs_parse_int("-99999999999999999999", 1, 50000, &v));
+    ck_assert(!rs_parse_int("18446744073709551617", 1, 50000, &v));   /* 2^64 + 1 */
+    ck_assert(v == 77);
+}
+END_TEST
+
+START_TEST(durations)
+{
+    apr_interval_time_t d = 0;
+    ck_assert(rs_parse_duration("90", &d) && d == apr_time_from_sec(90));
+    ck_assert(rs_parse_duration("90s", &d) && d == apr_time_from_sec(90));
+    ck_assert(rs_parse_duration("15m", &d) && d == apr_time_from_sec(900));
+    ck_assert(rs_parse_duration("12h", &d) && d == apr_time_from_sec(43200));
+    ck_assert(rs_parse_duration("30d", &d) && d == apr_time_from_sec(30 * 86400));
+    ck_assert(rs_parse_duration("1s", &d) && d == apr_time_from_sec(1));
+    ck_assert(rs_parse_duration("007m", &d) && d == apr_time_from_sec(420));
+    /* The upper bound, 3650 days, in every unit. */
+    ck_assert(rs_parse_duration("3650d", &d) && d == apr_time_from_sec(3650 * 86400LL));
+    ck_assert(rs_parse_duration("87600h", &d));
+    ck_assert(rs_parse_duration("5256000m", &d));
+    ck_assert(rs_parse_duration("315360000", &d));
+    d = 77;
+    ck_assert(!rs_parse_duration("3651d", &d));
+    ck_assert(!rs_parse_duration("87601h", &d));
+    ck_assert(!rs_parse_duration("5256001m", &d));
+    ck_assert(!rs_parse_duration("315360001s", &d));
+    ck_assert(!rs_parse_duration("0", &d));
+    ck_assert(!rs_parse_duration("0d", &d));
+    ck_assert(!rs_parse_duration("-1d", &d));
+    ck_assert(!rs_parse_duration("", &d));
+    ck_assert(!rs_parse_duration("d", &d));
+    ck_assert(!rs_parse_duration("1w", &d));
+    ck_assert(!rs_parse_duration("1D", &d));
+    ck_assert(!rs_parse_duration("1dd", &d));
+    ck_assert(!rs_parse_duration("1d ", &d));
+    ck_assert(!rs_parse_duration("1 d", &d));
+    ck_assert(!rs_parse_duration("1.5h", &d));
+    ck_assert(!rs_parse_duration("99999999999999999999", &d));
+    ck_assert(!rs_parse_duration("9223372036854775807d", &d));
+    ck_assert(!rs_parse_duration("-9223372036854775808", &d));
+    ck_assert(d == 77);
+}
+END_TEST
+
+START_TEST(hash_lists)
+{
+    const char *one[] = { "md5" };
+    const char *two[] = { "SHA-256", "md5" };
+    const char *all[] = { "md5", "sha-1", "sha-256", "sha-512", "md5" };
+    const char *none[] = { "None" };
+    const char *none_mixed[] = { "md5", "none" };
+    const char *unknown[] = { "md5", "sha256", "none" };
+    unsigned mask = 99;
+    int bad = -1;
+
+    ck_assert_int_eq(rs_parse_hashes(1, one, &mask, &bad), RS_PARSE_OK);
+    ck_assert_uint_eq(mask, RS_HASH_MD5);
+    ck_assert_int_eq(rs_parse_hashes(2, two, &mask, &bad), RS_PARSE_OK);
+    ck_assert_uint_eq(mask, RS_HASH_MD5 | RS_HASH_SHA256);
+    ck_assert_int_eq(rs_parse_hashes(5, all, &mask, &bad), RS_PARSE_OK);
+    ck_assert_uint_eq(mask, RS_HASH_MD5 | RS_HASH_SHA1 | RS_HASH_SHA256 | RS_HASH_SHA512);
+    ck_assert_int_eq(rs_parse_hashes(1, none, &mask, &bad), RS_PARSE_OK);
+    ck_assert_uint_eq(mask, 0);
+    mask = 99;
+    ck_assert_int_eq(rs_parse_hashes(0, NULL, &mask, &bad), RS_PARSE_HASH_EMPTY);
+    ck_assert_int_eq(rs_parse_hashes(2, none_mixed, &mask, &bad), RS_PARSE_HASH_NONE_MIXED);
+    ck_assert_int_eq(bad, 1);
+    /* The first problem in order wins. */
+    ck_assert_int_eq(rs_parse_hashes(3, unknown, &mask, &bad), RS_PARSE_HASH_UNKNOWN);
+    ck_assert_int_eq(bad, 1);
+    ck_assert_uint_eq(mask, 99);
+}
+END_TEST
+
+START_TEST(set_names)
+{
+    static const char *const good[] = { "a", "main", "data-1", "x_y", "v1.2", "A9", NULL };
+    static const char *const bad[] = { "", ".hidden", ".", "..", "a/b", "a b", "a%20",
+                                       "ü", "a\n", "a:b", NULL };
+    char longest[66];
+    int i;
+    for (i = 0; good[i]; i++) {
+        ck_assert_msg(rs_parse_set_name(good[i], 64), "rejected: '%s'", good[i]);
+    }
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_set_name(bad[i], 64), "accepted: '%s'", bad[i]);
+    }
+    memset(longest, 'a', 65);
+    longest[65] = '\0';
+    ck_assert(!rs_parse_set_name(longest, 64));
+    longest[64] = '\0';
+    ck_assert(rs_parse_set_name(longest, 64));
+}
+END_TEST
+
+START_TEST(url_paths)
+{
+    static const char *const good[] = { "/", "/data", "/a/b", "/a/", "/a.b/c..d", "/~x",
+                                        "/a/..b", NULL };
+    static const char *const bad[] = { "", "data", "//", "/a//b", "/a/../b", "/a/./b",
+                                       "/a?b", "/a#b", "/a%20b", "/a b", "/a\tb", "/a\"b",
+                                       "/a<b", "/a>b", "/a\\b", "/a\x7f", "/\xc3\xbc", NULL };
+    int i;
+    for (i = 0; good[i]; i++) {
+        ck_assert_msg(rs_parse_url_path(good[i]), "rejected: '%s'", good[i]);
+    }
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_url_path(bad[i]), "accepted: '%s'", bad[i]);
+    }
+}
+END_TEST
+
+START_TEST(urls)
+{
+    static const char *const good[] = { "http://example.org", "https://example.org/",
+                                        "HTTPS://example.org:8443/about", "http://h/a%20b",
+                                        NULL };
+    static const char *const bad[] = { "", "example.org", "ftp://example.org", "http://",
+                                       "http:///x", "http://h/?q", "http://h/#f",
+                                       "http://h/a b", "http://h/<x>", "http://h/{x}",
+                                       "http://h/a|b", "http:/h", NULL };
+    int i;
+    for (i = 0; good[i]; i++) {
+        ck_assert_msg(rs_parse_url(good[i]), "rejected: '%s'", good[i]);
+    }
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_url(bad[i]), "accepted: '%s'", bad[i]);
+    }
+    /* A base URL's path must also be a plain URL-path. */
+    ck_assert(rs_parse_base_url("https://data.example.org"));
+    ck_assert(rs_parse_base_url("https://proxy.example.org:8443/mirror/"));
+    ck_assert(!rs_parse_base_url("https://h/a%20b"));
+    ck_assert(!rs_parse_base_url("https://h/a//b"));
+    ck_assert(!rs_parse_base_url("https://h/a/../b"));
+    ck_assert(!rs_parse_base_url("https://h/?q"));
+}
+END_TEST
+
+Suite *parse_suite(void)
+{
+    Suite *s = suite_create("rs_parse");
+    TCase *tc = ut_tcase("request", 10);
+    tcase_add_test(tc, request_path_kinds);
+    tcase_add_test(tc, request_path_other);
+    tcase_add_test(tc, part_valid);
+    tcase_add_test(tc, part_invalid);
+    tcase_add_test(tc, id_parse);
+    suite_add_tcase(s, tc);
+    tc = ut_tcase("directive", 10);
+    tcase_add_test(tc, int_values);
+    tcase_add_test(tc, durations);
+    tcase_add_test(tc, hash_lists);
+    tcase_add_test(tc, set_names);
+    tcase_add_test(tc, url_paths);
+    tcase_add_test(tc, urls);
+    suite_add_tcase(s, tc);
+    return s;
+}
