@@ -364,7 +364,10 @@ apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
     rs_db_stmt_t *s = apr_pcalloc(db->pool, sizeof(*s));
     int rc = apr_dbd_prepare(db->drv, db->pool, db->h, sql, NULL, &s->prep);
     if (rc) {
-        return fail(db, rc, apr_psprintf(db->pool, "preparing \"%s\"", sql));
+        /* Not from db->pool: a store that keeps failing must not grow it. */
+        char what[512];
+        apr_snprintf(what, sizeof(what), "preparing \"%s\"", sql);
+        return fail(db, rc, what);
     }
     s->sql = sql;
     *out = s;
