@@ -38,8 +38,8 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
 
 /* One snapshot being written.  Lifecycle: one document (file) open at a
  * time, in `fp`, cleared when it is finished; per-entry memory in `ep`.
- * Every failure keeps its cause: the sink records the status of a failed
- * write, which the XML writer itself cannot pass on. */
+ * Every failure keeps its cause: the writer on the file remembers why a
+ * write failed (rs_xml_error). */
 typedef struct {
     const rs_snapshot_opts_t *o;
     const char *dir;
@@ -51,26 +51,8 @@ typedef struct {
     apr_pool_t *fp, *ep;
     apr_file_t *f;
     rs_xml_t *w;                  /* NULL: no document open */
-    apr_status_t werr;            /* of the sink's last failed write */
     rs_snapshot_info_t *info;
 } swriter_t;
-
-static int sink(void *baton, const char *buf, apr_size_t len)
-{
-    swriter_t *sw = baton;
-    apr_status_t rv = apr_file_write_full(sw->f, buf, len, NULL);
-    if (rv != APR_SUCCESS) {
-        sw->werr = rv;
-        return -1;
-    }
-    return 0;
-}
-
-/* The status of a failed XML write: the file's error when there was one. */
-static apr_status_t xml_failed(const swriter_t *sw)
-{
-    return sw->werr != APR_SUCCESS ? sw->werr : APR_EGENERAL;
-}
 
 /* Open document n of the snapshot (0: resourcelist.xml) for writing. */
 static apr_status_t doc_open(swriter_t *sw, int n)
@@ -80,23 +62,23 @@ static apr_status_t doc_open(swriter_t *sw, int n)
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    sw->w = rs_xml_open(sw->fp, sink, sw);
+    sw->w = rs_xml_open_file(sw->fp, sw->f);
     return sw->w ? APR_SUCCESS : APR_ENOMEM;
 }
 
 /* Close the open document and finish its file (complete on disk). */
 static apr_status_t doc_close(swriter_t *sw)
 {
-    apr_status_t rv;
-    int rc = rs_xml_end(sw->w);
+    apr_status_t rv, xe = APR_SUCCESS;
 
+    if (rs_xml_end(sw->w) < 0) {
+        xe = rs_xml_error(sw->w);
+    }
     sw->w = NULL;
     rv = rs_file_finish(sw->f);
-    if (rc < 0 && sw->werr != APR_SUCCESS) {
-        rv = sw->werr;
-    }
-    else if (rc < 0 && rv == APR_SUCCESS) {
-        rv = APR_EGENERAL;
+    /* A failed write says more than the close after it. */
+    if (xe != APR_SUCCESS && (xe != APR_EGENERAL || rv == APR_SUCCESS)) {
+        rv = xe;
     }
     apr_pool_clear(sw->fp);
     return rv;
@@ -119,7 +101,7 @@ static apr_status_t next_doc(swriter_t *sw)
     if ((rv = doc_open(sw, sw->part)) != APR_SUCCESS) {
         return rv;
     }
-    return list_head(sw->w, sw->o, sw->indexed) < 0 ? xml_failed(sw) : APR_SUCCESS;
+    return list_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
 }
 
 /* Write the entry of inventory row it. */
@@ -136,7 +118,7 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it)
     rc = rs_entry_write(sw->w, sw->ep, &sw->o->entry, &r);
     apr_pool_clear(sw->ep);
     if (rc < 0) {
-        return xml_failed(sw);
+        return rs_xml_error(sw->w);
     }
     sw->in_part++;
     sw->info->entries++;
@@ -192,7 +174,7 @@ static apr_status_t write_index(swriter_t *sw, int nparts)
     if (rs_xml_begin(sw->w, "sitemapindex") < 0
         || rs_xml_ln(sw->w, "up", sw->o->capability_url, NULL, 0) < 0
         || rs_xml_md(sw->w, md, 3) < 0) {
-        return xml_failed(sw);
+        return rs_xml_error(sw->w);
     }
     for (i = 1; i <= nparts; i++) {
         const char *loc = apr_psprintf(sw->ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
@@ -201,7 +183,7 @@ static apr_status_t write_index(swriter_t *sw, int nparts)
                  || rs_xml_entry_end(sw->w) < 0;
         apr_pool_clear(sw->ep);
         if (rc) {
-            return xml_failed(sw);
+            return rs_xml_error(sw->w);
         }
     }
     return doc_close(sw);
