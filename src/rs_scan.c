@@ -379,6 +379,18 @@ static apr_status_t root_missing(rs_scan_ctx_t *sc, apr_pool_t *p, apr_status_t 
     return APR_SUCCESS;
 }
 
+void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
+                      rs_scan_stats_t *stats, apr_pool_t *vpool)
+{
+    memset(stats, 0, sizeof(*stats));
+    memset(sc, 0, sizeof(*sc));
+    sc->st = st;
+    sc->o = o;
+    sc->stats = stats;
+    sc->vpool = vpool;
+    sc->visited = apr_hash_make(vpool);
+}
+
 apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats)
 {
@@ -388,14 +400,8 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     apr_status_t rv;
     int rootfd;
 
-    memset(stats, 0, sizeof(*stats));
-    memset(&sc, 0, sizeof(sc));
     apr_pool_create(&sp, p);
-    sc.st = st;
-    sc.o = o;
-    sc.stats = stats;
-    sc.vpool = sp;
-    sc.visited = apr_hash_make(sp);
+    rs_scan_ctx_init(&sc, st, o, stats, sp);
 
     if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
         apr_pool_destroy(sp);

@@ -55,6 +55,11 @@ int rs_scan_store_failed(rs_scan_ctx_t *sc, apr_status_t rv);
  * transaction is committed and a new one begun. */
 void rs_scan_wrote(rs_scan_ctx_t *sc);
 
+/* Start a scan's context: stats zeroed, the set of visited directories
+ * in vpool (which lives as long as the scan). */
+void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
+                      rs_scan_stats_t *stats, apr_pool_t *vpool);
+
 /* Tell the caller (on_change) of a change; its failure (with its cause)
  * stops the scan. */
 void rs_scan_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);

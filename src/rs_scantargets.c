@@ -161,7 +161,6 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
     int rootfd, i;
 
     memset(stats, 0, sizeof(*stats));
-    memset(&sc, 0, sizeof(sc));
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
         rv = errno ? errno : APR_EGENERAL;
@@ -172,11 +171,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
     }
     apr_pool_create(&sp, p);
     apr_pool_create(&tp, sp);
-    sc.st = st;
-    sc.o = o;
-    sc.stats = stats;
-    sc.vpool = sp;
-    sc.visited = apr_hash_make(sp);
+    rs_scan_ctx_init(&sc, st, o, stats, sp);
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
     if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
