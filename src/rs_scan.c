@@ -34,7 +34,9 @@ int rs_scan_store_failed(rs_scan_ctx_t *sc, apr_status_t rv)
 
 void rs_scan_wrote(rs_scan_ctx_t *sc)
 {
-    if (++sc->pending >= RS_SCAN_BATCH) {
+    /* Under the mass-deletion guard, nothing is committed after the first
+     * deletion: the whole rest may have to be rolled back. */
+    if (++sc->pending >= RS_SCAN_BATCH && !(sc->o->max_deleted && sc->stats->deleted)) {
         if (!rs_scan_store_failed(sc, rs_db_commit(sc->st))) {
             rs_scan_store_failed(sc, rs_db_begin(sc->st));
         }
@@ -80,6 +82,9 @@ static int same_hashes(const rs_item_t *a, const rs_item_t *b)
 void rs_scan_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it)
 {
     apr_status_t rv;
+    if (change == RS_CHANGE_DELETED) {
+        sc->stats->deleted++;
+    }
     if (sc->o->on_change && sc->err == APR_SUCCESS
         && (rv = sc->o->on_change(sc->o->change_baton, change, it)) != APR_SUCCESS) {
         sc->err = rv;
@@ -340,43 +345,21 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     apr_pool_destroy(p);
 }
 
-/* The root of the set cannot be opened (err): the set is listed empty.
- * Every listed row is reported deleted and the rows go, in the open
- * transaction, which this commits. */
-static apr_status_t root_missing(rs_scan_ctx_t *sc, apr_pool_t *p, apr_status_t err)
+/* End a scan's transaction: roll it back when the mass-deletion guard
+ * holds its deletions (RS_SCAN_EMASSDEL), otherwise commit it (a commit
+ * that fails, a full disk, reports its own cause).  Returns the scan's
+ * result. */
+apr_status_t rs_scan_end(rs_scan_ctx_t *sc)
 {
     const rs_scan_opts_t *o = sc->o;
-    const char *ad = NULL, *an = NULL;
 
-    rs_log_emit(o->log, RS_LOG_ERR, err, "set %s: cannot open root directory %s; "
-                "the set is listed empty until it is back", o->set, o->root);
-    /* Count what goes, so that the caller publishes the empty list,
-     * and report each listed file as deleted. */
-    rs_inventory_count(sc->st, o->set, &sc->stats->removed);
-    while (o->on_change) {
-        apr_array_header_t *rows;
-        int k;
-        if (rs_inventory_page(sc->st, p, o->set, ad, an, 1000, &rows) != APR_SUCCESS) {
-            break;
-        }
-        for (k = 0; k < rows->nelts; k++) {
-            rs_scan_notify(sc, RS_CHANGE_DELETED, &APR_ARRAY_IDX(rows, k, rs_item_t));
-        }
-        if (rows->nelts < 1000) {
-            break;
-        }
-        ad = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir;
-        an = APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name;
-    }
-    if (sc->err != APR_SUCCESS) {
-        /* The deletions could not be recorded: keep the rows (the store
-         * rolls the transaction back) and report the failure. */
-        rs_db_commit(sc->st);
+    if (sc->err == APR_SUCCESS && o->max_deleted && sc->stats->deleted > o->max_deleted) {
+        sc->err = RS_SCAN_EMASSDEL;
+        rs_db_rollback(sc->st);
         return sc->err;
     }
-    rs_inventory_delete_set(sc->st, o->set);
-    rs_db_commit(sc->st);
-    return APR_SUCCESS;
+    rs_scan_store_failed(sc, rs_db_commit(sc->st));
+    return sc->err;
 }
 
 void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
@@ -409,11 +392,15 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0 || !realpath(o->root, buf)) {
+        /* A missing root is no reason to delete anything: an unmounted
+         * file system would make a mirror delete everything. */
         rv = errno;
         if (rootfd >= 0) {
             close(rootfd);
         }
-        rv = root_missing(&sc, sp, rv);
+        rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
+                    "nothing of the set changes until it is back", o->set, o->root);
+        rs_db_rollback(st);
         apr_pool_destroy(sp);
         return rv;
     }
@@ -427,8 +414,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.err == APR_SUCCESS) {
         rs_scan_drop_unvisited(&sc, sp, "");
     }
-    /* A commit that fails (a full disk) reports its own cause. */
-    rs_scan_store_failed(&sc, rs_db_commit(st));
+    rs_scan_end(&sc);
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }

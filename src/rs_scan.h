@@ -28,6 +28,7 @@
 #ifndef RS_SCAN_H
 #define RS_SCAN_H
 
+#include <apr_errno.h>
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "rs_journal.h"
@@ -77,7 +78,19 @@ typedef struct rs_scan_opts_t {
     rs_scan_progress_fn *progress;
     void *progress_baton;
     const rs_logger_t *log;
+    /* Mass-deletion guard (0: none).  A scan that would report more than
+     * this many listed files deleted commits none of it from its first
+     * deletion on: it rolls back and returns RS_SCAN_EMASSDEL, with the
+     * full count in stats->deleted.  Until a deletion is seen, rs_scan_set
+     * commits in batches as usual; after it, the rest of the scan is one
+     * transaction, so that nothing deleted is committed before the count
+     * is known. */
+    apr_int64_t max_deleted;
 } rs_scan_opts_t;
+
+/* Returned when opts->max_deleted stopped a scan (nothing of it from the
+ * first deletion on was committed). */
+#define RS_SCAN_EMASSDEL (APR_OS_START_USERERR + 1)
 
 typedef struct rs_scan_stats_t {
     apr_int64_t files;       /* regular files seen */
@@ -86,11 +99,14 @@ typedef struct rs_scan_stats_t {
     apr_int64_t written;     /* rows inserted or updated */
     apr_int64_t removed;     /* rows deleted */
     apr_int64_t hashed;      /* bytes read for hashing */
+    apr_int64_t deleted;     /* listed files reported deleted */
 } rs_scan_stats_t;
 
 /* Scan one set.  Writes are committed in batches; the inventory is
  * consistent with the tree as of the scan's start when it returns
- * APR_SUCCESS.  A missing root empties the set (and logs an error). */
+ * APR_SUCCESS.  A root that cannot be opened changes nothing: the scan
+ * returns the cause (errno), since a set must never be listed empty
+ * because its file system is missing. */
 apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
                          rs_scan_stats_t *stats);
 

@@ -55,6 +55,11 @@ int rs_scan_store_failed(rs_scan_ctx_t *sc, apr_status_t rv);
  * transaction is committed and a new one begun. */
 void rs_scan_wrote(rs_scan_ctx_t *sc);
 
+/* End the scan's transaction: rolled back when the mass-deletion guard
+ * (rs_scan_opts_t.max_deleted) holds its deletions - sc->err becomes
+ * RS_SCAN_EMASSDEL - otherwise committed.  Returns sc->err. */
+apr_status_t rs_scan_end(rs_scan_ctx_t *sc);
+
 /* Start a scan's context: stats zeroed, the set of visited directories
  * in vpool (which lives as long as the scan). */
 void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,

@@ -201,8 +201,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
         apr_pool_clear(tp);
     }
     close(rootfd);
-    /* A commit that fails (a full disk) reports its own cause. */
-    rs_scan_store_failed(&sc, rs_db_commit(st));
+    rs_scan_end(&sc);
     apr_pool_destroy(sp);
     return sc.err;
 }
