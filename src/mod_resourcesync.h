@@ -52,6 +52,8 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_RECENT   4096     /* ResourceSyncRecentChanges */
 #define RS_MIN_RECENT       16
 #define RS_MAX_RECENT       262144
+#define RS_DEFAULT_MASSDEL_SHARE 50  /* ResourceSyncMassDeletion: percent */
+#define RS_DEFAULT_MASSDEL_MIN   100 /* ... and files */
 #define RS_DEFAULT_PERIOD   apr_time_from_sec(86400)
 #define RS_DEFAULT_RETENTION apr_time_from_sec(30 * 86400)
 #define RS_WELL_KNOWN       "/.well-known/resourcesync"
@@ -123,6 +125,8 @@ typedef struct rs_global_t {
     const char *state_dir;      /* ResourceSyncStateDir */
     apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
     int recent;                 /* ResourceSyncRecentChanges: ring slots */
+    int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
+    apr_int64_t massdel_min;    /* ... and more than this many files */
     apr_array_header_t *sets;   /* every rs_set_t*, all servers */
     apr_time_t config_time;     /* Last-Modified of config documents */
     const char *fingerprint;    /* of the httpd configuration */
@@ -190,6 +194,12 @@ typedef struct rs_status_set_t {
     apr_int64_t cl_last_seq;        /* cl_first_seq - 1: empty */
     apr_int64_t cl_count;
     apr_time_t cl_last_dt;          /* datetime of its newest record */
+    /* Set by the watcher (mod_resourcesync_avail.c): the set cannot be
+     * listed (root missing, unmounted, URL-path elsewhere); its documents
+     * but the Capability List answer 503 while it is. */
+    apr_int32_t unavailable;
+    char why[256];                  /* why, while unavailable */
+    apr_int64_t held;               /* deletions waiting for a confirming scan */
 } rs_status_set_t;
 
 #define RS_MODE_STARTING  0         /* no full scan yet */

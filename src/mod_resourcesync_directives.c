@@ -72,6 +72,40 @@ static const char *set_rescan(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+/* ResourceSyncMassDeletion off | <percent>% [<files>] */
+static const char *set_massdel(cmd_parms *cmd, void *mconfig, const char *share,
+                               const char *min)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    apr_size_t n = strlen(share);
+    apr_int64_t v, m = RS_DEFAULT_MASSDEL_MIN;
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    if (rs_global.massdel_share != RS_UNSET) {
+        return "ResourceSyncMassDeletion: given twice";
+    }
+    if (!strcasecmp(share, "off")) {
+        if (min) {
+            return apr_psprintf(cmd->pool, "ResourceSyncMassDeletion: '%s' after off", min);
+        }
+        rs_global.massdel_share = 0;
+        return NULL;
+    }
+    if (n < 2 || share[n - 1] != '%'
+        || !rs_parse_int(apr_pstrndup(cmd->pool, share, n - 1), 1, 99, &v)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncMassDeletion: '%s' is not off or a "
+                            "share from 1%% to 99%%", share);
+    }
+    if (min && (err = int_arg(cmd, min, 1, APR_INT64_C(1000000000), "files", &m))) {
+        return err;
+    }
+    rs_global.massdel_share = (int)v;
+    rs_global.massdel_min = m;
+    return NULL;
+}
+
 static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
@@ -394,6 +428,9 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncRecentChanges", set_recent, NULL, RSRC_CONF,
                   "Most recent changes kept in shared memory for the open Change Lists "
                   "(default 4096)"),
+    AP_INIT_TAKE12("ResourceSyncMassDeletion", set_massdel, NULL, RSRC_CONF,
+                   "Share of a set's files (and number of files) above which deletions "
+                   "wait for a confirming scan: off, or e.g. 50% 100 (default)"),
     AP_INIT_TAKE12("ResourceSyncSet", set_set, NULL, ACCESS_CONF,
                    "Set name, and the URL-path of the directory if not below DocumentRoot"),
     AP_INIT_TAKE1("ResourceSyncPrefix", set_prefix, NULL, RSRC_CONF,

@@ -45,6 +45,7 @@ Suite *file_suite(void);
 Suite *generation_suite(void);
 Suite *entry_suite(void);
 Suite *parse_suite(void);
+Suite *mounts_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
