@@ -115,6 +115,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->on_drop = on_drop;
     so->dir_baton = ws;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
+    so->max_deleted = journaled ? rs_avail_max_deleted(ws) : 0;
     if (*rc) {
         so->on_change = rs_recorder_record;
         so->change_baton = *rc;
@@ -214,6 +215,14 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     apr_status_t rv;
     int was_degraded = ws->degraded;
 
+    /* Nothing of a set that cannot be listed is scanned or recorded. */
+    ws->root_lost = !rs_avail_check(ws, p);
+    if (ws->root_lost) {
+        ws->confirm_at = 0;
+        ws->status.held = 0;
+        set_mode(ws);
+        return;
+    }
     if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
         return;
     }
@@ -233,15 +242,23 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
     end = apr_time_now();
-    ws->root_lost = 0;
+    if (ws->confirming) {
+        rs_avail_confirmed(ws, &stats, rv);
+    }
+    if (rv == RS_SCAN_EMASSDEL) {
+        rs_avail_hold(ws, stats.deleted);
+        return;
+    }
+    if (rv != APR_SUCCESS && !rs_avail_check(ws, p)) {
+        ws->root_lost = 1;     /* gone during the scan: nothing was changed */
+        set_mode(ws);
+        return;
+    }
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, ws->failing++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
                     "set %s: scan failed; keeping the previous "
                     "Resource List", set->name);
         return;
-    }
-    if (stats.dirs == 0) {
-        ws->root_lost = 1;     /* the root is missing: no watch either */
     }
     full_scan_report(ws, &stats, was_degraded, first, t0);
     if (!jstart) {
@@ -268,6 +285,10 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
     scan_opts(ws, &so, &rc, 1);
     so.progress = NULL;     /* scan-files counts the last full scan */
     rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
+    if (rv == RS_SCAN_EMASSDEL) {
+        rs_avail_hold(ws, stats.deleted);
+        return;
+    }
     if (rv != APR_SUCCESS) {
         /* The root is gone, or the store failed: the full scan knows how
          * to say which, and records what it can. */
@@ -301,7 +322,7 @@ static int scan_workers(void)
 }
 
 /* The event loop's poll set: one inotify descriptor per watched set
- * (map[k]: the set of pfd[k]). */
+ * (map[k]: the set of pfd[k]), then the mount table (map[k] == -1). */
 typedef struct loop_t {
     struct pollfd *pfd;
     int *map;
@@ -326,6 +347,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         if (ws->next_tick < next) {
             next = ws->next_tick;
         }
+        if (ws->confirm_at && ws->confirm_at < next) {
+            next = ws->confirm_at;
+        }
         if (ws->w) {
             l->pfd[l->nfds].fd = rs_watch_fd(ws->w);
             l->pfd[l->nfds].events = POLLIN;
@@ -334,12 +358,46 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         }
         degraded |= ws->degraded || !ws->w || ws->root_lost;
     }
+    if (d->mounts) {
+        l->pfd[l->nfds].fd = rs_mounts_fd(d->mounts);
+        l->pfd[l->nfds].events = POLLPRI;
+        l->pfd[l->nfds].revents = 0;
+        l->map[l->nfds++] = -1;
+    }
     if (st) {
         st->state = degraded ? RS_STATE_DEGRADED : RS_STATE_WATCHING;
         st->scan_set = -1;
         st->heartbeat = apr_time_now();
     }
     return next;
+}
+
+/* The mount table changed: mark the sets whose tree a mount point that
+ * appeared or went is in, at, or above (their full scan follows). */
+static void mounts_changed(rs_drive_t *d)
+{
+    apr_array_header_t *mps;
+    apr_status_t rv;
+    int i, k;
+
+    if ((rv = rs_mounts_changed(d->mounts, d->iter, &mps)) != APR_SUCCESS) {
+        rs_log_emit(&d->log, RS_LOG_WARN, rv, "cannot read the mount table; mounts and "
+                    "unmounts inside sets are found by the next full scan");
+        return;
+    }
+    for (i = 0; i < d->nsets; i++) {
+        wset_t *ws = &d->ws[i];
+        for (k = 0; k < mps->nelts && !ws->remount; k++) {
+            const char *mp = APR_ARRAY_IDX(mps, k, const char *);
+            if (rs_mounts_affects(mp, ws->set->dir)) {
+                ws->remount = 1;
+                rs_log_emit(&d->log, RS_LOG_NOTICE, 0, "set %s: %s was mounted or "
+                            "unmounted; reconciling the set with a full scan",
+                            ws->set->name, mp);
+            }
+        }
+    }
+    apr_pool_clear(d->iter);
 }
 
 /* Sleep until an inotify queue is readable or the deadline passes; read
@@ -352,7 +410,14 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
         return;
     }
     for (i = 0; i < l->nfds; i++) {
-        wset_t *ws = &d->ws[l->map[i]];
+        wset_t *ws;
+        if (l->map[i] < 0) {
+            if (l->pfd[i].revents) {
+                mounts_changed(d);
+            }
+            continue;
+        }
+        ws = &d->ws[l->map[i]];
         if (l->pfd[i].revents && rs_watch_read(ws->w) != APR_SUCCESS) {
             ws->root_lost = 1;     /* unreadable queue: treat as lost events */
         }
@@ -368,6 +433,13 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
     rs_scan_target_t *t;
     int n;
 
+    if (ws->root_lost || ws->confirm_at) {
+        /* Unavailable, or a mass deletion waits for its confirming scan:
+         * the next full scan covers whatever the events name. */
+        rs_watch_take(ws->w, d->iter, now, &t);
+        apr_pool_clear(d->iter);
+        return 0;
+    }
     if (flags) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: %s; reconciling the set "
                     "with a full scan", ws->set->name,
@@ -405,6 +477,17 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
     apr_pool_clear(d->iter);
 }
 
+/* A full scan out of turn: the confirming scan of a held mass deletion
+ * (without the limit), or after a mount table change. */
+static void set_recheck(rs_drive_t *d, wset_t *ws)
+{
+    ws->confirming = ws->confirm_at && rs_time_mono() >= ws->confirm_at;
+    ws->remount = 0;
+    full_scan(d->iter, ws, 0);
+    ws->confirming = 0;
+    apr_pool_clear(d->iter);
+}
+
 /* The event loop, until the parent is gone.  Deadlines (ticks, settling
  * entries, the heartbeat) are on the monotonic clock: a wall clock
  * stepped back must not hold them back for as long as the step. */
@@ -413,8 +496,8 @@ static void watch_loop(rs_drive_t *d)
     loop_t l;
     int i;
 
-    l.pfd = apr_pcalloc(d->pool, sizeof(*l.pfd) * (apr_size_t)(d->nsets + 1));
-    l.map = apr_pcalloc(d->pool, sizeof(*l.map) * (apr_size_t)(d->nsets + 1));
+    l.pfd = apr_pcalloc(d->pool, sizeof(*l.pfd) * (apr_size_t)(d->nsets + 2));
+    l.map = apr_pcalloc(d->pool, sizeof(*l.map) * (apr_size_t)(d->nsets + 2));
     for (;;) {
         apr_time_t now = rs_time_mono();
         loop_wait(d, &l, now, loop_prepare(d, &l, now));
@@ -426,6 +509,10 @@ static void watch_loop(rs_drive_t *d)
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
             if (ws->w && set_events(d, ws, now)) {
+                continue;
+            }
+            if ((ws->confirm_at && now >= ws->confirm_at) || ws->remount) {
+                set_recheck(d, ws);
                 continue;
             }
             if (now >= ws->next_tick) {
@@ -441,7 +528,6 @@ static void watch_loop(rs_drive_t *d)
  * or left by the previous watcher of this server generation). */
 static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
 {
-    const char *why;
     apr_status_t rv;
     int k;
 
@@ -452,10 +538,6 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     for (k = 0; k < d->workers; k++) {
         ws->acc[k] = rs_access_create(d->pool, set);
     }
-    why = rs_access_verify_root(ws->acc[0], d->pool);
-    if (why) {
-        rs_log_emit(&d->log, RS_LOG_ERR, 0, "%s", why);
-    }
     if ((rv = rs_watch_create(&ws->w, d->pool, set->dir, max_watches)) != APR_SUCCESS) {
         ws->w = NULL;
         rs_log_emit(&d->log, RS_LOG_WARN, rv, "set %s: cannot create an inotify instance "
@@ -463,6 +545,8 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
                     "every %d s", set->name, (int)apr_time_sec(rs_global.rescan));
     }
     rs_status_read_set(set->slot, &ws->status);
+    rs_avail_init(ws, d->iter);
+    apr_pool_clear(d->iter);
 }
 
 /* Every set's state, the open Change Lists' extents, the ring. */
@@ -529,6 +613,12 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->workers = scan_workers();
     rs_jobs_init(pool, s, d->store);
     apr_pool_create(&d->iter, pool);
+    if ((rv = rs_mounts_open(&d->mounts, pool, "/proc/self/mountinfo")) != APR_SUCCESS) {
+        d->mounts = NULL;
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot follow the "
+                     "mount table (/proc/self/mountinfo); mounts and unmounts inside sets "
+                     "are found by the next full scan");
+    }
     sets_init(d);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as

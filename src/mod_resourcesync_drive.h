@@ -10,6 +10,8 @@
 #include "mod_resourcesync.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
+#include "rs_mounts.h"
+#include "rs_scan.h"
 #include "rs_watch.h"
 
 /* What the driver works with, for the watcher's lifetime. */
@@ -21,6 +23,7 @@ typedef struct rs_drive_t {
     apr_pool_t *pool;          /* the watcher's */
     apr_pool_t *iter;          /* cleared after each piece of work */
     int workers;               /* scan threads (scan_workers) */
+    rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
     struct wset_t *ws;
     int nsets;
 } rs_drive_t;
@@ -49,6 +52,15 @@ typedef struct wset_t {
     int failing;               /* failures since the last success */
     apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
+    /* mod_resourcesync_avail.c: status.unavailable says the set cannot be
+     * listed; root_dev is its root's device when last listable (0:
+     * unknown); a held mass deletion waits for the confirming full scan at
+     * confirm_at (monotonic, 0: none), which runs with confirming set. */
+    apr_uint64_t root_dev;
+    apr_time_t confirm_at;
+    int confirming;
+    apr_int64_t listed;        /* listed files when the last limit was taken */
+    int remount;               /* the mount table changed below or above the root */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -67,5 +79,25 @@ static inline void rs_drive_status_put(wset_t *ws)
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+
+/* mod_resourcesync_avail.c: never publish a set emptied by mistake (see
+ * that file). */
+#define RS_AVAIL_CONFIRM apr_time_from_sec(5)   /* delay of a confirming scan */
+/* At watcher start, after the store is open: the root's device as last
+ * recorded; the set is taken as available until rs_avail_check says. */
+void rs_avail_init(wset_t *ws, apr_pool_t *p);
+/* Whether the set can be listed now (1) or not (0: its status entry says
+ * why, logged once per episode); the end of an episode is logged too.
+ * Called before every full scan. */
+int rs_avail_check(wset_t *ws, apr_pool_t *p);
+/* The mass-deletion limit of a scan of the set now (rs_scan_opts_t
+ * max_deleted): 0 (none) when ResourceSyncMassDeletion is off or for the
+ * confirming scan. */
+apr_int64_t rs_avail_max_deleted(wset_t *ws);
+/* A scan or batch was held (RS_SCAN_EMASSDEL, `deleted` files): log once
+ * and schedule the confirming scan. */
+void rs_avail_hold(wset_t *ws, apr_int64_t deleted);
+/* The confirming scan ran (rv, stats): say what it found; the hold ends. */
+void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv);
 
 #endif

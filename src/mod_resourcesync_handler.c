@@ -146,6 +146,21 @@ static int send_file(request_rec *r, const char *path, int immutable)
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }
 
+/* A set the watcher found unavailable (root missing or unmounted, URL-path
+ * elsewhere): its lists would lie, so they are a 503 until the watcher
+ * finds it back, which it checks every ResourceSyncRescanInterval and at
+ * every change of the mount table.  Returns 0 if the set is available. */
+static int unavailable(request_rec *r, const rs_status_set_t *cur)
+{
+    if (!cur->unavailable) {
+        return 0;
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After",
+                   apr_psprintf(r->pool, "%d", (int)apr_time_sec(rs_global.rescan) > 0
+                                               ? (int)apr_time_sec(rs_global.rescan) : 1));
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
 static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
@@ -153,6 +168,9 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
     int n;
 
     rs_status_read_set(set->slot, &cur);
+    if (unavailable(r, &cur)) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
     if (!part) {
         if (!cur.gen) {
             /* The first scan of this set has not finished yet. */
@@ -175,6 +193,9 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     apr_int64_t id;
 
     rs_status_read_set(set->slot, &cur);
+    if (unavailable(r, &cur)) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
     if (!cur.cl_open_id) {
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
         return HTTP_SERVICE_UNAVAILABLE;

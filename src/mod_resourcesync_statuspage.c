@@ -85,6 +85,13 @@ int rs_statuspage_handle(request_rec *r)
                    e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
                    e.mode == RS_MODE_WATCHING ? "watching"
                    : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
+        if (e.unavailable) {
+            e.why[sizeof(e.why) - 1] = '\0';
+            ap_rprintf(r, "set-unavailable: %s %s\n", e.name, e.why);
+        }
+        if (e.held) {
+            ap_rprintf(r, "set-held-deletions: %s %" APR_INT64_T_FMT "\n", e.name, e.held);
+        }
     }
     return OK;
 }
