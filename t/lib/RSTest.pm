@@ -26,7 +26,7 @@ our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
                     wait_for list_entries fetch_list free_port private_server
                     started_server set_conf STATE_CONF STATUS_CONF
                     put put_atomic httpd_pid watcher_pids strong_etag
-                    sd_url cap_url rl_url iso2epoch);
+                    sd_url cap_url rl_url iso2epoch changes_of);
 
 my $NS_SM = 'http://www.sitemaps.org/schemas/sitemap/0.9';
 my $NS_RS = 'http://www.openarchives.org/rs/terms/';
@@ -143,6 +143,23 @@ sub fetch_list {
 }
 
 sub list_entries { @{ fetch_list(@_)->{entries} } }
+
+# changes_of(set, base, prefix) -> the entries (as in fetch_list, with
+# change and datetime) of every Change List of the set, oldest first; an
+# empty list while the index or a list does not answer 200.
+sub changes_of {
+    my ($set, $b, $p) = @_;
+    my $r = get(($b // base()) . ($p // '/resourcesync') . "/$set/changelist.xml");
+    return () unless $r->code == 200;
+    my $x = xpc(doc($r->content));
+    my @all;
+    for my $loc (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
+        my $lr = get($loc);
+        return () unless $lr->code == 200;
+        push @all, _entries($lr->content);
+    }
+    return @all;
+}
 
 # W3C datetime (UTC, Z) -> epoch seconds (fractional)
 sub iso2epoch {
