@@ -27,7 +27,7 @@ sub status { get("$_[0]/rs-status")->content }
                                      . set_conf('late', 'www/late'),
                              name => 'server with a missing set directory starts');
     my $B = $srv->base;
-    my $st = wait_for(sub { my $s = status($B); $s =~ /^set-unavailable: late / ? $s : undef }, 30)
+    my $st = wait_for(sub { my $s = status($B); $s =~ /^set-unavailable: late /m ? $s : undef }, 30)
              // status($B);
     like($st, qr{^set-unavailable: late root missing: \S*/www/late: No such file or directory$}m,
          'the status page says the root is missing');
@@ -55,7 +55,7 @@ sub status { get("$_[0]/rs-status")->content }
         files => { 'ext/a.txt' => "a\n", 'other/b.txt' => "b\n" },
         name => 'server with an Alias over the URL-path starts');
     my $B = $srv->base;
-    my $st = wait_for(sub { my $s = status($B); $s =~ /^set-unavailable: wrong / ? $s : undef }, 30)
+    my $st = wait_for(sub { my $s = status($B); $s =~ /^set-unavailable: wrong /m ? $s : undef }, 30)
              // status($B);
     like($st, qr{^set-unavailable: wrong its URL-path /elsewhere/ maps to \S*/other/}m,
          'the status page says where the URL-path maps');
