@@ -157,16 +157,19 @@ int rs_avail_check(wset_t *ws, apr_pool_t *p)
     return 1;
 }
 
+/* The share is taken of the files of the Resource List in service (the
+ * status entry's count): counting the inventory at every event batch
+ * would cost O(set) per batch, and the list is at most one rescan
+ * interval behind. */
 apr_int64_t rs_avail_max_deleted(wset_t *ws)
 {
-    apr_int64_t listed = 0, limit;
+    apr_int64_t limit;
 
-    if (!rs_global.massdel_share || ws->confirming
-        || rs_inventory_count(ws->d->store, ws->set->name, &listed) != APR_SUCCESS) {
+    if (!rs_global.massdel_share || ws->confirming) {
         return 0;
     }
-    ws->listed = listed;
-    limit = listed * rs_global.massdel_share / 100;
+    ws->listed = ws->status.entries;
+    limit = ws->listed * rs_global.massdel_share / 100;
     return limit < rs_global.massdel_min ? rs_global.massdel_min : limit;
 }
 

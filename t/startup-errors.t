@@ -33,6 +33,16 @@ my @cases = (
         . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncRecentChanges 100\n</VirtualHost>\n"
         . set_conf('ds', 'www/data'),
      qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/],
+    ['ResourceSyncMassDeletion 100%', STATE_CONF . "ResourceSyncMassDeletion 100%\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncMassDeletion: '100%' is not off or a share from 1% to 99%/],
+    ['ResourceSyncMassDeletion 50', STATE_CONF . "ResourceSyncMassDeletion 50\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncMassDeletion: '50' is not off or a share/],
+    ['ResourceSyncMassDeletion 50% 0', STATE_CONF . "ResourceSyncMassDeletion 50% 0\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncMassDeletion: '0' is not a number of files from 1 to 1000000000/],
+    ['ResourceSyncMassDeletion off 10', STATE_CONF . "ResourceSyncMassDeletion off 10\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncMassDeletion: '10' after off/],
+    ['ResourceSyncMassDeletion twice', STATE_CONF . "ResourceSyncMassDeletion off\nResourceSyncMassDeletion 20%\n"
+        . set_conf('ds', 'www/data'), qr/ResourceSyncMassDeletion: given twice/],
     ['ResourceSyncPrefix without leading slash', STATE_CONF . "ResourceSyncPrefix rsync\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncPrefix\b.*'rsync'/],
     ['ResourceSyncBaseURL not-a-url', STATE_CONF . "ResourceSyncBaseURL not-a-url\n" . set_conf('ds', 'www/data'),
