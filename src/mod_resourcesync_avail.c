@@ -24,6 +24,12 @@
  * a confirming full scan RS_AVAIL_CONFIRM later, which runs without the
  * limit: it deletes what is still gone then, and nothing if the files are
  * back.  Until it runs, the set's events are left to it.
+ *
+ * Mounts.  inotify reports no mount or unmount; the driver polls the mount
+ * table (rs_mounts) and rs_avail_mounts_changed marks the sets a mount
+ * point that appeared or went is in, at or above, for a full scan - which
+ * checks availability first, then walks into mounted file systems (scans
+ * cross mount points: httpd serves the files there).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,11 +126,14 @@ void rs_avail_init(wset_t *ws, apr_pool_t *p)
                        &v) == APR_SUCCESS && v) {
         ws->root_dev = (apr_uint64_t)apr_atoi64(v);
     }
-    /* A previous watcher of this generation may have left it unavailable:
-     * the first check decides again. */
-    ws->status.unavailable = 0;
-    ws->status.why[0] = '\0';
-    ws->status.held = 0;
+    /* A previous watcher of this generation may have left the set
+     * unavailable: that stands until the first check decides again (and
+     * logs the end of the episode).  Deletions it held are judged anew by
+     * this watcher's first scan. */
+    if (ws->status.held) {
+        ws->status.held = 0;
+        rs_drive_status_put(ws);
+    }
 }
 
 int rs_avail_check(wset_t *ws, apr_pool_t *p)
@@ -190,13 +199,55 @@ void rs_avail_hold(wset_t *ws, apr_int64_t deleted)
 
 void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv)
 {
-    if (rv == APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, ws->d->s, RS_TAG "set %s: the confirming "
-                     "scan found %" APR_INT64_T_FMT " of the %" APR_INT64_T_FMT " files "
-                     "gone; %s", ws->set->name, stats->deleted, ws->status.held,
-                     stats->deleted ? "their deletions are recorded" : "nothing is deleted");
+    if (rv != APR_SUCCESS) {
+        /* Failed (logged by the driver): the deletions stay held, and are
+         * confirmed by the next try. */
+        ws->confirm_at = rs_time_mono() + RS_AVAIL_CONFIRM;
+        return;
     }
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, ws->d->s, RS_TAG "set %s: the confirming scan "
+                 "found %" APR_INT64_T_FMT " of the %" APR_INT64_T_FMT " files gone; %s",
+                 ws->set->name, stats->deleted, ws->status.held,
+                 stats->deleted ? "their deletions are recorded" : "nothing is deleted");
     ws->confirm_at = 0;
     ws->status.held = 0;
     rs_drive_status_put(ws);
+}
+
+void rs_avail_mounts_open(rs_drive_t *d)
+{
+    apr_status_t rv = rs_mounts_open(&d->mounts, d->pool, "/proc/self/mountinfo");
+
+    if (rv != APR_SUCCESS) {
+        d->mounts = NULL;
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, d->s, RS_TAG "watcher: cannot follow the "
+                     "mount table (/proc/self/mountinfo); mounts and unmounts inside sets "
+                     "are found by the next full scan");
+    }
+}
+
+void rs_avail_mounts_changed(rs_drive_t *d)
+{
+    apr_array_header_t *mps;
+    apr_status_t rv;
+    int i, k;
+
+    if ((rv = rs_mounts_changed(d->mounts, d->iter, &mps)) != APR_SUCCESS) {
+        rs_log_emit(&d->log, RS_LOG_WARN, rv, "cannot read the mount table; mounts and "
+                    "unmounts inside sets are found by the next full scan");
+        return;
+    }
+    for (i = 0; i < d->nsets; i++) {
+        wset_t *ws = &d->ws[i];
+        for (k = 0; k < mps->nelts && !ws->remount; k++) {
+            const char *mp = APR_ARRAY_IDX(mps, k, const char *);
+            if (rs_mounts_affects(mp, ws->set->dir)) {
+                ws->remount = 1;
+                rs_log_emit(&d->log, RS_LOG_NOTICE, 0, "set %s: %s was mounted or "
+                            "unmounted; reconciling the set with a full scan",
+                            ws->set->name, mp);
+            }
+        }
+    }
+    apr_pool_clear(d->iter);
 }

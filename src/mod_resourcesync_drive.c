@@ -11,13 +11,16 @@
  *   2. per set: an access checker per scan worker, an inotify instance,
  *      the open Change List's extent from the store; then the ring filled
  *      with the newest journal records;
- *   3. startup reconciliation: a full scan of every set against the stored
+ *   3. startup reconciliation (of every set that can be listed at all:
+ *      mod_resourcesync_avail.c): a full scan of every set against the stored
  *      inventory, journaling whatever changed while no watcher ran, adding
  *      the watches as it goes, then a Resource List snapshot if needed;
  *   4. the event loop (until the parent is gone): wait for inotify events
  *      or the next deadline; reconcile what the events name (one
  *      transaction per set and wake-up) and publish the records; on a lost
- *      event queue or a lost root, reconcile the whole set; at each set's
+ *      event queue, a lost root or a mount or unmount at, below or above
+ *      the set's directory (the mount table, polled too), or to confirm
+ *      a held mass deletion, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
  *      inventory changed, and rescan sets that cannot be watched.
@@ -218,8 +221,9 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     /* Nothing of a set that cannot be listed is scanned or recorded. */
     ws->root_lost = !rs_avail_check(ws, p);
     if (ws->root_lost) {
-        ws->confirm_at = 0;
+        ws->confirm_at = 0;    /* the scan that ends the episode is guarded again */
         ws->status.held = 0;
+        rs_drive_status_put(ws);
         set_mode(ws);
         return;
     }
@@ -372,34 +376,6 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
     return next;
 }
 
-/* The mount table changed: mark the sets whose tree a mount point that
- * appeared or went is in, at, or above (their full scan follows). */
-static void mounts_changed(rs_drive_t *d)
-{
-    apr_array_header_t *mps;
-    apr_status_t rv;
-    int i, k;
-
-    if ((rv = rs_mounts_changed(d->mounts, d->iter, &mps)) != APR_SUCCESS) {
-        rs_log_emit(&d->log, RS_LOG_WARN, rv, "cannot read the mount table; mounts and "
-                    "unmounts inside sets are found by the next full scan");
-        return;
-    }
-    for (i = 0; i < d->nsets; i++) {
-        wset_t *ws = &d->ws[i];
-        for (k = 0; k < mps->nelts && !ws->remount; k++) {
-            const char *mp = APR_ARRAY_IDX(mps, k, const char *);
-            if (rs_mounts_affects(mp, ws->set->dir)) {
-                ws->remount = 1;
-                rs_log_emit(&d->log, RS_LOG_NOTICE, 0, "set %s: %s was mounted or "
-                            "unmounted; reconciling the set with a full scan",
-                            ws->set->name, mp);
-            }
-        }
-    }
-    apr_pool_clear(d->iter);
-}
-
 /* Sleep until an inotify queue is readable or the deadline passes; read
  * what arrived into each set's rs_watch. */
 static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
@@ -413,7 +389,7 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
         wset_t *ws;
         if (l->map[i] < 0) {
             if (l->pfd[i].revents) {
-                mounts_changed(d);
+                rs_avail_mounts_changed(d);
             }
             continue;
         }
@@ -484,6 +460,11 @@ static void set_recheck(rs_drive_t *d, wset_t *ws)
     ws->confirming = ws->confirm_at && rs_time_mono() >= ws->confirm_at;
     ws->remount = 0;
     full_scan(d->iter, ws, 0);
+    if (ws->confirming && ws->confirm_at && ws->confirm_at <= rs_time_mono()) {
+        /* The scan did not run (the journal could not be read): the held
+         * deletions are still to be confirmed, a little later. */
+        ws->confirm_at = rs_time_mono() + RS_AVAIL_CONFIRM;
+    }
     ws->confirming = 0;
     apr_pool_clear(d->iter);
 }
@@ -613,12 +594,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->workers = scan_workers();
     rs_jobs_init(pool, s, d->store);
     apr_pool_create(&d->iter, pool);
-    if ((rv = rs_mounts_open(&d->mounts, pool, "/proc/self/mountinfo")) != APR_SUCCESS) {
-        d->mounts = NULL;
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot follow the "
-                     "mount table (/proc/self/mountinfo); mounts and unmounts inside sets "
-                     "are found by the next full scan");
-    }
+    rs_avail_mounts_open(d);
     sets_init(d);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as

@@ -97,7 +97,16 @@ apr_int64_t rs_avail_max_deleted(wset_t *ws);
 /* A scan or batch was held (RS_SCAN_EMASSDEL, `deleted` files): log once
  * and schedule the confirming scan. */
 void rs_avail_hold(wset_t *ws, apr_int64_t deleted);
-/* The confirming scan ran (rv, stats): say what it found; the hold ends. */
+/* At watcher start: follow the mount table (d->mounts; NULL, with a
+ * warning, when it cannot be read). */
+void rs_avail_mounts_open(rs_drive_t *d);
+/* d->mounts polled POLLPRI: the mount table changed.  Marks (remount) the
+ * sets whose directory a mount point that appeared or went is in, at, or
+ * above; the driver scans them in full at once. */
+void rs_avail_mounts_changed(rs_drive_t *d);
+/* The confirming scan ran (rv, stats): say what it found; the hold ends.
+ * A failed one (rv) leaves the deletions held and tries again
+ * RS_AVAIL_CONFIRM later. */
 void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv);
 
 #endif
