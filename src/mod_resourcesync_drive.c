@@ -114,6 +114,9 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->on_dir = on_dir;
     so->on_drop = on_drop;
     so->dir_baton = ws;
+    so->defer = rs_hashlane_defer;
+    so->defer_baton = (void *)set;
+    so->defer_size = rs_global.large_file;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
     if (*rc) {
         so->on_change = rs_recorder_record;
@@ -285,6 +288,49 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
     }
 }
 
+/* The driver's state of set, or NULL. */
+static wset_t *set_of(rs_drive_t *d, const rs_set_t *set)
+{
+    int i;
+    for (i = 0; i < d->nsets; i++) {
+        if (d->ws[i].set == set) {
+            return &d->ws[i];
+        }
+    }
+    return NULL;
+}
+
+/* Large files whose digests the hashing lane finished: each is reconciled
+ * again as an ordinary scan target, which takes the digests if the file
+ * is still the version that was read (else queues it again), and
+ * journals it. */
+static void lane_ready(rs_drive_t *d)
+{
+    apr_array_header_t *files;
+    int i;
+
+    if (!rs_hashlane_ready(d->iter, &files)) {
+        return;
+    }
+    for (i = 0; i < files->nelts; i++) {
+        const rs_hashlane_file_t *f = &APR_ARRAY_IDX(files, i, rs_hashlane_file_t);
+        const char *slash = strrchr(f->relpath, '/');
+        apr_array_header_t *names = apr_array_make(d->iter, 1, sizeof(const char *));
+        wset_t *ws = set_of(d, f->set);
+        rs_scan_target_t t;
+
+        t.dir = slash ? apr_pstrmemdup(d->iter, f->relpath, (apr_size_t)(slash - f->relpath))
+                      : "";
+        APR_ARRAY_PUSH(names, const char *) = slash ? slash + 1 : f->relpath;
+        t.names = names;
+        if (ws) {
+            scan_targets(d->iter, ws, &t, 1);
+        }
+        rs_hashlane_forget(f->set, f->relpath);
+    }
+    apr_pool_clear(d->iter);
+}
+
 /* Threads for the per-file work of a scan (access checks and hashing).
  * The checks run httpd's request hooks; a threaded MPM promises that the
  * loaded modules are thread-safe, prefork does not, so prefork gets one. */
@@ -422,6 +468,7 @@ static void watch_loop(rs_drive_t *d)
             break;
         }
         rs_jobs_reap(0);
+        lane_ready(d);
         now = rs_time_mono();
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
@@ -528,6 +575,10 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     rs_logonce_init(pool);
     d->workers = scan_workers();
     rs_jobs_init(pool, s, d->store);
+    if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
+                     "hashing lane; large files are hashed by the scans");
+    }
     apr_pool_create(&d->iter, pool);
     sets_init(d);
     /* Startup reconciliation: whatever changed while no watcher ran is

@@ -10,6 +10,7 @@
 #include "mod_resourcesync.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
+#include "rs_scan.h"
 #include "rs_watch.h"
 
 /* What the driver works with, for the watcher's lifetime. */
@@ -67,5 +68,26 @@ static inline void rs_drive_status_put(wset_t *ws)
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+
+/* mod_resourcesync_hashlane.c: large files hashed on a thread of their
+ * own (see that file for the lifecycle of a file on the lane). */
+/* A file whose digests are ready, for the driver to reconcile again. */
+typedef struct rs_hashlane_file_t {
+    const rs_set_t *set;
+    const char *relpath;
+} rs_hashlane_file_t;
+/* At watcher start: the lane's pool, lock and thread.  On failure large
+ * files are hashed by the scans themselves. */
+apr_status_t rs_hashlane_init(apr_pool_t *pool, server_rec *s);
+/* rs_scan_defer_fn (baton: the rs_set_t): the digests of that version if
+ * the lane has them (1), else queue the file (0); -1 without a lane. */
+int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
+                      const struct stat *sb, rs_scan_digest_t *out);
+/* The files finished since the last call (array of rs_hashlane_file_t in
+ * p, each handed out once); returns their number. */
+int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
+/* After the reconciliation of a file handed out by rs_hashlane_ready:
+ * drop its digests, unless it was queued again meanwhile. */
+void rs_hashlane_forget(const rs_set_t *set, const char *relpath);
 
 #endif

@@ -62,7 +62,8 @@ typedef struct rs_scan_digest_t {
  * result for exactly that version (dev, inode, size, mtime, ctime); 0
  * when it is not ready: the callee hashes it elsewhere and the scan leaves
  * the file as stored (no row for a new file, the previous row for a
- * changed one), to be reconciled again when the digests are ready. */
+ * changed one), to be reconciled again when the digests are ready; -1
+ * when the scan should hash the file itself after all. */
 typedef int rs_scan_defer_fn(void *baton, const char *relpath, const char *path,
                              const struct stat *sb, rs_scan_digest_t *out);
 

@@ -103,16 +103,17 @@ static int take_deferred(const rs_scan_opts_t *o, apr_pool_t *p, rs_scanfile_job
                          rs_item_t *it)
 {
     rs_scan_digest_t dg;
-    int i;
+    int i, ready;
 
     if (!o->defer || o->defer_size <= 0 || (apr_int64_t)j->sb.st_size < o->defer_size) {
         return -1;
     }
     memset(&dg, 0, sizeof(dg));
-    if (!o->defer(o->defer_baton, j->relpath,
-                  j->target ? j->target : apr_pstrcat(p, o->root, "/", j->relpath, NULL),
-                  &j->sb, &dg)) {
-        return 0;
+    ready = o->defer(o->defer_baton, j->relpath,
+                     j->target ? j->target : apr_pstrcat(p, o->root, "/", j->relpath, NULL),
+                     &j->sb, &dg);
+    if (ready <= 0) {
+        return ready < 0 ? -1 : 0;
     }
     j->rc = dg.rc;
     for (i = 0; i < RS_HASH_COUNT; i++) {
