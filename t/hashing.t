@@ -14,7 +14,7 @@ use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for fetch_list);
 use RSTest::Destination;
 
-plan tests => 18;
+plan tests => 19;
 
 my $GiB = 1024 * 1024 * 1024;
 # md5 of 4 GiB and of 2 GiB of zero bytes
@@ -95,6 +95,14 @@ ok($idle, 'status page: nothing hashed, nothing queued');
 my $seen = scalar @{ $dest->changes };
 utime undef, undef, "$H/big.bin";
 ok(wait_for(\&hashing_big, 30), 'touched: the large file is hashed again');
+# A small change overtakes the re-hashing of the changed large file.
+put("$H/while.txt", "while\n");
+my $w = wait_for(sub {
+    my $c = $dest->changes or return undef;
+    return (grep { $_->{loc} eq "$B/h/while.txt" } @$c) ? $c : undef;
+}, 30);
+ok($w && !grep({ $_->{loc} eq $BIG } @$w[$seen .. $#$w]),
+   'a small file created meanwhile is listed before the changed large file');
 truncate_to("$H/big.bin", 2 * $GiB);
 my $last = wait_for(sub {
     my $c = $dest->changes or return undef;
