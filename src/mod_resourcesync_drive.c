@@ -346,6 +346,20 @@ static int scan_workers(void)
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* A slice of the set's verification pass, if one is due or in progress;
+ * returns 1 while it goes on. */
+static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
+{
+    rs_scan_target_t *t;
+    int more, n = rs_verify_slice(ws, d->iter, now, &t, &more);
+
+    if (n) {
+        scan_targets(d->iter, ws, t, n);
+    }
+    apr_pool_clear(d->iter);
+    return more;
+}
+
 /* The event loop's poll set: one inotify descriptor per watched set
  * (map[k]: the set of pfd[k]). */
 typedef struct loop_t {
@@ -379,6 +393,10 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
             l->map[l->nfds++] = i;
         }
         degraded |= ws->degraded || !ws->w || ws->root_lost;
+        if (ws->verifying) {
+            /* Next slice of a verification pass soon, events first. */
+            next = now + apr_time_from_msec(10) < next ? now + apr_time_from_msec(10) : next;
+        }
     }
     if (st) {
         st->state = degraded ? RS_STATE_DEGRADED : RS_STATE_WATCHING;
@@ -478,6 +496,7 @@ static void watch_loop(rs_drive_t *d)
             if (now >= ws->next_tick) {
                 set_tick(d, ws, now);
             }
+            set_verify(d, ws, now);
         }
     }
 }
@@ -587,6 +606,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     for (i = 0; i < d->nsets; i++) {
         full_scan(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
+        d->ws[i].next_verify = rs_time_mono() + rs_global.verify;
         apr_pool_clear(d->iter);
     }
     watch_loop(d);

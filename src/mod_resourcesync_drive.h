@@ -50,6 +50,13 @@ typedef struct wset_t {
     int failing;               /* failures since the last success */
     apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
+    /* The verification pass (mod_resourcesync_verify.c) */
+    apr_time_t next_verify;    /* monotonic: when the next pass starts */
+    int verifying;             /* a pass is in progress */
+    char *verify_dir;          /* its cursor: the last row looked at (malloc) */
+    char *verify_name;
+    apr_int64_t verify_seen;   /* rows looked at in this pass */
+    apr_int64_t verify_differ; /* of which reconciled */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -68,6 +75,15 @@ static inline void rs_drive_status_put(wset_t *ws)
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+
+/* mod_resourcesync_verify.c: the next slice of the set's verification
+ * pass (ResourceSyncVerifyInterval), when one is due (now: monotonic) or
+ * in progress: the listed files after the pass's cursor whose size,
+ * mtime, ctime, device or inode differ from their row, or that are gone,
+ * as scan targets in p (*out).  Returns their number; *more is set while
+ * the pass goes on (the loop should come back soon). */
+int rs_verify_slice(wset_t *ws, apr_pool_t *p, apr_time_t now, rs_scan_target_t **out,
+                    int *more);
 
 /* mod_resourcesync_hashlane.c: large files hashed on a thread of their
  * own (see that file for the lifecycle of a file on the lane). */
