@@ -11,7 +11,7 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Digest::MD5 qw(md5_hex);
-use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for);
+use RSTest qw(set_conf STATE_CONF STATUS_CONF put get wait_for);
 use RSTest::Destination;
 
 plan tests => 9;
@@ -20,25 +20,22 @@ plan tests => 9;
 # data/t.txt (hard link of outside/t.txt) and link.txt -> data/t.txt.
 sub server {
     my ($verify) = @_;
-    my $srv = started_server(
+    my $srv = RSTest::private_server(
         conf => STATE_CONF . "ResourceSyncRescanInterval 3600\nResourceSyncVerifyInterval $verify\n"
-                . set_conf('v', 'www/v') . STATUS_CONF,
-        files => { 'outside/hl.txt' => "one\n", 'outside/t.txt' => "target one\n",
-                   'www/v/plain.txt' => "plain\n" },
-        dirs => ['www/v/data'], name => "server starts (ResourceSyncVerifyInterval $verify)");
+                . set_conf('v', 'www/v') . STATUS_CONF);
+    $srv->populate(files => { 'outside/hl.txt' => "one\n", 'outside/t.txt' => "target one\n",
+                              'www/v/plain.txt' => "plain\n" }, dirs => ['www/v/data']);
     my $d = $srv->dir;
     link "$d/outside/hl.txt", "$d/www/v/hl.txt" or die $!;
     link "$d/outside/t.txt", "$d/www/v/data/t.txt" or die $!;
     symlink 'data/t.txt', "$d/www/v/link.txt" or die $!;
+    $srv->start_ok("server starts (ResourceSyncVerifyInterval $verify)");
     my $B = $srv->base;
     my $dest = RSTest::Destination->new(base => $B, set => 'v', src => "$d/www/v", root => "$B/v/");
-    # Wait until the three names are listed (created entries), then take
-    # a baseline.
-    wait_for(sub {
-        my $c = $dest->changes or return undef;
-        my %n = map { $_->{loc} => 1 } @$c;
-        return $n{"$B/v/hl.txt"} && $n{"$B/v/link.txt"} && $n{"$B/v/data/t.txt"};
-    }, 30) or die "the linked files are not listed";
+    my $l = $dest->baseline;
+    my %n = map { $_->{loc} => 1 } @{ $l->{entries} };
+    die "the linked files are not listed"
+        unless $n{"$B/v/hl.txt"} && $n{"$B/v/link.txt"} && $n{"$B/v/data/t.txt"};
     return ($srv, $dest);
 }
 
