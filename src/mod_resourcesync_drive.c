@@ -20,7 +20,10 @@
  *      event queue or a lost root, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
- *      inventory changed, and rescan sets that cannot be watched.
+ *      inventory changed, and rescan sets that cannot be watched; take the
+ *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
+ *      and reconcile them; run the verification pass
+ *      (mod_resourcesync_verify.c) a slice at a time.
  *
  * Because every restart kills the watcher, nothing here matters beyond
  * its lifetime: the inventory and the journal are in the store, Resource
@@ -351,8 +354,12 @@ static int scan_workers(void)
 static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
 {
     rs_scan_target_t *t;
-    int more, n = rs_verify_slice(ws, d->iter, now, &t, &more);
+    int more, n;
 
+    if (!ws->w || ws->degraded || ws->root_lost) {
+        return 0;      /* rescanned in full at every tick: nothing to verify */
+    }
+    n = rs_verify_slice(ws, d->iter, now, &t, &more);
     if (n) {
         scan_targets(d->iter, ws, t, n);
     }

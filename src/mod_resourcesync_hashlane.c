@@ -161,6 +161,10 @@ static int hash_one(const char *path, unsigned mask, version_t *read, rs_scan_di
 
     *changed = 0;
     memset(dg, 0, sizeof(*dg));
+    memset(read, 0, sizeof(*read));
+    if (!path) {
+        return ENOMEM;
+    }
     /* Not through a link: the scan resolved links into path already. */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0) {
@@ -231,14 +235,14 @@ static void *APR_THREAD_FUNC lane_main(apr_thread_t *t, void *data)
             apr_thread_cond_wait(lane.cond, lane.lock);
         }
         e->state = E_HASHING;
-        path = strdup(e->path);
+        path = e->path ? strdup(e->path) : NULL;
         name = strdup(e->relpath);
         mask = e->set->hashes;
-        rs_status_hashing_put(e->set->name, name, e->v.size);
+        rs_status_hashing_put(e->set->name, name ? name : "?", e->v.size);
         apr_thread_mutex_unlock(lane.lock);
 
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, lane.s, RS_TAG "set %s: hashing '%s' "
-                     "on the hashing lane", e->set->name, name);
+                     "on the hashing lane", e->set->name, name ? name : "?");
         rc = hash_one(path, mask, &read, &dg, &changed);
 
         apr_thread_mutex_lock(lane.lock);
@@ -296,8 +300,10 @@ int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
     sprintf(key, "%d/%s", set->slot, relpath);
     apr_thread_mutex_lock(lane.lock);
     e = apr_hash_get(lane.entries, key, APR_HASH_KEY_STRING);
-    if (!e) {
-        e = calloc(1, sizeof(*e));
+    if (!e && !(e = calloc(1, sizeof(*e)))) {
+        ready = -1;         /* no memory for an entry: hash in the scan */
+    }
+    else if (!e->key) {
         e->key = key;
         key = NULL;
         e->relpath = strchr(e->key, '/') + 1;
