@@ -45,7 +45,9 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
              src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c \
              src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \
-             src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c
+             src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c \
+             src/mod_resourcesync_hashlane.c \
+             src/mod_resourcesync_verify.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

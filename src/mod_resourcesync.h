@@ -50,6 +50,9 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_MAX      50000
 #define RS_DEFAULT_RESCAN   60
 #define RS_DEFAULT_RECENT   4096     /* ResourceSyncRecentChanges */
+#define RS_DEFAULT_LARGE    64       /* ResourceSyncLargeFileSize, MiB */
+#define RS_MAX_LARGE        1048576  /* MiB: 1 TiB */
+#define RS_DEFAULT_VERIFY   apr_time_from_sec(86400)  /* ResourceSyncVerifyInterval */
 #define RS_MIN_RECENT       16
 #define RS_MAX_RECENT       262144
 #define RS_DEFAULT_MASSDEL_SHARE 50  /* ResourceSyncMassDeletion: percent */
@@ -127,6 +130,8 @@ typedef struct rs_global_t {
     int recent;                 /* ResourceSyncRecentChanges: ring slots */
     int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
     apr_int64_t massdel_min;    /* ... and more than this many files */
+    apr_int64_t large_file;     /* ResourceSyncLargeFileSize in bytes, 0: off */
+    apr_interval_time_t verify; /* ResourceSyncVerifyInterval, 0: off */
     apr_array_header_t *sets;   /* every rs_set_t*, all servers */
     apr_time_t config_time;     /* Last-Modified of config documents */
     const char *fingerprint;    /* of the httpd configuration */
@@ -202,6 +207,8 @@ typedef struct rs_status_set_t {
     apr_int64_t held;               /* deletions waiting for a confirming scan */
 } rs_status_set_t;
 
+#define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
+
 #define RS_MODE_STARTING  0         /* no full scan yet */
 #define RS_MODE_WATCHING  1         /* inotify follows the whole tree */
 #define RS_MODE_RESCANS   2         /* degraded: periodic full rescans */
@@ -215,6 +222,14 @@ typedef struct rs_status_t {
     volatile apr_int64_t scan_files;
     volatile apr_int32_t scan_set;  /* slot being scanned, -1 none */
     apr_uint32_t nsets;
+    /* The hashing lane (mod_resourcesync_hashlane.c), written by its
+     * thread: the large file being hashed ("set: relpath", "" none; under
+     * the mutex, rs_status_hashing_put), its size, the bytes read so far
+     * and the files waiting (single words, read without the lock). */
+    char hash_path[RS_STATUS_PATH_MAX];
+    volatile apr_int64_t hash_size;
+    volatile apr_int64_t hash_done;
+    volatile apr_int32_t hash_queue;
     rs_status_set_t sets[1];        /* nsets entries */
 } rs_status_t;
 
@@ -229,6 +244,12 @@ void rs_status_write_set(int slot, const rs_status_set_t *in);
 /* Put journal records (array of rs_record_t, committed) into the ring and
  * publish the set's entry, in one critical section. */
 void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status_set_t *in);
+/* The hashing lane's file (NULL: none) and its size, under the mutex; the
+ * bytes read go to status->hash_done directly. */
+void rs_status_hashing_put(const char *set, const char *relpath, apr_int64_t size);
+/* Copy the hashing lane's file into buf (RS_STATUS_PATH_MAX bytes; ""
+ * none), under the mutex. */
+void rs_status_hashing_get(char *buf);
 /* The highest journal sequence put into the ring (0: none since the start). */
 apr_int64_t rs_status_ring_head(void);
 /* Put records (rs_record_t with their entries, increasing sequences) of

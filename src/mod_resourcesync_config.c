@@ -99,6 +99,8 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     rs_global.rescan = RS_UNSET;
     rs_global.recent = RS_UNSET;
     rs_global.massdel_share = RS_UNSET;
+    rs_global.large_file = RS_UNSET;
+    rs_global.verify = RS_UNSET;
     rs_global.sets = apr_array_make(pconf, 8, sizeof(rs_set_t *));
     return OK;
 }
@@ -203,6 +205,12 @@ static void resolve_globals(void)
     if (rs_global.massdel_share == RS_UNSET) {
         rs_global.massdel_share = RS_DEFAULT_MASSDEL_SHARE;
         rs_global.massdel_min = RS_DEFAULT_MASSDEL_MIN;
+    }
+    if (rs_global.large_file == RS_UNSET) {
+        rs_global.large_file = (apr_int64_t)RS_DEFAULT_LARGE << 20;
+    }
+    if (rs_global.verify == RS_UNSET) {
+        rs_global.verify = RS_DEFAULT_VERIFY;
     }
     rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
 }

@@ -118,6 +118,44 @@ static const char *set_recent(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+static const char *set_large_file(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    apr_int64_t v;
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "off")) {
+        rs_global.large_file = 0;
+        return NULL;
+    }
+    if (!rs_parse_int(arg, 1, RS_MAX_LARGE, &v)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncLargeFileSize: '%s' is not 'off' nor a "
+                            "number of MiB from 1 to %d", arg, RS_MAX_LARGE);
+    }
+    rs_global.large_file = v << 20;
+    return NULL;
+}
+
+static const char *set_verify(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    (void)mconfig;
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "off")) {
+        rs_global.verify = 0;
+        return NULL;
+    }
+    if (!rs_parse_duration(arg, &rs_global.verify)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncVerifyInterval: '%s' is not 'off' nor a "
+                            "duration (e.g. 3600, 90m, 12h, 1d)", arg);
+    }
+    return NULL;
+}
+
 /* ResourceSyncSet belongs in a <Directory> section with a plain absolute
  * path (sets are roots the watcher walks), at most one set per section. */
 static const char *check_set_section(cmd_parms *cmd, const rs_dir_conf *dc, const char *name)
@@ -425,6 +463,12 @@ const command_rec rs_cmds[] = {
                   "Directory for the state store and generated documents"),
     AP_INIT_TAKE1("ResourceSyncRescanInterval", set_rescan, NULL, RSRC_CONF,
                   "Seconds between rescans of every set (default 60)"),
+    AP_INIT_TAKE1("ResourceSyncLargeFileSize", set_large_file, NULL, RSRC_CONF,
+                  "MiB from which files are hashed on the hashing lane, or off "
+                  "(default 64)"),
+    AP_INIT_TAKE1("ResourceSyncVerifyInterval", set_verify, NULL, RSRC_CONF,
+                  "Duration between verification passes over every file of every set, "
+                  "or off (default 1d)"),
     AP_INIT_TAKE1("ResourceSyncRecentChanges", set_recent, NULL, RSRC_CONF,
                   "Most recent changes kept in shared memory for the open Change Lists "
                   "(default 4096)"),

@@ -23,7 +23,10 @@
  *      a held mass deletion, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
- *      inventory changed, and rescan sets that cannot be watched.
+ *      inventory changed, and rescan sets that cannot be watched; take the
+ *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
+ *      and reconcile them; run the verification pass
+ *      (mod_resourcesync_verify.c) a slice at a time.
  *
  * Because every restart kills the watcher, nothing here matters beyond
  * its lifetime: the inventory and the journal are in the store, Resource
@@ -117,6 +120,9 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->on_dir = on_dir;
     so->on_drop = on_drop;
     so->dir_baton = ws;
+    so->defer = rs_hashlane_defer;
+    so->defer_baton = (void *)set;
+    so->defer_size = rs_global.large_file;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
     so->max_deleted = journaled ? rs_avail_max_deleted(ws) : 0;
     if (*rc) {
@@ -310,6 +316,49 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
     }
 }
 
+/* The driver's state of set, or NULL. */
+static wset_t *set_of(rs_drive_t *d, const rs_set_t *set)
+{
+    int i;
+    for (i = 0; i < d->nsets; i++) {
+        if (d->ws[i].set == set) {
+            return &d->ws[i];
+        }
+    }
+    return NULL;
+}
+
+/* Large files whose digests the hashing lane finished: each is reconciled
+ * again as an ordinary scan target, which takes the digests if the file
+ * is still the version that was read (else queues it again), and
+ * journals it. */
+static void lane_ready(rs_drive_t *d)
+{
+    apr_array_header_t *files;
+    int i;
+
+    if (!rs_hashlane_ready(d->iter, &files)) {
+        return;
+    }
+    for (i = 0; i < files->nelts; i++) {
+        const rs_hashlane_file_t *f = &APR_ARRAY_IDX(files, i, rs_hashlane_file_t);
+        const char *slash = strrchr(f->relpath, '/');
+        apr_array_header_t *names = apr_array_make(d->iter, 1, sizeof(const char *));
+        wset_t *ws = set_of(d, f->set);
+        rs_scan_target_t t;
+
+        t.dir = slash ? apr_pstrmemdup(d->iter, f->relpath, (apr_size_t)(slash - f->relpath))
+                      : "";
+        APR_ARRAY_PUSH(names, const char *) = slash ? slash + 1 : f->relpath;
+        t.names = names;
+        if (ws) {
+            scan_targets(d->iter, ws, &t, 1);
+        }
+        rs_hashlane_forget(f->set, f->relpath);
+    }
+    apr_pool_clear(d->iter);
+}
+
 /* Threads for the per-file work of a scan (access checks and hashing).
  * The checks run httpd's request hooks; a threaded MPM promises that the
  * loaded modules are thread-safe, prefork does not, so prefork gets one. */
@@ -323,6 +372,24 @@ static int scan_workers(void)
         return 1;
     }
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
+/* A slice of the set's verification pass, if one is due or in progress;
+ * returns 1 while it goes on. */
+static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
+{
+    rs_scan_target_t *t;
+    int more, n;
+
+    if (!ws->w || ws->degraded || ws->root_lost) {
+        return 0;      /* rescanned in full at every tick: nothing to verify */
+    }
+    n = rs_verify_slice(ws, d->iter, now, &t, &more);
+    if (n) {
+        scan_targets(d->iter, ws, t, n);
+    }
+    apr_pool_clear(d->iter);
+    return more;
 }
 
 /* The event loop's poll set: one inotify descriptor per watched set
@@ -361,6 +428,10 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
             l->map[l->nfds++] = i;
         }
         degraded |= ws->degraded || !ws->w || ws->root_lost;
+        if (ws->verifying) {
+            /* Next slice of a verification pass soon, events first. */
+            next = now + apr_time_from_msec(10) < next ? now + apr_time_from_msec(10) : next;
+        }
     }
     if (d->mounts) {
         l->pfd[l->nfds].fd = rs_mounts_fd(d->mounts);
@@ -486,6 +557,7 @@ static void watch_loop(rs_drive_t *d)
             break;
         }
         rs_jobs_reap(0);
+        lane_ready(d);
         now = rs_time_mono();
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
@@ -499,6 +571,7 @@ static void watch_loop(rs_drive_t *d)
             if (now >= ws->next_tick) {
                 set_tick(d, ws, now);
             }
+            set_verify(d, ws, now);
         }
     }
 }
@@ -593,6 +666,10 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     rs_logonce_init(pool);
     d->workers = scan_workers();
     rs_jobs_init(pool, s, d->store);
+    if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
+                     "hashing lane; large files are hashed by the scans");
+    }
     apr_pool_create(&d->iter, pool);
     rs_avail_mounts_open(d);
     sets_init(d);
@@ -602,6 +679,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     for (i = 0; i < d->nsets; i++) {
         full_scan(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
+        d->ws[i].next_verify = rs_time_mono() + rs_global.verify;
         apr_pool_clear(d->iter);
     }
     watch_loop(d);

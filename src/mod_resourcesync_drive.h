@@ -61,6 +61,13 @@ typedef struct wset_t {
     int confirming;
     apr_int64_t listed;        /* listed files when the last limit was taken */
     int remount;               /* the mount table changed below or above the root */
+    /* The verification pass (mod_resourcesync_verify.c) */
+    apr_time_t next_verify;    /* monotonic: when the next pass starts */
+    int verifying;             /* a pass is in progress */
+    char *verify_dir;          /* its cursor: the last row looked at (malloc) */
+    char *verify_name;
+    apr_int64_t verify_seen;   /* rows looked at in this pass */
+    apr_int64_t verify_differ; /* of which reconciled */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -108,5 +115,34 @@ void rs_avail_mounts_changed(rs_drive_t *d);
  * A failed one (rv) leaves the deletions held and tries again
  * RS_AVAIL_CONFIRM later. */
 void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv);
+/* mod_resourcesync_verify.c: the next slice of the set's verification
+ * pass (ResourceSyncVerifyInterval), when one is due (now: monotonic) or
+ * in progress: the listed files after the pass's cursor whose size,
+ * mtime, ctime, device or inode differ from their row, or that are gone,
+ * as scan targets in p (*out).  Returns their number; *more is set while
+ * the pass goes on (the loop should come back soon). */
+int rs_verify_slice(wset_t *ws, apr_pool_t *p, apr_time_t now, rs_scan_target_t **out,
+                    int *more);
+
+/* mod_resourcesync_hashlane.c: large files hashed on a thread of their
+ * own (see that file for the lifecycle of a file on the lane). */
+/* A file whose digests are ready, for the driver to reconcile again. */
+typedef struct rs_hashlane_file_t {
+    const rs_set_t *set;
+    const char *relpath;
+} rs_hashlane_file_t;
+/* At watcher start: the lane's pool, lock and thread.  On failure large
+ * files are hashed by the scans themselves. */
+apr_status_t rs_hashlane_init(apr_pool_t *pool, server_rec *s);
+/* rs_scan_defer_fn (baton: the rs_set_t): the digests of that version if
+ * the lane has them (1), else queue the file (0); -1 without a lane. */
+int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
+                      const struct stat *sb, rs_scan_digest_t *out);
+/* The files finished since the last call (array of rs_hashlane_file_t in
+ * p, each handed out once); returns their number. */
+int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
+/* After the reconciliation of a file handed out by rs_hashlane_ready:
+ * drop its digests, unless it was queued again meanwhile. */
+void rs_hashlane_forget(const rs_set_t *set, const char *relpath);
 
 #endif

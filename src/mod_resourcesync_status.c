@@ -30,7 +30,7 @@
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
-#define RS_STATUS_LAYOUT 3
+#define RS_STATUS_LAYOUT 4
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
@@ -264,4 +264,37 @@ apr_int64_t rs_status_ring_head(void)
     head = rs_ring_head(ring);
     segment_unlock(locked);
     return head;
+}
+
+void rs_status_hashing_put(const char *set, const char *relpath, apr_int64_t size)
+{
+    int locked;
+
+    if (!status) {
+        return;
+    }
+    locked = segment_lock();
+    if (set) {
+        apr_snprintf(status->hash_path, sizeof(status->hash_path), "%s: %s", set, relpath);
+    }
+    else {
+        status->hash_path[0] = '\0';
+    }
+    status->hash_size = size;
+    status->hash_done = 0;
+    segment_unlock(locked);
+}
+
+void rs_status_hashing_get(char *buf)
+{
+    int locked;
+
+    buf[0] = '\0';
+    if (!status) {
+        return;
+    }
+    locked = segment_lock();
+    memcpy(buf, status->hash_path, RS_STATUS_PATH_MAX);
+    buf[RS_STATUS_PATH_MAX - 1] = '\0';
+    segment_unlock(locked);
 }

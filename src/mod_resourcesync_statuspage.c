@@ -41,6 +41,7 @@ int rs_statuspage_handle(request_rec *r)
     apr_time_t hb;
     apr_uint32_t i;
     apr_int32_t scanning;
+    char hashing[RS_STATUS_PATH_MAX];
 
     if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
         return DECLINED;
@@ -69,6 +70,10 @@ int rs_statuspage_handle(request_rec *r)
     ap_rprintf(r, "scan-set: %s\n", scanning >= 0 && (apr_uint32_t)scanning < st->nsets
                                     ? st->sets[scanning].name : "-");
     ap_rprintf(r, "scan-files: %" APR_INT64_T_FMT "\n", (apr_int64_t)st->scan_files);
+    rs_status_hashing_get(hashing);
+    ap_rprintf(r, "hashing: %s size=%" APR_INT64_T_FMT " done=%" APR_INT64_T_FMT
+               " queue=%d\n", hashing[0] ? hashing : "-", hashing[0] ? st->hash_size : 0,
+               hashing[0] ? st->hash_done : 0, (int)st->hash_queue);
     ap_rprintf(r, "recent-changes: slots=%d newest-sequence=%" APR_INT64_T_FMT "\n",
                rs_global.recent, rs_status_ring_head());
     for (i = 0; i < st->nsets; i++) {

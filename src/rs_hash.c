@@ -90,6 +90,12 @@ static void ctxs_final(ctxs_t *c, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], int o
 apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
                         apr_off_t *nread)
 {
+    return rs_hash_fd_progress(fd, mask, hex, nread, NULL);
+}
+
+apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                                 apr_off_t *nread, volatile apr_int64_t *progress)
+{
     /* 64 KiB sequential reads into a stack buffer: no shared state, so
      * hashing may run on several threads at once. */
     unsigned char buf[1 << 16];
@@ -112,6 +118,9 @@ apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_H
         }
         ctxs_update(&c, buf, (size_t)n);
         total += n;
+        if (progress) {
+            *progress = total;
+        }
     }
     ctxs_final(&c, hex, rv == APR_SUCCESS);
     if (nread) {

@@ -31,6 +31,11 @@ unsigned rs_hash_bit(const char *name);
 apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
                         apr_off_t *nread);
 
+/* rs_hash_fd, and *progress (when not NULL) set to the bytes read so far
+ * after every read, for another thread to watch. */
+apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                                 apr_off_t *nread, volatile apr_int64_t *progress);
+
 /* Digest a memory buffer (used for document ETags and unit tests). */
 void rs_hash_buf(const void *data, apr_size_t len, unsigned mask,
                  char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]);

@@ -121,6 +121,12 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
     rs_scanfile_run(o, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
+        if (j->deferred) {
+            /* Hashed elsewhere: the stored row (if any) stays until the
+             * digests are ready and the file is reconciled again. */
+            sc->stats->deferred++;
+            continue;
+        }
         if (j->rc != 0) {
             rs_log_emit(o->log, RS_LOG_WARN, j->rc,
                         "set %s: cannot read '%s', not listed until it is readable",

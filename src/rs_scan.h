@@ -29,8 +29,10 @@
 #define RS_SCAN_H
 
 #include <apr_errno.h>
+#include <sys/stat.h>
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
 #include "rs_log.h"
@@ -44,6 +46,27 @@ typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath,
 
 /* Called every few thousand entries with the running count of files. */
 typedef void rs_scan_progress_fn(void *baton, apr_int64_t files);
+
+/* The digests of a large file, hashed away from the scan (see
+ * rs_scan_opts_t.defer). */
+typedef struct rs_scan_digest_t {
+    int rc;                                  /* errno of a failed read, else 0 */
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]; /* "" where none (a file that
+                                              * never held still) */
+} rs_scan_digest_t;
+
+/* Asked, on any scan worker thread (so it must be thread-safe), for the
+ * digests of a file of at least defer_size bytes whose stored row no
+ * longer describes it: relpath below the root, path the file to read (a
+ * link's resolved target, or root/relpath: open it without following a
+ * link), sb its version as the scan saw it.  Returns 1 when *out holds the
+ * result for exactly that version (dev, inode, size, mtime, ctime); 0
+ * when it is not ready: the callee hashes it elsewhere and the scan leaves
+ * the file as stored (no row for a new file, the previous row for a
+ * changed one), to be reconciled again when the digests are ready; -1
+ * when the scan should hash the file itself after all. */
+typedef int rs_scan_defer_fn(void *baton, const char *relpath, const char *path,
+                             const struct stat *sb, rs_scan_digest_t *out);
 
 typedef struct rs_scan_opts_t {
     const char *set;                      /* set name (store key) */
@@ -86,6 +109,11 @@ typedef struct rs_scan_opts_t {
      * transaction, so that nothing deleted is committed before the count
      * is known. */
     apr_int64_t max_deleted;
+    /* Large files: hashed by defer (see rs_scan_defer_fn) instead of in
+     * the scan, when defer is set and defer_size > 0. */
+    apr_int64_t defer_size;
+    rs_scan_defer_fn *defer;
+    void *defer_baton;
 } rs_scan_opts_t;
 
 /* Returned when opts->max_deleted stopped a scan (nothing of it from the
@@ -100,6 +128,7 @@ typedef struct rs_scan_stats_t {
     apr_int64_t removed;     /* rows deleted */
     apr_int64_t hashed;      /* bytes read for hashing */
     apr_int64_t deleted;     /* listed files reported deleted */
+    apr_int64_t deferred;    /* large files left for later (opts.defer) */
 } rs_scan_stats_t;
 
 /* Scan one set.  Writes are committed in batches; the inventory is

@@ -96,6 +96,33 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
 }
 
 
+/* A large file's digests, from o->defer: 1 when ready (in it, or the
+ * read's errno in j->rc), 0 when the file waits for them, -1 when it is
+ * hashed here (no defer, or not large). */
+static int take_deferred(const rs_scan_opts_t *o, apr_pool_t *p, rs_scanfile_job_t *j,
+                         rs_item_t *it)
+{
+    rs_scan_digest_t dg;
+    int i, ready;
+
+    if (!o->defer || o->defer_size <= 0 || (apr_int64_t)j->sb.st_size < o->defer_size) {
+        return -1;
+    }
+    memset(&dg, 0, sizeof(dg));
+    ready = o->defer(o->defer_baton, j->relpath,
+                     j->target ? j->target : apr_pstrcat(p, o->root, "/", j->relpath, NULL),
+                     &j->sb, &dg);
+    if (ready <= 0) {
+        return ready < 0 ? -1 : 0;
+    }
+    j->rc = dg.rc;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        it->hash[i] = (o->hashes & (1u << i)) && dg.hex[i][0] ? apr_pstrdup(p, dg.hex[i])
+                                                              : NULL;
+    }
+    return 1;
+}
+
 int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
 {
     return row && same_version(row, sb) && row->ctime_ns == rs_scanfile_ctime_ns(sb)
@@ -136,7 +163,11 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
             memcpy(it->hash, row->hash, sizeof(it->hash));
         }
         else {
-            j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
+            int ready = take_deferred(o, p, j, it);
+            if (ready < 0) {
+                j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
+            }
+            j->deferred = ready == 0;
         }
         if (j->rc != 0) {
             it->listed = 0;

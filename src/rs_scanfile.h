@@ -25,6 +25,7 @@ typedef struct rs_scanfile_job_t {
     rs_item_t it;           /* result */
     int rc;                 /* errno of a failed read, else 0 */
     apr_int64_t hashed;     /* bytes read for hashing */
+    int deferred;           /* a large file not hashed yet: leave its row */
 } rs_scanfile_job_t;
 
 /* Modification and inode change times of sb, in ns. */

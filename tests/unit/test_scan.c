@@ -756,6 +756,101 @@ START_TEST(unreadable)
 }
 END_TEST
 
+/* A defer callback: mode 0 "not ready", 1 digests for the version it was
+ * told to expect, 2 a failed read. */
+typedef struct {
+    int mode, calls;
+    const char *expect_path;
+    off_t expect_size;
+    int rc;
+} defer_t;
+
+static int defer_cb(void *baton, const char *relpath, const char *path, const struct stat *sb,
+                    rs_scan_digest_t *out)
+{
+    defer_t *d = baton;
+    d->calls++;
+    ck_assert_str_eq(relpath, "big");
+    ck_assert_str_eq(path, d->expect_path);
+    ck_assert_int_eq(sb->st_size, d->expect_size);
+    if (d->mode == 0) {
+        return 0;
+    }
+    if (d->mode == 2) {
+        out->rc = EACCES;
+        return 1;
+    }
+    strcpy(out->hex[0], "00112233445566778899aabbccddeeff");
+    return 1;      /* hex[2] (sha-256) left "": no digest */
+}
+
+/* Large files are left to the defer callback: not written while it is
+ * not ready (a changed file keeps its previous row), written with its
+ * digests once it is. */
+START_TEST(defer_large)
+{
+    fx_t f;
+    defer_t d;
+    char big[2000];
+    rs_item_t *r;
+
+    fx_init(&f);
+    memset(&d, 0, sizeof(d));
+    memset(big, 'x', sizeof(big));
+    put_file(&f, "small", "tiny");
+    ut_write(ut_path(f.root, "big"), big, sizeof(big));
+    d.expect_path = ut_path(f.root, "big");
+    d.expect_size = sizeof(big);
+    f.o.defer = defer_cb;
+    f.o.defer_baton = &d;
+    f.o.defer_size = 1000;
+    fx_scan(&f);
+    ck_assert_int_eq(d.calls, 1);
+    ck_assert_int_eq(f.s.deferred, 1);
+    ck_assert_int_eq(f.s.files, 2);
+    ck_assert_ptr_nonnull(row(&f, "", "small"));
+    ck_assert_ptr_null(row(&f, "", "big"));
+
+    d.mode = 1;
+    fx_scan(&f);
+    ck_assert_int_eq(f.s.deferred, 0);
+    ck_assert_int_eq(f.s.hashed, 0);
+    r = row(&f, "", "big");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->listed, 1);
+    ck_assert_str_eq(r->hash[0], "00112233445566778899aabbccddeeff");
+    ck_assert_ptr_null(r->hash[2]);
+
+    /* Changed: the previous row stays while the new digests are not ready. */
+    big[0] = 'y';
+    ut_write(ut_path(f.root, "big"), big, sizeof(big));
+    {
+        struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000, 0 } };
+        ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(f.root, "big"), ts, 0), 0);
+    }
+    d.mode = 0;
+    fx_scan(&f);
+    ck_assert_int_eq(f.s.deferred, 1);
+    ck_assert_int_eq(row(&f, "", "big")->mtime_ns, r->mtime_ns);
+
+    /* A failed read: kept unlisted, like a file that cannot be read here. */
+    d.mode = 2;
+    fx_scan(&f);
+    ck_assert_int_eq(row(&f, "", "big")->listed, 0);
+    ck_assert_int_eq(row(&f, "", "big")->mtime_ns, (apr_int64_t)1000000 * 1000000000);
+
+    /* Below the size, or without a callback: hashed in the scan. */
+    f.o.defer_size = 4000;
+    big[0] = 'z';
+    ut_write(ut_path(f.root, "big"), big, sizeof(big));
+    d.calls = 0;
+    fx_scan(&f);
+    ck_assert_int_eq(d.calls, 0);
+    ck_assert_int_eq(f.s.hashed, 2000);
+    ck_assert_int_eq(row(&f, "", "big")->listed, 1);
+}
+END_TEST
+
 Suite *scan_suite(void)
 {
     Suite *s = suite_create("rs_scan");
@@ -775,6 +870,7 @@ Suite *scan_suite(void)
     tcase_add_test(tc, sets_are_separate);
     tcase_add_test(tc, progress);
     tcase_add_test(tc, unreadable);
+    tcase_add_test(tc, defer_large);
     suite_add_tcase(s, tc);
     return s;
 }
