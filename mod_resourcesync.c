@@ -65,7 +65,7 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_translate_name(rs_handler_translate, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_post_perdir_config(rs_access_post_perdir, NULL, NULL, APR_HOOK_REALLY_FIRST);
-    ap_hook_header_parser(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_statuspage_handle, NULL, NULL, APR_HOOK_MIDDLE);
 }
@@ -77,5 +77,10 @@ AP_DECLARE_MODULE(resourcesync) = {
     rs_config_create_srv,
     rs_config_merge_srv,
     rs_cmds,
-    rs_register_hooks
+    rs_register_hooks,
+    /* A virtual host without any of the module's directives gets a config
+     * of its own (created, then merged) instead of sharing the main
+     * server's: sets and resolved URLs belong to the server that declares
+     * them, never to a vhost that merely inherits. */
+    AP_MODULE_FLAG_ALWAYS_MERGE
 };
