@@ -30,13 +30,18 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     }
     /* The first pass at startup only validates; the real one renders,
      * creates the status segment and forks the watcher. */
-    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
-        || !rs_global.sets->nelts) {
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    rs_config_started();
+    if (!rs_global.sets->nelts) {
         return OK;
     }
     xmlInitParser();
+    /* A restart that found the state directory unusable (logged) serves
+     * what it holds, without a watcher to write there. */
     if (rs_docs_render(pconf, s) != OK || rs_status_create(pconf, s) != OK
-        || rs_watcher_start(pconf, s) != OK) {
+        || (!rs_global.state_unusable && rs_watcher_start(pconf, s) != OK)) {
         return !OK;
     }
     return OK;
