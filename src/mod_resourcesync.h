@@ -120,7 +120,9 @@ typedef struct rs_srv_conf {
 /* Process-wide state of one server generation (reset in pre_config). */
 typedef struct rs_global_t {
     apr_pool_t *pconf;
-    const char *state_dir;      /* ResourceSyncStateDir */
+    const char *state_dir;      /* ResourceSyncStateDir, absolute */
+    const char *state_dir_arg;  /* ... as given (maybe relative to ServerRoot) */
+    const char *state_dir_where;    /* ... "file:line" */
     apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
     int recent;                 /* ResourceSyncRecentChanges: ring slots */
     apr_array_header_t *sets;   /* every rs_set_t*, all servers */

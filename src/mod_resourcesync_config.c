@@ -400,6 +400,14 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
         why = rs_global.restart ? NULL : rs_os_statedir_check(ptemp, rs_global.state_dir);
         return why ? fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: %s", why)) : OK;
     }
+    if (rs_global.state_dir_arg && rs_global.state_dir_arg[0] != '/'
+        && ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        /* Like every path of httpd's configuration; said once per start so
+         * that nobody has to guess where the state went. */
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s0, RS_TAG "ResourceSyncStateDir '%s' is "
+                     "relative: using '%s' (relative to ServerRoot)", rs_global.state_dir_arg,
+                     rs_global.state_dir);
+    }
     why = rs_os_statedir_make(ptemp, rs_global.state_dir);
     if (!why) {
         return OK;

@@ -88,12 +88,27 @@ my @cases = (
     ['set option in <Location>', STATE_CONF . set_conf('ds', 'www/data')
         . qq(<Location "/data">\n    ResourceSyncExclude *.tmp\n</Location>\n),
      qr{ResourceSyncExclude\b.*<Location}],
+    ['ResourceSyncStateDir given twice', STATE_CONF . qq(ResourceSyncStateDir "\@DIR\@/state2"\n)
+        . set_conf('ds', 'www/data'),
+     qr{ResourceSyncStateDir '[^']*/state2': already set to '[^']*/state' at [^ ]*/httpd\.conf:\d+}],
+    ['ResourceSyncIncludeDotfiles maybe', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncIncludeDotfiles maybe'),
+     qr/ResourceSyncIncludeDotfiles: 'maybe' is not On or Off/],
+    ['ResourceSyncChangeListPeriod 5x', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncChangeListPeriod 5x'),
+     qr/ResourceSyncChangeListPeriod: '5x' is not a duration/],
+    ['ResourceSyncJournalRetention forever', STATE_CONF . "ResourceSyncJournalRetention forever\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncJournalRetention: 'forever' is not a duration/],
+    ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
+     qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
+    ['ResourceSyncSet with an invalid URL-path', STATE_CONF
+        . qq(<Directory "\@DIR\@/ext">\n    ResourceSyncSet ext "/with space"\n</Directory>\n),
+     qr{ResourceSyncSet ext: invalid URL-path '/with space'}],
     ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 16;
+plan tests => @cases + 18;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -280,5 +295,19 @@ SKIP: {
     is(scalar @lines, 1, 'graceful restart with an unusable state directory: logged once at error')
         or diag $after;
     unlike($after, qr/Configuration Failed|AH00016|AH00020/, 'graceful restart: no configuration failure');
+    $srv->stop;
+}
+
+# ----------------------------- a relative ResourceSyncStateDir is said once
+{
+    my $srv = private_server(conf => qq(ResourceSyncStateDir rstate\n) . set_conf('ds', 'www/data'));
+    $srv->populate(files => { 'www/data/a.txt' => "a\n" });
+    my ($rc, $out) = $srv->start;
+    my $d = $srv->dir;
+    my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
+            split /\n/, $srv->log_text;
+    ok($rc == 0 && -d "$d/rstate/snapshots", 'a relative ResourceSyncStateDir is created below ServerRoot')
+        or diag $out;
+    is(scalar @n, 1, 'a relative ResourceSyncStateDir is logged once at notice') or diag $srv->log_text;
     $srv->stop;
 }
