@@ -16,7 +16,8 @@
  * as EnableSendfile and EnableMMAP say), with Range, a strong ETag and
  * Last-Modified.  Conditional requests and HEAD are answered from
  * metadata alone.  Anything else under the prefix is a 404; methods other
- * than GET and HEAD are a 405 with Allow.
+ * than GET and HEAD are a 405 with Allow, except TRACE, which the core
+ * answers as TraceEnable says (and Allow lists it only when enabled).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -57,7 +58,10 @@ int rs_handler_translate(request_rec *r)
 
 int rs_handler_map(request_rec *r)
 {
-    if (apr_table_get(r->notes, RS_NOTE)) {
+    /* TRACE is the core's (ap_send_http_trace, a later map_to_storage
+     * hook): it answers or refuses it as TraceEnable says, which is also
+     * what decides whether the Allow header of a 405 lists TRACE. */
+    if (apr_table_get(r->notes, RS_NOTE) && r->method_number != M_TRACE) {
         return OK;   /* no file behind it: skip the directory walk */
     }
     return DECLINED;

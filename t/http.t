@@ -95,6 +95,13 @@ for my $kind (sort keys %DOCS) {
     my %allow = map { uc($_) => 1 } split /\s*,\s*/, ($o->header('Allow') // '');
     ok($allow{GET} && $allow{HEAD} && !$allow{POST}, "$kind: OPTIONS: Allow lists GET and HEAD, not POST")
         or diag('Allow: ' . ($o->header('Allow') // 'none'));
+    # TRACE: answered as the core answers it (TraceEnable is On here), as
+    # the Allow list says.
+    my $t = req('TRACE', $u);
+    is($t->code . ' ' . ($t->header('Content-Type') // ''), '200 message/http',
+       "$kind: TRACE -> 200 message/http, like any URL of the server");
+    ok($allow{TRACE}, "$kind: Allow lists TRACE, which is answered")
+        or diag('Allow: ' . ($o->header('Allow') // 'none'));
 }
 
 # --- Range on a part ------------------------------------------------------
