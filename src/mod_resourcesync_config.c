@@ -131,10 +131,64 @@ int rs_config_path_within(const char *a, const char *b)
 
 /* ------------------------------------------------------------ post_config */
 
+/* 1 if the directives in list d (and the conditional sections in it, but
+ * not other virtual hosts) say "SSLEngine on". */
+static int ssl_on_in(const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "SSLEngine") && d->args && !strcasecmp(d->args, "on")) {
+            return 1;
+        }
+        if (d->first_child && strcasecmp(d->directive, "<VirtualHost")
+            && ssl_on_in(d->first_child)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The <VirtualHost> section that defined s: httpd keeps its file and
+ * line (defn_name, defn_line_number). */
+static const ap_directive_t *vhost_section(const ap_directive_t *d, const server_rec *s)
+{
+    const ap_directive_t *found;
+
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "<VirtualHost")
+            && (unsigned)d->line_num == s->defn_line_number
+            && d->filename && s->defn_name && !strcmp(d->filename, s->defn_name)) {
+            return d;
+        }
+        if (d->first_child && (found = vhost_section(d->first_child, s))) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
+/* 1 if mod_ssl serves s with TLS: "SSLEngine on" in its own section (its
+ * <VirtualHost>, or the top level for the main server).  mod_ssl keeps
+ * that in a private record, so the parsed configuration is read. */
+static int ssl_engine_on(const server_rec *s, const server_rec *s0)
+{
+    const ap_directive_t *v;
+
+    if (!ap_find_linked_module("mod_ssl.c")) {
+        return 0;
+    }
+    if (s == s0) {
+        return ssl_on_in(ap_conftree);
+    }
+    v = vhost_section(ap_conftree, s);
+    return v ? ssl_on_in(v->first_child) : 0;
+}
+
 /* scheme://host[:port] of a server's absolute URLs: ResourceSyncBaseURL,
  * else from its ServerName (scheme and port), the port left out when it is
- * the scheme's default. */
-static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_conf *sc)
+ * the scheme's default.  Without a scheme in ServerName, "SSLEngine on" in
+ * the server's section or port 443 means https. */
+static const char *canonical_base(apr_pool_t *p, server_rec *s, server_rec *s0,
+                                  const rs_srv_conf *sc)
 {
     const char *scheme = s->server_scheme;
     apr_port_t port = s->port;
@@ -147,8 +201,8 @@ static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_con
         port = s->addrs->host_port;
     }
     if (!scheme) {
-        /* Without "ServerName https://...", port 443 means TLS. */
-        scheme = port == 443 ? "https" : "http";
+        /* Without "ServerName https://...": mod_ssl on, or port 443. */
+        scheme = port == 443 || ssl_engine_on(s, s0) ? "https" : "http";
     }
     if (!port) {
         port = strcasecmp(scheme, "https") ? 80 : 443;
@@ -367,7 +421,7 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     int i, rc;
 
     if (create) {
-        sc->canonical = canonical_base(pconf, s, sc);
+        sc->canonical = canonical_base(pconf, s, s0, sc);
     }
     if (docroot && rs_config_path_within(rs_global.state_dir, docroot)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
