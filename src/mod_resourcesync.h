@@ -13,6 +13,8 @@
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
  *                                 own store connection)
  *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
+ *   mod_resourcesync_os.c         the state directory on disk: check,
+ *                                 creation, ownership
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
