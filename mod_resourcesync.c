@@ -30,13 +30,18 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     }
     /* The first pass at startup only validates; the real one renders,
      * creates the status segment and forks the watcher. */
-    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
-        || !rs_global.sets->nelts) {
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    rs_config_started();
+    if (!rs_global.sets->nelts) {
         return OK;
     }
     xmlInitParser();
+    /* A restart that found the state directory unusable (logged) serves
+     * what it holds, without a watcher to write there. */
     if (rs_docs_render(pconf, s) != OK || rs_status_create(pconf, s) != OK
-        || rs_watcher_start(pconf, s) != OK) {
+        || (!rs_global.state_unusable && rs_watcher_start(pconf, s) != OK)) {
         return !OK;
     }
     return OK;
@@ -65,7 +70,7 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_translate_name(rs_handler_translate, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_post_perdir_config(rs_access_post_perdir, NULL, NULL, APR_HOOK_REALLY_FIRST);
-    ap_hook_header_parser(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_statuspage_handle, NULL, NULL, APR_HOOK_MIDDLE);
 }
@@ -77,5 +82,10 @@ AP_DECLARE_MODULE(resourcesync) = {
     rs_config_create_srv,
     rs_config_merge_srv,
     rs_cmds,
-    rs_register_hooks
+    rs_register_hooks,
+    /* A virtual host without any of the module's directives gets a config
+     * of its own (created, then merged) instead of sharing the main
+     * server's: sets and resolved URLs belong to the server that declares
+     * them, never to a vhost that merely inherits. */
+    AP_MODULE_FLAG_ALWAYS_MERGE
 };

@@ -13,6 +13,8 @@
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
  *                                 own store connection)
  *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
+ *   mod_resourcesync_os.c         the state directory on disk: check,
+ *                                 creation, ownership
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -125,7 +127,9 @@ typedef struct rs_srv_conf {
 /* Process-wide state of one server generation (reset in pre_config). */
 typedef struct rs_global_t {
     apr_pool_t *pconf;
-    const char *state_dir;      /* ResourceSyncStateDir */
+    const char *state_dir;      /* ResourceSyncStateDir, absolute */
+    const char *state_dir_arg;  /* ... as given (maybe relative to ServerRoot) */
+    const char *state_dir_where;    /* ... "file:line" */
     apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
     int recent;                 /* ResourceSyncRecentChanges: ring slots */
     int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
@@ -138,6 +142,8 @@ typedef struct rs_global_t {
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
     apr_array_header_t *option_uses;  /* rs_option_use_t: set options in <Directory> sections */
+    int restart;                /* an earlier generation of this httpd really started */
+    int state_unusable;         /* restart: state directory unusable, no watcher */
 } rs_global_t;
 
 extern rs_global_t rs_global;
@@ -165,12 +171,27 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp);
  * `apachectl -t` reports it) or check and resolve it, creating the state
  * directory (create == 1, post_config). */
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, int create);
+/* Remember (across restarts, in httpd's retained data) that a server
+ * generation really started: the next configuration pass is a restart,
+ * on which an unusable state directory is logged instead of stopping
+ * httpd.  Called by post_config's real pass. */
+#define RS_STARTED_KEY "mod_resourcesync-started"
+void rs_config_started(void);
 /* The server's ResourceSyncPrefix, or the default. */
 const char *rs_config_prefix(const rs_srv_conf *sc);
 /* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
 const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
 /* 1 if path a is b or below b (both absolute, without trailing "/"). */
 int rs_config_path_within(const char *a, const char *b);
+
+/* mod_resourcesync_os.c */
+/* NULL if the state directory dir (absolute) and its snapshots/ exist as
+ * writable directories or could be created; else why not (in ptemp).
+ * Changes nothing on disk (it runs under `httpd -t`). */
+const char *rs_os_statedir_check(apr_pool_t *ptemp, const char *dir);
+/* Create dir and its snapshots/, and when root give both to the run user
+ * (mode 0750 for dir); NULL, or what failed with its cause (in ptemp). */
+const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);

@@ -15,14 +15,11 @@
  * values over the defaults.
  */
 #include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
 #include <apr_md5.h>
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_main.h>
 #include <util_cfgtree.h>
-#include <unixd.h>
 #include "mod_resourcesync.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"
@@ -95,6 +92,9 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     (void)plog;
     (void)ptemp;
     memset(&rs_global, 0, sizeof(rs_global));
+    /* Kept by httpd across restarts (ap_pglobal): set once a server
+     * generation has really started (rs_config_started). */
+    rs_global.restart = ap_retained_data_get(RS_STARTED_KEY) != NULL;
     rs_global.pconf = pconf;
     rs_global.rescan = RS_UNSET;
     rs_global.recent = RS_UNSET;
@@ -103,6 +103,13 @@ int rs_config_pre(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     rs_global.verify = RS_UNSET;
     rs_global.sets = apr_array_make(pconf, 8, sizeof(rs_set_t *));
     return OK;
+}
+
+void rs_config_started(void)
+{
+    if (!ap_retained_data_get(RS_STARTED_KEY)) {
+        ap_retained_data_create(RS_STARTED_KEY, 1);
+    }
 }
 
 /* ------------------------------------------------------------ path helpers */
@@ -127,10 +134,64 @@ int rs_config_path_within(const char *a, const char *b)
 
 /* ------------------------------------------------------------ post_config */
 
+/* 1 if the directives in list d (and the conditional sections in it, but
+ * not other virtual hosts) say "SSLEngine on". */
+static int ssl_on_in(const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "SSLEngine") && d->args && !strcasecmp(d->args, "on")) {
+            return 1;
+        }
+        if (d->first_child && strcasecmp(d->directive, "<VirtualHost")
+            && ssl_on_in(d->first_child)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The <VirtualHost> section that defined s: httpd keeps its file and
+ * line (defn_name, defn_line_number). */
+static const ap_directive_t *vhost_section(const ap_directive_t *d, const server_rec *s)
+{
+    const ap_directive_t *found;
+
+    for (; d; d = d->next) {
+        if (!strcasecmp(d->directive, "<VirtualHost")
+            && (unsigned)d->line_num == s->defn_line_number
+            && d->filename && s->defn_name && !strcmp(d->filename, s->defn_name)) {
+            return d;
+        }
+        if (d->first_child && (found = vhost_section(d->first_child, s))) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
+/* 1 if mod_ssl serves s with TLS: "SSLEngine on" in its own section (its
+ * <VirtualHost>, or the top level for the main server).  mod_ssl keeps
+ * that in a private record, so the parsed configuration is read. */
+static int ssl_engine_on(const server_rec *s, const server_rec *s0)
+{
+    const ap_directive_t *v;
+
+    if (!ap_find_linked_module("mod_ssl.c")) {
+        return 0;
+    }
+    if (s == s0) {
+        return ssl_on_in(ap_conftree);
+    }
+    v = vhost_section(ap_conftree, s);
+    return v ? ssl_on_in(v->first_child) : 0;
+}
+
 /* scheme://host[:port] of a server's absolute URLs: ResourceSyncBaseURL,
  * else from its ServerName (scheme and port), the port left out when it is
- * the scheme's default. */
-static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_conf *sc)
+ * the scheme's default.  Without a scheme in ServerName, "SSLEngine on" in
+ * the server's section or port 443 means https. */
+static const char *canonical_base(apr_pool_t *p, server_rec *s, server_rec *s0,
+                                  const rs_srv_conf *sc)
 {
     const char *scheme = s->server_scheme;
     apr_port_t port = s->port;
@@ -143,8 +204,8 @@ static const char *canonical_base(apr_pool_t *p, server_rec *s, const rs_srv_con
         port = s->addrs->host_port;
     }
     if (!scheme) {
-        /* Without "ServerName https://...", port 443 means TLS. */
-        scheme = port == 443 ? "https" : "http";
+        /* Without "ServerName https://...": mod_ssl on, or port 443. */
+        scheme = port == 443 || ssl_engine_on(s, s0) ? "https" : "http";
     }
     if (!port) {
         port = strcasecmp(scheme, "https") ? 80 : 443;
@@ -373,7 +434,7 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     int i, rc;
 
     if (create) {
-        sc->canonical = canonical_base(pconf, s, sc);
+        sc->canonical = canonical_base(pconf, s, s0, sc);
     }
     if (docroot && rs_config_path_within(rs_global.state_dir, docroot)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
@@ -390,38 +451,43 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     return OK;
 }
 
-/* Create the state directory (and its snapshots/) while still root, and
- * give both to the run user: the watcher, which writes them, runs as that
- * user.  Not root (httpd started by its run user): it must be writable. */
-static int make_state_dir(apr_pool_t *ptemp, server_rec *s0)
+/* The state directory.  check_config (create == 0): could it be created
+ * and written?  `httpd -t` must not create it, so this only looks.
+ * post_config (create == 1): create it and give it to the run user.  At
+ * the first start a failure stops httpd.  On a restart it must not: every
+ * site would go down (httpd exits when post_config fails) for want of a
+ * directory only the watcher writes.  The restart then logs it once, from
+ * post_config, and goes on without a watcher (rs_global.state_unusable):
+ * children keep serving what the directory holds. */
+static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
 {
-    const char *paths[2];
-    apr_status_t rv;
-    int i;
+    const char *why;
 
-    paths[0] = rs_global.state_dir;
-    paths[1] = rs_statedir_snapshots(ptemp, rs_global.state_dir);
-    rv = apr_dir_make_recursive(paths[1], APR_FPROT_OS_DEFAULT, ptemp);
-    if (rv != APR_SUCCESS) {
-        char buf[256];
-        return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot create '%s': %s",
-                                      rs_global.state_dir,
-                                      apr_strerror(rv, buf, sizeof(buf))));
+    if (!create) {
+        why = rs_global.restart ? NULL : rs_os_statedir_check(ptemp, rs_global.state_dir);
+        return why ? fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: %s", why)) : OK;
     }
-    if (geteuid() != 0) {
-        if (access(rs_global.state_dir, W_OK | X_OK) != 0) {
-            return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: '%s' is not writable "
-                                          "by this user", rs_global.state_dir));
-        }
+    if (rs_global.state_dir_arg && rs_global.state_dir_arg[0] != '/'
+        && ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        /* Like every path of httpd's configuration; said once per start so
+         * that nobody has to guess where the state went. */
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s0, RS_TAG "ResourceSyncStateDir '%s' is "
+                     "relative: using '%s' (relative to ServerRoot)", rs_global.state_dir_arg,
+                     rs_global.state_dir);
+    }
+    why = rs_os_statedir_make(ptemp, rs_global.state_dir);
+    if (!why) {
         return OK;
     }
-    for (i = 0; i < 2; i++) {
-        if (chown(paths[i], ap_unixd_config.user_id, ap_unixd_config.group_id) != 0) {
-            return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: cannot give '%s' "
-                                          "to user %s", paths[i], ap_unixd_config.user_name));
-        }
+    if (!rs_global.restart) {
+        return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: %s", why));
     }
-    chmod(rs_global.state_dir, 0750);
+    if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s0, RS_TAG "ResourceSyncStateDir: %s; "
+                     "changes are not followed until a restart finds it usable, the "
+                     "documents it holds are still served", why);
+    }
+    rs_global.state_unusable = 1;
     return OK;
 }
 
@@ -429,7 +495,8 @@ static int make_state_dir(apr_pool_t *ptemp, server_rec *s0)
  * with its message: a check_config pass (create == 0) and the post_config
  * pass (create == 1) report the same errors, except that only the latter
  * resolves options and URLs, checks the state directory against the sets'
- * directories, and creates the state directory. */
+ * directories, and creates the state directory (the former only checks
+ * that it could). */
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
 {
     server_rec *s;
@@ -455,5 +522,5 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
     for (i = 0; i < rs_global.sets->nelts; i++) {
         APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->slot = i;
     }
-    return create ? make_state_dir(ptemp, s0) : OK;
+    return resolve_state_dir(ptemp, s0, create);
 }

@@ -38,12 +38,21 @@ static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
     if (!*arg) {
         return "ResourceSyncStateDir: empty path";
     }
+    /* One state directory per httpd instance: a second one is a mistake
+     * (two files both setting it), not an override. */
+    if (rs_global.state_dir) {
+        return apr_psprintf(cmd->pool, "ResourceSyncStateDir '%s': already set to '%s' at %s "
+                            "(one state directory per httpd instance)", arg,
+                            rs_global.state_dir_arg, rs_global.state_dir_where);
+    }
     /* NULL when APR rejects the path (e.g. longer than APR_PATH_MAX). */
     path = ap_server_root_relative(cmd->pool, arg);
     if (!path) {
         return apr_psprintf(cmd->pool, "ResourceSyncStateDir: invalid path '%s'", arg);
     }
     rs_global.state_dir = rs_config_strip_slash(cmd->pool, path);
+    rs_global.state_dir_arg = arg;
+    rs_global.state_dir_where = where(cmd);
     return NULL;
 }
 
@@ -399,7 +408,9 @@ static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *ar
     return NULL;
 }
 
-static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
+/* A flag taken as TAKE1 (not AP_INIT_FLAG, whose error does not say
+ * what was given), so the error can echo the value. */
+static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
     const char *err = option_context(cmd, mconfig);
@@ -407,7 +418,16 @@ static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, int on)
     if (err) {
         return err;
     }
-    dc->dotfiles = on;
+    if (!strcasecmp(arg, "on")) {
+        dc->dotfiles = 1;
+    }
+    else if (!strcasecmp(arg, "off")) {
+        dc->dotfiles = 0;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncIncludeDotfiles: '%s' is not On or Off",
+                            arg);
+    }
     return NULL;
 }
 
@@ -495,7 +515,7 @@ const command_rec rs_cmds[] = {
                   "How long closed Change Lists and their records are kept (default 30d)"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
-    AP_INIT_FLAG("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
+    AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
                  "List files whose names start with '.' (never .ht*)"),
     { NULL }
 };

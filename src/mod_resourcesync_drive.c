@@ -487,12 +487,22 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
         apr_pool_clear(d->iter);
         return 0;
     }
+    if (flags & RS_WATCH_OVERFLOW) {
+        /* Said once per set and watcher life at notice: a busy tree can
+         * overflow at every burst, and each time the full scan repairs it. */
+        ws->overflows++;
+        rs_log_emit(ws->log, ws->overflows == 1 ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
+                    "set %s: the inotify event queue overflowed "
+                    "(fs.inotify.max_queued_events), events lost (%d time%s); reconciling "
+                    "the set with a full scan%s", ws->set->name, ws->overflows,
+                    ws->overflows == 1 ? "" : "s",
+                    ws->overflows == 1 ? " (further overflows are logged at debug)" : "");
+    }
+    else if (flags) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: its root directory changed; "
+                    "reconciling the set with a full scan", ws->set->name);
+    }
     if (flags) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: %s; reconciling the set "
-                    "with a full scan", ws->set->name,
-                    (flags & RS_WATCH_OVERFLOW) ? "the inotify event queue "
-                    "overflowed (fs.inotify.max_queued_events)"
-                    : "its root directory changed");
         rs_watch_take(ws->w, d->iter, now, &t);   /* the scan covers it */
         full_scan(d->iter, ws, 0);
         apr_pool_clear(d->iter);

@@ -50,6 +50,7 @@ typedef struct wset_t {
     int dirty;                 /* inventory changed since the last snapshot */
     int root_lost;             /* the root is gone: retry at every tick */
     int failing;               /* failures since the last success */
+    int overflows;             /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
     /* mod_resourcesync_avail.c: status.unavailable says the set cannot be

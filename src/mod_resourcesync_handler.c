@@ -16,8 +16,11 @@
  * as EnableSendfile and EnableMMAP say), with Range, a strong ETag and
  * Last-Modified.  Conditional requests and HEAD are answered from
  * metadata alone.  Anything else under the prefix is a 404; methods other
- * than GET and HEAD are a 405 with Allow.
+ * than GET and HEAD are a 405 with Allow, except TRACE, which the core
+ * answers as TraceEnable says (and Allow lists it only when enabled).
  */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -25,6 +28,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_glob.h"
 #include "rs_statedir.h"
 #include "rs_parse.h"
 #include "rs_snapshot.h"
@@ -54,7 +58,10 @@ int rs_handler_translate(request_rec *r)
 
 int rs_handler_map(request_rec *r)
 {
-    if (apr_table_get(r->notes, RS_NOTE)) {
+    /* TRACE is the core's (ap_send_http_trace, a later map_to_storage
+     * hook): it answers or refuses it as TraceEnable says, which is also
+     * what decides whether the Allow header of a 405 lists TRACE. */
+    if (apr_table_get(r->notes, RS_NOTE) && r->method_number != M_TRACE) {
         return OK;   /* no file behind it: skip the directory walk */
     }
     return DECLINED;
@@ -269,22 +276,81 @@ int rs_handler_handle(request_rec *r)
     return HTTP_NOT_FOUND;
 }
 
-/* Link: <capability list>; rel="resourcesync" on every response for a URL
- * inside a set.  header_parser runs after the directory walk and before
- * access control and the handler, so the header is in err_headers_out for
- * 200, 304, 401, 403 and 404 alike. */
+/* 1 if the name rel of the set's file path is one the scan would list as
+ * such: no directory on the way is a symbolic link (the scan never
+ * descends into one) and, if the file is a link, its target lies inside
+ * the set's real root.  Costs a realpath or two per request in a set. */
+static int link_real_inside(request_rec *r, const rs_set_t *set, const char *rel)
+{
+    char root[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(rel, '/');
+    const char *parent, *want;
+    apr_size_t n;
+
+    if (!realpath(set->dir, root) || !realpath(r->filename, real)) {
+        return 0;
+    }
+    n = strlen(root);
+    if (strncmp(real, root, n) || real[n] != '/') {
+        return 0;
+    }
+    parent = apr_pstrndup(r->pool, r->filename, (apr_size_t)(strrchr(r->filename, '/')
+                                                              - r->filename));
+    want = slash ? apr_pstrcat(r->pool, root, "/", apr_pstrndup(r->pool, rel,
+                                                               (apr_size_t)(slash - rel)), NULL)
+                 : root;
+    return realpath(parent, real) && !strcmp(real, want);
+}
+
+/* 1 if the response of r is about a file its set lists: a regular file
+ * (not a directory, not a missing name) of the set's directory, neither
+ * hidden nor excluded by the set's rules, requested on the server that
+ * declares the set.  <Directory> sections are global: a virtual host that
+ * serves the same directory finds the same set in its per-directory
+ * config, but the set and its URLs belong to the declaring server, so
+ * that host's responses carry no Link.  Access control has already
+ * admitted the request (fixups run after it). */
+static int link_applies(request_rec *r, const rs_set_t *set)
+{
+    apr_size_t n = strlen(set->dir);
+    const char *rel, *seg, *end;
+
+    if (set->s != r->server || !set->capability_url || r->finfo.filetype != APR_REG
+        || !r->filename || strncmp(r->filename, set->dir, n) || r->filename[n] != '/') {
+        return 0;
+    }
+    rel = r->filename + n + 1;
+    /* Each directory on the way counts like the file itself: the scan
+     * never descends into a hidden or excluded directory. */
+    for (seg = rel; seg; seg = end ? end + 1 : NULL) {
+        end = strchr(seg, '/');
+        if (rs_glob_hidden(seg, set->dotfiles)
+            || rs_glob_match(set->excludes, end ? apr_pstrndup(r->pool, rel, (apr_size_t)(end - rel))
+                                                : rel)) {
+            return 0;
+        }
+    }
+    return link_real_inside(r, set, rel);
+}
+
+/* Link: <capability list>; rel="resourcesync" on the successful responses
+ * (200, 206, 304, HEAD) for a file the set lists (spec 6.3.3: the
+ * Capability List must cover the linking resource).  The header goes to
+ * headers_out in fixups, after access control and before the handler: an
+ * error response (401, 403, 404, 500) drops headers_out, so only answers
+ * about the file's bytes carry it. */
 int rs_handler_link(request_rec *r)
 {
     rs_dir_conf *dc = ap_get_module_config(r->per_dir_config, &resourcesync_module);
     const char *link, *have;
 
-    if (!dc || !dc->set || !dc->set->capability_url) {
+    if (!dc || !dc->set || !link_applies(r, dc->set)) {
         return DECLINED;
     }
     link = apr_pstrcat(r->pool, "<", dc->set->capability_url, ">; rel=\"resourcesync\"", NULL);
-    have = apr_table_get(r->err_headers_out, "Link");
+    have = apr_table_get(r->headers_out, "Link");
     if (!have || !strstr(have, link)) {
-        apr_table_addn(r->err_headers_out, "Link", link);
+        apr_table_addn(r->headers_out, "Link", link);
     }
     return DECLINED;
 }

@@ -3,11 +3,12 @@
  * The open Change List is not a file.  After each commit the watcher puts
  * the new records into the ring of the status segment and publishes the
  * open list's extent (id, from, first and last sequence) in the set's
- * entry (mod_resourcesync_changes.c).  A child answers the list's ETag,
- * 304s and HEAD from that entry alone, and streams its body from the ring,
+ * entry (mod_resourcesync_changes.c).  A child answers the list's ETag
+ * and 304s from that entry alone, and streams its body from the ring,
  * falling back to the store (a read connection per child) for what has
  * left the ring.  The extent read with the status is the range of the
- * body, so a body always matches its ETag.
+ * body, so a body always matches its ETag.  HEAD renders the same bytes
+ * into a counter for an exact Content-Length.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -133,16 +134,17 @@ static int set_headers(request_rec *r, const rs_status_set_t *cur)
     return ap_meets_conditions(r);
 }
 
-/* Stream the body: records cl_first_seq .. cl_last_seq of that extent,
- * from the ring, then the store. */
-static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+/* Render the list of extent cur into the writer w: records cl_first_seq ..
+ * cl_last_seq of that extent, from the ring, then the store.  On failure
+ * *store_err tells whether the store could not be read. */
+static apr_status_t render(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                           rs_xml_t *w, apr_status_t *store_err)
 {
     rs_changelist_opts_t o;
     rs_changelist_t cl;
     open_src_t src;
     rs_clsource_t rsrc;
-    sink_t k;
-    rs_xml_t *w;
+    apr_status_t rv;
 
     memset(&cl, 0, sizeof(cl));
     cl.id = cur->cl_open_id;
@@ -155,13 +157,25 @@ static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t 
     src.r = r;
     src.set = set;
     rs_clsource_init(&rsrc, set, store_records, &src);
+    rv = rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool);
+    *store_err = rsrc.err;
+    return rv;
+}
+
+/* Stream the body of the list of extent cur. */
+static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    sink_t k;
+    rs_xml_t *w;
+    apr_status_t store_err;
+
     k.f = r->output_filters;
     k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
     if (!(w = rs_xml_open(r->pool, to_brigade, &k))) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    if (rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool) != APR_SUCCESS) {
-        if (rsrc.err != APR_SUCCESS && !r->sent_bodyct) {
+    if (render(r, set, cur, w, &store_err) != APR_SUCCESS) {
+        if (store_err != APR_SUCCESS && !r->sent_bodyct) {
             /* Nothing sent yet: the store could not be read. */
             apr_brigade_cleanup(k.bb);
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
@@ -175,11 +189,36 @@ static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t 
     return ap_pass_brigade(r->output_filters, k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }
 
+static int count_bytes(void *baton, const char *buf, apr_size_t len)
+{
+    (void)buf;
+    *(apr_off_t *)baton += (apr_off_t)len;
+    return 0;
+}
+
+/* HEAD: the Content-Length a GET of the same extent sends.  The bytes are
+ * a function of the extent read with the status (and of the
+ * configuration), so rendering them into a counter gives exactly the GET's
+ * length; it costs what a GET costs, without sending anything. */
+static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    apr_off_t n = 0;
+    apr_status_t store_err;
+    rs_xml_t *w = rs_xml_open(r->pool, count_bytes, &n);
+
+    if (!w || render(r, set, cur, w, &store_err) != APR_SUCCESS) {
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    ap_set_content_length(r, n);
+    return OK;
+}
+
 int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     int rc = set_headers(r, cur);
-    if (rc != OK || r->header_only) {
+    if (rc != OK) {
         return rc;
     }
-    return send_body(r, set, cur);
+    return r->header_only ? send_length(r, set, cur) : send_body(r, set, cur);
 }

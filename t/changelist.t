@@ -12,7 +12,7 @@ use URI::Escape qw(uri_unescape);
 use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for fetch_list
               iso2epoch);
 
-plan tests => 30;
+plan tests => 31;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -120,6 +120,14 @@ my $openurl = index_of('cl')->{lists}[-1]{loc};
 my $o1 = get($openurl);
 is(req('GET', $openurl, 'If-None-Match' => $o1->header('ETag'))->code, 304,
    'the open list answers 304 while nothing changed');
+# HEAD gives the exact length a GET sends, with the same ETag.
+my $oh = req('HEAD', $openurl);
+ok($oh->code == 200 && length($o1->content) > 0
+   && ($oh->header('Content-Length') // -1) == length($o1->content)
+   && $oh->header('ETag') eq $o1->header('ETag') && length($oh->content) == 0,
+   'HEAD of the open list: Content-Length is the length of the GET body')
+    or diag('HEAD ', $oh->code, ' Content-Length ', $oh->header('Content-Length') // 'none',
+            ', GET body ', length($o1->content));
 
 # A destination: baseline, then every change with datetime >= at.
 {

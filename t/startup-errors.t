@@ -106,12 +106,27 @@ my @cases = (
     ['set option in <Location>', STATE_CONF . set_conf('ds', 'www/data')
         . qq(<Location "/data">\n    ResourceSyncExclude *.tmp\n</Location>\n),
      qr{ResourceSyncExclude\b.*<Location}],
+    ['ResourceSyncStateDir given twice', STATE_CONF . qq(ResourceSyncStateDir "\@DIR\@/state2"\n)
+        . set_conf('ds', 'www/data'),
+     qr{ResourceSyncStateDir '[^']*/state2': already set to '[^']*/state' at [^ ]*/httpd\.conf:\d+}],
+    ['ResourceSyncIncludeDotfiles maybe', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncIncludeDotfiles maybe'),
+     qr/ResourceSyncIncludeDotfiles: 'maybe' is not On or Off/],
+    ['ResourceSyncChangeListPeriod 5x', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncChangeListPeriod 5x'),
+     qr/ResourceSyncChangeListPeriod: '5x' is not a duration/],
+    ['ResourceSyncJournalRetention forever', STATE_CONF . "ResourceSyncJournalRetention forever\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncJournalRetention: 'forever' is not a duration/],
+    ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
+     qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
+    ['ResourceSyncSet with an invalid URL-path', STATE_CONF
+        . qq(<Directory "\@DIR\@/ext">\n    ResourceSyncSet ext "/with space"\n</Directory>\n),
+     qr{ResourceSyncSet ext: invalid URL-path '/with space'}],
     ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 10;
+plan tests => @cases + 18;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -226,5 +241,91 @@ CONF
     ok($rc == 0 && $gave_up && $starts == 1,
        'a watcher that cannot open the store exits once and is not respawned')
         or diag($out, $srv->log_text);
+    $srv->stop;
+}
+
+# --------------------- apachectl -t checks that the state directory can be used
+# It looks without creating anything: a parent that is a file, or (as root)
+# an immutable parent, is reported; a directory that can be created is not
+# created by the test.
+sub configtest {
+    my ($srv) = @_;
+    my $d = $srv->dir;
+    my $bin = RSTest::Server::httpd_bin();
+    my $out = `$bin -d $d -f $d/httpd.conf -t 2>&1`;
+    return ($? >> 8, $out);
+}
+{
+    my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/afile/state"\n)
+                                     . set_conf('ds', 'www/data'));
+    make_path($srv->dir . '/www/data');
+    open my $fh, '>', $srv->dir . '/afile' or die $!;
+    close $fh;
+    my ($rc, $out) = configtest($srv);
+    ok($rc != 0 && $out =~ m{ResourceSyncStateDir: cannot create '[^']*/afile/state': '[^']*/afile' is not a directory},
+       'httpd -t reports a state directory whose parent is a file') or diag "exit $rc: $out";
+}
+{
+    my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/new/state"\n)
+                                     . set_conf('ds', 'www/data'));
+    make_path($srv->dir . '/www/data');
+    my ($rc, $out) = configtest($srv);
+    ok($rc == 0 && $out =~ /Syntax OK/ && !-e $srv->dir . '/new',
+       'httpd -t accepts a state directory that can be created, and does not create it')
+        or diag "exit $rc: $out";
+}
+SKIP: {
+    skip 'chattr +i needs root', 4 unless $> == 0;
+    my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/locked/state"\n)
+                                     . set_conf('ds', 'www/data'));
+    my $d = $srv->dir;
+    make_path("$d/www/data", "$d/locked");
+    system('chattr', '+i', "$d/locked") == 0 or die 'chattr';
+    my ($rc, $out) = configtest($srv);
+    system('chattr', '-i', "$d/locked");
+    ok($rc != 0 && $out =~ m{ResourceSyncStateDir: cannot create '[^']*/locked/state' in '[^']*/locked': Operation not permitted},
+       'httpd -t reports a state directory that cannot be created in an immutable parent')
+        or diag "exit $rc: $out";
+
+    # A restart that finds the state directory unusable keeps the server
+    # up, serving what it holds, and says so once.
+    $srv = private_server(conf => STATE_CONF . set_conf('ds', 'www/data'));
+    $d = $srv->dir;
+    $srv->populate(files => { 'www/data/a.txt' => "a\n" });
+    my ($src, $sout) = $srv->start;
+    my $before = $src == 0 && eval { list_entries('ds', $srv->base) };
+    my $pid = $srv->pid;
+    system('chattr', '+i', "$d/state") == 0 or die 'chattr';
+    my $log_before = length $srv->log_text;
+    $srv->graceful;
+    my $restarted = RSTest::wait_for(sub {
+        substr($srv->log_text, $log_before) =~ /resuming normal operations/ }, 20);
+    my $file = get($srv->base . '/data/a.txt');
+    my $list = get($srv->base . '/resourcesync/ds/resourcelist.xml');
+    my $after = substr($srv->log_text, $log_before);
+    system('chattr', '-i', "$d/state");
+    my @lines = grep { /ResourceSyncStateDir: cannot give '[^']*\/state' to user nobody: Operation not permitted; changes are not followed until a restart finds it usable/ }
+                split /\n/, $after;
+    ok($before && $restarted && kill(0, $pid) && $file->code == 200 && $list->code == 200
+       && $list->content =~ m{/data/a\.txt</loc>},
+       'graceful restart with an unusable state directory: httpd stays up and serves the list it holds')
+        or diag("start $src: $sout; file ", $file->code, ', list ', $list->code, "\n", $after);
+    is(scalar @lines, 1, 'graceful restart with an unusable state directory: logged once at error')
+        or diag $after;
+    unlike($after, qr/Configuration Failed|AH00016|AH00020/, 'graceful restart: no configuration failure');
+    $srv->stop;
+}
+
+# ----------------------------- a relative ResourceSyncStateDir is said once
+{
+    my $srv = private_server(conf => qq(ResourceSyncStateDir rstate\n) . set_conf('ds', 'www/data'));
+    $srv->populate(files => { 'www/data/a.txt' => "a\n" });
+    my ($rc, $out) = $srv->start;
+    my $d = $srv->dir;
+    my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
+            split /\n/, $srv->log_text;
+    ok($rc == 0 && -d "$d/rstate/snapshots", 'a relative ResourceSyncStateDir is created below ServerRoot')
+        or diag $out;
+    is(scalar @n, 1, 'a relative ResourceSyncStateDir is logged once at notice') or diag $srv->log_text;
     $srv->stop;
 }
