@@ -205,6 +205,7 @@ typedef struct rs_status_t {
     volatile apr_int64_t scan_files;
     volatile apr_int32_t scan_set;  /* slot being scanned, -1 none */
     apr_uint32_t nsets;
+    volatile apr_int32_t store_err; /* store failing: its cause, 0: works */
     rs_status_set_t sets[1];        /* nsets entries */
 } rs_status_t;
 
@@ -268,6 +269,12 @@ rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_
  * and publish the open list's new extent (rc NULL: nothing to do). */
 void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
                         rs_status_set_t *own);
+/* After a failed scan: put the set's records that are committed but not
+ * published yet (those after own's extent, from the store) into the ring
+ * and publish the extent that covers them.  Records of a rolled-back
+ * transaction are not in the store, so they never reach the ring. */
+apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               rs_status_set_t *own);
 /* Close the open list when full or at the end of its period, expire old
  * lists, write the closed lists' files and the index that changed, and
  * publish the open list's extent. */
@@ -315,6 +322,13 @@ typedef void rs_job_finish_fn(void *baton, apr_status_t rv, apr_pool_t *p);
  * its lock, the server for the thread's log lines, and the driver's store
  * connection (for jobs run inline). */
 void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_db_t *store);
+/* Close the job thread's store connection (opened again at its next job)
+ * and forget the driver's, after finishing the job in progress: the
+ * driver replaces its connection.  SQLite shares a file's locks and
+ * shared-memory index among the connections of a process, so a
+ * connection opened read-only (an immutable file) must be closed before
+ * a writable one can be had. */
+void rs_jobs_close_store(void);
 /* The logger of the job thread (no once-only memory: that is the
  * driver's). */
 const rs_logger_t *rs_jobs_logger(void);

@@ -23,6 +23,9 @@ typedef struct rs_drive_t {
     int workers;               /* scan threads (scan_workers) */
     struct wset_t *ws;
     int nsets;
+    apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
+    int nfailing;              /* sets whose store writes fail */
+    apr_status_t store_err;    /* cause of the episode, APR_SUCCESS: none */
 } rs_drive_t;
 
 /* The watcher's view of one set.  Lifecycle: created at watcher start;
@@ -49,6 +52,14 @@ typedef struct wset_t {
     int failing;               /* failures since the last success */
     apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
+    /* The store failing (mod_resourcesync_storefail.c): the cause of the
+     * set's last failed transaction until a full scan succeeds, the time
+     * of the next retry and the back-off; resync: committed records of a
+     * failed scan are not in the ring yet. */
+    apr_status_t store_err;
+    apr_time_t retry_at;
+    apr_interval_time_t retry_delay;
+    int resync;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -67,5 +78,24 @@ static inline void rs_drive_status_put(wset_t *ws)
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+
+/* mod_resourcesync_storefail.c: the store failing (see that file).
+ * A transaction of ws failed with cause rv while doing `what`: enter (or
+ * stay in, backing off) the failing state; the first failing set logs the
+ * episode and publishes the cause in the status segment. */
+void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
+/* Whether ws fails and its retry is due (now: rs_time_mono). */
+int rs_storefail_due(const wset_t *ws, apr_time_t now);
+/* A full scan of ws succeeded: leave the failing state (the last set
+ * logs "store works again"). */
+void rs_storefail_ok(wset_t *ws);
+/* Replace the driver's store connection and journal by new ones (the old
+ * connection may have been opened read-only).  On failure there is none:
+ * every set is then failing, and the next retry opens one. */
+apr_status_t rs_storefail_reopen(rs_drive_t *d);
+/* Open the driver's store and journal at the watcher's start, retrying
+ * with back-off while the cause is transient (rs_db_transient).  Returns
+ * the cause of a failure that is not, or when the parent is gone. */
+apr_status_t rs_storefail_open(rs_drive_t *d);
 
 #endif
