@@ -19,7 +19,7 @@ use RSTest::Destination;
 plan skip_all => 'needs root (mounts a tmpfs as the state directory, uses chattr)'
     unless $> == 0;
 plan skip_all => 'no chattr' unless -x '/usr/bin/chattr' || -x '/bin/chattr';
-plan tests => 24;
+plan tests => 31;
 
 my $srv = private_server(conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
                                  . set_conf('f', 'www/f', 'ResourceSyncHash sha-256') . STATUS_CONF);
@@ -113,7 +113,7 @@ system('chattr', '+i', @db) == 0 or die "chattr: $?";
 $srv->start_ok('server starts with an immutable store');
 my $st = wait_for(sub { my $s = state_line(); $s =~ /^store failing/ ? $s : undef }, 30)
          // state_line();
-like($st, qr/^store failing: /, 'at start: the status page says store failing');
+is($st, 'store failing: Operation not permitted', 'at start: the status page says store failing');
 my $r = get("$B/resourcesync/f/resourcelist.xml");
 is($r->code, 200, 'at start: children serve the Resource List on disk');
 put("$W/while-stopped.txt", "made while the store could not be opened\n");
@@ -123,3 +123,32 @@ system('chattr', '-i', @db) == 0 or die "chattr: $?";
 $st = wait_for(sub { my $s = state_line(); $s eq 'watching' ? $s : undef }, 60) // state_line();
 is($st, 'watching', 'at start: back to watching once the store opens');
 is($dest->sync_until_equal(60), '', 'at start: baseline + changes equal the tree');
+
+# ------------------------ a store that cannot even be created at start
+# (no state.db, a full disk): the watcher retries opening it, children
+# serve the snapshot on disk, and the store is made once there is room.
+$srv->stop;
+unlink map { "$S/state.db$_" } ('', '-wal', '-shm');
+{
+    open my $fh, '>', $fill or die "$fill: $!";
+    my $chunk = "x" x 4096;
+    while (syswrite($fh, $chunk)) { }
+    close $fh;
+}
+$srv->start_ok('server starts with a full disk and no store');
+$st = wait_for(sub { my $s = state_line(); $s =~ /^store failing/ ? $s : undef }, 30)
+      // state_line();
+is($st, 'store failing: No space left on device', 'no store: the status page says store failing');
+is(get("$B/resourcesync/f/resourcelist.xml")->code, 200,
+   'no store: children serve the Resource List on disk');
+put("$W/no-store.txt", "made while the store could not be created\n");
+sleep 3;   # retries go by; the watcher must not give up
+unlike($srv->log_text, qr/could not start/, 'no store: the watcher does not give up');
+unlink $fill or die "$fill: $!";
+$st = wait_for(sub { my $s = state_line(); $s eq 'watching' ? $s : undef }, 60) // state_line();
+is($st, 'watching', 'no store: back to watching once the store can be made');
+my $diff = 'not compared';
+wait_for(sub { my $f = RSTest::Destination->new(base => $B, set => 'f', src => $W, root => "$B/f/");
+               $f->baseline; ($diff = $f->compare) eq '' }, 30);
+is($diff, '', 'no store: the new Resource List equals the tree');
+unlike($srv->log_text, qr/died|could not start/, 'the watcher never died nor gave up');
