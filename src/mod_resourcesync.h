@@ -13,6 +13,7 @@
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
  *                                 own store connection)
  *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
+ *   mod_resourcesync_storefail.c  the watcher when the state store fails
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -303,7 +304,8 @@ int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
 /* In the watcher process, as the run user: open the store, reconcile
  * every set, then follow changes until the parent is gone (returns
  * APR_SUCCESS).  Returns the cause, logged, when the watcher cannot start
- * (the store or the journal cannot be opened): a respawn would only
+ * (the store or the journal cannot be opened for a cause that does not go
+ * away by itself; transient ones are retried): a respawn would only
  * repeat it. */
 apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
 

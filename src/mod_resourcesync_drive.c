@@ -6,8 +6,9 @@
  * mod_resourcesync_snapjob.c).
  *
  * Lifecycle:
- *   1. open the store and the journal (a failure ends the watcher with the
- *      exit code that prevents a respawn);
+ *   1. open the store and the journal (retried with back-off while the
+ *      cause may go away by itself; any other failure ends the watcher
+ *      with the exit code that prevents a respawn);
  *   2. per set: an access checker per scan worker, an inotify instance,
  *      the open Change List's extent from the store; then the ring filled
  *      with the newest journal records;
@@ -20,7 +21,9 @@
  *      event queue or a lost root, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
- *      inventory changed, and rescan sets that cannot be watched.
+ *      inventory changed, and rescan sets that cannot be watched.  A set
+ *      whose store writes fail waits for its retry instead
+ *      (mod_resourcesync_storefail.c).
  *
  * Because every restart kills the watcher, nothing here matters beyond
  * its lifetime: the inventory and the journal are in the store, Resource
@@ -152,28 +155,6 @@ static apr_status_t changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, i
     return APR_SUCCESS;
 }
 
-/* After a failed scan of ws: records that earlier transactions of the
- * scan committed (a scan commits every 20 000 rows) are published before
- * anything later, so readers never take their sequence numbers for
- * unused ones.  Records of the rolled-back transaction are not in the
- * store, so they are never published.  On failure ws->resync stays
- * set. */
-static apr_status_t resync(apr_pool_t *p, wset_t *ws)
-{
-    apr_status_t rv = rs_changes_resync(p, ws->d->journal, ws->set, &ws->status);
-    ws->resync = rv != APR_SUCCESS;
-    return rv;
-}
-
-/* A transaction of ws failed (rv): keep what was committed, then wait for
- * the retry (mod_resourcesync_storefail.c). */
-static void store_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char *what)
-{
-    ws->resync = 1;
-    resync(p, ws);
-    rs_storefail_note(ws, rv, what);
-}
-
 /* Whether changes were journaled after the Resource List in service read
  * the inventory (by an earlier watcher, whose next tick never came). */
 static int list_behind_journal(apr_pool_t *p, wset_t *ws)
@@ -238,7 +219,7 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     apr_status_t rv;
     int was_degraded = ws->degraded;
 
-    if (ws->resync && (rv = resync(p, ws)) != APR_SUCCESS) {
+    if (ws->resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
         rs_storefail_note(ws, rv, "reading the journal");
         return;
     }
@@ -262,7 +243,7 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: scan failed; keeping the previous "
                     "Resource List", set->name);
-        store_failed(p, ws, rv, "a full scan");
+        rs_storefail_failed(p, ws, rv, "a full scan");
         return;
     }
     if (stats.dirs == 0) {
@@ -271,11 +252,11 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
     full_scan_report(ws, &stats, was_degraded, first, t0);
     if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
         /* The journal starts where this scan's Resource List does. */
-        store_failed(p, ws, rv, "starting the journal");
+        rs_storefail_failed(p, ws, rv, "starting the journal");
         return;
     }
     if ((rv = changes_done(p, ws, rc, 1)) != APR_SUCCESS) {
-        store_failed(p, ws, rv, "updating the Change Lists");
+        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
         return;
     }
     rs_storefail_ok(ws);
@@ -310,7 +291,7 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
         ws->dirty = 1;
     }
     if (rs_recorder_appended(rc) && (rv = changes_done(p, ws, rc, 0)) != APR_SUCCESS) {
-        store_failed(p, ws, rv, "updating the Change Lists");
+        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
     }
     if (ws->degraded) {
         set_mode(ws);
@@ -434,7 +415,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
         full_scan(d->iter, ws, 0);
     }
     else if ((rv = changes_done(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
-        store_failed(d->iter, ws, rv, "closing a Change List");
+        rs_storefail_failed(d->iter, ws, rv, "closing a Change List");
     }
     else {
         if (ws->dirty) {

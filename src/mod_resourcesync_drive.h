@@ -84,6 +84,16 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
  * stay in, backing off) the failing state; the first failing set logs the
  * episode and publishes the cause in the status segment. */
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
+/* After a failed scan of ws: records that earlier transactions of the
+ * scan committed (a scan commits every 20 000 rows) are published
+ * (rs_changes_resync) before anything later, so readers never take their
+ * sequence numbers for unused ones; records of the rolled-back
+ * transaction are not in the store, so they never are.  On failure
+ * ws->resync stays set, and the retry tries again first. */
+apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws);
+/* A transaction of ws failed (rv) while doing `what`: publish what was
+ * committed (rs_storefail_resync), then rs_storefail_note. */
+void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char *what);
 /* Whether ws fails and its retry is due (now: rs_time_mono). */
 int rs_storefail_due(const wset_t *ws, apr_time_t now);
 /* A full scan of ws succeeded: leave the failing state (the last set

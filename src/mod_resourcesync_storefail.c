@@ -94,6 +94,20 @@ void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)
     ws->dirty = 1;      /* a new Resource List once it works */
 }
 
+apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws)
+{
+    apr_status_t rv = rs_changes_resync(p, ws->d->journal, ws->set, &ws->status);
+    ws->resync = rv != APR_SUCCESS;
+    return rv;
+}
+
+void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char *what)
+{
+    ws->resync = 1;
+    rs_storefail_resync(p, ws);
+    rs_storefail_note(ws, rv, what);
+}
+
 int rs_storefail_due(const wset_t *ws, apr_time_t now)
 {
     return ws->store_err && now >= ws->retry_at;
