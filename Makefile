@@ -43,6 +43,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_drive.c src/mod_resourcesync_snapjob.c \
              src/mod_resourcesync_jobs.c src/mod_resourcesync_logonce.c \
              src/mod_resourcesync_os.c \
+             src/mod_resourcesync_storefail.c \
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
              src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c \
              src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \

@@ -15,6 +15,7 @@
  *   mod_resourcesync_logonce.c    the watcher's once-only log of warnings
  *   mod_resourcesync_os.c         the state directory on disk: check,
  *                                 creation, ownership
+ *   mod_resourcesync_storefail.c  the watcher when the state store fails
  *   mod_resourcesync_access.c     "would an anonymous GET serve this?"
  *   mod_resourcesync_docs.c       Source Description / Capability Lists
  *   mod_resourcesync_handler.c    URL mapping, handler, Link header
@@ -251,6 +252,7 @@ typedef struct rs_status_t {
     volatile apr_int64_t hash_size;
     volatile apr_int64_t hash_done;
     volatile apr_int32_t hash_queue;
+    volatile apr_int32_t store_err; /* store failing: its cause, 0: works */
     rs_status_set_t sets[1];        /* nsets entries */
 } rs_status_t;
 
@@ -320,6 +322,12 @@ rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_
  * and publish the open list's new extent (rc NULL: nothing to do). */
 void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
                         rs_status_set_t *own);
+/* After a failed scan: put the set's records that are committed but not
+ * published yet (those after own's extent, from the store) into the ring
+ * and publish the extent that covers them.  Records of a rolled-back
+ * transaction are not in the store, so they never reach the ring. */
+apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               rs_status_set_t *own);
 /* Close the open list when full or at the end of its period, expire old
  * lists, write the closed lists' files and the index that changed, and
  * publish the open list's extent. */
@@ -348,7 +356,8 @@ int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
 /* In the watcher process, as the run user: open the store, reconcile
  * every set, then follow changes until the parent is gone (returns
  * APR_SUCCESS).  Returns the cause, logged, when the watcher cannot start
- * (the store or the journal cannot be opened): a respawn would only
+ * (the store or the journal cannot be opened for a cause that does not go
+ * away by itself; transient ones are retried): a respawn would only
  * repeat it. */
 apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
 
@@ -367,6 +376,13 @@ typedef void rs_job_finish_fn(void *baton, apr_status_t rv, apr_pool_t *p);
  * its lock, the server for the thread's log lines, and the driver's store
  * connection (for jobs run inline). */
 void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_db_t *store);
+/* Close the job thread's store connection (opened again at its next job)
+ * and forget the driver's, after finishing the job in progress: the
+ * driver replaces its connection.  SQLite shares a file's locks and
+ * shared-memory index among the connections of a process, so a
+ * connection opened read-only (an immutable file) must be closed before
+ * a writable one can be had. */
+void rs_jobs_close_store(void);
 /* The logger of the job thread (no once-only memory: that is the
  * driver's). */
 const rs_logger_t *rs_jobs_logger(void);

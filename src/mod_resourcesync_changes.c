@@ -61,6 +61,49 @@ void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
     rs_status_publish(set->slot, recs, own);
 }
 
+apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               rs_status_set_t *own)
+{
+    apr_int64_t after = own->cl_ready ? own->cl_last_seq : rs_status_ring_head();
+    rs_entry_renderer_t *x = rs_clsource_renderer(p, set);
+    apr_pool_t *pp;
+    apr_status_t rv;
+    int i;
+
+    apr_pool_create(&pp, p);
+    for (;;) {
+        apr_array_header_t *recs;
+        const rs_record_t *last;
+        apr_pool_clear(pp);
+        rv = rs_journal_records(j, pp, set->name, after + 1, -1, 1000, &recs);
+        if (rv != APR_SUCCESS || !recs->nelts) {
+            break;
+        }
+        for (i = 0; i < recs->nelts; i++) {
+            rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+            const char *xml;
+            apr_size_t len;
+            if (x && (xml = rs_entry_render(x, r, &len))) {
+                r->xml = apr_pmemdup(pp, xml, len);
+                r->xml_len = len;
+            }
+        }
+        last = &APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t);
+        after = last->seq;
+        if (own->cl_ready) {
+            own->cl_last_seq = last->seq;
+            own->cl_count += recs->nelts;
+            own->cl_last_dt = last->datetime;
+        }
+        /* Records below the ring's head are put all the same: the extent
+         * that covers them is published with them, in one critical
+         * section, so no reader looked for them before. */
+        rs_status_publish(set->slot, recs, own);
+    }
+    apr_pool_destroy(pp);
+    return rv;
+}
+
 /* The open list's extent in the set's status entry (published only when
  * it changed). */
 static void publish_extent(const rs_set_t *set, const rs_changelist_t *openl, apr_time_t last_dt,

@@ -6,8 +6,9 @@
  * mod_resourcesync_snapjob.c).
  *
  * Lifecycle:
- *   1. open the store and the journal (a failure ends the watcher with the
- *      exit code that prevents a respawn);
+ *   1. open the store and the journal (retried with back-off while the
+ *      cause may go away by itself; any other failure ends the watcher
+ *      with the exit code that prevents a respawn);
  *   2. per set: an access checker per scan worker, an inotify instance,
  *      the open Change List's extent from the store; then the ring filled
  *      with the newest journal records;
@@ -26,7 +27,9 @@
  *      inventory changed, and rescan sets that cannot be watched; take the
  *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
  *      and reconcile them; run the verification pass
- *      (mod_resourcesync_verify.c) a slice at a time.
+ *      (mod_resourcesync_verify.c) a slice at a time.  A set whose store
+ *      writes fail waits for its retry instead
+ *      (mod_resourcesync_storefail.c).
  *
  * Because every restart kills the watcher, nothing here matters beyond
  * its lifetime: the inventory and the journal are in the store, Resource
@@ -136,7 +139,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
  * only looked at when the open one may have reached
  * ResourceSyncMaxEntries; closing on time and retention wait for the
  * set's tick. */
-static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
+static apr_status_t changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
 {
     apr_time_t t0;
     apr_int64_t open_id;
@@ -144,7 +147,7 @@ static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
 
     rs_changes_publish(p, rc, ws->set, &ws->status);
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
-        return;
+        return APR_SUCCESS;
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
@@ -152,12 +155,14 @@ static void changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
         != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
                     ws->set->name);
+        return rv;
     }
     if (ws->status.cl_open_id != open_id) {
         rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
                     " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
                     open_id, ws->status.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
     }
+    return APR_SUCCESS;
 }
 
 /* Whether changes were journaled after the Resource List in service read
@@ -233,15 +238,16 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
         set_mode(ws);
         return;
     }
-    if (rs_journal_start(journal, set->name, &jstart) != APR_SUCCESS) {
+    if (ws->resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
+        rs_storefail_note(ws, rv, "reading the journal");
         return;
     }
-    if (jstart) {
-        if (rs_journal_mark(journal, set->name, &start) != APR_SUCCESS) {
-            return;
-        }
+    if ((rv = rs_journal_start(journal, set->name, &jstart)) != APR_SUCCESS
+        || (jstart && (rv = rs_journal_mark(journal, set->name, &start)) != APR_SUCCESS)) {
+        rs_storefail_note(ws, rv, "marking the journal");
+        return;
     }
-    else {
+    if (!jstart) {
         start = apr_time_now();
     }
     if (!ws->w && rs_watch_create(&ws->w, ws->d->pool, set->dir, max_watches) != APR_SUCCESS) {
@@ -265,17 +271,22 @@ static void full_scan(apr_pool_t *p, wset_t *ws, int first)
         return;
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, ws->failing++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
-                    "set %s: scan failed; keeping the previous "
+        rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: scan failed; keeping the previous "
                     "Resource List", set->name);
+        rs_storefail_failed(p, ws, rv, "a full scan");
         return;
     }
     full_scan_report(ws, &stats, was_degraded, first, t0);
-    if (!jstart) {
+    if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
         /* The journal starts where this scan's Resource List does. */
-        rs_journal_begin_set(journal, set->name, start);
+        rs_storefail_failed(p, ws, rv, "starting the journal");
+        return;
     }
-    changes_done(p, ws, rc, 1);
+    if ((rv = changes_done(p, ws, rc, 1)) != APR_SUCCESS) {
+        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
+        return;
+    }
+    rs_storefail_ok(ws);
     set_mode(ws);
     if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
         ws->dirty = 1;         /* a new list now, not after the next change */
@@ -301,15 +312,17 @@ static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, i
     }
     if (rv != APR_SUCCESS) {
         /* The root is gone, or the store failed: the full scan knows how
-         * to say which, and records what it can. */
+         * to say which, and records what it can.  The batch's records
+         * were rolled back: never published. */
+        ws->resync = 1;
         full_scan(p, ws, 0);
         return;
     }
     if (stats.written || stats.removed) {
         ws->dirty = 1;
     }
-    if (rs_recorder_appended(rc)) {
-        changes_done(p, ws, rc, 0);
+    if (rs_recorder_appended(rc) && (rv = changes_done(p, ws, rc, 0)) != APR_SUCCESS) {
+        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
     }
     if (ws->degraded) {
         set_mode(ws);
@@ -351,7 +364,10 @@ static void lane_ready(rs_drive_t *d)
                       : "";
         APR_ARRAY_PUSH(names, const char *) = slash ? slash + 1 : f->relpath;
         t.names = names;
-        if (ws) {
+        /* A set that fails to store, is unavailable or holds deletions
+         * gets a full scan later, which hands the file to the lane again
+         * if it still needs its digests. */
+        if (ws && !ws->store_err && !ws->root_lost && !ws->confirm_at) {
             scan_targets(d->iter, ws, &t, 1);
         }
         rs_hashlane_forget(f->set, f->relpath);
@@ -420,6 +436,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         }
         if (ws->confirm_at && ws->confirm_at < next) {
             next = ws->confirm_at;
+        }
+        if (ws->store_err && ws->retry_at < next) {
+            next = ws->retry_at;
         }
         if (ws->w) {
             l->pfd[l->nfds].fd = rs_watch_fd(ws->w);
@@ -521,12 +540,16 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
  * if the inventory changed (as a job: the loop goes on meanwhile). */
 static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
 {
+    apr_status_t rv;
+
     ws->next_tick = now + rs_global.rescan;
     if (!ws->w || ws->degraded || ws->root_lost) {
         full_scan(d->iter, ws, 0);
     }
+    else if ((rv = changes_done(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
+        rs_storefail_failed(d->iter, ws, rv, "closing a Change List");
+    }
     else {
-        changes_done(d->iter, ws, NULL, 1);     /* close on time; retention */
         if (ws->dirty) {
             rs_snapjob_schedule(ws, d->iter, 0, 0, 1, 1);
         }
@@ -547,6 +570,28 @@ static void set_recheck(rs_drive_t *d, wset_t *ws)
         ws->confirm_at = rs_time_mono() + RS_AVAIL_CONFIRM;
     }
     ws->confirming = 0;
+    apr_pool_clear(d->iter);
+}
+
+/* A set whose store writes fail: its events are collected and dropped
+ * (the retry's full scan finds what they name: the inventory did not
+ * change since the failure); ticks wait, so no snapshot or list claims
+ * more than what was committed.  At the retry time: a new connection,
+ * then the full scan, whose success ends the failure. */
+static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
+{
+    rs_scan_target_t *t;
+
+    if (ws->w) {
+        rs_watch_take_flags(ws->w);
+        rs_watch_take(ws->w, d->iter, now, &t);
+    }
+    if (rs_storefail_due(ws, now)) {
+        if (rs_storefail_reopen(d) == APR_SUCCESS) {
+            full_scan(d->iter, ws, 0);
+            ws->next_tick = rs_time_mono() + rs_global.rescan;
+        }
+    }
     apr_pool_clear(d->iter);
 }
 
@@ -571,6 +616,10 @@ static void watch_loop(rs_drive_t *d)
         now = rs_time_mono();
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
+            if (ws->store_err) {
+                set_retry(d, ws, now);
+                continue;
+            }
             if (ws->w && set_events(d, ws, now)) {
                 continue;
             }
@@ -638,23 +687,17 @@ static void sets_init(rs_drive_t *d)
     apr_pool_clear(d->iter);
 }
 
+/* Open the store (retrying while the cause may go away by itself, see
+ * rs_storefail_open); a cause that stays ends the watcher. */
 static apr_status_t drive_open(rs_drive_t *d)
 {
-    apr_status_t rv;
+    apr_status_t rv = rs_storefail_open(d);
 
-    rv = rs_schema_open(&d->store, d->pool, RS_STATEDIR_DB_DRIVER,
-                       rs_statedir_db(d->pool, rs_global.state_dir), &d->log);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the "
                      "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);
-        return rv;
     }
-    if ((rv = rs_journal_open(&d->journal, d->store, d->pool)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the "
-                     "journal in ResourceSyncStateDir '%s'", rs_global.state_dir);
-        return rv;
-    }
-    return APR_SUCCESS;
+    return rv;
 }
 
 apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
@@ -668,12 +711,12 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->log.fn = rs_logonce_log;
     d->log.baton = s;
     d->nsets = rs_global.sets->nelts;
+    rs_logonce_init(pool);
     if ((rv = drive_open(d)) != APR_SUCCESS) {
         return rv;
     }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
-    rs_logonce_init(pool);
     d->workers = scan_workers();
     rs_jobs_init(pool, s, d->store);
     if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {

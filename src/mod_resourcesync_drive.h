@@ -26,6 +26,9 @@ typedef struct rs_drive_t {
     rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
     struct wset_t *ws;
     int nsets;
+    apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
+    int nfailing;              /* sets whose store writes fail */
+    apr_status_t store_err;    /* cause of the episode, APR_SUCCESS: none */
 } rs_drive_t;
 
 /* The watcher's view of one set.  Lifecycle: created at watcher start;
@@ -69,6 +72,14 @@ typedef struct wset_t {
     char *verify_name;
     apr_int64_t verify_seen;   /* rows looked at in this pass */
     apr_int64_t verify_differ; /* of which reconciled */
+    /* The store failing (mod_resourcesync_storefail.c): the cause of the
+     * set's last failed transaction until a full scan succeeds, the time
+     * of the next retry and the back-off; resync: committed records of a
+     * failed scan are not in the ring yet. */
+    apr_status_t store_err;
+    apr_time_t retry_at;
+    apr_interval_time_t retry_delay;
+    int resync;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -145,5 +156,33 @@ int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
 /* After the reconciliation of a file handed out by rs_hashlane_ready:
  * drop its digests, unless it was queued again meanwhile. */
 void rs_hashlane_forget(const rs_set_t *set, const char *relpath);
+/* mod_resourcesync_storefail.c: the store failing (see that file).
+ * A transaction of ws failed with cause rv while doing `what`: enter (or
+ * stay in, backing off) the failing state; the first failing set logs the
+ * episode and publishes the cause in the status segment. */
+void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
+/* After a failed scan of ws: records that earlier transactions of the
+ * scan committed (a scan commits every 20 000 rows) are published
+ * (rs_changes_resync) before anything later, so readers never take their
+ * sequence numbers for unused ones; records of the rolled-back
+ * transaction are not in the store, so they never are.  On failure
+ * ws->resync stays set, and the retry tries again first. */
+apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws);
+/* A transaction of ws failed (rv) while doing `what`: publish what was
+ * committed (rs_storefail_resync), then rs_storefail_note. */
+void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char *what);
+/* Whether ws fails and its retry is due (now: rs_time_mono). */
+int rs_storefail_due(const wset_t *ws, apr_time_t now);
+/* A full scan of ws succeeded: leave the failing state (the last set
+ * logs "store works again"). */
+void rs_storefail_ok(wset_t *ws);
+/* Replace the driver's store connection and journal by new ones (the old
+ * connection may have been opened read-only).  On failure there is none:
+ * every set is then failing, and the next retry opens one. */
+apr_status_t rs_storefail_reopen(rs_drive_t *d);
+/* Open the driver's store and journal at the watcher's start, retrying
+ * with back-off while the cause is transient (rs_db_transient).  Returns
+ * the cause of a failure that is not, or when the parent is gone. */
+apr_status_t rs_storefail_open(rs_drive_t *d);
 
 #endif

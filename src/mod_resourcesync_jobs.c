@@ -101,6 +101,17 @@ static rs_db_t *thread_store(void)
     return jobs.tstore;
 }
 
+void rs_jobs_close_store(void)
+{
+    rs_jobs_reap(1);
+    jobs.store = NULL;
+    if (jobs.tstore) {
+        jobs.tstore = NULL;
+        apr_pool_destroy(jobs.tstore_pool);
+        jobs.tstore_pool = NULL;
+    }
+}
+
 static void *APR_THREAD_FUNC job_thread(apr_thread_t *t, void *data)
 {
     (void)t;

@@ -67,12 +67,21 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
     rs_db_t *store = ws->d->store;
+    apr_status_t rv;
 
-    rs_db_meta_put(store, meta_key(p, "gen", set),
-                      apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
-    rs_db_meta_put(store, meta_key(p, "key", set), j->key);
-    rs_db_meta_put(store, meta_key(p, "seq", set),
-                      apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+    /* One transaction; if it fails, the store fails: the set is
+     * reconciled and gets a new snapshot, recorded, once it works. */
+    if ((rv = rs_db_begin(store)) == APR_SUCCESS) {
+        rs_db_meta_put(store, meta_key(p, "gen", set),
+                       apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+        rs_db_meta_put(store, meta_key(p, "key", set), j->key);
+        rs_db_meta_put(store, meta_key(p, "seq", set),
+                       apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+        rv = rs_db_commit(store);
+    }
+    if (rv != APR_SUCCESS) {
+        rs_storefail_note(ws, rv, "recording a Resource List snapshot");
+    }
     if (ws->failing) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
                     set->name);

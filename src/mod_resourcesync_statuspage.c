@@ -6,7 +6,7 @@
  * even while the watcher is busy scanning.
  *
  *   watcher-pid: 1234
- *   watcher-state: watching
+ *   watcher-state: watching   (or "store failing: <cause>")
  *   heartbeat: 2026-11-22T04:20:00.123Z (age 0.2 s)
  *   scan-set: -
  *   scan-files: 15
@@ -64,7 +64,14 @@ int rs_statuspage_handle(request_rec *r)
     hb = st->heartbeat;
     scanning = st->scan_set;
     ap_rprintf(r, "watcher-pid: %d\n", (int)st->watcher_pid);
-    ap_rprintf(r, "watcher-state: %s\n", state_name(st->state));
+    if (st->store_err) {
+        char buf[120];
+        ap_rprintf(r, "watcher-state: store failing: %s\n",
+                   apr_strerror((apr_status_t)st->store_err, buf, sizeof(buf)));
+    }
+    else {
+        ap_rprintf(r, "watcher-state: %s\n", state_name(st->state));
+    }
     ap_rprintf(r, "heartbeat: %s (age %.1f s)\n", hb ? rs_time_format(t1, hb) : "-",
                hb ? (double)(apr_time_now() - hb) / APR_USEC_PER_SEC : 0.0);
     ap_rprintf(r, "scan-set: %s\n", scanning >= 0 && (apr_uint32_t)scanning < st->nsets

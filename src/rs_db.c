@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <unistd.h>
 #include <apr_strings.h>
 #include <apr_hash.h>
 #include <apr_dbd.h>
@@ -16,6 +17,7 @@ struct rs_db_t {
     apr_pool_t *pool;               /* the connection's lifetime */
     const apr_dbd_driver_t *drv;
     apr_dbd_t *h;
+    const char *dsn;                /* SQLite: the database file */
     const rs_logger_t *log;
     int kind;                       /* DB_* */
     int version;                    /* schema version */
@@ -41,6 +43,25 @@ static const char *const meta_sql[] = {
 
 /* ------------------------------------------------ driver differences */
 
+/* Why a SQLite connection is read-only when SQLite does not say: it
+ * opened the database read-only because it could not open a file for
+ * writing.  The first of the files that the connection cannot write
+ * gives the cause: EPERM (immutable), EROFS, EACCES; 0 if none. */
+static int readonly_cause(const rs_db_t *db)
+{
+    static const char *const ext[] = { "", "-wal", "-shm" };
+    char path[4096];
+    int i;
+
+    for (i = 0; db->dsn && i < 3; i++) {
+        apr_snprintf(path, sizeof(path), "%s%s", db->dsn, ext[i]);
+        if (access(path, W_OK) != 0 && errno != ENOENT) {
+            return errno;
+        }
+    }
+    return 0;
+}
+
 #ifndef APR_EIO
 #define APR_EIO APR_FROM_OS_ERROR(EIO)
 #endif
@@ -56,8 +77,28 @@ static apr_status_t status_of(rs_db_t *db, int rc)
     if (db->kind == DB_SQLITE) {
         sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
         int code = conn ? sqlite3_errcode(conn) : SQLITE_OK;
+        int sys = 0;
         if (code == SQLITE_OK || code == SQLITE_ERROR) {
             code = rc;
+        }
+        switch (code & 0xff) {
+        case SQLITE_FULL:
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+        case SQLITE_CANTOPEN:
+        case SQLITE_IOERR:
+            /* The system's own cause where SQLite knows it: ENOSPC,
+             * EROFS, EPERM (an immutable file), EDQUOT, EISDIR ... */
+            sys = conn ? sqlite3_system_errno(conn) : 0;
+            break;
+        default:
+            break;
+        }
+        if (sys <= 0 && (code & 0xff) == SQLITE_READONLY) {
+            sys = readonly_cause(db);
+        }
+        if (sys > 0) {
+            return APR_FROM_OS_ERROR(sys);
         }
         switch (code & 0xff) {
         case SQLITE_FULL:     return APR_ENOSPC;
@@ -107,6 +148,13 @@ static apr_status_t configure(rs_db_t *db, apr_pool_t *p)
         while (res && apr_dbd_get_row(db->drv, p, res, &row, -1) == 0) {
         }
         apr_dbd_query(db->drv, db->h, &n, "PRAGMA synchronous=NORMAL");
+        /* No memory-mapped I/O of the database file: a write to a mapped
+         * page that the file system cannot back (a full disk) or a file
+         * that shrank under the mapping raises SIGBUS instead of
+         * returning an error.  The -shm index stays mapped (WAL needs
+         * it); SQLite allocates its pages with write() first, so a full
+         * disk is an error there too. */
+        apr_dbd_query(db->drv, db->h, &n, "PRAGMA mmap_size=0");
     }
     /* PostgreSQL settings (search_path, statement_timeout, ...) go here. */
     return APR_SUCCESS;
@@ -242,6 +290,7 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
     apr_status_t rv;
 
     db->pool = p;
+    db->dsn = apr_pstrdup(p, dsn);
     db->log = log;
     db->schema = schema;
     db->stmts = apr_hash_make(p);
@@ -269,6 +318,25 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
         *out = db;
     }
     return rv;
+}
+
+int rs_db_transient(apr_status_t rv)
+{
+    switch (rv) {
+    case APR_ENOSPC:
+    case APR_EROFS:
+    case APR_EACCES:
+    case APR_EBUSY:
+    case APR_EIO:
+    case APR_FROM_OS_ERROR(EPERM):
+    case APR_FROM_OS_ERROR(EDQUOT):
+    case APR_FROM_OS_ERROR(EFBIG):
+    case APR_FROM_OS_ERROR(EAGAIN):
+    case APR_FROM_OS_ERROR(ENOMEM):
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 int rs_db_schema_version(const rs_db_t *db)

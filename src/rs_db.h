@@ -26,7 +26,9 @@
  *
  * Errors keep their cause: a failed statement is logged with the driver's
  * message ("database or disk is full") and returns the matching
- * apr_status_t (APR_ENOSPC, APR_EACCES, APR_EBUSY, ...).
+ * apr_status_t (APR_ENOSPC, APR_EACCES, APR_EBUSY, ...); for SQLite's I/O failures the
+ * cause is the system's own errno when SQLite knows it (ENOSPC, EROFS,
+ * EPERM for an immutable file, ...).
  */
 #ifndef RS_DB_H
 #define RS_DB_H
@@ -62,6 +64,13 @@ typedef struct rs_db_schema_t {
  * the database file).  The connection is closed when pool p is cleared. */
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log);
+
+/* Whether a failure with cause rv (a status returned by this unit) may
+ * end without a restart: a full disk or quota, a read-only or immutable
+ * file or file system, permissions, I/O errors, a busy database.  Any
+ * other cause (a database of a newer schema, no driver, a directory where
+ * the database should be) stays until the configuration changes. */
+int rs_db_transient(apr_status_t rv);
 
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);

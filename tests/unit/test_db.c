@@ -2,6 +2,9 @@
  * error causes (SQLite through apr_dbd) */
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sqlite3.h>
@@ -304,6 +307,49 @@ START_TEST(full_database_keeps_cause)
 }
 END_TEST
 
+/* A write the system refuses (past a file size limit): the commit fails
+ * with a cause that may go away without a restart, so the watcher retries
+ * instead of giving up. */
+START_TEST(write_failure_is_transient)
+{
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    struct rlimit old, lim;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, SIG_IGN);
+    lim = old;
+    lim.rlim_cur = 64 * 1024;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    for (i = 0; i < 200 && rv == APR_SUCCESS; i++) {
+        ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+        rs_db_meta_put(db, apr_itoa(ut_pool, i), apr_psprintf(ut_pool, "%08192d", i));
+        rv = rs_db_commit(db);
+    }
+    setrlimit(RLIMIT_FSIZE, &old);
+    ck_assert_int_ne(rv, APR_SUCCESS);
+    ck_assert_msg(rs_db_transient(rv), "cause %d", rv);
+}
+END_TEST
+
+/* Which causes may go away without a restart. */
+START_TEST(transient_causes)
+{
+    ck_assert(rs_db_transient(APR_ENOSPC));
+    ck_assert(rs_db_transient(APR_FROM_OS_ERROR(EROFS)));
+    ck_assert(rs_db_transient(APR_FROM_OS_ERROR(EPERM)));
+    ck_assert(rs_db_transient(APR_EACCES));
+    ck_assert(rs_db_transient(APR_FROM_OS_ERROR(EIO)));
+    ck_assert(rs_db_transient(APR_EBUSY));
+    ck_assert(rs_db_transient(APR_FROM_OS_ERROR(EDQUOT)));
+    ck_assert(!rs_db_transient(APR_SUCCESS));
+    ck_assert(!rs_db_transient(APR_EGENERAL));
+    ck_assert(!rs_db_transient(APR_FROM_OS_ERROR(EISDIR)));
+}
+END_TEST
+
 static void count_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
     (void)p;
@@ -389,6 +435,8 @@ Suite *db_suite(void)
     tcase_add_test(tc, concurrent_first_open);
     tcase_add_test(tc, query_wide_rows);
     tcase_add_test(tc, full_database_keeps_cause);
+    tcase_add_test(tc, write_failure_is_transient);
+    tcase_add_test(tc, transient_causes);
     tcase_add_test(tc, rollback_discards);
     tcase_add_test(tc, statements_do_not_grow_the_pool);
     suite_add_tcase(s, tc);
