@@ -408,7 +408,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
 /* The event loop, until the parent is gone.  Deadlines (ticks, settling
  * entries, the heartbeat) are on the monotonic clock: a wall clock
  * stepped back must not hold them back for as long as the step. */
-static void watch_loop(rs_drive_t *d)
+static apr_status_t watch_loop(rs_drive_t *d)
 {
     loop_t l;
     int i;
@@ -423,6 +423,9 @@ static void watch_loop(rs_drive_t *d)
         }
         rs_jobs_reap(0);
         now = rs_time_mono();
+        if (rs_drive_history_lost(d, now)) {
+            return RS_DRIVE_RESTART;
+        }
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
             if (ws->w && set_events(d, ws, now)) {
@@ -433,6 +436,7 @@ static void watch_loop(rs_drive_t *d)
             }
         }
     }
+    return APR_SUCCESS;
 }
 
 /* One set's state at watcher start: access checkers (a private
@@ -527,8 +531,11 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
                  (int)getpid(), d->nsets);
     rs_logonce_init(pool);
     d->workers = scan_workers();
-    rs_jobs_init(pool, s, d->store);
     apr_pool_create(&d->iter, pool);
+    if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
+        return rv;
+    }
+    rs_jobs_init(pool, s, d->store);
     sets_init(d);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
@@ -538,7 +545,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
         apr_pool_clear(d->iter);
     }
-    watch_loop(d);
+    rv = watch_loop(d);
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, RS_TAG "watcher stopping");
-    return APR_SUCCESS;
+    return rv;
 }

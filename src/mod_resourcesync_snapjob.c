@@ -52,6 +52,18 @@ static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set
     return apr_pstrcat(p, "snapshot-", what, ":", set->name, NULL);
 }
 
+void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
+                          apr_uint64_t gen)
+{
+    const char *g = NULL;
+
+    if (gen && rs_db_meta_get(store, p, meta_key(p, "gen", set), &g) == APR_SUCCESS
+        && (!g || (apr_uint64_t)apr_atoi64(g) < gen)) {
+        rs_db_meta_put(store, meta_key(p, "gen", set),
+                       apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
+    }
+}
+
 /* Job (any thread): write the snapshot into the temporary directory. */
 static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
@@ -130,7 +142,9 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;
     j->sn.list_url = set->list_url;
-    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
+    /* Part URLs carry the history: "resourcelist/<history>-<gen>-<n>.xml". */
+    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/",
+                                        ws->status.history, "-", NULL);
     j->sn.max_entries = set->max_entries;
     j->sn.entry.hashes = set->hashes;
     j->sn.at = at;
