@@ -15,8 +15,10 @@
  *      although documents are on disk (deleted, or from a version without
  *      histories), when its id differs (replaced), or when a closed list
  *      of its id on disk is unknown to it (restored from an older copy,
- *      or its write-ahead log lost).  Then a new history starts: new id
- *      in the store, every set's status entry emptied and marked with it
+ *      or its write-ahead log lost).  Then a new history starts: the
+ *      journal forgotten (so each set's next scan is a new baseline, and
+ *      the Change List Index begins after anything a destination saw),
+ *      new id in the store, every set's status entry emptied and marked with it
  *      (children answer 404 for the old URLs and 503 until the new lists
  *      exist), the ring emptied, every document of the old history
  *      removed, then <statedir>/history written; one warning says so.
@@ -174,7 +176,11 @@ static apr_status_t new_history(rs_drive_t *d, apr_pool_t *p, const char *old, c
     apr_status_t rv;
     int i;
 
-    if ((rv = rs_history_new(d->history)) != APR_SUCCESS
+    /* The journal goes with the old history: the next scan of each set is
+     * a baseline, and the Change List Index starts at the new Resource
+     * List's `at`, so a destination sees that it missed changes. */
+    if ((rv = rs_journal_reset(d->journal)) != APR_SUCCESS
+        || (rv = rs_history_new(d->history)) != APR_SUCCESS
         || (rv = rs_db_meta_put(d->store, RS_HISTORY_META, d->history)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot start a "
                      "new history in the state store of ResourceSyncStateDir '%s'", statedir);
