@@ -19,6 +19,7 @@
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_generation.h"
+#include "rs_history.h"
 #include "rs_snapshot.h"
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
@@ -30,6 +31,7 @@ typedef struct snapjob_t {
     rs_generation_t g;
     apr_time_t at;
     apr_int64_t seq;               /* the journal's last sequence when prepared */
+    const char *history;           /* of the driver's store when prepared */
     rs_snapshot_info_t info;
 } snapjob_t;
 
@@ -68,7 +70,18 @@ void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
 static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     snapjob_t *j = baton;
-    return rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info);
+    const char *h = NULL;
+    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+
+    /* The job thread's connection opens the store at its first job: if
+     * the store was deleted or replaced meanwhile, it reads another
+     * inventory (an empty one) than the driver's.  Nothing of it is
+     * published; the driver notices the new store and restarts. */
+    if (rv == APR_SUCCESS && (!h || strcmp(h, j->history))) {
+        rv = APR_ENOENT;
+    }
+    return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
+                             : rv;
 }
 
 /* Driver's thread: the store knows the new generation; the end of a
@@ -138,6 +151,7 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
      * (the watcher is the only writer); a later one may not be. */
     j->seq = rs_journal_last_seq(ws->d->journal);
     j->key = apr_pstrdup(p, key);
+    j->history = apr_pstrdup(p, ws->d->history);
     j->sn.set = set->name;
     j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;
