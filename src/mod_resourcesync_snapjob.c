@@ -32,6 +32,7 @@ typedef struct snapjob_t {
     apr_time_t at;
     apr_int64_t seq;               /* the journal's last sequence when prepared */
     const char *history;           /* of the driver's store when prepared */
+    int other_store;               /* the job's connection found another */
     rs_snapshot_info_t info;
 } snapjob_t;
 
@@ -78,7 +79,8 @@ static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
      * inventory (an empty one) than the driver's.  Nothing of it is
      * published; the driver notices the new store and restarts. */
     if (rv == APR_SUCCESS && (!h || strcmp(h, j->history))) {
-        rv = APR_ENOENT;
+        j->other_store = 1;
+        return APR_ENOENT;
     }
     return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
                              : rv;
@@ -113,6 +115,14 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
 
+    if (j->other_store) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: the state store changed while "
+                    "Resource List %" APR_UINT64_T_FMT " was written; it is dropped",
+                    set->name, j->g.gen);
+        rs_generation_abandon(p, &j->g);
+        ws->dirty = 1;
+        return;
+    }
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->snap_dir, &j->g);
     }

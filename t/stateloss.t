@@ -73,6 +73,18 @@ sub offline_changes {
 
 sub log_size { -s $srv->error_log // 0 }
 
+# Copy the store files matching $glob into $to, owned like the state
+# directory (the watcher runs as the server's user).
+sub copy_store {
+    my ($glob, $to) = @_;
+    my ($uid, $gid) = (stat $state)[4, 5];
+    for my $f (glob $glob) {
+        copy($f, $to) or die "copy $f: $!";
+        (my $name = $f) =~ s{.*/}{};
+        chown $uid, $gid, "$to/$name";
+    }
+}
+
 # What must hold after the store was lost ($name), given the closed lists
 # served before ($before: url => content), the old history, a destination
 # that followed the old history, and the error log from $from on.
@@ -155,11 +167,11 @@ sub stop_start {
     my ($dest, $before, $old);
     my $backup = "$d/backup";
     mkdir $backup;
-    stop_start(sub { copy($_, $backup) or die "copy $_: $!" for glob("$state/state.db*") });
+    stop_start(sub { copy_store("$state/state.db*", $backup) });
     ($dest, $before, $old) = in_step(7);
     my $from = stop_start(sub {
         unlink glob("$state/state.db*");
-        copy($_, $state) or die "copy $_: $!" for glob("$backup/state.db*");
+        copy_store("$backup/state.db*", $state);
         offline_changes();
     });
     check_after('replaced by an older copy', $before, $old, $dest, $from,
@@ -179,7 +191,7 @@ sub stop_start {
     stop_start(sub {
         $size = -s $wal // 0;
         $head = wal_head($wal);
-        copy($_, $backup) or die "copy $_: $!" for glob("$state/state.db*");
+        copy_store("$state/state.db*", $backup);
     });
     ($dest, $before, $old) = in_step(7);
     my $from = stop_start(sub {
@@ -190,7 +202,7 @@ sub stop_start {
         else {
             diag("the log was checkpointed: the older copy is put back instead");
             unlink glob("$state/state.db*");
-            copy($_, $state) or die "copy $_: $!" for glob("$backup/state.db*");
+            copy_store("$backup/state.db*", $state);
         }
         offline_changes();
     });
