@@ -37,7 +37,8 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_xml.c src/rs_db.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
              src/rs_scantargets.c src/rs_scanfile.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c \
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
-             src/rs_parse.c src/rs_mounts.c
+             src/rs_parse.c src/rs_mounts.c \
+             src/rs_history.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_snapjob.c \
@@ -49,7 +50,8 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \
              src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c \
              src/mod_resourcesync_hashlane.c \
-             src/mod_resourcesync_verify.c
+             src/mod_resourcesync_verify.c \
+             src/mod_resourcesync_history.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

@@ -1,5 +1,6 @@
-/* fuzz_request.c - request paths below the prefix and part/list ids
- * (rs_parse_request_path, rs_parse_part, rs_parse_id).
+/* fuzz_request.c - request paths below the prefix, history ids and
+ * part/list ids (rs_parse_request_path, rs_parse_history, rs_parse_part,
+ * rs_parse_id).
  *
  * Checks beyond "does not crash": the split set name lies inside the
  * input and holds no "/"; an accepted part or id is canonical, i.e. the
@@ -35,6 +36,22 @@ static void check_id(const char *arg)
     }
 }
 
+/* "<history>-" then a part or an id, as the handler reads them: the id
+ * is copied exactly, and the rest starts right after its '-'. */
+static void check_history(const char *arg)
+{
+    char h[RS_HISTORY_LEN + 1];
+    const char *rest = rs_parse_history(arg, h);
+
+    if (rest) {
+        FUZZ_CHECK(rest == arg + RS_HISTORY_LEN + 1, "rest not after the id");
+        FUZZ_CHECK(strlen(h) == RS_HISTORY_LEN && !strncmp(h, arg, RS_HISTORY_LEN)
+                   && rs_parse_history_id(h), "id '%s' of '%s'", h, arg);
+        check_part(rest);
+        check_id(rest);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *rest = fuzz_str(data, size, 0);
@@ -51,12 +68,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                         || rp.kind == RS_DOC_CHANGELIST_PART), "arg");
         if (rp.arg) {
             FUZZ_CHECK(rp.arg > rest && rp.arg <= rest + size, "arg outside the input");
+            check_history(rp.arg);
         }
     }
     /* The part and id parsers see any string, not only what follows
      * "resourcelist/" or "changelist/". */
     check_part(rest);
     check_id(rest);
+    check_history(rest);
     fuzz_done();
     return 0;
 }

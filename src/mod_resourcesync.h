@@ -37,6 +37,7 @@
 #include "rs_entry.h"
 #include "rs_journal.h"
 #include "rs_log.h"
+#include "rs_parse.h"
 #include "rs_recorder.h"
 #include "rs_ring.h"
 
@@ -205,6 +206,10 @@ int rs_docs_render(apr_pool_t *pconf, server_rec *s);
 
 typedef struct rs_status_set_t {
     char name[RS_SET_NAME_MAX + 1];
+    /* The history (rs_history.h) of every document below: part and closed
+     * list URLs carry it, and a child serves one only when it matches.
+     * "" while unknown (no history on disk, the watcher not started). */
+    char history[RS_HISTORY_LEN + 1];
     apr_uint64_t gen;               /* current snapshot, 0: none yet */
     apr_time_t at;
     apr_time_t completed;
@@ -283,9 +288,16 @@ void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots);
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next);
 
+/* Empty the ring (a new history: its sequences may restart), under the
+ * mutex. */
+void rs_status_ring_reset(void);
+
 /* mod_resourcesync_clsource.c: a set's Change List documents - their
  * options, and their records from the ring first, then the store. */
-void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o);
+/* The options of set's Change List documents of history (the list URLs
+ * are "<doc_base>changelist/<history>-<id>.xml"). */
+void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,
+                      rs_changelist_opts_t *o);
 /* A renderer of set's entries, with its options, from p (NULL on failure). */
 rs_entry_renderer_t *rs_clsource_renderer(apr_pool_t *p, const rs_set_t *set);
 /* Records next..last (at most limit) read from the store, appended to out
@@ -360,6 +372,9 @@ int rs_watcher_start(apr_pool_t *pconf, server_rec *s);
  * away by itself; transient ones are retried): a respawn would only
  * repeat it. */
 apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
+/* What rs_drive_run returns when the state store was deleted or replaced
+ * under the running watcher: a new watcher must start (a new history). */
+#define RS_DRIVE_RESTART APR_EAGAIN
 
 /* mod_resourcesync_jobs.c: background work of the watcher, one job at a
  * time, on one thread with a store connection of its own (see that file

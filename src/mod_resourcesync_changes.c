@@ -37,7 +37,7 @@
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
-    rs_clsource_opts(p, set, o);
+    rs_clsource_opts(p, set, "", o);     /* entries only: no list URL */
     return rs_recorder_create(p, j, set->name, &o->entry,
                               rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
 }
@@ -272,8 +272,8 @@ static apr_status_t close_on_time(apr_pool_t *p, rs_journal_t *j, const rs_set_t
 
 /* Retention: drop closed lists older than ResourceSyncJournalRetention,
  * and their files.  *dropped_some: a list went. */
-static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, apr_time_t now,
-                   const rs_logger_t *log, int *dropped_some)
+static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, const char *history,
+                   apr_time_t now, const rs_logger_t *log, int *dropped_some)
 {
     apr_array_header_t *dropped;
     int i;
@@ -283,7 +283,7 @@ static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, apr_time
         return;
     }
     for (i = 0; i < dropped->nelts; i++) {
-        apr_file_remove(rs_statedir_cl_list(p, set->cl_dir,
+        apr_file_remove(rs_statedir_cl_list(p, set->cl_dir, history,
                                             APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
     }
     rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", set->name,
@@ -294,7 +294,7 @@ static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, apr_time
 /* Closed lists: each written once (also after a crash left one
  * unwritten). */
 static apr_status_t write_closed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                                 const rs_changelist_opts_t *o,
+                                 const char *history, const rs_changelist_opts_t *o,
                                  const apr_array_header_t *closed, const rs_logger_t *log)
 {
     apr_status_t rv;
@@ -302,7 +302,7 @@ static apr_status_t write_closed(apr_pool_t *p, rs_journal_t *j, const rs_set_t 
 
     for (i = 0; i < closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *path = rs_statedir_cl_list(p, set->cl_dir, cl->id);
+        const char *path = rs_statedir_cl_list(p, set->cl_dir, history, cl->id);
         if (!rs_file_exists(p, path)
             && (rv = publish_file(p, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
@@ -348,15 +348,18 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     apr_status_t rv;
     int index_dirty = 0;
 
-    rs_clsource_opts(p, set, &o);
+    if (!*own->history) {
+        return APR_EINVAL;      /* no history yet: nothing may be published */
+    }
+    rs_clsource_opts(p, set, own->history, &o);
     apr_dir_make_recursive(set->cl_dir, APR_FPROT_OS_DEFAULT, p);
     if ((rv = close_full(p, j, set, &index_dirty)) != APR_SUCCESS
         || (rv = close_on_time(p, j, set, now, &index_dirty)) != APR_SUCCESS) {
         return rv;
     }
-    expire(p, j, set, now, log, &index_dirty);
+    expire(p, j, set, own->history, now, log, &index_dirty);
     if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS
-        || (rv = write_closed(p, j, set, &o, closed, log)) != APR_SUCCESS) {
+        || (rv = write_closed(p, j, set, own->history, &o, closed, log)) != APR_SUCCESS) {
         return rv;
     }
     /* The open list's extent before the index: a client that reads the

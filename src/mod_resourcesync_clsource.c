@@ -14,7 +14,8 @@
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
 
-void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *o)
+void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,
+                      rs_changelist_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->set = set->name;
@@ -23,13 +24,13 @@ void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, rs_changelist_opts_t *
     o->entry.spec10 = set->spec10;
     o->capability_url = set->capability_url;
     o->index_url = set->cl_index_url;
-    o->list_url_prefix = apr_pstrcat(p, set->doc_base, "changelist/", NULL);
+    o->list_url_prefix = apr_pstrcat(p, set->doc_base, "changelist/", history, "-", NULL);
 }
 
 rs_entry_renderer_t *rs_clsource_renderer(apr_pool_t *p, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
-    rs_clsource_opts(p, set, o);
+    rs_clsource_opts(p, set, "", o);     /* entries only: no list URL */
     return rs_entry_renderer_create(p, &o->entry);
 }
 

@@ -598,7 +598,7 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
 /* The event loop, until the parent is gone.  Deadlines (ticks, settling
  * entries, the heartbeat) are on the monotonic clock: a wall clock
  * stepped back must not hold them back for as long as the step. */
-static void watch_loop(rs_drive_t *d)
+static apr_status_t watch_loop(rs_drive_t *d)
 {
     loop_t l;
     int i;
@@ -614,6 +614,9 @@ static void watch_loop(rs_drive_t *d)
         rs_jobs_reap(0);
         lane_ready(d);
         now = rs_time_mono();
+        if (rs_drive_history_lost(d, now)) {
+            return RS_DRIVE_RESTART;
+        }
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
             if (ws->store_err) {
@@ -633,6 +636,7 @@ static void watch_loop(rs_drive_t *d)
             set_verify(d, ws, now);
         }
     }
+    return APR_SUCCESS;
 }
 
 /* One set's state at watcher start: access checkers (a private
@@ -718,12 +722,15 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
     d->workers = scan_workers();
+    apr_pool_create(&d->iter, pool);
+    if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
+        return rv;
+    }
     rs_jobs_init(pool, s, d->store);
     if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
                      "hashing lane; large files are hashed by the scans");
     }
-    apr_pool_create(&d->iter, pool);
     rs_avail_mounts_open(d);
     sets_init(d);
     /* Startup reconciliation: whatever changed while no watcher ran is
@@ -735,7 +742,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
         d->ws[i].next_verify = rs_time_mono() + rs_global.verify;
         apr_pool_clear(d->iter);
     }
-    watch_loop(d);
+    rv = watch_loop(d);
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, RS_TAG "watcher stopping");
-    return APR_SUCCESS;
+    return rv;
 }

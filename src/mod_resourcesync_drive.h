@@ -29,6 +29,11 @@ typedef struct rs_drive_t {
     apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
     int nfailing;              /* sets whose store writes fail */
     apr_status_t store_err;    /* cause of the episode, APR_SUCCESS: none */
+    /* The store's history and file (mod_resourcesync_history.c). */
+    char history[RS_HISTORY_LEN + 1];
+    apr_dev_t db_dev;
+    apr_ino_t db_ino;
+    apr_time_t next_check;     /* of the store file, monotonic clock */
 } rs_drive_t;
 
 /* The watcher's view of one set.  Lifecycle: created at watcher start;
@@ -184,5 +189,22 @@ apr_status_t rs_storefail_reopen(rs_drive_t *d);
  * with back-off while the cause is transient (rs_db_transient).  Returns
  * the cause of a failure that is not, or when the parent is gone. */
 apr_status_t rs_storefail_open(rs_drive_t *d);
+/* Make the store's generation counter of set at least gen (the next
+ * snapshot gets a larger number). */
+void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
+                          apr_uint64_t gen);
+
+/* mod_resourcesync_history.c.  At watcher start, after the store is
+ * opened and before the sets are set up: adopt the store's history, or
+ * start a new one when the store does not continue the documents on disk
+ * (then every document of the old history is removed and one warning is
+ * logged); every set's status entry is then of d->history.  Returns the
+ * cause (logged) when the history cannot be read or recorded. */
+apr_status_t rs_drive_history_start(rs_drive_t *d);
+
+/* Every few seconds (now: monotonic clock), whether the store was
+ * deleted or replaced since rs_drive_history_start (logged): the watcher
+ * must then end so that a new one starts a new history. */
+int rs_drive_history_lost(rs_drive_t *d, apr_time_t now);
 
 #endif

@@ -6,7 +6,14 @@
  *   /.well-known/resourcesync                       Source Description
  *   <prefix>/<set>/capabilitylist.xml               Capability List
  *   <prefix>/<set>/resourcelist.xml                 Resource List or Index
- *   <prefix>/<set>/resourcelist/<gen>-<n>.xml       part n of snapshot gen
+ *   <prefix>/<set>/resourcelist/<history>-<gen>-<n>.xml   part n of snapshot gen
+ *   <prefix>/<set>/changelist.xml                   Change List Index
+ *   <prefix>/<set>/changelist/<history>-<id>.xml    Change List id
+ *
+ * <history> is the state store's history (rs_history.h): a URL of another
+ * history than the one in the set's status entry is a 404, so a document
+ * that never changes is never served with other content after the store
+ * starts over.
  *
  * Requests for these URLs are claimed in translate_name and skip the
  * directory walk (they map to no file), but <Location> sections still
@@ -29,6 +36,7 @@
 #include <http_request.h>
 #include "mod_resourcesync.h"
 #include "rs_glob.h"
+#include "rs_file.h"
 #include "rs_statedir.h"
 #include "rs_parse.h"
 #include "rs_snapshot.h"
@@ -168,6 +176,15 @@ static int unavailable(request_rec *r, const rs_status_set_t *cur)
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* The rest of a part or list name after "<history>-", when history is
+ * the current one; NULL otherwise. */
+static const char *this_history(const rs_status_set_t *cur, const char *arg)
+{
+    char h[RS_HISTORY_LEN + 1];
+    const char *rest = rs_parse_history(arg, h);
+    return rest && *cur->history && !strcmp(h, cur->history) ? rest : NULL;
+}
+
 static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
@@ -187,7 +204,8 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
         return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool,
                                                  set->snap_dir, cur.gen), 0), 0);
     }
-    if (!rs_parse_part(part, &gen, &n) || gen > cur.gen || n < 1) {
+    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || gen > cur.gen
+        || n < 1) {
         return HTTP_NOT_FOUND;
     }
     return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir,
@@ -208,9 +226,16 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (!list) {
-        return send_file(r, rs_statedir_cl_index(r->pool, set->cl_dir), 0);
+        const char *index = rs_statedir_cl_index(r->pool, set->cl_dir);
+        if (!rs_file_exists(r->pool, index)) {
+            /* A new history whose index is not written yet. */
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        return send_file(r, index, 0);
     }
-    if (!rs_parse_id(list, ".xml", &id) || id > cur.cl_open_id) {
+    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)
+        || id > cur.cl_open_id) {
         return HTTP_NOT_FOUND;
     }
     /* Closed lists never change: files.  The open one is answered from
@@ -224,7 +249,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         }
         return rs_openlist_serve(r, set, &cur);
     }
-    return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, id), 2);
+    return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, cur.history, id), 2);
 }
 
 int rs_handler_handle(request_rec *r)

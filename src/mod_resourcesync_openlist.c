@@ -20,13 +20,17 @@
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_statedir.h"
+#include "rs_history.h"
 #include "rs_schema.h"
 
 /* A child's read connection to the store, for open-list ranges that have
  * left the ring.  Opened on first use, shared by the child's threads
  * under a mutex, dropped after an error so the next request opens it
  * again.  The connection only reads: the watcher is the only writer, and
- * SQLite's WAL lets readers run beside it. */
+ * SQLite's WAL lets readers run beside it.  A connection keeps reading the
+ * file it opened, also after the store was deleted or replaced (a new
+ * history): before each read it checks that the store's history is the
+ * one of the list being served, and opens the store again if not. */
 static apr_thread_mutex_t *child_lock;
 static apr_pool_t *child_pool;
 static apr_pool_t *child_store_pool;
@@ -50,39 +54,67 @@ static void child_log(void *baton, int level, apr_status_t rv, const char *msg)
 typedef struct {
     request_rec *r;
     const rs_set_t *set;
+    const char *history;        /* of the list being served */
 } open_src_t;
+
+static void child_drop(void)
+{
+    child_store = NULL;
+    apr_pool_destroy(child_store_pool);
+}
+
+/* Under child_lock: make child_store a connection to the store of
+ * history (opened, or opened again when the one held is of another). */
+static apr_status_t child_connect(server_rec *srv, apr_pool_t *p, const char *history)
+{
+    static rs_logger_t log;
+    apr_status_t rv;
+    int tries;
+
+    for (tries = 0; tries < 2; tries++) {
+        const char *h = NULL;
+        if (!child_store) {
+            log.fn = child_log;
+            log.baton = srv;
+            apr_pool_create(&child_store_pool, child_pool);
+            rv = rs_schema_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
+                                rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
+            if (rv == APR_SUCCESS) {
+                rv = rs_journal_open(&child_journal, child_store, child_store_pool);
+            }
+            if (rv != APR_SUCCESS) {
+                child_drop();
+                return rv;
+            }
+        }
+        if ((rv = rs_db_meta_get(child_store, p, RS_HISTORY_META, &h)) != APR_SUCCESS) {
+            child_drop();
+            return rv;
+        }
+        if (h && !strcmp(h, history)) {
+            return APR_SUCCESS;
+        }
+        child_drop();
+    }
+    return APR_ENOENT;     /* the store holds another history than the list */
+}
 
 /* rs_clsource_more_fn of a child: its read connection to the store. */
 static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
                                   apr_int64_t last, int limit, apr_array_header_t *out)
 {
     open_src_t *s = baton;
-    static rs_logger_t log;
     apr_array_header_t *more = NULL;
     apr_status_t rv;
 
     if (child_lock) {
         apr_thread_mutex_lock(child_lock);
     }
-    if (!child_store) {
-        log.fn = child_log;
-        log.baton = s->r->server;
-        apr_pool_create(&child_store_pool, child_pool);
-        rv = rs_schema_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
-                           rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
-        if (rv == APR_SUCCESS) {
-            rv = rs_journal_open(&child_journal, child_store, child_store_pool);
-        }
-        if (rv != APR_SUCCESS) {
-            child_store = NULL;
-            apr_pool_destroy(child_store_pool);
-        }
-    }
-    rv = child_store ? rs_journal_records(child_journal, p, s->set->name, next, last, limit, &more)
-                     : APR_EGENERAL;
-    if (rv != APR_SUCCESS && child_store) {
-        child_store = NULL;
-        apr_pool_destroy(child_store_pool);
+    rv = child_connect(s->r->server, p, s->history);
+    if (rv == APR_SUCCESS
+        && (rv = rs_journal_records(child_journal, p, s->set->name, next, last, limit, &more))
+           != APR_SUCCESS) {
+        child_drop();
     }
     if (child_lock) {
         apr_thread_mutex_unlock(child_lock);
@@ -152,10 +184,11 @@ static apr_status_t render(request_rec *r, const rs_set_t *set, const rs_status_
     cl.first_seq = cur->cl_first_seq;
     cl.last_seq = cur->cl_last_seq;
     cl.count = cur->cl_count;
-    rs_clsource_opts(r->pool, set, &o);
+    rs_clsource_opts(r->pool, set, cur->history, &o);
     memset(&src, 0, sizeof(src));
     src.r = r;
     src.set = set;
+    src.history = cur->history;
     rs_clsource_init(&rsrc, set, store_records, &src);
     rv = rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool);
     *store_err = rsrc.err;

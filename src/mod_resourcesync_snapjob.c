@@ -19,6 +19,7 @@
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_generation.h"
+#include "rs_history.h"
 #include "rs_snapshot.h"
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
@@ -30,6 +31,8 @@ typedef struct snapjob_t {
     rs_generation_t g;
     apr_time_t at;
     apr_int64_t seq;               /* the journal's last sequence when prepared */
+    const char *history;           /* of the driver's store when prepared */
+    int other_store;               /* the job's connection found another */
     rs_snapshot_info_t info;
 } snapjob_t;
 
@@ -52,11 +55,35 @@ static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set
     return apr_pstrcat(p, "snapshot-", what, ":", set->name, NULL);
 }
 
+void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
+                          apr_uint64_t gen)
+{
+    const char *g = NULL;
+
+    if (gen && rs_db_meta_get(store, p, meta_key(p, "gen", set), &g) == APR_SUCCESS
+        && (!g || (apr_uint64_t)apr_atoi64(g) < gen)) {
+        rs_db_meta_put(store, meta_key(p, "gen", set),
+                       apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
+    }
+}
+
 /* Job (any thread): write the snapshot into the temporary directory. */
 static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     snapjob_t *j = baton;
-    return rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info);
+    const char *h = NULL;
+    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+
+    /* The job thread's connection opens the store at its first job: if
+     * the store was deleted or replaced meanwhile, it reads another
+     * inventory (an empty one) than the driver's.  Nothing of it is
+     * published; the driver notices the new store and restarts. */
+    if (rv == APR_SUCCESS && (!h || strcmp(h, j->history))) {
+        j->other_store = 1;
+        return APR_ENOENT;
+    }
+    return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
+                             : rv;
 }
 
 /* Driver's thread: the store knows the new generation; the end of a
@@ -97,6 +124,14 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
 
+    if (j->other_store) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: the state store changed while "
+                    "Resource List %" APR_UINT64_T_FMT " was written; it is dropped",
+                    set->name, j->g.gen);
+        rs_generation_abandon(p, &j->g);
+        ws->dirty = 1;
+        return;
+    }
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->snap_dir, &j->g);
     }
@@ -135,11 +170,14 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
      * (the watcher is the only writer); a later one may not be. */
     j->seq = rs_journal_last_seq(ws->d->journal);
     j->key = apr_pstrdup(p, key);
+    j->history = apr_pstrdup(p, ws->d->history);
     j->sn.set = set->name;
     j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;
     j->sn.list_url = set->list_url;
-    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/", NULL);
+    /* Part URLs carry the history: "resourcelist/<history>-<gen>-<n>.xml". */
+    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/",
+                                        ws->status.history, "-", NULL);
     j->sn.max_entries = set->max_entries;
     j->sn.entry.hashes = set->hashes;
     j->sn.at = at;

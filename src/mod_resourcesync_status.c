@@ -6,7 +6,9 @@
  * when a new one is made and the new watcher fills it again.  Before that,
  * post_config seeds each set's entry with the newest complete snapshot on
  * disk, so children keep serving the previous Resource List across
- * restarts.
+ * restarts: only the documents of the history named by <statedir>/history
+ * (rs_history.h), which the watcher writes before any document of a new
+ * history; without that file nothing is seeded.
  *
  * Layout (rs_status_t, versioned by magic + layout): watcher pid, state,
  * heartbeat, scan progress, then one rs_status_set_t per set, in the order
@@ -25,6 +27,7 @@
 #include <ap_mpm.h>
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
+#include "rs_history.h"
 #include "rs_statedir.h"
 #include "rs_snapshot.h"
 #include "rs_ring.h"
@@ -107,8 +110,9 @@ static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
     return 1;
 }
 
-/* The open Change List's id: the one after the highest closed list on
- * disk (not ready to be served before the watcher says what it holds). */
+/* The open Change List's id: the one after the highest closed list of the
+ * entry's history on disk (not ready to be served before the watcher says
+ * what it holds). */
 static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 {
     apr_dir_t *d;
@@ -118,14 +122,11 @@ static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *
         return;
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-        char *end;
+        char h[RS_HISTORY_LEN + 1];
         apr_int64_t id;
-        if (fi.filetype != APR_REG || !apr_isdigit(fi.name[0])) {
-            continue;
-        }
-        id = apr_strtoi64(fi.name, &end, 10) + 1;   /* closed: the next is open */
-        if (!strcmp(end, ".xml") && id > e->cl_open_id) {
-            e->cl_open_id = id;
+        if (fi.filetype == APR_REG && rs_statedir_is_cl_list(fi.name, h, &id)
+            && !strcmp(h, e->history) && id + 1 > e->cl_open_id) {
+            e->cl_open_id = id + 1;                  /* closed: the next is open */
         }
     }
     apr_dir_close(d);
@@ -140,7 +141,8 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     apr_uint32_t nslots = (apr_uint32_t)rs_global.recent;
     apr_pool_t *ptemp;
     apr_status_t rv;
-    int i;
+    char history[RS_HISTORY_LEN + 1];
+    int i, seed;
 
     sets_size = APR_ALIGN_DEFAULT(sets_size);
     size = sets_size + rs_ring_size(nslots);
@@ -162,12 +164,17 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     status->nsets = (apr_uint32_t)rs_global.sets->nelts;
     ring = rs_ring_init((char *)status + sets_size, nslots);
     apr_pool_create(&ptemp, pconf);
+    seed = rs_history_read(ptemp, rs_statedir_history(ptemp, rs_global.state_dir), history)
+           == APR_SUCCESS;
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
         apr_cpystrn(status->sets[i].name, set->name, sizeof(status->sets[i].name));
+        if (seed) {
+            apr_cpystrn(status->sets[i].history, history, sizeof(status->sets[i].history));
+        }
         /* A set without a snapshot directory has never been scanned:
          * nothing of it is seeded. */
-        if (seed_snapshot(ptemp, set, &status->sets[i])) {
+        if (seed && seed_snapshot(ptemp, set, &status->sets[i])) {
             seed_open_list(ptemp, set, &status->sets[i]);
         }
     }
@@ -223,6 +230,17 @@ void rs_status_publish(int slot, const apr_array_header_t *recs, const rs_status
         rs_ring_put(ring, slot, &APR_ARRAY_IDX(recs, i, rs_record_t));
     }
     status->sets[slot] = *in;
+    segment_unlock(locked);
+}
+
+void rs_status_ring_reset(void)
+{
+    int locked;
+    if (!ring) {
+        return;
+    }
+    locked = segment_lock();
+    ring = rs_ring_init(ring, (apr_uint32_t)rs_global.recent);   /* as created */
     segment_unlock(locked);
 }
 

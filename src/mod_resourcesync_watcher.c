@@ -12,7 +12,9 @@
  *     death to watcher_maint(), which forks a replacement unless the server
  *     is stopping or the watcher exited with RS_WATCHER_FATAL (a startup
  *     failure that a respawn would only repeat), after a delay that grows
- *     while replacements die quickly.
+ *     while replacements die quickly.  A watcher that found its state
+ *     store deleted or replaced ends with RS_WATCHER_RESTART: it is
+ *     replaced like a crashed one, with a notice instead of a warning.
  *
  * In the child: name the process, ask the kernel for SIGTERM when the
  * parent dies, restore default signal dispositions, close the listeners,
@@ -36,6 +38,7 @@
 #include "rs_time.h"
 
 #define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
+#define RS_WATCHER_RESTART    75            /* EX_TEMPFAIL: respawn, said already */
 
 /* Respawn throttling (parent side; a forked watcher inherits the delay):
  * a watcher that dies within RS_QUICK_DEATH of its start makes the next
@@ -91,7 +94,12 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     if (wd.start_delay) {
         apr_sleep(wd.start_delay);
     }
-    if (rs_drive_run(pool, s) != APR_SUCCESS) {
+    switch (rs_drive_run(pool, s)) {
+    case APR_SUCCESS:
+        break;
+    case RS_DRIVE_RESTART:
+        _exit(RS_WATCHER_RESTART);    /* the store changed under it: logged */
+    default:
         _exit(RS_WATCHER_FATAL);      /* logged by the driver */
     }
     /* _exit: never run the parent's atexit handlers or pool cleanups. */
@@ -138,6 +146,13 @@ static void watcher_died(int reason, apr_proc_t *proc, apr_wait_t status)
     throttle();
     if (wd.start_delay) {
         apr_snprintf(delay, sizeof(delay), " in %d s", (int)apr_time_sec(wd.start_delay));
+    }
+    if (reason == APR_OC_REASON_DEATH && status == RS_WATCHER_RESTART) {
+        /* It found its state store deleted or replaced, and said so. */
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, wd.s, RS_TAG "watcher (pid %d) ended "
+                     "for a new state store; starting a new one%s", (int)proc->pid, delay);
+        fork_watcher(rs_global.pconf, wd.s);
+        return;
     }
     ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wd.s, RS_TAG "watcher "
                  "(pid %d) died (exit status or signal %d); starting a new one%s",

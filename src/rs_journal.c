@@ -430,6 +430,28 @@ apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
     return query(j, p, J_NEWEST, args, get_first, seq);
 }
 
+apr_status_t rs_journal_reset(rs_journal_t *j)
+{
+    static const char *const del[] = {
+        "DELETE FROM journal", "DELETE FROM changelists", "DELETE FROM journal_sets", NULL
+    };
+    apr_status_t rv = rs_db_begin(j->db);
+    int i;
+
+    for (i = 0; rv == APR_SUCCESS && del[i]; i++) {
+        rv = rs_db_run(j->db, del[i]);
+    }
+    if (rv != APR_SUCCESS) {
+        rs_db_rollback(j->db);
+        return rv;
+    }
+    if ((rv = rs_db_commit(j->db)) != APR_SUCCESS) {
+        return rv;
+    }
+    apr_hash_clear(j->last_dt);
+    return load_seq(j);
+}
+
 apr_int64_t rs_journal_last_seq(const rs_journal_t *j)
 {
     return j->seq;

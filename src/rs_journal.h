@@ -79,6 +79,12 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
  * so it holds across restarts and wall-clock steps. */
 apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at);
 
+/* Forget every set's journal: records, closed lists, starts (one
+ * transaction).  The store then starts a new history (rs_history.h): the
+ * next scan of each set is a baseline again, and sequences and list ids
+ * start over.  Returns the failed statement's cause. */
+apr_status_t rs_journal_reset(rs_journal_t *j);
+
 /* The set's journal start (when it began recording; 0 if never). */
 apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start);
 

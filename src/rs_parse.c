@@ -74,6 +74,36 @@ int rs_parse_part(const char *s, apr_uint64_t *gen, int *n)
     return 1;
 }
 
+const char *rs_parse_history(const char *s, char *out)
+{
+    int i;
+
+    for (i = 0; i < RS_HISTORY_LEN; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+            return NULL;
+        }
+    }
+    if (s[RS_HISTORY_LEN] != '-') {
+        return NULL;
+    }
+    memcpy(out, s, RS_HISTORY_LEN);
+    out[RS_HISTORY_LEN] = '\0';
+    return s + RS_HISTORY_LEN + 1;
+}
+
+int rs_parse_history_id(const char *s)
+{
+    char buf[RS_HISTORY_LEN + 2], id[RS_HISTORY_LEN + 1];
+
+    if (strlen(s) != RS_HISTORY_LEN) {
+        return 0;
+    }
+    memcpy(buf, s, RS_HISTORY_LEN);
+    buf[RS_HISTORY_LEN] = '-';
+    buf[RS_HISTORY_LEN + 1] = '\0';
+    return rs_parse_history(buf, id) != NULL;
+}
+
 int rs_parse_id(const char *s, const char *suffix, apr_int64_t *out)
 {
     apr_uint64_t v;

@@ -48,6 +48,22 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out);
  * (so neither is 0), nothing after ".xml".  Returns 1 or 0. */
 int rs_parse_part(const char *s, apr_uint64_t *gen, int *n);
 
+/* A history id: the random identifier of one history of the state store
+ * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads
+ * the names of the documents that never change (closed Change Lists and
+ * Resource List parts: "<history>-<id>.xml", "<history>-<gen>-<n>.xml"),
+ * so a state store that starts over never serves one of those URLs with
+ * other content. */
+#define RS_HISTORY_LEN 8
+
+/* Parse "<history>-" at the start of s: exactly RS_HISTORY_LEN digits
+ * 0-9a-f, then '-'.  Returns the rest of s after the '-', with out (at
+ * least RS_HISTORY_LEN + 1 bytes) holding the id, or NULL (out untouched). */
+const char *rs_parse_history(const char *s, char *out);
+
+/* Whether s is exactly a history id (nothing before or after). */
+int rs_parse_history_id(const char *s);
+
 /* Parse "<id><suffix>" (a Change List: "<id>.xml"): id decimal, 1 to 15
  * digits, without sign or leading zeros (so never 0), followed by exactly
  * suffix.  Returns 1 or 0. */

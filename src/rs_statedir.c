@@ -1,11 +1,22 @@
 /* rs_statedir.c - see rs_statedir.h */
 #include <string.h>
 #include <apr_strings.h>
+#include "rs_parse.h"
 #include "rs_statedir.h"
 
 const char *rs_statedir_db(apr_pool_t *p, const char *statedir)
 {
     return apr_pstrcat(p, statedir, "/state.db", NULL);
+}
+
+const char *rs_statedir_history(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/history", NULL);
+}
+
+const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/changelists", NULL);
 }
 
 const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir)
@@ -59,9 +70,16 @@ const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset)
     return apr_pstrcat(p, clset, "/index.xml", NULL);
 }
 
-const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, apr_int64_t id)
+const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,
+                                apr_int64_t id)
 {
-    return apr_psprintf(p, "%s/%" APR_INT64_T_FMT ".xml", clset, id);
+    return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT ".xml", clset, history, id);
+}
+
+int rs_statedir_is_cl_list(const char *name, char *history, apr_int64_t *id)
+{
+    const char *rest = rs_parse_history(name, history);
+    return rest && rs_parse_id(rest, ".xml", id);
 }
 
 int rs_statedir_is_cl_legacy(const char *name)

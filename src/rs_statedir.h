@@ -1,11 +1,12 @@
 /* rs_statedir.h - the layout of ResourceSyncStateDir, every path in one place.
  *
  *   <statedir>/state.db                     the state store (SQLite)
+ *   <statedir>/history                      id of the history on disk (rs_history.h)
  *   <statedir>/snapshots/<set>/<gen>/       a published Resource List
  *       resourcelist.xml, part-<n>.xml, info, superseded (marker, mtime)
  *   <statedir>/snapshots/<set>/tmp-<gen>/   a Resource List being written
  *   <statedir>/changelists/<set>/index.xml  the Change List Index
- *   <statedir>/changelists/<set>/<id>.xml   a closed Change List
+ *   <statedir>/changelists/<set>/<history>-<id>.xml   a closed Change List
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
@@ -19,6 +20,12 @@
 /* The store's apr_dbd driver and its connection string. */
 #define RS_STATEDIR_DB_DRIVER "sqlite3"
 const char *rs_statedir_db(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/history: the id of the history whose documents are on disk. */
+const char *rs_statedir_history(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/changelists: every set's Change List files. */
+const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/snapshots: created at startup, owned by the run user. */
 const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir);
@@ -43,9 +50,14 @@ const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir);
 /* <statedir>/changelists/<set>: the set's Change List files. */
 const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *set);
 
-/* <clset>/index.xml and <clset>/<id>.xml. */
+/* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
-const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, apr_int64_t id);
+const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,
+                                apr_int64_t id);
+
+/* Whether an entry name of <clset> is a closed Change List; if so, its
+ * history (RS_HISTORY_LEN + 1 bytes) and id. */
+int rs_statedir_is_cl_list(const char *name, char *history, apr_int64_t *id);
 
 /* Whether an entry name of <clset> is a file of an old layout's open list
  * ("open-*"), removed at startup. */

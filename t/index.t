@@ -24,17 +24,19 @@ is($d->documentElement->localname, 'sitemapindex', 'small: resourcelist.xml is a
 my @parts = part_urls($x);
 is(scalar @parts, 4, 'small: 4 parts (10 entries, 3 per part)');
 
-# Part URLs: <prefix>/small/resourcelist/<gen>-<n>.xml, one generation, n = 1..4.
+# Part URLs: <prefix>/small/resourcelist/<history>-<gen>-<n>.xml, one
+# history and generation, n = 1..4.
 my $part_base = base_of($rl) . '/resourcelist/';
 my @gens;
 for my $i (0 .. $#parts) {
-    my ($gen, $n) = $parts[$i] =~ m{^\Q$part_base\E([1-9][0-9]*)-([1-9][0-9]*)\.xml$};
-    ok(defined $n && $n == $i + 1, "part URL $parts[$i] is <gen>-" . ($i + 1) . '.xml');
-    push @gens, $gen // 'none';
+    my ($h, $gen, $n) = $parts[$i] =~ m{^\Q$part_base\E([0-9a-f]{8})-([1-9][0-9]*)-([1-9][0-9]*)\.xml$};
+    ok(defined $n && $n == $i + 1, "part URL $parts[$i] is <history>-<gen>-" . ($i + 1) . '.xml');
+    push @gens, defined $n ? "$h-$gen" : 'none';
 }
 my %g = map { $_ => 1 } @gens;
-is(scalar keys %g, 1, 'all parts belong to one generation');
-my $gen = $gens[0];
+is(scalar keys %g, 1, 'all parts belong to one history and generation');
+my ($hist, $gen) = split /-/, $gens[0];
+my $other = $hist eq '00000000' ? '00000001' : '00000000';
 
 my (%seen, @dups);
 for my $p (@parts) {
@@ -65,14 +67,18 @@ my @bad = ("$gen-99.xml", "$gen-5.xml", "$gen-0.xml", 'abc.xml', '1-x.xml', '-1.
            ($gen + 1000) . '-1.xml', '999999999999999999-1.xml',
            '99999999999999999999999999-1.xml', "$gen-99999999999999999999.xml",
            "$gen-999999999.xml", "$gen-4294967297.xml", "$gen-2147483648.xml", '18446744073709551617-1.xml');
+@bad = map { "$hist-$_" } @bad;
+# Without the history, of another history, the history malformed.
+push @bad, "$gen-1.xml", "$other-$gen-1.xml", uc($hist) . "-$gen-1.xml", "${hist}0-$gen-1.xml",
+           substr($hist, 1) . "-$gen-1.xml", "$hist$gen-1.xml", "$hist--$gen-1.xml";
 for my $b (@bad) {
     my $u = $part_base . $b;
     my $br = get($u);
     is($br->code, 404, "GET $u -> 404") or diag($br->status_line);
 }
 # The same names below a set that has no index, and below an unknown set.
-for my $u (base_of(rl_url('main')) . "/resourcelist/1-1.xml",
-           base_of(rl_url('nope')) . "/resourcelist/1-1.xml") {
+for my $u (base_of(rl_url('main')) . "/resourcelist/$hist-1-1.xml",
+           base_of(rl_url('nope')) . "/resourcelist/$hist-1-1.xml") {
     is(get($u)->code, 404, "GET $u -> 404");
 }
 

@@ -84,10 +84,10 @@ sub alive {
     return $line !~ /^\d+ \(.*?\) Z /;
 }
 
-# Generation of a snapshot, from its part URLs (<gen>-<n>.xml).
+# Generation of a snapshot, from its part URLs (<history>-<gen>-<n>.xml).
 sub part_gens {
     my ($l) = @_;
-    return map { m{/resourcelist/(\d+)-\d+\.xml$} ? $1 : -1 } @{ $l->{parts} };
+    return map { m{/resourcelist/[0-9a-f]{8}-(\d+)-\d+\.xml$} ? $1 : -1 } @{ $l->{parts} };
 }
 
 # The error log from byte offset $from on.

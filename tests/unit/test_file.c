@@ -6,6 +6,7 @@
 #include "unit.h"
 #include "rs_file.h"
 #include "rs_statedir.h"
+#include "rs_history.h"
 
 static apr_status_t write_hello(void *baton, apr_file_t *f, apr_pool_t *p)
 {
@@ -113,9 +114,47 @@ START_TEST(statedir_layout)
                      "/var/rs/snapshots/data/12/superseded");
     ck_assert_str_eq(clset, "/var/rs/changelists/data");
     ck_assert_str_eq(rs_statedir_cl_index(ut_pool, clset), "/var/rs/changelists/data/index.xml");
-    ck_assert_str_eq(rs_statedir_cl_list(ut_pool, clset, 7), "/var/rs/changelists/data/7.xml");
+    ck_assert_str_eq(rs_statedir_cl_list(ut_pool, clset, "0a1b2c3d", 7),
+                     "/var/rs/changelists/data/0a1b2c3d-7.xml");
+    ck_assert_str_eq(rs_statedir_history(ut_pool, "/var/rs"), "/var/rs/history");
+    ck_assert_str_eq(rs_statedir_changelists(ut_pool, "/var/rs"), "/var/rs/changelists");
+    {
+        char h[RS_HISTORY_LEN + 1] = "";
+        apr_int64_t id = 0;
+        ck_assert(rs_statedir_is_cl_list("0a1b2c3d-7.xml", h, &id));
+        ck_assert_str_eq(h, "0a1b2c3d");
+        ck_assert(id == 7);
+        ck_assert(!rs_statedir_is_cl_list("7.xml", h, &id));     /* before histories */
+        ck_assert(!rs_statedir_is_cl_list("0a1b2c3d-7.xml.tmp", h, &id));
+        ck_assert(!rs_statedir_is_cl_list(".tmp-0a1b2c3d-7.xml", h, &id));
+        ck_assert(!rs_statedir_is_cl_list("index.xml", h, &id));
+    }
     ck_assert(rs_statedir_is_cl_legacy("open-3.xml"));
     ck_assert(!rs_statedir_is_cl_legacy("3.xml"));
+}
+END_TEST
+
+/* The history file: written atomically, read back; a malformed or missing
+ * one is told apart. */
+START_TEST(history_file)
+{
+    const char *path = ut_path(ut_tempdir("hist"), "history");
+    char a[RS_HISTORY_LEN + 1], b[RS_HISTORY_LEN + 1], got[RS_HISTORY_LEN + 1];
+
+    ck_assert_int_eq(rs_history_read(ut_pool, path, got), APR_ENOENT);
+    ck_assert_int_eq(rs_history_new(a), APR_SUCCESS);
+    ck_assert_int_eq(rs_history_new(b), APR_SUCCESS);
+    ck_assert(rs_parse_history_id(a) && rs_parse_history_id(b));
+    ck_assert_str_ne(a, b);
+    ck_assert_int_eq(rs_history_write(ut_pool, path, a), APR_SUCCESS);
+    ck_assert_int_eq(rs_history_read(ut_pool, path, got), APR_SUCCESS);
+    ck_assert_str_eq(got, a);
+    ck_assert_int_eq(rs_history_write(ut_pool, path, b), APR_SUCCESS);
+    ck_assert_int_eq(rs_history_read(ut_pool, path, got), APR_SUCCESS);
+    ck_assert_str_eq(got, b);
+    ut_write_str(path, "0a1b2c3dx\n");
+    ck_assert_int_eq(rs_history_read(ut_pool, path, got), APR_EINVAL);
+    ck_assert_str_eq(got, b);
 }
 END_TEST
 
@@ -128,6 +167,7 @@ Suite *file_suite(void)
     tcase_add_test(tc, remove_tree_nested);
     tcase_add_test(tc, sync_dir_and_touch);
     tcase_add_test(tc, statedir_layout);
+    tcase_add_test(tc, history_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -375,6 +375,44 @@ START_TEST(seq_after_expiring_everything_and_reopen)
 }
 END_TEST
 
+/* A reset forgets every set's records, lists and start; the next writer
+ * begins again at sequence 1 and list 1, also after a reopen. */
+START_TEST(reset_forgets_everything)
+{
+    jf_t f;
+    rs_changelist_t cl, open;
+    apr_array_header_t *closed;
+    apr_time_t t = -1;
+    rs_record_t *r;
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "s", apr_time_now() - apr_time_from_sec(10)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "t", apr_time_now() - apr_time_from_sec(10)),
+                     APR_SUCCESS);
+    append(&f, "s", "", "a", RS_CHANGE_CREATED);
+    append(&f, "t", "", "b", RS_CHANGE_CREATED);
+    close_list(&f, "s", -1, 0, apr_time_now(), &cl);
+    ck_assert_int_eq(cl.id, 1);
+    ck_assert_int_eq(rs_journal_reset(f.j), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_last_seq(f.j), 0);
+    ck_assert_int_eq(rs_journal_start(f.j, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, 0);
+    lists(&f, "s", &closed, &open);
+    ck_assert_int_eq(closed->nelts, 0);
+    ck_assert_int_eq(open.count, 0);
+    ck_assert_int_eq(records(&f, "t", 1, -1, 10)->nelts, 0);
+    jf_reopen(&f);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "s", apr_time_now()), APR_SUCCESS);
+    r = append(&f, "s", "", "c", RS_CHANGE_CREATED);
+    ck_assert_int_eq(r->seq, 1);
+    lists(&f, "s", &closed, &open);
+    ck_assert_int_eq(closed->nelts, 0);
+    ck_assert_int_eq(open.id, 1);
+    ck_assert_int_eq(open.count, 1);
+}
+END_TEST
+
 START_TEST(begin_set_idempotent)
 {
     jf_t f;
@@ -746,6 +784,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, expire);
     tcase_add_test(tc, lists_reports_set_row_error);
     tcase_add_test(tc, two_writers);
+    tcase_add_test(tc, reset_forgets_everything);
     suite_add_tcase(s, tc);
     return s;
 }

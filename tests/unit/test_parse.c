@@ -119,6 +119,34 @@ START_TEST(id_parse)
 }
 END_TEST
 
+START_TEST(history_parse)
+{
+    static const char *const bad[] = {
+        "", "-", "0a1b2c3d", "0a1b2c3-", "0a1b2c3d4-", "0A1B2C3D-", "0a1b2c3g-", " a1b2c3d-",
+        "0a1b2c3d_", "0a1b2c3d/", NULL
+    };
+    char h[RS_HISTORY_LEN + 1] = "unset";
+    const char *rest;
+    int i;
+
+    rest = rs_parse_history("0a1b2c3d-17.xml", h);
+    ck_assert_str_eq(rest, "17.xml");
+    ck_assert_str_eq(h, "0a1b2c3d");
+    rest = rs_parse_history("ffffffff-", h);
+    ck_assert_str_eq(rest, "");
+    ck_assert_str_eq(h, "ffffffff");
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_history(bad[i], h), "accepted: '%s'", bad[i]);
+    }
+    ck_assert_str_eq(h, "ffffffff");
+    ck_assert(rs_parse_history_id("0a1b2c3d"));
+    ck_assert(!rs_parse_history_id("0a1b2c3d-"));
+    ck_assert(!rs_parse_history_id("0a1b2c3"));
+    ck_assert(!rs_parse_history_id("0a1b2c3dd"));
+    ck_assert(!rs_parse_history_id("0a1b2c3D"));
+}
+END_TEST
+
 /* ---- directive values ---- */
 
 START_TEST(int_values)
@@ -291,6 +319,7 @@ Suite *parse_suite(void)
     tcase_add_test(tc, part_valid);
     tcase_add_test(tc, part_invalid);
     tcase_add_test(tc, id_parse);
+    tcase_add_test(tc, history_parse);
     suite_add_tcase(s, tc);
     tc = ut_tcase("directive", 10);
     tcase_add_test(tc, int_values);

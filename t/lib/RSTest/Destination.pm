@@ -12,6 +12,8 @@ package RSTest::Destination;
 #   $d->sync;                       # apply what is new
 #   my $diff = $d->sync_until_equal(60);   # '' when equal
 #   @{ $d->errors }                 # invariant violations seen
+#   $d->rebaseline                  # told to take a new baseline: the
+#                                   # index begins after what it has seen
 use strict;
 use warnings;
 use Digest::SHA qw(sha256_hex);
@@ -35,6 +37,7 @@ sub _note {
     shift @$h while @$h > 40;
 }
 sub applied { $_[0]{applied} }
+sub rebaseline { $_[0]{rebaseline} }
 sub at      { $_[0]{at} }
 
 sub _rel {
@@ -76,6 +79,7 @@ sub baseline {
     }
     $self->_fetch($_->{loc}) for @{ $l->{entries} };
     $self->{last} = undef;
+    $self->{rebaseline} = 0;
     return $l;
 }
 
@@ -99,6 +103,16 @@ sub changes {
     my ($self) = @_;
     my $lists = $self->index or return undef;
     my (@all, %pair, $prev);
+    # Changes after the point this destination reached must be covered:
+    # an index that begins later (a new history of the source, or
+    # retention) means changes were missed, and only a new baseline helps.
+    my $reached = defined $self->{last} && $self->{last} > ($self->{at} // 0)
+                  ? $self->{last} : $self->{at};
+    if (@$lists && defined $reached && iso2epoch($lists->[0]{from}) > $reached) {
+        $self->{rebaseline} = 1;
+        $self->_note("index begins at $lists->[0]{from}, after $reached: new baseline needed");
+        return undef;
+    }
     for my $l (@$lists) {
         next if $l->{until} && defined $self->{at} && iso2epoch($l->{until}) < $self->{at};
         my $r = get($l->{loc});
