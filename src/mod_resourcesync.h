@@ -7,8 +7,15 @@
  *   mod_resourcesync_status.c     shared-memory status segment + mutex
  *   mod_resourcesync_watcher.c    watcher process lifecycle (fork, respawn,
  *                                 privileges)
- *   mod_resourcesync_drive.c      the watcher's work: per-set state, scans,
- *                                 event loop, scheduling of ticks and jobs
+ *   mod_resourcesync_drive.c      the watcher's work: per-set state, event
+ *                                 loop, scheduling of ticks and jobs
+ *   mod_resourcesync_reconcile.c  full scans and event batches of a set,
+ *                                 publishing what they changed
+ *   mod_resourcesync_avail.c      unavailable sets, held mass deletions,
+ *                                 the mount table
+ *   mod_resourcesync_hashlane.c   large files hashed on a thread of their own
+ *   mod_resourcesync_verify.c     the verification pass
+ *   mod_resourcesync_history.c    the store's history (state loss)
  *   mod_resourcesync_snapjob.c    Resource List snapshots as background jobs
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,
  *                                 own store connection)

@@ -49,285 +49,6 @@
 #include "rs_time.h"
 #include "rs_schema.h"
 
-/* No cap of our own: the kernel's fs.inotify.max_user_watches is the
- * limit (t/degraded.t reaches it for real). */
-static const long max_watches = 0;
-
-static void set_mode(wset_t *ws)
-{
-    int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
-    if (ws->status.mode != mode) {
-        ws->status.mode = mode;
-        rs_drive_status_put(ws);
-    }
-}
-
-static void progress(void *baton, apr_int64_t files)
-{
-    rs_status_t *st = rs_status_get();
-    (void)baton;
-    if (st) {
-        st->scan_files = files;
-        st->heartbeat = apr_time_now();
-    }
-}
-
-/* rs_scan on_dir: watch every directory before it is read. */
-static void on_dir(void *baton, const char *relpath, int dfd)
-{
-    wset_t *ws = baton;
-    int err;
-
-    if (!ws->w || ws->degraded) {
-        return;
-    }
-    if ((err = rs_watch_add(ws->w, relpath, dfd)) != 0) {
-        ws->degraded = err;
-        if (!ws->degraded_logged) {
-            ws->degraded_logged = 1;
-            rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory '%s' "
-                        "(%ld watches; see fs.inotify.max_user_watches): changes are "
-                        "found by rescans every %d s until the watches can be added",
-                        ws->set->name, *relpath ? relpath : "/", rs_watch_count(ws->w),
-                        (int)apr_time_sec(rs_global.rescan));
-        }
-    }
-}
-
-static void on_drop(void *baton, const char *relpath)
-{
-    wset_t *ws = baton;
-    if (ws->w) {
-        rs_watch_forget(ws->w, relpath);
-    }
-}
-
-/* The scan's options; journaled: its changes go into the journal through
- * a recorder (*rc), whose window is put into the ring after the commit. */
-static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int journaled)
-{
-    const rs_set_t *set = ws->set;
-    memset(so, 0, sizeof(*so));
-    so->set = set->name;
-    so->root = set->dir;
-    so->hashes = set->hashes;
-    so->excludes = set->excludes;
-    so->dotfiles = set->dotfiles;
-    so->cfg = rs_global.fingerprint;
-    so->check = rs_access_check;
-    so->check_baton = ws->acc[0];
-    so->workers = ws->d->workers;
-    so->check_batons = (void **)ws->acc;
-    so->progress = progress;
-    so->log = ws->log;
-    so->on_dir = on_dir;
-    so->on_drop = on_drop;
-    so->dir_baton = ws;
-    so->defer = rs_hashlane_defer;
-    so->defer_baton = (void *)set;
-    so->defer_size = rs_global.large_file;
-    *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
-    so->max_deleted = journaled ? rs_avail_max_deleted(ws) : 0;
-    if (*rc) {
-        so->on_change = rs_recorder_record;
-        so->change_baton = *rc;
-    }
-}
-
-/* After records were committed: into the ring, then the Change Lists
- * (closing, retention, files).  full == 0 (an event batch): the lists are
- * only looked at when the open one may have reached
- * ResourceSyncMaxEntries; closing on time and retention wait for the
- * set's tick. */
-static apr_status_t changes_done(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
-{
-    apr_time_t t0;
-    apr_int64_t open_id;
-    apr_status_t rv;
-
-    rs_changes_publish(p, rc, ws->set, &ws->status);
-    if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
-        return APR_SUCCESS;
-    }
-    t0 = rs_time_mono();
-    open_id = ws->status.cl_open_id;
-    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log))
-        != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
-                    ws->set->name);
-        return rv;
-    }
-    if (ws->status.cl_open_id != open_id) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
-                    " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
-                    open_id, ws->status.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
-    }
-    return APR_SUCCESS;
-}
-
-/* Whether changes were journaled after the Resource List in service read
- * the inventory (by an earlier watcher, whose next tick never came). */
-static int list_behind_journal(apr_pool_t *p, wset_t *ws)
-{
-    const char *v = NULL;
-    apr_int64_t newest = 0;
-
-    return rs_db_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name,
-                                                          NULL), &v) == APR_SUCCESS
-           && v && rs_journal_newest(ws->d->journal, p, ws->set->name, &newest) == APR_SUCCESS
-           && newest > apr_atoi64(v);
-}
-
-/* The log lines after a successful full scan. */
-static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_degraded,
-                             int first, apr_time_t t0)
-{
-    const rs_set_t *set = ws->set;
-
-    if (was_degraded && !ws->degraded && ws->w && !ws->root_lost) {
-        /* The end of a degraded episode: say so, and let the next one be
-         * reported again. */
-        ws->degraded_logged = 0;
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: every directory is watched again "
-                    "(%ld watches); changes are followed live", set->name,
-                    rs_watch_count(ws->w));
-    }
-    rs_log_emit(ws->log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
-                "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
-                " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
-                " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
-                " bytes hashed) in %.3f s; %ld directories watched", set->name, stats->files,
-                stats->dirs, stats->listed, stats->written, stats->removed, stats->hashed,
-                (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
-                ws->w ? rs_watch_count(ws->w) : 0L);
-}
-
-static void scan_state(int state, int slot)
-{
-    rs_status_t *st = rs_status_get();
-    if (st) {
-        st->state = (apr_uint32_t)state;
-        st->scan_set = slot;
-        st->scan_files = 0;
-    }
-}
-
-/* Reconcile the whole set with the stored inventory (at startup, after a
- * lost event queue, and periodically while the set cannot be watched),
- * then publish what changed.  Directories get their watches as the scan
- * reaches them.  Changes are journaled from the second scan of a set on:
- * the first one is the baseline, published as the Resource List whose
- * `at` is the journal's start. */
-static void full_scan(apr_pool_t *p, wset_t *ws, int first)
-{
-    const rs_set_t *set = ws->set;
-    rs_journal_t *journal = ws->d->journal;
-    rs_scan_opts_t so;
-    rs_scan_stats_t stats;
-    rs_recorder_t *rc;
-    apr_time_t jstart = 0, start = 0, end, t0 = rs_time_mono();
-    apr_status_t rv;
-    int was_degraded = ws->degraded;
-
-    /* Nothing of a set that cannot be listed is scanned or recorded. */
-    ws->root_lost = !rs_avail_check(ws, p);
-    if (ws->root_lost) {
-        ws->confirm_at = 0;    /* the scan that ends the episode is guarded again */
-        ws->status.held = 0;
-        rs_drive_status_put(ws);
-        set_mode(ws);
-        return;
-    }
-    if (ws->resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
-        rs_storefail_note(ws, rv, "reading the journal");
-        return;
-    }
-    if ((rv = rs_journal_start(journal, set->name, &jstart)) != APR_SUCCESS
-        || (jstart && (rv = rs_journal_mark(journal, set->name, &start)) != APR_SUCCESS)) {
-        rs_storefail_note(ws, rv, "marking the journal");
-        return;
-    }
-    if (!jstart) {
-        start = apr_time_now();
-    }
-    if (!ws->w && rs_watch_create(&ws->w, ws->d->pool, set->dir, max_watches) != APR_SUCCESS) {
-        ws->w = NULL;
-    }
-    ws->degraded = 0;
-    scan_opts(ws, &so, &rc, jstart != 0);
-    scan_state(RS_STATE_SCANNING, set->slot);
-    rv = rs_scan_set(ws->d->store, &so, p, &stats);
-    end = apr_time_now();
-    if (ws->confirming) {
-        rs_avail_confirmed(ws, &stats, rv);
-    }
-    if (rv == RS_SCAN_EMASSDEL) {
-        rs_avail_hold(ws, stats.deleted);
-        return;
-    }
-    if (rv != APR_SUCCESS && !rs_avail_check(ws, p)) {
-        ws->root_lost = 1;     /* gone during the scan: nothing was changed */
-        set_mode(ws);
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: scan failed; keeping the previous "
-                    "Resource List", set->name);
-        rs_storefail_failed(p, ws, rv, "a full scan");
-        return;
-    }
-    full_scan_report(ws, &stats, was_degraded, first, t0);
-    if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
-        /* The journal starts where this scan's Resource List does. */
-        rs_storefail_failed(p, ws, rv, "starting the journal");
-        return;
-    }
-    if ((rv = changes_done(p, ws, rc, 1)) != APR_SUCCESS) {
-        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
-        return;
-    }
-    rs_storefail_ok(ws);
-    set_mode(ws);
-    if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
-        ws->dirty = 1;         /* a new list now, not after the next change */
-    }
-    rs_snapjob_schedule(ws, p, start, end, !jstart || stats.written || stats.removed
-                        || ws->dirty, 0);
-}
-
-/* Reconcile what inotify reported. */
-static void scan_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, int n)
-{
-    rs_scan_opts_t so;
-    rs_scan_stats_t stats;
-    rs_recorder_t *rc;
-    apr_status_t rv;
-
-    scan_opts(ws, &so, &rc, 1);
-    so.progress = NULL;     /* scan-files counts the last full scan */
-    rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
-    if (rv == RS_SCAN_EMASSDEL) {
-        rs_avail_hold(ws, stats.deleted);
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        /* The root is gone, or the store failed: the full scan knows how
-         * to say which, and records what it can.  The batch's records
-         * were rolled back: never published. */
-        ws->resync = 1;
-        full_scan(p, ws, 0);
-        return;
-    }
-    if (stats.written || stats.removed) {
-        ws->dirty = 1;
-    }
-    if (rs_recorder_appended(rc) && (rv = changes_done(p, ws, rc, 0)) != APR_SUCCESS) {
-        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
-    }
-    if (ws->degraded) {
-        set_mode(ws);
-    }
-}
 
 /* The driver's state of set, or NULL. */
 static wset_t *set_of(rs_drive_t *d, const rs_set_t *set)
@@ -368,7 +89,7 @@ static void lane_ready(rs_drive_t *d)
          * gets a full scan later, which hands the file to the lane again
          * if it still needs its digests. */
         if (ws && !ws->store_err && !ws->root_lost && !ws->confirm_at) {
-            scan_targets(d->iter, ws, &t, 1);
+            rs_reconcile_targets(d->iter, ws, &t, 1);
         }
         rs_hashlane_forget(f->set, f->relpath);
     }
@@ -402,7 +123,7 @@ static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
     }
     n = rs_verify_slice(ws, d->iter, now, &t, &more);
     if (n) {
-        scan_targets(d->iter, ws, t, n);
+        rs_reconcile_targets(d->iter, ws, t, n);
     }
     apr_pool_clear(d->iter);
     return more;
@@ -523,13 +244,13 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
     }
     if (flags) {
         rs_watch_take(ws->w, d->iter, now, &t);   /* the scan covers it */
-        full_scan(d->iter, ws, 0);
+        rs_reconcile_full(d->iter, ws, 0);
         apr_pool_clear(d->iter);
         return 1;
     }
     n = rs_watch_take(ws->w, d->iter, now, &t);
     if (n) {
-        scan_targets(d->iter, ws, t, n);
+        rs_reconcile_targets(d->iter, ws, t, n);
     }
     apr_pool_clear(d->iter);
     return 0;
@@ -544,9 +265,9 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
 
     ws->next_tick = now + rs_global.rescan;
     if (!ws->w || ws->degraded || ws->root_lost) {
-        full_scan(d->iter, ws, 0);
+        rs_reconcile_full(d->iter, ws, 0);
     }
-    else if ((rv = changes_done(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
+    else if ((rv = rs_reconcile_changes(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
         rs_storefail_failed(d->iter, ws, rv, "closing a Change List");
     }
     else {
@@ -563,7 +284,7 @@ static void set_recheck(rs_drive_t *d, wset_t *ws)
 {
     ws->confirming = ws->confirm_at && rs_time_mono() >= ws->confirm_at;
     ws->remount = 0;
-    full_scan(d->iter, ws, 0);
+    rs_reconcile_full(d->iter, ws, 0);
     if (ws->confirming && ws->confirm_at && ws->confirm_at <= rs_time_mono()) {
         /* The scan did not run (the journal could not be read): the held
          * deletions are still to be confirmed, a little later. */
@@ -588,7 +309,7 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
     }
     if (rs_storefail_due(ws, now)) {
         if (rs_storefail_reopen(d) == APR_SUCCESS) {
-            full_scan(d->iter, ws, 0);
+            rs_reconcile_full(d->iter, ws, 0);
             ws->next_tick = rs_time_mono() + rs_global.rescan;
         }
     }
@@ -655,7 +376,7 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     for (k = 0; k < d->workers; k++) {
         ws->acc[k] = rs_access_create(d->pool, set);
     }
-    if ((rv = rs_watch_create(&ws->w, d->pool, set->dir, max_watches)) != APR_SUCCESS) {
+    if ((rv = rs_watch_create(&ws->w, d->pool, set->dir, RS_DRIVE_MAX_WATCHES)) != APR_SUCCESS) {
         ws->w = NULL;
         rs_log_emit(&d->log, RS_LOG_WARN, rv, "set %s: cannot create an inotify instance "
                     "(see fs.inotify.max_user_instances): changes are found by rescans "
@@ -737,7 +458,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
      * journaled before anything new is published; watches are added as
      * the scans go. */
     for (i = 0; i < d->nsets; i++) {
-        full_scan(d->iter, &d->ws[i], 1);
+        rs_reconcile_full(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
         d->ws[i].next_verify = rs_time_mono() + rs_global.verify;
         apr_pool_clear(d->iter);

@@ -207,4 +207,26 @@ apr_status_t rs_drive_history_start(rs_drive_t *d);
  * must then end so that a new one starts a new history. */
 int rs_drive_history_lost(rs_drive_t *d, apr_time_t now);
 
+/* No cap of our own on inotify watches: the kernel's
+ * fs.inotify.max_user_watches is the limit (t/degraded.t reaches it). */
+#define RS_DRIVE_MAX_WATCHES 0
+
+/* mod_resourcesync_reconcile.c: a set's tree reconciled with its
+ * inventory on the driver's thread (see that file). */
+/* The whole set (first: the startup reconciliation of this watcher); a
+ * set that cannot be listed is not scanned; a failure of the store puts
+ * the set into the failing state.  Changes are journaled from the set's
+ * second scan ever on (the first is the baseline). */
+void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first);
+/* The n targets inotify (or the verification pass, or the hashing lane)
+ * named, in one transaction; on failure a full scan decides. */
+void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, int n);
+/* After records were committed: the recorder's (rc, may be NULL) into the
+ * ring, then the Change Lists (closing, retention, files); full == 0 (an
+ * event batch) looks at the lists only when the open one may be full. */
+apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full);
+/* The set's mode (watching or rescans) from its watch state, published
+ * when it changed. */
+void rs_reconcile_mode(wset_t *ws);
+
 #endif
