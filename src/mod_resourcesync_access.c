@@ -11,10 +11,16 @@
  * denied, need a password, be redirected or run as a script is never
  * listed.  The media type comes from the same request (without parameters).
  *
- * The connection pretends to come from 192.0.2.1 (TEST-NET-1, RFC 5737):
- * a client that is neither local nor in any private range, so rules like
- * "Require local" or "Require ip 10.0.0.0/8" do not admit it.  Nothing is
- * sent anywhere.  Logging of the internal requests is limited to critical
+ * The connection pretends to be a remote anonymous client: it comes from
+ * 192.0.2.1 (TEST-NET-1, RFC 5737), neither loopback nor in any private
+ * range, to a local address of another network, 198.51.100.1 (TEST-NET-2):
+ * mod_authz_host's "Require local" admits a client whose address equals the
+ * connection's local one.  Its reverse DNS lookup is recorded as done and
+ * failed (remote_host "", double_reverse -1), so "Require host" never
+ * admits it and no request waits for a DNS server.  "Require ip",
+ * "forward-dns", "env" (SetEnvIf Remote_Addr ...) and "expr" on the remote
+ * address see 192.0.2.1; no credentials are sent, so "Require user" and
+ * "valid-user" answer 401, which is not listed.  Nothing is sent anywhere.  Logging of the internal requests is limited to critical
  * messages, so denials do not fill the error log at every rescan.
  *
  * Runs only in the watcher process; each rs_access_t (a connection record
@@ -53,7 +59,7 @@ int rs_access_post_perdir(request_rec *r)
 static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
 {
     conn_rec *c = apr_pcalloc(p, sizeof(*c));
-    apr_sockaddr_t *sa = NULL;
+    apr_sockaddr_t *sa = NULL, *la = NULL;
 
     c->pool = p;
     c->base_server = s;
@@ -63,9 +69,13 @@ static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
     apr_sockaddr_info_get(&sa, "192.0.2.1", APR_INET, 0, 0, p);
     c->client_addr = sa;
     c->client_ip = "192.0.2.1";
-    c->local_addr = sa;
-    c->local_ip = "192.0.2.1";
+    apr_sockaddr_info_get(&la, "198.51.100.1", APR_INET, 0, 0, p);
+    c->local_addr = la;
+    c->local_ip = "198.51.100.1";
     c->local_host = s->server_hostname;
+    /* Reverse lookup done, no name: see the comment at the top. */
+    c->remote_host = "";
+    c->double_reverse = -1;
     c->keepalive = AP_CONN_CLOSE;
     c->log = &quiet_log;
     c->id = 0;
