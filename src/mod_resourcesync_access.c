@@ -20,8 +20,9 @@
  * admits it and no request waits for a DNS server.  "Require ip",
  * "forward-dns", "env" (SetEnvIf Remote_Addr ...) and "expr" on the remote
  * address see 192.0.2.1; no credentials are sent, so "Require user" and
- * "valid-user" answer 401, which is not listed.  Nothing is sent anywhere.  Logging of the internal requests is limited to critical
- * messages, so denials do not fill the error log at every rescan.
+ * "valid-user" answer 401, which is not listed.  Nothing is sent anywhere.
+ * Logging of the internal requests is limited to critical messages, so
+ * denials do not fill the error log at every rescan.
  *
  * Runs only in the watcher process; each rs_access_t (a connection record
  * with its own pool and allocator) is used by one thread at a time.
@@ -38,6 +39,7 @@ struct rs_access_t {
     const rs_set_t *set;
     conn_rec *c;
     apr_pool_t *cpool;
+    apr_array_header_t *access_files;   /* AccessFileName of the set's server */
 };
 
 static struct ap_logconf quiet_log = { NULL, APLOG_CRIT };
@@ -83,6 +85,25 @@ static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
     return c;
 }
 
+/* The names AccessFileName gives on server s (default ".htaccess"): the
+ * per-directory configuration files the directory walk reads, whose
+ * changes the scans follow.  A space-separated list, as
+ * ap_parse_htaccess reads it. */
+static apr_array_header_t *access_names(apr_pool_t *p, server_rec *s)
+{
+    core_server_config *conf = ap_get_core_module_config(s->module_config);
+    const char *list = conf->access_name ? conf->access_name : ".htaccess";
+    apr_array_header_t *names = apr_array_make(p, 2, sizeof(const char *));
+
+    while (*list) {
+        const char *name = ap_getword_conf(p, &list);
+        if (*name) {
+            APR_ARRAY_PUSH(names, const char *) = name;
+        }
+    }
+    return names;
+}
+
 rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
 {
     rs_access_t *a = apr_pcalloc(p, sizeof(*a));
@@ -96,7 +117,13 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     apr_pool_create_ex(&a->cpool, p, NULL, alloc);
     apr_allocator_owner_set(alloc, a->cpool);
     a->c = make_conn(a->cpool, set->s);
+    a->access_files = access_names(a->cpool, set->s);
     return a;
+}
+
+const apr_array_header_t *rs_access_files(const rs_access_t *a)
+{
+    return a->access_files;
 }
 
 /* An anonymous internal GET of uri (already escaped) on the checker's

@@ -51,6 +51,11 @@ typedef struct rs_scan_opts_t {
     const apr_array_header_t *excludes;   /* glob patterns or NULL */
     int dotfiles;                         /* list dotfiles (not .ht*) */
     const char *cfg;                      /* fingerprint of check config */
+    /* Names of access files (httpd's AccessFileName, e.g. ".htaccess"),
+     * array of char*, or NULL.  Never listed; when one appears, changes
+     * or vanishes, every file below its directory is checked again (and
+     * a change notification naming one reconciles its whole directory). */
+    const apr_array_header_t *access_files;
     rs_scan_check_fn *check;              /* NULL: everything is served */
     void *check_baton;
     /* Parallel work: files that need a check or hashing are processed by
