@@ -345,6 +345,7 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
 int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type);
 int rs_access_post_perdir(request_rec *r);
+int rs_access_map_to_storage(request_rec *r);
 /* NULL if the set's URL-path maps to its directory, else why not. */
 const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p);
 /* The access file names (AccessFileName, e.g. ".htaccess") of the

@@ -21,8 +21,10 @@
  * "forward-dns", "env" (SetEnvIf Remote_Addr ...) and "expr" on the remote
  * address see 192.0.2.1; no credentials are sent, so "Require user" and
  * "valid-user" answer 401, which is not listed.  Nothing is sent anywhere.
- * Logging of the internal requests is limited to critical messages, so
- * denials do not fill the error log at every rescan.
+ * Logging of the internal requests is limited to alert and emergency
+ * messages: denials, unreadable directories and access files (AH00529 is
+ * logged at crit) are answers here, not faults, and the scanner logs what
+ * it cannot read once per watcher life itself.
  *
  * Runs only in the watcher process; each rs_access_t (a connection record
  * with its own pool and allocator) is used by one thread at a time.
@@ -42,7 +44,7 @@ struct rs_access_t {
     apr_array_header_t *access_files;   /* AccessFileName of the set's server */
 };
 
-static struct ap_logconf quiet_log = { NULL, APLOG_CRIT };
+static struct ap_logconf quiet_log = { NULL, APLOG_ALERT };
 
 #define RS_ACCESS_NOTE "resourcesync-access-check"
 
@@ -56,6 +58,19 @@ int rs_access_post_perdir(request_rec *r)
         r->log = &quiet_log;
     }
     return OK;
+}
+
+/* map_to_storage, before core's directory walk: the walk logs at error
+ * level when a path component cannot be searched (AH00035) or a link is
+ * refused (AH00037), and mod_dir's sub-requests for the DirectoryIndex
+ * names of an unreadable directory get there with the per-directory log
+ * configuration of the location walk (the server's level), not with the
+ * log of the request that made them.  Put the quiet configuration back on
+ * every request of a checker's connection just before the walk. */
+int rs_access_map_to_storage(request_rec *r)
+{
+    rs_access_post_perdir(r);
+    return DECLINED;
 }
 
 static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
