@@ -147,8 +147,8 @@ int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name
     const rs_scan_opts_t *o = sc->o;
 
     *target = NULL;
-    if (rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
-        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles)
+        || rs_glob_match(o->excludes, relpath) || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
         return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
     if (S_ISLNK(sb->st_mode)) {
@@ -244,6 +244,9 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
         case RS_SCAN_ENT_DIR:
             if (rs_scan_dir_checked(sc, ep, relpath)) {
                 APR_ARRAY_PUSH(subdirs, const char *) = e->name;
+            }
+            else {
+                rs_scan_access_watch(sc, dfd, e->name, relpath);
             }
             break;
         case RS_SCAN_ENT_FILE:

@@ -76,7 +76,9 @@ typedef struct rs_scan_opts_t {
      * for directories reached through rs_scan_targets. */
     void (*on_dir)(void *baton, const char *relpath, int dfd);
     /* Called when the rows at and below relpath are dropped because that
-     * directory is gone or no longer served (rs_scan_targets only). */
+     * directory is gone (rs_scan_targets only).  A directory that is only
+     * no longer served keeps its watch; with access_files, on_dir is
+     * also called for a directory that is not served (it is not read). */
     void (*on_drop)(void *baton, const char *relpath);
     void *dir_baton;
     rs_scan_progress_fn *progress;

@@ -123,4 +123,10 @@ int rs_scan_is_access_name(const rs_scan_opts_t *o, const char *name);
 int rs_scan_access_changed(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
                            apr_hash_t *rows);
 
+/* A directory that is not served (entry name of the directory open as
+ * dfd, relpath from the root): when the set has access files, hand it to
+ * on_dir all the same, without reading it, so that the watcher hears of a
+ * change of its own access file (which may serve it again). */
+void rs_scan_access_watch(rs_scan_ctx_t *sc, int dfd, const char *name, const char *relpath);
+
 #endif

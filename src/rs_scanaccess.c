@@ -14,6 +14,10 @@
  * restarts: a change made while the server was stopped is noticed by the
  * startup scan like any other.
  *
+ * A directory that is not served is still handed to on_dir (watched,
+ * never read): its own access file may be what denies it, and only its
+ * watch reports that file's removal.
+ *
  * An access file is followed through a symbolic link (httpd opens it so);
  * only its stat is compared, its content is never read.  A name that is
  * an access file is never listed itself.
@@ -21,6 +25,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_scan_priv.h"
@@ -58,6 +63,21 @@ static int same_stat(const rs_item_t *a, const rs_item_t *b)
 {
     return a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns
         && a->dev == b->dev && a->ino == b->ino;
+}
+
+void rs_scan_access_watch(rs_scan_ctx_t *sc, int dfd, const char *name, const char *relpath)
+{
+    const rs_scan_opts_t *o = sc->o;
+    int fd;
+
+    if (!o->on_dir || !o->access_files || !o->access_files->nelts) {
+        return;
+    }
+    fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        o->on_dir(o->dir_baton, relpath, fd);
+        close(fd);
+    }
 }
 
 int rs_scan_access_changed(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,

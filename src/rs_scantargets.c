@@ -16,9 +16,10 @@
 #include "rs_scanfile.h"
 
 /* Everything at and below relpath is gone (or no longer served).  forget:
- * also tell on_drop (the watcher forgets the watches below relpath); not
- * for a directory that an access file of its own denies, whose watch
- * must report that access file's next change. */
+ * also tell on_drop (the watcher forgets the watches at and below
+ * relpath): for a name that is no longer a directory; not for a directory
+ * that is only not served, whose watch must go on reporting a change of
+ * its own access file (which may serve it again). */
 static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath, int forget)
 {
     apr_array_header_t *dirs;
@@ -121,7 +122,8 @@ static void scan_name(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir
             close(cfd);
         }
         else {
-            drop_tree(sc, p, relpath, 1);
+            drop_tree(sc, p, relpath, 0);
+            rs_scan_access_watch(sc, dfd, name, relpath);
         }
         return;
     }
@@ -130,6 +132,15 @@ static void scan_name(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir
     if (kind == RS_SCAN_ENT_FILE) {
         rs_scan_file_seen(sc, jobs, name, relpath, target, &sb, row);
     }
+}
+
+/* 1 if relpath (below the root, open as rootfd) is a directory, not a
+ * link to one. */
+static int is_dir(int rootfd, const char *relpath)
+{
+    struct stat sb;
+    return !*relpath || (fstatat(rootfd, relpath, &sb, AT_SYMLINK_NOFOLLOW) == 0
+                         && S_ISDIR(sb.st_mode));
 }
 
 /* 1 if names (or NULL) holds the name of an access file. */
@@ -205,7 +216,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
         const rs_scan_target_t *t = &targets[i];
         int dfd = open_served(&sc, tp, rootfd, t->dir);
         if (dfd < 0) {
-            drop_tree(&sc, tp, t->dir, !names_access(o, t->names));
+            drop_tree(&sc, tp, t->dir, !is_dir(rootfd, t->dir));
         }
         else {
             if (t->names) {

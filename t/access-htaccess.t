@@ -12,7 +12,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for fetch_list put);
 
-plan tests => 28;
+plan tests => 30;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
@@ -119,6 +119,13 @@ is(listed_becomes($want, 30), $want,
    'after a restart: new and changed denials are honoured, a changed RewriteRule too');
 ok(journaled('deleted', 'files/ok.txt'), 'after a restart: <Files> denial journaled as deleted');
 ok(journaled('created', 'rw/page.txt'), 'after a restart: a RewriteRule no longer denying: created');
+
+# sub is denied by its own .htaccess since the start: removing that file
+# while running must still be seen.
+unlink "$H/sub/.htaccess" or die $!;
+$want = 'files/secret.txt pub.txt rw/page.txt sub/s.txt';
+is(listed_becomes($want), $want, 'a directory denied by its own .htaccess since the start comes back');
+ok(journaled('created', 'sub/s.txt'), '... journaled as created');
 
 restart_with(sub { put("$H/.htaccess", "Require all denied\n") });
 is(listed_becomes('', 30), '', 'after a restart: Require all denied at the top empties the list');

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_scan.h"
@@ -26,6 +27,7 @@ typedef struct {
     rs_scan_stats_t s;
     apr_array_header_t *changes;  /* "C:path", "U:path", "D:path" */
     int drops;                    /* on_drop calls */
+    apr_hash_t *watched;          /* relpaths handed to on_dir */
 } ax_t;
 
 /* 1 if the access file of directory dir (relative, "" = root) denies name
@@ -98,6 +100,18 @@ static void on_drop(void *baton, const char *relpath)
     ((ax_t *)baton)->drops++;
 }
 
+static void on_dir(void *baton, const char *relpath, int dfd)
+{
+    ax_t *a = baton;
+    ck_assert_int_ge(dfd, 0);
+    apr_hash_set(a->watched, apr_pstrdup(ut_pool, relpath), APR_HASH_KEY_STRING, "");
+}
+
+static int watched(ax_t *a, const char *relpath)
+{
+    return apr_hash_get(a->watched, relpath, APR_HASH_KEY_STRING) != NULL;
+}
+
 static void ax_init(ax_t *a)
 {
     static apr_array_header_t *names;
@@ -122,6 +136,8 @@ static void ax_init(ax_t *a)
     a->o.on_change = on_change;
     a->o.change_baton = a;
     a->o.on_drop = on_drop;
+    a->o.on_dir = on_dir;
+    a->watched = apr_hash_make(ut_pool);
     a->o.dir_baton = a;
     a->o.dotfiles = 1;                 /* access files stay unlisted anyway */
     a->o.log = &a->ul.logger;
@@ -247,8 +263,9 @@ START_TEST(targets_follow_access_files)
 END_TEST
 
 /* An access file that denies its own directory: the rows go, but the
- * directory's watch is kept (no on_drop), so that the access file's next
- * change is seen. */
+ * directory's watch is kept (no on_drop, and a full scan hands it to
+ * on_dir without reading it), so that the access file's next change is
+ * seen. */
 START_TEST(access_file_denies_its_directory)
 {
     ax_t a;
@@ -263,9 +280,21 @@ START_TEST(access_file_denies_its_directory)
     ck_assert_str_eq(target(&a, "a", ".htaccess"), "C:a/b/y.txt C:a/x.txt");
     ck_assert_int_eq(listed(&a), 3);
 
-    /* And in full scans. */
+    /* A file event inside the denied directory keeps its watch too. */
     put_access(&a, "a/.htaccess", "deny all\n");
+    target(&a, "a", ".htaccess");
+    ut_write_str(ut_path(a.root, "a/x.txt"), "x2");
+    ck_assert_str_eq(target(&a, "a", "x.txt"), "");
+    ck_assert_int_eq(a.drops, 0);
+    ck_assert_int_eq(unlink(ut_path(a.root, "a/.htaccess")), 0);
+    ck_assert_str_eq(target(&a, "a", ".htaccess"), "C:a/b/y.txt C:a/x.txt");
+
+    /* And in full scans: the denied directory is watched, not read. */
+    put_access(&a, "a/.htaccess", "deny all\n");
+    apr_hash_clear(a.watched);
     ck_assert_str_eq(scan(&a), "D:a/b/y.txt D:a/x.txt");
+    ck_assert(watched(&a, "a"));
+    ck_assert(!watched(&a, "a/b"));
     ck_assert_int_eq(unlink(ut_path(a.root, "a/.htaccess")), 0);
     ck_assert_str_eq(scan(&a), "C:a/b/y.txt C:a/x.txt");
 }
