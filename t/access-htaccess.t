@@ -1,10 +1,10 @@
 use strict;
 use warnings;
-# Access files are followed: a <Files> denial, a RewriteRule [F] or a
-# "Require all denied" written into an .htaccess inside a set takes what
-# it denies out of the Resource List within seconds (journaled as
-# deleted); removing a denying .htaccess brings the files back (journaled
-# as created).  The same changes made while the server is stopped are
+# Access files are followed: a <Files> denial, a RewriteRule [F] (renamed
+# into place) or a "Require all denied" written into an .htaccess inside a
+# set takes what it denies out of the Resource List within seconds
+# (journaled as deleted); removing a denying .htaccess, or renaming it
+# away, brings the files back (journaled as created).  The same changes made while the server is stopped are
 # honoured by the startup scan.  Private server (prefork: stopped and
 # started).
 use Apache::Test qw(-withtestmore);
@@ -12,14 +12,14 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for fetch_list put);
 
-plan tests => 30;
+plan tests => 32;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
 my $srv = private_server(
     mpm  => 'prefork',
     conf => "LoadModule rewrite_module $mods/mod_rewrite.so\n" . STATE_CONF
-            . "ResourceSyncRescanInterval 1\n"
+            . "ResourceSyncRescanInterval 1\nAccessFileName .htaccess .acl\n"
             . set_conf('h', 'www/h', 'AllowOverride All'));
 $srv->populate(files => { map { ("www/h/$_" => "$_\n") }
                           qw(pub.txt files/secret.txt files/ok.txt rw/page.txt rw/keep.txt
@@ -77,7 +77,9 @@ my $want = 'files/ok.txt pub.txt rw/keep.txt rw/page.txt sub/s.txt';
 is(listed_becomes($want), $want, '<Files> denial: the file leaves the Resource List');
 ok(journaled('deleted', 'files/secret.txt'), '<Files> denial: journaled as deleted');
 
-put("$H/rw/.htaccess", "RewriteEngine On\nRewriteRule ^page\\.txt\$ - [F]\n");
+# Written elsewhere, renamed into place.
+put("$H/rw/.htaccess.new", "RewriteEngine On\nRewriteRule ^page\\.txt\$ - [F]\n");
+rename "$H/rw/.htaccess.new", "$H/rw/.htaccess" or die $!;
 is(get("$B/h/rw/page.txt")->code, 403, 'RewriteRule [F] in .htaccess: the file answers 403');
 is(get("$B/h/rw/keep.txt")->code, 200, 'RewriteRule [F]: the other file answers 200');
 $want = 'files/ok.txt pub.txt rw/keep.txt sub/s.txt';
@@ -94,10 +96,19 @@ is(get("$B/h/pub.txt")->code, 200, 'top .htaccess removed: 200 again');
 is(listed_becomes($want), $want, 'top .htaccess removed: the files are listed again');
 ok(journaled('created', 'pub.txt'), 'top .htaccess removed: journaled as created');
 
-unlink "$H/files/.htaccess" or die $!;
+# Renamed away.
+rename "$H/files/.htaccess", "$H/files/.htaccess.off" or die $!;
 $want = 'files/ok.txt files/secret.txt pub.txt rw/keep.txt sub/s.txt';
-is(listed_becomes($want), $want, 'denying .htaccess removed: the file comes back');
-ok(journaled('created', 'files/secret.txt'), 'denying .htaccess removed: journaled as created');
+is(listed_becomes($want), $want, 'denying .htaccess renamed away: the file comes back');
+ok(journaled('created', 'files/secret.txt'), 'denying .htaccess renamed away: journaled as created');
+
+# The second name of AccessFileName.
+put("$H/sub/.acl", "Require all denied\n");
+$want = 'files/ok.txt files/secret.txt pub.txt rw/keep.txt';
+is(listed_becomes($want), $want, 'a denying .acl (AccessFileName .htaccess .acl) is followed');
+unlink "$H/sub/.acl" or die $!;
+$want = 'files/ok.txt files/secret.txt pub.txt rw/keep.txt sub/s.txt';
+is(listed_becomes($want), $want, 'its removal too');
 
 # --- while stopped ------------------------------------------------------
 # Access files are changed, created and removed while the server is down;
