@@ -62,10 +62,12 @@ int rs_access_post_perdir(request_rec *r)
 
 /* map_to_storage, before core's directory walk: the walk logs at error
  * level when a path component cannot be searched (AH00035) or a link is
- * refused (AH00037), and mod_dir's sub-requests for the DirectoryIndex
- * names of an unreadable directory get there with the server's log level,
- * not with the log configuration of the request that made them.  Put the quiet configuration back on
- * every request of a checker's connection just before the walk. */
+ * refused (AH00037), and requests reach it with the server's log level
+ * rather than the configuration set on them - the internal request itself
+ * (a link refused by SymLinksIfOwnerMatch) and mod_dir's sub-requests for
+ * the DirectoryIndex names of an unreadable directory (one line per
+ * name).  Put the quiet configuration back on every request of a
+ * checker's connection just before the walk. */
 int rs_access_map_to_storage(request_rec *r)
 {
     rs_access_post_perdir(r);
