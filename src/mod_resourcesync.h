@@ -435,8 +435,13 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
 int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type);
 int rs_access_post_perdir(request_rec *r);
+int rs_access_map_to_storage(request_rec *r);
 /* NULL if the set's URL-path maps to its directory, else why not. */
 const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p);
+/* The access file names (AccessFileName, e.g. ".htaccess") of the
+ * checker's set's server, as an array of char*: what the scans follow
+ * (rs_scan_opts_t.access_files).  Lives as long as the checker. */
+const apr_array_header_t *rs_access_files(const rs_access_t *a);
 
 /* mod_resourcesync_handler.c */
 int rs_handler_translate(request_rec *r);

@@ -11,11 +11,20 @@
  * denied, need a password, be redirected or run as a script is never
  * listed.  The media type comes from the same request (without parameters).
  *
- * The connection pretends to come from 192.0.2.1 (TEST-NET-1, RFC 5737):
- * a client that is neither local nor in any private range, so rules like
- * "Require local" or "Require ip 10.0.0.0/8" do not admit it.  Nothing is
- * sent anywhere.  Logging of the internal requests is limited to critical
- * messages, so denials do not fill the error log at every rescan.
+ * The connection pretends to be a remote anonymous client: it comes from
+ * 192.0.2.1 (TEST-NET-1, RFC 5737), neither loopback nor in any private
+ * range, to a local address of another network, 198.51.100.1 (TEST-NET-2):
+ * mod_authz_host's "Require local" admits a client whose address equals the
+ * connection's local one.  Its reverse DNS lookup is recorded as done and
+ * failed (remote_host "", double_reverse -1), so "Require host" never
+ * admits it and no request waits for a DNS server.  "Require ip",
+ * "forward-dns", "env" (SetEnvIf Remote_Addr ...) and "expr" on the remote
+ * address see 192.0.2.1; no credentials are sent, so "Require user" and
+ * "valid-user" answer 401, which is not listed.  Nothing is sent anywhere.
+ * Logging of the internal requests is limited to alert and emergency
+ * messages: denials, unreadable directories and access files (AH00529 is
+ * logged at crit) are answers here, not faults, and the scanner logs what
+ * it cannot read once per watcher life itself.
  *
  * Runs only in the watcher process; each rs_access_t (a connection record
  * with its own pool and allocator) is used by one thread at a time.
@@ -32,9 +41,10 @@ struct rs_access_t {
     const rs_set_t *set;
     conn_rec *c;
     apr_pool_t *cpool;
+    apr_array_header_t *access_files;   /* AccessFileName of the set's server */
 };
 
-static struct ap_logconf quiet_log = { NULL, APLOG_CRIT };
+static struct ap_logconf quiet_log = { NULL, APLOG_ALERT };
 
 #define RS_ACCESS_NOTE "resourcesync-access-check"
 
@@ -50,10 +60,24 @@ int rs_access_post_perdir(request_rec *r)
     return OK;
 }
 
+/* map_to_storage, before core's directory walk: the walk logs at error
+ * level when a path component cannot be searched (AH00035) or a link is
+ * refused (AH00037), and requests reach it with the server's log level
+ * rather than the configuration set on them - the internal request itself
+ * (a link refused by SymLinksIfOwnerMatch) and mod_dir's sub-requests for
+ * the DirectoryIndex names of an unreadable directory (one line per
+ * name).  Put the quiet configuration back on every request of a
+ * checker's connection just before the walk. */
+int rs_access_map_to_storage(request_rec *r)
+{
+    rs_access_post_perdir(r);
+    return DECLINED;
+}
+
 static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
 {
     conn_rec *c = apr_pcalloc(p, sizeof(*c));
-    apr_sockaddr_t *sa = NULL;
+    apr_sockaddr_t *sa = NULL, *la = NULL;
 
     c->pool = p;
     c->base_server = s;
@@ -63,14 +87,37 @@ static conn_rec *make_conn(apr_pool_t *p, server_rec *s)
     apr_sockaddr_info_get(&sa, "192.0.2.1", APR_INET, 0, 0, p);
     c->client_addr = sa;
     c->client_ip = "192.0.2.1";
-    c->local_addr = sa;
-    c->local_ip = "192.0.2.1";
+    apr_sockaddr_info_get(&la, "198.51.100.1", APR_INET, 0, 0, p);
+    c->local_addr = la;
+    c->local_ip = "198.51.100.1";
     c->local_host = s->server_hostname;
+    /* Reverse lookup done, no name: see the comment at the top. */
+    c->remote_host = "";
+    c->double_reverse = -1;
     c->keepalive = AP_CONN_CLOSE;
     c->log = &quiet_log;
     c->id = 0;
     apr_table_setn(c->notes, RS_ACCESS_NOTE, "1");
     return c;
+}
+
+/* The names AccessFileName gives on server s (default ".htaccess"): the
+ * per-directory configuration files the directory walk reads, whose
+ * changes the scans follow.  A space-separated list, as
+ * ap_parse_htaccess reads it. */
+static apr_array_header_t *access_names(apr_pool_t *p, server_rec *s)
+{
+    core_server_config *conf = ap_get_core_module_config(s->module_config);
+    const char *list = conf->access_name ? conf->access_name : ".htaccess";
+    apr_array_header_t *names = apr_array_make(p, 2, sizeof(const char *));
+
+    while (*list) {
+        const char *name = ap_getword_conf(p, &list);
+        if (*name) {
+            APR_ARRAY_PUSH(names, const char *) = name;
+        }
+    }
+    return names;
 }
 
 rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
@@ -86,7 +133,13 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     apr_pool_create_ex(&a->cpool, p, NULL, alloc);
     apr_allocator_owner_set(alloc, a->cpool);
     a->c = make_conn(a->cpool, set->s);
+    a->access_files = access_names(a->cpool, set->s);
     return a;
+}
+
+const apr_array_header_t *rs_access_files(const rs_access_t *a)
+{
+    return a->access_files;
 }
 
 /* An anonymous internal GET of uri (already escaped) on the checker's

@@ -82,6 +82,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->excludes = set->excludes;
     so->dotfiles = set->dotfiles;
     so->cfg = rs_global.fingerprint;
+    so->access_files = rs_access_files(ws->acc[0]);
     so->check = rs_access_check;
     so->check_baton = ws->acc[0];
     so->workers = ws->d->workers;

@@ -158,8 +158,8 @@ int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name
     const rs_scan_opts_t *o = sc->o;
 
     *target = NULL;
-    if (rs_glob_hidden(name, o->dotfiles) || rs_glob_match(o->excludes, relpath)
-        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles)
+        || rs_glob_match(o->excludes, relpath) || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
         return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
     if (S_ISLNK(sb->st_mode)) {
@@ -189,7 +189,7 @@ void rs_scan_file_seen(rs_scan_ctx_t *sc, apr_array_header_t *jobs, const char *
     rs_scanfile_job_t *j;
 
     sc->stats->files++;
-    if (rs_scanfile_unchanged(sc->o, row, sb)) {
+    if (!sc->recheck && rs_scanfile_unchanged(sc->o, row, sb)) {
         sc->stats->listed += row->listed;
         return;
     }
@@ -255,6 +255,9 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
         case RS_SCAN_ENT_DIR:
             if (rs_scan_dir_checked(sc, ep, relpath)) {
                 APR_ARRAY_PUSH(subdirs, const char *) = e->name;
+            }
+            else {
+                rs_scan_access_watch(sc, dfd, e->name, relpath);
             }
             break;
         case RS_SCAN_ENT_FILE:
@@ -322,6 +325,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     apr_hash_t *rows;
     apr_array_header_t *ents, *jobs, *subdirs;
     apr_status_t rv;
+    int recheck = sc->recheck;
 
     apr_pool_create(&p, parent);
     sc->stats->dirs++;
@@ -341,6 +345,9 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     }
     jobs = apr_array_make(p, 16, sizeof(rs_scanfile_job_t));
     subdirs = apr_array_make(p, 8, sizeof(const char *));
+    if (rs_scan_access_changed(sc, p, dfd, dir, rows)) {
+        sc->recheck = 1;       /* for this directory's subtree only */
+    }
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
     rs_scan_finish_jobs(sc, p, dfd, dir, jobs);
     if (o->progress) {
@@ -348,6 +355,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     }
     walk_subdirs(sc, p, dfd, dir, subdirs);
     drop_rows(sc, p, dir, rows);
+    sc->recheck = recheck;
     apr_pool_destroy(p);
 }
 

@@ -75,6 +75,11 @@ typedef struct rs_scan_opts_t {
     const apr_array_header_t *excludes;   /* glob patterns or NULL */
     int dotfiles;                         /* list dotfiles (not .ht*) */
     const char *cfg;                      /* fingerprint of check config */
+    /* Names of access files (httpd's AccessFileName, e.g. ".htaccess"),
+     * array of char*, or NULL.  Never listed; when one appears, changes
+     * or vanishes, every file below its directory is checked again (and
+     * a change notification naming one reconciles its whole directory). */
+    const apr_array_header_t *access_files;
     rs_scan_check_fn *check;              /* NULL: everything is served */
     void *check_baton;
     /* Parallel work: files that need a check or hashing are processed by
@@ -95,7 +100,9 @@ typedef struct rs_scan_opts_t {
      * for directories reached through rs_scan_targets. */
     void (*on_dir)(void *baton, const char *relpath, int dfd);
     /* Called when the rows at and below relpath are dropped because that
-     * directory is gone or no longer served (rs_scan_targets only). */
+     * directory is gone (rs_scan_targets only).  A directory that is only
+     * no longer served keeps its watch; with access_files, on_dir is
+     * also called for a directory that is not served (it is not read). */
     void (*on_drop)(void *baton, const char *relpath);
     void *dir_baton;
     rs_scan_progress_fn *progress;

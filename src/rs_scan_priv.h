@@ -38,6 +38,11 @@ typedef struct rs_scan_ctx_t {
     apr_size_t realroot_len;
     apr_int64_t pending;      /* writes in the open transaction */
     apr_status_t err;         /* first failure; APR_SUCCESS while none */
+    /* While walking a directory whose access file (or one of an
+     * ancestor's, within this walk) appeared, changed or vanished: every
+     * file gets its access check again, even if its row describes it.
+     * Set and restored by rs_scan_walk around a directory's subtree. */
+    int recheck;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */
@@ -110,5 +115,23 @@ void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d);
  * that the walk did not visit (sc->visited): the directory is gone or no
  * longer served. */
 void rs_scan_drop_unvisited(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir);
+
+/* 1 if name is one of the set's access file names (opts->access_files). */
+int rs_scan_is_access_name(const rs_scan_opts_t *o, const char *name);
+
+/* Compare the access files of directory dir (open as dfd) with their
+ * rows in rows (the directory's stored rows, name -> rs_item_t): writes
+ * the row of each access file that is new or changed, and takes the rows
+ * of those present out of rows (what stays there is dropped as gone).
+ * Returns 1 if any access file appeared, changed or vanished (see
+ * rs_scanaccess.c). */
+int rs_scan_access_changed(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
+                           apr_hash_t *rows);
+
+/* A directory that is not served (entry name of the directory open as
+ * dfd, relpath from the root): when the set has access files, hand it to
+ * on_dir all the same, without reading it, so that the watcher hears of a
+ * change of its own access file (which may serve it again). */
+void rs_scan_access_watch(rs_scan_ctx_t *sc, int dfd, const char *name, const char *relpath);
 
 #endif

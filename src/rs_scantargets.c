@@ -15,8 +15,12 @@
 #include "rs_scan_priv.h"
 #include "rs_scanfile.h"
 
-/* Everything at and below relpath is gone (or no longer served). */
-static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath)
+/* Everything at and below relpath is gone (or no longer served).  forget:
+ * also tell on_drop (the watcher forgets the watches at and below
+ * relpath): for a name that is no longer a directory; not for a directory
+ * that is only not served, whose watch must go on reporting a change of
+ * its own access file (which may serve it again). */
+static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath, int forget)
 {
     apr_array_header_t *dirs;
     int i;
@@ -28,7 +32,7 @@ static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath)
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scan_drop_dir_rows(sc, p, APR_ARRAY_IDX(dirs, i, const char *));
     }
-    if (sc->o->on_drop) {
+    if (forget && sc->o->on_drop) {
         sc->o->on_drop(sc->o->dir_baton, relpath);
     }
 }
@@ -118,18 +122,43 @@ static void scan_name(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir
             close(cfd);
         }
         else {
-            drop_tree(sc, p, relpath);
+            drop_tree(sc, p, relpath, 0);
+            rs_scan_access_watch(sc, dfd, name, relpath);
         }
         return;
     }
     /* A file, or nothing: rows of a directory that had this name go. */
-    drop_tree(sc, p, relpath);
+    drop_tree(sc, p, relpath, 1);
     if (kind == RS_SCAN_ENT_FILE) {
         rs_scan_file_seen(sc, jobs, name, relpath, target, &sb, row);
     }
 }
 
-/* Reconcile named entries of directory dir (open as dfd). */
+/* 1 if relpath (below the root, open as rootfd) is a directory, not a
+ * link to one. */
+static int is_dir(int rootfd, const char *relpath)
+{
+    struct stat sb;
+    return !*relpath || (fstatat(rootfd, relpath, &sb, AT_SYMLINK_NOFOLLOW) == 0
+                         && S_ISDIR(sb.st_mode));
+}
+
+/* 1 if names (or NULL) holds the name of an access file. */
+static int names_access(const rs_scan_opts_t *o, const apr_array_header_t *names)
+{
+    int i;
+    for (i = 0; names && i < names->nelts; i++) {
+        if (rs_scan_is_access_name(o, APR_ARRAY_IDX(names, i, const char *))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Reconcile named entries of directory dir (open as dfd).  An access file
+ * among them may change what is served anywhere below dir: then dir is
+ * walked with everything below it (which covers the other names), and
+ * the walk re-checks every file when the access file's row differs. */
 static void scan_names(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
                        const apr_array_header_t *names)
 {
@@ -137,6 +166,10 @@ static void scan_names(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *di
     apr_hash_t *seen = apr_hash_make(p);
     int i;
 
+    if (names_access(sc->o, names)) {
+        walk_subtree(sc, p, dfd, dir);
+        return;
+    }
     for (i = 0; i < names->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(names, i, const char *);
         if (!*name || strchr(name, '/') || apr_hash_get(seen, name, APR_HASH_KEY_STRING)) {
@@ -183,7 +216,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
         const rs_scan_target_t *t = &targets[i];
         int dfd = open_served(&sc, tp, rootfd, t->dir);
         if (dfd < 0) {
-            drop_tree(&sc, tp, t->dir);
+            drop_tree(&sc, tp, t->dir, !is_dir(rootfd, t->dir));
         }
         else {
             if (t->names) {

@@ -51,6 +51,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, journal_suite());
     srunner_add_suite(sr, changelist_suite());
     srunner_add_suite(sr, scan_changes_suite());
+    srunner_add_suite(sr, scan_access_suite());
     srunner_add_suite(sr, ring_suite());
     srunner_add_suite(sr, watch_suite());
     srunner_add_suite(sr, file_suite());

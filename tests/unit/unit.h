@@ -39,6 +39,7 @@ Suite *snapshot_suite(void);
 Suite *journal_suite(void);
 Suite *changelist_suite(void);
 Suite *scan_changes_suite(void);
+Suite *scan_access_suite(void);
 Suite *ring_suite(void);
 Suite *watch_suite(void);
 Suite *file_suite(void);
