@@ -255,14 +255,34 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
     return rv;
 }
 
+/* One field of the info file: decimal digits, at most max, followed by
+ * sep.  Returns the position after sep, or NULL. */
+static const char *info_field(const char *s, apr_uint64_t max, char sep, apr_uint64_t *out)
+{
+    apr_uint64_t v = 0;
+    const char *start = s;
+
+    while (*s >= '0' && *s <= '9') {
+        apr_uint64_t d = (apr_uint64_t)(*s++ - '0');
+        if (v > (max - d) / 10) {
+            return NULL;                /* out of range: never wrapped */
+        }
+        v = v * 10 + d;
+    }
+    if (s == start || *s != sep) {
+        return NULL;
+    }
+    *out = v;
+    return s + 1;
+}
+
 apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_info_t *info)
 {
     apr_file_t *f;
     char buf[256];
     apr_size_t n = sizeof(buf) - 1;
-    unsigned long long gen;
-    long long at, completed, entries;
-    int parts;
+    apr_uint64_t gen, at, completed, entries, parts;
+    const char *s;
     apr_status_t rv;
 
     rv = apr_file_open(&f, rs_statedir_gen_info(p, dir), APR_FOPEN_READ,
@@ -276,14 +296,20 @@ apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_i
         return rv;
     }
     buf[n] = '\0';
-    if (sscanf(buf, "%llu %lld %lld %lld %d", &gen, &at, &completed, &entries, &parts) != 5
-        || !strchr(buf, '\n')) {
+    /* Written by rs_snapshot_write as five non-negative decimal numbers and
+     * a newline; anything else (a torn write, an editor, a sign, a number
+     * that does not fit) is an incomplete snapshot, never a wrapped value. */
+    if (!(s = info_field(buf, APR_UINT64_MAX, ' ', &gen)) || gen < 1
+        || !(s = info_field(s, APR_INT64_MAX, ' ', &at))
+        || !(s = info_field(s, APR_INT64_MAX, ' ', &completed)) || completed < at
+        || !(s = info_field(s, APR_INT64_MAX, ' ', &entries))
+        || !(s = info_field(s, APR_INT32_MAX, '\n', &parts)) || *s) {
         return APR_EINVAL;
     }
     info->gen = gen;
-    info->at = at;
-    info->completed = completed;
-    info->entries = entries;
-    info->parts = parts;
+    info->at = (apr_time_t)at;
+    info->completed = (apr_time_t)completed;
+    info->entries = (apr_int64_t)entries;
+    info->parts = (int)parts;
     return APR_SUCCESS;
 }

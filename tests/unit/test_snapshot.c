@@ -395,13 +395,33 @@ START_TEST(read_info_errors)
     /* Incomplete write: no newline yet. */
     ut_write_str(ut_path(dir, "info"), "1 2 3 4 5");
     ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_EINVAL);
-    ut_write_str(ut_path(dir, "info"), "9 -2 3 4 5\n");
+    /* Signs, wrapped or oversized numbers, torn or padded lines. */
+    {
+        static const char *const bad[] = {
+            "9 -2 3 4 5\n", "-1 2 3 4 5\n", "+1 2 3 4 5\n", "0 2 3 4 5\n",
+            "18446744073709551616 2 3 4 5\n", "1 9223372036854775808 3 4 5\n",
+            "1 2 3 4 2147483648\n", "1 5 3 4 5\n", "1  2 3 4 5\n", "1 2 3 4 5 \n",
+            "1 2 3 4 5\nmore", "1 2 3 4 5\n\n", " 1 2 3 4 5\n", "1\t2 3 4 5\n",
+        };
+        size_t i;
+        for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            ut_write_str(ut_path(dir, "info"), bad[i]);
+            ck_assert_msg(rs_snapshot_read_info(dir, ut_pool, &info) == APR_EINVAL,
+                          "accepted: %s", bad[i]);
+        }
+    }
+    ut_write_str(ut_path(dir, "info"), "9 2 3 4 5\n");
     ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_uint_eq(info.gen, 9);
-    ck_assert_int_eq(info.at, -2);
+    ck_assert_int_eq(info.at, 2);
     ck_assert_int_eq(info.completed, 3);
     ck_assert_int_eq(info.entries, 4);
     ck_assert_int_eq(info.parts, 5);
+    ut_write_str(ut_path(dir, "info"), "18446744073709551615 0 9223372036854775807 0 2147483647\n");
+    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_uint_eq(info.gen, 18446744073709551615ULL);
+    ck_assert_int_eq(info.completed, APR_INT64_MAX);
+    ck_assert_int_eq(info.parts, 2147483647);
 }
 END_TEST
 
