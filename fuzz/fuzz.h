@@ -15,6 +15,7 @@
 #include <string.h>
 #include <apr_general.h>
 #include <apr_pools.h>
+#include <unistd.h>
 
 #define FUZZ_CHECK(cond, ...) do {                                      \
         if (!(cond)) {                                                  \
@@ -55,6 +56,38 @@ static inline char *fuzz_str(const uint8_t *data, size_t size, int nul_ok)
     memcpy(s, data, size);
     s[size] = '\0';
     return s;
+}
+
+/* The input as the file <tmpdir>/name (tmpdir: one directory per process
+ * below /tmp, removed with the file when libFuzzer exits): for readers of
+ * the module's own files.  Returns the directory. */
+static char fuzz_dir_[] = "/tmp/rs-fuzz-XXXXXX";
+static char fuzz_file_[sizeof(fuzz_dir_) + 64];
+
+static inline void fuzz_remove_dir_(void)
+{
+    unlink(fuzz_file_);
+    rmdir(fuzz_dir_);
+}
+
+static inline const char *fuzz_file(const char *name, const uint8_t *data, size_t size)
+{
+    static int made;
+    FILE *f;
+
+    if (!made) {
+        if (!mkdtemp(fuzz_dir_)) {
+            abort();
+        }
+        made = 1;
+        atexit(fuzz_remove_dir_);
+    }
+    snprintf(fuzz_file_, sizeof(fuzz_file_), "%s/%s", fuzz_dir_, name);
+    if (!(f = fopen(fuzz_file_, "wb")) || (size && fwrite(data, 1, size, f) != size)
+        || fclose(f) != 0) {
+        abort();
+    }
+    return fuzz_dir_;
 }
 
 #endif

@@ -3,46 +3,18 @@
  * The state directory is the module's own, but its files outlive crashes,
  * disks that fill up and operators with editors: the reader must take any
  * content without crashing or reading past what it read.  The input is
- * written as <tmpdir>/info and read back.
+ * written as <tmpdir>/info (fuzz_file) and read back.
  */
-#include <unistd.h>
-#include <apr_file_io.h>
-#include <apr_strings.h>
 #include "fuzz.h"
 #include "rs_snapshot.h"
-
-static char dir[] = "/tmp/rs-fuzz-info-XXXXXX";
-static int made;
-
-/* Remove the directory when libFuzzer exits. */
-static void remove_dir(void)
-{
-    char path[sizeof(dir) + 8];
-    snprintf(path, sizeof(path), "%s/info", dir);
-    unlink(path);
-    rmdir(dir);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     apr_pool_t *p = fuzz_pool();
-    apr_file_t *f;
-    apr_size_t n = size;
+    const char *dir = fuzz_file("info", data, size);
     rs_snapshot_info_t info;
     apr_status_t rv;
 
-    if (!made) {
-        if (!mkdtemp(dir)) {
-            abort();
-        }
-        made = 1;
-        atexit(remove_dir);
-    }
-    rv = apr_file_open(&f, apr_pstrcat(p, dir, "/info", NULL), APR_FOPEN_WRITE
-                       | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT, p);
-    FUZZ_CHECK(rv == APR_SUCCESS, "cannot create the info file: %d", rv);
-    FUZZ_CHECK(apr_file_write_full(f, data, size, &n) == APR_SUCCESS, "write");
-    apr_file_close(f);
     memset(&info, 0, sizeof(info));
     rv = rs_snapshot_read_info(dir, p, &info);
     /* Malformed: APR_EINVAL; empty: APR_EOF from the read. */

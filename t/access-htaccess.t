@@ -10,7 +10,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for fetch_list put);
+use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for fetch_list put changes_of);
 
 plan tests => 32;
 
@@ -44,20 +44,8 @@ sub listed_becomes {
 
 # The Change List's entries as "change path", in order.
 sub changes {
-    my $r = get("$B/resourcesync/h/changelist.xml");
-    return () unless $r->code == 200;
-    my $x = xpc(doc($r->content));
-    my @c;
-    for my $l (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
-        my $lr = get($l);
-        return () unless $lr->code == 200;
-        my $lx = xpc(doc($lr->content));
-        for my $u ($lx->findnodes('/sm:urlset/sm:url')) {
-            (my $rel = $lx->findvalue('sm:loc', $u)) =~ s{^\Q$B\E/h/}{};
-            push @c, $lx->findvalue('rs:md/@change', $u) . " $rel";
-        }
-    }
-    return @c;
+    return map { my $rel = $_->{loc}; $rel =~ s{^\Q$B\E/h/}{}; "$_->{change} $rel" }
+           changes_of('h', $B);
 }
 
 # Wait until the Change List's newest entry for $path is $change.

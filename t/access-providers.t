@@ -10,7 +10,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for fetch_list put);
+use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for fetch_list put changes_of);
 
 my %rule = (
     local => 'Require local',
@@ -60,19 +60,7 @@ for my $g (@guarded) {
 }
 
 # Change List: every entry of every list of set "ap".
-sub changes {
-    my $r = get("$B/resourcesync/ap/changelist.xml");
-    return () unless $r->code == 200;
-    my $x = xpc(doc($r->content));
-    my @locs;
-    for my $l (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
-        my $lr = get($l);
-        return () unless $lr->code == 200;
-        my $lx = xpc(doc($lr->content));
-        push @locs, map { $_->textContent } $lx->findnodes('/sm:urlset/sm:url/sm:loc');
-    }
-    return @locs;
-}
+sub changes { map { $_->{loc} } changes_of('ap', $B) }
 
 # Files created while running: the guarded ones first, then the open one;
 # once the open one is journaled, the guarded ones have been decided.
