@@ -233,6 +233,8 @@ typedef struct rs_status_set_t {
     apr_int64_t cl_last_seq;        /* cl_first_seq - 1: empty */
     apr_int64_t cl_count;
     apr_time_t cl_last_dt;          /* datetime of its newest record */
+    apr_int64_t cl_bytes;           /* its entries' rendered bytes, -1: unknown
+                                     * (HEAD then renders the list to count) */
     /* Set by the watcher (mod_resourcesync_avail.c): the set cannot be
      * listed (root missing, unmounted, URL-path elsewhere); its documents
      * but the Capability List answer 503 while it is. */

@@ -42,6 +42,17 @@ rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_
                               rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
 }
 
+/* Add the rendered bytes of recs to the open list's count (unknown once a
+ * record comes without its bytes). */
+static void add_bytes(rs_status_set_t *own, const apr_array_header_t *recs)
+{
+    int i;
+    for (i = 0; i < recs->nelts && own->cl_bytes >= 0; i++) {
+        const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+        own->cl_bytes = r->xml ? own->cl_bytes + (apr_int64_t)r->xml_len : -1;
+    }
+}
+
 void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
                         rs_status_set_t *own)
 {
@@ -56,6 +67,7 @@ void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
         own->cl_last_seq = last->seq;
         own->cl_count += n;
         own->cl_last_dt = last->datetime;
+        add_bytes(own, recs);
     }
     /* Not ready: rs_changes_update sets the extent from the store. */
     rs_status_publish(set->slot, recs, own);
@@ -94,6 +106,7 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
             own->cl_last_seq = last->seq;
             own->cl_count += recs->nelts;
             own->cl_last_dt = last->datetime;
+            add_bytes(own, recs);
         }
         /* Records below the ring's head are put all the same: the extent
          * that covers them is published with them, in one critical
@@ -104,9 +117,47 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     return rv;
 }
 
+/* The rendered bytes of the open list's entries, read from the store
+ * (once per watcher start or close, while the extent changed under it):
+ * -1 when they cannot be read. */
+static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                              const rs_changelist_t *openl)
+{
+    rs_entry_renderer_t *x;
+    apr_int64_t next = openl->first_seq, bytes = 0;
+    apr_pool_t *pp;
+
+    if (!openl->count) {
+        return 0;
+    }
+    apr_pool_create(&pp, p);
+    if (!(x = rs_clsource_renderer(p, set))) {
+        bytes = -1;
+    }
+    while (bytes >= 0 && next <= openl->last_seq) {
+        apr_array_header_t *recs;
+        int i;
+        apr_pool_clear(pp);
+        if (rs_journal_records(j, pp, set->name, next, openl->last_seq, 1000, &recs)
+            != APR_SUCCESS || !recs->nelts) {
+            bytes = -1;
+            break;
+        }
+        for (i = 0; i < recs->nelts && bytes >= 0; i++) {
+            apr_size_t len;
+            bytes = rs_entry_render(x, &APR_ARRAY_IDX(recs, i, rs_record_t), &len)
+                    ? bytes + (apr_int64_t)len : -1;
+        }
+        next = APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t).seq + 1;
+    }
+    apr_pool_destroy(pp);
+    return bytes;
+}
+
 /* The open list's extent in the set's status entry (published only when
  * it changed). */
-static void publish_extent(const rs_set_t *set, const rs_changelist_t *openl, apr_time_t last_dt,
+static void publish_extent(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                           const rs_changelist_t *openl, apr_time_t last_dt,
                            rs_status_set_t *own)
 {
     if (own->cl_ready && own->cl_open_id == openl->id && own->cl_from == openl->from
@@ -121,6 +172,7 @@ static void publish_extent(const rs_set_t *set, const rs_changelist_t *openl, ap
     own->cl_last_seq = openl->last_seq;
     own->cl_count = openl->count;
     own->cl_last_dt = openl->count ? last_dt : 0;
+    own->cl_bytes = open_bytes(p, j, set, openl);
     rs_status_write_set(set->slot, own);
 }
 
@@ -367,7 +419,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
      * list served from its file and the next one served open.  (With the
      * old index, a list it thinks open is served closed, with `until`:
      * stale, never contradictory.) */
-    publish_extent(set, &openl, open_last_dt(p, j, set, &openl), own);
+    publish_extent(p, j, set, &openl, open_last_dt(p, j, set, &openl), own);
     return write_index(p, j, set, &o, &openl, closed, index_dirty, log);
 }
 
@@ -402,7 +454,7 @@ apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set
     if (!openl.from) {
         return APR_SUCCESS;      /* the journal has not started yet */
     }
-    publish_extent(set, &openl, open_last_dt(p, j, set, &openl), own);
+    publish_extent(p, j, set, &openl, open_last_dt(p, j, set, &openl), own);
     return APR_SUCCESS;
 }
 

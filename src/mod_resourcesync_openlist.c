@@ -7,8 +7,9 @@
  * and 304s from that entry alone, and streams its body from the ring,
  * falling back to the store (a read connection per child) for what has
  * left the ring.  The extent read with the status is the range of the
- * body, so a body always matches its ETag.  HEAD renders the same bytes
- * into a counter for an exact Content-Length.
+ * body, so a body always matches its ETag.  HEAD gives the exact
+ * Content-Length from the frame of the list and the entries' byte count
+ * the watcher keeps with the extent.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -229,21 +230,29 @@ static int count_bytes(void *baton, const char *buf, apr_size_t len)
     return 0;
 }
 
-/* HEAD: the Content-Length a GET of the same extent sends.  The bytes are
- * a function of the extent read with the status (and of the
- * configuration), so rendering them into a counter gives exactly the GET's
- * length; it costs what a GET costs, without sending anything. */
+/* HEAD: the Content-Length a GET of the same extent sends.  The body is
+ * the list's frame (root, links, rs:md: a function of the extent's id and
+ * `from` and of the configuration) with the entries' rendered bytes
+ * inserted as they are.  The watcher keeps the entries' byte count with
+ * the extent (cl_bytes), so HEAD renders only the frame; when the count is
+ * unknown it renders the whole list into the counter, which costs what a
+ * GET costs. */
 static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     apr_off_t n = 0;
     apr_status_t store_err;
+    rs_status_set_t frame = *cur;
     rs_xml_t *w = rs_xml_open(r->pool, count_bytes, &n);
 
-    if (!w || render(r, set, cur, w, &store_err) != APR_SUCCESS) {
+    if (cur->cl_bytes >= 0) {
+        frame.cl_last_seq = frame.cl_first_seq - 1;     /* no entries */
+        frame.cl_count = 0;
+    }
+    if (!w || render(r, set, &frame, w, &store_err) != APR_SUCCESS) {
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    ap_set_content_length(r, n);
+    ap_set_content_length(r, n + (cur->cl_bytes >= 0 ? (apr_off_t)cur->cl_bytes : 0));
     return OK;
 }
 

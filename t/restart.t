@@ -10,9 +10,10 @@ use lib "$FindBin::Bin/lib";
 use Digest::MD5 qw(md5_hex);
 use POSIX ();
 use Time::HiRes qw(sleep time);
-use RSTest qw(get fetch_list wait_for private_server set_conf STATE_CONF put_atomic rl_url);
+use RSTest qw(get head fetch_list wait_for private_server set_conf STATE_CONF put_atomic rl_url
+              doc xpc changes_of);
 
-plan tests => 39;
+plan tests => 40;
 
 umask 022;
 
@@ -253,6 +254,19 @@ sub graceful_check {
     my $l1 = wait_synced($srv);
     ok($l1 && grep({ $_->{loc} eq $srv->base . '/data/after-kill.txt' } @{ $l1->{entries} }),
        'event: a file created afterwards is listed after the next rescan');
+    # The open list's length, which the new watcher took from the store and
+    # then kept up with the new entry: HEAD says exactly what GET sends.
+    wait_for(sub { grep { $_->{loc} =~ m{/after-kill\.txt$} } changes_of('r', $srv->base) }, 30);
+    my $ix = get($srv->base . '/resourcesync/r/changelist.xml');
+    my @locs = $ix->code == 200
+        ? map { $_->textContent } xpc(doc($ix->content))->findnodes('//sm:sitemap/sm:loc') : ();
+    my ($og, $oh) = @locs ? (get($locs[-1]), head($locs[-1])) : ();
+    ok($og && $og->code == 200 && $oh->code == 200 && length($og->content) > 0
+       && ($oh->header('Content-Length') // -1) == length($og->content)
+       && $oh->header('ETag') eq $og->header('ETag'),
+       'event: HEAD of the open list after the restart of the watcher has the GET\'s length')
+        or diag('HEAD ', ($oh ? $oh->header('Content-Length') // 'none' : 'none'), ', GET ',
+                ($og ? length($og->content) : 'none'));
     sleep 1.2;
     is(scalar($srv->watchers), 1, 'event: still exactly one watcher');
     @w = $srv->watchers;
