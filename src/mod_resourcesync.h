@@ -438,6 +438,9 @@ int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
                     const char **type);
 int rs_access_post_perdir(request_rec *r);
 int rs_access_map_to_storage(request_rec *r);
+/* Whether r is one of the watcher's internal access-check requests (or a
+ * sub-request of one). */
+int rs_access_internal(const request_rec *r);
 /* NULL if the set's URL-path maps to its directory, else why not. */
 const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p);
 /* The access file names (AccessFileName, e.g. ".htaccess") of the

@@ -51,10 +51,15 @@ static struct ap_logconf quiet_log = { NULL, APLOG_ALERT };
 /* post_perdir_config: the directory walk may install a per-directory log
  * configuration (LogLevel in a section); keep the internal requests quiet
  * anyway. */
+int rs_access_internal(const request_rec *r)
+{
+    return r->connection && r->connection->notes
+           && apr_table_get(r->connection->notes, RS_ACCESS_NOTE);
+}
+
 int rs_access_post_perdir(request_rec *r)
 {
-    if (r->connection && r->connection->notes
-        && apr_table_get(r->connection->notes, RS_ACCESS_NOTE)) {
+    if (rs_access_internal(r)) {
         r->log = &quiet_log;
     }
     return OK;

@@ -369,7 +369,10 @@ int rs_handler_link(request_rec *r)
     rs_dir_conf *dc = ap_get_module_config(r->per_dir_config, &resourcesync_module);
     const char *link, *have;
 
-    if (!dc || !dc->set || !link_applies(r, dc->set)) {
+    /* The watcher's access checks run fixups too: their answer has no
+     * header to carry, and the check below costs a few path resolutions,
+     * once per file of every scan. */
+    if (!dc || !dc->set || rs_access_internal(r) || !link_applies(r, dc->set)) {
         return DECLINED;
     }
     link = apr_pstrcat(r->pool, "<", dc->set->capability_url, ">; rel=\"resourcesync\"", NULL);
