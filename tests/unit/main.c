@@ -59,6 +59,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, entry_suite());
     srunner_add_suite(sr, parse_suite());
     srunner_add_suite(sr, mounts_suite());
+    srunner_add_suite(sr, zip_suite());
+    srunner_add_suite(sr, partition_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

@@ -47,6 +47,8 @@ Suite *generation_suite(void);
 Suite *entry_suite(void);
 Suite *parse_suite(void);
 Suite *mounts_suite(void);
+Suite *zip_suite(void);
+Suite *partition_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */

@@ -1,0 +1,51 @@
+/* rs_partition.c - see rs_partition.h */
+#include "rs_partition.h"
+
+apr_uint64_t rs_partition_hash(const char *path, apr_size_t len)
+{
+    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    apr_size_t i;
+    for (i = 0; i < len; i++) {
+        h ^= (unsigned char)path[i];
+        h *= APR_UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+apr_uint64_t rs_partition_interval(apr_int64_t max_entries)
+{
+    apr_uint64_t k = 1;
+    while (max_entries >= 8 && (apr_int64_t)(k * 2) <= max_entries / 4) {
+        k *= 2;
+    }
+    return k;
+}
+
+void rs_partition_init(rs_partition_t *pt, apr_int64_t max_entries, apr_int64_t max_bytes,
+                       apr_uint64_t interval)
+{
+    pt->max_entries = max_entries < 1 ? 1 : max_entries;
+    pt->max_bytes = max_bytes < 1 ? 1 : max_bytes;
+    pt->interval = interval ? interval : rs_partition_interval(pt->max_entries);
+    pt->entries = pt->bytes = 0;
+}
+
+unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len,
+                          apr_int64_t size)
+{
+    unsigned cut = 0;
+
+    if (pt->entries > 0 && (size > pt->max_bytes || pt->entries + 1 > pt->max_entries
+                            || size > pt->max_bytes - pt->bytes)) {
+        cut |= RS_PARTITION_CUT_BEFORE;
+        pt->entries = pt->bytes = 0;
+    }
+    pt->entries++;
+    pt->bytes += size;
+    if (size >= pt->max_bytes || pt->entries >= pt->max_entries
+        || (rs_partition_hash(path, len) & (pt->interval - 1)) == 0) {
+        cut |= RS_PARTITION_CUT_AFTER;
+        pt->entries = pt->bytes = 0;
+    }
+    return cut;
+}

@@ -1,0 +1,476 @@
+/* rs_zip.c - see rs_zip.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <zip.h>
+#include <apr_portable.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+#include "rs_file.h"
+#include "rs_zip.h"
+
+/* DOS time range: 1980-01-01 00:00:00 .. 2107-12-31 23:59:58 (UTC). */
+#define DOS_MIN_SEC 315532800LL
+#define DOS_MAX_SEC 4354819198LL
+#define EXTRA_UT    0x5455
+#define FILE_MODE   0100644
+
+/* One resource member: the libzip source callback's state.  libzip calls
+ * OPEN, READ..., CLOSE while zip_close writes the package, and FREE when
+ * the archive is closed or discarded. */
+typedef struct member_t {
+    rs_zip_t *z;
+    const char *name;
+    const char *path;        /* NULL: read from fd, the caller's */
+    int fd;                  /* -1 when closed */
+    apr_int64_t size, mtime_ns;
+    apr_int64_t ctime_ns;    /* at open */
+    apr_int64_t done;        /* bytes handed to libzip */
+    zip_error_t error;
+} member_t;
+
+struct rs_zip_t {
+    apr_pool_t *p;
+    zip_t *za;               /* NULL once closed or discarded */
+    const char *target, *tmp, *dir;
+    apr_uint64_t members;
+    apr_status_t cause;      /* first failure seen by a member */
+    const char *err;
+};
+
+static apr_int64_t ns_of(const struct timespec *ts)
+{
+    return (apr_int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int fail(rs_zip_t *z, apr_status_t rv, const char *msg)
+{
+    if (z->cause == APR_SUCCESS) {
+        z->cause = rv;
+        z->err = msg;
+    }
+    return -1;
+}
+
+/* The member's file is not (or no longer) the version described. */
+static zip_int64_t changed(member_t *m, const char *what)
+{
+    zip_error_set(&m->error, ZIP_ER_CHANGED, 0);
+    return fail(m->z, RS_ZIP_ECHANGED,
+                apr_psprintf(m->z->p, "member %s: %s", m->name, what));
+}
+
+static zip_int64_t sys_error(member_t *m, int ze, int err, const char *what)
+{
+    char buf[120];
+    zip_error_set(&m->error, ze, err);
+    return fail(m->z, APR_FROM_OS_ERROR(err),
+                apr_psprintf(m->z->p, "member %s: %s: %s", m->name, what,
+                             apr_strerror(APR_FROM_OS_ERROR(err), buf, sizeof(buf))));
+}
+
+static zip_int64_t member_open(member_t *m)
+{
+    struct stat sb;
+    if (m->path) {
+        m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        if (m->fd < 0) {
+            int e = errno;
+            return e == ENOENT ? changed(m, "file gone") : sys_error(m, ZIP_ER_OPEN, e, "open");
+        }
+    }
+    if (fstat(m->fd, &sb) != 0) {
+        return sys_error(m, ZIP_ER_READ, errno, "fstat");
+    }
+    if (!S_ISREG(sb.st_mode) || (apr_int64_t)sb.st_size != m->size
+        || ns_of(&sb.st_mtim) != m->mtime_ns) {
+        return changed(m, "not the version described");
+    }
+    m->ctime_ns = ns_of(&sb.st_ctim);
+    m->done = 0;
+    return 0;
+}
+
+/* After the last byte: nothing past size, and no change during the copy. */
+static zip_int64_t member_check_end(member_t *m)
+{
+    struct stat sb;
+    char c;
+    ssize_t n;
+
+    do {
+        n = pread(m->fd, &c, 1, (off_t)m->size);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        return sys_error(m, ZIP_ER_READ, errno, "read");
+    }
+    if (n > 0) {
+        return changed(m, "grew while read");
+    }
+    if (fstat(m->fd, &sb) != 0) {
+        return sys_error(m, ZIP_ER_READ, errno, "fstat");
+    }
+    if (ns_of(&sb.st_ctim) != m->ctime_ns || ns_of(&sb.st_mtim) != m->mtime_ns
+        || (apr_int64_t)sb.st_size != m->size) {
+        return changed(m, "changed while read");
+    }
+    return 0;
+}
+
+static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
+{
+    apr_int64_t left = m->size - m->done;
+    size_t want = len < (zip_uint64_t)left ? (size_t)len : (size_t)left;
+    ssize_t n;
+
+    if (want == 0) {
+        return 0;
+    }
+    do {
+        n = pread(m->fd, buf, want, (off_t)m->done);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        return sys_error(m, ZIP_ER_READ, errno, "read");
+    }
+    if (n == 0) {
+        return changed(m, "shrank while read");
+    }
+    m->done += n;
+    if (m->done == m->size && member_check_end(m) < 0) {
+        return -1;
+    }
+    return n;
+}
+
+static void member_close(member_t *m)
+{
+    if (m->path && m->fd >= 0) {
+        close(m->fd);
+        m->fd = -1;
+    }
+}
+
+static zip_int64_t member_cb(void *baton, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
+{
+    member_t *m = baton;
+    zip_stat_t *st;
+
+    switch (cmd) {
+    case ZIP_SOURCE_OPEN:
+        return member_open(m);
+    case ZIP_SOURCE_READ:
+        return member_read(m, data, len);
+    case ZIP_SOURCE_CLOSE:
+        member_close(m);
+        return 0;
+    case ZIP_SOURCE_STAT:
+        st = ZIP_SOURCE_GET_ARGS(zip_stat_t, data, len, &m->error);
+        if (!st) {
+            return -1;
+        }
+        zip_stat_init(st);
+        st->size = (zip_uint64_t)m->size;
+        st->mtime = (time_t)(m->mtime_ns / 1000000000);
+        st->valid |= ZIP_STAT_SIZE | ZIP_STAT_MTIME;
+        return sizeof(*st);
+    case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&m->error, data, len);
+    case ZIP_SOURCE_FREE:
+        member_close(m);
+        zip_error_fini(&m->error);
+        return 0;
+    case ZIP_SOURCE_SUPPORTS:
+        return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE,
+                                              ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE,
+                                              -1);
+    default:
+        zip_error_set(&m->error, ZIP_ER_OPNOTSUPP, 0);
+        return -1;
+    }
+}
+
+int rs_zip_name_ok(const char *name)
+{
+    const char *s = name, *e;
+    if (!name || !*name || *name == '/') {
+        return 0;
+    }
+    for (;;) {
+        e = strchr(s, '/');
+        if (!e) {
+            e = s + strlen(s);
+        }
+        if (e == s || (e - s == 1 && s[0] == '.') || (e - s == 2 && s[0] == '.' && s[1] == '.')) {
+            return 0;
+        }
+        if (!*e) {
+            return 1;
+        }
+        s = e + 1;
+    }
+}
+
+/* Length of the UTF-8 sequence at s (shortest form, no surrogates, at most
+ * U+10FFFF), 0 when invalid. */
+static int utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    int n, i;
+    unsigned cp;
+    if (c < 0x80) {
+        return 1;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2, cp = c & 0x1f;
+    }
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3, cp = c & 0x0f;
+    }
+    else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4, cp = c & 0x07;
+    }
+    else {
+        return 0;
+    }
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+        || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
+        return 0;
+    }
+    return n;
+}
+
+int rs_zip_name_utf8(const char *name)
+{
+    const unsigned char *s = (const unsigned char *)name;
+    int wide = 0, n;
+    while (*s) {
+        n = utf8_seq(s);
+        if (!n) {
+            return 0;
+        }
+        wide |= n > 1;
+        s += n;
+    }
+    return wide;
+}
+
+/* DOS date and time of a UTC second, clamped to the DOS range. */
+static void dos_time(apr_int64_t sec, zip_uint16_t *dtime, zip_uint16_t *ddate)
+{
+    apr_time_exp_t t;
+    sec = sec < DOS_MIN_SEC ? DOS_MIN_SEC : sec > DOS_MAX_SEC ? DOS_MAX_SEC : sec;
+    apr_time_exp_gmt(&t, apr_time_from_sec(sec));
+    *dtime = (zip_uint16_t)((t.tm_hour << 11) | (t.tm_min << 5) | (t.tm_sec / 2));
+    *ddate = (zip_uint16_t)(((t.tm_year - 80) << 9) | ((t.tm_mon + 1) << 5) | t.tm_mday);
+}
+
+static apr_status_t zip_status(rs_zip_t *z, zip_error_t *ze)
+{
+    if (z->cause != APR_SUCCESS) {
+        return z->cause;
+    }
+    z->err = apr_pstrdup(z->p, zip_error_strerror(ze));
+    if (zip_error_system_type(ze) == ZIP_ET_SYS && zip_error_code_system(ze) != 0) {
+        return APR_FROM_OS_ERROR(zip_error_code_system(ze));
+    }
+    return zip_error_code_zip(ze) == ZIP_ER_EXISTS ? APR_EEXIST : RS_ZIP_ELIBZIP;
+}
+
+/* Store method, time and attributes of member idx: what makes the bytes
+ * independent of the clock, the time zone and the umask. */
+static apr_status_t set_entry(rs_zip_t *z, zip_int64_t idx, apr_int64_t mtime_ns)
+{
+    apr_int64_t sec = mtime_ns / 1000000000 - (mtime_ns % 1000000000 < 0);
+    zip_uint16_t dtime, ddate;
+    zip_uint8_t ut[5];
+
+    dos_time(sec, &dtime, &ddate);
+    if (zip_set_file_compression(z->za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) != 0
+        || zip_file_set_dostime(z->za, (zip_uint64_t)idx, dtime, ddate, 0) != 0
+        || zip_file_set_external_attributes(z->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
+                                            (zip_uint32_t)FILE_MODE << 16) != 0) {
+        return zip_status(z, zip_get_error(z->za));
+    }
+    if (sec >= -2147483648LL && sec <= 2147483647LL) {
+        apr_uint32_t u = (apr_uint32_t)(apr_int32_t)sec;
+        ut[0] = 1;    /* flags: mtime present */
+        ut[1] = (zip_uint8_t)u, ut[2] = (zip_uint8_t)(u >> 8);
+        ut[3] = (zip_uint8_t)(u >> 16), ut[4] = (zip_uint8_t)(u >> 24);
+        if (zip_file_extra_field_set(z->za, (zip_uint64_t)idx, EXTRA_UT, ZIP_EXTRA_FIELD_NEW,
+                                     ut, sizeof(ut), ZIP_FL_LOCAL | ZIP_FL_CENTRAL) != 0) {
+            return zip_status(z, zip_get_error(z->za));
+        }
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t add_source(rs_zip_t *z, const char *name, zip_source_t *src,
+                               apr_int64_t mtime_ns)
+{
+    zip_flags_t enc = rs_zip_name_utf8(name) ? ZIP_FL_ENC_UTF_8 : ZIP_FL_ENC_CP437;
+    zip_int64_t idx = zip_file_add(z->za, name, src, enc);
+    if (idx < 0) {
+        zip_source_free(src);
+        return zip_status(z, zip_get_error(z->za));
+    }
+    z->members++;
+    return set_entry(z, idx, mtime_ns);
+}
+
+static apr_status_t cleanup(void *data)
+{
+    rs_zip_abort(data);
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
+                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+{
+    rs_zip_t *z = apr_pcalloc(p, sizeof(*z));
+    const char *slash = strrchr(target, '/');
+    zip_source_t *src;
+    zip_error_t ze;
+    apr_status_t rv;
+    int code;
+
+    z->p = p;
+    z->target = apr_pstrdup(p, target);
+    z->dir = slash ? apr_pstrndup(p, target, (apr_size_t)(slash - target)) : ".";
+    if (!*z->dir) {
+        z->dir = "/";
+    }
+    z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
+    apr_file_remove(z->tmp, p);           /* left by a crash */
+    z->za = zip_open(z->tmp, ZIP_CREATE | ZIP_TRUNCATE, &code);
+    if (!z->za) {
+        zip_error_init_with_code(&ze, code);
+        rv = zip_status(z, &ze);
+        zip_error_fini(&ze);
+        return rv;
+    }
+    apr_pool_cleanup_register(p, z, cleanup, apr_pool_cleanup_null);
+    *zp = z;
+    src = zip_source_buffer(z->za, apr_pmemdup(p, manifest, len), len, 0);
+    rv = src ? add_source(z, RS_ZIP_MANIFEST, src, mtime_ns)
+             : zip_status(z, zip_get_error(z->za));
+    if (rv != APR_SUCCESS) {
+        rs_zip_abort(z);
+    }
+    return rv;
+}
+
+static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, int fd,
+                               apr_off_t size, apr_int64_t mtime_ns)
+{
+    member_t *m;
+    zip_source_t *src;
+
+    if (!z->za || size < 0) {
+        return APR_EINVAL;
+    }
+    if (!rs_zip_name_ok(name)) {
+        z->err = apr_psprintf(z->p, "member name refused: %s", name ? name : "(null)");
+        return APR_EINVAL;
+    }
+    m = apr_pcalloc(z->p, sizeof(*m));
+    m->z = z;
+    m->name = apr_pstrdup(z->p, name);
+    m->path = path ? apr_pstrdup(z->p, path) : NULL;
+    m->fd = fd;
+    m->size = size;
+    m->mtime_ns = mtime_ns;
+    zip_error_init(&m->error);
+    src = zip_source_function(z->za, member_cb, m);
+    if (!src) {
+        zip_error_fini(&m->error);
+        return zip_status(z, zip_get_error(z->za));
+    }
+    return add_source(z, m->name, src, mtime_ns);
+}
+
+apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
+                             apr_off_t size, apr_int64_t mtime_ns)
+{
+    return add_member(z, name, path, -1, size, mtime_ns);
+}
+
+apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
+                             apr_off_t size, apr_int64_t mtime_ns)
+{
+    apr_os_file_t fd;
+    apr_status_t rv = apr_os_file_get(&fd, f);
+    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns);
+}
+
+/* The written temporary file: fsynced, digested, renamed over the target,
+ * directory fsynced. */
+static apr_status_t publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int fd = open(z->tmp, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = rs_hash_fd(fd, hash_mask, res->hex, &res->length);
+    }
+    close(fd);
+    if (rv == APR_SUCCESS && rename(z->tmp, z->target) != 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = rs_file_sync_dir(z->dir);
+    }
+    return rv;
+}
+
+apr_status_t rs_zip_finish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res)
+{
+    apr_status_t rv;
+
+    if (!z->za) {
+        return APR_EINVAL;
+    }
+    memset(res, 0, sizeof(*res));
+    if (zip_close(z->za) != 0) {
+        rv = zip_status(z, zip_get_error(z->za));
+        rs_zip_abort(z);
+        return rv;
+    }
+    z->za = NULL;
+    res->members = z->members;
+    rv = publish(z, hash_mask, res);
+    if (rv != APR_SUCCESS) {
+        unlink(z->tmp);
+        if (!z->err) {
+            z->err = "publishing the package failed";
+        }
+    }
+    return rv;
+}
+
+void rs_zip_abort(rs_zip_t *z)
+{
+    if (z->za) {
+        zip_discard(z->za);
+        z->za = NULL;
+        unlink(z->tmp);
+    }
+}
+
+const char *rs_zip_error(const rs_zip_t *z)
+{
+    return z->err;
+}
