@@ -96,6 +96,8 @@ typedef struct rs_set_t {
     apr_interval_time_t cl_period;  /* ResourceSyncChangeListPeriod */
     apr_interval_time_t retention;  /* ResourceSyncJournalRetention */
     int spec10;                 /* ResourceSyncSpecVersion 1.0 */
+    apr_interval_time_t rdump;  /* ResourceSyncResourceDump: 0 off, else min interval */
+    const char *rdump_dir;      /* <statedir>/dumps/<name> */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -119,6 +121,7 @@ struct rs_dir_conf {
     apr_interval_time_t cl_period;  /* RS_UNSET or > 0 */
     apr_interval_time_t retention;  /* RS_UNSET or > 0 */
     int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
+    apr_interval_time_t rdump;  /* RS_UNSET, 0 (off) or > 0 */
 };
 
 typedef struct rs_srv_conf {
