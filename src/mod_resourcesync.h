@@ -244,6 +244,7 @@ typedef struct rs_status_set_t {
     apr_int32_t unavailable;
     char why[256];                  /* why, while unavailable */
     apr_int64_t held;               /* deletions waiting for a confirming scan */
+    apr_uint64_t dump_gen;          /* current Resource Dump, 0: none */
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
@@ -426,6 +427,8 @@ void rs_jobs_drop(rs_job_t *j, rs_job_finish_fn *finish, void *baton, apr_status
 /* Driver's thread: finish the job in progress if it is done (wait: wait
  * for it first).  No job in progress: nothing. */
 void rs_jobs_reap(int wait);
+/* Driver's thread: whether a job is in progress (submitted, not finished). */
+int rs_jobs_busy(void);
 
 /* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
  * baton: the server_rec); warnings and errors once per watcher life. */
