@@ -8,14 +8,14 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get req doc xpc validate wait_for strong_etag);
+use RSTest qw(started_server set_conf STATE_CONF get req doc xpc validate wait_for strong_etag put);
 use Digest::MD5 qw(md5_hex);
 use File::Find ();
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use URI::Escape qw(uri_unescape);
 
-plan tests => 31;
+plan tests => 35;
 
 my %files = (
     'www/data/a.txt'              => "alpha\n",
@@ -24,8 +24,8 @@ my %files = (
     'www/data/sub/deep/c d%#.txt' => "odd name\n",
     'www/data/empty'              => '',
 );
-my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\n"
-                                 . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1h'),
+my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
+                                 . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1'),
                          files => \%files);
 my $B = $srv->base;
 my $root = $srv->dir . '/www/data';
@@ -135,3 +135,21 @@ my @codes = map { get("$B/resourcesync/ds/$_")->code } @bad;
 is_deeply(\@codes, [(404) x @bad], 'unknown dump names: 404');
 is(get("$B/resourcesync/ds/resourcedump/$hist-1-9.zip")->code, 404,
    'a package number past the last: 404');
+
+# The set changes: a new dump is built from a later snapshot; the old
+# package stays downloadable.
+put("$root/a.txt", "alpha two\n");
+my $loc2 = wait_for(sub {
+    my $r = get($dump_url);
+    return undef unless $r->code == 200;
+    my $l = xpc(doc($r->content))->findvalue('/sm:urlset/sm:url[1]/sm:loc');
+    return $l ne $loc ? $l : undef;
+}, 60);
+ok($loc2, 'a new Resource Dump after a change') or diag $loc2;
+my $p2 = get($loc2 // $loc);
+open $fh, '>:raw', "$tmp/p.zip" or die $!;
+print $fh $p2->content;
+close $fh;
+is(zip_read('resources/a.txt'), "alpha two\n", 'the new package holds the new version');
+is(get($loc)->code, 200, 'the previous package is still served');
+is(get($loc)->content, $zip, '... with the same bytes');
