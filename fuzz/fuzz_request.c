@@ -1,6 +1,6 @@
 /* fuzz_request.c - request paths below the prefix, history ids and
  * part/list ids (rs_parse_request_path, rs_parse_history, rs_parse_part,
- * rs_parse_id).
+ * rs_parse_dump_part, rs_parse_id).
  *
  * Checks beyond "does not crash": the split set name lies inside the
  * input and holds no "/"; an accepted part or id is canonical, i.e. the
@@ -20,6 +20,20 @@ static void check_part(const char *arg)
     if (rs_parse_part(arg, &gen, &n)) {
         FUZZ_CHECK(gen > 0 && n > 0, "gen %" APR_UINT64_T_FMT " n %d", gen, n);
         apr_snprintf(buf, sizeof(buf), "%" APR_UINT64_T_FMT "-%d.xml", gen, n);
+        FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
+    }
+}
+
+static void check_dump_part(const char *arg)
+{
+    apr_uint64_t gen = 0;
+    int n = 0, m = -1;
+    char buf[64];
+
+    if (rs_parse_dump_part(arg, &gen, &n, &m)) {
+        FUZZ_CHECK(gen > 0 && n > 0 && (m == 0 || m == 1), "gen %" APR_UINT64_T_FMT " n %d m %d",
+                   gen, n, m);
+        apr_snprintf(buf, sizeof(buf), "%" APR_UINT64_T_FMT "-%d.%s", gen, n, m ? "xml" : "zip");
         FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
     }
 }
@@ -48,6 +62,7 @@ static void check_history(const char *arg)
         FUZZ_CHECK(strlen(h) == RS_HISTORY_LEN && !strncmp(h, arg, RS_HISTORY_LEN)
                    && rs_parse_history_id(h), "id '%s' of '%s'", h, arg);
         check_part(rest);
+        check_dump_part(rest);
         check_id(rest);
     }
 }
@@ -65,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!memchr(rp.set, '/', rp.set_len), "set name holds '/'");
         FUZZ_CHECK(rest[1 + rp.set_len] == '/', "set not followed by '/'");
         FUZZ_CHECK((rp.arg != NULL) == (rp.kind == RS_DOC_RESOURCELIST_PART
-                                        || rp.kind == RS_DOC_CHANGELIST_PART), "arg");
+                                        || rp.kind == RS_DOC_CHANGELIST_PART
+                                        || rp.kind == RS_DOC_RESOURCEDUMP_PART), "arg");
         if (rp.arg) {
             FUZZ_CHECK(rp.arg > rest && rp.arg <= rest + size, "arg outside the input");
             check_history(rp.arg);
@@ -74,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The part and id parsers see any string, not only what follows
      * "resourcelist/" or "changelist/". */
     check_part(rest);
+    check_dump_part(rest);
     check_id(rest);
     check_history(rest);
     fuzz_done();

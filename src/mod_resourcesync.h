@@ -96,6 +96,8 @@ typedef struct rs_set_t {
     apr_interval_time_t cl_period;  /* ResourceSyncChangeListPeriod */
     apr_interval_time_t retention;  /* ResourceSyncJournalRetention */
     int spec10;                 /* ResourceSyncSpecVersion 1.0 */
+    apr_interval_time_t rdump;  /* ResourceSyncResourceDump: 0 off, else min interval */
+    const char *rdump_dir;      /* <statedir>/dumps/<name> */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -119,6 +121,7 @@ struct rs_dir_conf {
     apr_interval_time_t cl_period;  /* RS_UNSET or > 0 */
     apr_interval_time_t retention;  /* RS_UNSET or > 0 */
     int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
+    apr_interval_time_t rdump;  /* RS_UNSET, 0 (off) or > 0 */
 };
 
 typedef struct rs_srv_conf {
@@ -241,6 +244,7 @@ typedef struct rs_status_set_t {
     apr_int32_t unavailable;
     char why[256];                  /* why, while unavailable */
     apr_int64_t held;               /* deletions waiting for a confirming scan */
+    apr_uint64_t dump_gen;          /* current Resource Dump, 0: none */
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
@@ -423,6 +427,8 @@ void rs_jobs_drop(rs_job_t *j, rs_job_finish_fn *finish, void *baton, apr_status
 /* Driver's thread: finish the job in progress if it is done (wait: wait
  * for it first).  No job in progress: nothing. */
 void rs_jobs_reap(int wait);
+/* Driver's thread: whether a job is in progress (submitted, not finished). */
+int rs_jobs_busy(void);
 
 /* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
  * baton: the server_rec); warnings and errors once per watcher life. */

@@ -37,6 +37,7 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->cl_period = RS_UNSET;
     c->retention = RS_UNSET;
     c->spec10 = RS_UNSET;
+    c->rdump = RS_UNSET;
     return c;
 }
 
@@ -58,6 +59,7 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->cl_period = add->cl_period != RS_UNSET ? add->cl_period : base->cl_period;
     c->retention = add->retention != RS_UNSET ? add->retention : base->retention;
     c->spec10 = add->spec10 != RS_UNSET ? add->spec10 : base->spec10;
+    c->rdump = add->rdump != RS_UNSET ? add->rdump : base->rdump;
     return c;
 }
 
@@ -373,6 +375,7 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->cl_period = eff->cl_period == RS_UNSET ? RS_DEFAULT_PERIOD : eff->cl_period;
     set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
     set->spec10 = eff->spec10 == 1;
+    set->rdump = eff->rdump == RS_UNSET ? 0 : eff->rdump;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -387,6 +390,7 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
     set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
     set->snap_dir = rs_statedir_snapset(pconf, rs_global.state_dir, set->name);
     set->cl_dir = rs_statedir_clset(pconf, rs_global.state_dir, set->name);
+    set->rdump_dir = rs_statedir_dumpset(pconf, rs_global.state_dir, set->name);
     set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
 }
 

@@ -459,6 +459,23 @@ static const char *set_retention(cmd_parms *cmd, void *mconfig, const char *arg)
     return NULL;
 }
 
+static const char *set_resource_dump(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "off")) {
+        dc->rdump = 0;
+    }
+    else if (!rs_parse_duration(arg, &dc->rdump)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncResourceDump: '%s' is not a duration "
+                            "(e.g. 3600, 90m, 12h, 1d) or off", arg);
+    }
+    return NULL;
+}
+
 static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
@@ -513,6 +530,9 @@ const command_rec rs_cmds[] = {
                   "Time after which the open Change List closes (default 1d)"),
     AP_INIT_TAKE1("ResourceSyncJournalRetention", set_retention, NULL, RSRC_CONF | ACCESS_CONF,
                   "How long closed Change Lists and their records are kept (default 30d)"),
+    AP_INIT_TAKE1("ResourceSyncResourceDump", set_resource_dump, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Build a Resource Dump at most once per duration while the set changes, "
+                  "or off (default)"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,

@@ -76,6 +76,7 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
     rs_xml_attr_t md = { "capability", "capabilitylist" };
     rs_xml_attr_t rl = { "capability", "resourcelist" };
     rs_xml_attr_t cls = { "capability", "changelist" };
+    rs_xml_attr_t rd = { "capability", "resourcedump" };
     const char *sd = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
 
     if (!w || rs_xml_begin(w, "urlset") < 0
@@ -84,7 +85,10 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
         || rs_xml_entry_begin(w, set->list_url, NULL) < 0 || rs_xml_md(w, &rl, 1) < 0
         || rs_xml_entry_end(w) < 0
         || rs_xml_entry_begin(w, set->cl_index_url, NULL) < 0 || rs_xml_md(w, &cls, 1) < 0
-        || rs_xml_entry_end(w) < 0) {
+        || rs_xml_entry_end(w) < 0
+        || (set->rdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
+                                                             "resourcedump.xml", NULL), NULL) < 0
+                           || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))) {
         apr_pool_destroy(wp);
         return -1;
     }

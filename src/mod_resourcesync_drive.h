@@ -85,6 +85,12 @@ typedef struct wset_t {
     apr_time_t retry_at;
     apr_interval_time_t retry_delay;
     int resync;
+    /* Resource Dumps (mod_resourcesync_dumpjob.c): a snapshot was
+     * published since the last dump; the next may start at dump_next
+     * (monotonic). */
+    int dump_due;
+    int dump_tried;            /* a build was started in this watcher's life */
+    apr_time_t dump_next;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -103,6 +109,12 @@ static inline void rs_drive_status_put(wset_t *ws)
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+
+/* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
+ * it is due and no job runs (see that file). */
+void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p);
+/* Whether a dump build is in progress (a snapshot then waits). */
+int rs_dumpjob_busy(void);
 
 /* mod_resourcesync_avail.c: never publish a set emptied by mistake (see
  * that file). */

@@ -132,8 +132,12 @@ static int send_file(request_rec *r, const char *path, int immutable)
                                    (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
                    fi.mtime);
     /* immutable: 1 = a Resource List part (kept an hour after it is
-     * superseded), 2 = a closed Change List (never changes). */
-    apr_table_setn(r->headers_out, "Cache-Control", immutable == 2 ? "max-age=31536000, immutable"
+     * superseded), 2 = a closed Change List or a dump's manifest copy
+     * (never changes), 3 = a dump package (never changes, a ZIP file). */
+    if (immutable == 3) {
+        ap_set_content_type(r, "application/zip");
+    }
+    apr_table_setn(r->headers_out, "Cache-Control", immutable >= 2 ? "max-age=31536000, immutable"
                                                    : immutable ? "max-age=3600" : "no-cache");
     if ((rc = ap_meets_conditions(r)) != OK) {
         return rc;
@@ -252,6 +256,40 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, cur.history, id), 2);
 }
 
+/* The Resource Dump of the set's current dump generation, its packages
+ * and their manifest copies (of any generation not pruned yet, so a
+ * destination mid-download can finish). */
+static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
+{
+    rs_status_set_t cur;
+    apr_uint64_t gen;
+    int n, manifest;
+
+    if (!set->rdump) {
+        return HTTP_NOT_FOUND;
+    }
+    rs_status_read_set(set->slot, &cur);
+    if (unavailable(r, &cur)) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    if (!part) {
+        if (!cur.dump_gen) {
+            /* The first dump is not built yet. */
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool,
+                                                  set->rdump_dir, cur.dump_gen), 0, 0), 0);
+    }
+    if (!(part = this_history(&cur, part)) || !rs_parse_dump_part(part, &gen, &n, &manifest)
+        || gen > cur.dump_gen) {
+        return HTTP_NOT_FOUND;
+    }
+    return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
+                                                                       gen), n, manifest),
+                     manifest ? 2 : 3);
+}
+
 int rs_handler_handle(request_rec *r)
 {
     rs_srv_conf *sc;
@@ -295,6 +333,9 @@ int rs_handler_handle(request_rec *r)
     case RS_DOC_CHANGELIST:
     case RS_DOC_CHANGELIST_PART:
         return serve_changes(r, set, rp.arg);
+    case RS_DOC_RESOURCEDUMP:
+    case RS_DOC_RESOURCEDUMP_PART:
+        return serve_dump(r, set, rp.arg);
     case RS_DOC_NONE:
         break;
     }

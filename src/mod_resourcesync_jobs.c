@@ -201,6 +201,11 @@ void rs_jobs_submit(rs_job_t *j, rs_job_run_fn *run, rs_job_finish_fn *fin, void
     rs_jobs_reap(1);
 }
 
+int rs_jobs_busy(void)
+{
+    return jobs.running != NULL;
+}
+
 void rs_jobs_reap(int wait)
 {
     rs_job_t *j = jobs.running;

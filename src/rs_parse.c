@@ -36,6 +36,13 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out)
         out->kind = RS_DOC_CHANGELIST_PART;
         out->arg = doc + 11;
     }
+    else if (!strcmp(doc, "resourcedump.xml")) {
+        out->kind = RS_DOC_RESOURCEDUMP;
+    }
+    else if (!strncmp(doc, "resourcedump/", 13)) {
+        out->kind = RS_DOC_RESOURCEDUMP_PART;
+        out->arg = doc + 13;
+    }
     return 1;
 }
 
@@ -71,6 +78,29 @@ int rs_parse_part(const char *s, apr_uint64_t *gen, int *n)
     }
     *gen = g;
     *n = (int)k;
+    return 1;
+}
+
+int rs_parse_dump_part(const char *s, apr_uint64_t *gen, int *n, int *manifest)
+{
+    apr_uint64_t g, k;
+    int m;
+
+    if (!read_positive(&s, 18, &g) || *s++ != '-' || !read_positive(&s, 9, &k)) {
+        return 0;
+    }
+    if (!strcmp(s, ".zip")) {
+        m = 0;
+    }
+    else if (!strcmp(s, ".xml")) {
+        m = 1;
+    }
+    else {
+        return 0;
+    }
+    *gen = g;
+    *n = (int)k;
+    *manifest = m;
     return 1;
 }
 

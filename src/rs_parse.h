@@ -23,7 +23,9 @@ typedef enum rs_doc_kind_t {
     RS_DOC_RESOURCELIST,      /* resourcelist.xml (a list or an index) */
     RS_DOC_RESOURCELIST_PART, /* resourcelist/<arg>: see rs_parse_part */
     RS_DOC_CHANGELIST,        /* changelist.xml (the Change List Index) */
-    RS_DOC_CHANGELIST_PART    /* changelist/<arg>: see rs_parse_id */
+    RS_DOC_CHANGELIST_PART,   /* changelist/<arg>: see rs_parse_id */
+    RS_DOC_RESOURCEDUMP,      /* resourcedump.xml */
+    RS_DOC_RESOURCEDUMP_PART  /* resourcedump/<arg>: see rs_parse_dump_part */
 } rs_doc_kind_t;
 
 /* A request path below the prefix, split.  set points into the parsed
@@ -47,6 +49,11 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out);
  * without sign or leading zeros, gen 1 to 18 digits, n 1 to 9 digits
  * (so neither is 0), nothing after ".xml".  Returns 1 or 0. */
 int rs_parse_part(const char *s, apr_uint64_t *gen, int *n);
+
+/* Parse "<gen>-<n>.zip" (a Resource Dump package, *manifest = 0) or
+ * "<gen>-<n>.xml" (its manifest copy, *manifest = 1), numbers as for
+ * rs_parse_part.  Returns 1 or 0. */
+int rs_parse_dump_part(const char *s, apr_uint64_t *gen, int *n, int *manifest);
 
 /* A history id: the random identifier of one history of the state store
  * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads

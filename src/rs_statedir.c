@@ -65,6 +65,19 @@ const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *s
     return apr_pstrcat(p, statedir, "/changelists/", set, NULL);
 }
 
+const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/dumps/", set, NULL);
+}
+
+const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir, int n, int manifest)
+{
+    if (n == 0) {
+        return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);
+    }
+    return apr_psprintf(p, "%s/%d.%s", gendir, n, manifest ? "xml" : "zip");
+}
+
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset)
 {
     return apr_pstrcat(p, clset, "/index.xml", NULL);

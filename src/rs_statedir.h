@@ -7,6 +7,9 @@
  *   <statedir>/snapshots/<set>/tmp-<gen>/   a Resource List being written
  *   <statedir>/changelists/<set>/index.xml  the Change List Index
  *   <statedir>/changelists/<set>/<history>-<id>.xml   a closed Change List
+ *   <statedir>/dumps/<set>/<gen>/           a published Resource Dump
+ *       resourcedump.xml, <n>.zip (package n), <n>.xml (its manifest)
+ *   <statedir>/dumps/<set>/tmp-<gen>/       a Resource Dump being built
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
@@ -50,6 +53,12 @@ const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir);
 /* <statedir>/changelists/<set>: the set's Change List files. */
 const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *set);
 
+/* <statedir>/dumps/<set>: the set's Resource Dump generations (the
+ * same protocol as snapshots, rs_generation.h). */
+const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* Files of a dump generation directory: resourcedump.xml (n == 0),
+ * package n ("<n>.zip") or its manifest copy ("<n>.xml", manifest != 0). */
+const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir, int n, int manifest);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

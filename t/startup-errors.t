@@ -116,6 +116,8 @@ my @cases = (
     ['ResourceSyncJournalRetention forever', STATE_CONF . "ResourceSyncJournalRetention forever\n"
         . set_conf('ds', 'www/data'),
      qr/ResourceSyncJournalRetention: 'forever' is not a duration/],
+    ['ResourceSyncResourceDump sometimes', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncResourceDump sometimes'),
+     qr/ResourceSyncResourceDump: 'sometimes' is not a duration \(e\.g\. 3600, 90m, 12h, 1d\) or off/],
     ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
      qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
     ['ResourceSyncSet with an invalid URL-path', STATE_CONF

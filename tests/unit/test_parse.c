@@ -30,6 +30,13 @@ START_TEST(request_path_kinds)
     rp = path_of("/s/changelist/17.xml");
     ck_assert_int_eq(rp.kind, RS_DOC_CHANGELIST_PART);
     ck_assert_str_eq(rp.arg, "17.xml");
+    ck_assert_int_eq(path_of("/s/resourcedump.xml").kind, RS_DOC_RESOURCEDUMP);
+    ck_assert_ptr_null(path_of("/s/resourcedump.xml").arg);
+    rp = path_of("/s/resourcedump/0123abcd-3-1.zip");
+    ck_assert_int_eq(rp.kind, RS_DOC_RESOURCEDUMP_PART);
+    ck_assert_str_eq(rp.arg, "0123abcd-3-1.zip");
+    ck_assert_int_eq(path_of("/s/resourcedump").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/resourcedump.zip").kind, RS_DOC_NONE);
     /* The rest after "resourcelist/" is the caller's to check. */
     rp = path_of("/s/resourcelist/");
     ck_assert_int_eq(rp.kind, RS_DOC_RESOURCELIST_PART);
@@ -94,6 +101,28 @@ START_TEST(part_invalid)
         ck_assert_msg(!rs_parse_part(bad[i], &gen, &n), "accepted: '%s'", bad[i]);
     }
     ck_assert(gen == 77 && n == 77);   /* untouched */
+}
+END_TEST
+
+START_TEST(dump_part_parse)
+{
+    static const char *const bad[] = {
+        "", ".zip", "1-1", "1-1.xml.zip", "1-1.zip/", "1-1.zipx", "1-1.ZIP", "1-1.tar",
+        "0-1.zip", "1-0.zip", "01-1.zip", "1-01.zip", "+1-1.zip", "-1-1.zip", "1-1-1.zip",
+        "../1-1.zip", "1-1.zip\n", "1000000000000000000-1.zip", "1-1000000000.zip",
+        "1-4294967297.xml", NULL
+    };
+    apr_uint64_t gen = 77;
+    int n = 77, m = 77, i;
+
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_dump_part(bad[i], &gen, &n, &m), "accepted: '%s'", bad[i]);
+    }
+    ck_assert(gen == 77 && n == 77 && m == 77);   /* untouched */
+    ck_assert(rs_parse_dump_part("12-3.zip", &gen, &n, &m));
+    ck_assert(gen == 12 && n == 3 && m == 0);
+    ck_assert(rs_parse_dump_part("999999999999999999-999999999.xml", &gen, &n, &m));
+    ck_assert(gen == 999999999999999999ULL && n == 999999999 && m == 1);
 }
 END_TEST
 
@@ -318,6 +347,7 @@ Suite *parse_suite(void)
     tcase_add_test(tc, request_path_other);
     tcase_add_test(tc, part_valid);
     tcase_add_test(tc, part_invalid);
+    tcase_add_test(tc, dump_part_parse);
     tcase_add_test(tc, id_parse);
     tcase_add_test(tc, history_parse);
     suite_add_tcase(s, tc);

@@ -1,0 +1,290 @@
+/* rs_dump.c - see rs_dump.h */
+#include <string.h>
+#include <apr_strings.h>
+#include "rs_dump.h"
+#include "rs_file.h"
+#include "rs_hash.h"
+#include "rs_inventory.h"
+#include "rs_partition.h"
+#include "rs_statedir.h"
+#include "rs_time.h"
+#include "rs_uri.h"
+#include "rs_xml.h"
+#include "rs_zip.h"
+
+#define PAGE_ROWS 1000
+
+/* One dump being written.  Lifecycle: the rows of the package being
+ * filled are copied into `kp` (cleared after each package, so memory is
+ * one package's rows); each finished package's description goes into
+ * `pkgs` (in p) for resourcedump.xml, written last. */
+typedef struct {
+    const rs_dump_opts_t *o;
+    const char *dir;
+    apr_uint64_t gen;
+    apr_pool_t *p, *kp;
+    apr_array_header_t *rows;     /* rs_item_t of the package being filled */
+    apr_array_header_t *pkgs;     /* pkg_t */
+    rs_partition_t pt;
+    rs_dump_info_t *info;
+} dwriter_t;
+
+typedef struct {
+    apr_off_t length;
+    const char *hash;             /* rs:md hash attribute */
+    apr_time_t at, completed;
+} pkg_t;
+
+/* Sink of an in-memory document: appends to a growing buffer. */
+typedef struct {
+    apr_pool_t *p;
+    char *buf;
+    apr_size_t len, cap;
+} membuf_t;
+
+static int mem_sink(void *baton, const char *data, apr_size_t len)
+{
+    membuf_t *m = baton;
+    if (m->len + len > m->cap) {
+        apr_size_t cap = m->cap ? m->cap * 2 : 65536;
+        char *nb;
+        while (cap < m->len + len) {
+            cap *= 2;
+        }
+        nb = apr_palloc(m->p, cap);
+        if (m->len) {
+            memcpy(nb, m->buf, m->len);
+        }
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+/* The row's path relative to the root ("dir/name" or "name"). */
+static const char *rel_path(apr_pool_t *p, const rs_item_t *it)
+{
+    return *it->dir ? apr_pstrcat(p, it->dir, "/", it->name, NULL) : it->name;
+}
+
+/* The manifest of the rows being packaged, in m. */
+static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
+{
+    const rs_dump_opts_t *o = dw->o;
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], lm[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[4];
+    rs_xml_t *w = rs_xml_open(dw->kp, mem_sink, m);
+    int i;
+
+    md[0].name = "capability"; md[0].value = "resourcedump-manifest";
+    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
+    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->dump_url, NULL, 0) < 0
+        || rs_xml_md(w, md, 3) < 0) {
+        return APR_ENOMEM;
+    }
+    for (i = 0; i < dw->rows->nelts; i++) {
+        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+        const char *rel = rel_path(dw->kp, it);
+        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
+        md[0].name = "hash"; md[0].value = rs_hash_attr(dw->kp, o->hashes, it->hash);
+        md[1].name = "length"; md[1].value = len;
+        md[2].name = "type"; md[2].value = it->type;
+        md[3].name = "path";
+        md[3].value = apr_pstrcat(dw->kp, "/", rs_uri_escape_path(dw->kp, RS_DUMP_MEMBER_DIR),
+                                  rs_uri_escape_path(dw->kp, rel), NULL);
+        if (rs_xml_entry_begin(w, apr_pstrcat(dw->kp, o->url_base,
+                                              rs_uri_escape_path(dw->kp, rel), NULL),
+                               rs_time_format_ns(lm, it->mtime_ns)) < 0
+            || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0) {
+            return APR_ENOMEM;
+        }
+    }
+    return rs_xml_end(w) < 0 ? APR_ENOMEM : APR_SUCCESS;
+}
+
+/* Write the manifest copy <n>.xml. */
+static apr_status_t manifest_copy(dwriter_t *dw, int n, const membuf_t *m)
+{
+    apr_file_t *f;
+    apr_size_t wrote;
+    apr_status_t rv = rs_file_create(&f, rs_statedir_dump_file(dw->kp, dw->dir, n, 1), 0,
+                                     dw->kp);
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_file_write_full(f, m->buf, m->len, &wrote);
+    return rv == APR_SUCCESS ? rs_file_finish(f) : (rs_file_finish(f), rv);
+}
+
+/* Package the rows collected so far as the next package. */
+static apr_status_t package_flush(dwriter_t *dw)
+{
+    const rs_dump_opts_t *o = dw->o;
+    membuf_t m = { dw->kp, NULL, 0, 0 };
+    rs_zip_t *z;
+    rs_zip_result_t res;
+    pkg_t *pk;
+    const char *hex[RS_HASH_COUNT];
+    int n = dw->pkgs->nelts + 1, i;
+    apr_time_t at = apr_time_now();
+    apr_status_t rv;
+
+    if (!dw->rows->nelts) {
+        return APR_SUCCESS;
+    }
+    if ((rv = manifest_render(dw, &m)) != APR_SUCCESS
+        || (rv = rs_zip_create(&z, rs_statedir_dump_file(dw->kp, dw->dir, n, 0), m.buf, m.len,
+                               (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < dw->rows->nelts; i++) {
+        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+        const char *rel = rel_path(dw->kp, it);
+        rv = rs_zip_add_path(z, apr_pstrcat(dw->kp, RS_DUMP_MEMBER_DIR, rel, NULL),
+                             apr_pstrcat(dw->kp, o->root, "/", rel, NULL), it->size,
+                             it->mtime_ns);
+        if (rv != APR_SUCCESS) {
+            dw->info->failed = apr_pstrcat(dw->p, "member ", rel, ": not a valid name", NULL);
+            rs_zip_abort(z);
+            return rv;
+        }
+    }
+    if ((rv = rs_zip_finish(z, o->hashes, &res)) != APR_SUCCESS) {
+        const char *e = rs_zip_error(z);
+        dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
+        return rv;
+    }
+    if ((rv = manifest_copy(dw, n, &m)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        hex[i] = res.hex[i];
+    }
+    pk = apr_array_push(dw->pkgs);
+    pk->length = res.length;
+    pk->hash = rs_hash_attr(dw->p, o->hashes, hex);
+    pk->at = at;
+    pk->completed = apr_time_now();
+    dw->info->packages = n;
+    dw->info->entries += dw->rows->nelts;
+    dw->info->bytes += res.length;
+    apr_array_clear(dw->rows);
+    apr_pool_clear(dw->kp);
+    dw->rows = apr_array_make(dw->kp, 256, sizeof(rs_item_t));
+    return APR_SUCCESS;
+}
+
+/* The next row of the listing, copied (the page's pool is cleared). */
+static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
+{
+    const char *rel = rel_path(dw->kp, it);
+    unsigned cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
+    rs_item_t *c;
+    apr_status_t rv;
+    int i;
+
+    if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
+        return rv;
+    }
+    c = apr_array_push(dw->rows);
+    *c = *it;
+    c->dir = apr_pstrdup(dw->kp, it->dir);
+    c->name = apr_pstrdup(dw->kp, it->name);
+    c->type = it->type ? apr_pstrdup(dw->kp, it->type) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        c->hash[i] = it->hash[i] ? apr_pstrdup(dw->kp, it->hash[i]) : NULL;
+    }
+    return (cut & RS_PARTITION_CUT_AFTER) ? package_flush(dw) : APR_SUCCESS;
+}
+
+/* resourcedump.xml: one <url> per package, written last. */
+static apr_status_t dump_render(dwriter_t *dw)
+{
+    const rs_dump_opts_t *o = dw->o;
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[5], ln[1];
+    apr_file_t *f;
+    rs_xml_t *w;
+    apr_status_t rv, xe = APR_SUCCESS;
+    int i, bad;
+
+    if ((rv = rs_file_create(&f, rs_statedir_dump_file(dw->kp, dw->dir, 0, 0), 0, dw->kp))
+        != APR_SUCCESS) {
+        return rv;
+    }
+    w = rs_xml_open_file(dw->kp, f);
+    md[0].name = "capability"; md[0].value = "resourcedump";
+    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
+    bad = !w || rs_xml_begin(w, "urlset") < 0
+          || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 3) < 0;
+    for (i = 0; !bad && i < dw->pkgs->nelts; i++) {
+        const pkg_t *pk = &APR_ARRAY_IDX(dw->pkgs, i, pkg_t);
+        const char *base = apr_psprintf(dw->kp, "%s%" APR_UINT64_T_FMT "-%d", o->pkg_url_prefix,
+                                        dw->gen, i + 1);
+        apr_snprintf(len, sizeof(len), "%" APR_OFF_T_FMT, pk->length);
+        md[0].name = "type"; md[0].value = "application/zip";
+        md[1].name = "length"; md[1].value = len;
+        md[2].name = "hash"; md[2].value = pk->hash;
+        md[3].name = "at"; md[3].value = rs_time_format(at, pk->at);
+        md[4].name = "completed"; md[4].value = rs_time_format(done, pk->completed);
+        ln[0].name = "type"; ln[0].value = "application/xml";
+        bad = rs_xml_entry_begin(w, apr_pstrcat(dw->kp, base, ".zip", NULL), NULL) < 0
+              || rs_xml_md(w, md, 5) < 0
+              || rs_xml_ln(w, "contents", apr_pstrcat(dw->kp, base, ".xml", NULL), ln, 1) < 0
+              || rs_xml_entry_end(w) < 0;
+    }
+    if (bad || rs_xml_end(w) < 0) {
+        xe = w ? rs_xml_error(w) : APR_ENOMEM;
+    }
+    rv = rs_file_finish(f);
+    return xe != APR_SUCCESS ? xe : rv;
+}
+
+apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
+                           apr_uint64_t gen, apr_pool_t *p, rs_dump_info_t *info)
+{
+    dwriter_t dw;
+    apr_pool_t *pp;
+    const char *after_dir = NULL, *after_name = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    memset(info, 0, sizeof(*info));
+    memset(&dw, 0, sizeof(dw));
+    dw.o = o;
+    dw.dir = dir;
+    dw.gen = gen;
+    dw.p = p;
+    dw.info = info;
+    apr_pool_create(&dw.kp, p);
+    apr_pool_create(&pp, p);   /* per page of rows */
+    dw.rows = apr_array_make(dw.kp, 256, sizeof(rs_item_t));
+    dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
+    rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
+    for (;;) {
+        apr_array_header_t *rows;
+        apr_pool_clear(pp);
+        rv = rs_inventory_page(store, pp, o->set, after_dir, after_name, PAGE_ROWS, &rows);
+        for (i = 0; rv == APR_SUCCESS && i < rows->nelts; i++) {
+            rv = put_row(&dw, &APR_ARRAY_IDX(rows, i, rs_item_t));
+        }
+        if (rv != APR_SUCCESS || rows->nelts < PAGE_ROWS) {
+            break;
+        }
+        after_dir = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir);
+        after_name = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name);
+    }
+    apr_pool_destroy(pp);
+    if (rv == APR_SUCCESS) {
+        rv = package_flush(&dw);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = dump_render(&dw);
+    }
+    apr_pool_destroy(dw.kp);
+    return rv;
+}

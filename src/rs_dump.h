@@ -1,0 +1,64 @@
+/* rs_dump.h - a Resource Dump: ZIP packages of a set's listed files.
+ *
+ * rs_dump_write reads the set's listed inventory rows in listing order,
+ * cuts them into packages (rs_partition) and writes, into a generation
+ * directory being built (rs_generation, rs_statedir):
+ *   <n>.zip            package n (1-based), rs_zip: manifest.xml first,
+ *                      then one stored member per file
+ *   <n>.xml            a byte-identical copy of package n's manifest
+ *   resourcedump.xml   the Resource Dump (<urlset>, capability
+ *                      resourcedump), one <url> per package, written last
+ *
+ * Member names: RS_DUMP_MEMBER_DIR followed by the file's path relative to
+ * the set's root, as the bytes on disk.  The fixed prefix keeps a file
+ * named manifest.xml at the root from colliding with the manifest.  A
+ * manifest entry's rs:md path is "/" and the member name, percent-encoded
+ * like a location.
+ *
+ * Consistency: every member is the version its inventory row describes
+ * (size and mtime checked by rs_zip while it is copied); when a file is
+ * not, the write fails with RS_ZIP_ECHANGED and the caller drops the whole
+ * directory and tries again later.  Nothing here publishes: the caller
+ * renames the directory into place (rs_generation_publish).
+ */
+#ifndef RS_DUMP_H
+#define RS_DUMP_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+#include "rs_db.h"
+#include "rs_log.h"
+
+#define RS_DUMP_MEMBER_DIR "resources/"
+#define RS_DUMP_MAX_ENTRIES 50000
+#define RS_DUMP_MAX_BYTES ((apr_int64_t)1 << 30)
+
+typedef struct rs_dump_opts_t {
+    const char *set;              /* the set's name in the store */
+    const char *root;             /* the set's directory on disk, no trailing "/" */
+    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
+    const char *capability_url;   /* rs:ln up of the dump */
+    const char *dump_url;         /* rs:ln up of the manifests (resourcedump.xml) */
+    const char *pkg_url_prefix;   /* package n is at <prefix><gen>-<n>.zip, its
+                                   * manifest at <prefix><gen>-<n>.xml */
+    unsigned hashes;              /* RS_HASH_* listed and computed */
+    apr_int64_t max_entries, max_bytes;   /* per package */
+    apr_time_t at;                /* start of the snapshot the dump reflects */
+    apr_time_t completed;         /* its end */
+} rs_dump_opts_t;
+
+typedef struct rs_dump_info_t {
+    int packages;
+    apr_int64_t entries;
+    apr_int64_t bytes;            /* of all packages */
+    const char *failed;           /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */
+} rs_dump_info_t;
+
+/* Write the dump of o->set from store into the existing directory dir,
+ * numbered gen.  Returns APR_SUCCESS, RS_ZIP_ECHANGED (a file changed
+ * while packaged), or the cause of the failure; info->failed says more
+ * when a package failed. */
+apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
+                           apr_uint64_t gen, apr_pool_t *p, rs_dump_info_t *info);
+
+#endif

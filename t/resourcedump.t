@@ -1,0 +1,155 @@
+# The Resource Dump (ResourceSyncResourceDump): resourcedump.xml, its ZIP
+# packages and manifest copies.  Every package opens with Python's zipfile
+# and unzip, holds manifest.xml first, and every member is the file's bytes
+# as the manifest describes them; a destination rebuilds the tree from the
+# dump alone.  Private server.
+use strict;
+use warnings;
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RSTest qw(started_server set_conf STATE_CONF get req doc xpc validate wait_for strong_etag put);
+use Digest::MD5 qw(md5_hex);
+use File::Find ();
+use File::Path qw(make_path);
+use File::Temp qw(tempdir);
+use URI::Escape qw(uri_unescape);
+
+plan tests => 35;
+
+my %files = (
+    'www/data/a.txt'              => "alpha\n",
+    'www/data/manifest.xml'       => "<not-the-manifest/>\n",
+    'www/data/sub/b.bin'          => join('', map { chr($_ % 256) } 0 .. 4999),
+    'www/data/sub/deep/c d%#.txt' => "odd name\n",
+    'www/data/empty'              => '',
+);
+my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
+                                 . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1'),
+                         files => \%files);
+my $B = $srv->base;
+my $root = $srv->dir . '/www/data';
+my $dump_url = "$B/resourcesync/ds/resourcedump.xml";
+
+my $cap = get("$B/resourcesync/ds/capabilitylist.xml");
+is(xpc(doc($cap->content))->findvalue(
+       '/sm:urlset/sm:url[rs:md/@capability="resourcedump"]/sm:loc'), $dump_url,
+   'Capability List lists the Resource Dump');
+
+my $r = wait_for(sub { my $r = get($dump_url); $r->code == 503 ? undef : $r }, 60);
+is($r && $r->code, 200, 'resourcedump.xml is built after the first snapshot');
+is(validate($r->content), undef, 'resourcedump.xml validates (lenient XSD)');
+my $x = xpc(doc($r->content));
+is($x->findvalue('/sm:urlset/rs:md/@capability'), 'resourcedump', 'capability resourcedump');
+is($x->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href'), "$B/resourcesync/ds/capabilitylist.xml",
+   'rs:ln up to the Capability List');
+my @pkgs = $x->findnodes('/sm:urlset/sm:url');
+is(scalar @pkgs, 1, 'one package for a small set');
+
+my $tmp = tempdir(CLEANUP => 1);
+my $pkg = $pkgs[0];
+my $loc = $x->findvalue('sm:loc', $pkg);
+like($loc, qr{^\Q$B\E/resourcesync/ds/resourcedump/[0-9a-f]{8}-[1-9][0-9]*-1\.zip$}, 'package URL');
+my $pr = get($loc);
+is($pr->code, 200, 'package answers 200');
+is($pr->header('Content-Type'), 'application/zip', 'package is application/zip');
+like($pr->header('Cache-Control') // '', qr/immutable/, 'package has a long Cache-Control');
+ok(strong_etag($pr), 'package has a strong ETag');
+my $zip = $pr->content;
+is(length $zip, $x->findvalue('rs:md/@length', $pkg), 'package length as listed');
+is('md5:' . md5_hex($zip), $x->findvalue('rs:md/@hash', $pkg), 'package hash as listed');
+is($x->findvalue('rs:md/@type', $pkg), 'application/zip', 'package type');
+open my $fh, '>:raw', "$tmp/p.zip" or die $!;
+print $fh $zip;
+close $fh;
+is(system('python3', '-m', 'zipfile', '-t', "$tmp/p.zip") >> 8, 0, 'python zipfile -t');
+is(system("unzip -tqq $tmp/p.zip >/dev/null") >> 8, 0, 'unzip -t');
+
+sub zip_read {
+    my ($name) = @_;
+    open my $p, '-|', 'python3', '-c',
+        'import sys,zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))',
+        "$tmp/p.zip", $name or die $!;
+    binmode $p;
+    local $/;
+    my $d = <$p>;
+    close $p;
+    return $d // '';
+}
+my @names = split /\n/, `python3 -c 'import sys,zipfile; print("\\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' $tmp/p.zip`;
+is($names[0], 'manifest.xml', 'manifest.xml is the first member');
+
+my $manifest = zip_read('manifest.xml');
+my $mloc = $x->findvalue('rs:ln[@rel="contents"]/@href', $pkg);
+my $mr = get($mloc);
+is($mr->code, 200, 'manifest copy answers 200');
+is($mr->content, $manifest, 'manifest copy is byte-identical to the member');
+is(validate($manifest), undef, 'manifest validates (lenient XSD)');
+my $mx = xpc(doc($manifest));
+is($mx->findvalue('/sm:urlset/rs:md/@capability'), 'resourcedump-manifest', 'manifest capability');
+is($mx->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href'), $dump_url, 'manifest rs:ln up');
+
+# A destination rebuilds the tree from the dump alone.
+my $dest = "$tmp/dest";
+my $ok = 1;
+my @ents = $mx->findnodes('/sm:urlset/sm:url');
+for my $e (@ents) {
+    my $path = uri_unescape($mx->findvalue('rs:md/@path', $e));
+    my $locf = uri_unescape(substr($mx->findvalue('sm:loc', $e), length("$B/data/")));
+    $ok &&= $path eq "/resources/$locf";
+    my $bytes = zip_read(substr($path, 1));
+    $ok &&= length($bytes) == $mx->findvalue('rs:md/@length', $e);
+    $ok &&= 'md5:' . md5_hex($bytes) eq $mx->findvalue('rs:md/@hash', $e);
+    make_path($1) if "$dest/$locf" =~ m{^(.*)/};
+    open my $o, '>:raw', "$dest/$locf" or die "$dest/$locf: $!";
+    print $o $bytes;
+    close $o;
+}
+
+ok($ok, 'every member has its path, length and hash as the manifest says');
+my %got;
+File::Find::find({ no_chdir => 1, wanted => sub {
+    return unless -f $_;
+    open my $i, '<:raw', $_ or die $!;
+    local $/;
+    $got{substr($_, length($dest) + 1)} = <$i>;
+} }, $dest);
+my %want = map { substr($_, length('www/data/')) => $files{$_} } keys %files;
+is_deeply(\%got, \%want, 'the tree rebuilt from the dump equals the tree');
+
+# Range inside a package.
+my $rr = req('GET', $loc, Range => 'bytes=10-29');
+is($rr->code, 206, 'Range: 206');
+is($rr->content, substr($zip, 10, 20), 'Range: the bytes asked for');
+my $hr = req('HEAD', $loc);
+is($hr->header('Content-Length'), length $zip, 'HEAD: Content-Length');
+is(req('GET', $loc, 'If-None-Match' => $pr->header('ETag'))->code, 304, 'If-None-Match: 304');
+
+# Unknown names.
+(my $hist = $loc) =~ s{.*/([0-9a-f]{8})-.*}{$1};
+my @bad = ("resourcedump/$hist-1-0.zip", "resourcedump/$hist-99999-1.zip",
+           "resourcedump/$hist-1-1.tar", "resourcedump/00000000-1-1.zip",
+           "resourcedump/$hist-1-1.zip/../x", "resourcedump/$hist-1234567890123456789012-1.zip",
+           "resourcedump/", "resourcedump.xml.bak");
+my @codes = map { get("$B/resourcesync/ds/$_")->code } @bad;
+is_deeply(\@codes, [(404) x @bad], 'unknown dump names: 404');
+is(get("$B/resourcesync/ds/resourcedump/$hist-1-9.zip")->code, 404,
+   'a package number past the last: 404');
+
+# The set changes: a new dump is built from a later snapshot; the old
+# package stays downloadable.
+put("$root/a.txt", "alpha two\n");
+my $loc2 = wait_for(sub {
+    my $r = get($dump_url);
+    return undef unless $r->code == 200;
+    my $l = xpc(doc($r->content))->findvalue('/sm:urlset/sm:url[1]/sm:loc');
+    return $l ne $loc ? $l : undef;
+}, 60);
+ok($loc2, 'a new Resource Dump after a change') or diag $loc2;
+my $p2 = get($loc2 // $loc);
+open $fh, '>:raw', "$tmp/p.zip" or die $!;
+print $fh $p2->content;
+close $fh;
+is(zip_read('resources/a.txt'), "alpha two\n", 'the new package holds the new version');
+is(get($loc)->code, 200, 'the previous package is still served');
+is(get($loc)->content, $zip, '... with the same bytes');
