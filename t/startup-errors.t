@@ -7,7 +7,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
 use IO::Socket::INET ();
-use RSTest qw(get cap_url list_entries private_server set_conf STATE_CONF);
+use RSTest qw(get cap_url list_entries private_server set_conf STATE_CONF wait_for);
 
 umask 022;
 
@@ -324,6 +324,9 @@ SKIP: {
     $srv->populate(files => { 'www/data/a.txt' => "a\n" });
     my ($rc, $out) = $srv->start;
     my $d = $srv->dir;
+    # The port answers once the listeners are open, before the daemon's
+    # post_config has logged: wait until the server says it is ready.
+    wait_for(sub { $srv->log_text =~ /resuming normal operations/ }, 20);
     my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
             split /\n/, $srv->log_text;
     ok($rc == 0 && -d "$d/rstate/snapshots", 'a relative ResourceSyncStateDir is created below ServerRoot')
