@@ -29,9 +29,6 @@
 #include "rs_time.h"
 #include "rs_zip.h"
 
-/* How long a dump stays downloadable after a newer one replaced it. */
-#define RS_DUMP_KEEP apr_time_from_sec(86400)
-
 typedef struct dumpjob_t {
     wset_t *ws;
     rs_dump_opts_t o;
@@ -95,7 +92,7 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " files, %d packages, %" APR_INT64_T_FMT " bytes)",
                 set->name, j->g.gen, j->info.entries, j->info.packages, j->info.bytes);
-    rs_generation_prune(p, set->rdump_dir, j->g.gen, RS_DUMP_KEEP, apr_time_now());
+    rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
 }
 
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
@@ -127,8 +124,8 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "resourcedump/", ws->status.history,
                                       "-", NULL);
     j->o.hashes = set->hashes;
-    j->o.max_entries = RS_DUMP_MAX_ENTRIES;
-    j->o.max_bytes = RS_DUMP_MAX_BYTES;
+    j->o.max_entries = set->dump_entries;
+    j->o.max_bytes = set->dump_size;
     j->o.at = ws->status.at;
     j->o.completed = ws->status.completed;
     rs_db_meta_get(ws->d->store, jp, gen_key(jp, set), &g);

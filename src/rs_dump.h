@@ -30,8 +30,6 @@
 #include "rs_log.h"
 
 #define RS_DUMP_MEMBER_DIR "resources/"
-#define RS_DUMP_MAX_ENTRIES 50000
-#define RS_DUMP_MAX_BYTES ((apr_int64_t)1 << 30)
 
 typedef struct rs_dump_opts_t {
     const char *set;              /* the set's name in the store */

@@ -37,7 +37,7 @@ static void fx_init(fx_t *f, apr_int64_t max_entries)
     f->o.pkg_url_prefix = "http://example.org/rs/s/resourcedump/0123abcd-";
     f->o.hashes = RS_HASH_MD5;
     f->o.max_entries = max_entries;
-    f->o.max_bytes = RS_DUMP_MAX_BYTES;
+    f->o.max_bytes = (apr_int64_t)1 << 30;
     f->o.at = 1700000000LL * APR_USEC_PER_SEC;
     f->o.completed = f->o.at + APR_USEC_PER_SEC;
 }
