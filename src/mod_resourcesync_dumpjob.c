@@ -62,7 +62,7 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
     if (rv != APR_SUCCESS || !h || strcmp(h, j->history)) {
         return rv != APR_SUCCESS ? rv : APR_ENOENT;
     }
-    return rs_dump_write(store, &j->o, j->g.tmp, j->g.gen, p, &j->info);
+    return rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
 }
 
 /* Driver's thread: publish a written dump, or drop it. */
@@ -90,9 +90,26 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.dump_gen = j->g.gen;
     rs_drive_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " files, %d packages, %" APR_INT64_T_FMT " bytes)",
-                set->name, j->g.gen, j->info.entries, j->info.packages, j->info.bytes);
+                " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
+                " bytes)", set->name, j->g.gen, j->info.entries, j->info.packages,
+                j->info.reused, j->info.bytes);
     rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
+}
+
+/* Remove dump generations superseded more than ResourceSyncDumpGrace
+ * ago, at most once a second, so a package that left the dump answers
+ * 404 soon after its grace ends even when no new dump is built.  Never
+ * while a build runs: it may be linking packages out of those
+ * generations (rs_dumppkg_reuse), and never before the set has a dump
+ * (generation 0 is no generation to keep). */
+static void dump_prune(wset_t *ws, apr_time_t now, apr_pool_t *p)
+{
+    if (running || !ws->status.dump_gen || now < ws->dump_prune_next) {
+        return;
+    }
+    ws->dump_prune_next = now + apr_time_from_sec(1);
+    rs_generation_prune(p, ws->set->rdump_dir, ws->status.dump_gen, ws->set->dump_grace,
+                        apr_time_now());
 }
 
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
@@ -105,9 +122,13 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     dumpjob_t *j;
     apr_status_t rv;
 
+    if (!set->rdump) {
+        return;
+    }
+    dump_prune(ws, now, p);
     /* Due: a snapshot was published since the last build, or the set
      * has no dump and none was tried in this watcher's life. */
-    if (!set->rdump || rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
+    if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
         || !(ws->dump_due || (!ws->status.dump_gen && !ws->dump_tried))
         || now < ws->dump_next) {
         return;
@@ -123,6 +144,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.dump_url = apr_pstrcat(jp, set->doc_base, "resourcedump.xml", NULL);
     j->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "resourcedump/", ws->status.history,
                                       "-", NULL);
+    j->o.dumpset = set->rdump_dir;
     j->o.hashes = set->hashes;
     j->o.max_entries = set->dump_entries;
     j->o.max_bytes = set->dump_size;
@@ -140,5 +162,4 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     }
     running = 1;
     rs_jobs_submit(job, dump_run, dump_finish, j, 1);
-    (void)p;
 }
