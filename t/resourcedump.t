@@ -49,7 +49,7 @@ is(scalar @pkgs, 1, 'one package for a small set');
 my $tmp = tempdir(CLEANUP => 1);
 my $pkg = $pkgs[0];
 my $loc = $x->findvalue('sm:loc', $pkg);
-like($loc, qr{^\Q$B\E/resourcesync/ds/resourcedump/[0-9a-f]{8}-[1-9][0-9]*-1\.zip$}, 'package URL');
+like($loc, qr{^\Q$B\E/resourcesync/ds/resourcedump/[0-9a-f]{8}-[0-9a-f]{16}\.zip$}, 'package URL');
 my $pr = get($loc);
 is($pr->code, 200, 'package answers 200');
 is($pr->header('Content-Type'), 'application/zip', 'package is application/zip');
@@ -127,14 +127,18 @@ is(req('GET', $loc, 'If-None-Match' => $pr->header('ETag'))->code, 304, 'If-None
 
 # Unknown names.
 (my $hist = $loc) =~ s{.*/([0-9a-f]{8})-.*}{$1};
-my @bad = ("resourcedump/$hist-1-0.zip", "resourcedump/$hist-99999-1.zip",
+(my $key = $loc) =~ s{.*-([0-9a-f]{16})\.zip$}{$1};
+my @bad = ("resourcedump/$hist-1-0.zip", "resourcedump/$hist-99999-1.zip", "resourcedump/$hist-1-1.zip",
+           "resourcedump/$hist-\U$key\E.zip", "resourcedump/$hist-${key}0.zip",
+           "resourcedump/$hist-$key.rec", "resourcedump/$hist-../$key.zip",
+           "resourcedump/00000000-$key.zip",
            "resourcedump/$hist-1-1.tar", "resourcedump/00000000-1-1.zip",
            "resourcedump/$hist-1-1.zip/../x", "resourcedump/$hist-1234567890123456789012-1.zip",
            "resourcedump/", "resourcedump.xml.bak");
 my @codes = map { get("$B/resourcesync/ds/$_")->code } @bad;
 is_deeply(\@codes, [(404) x @bad], 'unknown dump names: 404');
-is(get("$B/resourcesync/ds/resourcedump/$hist-1-9.zip")->code, 404,
-   'a package number past the last: 404');
+is(get("$B/resourcesync/ds/resourcedump/$hist-0000000000000000.zip")->code, 404,
+   'a key no package has: 404');
 
 # The set changes: a new dump is built from a later snapshot; the old
 # package stays downloadable.
