@@ -2,7 +2,8 @@
  *
  * A set with ResourceSyncResourceDump gets a dump built from its
  * inventory after a Resource List snapshot is published: the first one
- * as soon as the set has a snapshot and no dump (at watcher start too),
+ * as soon as the set has a snapshot (at every watcher start, reusing the
+ * packages of the dump on disk),
  * then after a later snapshot, at most once per the directive's duration.
  * Lifecycle, like the snapshots (mod_resourcesync_snapjob.c): prepared
  * on the driver's thread (generation number and temporary directory in
@@ -18,7 +19,8 @@
  * ever published: the generation directory appears complete or not at all.
  *
  * Store key per set: dump-gen (the newest dump generation published), so
- * that numbers, and with them package URLs, are never used twice.
+ * that generation numbers are never used twice.  Package URLs name their
+ * contents (rs_dumppkg.h), not a generation.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -26,6 +28,7 @@
 #include "rs_dump.h"
 #include "rs_generation.h"
 #include "rs_history.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_zip.h"
 
@@ -35,6 +38,7 @@ typedef struct dumpjob_t {
     rs_generation_t g;
     rs_dump_info_t info;
     const char *history;           /* of the driver's store when prepared */
+    const char *url_history;       /* in the package URLs (the status entry's) */
 } dumpjob_t;
 
 /* The dump job in progress (driver's thread only). */
@@ -62,7 +66,11 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
     if (rv != APR_SUCCESS || !h || strcmp(h, j->history)) {
         return rv != APR_SUCCESS ? rv : APR_ENOENT;
     }
-    return rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
+    rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
+    /* Written last: post_config serves a dump after a restart only when
+     * its URLs belong to the history on disk (rs_status_create). */
+    return rv == APR_SUCCESS ? rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp),
+                                                j->url_history) : rv;
 }
 
 /* Driver's thread: publish a written dump, or drop it. */
@@ -126,10 +134,13 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
         return;
     }
     dump_prune(ws, now, p);
-    /* Due: a snapshot was published since the last build, or the set
-     * has no dump and none was tried in this watcher's life. */
+    /* Due: a snapshot was published since the last build, or no build
+     * was tried in this watcher's life.  The dump served meanwhile is the
+     * one post_config found on disk (rs_status_create), perhaps of an
+     * older snapshot; the build at start links every package that did not
+     * change, so it reads only what changed while no watcher ran. */
     if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
-        || !(ws->dump_due || (!ws->status.dump_gen && !ws->dump_tried))
+        || !(ws->dump_due || !ws->dump_tried)
         || now < ws->dump_next) {
         return;
     }
@@ -137,6 +148,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j = apr_pcalloc(jp, sizeof(*j));
     j->ws = ws;
     j->history = apr_pstrdup(jp, ws->d->history);
+    j->url_history = apr_pstrdup(jp, ws->status.history);
     j->o.set = set->name;
     j->o.root = set->dir;
     j->o.url_base = set->root_url;

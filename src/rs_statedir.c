@@ -75,6 +75,11 @@ const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir)
     return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);
 }
 
+const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir)
+{
+    return apr_pstrcat(p, gendir, "/history", NULL);
+}
+
 const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *key,
                                  const char *ext)
 {

@@ -9,7 +9,8 @@
  *   <statedir>/changelists/<set>/<history>-<id>.xml   a closed Change List
  *   <statedir>/dumps/<set>/<gen>/           a published Resource Dump
  *       resourcedump.xml, <key>.zip (a package), <key>.xml (its manifest),
- *       <key>.rec (its record, rs_dumppkg.h)
+ *       <key>.rec (its record, rs_dumppkg.h), history (the history its
+ *       URLs belong to, written last)
  *   <statedir>/dumps/<set>/tmp-<gen>/       a Resource Dump being built
  *
  * Readers (children) and the writer (the watcher) both derive every path
@@ -62,6 +63,8 @@ const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char 
 const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir);
 const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *key,
                                  const char *ext);
+/* <gendir>/history: the history whose URLs the dump lists (rs_history.h). */
+const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

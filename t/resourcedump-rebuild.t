@@ -1,7 +1,9 @@
 # Rebuilding the Resource Dump: after one file changes, the new dump
 # differs only in the package holding it (every other package keeps its
 # URL, bytes and ETag), and a package that left the dump stays
-# downloadable for ResourceSyncDumpGrace, then answers 404.  Private server.
+# downloadable for ResourceSyncDumpGrace, then answers 404.  The dump
+# survives a graceful and a hard restart: served at once (no 503), and the
+# new watcher's first build keeps every package.  Private server.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -11,7 +13,7 @@ use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put);
 use Digest::MD5 qw(md5_hex);
 use Time::HiRes qw(time);
 
-plan tests => 13;
+plan tests => 21;
 
 my %files = map { sprintf('www/data/d/f%02d.txt', $_) => "file $_\n" } 0 .. 59;
 my $srv = started_server(conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -69,3 +71,36 @@ is(get($old)->code, 200, 'the package that left the dump is still served');
 my $gone_at = wait_for(sub { get($old)->code == 404 ? time() : undef }, 30);
 ok($gone_at, 'then it answers 404 after ResourceSyncDumpGrace')
     or diag "still served after 30 s";
+
+# Restarts.  The current dump, its document's ETag and its packages' ETags.
+sub state {
+    my $r = get($dump_url);
+    my $p = packages() || {};
+    return { code => $r->code, body => $r->content, etag => $r->header('ETag') // '',
+             pkg => { map { $_ => get($_)->header('ETag') } sort keys %$p } };
+}
+my $pre = state();
+
+# Graceful: every answer from the signal until the new watcher's first
+# build (a new generation: another ETag of resourcedump.xml) is a 200.
+$srv->graceful;
+my @codes;
+my $rebuilt = wait_for(sub {
+    my $r = get($dump_url);
+    push @codes, $r->code;
+    return $r->code == 200 && ($r->header('ETag') // '') ne $pre->{etag};
+}, 60);
+ok($rebuilt, 'graceful restart: the new watcher builds the dump again');
+is_deeply([grep { $_ != 200 } @codes], [], '... resourcedump.xml answered 200 throughout')
+    or diag "@codes";
+my $post = state();
+is($post->{body}, $pre->{body}, '... with the same document');
+is_deeply($post->{pkg}, $pre->{pkg}, '... and every package kept its URL and ETag');
+
+# Hard restart: served right after the start, before any build.
+$srv->stop;
+ok(($srv->start)[0] == 0, 'hard restart: the server starts again');
+my $first = state();
+is($first->{code}, 200, '... resourcedump.xml answers 200 at once');
+is($first->{body}, $pre->{body}, '... the same document');
+is_deeply($first->{pkg}, $pre->{pkg}, '... and the same packages with their ETags');
