@@ -165,6 +165,9 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     rs_db_meta_get(ws->d->store, jp, gen_key(jp, set), &g);
     rv = rs_generation_begin(jp, set->rdump_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
                              ws->status.dump_gen, &j->g);
+    j->o.list_max = set->max_entries;
+    j->o.part_url_prefix = apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix,
+                                        j->g.gen);
     ws->dump_next = now + set->rdump;
     ws->dump_due = 0;
     ws->dump_tried = 1;

@@ -288,7 +288,8 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
     char key[RS_PARSE_DUMP_KEY_LEN + 1];
-    int manifest;
+    apr_uint64_t gen;
+    int manifest, n;
 
     if (!set->rdump) {
         return HTTP_NOT_FOUND;
@@ -309,7 +310,17 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
         return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool,
                                                   set->rdump_dir, cur.dump_gen)), 0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_dump_part(part, key, &manifest)) {
+    if (!(part = this_history(&cur, part))) {
+        return HTTP_NOT_FOUND;
+    }
+    if (rs_parse_part(part, &gen, &n)) {
+        /* A part of a Resource Dump Index: "<gen>-<n>.xml", kept while
+         * its generation is on disk. */
+        return gen > cur.dump_gen ? HTTP_NOT_FOUND
+            : send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
+                                                                           gen), n), 1);
+    }
+    if (!rs_parse_dump_part(part, key, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     return send_package(r, set, &cur, key, manifest);

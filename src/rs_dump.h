@@ -9,7 +9,12 @@
  *   <key>.xml          a byte-identical copy of the package's manifest
  *   <key>.rec          the package's record (length, at, completed, hash)
  *   resourcedump.xml   the Resource Dump (<urlset>, capability
- *                      resourcedump), one <url> per package, written last
+ *                      resourcedump), one <url> per package, written last;
+ *                      when there are more than o->list_max packages, a
+ *                      Resource Dump Index (<sitemapindex>, one <sitemap>
+ *                      per part) instead, and
+ *   part-<n>.xml       part n (1-based) of the index: a <urlset> of up to
+ *                      list_max packages with rs:ln index to the index
  *
  * Reuse: a package whose key a generation in o->dumpset still holds is
  * hard-linked from there instead of written (rs_dumppkg_reuse), so a
@@ -49,6 +54,8 @@ typedef struct rs_dump_opts_t {
     const char *pkg_url_prefix;   /* a package is at <prefix><key>.zip, its
                                    * manifest at <prefix><key>.xml */
     const char *dumpset;          /* generations to reuse packages from, or NULL */
+    const char *part_url_prefix;  /* part n of an index is at <prefix><n>.xml */
+    int list_max;                 /* packages per document (ResourceSyncMaxEntries) */
     unsigned hashes;              /* RS_HASH_* listed and computed */
     apr_int64_t max_entries, max_bytes;   /* per package */
     apr_time_t at;                /* start of the snapshot the dump reflects */
@@ -58,6 +65,7 @@ typedef struct rs_dump_opts_t {
 typedef struct rs_dump_info_t {
     int packages;
     int reused;                   /* packages linked from an earlier generation */
+    int parts;                    /* of the Resource Dump Index, 0: no index */
     apr_int64_t entries;
     apr_int64_t bytes;            /* of all packages */
     const char *failed;           /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */

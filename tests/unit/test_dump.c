@@ -296,6 +296,55 @@ START_TEST(no_reuse_without_record)
 }
 END_TEST
 
+/* More packages than list_max: resourcedump.xml is a Resource Dump
+ * Index whose parts list the packages. */
+START_TEST(index_when_packages_do_not_fit)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    xmlDocPtr d;
+    xmlNodePtr root, part;
+    int i;
+
+    fx_init(&f, 1);
+    f.o.list_max = 2;
+    f.o.part_url_prefix = "http://example.org/rs/s/resourcedump/0123abcd-4-";
+    for (i = 0; i < 5; i++) {
+        add(&f, "", apr_psprintf(ut_pool, "f%d", i), "x\n", 0);
+    }
+    ck_assert_int_eq(build(&f, 4, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.packages, 5);
+    ck_assert_int_eq(info.parts, 3);
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
+    root = xmlDocGetRootElement(d);
+    ck_assert_str_eq((const char *)root->name, "sitemapindex");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(root, RS_XML_NS_RS, "md", 0), "capability"),
+                     "resourcedump");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), f.o.capability_url);
+    ck_assert_int_eq(ut_xml_count(root, RS_XML_NS_SITEMAP, "sitemap"), 3);
+    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, RS_XML_NS_SITEMAP, "sitemap", 2),
+                                       RS_XML_NS_SITEMAP, "loc"),
+                     "http://example.org/rs/s/resourcedump/0123abcd-4-3.xml");
+    for (i = 1; i <= 3; i++) {
+        d = ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, i));
+        part = xmlDocGetRootElement(d);
+        ck_assert_str_eq((const char *)part->name, "urlset");
+        ck_assert_str_eq(ut_xml_attr(ut_xml_ln(part, "index"), "href"), f.o.dump_url);
+        ck_assert_str_eq(ut_xml_attr(ut_xml_ln(part, "up"), "href"), f.o.capability_url);
+        ck_assert_int_eq(ut_xml_count(part, RS_XML_NS_SITEMAP, "url"), i < 3 ? 2 : 1);
+    }
+    ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 4)));
+
+    /* Exactly list_max packages fit one document. */
+    f.o.list_max = 5;
+    ck_assert_int_eq(build(&f, 5, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 0);
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
+    ck_assert_str_eq((const char *)xmlDocGetRootElement(d)->name, "urlset");
+    ck_assert_int_eq(info.reused, 5);
+}
+END_TEST
+
 Suite *dump_suite(void)
 {
     Suite *s = suite_create("rs_dump");
@@ -305,6 +354,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, key_names_the_contents);
     tcase_add_test(tc, rebuild_reuses_unchanged_packages);
     tcase_add_test(tc, no_reuse_without_record);
+    tcase_add_test(tc, index_when_packages_do_not_fit);
     suite_add_tcase(s, tc);
     return s;
 }
