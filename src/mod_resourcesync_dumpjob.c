@@ -22,6 +22,7 @@
  * that generation numbers are never used twice.  Package URLs name their
  * contents (rs_dumppkg.h), not a generation.
  */
+#include <errno.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
@@ -73,6 +74,36 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
                                                 j->url_history) : rv;
 }
 
+/* Whether rv says the file system is full (or the quota reached). */
+static int no_space(apr_status_t rv)
+{
+    return APR_STATUS_IS_ENOSPC(rv)
+#ifdef EDQUOT
+        || rv == APR_FROM_OS_ERROR(EDQUOT)
+#endif
+        ;
+}
+
+/* A build failed for want of space (the temporary directory is already
+ * removed).  Logged once per episode (ws->dump_nospace, until a build
+ * succeeds), then at debug level; the previous dump stays served, and
+ * the build is tried again after the set's dump interval, without
+ * waiting for a change, so it resumes by itself when space returns. */
+static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
+{
+    const rs_set_t *set = ws->set;
+
+    ap_log_error(APLOG_MARK, ws->dump_nospace ? APLOG_DEBUG : APLOG_WARNING, rv, ws->d->s,
+                 RS_TAG "set %s: no space left to build the Resource Dump in %s%s%s; the "
+                 "previous dump stays served, building resumes when there is space",
+                 set->name, set->rdump_dir, j->info.failed ? ": " : "",
+                 j->info.failed ? j->info.failed : "");
+    ws->dump_nospace = 1;
+    ws->dump_due = 1;
+    ws->dump_next = rs_time_mono() + (set->rdump > apr_time_from_sec(1) ? set->rdump
+                                      : apr_time_from_sec(1));
+}
+
 /* Driver's thread: publish a written dump, or drop it. */
 static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 {
@@ -83,6 +114,11 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     running = 0;
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->rdump_dir, &j->g);
+    }
+    if (rv != APR_SUCCESS && no_space(rv)) {
+        rs_generation_abandon(p, &j->g);
+        dump_nospace(ws, j, rv);
+        return;
     }
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, rv == RS_ZIP_ECHANGED ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
@@ -97,6 +133,11 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                    apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     ws->status.dump_gen = j->g.gen;
     rs_drive_status_put(ws);
+    if (ws->dump_nospace) {
+        ws->dump_nospace = 0;
+        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump",
+                    set->name);
+    }
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
                 " bytes)", set->name, j->g.gen, j->info.entries, j->info.packages,

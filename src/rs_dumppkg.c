@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
+#include <apr_hash.h>
 #include <openssl/evp.h>
 #include "rs_dumppkg.h"
 #include "rs_file.h"
@@ -197,4 +198,51 @@ apr_status_t rs_dumppkg_reuse(apr_pool_t *p, const apr_array_header_t *gens, con
         }
     }
     return APR_ENOENT;
+}
+
+/* Add the files of one generation directory, each inode once. */
+static apr_int64_t dir_bytes(apr_pool_t *p, const char *dir, apr_hash_t *seen)
+{
+    apr_int64_t sum = 0;
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
+        return 0;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_INODE
+                        | APR_FINFO_NLINK, d) == APR_SUCCESS) {
+        if (fi.filetype != APR_REG) {
+            continue;
+        }
+        if (fi.nlink > 1) {
+            apr_ino_t *ino = apr_pmemdup(p, &fi.inode, sizeof(fi.inode));
+            if (apr_hash_get(seen, ino, sizeof(*ino))) {
+                continue;
+            }
+            apr_hash_set(seen, ino, sizeof(*ino), "");
+        }
+        sum += fi.size;
+    }
+    apr_dir_close(d);
+    return sum;
+}
+
+apr_int64_t rs_dumppkg_disk_bytes(apr_pool_t *p, const char *dumpset)
+{
+    apr_hash_t *seen = apr_hash_make(p);
+    apr_int64_t sum = 0;
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, dumpset, p) != APR_SUCCESS) {
+        return 0;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        if (fi.filetype == APR_DIR && strcmp(fi.name, ".") && strcmp(fi.name, "..")) {
+            sum += dir_bytes(p, apr_pstrcat(p, dumpset, "/", fi.name, NULL), seen);
+        }
+    }
+    apr_dir_close(d);
+    return sum;
 }

@@ -85,4 +85,9 @@ apr_array_header_t *rs_dumppkg_gens(apr_pool_t *p, const char *dumpset);
 apr_status_t rs_dumppkg_reuse(apr_pool_t *p, const apr_array_header_t *gens, const char *dir,
                               const char *key, rs_dumppkg_rec_t *rec);
 
+/* Bytes on disk of every file in every directory of dumpset (published
+ * generations and ones being built), a file with several links (a
+ * package shared by generations) counted once.  0 if there is none. */
+apr_int64_t rs_dumppkg_disk_bytes(apr_pool_t *p, const char *dumpset);
+
 #endif

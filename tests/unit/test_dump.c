@@ -345,6 +345,38 @@ START_TEST(index_when_packages_do_not_fit)
 }
 END_TEST
 
+static apr_int64_t size_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    return (apr_int64_t)sb.st_size;
+}
+
+/* Disk use counts a package linked into several generations once. */
+START_TEST(disk_bytes_count_links_once)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    apr_int64_t one;
+    const char *k;
+
+    fx_init(&f, 1);
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps), 0);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k = pkg_key(&f, 0);
+    one = size_of(rs_statedir_dump_file(ut_pool, f.dir))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "zip"))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "xml"))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "rec"));
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps), one);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.reused, 1);
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps),
+                     one + size_of(rs_statedir_dump_file(ut_pool, f.dir)));
+}
+END_TEST
+
 Suite *dump_suite(void)
 {
     Suite *s = suite_create("rs_dump");
@@ -355,6 +387,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, rebuild_reuses_unchanged_packages);
     tcase_add_test(tc, no_reuse_without_record);
     tcase_add_test(tc, index_when_packages_do_not_fit);
+    tcase_add_test(tc, disk_bytes_count_links_once);
     suite_add_tcase(s, tc);
     return s;
 }
