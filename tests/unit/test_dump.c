@@ -1,6 +1,7 @@
 /* test_dump.c - rs_dump: a Resource Dump generation from the store */
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <apr_hash.h>
@@ -48,6 +49,9 @@ static void fx_init(fx_t *f, apr_int64_t max_entries)
     f->o.completed = f->o.at + APR_USEC_PER_SEC;
 }
 
+/* When set, add() gives the file these access and modification times. */
+static const struct timespec *add_times;
+
 /* Write a file and its inventory row; size_delta != 0 makes the row
  * describe another version than the file holds. */
 static void add(fx_t *f, const char *dir, const char *name, const char *data, int size_delta)
@@ -62,6 +66,9 @@ static void add(fx_t *f, const char *dir, const char *name, const char *data, in
         ut_mkdir(d);
     }
     ut_write_str(path, data);
+    if (add_times) {
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, add_times, 0), 0);
+    }
     ck_assert_int_eq(stat(path, &sb), 0);
     rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
     memset(&it, 0, sizeof(it));
@@ -377,6 +384,41 @@ START_TEST(disk_bytes_count_links_once)
 }
 END_TEST
 
+/* A package that comes back (its files as they were) while an older
+ * generation holding it is still on disk is that very file again: one
+ * URL never names two byte strings. */
+START_TEST(returning_package_reused_from_older_generation)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *path, *k1;
+    struct stat sb;
+    struct timespec ts[2];
+
+    fx_init(&f, 1);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    path = ut_path(f.root, "a.txt");
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k1 = pkg_key(&f, 0);
+    add(&f, "", "a.txt", "alpha two\n", 0);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_str_ne(pkg_key(&f, 0), k1);
+    /* Back to the first version, mtime included. */
+    ts[0] = sb.st_atim;
+    ts[1] = sb.st_mtim;
+    add_times = ts;
+    add(&f, "", "a.txt", "alpha\n", 0);
+    add_times = NULL;
+    f.o.at += APR_USEC_PER_SEC;
+    ck_assert_int_eq(build(&f, 3, &info), APR_SUCCESS);
+    ck_assert_str_eq(pkg_key(&f, 0), k1);
+    ck_assert_int_eq(info.reused, 1);
+    ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k1, "zip"))
+              == inode_of(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k1, "zip")));
+}
+END_TEST
+
 Suite *dump_suite(void)
 {
     Suite *s = suite_create("rs_dump");
@@ -388,6 +430,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, no_reuse_without_record);
     tcase_add_test(tc, index_when_packages_do_not_fit);
     tcase_add_test(tc, disk_bytes_count_links_once);
+    tcase_add_test(tc, returning_package_reused_from_older_generation);
     suite_add_tcase(s, tc);
     return s;
 }
