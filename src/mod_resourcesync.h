@@ -63,6 +63,10 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_RECENT   4096     /* ResourceSyncRecentChanges */
 #define RS_DEFAULT_LARGE    64       /* ResourceSyncLargeFileSize, MiB */
 #define RS_MAX_LARGE        1048576  /* MiB: 1 TiB */
+#define RS_DEFAULT_DUMP_ENTRIES 50000    /* ResourceSyncDumpMaxEntries */
+#define RS_MAX_DUMP_ENTRIES 10000000     /* ... its largest value */
+#define RS_DEFAULT_DUMP_SIZE 1024        /* ResourceSyncDumpMaxSize, MiB */
+#define RS_DEFAULT_DUMP_GRACE apr_time_from_sec(86400)  /* ResourceSyncDumpGrace */
 #define RS_DEFAULT_VERIFY   apr_time_from_sec(86400)  /* ResourceSyncVerifyInterval */
 #define RS_MIN_RECENT       16
 #define RS_MAX_RECENT       262144
@@ -98,6 +102,9 @@ typedef struct rs_set_t {
     int spec10;                 /* ResourceSyncSpecVersion 1.0 */
     apr_interval_time_t rdump;  /* ResourceSyncResourceDump: 0 off, else min interval */
     const char *rdump_dir;      /* <statedir>/dumps/<name> */
+    apr_int64_t dump_entries;   /* ResourceSyncDumpMaxEntries */
+    apr_int64_t dump_size;      /* ResourceSyncDumpMaxSize, bytes */
+    apr_interval_time_t dump_grace;  /* ResourceSyncDumpGrace */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -122,6 +129,9 @@ struct rs_dir_conf {
     apr_interval_time_t retention;  /* RS_UNSET or > 0 */
     int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
     apr_interval_time_t rdump;  /* RS_UNSET, 0 (off) or > 0 */
+    apr_int64_t dump_entries;   /* RS_UNSET or 1..RS_MAX_DUMP_ENTRIES */
+    apr_int64_t dump_size;      /* RS_UNSET or bytes (MiB given) */
+    apr_interval_time_t dump_grace;  /* RS_UNSET or > 0 */
 };
 
 typedef struct rs_srv_conf {

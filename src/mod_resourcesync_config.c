@@ -38,6 +38,9 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->retention = RS_UNSET;
     c->spec10 = RS_UNSET;
     c->rdump = RS_UNSET;
+    c->dump_entries = RS_UNSET;
+    c->dump_size = RS_UNSET;
+    c->dump_grace = RS_UNSET;
     return c;
 }
 
@@ -60,6 +63,9 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->retention = add->retention != RS_UNSET ? add->retention : base->retention;
     c->spec10 = add->spec10 != RS_UNSET ? add->spec10 : base->spec10;
     c->rdump = add->rdump != RS_UNSET ? add->rdump : base->rdump;
+    c->dump_entries = add->dump_entries != RS_UNSET ? add->dump_entries : base->dump_entries;
+    c->dump_size = add->dump_size != RS_UNSET ? add->dump_size : base->dump_size;
+    c->dump_grace = add->dump_grace != RS_UNSET ? add->dump_grace : base->dump_grace;
     return c;
 }
 
@@ -376,6 +382,11 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
     set->spec10 = eff->spec10 == 1;
     set->rdump = eff->rdump == RS_UNSET ? 0 : eff->rdump;
+    set->dump_entries = eff->dump_entries == RS_UNSET ? RS_DEFAULT_DUMP_ENTRIES
+                                                      : eff->dump_entries;
+    set->dump_size = eff->dump_size == RS_UNSET ? (apr_int64_t)RS_DEFAULT_DUMP_SIZE << 20
+                                                : eff->dump_size;
+    set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its

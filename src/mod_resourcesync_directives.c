@@ -476,6 +476,50 @@ static const char *set_resource_dump(cmd_parms *cmd, void *mconfig, const char *
     return NULL;
 }
 
+static const char *set_dump_entries(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!rs_parse_int(arg, 1, RS_MAX_DUMP_ENTRIES, &dc->dump_entries)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncDumpMaxEntries: '%s' is not a number from "
+                            "1 to %d", arg, RS_MAX_DUMP_ENTRIES);
+    }
+    return NULL;
+}
+
+static const char *set_dump_size(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    apr_int64_t v;
+    if (err) {
+        return err;
+    }
+    if (!rs_parse_int(arg, 1, RS_MAX_LARGE, &v)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncDumpMaxSize: '%s' is not a number of MiB "
+                            "from 1 to %d", arg, RS_MAX_LARGE);
+    }
+    dc->dump_size = v << 20;
+    return NULL;
+}
+
+static const char *set_dump_grace(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!rs_parse_duration(arg, &dc->dump_grace)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncDumpGrace: '%s' is not a duration "
+                            "(e.g. 3600, 90m, 12h, 1d)", arg);
+    }
+    return NULL;
+}
+
 static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
@@ -533,6 +577,13 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncResourceDump", set_resource_dump, NULL, RSRC_CONF | ACCESS_CONF,
                   "Build a Resource Dump at most once per duration while the set changes, "
                   "or off (default)"),
+    AP_INIT_TAKE1("ResourceSyncDumpMaxEntries", set_dump_entries, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Files per Resource Dump package (default 50000)"),
+    AP_INIT_TAKE1("ResourceSyncDumpMaxSize", set_dump_size, NULL, RSRC_CONF | ACCESS_CONF,
+                  "MiB per Resource Dump package; a larger file gets one alone (default 1024)"),
+    AP_INIT_TAKE1("ResourceSyncDumpGrace", set_dump_grace, NULL, RSRC_CONF | ACCESS_CONF,
+                  "How long a package that left the Resource Dump stays downloadable "
+                  "(default 1d)"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,

@@ -91,6 +91,8 @@ typedef struct wset_t {
     int dump_due;
     int dump_tried;            /* a build was started in this watcher's life */
     apr_time_t dump_next;
+    apr_time_t dump_prune_next;  /* next pruning of old dump generations (monotonic) */
+    int dump_nospace;          /* the last build found the disk full (logged once) */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the

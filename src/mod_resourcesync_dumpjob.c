@@ -2,7 +2,8 @@
  *
  * A set with ResourceSyncResourceDump gets a dump built from its
  * inventory after a Resource List snapshot is published: the first one
- * as soon as the set has a snapshot and no dump (at watcher start too),
+ * as soon as the set has a snapshot (at every watcher start, reusing the
+ * packages of the dump on disk),
  * then after a later snapshot, at most once per the directive's duration.
  * Lifecycle, like the snapshots (mod_resourcesync_snapjob.c): prepared
  * on the driver's thread (generation number and temporary directory in
@@ -18,19 +19,19 @@
  * ever published: the generation directory appears complete or not at all.
  *
  * Store key per set: dump-gen (the newest dump generation published), so
- * that numbers, and with them package URLs, are never used twice.
+ * that generation numbers are never used twice.  Package URLs name their
+ * contents (rs_dumppkg.h), not a generation.
  */
+#include <errno.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_dump.h"
 #include "rs_generation.h"
 #include "rs_history.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_zip.h"
-
-/* How long a dump stays downloadable after a newer one replaced it. */
-#define RS_DUMP_KEEP apr_time_from_sec(86400)
 
 typedef struct dumpjob_t {
     wset_t *ws;
@@ -38,6 +39,7 @@ typedef struct dumpjob_t {
     rs_generation_t g;
     rs_dump_info_t info;
     const char *history;           /* of the driver's store when prepared */
+    const char *url_history;       /* in the package URLs (the status entry's) */
 } dumpjob_t;
 
 /* The dump job in progress (driver's thread only). */
@@ -65,7 +67,41 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
     if (rv != APR_SUCCESS || !h || strcmp(h, j->history)) {
         return rv != APR_SUCCESS ? rv : APR_ENOENT;
     }
-    return rs_dump_write(store, &j->o, j->g.tmp, j->g.gen, p, &j->info);
+    rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
+    /* Written last: post_config serves a dump after a restart only when
+     * its URLs belong to the history on disk (rs_status_create). */
+    return rv == APR_SUCCESS ? rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp),
+                                                j->url_history) : rv;
+}
+
+/* Whether rv says the file system is full (or the quota reached). */
+static int no_space(apr_status_t rv)
+{
+    return APR_STATUS_IS_ENOSPC(rv)
+#ifdef EDQUOT
+        || rv == APR_FROM_OS_ERROR(EDQUOT)
+#endif
+        ;
+}
+
+/* A build failed for want of space (the temporary directory is already
+ * removed).  Logged once per episode (ws->dump_nospace, until a build
+ * succeeds), then at debug level; the previous dump stays served, and
+ * the build is tried again after the set's dump interval, without
+ * waiting for a change, so it resumes by itself when space returns. */
+static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
+{
+    const rs_set_t *set = ws->set;
+
+    ap_log_error(APLOG_MARK, ws->dump_nospace ? APLOG_DEBUG : APLOG_WARNING, rv, ws->d->s,
+                 RS_TAG "set %s: no space left to build the Resource Dump in %s%s%s; the "
+                 "previous dump stays served, building resumes when there is space",
+                 set->name, set->rdump_dir, j->info.failed ? ": " : "",
+                 j->info.failed ? j->info.failed : "");
+    ws->dump_nospace = 1;
+    ws->dump_due = 1;
+    ws->dump_next = rs_time_mono() + (set->rdump > apr_time_from_sec(1) ? set->rdump
+                                      : apr_time_from_sec(1));
 }
 
 /* Driver's thread: publish a written dump, or drop it. */
@@ -78,6 +114,11 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     running = 0;
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->rdump_dir, &j->g);
+    }
+    if (rv != APR_SUCCESS && no_space(rv)) {
+        rs_generation_abandon(p, &j->g);
+        dump_nospace(ws, j, rv);
+        return;
     }
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, rv == RS_ZIP_ECHANGED ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
@@ -92,10 +133,32 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                    apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     ws->status.dump_gen = j->g.gen;
     rs_drive_status_put(ws);
+    if (ws->dump_nospace) {
+        ws->dump_nospace = 0;
+        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump",
+                    set->name);
+    }
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " files, %d packages, %" APR_INT64_T_FMT " bytes)",
-                set->name, j->g.gen, j->info.entries, j->info.packages, j->info.bytes);
-    rs_generation_prune(p, set->rdump_dir, j->g.gen, RS_DUMP_KEEP, apr_time_now());
+                " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
+                " bytes)", set->name, j->g.gen, j->info.entries, j->info.packages,
+                j->info.reused, j->info.bytes);
+    rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
+}
+
+/* Remove dump generations superseded more than ResourceSyncDumpGrace
+ * ago, at most once a second, so a package that left the dump answers
+ * 404 soon after its grace ends even when no new dump is built.  Never
+ * while a build runs: it may be linking packages out of those
+ * generations (rs_dumppkg_reuse), and never before the set has a dump
+ * (generation 0 is no generation to keep). */
+static void dump_prune(wset_t *ws, apr_time_t now, apr_pool_t *p)
+{
+    if (running || !ws->status.dump_gen || now < ws->dump_prune_next) {
+        return;
+    }
+    ws->dump_prune_next = now + apr_time_from_sec(1);
+    rs_generation_prune(p, ws->set->rdump_dir, ws->status.dump_gen, ws->set->dump_grace,
+                        apr_time_now());
 }
 
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
@@ -108,10 +171,17 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     dumpjob_t *j;
     apr_status_t rv;
 
-    /* Due: a snapshot was published since the last build, or the set
-     * has no dump and none was tried in this watcher's life. */
-    if (!set->rdump || rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
-        || !(ws->dump_due || (!ws->status.dump_gen && !ws->dump_tried))
+    if (!set->rdump) {
+        return;
+    }
+    dump_prune(ws, now, p);
+    /* Due: a snapshot was published since the last build, or no build
+     * was tried in this watcher's life.  The dump served meanwhile is the
+     * one post_config found on disk (rs_status_create), perhaps of an
+     * older snapshot; the build at start links every package that did not
+     * change, so it reads only what changed while no watcher ran. */
+    if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
+        || !(ws->dump_due || !ws->dump_tried)
         || now < ws->dump_next) {
         return;
     }
@@ -119,6 +189,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j = apr_pcalloc(jp, sizeof(*j));
     j->ws = ws;
     j->history = apr_pstrdup(jp, ws->d->history);
+    j->url_history = apr_pstrdup(jp, ws->status.history);
     j->o.set = set->name;
     j->o.root = set->dir;
     j->o.url_base = set->root_url;
@@ -126,14 +197,18 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.dump_url = apr_pstrcat(jp, set->doc_base, "resourcedump.xml", NULL);
     j->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "resourcedump/", ws->status.history,
                                       "-", NULL);
+    j->o.dumpset = set->rdump_dir;
     j->o.hashes = set->hashes;
-    j->o.max_entries = RS_DUMP_MAX_ENTRIES;
-    j->o.max_bytes = RS_DUMP_MAX_BYTES;
+    j->o.max_entries = set->dump_entries;
+    j->o.max_bytes = set->dump_size;
     j->o.at = ws->status.at;
     j->o.completed = ws->status.completed;
     rs_db_meta_get(ws->d->store, jp, gen_key(jp, set), &g);
     rv = rs_generation_begin(jp, set->rdump_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
                              ws->status.dump_gen, &j->g);
+    j->o.list_max = set->max_entries;
+    j->o.part_url_prefix = apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix,
+                                        j->g.gen);
     ws->dump_next = now + set->rdump;
     ws->dump_due = 0;
     ws->dump_tried = 1;
@@ -143,5 +218,4 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     }
     running = 1;
     rs_jobs_submit(job, dump_run, dump_finish, j, 1);
-    (void)p;
 }

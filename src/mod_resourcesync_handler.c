@@ -37,6 +37,7 @@
 #include "mod_resourcesync.h"
 #include "rs_glob.h"
 #include "rs_file.h"
+#include "rs_dumppkg.h"
 #include "rs_statedir.h"
 #include "rs_parse.h"
 #include "rs_snapshot.h"
@@ -256,14 +257,39 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, cur.history, id), 2);
 }
 
+/* A dump package (or its manifest copy) by key: in the current dump
+ * generation, else in an older one still on disk (a package that left
+ * the dump stays for ResourceSyncDumpGrace, until its generation is
+ * pruned).  A key names the same bytes wherever it is (rs_dumppkg.h). */
+static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                        const char *key, int manifest)
+{
+    const char *ext = manifest ? "xml" : "zip";
+    const char *path = rs_statedir_dump_pkg(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
+                                                                      cur->dump_gen), key, ext);
+    apr_array_header_t *gens;
+    int i;
+
+    if (!rs_file_exists(r->pool, path)) {
+        gens = rs_dumppkg_gens(r->pool, set->rdump_dir);
+        for (i = 0; i < gens->nelts; i++) {
+            path = rs_statedir_dump_pkg(r->pool, APR_ARRAY_IDX(gens, i, const char *), key, ext);
+            if (rs_file_exists(r->pool, path)) {
+                break;
+            }
+        }
+    }
+    return send_file(r, path, manifest ? 2 : 3);
+}
+
 /* The Resource Dump of the set's current dump generation, its packages
- * and their manifest copies (of any generation not pruned yet, so a
- * destination mid-download can finish). */
+ * and their manifest copies. */
 static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
+    char key[RS_PARSE_DUMP_KEY_LEN + 1];
     apr_uint64_t gen;
-    int n, manifest;
+    int manifest, n;
 
     if (!set->rdump) {
         return HTTP_NOT_FOUND;
@@ -272,22 +298,32 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
     if (unavailable(r, &cur)) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    if (!part) {
-        if (!cur.dump_gen) {
-            /* The first dump is not built yet. */
-            apr_table_setn(r->err_headers_out, "Retry-After", "5");
-            return HTTP_SERVICE_UNAVAILABLE;
+    if (!cur.dump_gen) {
+        if (part) {
+            return HTTP_NOT_FOUND;
         }
-        return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool,
-                                                  set->rdump_dir, cur.dump_gen), 0, 0), 0);
+        /* The first dump is not built yet. */
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_dump_part(part, &gen, &n, &manifest)
-        || gen > cur.dump_gen) {
+    if (!part) {
+        return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool,
+                                                  set->rdump_dir, cur.dump_gen)), 0);
+    }
+    if (!(part = this_history(&cur, part))) {
         return HTTP_NOT_FOUND;
     }
-    return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
-                                                                       gen), n, manifest),
-                     manifest ? 2 : 3);
+    if (rs_parse_part(part, &gen, &n)) {
+        /* A part of a Resource Dump Index: "<gen>-<n>.xml", kept while
+         * its generation is on disk. */
+        return gen > cur.dump_gen ? HTTP_NOT_FOUND
+            : send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
+                                                                           gen), n), 1);
+    }
+    if (!rs_parse_dump_part(part, key, &manifest)) {
+        return HTTP_NOT_FOUND;
+    }
+    return send_package(r, set, &cur, key, manifest);
 }
 
 int rs_handler_handle(request_rec *r)

@@ -197,9 +197,16 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     rs_job_t *job;
     snapjob_t *j;
     apr_status_t rv;
+    /* A Resource Dump being built holds the job thread (one job at a
+     * time) and can take long: never wait for it here, on the driver's
+     * thread.  The dump only starts when no job is pending, so no
+     * snapshot job is in flight meanwhile. */
+    int dumping = rs_dumpjob_busy();
 
     /* The previous job updates the generation counter: finish it first. */
-    rs_jobs_reap(1);
+    if (!dumping) {
+        rs_jobs_reap(1);
+    }
     rs_db_meta_get(store, p, meta_key(p, "key", set), &oldkey);
     if (!force && ws->status.gen && oldkey && !strcmp(oldkey, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
@@ -208,6 +215,12 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         rs_drive_status_put(ws);
         ws->dirty = 0;
         prune(p, set, ws->status.gen);
+        return;
+    }
+    if (dumping) {
+        /* A new snapshot is due: the next tick after the dump writes it
+         * (set_tick, or the next full scan of a set without watches). */
+        ws->dirty = 1;
         return;
     }
     if (!at && rs_journal_mark(ws->d->journal, set->name, &at) != APR_SUCCESS) {

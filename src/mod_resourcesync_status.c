@@ -28,6 +28,8 @@
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
 #include "rs_history.h"
+#include "rs_dumppkg.h"
+#include "rs_file.h"
 #include "rs_statedir.h"
 #include "rs_snapshot.h"
 #include "rs_ring.h"
@@ -110,6 +112,30 @@ static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
     return 1;
 }
 
+/* The newest Resource Dump on disk whose URLs belong to the entry's
+ * history, so children serve it right after a restart while the new
+ * watcher decides whether to rebuild (reusing its packages). */
+static void seed_dump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+{
+    apr_array_header_t *gens;
+    int i;
+
+    if (!set->rdump) {
+        return;
+    }
+    gens = rs_dumppkg_gens(p, set->rdump_dir);
+    for (i = 0; i < gens->nelts; i++) {
+        const char *dir = APR_ARRAY_IDX(gens, i, const char *);
+        char h[RS_HISTORY_LEN + 1];
+        if (rs_history_read(p, rs_statedir_dump_history(p, dir), h) == APR_SUCCESS
+            && !strcmp(h, e->history)
+            && rs_file_exists(p, rs_statedir_dump_file(p, dir))) {
+            e->dump_gen = (apr_uint64_t)apr_atoi64(strrchr(dir, '/') + 1);
+            return;
+        }
+    }
+}
+
 /* The open Change List's id: the one after the highest closed list of the
  * entry's history on disk (not ready to be served before the watcher says
  * what it holds). */
@@ -176,6 +202,7 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
          * nothing of it is seeded. */
         if (seed && seed_snapshot(ptemp, set, &status->sets[i])) {
             seed_open_list(ptemp, set, &status->sets[i]);
+            seed_dump(ptemp, set, &status->sets[i]);
         }
     }
     apr_pool_destroy(ptemp);

@@ -19,6 +19,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_dumppkg.h"
 #include "rs_time.h"
 
 #define RS_STATUS_HANDLER "resourcesync-status"
@@ -103,6 +104,14 @@ int rs_statuspage_handle(request_rec *r)
         }
         if (e.held) {
             ap_rprintf(r, "set-held-deletions: %s %" APR_INT64_T_FMT "\n", e.name, e.held);
+        }
+        if (i < (apr_uint32_t)rs_global.sets->nelts
+            && APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->rdump) {
+            /* Read from disk on each request: a few entries per package. */
+            const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+            ap_rprintf(r, "set-resource-dump: %s generation=%" APR_UINT64_T_FMT
+                       " disk-bytes=%" APR_INT64_T_FMT "\n", e.name, e.dump_gen,
+                       rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
         }
     }
     return OK;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_dump.h"
+#include "rs_dumppkg.h"
 #include "rs_file.h"
 #include "rs_hash.h"
 #include "rs_inventory.h"
@@ -21,7 +22,7 @@
 typedef struct {
     const rs_dump_opts_t *o;
     const char *dir;
-    apr_uint64_t gen;
+    apr_array_header_t *gens;     /* generations to reuse packages from */
     apr_pool_t *p, *kp;
     apr_array_header_t *rows;     /* rs_item_t of the package being filled */
     apr_array_header_t *pkgs;     /* pkg_t */
@@ -30,9 +31,8 @@ typedef struct {
 } dwriter_t;
 
 typedef struct {
-    apr_off_t length;
-    const char *hash;             /* rs:md hash attribute */
-    apr_time_t at, completed;
+    const char *key;
+    rs_dumppkg_rec_t rec;
 } pkg_t;
 
 /* Sink of an in-memory document: appends to a growing buffer. */
@@ -106,11 +106,11 @@ static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
 }
 
 /* Write the manifest copy <n>.xml. */
-static apr_status_t manifest_copy(dwriter_t *dw, int n, const membuf_t *m)
+static apr_status_t manifest_copy(dwriter_t *dw, const char *key, const membuf_t *m)
 {
     apr_file_t *f;
     apr_size_t wrote;
-    apr_status_t rv = rs_file_create(&f, rs_statedir_dump_file(dw->kp, dw->dir, n, 1), 0,
+    apr_status_t rv = rs_file_create(&f, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "xml"), 0,
                                      dw->kp);
     if (rv != APR_SUCCESS) {
         return rv;
@@ -119,25 +119,40 @@ static apr_status_t manifest_copy(dwriter_t *dw, int n, const membuf_t *m)
     return rv == APR_SUCCESS ? rs_file_finish(f) : (rs_file_finish(f), rv);
 }
 
-/* Package the rows collected so far as the next package. */
-static apr_status_t package_flush(dwriter_t *dw)
+/* The key of the rows collected so far (rs_dumppkg.h). */
+static apr_status_t package_key(dwriter_t *dw, char *key)
+{
+    rs_dumppkg_key_t k;
+    int i;
+
+    if (rs_dumppkg_key_init(&k) != APR_SUCCESS) {
+        return APR_ENOMEM;
+    }
+    rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->dump_url, dw->o->hashes);
+    for (i = 0; i < dw->rows->nelts; i++) {
+        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+        rs_dumppkg_key_entry(&k, rel_path(dw->kp, it), it->size, it->mtime_ns, it->type,
+                             (const char *const *)it->hash, RS_HASH_COUNT);
+    }
+    rs_dumppkg_key_final(&k, key);
+    return APR_SUCCESS;
+}
+
+/* Write package key of the rows collected so far, its manifest copy and
+ * its record. */
+static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec_t *rec)
 {
     const rs_dump_opts_t *o = dw->o;
     membuf_t m = { dw->kp, NULL, 0, 0 };
     rs_zip_t *z;
     rs_zip_result_t res;
-    pkg_t *pk;
     const char *hex[RS_HASH_COUNT];
-    int n = dw->pkgs->nelts + 1, i;
-    apr_time_t at = apr_time_now();
+    int i;
     apr_status_t rv;
 
-    if (!dw->rows->nelts) {
-        return APR_SUCCESS;
-    }
     if ((rv = manifest_render(dw, &m)) != APR_SUCCESS
-        || (rv = rs_zip_create(&z, rs_statedir_dump_file(dw->kp, dw->dir, n, 0), m.buf, m.len,
-                               (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
+        || (rv = rs_zip_create(&z, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "zip"), m.buf,
+                               m.len, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < dw->rows->nelts; i++) {
@@ -157,20 +172,47 @@ static apr_status_t package_flush(dwriter_t *dw)
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
         return rv;
     }
-    if ((rv = manifest_copy(dw, n, &m)) != APR_SUCCESS) {
+    if ((rv = manifest_copy(dw, key, &m)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < RS_HASH_COUNT; i++) {
         hex[i] = res.hex[i];
     }
+    rec->length = res.length;
+    rec->hash = rs_hash_attr(dw->kp, o->hashes, hex);
+    rec->at = o->at;
+    rec->completed = o->completed;
+    return rs_dumppkg_rec_write(dw->kp, dw->dir, key, rec);
+}
+
+/* Package the rows collected so far as the next package: reused from an
+ * earlier generation when one holds its key, else written. */
+static apr_status_t package_flush(dwriter_t *dw)
+{
+    char key[RS_DUMPPKG_KEY_LEN + 1];
+    rs_dumppkg_rec_t rec;
+    pkg_t *pk;
+    apr_status_t rv;
+
+    if (!dw->rows->nelts) {
+        return APR_SUCCESS;
+    }
+    if ((rv = package_key(dw, key)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (rs_dumppkg_reuse(dw->kp, dw->gens, dw->dir, key, &rec) == APR_SUCCESS) {
+        dw->info->reused++;
+    }
+    else if ((rv = package_build(dw, key, &rec)) != APR_SUCCESS) {
+        return rv;
+    }
     pk = apr_array_push(dw->pkgs);
-    pk->length = res.length;
-    pk->hash = rs_hash_attr(dw->p, o->hashes, hex);
-    pk->at = at;
-    pk->completed = apr_time_now();
-    dw->info->packages = n;
+    pk->key = apr_pstrdup(dw->p, key);
+    pk->rec = rec;
+    pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
+    dw->info->packages++;
     dw->info->entries += dw->rows->nelts;
-    dw->info->bytes += res.length;
+    dw->info->bytes += rec.length;
     apr_array_clear(dw->rows);
     apr_pool_clear(dw->kp);
     dw->rows = apr_array_make(dw->kp, 256, sizeof(rs_item_t));
@@ -200,43 +242,82 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
     return (cut & RS_PARTITION_CUT_AFTER) ? package_flush(dw) : APR_SUCCESS;
 }
 
-/* resourcedump.xml: one <url> per package, written last. */
-static apr_status_t dump_render(dwriter_t *dw)
+/* A document of the dump at path: root and its rs:ln/rs:md head, or an
+ * error.  `index` is the URL of the index this document is a part of. */
+static rs_xml_t *doc_begin(dwriter_t *dw, apr_file_t *f, const char *root, const char *index)
 {
     const rs_dump_opts_t *o = dw->o;
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5], ln[1];
-    apr_file_t *f;
-    rs_xml_t *w;
-    apr_status_t rv, xe = APR_SUCCESS;
-    int i, bad;
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+    rs_xml_t *w = rs_xml_open_file(dw->kp, f);
 
-    if ((rv = rs_file_create(&f, rs_statedir_dump_file(dw->kp, dw->dir, 0, 0), 0, dw->kp))
-        != APR_SUCCESS) {
-        return rv;
-    }
-    w = rs_xml_open_file(dw->kp, f);
     md[0].name = "capability"; md[0].value = "resourcedump";
     md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
     md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
-    bad = !w || rs_xml_begin(w, "urlset") < 0
-          || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 3) < 0;
-    for (i = 0; !bad && i < dw->pkgs->nelts; i++) {
+    if (!w || rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+        || (index && rs_xml_ln(w, "index", index, NULL, 0) < 0) || rs_xml_md(w, md, 3) < 0) {
+        return NULL;
+    }
+    return w;
+}
+
+/* One <url> per package from..to-1. */
+static int doc_packages(dwriter_t *dw, rs_xml_t *w, int from, int to)
+{
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[5], ln[1];
+    int i, bad = 0;
+
+    for (i = from; !bad && i < to; i++) {
         const pkg_t *pk = &APR_ARRAY_IDX(dw->pkgs, i, pkg_t);
-        const char *base = apr_psprintf(dw->kp, "%s%" APR_UINT64_T_FMT "-%d", o->pkg_url_prefix,
-                                        dw->gen, i + 1);
-        apr_snprintf(len, sizeof(len), "%" APR_OFF_T_FMT, pk->length);
+        const char *base = apr_pstrcat(dw->kp, dw->o->pkg_url_prefix, pk->key, NULL);
+        apr_snprintf(len, sizeof(len), "%" APR_OFF_T_FMT, pk->rec.length);
         md[0].name = "type"; md[0].value = "application/zip";
         md[1].name = "length"; md[1].value = len;
-        md[2].name = "hash"; md[2].value = pk->hash;
-        md[3].name = "at"; md[3].value = rs_time_format(at, pk->at);
-        md[4].name = "completed"; md[4].value = rs_time_format(done, pk->completed);
+        md[2].name = "hash"; md[2].value = pk->rec.hash;
+        md[3].name = "at"; md[3].value = rs_time_format(at, pk->rec.at);
+        md[4].name = "completed"; md[4].value = rs_time_format(done, pk->rec.completed);
         ln[0].name = "type"; ln[0].value = "application/xml";
         bad = rs_xml_entry_begin(w, apr_pstrcat(dw->kp, base, ".zip", NULL), NULL) < 0
               || rs_xml_md(w, md, 5) < 0
               || rs_xml_ln(w, "contents", apr_pstrcat(dw->kp, base, ".xml", NULL), ln, 1) < 0
               || rs_xml_entry_end(w) < 0;
     }
+    return bad;
+}
+
+/* One <sitemap> per part of the index. */
+static int doc_parts(dwriter_t *dw, rs_xml_t *w, int nparts)
+{
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[2];
+    int i, bad = 0;
+
+    md[0].name = "at"; md[0].value = rs_time_format(at, dw->o->at);
+    md[1].name = "completed"; md[1].value = rs_time_format(done, dw->o->completed);
+    for (i = 1; !bad && i <= nparts; i++) {
+        bad = rs_xml_entry_begin(w, apr_psprintf(dw->kp, "%s%d.xml", dw->o->part_url_prefix, i),
+                                 NULL) < 0
+              || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0;
+    }
+    return bad;
+}
+
+/* Write one document: the packages from..to-1 (a <urlset>, part of the
+ * index when in_index), or, with nparts > 0, the index itself. */
+static apr_status_t doc_write(dwriter_t *dw, const char *path, int from, int to, int in_index,
+                              int nparts)
+{
+    apr_file_t *f;
+    rs_xml_t *w;
+    apr_status_t rv, xe = APR_SUCCESS;
+    int bad;
+
+    if ((rv = rs_file_create(&f, path, 0, dw->kp)) != APR_SUCCESS) {
+        return rv;
+    }
+    w = doc_begin(dw, f, nparts ? "sitemapindex" : "urlset", in_index ? dw->o->dump_url : NULL);
+    bad = !w || (nparts ? doc_parts(dw, w, nparts) : doc_packages(dw, w, from, to));
     if (bad || rs_xml_end(w) < 0) {
         xe = w ? rs_xml_error(w) : APR_ENOMEM;
     }
@@ -244,8 +325,28 @@ static apr_status_t dump_render(dwriter_t *dw)
     return xe != APR_SUCCESS ? xe : rv;
 }
 
+/* resourcedump.xml, written last: one <url> per package, or a Resource
+ * Dump Index of parts of at most list_max packages each. */
+static apr_status_t dump_render(dwriter_t *dw)
+{
+    int n = dw->pkgs->nelts, max = dw->o->list_max > 0 ? dw->o->list_max : n, k;
+    apr_status_t rv;
+
+    if (n <= max || !dw->o->part_url_prefix) {
+        return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, n, 0, 0);
+    }
+    dw->info->parts = (n + max - 1) / max;
+    for (k = 0; k < dw->info->parts; k++) {
+        if ((rv = doc_write(dw, rs_statedir_gen_file(dw->kp, dw->dir, k + 1), k * max,
+                            (k + 1) * max < n ? (k + 1) * max : n, 1, 0)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, 0, 0, dw->info->parts);
+}
+
 apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
-                           apr_uint64_t gen, apr_pool_t *p, rs_dump_info_t *info)
+                           apr_pool_t *p, rs_dump_info_t *info)
 {
     dwriter_t dw;
     apr_pool_t *pp;
@@ -257,7 +358,8 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     memset(&dw, 0, sizeof(dw));
     dw.o = o;
     dw.dir = dir;
-    dw.gen = gen;
+    dw.gens = o->dumpset ? rs_dumppkg_gens(p, o->dumpset)
+                         : apr_array_make(p, 1, sizeof(const char *));
     dw.p = p;
     dw.info = info;
     apr_pool_create(&dw.kp, p);

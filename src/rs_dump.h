@@ -3,11 +3,25 @@
  * rs_dump_write reads the set's listed inventory rows in listing order,
  * cuts them into packages (rs_partition) and writes, into a generation
  * directory being built (rs_generation, rs_statedir):
- *   <n>.zip            package n (1-based), rs_zip: manifest.xml first,
- *                      then one stored member per file
- *   <n>.xml            a byte-identical copy of package n's manifest
+ *   <key>.zip          a package, rs_zip: manifest.xml first, then one
+ *                      stored member per file; key names what it holds
+ *                      (rs_dumppkg.h)
+ *   <key>.xml          a byte-identical copy of the package's manifest
+ *   <key>.rec          the package's record (length, at, completed, hash)
  *   resourcedump.xml   the Resource Dump (<urlset>, capability
- *                      resourcedump), one <url> per package, written last
+ *                      resourcedump), one <url> per package, written last;
+ *                      when there are more than o->list_max packages, a
+ *                      Resource Dump Index (<sitemapindex>, one <sitemap>
+ *                      per part) instead, and
+ *   part-<n>.xml       part n (1-based) of the index: a <urlset> of up to
+ *                      list_max packages with rs:ln index to the index
+ *
+ * Reuse: a package whose key a generation in o->dumpset still holds is
+ * hard-linked from there instead of written (rs_dumppkg_reuse), so a
+ * rebuild reads and writes only the packages whose files changed, and an
+ * unchanged package keeps its URL, bytes and ETag.  A package's manifest
+ * and its <url> in resourcedump.xml carry the at/completed of the build
+ * that wrote it; resourcedump.xml's own at/completed are the snapshot's.
  *
  * Member names: RS_DUMP_MEMBER_DIR followed by the file's path relative to
  * the set's root, as the bytes on disk.  The fixed prefix keeps a file
@@ -30,8 +44,6 @@
 #include "rs_log.h"
 
 #define RS_DUMP_MEMBER_DIR "resources/"
-#define RS_DUMP_MAX_ENTRIES 50000
-#define RS_DUMP_MAX_BYTES ((apr_int64_t)1 << 30)
 
 typedef struct rs_dump_opts_t {
     const char *set;              /* the set's name in the store */
@@ -39,8 +51,11 @@ typedef struct rs_dump_opts_t {
     const char *url_base;         /* absolute URL of the set's root, ends with "/" */
     const char *capability_url;   /* rs:ln up of the dump */
     const char *dump_url;         /* rs:ln up of the manifests (resourcedump.xml) */
-    const char *pkg_url_prefix;   /* package n is at <prefix><gen>-<n>.zip, its
-                                   * manifest at <prefix><gen>-<n>.xml */
+    const char *pkg_url_prefix;   /* a package is at <prefix><key>.zip, its
+                                   * manifest at <prefix><key>.xml */
+    const char *dumpset;          /* generations to reuse packages from, or NULL */
+    const char *part_url_prefix;  /* part n of an index is at <prefix><n>.xml */
+    int list_max;                 /* packages per document (ResourceSyncMaxEntries) */
     unsigned hashes;              /* RS_HASH_* listed and computed */
     apr_int64_t max_entries, max_bytes;   /* per package */
     apr_time_t at;                /* start of the snapshot the dump reflects */
@@ -49,16 +64,18 @@ typedef struct rs_dump_opts_t {
 
 typedef struct rs_dump_info_t {
     int packages;
+    int reused;                   /* packages linked from an earlier generation */
+    int parts;                    /* of the Resource Dump Index, 0: no index */
     apr_int64_t entries;
     apr_int64_t bytes;            /* of all packages */
     const char *failed;           /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */
 } rs_dump_info_t;
 
-/* Write the dump of o->set from store into the existing directory dir,
- * numbered gen.  Returns APR_SUCCESS, RS_ZIP_ECHANGED (a file changed
+/* Write the dump of o->set from store into the existing directory dir
+ * (not one of o->dumpset's published generations).  Returns APR_SUCCESS, RS_ZIP_ECHANGED (a file changed
  * while packaged), or the cause of the failure; info->failed says more
  * when a package failed. */
 apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
-                           apr_uint64_t gen, apr_pool_t *p, rs_dump_info_t *info);
+                           apr_pool_t *p, rs_dump_info_t *info);
 
 #endif

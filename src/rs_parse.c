@@ -81,14 +81,17 @@ int rs_parse_part(const char *s, apr_uint64_t *gen, int *n)
     return 1;
 }
 
-int rs_parse_dump_part(const char *s, apr_uint64_t *gen, int *n, int *manifest)
+int rs_parse_dump_part(const char *s, char *key, int *manifest)
 {
-    apr_uint64_t g, k;
-    int m;
+    const char *k = s;
+    int m, i;
 
-    if (!read_positive(&s, 18, &g) || *s++ != '-' || !read_positive(&s, 9, &k)) {
-        return 0;
+    for (i = 0; i < RS_PARSE_DUMP_KEY_LEN; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+            return 0;
+        }
     }
+    s += RS_PARSE_DUMP_KEY_LEN;
     if (!strcmp(s, ".zip")) {
         m = 0;
     }
@@ -98,8 +101,8 @@ int rs_parse_dump_part(const char *s, apr_uint64_t *gen, int *n, int *manifest)
     else {
         return 0;
     }
-    *gen = g;
-    *n = (int)k;
+    memcpy(key, k, RS_PARSE_DUMP_KEY_LEN);
+    key[RS_PARSE_DUMP_KEY_LEN] = '\0';
     *manifest = m;
     return 1;
 }

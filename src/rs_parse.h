@@ -50,10 +50,13 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out);
  * (so neither is 0), nothing after ".xml".  Returns 1 or 0. */
 int rs_parse_part(const char *s, apr_uint64_t *gen, int *n);
 
-/* Parse "<gen>-<n>.zip" (a Resource Dump package, *manifest = 0) or
- * "<gen>-<n>.xml" (its manifest copy, *manifest = 1), numbers as for
- * rs_parse_part.  Returns 1 or 0. */
-int rs_parse_dump_part(const char *s, apr_uint64_t *gen, int *n, int *manifest);
+/* Parse "<key>.zip" (a Resource Dump package, *manifest = 0) or
+ * "<key>.xml" (its manifest copy, *manifest = 1): key exactly
+ * RS_PARSE_DUMP_KEY_LEN lowercase hexadecimal digits (rs_dumppkg.h),
+ * copied to key (at least RS_PARSE_DUMP_KEY_LEN + 1 bytes).  Returns 1
+ * or 0 (key untouched). */
+#define RS_PARSE_DUMP_KEY_LEN 16
+int rs_parse_dump_part(const char *s, char *key, int *manifest);
 
 /* A history id: the random identifier of one history of the state store
  * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads

@@ -70,12 +70,20 @@ const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char 
     return apr_pstrcat(p, statedir, "/dumps/", set, NULL);
 }
 
-const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir, int n, int manifest)
+const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir)
 {
-    if (n == 0) {
-        return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);
-    }
-    return apr_psprintf(p, "%s/%d.%s", gendir, n, manifest ? "xml" : "zip");
+    return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);
+}
+
+const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir)
+{
+    return apr_pstrcat(p, gendir, "/history", NULL);
+}
+
+const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *key,
+                                 const char *ext)
+{
+    return apr_pstrcat(p, gendir, "/", key, ".", ext, NULL);
 }
 
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset)

@@ -8,7 +8,9 @@
  *   <statedir>/changelists/<set>/index.xml  the Change List Index
  *   <statedir>/changelists/<set>/<history>-<id>.xml   a closed Change List
  *   <statedir>/dumps/<set>/<gen>/           a published Resource Dump
- *       resourcedump.xml, <n>.zip (package n), <n>.xml (its manifest)
+ *       resourcedump.xml, <key>.zip (a package), <key>.xml (its manifest),
+ *       <key>.rec (its record, rs_dumppkg.h), history (the history its
+ *       URLs belong to, written last)
  *   <statedir>/dumps/<set>/tmp-<gen>/       a Resource Dump being built
  *
  * Readers (children) and the writer (the watcher) both derive every path
@@ -56,9 +58,13 @@ const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *s
 /* <statedir>/dumps/<set>: the set's Resource Dump generations (the
  * same protocol as snapshots, rs_generation.h). */
 const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char *set);
-/* Files of a dump generation directory: resourcedump.xml (n == 0),
- * package n ("<n>.zip") or its manifest copy ("<n>.xml", manifest != 0). */
-const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir, int n, int manifest);
+/* Files of a dump generation directory: resourcedump.xml; a package's
+ * files "<key>.<ext>" (ext "zip", "xml" or "rec", rs_dumppkg.h). */
+const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir);
+const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *key,
+                                 const char *ext);
+/* <gendir>/history: the history whose URLs the dump lists (rs_history.h). */
+const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

@@ -15,7 +15,7 @@ use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 use URI::Escape qw(uri_unescape);
 
-plan tests => 35;
+plan tests => 45;
 
 my %files = (
     'www/data/a.txt'              => "alpha\n",
@@ -25,8 +25,10 @@ my %files = (
     'www/data/empty'              => '',
 );
 my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
-                                 . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1'),
-                         files => \%files);
+                                 . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1')
+                                 . set_conf('dx', 'www/idx', 'ResourceSyncResourceDump 1',
+                                            'ResourceSyncMaxEntries 2', 'ResourceSyncDumpMaxEntries 1'),
+                         files => { %files, map { ("www/idx/f$_", "file $_\n") } 1 .. 5 });
 my $B = $srv->base;
 my $root = $srv->dir . '/www/data';
 my $dump_url = "$B/resourcesync/ds/resourcedump.xml";
@@ -49,7 +51,7 @@ is(scalar @pkgs, 1, 'one package for a small set');
 my $tmp = tempdir(CLEANUP => 1);
 my $pkg = $pkgs[0];
 my $loc = $x->findvalue('sm:loc', $pkg);
-like($loc, qr{^\Q$B\E/resourcesync/ds/resourcedump/[0-9a-f]{8}-[1-9][0-9]*-1\.zip$}, 'package URL');
+like($loc, qr{^\Q$B\E/resourcesync/ds/resourcedump/[0-9a-f]{8}-[0-9a-f]{16}\.zip$}, 'package URL');
 my $pr = get($loc);
 is($pr->code, 200, 'package answers 200');
 is($pr->header('Content-Type'), 'application/zip', 'package is application/zip');
@@ -127,14 +129,18 @@ is(req('GET', $loc, 'If-None-Match' => $pr->header('ETag'))->code, 304, 'If-None
 
 # Unknown names.
 (my $hist = $loc) =~ s{.*/([0-9a-f]{8})-.*}{$1};
-my @bad = ("resourcedump/$hist-1-0.zip", "resourcedump/$hist-99999-1.zip",
+(my $key = $loc) =~ s{.*-([0-9a-f]{16})\.zip$}{$1};
+my @bad = ("resourcedump/$hist-1-0.zip", "resourcedump/$hist-99999-1.zip", "resourcedump/$hist-1-1.zip",
+           "resourcedump/$hist-\U$key\E.zip", "resourcedump/$hist-${key}0.zip",
+           "resourcedump/$hist-$key.rec", "resourcedump/$hist-../$key.zip",
+           "resourcedump/00000000-$key.zip",
            "resourcedump/$hist-1-1.tar", "resourcedump/00000000-1-1.zip",
            "resourcedump/$hist-1-1.zip/../x", "resourcedump/$hist-1234567890123456789012-1.zip",
            "resourcedump/", "resourcedump.xml.bak");
 my @codes = map { get("$B/resourcesync/ds/$_")->code } @bad;
 is_deeply(\@codes, [(404) x @bad], 'unknown dump names: 404');
-is(get("$B/resourcesync/ds/resourcedump/$hist-1-9.zip")->code, 404,
-   'a package number past the last: 404');
+is(get("$B/resourcesync/ds/resourcedump/$hist-0000000000000000.zip")->code, 404,
+   'a key no package has: 404');
 
 # The set changes: a new dump is built from a later snapshot; the old
 # package stays downloadable.
@@ -153,3 +159,38 @@ close $fh;
 is(zip_read('resources/a.txt'), "alpha two\n", 'the new package holds the new version');
 is(get($loc)->code, 200, 'the previous package is still served');
 is(get($loc)->content, $zip, '... with the same bytes');
+
+# A Resource Dump Index: 5 packages (one file each), 2 per document.
+my $idx_url = "$B/resourcesync/dx/resourcedump.xml";
+my $ir = wait_for(sub { my $r = get($idx_url); $r->code == 503 ? undef : $r }, 60);
+is($ir && $ir->code, 200, 'dx: resourcedump.xml is built');
+my $ix = xpc(doc($ir->content));
+is($ix->findvalue('name(/*)'), 'sitemapindex', 'more packages than ResourceSyncMaxEntries: a Resource Dump Index');
+is(validate($ir->content), undef, 'the index validates (lenient XSD)');
+is($ix->findvalue('/sm:sitemapindex/rs:md/@capability') . ' '
+   . $ix->findvalue('/sm:sitemapindex/rs:ln[@rel="up"]/@href'),
+   "resourcedump $B/resourcesync/dx/capabilitylist.xml", 'index: capability and rs:ln up');
+ok($ix->findvalue('/sm:sitemapindex/rs:md/@at') && $ix->findvalue('/sm:sitemapindex/rs:md/@completed'),
+   'index: at and completed');
+my @parts = map { $_->textContent } $ix->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc');
+is(scalar @parts, 3, 'three parts');
+my (@pcodes, @pkgcodes, $pok);
+$pok = 1;
+for my $u (@parts) {
+    my $r = get($u);
+    push @pcodes, $r->code;
+    next unless $r->code == 200;
+    my $px = xpc(doc($r->content));
+    $pok &&= $px->findvalue('/sm:urlset/rs:ln[@rel="index"]/@href') eq $idx_url
+             && $px->findvalue('/sm:urlset/rs:md/@capability') eq 'resourcedump'
+             && !defined validate($r->content);
+    push @pkgcodes, map { get($_->textContent)->code } $px->findnodes('/sm:urlset/sm:url/sm:loc');
+}
+is_deeply(\@pcodes, [200, 200, 200], 'every part answers 200');
+ok($pok, 'every part is a valid resourcedump <urlset> with rs:ln index to the index');
+is_deeply(\@pkgcodes, [(200) x 5], 'the parts list the five packages, each served');
+my ($ph, $pg) = ($parts[0] // '') =~ m{/([0-9a-f]{8})-(\d+)-1\.xml$};
+my @pbad = map { "$B/resourcesync/dx/resourcedump/$_" }
+           ("$ph-$pg-4.xml", "$ph-$pg-0.xml", "$ph-" . ($pg + 1) . "-1.xml", "$ph-$pg-1.zip",
+            "00000000-$pg-1.xml", "$ph-0$pg-1.xml");
+is_deeply([map { get($_)->code } @pbad], [(404) x @pbad], 'unknown part names: 404');

@@ -1,9 +1,14 @@
 /* test_dump.c - rs_dump: a Resource Dump generation from the store */
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_dump.h"
+#include "rs_dumppkg.h"
 #include "rs_hash.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
@@ -16,7 +21,8 @@ typedef struct {
     ut_log_t ul;
     rs_dump_opts_t o;
     const char *root;         /* the set's files */
-    const char *dir;          /* the dump generation directory */
+    const char *dumps;        /* the set's dump generations (o.dumpset) */
+    const char *dir;          /* the last generation built (build()) */
 } fx_t;
 
 static void fx_init(fx_t *f, apr_int64_t max_entries)
@@ -26,21 +32,25 @@ static void fx_init(fx_t *f, apr_int64_t max_entries)
     ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
                                     ut_log_init(&f->ul)), APR_SUCCESS);
     f->root = ut_path(base, "root");
-    f->dir = ut_path(base, "gen");
+    f->dumps = ut_path(base, "dumps");
     ut_mkdir(f->root);
-    ut_mkdir(f->dir);
+    ut_mkdir(f->dumps);
     f->o.set = "s";
     f->o.root = f->root;
     f->o.url_base = "http://example.org/files/";
     f->o.capability_url = "http://example.org/rs/s/capabilitylist.xml";
     f->o.dump_url = "http://example.org/rs/s/resourcedump.xml";
     f->o.pkg_url_prefix = "http://example.org/rs/s/resourcedump/0123abcd-";
+    f->o.dumpset = f->dumps;
     f->o.hashes = RS_HASH_MD5;
     f->o.max_entries = max_entries;
-    f->o.max_bytes = RS_DUMP_MAX_BYTES;
+    f->o.max_bytes = (apr_int64_t)1 << 30;
     f->o.at = 1700000000LL * APR_USEC_PER_SEC;
     f->o.completed = f->o.at + APR_USEC_PER_SEC;
 }
+
+/* When set, add() gives the file these access and modification times. */
+static const struct timespec *add_times;
 
 /* Write a file and its inventory row; size_delta != 0 makes the row
  * describe another version than the file holds. */
@@ -52,10 +62,13 @@ static void add(fx_t *f, const char *dir, const char *name, const char *data, in
     struct stat sb;
     rs_item_t it;
 
-    if (*dir) {
+    if (*dir && !ut_exists(d)) {
         ut_mkdir(d);
     }
     ut_write_str(path, data);
+    if (add_times) {
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, add_times, 0), 0);
+    }
     ck_assert_int_eq(stat(path, &sb), 0);
     rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
     memset(&it, 0, sizeof(it));
@@ -73,37 +86,72 @@ static void add(fx_t *f, const char *dir, const char *name, const char *data, in
     ck_assert_int_eq(rs_inventory_put(f->st, "s", &it), APR_SUCCESS);
 }
 
+#define PREFIX "http://example.org/rs/s/resourcedump/0123abcd-"
+
+/* Build generation gen as the dump job does: into tmp-<gen>, renamed to
+ * <gen> on success (f->dir).  Returns rs_dump_write's status. */
+static apr_status_t build(fx_t *f, int gen, rs_dump_info_t *info)
+{
+    const char *tmp = ut_path(f->dumps, apr_psprintf(ut_pool, "tmp-%d", gen));
+    apr_status_t rv;
+
+    ut_mkdir(tmp);
+    rv = rs_dump_write(f->st, &f->o, tmp, ut_pool, info);
+    f->dir = ut_path(f->dumps, apr_psprintf(ut_pool, "%d", gen));
+    if (rv == APR_SUCCESS) {
+        ck_assert_int_eq(rename(tmp, f->dir), 0);
+    }
+    return rv;
+}
+
+/* The key of the idx-th <url> of the dump in f->dir (its loc checked). */
+static const char *pkg_key(fx_t *f, int idx)
+{
+    xmlDocPtr d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f->dir));
+    xmlNodePtr u = ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url", idx);
+    const char *loc = ut_xml_child_text(u, RS_XML_NS_SITEMAP, "loc");
+    const char *key;
+
+    ck_assert_int_eq(strncmp(loc, PREFIX, strlen(PREFIX)), 0);
+    key = apr_pstrndup(ut_pool, loc + strlen(PREFIX), RS_DUMPPKG_KEY_LEN);
+    ck_assert_uint_eq(strspn(key, "0123456789abcdef"), RS_DUMPPKG_KEY_LEN);
+    ck_assert_str_eq(loc + strlen(PREFIX) + RS_DUMPPKG_KEY_LEN, ".zip");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(u, "contents"), "href"),
+                     apr_pstrcat(ut_pool, PREFIX, key, ".xml", NULL));
+    return key;
+}
+
 START_TEST(packages_manifests_and_dump)
 {
     fx_t f;
     rs_dump_info_t info;
     xmlDocPtr d;
     xmlNodePtr u, md;
+    const char *k3;
 
     /* max_entries 1: one package per file. */
     fx_init(&f, 1);
     add(&f, "", "a.txt", "alpha\n", 0);
     add(&f, "", "manifest.xml", "<x/>\n", 0);     /* must not collide */
     add(&f, "sub", "b c.txt", "bee\n", 0);
-    ck_assert_int_eq(rs_dump_write(f.st, &f.o, f.dir, 7, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(build(&f, 7, &info), APR_SUCCESS);
     ck_assert_int_eq(info.packages, 3);
+    ck_assert_int_eq(info.reused, 0);
     ck_assert_int_eq(info.entries, 3);
-    ck_assert(ut_exists(rs_statedir_dump_file(ut_pool, f.dir, 3, 0)));
-    ck_assert(ut_exists(rs_statedir_dump_file(ut_pool, f.dir, 3, 1)));
-    ck_assert(!ut_exists(rs_statedir_dump_file(ut_pool, f.dir, 4, 0)));
 
-    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir, 0, 0));
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
     ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url"), 3);
     u = ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url", 1);
-    ck_assert_str_eq(ut_xml_child_text(u, RS_XML_NS_SITEMAP, "loc"),
-                     "http://example.org/rs/s/resourcedump/0123abcd-7-2.zip");
     md = ut_xml_child(u, RS_XML_NS_RS, "md", 0);
     ck_assert_str_eq(ut_xml_attr(md, "type"), "application/zip");
-    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(u, "contents"), "href"),
-                     "http://example.org/rs/s/resourcedump/0123abcd-7-2.xml");
+    k3 = pkg_key(&f, 2);
+    ck_assert_str_ne(pkg_key(&f, 0), k3);
+    ck_assert(ut_exists(rs_statedir_dump_pkg(ut_pool, f.dir, k3, "zip")));
+    ck_assert(ut_exists(rs_statedir_dump_pkg(ut_pool, f.dir, k3, "xml")));
+    ck_assert(ut_exists(rs_statedir_dump_pkg(ut_pool, f.dir, k3, "rec")));
 
     /* Package 3 (listing order: a.txt, manifest.xml, sub/b c.txt). */
-    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir, 3, 1));
+    d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, k3, "xml"));
     u = ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url", 0);
     ck_assert_str_eq(ut_xml_child_text(u, RS_XML_NS_SITEMAP, "loc"),
                      "http://example.org/files/sub/b%20c.txt");
@@ -121,10 +169,253 @@ START_TEST(changed_file_fails_the_dump)
     fx_init(&f, 1000);
     add(&f, "", "a.txt", "alpha\n", 0);
     add(&f, "", "b.txt", "bravo\n", 1);            /* the row is another version */
-    ck_assert_int_eq(rs_dump_write(f.st, &f.o, f.dir, 1, ut_pool, &info), RS_ZIP_ECHANGED);
+    ck_assert_int_eq(build(&f, 1, &info), RS_ZIP_ECHANGED);
     ck_assert_ptr_nonnull(info.failed);
-    ck_assert(!ut_exists(rs_statedir_dump_file(ut_pool, f.dir, 0, 0)));
-    ck_assert(!ut_exists(rs_statedir_dump_file(ut_pool, f.dir, 1, 0)));
+    ck_assert(!ut_exists(rs_statedir_dump_file(ut_pool, ut_path(f.dumps, "tmp-1"))));
+}
+END_TEST
+
+static const char *key_of(const char *url_base, unsigned hashes, const char *member,
+                          apr_int64_t size, apr_int64_t mtime, const char *h0)
+{
+    rs_dumppkg_key_t k;
+    const char *hex[RS_HASH_COUNT] = { h0, NULL, NULL, NULL };
+    char *out = apr_palloc(ut_pool, RS_DUMPPKG_KEY_LEN + 1);
+
+    ck_assert_int_eq(rs_dumppkg_key_init(&k), APR_SUCCESS);
+    rs_dumppkg_key_opts(&k, url_base, "http://x/rs/s/resourcedump.xml", hashes);
+    rs_dumppkg_key_entry(&k, "a.txt", 5, 1000, "text/plain", hex, RS_HASH_COUNT);
+    rs_dumppkg_key_entry(&k, member, size, mtime, "text/plain", hex, RS_HASH_COUNT);
+    rs_dumppkg_key_final(&k, out);
+    return out;
+}
+
+/* The key is a function of the entries and the manifest's options. */
+START_TEST(key_names_the_contents)
+{
+    const char *k = key_of("http://x/", 1, "b.txt", 7, 2000, "abc");
+
+    ck_assert_uint_eq(strlen(k), RS_DUMPPKG_KEY_LEN);
+    ck_assert_uint_eq(strspn(k, "0123456789abcdef"), RS_DUMPPKG_KEY_LEN);
+    ck_assert_str_eq(key_of("http://x/", 1, "b.txt", 7, 2000, "abc"), k);
+    ck_assert_str_ne(key_of("http://y/", 1, "b.txt", 7, 2000, "abc"), k);
+    ck_assert_str_ne(key_of("http://x/", 3, "b.txt", 7, 2000, "abc"), k);
+    ck_assert_str_ne(key_of("http://x/", 1, "c.txt", 7, 2000, "abc"), k);
+    ck_assert_str_ne(key_of("http://x/", 1, "b.txt", 8, 2000, "abc"), k);
+    ck_assert_str_ne(key_of("http://x/", 1, "b.txt", 7, 2001, "abc"), k);
+    ck_assert_str_ne(key_of("http://x/", 1, "b.txt", 7, 2000, "abd"), k);
+    /* Fields cannot run into each other. */
+    ck_assert_str_ne(key_of("http://x/", 1, "b.txt7", 0, 2000, "abc"), k);
+}
+END_TEST
+
+static ino_t inode_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    return sb.st_ino;
+}
+
+/* A rebuild after one file changed writes only the package holding it;
+ * every other package is the previous one, linked (same inode, so the
+ * same bytes and ETag), without reading its files, and keeps the
+ * at/completed of the build that wrote it. */
+START_TEST(rebuild_reuses_unchanged_packages)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    apr_hash_t *first = apr_hash_make(ut_pool);
+    const char *dir1, *changed = NULL;
+    xmlDocPtr d;
+    xmlNodePtr root;
+    int i, n1, n2, fresh = 0;
+
+    fx_init(&f, 16);           /* content-defined cuts every ~4 files */
+    for (i = 0; i < 40; i++) {
+        add(&f, "d", apr_psprintf(ut_pool, "f%02d.txt", i), apr_psprintf(ut_pool, "file %d\n", i),
+            0);
+    }
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    n1 = info.packages;
+    ck_assert_int_ge(n1, 3);
+    dir1 = f.dir;
+    for (i = 0; i < n1; i++) {
+        apr_hash_set(first, pkg_key(&f, i), APR_HASH_KEY_STRING, "");
+    }
+
+    /* One file changes; another, unchanged, disappears from disk while
+     * its row stays: its package must be reused without reading it. */
+    add(&f, "d", "f17.txt", "file 17, second version\n", 0);
+    ck_assert_int_eq(unlink(ut_path(f.root, "d/f03.txt")), 0);
+    f.o.at += 3600 * APR_USEC_PER_SEC;
+    f.o.completed += 3600 * APR_USEC_PER_SEC;
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    n2 = info.packages;
+    ck_assert_int_eq(n2, n1);
+    ck_assert_int_eq(info.reused, n1 - 1);
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
+    root = xmlDocGetRootElement(d);
+    for (i = 0; i < n2; i++) {
+        const char *k = pkg_key(&f, i);
+        xmlNodePtr md = ut_xml_child(ut_xml_child(root, RS_XML_NS_SITEMAP, "url", i),
+                                     RS_XML_NS_RS, "md", 0);
+        if (apr_hash_get(first, k, APR_HASH_KEY_STRING)) {
+            ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "zip"))
+                      == inode_of(rs_statedir_dump_pkg(ut_pool, dir1, k, "zip")));
+            ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "xml"))
+                      == inode_of(rs_statedir_dump_pkg(ut_pool, dir1, k, "xml")));
+            ck_assert_str_eq(ut_xml_attr(md, "at"), "2023-11-14T22:13:20Z");
+        }
+        else {
+            fresh++;
+            changed = k;
+            ck_assert_str_eq(ut_xml_attr(md, "at"), "2023-11-14T23:13:20Z");
+        }
+    }
+    ck_assert_int_eq(fresh, 1);
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(root, RS_XML_NS_RS, "md", 0), "at"),
+                     "2023-11-14T23:13:20Z");
+    d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, changed, "xml"));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_RS, "md", 0),
+                                 "at"), "2023-11-14T23:13:20Z");
+}
+END_TEST
+
+/* A package whose record is missing or damaged is not reused. */
+START_TEST(no_reuse_without_record)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *k;
+
+    fx_init(&f, 1);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k = pkg_key(&f, 0);
+    ut_write_str(rs_statedir_dump_pkg(ut_pool, f.dir, k, "rec"), "garbage");
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.reused, 0);
+    ck_assert_str_eq(pkg_key(&f, 0), k);
+    ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "zip"))
+              != inode_of(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k, "zip")));
+    ck_assert_int_eq(build(&f, 3, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.reused, 1);
+}
+END_TEST
+
+/* More packages than list_max: resourcedump.xml is a Resource Dump
+ * Index whose parts list the packages. */
+START_TEST(index_when_packages_do_not_fit)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    xmlDocPtr d;
+    xmlNodePtr root, part;
+    int i;
+
+    fx_init(&f, 1);
+    f.o.list_max = 2;
+    f.o.part_url_prefix = "http://example.org/rs/s/resourcedump/0123abcd-4-";
+    for (i = 0; i < 5; i++) {
+        add(&f, "", apr_psprintf(ut_pool, "f%d", i), "x\n", 0);
+    }
+    ck_assert_int_eq(build(&f, 4, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.packages, 5);
+    ck_assert_int_eq(info.parts, 3);
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
+    root = xmlDocGetRootElement(d);
+    ck_assert_str_eq((const char *)root->name, "sitemapindex");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(root, RS_XML_NS_RS, "md", 0), "capability"),
+                     "resourcedump");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), f.o.capability_url);
+    ck_assert_int_eq(ut_xml_count(root, RS_XML_NS_SITEMAP, "sitemap"), 3);
+    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, RS_XML_NS_SITEMAP, "sitemap", 2),
+                                       RS_XML_NS_SITEMAP, "loc"),
+                     "http://example.org/rs/s/resourcedump/0123abcd-4-3.xml");
+    for (i = 1; i <= 3; i++) {
+        d = ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, i));
+        part = xmlDocGetRootElement(d);
+        ck_assert_str_eq((const char *)part->name, "urlset");
+        ck_assert_str_eq(ut_xml_attr(ut_xml_ln(part, "index"), "href"), f.o.dump_url);
+        ck_assert_str_eq(ut_xml_attr(ut_xml_ln(part, "up"), "href"), f.o.capability_url);
+        ck_assert_int_eq(ut_xml_count(part, RS_XML_NS_SITEMAP, "url"), i < 3 ? 2 : 1);
+    }
+    ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 4)));
+
+    /* Exactly list_max packages fit one document. */
+    f.o.list_max = 5;
+    ck_assert_int_eq(build(&f, 5, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 0);
+    d = ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir));
+    ck_assert_str_eq((const char *)xmlDocGetRootElement(d)->name, "urlset");
+    ck_assert_int_eq(info.reused, 5);
+}
+END_TEST
+
+static apr_int64_t size_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    return (apr_int64_t)sb.st_size;
+}
+
+/* Disk use counts a package linked into several generations once. */
+START_TEST(disk_bytes_count_links_once)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    apr_int64_t one;
+    const char *k;
+
+    fx_init(&f, 1);
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps), 0);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k = pkg_key(&f, 0);
+    one = size_of(rs_statedir_dump_file(ut_pool, f.dir))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "zip"))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "xml"))
+          + size_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "rec"));
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps), one);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.reused, 1);
+    ck_assert_int_eq(rs_dumppkg_disk_bytes(ut_pool, f.dumps),
+                     one + size_of(rs_statedir_dump_file(ut_pool, f.dir)));
+}
+END_TEST
+
+/* A package that comes back (its files as they were) while an older
+ * generation holding it is still on disk is that very file again: one
+ * URL never names two byte strings. */
+START_TEST(returning_package_reused_from_older_generation)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *path, *k1;
+    struct stat sb;
+    struct timespec ts[2];
+
+    fx_init(&f, 1);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    path = ut_path(f.root, "a.txt");
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k1 = pkg_key(&f, 0);
+    add(&f, "", "a.txt", "alpha two\n", 0);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_str_ne(pkg_key(&f, 0), k1);
+    /* Back to the first version, mtime included. */
+    ts[0] = sb.st_atim;
+    ts[1] = sb.st_mtim;
+    add_times = ts;
+    add(&f, "", "a.txt", "alpha\n", 0);
+    add_times = NULL;
+    f.o.at += APR_USEC_PER_SEC;
+    ck_assert_int_eq(build(&f, 3, &info), APR_SUCCESS);
+    ck_assert_str_eq(pkg_key(&f, 0), k1);
+    ck_assert_int_eq(info.reused, 1);
+    ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k1, "zip"))
+              == inode_of(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k1, "zip")));
 }
 END_TEST
 
@@ -134,6 +425,12 @@ Suite *dump_suite(void)
     TCase *tc = ut_tcase("dump", 30);
     tcase_add_test(tc, packages_manifests_and_dump);
     tcase_add_test(tc, changed_file_fails_the_dump);
+    tcase_add_test(tc, key_names_the_contents);
+    tcase_add_test(tc, rebuild_reuses_unchanged_packages);
+    tcase_add_test(tc, no_reuse_without_record);
+    tcase_add_test(tc, index_when_packages_do_not_fit);
+    tcase_add_test(tc, disk_bytes_count_links_once);
+    tcase_add_test(tc, returning_package_reused_from_older_generation);
     suite_add_tcase(s, tc);
     return s;
 }

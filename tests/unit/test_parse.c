@@ -107,22 +107,26 @@ END_TEST
 START_TEST(dump_part_parse)
 {
     static const char *const bad[] = {
-        "", ".zip", "1-1", "1-1.xml.zip", "1-1.zip/", "1-1.zipx", "1-1.ZIP", "1-1.tar",
-        "0-1.zip", "1-0.zip", "01-1.zip", "1-01.zip", "+1-1.zip", "-1-1.zip", "1-1-1.zip",
-        "../1-1.zip", "1-1.zip\n", "1000000000000000000-1.zip", "1-1000000000.zip",
-        "1-4294967297.xml", NULL
+        "", ".zip", "0123456789abcdef", "0123456789abcdef.xml.zip", "0123456789abcdef.zip/",
+        "0123456789abcdef.zipx", "0123456789abcdef.ZIP", "0123456789abcdef.tar",
+        "0123456789ABCDEF.zip", "0123456789abcde.zip", "0123456789abcdef0.zip",
+        "0123456789abcdeg.zip", "../0123456789abcdef.zip", "0123456789abcdef.zip\n",
+        "12-3.zip", "-0123456789abcdef.zip", "0123456789abcdef-1.zip", NULL
     };
-    apr_uint64_t gen = 77;
-    int n = 77, m = 77, i;
+    char key[RS_PARSE_DUMP_KEY_LEN + 1] = "untouched";
+    int m = 77, i;
 
     for (i = 0; bad[i]; i++) {
-        ck_assert_msg(!rs_parse_dump_part(bad[i], &gen, &n, &m), "accepted: '%s'", bad[i]);
+        ck_assert_msg(!rs_parse_dump_part(bad[i], key, &m), "accepted: '%s'", bad[i]);
     }
-    ck_assert(gen == 77 && n == 77 && m == 77);   /* untouched */
-    ck_assert(rs_parse_dump_part("12-3.zip", &gen, &n, &m));
-    ck_assert(gen == 12 && n == 3 && m == 0);
-    ck_assert(rs_parse_dump_part("999999999999999999-999999999.xml", &gen, &n, &m));
-    ck_assert(gen == 999999999999999999ULL && n == 999999999 && m == 1);
+    ck_assert_str_eq(key, "untouched");
+    ck_assert_int_eq(m, 77);
+    ck_assert(rs_parse_dump_part("0123456789abcdef.zip", key, &m));
+    ck_assert_str_eq(key, "0123456789abcdef");
+    ck_assert_int_eq(m, 0);
+    ck_assert(rs_parse_dump_part("ffffffffffffffff.xml", key, &m));
+    ck_assert_str_eq(key, "ffffffffffffffff");
+    ck_assert_int_eq(m, 1);
 }
 END_TEST
 
