@@ -98,6 +98,9 @@ typedef struct rs_set_t {
     int spec10;                 /* ResourceSyncSpecVersion 1.0 */
     apr_interval_time_t rdump;  /* ResourceSyncResourceDump: 0 off, else min interval */
     const char *rdump_dir;      /* <statedir>/dumps/<name> */
+    int cdump;                  /* ResourceSyncChangeDump on */
+    const char *capture_dir;    /* <statedir>/capture/<name> */
+    const char *cdump_dir;      /* <statedir>/changedumps/<name> */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -122,6 +125,7 @@ struct rs_dir_conf {
     apr_interval_time_t retention;  /* RS_UNSET or > 0 */
     int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
     apr_interval_time_t rdump;  /* RS_UNSET, 0 (off) or > 0 */
+    int cdump;                  /* RS_UNSET, 0 (off), 1 (on) */
 };
 
 typedef struct rs_srv_conf {

@@ -38,6 +38,7 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->retention = RS_UNSET;
     c->spec10 = RS_UNSET;
     c->rdump = RS_UNSET;
+    c->cdump = RS_UNSET;
     return c;
 }
 
@@ -60,6 +61,7 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->retention = add->retention != RS_UNSET ? add->retention : base->retention;
     c->spec10 = add->spec10 != RS_UNSET ? add->spec10 : base->spec10;
     c->rdump = add->rdump != RS_UNSET ? add->rdump : base->rdump;
+    c->cdump = add->cdump != RS_UNSET ? add->cdump : base->cdump;
     return c;
 }
 
@@ -376,6 +378,7 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
     set->spec10 = eff->spec10 == 1;
     set->rdump = eff->rdump == RS_UNSET ? 0 : eff->rdump;
+    set->cdump = eff->cdump == 1;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -391,6 +394,8 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
     set->snap_dir = rs_statedir_snapset(pconf, rs_global.state_dir, set->name);
     set->cl_dir = rs_statedir_clset(pconf, rs_global.state_dir, set->name);
     set->rdump_dir = rs_statedir_dumpset(pconf, rs_global.state_dir, set->name);
+    set->capture_dir = rs_statedir_captureset(pconf, rs_global.state_dir, set->name);
+    set->cdump_dir = rs_statedir_cdumpset(pconf, rs_global.state_dir, set->name);
     set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
 }
 
@@ -425,6 +430,12 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     resolve_set_options(pconf, set,
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
+    if (set->cdump && !set->hashes) {
+        /* Captured bytes are named by the set's first digest. */
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "
+                                     "digest, but the set has ResourceSyncHash none",
+                                     set->name, set->where));
+    }
     return check_state_outside_set(ptemp, s, set);
 }
 

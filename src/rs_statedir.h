@@ -10,6 +10,10 @@
  *   <statedir>/dumps/<set>/<gen>/           a published Resource Dump
  *       resourcedump.xml, <n>.zip (package n), <n>.xml (its manifest)
  *   <statedir>/dumps/<set>/tmp-<gen>/       a Resource Dump being built
+ *   <statedir>/capture/<set>/<digest>       captured bytes of a journaled version
+ *   <statedir>/changedumps/<set>/changedump.xml        the Change Dump
+ *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
+ *       (and .xml: a copy of its manifest)
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
@@ -56,6 +60,15 @@ const char *rs_statedir_clset(apr_pool_t *p, const char *statedir, const char *s
 /* <statedir>/dumps/<set>: the set's Resource Dump generations (the
  * same protocol as snapshots, rs_generation.h). */
 const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/capture/<set>: the set's captured change bytes, one file
+ * per content, named by the set's first digest (rs_capture.h). */
+const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
+const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* Files of that directory: changedump.xml (id == 0), else the package
+ * <history>-<id>.zip of closed Change List id, or its manifest copy. */
+const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
+                                   apr_int64_t id, int manifest);
 /* Files of a dump generation directory: resourcedump.xml (n == 0),
  * package n ("<n>.zip") or its manifest copy ("<n>.xml", manifest != 0). */
 const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir, int n, int manifest);

@@ -118,6 +118,11 @@ my @cases = (
      qr/ResourceSyncJournalRetention: 'forever' is not a duration/],
     ['ResourceSyncResourceDump sometimes', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncResourceDump sometimes'),
      qr/ResourceSyncResourceDump: 'sometimes' is not a duration \(e\.g\. 3600, 90m, 12h, 1d\) or off/],
+    ['ResourceSyncChangeDump daily', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncChangeDump daily'),
+     qr/ResourceSyncChangeDump: 'daily' is not On or Off/],
+    ['ResourceSyncChangeDump with ResourceSyncHash none', STATE_CONF
+        . set_conf('ds', 'www/data', 'ResourceSyncHash none', 'ResourceSyncChangeDump on'),
+     qr/ResourceSyncChangeDump on \(set ds, [^)]*httpd\.conf:\d+\): needs a digest, but the set has ResourceSyncHash none/],
     ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
      qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
     ['ResourceSyncSet with an invalid URL-path', STATE_CONF
