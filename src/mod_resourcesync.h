@@ -249,6 +249,12 @@ typedef struct rs_status_set_t {
     char why[256];                  /* why, while unavailable */
     apr_int64_t held;               /* deletions waiting for a confirming scan */
     apr_uint64_t dump_gen;          /* current Resource Dump, 0: none */
+    /* Change Dumps (mod_resourcesync_cdumpjob.c): changedump.xml was
+     * written by this history; bytes of the listed packages and of the
+     * captured versions when it was last written. */
+    apr_int32_t cdump_ready;
+    apr_int64_t cdump_bytes;
+    apr_int64_t capture_bytes;
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */

@@ -104,6 +104,12 @@ int rs_statuspage_handle(request_rec *r)
         if (e.held) {
             ap_rprintf(r, "set-held-deletions: %s %" APR_INT64_T_FMT "\n", e.name, e.held);
         }
+        if (e.cdump_ready) {
+            /* Disk use of ResourceSyncChangeDump, as of its last job. */
+            ap_rprintf(r, "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
+                       " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
+                       e.capture_bytes);
+        }
     }
     return OK;
 }

@@ -69,7 +69,10 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
     t->fd = -1;
     snprintf(target, sizeof(target), "%s/%s", t->dir, digest);
     if (!rc && access(target, F_OK) == 0) {
-        /* Same digest: the same bytes are kept already. */
+        /* Same digest: the same bytes are kept already.  Its inode change
+         * time is renewed, so that a collection running meanwhile takes
+         * it as young (rs_capture_gc). */
+        chmod(target, 0644);
         unlink(t->path);
         return 0;
     }
