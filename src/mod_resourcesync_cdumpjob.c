@@ -2,10 +2,10 @@
  *
  * A set with ResourceSyncChangeDump gets one package per closed Change
  * List (rs_cdump).  The driver starts a job when the open list's id
- * changed since the last job (a list closed), at watcher start, and
- * hourly (retention drops lists without closing one).  Only one job runs
- * at a time (rs_jobs); the job, on the job thread with its own store
- * connection:
+ * changed since the last job (a list closed), at watcher start, and once
+ * per ResourceSyncChangeListPeriod (at most an hour) otherwise, since
+ * retention drops lists without closing one.  Only one job runs at a time
+ * (rs_jobs); the job, on the job thread with its own store connection:
  *
  *   1. removes the files of lists no longer retained (or of another
  *      history) and temporary files a crash left (rs_cdump_prune);
@@ -13,11 +13,14 @@
  *      (so a package lost to a crash or kill is rebuilt at the next
  *      start); a list whose captured bytes are gone gets a .skip marker
  *      and no package, logged once (the Change List still has it);
- *   3. collects the captures no retained record names (rs_capture_gc;
- *      files changed in the last hour are kept: the hashing lane and the
- *      scans write captures whose records are not committed yet);
- *   4. rewrites changedump.xml, then (driver's thread) publishes its
- *      readiness and the disk use in the set's status entry.
+ *   3. when lists went (step 1) and in the first job of a watcher,
+ *      collects the captures no retained record names (rs_capture_gc,
+ *      which reads every retained record's digest; files changed in the
+ *      last hour are kept: the hashing lane and the scans write captures
+ *      whose records are not committed yet);
+ *   4. when anything changed (or in the first job), rewrites
+ *      changedump.xml, then (driver's thread) publishes its readiness and
+ *      the disk use in the set's status entry.
  *
  * A failure other than missing captures (disk full...) publishes no
  * package and leaves changedump.xml as it was; the next job tries again.
@@ -39,6 +42,8 @@ typedef struct cdjob_t {
     wset_t *ws;
     rs_cdump_opts_t o;
     const char *store_history;     /* of the driver's store when prepared */
+    int first;                     /* the first job of this watcher for the set */
+    int written;                   /* changedump.xml was written */
     int built, skipped;
     const char *skip_what;         /* the first skipped list's cause */
     apr_int64_t skip_id;
@@ -123,6 +128,7 @@ static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
     apr_array_header_t *closed;
     rs_changelist_t openl;
     apr_hash_t *keep;
+    int pruned;
     apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
 
     /* As for snapshots: a store replaced meanwhile is another journal. */
@@ -133,14 +139,18 @@ static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
         || (rv = rs_journal_lists(j, p, c->o.set, &closed, &openl)) != APR_SUCCESS) {
         return rv;
     }
-    rs_cdump_prune(&c->o, closed, p);
+    pruned = rs_cdump_prune(&c->o, closed, p);
     if ((rv = build_missing(c, j, closed, p)) != APR_SUCCESS) {
         return rv;
     }
-    if (referenced(j, &c->o, p, &keep) == APR_SUCCESS) {
-        rs_capture_gc(c->o.capture_dir, keep, apr_time_now() - CAPTURE_YOUNG, p, NULL,
-                      &c->cap_bytes);
+    if ((pruned || c->first) && referenced(j, &c->o, p, &keep) == APR_SUCCESS) {
+        rs_capture_gc(c->o.capture_dir, keep, apr_time_now() - CAPTURE_YOUNG, p, NULL, NULL);
     }
+    if (!pruned && !c->first && !c->built && !c->skipped) {
+        return APR_SUCCESS;
+    }
+    c->written = 1;
+    c->cap_bytes = rs_capture_bytes(c->o.capture_dir, p);
     return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
 }
 
@@ -167,6 +177,10 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)",
                     name, c->built);
     }
+    if (!c->written) {
+        return;
+    }
+    ws->cdump_written = 1;
     ws->status.cdump_ready = 1;
     ws->status.cdump_bytes = c->pkg_bytes;
     ws->status.capture_bytes = c->cap_bytes;
@@ -200,8 +214,9 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     c->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "changedump/", ws->status.history,
                                       "-", NULL);
     c->o.hashes = set->hashes;
+    c->first = !ws->cdump_written;
     ws->cdump_seen = ws->status.cl_open_id;
-    ws->cdump_next = now + CDUMP_RECHECK;
+    ws->cdump_next = now + (set->cl_period < CDUMP_RECHECK ? set->cl_period : CDUMP_RECHECK);
     running = 1;
     rs_jobs_submit(job, cd_run, cd_finish, c, 1);
     (void)p;

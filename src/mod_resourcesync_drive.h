@@ -95,6 +95,7 @@ typedef struct wset_t {
      * last job saw, and when the next one is due anyway (monotonic). */
     apr_int64_t cdump_seen;
     apr_time_t cdump_next;
+    int cdump_written;         /* a job of this watcher wrote changedump.xml */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the

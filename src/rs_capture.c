@@ -111,6 +111,25 @@ int rs_capture_has(const char *dir, const char *key)
     return access(path, F_OK) == 0;
 }
 
+apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    apr_int64_t b = 0;
+
+    if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
+        return 0;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d)
+           == APR_SUCCESS) {
+        if (fi.filetype == APR_REG) {
+            b += fi.size;
+        }
+    }
+    apr_dir_close(d);
+    return b;
+}
+
 apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
                            int *removed, apr_int64_t *bytes)
 {

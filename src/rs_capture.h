@@ -71,4 +71,7 @@ int rs_capture_has(const char *dir, const char *key);
 apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
                            int *removed, apr_int64_t *bytes);
 
+/* The bytes of the files in dir (0 when it is missing). */
+apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p);
+
 #endif

@@ -361,12 +361,12 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
     return rv;
 }
 
-void rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
+int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
 {
     apr_hash_t *keep = apr_hash_make(p);
     apr_dir_t *d;
     apr_finfo_t fi;
-    int i;
+    int i, removed = 0;
 
     for (i = 0; i < closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
@@ -374,7 +374,7 @@ void rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, 
         apr_hash_set(keep, stem, APR_HASH_KEY_STRING, "");
     }
     if (apr_dir_open(&d, o->dir, p) != APR_SUCCESS) {
-        return;
+        return 0;
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         const char *dot = strrchr(fi.name, '.');
@@ -383,7 +383,10 @@ void rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, 
                 && apr_hash_get(keep, fi.name, (apr_ssize_t)(dot - fi.name + 1)))) {
             continue;
         }
-        apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p);
+        if (apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
+            removed++;
+        }
     }
     apr_dir_close(d);
+    return removed;
 }

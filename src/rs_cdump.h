@@ -75,8 +75,8 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
 
 /* Remove the files of the directory that belong to no list of `closed`
  * in o->history (lists dropped by retention, another history) and
- * temporary files left by a crash. */
-void rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
+ * temporary files left by a crash.  Returns the number removed. */
+int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
                     apr_pool_t *p);
 
 #endif

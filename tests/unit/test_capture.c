@@ -100,6 +100,9 @@ START_TEST(versions_captured_by_the_scan)
                                    ut_pool, &removed, NULL), APR_SUCCESS);
     ck_assert_int_eq(removed, 0);
     ck_assert(ut_exists(ut_path(f.cap, ".tmp-young")));
+    ck_assert_int_eq(rs_capture_bytes(f.cap, ut_pool),
+                     (apr_int64_t)(strlen("version two!") + strlen("being written")));
+    ck_assert_int_eq(rs_capture_bytes(ut_path(f.cap, "none"), ut_pool), 0);
     /* A missing directory is nothing to collect. */
     ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), keep, 0, ut_pool, &removed, NULL),
                      APR_SUCCESS);
