@@ -20,15 +20,17 @@ use File::Temp qw(tempdir);
 use Time::HiRes qw(sleep time);
 use URI::Escape qw(uri_unescape);
 
-plan tests => 33;
+plan tests => 35;
 
 my $srv = started_server(
     conf => STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
             . set_conf('cd', 'www/cd', 'ResourceSyncResourceDump 1', 'ResourceSyncChangeDump on',
-                       'ResourceSyncChangeListPeriod 2s'),
+                       'ResourceSyncChangeListPeriod 2s')
+            . set_conf('ret', 'www/ret', 'ResourceSyncChangeDump on', 'ResourceSyncChangeListPeriod 2s',
+                       'ResourceSyncJournalRetention 6s'),
     files => { 'www/cd/keep.txt' => "kept\n", 'www/cd/old/one.txt' => "one\n",
                'www/cd/old/two.txt' => "two\n", 'www/cd/moved.txt' => "move me\n",
-               'www/cd/x.txt' => "x0\n" });
+               'www/cd/x.txt' => "x0\n", 'www/ret/r.txt' => "r0\n" });
 my $B = $srv->base;
 my $src = $srv->dir . '/www/cd';
 my $cdir = $srv->dir . '/state/changedumps/cd';
@@ -238,6 +240,21 @@ for my $kind ('graceful', 'hard', 'stop/start') {
     is(scalar(@problems), 0, "after the $kind restart: every package checks out")
         or diag(join "\n", @problems);
 }
+
+# Retention: a package goes with its Change List.
+my $ret_url = "$B/resourcesync/ret/changedump.xml";
+sub ret_packages {
+    my $r = get($ret_url);
+    return () unless $r->code == 200;
+    return map { $_->textContent } xpc(doc($r->content))->findnodes('/sm:urlset/sm:url/sm:loc');
+}
+wait_for(sub { get($ret_url)->code == 200 }, 30);
+put($srv->dir . '/www/ret/r.txt', "r1\n");
+my ($ret_pkg) = wait_for(sub { my @p = ret_packages(); @p ? \@p : undef }, 30) ? ret_packages() : ();
+ok($ret_pkg && get($ret_pkg)->code == 200, 'short retention: a package is listed and served');
+ok(wait_for(sub { !grep { $_ eq ($ret_pkg // '') } ret_packages() }, 40)
+   && get($ret_pkg // "$B/none")->code == 404,
+   'when its Change List leaves retention, the package is unlisted and gone (404)');
 
 # kill -9 of the watcher while a package is built: a large change makes
 # the build long enough to be caught; no partial package is ever listed,
