@@ -38,6 +38,19 @@ static void check_dump_part(const char *arg)
     }
 }
 
+static void check_cdump_part(const char *arg)
+{
+    apr_int64_t id = 0;
+    int m = -1;
+    char buf[64];
+
+    if (rs_parse_cdump_part(arg, &id, &m)) {
+        FUZZ_CHECK(id > 0 && (m == 0 || m == 1), "id %" APR_INT64_T_FMT " m %d", id, m);
+        apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT ".%s", id, m ? "xml" : "zip");
+        FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
+    }
+}
+
 static void check_id(const char *arg)
 {
     apr_int64_t id = 0;
@@ -63,6 +76,7 @@ static void check_history(const char *arg)
                    && rs_parse_history_id(h), "id '%s' of '%s'", h, arg);
         check_part(rest);
         check_dump_part(rest);
+        check_cdump_part(rest);
         check_id(rest);
     }
 }
@@ -81,7 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rest[1 + rp.set_len] == '/', "set not followed by '/'");
         FUZZ_CHECK((rp.arg != NULL) == (rp.kind == RS_DOC_RESOURCELIST_PART
                                         || rp.kind == RS_DOC_CHANGELIST_PART
-                                        || rp.kind == RS_DOC_RESOURCEDUMP_PART), "arg");
+                                        || rp.kind == RS_DOC_RESOURCEDUMP_PART
+                                        || rp.kind == RS_DOC_CHANGEDUMP_PART), "arg");
         if (rp.arg) {
             FUZZ_CHECK(rp.arg > rest && rp.arg <= rest + size, "arg outside the input");
             check_history(rp.arg);
@@ -91,6 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * "resourcelist/" or "changelist/". */
     check_part(rest);
     check_dump_part(rest);
+    check_cdump_part(rest);
     check_id(rest);
     check_history(rest);
     fuzz_done();

@@ -105,6 +105,9 @@ typedef struct rs_set_t {
     apr_int64_t dump_entries;   /* ResourceSyncDumpMaxEntries */
     apr_int64_t dump_size;      /* ResourceSyncDumpMaxSize, bytes */
     apr_interval_time_t dump_grace;  /* ResourceSyncDumpGrace */
+    int cdump;                  /* ResourceSyncChangeDump on */
+    const char *capture_dir;    /* <statedir>/capture/<name> */
+    const char *cdump_dir;      /* <statedir>/changedumps/<name> */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -132,6 +135,7 @@ struct rs_dir_conf {
     apr_int64_t dump_entries;   /* RS_UNSET or 1..RS_MAX_DUMP_ENTRIES */
     apr_int64_t dump_size;      /* RS_UNSET or bytes (MiB given) */
     apr_interval_time_t dump_grace;  /* RS_UNSET or > 0 */
+    int cdump;                  /* RS_UNSET, 0 (off), 1 (on) */
 };
 
 typedef struct rs_srv_conf {
@@ -255,6 +259,12 @@ typedef struct rs_status_set_t {
     char why[256];                  /* why, while unavailable */
     apr_int64_t held;               /* deletions waiting for a confirming scan */
     apr_uint64_t dump_gen;          /* current Resource Dump, 0: none */
+    /* Change Dumps (mod_resourcesync_cdumpjob.c): changedump.xml was
+     * written by this history; bytes of the listed packages and of the
+     * captured versions when it was last written. */
+    apr_int32_t cdump_ready;
+    apr_int64_t cdump_bytes;
+    apr_int64_t capture_bytes;
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */

@@ -41,6 +41,7 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->dump_entries = RS_UNSET;
     c->dump_size = RS_UNSET;
     c->dump_grace = RS_UNSET;
+    c->cdump = RS_UNSET;
     return c;
 }
 
@@ -66,6 +67,7 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->dump_entries = add->dump_entries != RS_UNSET ? add->dump_entries : base->dump_entries;
     c->dump_size = add->dump_size != RS_UNSET ? add->dump_size : base->dump_size;
     c->dump_grace = add->dump_grace != RS_UNSET ? add->dump_grace : base->dump_grace;
+    c->cdump = add->cdump != RS_UNSET ? add->cdump : base->cdump;
     return c;
 }
 
@@ -387,6 +389,7 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->dump_size = eff->dump_size == RS_UNSET ? (apr_int64_t)RS_DEFAULT_DUMP_SIZE << 20
                                                 : eff->dump_size;
     set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
+    set->cdump = eff->cdump == 1;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -402,6 +405,8 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
     set->snap_dir = rs_statedir_snapset(pconf, rs_global.state_dir, set->name);
     set->cl_dir = rs_statedir_clset(pconf, rs_global.state_dir, set->name);
     set->rdump_dir = rs_statedir_dumpset(pconf, rs_global.state_dir, set->name);
+    set->capture_dir = rs_statedir_captureset(pconf, rs_global.state_dir, set->name);
+    set->cdump_dir = rs_statedir_cdumpset(pconf, rs_global.state_dir, set->name);
     set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
 }
 
@@ -436,6 +441,12 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     resolve_set_options(pconf, set,
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
+    if (set->cdump && !set->hashes) {
+        /* Captured bytes are named by the set's first digest. */
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "
+                                     "digest, but the set has ResourceSyncHash none",
+                                     set->name, set->where));
+    }
     return check_state_outside_set(ptemp, s, set);
 }
 

@@ -520,6 +520,25 @@ static const char *set_dump_grace(cmd_parms *cmd, void *mconfig, const char *arg
     return NULL;
 }
 
+static const char *set_change_dump(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "on")) {
+        dc->cdump = 1;
+    }
+    else if (!strcasecmp(arg, "off")) {
+        dc->cdump = 0;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncChangeDump: '%s' is not On or Off", arg);
+    }
+    return NULL;
+}
+
 static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
@@ -584,6 +603,8 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncDumpGrace", set_dump_grace, NULL, RSRC_CONF | ACCESS_CONF,
                   "How long a package that left the Resource Dump stays downloadable "
                   "(default 1d)"),
+    AP_INIT_TAKE1("ResourceSyncChangeDump", set_change_dump, NULL, RSRC_CONF | ACCESS_CONF,
+                  "One Change Dump package per closed Change List: on or off (default)"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,

@@ -77,6 +77,7 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
     rs_xml_attr_t rl = { "capability", "resourcelist" };
     rs_xml_attr_t cls = { "capability", "changelist" };
     rs_xml_attr_t rd = { "capability", "resourcedump" };
+    rs_xml_attr_t cd = { "capability", "changedump" };
     const char *sd = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
 
     if (!w || rs_xml_begin(w, "urlset") < 0
@@ -88,7 +89,10 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
         || rs_xml_entry_end(w) < 0
         || (set->rdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
                                                              "resourcedump.xml", NULL), NULL) < 0
-                           || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))) {
+                           || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))
+        || (set->cdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
+                                                             "changedump.xml", NULL), NULL) < 0
+                           || rs_xml_md(w, &cd, 1) < 0 || rs_xml_entry_end(w) < 0))) {
         apr_pool_destroy(wp);
         return -1;
     }

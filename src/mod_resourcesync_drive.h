@@ -93,6 +93,11 @@ typedef struct wset_t {
     apr_time_t dump_next;
     apr_time_t dump_prune_next;  /* next pruning of old dump generations (monotonic) */
     int dump_nospace;          /* the last build found the disk full (logged once) */
+    /* Change Dumps (mod_resourcesync_cdumpjob.c): the open list id the
+     * last job saw, and when the next one is due anyway (monotonic). */
+    apr_int64_t cdump_seen;
+    apr_time_t cdump_next;
+    int cdump_written;         /* a job of this watcher wrote changedump.xml */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -117,6 +122,12 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a dump build is in progress (a snapshot then waits). */
 int rs_dumpjob_busy(void);
+/* mod_resourcesync_cdumpjob.c: build the set's missing Change Dump
+ * packages, collect its captures and rewrite changedump.xml when a list
+ * closed (or hourly, and at watcher start) and no job runs. */
+void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
+/* Whether a Change Dump job is in progress (a snapshot then waits). */
+int rs_cdumpjob_busy(void);
 
 /* mod_resourcesync_avail.c: never publish a set emptied by mistake (see
  * that file). */

@@ -326,6 +326,38 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
     return send_package(r, set, &cur, key, manifest);
 }
 
+/* The Change Dump (rewritten when a package is added or expires) and the
+ * packages of closed Change Lists of the entry's history with their
+ * manifest copies (never rewritten; gone with their list). */
+static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
+{
+    rs_status_set_t cur;
+    apr_int64_t id;
+    int manifest;
+
+    if (!set->cdump) {
+        return HTTP_NOT_FOUND;
+    }
+    rs_status_read_set(set->slot, &cur);
+    if (unavailable(r, &cur)) {
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    if (!part) {
+        if (!cur.cdump_ready) {
+            /* The watcher has not written it in this history yet. */
+            apr_table_setn(r->err_headers_out, "Retry-After", "5");
+            return HTTP_SERVICE_UNAVAILABLE;
+        }
+        return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0),
+                         0);
+    }
+    if (!(part = this_history(&cur, part)) || !rs_parse_cdump_part(part, &id, &manifest)) {
+        return HTTP_NOT_FOUND;
+    }
+    return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, id,
+                                               manifest), manifest ? 2 : 3);
+}
+
 int rs_handler_handle(request_rec *r)
 {
     rs_srv_conf *sc;
@@ -372,6 +404,9 @@ int rs_handler_handle(request_rec *r)
     case RS_DOC_RESOURCEDUMP:
     case RS_DOC_RESOURCEDUMP_PART:
         return serve_dump(r, set, rp.arg);
+    case RS_DOC_CHANGEDUMP:
+    case RS_DOC_CHANGEDUMP_PART:
+        return serve_cdump(r, set, rp.arg);
     case RS_DOC_NONE:
         break;
     }

@@ -47,6 +47,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_capture.h"
 #include "rs_hash.h"
 
 #define LANE_ATTEMPTS 3
@@ -150,14 +151,15 @@ static void set_path(entry_t *e, const char *path)
 
 /* Read the file and digest it.  *read gets the version read; *changed is
  * set when the file changed while it was read.  Returns 0 or an errno. */
-static int hash_one(const char *path, unsigned mask, version_t *read, rs_scan_digest_t *dg,
-                    int *changed)
+static int hash_one(const char *path, unsigned mask, const char *capture_dir, version_t *read,
+                    rs_scan_digest_t *dg, int *changed)
 {
     rs_status_t *st = rs_status_get();
     struct stat before, after;
+    rs_capture_tmp_t cap;
     apr_off_t n = 0;
     apr_status_t rv;
-    int fd;
+    int fd, werr = 0;
 
     *changed = 0;
     memset(dg, 0, sizeof(*dg));
@@ -178,7 +180,13 @@ static int hash_one(const char *path, unsigned mask, version_t *read, rs_scan_di
 #ifdef POSIX_FADV_SEQUENTIAL
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-    rv = rs_hash_fd_progress(fd, mask, dg->hex, &n, st ? &st->hash_done : NULL);
+    /* With ResourceSyncChangeDump the same read captures the bytes
+     * (rs_capture.h); a capture the scan's record never names goes at the
+     * next garbage collection. */
+    if (!capture_dir || rs_capture_open(&cap, capture_dir) != 0) {
+        cap.fd = -1;
+    }
+    rv = rs_hash_fd_tee(fd, mask, dg->hex, &n, st ? &st->hash_done : NULL, cap.fd, &werr);
     if (rv == APR_SUCCESS) {
         if (fstat(fd, &after) != 0) {
             rv = errno;
@@ -190,6 +198,17 @@ static int hash_one(const char *path, unsigned mask, version_t *read, rs_scan_di
         }
     }
     close(fd);
+    if (rv == APR_SUCCESS && !*changed && cap.fd >= 0 && !werr) {
+        const char *hex[RS_HASH_COUNT];
+        int i;
+        for (i = 0; i < RS_HASH_COUNT; i++) {
+            hex[i] = dg->hex[i];
+        }
+        (void)rs_capture_keep(&cap, rs_capture_key(mask, hex),
+                              (apr_int64_t)before.st_mtim.tv_sec * 1000000000
+                              + before.st_mtim.tv_nsec);
+    }
+    rs_capture_drop(&cap);
     if (rv != APR_SUCCESS) {
         memset(dg->hex, 0, sizeof(dg->hex));
     }
@@ -227,6 +246,7 @@ static void *APR_THREAD_FUNC lane_main(apr_thread_t *t, void *data)
         entry_t *e;
         char *path, *name;
         unsigned mask;
+        const char *capdir;
         version_t read;
         rs_scan_digest_t dg;
         int rc, changed;
@@ -238,12 +258,13 @@ static void *APR_THREAD_FUNC lane_main(apr_thread_t *t, void *data)
         path = e->path ? strdup(e->path) : NULL;
         name = strdup(e->relpath);
         mask = e->set->hashes;
+        capdir = e->set->cdump ? e->set->capture_dir : NULL;
         rs_status_hashing_put(e->set->name, name ? name : "?", e->v.size);
         apr_thread_mutex_unlock(lane.lock);
 
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, lane.s, RS_TAG "set %s: hashing '%s' "
                      "on the hashing lane", e->set->name, name ? name : "?");
-        rc = hash_one(path, mask, &read, &dg, &changed);
+        rc = hash_one(path, mask, capdir, &read, &dg, &changed);
 
         apr_thread_mutex_lock(lane.lock);
         rs_status_hashing_put(NULL, NULL, 0);

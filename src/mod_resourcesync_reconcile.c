@@ -100,6 +100,9 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     if (*rc) {
         so->on_change = rs_recorder_record;
         so->change_baton = *rc;
+        /* Change Dumps: what this scan journals is captured as it is
+         * hashed (rs_capture.h). */
+        so->capture_dir = set->cdump ? set->capture_dir : NULL;
     }
 }
 

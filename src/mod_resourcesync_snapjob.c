@@ -197,11 +197,11 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     rs_job_t *job;
     snapjob_t *j;
     apr_status_t rv;
-    /* A Resource Dump being built holds the job thread (one job at a
+    /* A Resource or Change Dump being built holds the job thread (one job at a
      * time) and can take long: never wait for it here, on the driver's
      * thread.  The dump only starts when no job is pending, so no
      * snapshot job is in flight meanwhile. */
-    int dumping = rs_dumpjob_busy();
+    int dumping = rs_dumpjob_busy() || rs_cdumpjob_busy();
 
     /* The previous job updates the generation counter: finish it first. */
     if (!dumping) {

@@ -113,6 +113,12 @@ int rs_statuspage_handle(request_rec *r)
                        " disk-bytes=%" APR_INT64_T_FMT "\n", e.name, e.dump_gen,
                        rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
         }
+        if (e.cdump_ready) {
+            /* Disk use of ResourceSyncChangeDump, as of its last job. */
+            ap_rprintf(r, "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
+                       " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
+                       e.capture_bytes);
+        }
     }
     return OK;
 }

@@ -96,12 +96,37 @@ apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_H
 apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
                                  apr_off_t *nread, volatile apr_int64_t *progress)
 {
+    return rs_hash_fd_tee(fd, mask, hex, nread, progress, -1, NULL);
+}
+
+/* Write all of buf to fd; 0 or an errno. */
+static int write_all(int fd, const unsigned char *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                            apr_off_t *nread, volatile apr_int64_t *progress, int outfd,
+                            int *copy_err)
+{
     /* 64 KiB sequential reads into a stack buffer: no shared state, so
      * hashing may run on several threads at once. */
     unsigned char buf[1 << 16];
     ctxs_t c;
     apr_off_t total = 0;
     apr_status_t rv = APR_SUCCESS;
+    int werr = 0;
 
     ctxs_init(&c, mask);
     for (;;) {
@@ -117,6 +142,9 @@ apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][
             break;
         }
         ctxs_update(&c, buf, (size_t)n);
+        if (outfd >= 0 && !werr) {
+            werr = write_all(outfd, buf, (size_t)n);
+        }
         total += n;
         if (progress) {
             *progress = total;
@@ -125,6 +153,9 @@ apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][
     ctxs_final(&c, hex, rv == APR_SUCCESS);
     if (nread) {
         *nread = total;
+    }
+    if (copy_err) {
+        *copy_err = werr;
     }
     return rv;
 }

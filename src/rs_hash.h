@@ -36,6 +36,13 @@ apr_status_t rs_hash_fd(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_H
 apr_status_t rs_hash_fd_progress(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
                                  apr_off_t *nread, volatile apr_int64_t *progress);
 
+/* rs_hash_fd_progress, and every byte read also written to outfd (when
+ * >= 0): a copy made by the same read.  A failed write stops the copy
+ * but not the digests: *copy_err gets its errno (0: the copy is whole). */
+apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                            apr_off_t *nread, volatile apr_int64_t *progress, int outfd,
+                            int *copy_err);
+
 /* Digest a memory buffer (used for document ETags and unit tests). */
 void rs_hash_buf(const void *data, apr_size_t len, unsigned mask,
                  char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]);

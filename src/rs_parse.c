@@ -43,6 +43,13 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out)
         out->kind = RS_DOC_RESOURCEDUMP_PART;
         out->arg = doc + 13;
     }
+    else if (!strcmp(doc, "changedump.xml")) {
+        out->kind = RS_DOC_CHANGEDUMP;
+    }
+    else if (!strncmp(doc, "changedump/", 11)) {
+        out->kind = RS_DOC_CHANGEDUMP_PART;
+        out->arg = doc + 11;
+    }
     return 1;
 }
 
@@ -104,6 +111,23 @@ int rs_parse_dump_part(const char *s, char *key, int *manifest)
     memcpy(key, k, RS_PARSE_DUMP_KEY_LEN);
     key[RS_PARSE_DUMP_KEY_LEN] = '\0';
     *manifest = m;
+    return 1;
+}
+
+int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *manifest)
+{
+    apr_int64_t k;
+
+    if (rs_parse_id(s, ".zip", &k)) {
+        *manifest = 0;
+    }
+    else if (rs_parse_id(s, ".xml", &k)) {
+        *manifest = 1;
+    }
+    else {
+        return 0;
+    }
+    *id = k;
     return 1;
 }
 

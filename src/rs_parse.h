@@ -25,7 +25,9 @@ typedef enum rs_doc_kind_t {
     RS_DOC_CHANGELIST,        /* changelist.xml (the Change List Index) */
     RS_DOC_CHANGELIST_PART,   /* changelist/<arg>: see rs_parse_id */
     RS_DOC_RESOURCEDUMP,      /* resourcedump.xml */
-    RS_DOC_RESOURCEDUMP_PART  /* resourcedump/<arg>: see rs_parse_dump_part */
+    RS_DOC_RESOURCEDUMP_PART, /* resourcedump/<arg>: see rs_parse_dump_part */
+    RS_DOC_CHANGEDUMP,        /* changedump.xml */
+    RS_DOC_CHANGEDUMP_PART    /* changedump/<arg>: see rs_parse_cdump_part */
 } rs_doc_kind_t;
 
 /* A request path below the prefix, split.  set points into the parsed
@@ -57,6 +59,11 @@ int rs_parse_part(const char *s, apr_uint64_t *gen, int *n);
  * or 0 (key untouched). */
 #define RS_PARSE_DUMP_KEY_LEN 16
 int rs_parse_dump_part(const char *s, char *key, int *manifest);
+
+/* Parse "<id>.zip" (the Change Dump package of closed Change List id,
+ * *manifest = 0) or "<id>.xml" (its manifest copy, *manifest = 1), id as
+ * for rs_parse_id (1 to 15 digits, never 0).  Returns 1 or 0. */
+int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *manifest);
 
 /* A history id: the random identifier of one history of the state store
  * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads

@@ -121,6 +121,12 @@ typedef struct rs_scan_opts_t {
     apr_int64_t defer_size;
     rs_scan_defer_fn *defer;
     void *defer_baton;
+    /* Change capture (rs_capture.h; NULL: none): every file the scan
+     * hashes is also copied, by the same read, into this directory under
+     * its first digest; a listed file whose version keeps its stored
+     * digests but has no capture yet is read again for one.  Set it only
+     * for scans that journal. */
+    const char *capture_dir;
 } rs_scan_opts_t;
 
 /* Returned when opts->max_deleted stopped a scan (nothing of it from the

@@ -7,6 +7,7 @@
 #include <apr_atomic.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
+#include "rs_capture.h"
 #include "rs_hash.h"
 #include "rs_scanfile.h"
 
@@ -56,8 +57,9 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
     for (attempt = 0; attempt < 3; attempt++) {
         char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
         struct stat after;
+        rs_capture_tmp_t cap;
         apr_off_t n = 0;
-        int i, fd = open_file(dfd, name, target);
+        int i, werr = 0, fd = open_file(dfd, name, target);
         apr_status_t rv;
 
         if (fd < 0) {
@@ -74,18 +76,31 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
 #ifdef POSIX_FADV_SEQUENTIAL
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-        rv = rs_hash_fd(fd, o->hashes, hex, &n);
+        if (!o->capture_dir || rs_capture_open(&cap, o->capture_dir) != 0) {
+            cap.fd = -1;
+        }
+        rv = rs_hash_fd_tee(fd, o->hashes, hex, &n, NULL, cap.fd, &werr);
         if (rv == APR_SUCCESS && fstat(fd, &after) == 0
             && after.st_size == sb->st_size && n == after.st_size
             && rs_scanfile_mtime_ns(&after) == rs_scanfile_mtime_ns(sb)) {
             close(fd);
             *hashed += n;
+            if (cap.fd >= 0 && !werr) {
+                const char *key = NULL;
+                for (i = 0; i < RS_HASH_COUNT && !key; i++) {
+                    key = (o->hashes & (1u << i)) ? hex[i] : NULL;
+                }
+                /* A failed capture is noticed when the package is built. */
+                (void)rs_capture_keep(&cap, key, rs_scanfile_mtime_ns(sb));
+            }
+            rs_capture_drop(&cap);
             for (i = 0; i < RS_HASH_COUNT; i++) {
                 it->hash[i] = (o->hashes & (1u << i)) ? apr_pstrdup(p, hex[i]) : NULL;
             }
             return 0;
         }
         close(fd);
+        rs_capture_drop(&cap);
         if (rv != APR_SUCCESS) {
             return rv;
         }
@@ -152,7 +167,11 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
                                : faccessat(dfd, j->name, R_OK, AT_EACCESS) == 0;
             j->rc = ok ? 0 : errno;
         }
-        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)) {
+        else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)
+                 && (!o->capture_dir
+                     || rs_capture_has(o->capture_dir,
+                                       rs_capture_key(o->hashes,
+                                                      (const char *const *)row->hash)))) {
             /* Same content (only the inode's status changed, e.g. chmod):
              * keep the hashes, but make sure the file is still readable. */
             int fd = open_file(dfd, j->name, j->target);

@@ -70,6 +70,26 @@ const char *rs_statedir_dumpset(apr_pool_t *p, const char *statedir, const char 
     return apr_pstrcat(p, statedir, "/dumps/", set, NULL);
 }
 
+const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/capture/", set, NULL);
+}
+
+const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/changedumps/", set, NULL);
+}
+
+const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
+                                   apr_int64_t id, int manifest)
+{
+    if (id == 0) {
+        return apr_pstrcat(p, cdset, "/changedump.xml", NULL);
+    }
+    return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT ".%s", cdset, history, id,
+                        manifest ? "xml" : "zip");
+}
+
 const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir)
 {
     return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);

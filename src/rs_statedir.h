@@ -12,6 +12,10 @@
  *       <key>.rec (its record, rs_dumppkg.h), history (the history its
  *       URLs belong to, written last)
  *   <statedir>/dumps/<set>/tmp-<gen>/       a Resource Dump being built
+ *   <statedir>/capture/<set>/<digest>       captured bytes of a journaled version
+ *   <statedir>/changedumps/<set>/changedump.xml        the Change Dump
+ *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
+ *       (and .xml: a copy of its manifest)
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
@@ -65,6 +69,15 @@ const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *
                                  const char *ext);
 /* <gendir>/history: the history whose URLs the dump lists (rs_history.h). */
 const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
+/* <statedir>/capture/<set>: the set's captured change bytes, one file
+ * per content, named by the set's first digest (rs_capture.h). */
+const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
+const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* Files of that directory: changedump.xml (id == 0), else the package
+ * <history>-<id>.zip of closed Change List id, or its manifest copy. */
+const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
+                                   apr_int64_t id, int manifest);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

@@ -130,6 +130,11 @@ my @cases = (
      qr/ResourceSyncDumpGrace: '0' is not a duration \(e\.g\. 3600, 90m, 12h, 1d\)/],
     ['ResourceSyncDumpGrace later', STATE_CONF . "ResourceSyncDumpGrace later\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncDumpGrace: 'later' is not a duration/],
+    ['ResourceSyncChangeDump daily', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncChangeDump daily'),
+     qr/ResourceSyncChangeDump: 'daily' is not On or Off/],
+    ['ResourceSyncChangeDump with ResourceSyncHash none', STATE_CONF
+        . set_conf('ds', 'www/data', 'ResourceSyncHash none', 'ResourceSyncChangeDump on'),
+     qr/ResourceSyncChangeDump on \(set ds, [^)]*httpd\.conf:\d+\): needs a digest, but the set has ResourceSyncHash none/],
     ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
      qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
     ['ResourceSyncSet with an invalid URL-path', STATE_CONF

@@ -62,6 +62,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, zip_suite());
     srunner_add_suite(sr, partition_suite());
     srunner_add_suite(sr, dump_suite());
+    srunner_add_suite(sr, capture_suite());
+    srunner_add_suite(sr, cdump_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

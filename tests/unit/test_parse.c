@@ -36,6 +36,13 @@ START_TEST(request_path_kinds)
     ck_assert_int_eq(rp.kind, RS_DOC_RESOURCEDUMP_PART);
     ck_assert_str_eq(rp.arg, "0123abcd-3-1.zip");
     ck_assert_int_eq(path_of("/s/resourcedump").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/changedump.xml").kind, RS_DOC_CHANGEDUMP);
+    ck_assert_ptr_null(path_of("/s/changedump.xml").arg);
+    rp = path_of("/s/changedump/0123abcd-7.zip");
+    ck_assert_int_eq(rp.kind, RS_DOC_CHANGEDUMP_PART);
+    ck_assert_str_eq(rp.arg, "0123abcd-7.zip");
+    ck_assert_int_eq(path_of("/s/changedump").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/changedump.zip").kind, RS_DOC_NONE);
     ck_assert_int_eq(path_of("/s/resourcedump.zip").kind, RS_DOC_NONE);
     /* The rest after "resourcelist/" is the caller's to check. */
     rp = path_of("/s/resourcelist/");
@@ -127,6 +134,25 @@ START_TEST(dump_part_parse)
     ck_assert(rs_parse_dump_part("ffffffffffffffff.xml", key, &m));
     ck_assert_str_eq(key, "ffffffffffffffff");
     ck_assert_int_eq(m, 1);
+}
+END_TEST
+
+START_TEST(cdump_part_parse)
+{
+    static const char *const bad[] = {
+        "", ".zip", "0.zip", "01.xml", "+1.zip", "-1.zip", "1", "1.ZIP", "1.zip/", "1-2.zip",
+        "1.zipx", "1.gz", "x1.zip", "1000000000000000.zip",    /* 16 digits */
+        "99999999999999999999.xml", "../1.zip", NULL
+    };
+    apr_int64_t id = 77;
+    int i, m = 77;
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_cdump_part(bad[i], &id, &m), "accepted: '%s'", bad[i]);
+    }
+    ck_assert(id == 77 && m == 77);   /* untouched */
+    ck_assert(rs_parse_cdump_part("12.zip", &id, &m) && id == 12 && m == 0);
+    ck_assert(rs_parse_cdump_part("999999999999999.xml", &id, &m)
+              && id == APR_INT64_C(999999999999999) && m == 1);
 }
 END_TEST
 
@@ -353,6 +379,7 @@ Suite *parse_suite(void)
     tcase_add_test(tc, part_invalid);
     tcase_add_test(tc, dump_part_parse);
     tcase_add_test(tc, id_parse);
+    tcase_add_test(tc, cdump_part_parse);
     tcase_add_test(tc, history_parse);
     suite_add_tcase(s, tc);
     tc = ut_tcase("directive", 10);

@@ -50,6 +50,8 @@ Suite *mounts_suite(void);
 Suite *zip_suite(void);
 Suite *partition_suite(void);
 Suite *dump_suite(void);
+Suite *capture_suite(void);
+Suite *cdump_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */

@@ -1,0 +1,223 @@
+/* mod_resourcesync_cdumpjob.c - Change Dumps as background jobs.
+ *
+ * A set with ResourceSyncChangeDump gets one package per closed Change
+ * List (rs_cdump).  The driver starts a job when the open list's id
+ * changed since the last job (a list closed), at watcher start, and once
+ * per ResourceSyncChangeListPeriod (at most an hour) otherwise, since
+ * retention drops lists without closing one.  Only one job runs at a time
+ * (rs_jobs); the job, on the job thread with its own store connection:
+ *
+ *   1. removes the files of lists no longer retained (or of another
+ *      history) and temporary files a crash left (rs_cdump_prune);
+ *   2. builds the package of every retained closed list that has none
+ *      (so a package lost to a crash or kill is rebuilt at the next
+ *      start); a list whose captured bytes are gone gets a .skip marker
+ *      and no package, logged once (the Change List still has it);
+ *   3. when lists went (step 1) and in the first job of a watcher,
+ *      collects the captures no retained record names (rs_capture_gc,
+ *      which reads every retained record's digest; files changed in the
+ *      last hour are kept: the hashing lane and the scans write captures
+ *      whose records are not committed yet);
+ *   4. when anything changed (or in the first job), rewrites
+ *      changedump.xml, then (driver's thread) publishes its readiness and
+ *      the disk use in the set's status entry.
+ *
+ * A failure other than missing captures (disk full...) publishes no
+ * package and leaves changedump.xml as it was; the next job tries again.
+ */
+#include <string.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include "mod_resourcesync_drive.h"
+#include "rs_capture.h"
+#include "rs_cdump.h"
+#include "rs_history.h"
+#include "rs_time.h"
+
+#define CDUMP_RECHECK apr_time_from_sec(3600)
+#define CAPTURE_YOUNG apr_time_from_sec(3600)
+#define PAGE_RECORDS 1000
+
+typedef struct cdjob_t {
+    wset_t *ws;
+    rs_cdump_opts_t o;
+    const char *store_history;     /* of the driver's store when prepared */
+    int first;                     /* the first job of this watcher for the set */
+    int written;                   /* changedump.xml was written */
+    int built, skipped;
+    const char *skip_what;         /* the first skipped list's cause */
+    apr_int64_t skip_id;
+    apr_int64_t pkg_bytes, cap_bytes;
+} cdjob_t;
+
+static int running;
+
+int rs_cdumpjob_busy(void)
+{
+    return running;
+}
+
+/* The digests of every retained created/updated record of the set. */
+static apr_status_t referenced(rs_journal_t *j, const rs_cdump_opts_t *o, apr_pool_t *p,
+                               apr_hash_t **keep)
+{
+    apr_int64_t next = 0;
+    apr_status_t rv;
+    int i;
+
+    *keep = apr_hash_make(p);
+    for (;;) {
+        apr_array_header_t *recs;
+        if ((rv = rs_journal_records(j, p, o->set, next, -1, PAGE_RECORDS, &recs))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        for (i = 0; i < recs->nelts; i++) {
+            const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+            const char *key = rs_capture_key(o->hashes, r->hash);
+            next = r->seq + 1;
+            if (r->change != RS_CHANGE_DELETED && key) {
+                apr_hash_set(*keep, key, APR_HASH_KEY_STRING, "");
+            }
+        }
+        if (recs->nelts < PAGE_RECORDS) {
+            return APR_SUCCESS;
+        }
+    }
+}
+
+/* Step 2: the missing packages. */
+static apr_status_t build_missing(cdjob_t *c, rs_journal_t *j, const apr_array_header_t *closed,
+                                  apr_pool_t *p)
+{
+    apr_pool_t *kp;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    apr_pool_create(&kp, p);
+    for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
+        const char *missing;
+        apr_off_t bytes;
+        apr_pool_clear(kp);
+        if (rs_cdump_done(&c->o, cl->id, kp)) {
+            continue;
+        }
+        rv = rs_cdump_package(j, &c->o, cl, kp, &bytes, &missing);
+        if (rv == RS_CDUMP_EMISSING) {
+            if (!c->skipped++) {
+                c->skip_id = cl->id;
+                c->skip_what = apr_pstrdup(p, missing);
+            }
+            rv = APR_SUCCESS;
+        }
+        else if (rv == APR_SUCCESS) {
+            c->built++;
+        }
+    }
+    apr_pool_destroy(kp);
+    return rv;
+}
+
+/* Job (job thread). */
+static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
+{
+    cdjob_t *c = baton;
+    const char *h = NULL;
+    rs_journal_t *j;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    apr_hash_t *keep;
+    int pruned;
+    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+
+    /* As for snapshots: a store replaced meanwhile is another journal. */
+    if (rv != APR_SUCCESS || !h || strcmp(h, c->store_history)) {
+        return rv != APR_SUCCESS ? rv : APR_ENOENT;
+    }
+    if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
+        || (rv = rs_journal_lists(j, p, c->o.set, &closed, &openl)) != APR_SUCCESS) {
+        return rv;
+    }
+    pruned = rs_cdump_prune(&c->o, closed, p);
+    if ((rv = build_missing(c, j, closed, p)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((pruned || c->first) && referenced(j, &c->o, p, &keep) == APR_SUCCESS) {
+        rs_capture_gc(c->o.capture_dir, keep, apr_time_now() - CAPTURE_YOUNG, p, NULL, NULL);
+    }
+    if (!pruned && !c->first && !c->built && !c->skipped) {
+        return APR_SUCCESS;
+    }
+    c->written = 1;
+    c->cap_bytes = rs_capture_bytes(c->o.capture_dir, p);
+    return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
+}
+
+/* Driver's thread. */
+static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
+{
+    cdjob_t *c = baton;
+    wset_t *ws = c->ws;
+    const char *name = ws->set->name;
+
+    running = 0;
+    (void)p;
+    if (c->skipped) {
+        rs_log_emit(ws->log, RS_LOG_WARN, 0, "set %s: no Change Dump package for %d Change "
+                    "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
+                    name, c->skipped, c->skip_id, c->skip_what);
+    }
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot build its Change Dump; trying "
+                    "again when the next Change List closes", name);
+        return;
+    }
+    if (c->built) {
+        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)",
+                    name, c->built);
+    }
+    if (!c->written) {
+        return;
+    }
+    ws->cdump_written = 1;
+    ws->status.cdump_ready = 1;
+    ws->status.cdump_bytes = c->pkg_bytes;
+    ws->status.capture_bytes = c->cap_bytes;
+    rs_drive_status_put(ws);
+}
+
+void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
+{
+    const rs_set_t *set = ws->set;
+    apr_time_t now = rs_time_mono();
+    apr_pool_t *jp;
+    rs_job_t *job;
+    cdjob_t *c;
+
+    if (!set->cdump || rs_jobs_busy() || !*ws->status.history || !ws->status.cl_ready
+        || ws->store_err
+        || (ws->cdump_seen == ws->status.cl_open_id && now < ws->cdump_next)) {
+        return;
+    }
+    job = rs_jobs_create(&jp);
+    c = apr_pcalloc(jp, sizeof(*c));
+    c->ws = ws;
+    c->store_history = apr_pstrdup(jp, ws->d->history);
+    c->o.set = set->name;
+    c->o.dir = set->cdump_dir;
+    c->o.capture_dir = set->capture_dir;
+    c->o.history = apr_pstrdup(jp, ws->status.history);
+    c->o.url_base = set->root_url;
+    c->o.capability_url = set->capability_url;
+    c->o.cdump_url = apr_pstrcat(jp, set->doc_base, "changedump.xml", NULL);
+    c->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "changedump/", ws->status.history,
+                                      "-", NULL);
+    c->o.hashes = set->hashes;
+    c->first = !ws->cdump_written;
+    ws->cdump_seen = ws->status.cl_open_id;
+    ws->cdump_next = now + (set->cl_period < CDUMP_RECHECK ? set->cl_period : CDUMP_RECHECK);
+    running = 1;
+    rs_jobs_submit(job, cd_run, cd_finish, c, 1);
+    (void)p;
+}

@@ -1,0 +1,392 @@
+/* rs_cdump.c - see rs_cdump.h */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <apr_file_info.h>
+#include <apr_strings.h>
+#include "rs_capture.h"
+#include "rs_cdump.h"
+#include "rs_file.h"
+#include "rs_hash.h"
+#include "rs_statedir.h"
+#include "rs_time.h"
+#include "rs_uri.h"
+#include "rs_xml.h"
+#include "rs_zip.h"
+
+#define PAGE_RECORDS 1000
+
+/* Sink of an in-memory document: appends to a growing buffer. */
+typedef struct {
+    apr_pool_t *p;
+    char *buf;
+    apr_size_t len, cap;
+} membuf_t;
+
+static int mem_sink(void *baton, const char *data, apr_size_t len)
+{
+    membuf_t *m = baton;
+    if (m->len + len > m->cap) {
+        apr_size_t cap = m->cap ? m->cap * 2 : 65536;
+        char *nb;
+        while (cap < m->len + len) {
+            cap *= 2;
+        }
+        nb = apr_palloc(m->p, cap);
+        if (m->len) {
+            memcpy(nb, m->buf, m->len);
+        }
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return 0;
+}
+
+static const char *sidecar(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
+                           const char *ext)
+{
+    return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT ".%s", o->dir, o->history, id, ext);
+}
+
+int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
+{
+    return rs_file_exists(p, sidecar(p, o, id, "sum"))
+        || rs_file_exists(p, sidecar(p, o, id, "skip"));
+}
+
+static const char *rel_path(apr_pool_t *p, const rs_record_t *r)
+{
+    return *r->dir ? apr_pstrcat(p, r->dir, "/", r->name, NULL) : r->name;
+}
+
+/* One record of the package being built. */
+typedef struct {
+    rs_record_t r;
+    const char *capture;          /* its captured bytes (created/updated) */
+    apr_int64_t cap_mtime_ns;
+} member_t;
+
+/* The list's records, each created/updated one with its capture
+ * (RS_CDUMP_EMISSING and *missing when one has none of its length). */
+static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
+                            const rs_changelist_t *cl, apr_pool_t *p,
+                            apr_array_header_t **out, const char **missing)
+{
+    apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
+    apr_int64_t next = cl->first_seq;
+    apr_status_t rv;
+    int i;
+
+    for (;;) {
+        apr_array_header_t *recs;
+        if ((rv = rs_journal_records(j, p, o->set, next, cl->last_seq, PAGE_RECORDS, &recs))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        for (i = 0; i < recs->nelts; i++) {
+            member_t *m = apr_array_push(ms);
+            struct stat sb;
+            const char *key;
+            m->r = APR_ARRAY_IDX(recs, i, rs_record_t);
+            m->capture = NULL;
+            next = m->r.seq + 1;
+            if (m->r.change == RS_CHANGE_DELETED) {
+                continue;
+            }
+            key = rs_capture_key(o->hashes, m->r.hash);
+            m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
+            if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
+                || (apr_int64_t)sb.st_size != m->r.size) {
+                *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")",
+                                        rel_path(p, &m->r), m->r.seq);
+                return RS_CDUMP_EMISSING;
+            }
+            m->cap_mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+        }
+        if (recs->nelts < PAGE_RECORDS) {
+            break;
+        }
+    }
+    *out = ms;
+    return APR_SUCCESS;
+}
+
+static const char *member_name(apr_pool_t *p, const rs_record_t *r)
+{
+    return apr_psprintf(p, RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT "/%s", r->seq,
+                        rel_path(p, r));
+}
+
+/* One manifest entry. */
+static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
+                          const member_t *m)
+{
+    char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[6];
+    int n = 2;
+    const char *rel = rel_path(p, &m->r);
+
+    md[0].name = "change"; md[0].value = rs_journal_change_name(m->r.change);
+    md[1].name = "datetime"; md[1].value = rs_time_format(dt, m->r.datetime);
+    if (m->r.change != RS_CHANGE_DELETED) {
+        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, m->r.size);
+        md[2].name = "hash"; md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
+        md[3].name = "length"; md[3].value = len;
+        md[4].name = "type"; md[4].value = m->r.type;
+        md[5].name = "path";
+        md[5].value = apr_pstrcat(p, "/", rs_uri_escape_path(p, member_name(p, &m->r)), NULL);
+        n = 6;
+    }
+    return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
+                              rs_time_format_ns(lm, m->r.lastmod_ns)) < 0
+           || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0 ? -1 : 0;
+}
+
+static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                                    const apr_array_header_t *ms, apr_pool_t *p, membuf_t *m)
+{
+    char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+    rs_xml_t *w = rs_xml_open(p, mem_sink, m);
+    int i;
+
+    md[0].name = "capability"; md[0].value = "changedump-manifest";
+    md[1].name = "from"; md[1].value = rs_time_format(from, cl->from);
+    md[2].name = "until"; md[2].value = rs_time_format(until, cl->until);
+    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->cdump_url, NULL, 0) < 0
+        || rs_xml_md(w, md, 3) < 0) {
+        return APR_ENOMEM;
+    }
+    for (i = 0; i < ms->nelts; i++) {
+        if (manifest_entry(w, p, o, &APR_ARRAY_IDX(ms, i, member_t)) < 0) {
+            return APR_ENOMEM;
+        }
+    }
+    return rs_xml_end(w) < 0 ? APR_ENOMEM : APR_SUCCESS;
+}
+
+typedef struct {
+    const char *buf;
+    apr_size_t len;
+} bytes_t;
+
+static apr_status_t write_bytes(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    const bytes_t *b = baton;
+    apr_size_t wrote;
+    (void)p;
+    return apr_file_write_full(f, b->buf, b->len, &wrote);
+}
+
+static apr_status_t put_file(apr_pool_t *p, const char *path, const char *buf, apr_size_t len)
+{
+    bytes_t b = { buf, len };
+    return rs_file_replace(p, path, write_bytes, &b);
+}
+
+/* The package itself, from the manifest m and the members ms. */
+static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                                  const apr_array_header_t *ms, const membuf_t *m,
+                                  apr_pool_t *p, rs_zip_result_t *res)
+{
+    rs_zip_t *z;
+    apr_status_t rv;
+    int i;
+
+    if ((rv = rs_zip_create(&z, rs_statedir_cdump_file(p, o->dir, o->history, cl->id, 0),
+                            m->buf, m->len, (apr_int64_t)cl->until * 1000, p))
+        != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < ms->nelts; i++) {
+        const member_t *mb = &APR_ARRAY_IDX(ms, i, member_t);
+        if (mb->r.change == RS_CHANGE_DELETED) {
+            continue;
+        }
+        if ((rv = rs_zip_add_path(z, member_name(p, &mb->r), mb->capture, mb->r.size,
+                                  mb->cap_mtime_ns)) != APR_SUCCESS) {
+            rs_zip_abort(z);
+            return rv;
+        }
+    }
+    return rs_zip_finish(z, o->hashes, res);
+}
+
+apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
+                              const rs_changelist_t *cl, apr_pool_t *p, apr_off_t *bytes,
+                              const char **missing)
+{
+    apr_array_header_t *ms;
+    membuf_t m = { p, NULL, 0, 0 };
+    rs_zip_result_t res;
+    const char *hex[RS_HASH_COUNT], *sum;
+    apr_status_t rv;
+    int i;
+
+    *missing = NULL;
+    *bytes = 0;
+    apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
+    rv = collect(j, o, cl, p, &ms, missing);
+    if (rv == RS_CDUMP_EMISSING) {
+        put_file(p, sidecar(p, o, cl->id, "skip"), *missing, strlen(*missing));
+        return rv;
+    }
+    if (rv != APR_SUCCESS || (rv = manifest_render(o, cl, ms, p, &m)) != APR_SUCCESS) {
+        return rv;
+    }
+    rv = package_write(o, cl, ms, &m, p, &res);
+    if (rv == RS_ZIP_ECHANGED) {
+        /* A capture was replaced meanwhile by another of its name: the
+         * same bytes, another mtime only after a crash.  Treated as gone. */
+        *missing = "a capture changed while packaged";
+        put_file(p, sidecar(p, o, cl->id, "skip"), *missing, strlen(*missing));
+        return RS_CDUMP_EMISSING;
+    }
+    if (rv != APR_SUCCESS
+        || (rv = put_file(p, rs_statedir_cdump_file(p, o->dir, o->history, cl->id, 1), m.buf,
+                          m.len)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        hex[i] = res.hex[i];
+    }
+    sum = apr_psprintf(p, "%" APR_OFF_T_FMT " %s\n", res.length,
+                       rs_hash_attr(p, o->hashes, hex));
+    *bytes = res.length;
+    return put_file(p, sidecar(p, o, cl->id, "sum"), sum, strlen(sum));
+}
+
+/* A package's .sum: its length and hash attribute (0 when absent). */
+static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
+                    apr_int64_t *length, const char **hash)
+{
+    char buf[1024];
+    apr_file_t *f;
+    apr_size_t n = sizeof(buf) - 1;
+    char *sp, *nl;
+
+    if (apr_file_open(&f, sidecar(p, o, id, "sum"), APR_FOPEN_READ, 0, p) != APR_SUCCESS) {
+        return 0;
+    }
+    if (apr_file_read_full(f, buf, n, &n) != APR_SUCCESS && n == 0) {
+        apr_file_close(f);
+        return 0;
+    }
+    apr_file_close(f);
+    buf[n] = '\0';
+    sp = strchr(buf, ' ');
+    if (!sp || !(nl = strchr(sp, '\n'))) {
+        return 0;
+    }
+    *nl = '\0';
+    *length = apr_atoi64(buf);
+    *hash = apr_pstrdup(p, sp + 1);
+    return 1;
+}
+
+typedef struct {
+    const rs_cdump_opts_t *o;
+    const apr_array_header_t *closed;
+    apr_time_t open_from;
+    apr_int64_t bytes;
+} index_t;
+
+static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
+                       const rs_changelist_t *cl, apr_int64_t length, const char *hash)
+{
+    char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE], len[32];
+    rs_xml_attr_t md[5], ln[1];
+    const char *base = apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
+
+    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, length);
+    md[0].name = "type"; md[0].value = "application/zip";
+    md[1].name = "length"; md[1].value = len;
+    md[2].name = "hash"; md[2].value = hash;
+    md[3].name = "from"; md[3].value = rs_time_format(from, cl->from);
+    md[4].name = "until"; md[4].value = rs_time_format(until, cl->until);
+    ln[0].name = "type"; ln[0].value = "application/xml";
+    return rs_xml_entry_begin(w, apr_pstrcat(p, base, ".zip", NULL), NULL) < 0
+           || rs_xml_md(w, md, 5) < 0
+           || rs_xml_ln(w, "contents", apr_pstrcat(p, base, ".xml", NULL), ln, 1) < 0
+           || rs_xml_entry_end(w) < 0 ? -1 : 0;
+}
+
+static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    index_t *ix = baton;
+    const rs_cdump_opts_t *o = ix->o;
+    char from[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[2];
+    rs_xml_t *w = rs_xml_open_file(p, f);
+    apr_time_t first = 0;
+    apr_int64_t length;
+    const char *hash;
+    int i, bad;
+
+    for (i = 0; !first && i < ix->closed->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
+        if (read_sum(p, o, cl->id, &length, &hash)) {
+            first = cl->from;
+        }
+    }
+    md[0].name = "capability"; md[0].value = "changedump";
+    md[1].name = "from"; md[1].value = rs_time_format(from, first ? first : ix->open_from);
+    bad = !w || rs_xml_begin(w, "urlset") < 0
+          || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 2) < 0;
+    for (i = 0; !bad && i < ix->closed->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
+        if (read_sum(p, o, cl->id, &length, &hash)) {
+            ix->bytes += length;
+            bad = index_entry(w, p, o, cl, length, hash) < 0;
+        }
+    }
+    if (bad || rs_xml_end(w) < 0) {
+        return w && rs_xml_error(w) != APR_SUCCESS ? rs_xml_error(w) : APR_ENOMEM;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
+                            apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes)
+{
+    index_t ix = { o, closed, open_from, 0 };
+    apr_status_t rv;
+
+    apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
+    rv = rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write,
+                         &ix);
+    *bytes = ix.bytes;
+    return rv;
+}
+
+int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
+{
+    apr_hash_t *keep = apr_hash_make(p);
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    int i, removed = 0;
+
+    for (i = 0; i < closed->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
+        const char *stem = apr_psprintf(p, "%s-%" APR_INT64_T_FMT ".", o->history, cl->id);
+        apr_hash_set(keep, stem, APR_HASH_KEY_STRING, "");
+    }
+    if (apr_dir_open(&d, o->dir, p) != APR_SUCCESS) {
+        return 0;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+        const char *dot = strrchr(fi.name, '.');
+        if (fi.filetype != APR_REG || !strcmp(fi.name, "changedump.xml")
+            || (dot && fi.name[0] != '.'
+                && apr_hash_get(keep, fi.name, (apr_ssize_t)(dot - fi.name + 1)))) {
+            continue;
+        }
+        if (apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
+            removed++;
+        }
+    }
+    apr_dir_close(d);
+    return removed;
+}

@@ -1,0 +1,244 @@
+/* test_cdump.c - rs_cdump: Change Dump packages from the journal and the
+ * captured bytes, changedump.xml, pruning. */
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_capture.h"
+#include "rs_cdump.h"
+#include "rs_hash.h"
+#include "rs_journal.h"
+#include "rs_schema.h"
+#include "rs_statedir.h"
+
+typedef struct {
+    rs_db_t *st;
+    rs_journal_t *j;
+    ut_log_t ul;
+    rs_cdump_opts_t o;
+} cf_t;
+
+static void cf_init(cf_t *f)
+{
+    const char *base = ut_tempdir("cdump");
+    memset(f, 0, sizeof(*f));
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
+                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now()), APR_SUCCESS);
+    f->o.set = "s";
+    f->o.dir = ut_path(base, "changedumps/s");
+    f->o.capture_dir = ut_path(base, "capture/s");
+    f->o.history = "0123abcd";
+    f->o.url_base = "http://example.org/files/";
+    f->o.capability_url = "http://example.org/rs/s/capabilitylist.xml";
+    f->o.cdump_url = "http://example.org/rs/s/changedump.xml";
+    f->o.pkg_url_prefix = "http://example.org/rs/s/changedump/0123abcd-";
+    f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
+}
+
+/* Journal a change of dir/name to content (captured unless !capture). */
+static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
+                           const char *content, int capture)
+{
+    rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_hash_buf(content, strlen(content), f->o.hashes, hex);
+    r->dir = dir;
+    r->name = name;
+    r->change = kind;
+    r->lastmod_ns = 1600000000LL * 1000000000;
+    r->size = (apr_int64_t)strlen(content);
+    r->type = "text/plain";
+    r->hash[0] = apr_pstrdup(ut_pool, hex[0]);
+    r->hash[2] = apr_pstrdup(ut_pool, hex[2]);
+    ck_assert_int_eq(rs_journal_append(f->j, "s", r), APR_SUCCESS);
+    if (capture && kind != RS_CHANGE_DELETED) {
+        rs_capture_tmp_t t;
+        ck_assert_int_eq(rs_capture_open(&t, f->o.capture_dir), 0);
+        ck_assert_int_eq(write(t.fd, content, strlen(content)), (ssize_t)strlen(content));
+        ck_assert_int_eq(rs_capture_keep(&t, hex[0], r->lastmod_ns), 0);
+    }
+    return r;
+}
+
+static rs_changelist_t close_list(cf_t *f)
+{
+    rs_changelist_t cl;
+    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), &cl),
+                     APR_SUCCESS);
+    ck_assert_int_gt(cl.id, 0);
+    return cl;
+}
+
+static char *member(zip_t *za, const char *name, zip_uint64_t *len)
+{
+    zip_stat_t zs;
+    zip_file_t *zf;
+    char *buf;
+    ck_assert_msg(zip_stat(za, name, 0, &zs) == 0, "no member %s", name);
+    buf = apr_pcalloc(ut_pool, zs.size + 1);
+    zf = zip_fopen(za, name, 0);
+    ck_assert_ptr_nonnull(zf);
+    ck_assert_int_eq(zip_fread(zf, buf, zs.size), (zip_int64_t)zs.size);
+    zip_fclose(zf);
+    *len = zs.size;
+    return buf;
+}
+
+START_TEST(package_holds_every_version)
+{
+    cf_t f;
+    rs_record_t *r1, *r2, *r3, *rc;
+    rs_changelist_t cl;
+    apr_off_t bytes;
+    const char *missing, *zpath;
+    zip_t *za;
+    int err;
+    zip_uint64_t len;
+    size_t mlen;
+    char *man, *copy;
+    apr_int64_t total;
+    xmlDocPtr doc;
+    xmlNodePtr url, md;
+    struct stat sb;
+
+    cf_init(&f);
+    r1 = change(&f, "", "a.txt", RS_CHANGE_CREATED, "one", 1);
+    r2 = change(&f, "", "a.txt", RS_CHANGE_UPDATED, "two 2", 1);
+    change(&f, "", "b.txt", RS_CHANGE_DELETED, "bee", 0);
+    r3 = change(&f, "", "a.txt", RS_CHANGE_UPDATED, "three 3", 1);
+    rc = change(&f, "sub", "c d.txt", RS_CHANGE_CREATED, "one", 1);   /* same bytes as r1 */
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl.id, ut_pool), 0);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &bytes, &missing), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl.id, ut_pool), 1);
+    zpath = rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 0);
+    ck_assert_int_eq(stat(zpath, &sb), 0);
+    ck_assert_int_eq(bytes, sb.st_size);
+
+    za = zip_open(zpath, ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    ck_assert_ptr_nonnull(za);
+    ck_assert_int_eq(zip_get_num_entries(za, 0), 5);     /* manifest + 4 versions */
+    ck_assert_str_eq(zip_get_name(za, 0, 0), "manifest.xml");
+    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
+                                             r1->seq), &len), "one");
+    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
+                                             r2->seq), &len), "two 2");
+    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
+                                             r3->seq), &len), "three 3");
+    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT
+                                             "/sub/c d.txt", rc->seq), &len), "one");
+    man = member(za, "manifest.xml", &len);
+    zip_close(za);
+    copy = ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &mlen);
+    ck_assert_uint_eq(mlen, len);
+    ck_assert_mem_eq(copy, man, mlen);
+
+    doc = ut_xml_parse(man, len);
+    md = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump-manifest");
+    ck_assert_ptr_nonnull(ut_xml_attr(md, "from"));
+    ck_assert_ptr_nonnull(ut_xml_attr(md, "until"));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(xmlDocGetRootElement(doc), "up"), "href"),
+                     f.o.cdump_url);
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 5);
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 2);   /* the deletion */
+    md = ut_xml_child(url, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"), "http://example.org/files/b.txt");
+    ck_assert_str_eq(ut_xml_attr(md, "change"), "deleted");
+    ck_assert_ptr_null(ut_xml_attr(md, "path"));
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 4);
+    md = ut_xml_child(url, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
+                     "http://example.org/files/sub/c%20d.txt");
+    ck_assert_str_eq(ut_xml_attr(md, "change"), "created");
+    ck_assert_str_eq(ut_xml_attr(md, "path"),
+                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/sub/c%%20d.txt",
+                                  rc->seq));
+    ck_assert_str_eq(ut_xml_attr(md, "length"), "3");
+
+    /* The Change Dump lists the package with its length and digests. */
+    {
+        apr_array_header_t *closed;
+        rs_changelist_t openl;
+        char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+        size_t zlen;
+        char *zbytes = ut_read(zpath, &zlen);
+        rs_hash_buf(zbytes, zlen, RS_HASH_MD5, hex);
+        ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
+        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total),
+                         APR_SUCCESS);
+        ck_assert_int_eq(total, (apr_int64_t)zlen);
+        doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
+        md = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0);
+        ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
+        ck_assert_ptr_null(ut_xml_attr(md, "until"));
+        url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0);
+        ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
+                         apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT ".zip",
+                                      f.o.pkg_url_prefix, cl.id));
+        md = ut_xml_child(url, UT_NS_RS, "md", 0);
+        ck_assert_str_eq(ut_xml_attr(md, "length"), apr_psprintf(ut_pool, "%" APR_SIZE_T_FMT, zlen));
+        ck_assert(!strncmp(ut_xml_attr(md, "hash"), apr_pstrcat(ut_pool, "md5:", hex[0], NULL),
+                           36));
+        ck_assert_str_eq(ut_xml_attr(md, "type"), "application/zip");
+    }
+}
+END_TEST
+
+START_TEST(missing_capture_skips_the_package)
+{
+    cf_t f;
+    rs_changelist_t cl1, cl2;
+    apr_off_t bytes;
+    const char *missing;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    apr_int64_t total;
+    xmlDocPtr doc;
+
+    cf_init(&f);
+    change(&f, "", "ok.txt", RS_CHANGE_CREATED, "fine", 1);
+    cl1 = close_list(&f);
+    change(&f, "", "lost.txt", RS_CHANGE_CREATED, "never captured", 0);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &bytes, &missing), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &bytes, &missing),
+                     RS_CDUMP_EMISSING);
+    ck_assert_ptr_nonnull(strstr(missing, "lost.txt"));
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);       /* not tried again */
+    ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl2.id, 0)));
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 1);
+
+    /* Retention dropped the first list: its files go, temporary files
+     * too; the second's marker stays. */
+    ut_write_str(ut_path(f.o.dir, ".tmp-0123abcd-9.zip.XYZ"), "partial");
+    ut_write_str(ut_path(f.o.dir, "feedf00d-1.zip"), "another history");
+    apr_array_pop(closed);
+    *(rs_changelist_t *)closed->elts = cl2;
+    rs_cdump_prune(&f.o, closed, ut_pool);
+    ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 0)));
+    ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 1)));
+    ck_assert(!ut_exists(ut_path(f.o.dir, ".tmp-0123abcd-9.zip.XYZ")));
+    ck_assert(!ut_exists(ut_path(f.o.dir, "feedf00d-1.zip")));
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 0);
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);
+    ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0)));
+}
+END_TEST
+
+Suite *cdump_suite(void)
+{
+    Suite *s = suite_create("rs_cdump");
+    TCase *tc = ut_tcase("cdump", 30);
+    tcase_add_test(tc, package_holds_every_version);
+    tcase_add_test(tc, missing_capture_skips_the_package);
+    suite_add_tcase(s, tc);
+    return s;
+}
