@@ -17,8 +17,13 @@
  * level; the next snapshot makes the dump due again.  Nothing partial is
  * ever published: the generation directory appears complete or not at all.
  *
- * Store key per set: dump-gen (the newest dump generation published), so
- * that numbers, and with them package URLs, are never used twice.
+ * Store keys per set: dump-gen (the newest dump generation published), so
+ * that numbers, and with them package URLs, are never used twice; and
+ * dump-snap (the snapshot generation that dump reflects).  A watcher
+ * killed while building a dump (kill -9, a crash) leaves the previous,
+ * older dump published and nothing due in the next watcher: at its start
+ * the watcher compares dump-snap with the current snapshot and builds
+ * once when the dump is behind.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -38,6 +43,7 @@ typedef struct dumpjob_t {
     rs_generation_t g;
     rs_dump_info_t info;
     const char *history;           /* of the driver's store when prepared */
+    apr_uint64_t snap;             /* the snapshot generation it reflects */
 } dumpjob_t;
 
 /* The dump job in progress (driver's thread only). */
@@ -51,6 +57,24 @@ int rs_dumpjob_busy(void)
 static const char *gen_key(apr_pool_t *p, const rs_set_t *set)
 {
     return apr_pstrcat(p, "dump-gen:", set->name, NULL);
+}
+
+static const char *snap_key(apr_pool_t *p, const rs_set_t *set)
+{
+    return apr_pstrcat(p, "dump-snap:", set->name, NULL);
+}
+
+/* Whether the published dump (if any) reflects an older snapshot than
+ * the current one: a build was lost with a previous watcher. */
+static int dump_behind(wset_t *ws, apr_pool_t *p)
+{
+    const char *s = NULL;
+
+    if (!ws->status.dump_gen) {
+        return 1;
+    }
+    rs_db_meta_get(ws->d->store, p, snap_key(p, ws->set), &s);
+    return !s || (apr_uint64_t)apr_atoi64(s) != ws->status.gen;
 }
 
 /* Job (any thread). */
@@ -90,6 +114,8 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     }
     rs_db_meta_put(ws->d->store, gen_key(p, set),
                    apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+    rs_db_meta_put(ws->d->store, snap_key(p, set),
+                   apr_psprintf(p, "%" APR_UINT64_T_FMT, j->snap));
     ws->status.dump_gen = j->g.gen;
     rs_drive_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
@@ -108,10 +134,11 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     dumpjob_t *j;
     apr_status_t rv;
 
-    /* Due: a snapshot was published since the last build, or the set
-     * has no dump and none was tried in this watcher's life. */
+    /* Due: a snapshot was published since the last build, or none was
+     * tried in this watcher's life and the set has no dump or one of an
+     * older snapshot. */
     if (!set->rdump || rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
-        || !(ws->dump_due || (!ws->status.dump_gen && !ws->dump_tried))
+        || !(ws->dump_due || (!ws->dump_tried && dump_behind(ws, p)))
         || now < ws->dump_next) {
         return;
     }
@@ -119,6 +146,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j = apr_pcalloc(jp, sizeof(*j));
     j->ws = ws;
     j->history = apr_pstrdup(jp, ws->d->history);
+    j->snap = ws->status.gen;
     j->o.set = set->name;
     j->o.root = set->dir;
     j->o.url_base = set->root_url;
