@@ -57,7 +57,11 @@ sub tmp_files {
     return @t;
 }
 
-my $growing = wait_for(sub { grep { $_->[1] > 8 * $MB } tmp_files() }, 300);
+# Polled every 20 ms (the package takes a few seconds to write).
+my $growing;
+for (my $deadline = time + 300; !$growing && time < $deadline; sleep 0.02) {
+    $growing = grep { $_->[1] > 8 * $MB } tmp_files();
+}
 my @w = $srv->watchers;
 ok($growing && @w == 1, 'a package is being written (a .tmp- file past 8 MB) by one watcher')
     or diag("watchers: @w");
