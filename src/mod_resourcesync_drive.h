@@ -89,7 +89,8 @@ typedef struct wset_t {
      * published since the last dump; the next may start at dump_next
      * (monotonic). */
     int dump_due;
-    int dump_tried;            /* a build was started in this watcher's life */
+    int dump_tried;            /* a build was started in this watcher's life,
+                                * or the dump found current at its start */
     apr_time_t dump_next;
 } wset_t;
 

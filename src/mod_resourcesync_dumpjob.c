@@ -77,6 +77,21 @@ static int dump_behind(wset_t *ws, apr_pool_t *p)
     return !s || (apr_uint64_t)apr_atoi64(s) != ws->status.gen;
 }
 
+/* Due once at the watcher's start: the set has no dump, or one that is
+ * behind.  Checked (the store read) until a build starts or the dump is
+ * found current; later dumps follow snapshots (dump_due). */
+static int due_at_start(wset_t *ws, apr_pool_t *p)
+{
+    if (ws->dump_tried) {
+        return 0;
+    }
+    if (dump_behind(ws, p)) {
+        return 1;
+    }
+    ws->dump_tried = 1;
+    return 0;
+}
+
 /* Job (any thread). */
 static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
@@ -138,7 +153,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
      * tried in this watcher's life and the set has no dump or one of an
      * older snapshot. */
     if (!set->rdump || rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
-        || !(ws->dump_due || (!ws->dump_tried && dump_behind(ws, p)))
+        || !(ws->dump_due || due_at_start(ws, p))
         || now < ws->dump_next) {
         return;
     }
