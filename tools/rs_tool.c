@@ -2,10 +2,14 @@
  *
  *   rs-tool scan STATE.db SET ROOT [--hash md5,sha-256] [--exclude GLOB]...
  *   rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash ...]
+ *   rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash ...]
  *
  * "scan" reconciles ROOT into the inventory of SET (no httpd access checks;
  * every readable regular file is listed) and prints the scan statistics;
- * "list" writes that set's Resource List snapshot into OUTDIR.  Used by the
+ * "list" writes that set's Resource List snapshot into OUTDIR; "dump" writes
+ * its Resource Dump (packages of the files below ROOT, as rs_dump_write does
+ * for the module, at most N files a package) into the existing OUTDIR and
+ * prints the figures.  Used by the
  * benchmarks to measure the engine without httpd, and handy for inspecting
  * a state store.
  */
@@ -15,6 +19,7 @@
 #include <apr_general.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
+#include "rs_dump.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
 #include "rs_inventory.h"
@@ -33,7 +38,8 @@ static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
 static int usage(void)
 {
     fprintf(stderr, "usage: rs-tool scan STATE.db SET ROOT [--hash LIST] [--exclude GLOB]...\n"
-                    "       rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n");
+                    "       rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
+                    "       rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST]\n");
     return 2;
 }
 
@@ -53,6 +59,40 @@ static unsigned parse_hashes(const char *s)
     return mask;
 }
 
+/* rs-tool dump: argv[2..6] are STATE.db SET ROOT OUTDIR URLBASE. */
+static int dump(rs_db_t *st, const char *const *argv, int max, unsigned hashes, apr_pool_t *p)
+{
+    rs_dump_opts_t o;
+    rs_dump_info_t info;
+    const char *base = argv[6];
+    apr_status_t rv;
+    char err[256];
+
+    memset(&o, 0, sizeof(o));
+    memset(&info, 0, sizeof(info));
+    o.set = argv[3];
+    o.root = argv[4];
+    o.url_base = base;
+    o.capability_url = apr_pstrcat(p, base, "capabilitylist.xml", NULL);
+    o.dump_url = apr_pstrcat(p, base, "resourcedump.xml", NULL);
+    o.pkg_url_prefix = apr_pstrcat(p, base, "resourcedump/", NULL);
+    o.hashes = hashes;
+    o.max_entries = max;
+    o.max_bytes = (apr_int64_t)1 << 30;
+    o.part_url_prefix = apr_pstrcat(p, base, "resourcedump/part-", NULL);
+    o.list_max = 50000;
+    o.at = o.completed = apr_time_now();
+    rv = rs_dump_write(st, &o, argv[5], p, &info);
+    if (rv != APR_SUCCESS) {
+        fprintf(stderr, "rs-tool: cannot write the dump: %s%s%s\n", apr_strerror(rv, err, sizeof(err)),
+                info.failed ? ": " : "", info.failed ? info.failed : "");
+        return 1;
+    }
+    printf("entries %" APR_INT64_T_FMT " packages %d bytes %" APR_INT64_T_FMT "\n", info.entries,
+           info.packages, info.bytes);
+    return 0;
+}
+
 int main(int argc, const char *const *argv)
 {
     apr_pool_t *p;
@@ -68,7 +108,7 @@ int main(int argc, const char *const *argv)
     apr_app_initialize(&argc, &argv, NULL);
     apr_pool_create(&p, NULL);
     ex = apr_array_make(p, 4, sizeof(const char *));
-    nfixed = !strcmp(argv[1], "scan") ? 5 : 6;
+    nfixed = !strcmp(argv[1], "scan") ? 5 : !strcmp(argv[1], "dump") ? 7 : 6;
     if (argc < nfixed) {
         return usage();
     }
@@ -125,6 +165,9 @@ int main(int argc, const char *const *argv)
             return 1;
         }
         printf("entries %" APR_INT64_T_FMT " parts %d\n", info.entries, info.parts);
+    }
+    else if (!strcmp(argv[1], "dump")) {
+        return dump(st, argv, max, hashes, p);
     }
     else {
         return usage();

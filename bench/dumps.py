@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""dumps.py - Resource Dump benchmarks (run it through `bench/run --dumps`).
+
+Figures, each a ratio to a baseline measured in the same run on the same
+tree (bench/make-tree, shared with bench.py):
+
+  D1 building the whole dump      rs-tool dump (rs_dump_write on a state
+                                  store scanned with md5: packages of at
+                                  most 50,000 files, manifests, md5 of each
+                                  member and package, fsync)
+                                  vs  zip -0 -r -q of the same tree
+                                  vs  tar -cf of the same tree (the floor:
+                                  one read and one write per byte)
+                                  and the module: time from its first
+                                  "published Resource List" to "published
+                                  Resource Dump" (informational)
+  D2 serving a package            bytes/s of the module's first package
+                                  vs  the same bytes as a static file (wrk),
+                                  EnableSendfile Off on both, then On on both
+  D3 memory in package size       peak RSS (VmHWM) of the watcher after its
+                                  dump build and of the httpd child after
+                                  downloading every package: the set of N
+                                  files vs its subtree a0 (N/10 files)
+
+The machinery (tree, servers, repetitions, tables, Markdown) is bench.py's.
+"""
+import http.client
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+from bench import RS_TOOL, SET, log, vm_hwm, parse_wrk, http_get  # noqa: E402
+
+SM = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+RS = "{http://www.openarchives.org/rs/terms/}"
+bench.TARGETS.update({
+    "d1z": ("<=", 1.0),   # the whole dump vs zip -0 -r -q
+    "d2":  (">=", 0.9),   # serving a package vs the same file served statically
+    "d3":  ("<=", 1.1),   # RSS, 10x the members: flat
+})
+
+
+def dump_packages(base, timeout=600):
+    """[(package URL, length)] from resourcedump.xml (following an index),
+    waiting while it answers 503."""
+    url = base + "/resourcesync/%s/resourcedump.xml" % SET
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r:
+                root = ET.fromstring(r.read())
+            break
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or time.time() > deadline:
+                raise RuntimeError("%s: %d" % (url, e.code))
+            time.sleep(0.2)
+    if root.tag == SM + "sitemapindex":
+        out = []
+        for loc in root.iter(SM + "loc"):
+            out.extend(_urlset_packages(loc.text))
+        return out
+    return [(u.find(SM + "loc").text, int(u.find(RS + "md").get("length")))
+            for u in root.iter(SM + "url")]
+
+
+def _urlset_packages(url):
+    with urllib.request.urlopen(url, timeout=60) as r:
+        root = ET.fromstring(r.read())
+    return [(u.find(SM + "loc").text, int(u.find(RS + "md").get("length")))
+            for u in root.iter(SM + "url")]
+
+
+class DumpBench(bench.Bench):
+    def start_dump_server(self, name, setdir):
+        """A server whose set has ResourceSyncResourceDump; returns it with
+        dump_time (s from its first published Resource List to its first
+        published Resource Dump)."""
+        srv = bench.Server(self, name, self.www, setdir, "md5", self.args.conns,
+                           set_extra="    ResourceSyncResourceDump 1h\n")
+        self.servers.append(srv)
+        srv.start()
+        to = self.scan_timeout()
+        pub, _ = srv.wait_log(r"set %s: published Resource List 1 " % SET, to)
+        dl, m = srv.wait_log(r"set %s: published Resource Dump \d+ \((\d+) files, (\d+) packages, "
+                             r"(\d+) bytes\)" % SET, to)
+        srv.dump_time = bench.apache_time(dl) - bench.apache_time(pub)
+        srv.dump_files, srv.dump_packages = int(m.group(1)), int(m.group(2))
+        return srv
+
+    def fig_d1(self):
+        db = os.path.join(self.scratch, "dump.db")
+        self.rm_db(db)
+        self.timed("D1: scan with md5 (once)", "%s scan %s %s %s --hash md5"
+                   % (RS_TOOL, db, SET, self.data), self.op_timeout)
+        out = os.path.join(self.scratch, "dump-out")
+        zipf = os.path.join(self.scratch, "tree.zip")
+        tarf = os.path.join(self.scratch, "tree.tar")
+        cmds = [("D1: rs-tool dump", "%s dump %s %s %s %s http://127.0.0.1/data/ --hash md5"
+                 % (RS_TOOL, db, SET, self.data, out)),
+                ("D1: zip -0", "cd %s && zip -0 -r -q %s ." % (self.data, zipf)),
+                ("D1: tar -cf", "tar -cf %s -C %s ." % (tarf, self.data))]
+        samples = [[] for _ in cmds]
+        for i in range(self.args.reps):
+            for k in [(i + j) % len(cmds) for j in range(len(cmds))]:
+                for path in (out, zipf, tarf):
+                    if os.path.isdir(path):
+                        shutil.rmtree(path)
+                    elif os.path.exists(path):
+                        os.unlink(path)
+                os.makedirs(out)
+                samples[k].append(self.timed(cmds[k][0], cmds[k][1], self.op_timeout))
+        size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) \
+            if os.path.isdir(out) else 0
+        npk = len([f for f in os.listdir(out) if f.endswith(".zip")]) if os.path.isdir(out) else 0
+        self.result("D1", "whole Resource Dump of %d files: engine (rs-tool dump) vs zip -0 -r -q"
+                    % self.n, samples[0], samples[1], "s", "d1z",
+                    "%d packages, %.1f MB, md5 of members and packages, fsync; zip -0 neither "
+                    "hashes nor syncs" % (npk, size / 1e6))
+        self.result("D1", "whole Resource Dump of %d files: engine vs tar -cf (the floor)" % self.n,
+                    samples[0], samples[2], "s", "i", "one read and one write per byte")
+        shutil.rmtree(out, ignore_errors=True)
+        for f in (zipf, tarf):
+            if os.path.exists(f):
+                os.unlink(f)
+        self.rm_db(db)
+
+    def fig_d2(self, srv, loc, length):
+        path = loc[loc.index("/resourcesync/"):]
+        d = os.path.join(self.www, "static")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=120)
+        st, n, body = http_get(conn, path)
+        conn.close()
+        if st != 200 or n != length:
+            raise RuntimeError("GET %s: %d, %d bytes (listed %d)" % (path, st, n, length))
+        f = os.path.join(d, "pkg.zip")
+        with open(f, "wb") as fh:
+            fh.write(body)
+        os.chmod(f, 0o644)
+        urls = [srv.base + path, srv.base + "/static/pkg.zip",
+                srv.base + path + "?sendfile", srv.base + "/static/pkg.zip?sendfile"]
+        rates = [[] for _ in urls]
+        errors = set()
+        wrk = "wrk -t1 -c%d -d%ds" % (self.args.conns, self.args.duration)
+        for i in range(self.args.wrk_reps):
+            for k in [(i + j) % len(urls) for j in range(len(urls))]:
+                cmd = "%s %s" % (wrk, urls[k])
+                self.note_cmd("D2: wrk", cmd)
+                r = subprocess.run(cmd.split(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   timeout=self.args.duration + 60)
+                rate, _, errs = parse_wrk(r.stdout.decode(errors="replace"))
+                rates[k].append(rate * n / 1e6)
+                errors.update(errs)
+        extra = "; wrk: " + ", ".join(sorted(errors)) if errors else ""
+        what = "package of %.1f MB" % (n / 1e6)
+        self.result("D2", "MB/s, %s vs static copy, EnableSendfile Off on both" % what,
+                    rates[0], rates[1], "MB/s", "d2", "both sides mmap the file%s" % extra)
+        self.result("D2", "MB/s, %s vs static copy, EnableSendfile On on both" % what,
+                    rates[2], rates[3], "MB/s", "d2", "both sides use sendfile")
+        shutil.rmtree(d, ignore_errors=True)
+
+    def download_all(self, srv, pkgs):
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=600)
+        for loc, length in pkgs:
+            st, n, _ = http_get(conn, loc[loc.index("/resourcesync/"):] + "?sendfile",
+                                lambda c: None)
+            if st != 200 or n != length:
+                raise RuntimeError("GET %s: %d, %d bytes (listed %d)" % (loc, st, n, length))
+        conn.close()
+        return max(vm_hwm(p) or 0 for p in srv.workers())
+
+    def fig_d3_d1m(self):
+        small = self.start_dump_server("dump-small", os.path.join(self.data, "a0"))
+        w_small = vm_hwm(small.watcher()) if small.watcher() else None
+        c_small = self.download_all(small, dump_packages(small.base))
+        self.stop_server(small)
+        big = self.start_dump_server("dump-big", self.data)
+        self.result("D1", "the module's first dump of %d files (log: published Resource List -> "
+                    "published Resource Dump)" % big.dump_files, big.dump_time, None, "s", "i",
+                    "%d packages, md5" % big.dump_packages)
+        w_big = vm_hwm(big.watcher()) if big.watcher() else None
+        pkgs = dump_packages(big.base)
+        c_big = self.download_all(big, pkgs)
+        note = "%d vs %d files in packages of at most 50,000" % (big.dump_files, small.dump_files)
+        if w_big and w_small:
+            self.result("D3", "watcher peak RSS after scan, snapshot and dump: %s" % note,
+                        w_big, w_small, "kB", "d3", "rs-watcher, md5")
+        self.result("D3", "httpd child peak RSS after downloading every package (sendfile): %s"
+                    % note, c_big, c_small, "kB", "d3", "one connection")
+        if "D2" in self.figs:
+            self.fig_d2(big, *pkgs[0])
+        self.stop_server(big)
+
+    def run(self):
+        a = self.args
+        self.figs = set(a.figures.split(",")) if a.figures != "1,2,3,4,5,6,7,8,9" \
+            else {"D1", "D2", "D3"}
+        started = "bench/run --dumps " + " ".join(sys.argv[1:])
+        t0 = time.time()
+        facts = self.machine()
+        log("dumps: %d files, reps %d, figures %s, work dir %s"
+            % (self.n, a.reps, ",".join(sorted(self.figs)), self.work))
+        self.make_tree()
+        if "D1" in self.figs:
+            self.fig_d1()
+        if self.figs & {"D1", "D2", "D3"}:
+            self.fig_d3_d1m()
+        elapsed = time.time() - t0
+        print()
+        print("mod_resourcesync dump benchmarks: %d files (%s; %s CPUs, %s)"
+              % (self.n, facts["date"], facts["nproc"], facts["cpu"]))
+        print(self.text_table())
+        md = self.markdown(facts, started, elapsed)
+        path = os.path.join(self.work, "results-dumps-%d.md" % self.n)
+        with open(path, "w") as f:
+            f.write(md)
+        print("\nMarkdown: %s" % path)
+        if a.md:
+            with open(a.md, "w") as f:
+                f.write(md)
+            print("Markdown: %s" % a.md)
+
+
+if __name__ == "__main__":
+    bench.Bench = DumpBench
+    sys.exit(bench.main())
