@@ -210,7 +210,6 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     c->o.history = apr_pstrdup(jp, ws->status.history);
     c->o.url_base = set->root_url;
     c->o.capability_url = set->capability_url;
-    c->o.cdump_url = apr_pstrcat(jp, set->doc_base, "changedump.xml", NULL);
     c->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "changedump/", ws->status.history,
                                       "-", NULL);
     c->o.hashes = set->hashes;

@@ -115,8 +115,10 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
 
 static const char *member_name(apr_pool_t *p, const rs_record_t *r)
 {
-    return apr_psprintf(p, RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT "/%s", r->seq,
-                        rel_path(p, r));
+    const char *dir = apr_psprintf(p, RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT "/", r->seq);
+    /* The sequence makes the name unique: an encoded name needs no
+     * prefix of its own. */
+    return rs_zip_member_name(p, dir, dir, rel_path(p, r));
 }
 
 /* One manifest entry. */
@@ -136,7 +138,7 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
         md[3].name = "length"; md[3].value = len;
         md[4].name = "type"; md[4].value = m->r.type;
         md[5].name = "path";
-        md[5].value = apr_pstrcat(p, "/", rs_uri_escape_path(p, member_name(p, &m->r)), NULL);
+        md[5].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
         n = 6;
     }
     return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
@@ -155,7 +157,7 @@ static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelis
     md[0].name = "capability"; md[0].value = "changedump-manifest";
     md[1].name = "from"; md[1].value = rs_time_format(from, cl->from);
     md[2].name = "until"; md[2].value = rs_time_format(until, cl->until);
-    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->cdump_url, NULL, 0) < 0
+    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || rs_xml_md(w, md, 3) < 0) {
         return APR_ENOMEM;
     }

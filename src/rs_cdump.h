@@ -9,7 +9,8 @@
  *                         changedump-manifest, the list's from/until,
  *                         entries in journal order), then one STORED
  *                         member per created/updated record, named
- *                         changes/<sequence>/<relative path>
+ *                         changes/<sequence>/<relative path> (percent-
+ *                         encoded when not plain UTF-8, rs_zip_member_name)
  *   <history>-<id>.xml    a byte-identical copy of the manifest
  *   <history>-<id>.sum    "length hash-attribute": the package's length
  *                         and digests; written last, so a package is
@@ -47,7 +48,6 @@ typedef struct rs_cdump_opts_t {
     const char *history;          /* of the documents */
     const char *url_base;         /* absolute URL of the set's root, ends "/" */
     const char *capability_url;   /* rs:ln up of changedump.xml */
-    const char *cdump_url;        /* rs:ln up of the manifests */
     const char *pkg_url_prefix;   /* package of list id: <prefix><id>.zip */
     unsigned hashes;              /* RS_HASH_* of the set */
 } rs_cdump_opts_t;

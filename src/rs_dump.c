@@ -69,6 +69,12 @@ static const char *rel_path(apr_pool_t *p, const rs_item_t *it)
     return *it->dir ? apr_pstrcat(p, it->dir, "/", it->name, NULL) : it->name;
 }
 
+/* The member holding the file at rel. */
+static const char *member_name(apr_pool_t *p, const char *rel)
+{
+    return rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR, rel);
+}
+
 /* The manifest of the rows being packaged, in m. */
 static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
 {
@@ -81,7 +87,7 @@ static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
     md[0].name = "capability"; md[0].value = "resourcedump-manifest";
     md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
     md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
-    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->dump_url, NULL, 0) < 0
+    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || rs_xml_md(w, md, 3) < 0) {
         return APR_ENOMEM;
     }
@@ -93,8 +99,7 @@ static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
         md[1].name = "length"; md[1].value = len;
         md[2].name = "type"; md[2].value = it->type;
         md[3].name = "path";
-        md[3].value = apr_pstrcat(dw->kp, "/", rs_uri_escape_path(dw->kp, RS_DUMP_MEMBER_DIR),
-                                  rs_uri_escape_path(dw->kp, rel), NULL);
+        md[3].value = apr_pstrcat(dw->kp, "/", member_name(dw->kp, rel), NULL);
         if (rs_xml_entry_begin(w, apr_pstrcat(dw->kp, o->url_base,
                                               rs_uri_escape_path(dw->kp, rel), NULL),
                                rs_time_format_ns(lm, it->mtime_ns)) < 0
@@ -128,7 +133,7 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
     if (rs_dumppkg_key_init(&k) != APR_SUCCESS) {
         return APR_ENOMEM;
     }
-    rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->dump_url, dw->o->hashes);
+    rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
     for (i = 0; i < dw->rows->nelts; i++) {
         const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
         rs_dumppkg_key_entry(&k, rel_path(dw->kp, it), it->size, it->mtime_ns, it->type,
@@ -158,7 +163,7 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec
     for (i = 0; i < dw->rows->nelts; i++) {
         const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
         const char *rel = rel_path(dw->kp, it);
-        rv = rs_zip_add_path(z, apr_pstrcat(dw->kp, RS_DUMP_MEMBER_DIR, rel, NULL),
+        rv = rs_zip_add_path(z, member_name(dw->kp, rel),
                              apr_pstrcat(dw->kp, o->root, "/", rel, NULL), it->size,
                              it->mtime_ns);
         if (rv != APR_SUCCESS) {

@@ -23,11 +23,13 @@
  * and its <url> in resourcedump.xml carry the at/completed of the build
  * that wrote it; resourcedump.xml's own at/completed are the snapshot's.
  *
- * Member names: RS_DUMP_MEMBER_DIR followed by the file's path relative to
- * the set's root, as the bytes on disk.  The fixed prefix keeps a file
- * named manifest.xml at the root from colliding with the manifest.  A
- * manifest entry's rs:md path is "/" and the member name, percent-encoded
- * like a location.
+ * Member names (rs_zip_member_name): RS_DUMP_MEMBER_DIR followed by the
+ * file's path relative to the set's root, as the bytes on disk; a path
+ * that is not valid UTF-8 or holds control characters is percent-encoded
+ * below RS_DUMP_ENCODED_DIR instead.  The fixed prefix keeps a file named
+ * manifest.xml at the root from colliding with the manifest.  A manifest
+ * entry's rs:md path is "/" and the member name, literally; its rs:ln up
+ * is the Capability List (section 11.2).
  *
  * Consistency: every member is the version its inventory row describes
  * (size and mtime checked by rs_zip while it is copied); when a file is
@@ -44,13 +46,14 @@
 #include "rs_log.h"
 
 #define RS_DUMP_MEMBER_DIR "resources/"
+#define RS_DUMP_ENCODED_DIR "encoded/"   /* names that are not plain UTF-8 (rs_zip_member_name) */
 
 typedef struct rs_dump_opts_t {
     const char *set;              /* the set's name in the store */
     const char *root;             /* the set's directory on disk, no trailing "/" */
     const char *url_base;         /* absolute URL of the set's root, ends with "/" */
     const char *capability_url;   /* rs:ln up of the dump */
-    const char *dump_url;         /* rs:ln up of the manifests (resourcedump.xml) */
+    const char *dump_url;         /* resourcedump.xml (rs:ln index of index parts) */
     const char *pkg_url_prefix;   /* a package is at <prefix><key>.zip, its
                                    * manifest at <prefix><key>.xml */
     const char *dumpset;          /* generations to reuse packages from, or NULL */

@@ -37,12 +37,12 @@ static void put_int(rs_dumppkg_key_t *k, apr_int64_t v)
     put_str(k, b);
 }
 
-void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *dump_url,
+void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *up_url,
                          unsigned hashes)
 {
-    put_str(k, "rs-dumppkg-1");
+    put_str(k, "rs-dumppkg-2");
     put_str(k, url_base);
-    put_str(k, dump_url);
+    put_str(k, up_url);
     put_int(k, (apr_int64_t)hashes);
 }
 

@@ -41,8 +41,8 @@ typedef struct rs_dumppkg_key_t {
 /* Start a key; returns APR_ENOMEM if no digest context can be made. */
 apr_status_t rs_dumppkg_key_init(rs_dumppkg_key_t *k);
 
-/* Options shaping the manifest (url_base, dump_url, hashes mask). */
-void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *dump_url,
+/* Options shaping the manifest (url_base, its rs:ln up, hashes mask). */
+void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *up_url,
                          unsigned hashes);
 
 /* One entry: member name, size, mtime (ns), type (may be NULL) and the

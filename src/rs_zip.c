@@ -9,6 +9,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "rs_file.h"
+#include "rs_uri.h"
 #include "rs_zip.h"
 
 /* DOS time range: 1980-01-01 00:00:00 .. 2107-12-31 23:59:58 (UTC). */
@@ -260,6 +261,21 @@ int rs_zip_name_utf8(const char *name)
         s += n;
     }
     return wide;
+}
+
+const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *escaped_prefix,
+                               const char *rel)
+{
+    const unsigned char *s = (const unsigned char *)rel;
+    int n;
+    while (*s) {
+        n = utf8_seq(s);
+        if (!n || *s < 0x20 || *s == 0x7f) {
+            return apr_pstrcat(p, escaped_prefix, rs_uri_escape_path(p, rel), NULL);
+        }
+        s += n;
+    }
+    return apr_pstrcat(p, prefix, rel, NULL);
 }
 
 /* DOS date and time of a UTC second, clamped to the DOS range. */

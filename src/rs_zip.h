@@ -80,6 +80,18 @@ int rs_zip_name_ok(const char *name);
  * member gets the language-encoding flag). */
 int rs_zip_name_utf8(const char *name);
 
+/* The member name of a file at rel (its path relative to a root, as the
+ * bytes on disk) in a package: prefix + rel when rel is valid UTF-8
+ * without control characters (U+0000..U+001F, U+007F), so that the
+ * manifest's rs:md path names it literally ("/" + the member name, as
+ * the specification shows it); else escaped_prefix + rel percent-encoded
+ * like a URI path (ASCII, so every reader shows the same name, and an
+ * XML attribute can hold it).  Distinct prefixes keep an encoded name
+ * from colliding with a file whose name is literally that encoding.
+ * The manifest's <loc> names the resource either way. */
+const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *escaped_prefix,
+                               const char *rel);
+
 /* Add a member read from path (opened when the package is written, closed
  * right after its copy, so any number of members may be added).  size and
  * mtime_ns describe the version the manifest lists. */

@@ -14,6 +14,7 @@ use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get req doc xpc validate wait_for put iso2epoch
               strong_etag);
 use Digest::MD5 qw(md5_hex);
+use Encode ();
 use File::Find ();
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
@@ -90,7 +91,7 @@ for my $u ($rx->findnodes('/sm:urlset/sm:url')) {
     my $mx = xpc(doc($man));
     for my $e ($mx->findnodes('/sm:urlset/sm:url')) {
         my $rel = uri_unescape(substr($mx->findvalue('sm:loc', $e), length("$B/cd/")));
-        save("$dest/$rel", slurp($dir . uri_unescape($mx->findvalue('rs:md/@path', $e))));
+        save("$dest/$rel", slurp($dir . Encode::encode('UTF-8', $mx->findvalue('rs:md/@path', $e))));
     }
 }
 
@@ -128,6 +129,8 @@ sub apply_changes {
         push @problems, "$loc: manifest from/until"
             unless $mx->findvalue('/sm:urlset/rs:md/@from') eq $from
                 && $mx->findvalue('/sm:urlset/rs:md/@until') eq $prev_until;
+        push @problems, "$loc: manifest rs:ln up is not the Capability List"
+            unless $mx->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href') eq "$B/resourcesync/cd/capabilitylist.xml";
         my $last = '';
         for my $e ($mx->findnodes('/sm:urlset/sm:url')) {
             my $rel = uri_unescape(substr($mx->findvalue('sm:loc', $e), length("$B/cd/")));
@@ -143,7 +146,7 @@ sub apply_changes {
                 while ($p =~ s{/[^/]+$}{}) { rmdir "$dest/$p"; }
                 next;
             }
-            my $bytes = slurp($dir . uri_unescape($mx->findvalue('rs:md/@path', $e)));
+            my $bytes = slurp($dir . Encode::encode('UTF-8', $mx->findvalue('rs:md/@path', $e)));
             push @problems, "$loc: $rel member length"
                 unless defined $bytes && length($bytes) == $mx->findvalue('rs:md/@length', $e);
             my $want = 'md5:' . md5_hex($bytes // '');

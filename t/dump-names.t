@@ -1,8 +1,10 @@
 # Odd file names in the Resource Dump: every file survives the round trip
 # file name -> ZIP member name -> manifest <loc> and rs:md path.  For each
 # file the manifest's <loc> percent-decodes to the set's URL followed by
-# the file's relative path, its path percent-decodes to "/" and the name
-# of a member holding exactly the file's bytes, the member has the
+# the file's relative path; its path is "/" and the name of a member
+# holding exactly the file's bytes: "resources/<relative path>" literally
+# when that is valid UTF-8 without control characters, else
+# "encoded/<relative path percent-encoded>" (ASCII); the member has the
 # language-encoding flag (bit 11) exactly when its name is valid non-ASCII
 # UTF-8, and Python's zipfile and unzip test the package clean.  Private
 # server.
@@ -23,7 +25,7 @@ my @names = ('sp ace.txt', 'pct%20x.txt', '100%.txt', 'hash#x.txt', 'q?x=1.txt',
              "sq'x.txt", 'plus+x.txt', 'amp&x;y.txt', 'lt<gt>.txt', "caf\xc3\xa9.txt",
              "\xe6\x97\xa5\xe6\x9c\xac/\xe8\xaa\x9e.txt", "\xff\xfe.txt", "bad\xc3(/x.txt",
              'manifest.xml', 'resources', 'a/b/c/d/e/f/g/h/i/j/deep name %41.txt',
-             'tab?#%/x y+z.txt', 'plain.txt');
+             'tab?#%/x y+z.txt', 'plain.txt', "ctl\x01x\x7f.txt", 'a%FF.txt', "a\xff.txt");
 my %files = map { ("www/data/$names[$_]" => "content $_ of $names[$_]\n" x ($_ + 1)) } 0 .. $#names;
 
 plan tests => 9 + 4 * @names;
@@ -68,8 +70,16 @@ ok(!grep({ m{[^A-Za-z0-9\-._~!\$&'()*+,;=:@/%]} } keys %entry),
 my %flags = map { %{ zip_flags($_) } } @zips;
 for my $rel (@names) {
     my $e = $by_rel{$rel} // { path => '', zip => $zips[0] // "$tmp/none" };
-    my $path = uri_unescape($e->{path});
-    is($path, "/resources/$rel", "path of '$rel' decodes to its member name");
+    my $path = Encode::encode('UTF-8', $e->{path});
+    my $plain = $rel !~ /[\x00-\x1f\x7f]/
+                && eval { Encode::decode('UTF-8', "$rel", Encode::FB_CROAK); 1 };
+    if ($plain) {
+        is($path, "/resources/$rel", "path of '$rel' is its member name, literally");
+    }
+    else {
+        ok($path =~ m{^/encoded/([\x21-\x7e]+)$} && uri_unescape($1) eq $rel,
+           "path of '$rel' is an ASCII member name below encoded/ that decodes to it");
+    }
     my $member = substr($path, 1);
     ok(exists $flags{$member}, "'$rel': a member of that name exists");
     ok(zip_member($e->{zip}, $member) eq $files{"www/data/$rel"}, "'$rel': member holds the file's bytes");

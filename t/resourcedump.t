@@ -4,6 +4,7 @@
 # as the manifest describes them; a destination rebuilds the tree from the
 # dump alone.  Private server.
 use strict;
+use Encode ();
 use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
@@ -89,14 +90,15 @@ is($mr->content, $manifest, 'manifest copy is byte-identical to the member');
 is(validate($manifest), undef, 'manifest validates (lenient XSD)');
 my $mx = xpc(doc($manifest));
 is($mx->findvalue('/sm:urlset/rs:md/@capability'), 'resourcedump-manifest', 'manifest capability');
-is($mx->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href'), $dump_url, 'manifest rs:ln up');
+is($mx->findvalue('/sm:urlset/rs:ln[@rel="up"]/@href'), "$B/resourcesync/ds/capabilitylist.xml",
+   'manifest rs:ln up to the Capability List');
 
 # A destination rebuilds the tree from the dump alone.
 my $dest = "$tmp/dest";
 my $ok = 1;
 my @ents = $mx->findnodes('/sm:urlset/sm:url');
 for my $e (@ents) {
-    my $path = uri_unescape($mx->findvalue('rs:md/@path', $e));
+    my $path = Encode::encode('UTF-8', $mx->findvalue('rs:md/@path', $e));
     my $locf = uri_unescape(substr($mx->findvalue('sm:loc', $e), length("$B/data/")));
     $ok &&= $path eq "/resources/$locf";
     my $bytes = zip_read(substr($path, 1));

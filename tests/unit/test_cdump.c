@@ -34,7 +34,6 @@ static void cf_init(cf_t *f)
     f->o.history = "0123abcd";
     f->o.url_base = "http://example.org/files/";
     f->o.capability_url = "http://example.org/rs/s/capabilitylist.xml";
-    f->o.cdump_url = "http://example.org/rs/s/changedump.xml";
     f->o.pkg_url_prefix = "http://example.org/rs/s/changedump/0123abcd-";
     f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
 }
@@ -143,7 +142,7 @@ START_TEST(package_holds_every_version)
     ck_assert_ptr_nonnull(ut_xml_attr(md, "from"));
     ck_assert_ptr_nonnull(ut_xml_attr(md, "until"));
     ck_assert_str_eq(ut_xml_attr(ut_xml_ln(xmlDocGetRootElement(doc), "up"), "href"),
-                     f.o.cdump_url);
+                     f.o.capability_url);
     ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 5);
     url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 2);   /* the deletion */
     md = ut_xml_child(url, UT_NS_RS, "md", 0);
@@ -156,7 +155,7 @@ START_TEST(package_holds_every_version)
                      "http://example.org/files/sub/c%20d.txt");
     ck_assert_str_eq(ut_xml_attr(md, "change"), "created");
     ck_assert_str_eq(ut_xml_attr(md, "path"),
-                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/sub/c%%20d.txt",
+                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/sub/c d.txt",
                                   rc->seq));
     ck_assert_str_eq(ut_xml_attr(md, "length"), "3");
 

@@ -331,6 +331,18 @@ START_TEST(names)
     ck_assert(!rs_zip_name_utf8("\xf4\x90\x80\x80"));   /* past U+10FFFF */
     ck_assert(!rs_zip_name_utf8("\xc3"));               /* cut short */
 
+    /* Member names: literal when plain UTF-8, else encoded below their
+     * own prefix (so "a%FF" and "a\xff" cannot collide). */
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a b/100% #?'\"<&>.txt"),
+                     "r/a b/100% #?'\"<&>.txt");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "caf\xc3\xa9/\xe6\x97\xa5"),
+                     "r/caf\xc3\xa9/\xe6\x97\xa5");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a%FF"), "r/a%FF");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a\xff"), "e/a%FF");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "d/caf\xe9 x"), "e/d/caf%E9%20x");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "tab\there"), "e/tab%09here");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "del\x7f"), "e/del%7F");
+
     ck_assert_int_eq(rs_zip_create(&z, ut_path(dir, "p.zip"), "m", 1, T0_NS, ut_pool),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_zip_add_path(z, "../f", f, 1, T0_NS), APR_EINVAL);
