@@ -1,6 +1,6 @@
 /* fuzz_request.c - request paths below the prefix, history ids and
  * part/list ids (rs_parse_request_path, rs_parse_history, rs_parse_part,
- * rs_parse_dump_part, rs_parse_id).
+ * rs_parse_dump_part (package keys), rs_parse_cdump_part, rs_parse_id).
  *
  * Checks beyond "does not crash": the split set name lies inside the
  * input and holds no "/"; an accepted part or id is canonical, i.e. the
@@ -26,14 +26,18 @@ static void check_part(const char *arg)
 
 static void check_dump_part(const char *arg)
 {
-    apr_uint64_t gen = 0;
-    int n = 0, m = -1;
-    char buf[64];
+    char key[RS_PARSE_DUMP_KEY_LEN + 1], buf[64];
+    int m = -1, i;
 
-    if (rs_parse_dump_part(arg, &gen, &n, &m)) {
-        FUZZ_CHECK(gen > 0 && n > 0 && (m == 0 || m == 1), "gen %" APR_UINT64_T_FMT " n %d m %d",
-                   gen, n, m);
-        apr_snprintf(buf, sizeof(buf), "%" APR_UINT64_T_FMT "-%d.%s", gen, n, m ? "xml" : "zip");
+    memset(key, 0, sizeof(key));
+    if (rs_parse_dump_part(arg, key, &m)) {
+        FUZZ_CHECK(m == 0 || m == 1, "m %d", m);
+        FUZZ_CHECK(strlen(key) == RS_PARSE_DUMP_KEY_LEN, "key '%s'", key);
+        for (i = 0; key[i]; i++) {
+            FUZZ_CHECK((key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f'),
+                       "key '%s'", key);
+        }
+        apr_snprintf(buf, sizeof(buf), "%s.%s", key, m ? "xml" : "zip");
         FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
     }
 }

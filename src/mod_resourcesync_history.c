@@ -69,7 +69,7 @@ static int documents_on_disk(apr_pool_t *p, const char *top)
     return found;
 }
 
-/* Remove every set directory below top (snapshots/ or changelists/);
+/* Remove every set directory below top (snapshots/, changelists/ or changedumps/);
  * the watcher makes them again as it writes. */
 static void remove_documents(apr_pool_t *p, const char *top)
 {
@@ -197,6 +197,11 @@ static apr_status_t new_history(rs_drive_t *d, apr_pool_t *p, const char *old, c
     rs_status_ring_reset();
     remove_documents(p, rs_statedir_snapshots(p, statedir));
     remove_documents(p, rs_statedir_changelists(p, statedir));
+    /* Change Dump packages belong to the old lists.  Resource Dump
+     * generations stay: their history file keeps children from serving
+     * them, and the new history's first dump reuses their unchanged
+     * packages (a package's bytes do not depend on the history). */
+    remove_documents(p, rs_statedir_changedumps(p, statedir));
     if ((rv = rs_history_write(p, rs_statedir_history(p, statedir), d->history))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot write %s",

@@ -29,6 +29,7 @@
 #include "mod_resourcesync.h"
 #include "rs_history.h"
 #include "rs_dumppkg.h"
+#include "rs_capture.h"
 #include "rs_file.h"
 #include "rs_statedir.h"
 #include "rs_snapshot.h"
@@ -136,6 +137,35 @@ static void seed_dump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
     }
 }
 
+/* The Change Dump on disk: changedump.xml of this history (the watcher
+ * removes the Change Dumps of a history before it writes a new history
+ * file, so one that is there belongs to the history on disk), served
+ * right after a restart until the watcher's first job rewrites it; the
+ * disk use as that job would report it (the packages' lengths, the
+ * captures' bytes). */
+static void seed_cdump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    apr_size_t n;
+
+    if (!set->cdump
+        || !rs_file_exists(p, rs_statedir_cdump_file(p, set->cdump_dir, e->history, 0, 0))
+        || apr_dir_open(&d, set->cdump_dir, p) != APR_SUCCESS) {
+        return;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d)
+           == APR_SUCCESS) {
+        n = strlen(fi.name);
+        if (fi.filetype == APR_REG && n > 4 && !strcmp(fi.name + n - 4, ".zip")) {
+            e->cdump_bytes += fi.size;
+        }
+    }
+    apr_dir_close(d);
+    e->capture_bytes = rs_capture_bytes(set->capture_dir, p);
+    e->cdump_ready = 1;
+}
+
 /* The open Change List's id: the one after the highest closed list of the
  * entry's history on disk (not ready to be served before the watcher says
  * what it holds). */
@@ -203,6 +233,7 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
         if (seed && seed_snapshot(ptemp, set, &status->sets[i])) {
             seed_open_list(ptemp, set, &status->sets[i]);
             seed_dump(ptemp, set, &status->sets[i]);
+            seed_cdump(ptemp, set, &status->sets[i]);
         }
     }
     apr_pool_destroy(ptemp);

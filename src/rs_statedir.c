@@ -19,6 +19,11 @@ const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir)
     return apr_pstrcat(p, statedir, "/changelists", NULL);
 }
 
+const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/changedumps", NULL);
+}
+
 const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir)
 {
     return apr_pstrcat(p, statedir, "/snapshots", NULL);
@@ -77,7 +82,7 @@ const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const ch
 
 const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set)
 {
-    return apr_pstrcat(p, statedir, "/changedumps/", set, NULL);
+    return apr_pstrcat(p, rs_statedir_changedumps(p, statedir), "/", set, NULL);
 }
 
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,

@@ -36,6 +36,9 @@ const char *rs_statedir_history(apr_pool_t *p, const char *statedir);
 /* <statedir>/changelists: every set's Change List files. */
 const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir);
 
+/* <statedir>/changedumps: every set's Change Dump files. */
+const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir);
+
 /* <statedir>/snapshots: created at startup, owned by the run user. */
 const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir);
 

@@ -21,7 +21,7 @@ use File::Temp qw(tempdir);
 use Time::HiRes qw(sleep time);
 use URI::Escape qw(uri_unescape);
 
-plan tests => 35;
+plan tests => 38;
 
 my $srv = started_server(
     conf => STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
@@ -235,6 +235,8 @@ my %round = (graceful => sub { $srv->graceful }, hard => sub { $srv->signal('HUP
 for my $kind ('graceful', 'hard', 'stop/start') {
     my $old = $srv->watcher_pid // 0;
     $round{$kind}->();
+    # Served from disk at once, before the new watcher has done anything.
+    is(get($cd_url)->code, 200, "$kind restart: changedump.xml answers 200 at once");
     ok(wait_for(sub { my $w = $srv->watcher_pid; $w && $w != $old }, 30), "$kind restart: a new watcher");
     (my $tag = $kind) =~ tr{/}{-};
     put("$src/after-$tag.txt", "made after the $kind restart\n");
