@@ -16,33 +16,6 @@
 
 #define PAGE_RECORDS 1000
 
-/* Sink of an in-memory document: appends to a growing buffer. */
-typedef struct {
-    apr_pool_t *p;
-    char *buf;
-    apr_size_t len, cap;
-} membuf_t;
-
-static int mem_sink(void *baton, const char *data, apr_size_t len)
-{
-    membuf_t *m = baton;
-    if (m->len + len > m->cap) {
-        apr_size_t cap = m->cap ? m->cap * 2 : 65536;
-        char *nb;
-        while (cap < m->len + len) {
-            cap *= 2;
-        }
-        nb = apr_palloc(m->p, cap);
-        if (m->len) {
-            memcpy(nb, m->buf, m->len);
-        }
-        m->buf = nb;
-        m->cap = cap;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return 0;
-}
 
 static const char *sidecar(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
                            const char *ext)
@@ -147,11 +120,11 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
 }
 
 static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelist_t *cl,
-                                    const apr_array_header_t *ms, apr_pool_t *p, membuf_t *m)
+                                    const apr_array_header_t *ms, apr_pool_t *p, rs_xml_membuf_t *m)
 {
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
-    rs_xml_t *w = rs_xml_open(p, mem_sink, m);
+    rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, m);
     int i;
 
     md[0].name = "capability"; md[0].value = "changedump-manifest";
@@ -190,7 +163,7 @@ static apr_status_t put_file(apr_pool_t *p, const char *path, const char *buf, a
 
 /* The package itself, from the manifest m and the members ms. */
 static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_t *cl,
-                                  const apr_array_header_t *ms, const membuf_t *m,
+                                  const apr_array_header_t *ms, const rs_xml_membuf_t *m,
                                   apr_pool_t *p, rs_zip_result_t *res)
 {
     rs_zip_t *z;
@@ -221,7 +194,7 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
                               const char **missing)
 {
     apr_array_header_t *ms;
-    membuf_t m = { p, NULL, 0, 0 };
+    rs_xml_membuf_t m = { p, NULL, 0, 0 };
     rs_zip_result_t res;
     const char *hex[RS_HASH_COUNT], *sum;
     apr_status_t rv;

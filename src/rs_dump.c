@@ -35,33 +35,6 @@ typedef struct {
     rs_dumppkg_rec_t rec;
 } pkg_t;
 
-/* Sink of an in-memory document: appends to a growing buffer. */
-typedef struct {
-    apr_pool_t *p;
-    char *buf;
-    apr_size_t len, cap;
-} membuf_t;
-
-static int mem_sink(void *baton, const char *data, apr_size_t len)
-{
-    membuf_t *m = baton;
-    if (m->len + len > m->cap) {
-        apr_size_t cap = m->cap ? m->cap * 2 : 65536;
-        char *nb;
-        while (cap < m->len + len) {
-            cap *= 2;
-        }
-        nb = apr_palloc(m->p, cap);
-        if (m->len) {
-            memcpy(nb, m->buf, m->len);
-        }
-        m->buf = nb;
-        m->cap = cap;
-    }
-    memcpy(m->buf + m->len, data, len);
-    m->len += len;
-    return 0;
-}
 
 /* The row's path relative to the root ("dir/name" or "name"). */
 static const char *rel_path(apr_pool_t *p, const rs_item_t *it)
@@ -76,12 +49,12 @@ static const char *member_name(apr_pool_t *p, const char *rel)
 }
 
 /* The manifest of the rows being packaged, in m. */
-static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
+static apr_status_t manifest_render(dwriter_t *dw, rs_xml_membuf_t *m)
 {
     const rs_dump_opts_t *o = dw->o;
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], lm[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[4];
-    rs_xml_t *w = rs_xml_open(dw->kp, mem_sink, m);
+    rs_xml_t *w = rs_xml_open(dw->kp, rs_xml_membuf_sink, m);
     int i;
 
     md[0].name = "capability"; md[0].value = "resourcedump-manifest";
@@ -111,7 +84,7 @@ static apr_status_t manifest_render(dwriter_t *dw, membuf_t *m)
 }
 
 /* Write the manifest copy <n>.xml. */
-static apr_status_t manifest_copy(dwriter_t *dw, const char *key, const membuf_t *m)
+static apr_status_t manifest_copy(dwriter_t *dw, const char *key, const rs_xml_membuf_t *m)
 {
     apr_file_t *f;
     apr_size_t wrote;
@@ -148,7 +121,7 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
 static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec_t *rec)
 {
     const rs_dump_opts_t *o = dw->o;
-    membuf_t m = { dw->kp, NULL, 0, 0 };
+    rs_xml_membuf_t m = { dw->kp, NULL, 0, 0 };
     rs_zip_t *z;
     rs_zip_result_t res;
     const char *hex[RS_HASH_COUNT];

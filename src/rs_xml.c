@@ -186,3 +186,24 @@ int rs_xml_flush(rs_xml_t *w)
     CHK(xmlTextWriterFlush(w->tw));
     return w->failed ? -1 : 0;
 }
+
+int rs_xml_membuf_sink(void *baton, const char *data, apr_size_t len)
+{
+    rs_xml_membuf_t *m = baton;
+    if (m->len + len > m->cap) {
+        apr_size_t cap = m->cap ? m->cap * 2 : 65536;
+        char *nb;
+        while (cap < m->len + len) {
+            cap *= 2;
+        }
+        nb = apr_palloc(m->p, cap);
+        if (m->len) {
+            memcpy(nb, m->buf, m->len);
+        }
+        m->buf = nb;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, data, len);
+    m->len += len;
+    return 0;
+}

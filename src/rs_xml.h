@@ -29,6 +29,16 @@ typedef struct rs_xml_attr_t {
 /* Open a writer that sends output to sink.  Cleaned up with pool p. */
 rs_xml_t *rs_xml_open(apr_pool_t *p, rs_xml_sink_fn *sink, void *baton);
 
+/* An in-memory document (a dump manifest: it is written into the package
+ * and copied beside it): rs_xml_membuf_sink appends to buf, which grows
+ * by doubling in p.  Start from { p, NULL, 0, 0 }. */
+typedef struct rs_xml_membuf_t {
+    apr_pool_t *p;
+    char *buf;
+    apr_size_t len, cap;
+} rs_xml_membuf_t;
+int rs_xml_membuf_sink(void *baton, const char *data, apr_size_t len);
+
 /* Open a writer on an (ideally buffered) APR file. */
 rs_xml_t *rs_xml_open_file(apr_pool_t *p, apr_file_t *f);
 
