@@ -35,6 +35,8 @@
 #include "rs_time.h"
 
 #define CDUMP_RECHECK apr_time_from_sec(3600)
+/* How soon a job that found the disk full runs again. */
+#define CDUMP_NOSPACE_RETRY apr_time_from_sec(10)
 #define CAPTURE_YOUNG apr_time_from_sec(3600)
 #define PAGE_RECORDS 1000
 
@@ -168,10 +170,26 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
                     name, c->skipped, c->skip_id, c->skip_what);
     }
+    if (rv != APR_SUCCESS && rs_dumpjob_no_space(rv)) {
+        /* Once per episode, then at debug level; nothing partial was
+         * published, changedump.xml still lists what is complete, and the
+         * job runs again within CDUMP_NOSPACE_RETRY, so it resumes by itself. */
+        rs_log_emit(ws->log, ws->cdump_nospace ? RS_LOG_DEBUG : RS_LOG_WARN, rv,
+                    "set %s: no space left to build its Change Dump in %s; the packages "
+                    "built stay served, building resumes when there is space", name,
+                    ws->set->cdump_dir);
+        ws->cdump_nospace = 1;
+        ws->cdump_next = rs_time_mono() + CDUMP_NOSPACE_RETRY;
+        return;
+    }
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot build its Change Dump; trying "
                     "again when the next Change List closes", name);
         return;
+    }
+    if (ws->cdump_nospace) {
+        ws->cdump_nospace = 0;
+        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Change Dump", name);
     }
     if (c->built) {
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)",

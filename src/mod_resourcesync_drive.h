@@ -98,6 +98,7 @@ typedef struct wset_t {
     apr_int64_t cdump_seen;
     apr_time_t cdump_next;
     int cdump_written;         /* a job of this watcher wrote changedump.xml */
+    int cdump_nospace;         /* the last job found the disk full (logged once) */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -122,6 +123,8 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a dump build is in progress (a snapshot then waits). */
 int rs_dumpjob_busy(void);
+/* Whether rv says the disk (or a quota) is full: ENOSPC, EDQUOT. */
+int rs_dumpjob_no_space(apr_status_t rv);
 /* mod_resourcesync_cdumpjob.c: build the set's missing Change Dump
  * packages, collect its captures and rewrite changedump.xml when a list
  * closed (or hourly, and at watcher start) and no job runs. */

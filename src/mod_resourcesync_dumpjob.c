@@ -75,7 +75,7 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
 }
 
 /* Whether rv says the file system is full (or the quota reached). */
-static int no_space(apr_status_t rv)
+int rs_dumpjob_no_space(apr_status_t rv)
 {
     return APR_STATUS_IS_ENOSPC(rv)
 #ifdef EDQUOT
@@ -115,7 +115,7 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->rdump_dir, &j->g);
     }
-    if (rv != APR_SUCCESS && no_space(rv)) {
+    if (rv != APR_SUCCESS && rs_dumpjob_no_space(rv)) {
         rs_generation_abandon(p, &j->g);
         dump_nospace(ws, j, rv);
         return;
