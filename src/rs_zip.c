@@ -10,6 +10,7 @@
 #include <apr_time.h>
 #include "rs_file.h"
 #include "rs_zip.h"
+#include "rs_zipout.h"
 
 /* DOS time range: 1980-01-01 00:00:00 .. 2107-12-31 23:59:58 (UTC). */
 #define DOS_MIN_SEC 315532800LL
@@ -336,10 +337,9 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
 {
     rs_zip_t *z = apr_pcalloc(p, sizeof(*z));
     const char *slash = strrchr(target, '/');
-    zip_source_t *src;
+    zip_source_t *src, *out;
     zip_error_t ze;
     apr_status_t rv;
-    int code;
 
     z->p = p;
     z->target = apr_pstrdup(p, target);
@@ -349,13 +349,18 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     }
     z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
     apr_file_remove(z->tmp, p);           /* left by a crash */
-    z->za = zip_open(z->tmp, ZIP_CREATE | ZIP_TRUNCATE, &code);
+    zip_error_init(&ze);
+    out = rs_zipout_source(z->tmp, p, &ze);
+    z->za = out ? zip_open_from_source(out, ZIP_CREATE | ZIP_TRUNCATE, &ze) : NULL;
     if (!z->za) {
-        zip_error_init_with_code(&ze, code);
+        if (out) {
+            zip_source_free(out);
+        }
         rv = zip_status(z, &ze);
         zip_error_fini(&ze);
         return rv;
     }
+    zip_error_fini(&ze);
     apr_pool_cleanup_register(p, z, cleanup, apr_pool_cleanup_null);
     *zp = z;
     src = zip_source_buffer(z->za, apr_pmemdup(p, manifest, len), len, 0);
