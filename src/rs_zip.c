@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zip.h>
@@ -285,17 +286,60 @@ static apr_status_t zip_status(rs_zip_t *z, zip_error_t *ze)
     return zip_error_code_zip(ze) == ZIP_ER_EXISTS ? APR_EEXIST : RS_ZIP_ELIBZIP;
 }
 
+/* libzip keeps a member's time as a time_t and writes its DOS fields with
+ * localtime_r.  The time_t whose local time shows the UTC fields of the
+ * (clamped) second sec, found with localtime_r alone, into *out; 0 when
+ * no time_t does (a local time skipped by a DST change).  Equivalent to
+ * what zip_file_set_dostime computes with mktime, which re-reads the time
+ * zone (a stat of /etc/localtime) at every call, once per member. */
+static int local_twin(apr_int64_t sec, time_t *out)
+{
+    time_t t, guess;
+    struct tm want, got;
+    int i;
+
+    sec = sec < DOS_MIN_SEC ? DOS_MIN_SEC : sec > DOS_MAX_SEC ? DOS_MAX_SEC : sec;
+    t = guess = (time_t)sec;
+    if (!gmtime_r(&t, &want)) {
+        return 0;
+    }
+    for (i = 0; i < 3; i++) {
+        if (!localtime_r(&guess, &got)) {
+            return 0;
+        }
+        if (got.tm_year == want.tm_year && got.tm_mon == want.tm_mon
+            && got.tm_mday == want.tm_mday && got.tm_hour == want.tm_hour
+            && got.tm_min == want.tm_min && got.tm_sec / 2 == want.tm_sec / 2) {
+            *out = guess;
+            return 1;
+        }
+        guess = t - got.tm_gmtoff;     /* the offset at the last guess */
+    }
+    return 0;
+}
+
+/* The member's DOS date and time: the UTC fields of sec (see dos_time). */
+static int set_time(rs_zip_t *z, zip_int64_t idx, apr_int64_t sec)
+{
+    zip_uint16_t dtime, ddate;
+    time_t t;
+
+    if (local_twin(sec, &t)) {
+        return zip_file_set_mtime(z->za, (zip_uint64_t)idx, t, 0);
+    }
+    dos_time(sec, &dtime, &ddate);
+    return zip_file_set_dostime(z->za, (zip_uint64_t)idx, dtime, ddate, 0);
+}
+
 /* Store method, time and attributes of member idx: what makes the bytes
  * independent of the clock, the time zone and the umask. */
 static apr_status_t set_entry(rs_zip_t *z, zip_int64_t idx, apr_int64_t mtime_ns)
 {
     apr_int64_t sec = mtime_ns / 1000000000 - (mtime_ns % 1000000000 < 0);
-    zip_uint16_t dtime, ddate;
     zip_uint8_t ut[5];
 
-    dos_time(sec, &dtime, &ddate);
     if (zip_set_file_compression(z->za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) != 0
-        || zip_file_set_dostime(z->za, (zip_uint64_t)idx, dtime, ddate, 0) != 0
+        || set_time(z, idx, sec) != 0
         || zip_file_set_external_attributes(z->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
                                             (zip_uint32_t)FILE_MODE << 16) != 0) {
         return zip_status(z, zip_get_error(z->za));
