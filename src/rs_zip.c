@@ -95,16 +95,20 @@ static zip_int64_t member_open(member_t *m)
     return 0;
 }
 
-/* After the last byte: nothing past size, and no change during the copy. */
-static zip_int64_t member_check_end(member_t *m)
+/* After the last byte: nothing past size (unless the last read already
+ * saw the end: eof), and no change during the copy. */
+static zip_int64_t member_check_end(member_t *m, int eof)
 {
     struct stat sb;
     char c;
-    ssize_t n;
+    ssize_t n = 0;
 
-    do {
+    while (!eof) {
         n = pread(m->fd, &c, 1, (off_t)m->size);
-    } while (n < 0 && errno == EINTR);
+        if (n >= 0 || errno != EINTR) {
+            break;
+        }
+    }
     if (n < 0) {
         return sys_error(m, ZIP_ER_READ, errno, "read");
     }
@@ -125,13 +129,17 @@ static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
 {
     apr_int64_t left = m->size - m->done;
     size_t want = len < (zip_uint64_t)left ? (size_t)len : (size_t)left;
+    /* When the rest fits in libzip's buffer with a byte to spare, ask for
+     * that byte too: a count short of it is the end of the file, and the
+     * check after the copy needs no read of its own (most members). */
+    size_t ask = (zip_uint64_t)want < len ? want + 1 : want;
     ssize_t n;
 
     if (want == 0) {
         return 0;
     }
     do {
-        n = pread(m->fd, buf, want, (off_t)m->done);
+        n = pread(m->fd, buf, ask, (off_t)m->done);
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
         return sys_error(m, ZIP_ER_READ, errno, "read");
@@ -139,8 +147,11 @@ static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
     if (n == 0) {
         return changed(m, "shrank while read");
     }
+    if ((size_t)n > want) {
+        return changed(m, "grew while read");
+    }
     m->done += n;
-    if (m->done == m->size && member_check_end(m) < 0) {
+    if (m->done == m->size && member_check_end(m, ask > want) < 0) {
         return -1;
     }
     return n;
