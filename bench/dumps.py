@@ -98,7 +98,7 @@ class DumpBench(bench.Bench):
         srv.start()
         to = self.scan_timeout()
         pub, _ = srv.wait_log(r"set %s: published Resource List 1 " % SET, to)
-        dl, m = srv.wait_log(r"set %s: published Resource Dump \d+ \((\d+) files, (\d+) packages, "
+        dl, m = srv.wait_log(r"set %s: published Resource Dump \d+ \((\d+) files, (\d+) packages[^,]*, "
                              r"(\d+) bytes\)" % SET, to)
         srv.dump_time = bench.apache_time(dl) - bench.apache_time(pub)
         srv.dump_files, srv.dump_packages = int(m.group(1)), int(m.group(2))
