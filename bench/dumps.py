@@ -126,9 +126,9 @@ class DumpBench(bench.Bench):
                         os.unlink(path)
                 os.makedirs(out)
                 samples[k].append(self.timed(cmds[k][0], cmds[k][1], self.op_timeout))
-        size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) \
-            if os.path.isdir(out) else 0
-        npk = len([f for f in os.listdir(out) if f.endswith(".zip")]) if os.path.isdir(out) else 0
+                if k == 0:    # the dump, before the next command clears it
+                    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+                    npk = len([f for f in os.listdir(out) if f.endswith(".zip")])
         self.result("D1", "whole Resource Dump of %d files: engine (rs-tool dump) vs zip -0 -r -q"
                     % self.n, samples[0], samples[1], "s", "d1z",
                     "%d packages, %.1f MB, md5 of members and packages, fsync; zip -0 neither "
