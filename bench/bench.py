@@ -1210,9 +1210,9 @@ class Bench:
                 changes.append((os.path.join(d, "c%06d" % i), "c"))
         return changes
 
-    def start_live(self, name, www):
+    def start_live(self, name, www, set_extra=""):
         srv = Server(self, name, www, os.path.join(www, "set"), "md5", max(2, self.args.conns),
-                     self.args.cl_max)
+                     self.args.cl_max, set_extra=set_extra)
         self.servers.append(srv)
         srv.start()
         srv.wait_log(r"set %s: published Resource List" % SET, 60)

@@ -17,6 +17,14 @@ tree (bench/make-tree, shared with bench.py):
   D2 serving a package            bytes/s of the module's first package
                                   vs  the same bytes as a static file (wrk),
                                   EnableSendfile Off on both, then On on both
+  D4 rebuild after 1 % changed    rs-tool dump --dumpset (packages whose
+                                  key is unchanged hard-linked from the
+                                  previous generation) after touching 1 %
+                                  of the files and rescanning
+                                  vs  the whole build; against changed
+                                  packages / all packages
+  D5 change capture latency       figure 6 at 1,000 changes/s with
+                                  ResourceSyncChangeDump on vs off
   D3 memory in package size       peak RSS (VmHWM) of the watcher after its
                                   dump build and of the httpd child after
                                   downloading every package: the set of N
@@ -28,6 +36,7 @@ import http.client
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +54,7 @@ bench.TARGETS.update({
     "d2":  (">=", 0.9),   # serving a package vs the same file served statically
     "d3":  ("<=", 1.1),   # RSS, 10x the members: flat
 })
+D4_MAX = 5000             # files per package in D4, so that 1 % is a few packages
 
 
 def dump_packages(base, timeout=600):
@@ -88,7 +98,7 @@ class DumpBench(bench.Bench):
         srv.start()
         to = self.scan_timeout()
         pub, _ = srv.wait_log(r"set %s: published Resource List 1 " % SET, to)
-        dl, m = srv.wait_log(r"set %s: published Resource Dump \d+ \((\d+) files, (\d+) packages, "
+        dl, m = srv.wait_log(r"set %s: published Resource Dump \d+ \((\d+) files, (\d+) packages[^,]*, "
                              r"(\d+) bytes\)" % SET, to)
         srv.dump_time = bench.apache_time(dl) - bench.apache_time(pub)
         srv.dump_files, srv.dump_packages = int(m.group(1)), int(m.group(2))
@@ -116,9 +126,9 @@ class DumpBench(bench.Bench):
                         os.unlink(path)
                 os.makedirs(out)
                 samples[k].append(self.timed(cmds[k][0], cmds[k][1], self.op_timeout))
-        size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) \
-            if os.path.isdir(out) else 0
-        npk = len([f for f in os.listdir(out) if f.endswith(".zip")]) if os.path.isdir(out) else 0
+                if k == 0:    # the dump, before the next command clears it
+                    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out))
+                    npk = len([f for f in os.listdir(out) if f.endswith(".zip")])
         self.result("D1", "whole Resource Dump of %d files: engine (rs-tool dump) vs zip -0 -r -q"
                     % self.n, samples[0], samples[1], "s", "d1z",
                     "%d packages, %.1f MB, md5 of members and packages, fsync; zip -0 neither "
@@ -130,6 +140,119 @@ class DumpBench(bench.Bench):
             if os.path.exists(f):
                 os.unlink(f)
         self.rm_db(db)
+
+    def run_out(self, what, cmd):
+        """Like bench.timed, but returns (seconds, stdout)."""
+        self.note_cmd(what, cmd)
+        t0 = time.perf_counter()
+        r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], env=self.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=self.op_timeout)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            raise RuntimeError("%s failed (%d): %s\n%s" % (what, r.returncode, cmd,
+                                                           r.stderr.decode(errors="replace")))
+        return dt, r.stdout.decode(errors="replace")
+
+    def listing_order(self):
+        """The tree's files in the inventory's listing order (directory,
+        then name, bytewise), as paths."""
+        files = []
+        data = os.fsencode(self.data)
+        for d, _, names in os.walk(data):
+            rel = os.path.relpath(d, data)
+            rel = b"" if rel == b"." else rel
+            files.extend((rel, n) for n in names)
+        files.sort()
+        return [os.path.join(data, d, n) for d, n in files]
+
+    def fig_d4(self):
+        """Rebuild after 1 % of the files changed: full build into generation
+        1 of a dumpset, touch 1 % of the files, rescan, rebuild into
+        generation 2 reusing generation 1's unchanged packages."""
+        db = os.path.join(self.scratch, "d4.db")
+        ds = os.path.join(self.scratch, "d4-dumpset")
+        self.rm_db(db)
+        self.timed("D4: scan with md5 (once)", "%s scan %s %s %s --hash md5"
+                   % (RS_TOOL, db, SET, self.data), self.op_timeout)
+        files = self.listing_order()
+        k = max(1, len(files) // 100)
+        dump = ("%s dump %s %s %s %s/%%d http://127.0.0.1/data/ --hash md5 --max %d --dumpset %s"
+                % (RS_TOOL, db, SET, self.data, ds, D4_MAX, ds))
+        rescan = "%s scan %s %s %s --hash md5" % (RS_TOOL, db, SET, self.data)
+        # clustered: a run of 1 % consecutive in listing order (a few leaf
+        # directories); spread: every 100th file (every package changes)
+        variants = [("clustered", lambda rep: files[(len(files) // 3 + rep * k) % len(files):]
+                     [:k]),
+                    ("spread", lambda rep: files[rep % 100::100])]
+        stamp = int(time.time()) - 86400     # in the past: no file looks busy
+        for name, pick in variants:
+            full, rebuild, scans, ratios = [], [], [], []
+            for rep in range(self.args.reps):
+                shutil.rmtree(ds, ignore_errors=True)
+                for g in (1, 2):
+                    os.makedirs(os.path.join(ds, str(g)))
+                t, out = self.run_out("D4: rs-tool dump, whole", dump % 1)
+                full.append(t)
+                npk = int(re.search(r"packages (\d+)", out).group(1))
+                stamp += 10
+                for f in pick(rep):
+                    os.utime(f, (stamp, stamp))
+                scans.append(self.timed("D4: rescan after touching 1 %", rescan,
+                                        self.op_timeout))
+                t, out = self.run_out("D4: rs-tool dump, rebuild", dump % 2)
+                rebuild.append(t)
+                m = re.search(r"packages (\d+) reused (\d+)", out)
+                if int(m.group(1)) != npk:
+                    raise RuntimeError("D4: %s packages after the rebuild, %d before"
+                                       % (m.group(1), npk))
+                ratios.append((npk - int(m.group(2))) / npk)
+            changed = statistics.median(ratios)
+            self.result("D4", "rebuild after touching 1 %% of %d files (%s) vs the whole build; "
+                        "changed packages / all: %.3f" % (self.n, name, changed),
+                        rebuild, full, "s", "i",
+                        "%d packages of at most %d files; %d files touched (mtime); rescan "
+                        "with md5 %.2f s (median); target: the ratio near %.3f (changed "
+                        "packages / all), i.e. cost proportional to the changed packages"
+                        % (npk, D4_MAX, k, statistics.median(scans), changed))
+        shutil.rmtree(ds, ignore_errors=True)
+        self.rm_db(db)
+
+    def fig_d5(self):
+        """Figure 6's close -> open Change List latency at 1,000 changes/s,
+        ResourceSyncChangeDump on vs off (one server each, same writer)."""
+        a = self.args
+        www = self.live_setup("d5")
+        n = int(1000 * a.live_duration)
+        got = {}
+        for mode, extra in (("off", ""), ("on", "    ResourceSyncChangeDump on\n")):
+            plan = self.live_plan(www, "set", "cd-" + mode, n, True)
+            srv = self.start_live("d5-" + mode, www, extra)
+            log("figure D5: ResourceSyncChangeDump %s, 1000 changes/s for %g s"
+                % (mode, a.live_duration))
+            got[mode] = self.live_changelist(srv, www, plan, 1000)
+            if mode == "on":
+                # the packages of the lists closed during the run
+                deadline = time.time() + 60
+                pk = 0
+                while time.time() < deadline:
+                    pk = sum(int(x) for x in re.findall(
+                        r"set %s: published (\d+) Change Dump package" % SET, srv.log_text()))
+                    if pk >= got["on"]["lists"] - 1:
+                        break
+                    time.sleep(0.2)
+                got["on"]["packages"] = pk
+            self.live_log_notes(srv, "D5")
+            self.stop_server(srv)
+        on, off = got["on"], got["off"]
+        self.result("D5", "close -> open Change List p50, 1,000 changes/s: ChangeDump on vs off",
+                    on["p50"], off["p50"], "ms", "i")
+        self.result("D5", "close -> open Change List p99, 1,000 changes/s: ChangeDump on vs off",
+                    on["p99"], off["p99"], "ms", "6",
+                    "on: %s; %d Change Lists read, %d Change Dump packages published. Off: %s"
+                    % (self.live_desc(on), on["lists"], on["packages"], self.live_desc(off)))
+        self.result("D5", "close -> open Change List p99, 1,000 changes/s: ChangeDump off",
+                    off["p99"], None, "ms", "6", "the same figure with change dumps off")
 
     def fig_d2(self, srv, loc, length):
         path = loc[loc.index("/resourcesync/"):]
@@ -203,7 +326,7 @@ class DumpBench(bench.Bench):
     def run(self):
         a = self.args
         self.figs = set(a.figures.split(",")) if a.figures != "1,2,3,4,5,6,7,8,9" \
-            else {"D1", "D2", "D3"}
+            else {"D1", "D2", "D3", "D4", "D5"}
         started = "bench/run --dumps " + " ".join(sys.argv[1:])
         t0 = time.time()
         facts = self.machine()
@@ -214,6 +337,10 @@ class DumpBench(bench.Bench):
             self.fig_d1()
         if self.figs & {"D1", "D2", "D3"}:
             self.fig_d3_d1m()
+        if "D4" in self.figs:
+            self.fig_d4()
+        if "D5" in self.figs:
+            self.fig_d5()
         elapsed = time.time() - t0
         print()
         print("mod_resourcesync dump benchmarks: %d files (%s; %s CPUs, %s)"

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <zip.h>
@@ -11,6 +12,7 @@
 #include "rs_file.h"
 #include "rs_uri.h"
 #include "rs_zip.h"
+#include "rs_zipout.h"
 
 /* DOS time range: 1980-01-01 00:00:00 .. 2107-12-31 23:59:58 (UTC). */
 #define DOS_MIN_SEC 315532800LL
@@ -94,16 +96,20 @@ static zip_int64_t member_open(member_t *m)
     return 0;
 }
 
-/* After the last byte: nothing past size, and no change during the copy. */
-static zip_int64_t member_check_end(member_t *m)
+/* After the last byte: nothing past size (unless the last read already
+ * saw the end: eof), and no change during the copy. */
+static zip_int64_t member_check_end(member_t *m, int eof)
 {
     struct stat sb;
     char c;
-    ssize_t n;
+    ssize_t n = 0;
 
-    do {
+    while (!eof) {
         n = pread(m->fd, &c, 1, (off_t)m->size);
-    } while (n < 0 && errno == EINTR);
+        if (n >= 0 || errno != EINTR) {
+            break;
+        }
+    }
     if (n < 0) {
         return sys_error(m, ZIP_ER_READ, errno, "read");
     }
@@ -124,13 +130,17 @@ static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
 {
     apr_int64_t left = m->size - m->done;
     size_t want = len < (zip_uint64_t)left ? (size_t)len : (size_t)left;
+    /* When the rest fits in libzip's buffer with a byte to spare, ask for
+     * that byte too: a count short of it is the end of the file, and the
+     * check after the copy needs no read of its own (most members). */
+    size_t ask = (zip_uint64_t)want < len ? want + 1 : want;
     ssize_t n;
 
     if (want == 0) {
         return 0;
     }
     do {
-        n = pread(m->fd, buf, want, (off_t)m->done);
+        n = pread(m->fd, buf, ask, (off_t)m->done);
     } while (n < 0 && errno == EINTR);
     if (n < 0) {
         return sys_error(m, ZIP_ER_READ, errno, "read");
@@ -138,8 +148,11 @@ static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
     if (n == 0) {
         return changed(m, "shrank while read");
     }
+    if ((size_t)n > want) {
+        return changed(m, "grew while read");
+    }
     m->done += n;
-    if (m->done == m->size && member_check_end(m) < 0) {
+    if (m->done == m->size && member_check_end(m, ask > want) < 0) {
         return -1;
     }
     return n;
@@ -300,17 +313,60 @@ static apr_status_t zip_status(rs_zip_t *z, zip_error_t *ze)
     return zip_error_code_zip(ze) == ZIP_ER_EXISTS ? APR_EEXIST : RS_ZIP_ELIBZIP;
 }
 
+/* libzip keeps a member's time as a time_t and writes its DOS fields with
+ * localtime_r.  The time_t whose local time shows the UTC fields of the
+ * (clamped) second sec, found with localtime_r alone, into *out; 0 when
+ * no time_t does (a local time skipped by a DST change).  Equivalent to
+ * what zip_file_set_dostime computes with mktime, which re-reads the time
+ * zone (a stat of /etc/localtime) at every call, once per member. */
+static int local_twin(apr_int64_t sec, time_t *out)
+{
+    time_t t, guess;
+    struct tm want, got;
+    int i;
+
+    sec = sec < DOS_MIN_SEC ? DOS_MIN_SEC : sec > DOS_MAX_SEC ? DOS_MAX_SEC : sec;
+    t = guess = (time_t)sec;
+    if (!gmtime_r(&t, &want)) {
+        return 0;
+    }
+    for (i = 0; i < 3; i++) {
+        if (!localtime_r(&guess, &got)) {
+            return 0;
+        }
+        if (got.tm_year == want.tm_year && got.tm_mon == want.tm_mon
+            && got.tm_mday == want.tm_mday && got.tm_hour == want.tm_hour
+            && got.tm_min == want.tm_min && got.tm_sec / 2 == want.tm_sec / 2) {
+            *out = guess;
+            return 1;
+        }
+        guess = t - got.tm_gmtoff;     /* the offset at the last guess */
+    }
+    return 0;
+}
+
+/* The member's DOS date and time: the UTC fields of sec (see dos_time). */
+static int set_time(rs_zip_t *z, zip_int64_t idx, apr_int64_t sec)
+{
+    zip_uint16_t dtime, ddate;
+    time_t t;
+
+    if (local_twin(sec, &t)) {
+        return zip_file_set_mtime(z->za, (zip_uint64_t)idx, t, 0);
+    }
+    dos_time(sec, &dtime, &ddate);
+    return zip_file_set_dostime(z->za, (zip_uint64_t)idx, dtime, ddate, 0);
+}
+
 /* Store method, time and attributes of member idx: what makes the bytes
  * independent of the clock, the time zone and the umask. */
 static apr_status_t set_entry(rs_zip_t *z, zip_int64_t idx, apr_int64_t mtime_ns)
 {
     apr_int64_t sec = mtime_ns / 1000000000 - (mtime_ns % 1000000000 < 0);
-    zip_uint16_t dtime, ddate;
     zip_uint8_t ut[5];
 
-    dos_time(sec, &dtime, &ddate);
     if (zip_set_file_compression(z->za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) != 0
-        || zip_file_set_dostime(z->za, (zip_uint64_t)idx, dtime, ddate, 0) != 0
+        || set_time(z, idx, sec) != 0
         || zip_file_set_external_attributes(z->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
                                             (zip_uint32_t)FILE_MODE << 16) != 0) {
         return zip_status(z, zip_get_error(z->za));
@@ -352,10 +408,9 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
 {
     rs_zip_t *z = apr_pcalloc(p, sizeof(*z));
     const char *slash = strrchr(target, '/');
-    zip_source_t *src;
+    zip_source_t *src, *out;
     zip_error_t ze;
     apr_status_t rv;
-    int code;
 
     z->p = p;
     z->target = apr_pstrdup(p, target);
@@ -365,13 +420,18 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     }
     z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
     apr_file_remove(z->tmp, p);           /* left by a crash */
-    z->za = zip_open(z->tmp, ZIP_CREATE | ZIP_TRUNCATE, &code);
+    zip_error_init(&ze);
+    out = rs_zipout_source(z->tmp, p, &ze);
+    z->za = out ? zip_open_from_source(out, ZIP_CREATE | ZIP_TRUNCATE, &ze) : NULL;
     if (!z->za) {
-        zip_error_init_with_code(&ze, code);
+        if (out) {
+            zip_source_free(out);
+        }
         rv = zip_status(z, &ze);
         zip_error_fini(&ze);
         return rv;
     }
+    zip_error_fini(&ze);
     apr_pool_cleanup_register(p, z, cleanup, apr_pool_cleanup_null);
     *zp = z;
     src = zip_source_buffer(z->za, apr_pmemdup(p, manifest, len), len, 0);

@@ -10,17 +10,21 @@
  *   rs_zip_finish   writes, checks, syncs and publishes the package
  *   rs_zip_abort    (or destroying the pool) drops an unfinished package
  *
- * Atomic and durable: libzip writes `<dir>/.tmp-<name>` (through a
- * temporary file of its own beside it, `.tmp-<name>.XXXXXX`, that it renames
- * or removes), rs_zip_finish fsyncs that file, renames it over the target
- * and fsyncs the directory.  The target is either absent/old or complete;
- * a failure leaves no temporary file behind (a crash may: such names start
- * with ".tmp-" and belong to whoever prunes the directory).
+ * Atomic and durable: libzip writes `<dir>/.tmp-<name>` through a
+ * buffered write source (rs_zipout: large writes, its header rewrites
+ * patched in memory), rs_zip_finish fsyncs that file, renames it over the
+ * target and fsyncs the directory.  The target is either absent/old or
+ * complete; a failure leaves no temporary file behind (a crash may: such
+ * names start with ".tmp-" and belong to whoever prunes the directory).
  *
  * Deterministic: every member's time comes from the caller (the file's
  * mtime, the manifest's own time), never from the clock; DOS date/time is
  * computed from UTC (clamped to 1980..2107) and an extended timestamp extra
  * field (0x5455, UTC mtime) is added when the time fits 32 signed bits.
+ * (libzip keeps the time as a time_t and writes its local DOS fields: the
+ * time_t given is the one whose local fields are those UTC fields, found
+ * with localtime_r; only for a local time a DST change skips does libzip's
+ * mktime pick it, and then the hour may move.)
  * Attributes are fixed (Unix, regular file 0644).  Building a package
  * twice from the same files and manifest gives identical bytes.
  *

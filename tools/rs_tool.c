@@ -3,13 +3,17 @@
  *   rs-tool scan STATE.db SET ROOT [--hash md5,sha-256] [--exclude GLOB]...
  *   rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash ...]
  *   rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash ...]
+ *                [--dumpset DIR]
  *
  * "scan" reconciles ROOT into the inventory of SET (no httpd access checks;
  * every readable regular file is listed) and prints the scan statistics;
  * "list" writes that set's Resource List snapshot into OUTDIR; "dump" writes
  * its Resource Dump (packages of the files below ROOT, as rs_dump_write does
  * for the module, at most N files a package) into the existing OUTDIR and
- * prints the figures.  Used by the
+ * prints the figures; with --dumpset, DIR holds generation directories
+ * (DIR/<n>/, as the module's dump job keeps them) whose packages are
+ * hard-linked instead of written when their key is unchanged, and the
+ * count of reused packages is printed too.  Used by the
  * benchmarks to measure the engine without httpd, and handy for inspecting
  * a state store.
  */
@@ -39,7 +43,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: rs-tool scan STATE.db SET ROOT [--hash LIST] [--exclude GLOB]...\n"
                     "       rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
-                    "       rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST]\n");
+                    "       rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST]\n"
+                    "                    [--dumpset DIR]\n");
     return 2;
 }
 
@@ -59,8 +64,10 @@ static unsigned parse_hashes(const char *s)
     return mask;
 }
 
-/* rs-tool dump: argv[2..6] are STATE.db SET ROOT OUTDIR URLBASE. */
-static int dump(rs_db_t *st, const char *const *argv, int max, unsigned hashes, apr_pool_t *p)
+/* rs-tool dump: argv[2..6] are STATE.db SET ROOT OUTDIR URLBASE; dumpset
+ * (or NULL) the directory of earlier generations to reuse packages from. */
+static int dump(rs_db_t *st, const char *const *argv, int max, unsigned hashes,
+                const char *dumpset, apr_pool_t *p)
 {
     rs_dump_opts_t o;
     rs_dump_info_t info;
@@ -76,6 +83,7 @@ static int dump(rs_db_t *st, const char *const *argv, int max, unsigned hashes, 
     o.capability_url = apr_pstrcat(p, base, "capabilitylist.xml", NULL);
     o.dump_url = apr_pstrcat(p, base, "resourcedump.xml", NULL);
     o.pkg_url_prefix = apr_pstrcat(p, base, "resourcedump/", NULL);
+    o.dumpset = dumpset;
     o.hashes = hashes;
     o.max_entries = max;
     o.max_bytes = (apr_int64_t)1 << 30;
@@ -88,8 +96,8 @@ static int dump(rs_db_t *st, const char *const *argv, int max, unsigned hashes, 
                 info.failed ? ": " : "", info.failed ? info.failed : "");
         return 1;
     }
-    printf("entries %" APR_INT64_T_FMT " packages %d bytes %" APR_INT64_T_FMT "\n", info.entries,
-           info.packages, info.bytes);
+    printf("entries %" APR_INT64_T_FMT " packages %d reused %d bytes %" APR_INT64_T_FMT "\n",
+           info.entries, info.packages, info.reused, info.bytes);
     return 0;
 }
 
@@ -99,6 +107,7 @@ int main(int argc, const char *const *argv)
     rs_db_t *st;
     rs_logger_t log = { log_stderr, NULL };
     unsigned hashes = 0;
+    const char *dumpset = NULL;
     int i, max = 50000, nfixed;
     apr_array_header_t *ex;
 
@@ -121,6 +130,9 @@ int main(int argc, const char *const *argv)
         }
         else if (!strcmp(argv[i], "--max") && i + 1 < argc) {
             max = atoi(argv[++i]);
+        }
+        else if (!strcmp(argv[i], "--dumpset") && i + 1 < argc && !strcmp(argv[1], "dump")) {
+            dumpset = argv[++i];
         }
         else {
             return usage();
@@ -167,7 +179,7 @@ int main(int argc, const char *const *argv)
         printf("entries %" APR_INT64_T_FMT " parts %d\n", info.entries, info.parts);
     }
     else if (!strcmp(argv[1], "dump")) {
-        return dump(st, argv, max, hashes, p);
+        return dump(st, argv, max, hashes, dumpset, p);
     }
     else {
         return usage();

@@ -549,6 +549,53 @@ START_TEST(zip64_many_members)
 }
 END_TEST
 
+/* DOS fields are the UTC fields in a zone with DST too: around its
+ * changes, on both sides of the hour that repeats, and next to the hour
+ * that is skipped. */
+START_TEST(dos_time_around_dst_changes)
+{
+    static const struct { long long sec; unsigned date, time; } t[] = {
+        { 1699147800LL, ((2023 - 1980) << 9) | (11 << 5) | 5, (1 << 11) | (30 << 5) },
+        { 1699151400LL, ((2023 - 1980) << 9) | (11 << 5) | 5, (2 << 11) | (30 << 5) },
+        { 1678586398LL, ((2023 - 1980) << 9) | (3 << 5) | 12, (1 << 11) | (59 << 5) | 29 },
+        { 1678591800LL, ((2023 - 1980) << 9) | (3 << 5) | 12, (3 << 11) | (30 << 5) },
+    };
+    const char *dir = ut_tempdir("zip-dst");
+    const char *target = ut_path(dir, "dst.zip");
+    const char *tz = getenv("TZ");
+    rs_zip_t *z;
+    rs_zip_result_t res;
+    char name[8], *data;
+    size_t i, len;
+    cd_t c;
+
+    setenv("TZ", "America/Los_Angeles", 1);
+    tzset();
+    ck_assert_int_eq(rs_zip_create(&z, target, "m", 1, T0_NS, ut_pool), APR_SUCCESS);
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const char *f;
+        snprintf(name, sizeof(name), "f%d", (int)i);
+        f = mkfile(dir, name, "x", 1, t[i].sec * 1000000000LL);
+        ck_assert_int_eq(rs_zip_add_path(z, name, f, 1, t[i].sec * 1000000000LL), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_zip_finish(z, 0, &res), APR_SUCCESS);
+    if (tz) {
+        setenv("TZ", tz, 1);
+    }
+    else {
+        unsetenv("TZ");
+    }
+    tzset();
+    data = ut_read(target, &len);
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        snprintf(name, sizeof(name), "f%d", (int)i);
+        ck_assert(cd_find(data, len, name, &c));
+        ck_assert_uint_eq(c.ddate, t[i].date);
+        ck_assert_uint_eq(c.dtime, t[i].time);
+    }
+}
+END_TEST
+
 /* A write that fails keeps its cause (RLIMIT_FSIZE: EFBIG, the path of a
  * full disk) and leaves nothing at the target or beside it. */
 START_TEST(write_failure_publishes_nothing)
@@ -593,6 +640,7 @@ Suite *zip_suite(void)
     tcase_add_test(tc, member_from_open_file);
     tcase_add_test(tc, zip64_many_members);
     tcase_add_test(tc, write_failure_publishes_nothing);
+    tcase_add_test(tc, dos_time_around_dst_changes);
     suite_add_tcase(s, tc);
     return s;
 }

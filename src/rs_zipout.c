@@ -1,0 +1,187 @@
+/* rs_zipout.c - see rs_zipout.h */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <apr_strings.h>
+#include "rs_zipout.h"
+
+/* The source's state.  The buffer holds the file's bytes [base, base +
+ * len), all written by libzip and not yet written out; everything before
+ * base is in the file.  pos (the write position) is always within
+ * [base, base + len], so the buffered bytes are contiguous. */
+typedef struct zipout_t {
+    const char *path;
+    int fd;                      /* -1 unless between BEGIN_WRITE and COMMIT/ROLLBACK */
+    unsigned char *buf;
+    zip_uint64_t base, len, pos;
+    zip_uint64_t size;           /* bytes of the file, flushed or not */
+    zip_error_t error;
+} zipout_t;
+
+static zip_int64_t sys_fail(zipout_t *o, int ze, int err)
+{
+    zip_error_set(&o->error, ze, err);
+    return -1;
+}
+
+/* Write buffered bytes [0, n) out at base; the rest moves to the front. */
+static int flush(zipout_t *o, zip_uint64_t n)
+{
+    zip_uint64_t done = 0;
+
+    while (done < n) {
+        ssize_t w = pwrite(o->fd, o->buf + done, (size_t)(n - done), (off_t)(o->base + done));
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return (int)sys_fail(o, ZIP_ER_WRITE, w < 0 ? errno : EIO);
+        }
+        done += (zip_uint64_t)w;
+    }
+    if (n < o->len) {
+        memmove(o->buf, o->buf + n, (size_t)(o->len - n));
+    }
+    o->base += n;
+    o->len -= n;
+    return 0;
+}
+
+static zip_int64_t out_write(zipout_t *o, const unsigned char *data, zip_uint64_t n)
+{
+    zip_uint64_t left = n;
+
+    while (left > 0) {
+        zip_uint64_t off = o->pos - o->base, chunk;
+        if (off == RS_ZIPOUT_BUF) {
+            /* Full: keep the newest bytes, where the next seek back lands. */
+            if (flush(o, RS_ZIPOUT_BUF - RS_ZIPOUT_KEEP) < 0) {
+                return -1;
+            }
+            off = o->pos - o->base;
+        }
+        chunk = RS_ZIPOUT_BUF - off < left ? RS_ZIPOUT_BUF - off : left;
+        memcpy(o->buf + off, data, (size_t)chunk);
+        data += chunk;
+        left -= chunk;
+        o->pos += chunk;
+        if (o->pos - o->base > o->len) {
+            o->len = o->pos - o->base;
+        }
+        if (o->pos > o->size) {
+            o->size = o->pos;
+        }
+    }
+    return (zip_int64_t)n;
+}
+
+static zip_int64_t out_seek(zipout_t *o, void *data, zip_uint64_t len)
+{
+    zip_int64_t to = zip_source_seek_compute_offset(o->pos, o->size, data, len, &o->error);
+
+    if (to < 0) {
+        return -1;
+    }
+    if ((zip_uint64_t)to < o->base || (zip_uint64_t)to > o->base + o->len) {
+        /* Outside the buffer: write it out, go on at the new position. */
+        if (flush(o, o->len) < 0) {
+            return -1;
+        }
+        o->base = (zip_uint64_t)to;
+    }
+    o->pos = (zip_uint64_t)to;
+    return 0;
+}
+
+static zip_int64_t out_begin(zipout_t *o)
+{
+    o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o->fd < 0) {
+        return sys_fail(o, ZIP_ER_OPEN, errno);
+    }
+    o->base = o->len = o->pos = o->size = 0;
+    return 0;
+}
+
+static zip_int64_t out_commit(zipout_t *o)
+{
+    int fd = o->fd;
+
+    if (flush(o, o->len) < 0) {
+        return -1;
+    }
+    o->fd = -1;
+    if (close(fd) != 0) {
+        return sys_fail(o, ZIP_ER_WRITE, errno);
+    }
+    return 0;
+}
+
+/* Drop a file being written. */
+static void out_drop(zipout_t *o)
+{
+    if (o->fd >= 0) {
+        close(o->fd);
+        o->fd = -1;
+        unlink(o->path);
+    }
+}
+
+static zip_int64_t out_cb(void *baton, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
+{
+    zipout_t *o = baton;
+
+    switch (cmd) {
+    case ZIP_SOURCE_BEGIN_WRITE:
+        return out_begin(o);
+    case ZIP_SOURCE_WRITE:
+        return out_write(o, data, len);
+    case ZIP_SOURCE_SEEK_WRITE:
+        return out_seek(o, data, len);
+    case ZIP_SOURCE_TELL_WRITE:
+        return (zip_int64_t)o->pos;
+    case ZIP_SOURCE_COMMIT_WRITE:
+        return out_commit(o);
+    case ZIP_SOURCE_ROLLBACK_WRITE:
+        out_drop(o);
+        return 0;
+    case ZIP_SOURCE_REMOVE:
+        out_drop(o);
+        if (unlink(o->path) != 0 && errno != ENOENT) {
+            return sys_fail(o, ZIP_ER_REMOVE, errno);
+        }
+        return 0;
+    case ZIP_SOURCE_STAT:
+        /* Always a new archive: zip_open_from_source takes a read
+         * error with ENOENT for "no such archive yet". */
+        return sys_fail(o, ZIP_ER_READ, ENOENT);
+    case ZIP_SOURCE_ERROR:
+        return zip_error_to_data(&o->error, data, len);
+    case ZIP_SOURCE_FREE:
+        out_drop(o);
+        zip_error_fini(&o->error);
+        return 0;
+    case ZIP_SOURCE_SUPPORTS:
+        return ZIP_SOURCE_SUPPORTS_WRITABLE;
+    default:
+        /* OPEN, READ, SEEK, TELL...: a new archive is never read. */
+        return sys_fail(o, ZIP_ER_OPNOTSUPP, 0);
+    }
+}
+
+zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze)
+{
+    zipout_t *o = apr_pcalloc(p, sizeof(*o));
+    zip_source_t *src;
+
+    o->path = apr_pstrdup(p, path);
+    o->fd = -1;
+    o->buf = apr_palloc(p, RS_ZIPOUT_BUF);
+    zip_error_init(&o->error);
+    src = zip_source_function_create(out_cb, o, ze);
+    if (!src) {
+        zip_error_fini(&o->error);
+    }
+    return src;
+}
