@@ -787,6 +787,23 @@ def fmt_num(v, unit):
 
 
 class Bench:
+    def report(self, title, stem, facts, started, elapsed):
+        """Print the table; write the Markdown to the work dir (and --md)."""
+        a = self.args
+        print()
+        print("%s: %d files (%s; %s CPUs, %s)"
+              % (title, self.n, facts["date"], facts["nproc"], facts["cpu"]))
+        print(self.text_table())
+        md = self.markdown(facts, started, elapsed)
+        path = os.path.join(self.work, "%s-%d.md" % (stem, self.n))
+        with open(path, "w") as f:
+            f.write(md)
+        print("\nMarkdown: %s" % path)
+        if a.md:
+            with open(a.md, "w") as f:
+                f.write(md)
+            print("Markdown: %s" % a.md)
+
     def __init__(self, args):
         self.args = args
         self.n = args.files
@@ -1713,20 +1730,7 @@ class Bench:
             self.fig8()
         if "9" in self.figs:
             self.fig9()
-        elapsed = time.time() - t0
-        print()
-        print("mod_resourcesync benchmarks: %d files (%s; %s CPUs, %s)"
-              % (self.n, facts["date"], facts["nproc"], facts["cpu"]))
-        print(self.text_table())
-        md = self.markdown(facts, started, elapsed)
-        path = os.path.join(self.work, "results-%d.md" % self.n)
-        with open(path, "w") as f:
-            f.write(md)
-        print("\nMarkdown: %s" % path)
-        if a.md:
-            with open(a.md, "w") as f:
-                f.write(md)
-            print("Markdown: %s" % a.md)
+        self.report("mod_resourcesync benchmarks", "results", facts, started, time.time() - t0)
         if a.remove_tree:
             shutil.rmtree(self.tree_top, ignore_errors=True)
             try:

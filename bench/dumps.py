@@ -341,20 +341,8 @@ class DumpBench(bench.Bench):
             self.fig_d4()
         if "D5" in self.figs:
             self.fig_d5()
-        elapsed = time.time() - t0
-        print()
-        print("mod_resourcesync dump benchmarks: %d files (%s; %s CPUs, %s)"
-              % (self.n, facts["date"], facts["nproc"], facts["cpu"]))
-        print(self.text_table())
-        md = self.markdown(facts, started, elapsed)
-        path = os.path.join(self.work, "results-dumps-%d.md" % self.n)
-        with open(path, "w") as f:
-            f.write(md)
-        print("\nMarkdown: %s" % path)
-        if a.md:
-            with open(a.md, "w") as f:
-                f.write(md)
-            print("Markdown: %s" % a.md)
+        self.report("mod_resourcesync dump benchmarks", "results-dumps", facts, started,
+                    time.time() - t0)
 
 
 if __name__ == "__main__":
