@@ -69,8 +69,11 @@ my @bad = ("$gen-99.xml", "$gen-5.xml", "$gen-0.xml", 'abc.xml', '1-x.xml', '-1.
            "$gen-999999999.xml", "$gen-4294967297.xml", "$gen-2147483648.xml", '18446744073709551617-1.xml');
 @bad = map { "$hist-$_" } @bad;
 # Without the history, of another history, the history malformed.
-push @bad, "$gen-1.xml", "$other-$gen-1.xml", uc($hist) . "-$gen-1.xml", "${hist}0-$gen-1.xml",
+push @bad, "$gen-1.xml", "$other-$gen-1.xml", "${hist}0-$gen-1.xml",
            substr($hist, 1) . "-$gen-1.xml", "$hist$gen-1.xml", "$hist--$gen-1.xml";
+# Upper-case hex is not the history (a history of digits only has no
+# upper-case form: then the case is left out, it would be the part itself).
+push @bad, uc($hist) . "-$gen-1.xml" if uc($hist) ne $hist;
 for my $b (@bad) {
     my $u = $part_base . $b;
     my $br = get($u);
