@@ -45,44 +45,42 @@ static void to_hex(char *out, const unsigned char *d, unsigned n)
     out[2 * n] = '\0';
 }
 
-typedef struct {
-    EVP_MD_CTX *ctx[RS_HASH_COUNT];
-} ctxs_t;
-
-static void ctxs_init(ctxs_t *c, unsigned mask)
+void rs_hash_begin(rs_hash_ctx_t *c, unsigned mask)
 {
     int i;
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        c->ctx[i] = NULL;
+        c->md[i] = NULL;
         if (mask & (1u << i)) {
-            c->ctx[i] = EVP_MD_CTX_new();
-            EVP_DigestInit_ex(c->ctx[i], md_of(i), NULL);
+            EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+            EVP_DigestInit_ex(ctx, md_of(i), NULL);
+            c->md[i] = ctx;
         }
     }
 }
 
-static void ctxs_update(ctxs_t *c, const void *data, size_t len)
+void rs_hash_update(rs_hash_ctx_t *c, const void *data, apr_size_t len)
 {
     int i;
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        if (c->ctx[i]) {
-            EVP_DigestUpdate(c->ctx[i], data, len);
+        if (c->md[i]) {
+            EVP_DigestUpdate((EVP_MD_CTX *)c->md[i], data, len);
         }
     }
 }
 
-static void ctxs_final(ctxs_t *c, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], int ok)
+void rs_hash_end(rs_hash_ctx_t *c, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], int ok)
 {
     int i;
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        if (c->ctx[i]) {
+        if (c->md[i]) {
             unsigned char d[EVP_MAX_MD_SIZE];
             unsigned n = 0;
-            EVP_DigestFinal_ex(c->ctx[i], d, &n);
+            EVP_DigestFinal_ex((EVP_MD_CTX *)c->md[i], d, &n);
             if (ok) {
                 to_hex(hex[i], d, n);
             }
-            EVP_MD_CTX_free(c->ctx[i]);
+            EVP_MD_CTX_free((EVP_MD_CTX *)c->md[i]);
+            c->md[i] = NULL;
         }
     }
 }
@@ -123,12 +121,12 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
     /* 64 KiB sequential reads into a stack buffer: no shared state, so
      * hashing may run on several threads at once. */
     unsigned char buf[1 << 16];
-    ctxs_t c;
+    rs_hash_ctx_t c;
     apr_off_t total = 0;
     apr_status_t rv = APR_SUCCESS;
     int werr = 0;
 
-    ctxs_init(&c, mask);
+    rs_hash_begin(&c, mask);
     for (;;) {
         ssize_t n = read(fd, buf, sizeof(buf));
         if (n < 0) {
@@ -141,7 +139,7 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
         if (n == 0) {
             break;
         }
-        ctxs_update(&c, buf, (size_t)n);
+        rs_hash_update(&c, buf, (size_t)n);
         if (outfd >= 0 && !werr) {
             werr = write_all(outfd, buf, (size_t)n);
         }
@@ -150,7 +148,7 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
             *progress = total;
         }
     }
-    ctxs_final(&c, hex, rv == APR_SUCCESS);
+    rs_hash_end(&c, hex, rv == APR_SUCCESS);
     if (nread) {
         *nread = total;
     }
@@ -163,10 +161,10 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
 void rs_hash_buf(const void *data, apr_size_t len, unsigned mask,
                  char hex[RS_HASH_COUNT][RS_HASH_HEXMAX])
 {
-    ctxs_t c;
-    ctxs_init(&c, mask);
-    ctxs_update(&c, data, len);
-    ctxs_final(&c, hex, 1);
+    rs_hash_ctx_t c;
+    rs_hash_begin(&c, mask);
+    rs_hash_update(&c, data, len);
+    rs_hash_end(&c, hex, 1);
 }
 
 char *rs_hash_attr(apr_pool_t *p, unsigned mask, const char *const hex[RS_HASH_COUNT])

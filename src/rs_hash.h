@@ -43,6 +43,16 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
                             apr_off_t *nread, volatile apr_int64_t *progress, int outfd,
                             int *copy_err);
 
+/* Incremental digests with every algorithm of a mask: rs_hash_begin,
+ * any number of rs_hash_update, then exactly one rs_hash_end (which frees
+ * the contexts; hex[i] is filled for each bit i when ok). */
+typedef struct rs_hash_ctx_t {
+    void *md[RS_HASH_COUNT];       /* EVP_MD_CTX *, NULL when not in the mask */
+} rs_hash_ctx_t;
+void rs_hash_begin(rs_hash_ctx_t *c, unsigned mask);
+void rs_hash_update(rs_hash_ctx_t *c, const void *data, apr_size_t len);
+void rs_hash_end(rs_hash_ctx_t *c, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], int ok);
+
 /* Digest a memory buffer (used for document ETags and unit tests). */
 void rs_hash_buf(const void *data, apr_size_t len, unsigned mask,
                  char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]);

@@ -41,6 +41,7 @@ struct rs_zip_t {
     apr_uint64_t members;
     apr_status_t cause;      /* first failure seen by a member */
     const char *err;
+    rs_zipout_t *out;        /* where libzip writes (digests on the way out) */
 };
 
 static apr_int64_t ns_of(const struct timespec *ts)
@@ -421,7 +422,7 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
     apr_file_remove(z->tmp, p);           /* left by a crash */
     zip_error_init(&ze);
-    out = rs_zipout_source(z->tmp, p, &ze);
+    out = rs_zipout_source(z->tmp, p, &ze, &z->out);
     z->za = out ? zip_open_from_source(out, ZIP_CREATE | ZIP_TRUNCATE, &ze) : NULL;
     if (!z->za) {
         if (out) {
@@ -486,8 +487,9 @@ apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
     return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns);
 }
 
-/* The written temporary file: fsynced, digested, renamed over the target,
- * directory fsynced. */
+/* The written temporary file: fsynced, digested (read back only when the
+ * digests taken while it was written were given up, rs_zipout.h), renamed
+ * over the target, directory fsynced. */
 static apr_status_t publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res)
 {
     apr_status_t rv = APR_SUCCESS;
@@ -499,7 +501,7 @@ static apr_status_t publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *re
     if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
         rv = APR_FROM_OS_ERROR(errno);
     }
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && !rs_zipout_digests(z->out, res->hex, &res->length)) {
         rv = rs_hash_fd(fd, hash_mask, res->hex, &res->length);
     }
     close(fd);
@@ -520,6 +522,7 @@ apr_status_t rs_zip_finish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res
         return APR_EINVAL;
     }
     memset(res, 0, sizeof(*res));
+    rs_zipout_hash(z->out, hash_mask);
     if (zip_close(z->za) != 0) {
         rv = zip_status(z, zip_get_error(z->za));
         rs_zip_abort(z);

@@ -108,9 +108,11 @@ apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
 apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
                              apr_off_t size, apr_int64_t mtime_ns);
 
-/* Write the package, fsync it, rename it over the target, fsync the
- * directory, then digest the published bytes with every algorithm in
- * hash_mask (RS_HASH_*).  On failure nothing is published, the temporary
+/* Write the package, fsync it, rename it over the target and fsync the
+ * directory; res gets the digests of the published bytes with every
+ * algorithm in hash_mask (RS_HASH_*), taken as the bytes were written
+ * (rs_zipout.h), or by reading the package back when a member larger than
+ * rs_zipout's buffer had its header rewritten after it.  On failure nothing is published, the temporary
  * files are removed and the cause is returned: the errno of a failed read
  * or write (ENOSPC, EFBIG, EIO...), RS_ZIP_ECHANGED, or RS_ZIP_ELIBZIP.
  * The package is done either way (add no more members). */

@@ -10,14 +10,34 @@
  * len), all written by libzip and not yet written out; everything before
  * base is in the file.  pos (the write position) is always within
  * [base, base + len], so the buffered bytes are contiguous. */
-typedef struct zipout_t {
+struct rs_zipout_t {
+    apr_pool_t *pool;
     const char *path;
     int fd;                      /* -1 unless between BEGIN_WRITE and COMMIT/ROLLBACK */
     unsigned char *buf;
     zip_uint64_t base, len, pos;
     zip_uint64_t size;           /* bytes of the file, flushed or not */
     zip_error_t error;
-} zipout_t;
+    /* Digests of the file's bytes [0, hashed), all written out and final
+     * so far; hashing stops (mask 0) when a write lands before hashed. */
+    unsigned mask;
+    rs_hash_ctx_t hc;
+    zip_uint64_t hashed;
+    unsigned wanted;             /* the mask asked for (rs_zipout_hash) */
+    int committed;
+    int done;                    /* hex holds the digests of the whole file */
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+};
+typedef struct rs_zipout_t zipout_t;
+
+/* Give up the digests (a write before what they cover). */
+static void hash_stop(zipout_t *o)
+{
+    if (o->mask) {
+        rs_hash_end(&o->hc, o->hex, 0);
+        o->mask = 0;
+    }
+}
 
 static zip_int64_t sys_fail(zipout_t *o, int ze, int err)
 {
@@ -30,6 +50,16 @@ static int flush(zipout_t *o, zip_uint64_t n)
 {
     zip_uint64_t done = 0;
 
+    if (o->mask) {
+        /* In file order only: [base, base + n) follows what is digested. */
+        if (o->base == o->hashed) {
+            rs_hash_update(&o->hc, o->buf, (apr_size_t)n);
+            o->hashed += n;
+        }
+        else {
+            hash_stop(o);
+        }
+    }
     while (done < n) {
         ssize_t w = pwrite(o->fd, o->buf + done, (size_t)(n - done), (off_t)(o->base + done));
         if (w < 0 && errno == EINTR) {
@@ -89,6 +119,9 @@ static zip_int64_t out_seek(zipout_t *o, void *data, zip_uint64_t len)
             return -1;
         }
         o->base = (zip_uint64_t)to;
+        if ((zip_uint64_t)to < o->hashed) {
+            hash_stop(o);      /* bytes already digested are rewritten */
+        }
     }
     o->pos = (zip_uint64_t)to;
     return 0;
@@ -100,7 +133,7 @@ static zip_int64_t out_begin(zipout_t *o)
     if (o->fd < 0) {
         return sys_fail(o, ZIP_ER_OPEN, errno);
     }
-    o->base = o->len = o->pos = o->size = 0;
+    o->base = o->len = o->pos = o->size = o->hashed = 0;
     return 0;
 }
 
@@ -111,6 +144,13 @@ static zip_int64_t out_commit(zipout_t *o)
     if (flush(o, o->len) < 0) {
         return -1;
     }
+    if (o->mask && o->hashed == o->size) {
+        rs_hash_end(&o->hc, o->hex, 1);
+        o->mask = 0;
+        o->done = 1;
+    }
+    hash_stop(o);
+    o->committed = 1;
     o->fd = -1;
     if (close(fd) != 0) {
         return sys_fail(o, ZIP_ER_WRITE, errno);
@@ -160,6 +200,7 @@ static zip_int64_t out_cb(void *baton, void *data, zip_uint64_t len, zip_source_
         return zip_error_to_data(&o->error, data, len);
     case ZIP_SOURCE_FREE:
         out_drop(o);
+        hash_stop(o);
         zip_error_fini(&o->error);
         return 0;
     case ZIP_SOURCE_SUPPORTS:
@@ -170,7 +211,15 @@ static zip_int64_t out_cb(void *baton, void *data, zip_uint64_t len, zip_source_
     }
 }
 
-zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze)
+/* Pool cleanup: digest contexts of a source libzip never freed. */
+static apr_status_t zipout_cleanup(void *data)
+{
+    hash_stop(data);
+    return APR_SUCCESS;
+}
+
+zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze,
+                               rs_zipout_t **out)
 {
     zipout_t *o = apr_pcalloc(p, sizeof(*o));
     zip_source_t *src;
@@ -182,6 +231,33 @@ zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze)
     src = zip_source_function_create(out_cb, o, ze);
     if (!src) {
         zip_error_fini(&o->error);
+        return NULL;
+    }
+    o->pool = p;
+    if (out) {
+        *out = o;
     }
     return src;
+}
+
+void rs_zipout_hash(rs_zipout_t *o, unsigned mask)
+{
+    if (mask && !o->mask && !o->done && o->size == 0) {
+        o->mask = o->wanted = mask;
+        rs_hash_begin(&o->hc, mask);
+        apr_pool_cleanup_register(o->pool, o, zipout_cleanup, apr_pool_cleanup_null);
+    }
+}
+
+int rs_zipout_digests(const rs_zipout_t *o, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                      apr_off_t *len)
+{
+    if (!o->committed || (o->wanted && !o->done)) {
+        return 0;
+    }
+    if (o->wanted) {
+        memcpy(hex, o->hex, sizeof(o->hex));
+    }
+    *len = (apr_off_t)o->size;
+    return 1;
 }

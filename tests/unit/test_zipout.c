@@ -41,7 +41,7 @@ START_TEST(writes_and_seeks_match_the_model)
     char *data;
 
     zip_error_init(&ze);
-    src = rs_zipout_source(path, ut_pool, &ze);
+    src = rs_zipout_source(path, ut_pool, &ze, NULL);
     ck_assert_ptr_nonnull(src);
     ck_assert_int_eq(zip_source_begin_write(src), 0);
     while (at < total - 12345 - 100) {
@@ -71,6 +71,71 @@ START_TEST(writes_and_seeks_match_the_model)
 }
 END_TEST
 
+/* Digests taken on the way out: header rewrites inside the kept bytes
+ * leave them valid (they equal the file's); a rewrite before the bytes
+ * already written out gives them up, and rs_zipout_digests says so. */
+static void digest_run(int far_seek)
+{
+    const char *dir = ut_tempdir(far_seek ? "zipout-hash-far" : "zipout-hash");
+    const char *path = ut_path(dir, "out");
+    size_t total = 3 * RS_ZIPOUT_BUF + 777, len;
+    unsigned char *model = calloc(1, total);
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], want[RS_HASH_COUNT][RS_HASH_HEXMAX], *data;
+    zip_error_t ze;
+    zip_source_t *src;
+    rs_zipout_t *o = NULL;
+    zip_uint64_t at = 0;
+    apr_off_t n = -1;
+
+    zip_error_init(&ze);
+    src = rs_zipout_source(path, ut_pool, &ze, &o);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(o);
+    rs_zipout_hash(o, RS_HASH_MD5 | RS_HASH_SHA256);
+    ck_assert_int_eq(zip_source_begin_write(src), 0);
+    while (at + 5030 + 100 < total) {
+        /* a member: its header, its data, then the header rewritten */
+        zip_uint64_t hdr = at;
+        put(src, model, at, 30, 'H');
+        put(src, model, at + 30, 5000, (int)at);
+        at += 5030;
+        ck_assert_int_eq(zip_source_seek_write(src, (zip_int64_t)hdr, SEEK_SET), 0);
+        put(src, model, hdr, 30, 'R');
+        ck_assert_int_eq(zip_source_seek_write(src, 0, SEEK_END), 0);
+    }
+    if (far_seek) {
+        ck_assert_int_eq(zip_source_seek_write(src, 10, SEEK_SET), 0);
+        put(src, model, 10, 4, 'F');
+        ck_assert_int_eq(zip_source_seek_write(src, 0, SEEK_END), 0);
+    }
+    put(src, model, at, total - at, 'e');
+    ck_assert_int_eq(zip_source_commit_write(src), 0);
+    zip_source_free(src);
+    zip_error_fini(&ze);
+
+    data = ut_read(path, &len);
+    ck_assert_uint_eq(len, total);
+    ck_assert(memcmp(data, model, total) == 0);
+    rs_hash_buf(data, len, RS_HASH_MD5 | RS_HASH_SHA256, want);
+    if (far_seek) {
+        ck_assert_int_eq(rs_zipout_digests(o, hex, &n), 0);
+    }
+    else {
+        ck_assert_int_eq(rs_zipout_digests(o, hex, &n), 1);
+        ck_assert_int_eq(n, (apr_off_t)total);
+        ck_assert_str_eq(hex[0], want[0]);
+        ck_assert_str_eq(hex[2], want[2]);
+    }
+    free(model);
+}
+
+START_TEST(digests_on_the_way_out)
+{
+    digest_run(0);
+    digest_run(1);
+}
+END_TEST
+
 /* A write that is rolled back, or never committed, leaves no file. */
 START_TEST(rollback_and_free_remove_the_file)
 {
@@ -80,7 +145,7 @@ START_TEST(rollback_and_free_remove_the_file)
     zip_source_t *src;
 
     zip_error_init(&ze);
-    src = rs_zipout_source(path, ut_pool, &ze);
+    src = rs_zipout_source(path, ut_pool, &ze, NULL);
     ck_assert_int_eq(zip_source_begin_write(src), 0);
     ck_assert_int_eq(zip_source_write(src, "abc", 3), 3);
     ck_assert(ut_exists(path));
@@ -102,7 +167,7 @@ START_TEST(create_failure_keeps_errno)
     zip_source_t *src;
 
     zip_error_init(&ze);
-    src = rs_zipout_source(ut_path(dir, "missing/out"), ut_pool, &ze);
+    src = rs_zipout_source(ut_path(dir, "missing/out"), ut_pool, &ze, NULL);
     ck_assert_int_eq(zip_source_begin_write(src), -1);
     ck_assert_int_eq(zip_error_code_zip(zip_source_error(src)), ZIP_ER_OPEN);
     ck_assert_int_eq(zip_error_code_system(zip_source_error(src)), ENOENT);
@@ -144,6 +209,15 @@ START_TEST(package_with_a_member_larger_than_the_buffer)
     ck_assert_int_eq(rs_zip_add_path(z, "b", large, (apr_off_t)big, ml), APR_SUCCESS);
     ck_assert_int_eq(rs_zip_add_path(z, "c", small, 13, ms), APR_SUCCESS);
     ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), APR_SUCCESS);
+    {
+        /* The large member's header is rewritten after it was written
+         * out: the digests come from reading the package back. */
+        size_t plen;
+        char *pkg = ut_read(target, &plen), hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+        rs_hash_buf(pkg, plen, RS_HASH_MD5, hex);
+        ck_assert_int_eq(res.length, (apr_off_t)plen);
+        ck_assert_str_eq(res.hex[0], hex[0]);
+    }
 
     za = zip_open(target, ZIP_RDONLY | ZIP_CHECKCONS, &err);
     ck_assert_ptr_nonnull(za);
@@ -175,6 +249,7 @@ Suite *zipout_suite(void)
     TCase *tc = ut_tcase("zipout", 30);
     tcase_add_test(tc, writes_and_seeks_match_the_model);
     tcase_add_test(tc, rollback_and_free_remove_the_file);
+    tcase_add_test(tc, digests_on_the_way_out);
     tcase_add_test(tc, create_failure_keeps_errno);
     tcase_add_test(tc, package_with_a_member_larger_than_the_buffer);
     suite_add_tcase(s, tc);
