@@ -95,6 +95,14 @@ for my $u ($rx->findnodes('/sm:urlset/sm:url')) {
     }
 }
 
+# The problems found so far, as diagnostics and in
+# t/logs/changedump-problems.txt (kept when a run fails).
+sub note_problems {
+    diag(join "\n", @problems);
+    if (open my $o, '>>', RSTest::t_dir() . '/logs/changedump-problems.txt') { print $o map { "$_\n" } @problems; }
+    return 0;
+}
+
 # Apply every package of changedump.xml not applied yet, oldest first,
 # with the changes whose datetime is not before the dump's `at`.  Each
 # package and manifest is checked; a listed package that fails is a
@@ -202,7 +210,7 @@ is_deeply($versions{'x.txt'}, ["x1 first\n", "x2 second!\n", "x3 third!!\n"],
           'x.txt updated three times: three members with the three versions\' bytes');
 is_deeply($versions{'gone.txt'}, ["recorded, then deleted\n"],
           'a file deleted after its change: the package has the recorded bytes');
-is(scalar(@problems), 0, 'every package and manifest checks out') or diag(join "\n", @problems);
+is(scalar(@problems), 0, 'every package and manifest checks out') or note_problems();
 
 # Unknown names: 404.
 my $hist = (keys %applied)[0] =~ m{/changedump/([0-9a-f]{8})-} ? $1 : 'none';
@@ -243,7 +251,7 @@ for my $kind ('graceful', 'hard', 'stop/start') {
     put("$src/x.txt", "x after $kind\n");
     is(sync_equal(60), '', "after the $kind restart: equal");
     is(scalar(@problems), 0, "after the $kind restart: every package checks out")
-        or diag(join "\n", @problems);
+        or note_problems();
 }
 
 # Retention: a package goes with its Change List.
