@@ -26,6 +26,23 @@ static void put(zip_source_t *src, unsigned char *model, zip_uint64_t at, size_t
     free(b);
 }
 
+/* Commit the write, free the source, and check the file is the model;
+ * returns the file's bytes. */
+static char *commit_and_compare(zip_source_t *src, zip_error_t *ze, const char *path,
+                                const unsigned char *model, size_t total)
+{
+    size_t len;
+    char *data;
+
+    ck_assert_int_eq(zip_source_commit_write(src), 0);
+    zip_source_free(src);
+    zip_error_fini(ze);
+    data = ut_read(path, &len);
+    ck_assert_uint_eq(len, total);
+    ck_assert(memcmp(data, model, total) == 0);
+    return data;
+}
+
 /* Appends across several buffer fills, rewrites inside the kept bytes,
  * before them (the file itself) and at the start, then appends again:
  * the file is the model, byte for byte. */
@@ -33,12 +50,11 @@ START_TEST(writes_and_seeks_match_the_model)
 {
     const char *dir = ut_tempdir("zipout-model");
     const char *path = ut_path(dir, "out");
-    size_t total = 3 * RS_ZIPOUT_BUF + 12345, len;
+    size_t total = 3 * RS_ZIPOUT_BUF + 12345;
     unsigned char *model = calloc(1, total);
     zip_error_t ze;
     zip_source_t *src;
     zip_uint64_t at = 0;
-    char *data;
 
     zip_error_init(&ze);
     src = rs_zipout_source(path, ut_pool, &ze, NULL);
@@ -60,13 +76,7 @@ START_TEST(writes_and_seeks_match_the_model)
     put(src, model, 0, 4, 'P');
     ck_assert_int_eq(zip_source_seek_write(src, (zip_int64_t)at, SEEK_SET), 0);
     put(src, model, at, total - at, 'e');
-    ck_assert_int_eq(zip_source_commit_write(src), 0);
-    zip_source_free(src);
-    zip_error_fini(&ze);
-
-    data = ut_read(path, &len);
-    ck_assert_uint_eq(len, total);
-    ck_assert(memcmp(data, model, total) == 0);
+    commit_and_compare(src, &ze, path, model, total);
     free(model);
 }
 END_TEST
@@ -78,7 +88,7 @@ static void digest_run(int far_seek)
 {
     const char *dir = ut_tempdir(far_seek ? "zipout-hash-far" : "zipout-hash");
     const char *path = ut_path(dir, "out");
-    size_t total = 3 * RS_ZIPOUT_BUF + 777, len;
+    size_t total = 3 * RS_ZIPOUT_BUF + 777;
     unsigned char *model = calloc(1, total);
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], want[RS_HASH_COUNT][RS_HASH_HEXMAX], *data;
     zip_error_t ze;
@@ -109,14 +119,8 @@ static void digest_run(int far_seek)
         ck_assert_int_eq(zip_source_seek_write(src, 0, SEEK_END), 0);
     }
     put(src, model, at, total - at, 'e');
-    ck_assert_int_eq(zip_source_commit_write(src), 0);
-    zip_source_free(src);
-    zip_error_fini(&ze);
-
-    data = ut_read(path, &len);
-    ck_assert_uint_eq(len, total);
-    ck_assert(memcmp(data, model, total) == 0);
-    rs_hash_buf(data, len, RS_HASH_MD5 | RS_HASH_SHA256, want);
+    data = commit_and_compare(src, &ze, path, model, total);
+    rs_hash_buf(data, total, RS_HASH_MD5 | RS_HASH_SHA256, want);
     if (far_seek) {
         ck_assert_int_eq(rs_zipout_digests(o, hex, &n), 0);
     }
