@@ -10,6 +10,9 @@
  * its statements are all "CREATE ... IF NOT EXISTS", so applying it to
  * such a database creates nothing and loses nothing.  A new version adds
  * a step to each unit whose tables change and raises RS_SCHEMA_VERSION.
+ *
+ * Version 2 adds the notification outbox (rs_notify: notifications,
+ * notify_dests).
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -19,7 +22,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 1
+#define RS_SCHEMA_VERSION 2
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are
