@@ -72,6 +72,7 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_MAX_RECENT       262144
 #define RS_DEFAULT_MASSDEL_SHARE 50  /* ResourceSyncMassDeletion: percent */
 #define RS_DEFAULT_MASSDEL_MIN   100 /* ... and files */
+#define RS_DEFAULT_NOTIFY_DELAY apr_time_from_msec(100)
 #define RS_DEFAULT_PERIOD   apr_time_from_sec(86400)
 #define RS_DEFAULT_RETENTION apr_time_from_sec(30 * 86400)
 #define RS_WELL_KNOWN       "/.well-known/resourcesync"
@@ -108,6 +109,9 @@ typedef struct rs_set_t {
     int cdump;                  /* ResourceSyncChangeDump on */
     const char *capture_dir;    /* <statedir>/capture/<name> */
     const char *cdump_dir;      /* <statedir>/changedumps/<name> */
+    int notify;                 /* ResourceSyncNotify on */
+    apr_interval_time_t notify_delay;   /* ResourceSyncNotifyDelay */
+    const char *notify_dir;     /* <statedir>/notify/<name> */
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -136,6 +140,8 @@ struct rs_dir_conf {
     apr_int64_t dump_size;      /* RS_UNSET or bytes (MiB given) */
     apr_interval_time_t dump_grace;  /* RS_UNSET or > 0 */
     int cdump;                  /* RS_UNSET, 0 (off), 1 (on) */
+    int notify;                 /* RS_UNSET, 0 (off), 1 (on) */
+    apr_interval_time_t notify_delay;   /* RS_UNSET or 0..1 h */
 };
 
 typedef struct rs_srv_conf {

@@ -42,6 +42,8 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->dump_size = RS_UNSET;
     c->dump_grace = RS_UNSET;
     c->cdump = RS_UNSET;
+    c->notify = RS_UNSET;
+    c->notify_delay = RS_UNSET;
     return c;
 }
 
@@ -68,6 +70,8 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->dump_size = add->dump_size != RS_UNSET ? add->dump_size : base->dump_size;
     c->dump_grace = add->dump_grace != RS_UNSET ? add->dump_grace : base->dump_grace;
     c->cdump = add->cdump != RS_UNSET ? add->cdump : base->cdump;
+    c->notify = add->notify != RS_UNSET ? add->notify : base->notify;
+    c->notify_delay = add->notify_delay != RS_UNSET ? add->notify_delay : base->notify_delay;
     return c;
 }
 
@@ -390,6 +394,9 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
                                                 : eff->dump_size;
     set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
     set->cdump = eff->cdump == 1;
+    set->notify = eff->notify == 1;
+    set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY
+                                                      : eff->notify_delay;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -408,6 +415,7 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
     set->capture_dir = rs_statedir_captureset(pconf, rs_global.state_dir, set->name);
     set->cdump_dir = rs_statedir_cdumpset(pconf, rs_global.state_dir, set->name);
     set->cl_index_url = apr_pstrcat(pconf, set->doc_base, "changelist.xml", NULL);
+    set->notify_dir = rs_statedir_notifyset(pconf, rs_global.state_dir, set->name);
 }
 
 /* The state directory must never be served: not inside a set's directory

@@ -539,6 +539,39 @@ static const char *set_change_dump(cmd_parms *cmd, void *mconfig, const char *ar
     return NULL;
 }
 
+static const char *set_notify(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(arg, "on")) {
+        dc->notify = 1;
+    }
+    else if (!strcasecmp(arg, "off")) {
+        dc->notify = 0;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncNotify: '%s' is not On or Off", arg);
+    }
+    return NULL;
+}
+
+static const char *set_notify_delay(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_dir_conf *dc = mconfig;
+    const char *err = option_context(cmd, mconfig);
+    if (err) {
+        return err;
+    }
+    if (!rs_parse_delay(arg, &dc->notify_delay)) {
+        return apr_psprintf(cmd->pool, "ResourceSyncNotifyDelay: '%s' is not a delay from 0 "
+                            "to 1h (e.g. 100ms, 2s)", arg);
+    }
+    return NULL;
+}
+
 static const char *set_spec_version(cmd_parms *cmd, void *mconfig, const char *arg)
 {
     rs_dir_conf *dc = mconfig;
@@ -605,6 +638,10 @@ const command_rec rs_cmds[] = {
                   "(default 1d)"),
     AP_INIT_TAKE1("ResourceSyncChangeDump", set_change_dump, NULL, RSRC_CONF | ACCESS_CONF,
                   "One Change Dump package per closed Change List: on or off (default)"),
+    AP_INIT_TAKE1("ResourceSyncNotify", set_notify, NULL, RSRC_CONF | ACCESS_CONF,
+                  "Change and Framework Notifications of the set: on or off (default)"),
+    AP_INIT_TAKE1("ResourceSyncNotifyDelay", set_notify_delay, NULL, RSRC_CONF | ACCESS_CONF,
+                  "How long a change notification waits for more changes (default 100ms)"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,

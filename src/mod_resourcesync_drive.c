@@ -161,6 +161,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         if (ws->store_err && ws->retry_at < next) {
             next = ws->retry_at;
         }
+        if (rs_notifyw_next(ws) && rs_notifyw_next(ws) < next) {
+            next = rs_notifyw_next(ws);
+        }
         if (ws->w) {
             l->pfd[l->nfds].fd = rs_watch_fd(ws->w);
             l->pfd[l->nfds].events = POLLIN;
@@ -346,6 +349,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
                 set_retry(d, ws, now);
                 continue;
             }
+            rs_notifyw_poll(ws, d->iter, now);
             if (ws->w && set_events(d, ws, now)) {
                 continue;
             }

@@ -99,6 +99,13 @@ typedef struct wset_t {
     apr_time_t cdump_next;
     int cdump_written;         /* a job of this watcher wrote changedump.xml */
     int cdump_nospace;         /* the last job found the disk full (logged once) */
+    /* Notifications (mod_resourcesync_notify.c), monotonic times: when
+     * the open change notification is to be looked at again (0: none),
+     * the next sweep and pruning; started: the first poll ran. */
+    apr_time_t notify_due;
+    apr_time_t notify_sweep;
+    apr_time_t notify_prune;
+    int notify_started;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -131,6 +138,25 @@ int rs_dumpjob_no_space(apr_status_t rv);
 void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a Change Dump job is in progress (a snapshot then waits). */
 int rs_cdumpjob_busy(void);
+
+/* mod_resourcesync_notify.c: Change and Framework Notifications.
+ * attach: a recorder of the set also carries its records in the outbox
+ * (ResourceSyncNotify on).  changed: after the commit of rc's records,
+ * the open notification is due after ResourceSyncNotifyDelay.  next: when
+ * the event loop must wake for the set (monotonic, 0: no need).  poll:
+ * seal what is due, write the topic files, sweep and prune (at the first
+ * call: seal what an earlier watcher left open).  framework: store a
+ * sealed framework notification of `entries` (rs_notify_fw_entry_t, added
+ * with fw_add) and rewrite framework.xml; a no-op when notifications are
+ * off. */
+struct rs_recorder_t;
+void rs_notifyw_attach(wset_t *ws, struct rs_recorder_t *rc);
+void rs_notifyw_changed(wset_t *ws, struct rs_recorder_t *rc);
+apr_time_t rs_notifyw_next(const wset_t *ws);
+void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries);
+void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
+                       const char *capability, apr_time_t datetime, const char *index);
 
 /* mod_resourcesync_avail.c: never publish a set emptied by mistake (see
  * that file). */

@@ -103,6 +103,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
         /* Change Dumps: what this scan journals is captured as it is
          * hashed (rs_capture.h). */
         so->capture_dir = set->cdump ? set->capture_dir : NULL;
+        rs_notifyw_attach(ws, *rc);
     }
 }
 
@@ -118,6 +119,7 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
     apr_status_t rv;
 
     rs_changes_publish(p, rc, ws->set, &ws->status);
+    rs_notifyw_changed(ws, rc);
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
         return APR_SUCCESS;
     }

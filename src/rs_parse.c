@@ -212,6 +212,36 @@ int rs_parse_duration(const char *s, apr_interval_time_t *out)
     return 1;
 }
 
+int rs_parse_delay(const char *s, apr_interval_time_t *out)
+{
+    size_t n = strlen(s), i;
+    apr_int64_t ms = 0;
+    apr_interval_time_t d;
+
+    if (n > 2 && n <= 9 && !strcmp(s + n - 2, "ms")) {
+        for (i = 0; i < n - 2; i++) {
+            if (!apr_isdigit(s[i])) {
+                return 0;
+            }
+            ms = ms * 10 + (s[i] - '0');
+        }
+        if (ms > 3600 * 1000) {
+            return 0;
+        }
+        *out = (apr_interval_time_t)ms * 1000;
+        return 1;
+    }
+    if (!strcmp(s, "0")) {
+        *out = 0;
+        return 1;
+    }
+    if (!rs_parse_duration(s, &d) || d > apr_time_from_sec(3600)) {
+        return 0;
+    }
+    *out = d;
+    return 1;
+}
+
 rs_parse_hash_rc_t rs_parse_hashes(int argc, const char *const argv[], unsigned *mask,
                                    int *bad)
 {

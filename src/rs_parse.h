@@ -99,6 +99,11 @@ int rs_parse_int(const char *s, apr_int64_t min, apr_int64_t max, apr_int64_t *o
  * 3650 days.  Returns 1 or 0. */
 int rs_parse_duration(const char *s, apr_interval_time_t *out);
 
+/* A short delay from 0 to one hour: whole milliseconds with the unit
+ * "ms" ("100ms", "0ms"), "0", or a duration as above ("2s", "1m").
+ * Returns 1 or 0. */
+int rs_parse_delay(const char *s, apr_interval_time_t *out);
+
 /* Outcome of rs_parse_hashes. */
 typedef enum rs_parse_hash_rc_t {
     RS_PARSE_OK = 0,

@@ -1,6 +1,7 @@
 /* rs_recorder.c - see rs_recorder.h */
 #include <string.h>
 #include "rs_recorder.h"
+#include "rs_notify.h"
 #include "rs_ring.h"
 
 struct rs_recorder_t {
@@ -10,6 +11,8 @@ struct rs_recorder_t {
     apr_pool_t *pool;           /* of the window and the renderer */
     rs_entry_renderer_t *rr;    /* made on first use */
     apr_int64_t appended;
+    rs_notify_t *notify;        /* NULL: notifications off */
+    int notify_max;
     /* The window: record k of the ones since the last take is in
      * win[k % cap], its entry's bytes in the slot-sized wbuf[k % cap].
      * Both arrays have walloc elements, doubled (up to cap) while the
@@ -101,11 +104,21 @@ apr_status_t rs_recorder_record(void *baton, int change, const rs_item_t *it)
     if (rv != APR_SUCCESS) {
         return rv;
     }
+    if (rc->notify && (rv = rs_notify_extend(rc->notify, rc->set, &r, rc->notify_max))
+                      != APR_SUCCESS) {
+        return rv;
+    }
     rc->appended++;
     if (rc->cap) {
         window_put(rc, &r);
     }
     return APR_SUCCESS;
+}
+
+void rs_recorder_notify(rs_recorder_t *rc, rs_notify_t *n, int max)
+{
+    rc->notify = n;
+    rc->notify_max = max > 0 ? max : 1;
 }
 
 apr_int64_t rs_recorder_appended(const rs_recorder_t *rc)

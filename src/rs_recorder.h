@@ -42,6 +42,13 @@ rs_recorder_t *rs_recorder_create(apr_pool_t *p, rs_journal_t *j, const char *se
  * that record from the store.  Returns the journal's status. */
 apr_status_t rs_recorder_record(void *baton, int change, const rs_item_t *it);
 
+/* Also carry every record in the set's open change notification of
+ * outbox n (rs_notify_extend, at most max records each), in the same
+ * transaction as the record: a committed record is always in the outbox.
+ * n NULL: no notifications (the default). */
+typedef struct rs_notify_t rs_notify_t;
+void rs_recorder_notify(rs_recorder_t *rc, rs_notify_t *n, int max);
+
 /* Records appended since the recorder was made (taking does not reset);
  * 0 for NULL. */
 apr_int64_t rs_recorder_appended(const rs_recorder_t *rc);

@@ -85,6 +85,11 @@ const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char
     return apr_pstrcat(p, rs_statedir_changedumps(p, statedir), "/", set, NULL);
 }
 
+const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/notify/", set, NULL);
+}
+
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
                                    apr_int64_t id, int manifest)
 {

@@ -77,6 +77,9 @@ const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
 /* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
 const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/notify/<set>: the set's notification topics (files
+ * change.xml and framework.xml: the newest sealed payload of each). */
+const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const char *set);
 /* Files of that directory: changedump.xml (id == 0), else the package
  * <history>-<id>.zip of closed Change List id, or its manifest copy. */
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,

@@ -237,6 +237,27 @@ START_TEST(int_values)
 }
 END_TEST
 
+START_TEST(delays)
+{
+    apr_interval_time_t d = 77;
+    ck_assert(rs_parse_delay("100ms", &d) && d == apr_time_from_msec(100));
+    ck_assert(rs_parse_delay("0ms", &d) && d == 0);
+    ck_assert(rs_parse_delay("0", &d) && d == 0);
+    ck_assert(rs_parse_delay("2s", &d) && d == apr_time_from_sec(2));
+    ck_assert(rs_parse_delay("3600000ms", &d) && d == apr_time_from_sec(3600));
+    ck_assert(rs_parse_delay("1h", &d) && d == apr_time_from_sec(3600));
+    d = 77;
+    ck_assert(!rs_parse_delay("3600001ms", &d));
+    ck_assert(!rs_parse_delay("2h", &d));
+    ck_assert(!rs_parse_delay("ms", &d));
+    ck_assert(!rs_parse_delay("-1ms", &d));
+    ck_assert(!rs_parse_delay("1.5ms", &d));
+    ck_assert(!rs_parse_delay("10 ms", &d));
+    ck_assert(!rs_parse_delay("", &d));
+    ck_assert(d == 77);
+}
+END_TEST
+
 START_TEST(durations)
 {
     apr_interval_time_t d = 0;
@@ -385,6 +406,7 @@ Suite *parse_suite(void)
     tc = ut_tcase("directive", 10);
     tcase_add_test(tc, int_values);
     tcase_add_test(tc, durations);
+    tcase_add_test(tc, delays);
     tcase_add_test(tc, hash_lists);
     tcase_add_test(tc, set_names);
     tcase_add_test(tc, url_paths);

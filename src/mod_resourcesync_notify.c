@@ -1,0 +1,259 @@
+/* mod_resourcesync_notify.c - Change and Framework Notifications in the
+ * watcher: the outbox (rs_notify) on the driver's store connection,
+ * sealing after ResourceSyncNotifyDelay, framework notifications, and the
+ * topic files children serve.
+ *
+ * Lifecycle of a change notification (see rs_notify.h): every journal
+ * record of a set with ResourceSyncNotify on is added to the set's open
+ * change notification by its recorder, in the transaction that appends
+ * it.  After the commit the driver notes when the notification becomes
+ * due (rs_notifyw_changed: now + the delay); the event loop wakes then
+ * (rs_notifyw_next) and seals what has had no new record for the delay
+ * (rs_notifyw_poll), or at once what holds ResourceSyncMaxEntries.  A
+ * watcher that dies between a commit and the seal leaves the
+ * notification open in the store; the next watcher seals every open one
+ * at its first poll, so nothing is lost.
+ *
+ * Framework notifications are stored sealed right after the commit of
+ * what they announce (a snapshot recorded, a Change List closed); one
+ * lost between that commit and its own (kill -9 in between) is not sent
+ * again: the next one follows.  At the first start of a set (no
+ * framework notification in the store), one announces its Capability
+ * List and the Source Description.
+ *
+ * Topic files: <statedir>/notify/<set>/change.xml and framework.xml hold
+ * the newest sealed payload of each topic, replaced atomically
+ * (rs_file_replace: temporary file, fsync, rename, directory fsync) after
+ * every seal and at the first poll (rebuilt from the store).
+ */
+#include <string.h>
+#include <apr_strings.h>
+#include <apr_file_io.h>
+#include "mod_resourcesync.h"
+#include "mod_resourcesync_drive.h"
+#include "rs_file.h"
+#include "rs_notify.h"
+#include "rs_recorder.h"
+#include "rs_time.h"
+
+/* How often the driver looks for open notifications it was not told of
+ * (records committed by a failed scan and published later) and prunes. */
+#define SWEEP apr_time_from_sec(1)
+#define PRUNE apr_time_from_sec(60)
+
+/* The outbox on the driver's connection, opened again when the driver
+ * replaced its connection (rs_storefail_reopen). */
+static rs_notify_t *box;
+static rs_db_t *box_db;
+
+static rs_notify_t *outbox(rs_drive_t *d)
+{
+    if (!d->store || !d->journal) {
+        return NULL;
+    }
+    if (box_db != d->store) {
+        box = NULL;
+        if (rs_notify_open(&box, d->store, d->journal, d->store_pool ? d->store_pool : d->pool)
+            == APR_SUCCESS) {
+            box_db = d->store;
+        }
+    }
+    return box;
+}
+
+static void opts(const wset_t *ws, rs_notify_opts_t *o)
+{
+    const rs_set_t *set = ws->set;
+    memset(o, 0, sizeof(*o));
+    o->set = set->name;
+    o->entry.url_base = set->root_url;
+    o->entry.hashes = set->hashes;
+    o->entry.spec10 = set->spec10;
+    o->capability_url = set->capability_url;
+    o->max_entries = set->max_entries;
+}
+
+void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
+{
+    rs_notify_t *n;
+    if (rc && ws->set->notify && (n = outbox(ws->d))) {
+        rs_recorder_notify(rc, n, ws->set->max_entries);
+    }
+}
+
+void rs_notifyw_changed(wset_t *ws, rs_recorder_t *rc)
+{
+    if (ws->set->notify && rs_recorder_appended(rc) > 0 && !ws->notify_due) {
+        ws->notify_due = rs_time_mono() + ws->set->notify_delay;
+    }
+}
+
+apr_time_t rs_notifyw_next(const wset_t *ws)
+{
+    return ws->set->notify ? ws->notify_due : 0;
+}
+
+/* ----------------------------------------------------------- topic files */
+
+typedef struct {
+    const char *buf;
+    apr_size_t len;
+} bytes_t;
+
+static apr_status_t write_bytes(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    bytes_t *b = baton;
+    apr_size_t n = b->len;
+    (void)p;
+    return n ? apr_file_write_full(f, b->buf, n, NULL) : APR_SUCCESS;
+}
+
+/* Replace the topic file with the newest sealed payload of topic. */
+static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
+{
+    rs_notify_t *n = outbox(ws->d);
+    rs_notification_t x;
+    const char *path;
+    bytes_t b;
+    apr_status_t rv;
+
+    if (!n || (rv = rs_notify_latest(n, p, ws->set->name, topic, &x)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
+                    "set %s: cannot read its %s notifications", ws->set->name, topic);
+        return;
+    }
+    if (!x.id) {
+        return;
+    }
+    apr_dir_make_recursive(ws->set->notify_dir, APR_FPROT_OS_DEFAULT, p);
+    path = apr_pstrcat(p, ws->set->notify_dir, "/", topic, ".xml", NULL);
+    b.buf = x.payload;
+    b.len = x.payload_len;
+    if ((rv = rs_file_replace(p, path, write_bytes, &b)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
+    }
+}
+
+/* ------------------------------------------------- framework notifications */
+
+void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
+{
+    rs_notify_t *n = outbox(ws->d);
+    rs_notify_opts_t o;
+    apr_status_t rv;
+
+    if (!ws->set->notify || !entries->nelts) {
+        return;
+    }
+    opts(ws, &o);
+    if (!n || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL))
+              != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
+                    "set %s: cannot store a framework notification", ws->set->name);
+        return;
+    }
+    write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
+}
+
+void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
+                       const char *capability, apr_time_t datetime, const char *index)
+{
+    rs_notify_fw_entry_t *e = apr_array_push(entries);
+    e->loc = loc;
+    e->change = change;
+    e->capability = capability;
+    e->datetime = datetime;
+    e->index = index;
+}
+
+/* At the first start of a set: its Capability List and the Source
+ * Description are announced once. */
+static void first_framework(wset_t *ws, apr_pool_t *p)
+{
+    const rs_set_t *set = ws->set;
+    rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
+    apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
+    rs_notification_t x;
+    apr_time_t now = apr_time_now();
+
+    if (rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x) != APR_SUCCESS
+        || x.id) {
+        return;
+    }
+    rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
+    rs_notifyw_fw_add(e, apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL), "updated",
+                      "description", now, NULL);
+    rs_notifyw_framework(ws, p, e);
+}
+
+/* ------------------------------------------------------------- sealing */
+
+/* Seal what is due; quiet_before APR_INT64_MAX: everything open. */
+static void seal(wset_t *ws, apr_pool_t *p, apr_time_t quiet_before)
+{
+    rs_notify_t *n = outbox(ws->d);
+    rs_notify_opts_t o;
+    apr_time_t due = 0;
+    int sealed = 0;
+    apr_status_t rv;
+
+    opts(ws, &o);
+    if (!n || (rv = rs_notify_seal(n, p, &o, quiet_before, &sealed, &due)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
+                    "set %s: cannot seal its change notifications", ws->set->name);
+        ws->notify_due = rs_time_mono() + SWEEP;
+        return;
+    }
+    /* The newest one stays open: wake when it has been quiet long enough. */
+    ws->notify_due = 0;
+    if (due) {
+        apr_time_t left = due + ws->set->notify_delay - apr_time_now();
+        ws->notify_due = rs_time_mono() + (left > 1000 ? left : 1000);
+    }
+    if (sealed) {
+        write_topic(ws, p, RS_NOTIFY_CHANGE);
+    }
+}
+
+/* Open notifications nobody announced, and pruning, now and then. */
+static void sweep(wset_t *ws, apr_pool_t *p, apr_time_t now)
+{
+    rs_notify_t *n = outbox(ws->d);
+    int open = 0;
+
+    ws->notify_sweep = now + SWEEP;
+    if (n && !ws->notify_due && rs_notify_has_open(n, ws->set->name, &open) == APR_SUCCESS
+        && open) {
+        ws->notify_due = now;
+    }
+    if (n && now >= ws->notify_prune) {
+        apr_time_t cutoff = apr_time_now() - RS_NOTIFY_RETENTION;
+        ws->notify_prune = now + PRUNE;
+        rs_notify_prune(n, ws->set->name, RS_NOTIFY_CHANGE, cutoff, NULL);
+        rs_notify_prune(n, ws->set->name, RS_NOTIFY_FRAMEWORK, cutoff, NULL);
+    }
+    (void)p;
+}
+
+void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
+{
+    if (!ws->set->notify || ws->store_err || !outbox(ws->d)) {
+        return;
+    }
+    if (!ws->notify_started) {
+        /* What a previous watcher left open is sealed now; the topic
+         * files are rebuilt from the store. */
+        ws->notify_started = 1;
+        seal(ws, p, APR_INT64_MAX);
+        write_topic(ws, p, RS_NOTIFY_CHANGE);
+        first_framework(ws, p);
+        write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
+        return;
+    }
+    if (now >= ws->notify_sweep) {
+        sweep(ws, p, now);
+    }
+    if (ws->notify_due && now >= ws->notify_due) {
+        seal(ws, p, apr_time_now() - ws->set->notify_delay);
+    }
+}
