@@ -17,6 +17,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_notify.h"
 #include "rs_scan.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -107,6 +108,24 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     }
 }
 
+/* Framework notification: Change Lists old_id .. new_id - 1 closed
+ * (updated: they got their until), new_id opened (created). */
+static void lists_closed(apr_pool_t *p, wset_t *ws, apr_int64_t old_id, apr_int64_t new_id)
+{
+    apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
+    const char *prefix = apr_pstrcat(p, ws->set->doc_base, "changelist/", ws->status.history,
+                                     "-", NULL);
+    apr_time_t now = apr_time_now();
+    apr_int64_t id;
+
+    for (id = old_id > 0 ? old_id : new_id; id <= new_id; id++) {
+        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_INT64_T_FMT ".xml", prefix, id),
+                          id < new_id ? "updated" : "created", "changelist", now,
+                          ws->set->cl_index_url);
+    }
+    rs_notifyw_framework(ws, p, e);
+}
+
 /* After records were committed: into the ring, then the Change Lists
  * (closing, retention, files).  full == 0 (an event batch): the lists are
  * only looked at when the open one may have reached
@@ -135,6 +154,7 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
         rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
                     " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
                     open_id, ws->status.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
+        lists_closed(p, ws, open_id, ws->status.cl_open_id);
     }
     return APR_SUCCESS;
 }

@@ -19,6 +19,7 @@
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_generation.h"
+#include "rs_notify.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
 
@@ -117,6 +118,27 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
     }
 }
 
+/* Framework notification of a new Resource List: the list itself, or
+ * its first part under the index (the Framework Notification
+ * specification sends one entry per new list under an index). */
+static void snap_notify(snapjob_t *j, apr_pool_t *p)
+{
+    wset_t *ws = j->ws;
+    const rs_set_t *set = ws->set;
+    apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
+    const char *change = j->info.gen <= 1 ? "created" : "updated";
+
+    if (j->info.parts > 1) {
+        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-1.xml",
+                                          j->sn.part_url_prefix, j->info.gen),
+                          change, "resourcelist", j->info.at, set->list_url);
+    }
+    else {
+        rs_notifyw_fw_add(e, set->list_url, change, "resourcelist", j->info.at, NULL);
+    }
+    rs_notifyw_framework(ws, p, e);
+}
+
 /* Driver's thread: put a written snapshot into place and publish it. */
 static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 {
@@ -155,6 +177,7 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
                 j->info.entries, j->info.parts);
+    snap_notify(j, p);
     prune(p, set, j->info.gen);
 }
 
