@@ -112,6 +112,10 @@ typedef struct rs_set_t {
     int notify;                 /* ResourceSyncNotify on */
     apr_interval_time_t notify_delay;   /* ResourceSyncNotifyDelay */
     const char *notify_dir;     /* <statedir>/notify/<name> */
+    /* URLs (const char *) of the hubs the topics advertise (Link header,
+     * Capability List), filled at post_config before the documents are
+     * rendered; NULL or empty: none. */
+    apr_array_header_t *notify_hubs;
     const char *cl_dir;         /* <statedir>/changelists/<name> */
     const char *cl_index_url;   /* .../changelist.xml */
     const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
@@ -227,6 +231,10 @@ const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);
+/* The value of a topic's Link header: "<topic URL>; rel=\"self\"" and
+ * ", <hub>; rel=\"hub\"" for each of set->notify_hubs (topic: "change"
+ * or "framework"). */
+const char *rs_notify_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic);
 
 /* mod_resourcesync_status.c: see that file for the segment's layout. */
 #define RS_STATE_STARTING  0

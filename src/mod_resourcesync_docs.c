@@ -68,6 +68,33 @@ static int finish(apr_pool_t *p, apr_pool_t *wp, rs_xml_t *w, buf_t *a,
     return 0;
 }
 
+/* The entries of the notification topics, each with rel="hub" links
+ * (Change Notification 1.0.1, Example 7). */
+static int topics(rs_xml_t *w, apr_pool_t *p, const rs_set_t *set)
+{
+    static const char *const names[] = { "change", "framework" };
+    int t, i;
+
+    for (t = 0; set->notify && t < 2; t++) {
+        rs_xml_attr_t md = { "capability", t ? "framework-notification"
+                                             : "change-notification" };
+        if (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base, "notify/", names[t], NULL),
+                               NULL) < 0) {
+            return -1;
+        }
+        for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {
+            if (rs_xml_ln(w, "hub", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
+                          NULL, 0) < 0) {
+                return -1;
+            }
+        }
+        if (rs_xml_md(w, &md, 1) < 0 || rs_xml_entry_end(w) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t *set)
 {
     buf_t *a = buf_make(p);
@@ -92,7 +119,8 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
                            || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))
         || (set->cdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
                                                              "changedump.xml", NULL), NULL) < 0
-                           || rs_xml_md(w, &cd, 1) < 0 || rs_xml_entry_end(w) < 0))) {
+                           || rs_xml_md(w, &cd, 1) < 0 || rs_xml_entry_end(w) < 0))
+        || topics(w, p, set) < 0) {
         apr_pool_destroy(wp);
         return -1;
     }

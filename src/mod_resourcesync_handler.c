@@ -9,6 +9,7 @@
  *   <prefix>/<set>/resourcelist/<history>-<gen>-<n>.xml   part n of snapshot gen
  *   <prefix>/<set>/changelist.xml                   Change List Index
  *   <prefix>/<set>/changelist/<history>-<id>.xml    Change List id
+ *   <prefix>/<set>/notify/change, notify/framework  notification topics
  *
  * <history> is the state store's history (rs_history.h): a URL of another
  * history than the one in the set's status entry is a 404, so a document
@@ -358,6 +359,41 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
                                                manifest), manifest ? 2 : 3);
 }
 
+const char *rs_notify_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
+{
+    const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"",
+                                NULL);
+    int i;
+
+    for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {
+        v = apr_pstrcat(p, v, ", <", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
+                        ">; rel=\"hub\"", NULL);
+    }
+    return v;
+}
+
+/* A notification topic: the newest payload the watcher wrote (a file
+ * replaced by rename: a strong ETag per version), or an empty body before
+ * the first; always the Link header with rel="self" and the hubs (on 304
+ * too).  404 when the set has notifications off. */
+static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
+{
+    const char *path;
+
+    if (!set->notify) {
+        return HTTP_NOT_FOUND;
+    }
+    apr_table_setn(r->headers_out, "Link", rs_notify_link_header(r->pool, set, topic));
+    path = apr_pstrcat(r->pool, set->notify_dir, "/", topic, ".xml", NULL);
+    if (rs_file_exists(r->pool, path)) {
+        return send_file(r, path, 0);
+    }
+    ap_set_content_type(r, "application/xml");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
+    ap_set_content_length(r, 0);
+    return OK;
+}
+
 int rs_handler_handle(request_rec *r)
 {
     rs_srv_conf *sc;
@@ -407,6 +443,8 @@ int rs_handler_handle(request_rec *r)
     case RS_DOC_CHANGEDUMP:
     case RS_DOC_CHANGEDUMP_PART:
         return serve_cdump(r, set, rp.arg);
+    case RS_DOC_NOTIFY:
+        return serve_notify(r, set, rp.arg);
     case RS_DOC_NONE:
         break;
     }

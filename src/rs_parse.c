@@ -50,6 +50,10 @@ int rs_parse_request_path(const char *rest, rs_request_path_t *out)
         out->kind = RS_DOC_CHANGEDUMP_PART;
         out->arg = doc + 11;
     }
+    else if (!strcmp(doc, "notify/change") || !strcmp(doc, "notify/framework")) {
+        out->kind = RS_DOC_NOTIFY;
+        out->arg = doc + 7;
+    }
     return 1;
 }
 

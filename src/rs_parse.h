@@ -27,7 +27,8 @@ typedef enum rs_doc_kind_t {
     RS_DOC_RESOURCEDUMP,      /* resourcedump.xml */
     RS_DOC_RESOURCEDUMP_PART, /* resourcedump/<arg>: see rs_parse_dump_part */
     RS_DOC_CHANGEDUMP,        /* changedump.xml */
-    RS_DOC_CHANGEDUMP_PART    /* changedump/<arg>: see rs_parse_cdump_part */
+    RS_DOC_CHANGEDUMP_PART,   /* changedump/<arg>: see rs_parse_cdump_part */
+    RS_DOC_NOTIFY             /* notify/<arg>: arg "change" or "framework" (a topic) */
 } rs_doc_kind_t;
 
 /* A request path below the prefix, split.  set points into the parsed

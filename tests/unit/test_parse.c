@@ -44,6 +44,16 @@ START_TEST(request_path_kinds)
     ck_assert_int_eq(path_of("/s/changedump").kind, RS_DOC_NONE);
     ck_assert_int_eq(path_of("/s/changedump.zip").kind, RS_DOC_NONE);
     ck_assert_int_eq(path_of("/s/resourcedump.zip").kind, RS_DOC_NONE);
+    rp = path_of("/s/notify/change");
+    ck_assert_int_eq(rp.kind, RS_DOC_NOTIFY);
+    ck_assert_str_eq(rp.arg, "change");
+    rp = path_of("/s/notify/framework");
+    ck_assert_int_eq(rp.kind, RS_DOC_NOTIFY);
+    ck_assert_str_eq(rp.arg, "framework");
+    ck_assert_int_eq(path_of("/s/notify/").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/notify/other").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/notify/change/").kind, RS_DOC_NONE);
+    ck_assert_int_eq(path_of("/s/notify").kind, RS_DOC_NONE);
     /* The rest after "resourcelist/" is the caller's to check. */
     rp = path_of("/s/resourcelist/");
     ck_assert_int_eq(rp.kind, RS_DOC_RESOURCELIST_PART);
