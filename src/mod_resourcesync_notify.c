@@ -136,15 +136,13 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
 
 /* ------------------------------------------------- framework notifications */
 
-void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
+/* Store a framework notification of entries and rewrite framework.xml. */
+static void store_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
 {
     rs_notify_t *n = outbox(ws->d);
     rs_notify_opts_t o;
     apr_status_t rv;
 
-    if (!ws->set->notify || !entries->nelts) {
-        return;
-    }
     opts(ws, &o);
     if (!n || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL))
               != APR_SUCCESS) {
@@ -153,17 +151,6 @@ void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *e
         return;
     }
     write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
-}
-
-void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
-                       const char *capability, apr_time_t datetime, const char *index)
-{
-    rs_notify_fw_entry_t *e = apr_array_push(entries);
-    e->loc = loc;
-    e->change = change;
-    e->capability = capability;
-    e->datetime = datetime;
-    e->index = index;
 }
 
 /* At the first start of a set: its Capability List and the Source
@@ -176,14 +163,39 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     rs_notification_t x;
     apr_time_t now = apr_time_now();
 
-    if (rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x) != APR_SUCCESS
-        || x.id) {
+    if (ws->notify_fw_checked || !outbox(ws->d)
+        || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
+           != APR_SUCCESS) {
+        return;
+    }
+    ws->notify_fw_checked = 1;
+    if (x.id) {
         return;
     }
     rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
     rs_notifyw_fw_add(e, apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL), "updated",
                       "description", now, NULL);
-    rs_notifyw_framework(ws, p, e);
+    store_framework(ws, p, e);
+}
+
+void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
+{
+    if (!ws->set->notify || !entries->nelts) {
+        return;
+    }
+    first_framework(ws, p);
+    store_framework(ws, p, entries);
+}
+
+void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
+                       const char *capability, apr_time_t datetime, const char *index)
+{
+    rs_notify_fw_entry_t *e = apr_array_push(entries);
+    e->loc = loc;
+    e->change = change;
+    e->capability = capability;
+    e->datetime = datetime;
+    e->index = index;
 }
 
 /* ------------------------------------------------------------- sealing */

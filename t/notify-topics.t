@@ -1,0 +1,162 @@
+# Notification topics (ResourceSyncNotify on): HEAD/GET/304/405 of
+# <prefix>/<set>/notify/change and notify/framework with their exact Link
+# header, 404 for a set with notifications off, the Capability List
+# entries; after file changes the notifications in the store form
+# contiguous intervals, carry every journal record exactly once, validate,
+# and their entries are the Change List's entries for the same records;
+# the change topic serves the newest; the framework topic announces the
+# first Resource List; a watcher killed with SIGKILL while a notification
+# is open loses none.  Private server; the outbox is read with sqlite3.
+use strict;
+use warnings;
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate wait_for
+              changes_of cap_url);
+use JSON::PP ();
+use Time::HiRes qw(sleep time);
+
+plan tests => 27;
+
+my $srv = started_server(
+    conf => STATE_CONF . "LogLevel info resourcesync:debug\n"
+          . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
+                     'ResourceSyncMaxEntries 3')
+          . set_conf('off', 'www/off'),
+    files => { 'www/data/a.txt' => "a\n", 'www/off/x.txt' => "x\n" });
+my $B = $srv->base;
+my $db = $srv->dir . '/state/state.db';
+my $change = "$B/resourcesync/n/notify/change";
+my $framework = "$B/resourcesync/n/notify/framework";
+
+# Rows of a query on the store (sqlite3 -json), [] when it has none.
+sub rows {
+    my ($sql) = @_;
+    my $out = `sqlite3 -json '$db' "$sql" 2>&1`;
+    return [] if $out =~ /^\s*$/;
+    return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
+}
+sub notifications {
+    rows("SELECT id, from_dt, until_dt, first_seq, last_seq, count, sealed, payload "
+         . "FROM notifications WHERE setname = 'n' AND topic = '$_[0]' ORDER BY id");
+}
+sub journal_seqs { map { $_->{seq} } @{ rows("SELECT seq FROM journal WHERE setname = 'n' "
+                                             . "ORDER BY seq") } }
+sub open_count { scalar grep { !$_->{sealed} } @{ notifications('change') } }
+
+# Entries of a <urlset> as "loc change datetime" strings.
+sub entries {
+    my $x = xpc(doc($_[0]));
+    map { join ' ', $x->findvalue('sm:loc', $_), $x->findvalue('rs:md/@change', $_),
+          $x->findvalue('rs:md/@datetime', $_) } $x->findnodes('/sm:urlset/sm:url');
+}
+
+# The change notifications once all are sealed and carry every journal
+# record: (\@notifications, @problems).
+sub check_outbox {
+    my ($what) = @_;
+    my @seqs = journal_seqs();
+    my $ns = notifications('change');
+    my @p;
+    my ($prev, %carried);
+    for my $n (@$ns) {
+        push @p, "$what: notification $n->{id} not sealed" unless $n->{sealed};
+        push @p, "$what: notification $n->{id} from $n->{from_dt} != previous until $prev->{until_dt}"
+            if $prev && $n->{from_dt} != $prev->{until_dt};
+        push @p, "$what: notification $n->{id} holds $n->{count} > 3" if $n->{count} > 3;
+        $carried{$_}++ for $n->{first_seq} .. $n->{last_seq};
+        if ($n->{sealed}) {
+            my $err = validate($n->{payload});
+            push @p, "$what: notification $n->{id} invalid: $err" if $err;
+            my @e = entries($n->{payload});
+            push @p, "$what: notification $n->{id} has " . @e . " entries, count $n->{count}"
+                if @e != $n->{count};
+        }
+        $prev = $n;
+    }
+    my @missing = grep { !$carried{$_} } @seqs;
+    my @twice = grep { $carried{$_} > 1 } keys %carried;
+    push @p, "$what: records in no notification: @missing" if @missing;
+    push @p, "$what: records in several: @twice" if @twice;
+    push @p, "$what: " . (keys %carried) . " carried, " . @seqs . " journaled"
+        if keys %carried != @seqs;
+    return ($ns, @p);
+}
+
+# ------------------------------------------------------------ topics
+my $link = qq(<$change>; rel="self");
+my $h = wait_for(sub { my $r = head($change); $r->code == 200 ? $r : undef }, 30);
+ok($h, 'HEAD of the change topic: 200');
+is($h && $h->header('Content-Type'), 'application/xml', 'Content-Type application/xml');
+is($h && $h->header('Content-Length'), '0', 'Content-Length 0 before the first notification');
+is($h && $h->header('Link'), $link, 'Link header: exactly rel="self" (no hub configured)');
+is(req('POST', $change)->code, 405, 'POST to a topic: 405');
+is(get("$B/resourcesync/off/notify/change")->code, 404, 'topic of a set without notifications: 404');
+is(get("$B/resourcesync/n/notify/other")->code, 404, 'unknown topic: 404');
+
+# -------------------------------------------------- Capability List
+my $cx = xpc(doc(get(cap_url('n', $B))->content));
+is(join(' ', map { $cx->findvalue('sm:loc', $_) . '=' . $cx->findvalue('rs:md/@capability', $_) }
+                 $cx->findnodes('/sm:urlset/sm:url[contains(rs:md/@capability, "notification")]')),
+   "$change=change-notification $framework=framework-notification",
+   'Capability List: one entry per topic');
+my $ox = xpc(doc(get(cap_url('off', $B))->content));
+is(scalar(() = $ox->findnodes('//sm:url[contains(rs:md/@capability, "notification")]')), 0,
+   'Capability List of a set without notifications: no topic');
+
+# ------------------------------------------------------- framework
+my $fw = wait_for(sub {
+    my $r = get($framework);
+    $r->code == 200 && $r->content =~ /capability="resourcelist"/ ? $r : undef }, 60);
+ok($fw, 'framework topic announces the first Resource List');
+is($fw && validate($fw->content), undef, 'framework payload validates');
+my $fx = $fw && xpc(doc($fw->content));
+is($fx && $fx->findvalue('/sm:urlset/rs:md/@capability'), 'framework-notification',
+   'framework payload: capability framework-notification');
+is($fw && $fw->header('Link'), qq(<$framework>; rel="self"), 'framework topic Link header');
+my $fws = notifications('framework');
+ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
+   && $fws->[0]{payload} =~ /capability="description"/,
+   'first framework notification: Capability List and Source Description');
+
+# ------------------------------------------------- change notifications
+# Changes in three bursts, each waited for until sealed.
+for my $burst (1 .. 3) {
+    RSTest::put($srv->dir . "/www/data/b$burst-$_.txt", "burst $burst file $_\n") for 1 .. 4;
+    wait_for(sub { my @s = journal_seqs(); @s >= 4 * $burst && !open_count() }, 30);
+}
+my ($ns, @p) = check_outbox('after the bursts');
+ok(@$ns >= 6, 'several change notifications (' . @$ns . ')');
+is_deeply(\@p, [], 'contiguous intervals, every record in exactly one, valid, at most 3 each');
+
+# Their entries are the Change List's entries for the same records.
+my @cl = wait_for(sub { my @c = changes_of('n', $B); @c >= 12 ? \@c : undef }, 30);
+my @cl_e = map { join ' ', $_->{loc}, $_->{change}, $_->{datetime} } @{ $cl[0] || [] };
+my @n_e = map { entries($_->{payload}) } @$ns;
+is_deeply(\@n_e, \@cl_e, 'notification entries == Change List entries, in order');
+ok(scalar(grep { /b3-4\.txt created/ } @n_e), 'the last change is carried');
+
+my $g = get($change);
+is($g->content, $ns->[-1]{payload}, 'the change topic serves the newest notification');
+is($g->header('Link'), $link, 'Link header on GET');
+my $etag = $g->header('ETag');
+like($etag // '', qr/^"[^"]+"$/, 'strong ETag');
+my $nm = get($change, 'If-None-Match' => $etag);
+is($nm->code, 304, 'If-None-Match: 304');
+is($nm->header('Link'), $link, 'Link header on 304');
+
+# ------------------------------------------- kill -9 with an open one
+RSTest::put($srv->dir . "/www/data/k$_.txt", "kill $_\n") for 1 .. 2;
+my $open = wait_for(sub { open_count() }, 30);
+my @w = $srv->watchers;
+ok($open && @w == 1 && kill('KILL', $w[0]), 'watcher killed while a notification is open');
+my $new = wait_for(sub { my @n = $srv->watchers; @n == 1 && $n[0] != $w[0] ? $n[0] : undef }, 30);
+ok($new, 'a new watcher runs');
+wait_for(sub { !open_count() && scalar(journal_seqs()) >= 14 }, 30);
+($ns, @p) = check_outbox('after kill -9');
+is_deeply(\@p, [], 'after kill -9: sealed by the next watcher, nothing lost, contiguous');
+
+my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ && !/died \(exit status or signal 9\)/ }
+          split /\n/, $srv->log_text;
+is_deeply(\@bad, [], 'no unexpected warnings or errors');
