@@ -156,6 +156,8 @@ void rs_notifyw_changed(wset_t *ws, struct rs_recorder_t *rc);
 apr_time_t rs_notifyw_next(const wset_t *ws);
 void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries);
+/* A new history: the open notifications go with the old journal. */
+apr_status_t rs_notifyw_reset(rs_drive_t *d);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);
 

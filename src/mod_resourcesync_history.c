@@ -180,6 +180,7 @@ static apr_status_t new_history(rs_drive_t *d, apr_pool_t *p, const char *old, c
      * a baseline, and the Change List Index starts at the new Resource
      * List's `at`, so a destination sees that it missed changes. */
     if ((rv = rs_journal_reset(d->journal)) != APR_SUCCESS
+        || (rv = rs_notifyw_reset(d)) != APR_SUCCESS
         || (rv = rs_history_new(d->history)) != APR_SUCCESS
         || (rv = rs_db_meta_put(d->store, RS_HISTORY_META, d->history)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot start a "

@@ -41,21 +41,25 @@
 #define SWEEP apr_time_from_sec(1)
 #define PRUNE apr_time_from_sec(60)
 
-/* The outbox on the driver's connection, opened again when the driver
- * replaced its connection (rs_storefail_reopen). */
+/* The outbox on the driver's connection and journal, opened again when
+ * the driver replaced them (rs_storefail_reopen).  It is allocated from
+ * the watcher's pool, not the store's (destroyed by a reopen), so it
+ * never outlives its memory; the few bytes of each reopen stay. */
 static rs_notify_t *box;
 static rs_db_t *box_db;
+static rs_journal_t *box_journal;
 
 static rs_notify_t *outbox(rs_drive_t *d)
 {
     if (!d->store || !d->journal) {
         return NULL;
     }
-    if (box_db != d->store) {
+    if (box_db != d->store || box_journal != d->journal) {
         box = NULL;
-        if (rs_notify_open(&box, d->store, d->journal, d->store_pool ? d->store_pool : d->pool)
-            == APR_SUCCESS) {
+        box_db = NULL;
+        if (rs_notify_open(&box, d->store, d->journal, d->pool) == APR_SUCCESS) {
             box_db = d->store;
+            box_journal = d->journal;
         }
     }
     return box;
@@ -71,6 +75,12 @@ static void opts(const wset_t *ws, rs_notify_opts_t *o)
     o->entry.spec10 = set->spec10;
     o->capability_url = set->capability_url;
     o->max_entries = set->max_entries;
+}
+
+apr_status_t rs_notifyw_reset(rs_drive_t *d)
+{
+    rs_notify_t *n = outbox(d);
+    return n ? rs_notify_reset(n) : APR_EGENERAL;
 }
 
 void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)

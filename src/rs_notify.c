@@ -38,7 +38,7 @@ static const char *const sql[N_MAX] = {
     "AND sealed = 1) "
     "AND id <= COALESCE((SELECT MIN(cursor) FROM notify_dests WHERE setname = %s "
     "AND topic = %s), id)",
-    "DELETE FROM notifications",
+    "DELETE FROM notifications WHERE sealed = 0",
     "SELECT COUNT(*) FROM notifications WHERE setname = %s AND topic = 'change' AND sealed = 0",
 };
 

@@ -136,7 +136,9 @@ apr_status_t rs_notify_has_open(rs_notify_t *n, const char *set, int *open);
 apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
                              apr_time_t cutoff, int *deleted);
 
-/* Forget every notification (a new history: the journal started over). */
+/* Forget the open (unsealed) notifications: their journal records are
+ * gone (a new history: the journal started over).  Sealed ones stay, so
+ * ids go on from theirs and delivery cursors stay valid. */
 apr_status_t rs_notify_reset(rs_notify_t *n);
 
 #endif

@@ -9,6 +9,7 @@
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_notify.h"
+#include "rs_recorder.h"
 #include "rs_schema.h"
 #include "rs_time.h"
 
@@ -315,6 +316,64 @@ START_TEST(prune_keeps_undelivered_and_newest)
 }
 END_TEST
 
+/* A recorder with the outbox attached: a record and its notification
+ * commit or roll back together. */
+START_TEST(recorder_carries_records_in_its_transaction)
+{
+    nf_t f;
+    rs_recorder_t *rc;
+    rs_item_t it;
+    apr_array_header_t *a;
+    int open = 1;
+
+    nf_init(&f, 10);
+    rc = rs_recorder_create(ut_pool, f.j, "s", &f.o.entry, 16);
+    rs_recorder_notify(rc, f.n, 10);
+    memset(&it, 0, sizeof(it));
+    it.dir = "d";
+    it.name = "x.txt";
+    it.size = 3;
+    it.type = "text/plain";
+    it.hash[0] = "900150983cd24fb0d6963f7d28e17f72";
+    ck_assert_int_eq(rs_db_begin(f.db), APR_SUCCESS);
+    ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_CREATED, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_rollback(f.db), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_has_open(f.n, "s", &open), APR_SUCCESS);
+    ck_assert_int_eq(open, 0);
+    ck_assert_int_eq(rs_db_begin(f.db), APR_SUCCESS);
+    ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_CREATED, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_UPDATED, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.db), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
+                     APR_SUCCESS);
+    a = all(&f, RS_NOTIFY_CHANGE);
+    ck_assert_int_eq(a->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(a, 0, rs_notification_t).count, 2);
+    assert_outbox(&f, a, APR_ARRAY_IDX(a, 0, rs_notification_t).last_seq);
+}
+END_TEST
+
+/* A new history forgets open notifications only: ids go on. */
+START_TEST(reset_keeps_sealed)
+{
+    nf_t f;
+    apr_array_header_t *a;
+    int open = 0;
+
+    nf_init(&f, 10);
+    record(&f, 2);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
+                     APR_SUCCESS);
+    record(&f, 1);
+    ck_assert_int_eq(rs_notify_reset(f.n), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_has_open(f.n, "s", &open), APR_SUCCESS);
+    ck_assert_int_eq(open, 0);
+    a = all(&f, RS_NOTIFY_CHANGE);
+    ck_assert_int_eq(a->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(a, 0, rs_notification_t).count, 2);
+}
+END_TEST
+
 Suite *notify_suite(void)
 {
     Suite *s = suite_create("rs_notify");
@@ -324,6 +383,8 @@ Suite *notify_suite(void)
     tcase_add_test(tc, open_notification_survives_a_new_connection);
     tcase_add_test(tc, framework_notifications);
     tcase_add_test(tc, prune_keeps_undelivered_and_newest);
+    tcase_add_test(tc, recorder_carries_records_in_its_transaction);
+    tcase_add_test(tc, reset_keeps_sealed);
     suite_add_tcase(s, tc);
     return s;
 }
