@@ -29,6 +29,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_notify.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
 #include "rs_history.h"
@@ -156,6 +157,16 @@ static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
     return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
 }
 
+/* Framework notification: the Change Dump got new packages (created:
+ * the first of this history). */
+static void cd_notify(wset_t *ws, apr_pool_t *p, int first)
+{
+    apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
+    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "changedump.xml", NULL),
+                      first ? "created" : "updated", "changedump", apr_time_now(), NULL);
+    rs_notifyw_framework(ws, p, e);
+}
+
 /* Driver's thread. */
 static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 {
@@ -164,7 +175,6 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     const char *name = ws->set->name;
 
     running = 0;
-    (void)p;
     if (c->skipped) {
         rs_log_emit(ws->log, RS_LOG_WARN, 0, "set %s: no Change Dump package for %d Change "
                     "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
@@ -199,6 +209,9 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         return;
     }
     ws->cdump_written = 1;
+    if (c->built) {
+        cd_notify(ws, p, !ws->status.cdump_ready);
+    }
     ws->status.cdump_ready = 1;
     ws->status.cdump_bytes = c->pkg_bytes;
     ws->status.capture_bytes = c->cap_bytes;

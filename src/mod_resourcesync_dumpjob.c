@@ -26,6 +26,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_notify.h"
 #include "rs_dump.h"
 #include "rs_generation.h"
 #include "rs_history.h"
@@ -104,6 +105,16 @@ static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
                                       : apr_time_from_sec(1));
 }
 
+/* Framework notification of a new Resource Dump (Framework Notification
+ * 1.0.1, Table 2: a Resource Dump is only ever created). */
+static void dump_notify(wset_t *ws, apr_pool_t *p)
+{
+    apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
+    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "resourcedump.xml", NULL),
+                      "created", "resourcedump", apr_time_now(), NULL);
+    rs_notifyw_framework(ws, p, e);
+}
+
 /* Driver's thread: publish a written dump, or drop it. */
 static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 {
@@ -142,6 +153,7 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                 " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
                 " bytes)", set->name, j->g.gen, j->info.entries, j->info.packages,
                 j->info.reused, j->info.bytes);
+    dump_notify(ws, p);
     rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
 }
 

@@ -17,12 +17,13 @@ use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate w
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 28;
+plan tests => 32;
 
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\n"
           . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
-                     'ResourceSyncMaxEntries 3')
+                     'ResourceSyncMaxEntries 3', 'ResourceSyncResourceDump 1',
+                     'ResourceSyncChangeDump on')
           . set_conf('off', 'www/off'),
     files => { 'www/data/a.txt' => "a\n", 'www/off/x.txt' => "x\n" });
 my $B = $srv->base;
@@ -149,6 +150,18 @@ my $nm = get($change, 'If-None-Match' => $etag);
 is($nm->code, 304, 'If-None-Match: 304');
 is($nm->header('Link'), $link, 'Link header on 304');
 
+# Framework notifications of closed Change Lists and of the dumps.
+my @fw = map { $_->{payload} } @{ notifications('framework') };
+my $ix = "$B/resourcesync/n/changelist.xml";
+ok(scalar(grep { m{<loc>\Q$B\E/resourcesync/n/changelist/[0-9a-f]{8}-1\.xml</loc>\s*<rs:md change="updated" capability="changelist" datetime="[^"]+"/>\s*<rs:ln rel="index" href="\Q$ix\E"/>} } @fw)
+   && scalar(grep { m{changelist/[0-9a-f]{8}-2\.xml</loc>\s*<rs:md change="created" capability="changelist"} } @fw),
+   'framework: Change List 1 closed (updated) and 2 opened (created), with rel="index"')
+    or diag(join "\n", @fw);
+ok(wait_for(sub { grep { /capability="resourcedump"/ } map { $_->{payload} } @{ notifications('framework') } }, 60),
+   'framework: a new Resource Dump');
+ok(wait_for(sub { grep { /capability="changedump"/ } map { $_->{payload} } @{ notifications('framework') } }, 60),
+   'framework: a new Change Dump package');
+
 # ------------------------------------------- kill -9 with an open one
 RSTest::put($srv->dir . "/www/data/k$_.txt", "kill $_\n") for 1 .. 2;
 my $open = wait_for(sub { open_count() }, 30);
@@ -159,6 +172,16 @@ ok($new, 'a new watcher runs');
 wait_for(sub { !open_count() && scalar(journal_seqs()) >= 14 }, 30);
 ($ns, @p) = check_outbox('after kill -9');
 is_deeply(\@p, [], 'after kill -9: sealed by the next watcher, nothing lost, contiguous');
+
+my ($fprev, @fp);
+for my $f (@{ notifications('framework') }) {
+    my $err = validate($f->{payload});
+    push @fp, "framework $f->{id} invalid: $err" if $err;
+    push @fp, "framework $f->{id} from $f->{from_dt} != previous until $fprev->{until_dt}"
+        if $fprev && $f->{from_dt} != $fprev->{until_dt};
+    $fprev = $f;
+}
+is_deeply(\@fp, [], 'every framework notification validates; contiguous intervals');
 
 my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ && !/died \(exit status or signal 9\)/ }
           split /\n/, $srv->log_text;
