@@ -135,6 +135,12 @@ my @cases = (
     ['ResourceSyncChangeDump with ResourceSyncHash none', STATE_CONF
         . set_conf('ds', 'www/data', 'ResourceSyncHash none', 'ResourceSyncChangeDump on'),
      qr/ResourceSyncChangeDump on \(set ds, [^)]*httpd\.conf:\d+\): needs a digest, but the set has ResourceSyncHash none/],
+    ['ResourceSyncNotify yes', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotify yes'),
+     qr/ResourceSyncNotify: 'yes' is not On or Off/],
+    ['ResourceSyncNotifyDelay 2h', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 2h'),
+     qr/ResourceSyncNotifyDelay: '2h' is not a delay from 0 to 1h \(e\.g\. 100ms, 2s\)/],
+    ['ResourceSyncNotifyDelay 1.5ms', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 1.5ms'),
+     qr/ResourceSyncNotifyDelay: '1\.5ms' is not a delay/],
     ['ResourceSyncSpecVersion 2.0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSpecVersion 2.0'),
      qr/ResourceSyncSpecVersion: '2\.0' is not 1\.1 or 1\.0/],
     ['ResourceSyncSet with an invalid URL-path', STATE_CONF
