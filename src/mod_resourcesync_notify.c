@@ -83,10 +83,17 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d)
     return n ? rs_notify_reset(n) : APR_EGENERAL;
 }
 
+static void start(wset_t *ws, apr_pool_t *p);
+
 void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
 {
     rs_notify_t *n;
     if (rc && ws->set->notify && (n = outbox(ws->d))) {
+        /* What an earlier watcher left open is sealed before this one
+         * journals anything (its startup reconciliation comes first). */
+        if (!ws->notify_started) {
+            start(ws, ws->d->iter);
+        }
         rs_recorder_notify(rc, n, ws->set->max_entries);
     }
 }
@@ -257,19 +264,25 @@ static void sweep(wset_t *ws, apr_pool_t *p, apr_time_t now)
     (void)p;
 }
 
+/* At the set's first scan or poll in this watcher: what a previous
+ * watcher left open is sealed; the topic files are rebuilt from the
+ * store. */
+static void start(wset_t *ws, apr_pool_t *p)
+{
+    ws->notify_started = 1;
+    seal(ws, p, APR_INT64_MAX);
+    write_topic(ws, p, RS_NOTIFY_CHANGE);
+    first_framework(ws, p);
+    write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
+}
+
 void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
     if (!ws->set->notify || ws->store_err || !outbox(ws->d)) {
         return;
     }
     if (!ws->notify_started) {
-        /* What a previous watcher left open is sealed now; the topic
-         * files are rebuilt from the store. */
-        ws->notify_started = 1;
-        seal(ws, p, APR_INT64_MAX);
-        write_topic(ws, p, RS_NOTIFY_CHANGE);
-        first_framework(ws, p);
-        write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
+        start(ws, p);
         return;
     }
     if (now >= ws->notify_sweep) {

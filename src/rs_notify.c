@@ -137,6 +137,27 @@ static void get_count(void *baton, apr_pool_t *p, const char *const *c, int nc)
 
 /* ---------------------------------------------------------- change topic */
 
+/* APR_EEXIST when the journal holds records of set with
+ * after < seq < before (records no notification carries). */
+static apr_status_t uncarried(rs_notify_t *n, const char *set, apr_int64_t after,
+                              apr_int64_t before)
+{
+    apr_array_header_t *recs;
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    if (before - after <= 1) {
+        return APR_SUCCESS;
+    }
+    apr_pool_create(&p, n->pool);
+    rv = rs_journal_records(n->j, p, set, after + 1, before - 1, 1, &recs);
+    if (rv == APR_SUCCESS && recs->nelts) {
+        rv = APR_EEXIST;
+    }
+    apr_pool_destroy(p);
+    return rv;
+}
+
 apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t *rec,
                               int max)
 {
@@ -161,7 +182,16 @@ apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t
         args[2] = &last.id;
         return exec(n, N_UPDATE, args, NULL);
     }
-    /* A new one continues the previous one's interval. */
+    /* A new one continues the previous one's interval, unless records of
+     * the set were journaled after the previous one's without being
+     * carried (notifications were off meanwhile): then the intervals have
+     * an honest gap. */
+    if (last.id && (rv = uncarried(n, set, last.last_seq, rec->seq)) != APR_SUCCESS) {
+        if (rv != APR_EEXIST) {
+            return rv;
+        }
+        last.id = 0;
+    }
     last.until = last.id ? last.until : rec->datetime;
     args[0] = set;
     args[1] = &last.until;

@@ -30,7 +30,9 @@
  * datetime + 1 µs.  The journal gives every later record of the set a
  * datetime above the last one, so the next record falls into the next
  * notification's interval: consecutive notifications are contiguous and
- * never overlap.
+ * never overlap.  Records of the set journaled while notifications were
+ * off are carried by none: the first notification after them starts at
+ * its first record's datetime, leaving a gap after the previous until.
  *
  * Threads: an rs_notify_t belongs to one connection (rs_db_t) and is
  * used by the thread that uses the connection.

@@ -353,6 +353,42 @@ START_TEST(recorder_carries_records_in_its_transaction)
 }
 END_TEST
 
+/* Records journaled while notifications were off are carried by none;
+ * the next notification starts after them with an honest gap. */
+START_TEST(gap_after_records_not_carried)
+{
+    nf_t f;
+    apr_array_header_t *a;
+    rs_record_t r;
+    const rs_notification_t *x, *y;
+
+    nf_init(&f, 10);
+    record(&f, 2);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
+                     APR_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    r.dir = "d";
+    r.name = "off.txt";
+    r.change = RS_CHANGE_CREATED;
+    r.type = "text/plain";
+    ck_assert_int_eq(rs_journal_append(f.j, "s", &r), APR_SUCCESS);    /* not carried */
+    record(&f, 1);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
+                     APR_SUCCESS);
+    a = all(&f, RS_NOTIFY_CHANGE);
+    ck_assert_int_eq(a->nelts, 2);
+    x = &APR_ARRAY_IDX(a, 0, rs_notification_t);
+    y = &APR_ARRAY_IDX(a, 1, rs_notification_t);
+    ck_assert_int_eq(y->first_seq, 4);
+    ck_assert_int_eq(y->count, 1);
+    ck_assert_int_gt(y->from, x->until);
+    ck_assert_ptr_null(strstr(y->payload, "off.txt"));
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(ut_xml_parse(y->payload,
+                                                                    y->payload_len)),
+                                  UT_NS_SM, "url"), 1);
+}
+END_TEST
+
 /* A new history forgets open notifications only: ids go on. */
 START_TEST(reset_keeps_sealed)
 {
@@ -385,6 +421,7 @@ Suite *notify_suite(void)
     tcase_add_test(tc, prune_keeps_undelivered_and_newest);
     tcase_add_test(tc, recorder_carries_records_in_its_transaction);
     tcase_add_test(tc, reset_keeps_sealed);
+    tcase_add_test(tc, gap_after_records_not_carried);
     suite_add_tcase(s, tc);
     return s;
 }
