@@ -395,16 +395,27 @@ apr_status_t rs_notify_after(rs_notify_t *n, apr_pool_t *p, const char *set, con
                              apr_int64_t after, int limit, apr_array_header_t **out)
 {
     const void *args[] = { set, topic, &after, &limit };
+    apr_status_t rv;
+    int i;
+
     *out = apr_array_make(p, limit > 0 && limit < 64 ? limit : 64, sizeof(rs_notification_t));
-    return query(n, p, N_AFTER, args, get_all, *out);
+    rv = query(n, p, N_AFTER, args, get_all, *out);
+    for (i = 0; i < (*out)->nelts; i++) {
+        APR_ARRAY_IDX(*out, i, rs_notification_t).topic = topic;
+    }
+    return rv;
 }
 
 apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set,
                               const char *topic, rs_notification_t *out)
 {
     const void *args[] = { set, topic };
+    apr_status_t rv;
+
     memset(out, 0, sizeof(*out));
-    return query(n, p, N_LATEST, args, get_one, out);
+    rv = query(n, p, N_LATEST, args, get_one, out);
+    out->topic = topic;
+    return rv;
 }
 
 apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,

@@ -204,6 +204,8 @@ START_TEST(split_at_max_entries_and_continuity)
     ck_assert_int_eq(rs_notify_latest(f.n, ut_pool, "s", RS_NOTIFY_CHANGE, &latest),
                      APR_SUCCESS);
     ck_assert_int_eq(latest.id, APR_ARRAY_IDX(a, 4, rs_notification_t).id);
+    ck_assert_str_eq(latest.topic, RS_NOTIFY_CHANGE);
+    ck_assert_str_eq(APR_ARRAY_IDX(a, 4, rs_notification_t).topic, RS_NOTIFY_CHANGE);
     ck_assert_str_eq(latest.payload, APR_ARRAY_IDX(a, 4, rs_notification_t).payload);
 }
 END_TEST
