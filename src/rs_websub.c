@@ -540,6 +540,11 @@ int rs_websub_inflight(rs_websub_t *ws)
     return ws->inflight;
 }
 
+int rs_websub_keys(rs_websub_t *ws)
+{
+    return (int)apr_hash_count(ws->dests);
+}
+
 static void dest_drop(rs_websub_t *ws, dest_t *d)
 {
     item_t *it, *next;

@@ -17,7 +17,8 @@
  * drives everything with rs_websub_run(), which waits up to a timeout for
  * network activity (curl_multi_poll) and invokes the completion callback
  * for each finished request, from inside rs_websub_run on the owner
- * thread.  The callback may submit new requests (also to the same key).
+ * thread.  The callback may submit new requests (also to the same key);
+ * it must not destroy the sender.
  * The ONLY call allowed from another thread is rs_websub_wakeup(), which
  * makes a concurrent rs_websub_run return early (curl_multi_wakeup), e.g.
  * after the other thread queued work the owner should pick up.
@@ -74,7 +75,7 @@ typedef struct rs_websub_req_t {
     const char *secret;           /* DELIVER: hub.secret (NULL: unsigned) */
     const char *sig_algo;         /* DELIVER: sha1|sha256|sha384|sha512
                                    * (NULL: sha256) */
-    const char *mode;             /* VERIFY: subscribe|unsubscribe|denied */
+    const char *mode;             /* VERIFY: subscribe|unsubscribe */
     apr_int64_t lease_seconds;    /* VERIFY: < 0 leaves hub.lease_seconds out */
     void *baton;                  /* handed back in the result */
 } rs_websub_req_t;
@@ -131,6 +132,10 @@ int rs_websub_pending(rs_websub_t *ws, const char *key);
 
 /* Requests in flight right now (all keys). */
 int rs_websub_inflight(rs_websub_t *ws);
+
+/* Keys currently held (with requests queued or in flight); keys without
+ * any are freed, so this returns to 0 when all is done. */
+int rs_websub_keys(rs_websub_t *ws);
 
 /* Free everything; queued and in-flight requests are dropped without a
  * callback.  Also run by the pool cleanup; calling it twice is harmless. */

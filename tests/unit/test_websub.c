@@ -518,6 +518,26 @@ START_TEST(parallel_cap)
 }
 END_TEST
 
+/* Many keys and requests: keys are freed when done, nothing stays queued. */
+START_TEST(keys_freed)
+{
+    rs_websub_t *ws = mk(4, 10000);
+    int i;
+
+    for (i = 0; i < 40; i++) {
+        fat(ws, apr_psprintf(ut_pool, "key%d", i % 20), "/ok/many", "<m/>", i);
+    }
+    ck_assert_int_eq(rs_websub_keys(ws), 20);
+    run_until(ws, 40);
+    ck_assert_int_eq(rs_websub_keys(ws), 0);
+    ck_assert_int_eq(rs_websub_pending(ws, NULL), 0);
+    ck_assert_int_eq(rs_websub_inflight(ws), 0);
+    for (i = 0; i < 40; i++) {
+        ck_assert_int_eq(done[i].outcome, RS_WEBSUB_OK);
+    }
+}
+END_TEST
+
 static void verify(rs_websub_t *ws, const char *key, const char *path, apr_int64_t lease)
 {
     rs_websub_req_t q = { 0 };
@@ -633,6 +653,7 @@ Suite *websub_suite(void)
     tcase_add_test(th, order_and_one_in_flight_per_key);
     tcase_add_test(th, slow_key_does_not_delay_others);
     tcase_add_test(th, parallel_cap);
+    tcase_add_test(th, keys_freed);
     tcase_add_test(th, verification_get);
     tcase_add_test(th, submit_from_callback);
     suite_add_tcase(s, th);
