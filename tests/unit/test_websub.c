@@ -79,7 +79,7 @@ static char *url(const char *path)
 
 /* One logged request. */
 typedef struct {
-    int begin, end;
+    int begin, end, port;
     char *method, *target, *ct, *link, *sig, *body;
 } rec_t;
 
@@ -111,10 +111,10 @@ static int srv_log(rec_t *r, int max)
 
     ck_assert_ptr_nonnull(f);
     while (n < max && fgets(line, sizeof(line), f)) {
-        char *save = NULL, *tok[8];
+        char *save = NULL, *tok[9];
         int i;
         line[strcspn(line, "\n")] = '\0';
-        for (i = 0; i < 8; i++) {
+        for (i = 0; i < 9; i++) {
             tok[i] = strtok_r(i ? NULL : line, " ", &save);
             ck_assert_ptr_nonnull(tok[i]);
         }
@@ -126,6 +126,7 @@ static int srv_log(rec_t *r, int max)
         r[n].link = pct_decode(tok[5]);
         r[n].sig = pct_decode(tok[6]);
         r[n].body = pct_decode(tok[7]);
+        r[n].port = atoi(tok[8]);
         n++;
     }
     fclose(f);
@@ -518,6 +519,55 @@ START_TEST(parallel_cap)
 }
 END_TEST
 
+/* A key's requests one after another reuse one connection. */
+START_TEST(connection_reused)
+{
+    rs_websub_t *ws = mk(4, 10000);
+    rec_t r[8];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        fat(ws, "k", "/ok/reuse", "<r/>", i);
+    }
+    run_until(ws, 4);
+    ck_assert_int_eq(srv_log(r, 8), 4);
+    for (i = 1; i < 4; i++) {
+        ck_assert_int_eq(r[i].port, r[0].port);
+    }
+}
+END_TEST
+
+/* Redirects are not followed; response bodies are capped at body_max. */
+START_TEST(no_redirect_body_cap)
+{
+    rs_websub_t *ws = NULL;
+    rs_websub_opts_t o = { 0 };
+    rs_websub_req_t q = { 0 };
+    rec_t r[8];
+
+    o.body_max = 100;
+    ndone = 0;
+    ck_assert_int_eq(rs_websub_create(&ws, ut_pool, &o, on_done, NULL, NULL), APR_SUCCESS);
+    fat(ws, "r", "/status/307/x", "<x/>", 1);
+    q.kind = RS_WEBSUB_VERIFY;
+    q.url = url("/big/5000/cb");
+    q.topic = "t";
+    q.mode = "subscribe";
+    q.lease_seconds = -1;
+    ck_assert_int_eq(rs_websub_submit(ws, "big", &q), APR_SUCCESS);
+    run_until(ws, 2);
+    ck_assert_int_eq(srv_log(r, 8), 2);     /* no request to /ok/redirected */
+    ck_assert_int_eq(done[0].tag == 1 ? done[0].status : done[1].status, 307);
+    ck_assert_int_eq(done[0].tag == 1 ? done[0].outcome : done[1].outcome, RS_WEBSUB_PERMANENT);
+    {
+        done_t *b = done[0].tag == 1 ? &done[1] : &done[0];
+        ck_assert_int_eq(b->outcome, RS_WEBSUB_OK);
+        ck_assert_int_eq(strlen(b->body), 100);
+        ck_assert_int_eq(b->challenge_ok, 0);
+    }
+}
+END_TEST
+
 /* Many keys and requests: keys are freed when done, nothing stays queued. */
 START_TEST(keys_freed)
 {
@@ -654,6 +704,8 @@ Suite *websub_suite(void)
     tcase_add_test(th, slow_key_does_not_delay_others);
     tcase_add_test(th, parallel_cap);
     tcase_add_test(th, keys_freed);
+    tcase_add_test(th, connection_reused);
+    tcase_add_test(th, no_redirect_body_cap);
     tcase_add_test(th, verification_get);
     tcase_add_test(th, submit_from_callback);
     suite_add_tcase(s, th);

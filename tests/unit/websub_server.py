@@ -11,11 +11,15 @@ HTTP/1.1 with keep-alive, one thread per connection.  Paths:
   /slow/MS/...       sleeps MS milliseconds, then 200
   /echo/...          200 with the value of the hub.challenge query parameter
   /wrong/...         200 with a body that is not the challenge
+  /big/N/...         200 with N bytes
+  (3xx statuses carry "Location: /ok/redirected")
 
 Every request is appended to LOGFILE as one line, fields percent-encoded
 (empty field: "-"):
 
-  BEGIN END METHOD TARGET CONTENT-TYPE LINK X-HUB-SIGNATURE BODY
+  BEGIN END METHOD TARGET CONTENT-TYPE LINK X-HUB-SIGNATURE BODY PEERPORT
+
+PEERPORT is the client's port: requests on one kept-alive connection share it.
 
 BEGIN and END are values of one counter shared by all requests, taken when
 the request's headers have been read and just before the response is sent;
@@ -64,17 +68,22 @@ class Handler(BaseHTTPRequestHandler):
             out = b"status %d" % status
             if status in (429, 503):
                 extra["Retry-After"] = "7"
+            if 300 <= status < 400:
+                extra["Location"] = "/ok/redirected"
         elif parts[1] == "slow":
             time.sleep(int(parts[2]) / 1000.0)
         elif parts[1] == "echo":
             q = urllib.parse.parse_qs(url.query)
             out = q.get("hub.challenge", [""])[0].encode()
+        elif parts[1] == "big":
+            out = b"x" * int(parts[2])
         elif parts[1] == "wrong":
             out = b"not-the-challenge"
         end = tick()
         line = " ".join([str(begin), str(end), self.command, enc(self.path),
                          enc(self.headers.get("Content-Type")), enc(self.headers.get("Link")),
-                         enc(self.headers.get("X-Hub-Signature")), enc(body)])
+                         enc(self.headers.get("X-Hub-Signature")), enc(body),
+                         str(self.client_address[1])])
         with LOCK:
             with open(LOGFILE, "a") as f:
                 f.write(line + "\n")
