@@ -367,11 +367,8 @@ apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_
 
 static CURL *easy_get(rs_websub_t *ws)
 {
-    CURL *e;
     if (ws->nfree_easy > 0) {
-        e = ws->free_easy[--ws->nfree_easy];
-        curl_easy_reset(e);    /* keeps its connection/DNS caches */
-        return e;
+        return ws->free_easy[--ws->nfree_easy];
     }
     return curl_easy_init();
 }
@@ -379,6 +376,10 @@ static CURL *easy_get(rs_websub_t *ws)
 static void easy_put(rs_websub_t *ws, CURL *e)
 {
     if (ws->nfree_easy < ws->o.max_parallel) {
+        /* Reset at once: the handle must not keep pointers into the item
+         * (error buffer, header list, body) that is about to be freed.
+         * Connections live in the multi handle's cache and stay. */
+        curl_easy_reset(e);
         ws->free_easy[ws->nfree_easy++] = e;
     } else {
         curl_easy_cleanup(e);
