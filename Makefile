@@ -22,7 +22,7 @@ OPT       ?= -O2
 PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 libsqlite3-dev \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
-            libwww-perl libxml-libxml-perl faketime libfaketime
+            libwww-perl libxml-libxml-perl faketime libfaketime python3
 
 HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
@@ -31,7 +31,7 @@ XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 
 CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
-LIBS       = -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
+LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
 ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_db.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
@@ -40,7 +40,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_parse.c src/rs_mounts.c \
              src/rs_history.c \
              src/rs_zip.c src/rs_zipout.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
-             src/rs_capture.c src/rs_cdump.c src/rs_notify.c
+             src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \

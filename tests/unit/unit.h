@@ -54,6 +54,7 @@ Suite *dump_suite(void);
 Suite *capture_suite(void);
 Suite *cdump_suite(void);
 Suite *notify_suite(void);
+Suite *websub_suite(void);
 
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */

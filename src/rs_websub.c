@@ -1,0 +1,622 @@
+/* rs_websub.c - see rs_websub.h */
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <apr_date.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+#include "rs_websub.h"
+
+#define CHALLENGE_BYTES 16
+
+typedef struct dest_t dest_t;
+
+/* One queued request, in its own pool (destroyed after completion). */
+typedef struct item_t {
+    struct item_t *next;
+    apr_pool_t *pool;
+    dest_t *dest;
+    rs_websub_kind_e kind;
+    const char *url;              /* final URL (VERIFY: with the query) */
+    const char *body;
+    apr_size_t body_len;
+    struct curl_slist *hdrs;
+    const char *challenge;
+    void *baton;
+    char *resp;                   /* response body, resp_max + 1 bytes */
+    apr_size_t resp_len, resp_max;
+    apr_int64_t retry_after;
+    CURL *easy;
+    char errbuf[CURL_ERROR_SIZE];
+} item_t;
+
+/* A destination key: FIFO of items, at most one in flight.  malloc'd,
+ * freed when it has neither (so the set of keys does not grow forever). */
+struct dest_t {
+    char *key;
+    item_t *head, *tail;          /* queued, not started */
+    item_t *inflight;
+    int queued;
+    int in_ready;                 /* on the ready list */
+    int held;                     /* its completion callback is running */
+    dest_t *ready_next;
+};
+
+struct rs_websub_t {
+    apr_pool_t *pool;
+    CURLM *multi;
+    rs_websub_opts_t o;
+    rs_websub_done_fn *done;
+    void *baton;
+    rs_logger_t lg;
+    apr_hash_t *dests;            /* key -> dest_t */
+    dest_t *ready_head, *ready_tail;
+    CURL **free_easy;             /* reusable easy handles */
+    int nfree_easy;
+    int inflight;
+    int pending;
+};
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+
+static void global_init(void)
+{
+    global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* ---- pure helpers ------------------------------------------------------ */
+
+static const EVP_MD *algo_md(const char *algo)
+{
+    if (!algo || !strcmp(algo, "sha256")) return EVP_sha256();
+    if (!strcmp(algo, "sha1")) return EVP_sha1();
+    if (!strcmp(algo, "sha384")) return EVP_sha384();
+    if (!strcmp(algo, "sha512")) return EVP_sha512();
+    return NULL;
+}
+
+static char *hex_of(apr_pool_t *p, const unsigned char *d, apr_size_t n)
+{
+    static const char hx[] = "0123456789abcdef";
+    char *s = apr_palloc(p, 2 * n + 1);
+    apr_size_t i;
+    for (i = 0; i < n; i++) {
+        s[2 * i] = hx[d[i] >> 4];
+        s[2 * i + 1] = hx[d[i] & 15];
+    }
+    s[2 * n] = '\0';
+    return s;
+}
+
+char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret,
+                     const void *data, apr_size_t len)
+{
+    const EVP_MD *md = algo_md(algo);
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mlen = 0;
+
+    if (!md || !secret) {
+        return NULL;
+    }
+    if (!HMAC(md, secret, (int)strlen(secret), data, len, mac, &mlen)) {
+        return NULL;
+    }
+    return apr_pstrcat(p, algo ? algo : "sha256", "=", hex_of(p, mac, mlen), NULL);
+}
+
+char *rs_websub_urlencode(apr_pool_t *p, const char *s)
+{
+    static const char hx[] = "0123456789ABCDEF";
+    char *out = apr_palloc(p, 3 * strlen(s) + 1), *o = out;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+            *o++ = (char)c;
+        } else {
+            *o++ = '%';
+            *o++ = hx[c >> 4];
+            *o++ = hx[c & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+apr_int64_t rs_websub_backoff(apr_int64_t base, apr_int64_t cap, unsigned attempt,
+                              apr_uint32_t rnd)
+{
+    apr_int64_t ceil = base;
+    unsigned i;
+
+    if (base <= 0 || cap <= 0) {
+        return 0;
+    }
+    for (i = 1; i < attempt && ceil < cap; i++) {
+        ceil *= 2;                 /* stops at cap: no overflow */
+    }
+    if (ceil > cap) {
+        ceil = cap;
+    }
+    /* Full jitter: uniform in [0, ceil]. */
+    return (apr_int64_t)(((apr_uint64_t)rnd * (apr_uint64_t)(ceil + 1)) >> 32);
+}
+
+apr_int64_t rs_websub_retry_after(const char *v, apr_int64_t now_sec)
+{
+    const char *q;
+    apr_time_t t;
+
+    if (!v) {
+        return -1;
+    }
+    while (*v == ' ' || *v == '\t') v++;
+    for (q = v; *q >= '0' && *q <= '9'; q++)
+        ;
+    if (q > v && q - v < 10) {
+        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
+        if (!*q) {
+            return apr_atoi64(v);
+        }
+        return -1;
+    }
+    t = apr_date_parse_http(v);
+    if (t == APR_DATE_BAD) {
+        return -1;
+    }
+    return apr_time_sec(t) > now_sec ? apr_time_sec(t) - now_sec : 0;
+}
+
+/* ---- curl callbacks ---------------------------------------------------- */
+
+static size_t on_write(char *ptr, size_t sz, size_t n, void *ud)
+{
+    item_t *it = ud;
+    apr_size_t len = sz * n;
+    apr_size_t room = it->resp_max > it->resp_len ? it->resp_max - it->resp_len : 0;
+    apr_size_t take = len < room ? len : room;
+
+    memcpy(it->resp + it->resp_len, ptr, take);
+    it->resp_len += take;
+    it->resp[it->resp_len] = '\0';
+    return len;   /* the rest is read and dropped: the connection stays usable */
+}
+
+static size_t on_header(char *buf, size_t sz, size_t n, void *ud)
+{
+    item_t *it = ud;
+    apr_size_t len = sz * n;
+    static const char name[] = "retry-after:";
+
+    if (len > sizeof(name) - 1 && !strncasecmp(buf, name, sizeof(name) - 1)) {
+        char *v = apr_pstrmemdup(it->pool, buf + sizeof(name) - 1, len - (sizeof(name) - 1));
+        it->retry_after = rs_websub_retry_after(v, apr_time_sec(apr_time_now()));
+    }
+    return len;
+}
+
+/* ---- destinations and items -------------------------------------------- */
+
+static void ready_push(rs_websub_t *ws, dest_t *d)
+{
+    if (d->in_ready || d->inflight || !d->head) {
+        return;
+    }
+    d->in_ready = 1;
+    d->ready_next = NULL;
+    if (ws->ready_tail) {
+        ws->ready_tail->ready_next = d;
+    } else {
+        ws->ready_head = d;
+    }
+    ws->ready_tail = d;
+}
+
+static dest_t *ready_pop(rs_websub_t *ws)
+{
+    dest_t *d = ws->ready_head;
+    if (d) {
+        ws->ready_head = d->ready_next;
+        if (!ws->ready_head) {
+            ws->ready_tail = NULL;
+        }
+        d->in_ready = 0;
+    }
+    return d;
+}
+
+/* Free d when it holds nothing (not queued, nothing in flight). */
+static void dest_release(rs_websub_t *ws, dest_t *d)
+{
+    if (d->head || d->inflight || d->in_ready || d->held) {
+        return;
+    }
+    apr_hash_set(ws->dests, d->key, APR_HASH_KEY_STRING, NULL);
+    free(d->key);
+    free(d);
+}
+
+static void item_free(item_t *it)
+{
+    if (it->hdrs) {
+        curl_slist_free_all(it->hdrs);
+    }
+    apr_pool_destroy(it->pool);
+}
+
+/* Build the item of a request in its own subpool; NULL with *rv set. */
+static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t *rv)
+{
+    apr_pool_t *p;
+    item_t *it;
+    const char *const *h;
+
+    if (!r->url) {
+        *rv = APR_EINVAL;
+        return NULL;
+    }
+    if (strncasecmp(r->url, "http://", 7) && strncasecmp(r->url, "https://", 8)) {
+        *rv = APR_EBADPATH;
+        return NULL;
+    }
+    if (((r->kind == RS_WEBSUB_PING || r->kind == RS_WEBSUB_VERIFY) && !r->topic)
+        || (r->kind == RS_WEBSUB_VERIFY && !r->mode)
+        || ((r->kind == RS_WEBSUB_FAT || r->kind == RS_WEBSUB_DELIVER) && !r->body && r->body_len)
+        || (r->kind == RS_WEBSUB_DELIVER && r->secret && !algo_md(r->sig_algo))
+        || r->kind > RS_WEBSUB_VERIFY) {
+        *rv = APR_EINVAL;
+        return NULL;
+    }
+    apr_pool_create(&p, ws->pool);
+    it = apr_pcalloc(p, sizeof(*it));
+    it->pool = p;
+    it->kind = r->kind;
+    it->baton = r->baton;
+    it->url = apr_pstrdup(p, r->url);
+    it->retry_after = -1;
+    it->resp_max = ws->o.body_max;
+    it->resp = apr_palloc(p, it->resp_max + 1);
+    it->resp[0] = '\0';
+
+    switch (r->kind) {
+    case RS_WEBSUB_FAT:
+    case RS_WEBSUB_DELIVER:
+        it->body = apr_pmemdup(p, r->body ? r->body : "", r->body_len);
+        it->body_len = r->body_len;
+        it->hdrs = curl_slist_append(it->hdrs, "Content-Type: application/xml");
+        for (h = r->headers; h && *h; h++) {
+            it->hdrs = curl_slist_append(it->hdrs, *h);
+        }
+        if (r->kind == RS_WEBSUB_DELIVER && r->secret) {
+            it->hdrs = curl_slist_append(it->hdrs, apr_pstrcat(p, "X-Hub-Signature: ",
+                rs_websub_sign(p, r->sig_algo, r->secret, it->body, it->body_len), NULL));
+        }
+        break;
+    case RS_WEBSUB_PING:
+        it->body = apr_pstrcat(p, "hub.mode=publish&hub.topic=", rs_websub_urlencode(p, r->topic),
+                               "&hub.url=", rs_websub_urlencode(p, r->ping_url ? r->ping_url
+                                                                                : r->topic), NULL);
+        it->body_len = strlen(it->body);
+        it->hdrs = curl_slist_append(it->hdrs,
+                                     "Content-Type: application/x-www-form-urlencoded");
+        break;
+    case RS_WEBSUB_VERIFY: {
+        unsigned char rnd[CHALLENGE_BYTES];
+        const char *frag = strchr(r->url, '#');
+        const char *base = frag ? apr_pstrmemdup(p, r->url, frag - r->url) : it->url;
+        if ((*rv = apr_generate_random_bytes(rnd, sizeof(rnd))) != APR_SUCCESS) {
+            apr_pool_destroy(p);
+            return NULL;
+        }
+        it->challenge = hex_of(p, rnd, sizeof(rnd));
+        /* The callback's own query string is kept; ours is appended. */
+        it->url = apr_pstrcat(p, base, strchr(base, '?') ? "&" : "?",
+                              "hub.mode=", rs_websub_urlencode(p, r->mode),
+                              "&hub.topic=", rs_websub_urlencode(p, r->topic),
+                              "&hub.challenge=", it->challenge,
+                              r->lease_seconds >= 0
+                                  ? apr_psprintf(p, "&hub.lease_seconds=%" APR_INT64_T_FMT,
+                                                 r->lease_seconds) : "",
+                              NULL);
+        break;
+    }
+    }
+    /* No "Expect: 100-continue" round trip before small bodies. */
+    it->hdrs = curl_slist_append(it->hdrs, "Expect:");
+    *rv = APR_SUCCESS;
+    return it;
+}
+
+apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_req_t *req)
+{
+    apr_status_t rv;
+    item_t *it = item_make(ws, req, &rv);
+    dest_t *d;
+
+    if (!it) {
+        return rv;
+    }
+    d = apr_hash_get(ws->dests, key, APR_HASH_KEY_STRING);
+    if (!d) {
+        d = calloc(1, sizeof(*d));
+        d->key = strdup(key);
+        if (!d->key) {
+            abort();
+        }
+        apr_hash_set(ws->dests, d->key, APR_HASH_KEY_STRING, d);
+    }
+    it->dest = d;
+    if (d->tail) {
+        d->tail->next = it;
+    } else {
+        d->head = it;
+    }
+    d->tail = it;
+    d->queued++;
+    ws->pending++;
+    ready_push(ws, d);
+    return APR_SUCCESS;
+}
+
+/* ---- transfers --------------------------------------------------------- */
+
+static CURL *easy_get(rs_websub_t *ws)
+{
+    if (ws->nfree_easy > 0) {
+        return ws->free_easy[--ws->nfree_easy];
+    }
+    return curl_easy_init();
+}
+
+static void easy_put(rs_websub_t *ws, CURL *e)
+{
+    if (ws->nfree_easy < ws->o.max_parallel) {
+        /* Reset at once: the handle must not keep pointers into the item
+         * (error buffer, header list, body) that is about to be freed.
+         * Connections live in the multi handle's cache and stay. */
+        curl_easy_reset(e);
+        ws->free_easy[ws->nfree_easy++] = e;
+    } else {
+        curl_easy_cleanup(e);
+    }
+}
+
+static int item_start(rs_websub_t *ws, item_t *it)
+{
+    CURL *e = easy_get(ws);
+    if (!e) {
+        return -1;
+    }
+    it->easy = e;
+    it->errbuf[0] = '\0';
+    curl_easy_setopt(e, CURLOPT_URL, it->url);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, it);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ws->o.timeout_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ws->o.connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, ws->o.user_agent);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, it->errbuf);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, it);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, it);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, it->hdrs);
+    if (it->kind == RS_WEBSUB_VERIFY) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_POST, 1L);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->body_len);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, it->body);
+    }
+    if (curl_multi_add_handle(ws->multi, e) != CURLM_OK) {
+        easy_put(ws, e);
+        it->easy = NULL;
+        return -1;
+    }
+    ws->inflight++;
+    return 0;
+}
+
+/* Start the next item of ready destinations while under the cap. */
+static void start_ready(rs_websub_t *ws)
+{
+    dest_t *d;
+    while (ws->inflight < ws->o.max_parallel && (d = ready_pop(ws)) != NULL) {
+        item_t *it = d->head;
+        d->head = it->next;
+        if (!d->head) {
+            d->tail = NULL;
+        }
+        it->next = NULL;
+        d->queued--;
+        d->inflight = it;
+        if (item_start(ws, it) != 0) {
+            /* Could not even start: put it back and try on the next run. */
+            d->inflight = NULL;
+            it->next = d->head;
+            d->head = it;
+            if (!d->tail) d->tail = it;
+            d->queued++;
+            ready_push(ws, d);
+            rs_log_emit(&ws->lg, RS_LOG_WARN, APR_EGENERAL,
+                        "websub: could not start a request to %s", it->url);
+            return;
+        }
+    }
+}
+
+static rs_websub_outcome_e classify(CURLcode cc, long status)
+{
+    if (cc != CURLE_OK) return RS_WEBSUB_RETRY;
+    if (status >= 200 && status < 300) return RS_WEBSUB_OK;
+    if (status == 410) return RS_WEBSUB_GONE;
+    if (status == 429 || status >= 500) return RS_WEBSUB_RETRY;
+    return RS_WEBSUB_PERMANENT;
+}
+
+static void finish(rs_websub_t *ws, CURL *e, CURLcode cc)
+{
+    item_t *it = NULL;
+    dest_t *d;
+    rs_websub_result_t res;
+    long status = 0;
+
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&it);
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_multi_remove_handle(ws->multi, e);
+    easy_put(ws, e);
+    ws->inflight--;
+    ws->pending--;
+    d = it->dest;
+    d->inflight = NULL;
+    ready_push(ws, d);          /* the next of this key may start */
+
+    memset(&res, 0, sizeof(res));
+    res.key = d->key;
+    res.kind = it->kind;
+    res.baton = it->baton;
+    res.status = cc == CURLE_OK ? status : 0;
+    res.outcome = classify(cc, res.status);
+    res.error = cc == CURLE_OK ? "" : (it->errbuf[0] ? it->errbuf : curl_easy_strerror(cc));
+    res.body = it->resp;
+    res.body_len = it->resp_len;
+    res.challenge = it->challenge;
+    res.challenge_ok = it->challenge && res.outcome == RS_WEBSUB_OK
+                       && !strcmp(it->resp, it->challenge);
+    res.retry_after = res.outcome == RS_WEBSUB_RETRY ? it->retry_after : -1;
+    /* The key is still held (d is alive) during the callback: the
+     * callback may submit to it; it is freed afterwards if idle. */
+    d->held = 1;
+    ws->done(ws->baton, &res);
+    d->held = 0;
+    item_free(it);
+    dest_release(ws, d);
+}
+
+int rs_websub_run(rs_websub_t *ws, int timeout_ms)
+{
+    int running = 0, left;
+    CURLMsg *m;
+
+    start_ready(ws);
+    curl_multi_perform(ws->multi, &running);
+    if (timeout_ms > 0) {
+        curl_multi_poll(ws->multi, NULL, 0, timeout_ms, NULL);
+        curl_multi_perform(ws->multi, &running);
+    }
+    while ((m = curl_multi_info_read(ws->multi, &left)) != NULL) {
+        if (m->msg == CURLMSG_DONE) {
+            finish(ws, m->easy_handle, m->data.result);
+        }
+    }
+    start_ready(ws);
+    curl_multi_perform(ws->multi, &running);
+    return ws->pending;
+}
+
+void rs_websub_wakeup(rs_websub_t *ws)
+{
+    curl_multi_wakeup(ws->multi);
+}
+
+int rs_websub_pending(rs_websub_t *ws, const char *key)
+{
+    dest_t *d;
+    if (!key) {
+        return ws->pending;
+    }
+    d = apr_hash_get(ws->dests, key, APR_HASH_KEY_STRING);
+    return d ? d->queued + (d->inflight != NULL) : 0;
+}
+
+int rs_websub_inflight(rs_websub_t *ws)
+{
+    return ws->inflight;
+}
+
+int rs_websub_keys(rs_websub_t *ws)
+{
+    return (int)apr_hash_count(ws->dests);
+}
+
+static void dest_drop(rs_websub_t *ws, dest_t *d)
+{
+    item_t *it, *next;
+    if (d->inflight) {
+        curl_multi_remove_handle(ws->multi, d->inflight->easy);
+        curl_easy_cleanup(d->inflight->easy);
+        item_free(d->inflight);
+    }
+    for (it = d->head; it; it = next) {
+        next = it->next;
+        item_free(it);
+    }
+    free(d->key);
+    free(d);
+}
+
+void rs_websub_destroy(rs_websub_t *ws)
+{
+    apr_hash_index_t *hi;
+    if (!ws->multi) {
+        return;
+    }
+    for (hi = apr_hash_first(NULL, ws->dests); hi; hi = apr_hash_next(hi)) {
+        dest_drop(ws, apr_hash_this_val(hi));
+    }
+    apr_hash_clear(ws->dests);
+    while (ws->nfree_easy > 0) {
+        curl_easy_cleanup(ws->free_easy[--ws->nfree_easy]);
+    }
+    curl_multi_cleanup(ws->multi);
+    ws->multi = NULL;
+    ws->ready_head = ws->ready_tail = NULL;
+    ws->pending = ws->inflight = 0;
+}
+
+static apr_status_t cleanup(void *data)
+{
+    rs_websub_destroy(data);
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_websub_create(rs_websub_t **out, apr_pool_t *p, const rs_websub_opts_t *o,
+                              rs_websub_done_fn *done, void *baton, const rs_logger_t *lg)
+{
+    rs_websub_t *ws = apr_pcalloc(p, sizeof(*ws));
+
+    pthread_once(&global_once, global_init);
+    if (global_rc != CURLE_OK) {
+        rs_log_emit(lg, RS_LOG_ERR, APR_EGENERAL, "websub: curl_global_init failed: %s",
+                    curl_easy_strerror(global_rc));
+        return APR_EGENERAL;
+    }
+    ws->pool = p;
+    if (o) ws->o = *o;
+    if (ws->o.max_parallel <= 0) ws->o.max_parallel = 8;
+    if (ws->o.timeout_ms <= 0) ws->o.timeout_ms = 30000;
+    if (ws->o.connect_timeout_ms <= 0) ws->o.connect_timeout_ms = 10000;
+    if (ws->o.body_max == 0) ws->o.body_max = 4096;
+    if (!ws->o.user_agent) ws->o.user_agent = "mod_resourcesync";
+    ws->done = done;
+    ws->baton = baton;
+    if (lg) ws->lg = *lg;
+    ws->dests = apr_hash_make(p);
+    ws->free_easy = apr_pcalloc(p, sizeof(CURL *) * ws->o.max_parallel);
+    ws->multi = curl_multi_init();
+    if (!ws->multi) {
+        rs_log_emit(lg, RS_LOG_ERR, APR_EGENERAL, "websub: curl_multi_init failed");
+        return APR_EGENERAL;
+    }
+    curl_multi_setopt(ws->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)ws->o.max_parallel);
+    apr_pool_cleanup_register(p, ws, cleanup, apr_pool_cleanup_null);
+    *out = ws;
+    return APR_SUCCESS;
+}
