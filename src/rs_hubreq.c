@@ -12,6 +12,9 @@
 #include "rs_hubreq.h"
 
 #define RECORD_MAGIC "rs-hubreq 1"
+/* The spool directory and its parent: the run user only, its group reads. */
+#define DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE \
+                   | APR_FPROT_GREAD | APR_FPROT_GEXECUTE)
 
 const char *rs_hubreq_mode_name(rs_hubreq_mode_t mode)
 {
@@ -430,7 +433,7 @@ static apr_status_t write_tmp(apr_pool_t *p, const char *dir, const char *rec, c
     *tmp = apr_pstrcat(p, dir, "/tmp-XXXXXX", NULL);
     rv = apr_file_mktemp(&f, *tmp, APR_FOPEN_CREATE | APR_FOPEN_WRITE | APR_FOPEN_EXCL, p);
     if (rv == APR_ENOENT) {
-        if ((rv = apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT & 0750, p)) != APR_SUCCESS
+        if ((rv = apr_dir_make_recursive(dir, DIR_PERMS, p)) != APR_SUCCESS
             && !APR_STATUS_IS_EEXIST(rv)) {
             return rv;
         }
