@@ -92,7 +92,7 @@ static const char *form_pair(apr_pool_t *p, const char *s, apr_size_t n, const c
     return NULL;
 }
 
-static const char *form_lease(apr_pool_t *p, const char *v, apr_int64_t *out)
+static const char *form_lease(const char *v, apr_int64_t *out)
 {
     char *end;
     const char *c;
@@ -107,7 +107,6 @@ static const char *form_lease(apr_pool_t *p, const char *v, apr_int64_t *out)
     }
     /* Very long numbers are clamped to the maximum later. */
     *out = strlen(v) > 12 ? APR_INT64_C(999999999999) : apr_strtoi64(v, &end, 10);
-    (void)p;
     return NULL;
 }
 
@@ -144,7 +143,7 @@ const char *rs_hubreq_parse_form(apr_pool_t *p, const char *body, apr_size_t len
     else if (vals[1] && *vals[1]) {
         return "hub.mode is not subscribe or unsubscribe";
     }
-    return vals[3] ? form_lease(p, vals[3], &out->lease) : NULL;
+    return vals[3] ? form_lease(vals[3], &out->lease) : NULL;
 }
 
 /* Printable ASCII without space: what a URL may hold unescaped. */
@@ -410,6 +409,9 @@ const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t le
     }
     if (!out->deny && strcmp(out->kind, "change") && strcmp(out->kind, "framework")) {
         return "bad kind";
+    }
+    if (!out->deny && !*out->set) {
+        return "no set";
     }
     if ((err = rs_hubreq_callback_syntax(p, out->callback, &host, &port))) {
         return err;

@@ -375,6 +375,9 @@ START_TEST(record_rejects)
     ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
                          "topic=t\nlease=1\nset=a\nkind=other\ndeny=0\nreceived=5\n"),
                      "bad kind");
+    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
+                         "topic=t\nlease=1\nset=\nkind=change\ndeny=0\nreceived=5\n"),
+                     "no set");
 }
 END_TEST
 
