@@ -31,6 +31,8 @@
  *   mod_resourcesync_clsource.c   Change List options, ring-first records
  *   mod_resourcesync_openlist.c   the open Change List (children)
  *   mod_resourcesync_statuspage.c "SetHandler resourcesync-status"
+ *   mod_resourcesync_hubconf.c    the built-in hub's directives
+ *   mod_resourcesync_hub.c        the built-in hub's subscription endpoint
  */
 #ifndef MOD_RESOURCESYNC_H
 #define MOD_RESOURCESYNC_H
@@ -79,6 +81,11 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_HANDLER          "resourcesync"
 #define RS_SET_NAME_MAX     64
 #define RS_MAX_SETS         256
+#define RS_DEFAULT_HUB_LEASE_MIN    300             /* ResourceSyncHubLease, s */
+#define RS_DEFAULT_HUB_LEASE_MAX    (31 * 86400)
+#define RS_DEFAULT_HUB_BACKLOG      1000            /* ResourceSyncHubMaxBacklog */
+#define RS_DEFAULT_HUB_MAX_SUBS     10000           /* ResourceSyncHubMaxSubscriptions */
+#define RS_DEFAULT_HUB_MAX_PER_HOST 100             /* ... per callback host */
 
 typedef struct rs_dir_conf rs_dir_conf;
 
@@ -153,6 +160,15 @@ typedef struct rs_srv_conf {
     const char *base_url;       /* NULL: unset */
     const char *describedby;    /* source-level; NULL: unset */
     apr_array_header_t *sets;   /* rs_set_t* declared in this server */
+    /* The built-in hub (mod_resourcesync_hubconf.c): RS_UNSET or a value. */
+    int hub;                    /* ResourceSyncHub: 0, 1 */
+    apr_int64_t hub_lease_min;  /* ResourceSyncHubLease, seconds */
+    apr_int64_t hub_lease_max;
+    apr_array_header_t *hub_allow;  /* ResourceSyncHubAllowCallback:
+                                     * rs_hubaddr_allow_t, NULL unset */
+    apr_int64_t hub_backlog;    /* ResourceSyncHubMaxBacklog */
+    apr_int64_t hub_max_subs;   /* ResourceSyncHubMaxSubscriptions total */
+    apr_int64_t hub_max_per_host;   /* ... per callback host */
     /* resolved in post_config */
     const char *canonical;      /* scheme://host[:port] */
     const char *sd_body;        /* pre-rendered Source Description */
@@ -496,5 +512,32 @@ int rs_handler_link(request_rec *r);
 
 /* mod_resourcesync_statuspage.c */
 int rs_statuspage_handle(request_rec *r);
+
+/* mod_resourcesync_hubconf.c: the hub's directives (server level). */
+/* Every hub field of a new server config to its unset sentinel. */
+void rs_hubconf_init(rs_srv_conf *c);
+/* The hub fields of c: add's where set, else base's. */
+void rs_hubconf_merge(rs_srv_conf *c, const rs_srv_conf *base, const rs_srv_conf *add);
+/* ResourceSyncHub on in this server. */
+int rs_hubconf_on(const rs_srv_conf *sc);
+/* The values in force (the default where unset): lease bounds in
+ * seconds, backlog in notifications, subscription limits. */
+apr_int64_t rs_hubconf_lease_min(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_lease_max(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_backlog(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_max_subs(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_max_per_host(const rs_srv_conf *sc);
+/* Directive handlers (rs_cmds). */
+const char *rs_hubconf_set_hub(cmd_parms *cmd, void *mconfig, const char *arg);
+const char *rs_hubconf_set_lease(cmd_parms *cmd, void *mconfig, const char *min,
+                                 const char *max);
+const char *rs_hubconf_set_allow(cmd_parms *cmd, void *mconfig, const char *arg);
+const char *rs_hubconf_set_backlog(cmd_parms *cmd, void *mconfig, const char *arg);
+const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, const char *total,
+                                    const char *per_host);
+
+/* mod_resourcesync_hub.c: the hub's endpoint <prefix>/hub (a handler
+ * hook that runs before rs_handler_handle, after access control). */
+int rs_hub_handle(request_rec *r);
 
 #endif

@@ -80,6 +80,7 @@ void *rs_config_create_srv(apr_pool_t *p, server_rec *s)
     rs_srv_conf *c = apr_pcalloc(p, sizeof(*c));
     (void)s;
     c->sets = apr_array_make(p, 4, sizeof(rs_set_t *));
+    rs_hubconf_init(c);
     return c;
 }
 
@@ -93,6 +94,7 @@ void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
     c->base_url = add->base_url;
     c->describedby = add->describedby ? add->describedby : base->describedby;
     c->sets = add->sets;    /* sets belong to the server that declares them */
+    rs_hubconf_merge(c, base, add);
     return c;
 }
 

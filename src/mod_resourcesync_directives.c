@@ -646,5 +646,15 @@ const command_rec rs_cmds[] = {
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,
                  "List files whose names start with '.' (never .ht*)"),
+    AP_INIT_TAKE1("ResourceSyncHub", rs_hubconf_set_hub, NULL, RSRC_CONF,
+                  "Built-in WebSub hub at <prefix>/hub: on or off (default)"),
+    AP_INIT_TAKE2("ResourceSyncHubLease", rs_hubconf_set_lease, NULL, RSRC_CONF,
+                  "Shortest and longest subscription lease of the hub (default 300 31d)"),
+    AP_INIT_ITERATE("ResourceSyncHubAllowCallback", rs_hubconf_set_allow, NULL, RSRC_CONF,
+                    "Hosts and CIDR blocks of private addresses hub callbacks may use"),
+    AP_INIT_TAKE1("ResourceSyncHubMaxBacklog", rs_hubconf_set_backlog, NULL, RSRC_CONF,
+                  "Undelivered notifications after which a subscription ends (default 1000)"),
+    AP_INIT_TAKE12("ResourceSyncHubMaxSubscriptions", rs_hubconf_set_max_subs, NULL, RSRC_CONF,
+                   "Hub subscriptions in total and per callback host (default 10000 100)"),
     { NULL }
 };

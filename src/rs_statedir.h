@@ -16,6 +16,8 @@
  *   <statedir>/changedumps/<set>/changedump.xml        the Change Dump
  *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
  *       (and .xml: a copy of its manifest)
+ *   <statedir>/hub/spool/<time>-<rand>.req   a hub subscription request
+ *       (rs_hubreq.h; written by children as tmp-*, then renamed)
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
@@ -35,6 +37,9 @@ const char *rs_statedir_history(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/changelists: every set's Change List files. */
 const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/hub/spool: subscription requests for the watcher. */
+const char *rs_statedir_hubspool(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/changedumps: every set's Change Dump files. */
 const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir);

@@ -146,6 +146,30 @@ my @cases = (
     ['ResourceSyncSet with an invalid URL-path', STATE_CONF
         . qq(<Directory "\@DIR\@/ext">\n    ResourceSyncSet ext "/with space"\n</Directory>\n),
      qr{ResourceSyncSet ext: invalid URL-path '/with space'}],
+    ['ResourceSyncHub maybe', STATE_CONF . "ResourceSyncHub maybe\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHub: 'maybe' is not on or off/],
+    ['ResourceSyncHub in a directory', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncHub on'),
+     qr/ResourceSyncHub\b.*(not allowed|cannot occur)/],
+    ['ResourceSyncHubLease soon 1d', STATE_CONF . "ResourceSyncHubLease soon 1d\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubLease: 'soon' is not a duration/],
+    ['ResourceSyncHubLease 2d 1d', STATE_CONF . "ResourceSyncHubLease 2d 1d\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubLease: minimum '2d' is longer than maximum '1d'/],
+    ['ResourceSyncHubLease 300', STATE_CONF . "ResourceSyncHubLease 300\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubLease takes two arguments/],
+    ['ResourceSyncHubAllowCallback 10.0.0.0/33', STATE_CONF
+        . "ResourceSyncHubAllowCallback 127.0.0.1 10.0.0.0/33\n" . set_conf('ds', 'www/data'),
+     qr{ResourceSyncHubAllowCallback: '10\.0\.0\.0/33' is not a host name, an IP address or a CIDR block}],
+    ['ResourceSyncHubAllowCallback host_name', STATE_CONF
+        . "ResourceSyncHubAllowCallback host_name\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubAllowCallback: 'host_name' is not a host name/],
+    ['ResourceSyncHubMaxBacklog 0', STATE_CONF . "ResourceSyncHubMaxBacklog 0\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubMaxBacklog: '0' is not a number of notifications from 1 to 10000000/],
+    ['ResourceSyncHubMaxSubscriptions lots', STATE_CONF . "ResourceSyncHubMaxSubscriptions lots\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubMaxSubscriptions: 'lots' is not a number of subscriptions/],
+    ['ResourceSyncHubMaxSubscriptions 10 20', STATE_CONF . "ResourceSyncHubMaxSubscriptions 10 20\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubMaxSubscriptions: per-host '20' is larger than total '10'/],
     ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],

@@ -60,6 +60,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, parse_suite());
     srunner_add_suite(sr, mounts_suite());
     srunner_add_suite(sr, zip_suite());
+    srunner_add_suite(sr, hubreq_suite());
     srunner_add_suite(sr, zipout_suite());
     srunner_add_suite(sr, partition_suite());
     srunner_add_suite(sr, dump_suite());

@@ -48,6 +48,7 @@ Suite *entry_suite(void);
 Suite *parse_suite(void);
 Suite *mounts_suite(void);
 Suite *zip_suite(void);
+Suite *hubreq_suite(void);
 Suite *zipout_suite(void);
 Suite *partition_suite(void);
 Suite *dump_suite(void);

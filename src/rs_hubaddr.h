@@ -1,0 +1,46 @@
+/* rs_hubaddr.h - which callback addresses the built-in hub may call.
+ *
+ * A hub that POSTs to any URL a stranger gives it is a tool for reaching
+ * the hub's own network (server-side request forgery).  Callbacks whose
+ * host resolves to a loopback, private, link-local or otherwise special
+ * address are refused unless ResourceSyncHubAllowCallback names the host
+ * or a CIDR block holding the address.  These functions are pure (no
+ * resolver, no I/O) so that every rule is unit-tested.
+ *
+ * Engine code: APR only.
+ */
+#ifndef RS_HUBADDR_H
+#define RS_HUBADDR_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+/* One entry of ResourceSyncHubAllowCallback: a host name (compared with
+ * the callback's host, case-insensitively) or a CIDR block. */
+typedef struct rs_hubaddr_allow_t {
+    const char *host;           /* NULL: a CIDR block */
+    int len;                    /* 4 or 16: bytes of addr */
+    unsigned char addr[16];     /* network address (host bits zero) */
+    int bits;                   /* prefix length */
+} rs_hubaddr_allow_t;
+
+/* Why the address of len bytes (4: IPv4, 16: IPv6, network order) must
+ * not be called back: "loopback", "private", "link-local", ... or NULL
+ * for an ordinary public address.  IPv4-mapped, IPv4-compatible and
+ * NAT64 (64:ff9b::/96) IPv6 addresses are judged by their IPv4 address. */
+const char *rs_hubaddr_class(const unsigned char *addr, int len);
+
+/* Parse "host" or "address/bits" or an address alone (a /32 or /128)
+ * into out; host names are letters, digits, '-' and '.'.  Returns 1, or
+ * 0 when s is neither. */
+int rs_hubaddr_allow_parse(apr_pool_t *p, const char *s, rs_hubaddr_allow_t *out);
+
+/* Whether the address (as for rs_hubaddr_class) lies in one of the
+ * CIDR entries of allow (an array of rs_hubaddr_allow_t; NULL: empty).  An
+ * IPv4-mapped IPv6 address also matches IPv4 blocks. */
+int rs_hubaddr_allow_addr(const apr_array_header_t *allow, const unsigned char *addr, int len);
+
+/* Whether host matches one of the host entries of allow. */
+int rs_hubaddr_allow_host(const apr_array_header_t *allow, const char *host);
+
+#endif
