@@ -357,6 +357,10 @@ void rs_status_ring_reset(void);
 
 /* mod_resourcesync_clsource.c: a set's Change List documents - their
  * options, and their records from the ring first, then the store. */
+/* The entry options of set's change entries: the same for Change Lists,
+ * Change Dump manifests and change notifications, so one change is the
+ * same <url> bytes everywhere. */
+void rs_clsource_entry_opts(const rs_set_t *set, rs_entry_opts_t *eo);
 /* The options of set's Change List documents of history (the list URLs
  * are "<doc_base>changelist/<history>-<id>.xml"). */
 void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,

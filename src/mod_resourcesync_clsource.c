@@ -14,14 +14,20 @@
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
 
+void rs_clsource_entry_opts(const rs_set_t *set, rs_entry_opts_t *eo)
+{
+    memset(eo, 0, sizeof(*eo));
+    eo->url_base = set->root_url;
+    eo->hashes = set->hashes;
+    eo->spec10 = set->spec10;
+}
+
 void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,
                       rs_changelist_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->set = set->name;
-    o->entry.url_base = set->root_url;
-    o->entry.hashes = set->hashes;
-    o->entry.spec10 = set->spec10;
+    rs_clsource_entry_opts(set, &o->entry);
     o->capability_url = set->capability_url;
     o->index_url = set->cl_index_url;
     o->list_url_prefix = apr_pstrcat(p, set->doc_base, "changelist/", history, "-", NULL);

@@ -70,9 +70,7 @@ static void opts(const wset_t *ws, rs_notify_opts_t *o)
     const rs_set_t *set = ws->set;
     memset(o, 0, sizeof(*o));
     o->set = set->name;
-    o->entry.url_base = set->root_url;
-    o->entry.hashes = set->hashes;
-    o->entry.spec10 = set->spec10;
+    rs_clsource_entry_opts(set, &o->entry);
     o->capability_url = set->capability_url;
     o->max_entries = set->max_entries;
 }
