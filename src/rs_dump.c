@@ -24,6 +24,7 @@ typedef struct {
     const char *dir;
     apr_array_header_t *gens;     /* generations to reuse packages from */
     apr_pool_t *p, *kp;
+    apr_pool_t *sp;               /* scratch, cleared after each row's use */
     apr_array_header_t *rows;     /* rs_item_t of the package being filled */
     apr_array_header_t *pkgs;     /* pkg_t */
     rs_partition_t pt;
@@ -48,53 +49,61 @@ static const char *member_name(apr_pool_t *p, const char *rel)
     return rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR, rel);
 }
 
-/* The manifest of the rows being packaged, in m. */
-static apr_status_t manifest_render(dwriter_t *dw, rs_xml_membuf_t *m)
+/* The manifest's entries, rendered with a scratch pool cleared every
+ * row, so that memory does not grow with the package. */
+static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
 {
     const rs_dump_opts_t *o = dw->o;
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], lm[RS_TIME_BUFSIZE], len[32];
+    char lm[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[4];
-    rs_xml_t *w = rs_xml_open(dw->kp, rs_xml_membuf_sink, m);
-    int i;
+    apr_pool_t *sp;
+    int i, bad = 0;
 
+    apr_pool_create(&sp, dw->kp);
+    for (i = 0; !bad && i < dw->rows->nelts; i++) {
+        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+        const char *rel = rel_path(sp, it);
+        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
+        md[0].name = "hash"; md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
+        md[1].name = "length"; md[1].value = len;
+        md[2].name = "type"; md[2].value = it->type;
+        md[3].name = "path";
+        md[3].value = apr_pstrcat(sp, "/", member_name(sp, rel), NULL);
+        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel),
+                                                NULL),
+                                 rs_time_format_ns(lm, it->mtime_ns)) < 0
+              || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0;
+        apr_pool_clear(sp);
+    }
+    apr_pool_destroy(sp);
+    return bad;
+}
+
+/* The manifest of the rows being packaged, streamed into the file
+ * <key>.xml (fsynced): libzip copies it from there into the package, so
+ * it is never held in memory whatever the package's size. */
+static apr_status_t manifest_write(dwriter_t *dw, const char *path)
+{
+    const rs_dump_opts_t *o = dw->o;
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+    apr_file_t *f;
+    rs_xml_t *w;
+    apr_status_t rv, xe = APR_SUCCESS;
+
+    if ((rv = rs_file_create(&f, path, 0, dw->kp)) != APR_SUCCESS) {
+        return rv;
+    }
+    w = rs_xml_open_file(dw->kp, f);
     md[0].name = "capability"; md[0].value = "resourcedump-manifest";
     md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
     md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
     if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0) {
-        return APR_ENOMEM;
+        || rs_xml_md(w, md, 3) < 0 || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
+        xe = w ? rs_xml_error(w) : APR_ENOMEM;
     }
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        const char *rel = rel_path(dw->kp, it);
-        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        md[0].name = "hash"; md[0].value = rs_hash_attr(dw->kp, o->hashes, it->hash);
-        md[1].name = "length"; md[1].value = len;
-        md[2].name = "type"; md[2].value = it->type;
-        md[3].name = "path";
-        md[3].value = apr_pstrcat(dw->kp, "/", member_name(dw->kp, rel), NULL);
-        if (rs_xml_entry_begin(w, apr_pstrcat(dw->kp, o->url_base,
-                                              rs_uri_escape_path(dw->kp, rel), NULL),
-                               rs_time_format_ns(lm, it->mtime_ns)) < 0
-            || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0) {
-            return APR_ENOMEM;
-        }
-    }
-    return rs_xml_end(w) < 0 ? APR_ENOMEM : APR_SUCCESS;
-}
-
-/* Write the manifest copy <n>.xml. */
-static apr_status_t manifest_copy(dwriter_t *dw, const char *key, const rs_xml_membuf_t *m)
-{
-    apr_file_t *f;
-    apr_size_t wrote;
-    apr_status_t rv = rs_file_create(&f, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "xml"), 0,
-                                     dw->kp);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    rv = apr_file_write_full(f, m->buf, m->len, &wrote);
-    return rv == APR_SUCCESS ? rs_file_finish(f) : (rs_file_finish(f), rv);
+    rv = rs_file_finish(f);
+    return xe != APR_SUCCESS ? xe : rv;
 }
 
 /* The key of the rows collected so far (rs_dumppkg.h). */
@@ -109,38 +118,41 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
     for (i = 0; i < dw->rows->nelts; i++) {
         const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        rs_dumppkg_key_entry(&k, rel_path(dw->kp, it), it->size, it->mtime_ns, it->type,
+        rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
                              (const char *const *)it->hash, RS_HASH_COUNT);
+        apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
     return APR_SUCCESS;
 }
 
-/* Write package key of the rows collected so far, its manifest copy and
- * its record. */
+/* Write package key of the rows collected so far: its manifest (written
+ * first, then copied into the package), the package and its record. */
 static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec_t *rec)
 {
     const rs_dump_opts_t *o = dw->o;
-    rs_xml_membuf_t m = { dw->kp, NULL, 0, 0 };
+    const char *mpath = rs_statedir_dump_pkg(dw->kp, dw->dir, key, "xml");
     rs_zip_t *z;
     rs_zip_result_t res;
     const char *hex[RS_HASH_COUNT];
     int i;
     apr_status_t rv;
 
-    if ((rv = manifest_render(dw, &m)) != APR_SUCCESS
-        || (rv = rs_zip_create(&z, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "zip"), m.buf,
-                               m.len, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
+    if ((rv = manifest_write(dw, mpath)) != APR_SUCCESS
+        || (rv = rs_zip_create_path(&z, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "zip"),
+                                    mpath, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < dw->rows->nelts; i++) {
         const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        const char *rel = rel_path(dw->kp, it);
-        rv = rs_zip_add_path(z, member_name(dw->kp, rel),
-                             apr_pstrcat(dw->kp, o->root, "/", rel, NULL), it->size,
+        const char *rel = rel_path(dw->sp, it);
+        rv = rs_zip_add_path(z, member_name(dw->sp, rel),
+                             apr_pstrcat(dw->sp, o->root, "/", rel, NULL), it->size,
                              it->mtime_ns);
+        apr_pool_clear(dw->sp);   /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
-            dw->info->failed = apr_pstrcat(dw->p, "member ", rel, ": not a valid name", NULL);
+            dw->info->failed = apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it),
+                                           ": not a valid name", NULL);
             rs_zip_abort(z);
             return rv;
         }
@@ -148,9 +160,6 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec
     if ((rv = rs_zip_finish(z, o->hashes, &res)) != APR_SUCCESS) {
         const char *e = rs_zip_error(z);
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
-        return rv;
-    }
-    if ((rv = manifest_copy(dw, key, &m)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < RS_HASH_COUNT; i++) {
@@ -200,11 +209,13 @@ static apr_status_t package_flush(dwriter_t *dw)
 /* The next row of the listing, copied (the page's pool is cleared). */
 static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
-    const char *rel = rel_path(dw->kp, it);
+    const char *rel = rel_path(dw->sp, it);
     unsigned cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
     rs_item_t *c;
     apr_status_t rv;
     int i;
+
+    apr_pool_clear(dw->sp);
 
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
         return rv;
@@ -341,6 +352,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     dw.p = p;
     dw.info = info;
     apr_pool_create(&dw.kp, p);
+    apr_pool_create(&dw.sp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
     dw.rows = apr_array_make(dw.kp, 256, sizeof(rs_item_t));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
@@ -365,6 +377,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     if (rv == APR_SUCCESS) {
         rv = dump_render(&dw);
     }
+    apr_pool_destroy(dw.sp);
     apr_pool_destroy(dw.kp);
     return rv;
 }

@@ -28,7 +28,7 @@ typedef struct member_t {
     const char *name;
     const char *path;        /* NULL: read from fd, the caller's */
     int fd;                  /* -1 when closed */
-    apr_int64_t size, mtime_ns;
+    apr_int64_t size, mtime_ns;   /* of the version described (checked at open) */
     apr_int64_t ctime_ns;    /* at open */
     apr_int64_t done;        /* bytes handed to libzip */
     zip_error_t error;
@@ -404,12 +404,12 @@ static apr_status_t cleanup(void *data)
     return APR_SUCCESS;
 }
 
-apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
-                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+/* The empty archive writing to target's temporary file, in *zp. */
+static apr_status_t zip_begin(rs_zip_t **zp, const char *target, apr_pool_t *p)
 {
     rs_zip_t *z = apr_pcalloc(p, sizeof(*z));
     const char *slash = strrchr(target, '/');
-    zip_source_t *src, *out;
+    zip_source_t *out;
     zip_error_t ze;
     apr_status_t rv;
 
@@ -435,6 +435,20 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     zip_error_fini(&ze);
     apr_pool_cleanup_register(p, z, cleanup, apr_pool_cleanup_null);
     *zp = z;
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
+                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+{
+    rs_zip_t *z;
+    zip_source_t *src;
+    apr_status_t rv = zip_begin(zp, target, p);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    z = *zp;
     src = zip_source_buffer(z->za, apr_pmemdup(p, manifest, len), len, 0);
     rv = src ? add_source(z, RS_ZIP_MANIFEST, src, mtime_ns)
              : zip_status(z, zip_get_error(z->za));
@@ -444,8 +458,10 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     return rv;
 }
 
+/* A member read from path (or fd): size and mtime_ns describe the
+ * version read (checked at open), entry_ns is the member's time. */
 static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, int fd,
-                               apr_off_t size, apr_int64_t mtime_ns)
+                               apr_off_t size, apr_int64_t mtime_ns, apr_int64_t entry_ns)
 {
     member_t *m;
     zip_source_t *src;
@@ -470,13 +486,13 @@ static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, 
         zip_error_fini(&m->error);
         return zip_status(z, zip_get_error(z->za));
     }
-    return add_source(z, m->name, src, mtime_ns);
+    return add_source(z, m->name, src, entry_ns);
 }
 
 apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
                              apr_off_t size, apr_int64_t mtime_ns)
 {
-    return add_member(z, name, path, -1, size, mtime_ns);
+    return add_member(z, name, path, -1, size, mtime_ns, mtime_ns);
 }
 
 apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
@@ -484,7 +500,27 @@ apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
 {
     apr_os_file_t fd;
     apr_status_t rv = apr_os_file_get(&fd, f);
-    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns);
+    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns, mtime_ns);
+}
+
+apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *manifest,
+                                apr_int64_t mtime_ns, apr_pool_t *p)
+{
+    struct stat sb;
+    apr_status_t rv;
+
+    if (stat(manifest, &sb) != 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if ((rv = zip_begin(zp, target, p)) != APR_SUCCESS) {
+        return rv;
+    }
+    rv = add_member(*zp, RS_ZIP_MANIFEST, manifest, -1, (apr_off_t)sb.st_size,
+                    ns_of(&sb.st_mtim), mtime_ns);
+    if (rv != APR_SUCCESS) {
+        rs_zip_abort(*zp);
+    }
+    return rv;
 }
 
 /* The written temporary file: fsynced, digested (read back only when the

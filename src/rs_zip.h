@@ -77,6 +77,12 @@ typedef struct rs_zip_result_t {
 apr_status_t rs_zip_create(rs_zip_t **z, const char *target, const void *manifest,
                            apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p);
 
+/* The same with the manifest read from the file at path (when the package
+ * is written, like any member: it must not change meanwhile), so that a
+ * manifest of any size is never held in memory. */
+apr_status_t rs_zip_create_path(rs_zip_t **z, const char *target, const char *manifest,
+                                apr_int64_t mtime_ns, apr_pool_t *p);
+
 /* Whether name may be a member name (see above). */
 int rs_zip_name_ok(const char *name);
 
