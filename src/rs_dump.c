@@ -14,22 +14,34 @@
 #include "rs_zip.h"
 
 #define PAGE_ROWS 1000
+#define CHUNK_ROWS 1024   /* rows of a package are kept in chunks of this many */
 
 /* One dump being written.  Lifecycle: the rows of the package being
  * filled are copied into `kp` (cleared after each package, so memory is
  * one package's rows); each finished package's description goes into
- * `pkgs` (in p) for resourcedump.xml, written last. */
+ * `pkgs` (in p) for resourcedump.xml, written last.  The rows are kept in
+ * chunks of CHUNK_ROWS (`chunks`: rs_item_t *), never in one array that
+ * grows by doubling: a pool keeps every copy a doubling leaves behind
+ * (twice the final size), and a package's rows are the larger part of
+ * the build's memory. */
 typedef struct {
     const rs_dump_opts_t *o;
     const char *dir;
     apr_array_header_t *gens;     /* generations to reuse packages from */
     apr_pool_t *p, *kp;
     apr_pool_t *sp;               /* scratch, cleared after each row's use */
-    apr_array_header_t *rows;     /* rs_item_t of the package being filled */
+    apr_array_header_t *chunks;   /* rs_item_t[CHUNK_ROWS] of the package being filled */
+    int nrows;                    /* rows in chunks */
     apr_array_header_t *pkgs;     /* pkg_t */
     rs_partition_t pt;
     rs_dump_info_t *info;
 } dwriter_t;
+
+/* Row i of the package being filled. */
+static const rs_item_t *row_at(const dwriter_t *dw, int i)
+{
+    return &APR_ARRAY_IDX(dw->chunks, i / CHUNK_ROWS, rs_item_t *)[i % CHUNK_ROWS];
+}
 
 typedef struct {
     const char *key;
@@ -60,8 +72,8 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
     int i, bad = 0;
 
     apr_pool_create(&sp, dw->kp);
-    for (i = 0; !bad && i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+    for (i = 0; !bad && i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
         const char *rel = rel_path(sp, it);
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
         md[0].name = "hash"; md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
@@ -116,8 +128,8 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         return APR_ENOMEM;
     }
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+    for (i = 0; i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
         rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
                              (const char *const *)it->hash, RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
@@ -143,8 +155,8 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec
                                     mpath, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
         return rv;
     }
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
+    for (i = 0; i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
         const char *rel = rel_path(dw->sp, it);
         rv = rs_zip_add_path(z, member_name(dw->sp, rel),
                              apr_pstrcat(dw->sp, o->root, "/", rel, NULL), it->size,
@@ -181,7 +193,7 @@ static apr_status_t package_flush(dwriter_t *dw)
     pkg_t *pk;
     apr_status_t rv;
 
-    if (!dw->rows->nelts) {
+    if (!dw->nrows) {
         return APR_SUCCESS;
     }
     if ((rv = package_key(dw, key)) != APR_SUCCESS) {
@@ -198,11 +210,11 @@ static apr_status_t package_flush(dwriter_t *dw)
     pk->rec = rec;
     pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
     dw->info->packages++;
-    dw->info->entries += dw->rows->nelts;
+    dw->info->entries += dw->nrows;
     dw->info->bytes += rec.length;
-    apr_array_clear(dw->rows);
     apr_pool_clear(dw->kp);
-    dw->rows = apr_array_make(dw->kp, 256, sizeof(rs_item_t));
+    dw->chunks = apr_array_make(dw->kp, 16, sizeof(rs_item_t *));
+    dw->nrows = 0;
     return APR_SUCCESS;
 }
 
@@ -211,6 +223,7 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
     const char *rel = rel_path(dw->sp, it);
     unsigned cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
+    const rs_item_t *prev;
     rs_item_t *c;
     apr_status_t rv;
     int i;
@@ -220,9 +233,15 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
         return rv;
     }
-    c = apr_array_push(dw->rows);
+    if (dw->nrows % CHUNK_ROWS == 0) {
+        APR_ARRAY_PUSH(dw->chunks, rs_item_t *) = apr_palloc(dw->kp,
+                                                             CHUNK_ROWS * sizeof(rs_item_t));
+    }
+    prev = dw->nrows ? row_at(dw, dw->nrows - 1) : NULL;
+    c = (rs_item_t *)row_at(dw, dw->nrows++);
     *c = *it;
-    c->dir = apr_pstrdup(dw->kp, it->dir);
+    /* Rows of a directory come together: its name is copied once. */
+    c->dir = prev && !strcmp(prev->dir, it->dir) ? prev->dir : apr_pstrdup(dw->kp, it->dir);
     c->name = apr_pstrdup(dw->kp, it->name);
     c->type = it->type ? apr_pstrdup(dw->kp, it->type) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
@@ -354,7 +373,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     apr_pool_create(&dw.kp, p);
     apr_pool_create(&dw.sp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
-    dw.rows = apr_array_make(dw.kp, 256, sizeof(rs_item_t));
+    dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
     for (;;) {
