@@ -1,5 +1,9 @@
 /* rs_dump.c - see rs_dump.h */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+#include <apr_portable.h>
 #include <apr_strings.h>
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
@@ -35,7 +39,25 @@ typedef struct {
     apr_array_header_t *pkgs;     /* pkg_t */
     rs_partition_t pt;
     rs_dump_info_t *info;
+    struct pending_t *pending;    /* written, not yet published, or NULL */
 } dwriter_t;
+
+/* A package written (rs_zip_write) and not yet published: it reaches the
+ * disk while the next one is written.  Lifecycle: made by package_build
+ * in a pool of its own (two packages at most are alive: this one and
+ * the one being written), published by pending_publish after the next
+ * package is written, or before resourcedump.xml; dropped (its
+ * temporary file removed) with its pool on failure.  Order on disk per
+ * package: the manifest copy and the package are fsynced, then the
+ * package is renamed into place, then its record is written: the record
+ * is the mark of a complete package (rs_dumppkg_reuse). */
+typedef struct pending_t {
+    apr_pool_t *pool;
+    rs_zip_t *z;
+    const char *mpath;            /* the manifest copy, fsynced at publish */
+    char key[RS_DUMPPKG_KEY_LEN + 1];
+    int pkg;                      /* its index in pkgs */
+} pending_t;
 
 /* Row i of the package being filled. */
 static const rs_item_t *row_at(const dwriter_t *dw, int i)
@@ -92,8 +114,9 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
 }
 
 /* The manifest of the rows being packaged, streamed into the file
- * <key>.xml (fsynced): libzip copies it from there into the package, so
- * it is never held in memory whatever the package's size. */
+ * <key>.xml: libzip copies it from there into the package, so it is
+ * never held in memory whatever the package's size.  Its write-back is
+ * started here; it is fsynced when the package is published. */
 static apr_status_t manifest_write(dwriter_t *dw, const char *path)
 {
     const rs_dump_opts_t *o = dw->o;
@@ -114,8 +137,76 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
         || rs_xml_md(w, md, 3) < 0 || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
         xe = w ? rs_xml_error(w) : APR_ENOMEM;
     }
-    rv = rs_file_finish(f);
+    rv = apr_file_flush(f);
+    if (rv == APR_SUCCESS) {
+        apr_os_file_t fd;
+        if (apr_os_file_get(&fd, f) == APR_SUCCESS) {
+            sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);   /* advisory */
+        }
+    }
+    rv = rv == APR_SUCCESS ? apr_file_close(f) : (apr_file_close(f), rv);
     return xe != APR_SUCCESS ? xe : rv;
+}
+
+/* fsync the file at path. */
+static apr_status_t sync_path(const char *path)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if (fsync(fd) != 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+    }
+    close(fd);
+    return rv;
+}
+
+/* Publish the pending package (see pending_t): fsync its manifest copy
+ * and the package, rename it into place, write its record, and fill in
+ * its entry in pkgs. */
+static apr_status_t pending_publish(dwriter_t *dw)
+{
+    pending_t *pd = dw->pending;
+    pkg_t *pk;
+    rs_zip_result_t res;
+    const char *hex[RS_HASH_COUNT];
+    apr_status_t rv;
+    int i;
+
+    if (!pd) {
+        return APR_SUCCESS;
+    }
+    dw->pending = NULL;
+    memset(&res, 0, sizeof(res));
+    if ((rv = sync_path(pd->mpath)) != APR_SUCCESS
+        || (rv = rs_zip_publish(pd->z, dw->o->hashes, &res)) != APR_SUCCESS) {
+        const char *e = rs_zip_error(pd->z);
+        dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
+        apr_pool_destroy(pd->pool);
+        return rv;
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        hex[i] = res.hex[i];
+    }
+    pk = &APR_ARRAY_IDX(dw->pkgs, pd->pkg, pkg_t);
+    pk->rec.length = res.length;
+    pk->rec.hash = rs_hash_attr(dw->p, dw->o->hashes, hex);
+    dw->info->bytes += res.length;
+    rv = rs_dumppkg_rec_write(pd->pool, dw->dir, pd->key, &pk->rec);
+    apr_pool_destroy(pd->pool);
+    return rv;
+}
+
+/* Drop the pending package, if any (a failed build). */
+static void pending_drop(dwriter_t *dw)
+{
+    if (dw->pending) {
+        apr_pool_destroy(dw->pending->pool);   /* rs_zip's cleanup removes it */
+        dw->pending = NULL;
+    }
 }
 
 /* The key of the rows collected so far (rs_dumppkg.h). */
@@ -139,49 +230,57 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
 }
 
 /* Write package key of the rows collected so far: its manifest (written
- * first, then copied into the package), the package and its record. */
-static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec_t *rec)
+ * first, then copied into the package) and the package, which becomes
+ * the pending one once the one pending before it is published (so that
+ * its write-back overlaps the writing of this one).  pk is its entry in
+ * pkgs, completed when it is published. */
+static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
 {
     const rs_dump_opts_t *o = dw->o;
-    const char *mpath = rs_statedir_dump_pkg(dw->kp, dw->dir, key, "xml");
-    rs_zip_t *z;
-    rs_zip_result_t res;
-    const char *hex[RS_HASH_COUNT];
+    apr_pool_t *zp;
+    pending_t *pd;
     int i;
     apr_status_t rv;
 
-    if ((rv = manifest_write(dw, mpath)) != APR_SUCCESS
-        || (rv = rs_zip_create_path(&z, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "zip"),
-                                    mpath, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
+    apr_pool_create(&zp, dw->p);
+    pd = apr_pcalloc(zp, sizeof(*pd));
+    pd->pool = zp;
+    pd->pkg = pkg;
+    memcpy(pd->key, key, sizeof(pd->key));
+    pd->mpath = rs_statedir_dump_pkg(zp, dw->dir, key, "xml");
+    if ((rv = manifest_write(dw, pd->mpath)) != APR_SUCCESS
+        || (rv = rs_zip_create_path(&pd->z, rs_statedir_dump_pkg(zp, dw->dir, key, "zip"),
+                                    pd->mpath, (apr_int64_t)o->at * 1000, zp)) != APR_SUCCESS) {
+        apr_pool_destroy(zp);
         return rv;
     }
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rel_path(dw->sp, it);
-        rv = rs_zip_add_path(z, member_name(dw->sp, rel),
+        rv = rs_zip_add_path(pd->z, member_name(dw->sp, rel),
                              apr_pstrcat(dw->sp, o->root, "/", rel, NULL), it->size,
                              it->mtime_ns);
         apr_pool_clear(dw->sp);   /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
             dw->info->failed = apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it),
                                            ": not a valid name", NULL);
-            rs_zip_abort(z);
+            apr_pool_destroy(zp);
             return rv;
         }
     }
-    if ((rv = rs_zip_finish(z, o->hashes, &res)) != APR_SUCCESS) {
-        const char *e = rs_zip_error(z);
+    if ((rv = rs_zip_write(pd->z, o->hashes, NULL)) != APR_SUCCESS) {
+        const char *e = rs_zip_error(pd->z);
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
+        apr_pool_destroy(zp);
         return rv;
     }
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        hex[i] = res.hex[i];
+    rv = pending_publish(dw);
+    if (rv != APR_SUCCESS) {
+        apr_pool_destroy(zp);
+        return rv;
     }
-    rec->length = res.length;
-    rec->hash = rs_hash_attr(dw->kp, o->hashes, hex);
-    rec->at = o->at;
-    rec->completed = o->completed;
-    return rs_dumppkg_rec_write(dw->kp, dw->dir, key, rec);
+    dw->pending = pd;
+    return APR_SUCCESS;
 }
 
 /* Package the rows collected so far as the next package: reused from an
@@ -199,19 +298,26 @@ static apr_status_t package_flush(dwriter_t *dw)
     if ((rv = package_key(dw, key)) != APR_SUCCESS) {
         return rv;
     }
-    if (rs_dumppkg_reuse(dw->kp, dw->gens, dw->dir, key, &rec) == APR_SUCCESS) {
-        dw->info->reused++;
-    }
-    else if ((rv = package_build(dw, key, &rec)) != APR_SUCCESS) {
-        return rv;
-    }
     pk = apr_array_push(dw->pkgs);
     pk->key = apr_pstrdup(dw->p, key);
-    pk->rec = rec;
-    pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
+    if (rs_dumppkg_reuse(dw->kp, dw->gens, dw->dir, key, &rec) == APR_SUCCESS) {
+        dw->info->reused++;
+        pk->rec = rec;
+        pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
+        dw->info->bytes += rec.length;
+    }
+    else {
+        /* Length and hash come when it is published (pending_publish). */
+        pk->rec.at = dw->o->at;
+        pk->rec.completed = dw->o->completed;
+        pk->rec.length = 0;
+        pk->rec.hash = NULL;
+        if ((rv = package_build(dw, key, dw->pkgs->nelts - 1)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
     dw->info->packages++;
     dw->info->entries += dw->nrows;
-    dw->info->bytes += rec.length;
     apr_pool_clear(dw->kp);
     dw->chunks = apr_array_make(dw->kp, 16, sizeof(rs_item_t *));
     dw->nrows = 0;
@@ -393,6 +499,10 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     if (rv == APR_SUCCESS) {
         rv = package_flush(&dw);
     }
+    if (rv == APR_SUCCESS) {
+        rv = pending_publish(&dw);   /* every package before the document */
+    }
+    pending_drop(&dw);
     if (rv == APR_SUCCESS) {
         rv = dump_render(&dw);
     }
