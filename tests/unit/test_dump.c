@@ -440,9 +440,9 @@ static long long vm_hwm(void)
 /* Memory of a build grows with a package's members by what libzip and
  * the member list need, not with its manifest: with a URL base of 2,000
  * bytes each manifest entry is over 2 KB, and 4,000 more members in the
- * one package add less than 2.5 KB each to the peak (about 1.2 KB; a manifest held in
- * memory, grown by doubling and copied into the package, made it over
- * 12 KB). */
+ * one package add less than 2.5 KB each to the peak (about 1.2 KB; a
+ * manifest held in memory, grown by doubling and copied into the
+ * package, made it over 12 KB). */
 START_TEST(memory_does_not_grow_with_the_manifest)
 {
     fx_t f;
