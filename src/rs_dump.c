@@ -19,6 +19,7 @@
 
 #define PAGE_ROWS 1000
 #define CHUNK_ROWS 1024   /* rows of a package are kept in chunks of this many */
+#define KP_MAX_FREE (256 * 1024)   /* bytes the rows' allocator keeps when freed */
 
 /* One dump being written.  Lifecycle: the rows of the package being
  * filled are copied into `kp` (cleared after each package, so memory is
@@ -69,6 +70,14 @@ typedef struct {
     const char *key;
     rs_dumppkg_rec_t rec;
 } pkg_t;
+
+/* Forget the rows of the package being filled (and free them). */
+static void rows_release(dwriter_t *dw)
+{
+    apr_pool_clear(dw->kp);
+    dw->chunks = apr_array_make(dw->kp, 16, sizeof(rs_item_t *));
+    dw->nrows = 0;
+}
 
 
 /* The row's path relative to the root ("dir/name" or "name"). */
@@ -268,6 +277,9 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
             return rv;
         }
     }
+    /* The rows are in the manifest and in rs_zip's members: free them
+     * before libzip writes the package, its memory peak. */
+    rows_release(dw);
     if ((rv = rs_zip_write(pd->z, o->hashes, NULL)) != APR_SUCCESS) {
         const char *e = rs_zip_error(pd->z);
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
@@ -291,8 +303,9 @@ static apr_status_t package_flush(dwriter_t *dw)
     rs_dumppkg_rec_t rec;
     pkg_t *pk;
     apr_status_t rv;
+    int n = dw->nrows;
 
-    if (!dw->nrows) {
+    if (!n) {
         return APR_SUCCESS;
     }
     if ((rv = package_key(dw, key)) != APR_SUCCESS) {
@@ -317,10 +330,8 @@ static apr_status_t package_flush(dwriter_t *dw)
         }
     }
     dw->info->packages++;
-    dw->info->entries += dw->nrows;
-    apr_pool_clear(dw->kp);
-    dw->chunks = apr_array_make(dw->kp, 16, sizeof(rs_item_t *));
-    dw->nrows = 0;
+    dw->info->entries += n;
+    rows_release(dw);
     return APR_SUCCESS;
 }
 
@@ -463,6 +474,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
                            apr_pool_t *p, rs_dump_info_t *info)
 {
     dwriter_t dw;
+    apr_allocator_t *ka;
     apr_pool_t *pp;
     const char *after_dir = NULL, *after_name = NULL;
     apr_status_t rv = APR_SUCCESS;
@@ -476,7 +488,23 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
                          : apr_array_make(p, 1, sizeof(const char *));
     dw.p = p;
     dw.info = info;
-    apr_pool_create(&dw.kp, p);
+    /* The rows get an allocator of their own that keeps little of what
+     * is freed: released before libzip writes a package (rows_release),
+     * their memory goes back to the system instead of staying resident
+     * beside libzip's. */
+    if (apr_allocator_create(&ka) == APR_SUCCESS) {
+        apr_allocator_max_free_set(ka, KP_MAX_FREE);
+        if (apr_pool_create_ex(&dw.kp, p, NULL, ka) == APR_SUCCESS) {
+            apr_allocator_owner_set(ka, dw.kp);
+        }
+        else {
+            apr_allocator_destroy(ka);
+            apr_pool_create(&dw.kp, p);
+        }
+    }
+    else {
+        apr_pool_create(&dw.kp, p);
+    }
     apr_pool_create(&dw.sp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
     dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
