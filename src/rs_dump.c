@@ -241,8 +241,8 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
 /* Write package key of the rows collected so far: its manifest (written
  * first, then copied into the package) and the package, which becomes
  * the pending one once the one pending before it is published (so that
- * its write-back overlaps the writing of this one).  pk is its entry in
- * pkgs, completed when it is published. */
+ * its write-back overlaps the writing of this one).  pkg is the index of
+ * its entry in pkgs, completed when it is published. */
 static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
 {
     const rs_dump_opts_t *o = dw->o;
