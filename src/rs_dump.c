@@ -1,5 +1,9 @@
 /* rs_dump.c - see rs_dump.h */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+#include <apr_portable.h>
 #include <apr_strings.h>
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
@@ -14,26 +18,66 @@
 #include "rs_zip.h"
 
 #define PAGE_ROWS 1000
+#define CHUNK_ROWS 1024   /* rows of a package are kept in chunks of this many */
+#define KP_MAX_FREE (256 * 1024)   /* bytes the rows' allocator keeps when freed */
 
 /* One dump being written.  Lifecycle: the rows of the package being
  * filled are copied into `kp` (cleared after each package, so memory is
  * one package's rows); each finished package's description goes into
- * `pkgs` (in p) for resourcedump.xml, written last. */
+ * `pkgs` (in p) for resourcedump.xml, written last.  The rows are kept in
+ * chunks of CHUNK_ROWS (`chunks`: rs_item_t *), never in one array that
+ * grows by doubling: a pool keeps every copy a doubling leaves behind
+ * (twice the final size), and a package's rows are the larger part of
+ * the build's memory. */
 typedef struct {
     const rs_dump_opts_t *o;
     const char *dir;
     apr_array_header_t *gens;     /* generations to reuse packages from */
     apr_pool_t *p, *kp;
-    apr_array_header_t *rows;     /* rs_item_t of the package being filled */
+    apr_pool_t *sp;               /* scratch, cleared after each row's use */
+    apr_array_header_t *chunks;   /* rs_item_t[CHUNK_ROWS] of the package being filled */
+    int nrows;                    /* rows in chunks */
     apr_array_header_t *pkgs;     /* pkg_t */
     rs_partition_t pt;
     rs_dump_info_t *info;
+    struct pending_t *pending;    /* written, not yet published, or NULL */
 } dwriter_t;
+
+/* A package written (rs_zip_write) and not yet published: it reaches the
+ * disk while the next one is written.  Lifecycle: made by package_build
+ * in a pool of its own (two packages at most are alive: this one and
+ * the one being written), published by pending_publish after the next
+ * package is written, or before resourcedump.xml; dropped (its
+ * temporary file removed) with its pool on failure.  Order on disk per
+ * package: the manifest copy and the package are fsynced, then the
+ * package is renamed into place, then its record is written: the record
+ * is the mark of a complete package (rs_dumppkg_reuse). */
+typedef struct pending_t {
+    apr_pool_t *pool;
+    rs_zip_t *z;
+    const char *mpath;            /* the manifest copy, fsynced at publish */
+    char key[RS_DUMPPKG_KEY_LEN + 1];
+    int pkg;                      /* its index in pkgs */
+} pending_t;
+
+/* Row i of the package being filled. */
+static const rs_item_t *row_at(const dwriter_t *dw, int i)
+{
+    return &APR_ARRAY_IDX(dw->chunks, i / CHUNK_ROWS, rs_item_t *)[i % CHUNK_ROWS];
+}
 
 typedef struct {
     const char *key;
     rs_dumppkg_rec_t rec;
 } pkg_t;
+
+/* Forget the rows of the package being filled (and free them). */
+static void rows_release(dwriter_t *dw)
+{
+    apr_pool_clear(dw->kp);
+    dw->chunks = apr_array_make(dw->kp, 16, sizeof(rs_item_t *));
+    dw->nrows = 0;
+}
 
 
 /* The row's path relative to the root ("dir/name" or "name"). */
@@ -48,53 +92,130 @@ static const char *member_name(apr_pool_t *p, const char *rel)
     return rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR, rel);
 }
 
-/* The manifest of the rows being packaged, in m. */
-static apr_status_t manifest_render(dwriter_t *dw, rs_xml_membuf_t *m)
+/* The manifest's entries, rendered with a scratch pool cleared every
+ * row, so that memory does not grow with the package. */
+static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
 {
     const rs_dump_opts_t *o = dw->o;
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], lm[RS_TIME_BUFSIZE], len[32];
+    char lm[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[4];
-    rs_xml_t *w = rs_xml_open(dw->kp, rs_xml_membuf_sink, m);
-    int i;
+    apr_pool_t *sp;
+    int i, bad = 0;
 
+    apr_pool_create(&sp, dw->kp);
+    for (i = 0; !bad && i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
+        const char *rel = rel_path(sp, it);
+        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
+        md[0].name = "hash"; md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
+        md[1].name = "length"; md[1].value = len;
+        md[2].name = "type"; md[2].value = it->type;
+        md[3].name = "path";
+        md[3].value = apr_pstrcat(sp, "/", member_name(sp, rel), NULL);
+        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel),
+                                                NULL),
+                                 rs_time_format_ns(lm, it->mtime_ns)) < 0
+              || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0;
+        apr_pool_clear(sp);
+    }
+    apr_pool_destroy(sp);
+    return bad;
+}
+
+/* The manifest of the rows being packaged, streamed into the file
+ * <key>.xml: libzip copies it from there into the package, so it is
+ * never held in memory whatever the package's size.  Its write-back is
+ * started here; it is fsynced when the package is published. */
+static apr_status_t manifest_write(dwriter_t *dw, const char *path)
+{
+    const rs_dump_opts_t *o = dw->o;
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    rs_xml_attr_t md[3];
+    apr_file_t *f;
+    rs_xml_t *w;
+    apr_status_t rv, xe = APR_SUCCESS;
+
+    if ((rv = rs_file_create(&f, path, 0, dw->kp)) != APR_SUCCESS) {
+        return rv;
+    }
+    w = rs_xml_open_file(dw->kp, f);
     md[0].name = "capability"; md[0].value = "resourcedump-manifest";
     md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
     md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
     if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0) {
-        return APR_ENOMEM;
+        || rs_xml_md(w, md, 3) < 0 || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
+        xe = w ? rs_xml_error(w) : APR_ENOMEM;
     }
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        const char *rel = rel_path(dw->kp, it);
-        apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        md[0].name = "hash"; md[0].value = rs_hash_attr(dw->kp, o->hashes, it->hash);
-        md[1].name = "length"; md[1].value = len;
-        md[2].name = "type"; md[2].value = it->type;
-        md[3].name = "path";
-        md[3].value = apr_pstrcat(dw->kp, "/", member_name(dw->kp, rel), NULL);
-        if (rs_xml_entry_begin(w, apr_pstrcat(dw->kp, o->url_base,
-                                              rs_uri_escape_path(dw->kp, rel), NULL),
-                               rs_time_format_ns(lm, it->mtime_ns)) < 0
-            || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0) {
-            return APR_ENOMEM;
+    rv = apr_file_flush(f);
+    if (rv == APR_SUCCESS) {
+        apr_os_file_t fd;
+        if (apr_os_file_get(&fd, f) == APR_SUCCESS) {
+            sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);   /* advisory */
         }
     }
-    return rs_xml_end(w) < 0 ? APR_ENOMEM : APR_SUCCESS;
+    rv = rv == APR_SUCCESS ? apr_file_close(f) : (apr_file_close(f), rv);
+    return xe != APR_SUCCESS ? xe : rv;
 }
 
-/* Write the manifest copy <n>.xml. */
-static apr_status_t manifest_copy(dwriter_t *dw, const char *key, const rs_xml_membuf_t *m)
+/* fsync the file at path. */
+static apr_status_t sync_path(const char *path)
 {
-    apr_file_t *f;
-    apr_size_t wrote;
-    apr_status_t rv = rs_file_create(&f, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "xml"), 0,
-                                     dw->kp);
-    if (rv != APR_SUCCESS) {
+    apr_status_t rv = APR_SUCCESS;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if (fsync(fd) != 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+    }
+    close(fd);
+    return rv;
+}
+
+/* Publish the pending package (see pending_t): fsync its manifest copy
+ * and the package, rename it into place, write its record, and fill in
+ * its entry in pkgs. */
+static apr_status_t pending_publish(dwriter_t *dw)
+{
+    pending_t *pd = dw->pending;
+    pkg_t *pk;
+    rs_zip_result_t res;
+    const char *hex[RS_HASH_COUNT];
+    apr_status_t rv;
+    int i;
+
+    if (!pd) {
+        return APR_SUCCESS;
+    }
+    dw->pending = NULL;
+    memset(&res, 0, sizeof(res));
+    if ((rv = sync_path(pd->mpath)) != APR_SUCCESS
+        || (rv = rs_zip_publish(pd->z, dw->o->hashes, &res)) != APR_SUCCESS) {
+        const char *e = rs_zip_error(pd->z);
+        dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
+        apr_pool_destroy(pd->pool);
         return rv;
     }
-    rv = apr_file_write_full(f, m->buf, m->len, &wrote);
-    return rv == APR_SUCCESS ? rs_file_finish(f) : (rs_file_finish(f), rv);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        hex[i] = res.hex[i];
+    }
+    pk = &APR_ARRAY_IDX(dw->pkgs, pd->pkg, pkg_t);
+    pk->rec.length = res.length;
+    pk->rec.hash = rs_hash_attr(dw->p, dw->o->hashes, hex);
+    dw->info->bytes += res.length;
+    rv = rs_dumppkg_rec_write(pd->pool, dw->dir, pd->key, &pk->rec);
+    apr_pool_destroy(pd->pool);
+    return rv;
+}
+
+/* Drop the pending package, if any (a failed build). */
+static void pending_drop(dwriter_t *dw)
+{
+    if (dw->pending) {
+        apr_pool_destroy(dw->pending->pool);   /* rs_zip's cleanup removes it */
+        dw->pending = NULL;
+    }
 }
 
 /* The key of the rows collected so far (rs_dumppkg.h). */
@@ -107,60 +228,71 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         return APR_ENOMEM;
     }
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        rs_dumppkg_key_entry(&k, rel_path(dw->kp, it), it->size, it->mtime_ns, it->type,
+    for (i = 0; i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
+        rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
                              (const char *const *)it->hash, RS_HASH_COUNT);
+        apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
     return APR_SUCCESS;
 }
 
-/* Write package key of the rows collected so far, its manifest copy and
- * its record. */
-static apr_status_t package_build(dwriter_t *dw, const char *key, rs_dumppkg_rec_t *rec)
+/* Write package key of the rows collected so far: its manifest (written
+ * first, then copied into the package) and the package, which becomes
+ * the pending one once the one pending before it is published (so that
+ * its write-back overlaps the writing of this one).  pkg is the index of
+ * its entry in pkgs, completed when it is published. */
+static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
 {
     const rs_dump_opts_t *o = dw->o;
-    rs_xml_membuf_t m = { dw->kp, NULL, 0, 0 };
-    rs_zip_t *z;
-    rs_zip_result_t res;
-    const char *hex[RS_HASH_COUNT];
+    apr_pool_t *zp;
+    pending_t *pd;
     int i;
     apr_status_t rv;
 
-    if ((rv = manifest_render(dw, &m)) != APR_SUCCESS
-        || (rv = rs_zip_create(&z, rs_statedir_dump_pkg(dw->kp, dw->dir, key, "zip"), m.buf,
-                               m.len, (apr_int64_t)o->at * 1000, dw->kp)) != APR_SUCCESS) {
+    apr_pool_create(&zp, dw->p);
+    pd = apr_pcalloc(zp, sizeof(*pd));
+    pd->pool = zp;
+    pd->pkg = pkg;
+    memcpy(pd->key, key, sizeof(pd->key));
+    pd->mpath = rs_statedir_dump_pkg(zp, dw->dir, key, "xml");
+    if ((rv = manifest_write(dw, pd->mpath)) != APR_SUCCESS
+        || (rv = rs_zip_create_path(&pd->z, rs_statedir_dump_pkg(zp, dw->dir, key, "zip"),
+                                    pd->mpath, (apr_int64_t)o->at * 1000, zp)) != APR_SUCCESS) {
+        apr_pool_destroy(zp);
         return rv;
     }
-    for (i = 0; i < dw->rows->nelts; i++) {
-        const rs_item_t *it = &APR_ARRAY_IDX(dw->rows, i, rs_item_t);
-        const char *rel = rel_path(dw->kp, it);
-        rv = rs_zip_add_path(z, member_name(dw->kp, rel),
-                             apr_pstrcat(dw->kp, o->root, "/", rel, NULL), it->size,
+    for (i = 0; i < dw->nrows; i++) {
+        const rs_item_t *it = row_at(dw, i);
+        const char *rel = rel_path(dw->sp, it);
+        rv = rs_zip_add_path(pd->z, member_name(dw->sp, rel),
+                             apr_pstrcat(dw->sp, o->root, "/", rel, NULL), it->size,
                              it->mtime_ns);
+        apr_pool_clear(dw->sp);   /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
-            dw->info->failed = apr_pstrcat(dw->p, "member ", rel, ": not a valid name", NULL);
-            rs_zip_abort(z);
+            dw->info->failed = apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it),
+                                           ": not a valid name", NULL);
+            apr_pool_destroy(zp);
             return rv;
         }
     }
-    if ((rv = rs_zip_finish(z, o->hashes, &res)) != APR_SUCCESS) {
-        const char *e = rs_zip_error(z);
+    /* The rows are in the manifest and in rs_zip's members: free them
+     * before libzip writes the package, its memory peak. */
+    rows_release(dw);
+    if ((rv = rs_zip_write(pd->z, o->hashes, NULL)) != APR_SUCCESS) {
+        const char *e = rs_zip_error(pd->z);
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;
+        apr_pool_destroy(zp);
         return rv;
     }
-    if ((rv = manifest_copy(dw, key, &m)) != APR_SUCCESS) {
+    rv = pending_publish(dw);
+    if (rv != APR_SUCCESS) {
+        apr_pool_destroy(zp);
         return rv;
     }
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        hex[i] = res.hex[i];
-    }
-    rec->length = res.length;
-    rec->hash = rs_hash_attr(dw->kp, o->hashes, hex);
-    rec->at = o->at;
-    rec->completed = o->completed;
-    return rs_dumppkg_rec_write(dw->kp, dw->dir, key, rec);
+    dw->pending = pd;
+    return APR_SUCCESS;
 }
 
 /* Package the rows collected so far as the next package: reused from an
@@ -171,47 +303,62 @@ static apr_status_t package_flush(dwriter_t *dw)
     rs_dumppkg_rec_t rec;
     pkg_t *pk;
     apr_status_t rv;
+    int n = dw->nrows;
 
-    if (!dw->rows->nelts) {
+    if (!n) {
         return APR_SUCCESS;
     }
     if ((rv = package_key(dw, key)) != APR_SUCCESS) {
         return rv;
     }
-    if (rs_dumppkg_reuse(dw->kp, dw->gens, dw->dir, key, &rec) == APR_SUCCESS) {
-        dw->info->reused++;
-    }
-    else if ((rv = package_build(dw, key, &rec)) != APR_SUCCESS) {
-        return rv;
-    }
     pk = apr_array_push(dw->pkgs);
     pk->key = apr_pstrdup(dw->p, key);
-    pk->rec = rec;
-    pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
+    if (rs_dumppkg_reuse(dw->kp, dw->gens, dw->dir, key, &rec) == APR_SUCCESS) {
+        dw->info->reused++;
+        pk->rec = rec;
+        pk->rec.hash = apr_pstrdup(dw->p, rec.hash);
+        dw->info->bytes += rec.length;
+    }
+    else {
+        /* Length and hash come when it is published (pending_publish). */
+        pk->rec.at = dw->o->at;
+        pk->rec.completed = dw->o->completed;
+        pk->rec.length = 0;
+        pk->rec.hash = NULL;
+        if ((rv = package_build(dw, key, dw->pkgs->nelts - 1)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
     dw->info->packages++;
-    dw->info->entries += dw->rows->nelts;
-    dw->info->bytes += rec.length;
-    apr_array_clear(dw->rows);
-    apr_pool_clear(dw->kp);
-    dw->rows = apr_array_make(dw->kp, 256, sizeof(rs_item_t));
+    dw->info->entries += n;
+    rows_release(dw);
     return APR_SUCCESS;
 }
 
 /* The next row of the listing, copied (the page's pool is cleared). */
 static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
-    const char *rel = rel_path(dw->kp, it);
+    const char *rel = rel_path(dw->sp, it);
     unsigned cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
+    const rs_item_t *prev;
     rs_item_t *c;
     apr_status_t rv;
     int i;
 
+    apr_pool_clear(dw->sp);
+
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
         return rv;
     }
-    c = apr_array_push(dw->rows);
+    if (dw->nrows % CHUNK_ROWS == 0) {
+        APR_ARRAY_PUSH(dw->chunks, rs_item_t *) = apr_palloc(dw->kp,
+                                                             CHUNK_ROWS * sizeof(rs_item_t));
+    }
+    prev = dw->nrows ? row_at(dw, dw->nrows - 1) : NULL;
+    c = (rs_item_t *)row_at(dw, dw->nrows++);
     *c = *it;
-    c->dir = apr_pstrdup(dw->kp, it->dir);
+    /* Rows of a directory come together: its name is copied once. */
+    c->dir = prev && !strcmp(prev->dir, it->dir) ? prev->dir : apr_pstrdup(dw->kp, it->dir);
     c->name = apr_pstrdup(dw->kp, it->name);
     c->type = it->type ? apr_pstrdup(dw->kp, it->type) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
@@ -327,6 +474,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
                            apr_pool_t *p, rs_dump_info_t *info)
 {
     dwriter_t dw;
+    apr_allocator_t *ka;
     apr_pool_t *pp;
     const char *after_dir = NULL, *after_name = NULL;
     apr_status_t rv = APR_SUCCESS;
@@ -340,9 +488,26 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
                          : apr_array_make(p, 1, sizeof(const char *));
     dw.p = p;
     dw.info = info;
-    apr_pool_create(&dw.kp, p);
+    /* The rows get an allocator of their own that keeps little of what
+     * is freed: released before libzip writes a package (rows_release),
+     * their memory goes back to the system instead of staying resident
+     * beside libzip's. */
+    if (apr_allocator_create(&ka) == APR_SUCCESS) {
+        apr_allocator_max_free_set(ka, KP_MAX_FREE);
+        if (apr_pool_create_ex(&dw.kp, p, NULL, ka) == APR_SUCCESS) {
+            apr_allocator_owner_set(ka, dw.kp);
+        }
+        else {
+            apr_allocator_destroy(ka);
+            apr_pool_create(&dw.kp, p);
+        }
+    }
+    else {
+        apr_pool_create(&dw.kp, p);
+    }
+    apr_pool_create(&dw.sp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
-    dw.rows = apr_array_make(dw.kp, 256, sizeof(rs_item_t));
+    dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
     for (;;) {
@@ -363,8 +528,13 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
         rv = package_flush(&dw);
     }
     if (rv == APR_SUCCESS) {
+        rv = pending_publish(&dw);   /* every package before the document */
+    }
+    pending_drop(&dw);
+    if (rv == APR_SUCCESS) {
         rv = dump_render(&dw);
     }
+    apr_pool_destroy(dw.sp);
     apr_pool_destroy(dw.kp);
     return rv;
 }

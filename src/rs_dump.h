@@ -31,6 +31,16 @@
  * entry's rs:md path is "/" and the member name, literally; its rs:ln up
  * is the Capability List (section 11.2).
  *
+ * Durability and order: a package is written, then published after the
+ * next one is written (its write-back overlaps that writing): its
+ * manifest copy and the package are fsynced, the package renamed from
+ * its temporary name, then its record written; resourcedump.xml only
+ * after every package is published.  A failed build leaves no temporary
+ * package behind (the caller drops the directory anyway).
+ *
+ * Memory: one package's rows and libzip's per-member state; the manifest
+ * is streamed to <key>.xml and copied into the package from there.
+ *
  * Consistency: every member is the version its inventory row describes
  * (size and mtime checked by rs_zip while it is copied); when a file is
  * not, the write fails with RS_ZIP_ECHANGED and the caller drops the whole

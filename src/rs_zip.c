@@ -10,7 +10,6 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "rs_file.h"
-#include "rs_uri.h"
 #include "rs_zip.h"
 #include "rs_zipout.h"
 
@@ -28,20 +27,30 @@ typedef struct member_t {
     const char *name;
     const char *path;        /* NULL: read from fd, the caller's */
     int fd;                  /* -1 when closed */
-    apr_int64_t size, mtime_ns;
+    apr_int64_t size, mtime_ns;   /* of the version described (checked at open) */
     apr_int64_t ctime_ns;    /* at open */
     apr_int64_t done;        /* bytes handed to libzip */
     zip_error_t error;
 } member_t;
 
+/* Lifecycle: zip_begin opens the archive with the members' state (member_t,
+ * the manifest's bytes, rs_zipout's buffer) in the subpool mp; rs_zip_write
+ * closes the archive and destroys mp, so a written package waiting for
+ * rs_zip_publish holds a few hundred bytes, not its members; publish (or
+ * abort) closes fd and removes or renames tmp. */
 struct rs_zip_t {
     apr_pool_t *p;
+    apr_pool_t *mp;          /* members' state; NULL once written or aborted */
     zip_t *za;               /* NULL once closed or discarded */
     const char *target, *tmp, *dir;
     apr_uint64_t members;
     apr_status_t cause;      /* first failure seen by a member */
     const char *err;
     rs_zipout_t *out;        /* where libzip writes (digests on the way out) */
+    int fd;                  /* tmp, written and not yet published; else -1 */
+    int hashed;              /* hex/length hold the digests taken on the way out */
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    apr_off_t length;
 };
 
 static apr_int64_t ns_of(const struct timespec *ts)
@@ -206,92 +215,6 @@ static zip_int64_t member_cb(void *baton, void *data, zip_uint64_t len, zip_sour
     }
 }
 
-int rs_zip_name_ok(const char *name)
-{
-    const char *s = name, *e;
-    if (!name || !*name || *name == '/') {
-        return 0;
-    }
-    for (;;) {
-        e = strchr(s, '/');
-        if (!e) {
-            e = s + strlen(s);
-        }
-        if (e == s || (e - s == 1 && s[0] == '.') || (e - s == 2 && s[0] == '.' && s[1] == '.')) {
-            return 0;
-        }
-        if (!*e) {
-            return 1;
-        }
-        s = e + 1;
-    }
-}
-
-/* Length of the UTF-8 sequence at s (shortest form, no surrogates, at most
- * U+10FFFF), 0 when invalid. */
-static int utf8_seq(const unsigned char *s)
-{
-    unsigned c = s[0];
-    int n, i;
-    unsigned cp;
-    if (c < 0x80) {
-        return 1;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2, cp = c & 0x1f;
-    }
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3, cp = c & 0x0f;
-    }
-    else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4, cp = c & 0x07;
-    }
-    else {
-        return 0;
-    }
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
-        || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
-        return 0;
-    }
-    return n;
-}
-
-int rs_zip_name_utf8(const char *name)
-{
-    const unsigned char *s = (const unsigned char *)name;
-    int wide = 0, n;
-    while (*s) {
-        n = utf8_seq(s);
-        if (!n) {
-            return 0;
-        }
-        wide |= n > 1;
-        s += n;
-    }
-    return wide;
-}
-
-const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *escaped_prefix,
-                               const char *rel)
-{
-    const unsigned char *s = (const unsigned char *)rel;
-    int n;
-    while (*s) {
-        n = utf8_seq(s);
-        if (!n || *s < 0x20 || *s == 0x7f) {
-            return apr_pstrcat(p, escaped_prefix, rs_uri_escape_path(p, rel), NULL);
-        }
-        s += n;
-    }
-    return apr_pstrcat(p, prefix, rel, NULL);
-}
-
 /* DOS date and time of a UTC second, clamped to the DOS range. */
 static void dos_time(apr_int64_t sec, zip_uint16_t *dtime, zip_uint16_t *ddate)
 {
@@ -398,22 +321,42 @@ static apr_status_t add_source(rs_zip_t *z, const char *name, zip_source_t *src,
     return set_entry(z, idx, mtime_ns);
 }
 
-static apr_status_t cleanup(void *data)
+/* mp's cleanup: an archive never written is discarded (libzip frees the
+ * members' sources, whose state is in mp: so before mp's memory goes). */
+static apr_status_t members_cleanup(void *data)
 {
-    rs_zip_abort(data);
+    rs_zip_t *z = data;
+    if (z->za) {
+        zip_discard(z->za);
+        z->za = NULL;
+        unlink(z->tmp);
+    }
     return APR_SUCCESS;
 }
 
-apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
-                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+/* p's cleanup while a written package waits: it is removed. */
+static apr_status_t written_cleanup(void *data)
+{
+    rs_zip_t *z = data;
+    if (z->fd >= 0) {
+        close(z->fd);
+        z->fd = -1;
+        unlink(z->tmp);
+    }
+    return APR_SUCCESS;
+}
+
+/* The empty archive writing to target's temporary file, in *zp. */
+static apr_status_t zip_begin(rs_zip_t **zp, const char *target, apr_pool_t *p)
 {
     rs_zip_t *z = apr_pcalloc(p, sizeof(*z));
     const char *slash = strrchr(target, '/');
-    zip_source_t *src, *out;
+    zip_source_t *out;
     zip_error_t ze;
     apr_status_t rv;
 
     z->p = p;
+    z->fd = -1;
     z->target = apr_pstrdup(p, target);
     z->dir = slash ? apr_pstrndup(p, target, (apr_size_t)(slash - target)) : ".";
     if (!*z->dir) {
@@ -422,7 +365,8 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
     apr_file_remove(z->tmp, p);           /* left by a crash */
     zip_error_init(&ze);
-    out = rs_zipout_source(z->tmp, p, &ze, &z->out);
+    apr_pool_create(&z->mp, p);
+    out = rs_zipout_source(z->tmp, z->mp, &ze, &z->out);
     z->za = out ? zip_open_from_source(out, ZIP_CREATE | ZIP_TRUNCATE, &ze) : NULL;
     if (!z->za) {
         if (out) {
@@ -430,12 +374,27 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
         }
         rv = zip_status(z, &ze);
         zip_error_fini(&ze);
+        apr_pool_destroy(z->mp);
         return rv;
     }
     zip_error_fini(&ze);
-    apr_pool_cleanup_register(p, z, cleanup, apr_pool_cleanup_null);
+    apr_pool_cleanup_register(z->mp, z, members_cleanup, apr_pool_cleanup_null);
     *zp = z;
-    src = zip_source_buffer(z->za, apr_pmemdup(p, manifest, len), len, 0);
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
+                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+{
+    rs_zip_t *z;
+    zip_source_t *src;
+    apr_status_t rv = zip_begin(zp, target, p);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    z = *zp;
+    src = zip_source_buffer(z->za, apr_pmemdup(z->mp, manifest, len), len, 0);
     rv = src ? add_source(z, RS_ZIP_MANIFEST, src, mtime_ns)
              : zip_status(z, zip_get_error(z->za));
     if (rv != APR_SUCCESS) {
@@ -444,8 +403,10 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     return rv;
 }
 
+/* A member read from path (or fd): size and mtime_ns describe the
+ * version read (checked at open), entry_ns is the member's time. */
 static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, int fd,
-                               apr_off_t size, apr_int64_t mtime_ns)
+                               apr_off_t size, apr_int64_t mtime_ns, apr_int64_t entry_ns)
 {
     member_t *m;
     zip_source_t *src;
@@ -457,10 +418,10 @@ static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, 
         z->err = apr_psprintf(z->p, "member name refused: %s", name ? name : "(null)");
         return APR_EINVAL;
     }
-    m = apr_pcalloc(z->p, sizeof(*m));
+    m = apr_pcalloc(z->mp, sizeof(*m));
     m->z = z;
-    m->name = apr_pstrdup(z->p, name);
-    m->path = path ? apr_pstrdup(z->p, path) : NULL;
+    m->name = apr_pstrdup(z->mp, name);
+    m->path = path ? apr_pstrdup(z->mp, path) : NULL;
     m->fd = fd;
     m->size = size;
     m->mtime_ns = mtime_ns;
@@ -470,13 +431,13 @@ static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, 
         zip_error_fini(&m->error);
         return zip_status(z, zip_get_error(z->za));
     }
-    return add_source(z, m->name, src, mtime_ns);
+    return add_source(z, m->name, src, entry_ns);
 }
 
 apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
                              apr_off_t size, apr_int64_t mtime_ns)
 {
-    return add_member(z, name, path, -1, size, mtime_ns);
+    return add_member(z, name, path, -1, size, mtime_ns, mtime_ns);
 }
 
 apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
@@ -484,32 +445,101 @@ apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
 {
     apr_os_file_t fd;
     apr_status_t rv = apr_os_file_get(&fd, f);
-    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns);
+    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns, mtime_ns);
+}
+
+apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *manifest,
+                                apr_int64_t mtime_ns, apr_pool_t *p)
+{
+    struct stat sb;
+    apr_status_t rv;
+
+    if (stat(manifest, &sb) != 0) {
+        return APR_FROM_OS_ERROR(errno);
+    }
+    if ((rv = zip_begin(zp, target, p)) != APR_SUCCESS) {
+        return rv;
+    }
+    rv = add_member(*zp, RS_ZIP_MANIFEST, manifest, -1, (apr_off_t)sb.st_size,
+                    ns_of(&sb.st_mtim), mtime_ns);
+    if (rv != APR_SUCCESS) {
+        rs_zip_abort(*zp);
+    }
+    return rv;
+}
+
+apr_status_t rs_zip_write(rs_zip_t *z, unsigned hash_mask, apr_uint64_t *members)
+{
+    apr_status_t rv;
+
+    if (!z->za) {
+        return APR_EINVAL;
+    }
+    rs_zipout_hash(z->out, hash_mask);
+    if (zip_close(z->za) != 0) {
+        rv = zip_status(z, zip_get_error(z->za));
+        rs_zip_abort(z);
+        return rv;
+    }
+    z->za = NULL;
+    z->hashed = rs_zipout_digests(z->out, z->hex, &z->length);
+    apr_pool_destroy(z->mp);    /* libzip freed the sources with the archive */
+    z->mp = NULL;
+    if (members) {
+        *members = z->members;
+    }
+    z->fd = open(z->tmp, O_RDONLY | O_CLOEXEC);
+    if (z->fd < 0 || fchmod(z->fd, 0644) != 0) {
+        rv = APR_FROM_OS_ERROR(errno);
+        if (z->fd >= 0) {
+            close(z->fd);
+            z->fd = -1;
+        }
+        unlink(z->tmp);
+        return rv;
+    }
+    apr_pool_cleanup_register(z->p, z, written_cleanup, apr_pool_cleanup_null);
+    /* Start the write-back now; rs_zip_publish's fsync then waits only
+     * for what is left.  Advisory: a failure here is seen by the fsync. */
+    sync_file_range(z->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    return APR_SUCCESS;
 }
 
 /* The written temporary file: fsynced, digested (read back only when the
  * digests taken while it was written were given up, rs_zipout.h), renamed
  * over the target, directory fsynced. */
-static apr_status_t publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res)
+apr_status_t rs_zip_publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res)
 {
     apr_status_t rv = APR_SUCCESS;
-    int fd = open(z->tmp, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
-        return APR_FROM_OS_ERROR(errno);
+    if (z->fd < 0) {
+        return APR_EINVAL;
     }
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+    res->members = z->members;
+    if (fsync(z->fd) != 0) {
         rv = APR_FROM_OS_ERROR(errno);
     }
-    if (rv == APR_SUCCESS && !rs_zipout_digests(z->out, res->hex, &res->length)) {
-        rv = rs_hash_fd(fd, hash_mask, res->hex, &res->length);
+    else if (z->hashed) {
+        memcpy(res->hex, z->hex, sizeof(res->hex));
+        res->length = z->length;
     }
-    close(fd);
+    else {
+        rv = rs_hash_fd(z->fd, hash_mask, res->hex, &res->length);
+    }
+    close(z->fd);
+    z->fd = -1;
+    apr_pool_cleanup_kill(z->p, z, written_cleanup);
     if (rv == APR_SUCCESS && rename(z->tmp, z->target) != 0) {
         rv = APR_FROM_OS_ERROR(errno);
     }
     if (rv == APR_SUCCESS) {
         rv = rs_file_sync_dir(z->dir);
+    }
+    else {
+        unlink(z->tmp);
+    }
+    if (rv != APR_SUCCESS && !z->err) {
+        z->err = "publishing the package failed";
     }
     return rv;
 }
@@ -518,34 +548,19 @@ apr_status_t rs_zip_finish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res
 {
     apr_status_t rv;
 
-    if (!z->za) {
-        return APR_EINVAL;
-    }
     memset(res, 0, sizeof(*res));
-    rs_zipout_hash(z->out, hash_mask);
-    if (zip_close(z->za) != 0) {
-        rv = zip_status(z, zip_get_error(z->za));
-        rs_zip_abort(z);
-        return rv;
-    }
-    z->za = NULL;
-    res->members = z->members;
-    rv = publish(z, hash_mask, res);
-    if (rv != APR_SUCCESS) {
-        unlink(z->tmp);
-        if (!z->err) {
-            z->err = "publishing the package failed";
-        }
-    }
-    return rv;
+    rv = rs_zip_write(z, hash_mask, NULL);
+    return rv != APR_SUCCESS ? rv : rs_zip_publish(z, hash_mask, res);
 }
 
 void rs_zip_abort(rs_zip_t *z)
 {
-    if (z->za) {
-        zip_discard(z->za);
-        z->za = NULL;
-        unlink(z->tmp);
+    if (z->mp) {
+        apr_pool_destroy(z->mp);   /* members_cleanup discards the archive */
+        z->mp = NULL;
+    }
+    if (z->fd >= 0) {
+        apr_pool_cleanup_run(z->p, z, written_cleanup);
     }
 }
 

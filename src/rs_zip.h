@@ -7,8 +7,17 @@
  *   rs_zip_create   names the target and takes the manifest
  *   rs_zip_add_*    records members; nothing is read yet (libzip reads
  *                   every source only while the package is written)
- *   rs_zip_finish   writes, checks, syncs and publishes the package
+ *   rs_zip_finish   writes, checks, syncs and publishes the package; or
+ *   rs_zip_write    writes and checks it (and starts its write-back), then
+ *   rs_zip_publish  syncs and publishes it, so that a caller can write
+ *                   the next package while this one reaches the disk
  *   rs_zip_abort    (or destroying the pool) drops an unfinished package
+ *
+ * Memory: what libzip keeps per member until the package is written
+ * (about 390 bytes with libzip 1.7: its entry, directory entry, source
+ * and name) and this module's member state (the member's name and path)
+ * live until rs_zip_write returns; a written package waiting for
+ * rs_zip_publish holds only its paths and digests.
  *
  * Atomic and durable: libzip writes `<dir>/.tmp-<name>` through a
  * buffered write source (rs_zipout: large writes, its header rewrites
@@ -77,6 +86,12 @@ typedef struct rs_zip_result_t {
 apr_status_t rs_zip_create(rs_zip_t **z, const char *target, const void *manifest,
                            apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p);
 
+/* The same with the manifest read from the file at path (when the package
+ * is written, like any member: it must not change meanwhile), so that a
+ * manifest of any size is never held in memory. */
+apr_status_t rs_zip_create_path(rs_zip_t **z, const char *target, const char *manifest,
+                                apr_int64_t mtime_ns, apr_pool_t *p);
+
 /* Whether name may be a member name (see above). */
 int rs_zip_name_ok(const char *name);
 
@@ -118,7 +133,19 @@ apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
  * The package is done either way (add no more members). */
 apr_status_t rs_zip_finish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res);
 
-/* Drop an unfinished package (no-op when finished). */
+/* rs_zip_finish in two steps.  rs_zip_write writes the temporary file
+ * (digesting it with every algorithm in hash_mask on the way out), frees
+ * the members' state, and asks the kernel to start writing it back
+ * (sync_file_range); *members (when not NULL) gets the member count.  On
+ * failure it is like rs_zip_finish's.  rs_zip_publish, after a successful
+ * rs_zip_write (any time later, from the same thread or another one
+ * while nothing else uses z), fsyncs, renames over the target and fsyncs
+ * the directory, filling res; on failure the temporary file is removed.
+ * Either way the package is done (add no more members). */
+apr_status_t rs_zip_write(rs_zip_t *z, unsigned hash_mask, apr_uint64_t *members);
+apr_status_t rs_zip_publish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res);
+
+/* Drop an unfinished package, written or not (no-op when finished). */
 void rs_zip_abort(rs_zip_t *z);
 
 /* A sentence about the last failure ("member x: changed while read",

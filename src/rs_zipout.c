@@ -1,6 +1,7 @@
 /* rs_zipout.c - see rs_zipout.h */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <apr_strings.h>
@@ -24,15 +25,105 @@ struct rs_zipout_t {
     rs_hash_ctx_t hc;
     zip_uint64_t hashed;
     unsigned wanted;             /* the mask asked for (rs_zipout_hash) */
+    /* The hasher thread (see hasher_put): started at the first write-out
+     * with digests asked for, joined before the digests are ended.  hbuf
+     * holds one chunk handed over (hfull) until the thread has digested
+     * it; hc belongs to the thread while it runs. */
+    int hrun;
+    pthread_t ht;
+    pthread_mutex_t hm;
+    pthread_cond_t hcv;
+    unsigned char *hbuf;
+    apr_size_t hlen;
+    int hfull, hquit;
     int committed;
     int done;                    /* hex holds the digests of the whole file */
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
 };
 typedef struct rs_zipout_t zipout_t;
 
+static void *hasher_main(void *data)
+{
+    zipout_t *o = data;
+
+    pthread_mutex_lock(&o->hm);
+    for (;;) {
+        while (!o->hfull && !o->hquit) {
+            pthread_cond_wait(&o->hcv, &o->hm);
+        }
+        if (!o->hfull) {
+            break;
+        }
+        pthread_mutex_unlock(&o->hm);
+        rs_hash_update(&o->hc, o->hbuf, o->hlen);
+        pthread_mutex_lock(&o->hm);
+        o->hfull = 0;
+        pthread_cond_broadcast(&o->hcv);
+    }
+    pthread_mutex_unlock(&o->hm);
+    return NULL;
+}
+
+/* Digest n bytes written out.  The digest runs on a thread of its own
+ * (a second core) while libzip goes on writing: the bytes are copied
+ * into hbuf once the thread has taken the previous chunk, so digests see
+ * every byte in file order.  Without a thread, digested here. */
+static void hasher_put(zipout_t *o, const unsigned char *data, apr_size_t n)
+{
+    if (!o->hrun && o->hbuf) {
+        if (pthread_mutex_init(&o->hm, NULL) == 0) {
+            if (pthread_cond_init(&o->hcv, NULL) == 0) {
+                o->hfull = o->hquit = 0;
+                if (pthread_create(&o->ht, NULL, hasher_main, o) == 0) {
+                    o->hrun = 1;
+                }
+                else {
+                    pthread_cond_destroy(&o->hcv);
+                }
+            }
+            if (!o->hrun) {
+                pthread_mutex_destroy(&o->hm);
+            }
+        }
+        if (!o->hrun) {
+            o->hbuf = NULL;    /* no thread: digest here from now on */
+        }
+    }
+    if (!o->hrun) {
+        rs_hash_update(&o->hc, data, n);
+        return;
+    }
+    pthread_mutex_lock(&o->hm);
+    while (o->hfull) {
+        pthread_cond_wait(&o->hcv, &o->hm);
+    }
+    memcpy(o->hbuf, data, n);
+    o->hlen = n;
+    o->hfull = 1;
+    pthread_cond_broadcast(&o->hcv);
+    pthread_mutex_unlock(&o->hm);
+}
+
+/* Wait until every chunk handed over is digested, and end the thread. */
+static void hasher_join(zipout_t *o)
+{
+    if (!o->hrun) {
+        return;
+    }
+    pthread_mutex_lock(&o->hm);
+    o->hquit = 1;
+    pthread_cond_broadcast(&o->hcv);
+    pthread_mutex_unlock(&o->hm);
+    pthread_join(o->ht, NULL);
+    pthread_cond_destroy(&o->hcv);
+    pthread_mutex_destroy(&o->hm);
+    o->hrun = 0;
+}
+
 /* Give up the digests (a write before what they cover). */
 static void hash_stop(zipout_t *o)
 {
+    hasher_join(o);
     if (o->mask) {
         rs_hash_end(&o->hc, o->hex, 0);
         o->mask = 0;
@@ -53,7 +144,7 @@ static int flush(zipout_t *o, zip_uint64_t n)
     if (o->mask) {
         /* In file order only: [base, base + n) follows what is digested. */
         if (o->base == o->hashed) {
-            rs_hash_update(&o->hc, o->buf, (apr_size_t)n);
+            hasher_put(o, o->buf, (apr_size_t)n);
             o->hashed += n;
         }
         else {
@@ -144,6 +235,7 @@ static zip_int64_t out_commit(zipout_t *o)
     if (flush(o, o->len) < 0) {
         return -1;
     }
+    hasher_join(o);
     if (o->mask && o->hashed == o->size) {
         rs_hash_end(&o->hc, o->hex, 1);
         o->mask = 0;
@@ -245,6 +337,7 @@ void rs_zipout_hash(rs_zipout_t *o, unsigned mask)
     if (mask && !o->mask && !o->done && o->size == 0) {
         o->mask = o->wanted = mask;
         rs_hash_begin(&o->hc, mask);
+        o->hbuf = apr_palloc(o->pool, RS_ZIPOUT_BUF);
         apr_pool_cleanup_register(o->pool, o, zipout_cleanup, apr_pool_cleanup_null);
     }
 }

@@ -27,7 +27,12 @@
  * before them (a header rewrite of a member larger than the buffer); then
  * the digests are given up and rs_zipout_digests says so, and the caller
  * reads the file back.  So a package of small members is read once, from
- * its members, and never from itself.
+ * its members, and never from itself.  The digests run on a thread of
+ * their own, started at the first write-out (a package larger than
+ * RS_ZIPOUT_BUF - RS_ZIPOUT_KEEP) and joined before COMMIT_WRITE returns
+ * or the digests are given up: each written-out chunk is copied for it
+ * (one chunk in flight), so the digest takes a second core while libzip
+ * goes on copying members.  Nothing of the thread outlives the write.
  */
 #ifndef RS_ZIPOUT_H
 #define RS_ZIPOUT_H

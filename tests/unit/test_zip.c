@@ -627,6 +627,83 @@ START_TEST(write_failure_publishes_nothing)
 }
 END_TEST
 
+/* rs_zip_create_path, rs_zip_write, rs_zip_publish: the manifest member
+ * is the file's bytes; after the write only the temporary file exists,
+ * after publishing only the target, with the digests and length of its
+ * bytes; a written package dropped (abort, or its pool destroyed) leaves
+ * nothing. */
+START_TEST(write_then_publish)
+{
+    const char *dir = ut_tempdir("zip-twostep");
+    const char *man = mkfile(dir, "m.xml", "<urlset/>", 9, T0_NS);
+    const char *a = mkfile(dir, "a", "alpha\n", 6, T0_NS);
+    const char *target = ut_path(dir, "p.zip");
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_zip_t *z;
+    rs_zip_result_t res;
+    apr_uint64_t members = 0;
+    apr_pool_t *zp;
+    zip_t *za;
+    zip_uint64_t len;
+    size_t flen;
+    char *bytes;
+    int e;
+
+    ck_assert_int_eq(rs_zip_create_path(&z, target, man, T0_NS, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_add_path(z, "a", a, 6, mtime_of(a)), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_write(z, RS_HASH_MD5, &members), APR_SUCCESS);
+    ck_assert_int_eq((int)members, 2);
+    ck_assert(!ut_exists(target));
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 1);
+    memset(&res, 0, sizeof(res));
+    ck_assert_int_eq(rs_zip_publish(z, RS_HASH_MD5, &res), APR_SUCCESS);
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+    bytes = ut_read(target, &flen);
+    ck_assert_int_eq((long long)res.length, (long long)flen);
+    rs_hash_buf(bytes, flen, RS_HASH_MD5, hex);
+    ck_assert_str_eq(res.hex[0], hex[0]);
+    za = zip_open(target, ZIP_RDONLY, &e);
+    ck_assert_ptr_nonnull(za);
+    ck_assert_str_eq(zip_get_name(za, 0, 0), RS_ZIP_MANIFEST);
+    ck_assert_str_eq(zip_member(za, 0, &len), "<urlset/>");
+    ck_assert_str_eq(zip_member(za, 1, &len), "alpha\n");
+    zip_close(za);
+
+    /* Written, then dropped: by rs_zip_abort, or with its pool. */
+    ck_assert_int_eq(rs_zip_create_path(&z, ut_path(dir, "q.zip"), man, T0_NS, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_write(z, RS_HASH_MD5, NULL), APR_SUCCESS);
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 1);
+    rs_zip_abort(z);
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+    apr_pool_create(&zp, ut_pool);
+    ck_assert_int_eq(rs_zip_create_path(&z, ut_path(dir, "q.zip"), man, T0_NS, zp),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_write(z, RS_HASH_MD5, NULL), APR_SUCCESS);
+    apr_pool_destroy(zp);
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+    ck_assert(!ut_exists(ut_path(dir, "q.zip")));
+}
+END_TEST
+
+/* A manifest file that changes before the package is written is not
+ * packaged: the package fails as for any member. */
+START_TEST(manifest_file_changed_fails)
+{
+    const char *dir = ut_tempdir("zip-manchg");
+    const char *man = mkfile(dir, "m.xml", "<urlset/>", 9, T0_NS);
+    rs_zip_t *z;
+    rs_zip_result_t res;
+
+    ck_assert_int_eq(rs_zip_create_path(&z, ut_path(dir, "p.zip"), man, T0_NS, ut_pool),
+                     APR_SUCCESS);
+    ut_write_str(man, "<urlset></urlset>");
+    ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
+    ck_assert(!ut_exists(ut_path(dir, "p.zip")));
+    ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+}
+END_TEST
+
 Suite *zip_suite(void)
 {
     Suite *s = suite_create("rs_zip");
@@ -640,6 +717,8 @@ Suite *zip_suite(void)
     tcase_add_test(tc, member_from_open_file);
     tcase_add_test(tc, zip64_many_members);
     tcase_add_test(tc, write_failure_publishes_nothing);
+    tcase_add_test(tc, write_then_publish);
+    tcase_add_test(tc, manifest_file_changed_fails);
     tcase_add_test(tc, dos_time_around_dst_changes);
     suite_add_tcase(s, tc);
     return s;
