@@ -75,12 +75,18 @@ static struct {
     apr_pool_t *db_pool;
     rs_websub_t *ws;
     apr_hash_t *active;                /* name -> intake_req_t, handled now */
+    apr_array_header_t *unstored;      /* confirmed, store failed: retried */
     int changed;                       /* the status file is out of date */
     char last[512];                    /* last intake outcome */
 } hi;
 
+/* A busy store (the driver's write in progress) is retried, not an error:
+ * its messages, rs_db's included, go to the debug level. */
 static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
 {
+    if (APR_STATUS_IS_EBUSY(rv) && level < APLOG_DEBUG) {
+        level = APLOG_DEBUG;
+    }
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
@@ -112,14 +118,18 @@ static rs_db_t *store(void)
         != APR_SUCCESS) {
         hi.db = NULL;
         apr_pool_destroy(hi.db_pool);
+        return NULL;
     }
+    /* Never wait for the driver's lock holding apr_dbd's mutex. */
+    rs_db_busy_timeout(hi.db, 0);
     return hi.db;
 }
 
-/* After a store failure the connection is opened again next time. */
-static void store_failed(void)
+/* After a store failure (not a busy store) the connection is opened
+ * again next time. */
+static void store_failed(apr_status_t rv)
 {
-    if (hi.db) {
+    if (hi.db && !APR_STATUS_IS_EBUSY(rv)) {
         hi.db = NULL;
         apr_pool_destroy(hi.db_pool);
     }
@@ -258,7 +268,7 @@ static int apply(intake_req_t *q)
     if (rv != APR_SUCCESS) {
         rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot store the %s of '%s'; the request "
                     "stays in the spool", rs_hubreq_mode_name(q->req.mode), q->req.callback);
-        store_failed();
+        store_failed(rv);
         return 0;
     }
     return 1;
@@ -285,9 +295,30 @@ static void on_done(void *baton, const rs_websub_result_t *res)
         return;
     }
     durable = apply(q);
-    if (durable >= 0) {
-        finish(q, durable);
+    if (durable > 0) {
+        finish(q, 1);
     }
+    else if (durable == 0) {
+        APR_ARRAY_PUSH(hi.unstored, intake_req_t *) = q;
+    }
+}
+
+/* Confirmed requests whose store write failed: again (not verified again;
+ * their files stay until stored, so a new watcher would verify again). */
+static void retry_unstored(void)
+{
+    int i, kept = 0, n = hi.unstored->nelts, durable;
+
+    for (i = 0; i < n; i++) {
+        intake_req_t *q = APR_ARRAY_IDX(hi.unstored, i, intake_req_t *);
+        if ((durable = apply(q)) > 0) {
+            finish(q, 1);
+        }
+        else if (durable == 0) {
+            APR_ARRAY_IDX(hi.unstored, kept++, intake_req_t *) = q;   /* in place */
+        }
+    }
+    hi.unstored->nelts = kept;
 }
 
 /* Compare entry names (qsort). */
@@ -347,7 +378,7 @@ static void expire(apr_pool_t *p)
     }
     if ((rv = rs_hubsub_expire(db, p, apr_time_now(), &gone)) != APR_SUCCESS) {
         rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove expired subscriptions");
-        store_failed();
+        store_failed(rv);
         return;
     }
     for (i = 0; i < gone->nelts; i++) {
@@ -413,6 +444,7 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
         return NULL;                      /* logged; requests stay spooled */
     }
     apr_pool_create(&iter, hi.pool);
+    store();                              /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
     apr_dir_make_recursive(apr_pstrcat(iter, rs_global.state_dir, "/hub", NULL),
                            APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE
@@ -424,6 +456,9 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
         if (sweep) {
             expire(iter);
             next_sweep = now + SWEEP_EVERY;
+        }
+        if (hi.unstored->nelts && sweep) {
+            retry_unstored();
         }
         drain(iter, sweep);
         if (sweep) {
@@ -464,6 +499,7 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_pool_create_ex(&hi.pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, hi.pool);
     hi.active = apr_hash_make(hi.pool);
+    hi.unstored = apr_array_make(hi.pool, 4, sizeof(intake_req_t *));
     hi.spool = rs_statedir_hubspool(hi.pool, rs_global.state_dir);
     hi.status_path = rs_statedir_hubintake(hi.pool, rs_global.state_dir);
     apr_threadattr_create(&attr, pool);

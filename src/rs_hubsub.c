@@ -5,23 +5,27 @@
 #include "rs_hubsub.h"
 #include "rs_hubreq.h"
 
-enum { S_GET, S_INSERT, S_RENEW, S_DELETE, S_LIST, S_EXPIRED, S_MAX };
+enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
 
 #define COLS "setname, topic, url, secret, lease_until, cursor"
 
 static const char *const sql[S_MAX] = {
     "SELECT " COLS " FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' "
     "AND url = %s",
-    /* A new subscriber starts after the newest sealed notification. */
+    /* A new subscriber starts after the newest sealed notification; a
+     * renewal keeps its cursor and delivery state. */
     "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cursor) "
     "VALUES (%s, %s, 'sub', %s, %s, %lld, (SELECT COALESCE(MAX(id), 0) FROM notifications "
-    "WHERE setname = %s AND topic = %s AND sealed = 1))",
-    "UPDATE notify_dests SET secret = %s, lease_until = %lld WHERE setname = %s "
-    "AND topic = %s AND kind = 'sub' AND url = %s",
+    "WHERE setname = %s AND topic = %s AND sealed = 1)) "
+    "ON CONFLICT (setname, topic, kind, url) DO UPDATE SET secret = excluded.secret, "
+    "lease_until = excluded.lease_until",
     "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s",
     "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' ORDER BY setname, topic, url",
     "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' AND lease_until < %lld "
     "ORDER BY setname, topic, url",
+    /* Not if renewed since it was listed. */
+    "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
+    "AND lease_until < %lld",
 };
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
@@ -55,39 +59,23 @@ static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **ar
     return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, get_row, *out) : rv;
 }
 
-/* Ends the transaction: commit when all went well, else roll back. */
-static apr_status_t finish(rs_db_t *db, apr_status_t rv)
-{
-    if (rv == APR_SUCCESS) {
-        return rs_db_commit(db);
-    }
-    rs_db_rollback(db);
-    return rv;
-}
-
 apr_status_t rs_hubsub_put(rs_db_t *db, const char *set, const char *topic, const char *url,
                            const char *secret, apr_time_t lease_until, int *created)
 {
     const void *key[] = { set, topic, url };
-    const void *ins[] = { set, topic, url, secret, &lease_until, set, topic };
-    const void *upd[] = { secret, &lease_until, set, topic, url };
+    const void *put[] = { set, topic, url, secret, &lease_until, set, topic };
     apr_array_header_t *have;
     apr_pool_t *p;
     apr_status_t rv;
 
-    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
-        return rv;
-    }
     apr_pool_create(&p, NULL);
     rv = query(db, p, S_GET, key, &have);
-    if (rv == APR_SUCCESS) {
-        rv = exec(db, have->nelts ? S_RENEW : S_INSERT, have->nelts ? upd : ins, NULL);
-    }
     if (created) {
         *created = have->nelts == 0;
     }
     apr_pool_destroy(p);
-    return finish(db, rv);
+    /* One statement: it holds the write lock only while it runs. */
+    return rv == APR_SUCCESS ? exec(db, S_PUT, put, NULL) : rv;
 }
 
 apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, const char *url,
@@ -111,22 +99,18 @@ apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
                               apr_array_header_t **gone)
 {
     const void *args[] = { &now };
-    apr_status_t rv;
-    int i;
+    apr_array_header_t *due;
+    apr_status_t rv = query(db, p, S_EXPIRED, args, &due);
+    int i, n;
 
-    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
-        *gone = apr_array_make(p, 1, sizeof(rs_hubsub_t));
-        return rv;
-    }
-    rv = query(db, p, S_EXPIRED, args, gone);
-    for (i = 0; rv == APR_SUCCESS && i < (*gone)->nelts; i++) {
-        const rs_hubsub_t *x = &APR_ARRAY_IDX(*gone, i, rs_hubsub_t);
-        const void *key[] = { x->set, x->topic, x->url };
-        rv = exec(db, S_DELETE, key, NULL);
-    }
-    rv = finish(db, rv);
-    if (rv != APR_SUCCESS) {
-        (*gone)->nelts = 0;
+    *gone = apr_array_make(p, due->nelts ? due->nelts : 1, sizeof(rs_hubsub_t));
+    for (i = 0; rv == APR_SUCCESS && i < due->nelts; i++) {
+        const rs_hubsub_t *x = &APR_ARRAY_IDX(due, i, rs_hubsub_t);
+        const void *key[] = { x->set, x->topic, x->url, &now };
+        n = 0;
+        if ((rv = exec(db, S_DELETE_EXPIRED, key, &n)) == APR_SUCCESS && n > 0) {
+            APR_ARRAY_PUSH(*gone, rs_hubsub_t) = *x;
+        }
     }
     return rv;
 }

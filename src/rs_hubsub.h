@@ -16,8 +16,11 @@
  * (rs_hubsub_expire).  The delivery side advances the cursor and may end
  * a row too (410, backlog); this unit never touches its delivery fields.
  *
- * Each function is one transaction of its own (or one statement), so its
- * outcome is durable when it returns APR_SUCCESS.
+ * Every write is ONE statement in autocommit mode (no transaction spanning
+ * statements): it holds the store's write lock only while it runs, so a
+ * connection of another thread of the same process never waits for it
+ * between two of its statements (see rs_db.h, "Threads").  An outcome is
+ * durable when the function returns APR_SUCCESS.
  *
  * Threads: the functions use the connection they are given, from the
  * thread that owns it.  Engine code: APR only.
@@ -58,8 +61,9 @@ apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, c
  * of rs_hubsub_t from p). */
 apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);
 
-/* Delete the subscriptions whose lease ended before now; *gone (from p)
- * gets them (rs_hubsub_t), for the log. */
+/* Delete the subscriptions whose lease ended before now (one statement
+ * each; one renewed meanwhile stays); *gone (from p) gets those deleted
+ * (rs_hubsub_t), for the log, also when a later one failed. */
 apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
                               apr_array_header_t **gone);
 
