@@ -75,6 +75,7 @@ static struct {
     apr_pool_t *db_pool;
     rs_websub_t *ws;
     apr_hash_t *active;                /* name -> intake_req_t, handled now */
+    apr_hash_t *stuck;                 /* names that could not be removed */
     apr_array_header_t *unstored;      /* confirmed, store failed: retried */
     int changed;                       /* the status file is out of date */
     char last[512];                    /* last intake outcome */
@@ -136,14 +137,18 @@ static void store_failed(apr_status_t rv)
 }
 
 /* Done with q: remove its file (only when its outcome is durable) and
- * forget it. */
+ * forget it.  A file that cannot be removed (permissions changed under
+ * the watcher) stays marked as handled, so it is not done again and again
+ * in this watcher's life (logged once). */
 static void finish(intake_req_t *q, int remove)
 {
+    static const char stuck[] = "stuck";
     apr_status_t rv;
     if (remove && (rv = apr_file_remove(q->path, q->pool)) != APR_SUCCESS
         && !APR_STATUS_IS_ENOENT(rv)) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove the spool file '%s'",
-                    q->path);
+        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove the spool file '%s'; it is "
+                    "not handled again until the watcher restarts", q->path);
+        apr_hash_set(hi.stuck, apr_pstrdup(hi.pool, q->name), APR_HASH_KEY_STRING, stuck);
     }
     apr_hash_set(hi.active, q->name, APR_HASH_KEY_STRING, NULL);
     apr_pool_destroy(q->pool);
@@ -358,7 +363,8 @@ static void drain(apr_pool_t *p, int sweep)
     qsort(names->elts, names->nelts, sizeof(const char *), by_name);
     for (i = 0; i < names->nelts && room > 0; i++) {
         const char *name = APR_ARRAY_IDX(names, i, const char *);
-        if (!apr_hash_get(hi.active, name, APR_HASH_KEY_STRING)) {
+        if (!apr_hash_get(hi.active, name, APR_HASH_KEY_STRING)
+            && !apr_hash_get(hi.stuck, name, APR_HASH_KEY_STRING)) {
             start(name);
             room--;
         }
@@ -499,6 +505,7 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_pool_create_ex(&hi.pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, hi.pool);
     hi.active = apr_hash_make(hi.pool);
+    hi.stuck = apr_hash_make(hi.pool);
     hi.unstored = apr_array_make(hi.pool, 4, sizeof(intake_req_t *));
     hi.spool = rs_statedir_hubspool(hi.pool, rs_global.state_dir);
     hi.status_path = rs_statedir_hubintake(hi.pool, rs_global.state_dir);
