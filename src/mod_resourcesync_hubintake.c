@@ -13,13 +13,12 @@
  *      "*.req" names in name order (arrival order) that it is not already
  *      handling, at most MAX_ACTIVE at a time, and reads each one.  A
  *      malformed file is removed with one log line.
- *   2. Deny-marked (unknown topic) or over a limit: a denial GET to the
- *      callback; its outcome does not matter (WebSub 5.2).
- *      Subscribe / unsubscribe: the callback's addresses are checked again
- *      (DNS may have changed since the child checked); refused: nothing is
- *      sent.  Otherwise a verification GET; only a 2xx whose body is the
- *      challenge confirms, and then the row is stored or deleted
- *      (rs_hubsub) in its own transaction.
+ *   2. The callback's addresses are checked again (DNS may have changed
+ *      since the child checked); refused: nothing is sent.  Deny-marked
+ *      (unknown topic) or over a limit: a denial GET to the callback; its
+ *      outcome does not matter (WebSub 5.2).  Otherwise a verification
+ *      GET; only a 2xx whose body is the challenge confirms, and then the
+ *      row is stored or deleted (rs_hubsub), one statement.
  *   3. The file is removed only after its outcome is durable: a watcher
  *      killed at any point before leaves the file, and the next watcher
  *      does it again; storing and deleting are idempotent (a renewal of
@@ -218,14 +217,15 @@ static void start(const char *name)
         finish(q, why != NULL);
         return;
     }
-    if (q->req.deny) {
-        deny(q, "unknown topic");
-        return;
-    }
-    /* Again, at the time of the call: DNS may have changed. */
+    /* Again, at the time of the call (a denial too): DNS may have changed
+     * since the child checked.  The resolver blocks this thread only. */
     if ((why = rs_hubreq_check_callback(p, q->req.callback, hi.sc->hub_allow, &arv))) {
         outcome(q, apr_pstrcat(p, "callback refused (", why, ")", NULL));
         finish(q, 1);
+        return;
+    }
+    if (q->req.deny) {
+        deny(q, "unknown topic");
         return;
     }
     if (q->req.mode == RS_HUBREQ_SUBSCRIBE && (why = over_limit(q))) {
