@@ -16,7 +16,7 @@ use Time::HiRes qw(time);
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF ua wait_for);
 use RSWebSubPeer;
 
-plan tests => 66;
+plan tests => 69;
 
 my $sub = RSWebSubPeer->subscriber(secret => 'k1');
 my $srv = started_server(
@@ -203,9 +203,22 @@ open $fh, '>', "$spool/00000000000000000002-0000000000000000.req" or die $!;
 print $fh "rs-hubreq 1\nmode=subscribe\ncallback=$cb_k\ntopic=$topic\nlease=300\n"
         . "set=ds\nkind=framework\ndeny=0\nreceived=1\n";
 close $fh;
+# Callbacks the child would refuse (127.0.0.2 is not allowed), as if DNS
+# had changed after the child's check: refused again, never called.
+(my $cb_z = $sub->callback('z')) =~ s/127\.0\.0\.1/127.0.0.2/;
+for my $i (3, 4) {
+    open $fh, '>', "$spool/0000000000000000000$i-0000000000000000.req" or die $!;
+    print $fh "rs-hubreq 1\nmode=subscribe\ncallback=$cb_z\ntopic=$topic\nlease=300\n"
+            . ($i == 3 ? "set=ds\nkind=change\ndeny=0\n" : "set=\nkind=\ndeny=1\n") . "received=1\n";
+    close $fh;
+}
 $srv->start_ok('restarted with a request in the spool');
 ok(wait_for(sub { ref row_of($cb_k) }, 30), 'request spooled while stopped: handled after start');
 is(ref row_of($cb_k) && row_of($cb_k)->{topic}, 'framework', 'its topic');
+ok(wait_for(sub { !pending() }, 10), 'refused callbacks: spool drained');
+is(log_count(qr/\[resourcesync:info\].*hub: subscribe \S+ of '\Q$cb_z\E'.*: callback refused \(/), 2,
+   'callback checked again by the watcher: refused, for a denial too');
+is(row_of($cb_z), undef, 'refused callback: no row');
 
 # ------------------------------------------------- kill -9 mid-intake
 # Subscriptions: a, f, k (three).  Unsubscribe f, verified slowly; the
