@@ -456,6 +456,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
         return rv;
     }
     rs_jobs_init(pool, s, d->store);
+    rs_hubintake_start(pool, s);
     if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
                      "hashing lane; large files are hashed by the scans");

@@ -140,6 +140,11 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a Change Dump job is in progress (a snapshot then waits). */
 int rs_cdumpjob_busy(void);
 
+/* mod_resourcesync_hubintake.c: with ResourceSyncHub on (any server),
+ * start the thread that takes the hub's spooled subscription requests,
+ * verifies them and stores subscriptions. */
+void rs_hubintake_start(apr_pool_t *pool, server_rec *s);
+
 /* mod_resourcesync_notify.c: Change and Framework Notifications.
  * attach: a recorder of the set also carries its records in the outbox
  * (ResourceSyncNotify on).  changed: after the commit of rc's records,

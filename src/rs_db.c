@@ -355,6 +355,16 @@ static void txn_done(rs_db_t *db)
     db->txn_pool = NULL;
 }
 
+void rs_db_busy_timeout(rs_db_t *db, int ms)
+{
+    char sql[48];
+    int n;
+    if (db->kind == DB_SQLITE) {
+        apr_snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", ms);
+        apr_dbd_query(db->drv, db->h, &n, sql);
+    }
+}
+
 apr_status_t rs_db_begin(rs_db_t *db)
 {
     int rc;

@@ -72,6 +72,15 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
  * the database should be) stays until the configuration changes. */
 int rs_db_transient(apr_status_t rv);
 
+/* How long a statement of this connection waits for another connection's
+ * lock (SQLite's busy timeout; rs_db_open sets 10 s).  A connection that
+ * writes beside the watcher's in the same process sets it to 0: while it
+ * waits it holds apr_dbd's process-wide mutex (see above), so the holder
+ * of the lock could not go on; apr_dbd then retries a busy statement a
+ * few times with the mutex released in between.  No-op for other
+ * drivers. */
+void rs_db_busy_timeout(rs_db_t *db, int ms);
+
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);
 

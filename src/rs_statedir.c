@@ -24,6 +24,11 @@ const char *rs_statedir_hubspool(apr_pool_t *p, const char *statedir)
     return apr_pstrcat(p, statedir, "/hub/spool", NULL);
 }
 
+const char *rs_statedir_hubintake(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/hub/intake", NULL);
+}
+
 const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir)
 {
     return apr_pstrcat(p, statedir, "/changedumps", NULL);

@@ -41,6 +41,9 @@ const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir);
 /* <statedir>/hub/spool: subscription requests for the watcher. */
 const char *rs_statedir_hubspool(apr_pool_t *p, const char *statedir);
 
+/* <statedir>/hub/intake: the hub intake's summary for the status page. */
+const char *rs_statedir_hubintake(apr_pool_t *p, const char *statedir);
+
 /* <statedir>/changedumps: every set's Change Dump files. */
 const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir);
 

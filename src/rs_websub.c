@@ -264,11 +264,12 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
         *rv = APR_EBADPATH;
         return NULL;
     }
-    if (((r->kind == RS_WEBSUB_PING || r->kind == RS_WEBSUB_VERIFY) && !r->topic)
+    if (((r->kind == RS_WEBSUB_PING || r->kind == RS_WEBSUB_VERIFY
+          || r->kind == RS_WEBSUB_DENY) && !r->topic)
         || (r->kind == RS_WEBSUB_VERIFY && !r->mode)
         || ((r->kind == RS_WEBSUB_FAT || r->kind == RS_WEBSUB_DELIVER) && !r->body && r->body_len)
         || (r->kind == RS_WEBSUB_DELIVER && r->secret && !algo_md(r->sig_algo))
-        || r->kind > RS_WEBSUB_VERIFY) {
+        || r->kind > RS_WEBSUB_DENY) {
         *rv = APR_EINVAL;
         return NULL;
     }
@@ -323,6 +324,15 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
                                   ? apr_psprintf(p, "&hub.lease_seconds=%" APR_INT64_T_FMT,
                                                  r->lease_seconds) : "",
                               NULL);
+        break;
+    }
+    case RS_WEBSUB_DENY: {
+        const char *frag = strchr(r->url, '#');
+        const char *base = frag ? apr_pstrmemdup(p, r->url, frag - r->url) : it->url;
+        it->url = apr_pstrcat(p, base, strchr(base, '?') ? "&" : "?",
+                              "hub.mode=denied&hub.topic=", rs_websub_urlencode(p, r->topic),
+                              r->reason ? "&hub.reason=" : "",
+                              r->reason ? rs_websub_urlencode(p, r->reason) : "", NULL);
         break;
     }
     }
@@ -408,7 +418,7 @@ static int item_start(rs_websub_t *ws, item_t *it)
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, it);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, it->hdrs);
-    if (it->kind == RS_WEBSUB_VERIFY) {
+    if (it->kind == RS_WEBSUB_VERIFY || it->kind == RS_WEBSUB_DENY) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else {
         curl_easy_setopt(e, CURLOPT_POST, 1L);

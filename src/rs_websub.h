@@ -51,7 +51,9 @@ typedef enum {
     RS_WEBSUB_FAT = 0,     /* POST body, Content-Type: application/xml */
     RS_WEBSUB_PING,        /* POST hub.mode=publish&hub.topic=..&hub.url=.. */
     RS_WEBSUB_DELIVER,     /* FAT plus X-Hub-Signature when secret is set */
-    RS_WEBSUB_VERIFY       /* GET callback?...&hub.mode=..&hub.challenge=.. */
+    RS_WEBSUB_VERIFY,      /* GET callback?...&hub.mode=..&hub.challenge=.. */
+    RS_WEBSUB_DENY         /* GET callback?...&hub.mode=denied&hub.topic=..
+                            * &hub.reason=.. (WebSub 5.2) */
 } rs_websub_kind_e;
 
 /* Outcomes. */
@@ -70,13 +72,14 @@ typedef struct rs_websub_req_t {
     apr_size_t body_len;
     const char *const *headers;   /* FAT, DELIVER: NULL-terminated extra header
                                    * lines, e.g. "Link: <..>; rel=\"hub\"" */
-    const char *topic;            /* PING, VERIFY: hub.topic */
+    const char *topic;            /* PING, VERIFY, DENY: hub.topic */
     const char *ping_url;         /* PING: hub.url (NULL: same as topic) */
     const char *secret;           /* DELIVER: hub.secret (NULL: unsigned) */
     const char *sig_algo;         /* DELIVER: sha1|sha256|sha384|sha512
                                    * (NULL: sha256) */
     const char *mode;             /* VERIFY: subscribe|unsubscribe */
     apr_int64_t lease_seconds;    /* VERIFY: < 0 leaves hub.lease_seconds out */
+    const char *reason;           /* DENY: hub.reason (NULL: left out) */
     void *baton;                  /* handed back in the result */
 } rs_websub_req_t;
 

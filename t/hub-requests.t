@@ -82,6 +82,12 @@ my $srv = started_server(mpm => 'prefork',
                          files => { 'www/data/a.txt' => "a\n" });
 my $B = $srv->base;
 my $topic = "$B/resourcesync/ds/notify/change";
+# The watcher's hub intake takes spool files away within a fraction of a
+# second (t/hub-subscribe.t); this file looks at what the children leave,
+# so the watcher is held (SIGSTOP) and let go before each stop.
+sub hold_intake { my ($s) = @_; RSTest::wait_for(sub { $s->watcher_pid }, 20); kill 'STOP', $s->watchers }
+sub release_intake { kill 'CONT', $_[0]->watchers }
+hold_intake($srv);
 
 # --------------------------------------------------------------- accepted
 my ($r, $rec) = spooled($srv, form('hub.mode' => 'subscribe', 'hub.callback' => $PUBLIC_CB,
@@ -169,6 +175,7 @@ ok(@err == 1 && $err[0] =~ /\(13\)Permission denied: .*hub: cannot write a subsc
 is($spost->()->code, 202, 'spool writable again: 202 (same child)');
 like($srv->log_text, qr/\[resourcesync:notice\].*hub: subscription requests are written again/,
      'spool writable again: noticed');
+release_intake($srv);
 $srv->stop;
 
 # ----------------------- allowed by ResourceSyncHubAllowCallback; Require
@@ -176,6 +183,7 @@ $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                               . "ResourceSyncHubAllowCallback 127.0.0.1 10.0.0.0/8\n"
                               . set_conf('ds', 'www/data'),
                       files => { 'www/data/a.txt' => "a\n" }, name => 'second server starts');
+hold_intake($srv);
 ($r, $rec) = spooled($srv, form(%good, 'hub.callback' => 'http://127.0.0.1:9/cb',
                                 'hub.topic' => $srv->base . '/resourcesync/ds/notify/change'));
 is($r->code, 202, 'loopback callback allowed by ResourceSyncHubAllowCallback 127.0.0.1: 202');
@@ -183,6 +191,7 @@ is_deeply([@{ $rec // {} }{qw(callback deny)}], ['http://127.0.0.1:9/cb', 0],
           'allowed loopback callback: spooled');
 ($r) = spooled($srv, form(%good, 'hub.callback' => 'http://[::ffff:10.1.2.3]/cb'));
 is($r->code, 202, 'IPv4-mapped address in an allowed CIDR block: 202');
+release_intake($srv);
 $srv->stop;
 
 $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n" . set_conf('ds', 'www/data')

@@ -12,6 +12,7 @@ package RSWebSubPeer;
 #   my $sub = RSWebSubPeer->subscriber(secret => 'k');
 #   $sub->callback('a')                       # http://127.0.0.1:PORT/cb/a
 #   $sub->set('verify.a' => 'refuse');        # echo (default) | refuse (404) | wrong | 500
+#                                             # | slowecho:MS (echo after MS milliseconds)
 #   $sub->set('deliver.a' => 410);            # 200 (default) | any status | slow:MS | drop
 #   ('verify' and 'deliver' without a name set the default of every callback.)
 #
@@ -214,6 +215,8 @@ sub _answer {
             ($status, $out) = $how eq 'echo'   ? (200, $p{'hub.challenge'} // '')
                             : $how eq 'refuse' ? (404, 'no')
                             : $how eq 'wrong'  ? (200, 'not-the-challenge')
+                            : $how =~ /^slowecho:(\d+)$/
+                                ? do { sleep $1 / 1000; (200, $p{'hub.challenge'} // '') }
                             : ($how, '');
             $how = $status;
         } else {

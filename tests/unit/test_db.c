@@ -390,6 +390,29 @@ START_TEST(rollback_discards)
 }
 END_TEST
 
+/* With busy timeout 0, a write that finds another connection's write lock
+ * fails with APR_EBUSY after apr_dbd's short retries (mutex released in
+ * between), instead of waiting the 10 s of the default busy timeout. */
+START_TEST(busy_timeout_zero_fails_fast)
+{
+    ut_log_t ul1, ul2;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    rs_db_t *a = open_db_at(&ul1, ut_pool, path), *b = open_db_at(&ul2, ut_pool, path);
+    apr_time_t t0;
+    apr_status_t rv;
+
+    ck_assert_int_eq(rs_db_begin(a), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(a, "k", "a"), APR_SUCCESS);   /* a holds the lock */
+    rs_db_busy_timeout(b, 0);
+    t0 = apr_time_now();
+    rv = rs_db_meta_put(b, "k", "b");
+    ck_assert_int_eq(rv, APR_EBUSY);
+    ck_assert_int_lt(apr_time_now() - t0, apr_time_from_sec(5));
+    ck_assert_int_eq(rs_db_commit(a), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(b, "k", "b"), APR_SUCCESS);   /* free again */
+}
+END_TEST
+
 /* Many statements and transactions on one connection: memory stays flat
  * (every call runs in a pool of its own).  Two probes allocated from the
  * connection's pool before and after are adjacent only if nothing else
@@ -441,6 +464,7 @@ Suite *db_suite(void)
     tcase_add_test(tc, write_failure_is_transient);
     tcase_add_test(tc, transient_causes);
     tcase_add_test(tc, rollback_discards);
+    tcase_add_test(tc, busy_timeout_zero_fails_fast);
     tcase_add_test(tc, statements_do_not_grow_the_pool);
     suite_add_tcase(s, tc);
     return s;

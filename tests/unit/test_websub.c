@@ -632,6 +632,36 @@ START_TEST(verification_get)
 }
 END_TEST
 
+/* A denial: a GET with hub.mode=denied, the topic and the reason, the
+ * callback's query kept, no challenge. */
+START_TEST(denial_get)
+{
+    rs_websub_t *ws = mk(4, 10000);
+    rs_websub_req_t q = { 0 };
+    rec_t r[4];
+
+    q.kind = RS_WEBSUB_DENY;
+    q.url = url("/ok/cb?x=1#frag");
+    q.topic = "http://ex.org/n/change.xml";
+    q.reason = "unknown topic";
+    ck_assert_int_eq(rs_websub_submit(ws, "d", &q), APR_SUCCESS);
+    q.url = url("/ok/cb2");
+    q.reason = NULL;
+    ck_assert_int_eq(rs_websub_submit(ws, "d", &q), APR_SUCCESS);
+    q.topic = NULL;
+    ck_assert_int_eq(rs_websub_submit(ws, "d", &q), APR_EINVAL);
+    run_until(ws, 2);
+    ck_assert_int_eq(done[0].outcome, RS_WEBSUB_OK);
+    ck_assert_ptr_null(done[0].challenge);
+    ck_assert_int_eq(srv_log(r, 4), 2);
+    ck_assert_str_eq(r[0].method, "GET");
+    ck_assert_str_eq(r[0].target, "/ok/cb?x=1&hub.mode=denied"
+                     "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml&hub.reason=unknown%20topic");
+    ck_assert_str_eq(r[1].target, "/ok/cb2?hub.mode=denied"
+                     "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml");
+}
+END_TEST
+
 /* The completion callback may queue the next request of the same key. */
 static int chain_left;
 static void on_chain(void *baton, const rs_websub_result_t *r)
@@ -707,6 +737,7 @@ Suite *websub_suite(void)
     tcase_add_test(th, connection_reused);
     tcase_add_test(th, no_redirect_body_cap);
     tcase_add_test(th, verification_get);
+    tcase_add_test(th, denial_get);
     tcase_add_test(th, submit_from_callback);
     suite_add_tcase(s, th);
     return s;

@@ -55,6 +55,7 @@ Suite *dump_suite(void);
 Suite *capture_suite(void);
 Suite *cdump_suite(void);
 Suite *notify_suite(void);
+Suite *hubsub_suite(void);
 Suite *websub_suite(void);
 
 /* Files. */

@@ -1,0 +1,153 @@
+/* rs_hubsub.c - see rs_hubsub.h */
+#include <string.h>
+#include <strings.h>
+#include <apr_strings.h>
+#include "rs_hubsub.h"
+#include "rs_hubreq.h"
+
+enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
+
+#define COLS "setname, topic, url, secret, lease_until, cursor"
+
+static const char *const sql[S_MAX] = {
+    "SELECT " COLS " FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' "
+    "AND url = %s",
+    /* A new subscriber starts after the newest sealed notification; a
+     * renewal keeps its cursor and delivery state. */
+    "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cursor) "
+    "VALUES (%s, %s, 'sub', %s, %s, %lld, (SELECT COALESCE(MAX(id), 0) FROM notifications "
+    "WHERE setname = %s AND topic = %s AND sealed = 1)) "
+    "ON CONFLICT (setname, topic, kind, url) DO UPDATE SET secret = excluded.secret, "
+    "lease_until = excluded.lease_until",
+    "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s",
+    "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' ORDER BY setname, topic, url",
+    "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' AND lease_until < %lld "
+    "ORDER BY setname, topic, url",
+    /* Not if renewed since it was listed. */
+    "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
+    "AND lease_until < %lld",
+};
+
+static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
+}
+
+static void get_row(void *baton, apr_pool_t *p, const char *const *c, int nc)
+{
+    rs_hubsub_t *x = apr_array_push(baton);
+    if (nc < 6) {
+        memset(x, 0, sizeof(*x));
+        return;
+    }
+    x->set = apr_pstrdup(p, c[0]);
+    x->topic = apr_pstrdup(p, c[1]);
+    x->url = apr_pstrdup(p, c[2]);
+    x->secret = c[3] && *c[3] ? apr_pstrdup(p, c[3]) : NULL;
+    x->lease_until = c[4] ? apr_atoi64(c[4]) : 0;
+    x->cursor = c[5] ? apr_atoi64(c[5]) : 0;
+}
+
+static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **args,
+                          apr_array_header_t **out)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    *out = apr_array_make(p, 8, sizeof(rs_hubsub_t));
+    return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, get_row, *out) : rv;
+}
+
+apr_status_t rs_hubsub_put(rs_db_t *db, const char *set, const char *topic, const char *url,
+                           const char *secret, apr_time_t lease_until, int *created)
+{
+    const void *key[] = { set, topic, url };
+    const void *put[] = { set, topic, url, secret, &lease_until, set, topic };
+    apr_array_header_t *have;
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    apr_pool_create(&p, NULL);
+    rv = query(db, p, S_GET, key, &have);
+    if (created) {
+        *created = have->nelts == 0;
+    }
+    apr_pool_destroy(p);
+    /* One statement: it holds the write lock only while it runs. */
+    return rv == APR_SUCCESS ? exec(db, S_PUT, put, NULL) : rv;
+}
+
+apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, const char *url,
+                              int *removed)
+{
+    const void *key[] = { set, topic, url };
+    int n = 0;
+    apr_status_t rv = exec(db, S_DELETE, key, &n);
+    if (removed) {
+        *removed = n > 0;
+    }
+    return rv;
+}
+
+apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out)
+{
+    return query(db, p, S_LIST, NULL, out);
+}
+
+apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
+                              apr_array_header_t **gone)
+{
+    const void *args[] = { &now };
+    apr_array_header_t *due;
+    apr_status_t rv = query(db, p, S_EXPIRED, args, &due);
+    int i, n;
+
+    *gone = apr_array_make(p, due->nelts ? due->nelts : 1, sizeof(rs_hubsub_t));
+    for (i = 0; rv == APR_SUCCESS && i < due->nelts; i++) {
+        const rs_hubsub_t *x = &APR_ARRAY_IDX(due, i, rs_hubsub_t);
+        const void *key[] = { x->set, x->topic, x->url, &now };
+        n = 0;
+        if ((rv = exec(db, S_DELETE_EXPIRED, key, &n)) == APR_SUCCESS && n > 0) {
+            APR_ARRAY_PUSH(*gone, rs_hubsub_t) = *x;
+        }
+    }
+    return rv;
+}
+
+/* The host of a callback URL, or "" when it has none. */
+static const char *host_of(apr_pool_t *p, const char *url)
+{
+    const char *host = NULL;
+    apr_port_t port;
+    if (rs_hubreq_callback_syntax(p, url, &host, &port) || !host) {
+        return "";
+    }
+    return host;
+}
+
+const char *rs_hubsub_limit(apr_pool_t *p, const apr_array_header_t *subs, const char *set,
+                            const char *topic, const char *url, apr_int64_t max_total,
+                            apr_int64_t max_per_host)
+{
+    const char *host = host_of(p, url);
+    apr_int64_t same_host = 0;
+    int i;
+
+    for (i = 0; i < subs->nelts; i++) {
+        const rs_hubsub_t *x = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
+        if (!strcmp(x->set, set) && !strcmp(x->topic, topic) && !strcmp(x->url, url)) {
+            return NULL;                /* a renewal */
+        }
+        if (!strcasecmp(host_of(p, x->url), host)) {
+            same_host++;
+        }
+    }
+    if (subs->nelts >= max_total) {
+        return "too many subscriptions";
+    }
+    if (same_host >= max_per_host) {
+        return "too many subscriptions for this callback host";
+    }
+    return NULL;
+}
