@@ -390,7 +390,8 @@ START_TEST(outcomes_by_status)
         ck_assert_int_lt(j, ndone);
         ck_assert_msg(done[j].outcome == cases[i].oc, "%s: outcome %d", cases[i].path,
                       done[j].outcome);
-        ck_assert_int_eq(done[j].status, cases[i].st);
+        ck_assert_msg(done[j].status == cases[i].st, "%s: status %ld (error: %s)",
+                      cases[i].path, (long)done[j].status, done[j].error);
         ck_assert_int_eq(done[j].retry_after, cases[i].ra);
         ck_assert_str_eq(done[j].error, "");
     }

@@ -65,7 +65,9 @@ class Handler(BaseHTTPRequestHandler):
         status, extra, out = 200, {}, b"ok"
         if parts[1] == "status":
             status = int(parts[2])
-            out = b"status %d" % status
+            # 204 and 304 have no body (bytes after their headers would be
+            # read as the next response of a reused connection).
+            out = b"" if status in (204, 304) else b"status %d" % status
             if status in (429, 503):
                 extra["Retry-After"] = "7"
             if 300 <= status < 400:
