@@ -105,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128          # the default of 5 refuses connections under load
+    request_queue_size = 128          # many parallel clients; the default is 5
 
     def handle_error(self, request, client_address):
         pass   # clients that time out and close (timeout tests) are expected
