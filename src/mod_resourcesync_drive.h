@@ -158,6 +158,11 @@ void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries);
 /* A new history: the open notifications go with the old journal. */
 apr_status_t rs_notifyw_reset(rs_drive_t *d);
+/* mod_resourcesync_deliver.c: the delivery thread, started once at
+ * watcher start when some set has hubs; rs_deliver_wakeup (any thread)
+ * makes it look at the outbox now (a notification was sealed). */
+void rs_deliver_start(server_rec *s);
+void rs_deliver_wakeup(void);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);
 

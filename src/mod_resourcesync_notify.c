@@ -149,6 +149,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     if ((rv = rs_file_replace(p, path, write_bytes, &b)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
     }
+    rs_deliver_wakeup();
 }
 
 /* ------------------------------------------------- framework notifications */

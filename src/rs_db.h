@@ -89,6 +89,13 @@ apr_status_t rs_db_rollback(rs_db_t *db);
  * connection may have written in between. */
 apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
 
+/* How long a statement of this connection waits for another
+ * connection's write lock (SQLite's busy timeout; 10 s after rs_db_open).
+ * A second writer in a process whose first writer holds transactions
+ * open sets 0: it then fails at once with APR_EBUSY and retries later,
+ * instead of holding the process-wide driver mutex while it waits. */
+apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
+
 /* Run one statement without arguments or results (DDL).  Changing the
  * schema after statements were prepared invalidates them (see above). */
 apr_status_t rs_db_run(rs_db_t *db, const char *sql);
