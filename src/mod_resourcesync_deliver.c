@@ -381,7 +381,8 @@ static void retry(dest_t *d, const rs_websub_result_t *r, apr_time_t now)
     d->row.attempts++;
     wait = rs_websub_backoff(BACKOFF_BASE, BACKOFF_CAP, (unsigned)d->row.attempts,
                              (apr_uint32_t)(apr_time_usec(now) * 2654435761u ^ d->row.attempts));
-    if (r->retry_after > wait) {
+    if (r->retry_after >= 0) {
+        /* The destination said when: that is when. */
         wait = r->retry_after > BACKOFF_CAP ? BACKOFF_CAP : r->retry_after;
     }
     d->row.next_try = now + apr_time_from_sec(wait);
