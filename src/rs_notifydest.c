@@ -18,6 +18,9 @@ static const char *const sql[] = {
     "SELECT COUNT(*), COALESCE((SELECT MAX(id) FROM notifications WHERE setname = %s"
     " AND topic = %s AND sealed = 1), 0) FROM notifications WHERE setname = %s"
     " AND topic = %s AND sealed = 1 AND id > %lld",
+#define Q_MIN 5
+    "SELECT COUNT(*), COALESCE(MIN(cursor), 0) FROM notify_dests WHERE setname = %s"
+    " AND topic = %s AND kind = %s",
 };
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
@@ -122,5 +125,20 @@ apr_status_t rs_notifydest_backlog(rs_db_t *db, const char *set, const char *top
     }
     *count = b.count;
     *newest = b.newest;
+    return rv;
+}
+
+apr_status_t rs_notifydest_min_cursor(rs_db_t *db, const char *set, const char *topic,
+                                      const char *kind, apr_int64_t *min, int *found)
+{
+    const void *args[] = { set, topic, kind };
+    backlog_t b = { 0, 0 };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[Q_MIN], &s);
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_query(db, NULL, s, args, backlog_row, &b);
+    }
+    *found = b.count > 0;
+    *min = b.newest;
     return rv;
 }

@@ -53,6 +53,11 @@ apr_status_t rs_notifydest_delete(rs_db_t *db, const rs_notifydest_t *d);
  * gone. */
 apr_status_t rs_notifydest_update(rs_db_t *db, const rs_notifydest_t *d, int *found);
 
+/* The smallest cursor of the rows (set, topic, kind); *min 0 and *found
+ * 0 when there is none. */
+apr_status_t rs_notifydest_min_cursor(rs_db_t *db, const char *set, const char *topic,
+                                      const char *kind, apr_int64_t *min, int *found);
+
 /* Sealed notifications of (set, topic) after id `after`, counted, and
  * the newest sealed id (0: none). */
 apr_status_t rs_notifydest_backlog(rs_db_t *db, const char *set, const char *topic,

@@ -25,7 +25,7 @@ use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 35;
+plan tests => 38;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -152,8 +152,8 @@ is(scalar(keys %seq), $want[-1]{last_seq} - $want[0]{first_seq} + 1,
    'delivered notifications carry an unbroken run of journal records');
 
 # -------------------------------------------------------------- 400, ping
-my $bd = dest($BAD, 'change');
-is($bd && $bd->{cursor}, $want[-1]{id}, 'hub answering 400: notifications skipped (cursor moved)');
+ok(wait_for(sub { my $bd = dest($BAD, 'change'); $bd && $bd->{cursor} == $want[-1]{id} }, 30),
+   'hub answering 400: notifications skipped (cursor moved)');
 like($srv->log_text, qr/hub \Q$BAD\E refused notification \d+ of its change topic \(HTTP 400\); it is skipped/,
      'hub answering 400: logged as a permanent failure');
 my @pings = grep { $_->{params}{'hub.topic'} && $_->{params}{'hub.topic'} eq $change }
@@ -163,6 +163,34 @@ is_deeply($pings[0] && [@{ $pings[0]{params} }{qw(hub.mode hub.topic hub.url)}],
           ['publish', $change, $change], 'ping: hub.mode=publish, hub.topic and hub.url');
 is($pings[0] && $pings[0]{headers}{'content-type'}, 'application/x-www-form-urlencoded',
    'ping: a form');
+
+# Ping hub down: the change topic serves the merge of the notifications
+# from the ping hub's last acknowledged one on, newest first while
+# contiguous and within ResourceSyncMaxEntries (3), so both notifications
+# it was not pinged for are in it, not only the newest.
+ok(wait_for(sub { my $d = dest($PING, 'change'); my $a = sealed('change');
+                  $d && $d->{cursor} == $a->[-1]{id} }, 30), 'ping hub caught up');
+$pinged->set(answer => 503, retry_after => 30);
+my $pc = dest($PING, 'change')->{cursor};
+burst(1);
+settle();
+burst(1);
+settle();
+my @from = grep { $_->{id} >= $pc } @{ sealed('change') };
+my @win = (pop @from);
+my $total = $win[0]{count};
+while (@from && $from[-1]{until_dt} == $win[0]{from_dt} && $total + $from[-1]{count} <= 3) {
+    $total += $from[-1]{count};
+    unshift @win, pop @from;
+}
+my $tx = RSTest::xpc(RSTest::doc(get($change)->content));
+my $md = sub { RSTest::xpc(RSTest::doc($_[0]{payload}))->findvalue("/sm:urlset/rs:md/\@$_[1]") };
+ok(@win >= 2 && $win[-2]{id} > $pc, 'the window holds both notifications not pinged yet');
+is_deeply([$tx->findvalue('/sm:urlset/rs:md/@from'), $tx->findvalue('/sm:urlset/rs:md/@until'),
+           scalar(() = $tx->findnodes('/sm:urlset/sm:url'))],
+          [$md->($win[0], 'from'), $md->($win[-1], 'until'), $total],
+          'the change topic merges them: from the first, until the last, every entry');
+$pinged->set(answer => 200);
 
 my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/
                  && !/died \(exit status or signal 9\)/ && !/refused notification .* \(HTTP 400\)/ }
