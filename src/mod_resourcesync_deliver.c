@@ -44,6 +44,7 @@
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
+#include "rs_hubaddr.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_schema.h"
@@ -286,6 +287,24 @@ static const char *topic_url(apr_pool_t *p, const dest_t *d)
     return apr_pstrcat(p, d->set->doc_base, "notify/", d->row.topic, NULL);
 }
 
+/* The rebinding guard of subscriber callbacks: the address a delivery
+ * connects to must pass the rules the hub's intake applied
+ * (rs_hubaddr), checked again after DNS, at the moment of the call. */
+static const char *sub_filter(void *baton, const unsigned char *addr, int len)
+{
+    const rs_srv_conf *sc = baton;
+    const char *why = rs_hubaddr_class(addr, len);
+    return why && !rs_hubaddr_allow_addr(sc->hub_allow, addr, len) ? why : NULL;
+}
+
+/* Whether the callback's host is allowed by name (not filtered then). */
+static int host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url)
+{
+    apr_uri_t u;
+    return sc->hub_allow && apr_uri_parse(p, url, &u) == APR_SUCCESS && u.hostname
+           && rs_hubaddr_allow_host(sc->hub_allow, u.hostname);
+}
+
 /* Submit notification x to d. */
 static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
 {
@@ -309,6 +328,10 @@ static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
         req.headers = headers;
         req.secret = d->sub ? d->row.secret : NULL;
         req.sig_algo = rs_notifyconf_sig(sc);
+    }
+    if (d->sub && !host_allowed(p, sc, d->row.url)) {
+        req.addr_filter = sub_filter;
+        req.filter_baton = sc;
     }
     if ((rv = rs_websub_submit(dl.ws, d->key, &req)) != APR_SUCCESS) {
         rs_log_emit(&dl.log, RS_LOG_ERR, rv, "set %s: cannot send to %s (%s); the "
@@ -421,9 +444,9 @@ static void done(void *baton, const rs_websub_result_t *r)
     case RS_WEBSUB_PERMANENT:
         if (d->sub) {
             rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
-                        "ended: the callback refused notification %" APR_INT64_T_FMT
-                        " (HTTP %ld)", d->row.set, d->row.url, d->row.topic, d->sending,
-                        r->status);
+                        "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
+                        d->row.set, d->row.url, d->row.topic, d->sending,
+                        r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
             drop(d);
             return;
         }

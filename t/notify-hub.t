@@ -25,7 +25,7 @@ use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 38;
+plan tests => 40;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -67,9 +67,12 @@ my $cursor0 = $start ? $start->{cursor} : 0;
 is(dest($PING, 'change') && dest($PING, 'change')->{kind}, 'ping', 'ping hub row, kind ping');
 
 my $n = 0;
+# k new files; returns once they are journaled (or after 30 s).
 sub burst {
     my ($k) = @_;
+    my $before = journal_count();
     RSTest::put($srv->dir . "/www/data/f" . $n++ . ".txt", "x $_\n") for 1 .. $k;
+    wait_for(sub { journal_count() >= $before + $k }, 30);
 }
 
 # --------------------------------------------------------- while up
@@ -87,14 +90,16 @@ ok($payload{ $h[0]{body} }, 'fat POST: body is a stored notification payload, by
 is(get($change)->header('Link'), $h[0]{headers}{link}, 'the topic serves the same Link header');
 
 # ------------------------------------------------ hub down, restarts, kill
+# Each phase lasts until the hub has answered that way at least once.
+sub answered { my ($how) = @_; wait_for(sub { grep { $_->{status} eq $how } $hub->requests }, 60) }
 $hub->set(answer => 'drop');
 burst(2);
 settle();
-sleep 2;
+answered('drop');
 $hub->set(answer => 503, retry_after => 1);
 burst(3);
 settle();
-sleep 2;
+answered('503');
 $hub->set(answer => 200);
 burst(2);
 # A restart is done when one watcher runs and it is not the one before.
@@ -138,7 +143,8 @@ for (@acc) { push @dedup, $_ unless @dedup && $dedup[-1] eq $_ }
 is_deeply(\@dedup, [map { $_->{id} } @want],
           'every change notification accepted, in id order, once (bar identical resends)');
 ok(scalar(grep { $_->{status} eq 'drop' } $hub->requests)
-   && scalar(grep { $_->{status} eq '503' } $hub->requests), 'the hub was down (dropped, 503)');
+   && scalar(grep { $_->{status} eq '503' } $hub->requests), 'the hub was down (dropped, 503)')
+    or diag(join "\n", $hub->log_lines);
 my @p;
 my %seq;
 for my $i (0 .. $#want) {
@@ -203,16 +209,20 @@ $sub->set('deliver.gone' => 410);
 $srv->stop;
 my $sconf = STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
     . "ResourceSyncHubSignature sha512\nResourceSyncHubMaxBacklog 2\n"
+    . "ResourceSyncHubAllowCallback 127.0.0.1\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
                'ResourceSyncMaxEntries 3');
 $srv->write_conf($sconf);
 my $last = $all->[-1]{id};
 my $far = (time + 86400) * 1_000_000;
 my ($A, $G, $L) = map { $sub->callback($_) } qw(a gone late);
+# 127.0.0.2 is loopback too, but not allowed: refused when connecting.
+(my $R = $sub->callback('rebound')) =~ s{//127\.0\.0\.1:}{//127.0.0.2:};
 system('sqlite3', $db, "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, "
        . "cursor) VALUES ('n', 'change', 'sub', '$A', 'k3y', $far, $last), "
        . "('n', 'change', 'sub', '$G', NULL, $far, $last), "
-       . "('n', 'change', 'sub', '$L', NULL, $far, 0)") == 0 or die 'sqlite3 insert';
+       . "('n', 'change', 'sub', '$L', NULL, $far, 0), "
+       . "('n', 'change', 'sub', '$R', NULL, $far, $last)") == 0 or die 'sqlite3 insert';
 $srv->start_ok('server with subscriber rows starts');
 burst(2);
 settle();
@@ -228,6 +238,11 @@ ok(!grep({ $_->{path} eq '/cb/late' } $sub->requests) && !dest($L, 'change'),
    'backlog above ResourceSyncHubMaxBacklog: ended without a delivery');
 like($srv->log_text, qr/subscription of \Q$L\E to its change topic ended: \d+ notifications undelivered/,
      'backlog end logged');
+ok(wait_for(sub { !dest($R, 'change') }, 30)
+   && !grep({ $_->{path} eq '/cb/rebound' } $sub->requests),
+   'callback address not allowed at delivery time: nothing sent, subscription ended');
+like($srv->log_text, qr/subscription of \Q$R\E to its change topic ended: the callback refused notification \d+ \(address refused: loopback\)/,
+     'refused address logged');
 $srv->stop;
 
 # ---------------------------------------------------------- startup errors
