@@ -564,6 +564,10 @@ const char *rs_notifyconf_sig(const rs_srv_conf *sc);
  * the default of set->notify_retry; after the set's options and URLs are
  * resolved, before the documents are rendered. */
 void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set);
+/* mod_resourcesync_deliverstat.c: the delivery status file's text
+ * (notify-topic, notify-hub and notify-subscriber lines, for the status
+ * page), NULL when there is none. */
+const char *rs_deliverstat_read(apr_pool_t *p);
 /* Context check of set options (mod_resourcesync_directives.c). */
 const char *rs_directives_option_context(cmd_parms *cmd, void *mconfig);
 

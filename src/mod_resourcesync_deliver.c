@@ -37,6 +37,7 @@
  * instead of holding the driver mutex; the row stays `dirty`, nothing new
  * is sent to it, and the write is tried again at the next step.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_atomic.h>
 #include <apr_hash.h>
@@ -52,6 +53,7 @@
 #include "rs_websub.h"
 
 #define REFRESH apr_time_from_sec(1)
+#define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
 #define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
 #define BACKOFF_CAP 3600                /* s: longest retry delay */
 
@@ -66,6 +68,7 @@ typedef struct dest_t {
     int again;                      /* step it in the next round */
     apr_int64_t sending;            /* id of the notification in flight */
     apr_time_t sending_until;
+    apr_time_t last_at;             /* of the last completion, 0: none yet */
 } dest_t;
 
 static struct {
@@ -79,6 +82,7 @@ static struct {
     apr_pool_t *tbl;                /* of dests, replaced at every refresh */
     apr_hash_t *dests;              /* key -> dest_t */
     apr_pool_t *iter;
+    char *status;                   /* the status file's text (malloc), NULL: none */
     volatile apr_uint32_t woken;
     volatile apr_uint32_t started;
 } dl;
@@ -269,6 +273,7 @@ static void refresh(apr_pool_t *p)
             d->dirty = old->dirty;
             d->sending = old->sending;
             d->sending_until = old->sending_until;
+            d->last_at = old->last_at;
         }
         d->again = 1;
         apr_hash_set(h, key, APR_HASH_KEY_STRING, d);
@@ -423,6 +428,7 @@ static void done(void *baton, const rs_websub_result_t *r)
     }
     d->inflight = 0;
     d->again = 1;
+    d->last_at = now;
     d->row.last_status = (int)r->status;
     d->row.last_error = r->error && *r->error ? apr_pstrdup(dl.tbl, r->error) : NULL;
     switch (r->outcome) {
@@ -459,11 +465,40 @@ static void done(void *baton, const rs_websub_result_t *r)
     flush(d);
 }
 
+/* ------------------------------------------------------------ status file */
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Renew the status file (rs_deliverstat) with a line per topic and per
+ * row, in key order. */
+static void write_status(apr_pool_t *p)
+{
+    apr_array_header_t *keys = apr_array_make(p, 16, sizeof(const char *));
+    const char *text = rs_deliverstat_topics(p, dl.box);
+    apr_hash_index_t *hi;
+    int i;
+
+    for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
+        APR_ARRAY_PUSH(keys, const char *) = apr_hash_this_key(hi);
+    }
+    qsort(keys->elts, keys->nelts, sizeof(const char *), cmp_keys);
+    for (i = 0; i < keys->nelts; i++) {
+        const dest_t *d = apr_hash_get(dl.dests, APR_ARRAY_IDX(keys, i, const char *),
+                                       APR_HASH_KEY_STRING);
+        text = apr_pstrcat(p, text, rs_deliverstat_line(p, dl.db, &d->row, d->last_at), NULL);
+    }
+    rs_deliverstat_write(p, text, &dl.status);
+}
+
 /* ------------------------------------------------------------- the thread */
+
 
 static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
 {
-    apr_time_t next_refresh = 0;
+    apr_time_t next_refresh = 0, next_status = 0;
     (void)t;
     (void)data;
 
@@ -480,6 +515,10 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
         if (apr_atomic_xchg32(&dl.woken, 0) || now >= next_refresh) {
             refresh(dl.iter);
             next_refresh = now + REFRESH;
+        }
+        if (now >= next_status) {
+            write_status(dl.iter);
+            next_status = now + STATUS;
         }
         for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
              hi = apr_hash_next(hi)) {

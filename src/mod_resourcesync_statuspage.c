@@ -13,7 +13,13 @@
  *   recent-changes: slots=4096 newest-sequence=812
  *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
  *        open-changelist=2 open-changes=17 last-change=... mode=watching
- * (one line per set).
+ * (one line per set), then the notifications' delivery, from the file
+ * the watcher's delivery thread renews (<statedir>/notify/delivery.txt):
+ *   notify-topic: main change last=42 until=...
+ *   notify-hub: main change http://hub/ mode=fat backlog=0 last-status=200
+ *        last-try=... attempts=0
+ *   notify-subscriber: main change http://cb/ pending=1 failures=2
+ *        last-status=503 last-try=... lease-until=...
  */
 #include <apr_strings.h>
 #include <http_protocol.h>
@@ -43,6 +49,7 @@ int rs_statuspage_handle(request_rec *r)
     apr_uint32_t i;
     apr_int32_t scanning;
     char hashing[RS_STATUS_PATH_MAX];
+    const char *text;
 
     if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
         return DECLINED;
@@ -119,6 +126,10 @@ int rs_statuspage_handle(request_rec *r)
                        " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
                        e.capture_bytes);
         }
+    }
+    /* Notification delivery, from the watcher's status file. */
+    if ((text = rs_deliverstat_read(r->pool))) {
+        ap_rputs(text, r);
     }
     return OK;
 }

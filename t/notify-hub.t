@@ -20,12 +20,12 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server private_server set_conf STATE_CONF get wait_for);
+use RSTest qw(started_server private_server set_conf STATE_CONF STATUS_CONF get wait_for);
 use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 40;
+plan tests => 44;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -35,7 +35,7 @@ my $HUB = $hub->url;
 (my $BAD = $bad->url) =~ s{/hub$}{/bad-hub};
 (my $PING = $pinged->url) =~ s{/hub$}{/ping-hub};
 
-my $conf = STATE_CONF . "LogLevel info resourcesync:debug\n"
+my $conf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\n"
     . "ResourceSyncNotifyHub $HUB\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
                'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $BAD fat",
@@ -198,6 +198,20 @@ is_deeply([$tx->findvalue('/sm:urlset/rs:md/@from'), $tx->findvalue('/sm:urlset/
           'the change topic merges them: from the first, until the last, every entry');
 $pinged->set(answer => 200);
 
+# Status page: per topic its newest, per hub row backlog and last outcome.
+sub status_has {
+    my ($re) = @_;
+    wait_for(sub { my $t = get("$B/rs-status")->content; $t =~ $re ? $t : undef }, 30);
+}
+my $newest = sealed('change')->[-1];
+my $iso = qr/\d{4}-\d\d-\d\dT[\d:.]+Z/;
+ok(status_has(qr/^notify-topic: n change last=$newest->{id} until=$iso$/m),
+   'status: notify-topic line of the change topic');
+ok(status_has(qr/^notify-hub: n change \Q$HUB\E mode=fat backlog=0 last-status=200 last-try=$iso attempts=0$/m),
+   'status: notify-hub line, caught up, last 200');
+ok(status_has(qr/^notify-hub: n change \Q$BAD\E mode=fat backlog=0 last-status=400 last-try=$iso attempts=0$/m),
+   'status: the hub answering 400');
+
 my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/
                  && !/died \(exit status or signal 9\)/ && !/refused notification .* \(HTTP 400\)/ }
           split /\n/, $srv->log_text;
@@ -207,7 +221,7 @@ is_deeply(\@bad, [], 'no unexpected warnings or errors');
 my $sub = RSWebSubPeer->subscriber(secret => 'k3y');
 $sub->set('deliver.gone' => 410);
 $srv->stop;
-my $sconf = STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
+my $sconf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
     . "ResourceSyncHubSignature sha512\nResourceSyncHubMaxBacklog 2\n"
     . "ResourceSyncHubAllowCallback 127.0.0.1\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
@@ -231,6 +245,8 @@ ok(@d >= 1, 'subscriber a: a delivery');
 like($d[0] && $d[0]{headers}{'x-hub-signature'}, qr/^sha512=[0-9a-f]{128}$/,
      'X-Hub-Signature with ResourceSyncHubSignature sha512');
 is($d[0] && $d[0]{sig_ok}, 1, 'signature is the HMAC of the body with the secret');
+ok(status_has(qr/^notify-subscriber: n change \Q$A\E pending=0 failures=0 last-status=200 last-try=$iso lease-until=$iso$/m),
+   'status: notify-subscriber line');
 my %sp = map { $_->{payload} => 1 } @{ sealed('change') };
 ok($d[0] && $sp{ $d[0]{body} }, 'delivery body: a stored notification payload');
 ok(wait_for(sub { !dest($G, 'change') }, 30), 'subscriber answering 410: subscription ended');
