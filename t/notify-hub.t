@@ -25,7 +25,7 @@ use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 44;
+plan tests => 48;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -219,13 +219,17 @@ is_deeply(\@bad, [], 'no unexpected warnings or errors');
 
 # ----------------------------------------------------------- subscribers
 my $sub = RSWebSubPeer->subscriber(secret => 'k3y');
+my $down = RSWebSubPeer->hub;
+$down->set(answer => 503, retry_after => 1);
+my $DOWN = $down->url;
 $sub->set('deliver.gone' => 410);
 $srv->stop;
 my $sconf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
     . "ResourceSyncHubSignature sha512\nResourceSyncHubMaxBacklog 2\n"
     . "ResourceSyncHubAllowCallback 127.0.0.1\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-               'ResourceSyncMaxEntries 3');
+               'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $DOWN",
+               'ResourceSyncNotifyRetry 2s');
 $srv->write_conf($sconf);
 my $last = $all->[-1]{id};
 my $far = (time + 86400) * 1_000_000;
@@ -259,6 +263,16 @@ ok(wait_for(sub { !dest($R, 'change') }, 30)
    'callback address not allowed at delivery time: nothing sent, subscription ended');
 like($srv->log_text, qr/subscription of \Q$R\E to its change topic ended: the callback refused notification \d+ \(address refused: loopback\)/,
      'refused address logged');
+
+# A hub down for longer than ResourceSyncNotifyRetry (2 s): retried after
+# each Retry-After, then skipped and logged; the other hub rows are gone.
+my $nw = sealed('change')->[-1]{id};
+ok(wait_for(sub { my $d = dest($DOWN, 'change'); $d && $d->{cursor} == $nw }, 60),
+   'hub down past ResourceSyncNotifyRetry: the notifications are skipped');
+ok(scalar(grep { $_->{status} eq '503' } $down->requests) >= 2, 'after being retried');
+like($srv->log_text, qr/hub \Q$DOWN\E did not take notification \d+ of its change topic within ResourceSyncNotifyRetry \(last: 503\); it is skipped/,
+     'giving up logged');
+is(dest($HUB, 'change'), undef, 'a hub no longer configured lost its rows');
 $srv->stop;
 
 # ---------------------------------------------------------- startup errors
