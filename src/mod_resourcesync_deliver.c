@@ -505,7 +505,7 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     apr_pool_create(&dl.iter, dl.pool);
     while (store_open() != APR_SUCCESS || reconcile(dl.iter) != APR_SUCCESS) {
         apr_pool_clear(dl.iter);
-        rs_websub_run(dl.ws, 10000);
+        rs_websub_run(dl.ws, 1000);     /* the store busy or failing: again */
     }
     for (;;) {
         apr_time_t now = apr_time_now();
