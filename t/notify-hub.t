@@ -25,7 +25,7 @@ use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 48;
+plan tests => 49;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -233,14 +233,15 @@ my $sconf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResour
 $srv->write_conf($sconf);
 my $last = $all->[-1]{id};
 my $far = (time + 86400) * 1_000_000;
-my ($A, $G, $L) = map { $sub->callback($_) } qw(a gone late);
+my ($A, $G, $L, $E) = map { $sub->callback($_) } qw(a gone late expired);
 # 127.0.0.2 is loopback too, but not allowed: refused when connecting.
 (my $R = $sub->callback('rebound')) =~ s{//127\.0\.0\.1:}{//127.0.0.2:};
 system('sqlite3', $db, "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, "
        . "cursor) VALUES ('n', 'change', 'sub', '$A', 'k3y', $far, $last), "
        . "('n', 'change', 'sub', '$G', NULL, $far, $last), "
        . "('n', 'change', 'sub', '$L', NULL, $far, 0), "
-       . "('n', 'change', 'sub', '$R', NULL, $far, $last)") == 0 or die 'sqlite3 insert';
+       . "('n', 'change', 'sub', '$R', NULL, $far, $last), "
+       . "('n', 'change', 'sub', '$E', NULL, 1, $last)") == 0 or die 'sqlite3 insert';
 $srv->start_ok('server with subscriber rows starts');
 burst(2);
 settle();
@@ -258,6 +259,9 @@ ok(!grep({ $_->{path} eq '/cb/late' } $sub->requests) && !dest($L, 'change'),
    'backlog above ResourceSyncHubMaxBacklog: ended without a delivery');
 like($srv->log_text, qr/subscription of \Q$L\E to its change topic ended: \d+ notifications undelivered/,
      'backlog end logged');
+ok(wait_for(sub { !dest($E, 'change') }, 30)
+   && !grep({ $_->{path} eq '/cb/expired' } $sub->requests),
+   'expired lease: nothing delivered, the row removed');
 ok(wait_for(sub { !dest($R, 'change') }, 30)
    && !grep({ $_->{path} eq '/cb/rebound' } $sub->requests),
    'callback address not allowed at delivery time: nothing sent, subscription ended');
