@@ -118,6 +118,10 @@ typedef struct rs_set_t {
     const char *cdump_dir;      /* <statedir>/changedumps/<name> */
     int notify;                 /* ResourceSyncNotify on */
     apr_interval_time_t notify_delay;   /* ResourceSyncNotifyDelay */
+    /* ResourceSyncNotifyHub (rs_notify_hub_t), section's after the
+     * server's; NULL: none.  ResourceSyncNotifyRetry. */
+    apr_array_header_t *notify_pub;
+    apr_interval_time_t notify_retry;
     const char *notify_dir;     /* <statedir>/notify/<name> */
     /* URLs (const char *) of the hubs the topics advertise (Link header,
      * Capability List), filled at post_config before the documents are
@@ -153,7 +157,15 @@ struct rs_dir_conf {
     int cdump;                  /* RS_UNSET, 0 (off), 1 (on) */
     int notify;                 /* RS_UNSET, 0 (off), 1 (on) */
     apr_interval_time_t notify_delay;   /* RS_UNSET or 0..1 h */
+    apr_array_header_t *notify_pub;     /* rs_notify_hub_t; NULL: unset */
+    apr_interval_time_t notify_retry;   /* RS_UNSET or > 0 */
 };
+
+/* One ResourceSyncNotifyHub: a hub the set publishes to. */
+typedef struct rs_notify_hub_t {
+    const char *url;            /* absolute http/https */
+    int ping;                   /* 1: ping mode, 0: fat */
+} rs_notify_hub_t;
 
 typedef struct rs_srv_conf {
     const char *prefix;         /* NULL: unset */
@@ -169,6 +181,7 @@ typedef struct rs_srv_conf {
     apr_int64_t hub_backlog;    /* ResourceSyncHubMaxBacklog */
     apr_int64_t hub_max_subs;   /* ResourceSyncHubMaxSubscriptions total */
     apr_int64_t hub_max_per_host;   /* ... per callback host */
+    const char *hub_sig;        /* ResourceSyncHubSignature; NULL: unset */
     /* resolved in post_config */
     const char *canonical;      /* scheme://host[:port] */
     const char *sd_body;        /* pre-rendered Source Description */
@@ -539,6 +552,28 @@ const char *rs_hubconf_set_allow(cmd_parms *cmd, void *mconfig, const char *arg)
 const char *rs_hubconf_set_backlog(cmd_parms *cmd, void *mconfig, const char *arg);
 const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, const char *total,
                                     const char *per_host);
+
+/* mod_resourcesync_notifyconf.c: the publishing directives
+ * (ResourceSyncNotifyHub and ResourceSyncNotifyRetry, set options;
+ * ResourceSyncHubSignature, server level). */
+#define RS_DEFAULT_NOTIFY_RETRY apr_time_from_sec(86400)
+const char *rs_notifyconf_set_hub(cmd_parms *cmd, void *mconfig, const char *url,
+                                  const char *mode);
+const char *rs_notifyconf_set_retry(cmd_parms *cmd, void *mconfig, const char *arg);
+const char *rs_notifyconf_set_sig(cmd_parms *cmd, void *mconfig, const char *arg);
+/* The signature algorithm of the hub's deliveries (default sha256). */
+const char *rs_notifyconf_sig(const rs_srv_conf *sc);
+/* Fill set->notify_hubs (the URLs of set->notify_pub, then the built-in
+ * hub's absolute URL when its server has ResourceSyncHub on) and apply
+ * the default of set->notify_retry; after the set's options and URLs are
+ * resolved, before the documents are rendered. */
+void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set);
+/* mod_resourcesync_deliverstat.c: the delivery status file's text
+ * (notify-topic, notify-hub and notify-subscriber lines, for the status
+ * page), NULL when there is none. */
+const char *rs_deliverstat_read(apr_pool_t *p);
+/* Context check of set options (mod_resourcesync_directives.c). */
+const char *rs_directives_option_context(cmd_parms *cmd, void *mconfig);
 
 /* mod_resourcesync_hub.c: the hub's endpoint <prefix>/hub (a handler
  * hook that runs before rs_handler_handle, after access control). */

@@ -44,6 +44,7 @@ void *rs_config_create_dir(apr_pool_t *p, char *dir)
     c->cdump = RS_UNSET;
     c->notify = RS_UNSET;
     c->notify_delay = RS_UNSET;
+    c->notify_retry = RS_UNSET;
     return c;
 }
 
@@ -72,6 +73,13 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
     c->cdump = add->cdump != RS_UNSET ? add->cdump : base->cdump;
     c->notify = add->notify != RS_UNSET ? add->notify : base->notify;
     c->notify_delay = add->notify_delay != RS_UNSET ? add->notify_delay : base->notify_delay;
+    if (add->notify_pub && base->notify_pub) {
+        c->notify_pub = apr_array_append(p, base->notify_pub, add->notify_pub);
+    }
+    else {
+        c->notify_pub = add->notify_pub ? add->notify_pub : base->notify_pub;
+    }
+    c->notify_retry = add->notify_retry != RS_UNSET ? add->notify_retry : base->notify_retry;
     return c;
 }
 
@@ -399,6 +407,8 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->notify = eff->notify == 1;
     set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY
                                                       : eff->notify_delay;
+    set->notify_pub = eff->notify_pub;
+    set->notify_retry = eff->notify_retry;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -451,6 +461,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     resolve_set_options(pconf, set,
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
+    rs_notifyconf_resolve(pconf, set);
     if (set->cdump && !set->hashes) {
         /* Captured bytes are named by the set's first digest. */
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "

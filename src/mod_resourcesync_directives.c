@@ -311,6 +311,11 @@ static const char *option_context(cmd_parms *cmd, void *mconfig)
     return NULL;
 }
 
+const char *rs_directives_option_context(cmd_parms *cmd, void *mconfig)
+{
+    return option_context(cmd, mconfig);
+}
+
 /* "none" given with algorithms: name what it was combined with
  * ("none md5" -> 'md5'). */
 static const char *hash_none_error(cmd_parms *cmd, int argc, char *const argv[], int none)
@@ -642,6 +647,16 @@ const command_rec rs_cmds[] = {
                   "Change and Framework Notifications of the set: on or off (default)"),
     AP_INIT_TAKE1("ResourceSyncNotifyDelay", set_notify_delay, NULL, RSRC_CONF | ACCESS_CONF,
                   "How long a change notification waits for more changes (default 100ms)"),
+    AP_INIT_TAKE12("ResourceSyncNotifyHub", rs_notifyconf_set_hub, NULL, RSRC_CONF | ACCESS_CONF,
+                   "A WebSub hub the set's notifications are published to, and fat "
+                   "(default) or ping"),
+    AP_INIT_TAKE1("ResourceSyncNotifyRetry", rs_notifyconf_set_retry, NULL,
+                  RSRC_CONF | ACCESS_CONF,
+                  "How long a notification is retried at a hub before it is skipped "
+                  "(default 1d)"),
+    AP_INIT_TAKE1("ResourceSyncHubSignature", rs_notifyconf_set_sig, NULL, RSRC_CONF,
+                  "X-Hub-Signature algorithm of the hub's deliveries: sha1, sha256 "
+                  "(default), sha384 or sha512"),
     AP_INIT_TAKE1("ResourceSyncSpecVersion", set_spec_version, NULL, RSRC_CONF | ACCESS_CONF,
                   "ResourceSync version of the Change Lists: 1.1 (default) or 1.0"),
     AP_INIT_TAKE1("ResourceSyncIncludeDotfiles", set_dotfiles, NULL, RSRC_CONF | ACCESS_CONF,

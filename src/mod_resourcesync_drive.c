@@ -463,6 +463,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     }
     rs_avail_mounts_open(d);
     sets_init(d);
+    rs_deliver_start(s);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
      * the scans go. */

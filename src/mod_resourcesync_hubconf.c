@@ -36,6 +36,7 @@ void rs_hubconf_merge(rs_srv_conf *c, const rs_srv_conf *base, const rs_srv_conf
     c->hub_max_subs = add->hub_max_subs != RS_UNSET ? add->hub_max_subs : base->hub_max_subs;
     c->hub_max_per_host = add->hub_max_per_host != RS_UNSET ? add->hub_max_per_host
                                                              : base->hub_max_per_host;
+    c->hub_sig = add->hub_sig ? add->hub_sig : base->hub_sig;
 }
 
 int rs_hubconf_on(const rs_srv_conf *sc)

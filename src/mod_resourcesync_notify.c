@@ -33,6 +33,7 @@
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
 #include "rs_notify.h"
+#include "rs_notifydest.h"
 #include "rs_recorder.h"
 #include "rs_time.h"
 
@@ -123,7 +124,42 @@ static apr_status_t write_bytes(void *baton, apr_file_t *f, apr_pool_t *p)
     return n ? apr_file_write_full(f, b->buf, n, NULL) : APR_SUCCESS;
 }
 
-/* Replace the topic file with the newest sealed payload of topic. */
+/* Whether the set publishes to a hub in ping mode. */
+static int has_ping_hub(const rs_set_t *set)
+{
+    int i;
+    for (i = 0; set->notify_pub && i < set->notify_pub->nelts; i++) {
+        if (APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t).ping) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What the topic serves: the newest sealed notification; for the change
+ * topic of a set with ping hubs, which fetch the topic when pinged and
+ * keep only what they fetched, the merge of every change notification
+ * from the oldest ping hub's last acknowledged one on (rs_notify_window,
+ * at most ResourceSyncMaxEntries entries, the newest always included):
+ * a ping hub that fetches before its next ping is acknowledged misses
+ * nothing. */
+static apr_status_t topic_doc(wset_t *ws, apr_pool_t *p, rs_notify_t *n, const char *topic,
+                              rs_notification_t *x)
+{
+    apr_int64_t since = 0;
+    rs_notify_opts_t o;
+    int found = 0;
+
+    if (strcmp(topic, RS_NOTIFY_CHANGE) || !has_ping_hub(ws->set)
+        || rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING,
+                                    &since, &found) != APR_SUCCESS || !found) {
+        return rs_notify_latest(n, p, ws->set->name, topic, x);
+    }
+    opts(ws, &o);
+    return rs_notify_window(n, p, &o, since, x);
+}
+
+/* Replace the topic file with what the topic serves (topic_doc). */
 static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
 {
     rs_notify_t *n = outbox(ws->d);
@@ -132,7 +168,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     bytes_t b;
     apr_status_t rv;
 
-    if (!n || (rv = rs_notify_latest(n, p, ws->set->name, topic, &x)) != APR_SUCCESS) {
+    if (!n || (rv = topic_doc(ws, p, n, topic, &x)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
                     "set %s: cannot read its %s notifications", ws->set->name, topic);
         return;
@@ -147,6 +183,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     if ((rv = rs_file_replace(p, path, write_bytes, &b)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
     }
+    rs_deliver_wakeup();
 }
 
 /* ------------------------------------------------- framework notifications */

@@ -13,12 +13,17 @@
  *   recent-changes: slots=4096 newest-sequence=812
  *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
  *        open-changelist=2 open-changes=17 last-change=... mode=watching
- * (one line per set).
- * With ResourceSyncHub on, the hub's intake follows (hub_intake_lines):
+ * (one line per set).  With ResourceSyncHub on, the hub's intake follows (hub_intake_lines):
  *   hub-spool-pending: 0                (subscription requests not yet taken)
  *   hub-subscriptions: main change 3    (one line per topic with subscribers)
  *   hub-subscriptions-total: 3
  *   hub-last-intake: <time> subscribe <callback> subscribed, lease 600 s
+ * Then the notifications' delivery, from the file the watcher's delivery thread renews (<statedir>/notify/delivery.txt):
+ *   notify-topic: main change last=42 until=...
+ *   notify-hub: main change http://hub/ mode=fat backlog=0 last-status=200
+ *        last-try=... attempts=0
+ *   notify-subscriber: main change http://cb/ pending=1 failures=2
+ *        last-status=503 last-try=... lease-until=...
  */
 #include <apr_strings.h>
 #include <http_protocol.h>
@@ -84,6 +89,7 @@ int rs_statuspage_handle(request_rec *r)
     apr_uint32_t i;
     apr_int32_t scanning;
     char hashing[RS_STATUS_PATH_MAX];
+    const char *text;
 
     if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
         return DECLINED;
@@ -162,5 +168,9 @@ int rs_statuspage_handle(request_rec *r)
         }
     }
     hub_intake_lines(r);
+    /* Notification delivery, from the watcher's status file. */
+    if ((text = rs_deliverstat_read(r->pool))) {
+        ap_rputs(text, r);
+    }
     return OK;
 }

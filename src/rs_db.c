@@ -160,6 +160,15 @@ static apr_status_t configure(rs_db_t *db, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
+{
+    if (db->kind == DB_SQLITE) {
+        sqlite3 *h = apr_dbd_native_handle(db->drv, db->h);
+        return h && sqlite3_busy_timeout(h, ms) == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
+    }
+    return APR_ENOTIMPL;
+}
+
 /* ------------------------------------------------ failures */
 
 static apr_status_t fail(rs_db_t *db, int rc, const char *what)
@@ -353,16 +362,6 @@ static void txn_done(rs_db_t *db)
     db->txn_rv = APR_SUCCESS;
     apr_pool_destroy(db->txn_pool);
     db->txn_pool = NULL;
-}
-
-void rs_db_busy_timeout(rs_db_t *db, int ms)
-{
-    char sql[48];
-    int n;
-    if (db->kind == DB_SQLITE) {
-        apr_snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", ms);
-        apr_dbd_query(db->drv, db->h, &n, sql);
-    }
 }
 
 apr_status_t rs_db_begin(rs_db_t *db)

@@ -72,15 +72,6 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
  * the database should be) stays until the configuration changes. */
 int rs_db_transient(apr_status_t rv);
 
-/* How long a statement of this connection waits for another connection's
- * lock (SQLite's busy timeout; rs_db_open sets 10 s).  A connection that
- * writes beside the watcher's in the same process sets it to 0: while it
- * waits it holds apr_dbd's process-wide mutex (see above), so the holder
- * of the lock could not go on; apr_dbd then retries a busy statement a
- * few times with the mutex released in between.  No-op for other
- * drivers. */
-void rs_db_busy_timeout(rs_db_t *db, int ms);
-
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);
 
@@ -97,6 +88,15 @@ apr_status_t rs_db_rollback(rs_db_t *db);
  * re-read it when a new write transaction starts, since another
  * connection may have written in between. */
 apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
+
+/* How long a statement of this connection waits for another
+ * connection's write lock (SQLite's busy timeout; 10 s after rs_db_open).
+ * A second writer in a process whose first writer holds transactions
+ * open sets 0: it then fails at once with APR_EBUSY and retries later,
+ * instead of holding apr_dbd's process-wide mutex while it waits (the
+ * holder of the lock could then not go on).  APR_ENOTIMPL for drivers
+ * other than SQLite. */
+apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 
 /* Run one statement without arguments or results (DDL).  Changing the
  * schema after statements were prepared invalidates them (see above). */

@@ -10,7 +10,7 @@
 
 enum {
     N_NEWEST, N_UPDATE, N_INSERT, N_OPEN, N_SEAL, N_AFTER, N_LATEST, N_ADD_SEALED,
-    N_PRUNE, N_RESET, N_HAS_OPEN, N_MAX
+    N_PRUNE, N_RESET, N_HAS_OPEN, N_WINDOW, N_MAX
 };
 
 static const char *const sql[N_MAX] = {
@@ -40,6 +40,9 @@ static const char *const sql[N_MAX] = {
     "AND topic = %s), id)",
     "DELETE FROM notifications WHERE sealed = 0",
     "SELECT COUNT(*) FROM notifications WHERE setname = %s AND topic = 'change' AND sealed = 0",
+    /* The newest sealed change notifications from an id on. */
+    "SELECT " NCOLS " FROM notifications WHERE setname = %s AND topic = 'change' "
+    "AND sealed = 1 AND id >= %lld ORDER BY id DESC LIMIT %d",
 };
 
 static const char *const schema_v2[] = {
@@ -433,4 +436,38 @@ apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
 apr_status_t rs_notify_reset(rs_notify_t *n)
 {
     return exec(n, N_RESET, NULL, NULL);
+}
+
+apr_status_t rs_notify_window(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
+                              apr_int64_t since, rs_notification_t *out)
+{
+    apr_array_header_t *all = apr_array_make(p, 8, sizeof(rs_notification_t));
+    const void *args[] = { o->set, &since, &o->max_entries };
+    rs_xml_membuf_t mb = { p, NULL, 0, 0 };
+    rs_notification_t x;
+    apr_status_t rv;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    if ((rv = query(n, p, N_WINDOW, args, get_all, all)) != APR_SUCCESS || !all->nelts) {
+        return rv;
+    }
+    /* Newest first: take older ones while they fit and are contiguous. */
+    x = APR_ARRAY_IDX(all, 0, rs_notification_t);
+    for (i = 1; i < all->nelts; i++) {
+        const rs_notification_t *y = &APR_ARRAY_IDX(all, i, rs_notification_t);
+        if (y->until != x.from || x.count + y->count > o->max_entries) {
+            break;
+        }
+        x.from = y->from;
+        x.first_seq = y->first_seq;
+        x.count += y->count;
+    }
+    if ((rv = render_change(n, p, o, &x, &mb)) == APR_SUCCESS) {
+        *out = x;
+        out->topic = RS_NOTIFY_CHANGE;
+        out->payload = mb.buf ? mb.buf : "";
+        out->payload_len = mb.len;
+    }
+    return rv;
 }

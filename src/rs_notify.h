@@ -124,6 +124,17 @@ apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_not
 apr_status_t rs_notify_after(rs_notify_t *n, apr_pool_t *p, const char *set, const char *topic,
                              apr_int64_t after, int limit, apr_array_header_t **out);
 
+/* The change topic's document for destinations that fetch it (WebSub
+ * ping hubs): one change notification merging the newest sealed change
+ * notifications of o->set with id >= since, newest first for as long as
+ * they are contiguous (each one's until is the next one's from) and hold at most o->max_entries entries together
+ * (the newest always, whatever it holds).  Rendered from the journal
+ * like a sealed one: from = the oldest taken's from, until = the
+ * newest's; out->id is the newest's id (0: none sealed from since on),
+ * payload in p. */
+apr_status_t rs_notify_window(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
+                              apr_int64_t since, rs_notification_t *out);
+
 /* The newest sealed notification of (set, topic); out->id is 0 if none. */
 apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set,
                               const char *topic, rs_notification_t *out);

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 #include <curl/curl.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -33,6 +35,9 @@ typedef struct item_t {
     apr_int64_t retry_after;
     CURL *easy;
     char errbuf[CURL_ERROR_SIZE];
+    const char *(*addr_filter)(void *, const unsigned char *, int);
+    void *filter_baton;
+    const char *refused;          /* why the filter refused an address */
 } item_t;
 
 /* A destination key: FIFO of items, at most one in flight.  malloc'd,
@@ -280,6 +285,8 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
     it->baton = r->baton;
     it->url = apr_pstrdup(p, r->url);
     it->retry_after = -1;
+    it->addr_filter = r->addr_filter;
+    it->filter_baton = r->filter_baton;
     it->resp_max = ws->o.body_max;
     it->resp = apr_palloc(p, it->resp_max + 1);
     it->resp[0] = '\0';
@@ -396,6 +403,33 @@ static void easy_put(rs_websub_t *ws, CURL *e)
     }
 }
 
+/* CURLOPT_OPENSOCKETFUNCTION of a request with an address filter. */
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
+                                 struct curl_sockaddr *a)
+{
+    item_t *it = clientp;
+    const unsigned char *addr = NULL;
+    int len = 0;
+    (void)purpose;
+
+    if (a->family == AF_INET) {
+        addr = (const unsigned char *)&((const struct sockaddr_in *)&a->addr)->sin_addr;
+        len = 4;
+    }
+    else if (a->family == AF_INET6) {
+        addr = (const unsigned char *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr;
+        len = 16;
+    }
+    if (!addr) {
+        it->refused = "not an IP address";
+        return CURL_SOCKET_BAD;
+    }
+    if ((it->refused = it->addr_filter(it->filter_baton, addr, len))) {
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype, a->protocol);
+}
+
 static int item_start(rs_websub_t *ws, item_t *it)
 {
     CURL *e = easy_get(ws);
@@ -418,6 +452,10 @@ static int item_start(rs_websub_t *ws, item_t *it)
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, it);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, it->hdrs);
+    if (it->addr_filter) {
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, it);
+    }
     if (it->kind == RS_WEBSUB_VERIFY || it->kind == RS_WEBSUB_DENY) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     } else {
@@ -495,6 +533,10 @@ static void finish(rs_websub_t *ws, CURL *e, CURLcode cc)
     res.status = cc == CURLE_OK ? status : 0;
     res.outcome = classify(cc, res.status);
     res.error = cc == CURLE_OK ? "" : (it->errbuf[0] ? it->errbuf : curl_easy_strerror(cc));
+    if (it->refused && cc != CURLE_OK) {
+        res.outcome = RS_WEBSUB_PERMANENT;
+        res.error = apr_pstrcat(it->pool, "address refused: ", it->refused, NULL);
+    }
     res.body = it->resp;
     res.body_len = it->resp_len;
     res.challenge = it->challenge;

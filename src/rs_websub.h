@@ -81,6 +81,17 @@ typedef struct rs_websub_req_t {
     apr_int64_t lease_seconds;    /* VERIFY: < 0 leaves hub.lease_seconds out */
     const char *reason;           /* DENY: hub.reason (NULL: left out) */
     void *baton;                  /* handed back in the result */
+    /* Address filter (NULL: none), checked for every address a new
+     * connection of this request is about to use (after DNS: so a
+     * rebinding between an earlier check and the call is caught).  It
+     * gets the address (len 4 or 16 bytes, network order) and returns
+     * NULL to allow it or why not; a refused address fails the request
+     * with RS_WEBSUB_PERMANENT, status 0 and error "address refused:
+     * <why>".  filter_baton must live until the completion.  A connection
+     * kept from an earlier request to the same host is reused unchecked:
+     * it was checked when it was opened, if that request had a filter. */
+    const char *(*addr_filter)(void *filter_baton, const unsigned char *addr, int len);
+    void *filter_baton;
 } rs_websub_req_t;
 
 /* A completion.  Pointers are valid only during the callback. */

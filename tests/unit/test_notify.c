@@ -9,6 +9,7 @@
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_notify.h"
+#include "rs_notifydest.h"
 #include "rs_recorder.h"
 #include "rs_schema.h"
 #include "rs_time.h"
@@ -412,6 +413,135 @@ START_TEST(reset_keeps_sealed)
 }
 END_TEST
 
+/* Sealed change notifications of 2, 1 and 1 records (max 3). */
+static apr_array_header_t *three(nf_t *f)
+{
+    static const int sizes[] = { 2, 1, 1 };
+    int i;
+    for (i = 0; i < 3; i++) {
+        record(f, sizes[i]);
+        ck_assert_int_eq(rs_notify_seal(f->n, ut_pool, &f->o, APR_INT64_MAX, NULL, NULL),
+                         APR_SUCCESS);
+    }
+    return all(f, RS_NOTIFY_CHANGE);
+}
+
+static int count_urls(const rs_notification_t *x)
+{
+    int n = 0;
+    const char *p = x->payload;
+    while ((p = strstr(p, "<url>"))) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+START_TEST(window_merges_newest_first_within_max_entries)
+{
+    nf_t f;
+    apr_array_header_t *a;
+    rs_notification_t w, *x;
+    char buf[RS_TIME_BUFSIZE];
+
+    nf_init(&f, 3);
+    a = three(&f);
+    ck_assert_int_eq(a->nelts, 3);
+    x = (rs_notification_t *)a->elts;
+    /* From the first on: 1 + 1 fit, the 2 of the first would make 4. */
+    ck_assert_int_eq(rs_notify_window(f.n, ut_pool, &f.o, 0, &w), APR_SUCCESS);
+    ck_assert_int_eq(w.id, x[2].id);
+    ck_assert_int_eq(w.count, 2);
+    ck_assert_int_eq(w.from, x[1].from);
+    ck_assert_int_eq(w.until, x[2].until);
+    ck_assert_int_eq(w.first_seq, x[1].first_seq);
+    ck_assert_int_eq(w.last_seq, x[2].last_seq);
+    ck_assert_int_eq(count_urls(&w), 2);
+    ck_assert_ptr_nonnull(strstr(w.payload, apr_pstrcat(ut_pool, "from=\"",
+                                                        rs_time_format(buf, x[1].from), NULL)));
+    ck_assert_ptr_nonnull(strstr(w.payload, apr_pstrcat(ut_pool, "until=\"",
+                                                        rs_time_format(buf, x[2].until), NULL)));
+    assert_valid(&w);
+    /* From the newest on: the newest alone, its own bytes. */
+    ck_assert_int_eq(rs_notify_window(f.n, ut_pool, &f.o, x[2].id, &w), APR_SUCCESS);
+    ck_assert_int_eq(w.count, 1);
+    ck_assert_uint_eq(w.payload_len, x[2].payload_len);
+    ck_assert_int_eq(memcmp(w.payload, x[2].payload, w.payload_len), 0);
+    /* A larger maximum takes all three. */
+    f.o.max_entries = 10;
+    ck_assert_int_eq(rs_notify_window(f.n, ut_pool, &f.o, 0, &w), APR_SUCCESS);
+    ck_assert_int_eq(w.count, 4);
+    ck_assert_int_eq(w.from, x[0].from);
+    ck_assert_int_eq(count_urls(&w), 4);
+    /* Nothing from an id past the newest. */
+    ck_assert_int_eq(rs_notify_window(f.n, ut_pool, &f.o, x[2].id + 1, &w), APR_SUCCESS);
+    ck_assert_int_eq(w.id, 0);
+}
+END_TEST
+
+START_TEST(destinations_rows_cursor_backlog)
+{
+    nf_t f;
+    apr_array_header_t *a, *rows;
+    rs_notification_t *x;
+    rs_notifydest_t *d;
+    apr_int64_t count, newest, min;
+    int added = 0, found = 0;
+
+    nf_init(&f, 3);
+    a = three(&f);
+    x = (rs_notification_t *)a->elts;
+    ck_assert_int_eq(rs_notifydest_backlog(f.db, "s", "change", 0, &count, &newest),
+                     APR_SUCCESS);
+    ck_assert_int_eq(count, 3);
+    ck_assert_int_eq(newest, x[2].id);
+    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://h/", x[0].id,
+                                          &added), APR_SUCCESS);
+    ck_assert_int_eq(added, 1);
+    /* Ensuring again leaves the row as it is. */
+    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://h/", 0, &added),
+                     APR_SUCCESS);
+    ck_assert_int_eq(added, 0);
+    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://g/", x[1].id,
+                                          NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_notifydest_min_cursor(f.db, "s", "change", "ping", &min, &found),
+                     APR_SUCCESS);
+    ck_assert_int_eq(found, 1);
+    ck_assert_int_eq(min, x[0].id);
+    ck_assert_int_eq(rs_notifydest_min_cursor(f.db, "s", "change", "fat", &min, &found),
+                     APR_SUCCESS);
+    ck_assert_int_eq(found, 0);
+    ck_assert_int_eq(rs_notifydest_list(f.db, ut_pool, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 2);
+    d = &APR_ARRAY_IDX(rows, 1, rs_notifydest_t);     /* ordered by url: h after g */
+    ck_assert_str_eq(d->url, "http://h/");
+    ck_assert_int_eq(d->cursor, x[0].id);
+    ck_assert_ptr_null(d->secret);
+    ck_assert_int_eq(rs_notifydest_backlog(f.db, "s", "change", d->cursor, &count, &newest),
+                     APR_SUCCESS);
+    ck_assert_int_eq(count, 2);
+    d->cursor = x[2].id;
+    d->attempts = 3;
+    d->next_try = 42;
+    d->last_status = 503;
+    d->last_error = "boom";
+    ck_assert_int_eq(rs_notifydest_update(f.db, d, &found), APR_SUCCESS);
+    ck_assert_int_eq(found, 1);
+    ck_assert_int_eq(rs_notifydest_list(f.db, ut_pool, &rows), APR_SUCCESS);
+    d = &APR_ARRAY_IDX(rows, 1, rs_notifydest_t);
+    ck_assert_int_eq(d->cursor, x[2].id);
+    ck_assert_int_eq(d->attempts, 3);
+    ck_assert_int_eq(d->next_try, 42);
+    ck_assert_int_eq(d->last_status, 503);
+    ck_assert_str_eq(d->last_error, "boom");
+    ck_assert_int_eq(rs_notifydest_delete(f.db, d), APR_SUCCESS);
+    ck_assert_int_eq(rs_notifydest_update(f.db, d, &found), APR_SUCCESS);
+    ck_assert_int_eq(found, 0);
+    ck_assert_int_eq(rs_notifydest_list(f.db, ut_pool, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 1);
+}
+END_TEST
+
 Suite *notify_suite(void)
 {
     Suite *s = suite_create("rs_notify");
@@ -424,6 +554,8 @@ Suite *notify_suite(void)
     tcase_add_test(tc, recorder_carries_records_in_its_transaction);
     tcase_add_test(tc, reset_keeps_sealed);
     tcase_add_test(tc, gap_after_records_not_carried);
+    tcase_add_test(tc, window_merges_newest_first_within_max_entries);
+    tcase_add_test(tc, destinations_rows_cursor_backlog);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -21,6 +21,7 @@
 #include <apr_time.h>
 #include "unit.h"
 #include "rs_websub.h"
+#include "rs_hubaddr.h"
 
 /* ---- the server ---------------------------------------------------------- */
 
@@ -710,6 +711,55 @@ START_TEST(wakeup_from_other_thread)
 }
 END_TEST
 
+/* The address filter sees the address after DNS; refusing it fails the
+ * request permanently and nothing reaches the server. */
+static int filter_calls;
+static unsigned char filter_seen[16];
+static int filter_seen_len;
+
+static const char *filter_hubaddr(void *baton, const unsigned char *addr, int len)
+{
+    filter_calls++;
+    memcpy(filter_seen, addr, len);
+    filter_seen_len = len;
+    return baton ? NULL : rs_hubaddr_class(addr, len);
+}
+
+START_TEST(address_filter)
+{
+    static const unsigned char lo[4] = { 127, 0, 0, 1 };
+    rs_websub_t *ws = mk(4, 10000);
+    rs_websub_req_t q = { 0 };
+    rec_t r[4];
+
+    q.kind = RS_WEBSUB_DELIVER;
+    q.url = url("/ok/refused");
+    q.body = "<urlset/>";
+    q.body_len = 9;
+    q.addr_filter = filter_hubaddr;
+    q.filter_baton = NULL;             /* the hub's rules: loopback refused */
+    ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
+    run_until(ws, 1);
+    ck_assert_int_eq(done[0].outcome, RS_WEBSUB_PERMANENT);
+    ck_assert_int_eq(done[0].status, 0);
+    ck_assert_str_eq(done[0].error, "address refused: loopback");
+    ck_assert_int_ge(filter_calls, 1);
+    ck_assert_int_eq(filter_seen_len, 4);
+    ck_assert_int_eq(memcmp(filter_seen, lo, 4), 0);
+    ck_assert_int_eq(srv_log(r, 4), 0);
+
+    /* Allowed by the filter: delivered. */
+    filter_calls = 0;
+    q.url = url("/ok/allowed");
+    q.filter_baton = (void *)1;
+    ck_assert_int_eq(rs_websub_submit(ws, "sub|b", &q), APR_SUCCESS);
+    run_until(ws, 2);
+    ck_assert_int_eq(done[1].outcome, RS_WEBSUB_OK);
+    ck_assert_int_eq(filter_calls, 1);
+    ck_assert_int_eq(srv_log(r, 4), 1);
+}
+END_TEST
+
 Suite *websub_suite(void)
 {
     Suite *s = suite_create("websub");
@@ -740,6 +790,7 @@ Suite *websub_suite(void)
     tcase_add_test(th, verification_get);
     tcase_add_test(th, denial_get);
     tcase_add_test(th, submit_from_callback);
+    tcase_add_test(th, address_filter);
     suite_add_tcase(s, th);
     return s;
 }

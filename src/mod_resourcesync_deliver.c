@@ -1,0 +1,583 @@
+/* mod_resourcesync_deliver.c - the delivery thread: sends the sealed
+ * notifications of the outbox to every destination row (notify_dests):
+ * hubs the sets publish to (ResourceSyncNotifyHub, kinds "fat" and
+ * "ping") and the built-in hub's subscribers (kind "sub").
+ *
+ * Lifecycle.  rs_deliver_start (driver thread, at watcher start) creates
+ * the sender (rs_websub: libcurl's global initialisation happens there,
+ * before any other thread could use libcurl) and starts the thread; it
+ * then owns the sender, a store connection and a pool of its own (own
+ * allocator) until the watcher ends (_exit).  The thread first reconciles
+ * the hub rows with the configuration (rows of a configured hub that are
+ * missing are added with their cursor at the topic's newest sealed
+ * notification: a new hub gets what is sealed from now on, not the past;
+ * rows of a hub no longer configured are deleted), then loops:
+ *
+ *   refresh   every second, or at once after rs_deliver_wakeup (the
+ *             driver sealed or stored a notification): the rows are read
+ *             again into a new table (pool), carrying over what is only
+ *             in memory (a request in flight, state not yet written);
+ *   step      a row that is idle and due gets the next sealed
+ *             notification after its cursor submitted under its own key
+ *             ("<kind>|<set>|<topic>|<url>"): one request in flight per
+ *             row, rows independent of each other (rs_websub);
+ *   run       rs_websub_run waits for completions (done()).
+ *
+ * Cursors.  A row's cursor moves (and is written to the store) only after
+ * a 2xx, or when a notification is given up (retried for longer than
+ * ResourceSyncNotifyRetry at a hub; refused permanently by a hub): it is
+ * never ahead of what the destination acknowledged, so a restart or a
+ * kill -9 loses nothing; a notification acknowledged but whose cursor was
+ * not yet written is sent again (at least once).  Notifications of a row
+ * go out in id order, so they arrive in order and contiguous.
+ *
+ * Store writes.  This thread is a second writer of the watcher process
+ * (the driver is the first): its connection has busy timeout 0, so a
+ * write that meets the driver's open transaction fails at once (APR_EBUSY)
+ * instead of holding the driver mutex; the row stays `dirty`, nothing new
+ * is sent to it, and the write is tried again at the next step.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <apr_atomic.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+#include "mod_resourcesync.h"
+#include "mod_resourcesync_drive.h"
+#include "rs_hubaddr.h"
+#include "rs_notify.h"
+#include "rs_notifydest.h"
+#include "rs_schema.h"
+#include "rs_statedir.h"
+#include "rs_websub.h"
+
+#define REFRESH apr_time_from_sec(1)
+#define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
+#define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
+#define BACKOFF_CAP 3600                /* s: longest retry delay */
+
+/* One destination row and what only the thread knows of it. */
+typedef struct dest_t {
+    rs_notifydest_t row;
+    const rs_set_t *set;
+    const char *key;
+    int ping, sub;
+    int inflight;                   /* a request is in flight */
+    int dirty;                      /* row state not yet written */
+    int again;                      /* step it in the next round */
+    apr_int64_t sending;            /* id of the notification in flight */
+    apr_time_t sending_until;
+    apr_time_t last_at;             /* of the last completion, 0: none yet */
+} dest_t;
+
+static struct {
+    server_rec *s;
+    rs_logger_t log;
+    apr_pool_t *pool;               /* the thread's, own allocator */
+    rs_websub_t *ws;
+    rs_db_t *db;
+    apr_pool_t *db_pool;
+    rs_notify_t *box;
+    apr_pool_t *tbl;                /* of dests, replaced at every refresh */
+    apr_hash_t *dests;              /* key -> dest_t */
+    apr_pool_t *iter;
+    char *status;                   /* the status file's text (malloc), NULL: none */
+    volatile apr_uint32_t woken;
+    volatile apr_uint32_t started;
+} dl;
+
+/* The thread's messages go straight to the error log; a busy store (the
+ * driver's transaction) is expected and retried, so it is only debug. */
+static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
+{
+    if (rv == APR_EBUSY && level < RS_LOG_DEBUG) {
+        level = RS_LOG_DEBUG;
+    }
+    ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
+}
+
+static const rs_set_t *find_set(const char *name)
+{
+    int i;
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
+        if (!strcmp(set->name, name)) {
+            return set;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ the store */
+
+static apr_status_t store_open(void)
+{
+    apr_allocator_t *alloc;
+    apr_status_t rv;
+
+    if (dl.db) {
+        return APR_SUCCESS;
+    }
+    apr_allocator_create(&alloc);
+    apr_pool_create_ex(&dl.db_pool, NULL, NULL, alloc);
+    apr_allocator_owner_set(alloc, dl.db_pool);
+    rv = rs_schema_open(&dl.db, dl.db_pool, RS_STATEDIR_DB_DRIVER,
+                        rs_statedir_db(dl.db_pool, rs_global.state_dir), &dl.log);
+    if (rv == APR_SUCCESS) {
+        rs_db_busy_timeout(dl.db, 0);
+        rv = rs_notify_open(&dl.box, dl.db, NULL, dl.db_pool);
+    }
+    if (rv != APR_SUCCESS) {
+        dl.db = NULL;
+        apr_pool_destroy(dl.db_pool);
+        rs_log_emit(&dl.log, RS_LOG_ERR, rv, "delivery: cannot open the state store");
+    }
+    return rv;
+}
+
+/* Whether set publishes topic-independent hub (url, ping) as configured. */
+static int configured(const rs_set_t *set, const char *url, int ping)
+{
+    int i;
+    for (i = 0; set && set->notify && set->notify_pub && i < set->notify_pub->nelts; i++) {
+        const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t);
+        if (!strcmp(h->url, url) && h->ping == ping) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The hub rows (fat, ping) made to match the configuration. */
+static apr_status_t reconcile(apr_pool_t *p)
+{
+    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
+    apr_array_header_t *rows;
+    apr_status_t rv = APR_SUCCESS;
+    int i, j, t;
+
+    for (i = 0; rv == APR_SUCCESS && i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
+        for (j = 0; set->notify && set->notify_pub && j < set->notify_pub->nelts; j++) {
+            const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, j, rs_notify_hub_t);
+            for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
+                apr_int64_t count, newest;
+                int added = 0;
+                if ((rv = rs_notifydest_backlog(dl.db, set->name, topics[t], 0, &count, &newest))
+                    == APR_SUCCESS
+                    && (rv = rs_notifydest_ensure(dl.db, set->name, topics[t],
+                                                  h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT,
+                                                  h->url, newest, &added)) == APR_SUCCESS
+                    && added) {
+                    rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: publishing its %s topic to "
+                                "hub %s (%s), from notification %" APR_INT64_T_FMT " on",
+                                set->name, topics[t], h->url, h->ping ? "ping" : "fat",
+                                newest + 1);
+                }
+            }
+        }
+    }
+    if (rv != APR_SUCCESS || (rv = rs_notifydest_list(dl.db, p, &rows)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
+        int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
+        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(find_set(d->set),
+                                                                          d->url, ping)) {
+            if ((rv = rs_notifydest_delete(dl.db, d)) != APR_SUCCESS) {
+                return rv;
+            }
+            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: hub %s (%s) is no longer "
+                        "configured; its %s topic is no longer published there",
+                        d->set, d->url, d->kind, d->topic);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+/* Write d's delivery state; on failure it stays dirty (tried again). */
+static int flush(dest_t *d)
+{
+    int found = 1;
+    if (rs_notifydest_update(dl.db, &d->row, &found) != APR_SUCCESS) {
+        d->dirty = 1;
+        return 0;
+    }
+    d->dirty = 0;
+    return 1;
+}
+
+/* End a destination: its row is deleted (tried again at the next refresh
+ * when the store is busy: the row is then still listed). */
+static void drop(dest_t *d)
+{
+    rs_notifydest_delete(dl.db, &d->row);
+    apr_hash_set(dl.dests, d->key, APR_HASH_KEY_STRING, NULL);
+}
+
+/* ------------------------------------------------------------- the table */
+
+static const char *dup0(apr_pool_t *p, const char *s)
+{
+    return s ? apr_pstrdup(p, s) : NULL;
+}
+
+/* Read the rows again into a new table; what only memory knows (a request
+ * in flight, a state not yet written) is carried over from the old one. */
+static void refresh(apr_pool_t *p)
+{
+    apr_array_header_t *rows;
+    apr_pool_t *np;
+    apr_hash_t *h;
+    int i;
+
+    if (rs_notifydest_list(dl.db, p, &rows) != APR_SUCCESS) {
+        return;
+    }
+    apr_pool_create(&np, dl.pool);
+    h = apr_hash_make(np);
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_notifydest_t *r = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
+        const rs_set_t *set = find_set(r->set);
+        dest_t *d, *old;
+        const char *key;
+
+        if (!set || !set->notify) {
+            continue;
+        }
+        key = apr_pstrcat(np, r->kind, "|", r->set, "|", r->topic, "|", r->url, NULL);
+        d = apr_pcalloc(np, sizeof(*d));
+        d->key = key;
+        d->set = set;
+        d->row = *r;
+        old = dl.dests ? apr_hash_get(dl.dests, key, APR_HASH_KEY_STRING) : NULL;
+        if (old && (old->inflight || old->dirty)) {
+            d->row.cursor = old->row.cursor;
+            d->row.attempts = old->row.attempts;
+            d->row.next_try = old->row.next_try;
+            d->row.last_status = old->row.last_status;
+            d->row.last_error = old->row.last_error;
+        }
+        d->row.set = apr_pstrdup(np, r->set);
+        d->row.topic = apr_pstrdup(np, r->topic);
+        d->row.kind = apr_pstrdup(np, r->kind);
+        d->row.url = apr_pstrdup(np, r->url);
+        d->row.secret = dup0(np, r->secret);
+        d->row.last_error = dup0(np, d->row.last_error);
+        d->ping = !strcmp(r->kind, RS_NOTIFYDEST_PING);
+        d->sub = !strcmp(r->kind, RS_NOTIFYDEST_SUB);
+        if (old) {
+            d->inflight = old->inflight;
+            d->dirty = old->dirty;
+            d->sending = old->sending;
+            d->sending_until = old->sending_until;
+            d->last_at = old->last_at;
+        }
+        d->again = 1;
+        apr_hash_set(h, key, APR_HASH_KEY_STRING, d);
+    }
+    if (dl.tbl) {
+        apr_pool_destroy(dl.tbl);
+    }
+    dl.tbl = np;
+    dl.dests = h;
+}
+
+/* ------------------------------------------------------------- sending */
+
+static const char *topic_url(apr_pool_t *p, const dest_t *d)
+{
+    return apr_pstrcat(p, d->set->doc_base, "notify/", d->row.topic, NULL);
+}
+
+/* The rebinding guard of subscriber callbacks: the address a delivery
+ * connects to must pass the rules the hub's intake applied
+ * (rs_hubaddr), checked again after DNS, at the moment of the call. */
+static const char *sub_filter(void *baton, const unsigned char *addr, int len)
+{
+    const rs_srv_conf *sc = baton;
+    const char *why = rs_hubaddr_class(addr, len);
+    return why && !rs_hubaddr_allow_addr(sc->hub_allow, addr, len) ? why : NULL;
+}
+
+/* Whether the callback's host is allowed by name (not filtered then). */
+static int host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url)
+{
+    apr_uri_t u;
+    return sc->hub_allow && apr_uri_parse(p, url, &u) == APR_SUCCESS && u.hostname
+           && rs_hubaddr_allow_host(sc->hub_allow, u.hostname);
+}
+
+/* Submit notification x to d. */
+static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
+{
+    rs_srv_conf *sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
+    const char *headers[2];
+    rs_websub_req_t req;
+    apr_status_t rv;
+
+    memset(&req, 0, sizeof(req));
+    headers[0] = apr_pstrcat(p, "Link: ", rs_notify_link_header(p, d->set, d->row.topic), NULL);
+    headers[1] = NULL;
+    req.url = d->row.url;
+    if (d->ping) {
+        req.kind = RS_WEBSUB_PING;
+        req.topic = req.ping_url = topic_url(p, d);
+    }
+    else {
+        req.kind = d->sub ? RS_WEBSUB_DELIVER : RS_WEBSUB_FAT;
+        req.body = x->payload;
+        req.body_len = x->payload_len;
+        req.headers = headers;
+        req.secret = d->sub ? d->row.secret : NULL;
+        req.sig_algo = rs_notifyconf_sig(sc);
+    }
+    if (d->sub && !host_allowed(p, sc, d->row.url)) {
+        req.addr_filter = sub_filter;
+        req.filter_baton = sc;
+    }
+    if ((rv = rs_websub_submit(dl.ws, d->key, &req)) != APR_SUCCESS) {
+        rs_log_emit(&dl.log, RS_LOG_ERR, rv, "set %s: cannot send to %s (%s); the "
+                    "destination is dropped", d->row.set, d->row.url, d->row.kind);
+        drop(d);
+        return;
+    }
+    d->inflight = 1;
+    d->sending = x->id;
+    d->sending_until = x->until;
+}
+
+/* Send d the next notification if it is idle, due and behind. */
+static void step(dest_t *d, apr_pool_t *p, apr_time_t now)
+{
+    rs_srv_conf *sc;
+    apr_array_header_t *next;
+    apr_int64_t count = 0, newest = 0;
+
+    d->again = 0;
+    if (d->inflight || (d->dirty && !flush(d)) || d->row.next_try > now) {
+        return;
+    }
+    if (d->sub && d->row.lease_until && d->row.lease_until < now) {
+        rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
+                    "ended: its lease expired", d->row.set, d->row.url, d->row.topic);
+        drop(d);
+        return;
+    }
+    if (rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, &count, &newest)
+        != APR_SUCCESS || !count) {
+        return;
+    }
+    sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
+    if (d->sub && count > rs_hubconf_backlog(sc)) {
+        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
+                    "ended: %" APR_INT64_T_FMT " notifications undelivered, more than "
+                    "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT, d->row.set, d->row.url,
+                    d->row.topic, count, rs_hubconf_backlog(sc));
+        drop(d);
+        return;
+    }
+    if (rs_notify_after(dl.box, p, d->row.set, d->row.topic, d->row.cursor, 1, &next)
+        == APR_SUCCESS && next->nelts) {
+        submit(d, p, &APR_ARRAY_IDX(next, 0, rs_notification_t));
+    }
+}
+
+/* The notification in flight is done with: the cursor moves past it. */
+static void advance(dest_t *d)
+{
+    d->row.cursor = d->sending;
+    d->row.attempts = 0;
+    d->row.next_try = 0;
+}
+
+/* A retryable failure: try again later, or give the notification up. */
+static void retry(dest_t *d, const rs_websub_result_t *r, apr_time_t now)
+{
+    apr_int64_t wait;
+
+    if (!d->sub && d->sending_until < now - d->set->notify_retry) {
+        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: hub %s did not take notification "
+                    "%" APR_INT64_T_FMT " of its %s topic within ResourceSyncNotifyRetry "
+                    "(last: %s); it is skipped", d->row.set, d->row.url, d->sending,
+                    d->row.topic, r->status ? apr_ltoa(dl.tbl, r->status) : r->error);
+        advance(d);
+        return;
+    }
+    d->row.attempts++;
+    wait = rs_websub_backoff(BACKOFF_BASE, BACKOFF_CAP, (unsigned)d->row.attempts,
+                             (apr_uint32_t)(apr_time_usec(now) * 2654435761u ^ d->row.attempts));
+    if (r->retry_after >= 0) {
+        /* The destination said when: that is when. */
+        wait = r->retry_after > BACKOFF_CAP ? BACKOFF_CAP : r->retry_after;
+    }
+    d->row.next_try = now + apr_time_from_sec(wait);
+}
+
+/* A completion (on the thread, inside rs_websub_run). */
+static void done(void *baton, const rs_websub_result_t *r)
+{
+    dest_t *d = apr_hash_get(dl.dests, r->key, APR_HASH_KEY_STRING);
+    apr_time_t now = apr_time_now();
+    (void)baton;
+
+    if (!d) {
+        return;
+    }
+    d->inflight = 0;
+    d->again = 1;
+    d->last_at = now;
+    d->row.last_status = (int)r->status;
+    d->row.last_error = r->error && *r->error ? apr_pstrdup(dl.tbl, r->error) : NULL;
+    switch (r->outcome) {
+    case RS_WEBSUB_OK:
+        advance(d);
+        break;
+    case RS_WEBSUB_RETRY:
+        retry(d, r, now);
+        break;
+    case RS_WEBSUB_GONE:
+        if (d->sub) {
+            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
+                        "ended by the subscriber (410 Gone)", d->row.set, d->row.url,
+                        d->row.topic);
+            drop(d);
+            return;
+        }
+        /* fall through - at a hub, 410 is a refusal like any other */
+    case RS_WEBSUB_PERMANENT:
+        if (d->sub) {
+            rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
+                        "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
+                        d->row.set, d->row.url, d->row.topic, d->sending,
+                        r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
+            drop(d);
+            return;
+        }
+        rs_log_emit(&dl.log, RS_LOG_ERR, 0, "set %s: hub %s refused notification "
+                    "%" APR_INT64_T_FMT " of its %s topic (HTTP %ld); it is skipped",
+                    d->row.set, d->row.url, d->sending, d->row.topic, r->status);
+        advance(d);
+        break;
+    }
+    flush(d);
+}
+
+/* ------------------------------------------------------------ status file */
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Renew the status file (rs_deliverstat) with a line per topic and per
+ * row, in key order. */
+static void write_status(apr_pool_t *p)
+{
+    apr_array_header_t *keys = apr_array_make(p, 16, sizeof(const char *));
+    const char *text = rs_deliverstat_topics(p, dl.box);
+    apr_hash_index_t *hi;
+    int i;
+
+    for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
+        APR_ARRAY_PUSH(keys, const char *) = apr_hash_this_key(hi);
+    }
+    qsort(keys->elts, keys->nelts, sizeof(const char *), cmp_keys);
+    for (i = 0; i < keys->nelts; i++) {
+        const dest_t *d = apr_hash_get(dl.dests, APR_ARRAY_IDX(keys, i, const char *),
+                                       APR_HASH_KEY_STRING);
+        text = apr_pstrcat(p, text, rs_deliverstat_line(p, dl.db, &d->row, d->last_at), NULL);
+    }
+    rs_deliverstat_write(p, text, &dl.status);
+}
+
+/* ------------------------------------------------------------- the thread */
+
+
+static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
+{
+    apr_time_t next_refresh = 0, next_status = 0;
+    (void)t;
+    (void)data;
+
+    apr_pool_create(&dl.iter, dl.pool);
+    while (store_open() != APR_SUCCESS || reconcile(dl.iter) != APR_SUCCESS) {
+        apr_pool_clear(dl.iter);
+        rs_websub_run(dl.ws, 1000);     /* the store busy or failing: again */
+    }
+    for (;;) {
+        apr_time_t now = apr_time_now();
+        apr_hash_index_t *hi;
+        long left;
+
+        if (apr_atomic_xchg32(&dl.woken, 0) || now >= next_refresh) {
+            refresh(dl.iter);
+            next_refresh = now + REFRESH;
+        }
+        if (now >= next_status) {
+            write_status(dl.iter);
+            next_status = now + STATUS;
+        }
+        for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
+             hi = apr_hash_next(hi)) {
+            dest_t *d = apr_hash_this_val(hi);
+            if (d->again) {
+                step(d, dl.iter, now);
+            }
+        }
+        apr_pool_clear(dl.iter);
+        left = (long)apr_time_as_msec(next_refresh - apr_time_now());
+        rs_websub_run(dl.ws, left < 1 ? 1 : left > 1000 ? 1000 : (int)left);
+    }
+    return NULL;
+}
+
+/* Whether any set has somewhere to deliver: hubs configured, or the
+ * built-in hub on (its subscribers). */
+static int needed(void)
+{
+    int i;
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
+        if (set->notify && set->notify_hubs && set->notify_hubs->nelts) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void rs_deliver_start(server_rec *s)
+{
+    rs_websub_opts_t o;
+    apr_allocator_t *alloc;
+    apr_thread_t *t;
+    apr_status_t rv;
+
+    if (dl.started || !needed()) {
+        return;
+    }
+    memset(&o, 0, sizeof(o));
+    dl.s = s;
+    dl.log.fn = thread_log;
+    dl.log.baton = s;
+    apr_allocator_create(&alloc);
+    apr_pool_create_ex(&dl.pool, NULL, NULL, alloc);
+    apr_allocator_owner_set(alloc, dl.pool);
+    if ((rv = rs_websub_create(&dl.ws, dl.pool, &o, done, NULL, &dl.log)) != APR_SUCCESS
+        || (rv = apr_thread_create(&t, NULL, deliver_thread, NULL, dl.pool)) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "watcher: cannot start the "
+                     "delivery of notifications");
+        return;
+    }
+    apr_atomic_set32(&dl.started, 1);
+}
+
+void rs_deliver_wakeup(void)
+{
+    if (apr_atomic_read32(&dl.started)) {
+        apr_atomic_set32(&dl.woken, 1);
+        rs_websub_wakeup(dl.ws);
+    }
+}
