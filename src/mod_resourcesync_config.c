@@ -468,6 +468,12 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
                                      "digest, but the set has ResourceSyncHash none",
                                      set->name, set->where));
     }
+    if (set->notify && set->notify_hubs->nelts == 0) {
+        /* A topic must name its hub (Change Notification 4.1). */
+        return fatal(s, apr_psprintf(ptemp, "ResourceSyncNotify on (set %s, %s): needs a hub, "
+                                     "but neither ResourceSyncHub on nor ResourceSyncNotifyHub "
+                                     "names one", set->name, set->where));
+    }
     return check_state_outside_set(ptemp, s, set);
 }
 

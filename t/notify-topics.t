@@ -17,10 +17,10 @@ use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate w
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 32;
+plan tests => 33;
 
 my $srv = started_server(
-    conf => STATE_CONF . "LogLevel info resourcesync:debug\n"
+    conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
           . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
                      'ResourceSyncMaxEntries 3', 'ResourceSyncResourceDump 1',
                      'ResourceSyncChangeDump on')
@@ -86,7 +86,8 @@ sub check_outbox {
 }
 
 # ------------------------------------------------------------ topics
-my $link = qq(<$change>; rel="self");
+my $hub = "$B/resourcesync/hub";
+my $link = qq(<$change>; rel="self", <$hub>; rel="hub");
 my $h = wait_for(sub { my $r = head($change); $r->code == 200 ? $r : undef }, 30);
 ok($h, 'HEAD of the change topic: 200');
 is($h && $h->header('Content-Type'), 'application/xml', 'Content-Type application/xml');
@@ -94,7 +95,7 @@ is($h && $h->header('Content-Type'), 'application/xml', 'Content-Type applicatio
 my $g0 = get($change);
 ok($g0->code == 200 && ($g0->header('Content-Length') // '') eq '0' && $g0->content eq '',
    'GET: Content-Length 0 and an empty body before the first notification');
-is($h && $h->header('Link'), $link, 'Link header: exactly rel="self" (no hub configured)');
+is($h && $h->header('Link'), $link, 'Link header: rel="self", then the built-in hub');
 is(req('POST', $change)->code, 405, 'POST to a topic: 405');
 is(get("$B/resourcesync/off/notify/change")->code, 404, 'topic of a set without notifications: 404');
 is(get("$B/resourcesync/n/notify/other")->code, 404, 'unknown topic: 404');
@@ -105,6 +106,9 @@ is(join(' ', map { $cx->findvalue('sm:loc', $_) . '=' . $cx->findvalue('rs:md/@c
                  $cx->findnodes('/sm:urlset/sm:url[contains(rs:md/@capability, "notification")]')),
    "$change=change-notification $framework=framework-notification",
    'Capability List: one entry per topic');
+is(join(' ', map { $_->value } $cx->findnodes(
+       '/sm:urlset/sm:url[contains(rs:md/@capability, "notification")]/rs:ln[@rel="hub"]/@href')),
+   "$hub $hub", 'Capability List: each topic entry names the hub');
 my $ox = xpc(doc(get(cap_url('off', $B))->content));
 is(scalar(() = $ox->findnodes('//sm:url[contains(rs:md/@capability, "notification")]')), 0,
    'Capability List of a set without notifications: no topic');
@@ -118,7 +122,8 @@ is($fw && validate($fw->content), undef, 'framework payload validates');
 my $fx = $fw && xpc(doc($fw->content));
 is($fx && $fx->findvalue('/sm:urlset/rs:md/@capability'), 'framework-notification',
    'framework payload: capability framework-notification');
-is($fw && $fw->header('Link'), qq(<$framework>; rel="self"), 'framework topic Link header');
+is($fw && $fw->header('Link'), qq(<$framework>; rel="self", <$hub>; rel="hub"),
+   'framework topic Link header');
 my $fws = notifications('framework');
 ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
    && $fws->[0]{payload} =~ /capability="description"/,

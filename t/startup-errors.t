@@ -137,6 +137,8 @@ my @cases = (
      qr/ResourceSyncChangeDump on \(set ds, [^)]*httpd\.conf:\d+\): needs a digest, but the set has ResourceSyncHash none/],
     ['ResourceSyncNotify yes', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotify yes'),
      qr/ResourceSyncNotify: 'yes' is not On or Off/],
+    ['ResourceSyncNotify on without a hub', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
+     qr/ResourceSyncNotify on \(set ds, [^)]*httpd\.conf:\d+\): needs a hub, but neither ResourceSyncHub on nor ResourceSyncNotifyHub names one/],
     ['ResourceSyncNotifyDelay 2h', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 2h'),
      qr/ResourceSyncNotifyDelay: '2h' is not a delay from 0 to 1h \(e\.g\. 100ms, 2s\)/],
     ['ResourceSyncNotifyDelay 1.5ms', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 1.5ms'),
