@@ -100,8 +100,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK((rp.arg != NULL) == (rp.kind == RS_DOC_RESOURCELIST_PART
                                         || rp.kind == RS_DOC_CHANGELIST_PART
                                         || rp.kind == RS_DOC_RESOURCEDUMP_PART
-                                        || rp.kind == RS_DOC_CHANGEDUMP_PART), "arg");
-        if (rp.arg) {
+                                        || rp.kind == RS_DOC_CHANGEDUMP_PART
+                                        || rp.kind == RS_DOC_NOTIFY), "arg");
+        if (rp.kind == RS_DOC_NOTIFY) {
+            FUZZ_CHECK(!strcmp(rp.arg, "change") || !strcmp(rp.arg, "framework"),
+                       "topic '%s'", rp.arg);
+        }
+        else if (rp.arg) {
             FUZZ_CHECK(rp.arg > rest && rp.arg <= rest + size, "arg outside the input");
             check_history(rp.arg);
         }
