@@ -34,8 +34,19 @@
  * Store writes.  This thread is a second writer of the watcher process
  * (the driver is the first): its connection has busy timeout 0, so a
  * write that meets the driver's open transaction fails at once (APR_EBUSY)
- * instead of holding the driver mutex; the row stays `dirty`, nothing new
- * is sent to it, and the write is tried again at the next step.
+ * instead of holding the driver mutex.  Rows whose state changed are
+ * marked `dirty` and written together, in one transaction, once per turn
+ * of the loop; when that fails they stay dirty and are tried again at the
+ * next turn, while deliveries go on from the state in memory (which a
+ * refresh keeps over the store's).  A cursor not yet written when the
+ * watcher dies only means a notification sent again (at least once).
+ *
+ * Payloads.  The rows of a topic mostly wait for the same notification:
+ * within a turn, the next notification and the backlog after a cursor are
+ * read once per (set, topic, cursor) (`look`), and every request carries a
+ * reference to one shared copy of the payload (`payload_t`, borrowed by
+ * rs_websub, released at the completion): memory grows with the
+ * notifications in flight, not with the subscribers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +68,22 @@
 #define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
 #define BACKOFF_CAP 3600                /* s: longest retry delay */
 
+/* A sealed notification's payload, shared by the requests that carry it;
+ * malloc'd, freed when its last reference goes. */
+typedef struct payload_t {
+    apr_int64_t id;
+    apr_time_t until;
+    char *buf;
+    apr_size_t len;
+    int refs;
+} payload_t;
+
+/* What a turn read for one (set, topic, cursor). */
+typedef struct look_t {
+    apr_int64_t count;              /* sealed notifications after the cursor */
+    payload_t *next;                /* the first of them, NULL: none or failed */
+} look_t;
+
 /* One destination row and what only the thread knows of it. */
 typedef struct dest_t {
     rs_notifydest_t row;
@@ -67,6 +94,7 @@ typedef struct dest_t {
     int dirty;                      /* row state not yet written */
     int again;                      /* step it in the next round */
     apr_int64_t sending;            /* id of the notification in flight */
+    payload_t *payload;             /* its payload (a reference), or NULL */
     apr_time_t sending_until;
     apr_time_t last_at;             /* of the last completion, 0: none yet */
 } dest_t;
@@ -197,16 +225,41 @@ static apr_status_t reconcile(apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-/* Write d's delivery state; on failure it stays dirty (tried again). */
-static int flush(dest_t *d)
+/* Write the delivery state of every dirty row, in one transaction; on
+ * failure they all stay dirty (tried again at the next turn). */
+static void flush_dirty(apr_pool_t *p)
 {
-    int found = 1;
-    if (rs_notifydest_update(dl.db, &d->row, &found) != APR_SUCCESS) {
-        d->dirty = 1;
-        return 0;
+    apr_array_header_t *dirty = apr_array_make(p, 16, sizeof(dest_t *));
+    apr_hash_index_t *hi;
+    apr_status_t rv;
+    int i;
+
+    for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
+        dest_t *d = apr_hash_this_val(hi);
+        if (d->dirty) {
+            APR_ARRAY_PUSH(dirty, dest_t *) = d;
+        }
     }
-    d->dirty = 0;
-    return 1;
+    if (!dirty->nelts || rs_db_begin(dl.db) != APR_SUCCESS) {
+        return;
+    }
+    rv = APR_SUCCESS;
+    for (i = 0; i < dirty->nelts && rv == APR_SUCCESS; i++) {
+        int found = 1;
+        rv = rs_notifydest_update(dl.db, &APR_ARRAY_IDX(dirty, i, dest_t *)->row, &found);
+    }
+    rv = rv == APR_SUCCESS ? rs_db_commit(dl.db) : (rs_db_rollback(dl.db), rv);
+    for (i = 0; rv == APR_SUCCESS && i < dirty->nelts; i++) {
+        APR_ARRAY_IDX(dirty, i, dest_t *)->dirty = 0;
+    }
+}
+
+static void payload_unref(payload_t *pl)
+{
+    if (pl && --pl->refs == 0) {
+        free(pl->buf);
+        free(pl);
+    }
 }
 
 /* End a destination: its row is deleted (tried again at the next refresh
@@ -272,6 +325,7 @@ static void refresh(apr_pool_t *p)
             d->inflight = old->inflight;
             d->dirty = old->dirty;
             d->sending = old->sending;
+            d->payload = old->payload;
             d->sending_until = old->sending_until;
             d->last_at = old->last_at;
         }
@@ -311,7 +365,7 @@ static int host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url)
 }
 
 /* Submit notification x to d. */
-static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
+static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
 {
     rs_srv_conf *sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
     const char *headers[2];
@@ -328,8 +382,9 @@ static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
     }
     else {
         req.kind = d->sub ? RS_WEBSUB_DELIVER : RS_WEBSUB_FAT;
-        req.body = x->payload;
-        req.body_len = x->payload_len;
+        req.body = x->buf;
+        req.body_len = x->len;
+        req.body_borrowed = 1;
         req.headers = headers;
         req.secret = d->sub ? d->row.secret : NULL;
         req.sig_algo = rs_notifyconf_sig(sc);
@@ -338,26 +393,76 @@ static void submit(dest_t *d, apr_pool_t *p, const rs_notification_t *x)
         req.addr_filter = sub_filter;
         req.filter_baton = sc;
     }
+    req.baton = x;                  /* released at the completion */
     if ((rv = rs_websub_submit(dl.ws, d->key, &req)) != APR_SUCCESS) {
         rs_log_emit(&dl.log, RS_LOG_ERR, rv, "set %s: cannot send to %s (%s); the "
                     "destination is dropped", d->row.set, d->row.url, d->row.kind);
         drop(d);
         return;
     }
+    x->refs++;
     d->inflight = 1;
     d->sending = x->id;
+    d->payload = x;
     d->sending_until = x->until;
 }
 
+/* What follows cursor in (set, topic) of d: read once per turn (looks:
+ * the turn's table, in p). */
+static const look_t *look(dest_t *d, apr_pool_t *p, apr_hash_t *looks)
+{
+    const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, d->row.set, d->row.topic,
+                                 d->row.cursor);
+    look_t *l = apr_hash_get(looks, k, APR_HASH_KEY_STRING);
+    apr_array_header_t *next;
+    apr_int64_t newest = 0;
+
+    if (l) {
+        return l;
+    }
+    l = apr_pcalloc(p, sizeof(*l));
+    apr_hash_set(looks, k, APR_HASH_KEY_STRING, l);
+    if (rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, &l->count,
+                              &newest) != APR_SUCCESS || !l->count) {
+        l->count = 0;
+        return l;
+    }
+    if (rs_notify_after(dl.box, p, d->row.set, d->row.topic, d->row.cursor, 1, &next)
+        == APR_SUCCESS && next->nelts) {
+        const rs_notification_t *x = &APR_ARRAY_IDX(next, 0, rs_notification_t);
+        payload_t *pl = calloc(1, sizeof(*pl));
+        if (pl && (pl->buf = malloc(x->payload_len ? x->payload_len : 1)) != NULL) {
+            memcpy(pl->buf, x->payload, x->payload_len);
+            pl->len = x->payload_len;
+            pl->id = x->id;
+            pl->until = x->until;
+            pl->refs = 1;           /* the turn's; released when the turn ends */
+            l->next = pl;
+        }
+        else {
+            free(pl);
+        }
+    }
+    return l;
+}
+
+/* The end of a turn: its references to payloads go. */
+static void looks_release(apr_pool_t *p, apr_hash_t *looks)
+{
+    apr_hash_index_t *hi;
+    for (hi = apr_hash_first(p, looks); hi; hi = apr_hash_next(hi)) {
+        payload_unref(((look_t *)apr_hash_this_val(hi))->next);
+    }
+}
+
 /* Send d the next notification if it is idle, due and behind. */
-static void step(dest_t *d, apr_pool_t *p, apr_time_t now)
+static void step(dest_t *d, apr_pool_t *p, apr_hash_t *looks, apr_time_t now)
 {
     rs_srv_conf *sc;
-    apr_array_header_t *next;
-    apr_int64_t count = 0, newest = 0;
+    const look_t *l;
 
     d->again = 0;
-    if (d->inflight || (d->dirty && !flush(d)) || d->row.next_try > now) {
+    if (d->inflight || d->row.next_try > now) {
         return;
     }
     if (d->sub && d->row.lease_until && d->row.lease_until < now) {
@@ -366,22 +471,21 @@ static void step(dest_t *d, apr_pool_t *p, apr_time_t now)
         drop(d);
         return;
     }
-    if (rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, &count, &newest)
-        != APR_SUCCESS || !count) {
+    l = look(d, p, looks);
+    if (!l->count) {
         return;
     }
     sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
-    if (d->sub && count > rs_hubconf_backlog(sc)) {
+    if (d->sub && l->count > rs_hubconf_backlog(sc)) {
         rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
                     "ended: %" APR_INT64_T_FMT " notifications undelivered, more than "
                     "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT, d->row.set, d->row.url,
-                    d->row.topic, count, rs_hubconf_backlog(sc));
+                    d->row.topic, l->count, rs_hubconf_backlog(sc));
         drop(d);
         return;
     }
-    if (rs_notify_after(dl.box, p, d->row.set, d->row.topic, d->row.cursor, 1, &next)
-        == APR_SUCCESS && next->nelts) {
-        submit(d, p, &APR_ARRAY_IDX(next, 0, rs_notification_t));
+    if (l->next) {
+        submit(d, p, l->next);
     }
 }
 
@@ -423,9 +527,13 @@ static void done(void *baton, const rs_websub_result_t *r)
     apr_time_t now = apr_time_now();
     (void)baton;
 
+    /* The request's reference to its payload (also when its row has gone
+     * meanwhile). */
+    payload_unref(r->baton);
     if (!d) {
         return;
     }
+    d->payload = NULL;
     d->inflight = 0;
     d->again = 1;
     d->last_at = now;
@@ -462,7 +570,7 @@ static void done(void *baton, const rs_websub_result_t *r)
         advance(d);
         break;
     }
-    flush(d);
+    d->dirty = 1;
 }
 
 /* ------------------------------------------------------------ status file */
@@ -510,6 +618,7 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     for (;;) {
         apr_time_t now = apr_time_now();
         apr_hash_index_t *hi;
+        apr_hash_t *looks;
         long left;
 
         if (apr_atomic_xchg32(&dl.woken, 0) || now >= next_refresh) {
@@ -520,13 +629,16 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
             write_status(dl.iter);
             next_status = now + STATUS;
         }
+        looks = apr_hash_make(dl.iter);
         for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
              hi = apr_hash_next(hi)) {
             dest_t *d = apr_hash_this_val(hi);
             if (d->again) {
-                step(d, dl.iter, now);
+                step(d, dl.iter, looks, now);
             }
         }
+        looks_release(dl.iter, looks);
+        flush_dirty(dl.iter);
         apr_pool_clear(dl.iter);
         left = (long)apr_time_as_msec(next_refresh - apr_time_now());
         rs_websub_run(dl.ws, left < 1 ? 1 : left > 1000 ? 1000 : (int)left);

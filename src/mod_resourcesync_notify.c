@@ -6,10 +6,12 @@
  * Lifecycle of a change notification (see rs_notify.h): every journal
  * record of a set with ResourceSyncNotify on is added to the set's open
  * change notification by its recorder, in the transaction that appends
- * it.  After the commit the driver notes when the notification becomes
- * due (rs_notifyw_changed: now + the delay); the event loop wakes then
- * (rs_notifyw_next) and seals what has had no new record for the delay
- * (rs_notifyw_poll), or at once what holds ResourceSyncMaxEntries.  A
+ * it.  After the commit of the first record after a seal, the driver
+ * notes when the notification becomes due (rs_notifyw_changed: now + the
+ * delay: records that follow within the delay join it); the event loop
+ * wakes then (rs_notifyw_next) and seals every open one (rs_notifyw_poll),
+ * so no change waits longer than the delay, also while changes keep
+ * coming; one that holds ResourceSyncMaxEntries is sealed at once.  A
  * watcher that dies between a commit and the seal leaves the
  * notification open in the store; the next watcher seals every open one
  * at its first poll, so nothing is lost.
@@ -268,7 +270,8 @@ static void seal(wset_t *ws, apr_pool_t *p, apr_time_t quiet_before)
         ws->notify_due = rs_time_mono() + SWEEP;
         return;
     }
-    /* The newest one stays open: wake when it has been quiet long enough. */
+    /* Sealing everything (quiet_before APR_INT64_MAX) leaves nothing open;
+     * otherwise the newest one stays open: wake when it is due. */
     ws->notify_due = 0;
     if (due) {
         apr_time_t left = due + ws->set->notify_delay - apr_time_now();
@@ -324,6 +327,6 @@ void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         sweep(ws, p, now);
     }
     if (ws->notify_due && now >= ws->notify_due) {
-        seal(ws, p, apr_time_now() - ws->set->notify_delay);
+        seal(ws, p, APR_INT64_MAX);
     }
 }

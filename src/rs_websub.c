@@ -294,7 +294,8 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
     switch (r->kind) {
     case RS_WEBSUB_FAT:
     case RS_WEBSUB_DELIVER:
-        it->body = apr_pmemdup(p, r->body ? r->body : "", r->body_len);
+        it->body = r->body_borrowed && r->body ? r->body
+                 : apr_pmemdup(p, r->body ? r->body : "", r->body_len);
         it->body_len = r->body_len;
         it->hdrs = curl_slist_append(it->hdrs, "Content-Type: application/xml");
         for (h = r->headers; h && *h; h++) {

@@ -64,12 +64,16 @@ typedef enum {
     RS_WEBSUB_GONE         /* 410 */
 } rs_websub_outcome_e;
 
-/* One request.  Everything is copied by rs_websub_submit. */
+/* One request.  Everything is copied by rs_websub_submit, except the
+ * body with body_borrowed. */
 typedef struct rs_websub_req_t {
     rs_websub_kind_e kind;
     const char *url;              /* hub URL (FAT, PING) or callback URL */
     const char *body;             /* FAT, DELIVER: body bytes */
     apr_size_t body_len;
+    int body_borrowed;            /* the body is not copied: the caller keeps
+                                   * it unchanged until the completion (one
+                                   * payload shared by many requests) */
     const char *const *headers;   /* FAT, DELIVER: NULL-terminated extra header
                                    * lines, e.g. "Link: <..>; rel=\"hub\"" */
     const char *topic;            /* PING, VERIFY, DENY: hub.topic */
