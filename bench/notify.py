@@ -279,13 +279,12 @@ class NotifyBench(bench.Bench):
         raise RuntimeError("%d of %d subscriptions stored after %.0f s"
                            % (stored, n, time.time() - t0))
 
-    def notify_run(self, srv, sub, www, nsubs, rate, name):
-        """One run: the writer at `rate` changes/s for --live-duration s,
-        figure 6's Change List poller, and the subscribers.  Returns (the
+    def notify_run(self, srv, sub, www, nsubs, rate, changes):
+        """One run: the writer makes `changes` at `rate` changes/s, figure
+        6's Change List poller and the subscribers watch.  Returns (the
         poller's summary, the notifications' summary)."""
         a = self.args
-        n = max(1, int(rate * a.live_duration))
-        changes = self.live_plan(www, "set", name, n, True)
+        n = len(changes)
         locs = [self.loc_of(srv, www, p) for p, _ in changes]
         sub.ask("expect", locs, nsubs)
         cpu0, wall0 = sub.cpu(), time.time()
@@ -334,6 +333,9 @@ class NotifyBench(bench.Bench):
         hwm = {}
         for nsubs in a.subscribers:
             www = self.live_setup("n%d" % nsubs)
+            # the files to rewrite exist before the server starts (figure 6)
+            plans = {r: self.live_plan(www, "set", "r%d" % r, max(1, int(r * a.live_duration)),
+                                       True) for r in rates}
             sub = Subscriber(self)
             srv = self.start_notify("notify-%d" % nsubs, www)
             try:
@@ -341,7 +343,7 @@ class NotifyBench(bench.Bench):
                 for rate in rates:
                     log("figure N1: %d subscribers, %d changes/s for %g s"
                         % (nsubs, rate, a.live_duration))
-                    cl, s = self.notify_run(srv, sub, www, nsubs, rate, "r%d" % rate)
+                    cl, s = self.notify_run(srv, sub, www, nsubs, rate, plans[rate])
                     self.report_n1(nsubs, rate, cl, s)
                     if nsubs == max(a.subscribers) and rate == max(rates) and "N2" in self.figs:
                         self.report_n2(s, rate)
@@ -377,11 +379,11 @@ class NotifyBench(bench.Bench):
         offered = rate * s["subs"]
         self.result("N2", "entries/s delivered to %d subscribers at %d changes/s (vs offered: "
                     "changes/s x subscribers)" % (s["subs"], rate),
-                    s["entries"] / span, offered, "/s", "i",
+                    round(s["entries"] / span), offered, "entries/s", "i",
                     "from the first close to the last receipt, %.2f s; %s"
                     % (span, self.notify_desc(s)))
         self.result("N2", "notifications/s delivered to %d subscribers" % s["subs"],
-                    s["posts"] / span, None, "/s", "i",
+                    round(s["posts"] / span), None, "notifications/s", "i",
                     "%.1f MB/s of payload" % (s["bytes"] / span / 1e6))
 
     def run(self):
