@@ -556,6 +556,12 @@ static void done(void *baton, const rs_websub_result_t *r)
         }
         /* fall through - at a hub, 410 is a refusal like any other */
     case RS_WEBSUB_PERMANENT:
+        if (d->sub && r->status) {
+            /* WebSub 7: a subscriber's answer other than 2xx and 410 is a
+             * failure to retry (while the lease lasts), not a refusal. */
+            retry(d, r, now);
+            break;
+        }
         if (d->sub) {
             rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
                         "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
