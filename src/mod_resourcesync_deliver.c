@@ -67,6 +67,7 @@
 #define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
 #define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
 #define BACKOFF_CAP 3600                /* s: longest retry delay */
+#define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
 
 /* A sealed notification's payload, shared by the requests that carry it;
  * malloc'd, freed when its last reference goes. */
@@ -677,6 +678,10 @@ void rs_deliver_start(server_rec *s)
         return;
     }
     memset(&o, 0, sizeof(o));
+    /* Every destination has its own key and at most one request in
+     * flight; the total is bounded high enough that slow destinations
+     * (up to the transfer timeout each) do not hold the others back. */
+    o.max_parallel = DELIVER_PARALLEL;
     dl.s = s;
     dl.log.fn = thread_log;
     dl.log.baton = s;
