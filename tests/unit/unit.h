@@ -58,6 +58,19 @@ Suite *notify_suite(void);
 Suite *hubsub_suite(void);
 Suite *websub_suite(void);
 
+/* Whether the tests run under AddressSanitizer (memory figures then
+ * include its quarantine and shadow). */
+#if defined(__SANITIZE_ADDRESS__)
+#define ut_sanitized() 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ut_sanitized() 1
+#endif
+#endif
+#ifndef ut_sanitized
+#define ut_sanitized() 0
+#endif
+
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
 char *ut_path(const char *dir, const char *rel);   /* dir "/" rel */
