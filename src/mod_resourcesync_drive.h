@@ -106,7 +106,7 @@ typedef struct wset_t {
     apr_time_t notify_sweep;
     apr_time_t notify_prune;
     int notify_started;
-    int notify_fw_checked;     /* the first framework notification is in the store */
+    int notify_fw_checked;     /* this start's framework check is done */
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the

@@ -21,7 +21,19 @@
  * lost between that commit and its own (kill -9 in between) is not sent
  * again: the next one follows.  At the first start of a set (no
  * framework notification in the store), one announces its Capability
- * List and the Source Description.
+ * List (created) and the Source Description (updated).
+ *
+ * Configuration changes: both documents are rendered in post_config,
+ * before the watcher forks, so the watcher digests the very bytes the
+ * children serve (set->cl_body, sc->sd_body).  At each watcher start the
+ * SHA-256 of each is compared with the one recorded at the previous start
+ * in <statedir>/notify/<set>/documents.digest; a difference is announced
+ * as `updated` on the set's framework topic (every set of the virtual host
+ * compares the Source Description itself, so all of them announce it).
+ * The file is replaced only after the notification is stored: a crash in
+ * between announces the change again at the next start, never loses it.
+ * A set with framework notifications but no file (written by an older
+ * module) records the digests without announcing anything.
  *
  * Topic files: <statedir>/notify/<set>/change.xml and framework.xml hold
  * the newest sealed payload of each topic, replaced atomically
@@ -34,6 +46,7 @@
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
+#include "rs_hash.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_recorder.h"
@@ -191,31 +204,88 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
 /* ------------------------------------------------- framework notifications */
 
 /* Store a framework notification of entries and rewrite framework.xml. */
-static void store_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
+static apr_status_t store_framework(wset_t *ws, apr_pool_t *p,
+                                    const apr_array_header_t *entries)
 {
     rs_notify_t *n = outbox(ws->d);
     rs_notify_opts_t o;
-    apr_status_t rv;
+    apr_status_t rv = APR_EGENERAL;
 
     opts(ws, &o);
     if (!n || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL))
               != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
+        rs_log_emit(ws->log, RS_LOG_ERR, rv,
                     "set %s: cannot store a framework notification", ws->set->name);
-        return;
+        return rv;
     }
     write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
+    return APR_SUCCESS;
 }
 
-/* At the first start of a set: its Capability List and the Source
- * Description are announced once. */
+/* The digests file: "capabilitylist <hex>\ndescription <hex>\n". */
+#define DIGESTS_FILE "/documents.digest"
+
+/* The digests of the set's documents as the file holds them. */
+static const char *digests_of(apr_pool_t *p, const rs_set_t *set, const rs_srv_conf *sc)
+{
+    char cl[RS_HASH_COUNT][RS_HASH_HEXMAX], sd[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_hash_buf(set->cl_body, set->cl_len, RS_HASH_SHA256, cl);
+    rs_hash_buf(sc->sd_body, sc->sd_len, RS_HASH_SHA256, sd);
+    return apr_psprintf(p, "capabilitylist %s\ndescription %s\n", cl[2], sd[2]);
+}
+
+/* The digests recorded at the previous start into *text (NULL when the
+ * file does not exist); the cause of any other failure. */
+static apr_status_t digests_read(apr_pool_t *p, const rs_set_t *set, const char **text)
+{
+    const char *path = apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL);
+    char buf[512];
+    apr_size_t n = sizeof(buf) - 1;
+    apr_file_t *f;
+    apr_status_t rv;
+
+    *text = NULL;
+    rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p);
+    if (APR_STATUS_IS_ENOENT(rv)) {
+        return APR_SUCCESS;
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    rv = apr_file_read_full(f, buf, n, &n);
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && !APR_STATUS_IS_EOF(rv)) {
+        return rv;
+    }
+    buf[n] = '\0';
+    *text = apr_pstrdup(p, buf);
+    return APR_SUCCESS;
+}
+
+/* Whether the line "<name> <hex>" differs between two digests texts. */
+static int digest_differs(apr_pool_t *p, const char *old, const char *cur, const char *name)
+{
+    const char *key = apr_pstrcat(p, name, " ", NULL);
+    const char *a = strstr(old, key), *b = strstr(cur, key);
+    return !a || !b || strcspn(a, "\n") != strcspn(b, "\n")
+           || strncmp(a, b, strcspn(b, "\n"));
+}
+
+/* At the set's first framework check in this watcher: the first start of
+ * the set announces its Capability List and the Source Description; a
+ * later start announces those whose bytes changed since the previous
+ * one.  The digests are recorded once the notification is stored. */
 static void first_framework(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
+    const char *sd_url = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
+    const char *cur = digests_of(p, set, sc), *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
+    bytes_t b;
+    apr_status_t rv;
 
     if (ws->notify_fw_checked || !outbox(ws->d)
         || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
@@ -223,13 +293,37 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         return;
     }
     ws->notify_fw_checked = 1;
-    if (x.id) {
+    if (!x.id) {
+        rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
+        rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
+    }
+    else if ((rv = digests_read(p, set, &old)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s%s", set->name,
+                    set->notify_dir, DIGESTS_FILE);
         return;
     }
-    rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
-    rs_notifyw_fw_add(e, apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL), "updated",
-                      "description", now, NULL);
-    store_framework(ws, p, e);
+    else if (old && !strcmp(old, cur)) {
+        return;
+    }
+    else if (old) {
+        if (digest_differs(p, old, cur, "capabilitylist")) {
+            rs_notifyw_fw_add(e, set->capability_url, "updated", "capabilitylist", now, NULL);
+        }
+        if (digest_differs(p, old, cur, "description")) {
+            rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
+        }
+    }
+    if (e->nelts && store_framework(ws, p, e) != APR_SUCCESS) {
+        return;
+    }
+    apr_dir_make_recursive(set->notify_dir, APR_FPROT_OS_DEFAULT, p);
+    b.buf = cur;
+    b.len = strlen(cur);
+    if ((rv = rs_file_replace(p, apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL),
+                              write_bytes, &b)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s%s", set->name,
+                    set->notify_dir, DIGESTS_FILE);
+    }
 }
 
 void rs_notifyw_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
