@@ -481,6 +481,12 @@ void rs_jobs_close_store(void);
 /* The logger of the job thread (no once-only memory: that is the
  * driver's). */
 const rs_logger_t *rs_jobs_logger(void);
+
+/* A store connection for a thread of the watcher (the job thread, the
+ * delivery and hub intake threads): *pool is a pool on an allocator of
+ * its own holding it (destroyed again on failure, *out then NULL);
+ * messages go to log.  Returns the cause of a failure. */
+apr_status_t rs_jobs_store_open(rs_db_t **out, apr_pool_t **pool, const rs_logger_t *log);
 /* A new job with a pool of its own (on an allocator of its own, so the
  * job thread may use it), returned in *pool for the job's input. */
 rs_job_t *rs_jobs_create(apr_pool_t **pool);

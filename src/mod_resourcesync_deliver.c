@@ -142,24 +142,20 @@ static const rs_set_t *find_set(const char *name)
 
 static apr_status_t store_open(void)
 {
-    apr_allocator_t *alloc;
     apr_status_t rv;
 
     if (dl.db) {
         return APR_SUCCESS;
     }
-    apr_allocator_create(&alloc);
-    apr_pool_create_ex(&dl.db_pool, NULL, NULL, alloc);
-    apr_allocator_owner_set(alloc, dl.db_pool);
-    rv = rs_schema_open(&dl.db, dl.db_pool, RS_STATEDIR_DB_DRIVER,
-                        rs_statedir_db(dl.db_pool, rs_global.state_dir), &dl.log);
+    rv = rs_jobs_store_open(&dl.db, &dl.db_pool, &dl.log);
     if (rv == APR_SUCCESS) {
         rs_db_busy_timeout(dl.db, 0);
-        rv = rs_notify_open(&dl.box, dl.db, NULL, dl.db_pool);
+        if ((rv = rs_notify_open(&dl.box, dl.db, NULL, dl.db_pool)) != APR_SUCCESS) {
+            dl.db = NULL;
+            apr_pool_destroy(dl.db_pool);
+        }
     }
     if (rv != APR_SUCCESS) {
-        dl.db = NULL;
-        apr_pool_destroy(dl.db_pool);
         rs_log_emit(&dl.log, RS_LOG_ERR, rv, "delivery: cannot open the state store");
     }
     return rv;

@@ -106,18 +106,10 @@ static void outcome(const intake_req_t *q, const char *what)
 /* The store connection, opened at first use and after a failure. */
 static rs_db_t *store(void)
 {
-    apr_allocator_t *alloc;
     if (hi.db) {
         return hi.db;
     }
-    apr_allocator_create(&alloc);
-    apr_pool_create_ex(&hi.db_pool, NULL, NULL, alloc);
-    apr_allocator_owner_set(alloc, hi.db_pool);
-    if (rs_schema_open(&hi.db, hi.db_pool, RS_STATEDIR_DB_DRIVER,
-                       rs_statedir_db(hi.db_pool, rs_global.state_dir), &hi.log)
-        != APR_SUCCESS) {
-        hi.db = NULL;
-        apr_pool_destroy(hi.db_pool);
+    if (rs_jobs_store_open(&hi.db, &hi.db_pool, &hi.log) != APR_SUCCESS) {
         return NULL;
     }
     /* Never wait for the driver's lock holding apr_dbd's mutex. */

@@ -80,23 +80,30 @@ const rs_logger_t *rs_jobs_logger(void)
     return &jobs.log;
 }
 
+apr_status_t rs_jobs_store_open(rs_db_t **out, apr_pool_t **pool, const rs_logger_t *log)
+{
+    apr_allocator_t *alloc;
+    apr_status_t rv;
+
+    apr_allocator_create(&alloc);
+    apr_pool_create_ex(pool, NULL, NULL, alloc);
+    apr_allocator_owner_set(alloc, *pool);
+    rv = rs_schema_open(out, *pool, RS_STATEDIR_DB_DRIVER,
+                        rs_statedir_db(*pool, rs_global.state_dir), log);
+    if (rv != APR_SUCCESS) {
+        *out = NULL;
+        apr_pool_destroy(*pool);
+        *pool = NULL;
+    }
+    return rv;
+}
+
 /* Job thread: its store connection, opened at its first job and kept
  * (a failure is retried at the next job). */
 static rs_db_t *thread_store(void)
 {
-    apr_allocator_t *alloc;
-
-    if (jobs.tstore) {
-        return jobs.tstore;
-    }
-    apr_allocator_create(&alloc);
-    apr_pool_create_ex(&jobs.tstore_pool, NULL, NULL, alloc);
-    apr_allocator_owner_set(alloc, jobs.tstore_pool);
-    if (rs_schema_open(&jobs.tstore, jobs.tstore_pool, RS_STATEDIR_DB_DRIVER,
-                      rs_statedir_db(jobs.tstore_pool, rs_global.state_dir), &jobs.log)
-        != APR_SUCCESS) {
-        jobs.tstore = NULL;
-        apr_pool_destroy(jobs.tstore_pool);
+    if (!jobs.tstore) {
+        rs_jobs_store_open(&jobs.tstore, &jobs.tstore_pool, &jobs.log);
     }
     return jobs.tstore;
 }

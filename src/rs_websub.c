@@ -6,9 +6,6 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <curl/curl.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <apr_date.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -73,108 +70,6 @@ static CURLcode global_rc = CURLE_FAILED_INIT;
 static void global_init(void)
 {
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-/* ---- pure helpers ------------------------------------------------------ */
-
-static const EVP_MD *algo_md(const char *algo)
-{
-    if (!algo || !strcmp(algo, "sha256")) return EVP_sha256();
-    if (!strcmp(algo, "sha1")) return EVP_sha1();
-    if (!strcmp(algo, "sha384")) return EVP_sha384();
-    if (!strcmp(algo, "sha512")) return EVP_sha512();
-    return NULL;
-}
-
-static char *hex_of(apr_pool_t *p, const unsigned char *d, apr_size_t n)
-{
-    static const char hx[] = "0123456789abcdef";
-    char *s = apr_palloc(p, 2 * n + 1);
-    apr_size_t i;
-    for (i = 0; i < n; i++) {
-        s[2 * i] = hx[d[i] >> 4];
-        s[2 * i + 1] = hx[d[i] & 15];
-    }
-    s[2 * n] = '\0';
-    return s;
-}
-
-char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret,
-                     const void *data, apr_size_t len)
-{
-    const EVP_MD *md = algo_md(algo);
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int mlen = 0;
-
-    if (!md || !secret) {
-        return NULL;
-    }
-    if (!HMAC(md, secret, (int)strlen(secret), data, len, mac, &mlen)) {
-        return NULL;
-    }
-    return apr_pstrcat(p, algo ? algo : "sha256", "=", hex_of(p, mac, mlen), NULL);
-}
-
-char *rs_websub_urlencode(apr_pool_t *p, const char *s)
-{
-    static const char hx[] = "0123456789ABCDEF";
-    char *out = apr_palloc(p, 3 * strlen(s) + 1), *o = out;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            *o++ = (char)c;
-        } else {
-            *o++ = '%';
-            *o++ = hx[c >> 4];
-            *o++ = hx[c & 15];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
-apr_int64_t rs_websub_backoff(apr_int64_t base, apr_int64_t cap, unsigned attempt,
-                              apr_uint32_t rnd)
-{
-    apr_int64_t ceil = base;
-    unsigned i;
-
-    if (base <= 0 || cap <= 0) {
-        return 0;
-    }
-    for (i = 1; i < attempt && ceil < cap; i++) {
-        ceil *= 2;                 /* stops at cap: no overflow */
-    }
-    if (ceil > cap) {
-        ceil = cap;
-    }
-    /* Full jitter: uniform in [0, ceil]. */
-    return (apr_int64_t)(((apr_uint64_t)rnd * (apr_uint64_t)(ceil + 1)) >> 32);
-}
-
-apr_int64_t rs_websub_retry_after(const char *v, apr_int64_t now_sec)
-{
-    const char *q;
-    apr_time_t t;
-
-    if (!v) {
-        return -1;
-    }
-    while (*v == ' ' || *v == '\t') v++;
-    for (q = v; *q >= '0' && *q <= '9'; q++)
-        ;
-    if (q > v && q - v < 10) {
-        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
-        if (!*q) {
-            return apr_atoi64(v);
-        }
-        return -1;
-    }
-    t = apr_date_parse_http(v);
-    if (t == APR_DATE_BAD) {
-        return -1;
-    }
-    return apr_time_sec(t) > now_sec ? apr_time_sec(t) - now_sec : 0;
 }
 
 /* ---- curl callbacks ---------------------------------------------------- */
@@ -273,7 +168,7 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
           || r->kind == RS_WEBSUB_DENY) && !r->topic)
         || (r->kind == RS_WEBSUB_VERIFY && !r->mode)
         || ((r->kind == RS_WEBSUB_FAT || r->kind == RS_WEBSUB_DELIVER) && !r->body && r->body_len)
-        || (r->kind == RS_WEBSUB_DELIVER && r->secret && !algo_md(r->sig_algo))
+        || (r->kind == RS_WEBSUB_DELIVER && r->secret && !rs_websub_sig_known(r->sig_algo))
         || r->kind > RS_WEBSUB_DENY) {
         *rv = APR_EINVAL;
         return NULL;
@@ -322,7 +217,7 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
             apr_pool_destroy(p);
             return NULL;
         }
-        it->challenge = hex_of(p, rnd, sizeof(rnd));
+        it->challenge = rs_websub_hex(p, rnd, sizeof(rnd));
         /* The callback's own query string is kept; ours is appended. */
         it->url = apr_pstrcat(p, base, strchr(base, '?') ? "&" : "?",
                               "hub.mode=", rs_websub_urlencode(p, r->mode),

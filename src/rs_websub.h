@@ -159,6 +159,13 @@ int rs_websub_keys(rs_websub_t *ws);
  * callback.  Also run by the pool cleanup; calling it twice is harmless. */
 void rs_websub_destroy(rs_websub_t *ws);
 
+/* Whether algo names a signature algorithm rs_websub_sign knows (sha1,
+ * sha256, sha384, sha512; NULL: sha256). */
+int rs_websub_sig_known(const char *algo);
+
+/* n bytes as lower-case hex, from p. */
+char *rs_websub_hex(apr_pool_t *p, const unsigned char *d, apr_size_t n);
+
 /* The X-Hub-Signature value "<algo>=<hex HMAC of data keyed with secret>"
  * for algo sha1|sha256|sha384|sha512 (NULL: sha256), allocated in p; NULL
  * for an unknown algorithm. */
