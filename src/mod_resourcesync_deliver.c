@@ -68,6 +68,7 @@
 #define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
 #define BACKOFF_CAP 3600                /* s: longest retry delay */
 #define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
+#define DELIVER_MAX_FREE (4 * 1024 * 1024)  /* bytes of freed memory the thread keeps */
 
 /* A sealed notification's payload, shared by the requests that carry it;
  * malloc'd, freed when its last reference goes. */
@@ -576,6 +577,32 @@ static void done(void *baton, const rs_websub_result_t *r)
     d->dirty = 1;
 }
 
+/* Step the rows that asked for it, as long as fewer than
+ * DELIVER_PARALLEL requests are queued or in flight: so at most that
+ * many payloads are held, however many destinations wait.  The rows are
+ * taken from a rotating start, so none waits behind the others turn after
+ * turn. */
+static void step_some(apr_hash_t *looks, apr_time_t now)
+{
+    static unsigned turn;
+    apr_array_header_t *rows = apr_array_make(dl.iter, 64, sizeof(dest_t *));
+    apr_hash_index_t *hi;
+    int i, n;
+
+    for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
+         hi = apr_hash_next(hi)) {
+        dest_t *d = apr_hash_this_val(hi);
+        if (d->again) {
+            APR_ARRAY_PUSH(rows, dest_t *) = d;
+        }
+    }
+    n = rows->nelts;
+    for (i = 0; i < n && rs_websub_pending(dl.ws, NULL) < DELIVER_PARALLEL; i++) {
+        step(APR_ARRAY_IDX(rows, (i + turn) % n, dest_t *), dl.iter, looks, now);
+    }
+    turn++;
+}
+
 /* ------------------------------------------------------------ status file */
 
 static int cmp_keys(const void *a, const void *b)
@@ -584,14 +611,19 @@ static int cmp_keys(const void *a, const void *b)
 }
 
 /* Renew the status file (rs_deliverstat) with a line per topic and per
- * row, in key order. */
+ * row, in key order.  Rows of a topic at the same cursor share one backlog
+ * query, and the lines are joined once (the file has a line per
+ * subscriber: thousands). */
 static void write_status(apr_pool_t *p)
 {
     apr_array_header_t *keys = apr_array_make(p, 16, sizeof(const char *));
-    const char *text = rs_deliverstat_topics(p, dl.box);
+    apr_array_header_t *lines = apr_array_make(p, 16, sizeof(const char *));
+    apr_hash_t *backlogs = apr_hash_make(p);
+    const char *text;
     apr_hash_index_t *hi;
     int i;
 
+    APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topics(p, dl.box);
     for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
         APR_ARRAY_PUSH(keys, const char *) = apr_hash_this_key(hi);
     }
@@ -599,8 +631,20 @@ static void write_status(apr_pool_t *p)
     for (i = 0; i < keys->nelts; i++) {
         const dest_t *d = apr_hash_get(dl.dests, APR_ARRAY_IDX(keys, i, const char *),
                                        APR_HASH_KEY_STRING);
-        text = apr_pstrcat(p, text, rs_deliverstat_line(p, dl.db, &d->row, d->last_at), NULL);
+        const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, d->row.set, d->row.topic,
+                                     d->row.cursor);
+        apr_int64_t *count = apr_hash_get(backlogs, k, APR_HASH_KEY_STRING);
+        if (!count) {
+            apr_int64_t newest = 0;
+            count = apr_pcalloc(p, sizeof(*count));
+            rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, count,
+                                  &newest);
+            apr_hash_set(backlogs, k, APR_HASH_KEY_STRING, count);
+        }
+        APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_line(p, &d->row, d->last_at,
+                                                                   *count);
     }
+    text = apr_array_pstrcat(p, lines, 0);
     rs_deliverstat_write(p, text, &dl.status);
 }
 
@@ -620,7 +664,6 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     }
     for (;;) {
         apr_time_t now = apr_time_now();
-        apr_hash_index_t *hi;
         apr_hash_t *looks;
         long left;
 
@@ -633,13 +676,7 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
             next_status = now + STATUS;
         }
         looks = apr_hash_make(dl.iter);
-        for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
-             hi = apr_hash_next(hi)) {
-            dest_t *d = apr_hash_this_val(hi);
-            if (d->again) {
-                step(d, dl.iter, looks, now);
-            }
-        }
+        step_some(looks, now);
         looks_release(dl.iter, looks);
         flush_dirty(dl.iter);
         apr_pool_clear(dl.iter);
@@ -684,6 +721,10 @@ void rs_deliver_start(server_rec *s)
     apr_allocator_create(&alloc);
     apr_pool_create_ex(&dl.pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, dl.pool);
+    /* Bursts (payloads, rows, requests) are given back to the system
+     * once they are over, so the thread's memory follows what is in
+     * flight, not the highest it ever was. */
+    apr_allocator_max_free_set(alloc, DELIVER_MAX_FREE);
     if ((rv = rs_websub_create(&dl.ws, dl.pool, &o, done, NULL, &dl.log)) != APR_SUCCESS
         || (rv = apr_thread_create(&t, NULL, deliver_thread, NULL, dl.pool)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "watcher: cannot start the "

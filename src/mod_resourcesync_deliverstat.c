@@ -56,14 +56,12 @@ const char *rs_deliverstat_topics(apr_pool_t *p, rs_notify_t *box)
     return out;
 }
 
-const char *rs_deliverstat_line(apr_pool_t *p, rs_db_t *db, const rs_notifydest_t *row,
-                                apr_time_t last_at)
+const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row,
+                                apr_time_t last_at, apr_int64_t count)
 {
-    apr_int64_t count = 0, newest = 0;
     const char *st = row->last_status ? apr_ltoa(p, row->last_status)
                                       : row->last_error ? "none" : "-";
 
-    rs_notifydest_backlog(db, row->set, row->topic, row->cursor, &count, &newest);
     if (!strcmp(row->kind, RS_NOTIFYDEST_SUB)) {
         return apr_psprintf(p, "notify-subscriber: %s %s %s pending=%" APR_INT64_T_FMT
                             " failures=%d last-status=%s last-try=%s lease-until=%s\n",

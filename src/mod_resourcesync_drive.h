@@ -174,8 +174,8 @@ void rs_deliver_start(server_rec *s);
 struct rs_notify_t;
 struct rs_notifydest_t;
 const char *rs_deliverstat_topics(apr_pool_t *p, struct rs_notify_t *box);
-const char *rs_deliverstat_line(apr_pool_t *p, rs_db_t *db, const struct rs_notifydest_t *row,
-                                apr_time_t last_at);
+const char *rs_deliverstat_line(apr_pool_t *p, const struct rs_notifydest_t *row,
+                                apr_time_t last_at, apr_int64_t backlog);
 /* Replace the file with text unless it equals *prev (malloc'd; updated). */
 void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev);
 void rs_deliver_wakeup(void);
