@@ -34,10 +34,11 @@
  * Store writes.  This thread is a second writer of the watcher process
  * (the driver is the first): its connection has busy timeout 0, so a
  * write that meets the driver's open transaction fails at once (APR_EBUSY)
- * instead of holding the driver mutex.  Rows whose state changed are
- * marked `dirty` and written together, in one transaction, once per turn
- * of the loop; when that fails they stay dirty and are tried again at the
- * next turn, while deliveries go on from the state in memory (which a
+ * instead of holding the driver mutex.  Every write is one statement (a
+ * transaction spanning statements would hold SQLite's lock while letting
+ * go of that mutex: see flush_dirty).  Rows whose state changed are
+ * marked `dirty` and written once per turn of the loop; what fails stays
+ * dirty and is tried again at the next turn, while deliveries go on from the state in memory (which a
  * refresh keeps over the store's).  A cursor not yet written when the
  * watcher dies only means a notification sent again (at least once).
  *
@@ -223,32 +224,26 @@ static apr_status_t reconcile(apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-/* Write the delivery state of every dirty row, in one transaction; on
- * failure they all stay dirty (tried again at the next turn). */
+/* Write the delivery state of every dirty row, one statement each (no
+ * transaction around them: between its statements this thread would let
+ * go of apr_dbd's process-wide mutex while holding SQLite's write lock,
+ * and the driver, waiting for that lock with the mutex held, would stall
+ * both for its whole busy timeout).  The first failure (the store busy)
+ * leaves the rest dirty for the next turn. */
 static void flush_dirty(apr_pool_t *p)
 {
-    apr_array_header_t *dirty = apr_array_make(p, 16, sizeof(dest_t *));
     apr_hash_index_t *hi;
-    apr_status_t rv;
-    int i;
 
     for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
         dest_t *d = apr_hash_this_val(hi);
-        if (d->dirty) {
-            APR_ARRAY_PUSH(dirty, dest_t *) = d;
-        }
-    }
-    if (!dirty->nelts || rs_db_begin(dl.db) != APR_SUCCESS) {
-        return;
-    }
-    rv = APR_SUCCESS;
-    for (i = 0; i < dirty->nelts && rv == APR_SUCCESS; i++) {
         int found = 1;
-        rv = rs_notifydest_update(dl.db, &APR_ARRAY_IDX(dirty, i, dest_t *)->row, &found);
-    }
-    rv = rv == APR_SUCCESS ? rs_db_commit(dl.db) : (rs_db_rollback(dl.db), rv);
-    for (i = 0; rv == APR_SUCCESS && i < dirty->nelts; i++) {
-        APR_ARRAY_IDX(dirty, i, dest_t *)->dirty = 0;
+        if (!d->dirty) {
+            continue;
+        }
+        if (rs_notifydest_update(dl.db, &d->row, &found) != APR_SUCCESS) {
+            return;
+        }
+        d->dirty = 0;
     }
 }
 
