@@ -18,18 +18,6 @@
 #include "rs_notifydest.h"
 #include "rs_time.h"
 
-typedef struct {
-    const char *buf;
-    apr_size_t len;
-} text_t;
-
-static apr_status_t write_text(void *baton, apr_file_t *f, apr_pool_t *p)
-{
-    const text_t *b = baton;
-    (void)p;
-    return b->len ? apr_file_write_full(f, b->buf, b->len, NULL) : APR_SUCCESS;
-}
-
 static const char *when(apr_pool_t *p, apr_time_t t)
 {
     char buf[RS_TIME_BUFSIZE];
@@ -76,17 +64,14 @@ const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row,
 void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev)
 {
     const char *dir;
-    text_t b;
 
     if (*prev && !strcmp(*prev, text)) {
         return;
     }
     dir = apr_pstrcat(p, rs_global.state_dir, "/notify", NULL);
     apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT, p);
-    b.buf = text;
-    b.len = strlen(text);
-    if (rs_file_replace(p, apr_pstrcat(p, dir, "/" RS_DELIVER_STATUS, NULL), write_text, &b)
-        == APR_SUCCESS) {
+    if (rs_file_replace_buf(p, apr_pstrcat(p, dir, "/" RS_DELIVER_STATUS, NULL), text,
+                            strlen(text)) == APR_SUCCESS) {
         free(*prev);
         *prev = strdup(text);
     }

@@ -126,19 +126,6 @@ apr_time_t rs_notifyw_next(const wset_t *ws)
 
 /* ----------------------------------------------------------- topic files */
 
-typedef struct {
-    const char *buf;
-    apr_size_t len;
-} bytes_t;
-
-static apr_status_t write_bytes(void *baton, apr_file_t *f, apr_pool_t *p)
-{
-    bytes_t *b = baton;
-    apr_size_t n = b->len;
-    (void)p;
-    return n ? apr_file_write_full(f, b->buf, n, NULL) : APR_SUCCESS;
-}
-
 /* Whether the set publishes to a hub in ping mode. */
 static int has_ping_hub(const rs_set_t *set)
 {
@@ -180,7 +167,6 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     rs_notify_t *n = outbox(ws->d);
     rs_notification_t x;
     const char *path;
-    bytes_t b;
     apr_status_t rv;
 
     if (!n || (rv = topic_doc(ws, p, n, topic, &x)) != APR_SUCCESS) {
@@ -193,9 +179,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     }
     apr_dir_make_recursive(ws->set->notify_dir, APR_FPROT_OS_DEFAULT, p);
     path = apr_pstrcat(p, ws->set->notify_dir, "/", topic, ".xml", NULL);
-    b.buf = x.payload;
-    b.len = x.payload_len;
-    if ((rv = rs_file_replace(p, path, write_bytes, &b)) != APR_SUCCESS) {
+    if ((rv = rs_file_replace_buf(p, path, x.payload, x.payload_len)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
     }
     rs_deliver_wakeup();
@@ -284,7 +268,6 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     const char *cur = digests_of(p, set, sc), *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
-    bytes_t b;
     apr_status_t rv;
 
     if (ws->notify_fw_checked || !outbox(ws->d)
@@ -317,10 +300,8 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         return;
     }
     apr_dir_make_recursive(set->notify_dir, APR_FPROT_OS_DEFAULT, p);
-    b.buf = cur;
-    b.len = strlen(cur);
-    if ((rv = rs_file_replace(p, apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL),
-                              write_bytes, &b)) != APR_SUCCESS) {
+    if ((rv = rs_file_replace_buf(p, apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL),
+                                  cur, strlen(cur))) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s%s", set->name,
                     set->notify_dir, DIGESTS_FILE);
     }

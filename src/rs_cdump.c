@@ -142,23 +142,9 @@ static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelis
     return rs_xml_end(w) < 0 ? APR_ENOMEM : APR_SUCCESS;
 }
 
-typedef struct {
-    const char *buf;
-    apr_size_t len;
-} bytes_t;
-
-static apr_status_t write_bytes(void *baton, apr_file_t *f, apr_pool_t *p)
-{
-    const bytes_t *b = baton;
-    apr_size_t wrote;
-    (void)p;
-    return apr_file_write_full(f, b->buf, b->len, &wrote);
-}
-
 static apr_status_t put_file(apr_pool_t *p, const char *path, const char *buf, apr_size_t len)
 {
-    bytes_t b = { buf, len };
-    return rs_file_replace(p, path, write_bytes, &b);
+    return rs_file_replace_buf(p, path, buf, len);
 }
 
 /* The package itself, from the manifest m and the members ms. */

@@ -157,22 +157,6 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
     return xe != APR_SUCCESS ? xe : rv;
 }
 
-/* fsync the file at path. */
-static apr_status_t sync_path(const char *path)
-{
-    apr_status_t rv = APR_SUCCESS;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0) {
-        return APR_FROM_OS_ERROR(errno);
-    }
-    if (fsync(fd) != 0) {
-        rv = APR_FROM_OS_ERROR(errno);
-    }
-    close(fd);
-    return rv;
-}
-
 /* Publish the pending package (see pending_t): fsync its manifest copy
  * and the package, rename it into place, write its record, and fill in
  * its entry in pkgs. */
@@ -190,7 +174,7 @@ static apr_status_t pending_publish(dwriter_t *dw)
     }
     dw->pending = NULL;
     memset(&res, 0, sizeof(res));
-    if ((rv = sync_path(pd->mpath)) != APR_SUCCESS
+    if ((rv = rs_file_sync_path(pd->mpath)) != APR_SUCCESS
         || (rv = rs_zip_publish(pd->z, dw->o->hashes, &res)) != APR_SUCCESS) {
         const char *e = rs_zip_error(pd->z);
         dw->info->failed = e ? apr_pstrdup(dw->p, e) : NULL;

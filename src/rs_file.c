@@ -6,10 +6,11 @@
 #include <apr_strings.h>
 #include "rs_file.h"
 
-apr_status_t rs_file_sync_dir(const char *dir)
+/* fsync what path names, opened with flags. */
+static apr_status_t sync_opened(const char *path, int flags)
 {
     apr_status_t rv = APR_SUCCESS;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(path, flags | O_CLOEXEC);
     if (fd < 0) {
         return APR_FROM_OS_ERROR(errno);
     }
@@ -18,6 +19,16 @@ apr_status_t rs_file_sync_dir(const char *dir)
     }
     close(fd);
     return rv;
+}
+
+apr_status_t rs_file_sync_dir(const char *dir)
+{
+    return sync_opened(dir, O_RDONLY | O_DIRECTORY);
+}
+
+apr_status_t rs_file_sync_path(const char *path)
+{
+    return sync_opened(path, O_RDONLY);
 }
 
 apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize,
@@ -155,4 +166,23 @@ int rs_file_exists(apr_pool_t *p, const char *path)
 {
     apr_finfo_t fi;
     return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS;
+}
+
+typedef struct {
+    const void *buf;
+    apr_size_t len;
+} buf_t;
+
+static apr_status_t write_buf(void *baton, apr_file_t *f, apr_pool_t *p)
+{
+    const buf_t *b = baton;
+    (void)p;
+    return b->len ? apr_file_write_full(f, b->buf, b->len, NULL) : APR_SUCCESS;
+}
+
+apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf,
+                                 apr_size_t len)
+{
+    buf_t b = { buf, len };
+    return rs_file_replace(p, path, write_buf, &b);
 }

@@ -37,6 +37,13 @@ typedef apr_status_t rs_file_write_fn(void *baton, apr_file_t *f, apr_pool_t *p)
 apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn,
                              void *baton);
 
+/* rs_file_replace with the len bytes at buf as the content. */
+apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf,
+                                 apr_size_t len);
+
+/* fsync the file or directory at path. */
+apr_status_t rs_file_sync_path(const char *path);
+
 /* Remove dir and everything below it (a missing dir is success).
  * Symbolic links are removed, never followed. */
 apr_status_t rs_file_remove_tree(apr_pool_t *p, const char *dir);
