@@ -53,6 +53,7 @@
 #define MAX_ACTIVE  64                         /* spool files handled at once */
 #define TMP_AGE     apr_time_from_sec(60)      /* "tmp-*" older: abandoned */
 #define SWEEP_EVERY apr_time_from_sec(1)
+#define INTAKE_MAX_FREE (1024 * 1024)       /* bytes of freed memory the thread keeps */
 
 /* One spool file being handled; lives in its own pool. */
 typedef struct intake_req_t {
@@ -171,12 +172,24 @@ static void deny(intake_req_t *q, const char *reason)
 static const char *over_limit(intake_req_t *q)
 {
     apr_array_header_t *subs;
+    apr_pool_t *tmp;
+    const char *why = NULL;
     rs_db_t *db = store();
-    if (!db || rs_hubsub_list(db, q->pool, &subs) != APR_SUCCESS) {
+
+    if (!db) {
         return NULL;
     }
-    return rs_hubsub_limit(q->pool, subs, q->req.set, q->req.kind, q->req.callback,
-                           rs_hubconf_max_subs(hi.sc), rs_hubconf_max_per_host(hi.sc));
+    /* The list of every subscription lives only for this check: up to
+     * MAX_ACTIVE requests are handled at once, and each keeping its own
+     * copy would make the thread's memory grow with their product. */
+    apr_pool_create(&tmp, q->pool);
+    if (rs_hubsub_list(db, tmp, &subs) == APR_SUCCESS) {
+        why = rs_hubsub_limit(tmp, subs, q->req.set, q->req.kind, q->req.callback,
+                              rs_hubconf_max_subs(hi.sc), rs_hubconf_max_per_host(hi.sc));
+        why = why ? apr_pstrdup(q->pool, why) : NULL;
+    }
+    apr_pool_destroy(tmp);
+    return why;
 }
 
 /* Start handling the spool file `name`. */
@@ -496,6 +509,7 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_allocator_create(&alloc);
     apr_pool_create_ex(&hi.pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, hi.pool);
+    apr_allocator_max_free_set(alloc, INTAKE_MAX_FREE);
     hi.active = apr_hash_make(hi.pool);
     hi.stuck = apr_hash_make(hi.pool);
     hi.unstored = apr_array_make(hi.pool, 4, sizeof(intake_req_t *));

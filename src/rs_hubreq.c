@@ -481,7 +481,8 @@ apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *
                                   const char **why)
 {
     apr_file_t *f;
-    char *buf = apr_palloc(p, RS_HUBREQ_MAX_RECORD + 1);
+    apr_finfo_t fi;
+    char *buf;
     apr_size_t n = RS_HUBREQ_MAX_RECORD + 1;
     apr_status_t rv;
 
@@ -489,6 +490,13 @@ apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *
     if ((rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
         return rv;
     }
+    /* A record is usually far below the limit; one past the limit is
+     * enough to see that a file is over it. */
+    if (apr_file_info_get(&fi, APR_FINFO_SIZE, f) == APR_SUCCESS && fi.size >= 0
+        && (apr_size_t)fi.size < n) {
+        n = fi.size ? (apr_size_t)fi.size : 1;
+    }
+    buf = apr_palloc(p, n);
     rv = apr_file_read_full(f, buf, n, &n);
     apr_file_close(f);
     if (rv != APR_SUCCESS && !APR_STATUS_IS_EOF(rv)) {

@@ -27,7 +27,8 @@ typedef struct item_t {
     struct curl_slist *hdrs;
     const char *challenge;
     void *baton;
-    char *resp;                   /* response body, resp_max + 1 bytes */
+    char *resp;                   /* response body, resp_max + 1 bytes, allocated at
+                                   * the first byte (most answers have none) */
     apr_size_t resp_len, resp_max;
     apr_int64_t retry_after;
     CURL *easy;
@@ -74,6 +75,9 @@ static void global_init(void)
 
 /* ---- curl callbacks ---------------------------------------------------- */
 
+/* The body of an answer without one (never written to). */
+static char empty_resp[1] = "";
+
 static size_t on_write(char *ptr, size_t sz, size_t n, void *ud)
 {
     item_t *it = ud;
@@ -81,6 +85,12 @@ static size_t on_write(char *ptr, size_t sz, size_t n, void *ud)
     apr_size_t room = it->resp_max > it->resp_len ? it->resp_max - it->resp_len : 0;
     apr_size_t take = len < room ? len : room;
 
+    if (take && it->resp == empty_resp) {
+        it->resp = apr_palloc(it->pool, it->resp_max + 1);
+    }
+    if (!take) {
+        return len;
+    }
     memcpy(it->resp + it->resp_len, ptr, take);
     it->resp_len += take;
     it->resp[it->resp_len] = '\0';
@@ -183,8 +193,7 @@ static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t
     it->addr_filter = r->addr_filter;
     it->filter_baton = r->filter_baton;
     it->resp_max = ws->o.body_max;
-    it->resp = apr_palloc(p, it->resp_max + 1);
-    it->resp[0] = '\0';
+    it->resp = empty_resp;
 
     switch (r->kind) {
     case RS_WEBSUB_FAT:
@@ -278,6 +287,9 @@ apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_
 
 /* ---- transfers --------------------------------------------------------- */
 
+#define RS_WEBSUB_RECV_BUFFER 4096L
+#define RS_WEBSUB_SEND_BUFFER 16384L   /* libcurl's minimum */
+
 static CURL *easy_get(rs_websub_t *ws)
 {
     if (ws->nfree_easy > 0) {
@@ -342,6 +354,12 @@ static int item_start(rs_websub_t *ws, item_t *it)
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ws->o.timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ws->o.connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_USERAGENT, ws->o.user_agent);
+    /* Small transfer buffers: hundreds of requests may be in flight, and
+     * libcurl's defaults (16 KB down, 64 KB up, allocated per handle)
+     * would make the sender's memory grow with the subscribers.  Answers
+     * are short and bodies are sent from the shared payload. */
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, RS_WEBSUB_RECV_BUFFER);
+    curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, RS_WEBSUB_SEND_BUFFER);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, it->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, it);
