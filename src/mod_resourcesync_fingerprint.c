@@ -22,6 +22,12 @@
  * is hashed (a mark on entering and leaving the children), so moving a
  * directive into or out of a section changes the fingerprint.
  *
+ * ServerTokens and ServerAdmin are visible to rules as the variables
+ * SERVER_SOFTWARE and SERVER_ADMIN (ap_expr in Require expr and <If>,
+ * RewriteCond): when any directive's arguments name one of them, these two
+ * directives are hashed too.  A rule in an .htaccess file that tests them
+ * is not seen here (access files are followed by their own rows).
+ *
  * Not excluded, although they look harmless: Header and RequestHeader
  * (RequestHeader can set a header that a Require expr or SetEnvIf then
  * tests), HostnameLookups (Require host), User and Group (whether the run
@@ -41,7 +47,7 @@ static const char *const ignored[] = {
     "LogLevel", "ErrorLog", "ErrorLogFormat", "CustomLog", "TransferLog", "LogFormat",
     "BufferedLogs", "GlobalLog", "LogIOTrackTTFB",
     /* identification strings */
-    "ServerTokens", "ServerSignature", "ServerAdmin",
+    "ServerSignature",
     /* processes, connections, timeouts */
     "PidFile", "Timeout", "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests",
     "MaxRequestWorkers", "MaxClients", "StartServers", "MinSpareServers", "MaxSpareServers",
@@ -64,10 +70,34 @@ static const char *const ignored[] = {
  * ETag). */
 static const char *const ignored_prefix[] = { "Deflate", NULL };
 
-static int is_ignored(const char *name)
+/* Excluded unless a rule may test them (identity_tested). */
+static const char *const identity[] = { "ServerTokens", "ServerAdmin", NULL };
+
+/* 1 if the arguments of a directive in d name SERVER_SOFTWARE or
+ * SERVER_ADMIN. */
+static int identity_tested(const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (d->args && (ap_strcasestr(d->args, "SERVER_SOFTWARE")
+                        || ap_strcasestr(d->args, "SERVER_ADMIN"))) {
+            return 1;
+        }
+        if (identity_tested(d->first_child)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_ignored(const char *name, int identity_counts)
 {
     int i;
 
+    for (i = 0; identity[i]; i++) {
+        if (!strcasecmp(name, identity[i])) {
+            return !identity_counts;
+        }
+    }
     for (i = 0; ignored[i]; i++) {
         if (!strcasecmp(name, ignored[i])) {
             return 1;
@@ -83,10 +113,10 @@ static int is_ignored(const char *name)
 
 /* Each directive as its name and arguments, NUL-terminated; children
  * between "\1" and "\2". */
-static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d)
+static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d, int identity_counts)
 {
     for (; d; d = d->next) {
-        if (is_ignored(d->directive)) {
+        if (is_ignored(d->directive, identity_counts)) {
             continue;
         }
         apr_md5_update(ctx, d->directive, strlen(d->directive) + 1);
@@ -95,7 +125,7 @@ static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d)
         }
         if (d->first_child) {
             apr_md5_update(ctx, "\1", 1);
-            fp_tree(ctx, d->first_child);
+            fp_tree(ctx, d->first_child, identity_counts);
             apr_md5_update(ctx, "\2", 1);
         }
     }
@@ -109,7 +139,7 @@ const char *rs_fingerprint_compute(apr_pool_t *p, const ap_directive_t *tree)
     int i;
 
     apr_md5_init(&ctx);
-    fp_tree(&ctx, tree);
+    fp_tree(&ctx, tree, identity_tested(tree));
     apr_md5_final(d, &ctx);
     for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
         apr_snprintf(hex + 2 * i, 3, "%02x", d[i]);

@@ -4,7 +4,8 @@ use warnings;
 # change an access decision, a media type or a URL (ServerTokens, LogLevel,
 # Timeout...) checks no file again and keeps the Resource List generation;
 # a change of a Require in the set's section, or of an AddType, checks every
-# file again and the list follows it.
+# file again and the list follows it.  ServerTokens counts as soon as a rule
+# tests SERVER_SOFTWARE, which it sets.
 #
 # "Checked again" is read from the startup scan's log line: a file whose row
 # was decided under another fingerprint gets its row rewritten ("N rows
@@ -14,7 +15,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(get fetch_list wait_for private_server set_conf STATE_CONF rl_url);
 
-plan tests => 19;
+plan tests => 24;
 
 umask 022;
 
@@ -113,6 +114,19 @@ my @g4 = split / /, part_gens($l4);
                     'starts again with ServerTokens and LogLevel changed once more');
 is("@$c", '4 3 0', 'no file is checked again (0 rows written)');
 is(part_gens(fetch_list('f', $srv->base)), "@g4", 'the generation is kept');
+
+# ------- ServerTokens counts when a rule tests SERVER_SOFTWARE (ap_expr)
+my $tested = qq(expr "%{SERVER_SOFTWARE} =~ m#/#");
+my $types = "AddType text/x-fingerprint .txt\n";
+($c) = restart_with($srv, conf($tested, "ServerTokens Full\n$types"),
+                    'starts again with secret.txt allowed by a rule on SERVER_SOFTWARE');
+my $l5 = list_when($srv, sub { by_name($_[0])->{'secret.txt'} });
+ok(by_name($l5)->{'secret.txt'}, 'with ServerTokens Full (a "/" in the banner) secret.txt is listed');
+($c) = restart_with($srv, conf($tested, "ServerTokens Prod\n$types"),
+                    'starts again with only ServerTokens changed, to Prod');
+is("@$c", '4 3 4', 'every file is checked again: a rule tests SERVER_SOFTWARE (4 rows written)');
+my $l6 = list_when($srv, sub { !by_name($_[0])->{'secret.txt'} });
+ok(!by_name($l6)->{'secret.txt'}, 'with ServerTokens Prod ("Apache") secret.txt is no longer listed');
 
 $srv->stop;
 my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ } split /\n/, $srv->log_text;
