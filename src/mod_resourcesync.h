@@ -249,6 +249,13 @@ const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
 /* 1 if path a is b or below b (both absolute, without trailing "/"). */
 int rs_config_path_within(const char *a, const char *b);
 
+/* mod_resourcesync_fingerprint.c */
+/* Hex MD5 (in p) of the parsed configuration tree without the directives
+ * that cannot change an access decision, a media type or a URL (logging,
+ * process tuning, ServerTokens...; the rule is in the file).  Inventory
+ * rows decided under another fingerprint are checked again. */
+const char *rs_fingerprint_compute(apr_pool_t *p, const ap_directive_t *tree);
+
 /* mod_resourcesync_os.c */
 /* NULL if the state directory dir (absolute) and its snapshots/ exist as
  * writable directories or could be created; else why not (in ptemp).

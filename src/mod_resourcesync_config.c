@@ -15,7 +15,6 @@
  * values over the defaults.
  */
 #include <string.h>
-#include <apr_md5.h>
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_main.h>
@@ -238,36 +237,6 @@ static const char *canonical_base(apr_pool_t *p, server_rec *s, server_rec *s0,
         || (port == 443 && !strcasecmp(scheme, "https"));
     return dflt ? apr_psprintf(p, "%s://%s", scheme, s->server_hostname)
                 : apr_psprintf(p, "%s://%s:%u", scheme, s->server_hostname, port);
-}
-
-/* Fingerprint of the parsed configuration: every directive and its
- * arguments.  Inventory rows remember the fingerprint under which their
- * access and media type were decided; a different configuration makes the
- * watcher decide again (hashes are kept). */
-static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d)
-{
-    for (; d; d = d->next) {
-        apr_md5_update(ctx, d->directive, strlen(d->directive) + 1);
-        if (d->args) {
-            apr_md5_update(ctx, d->args, strlen(d->args) + 1);
-        }
-        fp_tree(ctx, d->first_child);
-    }
-}
-
-static const char *fingerprint(apr_pool_t *p)
-{
-    apr_md5_ctx_t ctx;
-    unsigned char d[APR_MD5_DIGESTSIZE];
-    char *hex = apr_palloc(p, 2 * APR_MD5_DIGESTSIZE + 1);
-    int i;
-    apr_md5_init(&ctx);
-    fp_tree(&ctx, ap_conftree);
-    apr_md5_final(d, &ctx);
-    for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
-        apr_snprintf(hex + 2 * i, 3, "%02x", d[i]);
-    }
-    return hex;
 }
 
 static int fatal(server_rec *s, const char *msg)
@@ -563,7 +532,7 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
         return fatal(s0, "ResourceSyncStateDir is not set: it is required when "
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
     }
-    rs_global.fingerprint = fingerprint(pconf);
+    rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);
     if ((rc = check_option_uses(ptemp, s0)) != OK) {
         return rc;
     }

@@ -1,0 +1,148 @@
+/* mod_resourcesync_fingerprint.c - the fingerprint of the configuration
+ * that the access checks depend on.
+ *
+ * Inventory rows remember the fingerprint under which their access and
+ * media type were decided (rs_scan_opts_t.cfg), and the open Change List's
+ * ETag includes it.  A restart with a different fingerprint makes the
+ * first scan decide every file again (digests are kept) and publish a new
+ * Resource List generation: for 200,000 files that is many seconds of
+ * work, so the fingerprint must not change for edits that cannot change
+ * what the checks decide.
+ *
+ * The rule: every directive of the parsed configuration (ap_conftree),
+ * with its arguments and its place in the section structure, is hashed,
+ * EXCEPT the directives named in the table below.  Those cannot change an
+ * access decision, a media type or a URL: logging, process and connection
+ * tuning, server identification strings, response compression.  The list
+ * is of directives known not to matter rather than of directives known to
+ * matter, on purpose: a directive that is not in it (any module's, known
+ * or not, and every section) is hashed, so an unknown directive costs a
+ * re-check but never leaves a stale decision listed.  Excluded directives
+ * are left out wherever they are, also inside sections.  Section nesting
+ * is hashed (a mark on entering and leaving the children), so moving a
+ * directive into or out of a section changes the fingerprint.
+ *
+ * ServerTokens and ServerAdmin are visible to rules as the variables
+ * SERVER_SOFTWARE and SERVER_ADMIN (ap_expr in Require expr and <If>,
+ * RewriteCond): when any directive's arguments name one of them, these two
+ * directives are hashed too.  A rule in an .htaccess file that tests them
+ * is not seen here (access files are followed by their own rows).
+ *
+ * Not excluded, although they look harmless: Header and RequestHeader
+ * (RequestHeader can set a header that a Require expr or SetEnvIf then
+ * tests), HostnameLookups (Require host), User and Group (whether the run
+ * user can read a file), the SSL directives (SSLEngine makes URLs https,
+ * SSLRequire and SSLVerifyClient decide access) except the certificate
+ * and session ones listed below.
+ */
+#include <string.h>
+#include <apr_md5.h>
+#include <apr_strings.h>
+#include "mod_resourcesync.h"
+
+/* Directives that never change an access decision, a media type or a
+ * URL (compared without regard to case). */
+static const char *const ignored[] = {
+    /* logging */
+    "LogLevel", "ErrorLog", "ErrorLogFormat", "CustomLog", "TransferLog", "LogFormat",
+    "BufferedLogs", "GlobalLog", "LogIOTrackTTFB",
+    /* identification strings */
+    "ServerSignature",
+    /* processes, connections, timeouts */
+    "PidFile", "Timeout", "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests",
+    "MaxRequestWorkers", "MaxClients", "StartServers", "MinSpareServers", "MaxSpareServers",
+    "MinSpareThreads", "MaxSpareThreads", "ThreadsPerChild", "ThreadLimit", "ServerLimit",
+    "ThreadStackSize", "MaxConnectionsPerChild", "MaxRequestsPerChild",
+    "AsyncRequestWorkerFactor", "GracefulShutdownTimeout", "ListenBacklog",
+    "SendBufferSize", "ReceiveBufferSize", "MaxMemFree", "RequestReadTimeout",
+    "EnableMMAP", "EnableSendfile", "CoreDumpDirectory",
+    /* mod_status, mod_info */
+    "ExtendedStatus", "SeeRequestTail", "AddModuleInfo",
+    /* mod_ssl: certificates and sessions, not access */
+    "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile",
+    "SSLSessionCache", "SSLSessionCacheTimeout", "SSLSessionTickets", "SSLUseStapling",
+    "SSLStaplingCache", "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression",
+    NULL
+};
+
+/* Prefixes of directive families that never matter (mod_deflate's
+ * compression settings, DeflateAlterETag included: the lists carry no
+ * ETag). */
+static const char *const ignored_prefix[] = { "Deflate", NULL };
+
+/* Excluded unless a rule may test them (identity_tested). */
+static const char *const identity[] = { "ServerTokens", "ServerAdmin", NULL };
+
+/* 1 if the arguments of a directive in d name SERVER_SOFTWARE or
+ * SERVER_ADMIN. */
+static int identity_tested(const ap_directive_t *d)
+{
+    for (; d; d = d->next) {
+        if (d->args && (ap_strcasestr(d->args, "SERVER_SOFTWARE")
+                        || ap_strcasestr(d->args, "SERVER_ADMIN"))) {
+            return 1;
+        }
+        if (identity_tested(d->first_child)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int is_ignored(const char *name, int identity_counts)
+{
+    int i;
+
+    for (i = 0; identity[i]; i++) {
+        if (!strcasecmp(name, identity[i])) {
+            return !identity_counts;
+        }
+    }
+    for (i = 0; ignored[i]; i++) {
+        if (!strcasecmp(name, ignored[i])) {
+            return 1;
+        }
+    }
+    for (i = 0; ignored_prefix[i]; i++) {
+        if (!strncasecmp(name, ignored_prefix[i], strlen(ignored_prefix[i]))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Each directive as its name and arguments, NUL-terminated; children
+ * between "\1" and "\2". */
+static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d, int identity_counts)
+{
+    for (; d; d = d->next) {
+        if (is_ignored(d->directive, identity_counts)) {
+            continue;
+        }
+        apr_md5_update(ctx, d->directive, strlen(d->directive) + 1);
+        if (d->args) {
+            apr_md5_update(ctx, d->args, strlen(d->args) + 1);
+        }
+        if (d->first_child) {
+            apr_md5_update(ctx, "\1", 1);
+            fp_tree(ctx, d->first_child, identity_counts);
+            apr_md5_update(ctx, "\2", 1);
+        }
+    }
+}
+
+const char *rs_fingerprint_compute(apr_pool_t *p, const ap_directive_t *tree)
+{
+    apr_md5_ctx_t ctx;
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    char *hex = apr_palloc(p, 2 * APR_MD5_DIGESTSIZE + 1);
+    int i;
+
+    apr_md5_init(&ctx);
+    fp_tree(&ctx, tree, identity_tested(tree));
+    apr_md5_final(d, &ctx);
+    for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
+        apr_snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    }
+    return hex;
+}
