@@ -113,6 +113,7 @@ typedef struct wset_t {
  * snapshot jobs use it too, and must not call back into the driver). */
 static inline void rs_drive_status_put(wset_t *ws)
 {
+    ws->status.watches = ws->w ? rs_watch_count(ws->w) : 0;
     rs_status_write_set(ws->set->slot, &ws->status);
 }
 
