@@ -530,6 +530,14 @@ void rs_jobs_reap(int wait);
 /* Driver's thread: whether a job is in progress (submitted, not finished). */
 int rs_jobs_busy(void);
 
+/* mod_resourcesync_progress.c: a scan's rate (files/s) after elapsed,
+ * and the seconds left to reach total (-1: total unknown or no rate). */
+void rs_progress_estimate(apr_int64_t files, apr_int64_t total, apr_interval_time_t elapsed,
+                          double *rate, double *left);
+/* The name of an RS_SCAN_TOTAL_* source: "previous-scan", "name-count",
+ * "unknown". */
+const char *rs_progress_source(apr_int32_t src);
+
 /* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
  * baton: the server_rec); warnings and errors once per watcher life. */
 void rs_logonce_init(apr_pool_t *pool);
