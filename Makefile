@@ -61,7 +61,8 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_hubintake.c \
              src/mod_resourcesync_notifyconf.c src/mod_resourcesync_deliver.c \
              src/mod_resourcesync_deliverstat.c \
-             src/mod_resourcesync_progress.c
+             src/mod_resourcesync_progress.c \
+             src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
