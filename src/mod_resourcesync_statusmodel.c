@@ -84,19 +84,22 @@ static apr_int64_t store_bytes(apr_pool_t *p)
     return n;
 }
 
-/* A small file's first line, NULL if unreadable. */
+/* A small file's first line, NULL if unreadable.  One read: a sysctl
+ * file under /proc answers only a read at offset 0. */
 static const char *first_line(apr_pool_t *p, const char *path)
 {
     apr_file_t *f;
     char buf[64];
+    apr_size_t n = sizeof(buf) - 1;
 
     if (apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p) != APR_SUCCESS) {
         return NULL;
     }
-    if (apr_file_gets(buf, sizeof(buf), f) != APR_SUCCESS) {
-        buf[0] = '\0';
+    if (apr_file_read(f, buf, &n) != APR_SUCCESS) {
+        n = 0;
     }
     apr_file_close(f);
+    buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     return buf[0] ? apr_pstrdup(p, buf) : NULL;
 }
