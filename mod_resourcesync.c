@@ -14,6 +14,7 @@
 #include <libxml/parser.h>
 #include <mod_status.h>
 #include "src/mod_resourcesync.h"
+#include "src/mod_resourcesync_statusfmt.h"
 
 static int rs_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {

@@ -574,34 +574,6 @@ int rs_handler_link(request_rec *r);
 /* mod_resourcesync_statuspage.c */
 int rs_statuspage_handle(request_rec *r);
 
-/* mod_resourcesync_statusmodel.c: the status page's data, one model for
- * every format.  A value is NULL when there is nothing to show. */
-typedef struct rs_statkv_t {
-    const char *key;              /* CamelCase, no spaces */
-    const char *val;
-} rs_statkv_t;
-typedef struct rs_statgroup_t {
-    const char *name;             /* the set's name */
-    apr_array_header_t *kv;       /* rs_statkv_t */
-} rs_statgroup_t;
-typedef struct rs_statmodel_t {
-    apr_array_header_t *global;   /* rs_statkv_t: watcher, store, scan, ... */
-    apr_array_header_t *sets;     /* rs_statgroup_t, in the segment's order */
-    apr_array_header_t *lines;    /* rs_statkv_t, keys repeat: hub, delivery */
-} rs_statmodel_t;
-/* The model, from r->pool (never reads the store). */
-rs_statmodel_t *rs_statusmodel_build(request_rec *r);
-
-/* mod_resourcesync_statusfmt.c: the model rendered into r.  html: a whole
- * page (page != 0) or a section of mod_status' page; auto: "Key: value"
- * lines, every key prefixed with prefix ("" on the own page); json: one
- * object (see docs/directives.md). */
-void rs_statusfmt_html(request_rec *r, const rs_statmodel_t *m, int page);
-void rs_statusfmt_auto(request_rec *r, const rs_statmodel_t *m, const char *prefix);
-void rs_statusfmt_json(request_rec *r, const rs_statmodel_t *m);
-/* mod_status' status_hook: the ResourceSync section of server-status. */
-int rs_statusfmt_hook(request_rec *r, int flags);
-
 /* mod_resourcesync_hubconf.c: the hub's directives (server level). */
 /* Every hub field of a new server config to its unset sentinel. */
 void rs_hubconf_init(rs_srv_conf *c);

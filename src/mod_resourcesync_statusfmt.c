@@ -17,7 +17,7 @@
 #include <apr_strings.h>
 #include <http_protocol.h>
 #include <mod_status.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_statusfmt.h"
 #include "rs_json.h"
 
 static const char *html(request_rec *r, const char *s)

@@ -14,7 +14,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 #include <apr_file_info.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_statusfmt.h"
 #include "rs_dumppkg.h"
 #include "rs_hubreq.h"
 #include "rs_statedir.h"

@@ -36,7 +36,7 @@
 #include <apr_strings.h>
 #include <http_protocol.h>
 #include <http_request.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_statusfmt.h"
 #include "rs_dumppkg.h"
 #include "rs_hubreq.h"
 #include "rs_statedir.h"
