@@ -12,7 +12,9 @@
 #include <http_request.h>
 #include <dlfcn.h>
 #include <libxml/parser.h>
+#include <mod_status.h>
 #include "src/mod_resourcesync.h"
+#include "src/mod_resourcesync_statusfmt.h"
 
 static int rs_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
@@ -84,6 +86,8 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_handler(rs_hub_handle, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_statuspage_handle, NULL, NULL, APR_HOOK_MIDDLE);
+    /* A ResourceSync section in mod_status' server-status, when loaded. */
+    APR_OPTIONAL_HOOK(ap, status_hook, rs_statusfmt_hook, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(resourcesync) = {

@@ -686,7 +686,7 @@ def watcher_status(poller):
     """(watcher pid, sequence of the newest journaled change) from the
     status page: the sequence counts every change the watcher committed and
     put into the ring."""
-    st, _, body = poller.get(STATUS_PATH)
+    st, _, body = poller.get(STATUS_PATH + "?text")
     h, w = HEAD_RX.search(body or b""), WPID_RX.search(body or b"")
     if st != 200 or not h:
         raise RuntimeError("GET %s: %d, no newest-sequence" % (STATUS_PATH, st))

@@ -267,7 +267,7 @@ class NotifyBench(bench.Bench):
                 verified, denied, _ = sub.ask("progress")
                 if denied:
                     raise RuntimeError("the hub denied %d subscriptions" % denied)
-                st, _, body = poller.get(STATUS_PATH)
+                st, _, body = poller.get(STATUS_PATH + "?text")
                 m = SUBS_RX.search(body or b"")
                 stored = int(m.group(1)) if st == 200 and m else 0
                 if verified >= n and stored >= n:

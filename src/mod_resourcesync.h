@@ -315,9 +315,19 @@ typedef struct rs_status_set_t {
     apr_int32_t cdump_ready;
     apr_int64_t cdump_bytes;
     apr_int64_t capture_bytes;
+    /* For the status page: the current snapshot's bytes (sum of its
+     * files' sizes, -1: unknown), and the set's inotify watches when the
+     * driver last wrote this entry (rs_drive_status_put). */
+    apr_int64_t bytes;
+    apr_int64_t watches;
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
+#define RS_STATUS_ERR_MAX  512     /* rs_status_t.last_err */
+
+#define RS_SCAN_TOTAL_UNKNOWN  0    /* no estimate */
+#define RS_SCAN_TOTAL_PREVIOUS 1    /* the files the store knows from before */
+#define RS_SCAN_TOTAL_COUNTED  2    /* a count of the tree's names (first scan) */
 
 #define RS_MODE_STARTING  0         /* no full scan yet */
 #define RS_MODE_WATCHING  1         /* inotify follows the whole tree */
@@ -341,6 +351,17 @@ typedef struct rs_status_t {
     volatile apr_int64_t hash_done;
     volatile apr_int32_t hash_queue;
     volatile apr_int32_t store_err; /* store failing: its cause, 0: works */
+    /* The full scan in progress (mod_resourcesync_progress.c, single
+     * words written by the driver): when it started, the files it is
+     * expected to see (-1: unknown) and where that figure comes from
+     * (RS_SCAN_TOTAL_*). */
+    volatile apr_time_t scan_start;
+    volatile apr_int64_t scan_total;
+    volatile apr_int32_t scan_total_src;
+    /* The watcher's newest warning or error and its time (under the
+     * mutex: rs_status_error_put, rs_status_error_get). */
+    apr_time_t last_err_time;
+    char last_err[RS_STATUS_ERR_MAX];
     rs_status_set_t sets[1];        /* nsets entries */
 } rs_status_t;
 
@@ -361,6 +382,12 @@ void rs_status_hashing_put(const char *set, const char *relpath, apr_int64_t siz
 /* Copy the hashing lane's file into buf (RS_STATUS_PATH_MAX bytes; ""
  * none), under the mutex. */
 void rs_status_hashing_get(char *buf);
+/* Record the watcher's newest warning or error (msg is cut to
+ * RS_STATUS_ERR_MAX - 1 bytes), under the mutex. */
+void rs_status_error_put(const char *msg);
+/* Copy the newest warning or error into buf (RS_STATUS_ERR_MAX bytes, ""
+ * none) and its time into *when (0: none), under the mutex. */
+void rs_status_error_get(char *buf, apr_time_t *when);
 /* The highest journal sequence put into the ring (0: none since the start). */
 apr_int64_t rs_status_ring_head(void);
 /* Put records (rs_record_t with their entries, increasing sequences) of
@@ -510,12 +537,23 @@ void rs_jobs_reap(int wait);
 /* Driver's thread: whether a job is in progress (submitted, not finished). */
 int rs_jobs_busy(void);
 
+/* mod_resourcesync_progress.c: a scan's rate (files/s) after elapsed,
+ * and the seconds left to reach total (-1: total unknown or no rate). */
+void rs_progress_estimate(apr_int64_t files, apr_int64_t total, apr_interval_time_t elapsed,
+                          double *rate, double *left);
+/* The name of an RS_SCAN_TOTAL_* source: "previous-scan", "name-count",
+ * "unknown". */
+const char *rs_progress_source(apr_int32_t src);
+
 /* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
  * baton: the server_rec); warnings and errors once per watcher life. */
 void rs_logonce_init(apr_pool_t *pool);
 void rs_logonce_log(void *baton, int level, apr_status_t rv, const char *msg);
 /* Forget the messages seen: the next occurrence of each is logged again. */
 void rs_logonce_forget(void);
+/* A warning or error (with its cause, rv != 0) becomes the status page's
+ * last error; any thread of the watcher. */
+void rs_logonce_note(apr_status_t rv, const char *msg);
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;

@@ -113,8 +113,16 @@ typedef struct wset_t {
  * snapshot jobs use it too, and must not call back into the driver). */
 static inline void rs_drive_status_put(wset_t *ws)
 {
+    ws->status.watches = ws->w ? rs_watch_count(ws->w) : 0;
     rs_status_write_set(ws->set->slot, &ws->status);
 }
+
+/* mod_resourcesync_progress.c: a full scan of ws's set starts (its
+ * expected total into the status segment); it has seen files so far (the
+ * segment, the set's entry once a second, a notice line every
+ * RS_PROGRESS_INTERVAL). */
+void rs_progress_begin(wset_t *ws);
+void rs_progress_tick(wset_t *ws, apr_int64_t files);
 
 /* Write a new Resource List snapshot of the set from the inventory,
  * unless the current one is still valid (force: the inventory changed).

@@ -64,6 +64,9 @@ static struct {
  * once-only memory of rs_logonce belongs to the driver's thread). */
 static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
 {
+    if (level <= RS_LOG_WARN) {
+        rs_logonce_note(rv, msg);
+    }
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 

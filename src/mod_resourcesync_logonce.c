@@ -32,8 +32,26 @@ void rs_logonce_forget(void)
     }
 }
 
+/* The message with its cause, as the error log shows it. */
+void rs_logonce_note(apr_status_t rv, const char *msg)
+{
+    char cause[120], line[RS_STATUS_ERR_MAX];
+
+    if (rv) {
+        apr_snprintf(line, sizeof(line), "%s: %s", msg, apr_strerror(rv, cause, sizeof(cause)));
+        rs_status_error_put(line);
+    }
+    else {
+        rs_status_error_put(msg);
+    }
+}
+
 void rs_logonce_log(void *baton, int level, apr_status_t rv, const char *msg)
 {
+    if (level <= RS_LOG_WARN) {
+        /* The status page's last error: repeats too (it is the newest). */
+        rs_logonce_note(rv, msg);
+    }
     if (level <= RS_LOG_WARN && seen) {
         if (apr_hash_get(seen, msg, APR_HASH_KEY_STRING)) {
             level = RS_LOG_DEBUG;

@@ -34,11 +34,11 @@ void rs_reconcile_mode(wset_t *ws)
 static void progress(void *baton, apr_int64_t files)
 {
     rs_status_t *st = rs_status_get();
-    (void)baton;
     if (st) {
         st->scan_files = files;
         st->heartbeat = apr_time_now();
     }
+    rs_progress_tick(baton, files);
 }
 
 /* rs_scan on_dir: watch every directory before it is read. */
@@ -89,6 +89,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->workers = ws->d->workers;
     so->check_batons = (void **)ws->acc;
     so->progress = progress;
+    so->progress_baton = ws;
     so->log = ws->log;
     so->on_dir = on_dir;
     so->on_drop = on_drop;
@@ -249,6 +250,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     }
     ws->degraded = 0;
     scan_opts(ws, &so, &rc, jstart != 0);
+    rs_progress_begin(ws);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
     end = apr_time_now();

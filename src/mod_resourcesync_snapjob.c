@@ -172,6 +172,7 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.completed = j->info.completed;
     ws->status.entries = j->info.entries;
     ws->status.parts = j->info.parts;
+    ws->status.bytes = j->info.bytes;
     ws->status.consistent = j->at;
     rs_drive_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT

@@ -36,7 +36,7 @@
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
-#define RS_STATUS_LAYOUT 4
+#define RS_STATUS_LAYOUT 5
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
@@ -107,6 +107,7 @@ static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
             e->entries = info.entries;
             e->parts = info.parts;
             e->consistent = info.at;
+            e->bytes = info.bytes;
         }
     }
     apr_dir_close(d);
@@ -217,6 +218,7 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     status->magic = RS_STATUS_MAGIC;
     status->layout = RS_STATUS_LAYOUT;
     status->scan_set = -1;
+    status->scan_total = -1;
     status->nsets = (apr_uint32_t)rs_global.sets->nelts;
     ring = rs_ring_init((char *)status + sets_size, nslots);
     apr_pool_create(&ptemp, pconf);
@@ -372,5 +374,34 @@ void rs_status_hashing_get(char *buf)
     locked = segment_lock();
     memcpy(buf, status->hash_path, RS_STATUS_PATH_MAX);
     buf[RS_STATUS_PATH_MAX - 1] = '\0';
+    segment_unlock(locked);
+}
+
+void rs_status_error_put(const char *msg)
+{
+    int locked;
+
+    if (!status) {
+        return;
+    }
+    locked = segment_lock();
+    apr_cpystrn(status->last_err, msg, sizeof(status->last_err));
+    status->last_err_time = apr_time_now();
+    segment_unlock(locked);
+}
+
+void rs_status_error_get(char *buf, apr_time_t *when)
+{
+    int locked;
+
+    buf[0] = '\0';
+    *when = 0;
+    if (!status) {
+        return;
+    }
+    locked = segment_lock();
+    memcpy(buf, status->last_err, RS_STATUS_ERR_MAX);
+    buf[RS_STATUS_ERR_MAX - 1] = '\0';
+    *when = status->last_err_time;
     segment_unlock(locked);
 }

@@ -1,10 +1,18 @@
 /* mod_resourcesync_statuspage.c - "SetHandler resourcesync-status".
  *
- * A plain-text view of the shared status segment for operators, in the
- * spirit of mod_status: place it in a <Location> and protect it with
- * Require.  It reads only the segment (never the store), so it answers
- * even while the watcher is busy scanning.
+ * A view of the shared status segment for operators, in the spirit of
+ * mod_status: place it in a <Location> and protect it with Require.  It
+ * reads only the segment and a few small files (never the store), so it
+ * answers even while the watcher is busy scanning.  The query chooses the
+ * format (docs/directives.md):
  *
+ *   (none)   an HTML page            \
+ *   ?auto    "Key: value" lines       > one model (statusmodel.c),
+ *   ?json    application/json        /  rendered by statusfmt.c
+ *   ?text    the plain text below, kept for the tests and benchmarks
+ *            that read it
+ *
+ * The plain text:
  *   watcher-pid: 1234
  *   watcher-state: watching   (or "store failing: <cause>")
  *   heartbeat: 2026-11-22T04:20:00.123Z (age 0.2 s)
@@ -28,7 +36,7 @@
 #include <apr_strings.h>
 #include <http_protocol.h>
 #include <http_request.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_statusfmt.h"
 #include "rs_dumppkg.h"
 #include "rs_hubreq.h"
 #include "rs_statedir.h"
@@ -81,7 +89,8 @@ static void hub_intake_lines(request_rec *r)
     }
 }
 
-int rs_statuspage_handle(request_rec *r)
+/* The plain text (?text). */
+static int text_page(request_rec *r)
 {
     rs_status_t *st;
     char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE], t4[RS_TIME_BUFSIZE];
@@ -91,19 +100,6 @@ int rs_statuspage_handle(request_rec *r)
     char hashing[RS_STATUS_PATH_MAX];
     const char *text;
 
-    if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
-        return DECLINED;
-    }
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET) {
-        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
-        return HTTP_METHOD_NOT_ALLOWED;
-    }
-    ap_set_content_type(r, "text/plain; charset=utf-8");
-    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
-    if (r->header_only) {
-        return OK;
-    }
     st = rs_status_get();
     if (!st) {
         ap_rputs("watcher-state: none (no ResourceSyncSet configured)\n", r);
@@ -173,4 +169,53 @@ int rs_statuspage_handle(request_rec *r)
         ap_rputs(text, r);
     }
     return OK;
+}
+
+/* The format the query asks for: one of its '&'-separated words "auto",
+ * "json", "text"; anything else is the HTML page. */
+static char format_of(request_rec *r)
+{
+    char *args = r->args ? apr_pstrdup(r->pool, r->args) : NULL, *last, *w;
+
+    for (w = args ? apr_strtok(args, "&;", &last) : NULL; w; w = apr_strtok(NULL, "&;", &last)) {
+        if (!strcmp(w, "auto") || !strcmp(w, "json") || !strcmp(w, "text")) {
+            return w[0];
+        }
+    }
+    return 'h';
+}
+
+int rs_statuspage_handle(request_rec *r)
+{
+    char fmt;
+
+    if (!r->handler || strcmp(r->handler, RS_STATUS_HANDLER)) {
+        return DECLINED;
+    }
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        ap_allow_standard_methods(r, REPLACE_ALLOW, M_GET, -1);
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    fmt = format_of(r);
+    ap_set_content_type(r, fmt == 'j' ? "application/json"
+                           : fmt == 'h' ? "text/html; charset=utf-8"
+                           : "text/plain; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->header_only) {
+        return OK;
+    }
+    switch (fmt) {
+    case 't':
+        return text_page(r);
+    case 'a':
+        rs_statusfmt_auto(r, rs_statusmodel_build(r), "");
+        return OK;
+    case 'j':
+        rs_statusfmt_json(r, rs_statusmodel_build(r));
+        return OK;
+    default:
+        rs_statusfmt_html(r, rs_statusmodel_build(r), 1);
+        return OK;
+    }
 }

@@ -122,6 +122,7 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it)
     }
     sw->in_part++;
     sw->info->entries++;
+    sw->info->bytes += it->size;
     return APR_SUCCESS;
 }
 
@@ -195,9 +196,9 @@ static apr_status_t write_info(swriter_t *sw)
 {
     const rs_snapshot_info_t *info = sw->info;
     const char *s = apr_psprintf(sw->fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
-                                 APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d\n",
+                                 APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d %" APR_INT64_T_FMT "\n",
                                  info->gen, info->at, info->completed, info->entries,
-                                 info->parts);
+                                 info->parts, info->bytes);
     apr_file_t *f;
     apr_status_t rv, frv;
 
@@ -281,8 +282,8 @@ apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_i
     apr_file_t *f;
     char buf[256];
     apr_size_t n = sizeof(buf) - 1;
-    apr_uint64_t gen, at, completed, entries, parts;
-    const char *s;
+    apr_uint64_t gen, at, completed, entries, parts, bytes = 0;
+    const char *s, *rest;
     apr_status_t rv;
 
     rv = apr_file_open(&f, rs_statedir_gen_info(p, dir), APR_FOPEN_READ,
@@ -297,13 +298,27 @@ apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_i
     }
     buf[n] = '\0';
     /* Written by rs_snapshot_write as five non-negative decimal numbers and
-     * a newline; anything else (a torn write, an editor, a sign, a number
-     * that does not fit) is an incomplete snapshot, never a wrapped value. */
+     * a newline, with a sixth (bytes) before the newline since it was
+     * added; anything else (a torn write, an editor, a sign, a number that
+     * does not fit) is an incomplete snapshot, never a wrapped value. */
     if (!(s = info_field(buf, APR_UINT64_MAX, ' ', &gen)) || gen < 1
         || !(s = info_field(s, APR_INT64_MAX, ' ', &at))
         || !(s = info_field(s, APR_INT64_MAX, ' ', &completed)) || completed < at
-        || !(s = info_field(s, APR_INT64_MAX, ' ', &entries))
-        || !(s = info_field(s, APR_INT32_MAX, '\n', &parts)) || *s) {
+        || !(s = info_field(s, APR_INT64_MAX, ' ', &entries))) {
+        return APR_EINVAL;
+    }
+    if ((rest = info_field(s, APR_INT32_MAX, '\n', &parts))) {
+        s = rest;
+        info->bytes = -1;                         /* five fields: unknown */
+    }
+    else if (!(s = info_field(s, APR_INT32_MAX, ' ', &parts))
+             || !(s = info_field(s, APR_INT64_MAX, '\n', &bytes))) {
+        return APR_EINVAL;
+    }
+    else {
+        info->bytes = (apr_int64_t)bytes;
+    }
+    if (*s) {
         return APR_EINVAL;
     }
     info->gen = gen;

@@ -13,7 +13,8 @@
  * Files in the snapshot directory:
  *   resourcelist.xml   the Resource List, or the Resource List Index
  *   part-<n>.xml       parts 1..n when there is an index
- *   info               "gen at completed entries parts" (written last)
+ *   info               "gen at completed entries parts bytes" (written last;
+ *                      files of older versions end after parts)
  */
 #ifndef RS_SNAPSHOT_H
 #define RS_SNAPSHOT_H
@@ -41,6 +42,8 @@ typedef struct rs_snapshot_info_t {
     apr_time_t completed;
     apr_int64_t entries;
     int parts;                    /* 0: single list, else index + parts */
+    apr_int64_t bytes;            /* sum of the listed files' sizes; -1: unknown
+                                   * (an info file without it) */
 } rs_snapshot_info_t;
 
 /* Write generation gen of a set's snapshot into the existing directory

@@ -227,7 +227,7 @@ is($rr->content, substr($pr->content, 4, 16), 'Range: the bytes asked for');
 is(req('HEAD', $some)->header('Content-Length'), length $pr->content, 'HEAD: Content-Length');
 is(req('GET', $some, 'If-None-Match' => $pr->header('ETag'))->code, 304, 'If-None-Match: 304');
 like($pr->header('Cache-Control') // '', qr/immutable/, 'package: long Cache-Control');
-like(get("$B/rs-status")->content, qr/^set-changedump: cd packages-bytes=[1-9]\d* captured-bytes=[1-9]\d*$/m,
+like(get("$B/rs-status?text")->content, qr/^set-changedump: cd packages-bytes=[1-9]\d* captured-bytes=[1-9]\d*$/m,
      'status page: disk use of packages and captures');
 
 # A file changed again after its list closed keeps its recorded bytes in

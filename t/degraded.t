@@ -84,7 +84,7 @@ like($said, qr/^ok \d+/, "the watches of $USER are used up but $FREE ($said)");
 
 $srv->start_ok;
 my $B = $srv->base;
-sub status { get("$B/rs-status")->content }
+sub status { get("$B/rs-status?text")->content }
 
 my $st = wait_for(sub { my $s = status(); $s =~ /set: g .*mode=rescans/ ? $s : undef }, 30) // status();
 like($st, qr/set: g .*mode=rescans/, 'status page: the set runs on rescans');

@@ -41,7 +41,7 @@ sub truncate_to {
 
 # The status page's "hashing:" line as { path, size, done, queue }.
 sub hashing {
-    my $r = get("$B/rs-status");
+    my $r = get("$B/rs-status?text");
     return undef unless $r->code == 200;
     my ($path, $size, $done, $queue) = $r->content =~ /^hashing: (.+?) size=(\d+) done=(\d+) queue=(\d+)$/m
         or return undef;

@@ -190,7 +190,7 @@ is(log_count(qr/\[resourcesync:warn\].*removed the malformed spool file '\Q$bad\
    'malformed request: one warning');
 
 # ------------------------------------------------------------ status page
-my $st = wait_for(sub { my $c = ua()->get("$B/rs-status")->content;
+my $st = wait_for(sub { my $c = ua()->get("$B/rs-status?text")->content;
                         $c =~ /^hub-subscriptions-total: 2$/m && $c }, 10) || '';
 like($st, qr/^hub-spool-pending: 0$/m, 'status: pending spool requests');
 like($st, qr/^hub-subscriptions: ds change 2$/m, 'status: subscriptions of the topic');

@@ -19,7 +19,7 @@ use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get wait_for fetch_
 
 plan tests => 27;
 
-sub status { get("$_[0]/rs-status")->content }
+sub status { get("$_[0]/rs-status?text")->content }
 
 # ------------------------------------------------ missing at the first start
 {

@@ -43,7 +43,7 @@ $srv->start_ok;
 
 sub locs { my ($set) = @_; join ' ', sort map { (my $l = $_->{loc}) =~ s{^\Q$B\E/}{}; $l }
                                      @{ fetch_list($set, $B)->{entries} } }
-sub status { get("$B/rs-status")->content }
+sub status { get("$B/rs-status?text")->content }
 sub deleted { my ($set) = @_; scalar grep { ($_->{change} // '') eq 'deleted' } changes_of($set, $B) }
 
 # ------------------------------------------------------ the root unmounted

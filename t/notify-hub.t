@@ -201,7 +201,7 @@ $pinged->set(answer => 200);
 # Status page: per topic its newest, per hub row backlog and last outcome.
 sub status_has {
     my ($re) = @_;
-    wait_for(sub { my $t = get("$B/rs-status")->content; $t =~ $re ? $t : undef }, 30);
+    wait_for(sub { my $t = get("$B/rs-status?text")->content; $t =~ $re ? $t : undef }, 30);
 }
 my $newest = sealed('change')->[-1];
 my $iso = qr/\d{4}-\d\d-\d\dT[\d:.]+Z/;

@@ -47,7 +47,7 @@ sub disk_bytes {
     return $sum;
 }
 sub status_bytes {
-    my ($line) = get("$B/rs-status")->content =~ /^(set-resource-dump: ds .*)$/m;
+    my ($line) = get("$B/rs-status?text")->content =~ /^(set-resource-dump: ds .*)$/m;
     return $line && $line =~ /disk-bytes=(\d+)/ ? $1 : -1;
 }
 my $agree = wait_for(sub { my $s = status_bytes(); $s > 0 && $s == disk_bytes() ? $s : undef }, 30);

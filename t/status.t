@@ -10,7 +10,7 @@ use RSTest qw(base get wait_for fetch_list httpd_pid watcher_pids);
 plan tests => 13;
 
 sub status {
-    my $r = get(base() . '/rs-status');
+    my $r = get(base() . '/rs-status?text');
     return undef unless $r->code == 200;
     my %h;
     my %sets;
@@ -85,6 +85,6 @@ ok(wait_for(sub {
 }, 30)) or print "# $why\n";     # open-changes: the entries its open Change List serves
 
 # Other methods: 405 naming GET and HEAD.
-my $post = RSTest::req('POST', base() . '/rs-status');
+my $post = RSTest::req('POST', base() . '/rs-status?text');
 my $allow = $post->header('Allow') // '';
 ok($post->code == 405 && $allow =~ /\bGET\b/ && $allow =~ /\bHEAD\b/);

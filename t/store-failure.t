@@ -34,7 +34,7 @@ ok($mounted, 'a 1.5 MB tmpfs is the state directory') or BAIL_OUT('cannot mount 
 
 $srv->start_ok;
 my $B = $srv->base;
-sub status { get("$B/rs-status")->content }
+sub status { get("$B/rs-status?text")->content }
 sub state_line { (status() =~ /^watcher-state: (.*)$/m)[0] // '' }
 sub log_count { my ($re) = @_; scalar(() = $srv->log_text =~ /$re/g) }
 

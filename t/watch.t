@@ -27,7 +27,7 @@ my $B = $srv->base;
 my $dest = RSTest::Destination->new(base => $B, set => 'w', src => $W, root => "$B/w/");
 $dest->baseline;
 
-like(wait_for(sub { my $s = get("$B/rs-status")->content; $s =~ /mode=watching/ ? $s : undef }, 30)
+like(wait_for(sub { my $s = get("$B/rs-status?text")->content; $s =~ /mode=watching/ ? $s : undef }, 30)
      // '', qr/set: w .*mode=watching/, 'the set is watched (status page)');
 
 # Entries after the n-th one, once `$pred` holds for them.

@@ -82,6 +82,7 @@ static void assert_info_eq(const rs_snapshot_info_t *a, const rs_snapshot_info_t
     ck_assert_int_eq(a->completed, b->completed);
     ck_assert_int_eq(a->entries, b->entries);
     ck_assert_int_eq(a->parts, b->parts);
+    ck_assert_int_eq(a->bytes, b->bytes);
 }
 
 /* Header of a Resource List or part. */
@@ -152,6 +153,7 @@ START_TEST(single_list)
     ck_assert_int_eq(info.parts, 0);
     ck_assert_int_eq(info.at, AT);
     ck_assert_int_eq(info.completed, DONE);
+    ck_assert_int_eq(info.bytes, 1 + 2 + 3 + 5 + 0);     /* listed rows only */
     ck_assert(ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 1)));
 
@@ -159,7 +161,7 @@ START_TEST(single_list)
     ck_assert_int_eq(rs_snapshot_read_info(f.dir, ut_pool, &back), APR_SUCCESS);
     assert_info_eq(&back, &info);
     ck_assert_str_eq(ut_read(ut_path(f.dir, "info"), NULL),
-                     apr_psprintf(ut_pool, "7 %" APR_TIME_T_FMT " %" APR_TIME_T_FMT " 5 0\n",
+                     apr_psprintf(ut_pool, "7 %" APR_TIME_T_FMT " %" APR_TIME_T_FMT " 5 0 11\n",
                                   (apr_time_t)AT, (apr_time_t)DONE));
 
     root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
@@ -402,6 +404,8 @@ START_TEST(read_info_errors)
             "18446744073709551616 2 3 4 5\n", "1 9223372036854775808 3 4 5\n",
             "1 2 3 4 2147483648\n", "1 5 3 4 5\n", "1  2 3 4 5\n", "1 2 3 4 5 \n",
             "1 2 3 4 5\nmore", "1 2 3 4 5\n\n", " 1 2 3 4 5\n", "1\t2 3 4 5\n",
+            "1 2 3 4 5 -6\n", "1 2 3 4 5 6 \n", "1 2 3 4 5 6 7\n", "1 2 3 4 5 6",
+            "1 2 3 4 5 9223372036854775808\n", "1 2 3 4 5  6\n",
         };
         size_t i;
         for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -417,6 +421,11 @@ START_TEST(read_info_errors)
     ck_assert_int_eq(info.completed, 3);
     ck_assert_int_eq(info.entries, 4);
     ck_assert_int_eq(info.parts, 5);
+    ck_assert_int_eq(info.bytes, -1);         /* written before bytes were */
+    ut_write_str(ut_path(dir, "info"), "9 2 3 4 5 123\n");
+    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 5);
+    ck_assert_int_eq(info.bytes, 123);
     ut_write_str(ut_path(dir, "info"), "18446744073709551615 0 9223372036854775807 0 2147483647\n");
     ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_uint_eq(info.gen, 18446744073709551615ULL);

@@ -1,0 +1,156 @@
+/* mod_resourcesync_progress.c - a full scan's progress, for operators.
+ *
+ * When a full scan starts (rs_progress_begin, driver's thread) the status
+ * segment gets its start time and the number of files it is expected to
+ * see: the rows the store already holds for the set (what the previous
+ * scans found), or, at a set's first scan (an empty inventory), a count
+ * of the tree's non-directory names by readdir alone (no stat, no access
+ * check), given up after RS_PROGRESS_COUNT_MAX (the total is then
+ * unknown).  Either figure is an estimate: files come and go while the
+ * scan runs, and the scan skips excluded and unreadable names.
+ *
+ * As the scan goes (rs_progress_tick, from its progress callback, once
+ * per directory) the files seen so far go to the segment, the set's entry
+ * is refreshed once a second (its inotify watches grow as directories are
+ * reached), and every RS_PROGRESS_INTERVAL a notice line tells the files
+ * so far, the total, the rate and the time left.  The interval may be
+ * shortened for tests with the environment variable
+ * RESOURCESYNC_PROGRESS_MS (milliseconds, read at each scan's start).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <apr_strings.h>
+#include "mod_resourcesync_drive.h"
+#include "rs_time.h"
+
+#define RS_PROGRESS_INTERVAL  apr_time_from_sec(10)
+#define RS_PROGRESS_COUNT_MAX apr_time_from_sec(2)
+#define RS_PROGRESS_DEPTH_MAX 256
+
+static struct {
+    apr_interval_time_t interval;
+    apr_time_t next_log;            /* monotonic */
+    apr_time_t next_put;            /* monotonic */
+    apr_time_t t0;                  /* monotonic start of the scan */
+} pg;
+
+/* Non-directory names below the directory open as fd (which is closed);
+ * -1 once the deadline (monotonic) passed. */
+static apr_int64_t count_tree(int fd, apr_time_t deadline, int depth)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *de;
+    apr_int64_t n = 0, sub;
+
+    if (!d) {
+        close(fd);
+        return 0;
+    }
+    while (n >= 0 && (de = readdir(d))) {
+        int cfd;
+        if (de->d_name[0] == '.' && (!de->d_name[1]
+                                     || (de->d_name[1] == '.' && !de->d_name[2]))) {
+            continue;
+        }
+        if (de->d_type != DT_DIR) {
+            n++;                    /* DT_UNKNOWN counted as a file: an estimate */
+            continue;
+        }
+        if (depth >= RS_PROGRESS_DEPTH_MAX || rs_time_mono() > deadline) {
+            n = depth >= RS_PROGRESS_DEPTH_MAX ? n : -1;
+            continue;
+        }
+        cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (cfd >= 0) {
+            sub = count_tree(cfd, deadline, depth + 1);
+            n = sub < 0 ? -1 : n + sub;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* The expected total of a full scan of ws's set and where it comes from. */
+static apr_int64_t expected(wset_t *ws, apr_int32_t *src)
+{
+    apr_int64_t n = 0;
+    int fd;
+
+    if (rs_inventory_count(ws->d->store, ws->set->name, &n) == APR_SUCCESS && n > 0) {
+        *src = RS_SCAN_TOTAL_PREVIOUS;
+        return n;
+    }
+    fd = open(ws->set->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && (n = count_tree(fd, rs_time_mono() + RS_PROGRESS_COUNT_MAX, 0)) >= 0) {
+        *src = RS_SCAN_TOTAL_COUNTED;
+        return n;
+    }
+    *src = RS_SCAN_TOTAL_UNKNOWN;
+    return -1;
+}
+
+void rs_progress_begin(wset_t *ws)
+{
+    rs_status_t *st = rs_status_get();
+    const char *env = getenv("RESOURCESYNC_PROGRESS_MS");
+    apr_int32_t src = RS_SCAN_TOTAL_UNKNOWN;
+    apr_int64_t total = expected(ws, &src);
+
+    pg.interval = env && apr_atoi64(env) > 0 ? apr_time_from_msec(apr_atoi64(env))
+                                             : RS_PROGRESS_INTERVAL;
+    pg.t0 = rs_time_mono();
+    pg.next_log = pg.t0 + pg.interval;
+    pg.next_put = pg.t0 + apr_time_from_sec(1);
+    if (st) {
+        st->scan_total = total;
+        st->scan_total_src = src;
+        st->scan_start = apr_time_now();
+    }
+}
+
+void rs_progress_estimate(apr_int64_t files, apr_int64_t total, apr_interval_time_t elapsed,
+                          double *rate, double *left)
+{
+    *rate = elapsed > 0 ? (double)files * APR_USEC_PER_SEC / (double)elapsed : 0.0;
+    *left = total >= 0 && *rate > 0 ? (double)(total > files ? total - files : 0) / *rate
+                                    : -1.0;
+}
+
+const char *rs_progress_source(apr_int32_t src)
+{
+    switch (src) {
+    case RS_SCAN_TOTAL_PREVIOUS: return "previous-scan";
+    case RS_SCAN_TOTAL_COUNTED: return "name-count";
+    default: return "unknown";
+    }
+}
+
+void rs_progress_tick(wset_t *ws, apr_int64_t files)
+{
+    rs_status_t *st = rs_status_get();
+    apr_time_t now = rs_time_mono();
+    double rate, left;
+    apr_int64_t total = st ? st->scan_total : -1;
+
+    if (now >= pg.next_put) {
+        pg.next_put = now + apr_time_from_sec(1);
+        rs_drive_status_put(ws);
+    }
+    if (now < pg.next_log) {
+        return;
+    }
+    pg.next_log = now + pg.interval;
+    rs_progress_estimate(files, total, now - pg.t0, &rate, &left);
+    if (total >= 0) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT
+                    " of about %" APR_INT64_T_FMT " files (estimate: %s), %.0f files/s, "
+                    "about %.0f s left", ws->set->name, files, total,
+                    rs_progress_source(st->scan_total_src), rate, left);
+    }
+    else {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT
+                    " files so far (total unknown), %.0f files/s", ws->set->name, files, rate);
+    }
+}
