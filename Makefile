@@ -29,7 +29,10 @@ APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
               $(shell apu-1-config --includes 2>/dev/null)
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 
-CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+# One version for the module and rs-tool (the module logs it at startup).
+VERSION   := $(shell cat VERSION)
+
+CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
 LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
@@ -70,7 +73,7 @@ HEADERS    = $(wildcard src/*.h)
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
