@@ -57,6 +57,7 @@ Suite *cdump_suite(void);
 Suite *notify_suite(void);
 Suite *hubsub_suite(void);
 Suite *websub_suite(void);
+Suite *setlock_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
