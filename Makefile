@@ -82,7 +82,12 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 	$(CC) -shared $(SAN) $(SAN_SO) -o $@ $^ $(LIBS)
 
 # Command-line front end of the engine (used by benchmarks and tests).
-$(BUILD)/rs-tool: $(BUILD)/tools/rs_tool.o $(ENGINE_OBJ)
+TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c
+$(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/rs-tool: $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC)) $(ENGINE_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/unit-tests: $(UNIT_SRC) $(ENGINE_OBJ)

@@ -7,18 +7,21 @@
 #include "rs_setlock.h"
 #include "rs_statedir.h"
 
-/* Open (create) the set's lock file, creating <statedir>/locks first. */
-static int open_lock(apr_pool_t *p, const char *statedir, const char *set)
+/* Open (create) the set's lock file, creating <statedir>/locks first;
+ * mode O_RDONLY for a shared lock, O_RDWR for an exclusive one.  The file
+ * is readable by all, so a run user can take its shared lock on a file
+ * root created. */
+static int open_lock(apr_pool_t *p, const char *statedir, const char *set, int mode)
 {
     const char *path = rs_statedir_setlock(p, statedir, set);
     const char *dir = rs_statedir_setlock(p, statedir, "");
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+    int fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 
     if (fd < 0 && errno == ENOENT) {
         if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
             return -1;
         }
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+        fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     }
     return fd;
 }
@@ -33,7 +36,7 @@ static void whole_file(struct flock *fl, short type)
 apr_status_t rs_setlock_hold(apr_pool_t *p, const char *statedir, const char *set)
 {
     struct flock fl;
-    int rc, fd = open_lock(p, statedir, set);
+    int rc, fd = open_lock(p, statedir, set, O_RDONLY);
 
     if (fd < 0) {
         return errno;
@@ -57,7 +60,7 @@ apr_status_t rs_setlock_take(apr_pool_t *p, const char *statedir, const char *se
     int rc;
 
     *holder = 0;
-    if ((*fd = open_lock(p, statedir, set)) < 0) {
+    if ((*fd = open_lock(p, statedir, set, O_RDWR)) < 0) {
         return errno;
     }
     whole_file(&fl, F_WRLCK);
