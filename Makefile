@@ -10,8 +10,10 @@
 #   make fuzz-run   run each harness FUZZ_SECONDS (default 10) on its corpus
 #   make run        httpd on 127.0.0.1 with the module on an example tree
 #   make bench      benchmarks (see docs/BENCHMARKS.md)
-#   make install    module into apxs' LIBEXECDIR, Debian-style .load/.conf into
-#                   $(DESTDIR)/etc/apache2/mods-available
+#   make install    module into apxs' LIBEXECDIR, rs-tool into $(BINDIR), its man
+#                   page, Debian-style .load/.conf into $(DESTDIR)/etc/apache2/
+#                   mods-available (an existing .conf is kept: new one as .conf.dist)
+#   make deb        Debian package into build/ (debhelper; see debian/)
 
 APXS      ?= apxs
 CC        ?= gcc
@@ -22,7 +24,8 @@ OPT       ?= -O2
 PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 libsqlite3-dev \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
-            libwww-perl libxml-libxml-perl faketime libfaketime python3
+            libwww-perl libxml-libxml-perl faketime libfaketime python3 \
+            debhelper dpkg-dev
 
 HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
@@ -70,7 +73,7 @@ UNIT_SRC   = $(wildcard tests/unit/*.c)
 HEADERS    = $(wildcard src/*.h)
 
 .PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \
-        clean install
+        clean install deb
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
@@ -147,11 +150,37 @@ bench: all
 	bench/run
 
 LIBEXECDIR := $(shell $(APXS) -q LIBEXECDIR 2>/dev/null)
+PREFIX     ?= /usr
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+CONFDIR    ?= /etc/apache2/mods-available
+# An existing resourcesync.conf may hold the operator's edits: it is never
+# overwritten; the new one is installed beside it as resourcesync.conf.dist.
 install: all
-	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)/etc/apache2/mods-available
+	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(BUILD)/mod_resourcesync.so $(DESTDIR)$(LIBEXECDIR)/
-	install -m 644 conf/resourcesync.load conf/resourcesync.conf $(DESTDIR)/etc/apache2/mods-available/
+	install -m 755 $(BUILD)/rs-tool $(DESTDIR)$(BINDIR)/
+	install -m 644 docs/rs-tool.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 conf/resourcesync.load $(DESTDIR)$(CONFDIR)/
+	if [ -e $(DESTDIR)$(CONFDIR)/resourcesync.conf ]; then \
+	    install -m 644 conf/resourcesync.conf $(DESTDIR)$(CONFDIR)/resourcesync.conf.dist; \
+	    echo "kept $(DESTDIR)$(CONFDIR)/resourcesync.conf; new one: resourcesync.conf.dist"; \
+	else install -m 644 conf/resourcesync.conf $(DESTDIR)$(CONFDIR)/; fi
+
+# Debian package (debhelper, debian/): build/libapache2-mod-resourcesync_<version>_<arch>.deb.
+# dpkg-buildpackage writes its results to the parent directory; they are moved to build/.
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+	    { echo "debian/changelog is at $$v, VERSION is $(VERSION): add a changelog entry"; exit 1; }
+	rm -f ../libapache2-mod-resourcesync_$(VERSION)*
+	dpkg-buildpackage -b -us -uc -j2
+	@mkdir -p $(BUILD)
+	mv ../libapache2-mod-resourcesync*_$(VERSION)_*.deb $(BUILD)/
+	rm -f ../libapache2-mod-resourcesync_$(VERSION)_*.buildinfo \
+	    ../libapache2-mod-resourcesync_$(VERSION)_*.changes
+	@ls $(BUILD)/*.deb
 
 clean:
-	rm -rf build build-asan build-fuzz t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
+	rm -rf build build-asan build-fuzz build-deb debian/.debhelper debian/libapache2-mod-resourcesync t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
 	    t/conf/extra.conf t/conf/rs-module.conf t/conf/htpasswd t/htdocs/generated t/aliased
