@@ -121,6 +121,10 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             APR_ARRAY_PUSH(o->args, const char *) = a;
             continue;
         }
+        if (!strstr(" -d --state-dir --url --exclude --dotfiles --dumpset --hash --max ",
+                    apr_pstrcat(p, " ", a, " ", NULL))) {
+            return rs_tool_err(RS_TOOL_USAGE, "%s: unknown option '%s'", argv[1], a);
+        }
         if (strcmp(a, "--dotfiles") && !has) {
             return rs_tool_err(RS_TOOL_USAGE, "%s: %s needs a value", argv[1], a);
         }
@@ -154,9 +158,6 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             }
             o->max = (int)n;
             o->seen_max = 1;
-        }
-        else {
-            return rs_tool_err(RS_TOOL_USAGE, "%s: unknown option '%s'", argv[1], a);
         }
     }
     return RS_TOOL_OK;

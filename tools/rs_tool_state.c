@@ -129,13 +129,16 @@ static const char *meta_of(apr_pool_t *p, sqlite3 *db, const char *key)
     return v;
 }
 
-/* One line per set of the inventory or the journal. */
+/* One line per set of the inventory or the journal.  Its last change is
+ * the datetime of its newest journaled change or, before any, the newest
+ * modification time of a listed file. */
 static int status_sets(apr_pool_t *p, sqlite3 *db, const char *statedir)
 {
     static const char *const sql =
         "SELECT s, (SELECT COUNT(*) FROM inventory WHERE setname = s AND listed = 1),"
         " (SELECT COALESCE(SUM(size), 0) FROM inventory WHERE setname = s AND listed = 1),"
-        " (SELECT MAX(dt) FROM journal WHERE setname = s),"
+        " COALESCE((SELECT MAX(dt) FROM journal WHERE setname = s),"
+        "  (SELECT MAX(mtime_ns) / 1000 FROM inventory WHERE setname = s AND listed = 1)),"
         " (SELECT COUNT(*) FROM journal WHERE setname = s)"
         " FROM (SELECT setname AS s FROM inventory UNION SELECT setname FROM journal_sets)"
         " ORDER BY s";

@@ -150,10 +150,12 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
     if ((rc = rs_tool_check_statedir(p, "verify", statedir, &dbpath)) != RS_TOOL_OK) {
         return rc;
     }
-    if (stat(root, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory%s%s", root,
-                           errno && !S_ISDIR(sb.st_mode) ? ": " : "",
-                           errno ? strerror(errno) : "");
+    if (stat(root, &sb) != 0) {
+        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory: %s", root,
+                           strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory", root);
     }
     memset(&v, 0, sizeof(v));
     v.p = p;
