@@ -231,8 +231,8 @@ int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url)
 
 /* The SQLite online backup: a consistent copy of the store while the
  * watcher goes on writing (pages changed during the copy make it start
- * over, which step(-1) does in one go).  Written to FILE.tmp, checked,
- * then renamed to FILE, so FILE is complete or absent.  The copy is
+ * over, which step(-1) does in one go).  Written to FILE.tmp (mode 0600),
+ * checked, then renamed to FILE, so FILE is complete or absent.  The copy is
  * switched to journal_mode DELETE: one self-contained file. */
 int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
 {
@@ -240,6 +240,7 @@ int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
     sqlite3 *src, *dst = NULL;
     sqlite3_backup *b;
     struct stat sb;
+    mode_t old_mask;
     int rc, sr;
 
     if ((rc = rs_tool_check_statedir(p, "backup", statedir, &dbpath)) != RS_TOOL_OK) {
@@ -252,8 +253,12 @@ int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
         return rc;
     }
     unlink(tmp);
-    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
-        != SQLITE_OK) {
+    /* Readable by the owner only, as the store: it holds subscribers'
+     * secrets (notify_dests). */
+    old_mask = umask(077);
+    sr = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    umask(old_mask);
+    if (sr != SQLITE_OK) {
         rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot create '%s': %s", tmp,
                          dst ? sqlite3_errmsg(dst) : "out of memory");
         goto done;

@@ -23,7 +23,6 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include "rs_hash.h"
-#include "rs_inventory.h"
 #include "rs_parse.h"
 #include "rs_scan.h"
 #include "rs_schema.h"
@@ -33,7 +32,8 @@
 #define VERIFY_CFG "rs-tool-verify"
 
 typedef struct verify_t {
-    rs_db_t *live;            /* the real store, read only */
+    sqlite3 *live;            /* the real store, opened read-only */
+    sqlite3_stmt *row;        /* its row of (set, dir, name) */
     apr_pool_t *p;
     const char *set;
     long long diffs;
@@ -54,30 +54,34 @@ static const char *relpath(apr_pool_t *p, const rs_item_t *it)
     return *it->dir ? apr_pstrcat(p, it->dir, "/", it->name, NULL) : it->name;
 }
 
-/* Whether the new row differs from the live one in what is published. */
-static int differs(const rs_item_t *old, const rs_item_t *now)
+/* Whether the new row differs from the live one in what is published:
+ * size, modification time, or a digest both have.  A row that is gone
+ * from the live store differs. */
+static int differs(verify_t *v, const rs_item_t *now)
 {
-    int i;
-    if (!old || old->size != now->size || old->mtime_ns != now->mtime_ns) {
-        return 1;
-    }
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        if (old->hash[i] && now->hash[i] && strcmp(old->hash[i], now->hash[i])) {
-            return 1;
+    sqlite3_stmt *st = v->row;
+    int i, d = 1;
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, v->set, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, now->dir, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, now->name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        d = sqlite3_column_int64(st, 0) != now->size || sqlite3_column_int64(st, 1) != now->mtime_ns;
+        for (i = 0; i < RS_HASH_COUNT && !d; i++) {
+            const char *h = (const char *)sqlite3_column_text(st, 2 + i);
+            d = h && now->hash[i] && strcmp(h, now->hash[i]);
         }
     }
-    return 0;
+    sqlite3_reset(st);
+    return d;
 }
 
 static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
 {
     verify_t *v = baton;
-    rs_item_t *old = NULL;
     const char *what = change == RS_CHANGE_CREATED ? "created"
                      : change == RS_CHANGE_DELETED ? "deleted" : "updated";
-    if (change == RS_CHANGE_UPDATED
-        && rs_inventory_get(v->live, v->p, v->set, it->dir, it->name, &old) == APR_SUCCESS
-        && !differs(old, it)) {
+    if (change == RS_CHANGE_UPDATED && !differs(v, it)) {
         return APR_SUCCESS;
     }
     printf("%s %s\n", what, relpath(v->p, it));
@@ -129,41 +133,27 @@ static void drop_tmp(apr_pool_t *p, const char *tmp)
     unlink(apr_pstrcat(p, tmp, "-journal", NULL));
 }
 
-int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const char *root,
-                   const apr_array_header_t *excludes, int dotfiles)
+/* The set checked, the copy made and scanned. */
+static int verify_copy(apr_pool_t *p, verify_t *v, const char *dbpath, const char *statedir,
+                       const char *root, const apr_array_header_t *excludes, int dotfiles)
 {
-    const char *dbpath, *tdir = getenv("TMPDIR");
+    const char *set = v->set, *tdir = getenv("TMPDIR");
     char *tmp;
     rs_db_t *copy;
     rs_scan_opts_t o;
     rs_scan_stats_t s;
-    verify_t v;
-    struct stat sb;
-    apr_int64_t n = 0;
     apr_status_t rv;
     char err[256];
-    int rc, fd;
+    sqlite3_stmt *st;
+    int fd, found = 0;
 
-    if (!rs_parse_set_name(set, RS_TOOL_SET_NAME_MAX)) {
-        return rs_tool_err(RS_TOOL_USAGE, "verify: invalid set name '%s'", set);
+    if (sqlite3_prepare_v2(v->live, "SELECT 1 FROM inventory WHERE setname = ?1 LIMIT 1", -1,
+                           &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
     }
-    if ((rc = rs_tool_check_statedir(p, "verify", statedir, &dbpath)) != RS_TOOL_OK) {
-        return rc;
-    }
-    if (stat(root, &sb) != 0) {
-        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory: %s", root,
-                           strerror(errno));
-    }
-    if (!S_ISDIR(sb.st_mode)) {
-        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory", root);
-    }
-    memset(&v, 0, sizeof(v));
-    v.p = p;
-    v.set = set;
-    if (rs_schema_open(&v.live, p, RS_STATEDIR_DB_DRIVER, dbpath, &verify_log) != APR_SUCCESS) {
-        return rs_tool_err(RS_TOOL_FAIL, "verify: cannot open the state store '%s'", dbpath);
-    }
-    if (rs_inventory_count(v.live, set, &n) != APR_SUCCESS || n == 0) {
+    if (!found) {
         return rs_tool_err(RS_TOOL_USAGE, "verify: no set '%s' in '%s'", set, statedir);
     }
     tmp = apr_pstrcat(p, tdir && *tdir ? tdir : "/tmp", "/rs-tool-verify-XXXXXX", NULL);
@@ -185,7 +175,7 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
     o.cfg = VERIFY_CFG;
     o.log = &verify_log;
     o.on_change = on_change;
-    o.change_baton = &v;
+    o.change_baton = v;
     rv = rs_scan_set(copy, &o, p, &s);
     drop_tmp(p, tmp);
     if (rv != APR_SUCCESS) {
@@ -193,6 +183,48 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
                            apr_strerror(rv, err, sizeof(err)));
     }
     printf("verify %s: files %" APR_INT64_T_FMT " listed %" APR_INT64_T_FMT " differences %lld\n",
-           set, s.files, s.listed, v.diffs);
-    return v.diffs ? RS_TOOL_FAIL : RS_TOOL_OK;
+           set, s.files, s.listed, v->diffs);
+    return v->diffs ? RS_TOOL_FAIL : RS_TOOL_OK;
+}
+
+int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const char *root,
+                   const apr_array_header_t *excludes, int dotfiles)
+{
+    const char *dbpath;
+    verify_t v;
+    struct stat sb;
+    int rc;
+
+    if (!rs_parse_set_name(set, RS_TOOL_SET_NAME_MAX)) {
+        return rs_tool_err(RS_TOOL_USAGE, "verify: invalid set name '%s'", set);
+    }
+    if ((rc = rs_tool_check_statedir(p, "verify", statedir, &dbpath)) != RS_TOOL_OK) {
+        return rc;
+    }
+    if (stat(root, &sb) != 0) {
+        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory: %s", root,
+                           strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        return rs_tool_err(RS_TOOL_USAGE, "verify: ROOT '%s' is not a directory", root);
+    }
+    memset(&v, 0, sizeof(v));
+    v.p = p;
+    v.set = set;
+    if ((rc = rs_tool_sqlite_open("verify", dbpath, SQLITE_OPEN_READONLY, &v.live))
+        != RS_TOOL_OK) {
+        return rc;
+    }
+    if (sqlite3_prepare_v2(v.live, "SELECT size, mtime_ns, md5, sha1, sha256, sha512 FROM "
+                           "inventory WHERE setname = ?1 AND dir = ?2 AND name = ?3", -1,
+                           &v.row, NULL) != SQLITE_OK) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "verify: cannot read '%s': %s", dbpath,
+                         sqlite3_errmsg(v.live));
+        sqlite3_close(v.live);
+        return rc;
+    }
+    rc = verify_copy(p, &v, dbpath, statedir, root, excludes, dotfiles);
+    sqlite3_finalize(v.row);
+    sqlite3_close(v.live);
+    return rc;
 }
