@@ -16,7 +16,7 @@ use File::Basename qw(dirname);
 use File::Copy qw(copy);
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for list_entries);
 
-plan tests => 73;
+plan tests => 74;
 
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 my $version = do { open my $fh, '<', "$FindBin::Bin/../VERSION" or die $!; local $_ = <$fh>; chomp; $_ };
@@ -99,6 +99,7 @@ is($rc, 0, 'backup: exit 0');
 like($out, qr/^backup \Q$bk\E bytes \d+$/, 'backup: says what it wrote');
 is(sql($bk, 'PRAGMA integrity_check'), 'ok', 'backup: integrity_check accepts it');
 is(sql($bk, 'PRAGMA journal_mode'), 'delete', 'backup: one self-contained file');
+is(sprintf('%o', (stat $bk)[2] & 07777), '600', 'backup: readable by its owner only');
 is(sql($bk, "SELECT COUNT(*) FROM inventory WHERE setname = 'a' AND listed = 1"), 3,
    'backup: holds the inventory');
 ($rc, $out, $err) = run('backup', '-d', $state, $bk);
