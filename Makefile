@@ -10,8 +10,10 @@
 #   make fuzz-run   run each harness FUZZ_SECONDS (default 10) on its corpus
 #   make run        httpd on 127.0.0.1 with the module on an example tree
 #   make bench      benchmarks (see docs/BENCHMARKS.md)
-#   make install    module into apxs' LIBEXECDIR, Debian-style .load/.conf into
-#                   $(DESTDIR)/etc/apache2/mods-available
+#   make install    module into apxs' LIBEXECDIR, rs-tool into $(BINDIR), its man
+#                   page, Debian-style .load/.conf into $(DESTDIR)/etc/apache2/
+#                   mods-available (an existing .conf is kept: new one as .conf.dist)
+#   make deb        Debian package into build/ (debhelper; see debian/)
 
 APXS      ?= apxs
 CC        ?= gcc
@@ -22,14 +24,18 @@ OPT       ?= -O2
 PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 libsqlite3-dev \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
-            libwww-perl libxml-libxml-perl faketime libfaketime python3
+            libwww-perl libxml-libxml-perl faketime libfaketime python3 \
+            debhelper dpkg-dev
 
 HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
               $(shell apu-1-config --includes 2>/dev/null)
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 
-CFLAGS_ALL = $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+# One version for the module and rs-tool (the module logs it at startup).
+VERSION   := $(shell cat VERSION)
+
+CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
 LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
@@ -42,7 +48,8 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
              src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \
              src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
-             src/rs_json.c
+             src/rs_json.c \
+             src/rs_setlock.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
@@ -70,11 +77,11 @@ UNIT_SRC   = $(wildcard tests/unit/*.c)
 HEADERS    = $(wildcard src/*.h)
 
 .PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \
-        clean install
+        clean install deb
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -82,7 +89,12 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 	$(CC) -shared $(SAN) $(SAN_SO) -o $@ $^ $(LIBS)
 
 # Command-line front end of the engine (used by benchmarks and tests).
-$(BUILD)/rs-tool: $(BUILD)/tools/rs_tool.o $(ENGINE_OBJ)
+TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c
+$(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/rs-tool: $(patsubst %.c,$(BUILD)/%.o,$(TOOL_SRC)) $(ENGINE_OBJ)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
 $(BUILD)/unit-tests: $(UNIT_SRC) $(ENGINE_OBJ)
@@ -142,11 +154,37 @@ bench: all
 	bench/run
 
 LIBEXECDIR := $(shell $(APXS) -q LIBEXECDIR 2>/dev/null)
+PREFIX     ?= /usr
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+CONFDIR    ?= /etc/apache2/mods-available
+# An existing resourcesync.conf may hold the operator's edits: it is never
+# overwritten; the new one is installed beside it as resourcesync.conf.dist.
 install: all
-	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)/etc/apache2/mods-available
+	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CONFDIR) $(DESTDIR)$(BINDIR) \
+	    $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(BUILD)/mod_resourcesync.so $(DESTDIR)$(LIBEXECDIR)/
-	install -m 644 conf/resourcesync.load conf/resourcesync.conf $(DESTDIR)/etc/apache2/mods-available/
+	install -m 755 $(BUILD)/rs-tool $(DESTDIR)$(BINDIR)/
+	install -m 644 docs/rs-tool.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 conf/resourcesync.load $(DESTDIR)$(CONFDIR)/
+	if [ -e $(DESTDIR)$(CONFDIR)/resourcesync.conf ]; then \
+	    install -m 644 conf/resourcesync.conf $(DESTDIR)$(CONFDIR)/resourcesync.conf.dist; \
+	    echo "kept $(DESTDIR)$(CONFDIR)/resourcesync.conf; new one: resourcesync.conf.dist"; \
+	else install -m 644 conf/resourcesync.conf $(DESTDIR)$(CONFDIR)/; fi
+
+# Debian package (debhelper, debian/): build/libapache2-mod-resourcesync_<version>_<arch>.deb.
+# dpkg-buildpackage writes its results to the parent directory; they are moved to build/.
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+	    { echo "debian/changelog is at $$v, VERSION is $(VERSION): add a changelog entry"; exit 1; }
+	rm -f ../libapache2-mod-resourcesync_$(VERSION)*
+	dpkg-buildpackage -b -us -uc -j2
+	@mkdir -p $(BUILD)
+	mv ../libapache2-mod-resourcesync*_$(VERSION)_*.deb $(BUILD)/
+	rm -f ../libapache2-mod-resourcesync_$(VERSION)_*.buildinfo \
+	    ../libapache2-mod-resourcesync_$(VERSION)_*.changes
+	@ls $(BUILD)/*.deb
 
 clean:
-	rm -rf build build-asan build-fuzz t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
+	rm -rf build build-asan build-fuzz build-deb debian/.debhelper debian/libapache2-mod-resourcesync t/logs t/state t/conf/httpd.conf t/conf/apache_test_config.pm \
 	    t/conf/extra.conf t/conf/rs-module.conf t/conf/htpasswd t/htdocs/generated t/aliased

@@ -16,6 +16,10 @@
 #include "src/mod_resourcesync.h"
 #include "src/mod_resourcesync_statusfmt.h"
 
+#ifndef RS_VERSION
+#define RS_VERSION "unknown"
+#endif
+
 static int rs_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 {
     if (rs_config_pre(pconf, plog, ptemp) != OK || rs_status_pre(pconf) != APR_SUCCESS) {
@@ -37,6 +41,8 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
         return OK;
     }
     rs_config_started();
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "mod_resourcesync/" RS_VERSION " (%d set%s) configured",
+                 rs_global.sets->nelts, rs_global.sets->nelts == 1 ? "" : "s");
     if (!rs_global.sets->nelts) {
         return OK;
     }

@@ -46,6 +46,7 @@
 #include "mod_resourcesync_drive.h"
 #include "rs_scan.h"
 #include "rs_statedir.h"
+#include "rs_setlock.h"
 #include "rs_time.h"
 #include "rs_schema.h"
 
@@ -380,6 +381,12 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     ws->d = d;
     ws->set = set;
     ws->log = &d->log;
+    /* Held until the process ends: rs-tool forget-set refuses a set in use
+     * (and this waits while one removes the set's state). */
+    if ((rv = rs_setlock_hold(d->pool, rs_global.state_dir, set->name)) != APR_SUCCESS) {
+        rs_log_emit(&d->log, RS_LOG_WARN, rv, "set %s: cannot lock %s", set->name,
+                    rs_statedir_setlock(d->iter, rs_global.state_dir, set->name));
+    }
     ws->acc = apr_pcalloc(d->pool, sizeof(*ws->acc) * (apr_size_t)d->workers);
     for (k = 0; k < d->workers; k++) {
         ws->acc[k] = rs_access_create(d->pool, set);

@@ -147,3 +147,8 @@ int rs_statedir_is_cl_legacy(const char *name)
 {
     return !strncmp(name, "open-", 5);
 }
+
+const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, statedir, "/locks/", set, NULL);
+}

@@ -16,6 +16,7 @@
  *   <statedir>/changedumps/<set>/changedump.xml        the Change Dump
  *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
  *       (and .xml: a copy of its manifest)
+ *   <statedir>/locks/<set>                  a set's lock file (rs_setlock.h)
  *   <statedir>/hub/spool/<time>-<rand>.req   a hub subscription request
  *       (rs_hubreq.h; written by children as tmp-*, then renamed)
  *
@@ -88,6 +89,9 @@ const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char
 /* <statedir>/notify/<set>: the set's notification topics (files
  * change.xml and framework.xml: the newest sealed payload of each). */
 const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/locks/<set>: the file a watcher that serves the set holds a
+ * shared lock on (rs_setlock.h). */
+const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char *set);
 /* Files of that directory: changedump.xml (id == 0), else the package
  * <history>-<id>.zip of closed Change List id, or its manifest copy. */
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,

@@ -58,6 +58,7 @@ Suite *notify_suite(void);
 Suite *hubsub_suite(void);
 Suite *websub_suite(void);
 Suite *json_suite(void);
+Suite *setlock_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */

@@ -1,0 +1,53 @@
+/* rs_tool.h - what the parts of rs-tool share.
+ *
+ * rs-tool is the operator's command-line tool (rs_tool.c: dispatch, the
+ * engine commands scan/list/dump; rs_tool_state.c: status, forget-set,
+ * backup; rs_tool_verify.c: verify).  Exit codes: 0 success, 1 a result
+ * the operator must act on (differences found, a set in use, a failed
+ * operation), 2 misuse (unknown command, missing or wrong argument, a
+ * state directory or set that does not exist).
+ */
+#ifndef RS_TOOL_H
+#define RS_TOOL_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <sqlite3.h>
+
+#ifndef RS_VERSION
+#define RS_VERSION "unknown"
+#endif
+
+/* The state directory of the packaged configuration
+ * (/etc/apache2/mods-available/resourcesync.conf). */
+#define RS_TOOL_STATEDIR "/var/lib/apache2/resourcesync"
+
+/* The longest set name (the module's RS_SET_NAME_MAX). */
+#define RS_TOOL_SET_NAME_MAX 64
+
+#define RS_TOOL_OK 0
+#define RS_TOOL_FAIL 1
+#define RS_TOOL_USAGE 2
+
+/* Print "rs-tool: " and the message to stderr; return code. */
+int rs_tool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The state directory argument checked: an existing directory with a
+ * state.db in it.  Returns RS_TOOL_OK or the error printed (exit 2). */
+int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
+                           const char **dbpath);
+
+/* Open the store with SQLite directly (flags: SQLITE_OPEN_*), busy timeout
+ * set; refuses a store of a newer schema than this tool knows.  Returns
+ * RS_TOOL_OK or the error printed. */
+int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **out);
+
+/* Subcommands: args are what follows the command name (options removed),
+ * statedir the -d / --state-dir value or the default. */
+int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url);
+int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set);
+int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file);
+int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const char *root,
+                   const apr_array_header_t *excludes, int dotfiles);
+
+#endif
