@@ -71,10 +71,10 @@ like($st{b} // '', qr/^files 2 bytes 9 .* watcher $wpid$/, 'status: set b');
 like($out, qr/^store \Q$db\E bytes \d+ schema 2 history [0-9a-f]+$/m, 'status: the store');
 like($out, qr/^sets 2$/m, 'status: number of sets');
 my ($gen) = ($st{a} // '') =~ /generation (\d+)/;
-my $page = get("$B/rs-status")->content;
+my $page = get("$B/rs-status?text")->content;
 like($page, qr/^set: a generation=\Q$gen\E /m, 'status: generation as the status page shows it');
-($rc, $out) = run('status', '-d', $state, '--url', "$B/rs-status");
-ok($rc == 0 && $out =~ /^server \Q$B\E\/rs-status\n(?s:.*)^set: a generation=/m,
+($rc, $out) = run('status', '-d', $state, '--url', "$B/rs-status?text");
+ok($rc == 0 && $out =~ /^server \Q$B\E\/rs-status\?text\n(?s:.*)^set: a generation=/m,
    'status --url: the running server\'s status follows');
 ($rc, $out, $err) = run('status', '-d', $state, '--url', "$B/no-such-status");
 is("$rc|$err", "1|rs-tool: status: --url '$B/no-such-status': HTTP status 404\n",
