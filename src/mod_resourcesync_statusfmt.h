@@ -26,6 +26,10 @@ typedef struct rs_statmodel_t {
 /* The model, from r->pool (never reads the store). */
 rs_statmodel_t *rs_statusmodel_build(request_rec *r);
 
+/* The watcher's state (RS_STATE_*) as a word: starting, scanning,
+ * watching, degraded; "unknown" for anything else. */
+const char *rs_statusmodel_state_name(apr_uint32_t s);
+
 /* mod_resourcesync_statusfmt.c: the model rendered into r.  html: a whole
  * page (page != 0) or a section of mod_status' page; auto: "Key: value"
  * lines, every key prefixed with prefix ("" on the own page); json: one

@@ -51,7 +51,7 @@ static const char *age(apr_pool_t *p, apr_time_t t)
     return t ? apr_psprintf(p, "%.1f", d > 0 ? (double)d / APR_USEC_PER_SEC : 0.0) : NULL;
 }
 
-static const char *state_name(apr_uint32_t s)
+const char *rs_statusmodel_state_name(apr_uint32_t s)
 {
     switch (s) {
     case RS_STATE_STARTING: return "starting";
@@ -132,7 +132,7 @@ static void global_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *
 
     put(kv, "Version", RS_VERSION);
     put(kv, "WatcherPid", num(p, st->watcher_pid));
-    put(kv, "WatcherState", state_name(st->state));
+    put(kv, "WatcherState", rs_statusmodel_state_name(st->state));
     put(kv, "Heartbeat", when(p, st->heartbeat));
     put(kv, "HeartbeatAge", age(p, st->heartbeat));
     put(kv, "StoreHealth", st->store_err ? "failing" : "ok");

@@ -44,17 +44,6 @@
 
 #define RS_STATUS_HANDLER "resourcesync-status"
 
-static const char *state_name(apr_uint32_t s)
-{
-    switch (s) {
-    case RS_STATE_STARTING: return "starting";
-    case RS_STATE_SCANNING: return "scanning";
-    case RS_STATE_WATCHING: return "watching";
-    case RS_STATE_DEGRADED: return "degraded";
-    default: return "unknown";
-    }
-}
-
 /* The hub's intake: requests waiting in the spool (counted here), and the
  * summary the watcher's intake thread keeps in <statedir>/hub/intake
  * (copied as it is; nothing before the watcher first wrote it). */
@@ -114,7 +103,7 @@ static int text_page(request_rec *r)
                    apr_strerror((apr_status_t)st->store_err, buf, sizeof(buf)));
     }
     else {
-        ap_rprintf(r, "watcher-state: %s\n", state_name(st->state));
+        ap_rprintf(r, "watcher-state: %s\n", rs_statusmodel_state_name(st->state));
     }
     ap_rprintf(r, "heartbeat: %s (age %.1f s)\n", hb ? rs_time_format(t1, hb) : "-",
                hb ? (double)(apr_time_now() - hb) / APR_USEC_PER_SEC : 0.0);

@@ -2,42 +2,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_json.h"
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 when s does not start
- * one (a stray continuation byte, an overlong form, a surrogate, a code
- * point past U+10FFFF, a truncated sequence). */
-static int utf8_len(const unsigned char *s)
-{
-    int n, i;
-    unsigned long cp;
-
-    if (s[0] < 0x80) {
-        return 1;
-    }
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        n = 2, cp = s[0] & 0x1f;
-    }
-    else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        n = 3, cp = s[0] & 0x0f;
-    }
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        n = 4, cp = s[0] & 0x07;
-    }
-    else {
-        return 0;
-    }
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
-        || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) {
-        return 0;
-    }
-    return n;
-}
+#include "rs_utf8.h"
 
 const char *rs_json_str(apr_pool_t *p, const char *s)
 {
@@ -62,7 +27,7 @@ const char *rs_json_str(apr_pool_t *p, const char *s)
             o += apr_snprintf(o, 7, "\\u%04x", *u);
             u++;
         }
-        else if ((n = utf8_len(u)) > 0) {
+        else if ((n = rs_utf8_seq(u)) > 0) {
             memcpy(o, u, (size_t)n);
             o += n;
             u += n;

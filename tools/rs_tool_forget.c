@@ -67,17 +67,22 @@ static long long run(sqlite3 *db, const char *sql, const char *set)
     return rc == SQLITE_DONE ? sqlite3_changes(db) : -1;
 }
 
-static int table_exists(sqlite3 *db, const char *t)
+/* Whether sql, with arg bound to its one parameter, gives a row. */
+static int has_row(sqlite3 *db, const char *sql, const char *arg)
 {
     sqlite3_stmt *st;
     int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, arg, -1, SQLITE_STATIC);
         found = sqlite3_step(st) == SQLITE_ROW;
         sqlite3_finalize(st);
     }
     return found;
+}
+
+static int table_exists(sqlite3 *db, const char *t)
+{
+    return has_row(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", t);
 }
 
 /* Delete the set's rows in one transaction; *rows their number. */
@@ -118,7 +123,6 @@ static int forget_rows(sqlite3 *db, const char *set, long long *rows)
 static int set_exists(apr_pool_t *p, sqlite3 *db, const char *sd, const char *set)
 {
     const char **d = set_dirs(p, sd, set);
-    sqlite3_stmt *st;
     struct stat sb;
     int i, found = 0;
     for (i = 0; d[i] && !found; i++) {
@@ -127,11 +131,8 @@ static int set_exists(apr_pool_t *p, sqlite3 *db, const char *sd, const char *se
     for (i = 0; tables[i] && !found; i++) {
         const char *sql = apr_psprintf(p, "SELECT 1 FROM %s WHERE setname = ?1 LIMIT 1",
                                        tables[i]);
-        if (table_exists(db, tables[i])
-            && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
-            found = sqlite3_step(st) == SQLITE_ROW;
-            sqlite3_finalize(st);
+        if (table_exists(db, tables[i])) {
+            found = has_row(db, sql, set);
         }
     }
     return found;
