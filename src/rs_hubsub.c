@@ -24,8 +24,8 @@ static const char *const sql[S_MAX] = {
     "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' AND lease_until < %lld "
     "ORDER BY setname, topic, url",
     /* Not if renewed since it was listed. */
-    "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
-    "AND lease_until < %lld",
+    ("DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
+     "AND lease_until < %lld"),
 };
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
