@@ -25,7 +25,7 @@ PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
             libwww-perl libxml-libxml-perl faketime libfaketime python3 \
-            debhelper dpkg-dev
+            debhelper dpkg-dev groff-base
 
 HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
