@@ -157,7 +157,8 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
     it->name = j->name;
     it->cfg = o->cfg;
     it->listed = 1;
-    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
+    if (o->check
+        && !o->check(baton, p, j->relpath, j->target ? RS_SCAN_CHECK_LINK : 0, &it->type)) {
         it->listed = 0;
     }
     if (it->listed) {
