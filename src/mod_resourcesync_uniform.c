@@ -37,8 +37,10 @@
  *     fixups) that is not on the list below of modules known to decide by
  *     directory, section and extension only (mod_rewrite, mod_mime_magic,
  *     mod_include's XBitHack, mod_userdir, mod_lua, ... are not);
- *   - anywhere in the configuration: <If>/<ElseIf>/<Else>, any Rewrite*
- *     directive, AliasMatch, ScriptAliasMatch, RedirectMatch,
+ *   - anywhere in the configuration: an <If>/<ElseIf> whose condition may
+ *     read more than what is the same for every internal request (see
+ *     if_constant: the query string, method, client, server names...),
+ *     any Rewrite* directive, AliasMatch, ScriptAliasMatch, RedirectMatch,
  *     ProxyPassMatch, SetEnvIfExpr, SetEnvIf(NoCase) on Request_URI,
  *     XBitHack, MimeMagicFile, SSLRequire, a Require (or Reject) of a
  *     provider other than all, env, ip, host, forward-dns, local, method,
@@ -161,8 +163,27 @@ static const char *hooks_why(apr_pool_t *p)
 
 /* Directives that make the answer depend on more than the key, anywhere. */
 static const char *const never[] = {
-    "<If", "<ElseIf", "<Else", "AliasMatch", "ScriptAliasMatch", "RedirectMatch",
-    "ProxyPassMatch", "SetEnvIfExpr", "XBitHack", "MimeMagicFile", "SSLRequire", NULL
+    "AliasMatch", "ScriptAliasMatch", "RedirectMatch", "ProxyPassMatch", "SetEnvIfExpr",
+    "XBitHack", "MimeMagicFile", "SSLRequire", NULL
+};
+
+/* Variables of ap_expr that are the same for every internal request of
+ * the access check (one method, no query string, one client, one
+ * server, no user): an <If> or <ElseIf> that reads only these, constants
+ * and the operators below decides alike for every file. */
+static const char *const constant_vars[] = {
+    "QUERY_STRING", "REQUEST_METHOD", "REQUEST_SCHEME", "HTTPS", "IPV6", "REMOTE_ADDR",
+    "REMOTE_HOST", "REMOTE_USER", "AUTH_TYPE", "SERVER_NAME", "SERVER_PORT", "SERVER_ADDR",
+    "SERVER_PROTOCOL", "SERVER_SOFTWARE", "SERVER_ADMIN", "HTTP_HOST", "HTTP_USER_AGENT",
+    "API_VERSION", NULL
+};
+
+/* Operators (after '-') that compare strings or test the client; the
+ * file tests (-d, -e, -f, -s, -L, -h, -F, -U, -A) and any other are not
+ * allowed. */
+static const char *const constant_ops[] = {
+    "eq", "ne", "lt", "le", "gt", "ge", "ipmatch", "strmatch", "strcmatch", "fnmatch", "in",
+    "n", "z", "T", "R", NULL
 };
 
 /* Require providers that decide from the (fixed) client, the method or
@@ -229,6 +250,40 @@ static const char *path_args(apr_pool_t *p, const ap_directive_t *d, const char 
     return NULL;
 }
 
+/* 1 if the <If>/<ElseIf> condition expr reads only constant_vars through
+ * %{NAME}, uses only constant_ops, and calls no function: conservative,
+ * a word in a string literal that looks like an operator or a call also
+ * counts. */
+static int if_constant(apr_pool_t *p, const char *expr)
+{
+    const char *c;
+
+    for (c = expr; *c; c++) {
+        if (c[0] == '%' && c[1] == '{') {
+            const char *end = strchr(c, '}');
+            if (!end
+                || !in_list(constant_vars, apr_pstrndup(p, c + 2, (apr_size_t)(end - c - 2)))) {
+                return 0;
+            }
+            c = end;
+        }
+        else if (*c == '-' && (c == expr || !apr_isalnum(c[-1])) && apr_isalpha(c[1])) {
+            apr_size_t n = 1;
+            while (apr_isalnum(c[n])) {
+                n++;
+            }
+            if (!in_list(constant_ops, apr_pstrndup(p, c + 1, n - 1))) {
+                return 0;
+            }
+            c += n - 1;
+        }
+        else if (*c == '(' && c > expr && (apr_isalnum(c[-1]) || c[-1] == '_')) {
+            return 0;   /* a function: file(), req(), env(), ... */
+        }
+    }
+    return 1;
+}
+
 /* NULL if directive d cannot make files of one directory differ beyond
  * the key (pushing its URL-paths of (e) on paths), else why. */
 static const char *directive_why(apr_pool_t *p, const ap_directive_t *d, const char *url,
@@ -238,6 +293,9 @@ static const char *directive_why(apr_pool_t *p, const ap_directive_t *d, const c
 
     if (in_list(never, name) || !strncasecmp(name, "Rewrite", 7)) {
         return where(p, d);
+    }
+    if (!strcasecmp(name, "<If") || !strcasecmp(name, "<ElseIf")) {
+        return if_constant(p, args) ? NULL : where(p, d);
     }
     if (!strcasecmp(name, "Require") || !strcasecmp(name, "Reject")) {
         const char *w = ap_getword_conf(p, &args);
@@ -271,20 +329,18 @@ static const char *conf_why(apr_pool_t *p, const ap_directive_t *d, const char *
 
 /* ---------------------------------------------------------- the sections */
 
-/* Why section c rules the fast path out (<If> inside it, named groups),
- * or NULL. */
+/* Why section c rules the fast path out (named groups), or NULL. */
 static const char *section_why(apr_pool_t *p, const core_dir_config *c)
 {
-    if (c->sec_if && c->sec_if->nelts) {
-        return "an <If> section";
-    }
     if (c->r && c->refs && c->refs->nelts) {
         return apr_psprintf(p, "named groups in the section regex '%s'", c->d ? c->d : "");
     }
     return NULL;
 }
 
-/* The <Files> sections inside section c (pushed on files); NULL or why. */
+/* The <Files> sections inside section c and inside its <If> sections
+ * (whose conditions conf_why found constant), pushed on files; NULL or
+ * why not. */
 static const char *add_files(apr_pool_t *p, const core_dir_config *c,
                              apr_array_header_t *files)
 {
@@ -296,6 +352,11 @@ static const char *add_files(apr_pool_t *p, const core_dir_config *c,
                                                                      ap_conf_vector_t *));
         why = section_why(p, f);
         APR_ARRAY_PUSH(files, core_dir_config *) = f;
+    }
+    for (i = 0; !why && c->sec_if && i < c->sec_if->nelts; i++) {
+        why = add_files(p, ap_get_core_module_config(APR_ARRAY_IDX(c->sec_if, i,
+                                                                  ap_conf_vector_t *)),
+                        files);
     }
     return why;
 }

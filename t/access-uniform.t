@@ -7,16 +7,18 @@ use warnings;
 # <Files>, an exclusion, an unreadable file, links in and out) and more:
 # <FilesMatch>, AddHandler and AddType by extension (in upper case too), a
 # <Location> naming one file, an Alias into the set naming one file, an
-# .htaccess with <Files>, links where FollowSymLinks is off.  The debug
+# .htaccess with <Files>, links where FollowSymLinks is off, an <If> on the
+# query string.  The debug
 # lines of the checkers show where one request served many files, and
-# where each file got its own; a loaded mod_rewrite turns it off.
+# where each file got its own; a loaded mod_rewrite, or an <If> that looks
+# at the file, turns it off.
 # Private servers (one per mode).
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(private_server set_conf STATE_CONF fetch_list wait_for);
 
-plan tests => 17;
+plan tests => 20;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
@@ -40,7 +42,8 @@ sub conf {
         . qq(<FilesMatch "\\.pem\$">\n    Require all denied\n</FilesMatch>\n)
         . "AddHandler cgi-script .cgi\nAddType application/x-foo .foo\n"
         . qq(<Location "/u/loc/one.txt">\n    Require all denied\n</Location>\n)
-        . qq(Redirect /u/loc/moved.txt http://example.org/moved.txt\n);
+        . qq(Redirect /u/loc/moved.txt http://example.org/moved.txt\n)
+        . qq(<If "%{QUERY_STRING} == 'sendfile' && -R '10.0.0.0/8'">\n    EnableSendfile On\n</If>\n);
 }
 
 my %files = map { ("www/u/$_" => "$_\n") }
@@ -132,3 +135,10 @@ like($rw->log_text, qr/set u: access decided per file: mod_rewrite\.c has a \w+ 
      'mod_rewrite loaded: per file, naming the module');
 is(scalar keys %{ requests($rw, 'per directory') }, 0, 'mod_rewrite loaded: no directory by key');
 $rw->stop;
+
+# an <If> that looks at the file
+my $if = start(undef, qq(<If "-f %{REQUEST_FILENAME}">\n    EnableSendfile On\n</If>\n));
+is(listing($if), $auto_list, '<If> on the file: the same list');
+like($if->log_text, qr/set u: access decided per file: <If "-f %\{REQUEST_FILENAME\}">/,
+     '<If> on the file: per file, naming it');
+$if->stop;
