@@ -190,6 +190,8 @@ static void set_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *st,
     if (st->scan_set == i) {
         scan_fields(p, kv, st);
     }
+    /* Fixed at post_config (mod_resourcesync_uniform.c); children inherit it. */
+    put(kv, "AccessCheck", set ? (set->uniform ? "per-directory" : "per-file") : NULL);
     if (set && set->rdump) {
         /* Read from disk on each request: a few entries per package. */
         put(kv, "ResourceDumpGeneration", num(p, (apr_int64_t)e->dump_gen));

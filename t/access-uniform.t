@@ -16,9 +16,9 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF fetch_list wait_for);
+use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF fetch_list wait_for get);
 
-plan tests => 20;
+plan tests => 22;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
@@ -31,7 +31,7 @@ sub conf {
         . "LoadModule authn_core_module $mods/mod_authn_core.so\n"
         . "LoadModule authn_file_module $mods/mod_authn_file.so\n"
         . "LoadModule authz_user_module $mods/mod_authz_user.so\n"
-        . STATE_CONF . "ResourceSyncRescanInterval 1\nLogLevel info resourcesync:debug\n"
+        . STATE_CONF . STATUS_CONF . "ResourceSyncRescanInterval 1\nLogLevel info resourcesync:debug\n"
         . ($mode ? "ResourceSyncAccessCheck $mode\n" : '')
         . set_conf('u', 'www/u', 'ResourceSyncExclude *.tmp', 'AllowOverride All')
         . qq(<Directory "\@DIR\@/www/u/denied">\n    Require all denied\n</Directory>\n)
@@ -105,6 +105,8 @@ my $auto = start(undef);
 my $auto_list = listing($auto);
 is($auto_list, $expected, 'auto: exactly the expected locations and types');
 like($auto->log_text, qr/set u: access decided per directory/, 'auto: the set runs per directory');
+like(get($auto->base . '/rs-status?auto')->content, qr/^SetAccessCheck: per-directory$/m,
+     'auto: the status page says per-directory');
 my $req = requests($auto, 'per directory');
 # top: a b c unreadable (txt) | d.html | e.tar.gz | noext | secret.txt | key.pem |
 # script.cgi | x y (foo): 8 keys; link-in.txt its own; scratch.tmp is excluded and
@@ -123,6 +125,8 @@ my $pf = start('per-file');
 is(listing($pf), $auto_list, 'per-file: the same list as auto');
 like($pf->log_text, qr/set u: access decided per file: ResourceSyncAccessCheck per-file/,
      'per-file: said at startup');
+like(get($pf->base . '/rs-status?auto')->content, qr/^SetAccessCheck: per-file$/m,
+     'per-file: the status page says per-file');
 $req = requests($pf, 'per file');
 is_deeply($req->{''}, [13, 13], 'per-file: one request per file');
 is(scalar keys %{ requests($pf, 'per directory') }, 0, 'per-file: no directory decided by key');
