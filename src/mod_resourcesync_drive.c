@@ -112,6 +112,15 @@ static int scan_workers(void)
     return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
+/* Threads that read and hash files for a scan whose checks stay on one
+ * thread (prefork): hashing calls no httpd code, so it may use every
+ * processor whatever the MPM. */
+static int hash_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 /* A slice of the set's verification pass, if one is due or in progress;
  * returns 1 while it goes on. */
 static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
@@ -458,6 +467,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
     d->workers = scan_workers();
+    d->hash_workers = hash_workers();
     apr_pool_create(&d->iter, pool);
     if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
         return rv;

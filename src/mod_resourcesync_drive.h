@@ -23,6 +23,7 @@ typedef struct rs_drive_t {
     apr_pool_t *pool;          /* the watcher's */
     apr_pool_t *iter;          /* cleared after each piece of work */
     int workers;               /* scan threads (scan_workers) */
+    int hash_workers;          /* threads that only read and hash (hash_workers) */
     rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
     struct wset_t *ws;
     int nsets;

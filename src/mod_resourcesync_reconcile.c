@@ -87,6 +87,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->check = rs_access_check;
     so->check_baton = ws->acc[0];
     so->workers = ws->d->workers;
+    so->hash_workers = ws->d->hash_workers;
     so->check_batons = (void **)ws->acc;
     so->progress = progress;
     so->progress_baton = ws;
