@@ -50,6 +50,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
              src/rs_json.c src/rs_utf8.c \
              src/rs_setlock.c
+ENGINE_SRC += src/rs_range.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
