@@ -10,6 +10,30 @@
  * it prepares the next: the generation counter (ws->status.gen and the
  * store's snapshot-gen:<set>) is only read and advanced between jobs.
  *
+ * Freshness.  A live change (rs_snapjob_changed) makes a new snapshot
+ * due once the set has been quiet for RS_SNAPSHOT_QUIET, and at the
+ * latest RS_SNAPSHOT_MAXWAIT after the first change under continuous
+ * change; ResourceSyncRescanInterval's tick is only the fallback (after a
+ * failed write, or for sets without watches).  Writing never eats the
+ * machine: the next snapshot starts no earlier than the previous one's
+ * end plus the time it took (ws->snap_next), so snapshot writing takes at
+ * most about half of the job thread's time however large the set.
+ * Interactions:
+ *   - dumps: a Resource or Change Dump holds the job thread (one job at a
+ *     time) and may take long; a due snapshot then waits, polled again
+ *     every RS_SNAPSHOT_RETRY, and never makes the driver wait for the
+ *     dump.  Every published snapshot makes a Resource Dump due, but dumps
+ *     keep their own interval (mod_resourcesync_dumpjob.c).
+ *   - `at` and consistency: a fresh snapshot takes its `at` from
+ *     rs_journal_mark when it is prepared, on the driver's thread, with no
+ *     transaction in between; it reflects every record up to the journal's
+ *     sequence read then (snapshot-seq), so `at` stays honest exactly as
+ *     for a tick's snapshot.  `consistent` moves to `at` when it is
+ *     published.
+ *   - framework notifications: each published snapshot sends one
+ *     notification (snap_notify), so at most one per snapshot, and
+ *     snapshots come at most about once per RS_SNAPSHOT_QUIET.
+ *
  * Store keys per set: snapshot-gen (the newest generation published),
  * snapshot-key (the options it was written with, see snapshot_key) and
  * snapshot-seq (the journal's last sequence when it was prepared: every
@@ -22,8 +46,12 @@
 #include "rs_notify.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
+#include "rs_time.h"
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
+#define RS_SNAPSHOT_QUIET apr_time_from_sec(1)     /* quiet before a fresh list */
+#define RS_SNAPSHOT_MAXWAIT apr_time_from_sec(5)   /* under continuous change */
+#define RS_SNAPSHOT_RETRY apr_time_from_msec(200)  /* the job thread was busy */
 
 typedef struct snapjob_t {
     wset_t *ws;
@@ -31,6 +59,7 @@ typedef struct snapjob_t {
     const char *key;
     rs_generation_t g;
     apr_time_t at;
+    apr_time_t t0;                 /* monotonic: when it was submitted */
     apr_int64_t seq;               /* the journal's last sequence when prepared */
     const char *history;           /* of the driver's store when prepared */
     int other_store;               /* the job's connection found another */
@@ -145,6 +174,10 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     snapjob_t *j = baton;
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
+    apr_time_t now = rs_time_mono();
+
+    /* The next one waits at least as long as this one took. */
+    ws->snap_next = now + (j->t0 && now > j->t0 ? now - j->t0 : 0);
 
     if (j->other_store) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: the state store changed while "
@@ -238,6 +271,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         ws->status.consistent = at;
         rs_drive_status_put(ws);
         ws->dirty = 0;
+        ws->dirty_first = ws->dirty_last = 0;
         prune(p, set, ws->status.gen);
         return;
     }
@@ -266,5 +300,47 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     }
     /* Changes from here on make the set dirty again. */
     ws->dirty = 0;
+    ws->dirty_first = ws->dirty_last = 0;
+    j->t0 = rs_time_mono();
     rs_jobs_submit(job, snap_run, snap_finish, j, async);
+}
+
+void rs_snapjob_changed(wset_t *ws, apr_time_t now)
+{
+    ws->dirty = 1;
+    ws->dirty_last = now;
+    if (!ws->dirty_first) {
+        ws->dirty_first = now;
+    }
+}
+
+apr_time_t rs_snapjob_due(const wset_t *ws)
+{
+    apr_time_t due;
+
+    /* A failing write is retried at the tick, not every second. */
+    if (!ws->dirty || !ws->dirty_first || ws->failing) {
+        return 0;
+    }
+    due = ws->dirty_last + RS_SNAPSHOT_QUIET;
+    if (due > ws->dirty_first + RS_SNAPSHOT_MAXWAIT) {
+        due = ws->dirty_first + RS_SNAPSHOT_MAXWAIT;
+    }
+    return due < ws->snap_next ? ws->snap_next : due;
+}
+
+void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
+{
+    apr_time_t due = rs_snapjob_due(ws);
+
+    if (!due || now < due) {
+        return;
+    }
+    /* The job thread runs another job (a dump, or another set's
+     * snapshot): never wait for it on the driver's thread. */
+    if (rs_jobs_busy() || rs_dumpjob_busy() || rs_cdumpjob_busy()) {
+        ws->snap_next = now + RS_SNAPSHOT_RETRY;
+        return;
+    }
+    rs_snapjob_schedule(ws, p, 0, 0, 1, 1);
 }
