@@ -46,6 +46,7 @@
 #include "rs_notify.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
@@ -112,6 +113,12 @@ static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
         j->other_store = 1;
         return APR_ENOENT;
     }
+    /* Parts no change touched are kept from the generation in service;
+     * the job's connection reads the journal for what changed. */
+    if (rv == APR_SUCCESS && j->sn.prev_dir
+        && rs_journal_open(&j->sn.journal, store, p) != APR_SUCCESS) {
+        j->sn.journal = NULL;         /* every part is written */
+    }
     return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
                              : rv;
 }
@@ -148,8 +155,9 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
 }
 
 /* Framework notification of a new Resource List: the list itself, or
- * its first part under the index (the Framework Notification
- * specification sends one entry per new list under an index). */
+ * the first part written in this generation under the index (the
+ * Framework Notification specification sends one entry per new list
+ * under an index; parts kept from earlier generations are not new). */
 static void snap_notify(snapjob_t *j, apr_pool_t *p)
 {
     wset_t *ws = j->ws;
@@ -157,9 +165,10 @@ static void snap_notify(snapjob_t *j, apr_pool_t *p)
     apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
     const char *change = j->info.gen <= 1 ? "created" : "updated";
 
-    if (j->info.parts > 1) {
-        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-1.xml",
-                                          j->sn.part_url_prefix, j->info.gen),
+    if (j->info.parts > 1 && j->info.first_new) {
+        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-%d.xml",
+                                          j->sn.part_url_prefix, j->info.gen,
+                                          j->info.first_new),
                           change, "resourcelist", j->info.at, set->list_url);
     }
     else {
@@ -209,8 +218,8 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.consistent = j->at;
     rs_drive_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
-                j->info.entries, j->info.parts);
+                " (%" APR_INT64_T_FMT " entries, %d parts, %d kept)", set->name, j->info.gen,
+                j->info.entries, j->info.parts, j->info.reused);
     snap_notify(j, p);
     prune(p, set, j->info.gen);
 }
@@ -241,6 +250,14 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     j->sn.at = at;
     j->sn.completed = completed;
     j->sn.log = async ? rs_jobs_logger() : ws->log;
+    /* Parts are kept across generations of one history and one set of
+     * options only. */
+    j->sn.ident = apr_pstrcat(p, ws->status.history, "|", key, NULL);
+    j->sn.seq = j->seq;
+    if (ws->status.gen) {
+        j->sn.prev_gen = ws->status.gen;
+        j->sn.prev_dir = rs_statedir_gen(p, set->snap_dir, ws->status.gen);
+    }
     return j;
 }
 
