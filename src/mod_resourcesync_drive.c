@@ -24,7 +24,9 @@
  *      a held mass deletion, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
- *      inventory changed, and rescan sets that cannot be watched; take the
+ *      inventory changed, and rescan sets that cannot be watched; write a
+ *      fresh snapshot of a set quiet for a second after live changes
+ *      (rs_snapjob_poll); take the
  *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
  *      and reconcile them; run the verification pass
  *      (mod_resourcesync_verify.c) a slice at a time.  A set whose store
@@ -170,6 +172,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         }
         if (ws->store_err && ws->retry_at < next) {
             next = ws->retry_at;
+        }
+        if (rs_snapjob_due(ws) && rs_snapjob_due(ws) < next) {
+            next = rs_snapjob_due(ws);
         }
         if (rs_notifyw_next(ws) && rs_notifyw_next(ws) < next) {
             next = rs_notifyw_next(ws);
@@ -370,6 +375,8 @@ static apr_status_t watch_loop(rs_drive_t *d)
             if (now >= ws->next_tick) {
                 set_tick(d, ws, now);
             }
+            rs_snapjob_poll(ws, d->iter, now);
+            apr_pool_clear(d->iter);
             set_verify(d, ws, now);
             rs_dumpjob_poll(ws, d->iter);
             rs_cdumpjob_poll(ws, d->iter);

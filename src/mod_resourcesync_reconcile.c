@@ -316,7 +316,7 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
         return;
     }
     if (stats.written || stats.removed) {
-        ws->dirty = 1;
+        rs_snapjob_changed(ws, rs_time_mono());
     }
     if (rs_recorder_appended(rc) && (rv = rs_reconcile_changes(p, ws, rc, 0)) != APR_SUCCESS) {
         rs_storefail_failed(p, ws, rv, "updating the Change Lists");
