@@ -138,6 +138,10 @@ typedef struct rs_set_t {
     const char *cl_body;        /* pre-rendered Capability List */
     apr_size_t cl_len;
     const char *cl_etag;
+    /* Access checks per directory (mod_resourcesync_uniform.c): the
+     * analysis, or NULL when every file gets its own request, and why. */
+    const struct rs_uniform_t *uniform;
+    const char *uniform_why;
 } rs_set_t;
 
 struct rs_dir_conf {
@@ -187,7 +191,12 @@ typedef struct rs_srv_conf {
     const char *sd_body;        /* pre-rendered Source Description */
     apr_size_t sd_len;
     const char *sd_etag;
+    int access_check;           /* ResourceSyncAccessCheck: RS_UNSET,
+                                 * RS_ACCESS_AUTO, RS_ACCESS_PER_FILE */
 } rs_srv_conf;
+
+#define RS_ACCESS_AUTO     0
+#define RS_ACCESS_PER_FILE 1
 
 /* Process-wide state of one server generation (reset in pre_config). */
 typedef struct rs_global_t {
@@ -559,10 +568,27 @@ void rs_logonce_forget(void);
  * last error; any thread of the watcher. */
 void rs_logonce_note(apr_status_t rv, const char *msg);
 
+/* mod_resourcesync_uniform.c */
+typedef struct rs_uniform_t rs_uniform_t;
+/* post_config: can files of one directory of set (declared in server s)
+ * differ in their access answer only by their key?  Sets set->uniform
+ * (NULL: no, or per_file) and set->uniform_why (NULL, or why not). */
+void rs_uniform_resolve(apr_pool_t *pconf, server_rec *s, rs_set_t *set, int per_file);
+/* The key of the file filename (absolute) served at uri (unescaped, no
+ * "//"): files of one directory with equal keys get the same answer.
+ * Allocated from p. */
+const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *filename,
+                           const char *uri);
+
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;
 rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+/* The scanner's check callback (rs_scan_check_fn; flags RS_SCAN_CHECK_*).
+ * With the set's analysis (rs_set_t.uniform), regular files of a
+ * directory without access files in it or above it are answered from a
+ * cache of the directory's earlier answers by key (rs_uniform_key); the
+ * cache lives as long as the pool p of the first file it holds. */
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
                     const char **type);
 int rs_access_post_perdir(request_rec *r);
 int rs_access_map_to_storage(request_rec *r);

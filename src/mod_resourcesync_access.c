@@ -28,13 +28,32 @@
  *
  * Runs only in the watcher process; each rs_access_t (a connection record
  * with its own pool and allocator) is used by one thread at a time.
+ *
+ * Per directory: when the set's configuration cannot make two regular
+ * files of one directory differ beyond their key (rs_uniform_key, see
+ * mod_resourcesync_uniform.c), a file whose key was answered before in
+ * the same directory gets that answer (served or not, media type)
+ * without a request.  The cache belongs to the checker and to one
+ * directory, and lives as long as the pool of the first file it holds
+ * (the scanner's pool of that directory's batch, rs_scan_check_fn): a
+ * cleanup on that pool empties it, so no answer survives into another
+ * batch, another directory or a later scan (an access file written
+ * meanwhile is seen by the next batch).  A directory with an access file
+ * (AccessFileName) in it or in any directory above it, up to /, and
+ * symbolic links always get one request per file: an access file may hold
+ * <Files> sections or rewrite rules, and a link is judged by its own
+ * Options.  Directories get their own request, as before.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include <http_core.h>
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_scan.h"
 #include "rs_uri.h"
 
 struct rs_access_t {
@@ -42,7 +61,22 @@ struct rs_access_t {
     conn_rec *c;
     apr_pool_t *cpool;
     apr_array_header_t *access_files;   /* AccessFileName of the set's server */
+    /* The per-directory cache (see the top): bound to pool `bound` and
+     * directory `dir` (relative), in cache_pool; dir_uniform when its
+     * files may be answered by key. */
+    apr_pool_t *cache_pool;
+    apr_pool_t *bound;
+    const char *dir;
+    apr_hash_t *cache;
+    int dir_uniform;
+    int files, requests;                /* of the bound directory */
 };
+
+/* What the cache keeps of one answer. */
+typedef struct {
+    int served;
+    const char *type;
+} answer_t;
 
 static struct ap_logconf quiet_log = { NULL, APLOG_ALERT };
 
@@ -139,6 +173,8 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     apr_allocator_owner_set(alloc, a->cpool);
     a->c = make_conn(a->cpool, set->s);
     a->access_files = access_names(a->cpool, set->s);
+    apr_pool_create(&a->cache_pool, a->cpool);
+    a->cache = apr_hash_make(a->cache_pool);
     return a;
 }
 
@@ -192,15 +228,17 @@ const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
     return err;
 }
 
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
-                    const char **type)
+/* One internal request for relpath: the answer today's access check
+ * gives (see the top of the file). */
+static int request_check(rs_access_t *a, apr_pool_t *p, const char *relpath, int is_dir,
+                         const char **type)
 {
-    rs_access_t *a = baton;
     const rs_set_t *set = a->set;
     request_rec *r;
     const char *uri;
     int status, served;
 
+    a->requests += !is_dir;
     uri = apr_pstrcat(p, rs_uri_escape_path(p, set->url_path), rs_uri_escape_path(p, relpath),
                       is_dir ? "/" : "", NULL);
     r = run_request(a, uri, &status);
@@ -225,4 +263,110 @@ int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
     }
     apr_pool_destroy(r->pool);
     return served;
+}
+
+/* 1 if directory path (absolute) or one above it, up to /, may hold an
+ * access file: it exists, or cannot be looked at (then httpd may not be
+ * able to either, and answers per file). */
+static int access_file_above(const rs_access_t *a, apr_pool_t *p, const char *path)
+{
+    char *d = apr_pstrdup(p, path);
+    int i;
+
+    for (;;) {
+        char *slash;
+        for (i = 0; i < a->access_files->nelts; i++) {
+            struct stat sb;
+            const char *f = apr_pstrcat(p, *d ? d : "", "/",
+                                        APR_ARRAY_IDX(a->access_files, i, const char *), NULL);
+            if (stat(f, &sb) == 0 || errno != ENOENT) {
+                return 1;
+            }
+        }
+        if (!*d || !(slash = strrchr(d, '/'))) {
+            return 0;
+        }
+        *slash = '\0';
+    }
+}
+
+/* Empty the cache (the cleanup of the pool it is bound to). */
+static apr_status_t cache_unbind(void *data)
+{
+    rs_access_t *a = data;
+
+    if (a->files) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, a->set->s, RS_TAG "set %s: access of "
+                     "directory /%s decided %s: %d files, %d requests", a->set->name,
+                     a->dir, a->dir_uniform ? "per directory" : "per file", a->files,
+                     a->requests);
+    }
+    a->bound = NULL;
+    a->dir = NULL;
+    a->files = a->requests = 0;
+    apr_pool_clear(a->cache_pool);
+    a->cache = apr_hash_make(a->cache_pool);
+    return APR_SUCCESS;
+}
+
+/* Bind the cache to pool p and the directory of relpath, emptying it if
+ * it held another's answers. */
+static void cache_bind(rs_access_t *a, apr_pool_t *p, const char *relpath)
+{
+    const char *slash = strrchr(relpath, '/');
+    apr_size_t n = slash ? (apr_size_t)(slash - relpath) : 0;
+
+    if (a->bound == p && !strncmp(a->dir, relpath, n) && a->dir[n] == '\0') {
+        return;
+    }
+    if (a->bound) {
+        apr_pool_cleanup_kill(a->bound, a, cache_unbind);
+        cache_unbind(a);
+    }
+    a->bound = p;
+    apr_pool_cleanup_register(p, a, cache_unbind, apr_pool_cleanup_null);
+    a->dir = apr_pstrndup(a->cache_pool, relpath, n);
+    a->dir_uniform = a->set->uniform
+                     && !access_file_above(a, p, apr_pstrcat(p, a->set->dir, "/", a->dir,
+                                                             NULL));
+}
+
+/* A regular file of a uniform directory: by key. */
+static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const char **type)
+{
+    const rs_set_t *set = a->set;
+    char *uri = apr_pstrcat(p, set->url_path, relpath, NULL);
+    const char *key;
+    answer_t *ans;
+
+    ap_no2slash(uri);
+    key = rs_uniform_key(set->uniform, p, apr_pstrcat(p, set->dir, "/", relpath, NULL), uri);
+    ans = apr_hash_get(a->cache, key, APR_HASH_KEY_STRING);
+    if (!ans) {
+        const char *t = NULL;
+        ans = apr_palloc(a->cache_pool, sizeof(*ans));
+        ans->served = request_check(a, p, relpath, 0, &t);
+        ans->type = t ? apr_pstrdup(a->cache_pool, t) : NULL;
+        apr_hash_set(a->cache, apr_pstrdup(a->cache_pool, key), APR_HASH_KEY_STRING, ans);
+    }
+    if (ans->served && type) {
+        *type = ans->type ? apr_pstrdup(p, ans->type) : NULL;
+    }
+    return ans->served;
+}
+
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    const char **type)
+{
+    rs_access_t *a = baton;
+
+    if (flags & RS_SCAN_CHECK_DIR) {
+        return request_check(a, p, relpath, 1, type);
+    }
+    cache_bind(a, p, relpath);
+    a->files++;
+    if (a->dir_uniform && !(flags & RS_SCAN_CHECK_LINK)) {
+        return keyed_check(a, p, relpath, type);
+    }
+    return request_check(a, p, relpath, 0, type);
 }

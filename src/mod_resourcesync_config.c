@@ -87,6 +87,7 @@ void *rs_config_create_srv(apr_pool_t *p, server_rec *s)
     rs_srv_conf *c = apr_pcalloc(p, sizeof(*c));
     (void)s;
     c->sets = apr_array_make(p, 4, sizeof(rs_set_t *));
+    c->access_check = RS_UNSET;
     rs_hubconf_init(c);
     return c;
 }
@@ -101,6 +102,7 @@ void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
     c->base_url = add->base_url;
     c->describedby = add->describedby ? add->describedby : base->describedby;
     c->sets = add->sets;    /* sets belong to the server that declares them */
+    c->access_check = add->access_check != RS_UNSET ? add->access_check : base->access_check;
     rs_hubconf_merge(c, base, add);
     return c;
 }
@@ -411,6 +413,25 @@ static int check_state_outside_set(apr_pool_t *ptemp, server_rec *s, const rs_se
     return OK;
 }
 
+/* Whether the set's access checks may run per directory (said once per
+ * start). */
+static void resolve_set_access(apr_pool_t *pconf, server_rec *s, const rs_srv_conf *sc,
+                               rs_set_t *set)
+{
+    rs_uniform_resolve(pconf, s, set, sc->access_check == RS_ACCESS_PER_FILE);
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return;
+    }
+    if (set->uniform) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "set %s: access decided per "
+                     "directory", set->name);
+    }
+    else {
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "set %s: access decided per file: "
+                     "%s", set->name, set->uniform_why);
+    }
+}
+
 /* One set of server s: its URL-path and the checks on it; with create,
  * also its options and URLs, and the state directory check. */
 static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_set_t *set,
@@ -431,6 +452,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
     rs_notifyconf_resolve(pconf, set);
+    resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {
         /* Captured bytes are named by the set's first digest. */
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "

@@ -413,6 +413,24 @@ static const char *set_describedby(cmd_parms *cmd, void *mconfig, const char *ar
     return NULL;
 }
 
+static const char *set_access_check(cmd_parms *cmd, void *mconfig, const char *arg)
+{
+    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
+
+    (void)mconfig;
+    if (!strcasecmp(arg, "auto")) {
+        sc->access_check = RS_ACCESS_AUTO;
+    }
+    else if (!strcasecmp(arg, "per-file")) {
+        sc->access_check = RS_ACCESS_PER_FILE;
+    }
+    else {
+        return apr_psprintf(cmd->pool, "ResourceSyncAccessCheck: '%s' is not auto or "
+                            "per-file", arg);
+    }
+    return NULL;
+}
+
 /* A flag taken as TAKE1 (not AP_INIT_FLAG, whose error does not say
  * what was given), so the error can echo the value. */
 static const char *set_dotfiles(cmd_parms *cmd, void *mconfig, const char *arg)
@@ -617,6 +635,9 @@ const command_rec rs_cmds[] = {
                    "Set name, and the URL-path of the directory if not below DocumentRoot"),
     AP_INIT_TAKE1("ResourceSyncPrefix", set_prefix, NULL, RSRC_CONF,
                   "URL-path under which the documents are served (default /resourcesync)"),
+    AP_INIT_TAKE1("ResourceSyncAccessCheck", set_access_check, NULL, RSRC_CONF,
+                  "auto (one request per directory and kind of file where the "
+                  "configuration allows it) or per-file"),
     AP_INIT_TAKE1("ResourceSyncBaseURL", set_base_url, NULL, RSRC_CONF,
                   "scheme://host[:port] used in absolute URLs (behind a proxy)"),
     AP_INIT_TAKE_ARGV("ResourceSyncHash", set_hash, NULL, RSRC_CONF | ACCESS_CONF,

@@ -216,7 +216,7 @@ int rs_scan_dir_checked(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath)
 {
     const rs_scan_opts_t *o = sc->o;
     void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
-    return !o->check || o->check(baton, p, relpath, 1, NULL);
+    return !o->check || o->check(baton, p, relpath, RS_SCAN_CHECK_DIR, NULL);
 }
 
 /* A regular file seen: count it, and queue the per-file work unless its

@@ -37,12 +37,21 @@
 #include "rs_inventory.h"
 #include "rs_log.h"
 
-/* Decide whether an anonymous GET would serve relpath (is_dir: a
- * directory; a non-served directory is not descended).  For files, set
- * *type to the media type without parameters (or NULL), allocated from p.
- * Returns 1 if served, 0 if not. */
+/* Flags of rs_scan_check_fn: relpath is a directory; relpath is a
+ * symbolic link (to a regular file: links to directories are never
+ * descended).  Neither: a regular file. */
+#define RS_SCAN_CHECK_DIR  1
+#define RS_SCAN_CHECK_LINK 2
+
+/* Decide whether an anonymous GET would serve relpath (flags: what it is,
+ * RS_SCAN_CHECK_*; a non-served directory is not descended).  For files,
+ * set *type to the media type without parameters (or NULL), allocated
+ * from p.  Returns 1 if served, 0 if not.  For files, p is a pool of the
+ * directory's batch: it is cleared before another directory's files are
+ * checked with the same baton, so a callee may keep per-directory state
+ * tied to it (a cleanup registered on p). */
 typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath,
-                             int is_dir, const char **type);
+                             int flags, const char **type);
 
 /* Called every few thousand entries with the running count of files. */
 typedef void rs_scan_progress_fn(void *baton, apr_int64_t files);

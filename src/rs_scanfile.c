@@ -159,7 +159,8 @@ static void job_check(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, const
     it->name = j->name;
     it->cfg = o->cfg;
     it->listed = 1;
-    if (o->check && !o->check(baton, p, j->relpath, 0, &it->type)) {
+    if (o->check
+        && !o->check(baton, p, j->relpath, j->target ? RS_SCAN_CHECK_LINK : 0, &it->type)) {
         it->listed = 0;
     }
 }

@@ -109,6 +109,9 @@ my @cases = (
     ['ResourceSyncStateDir given twice', STATE_CONF . qq(ResourceSyncStateDir "\@DIR\@/state2"\n)
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncStateDir '[^']*/state2': already set to '[^']*/state' at [^ ]*/httpd\.conf:\d+}],
+    ['ResourceSyncAccessCheck sometimes', STATE_CONF . "ResourceSyncAccessCheck sometimes\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncAccessCheck: 'sometimes' is not auto or per-file/],
     ['ResourceSyncIncludeDotfiles maybe', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncIncludeDotfiles maybe'),
      qr/ResourceSyncIncludeDotfiles: 'maybe' is not On or Off/],
     ['ResourceSyncChangeListPeriod 5x', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncChangeListPeriod 5x'),

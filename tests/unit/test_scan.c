@@ -361,9 +361,10 @@ typedef struct {
     int file_calls, dir_calls;
 } check_t;
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
                     const char **type)
 {
+    int is_dir = flags & RS_SCAN_CHECK_DIR;
     check_t *c = baton;
     apr_size_t n = strlen(relpath);
     if (is_dir) {

@@ -69,9 +69,10 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     return c->rec ? rs_recorder_record(c->rec, change, it) : APR_SUCCESS;
 }
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int is_dir,
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
                     const char **type)
 {
+    int is_dir = flags & RS_SCAN_CHECK_DIR;
     const changes_t *c = baton;
     (void)p;
     if (c->deny && !strcmp(c->deny, relpath)) {
