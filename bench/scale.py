@@ -29,7 +29,6 @@ import argparse
 import os
 import shlex
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -388,20 +387,7 @@ def main():
                  "wrk-reps 1..20, poll-interval 0..1000")
     # what bench.Bench expects of its arguments
     a.conns, a.cl_max, a.quick = 1, bench.MAX_ENTRIES, False
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, bench.on_signal)
-    s = Scale(a)
-    try:
-        s.run()
-    except bench.Stop as e:
-        log("stopped (%s); cleaning up" % e)
-        return 1
-    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
-        log("error: %s" % e)
-        return 1
-    finally:
-        s.cleanup()
-    return 0
+    return bench.run_guarded(Scale(a))
 
 
 if __name__ == "__main__":

@@ -105,22 +105,12 @@ static void lane_ready(rs_drive_t *d)
 static int scan_workers(void)
 {
     int threaded = AP_MPMQ_NOT_SUPPORTED;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
 
     if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) != APR_SUCCESS
         || threaded == AP_MPMQ_NOT_SUPPORTED) {
         return 1;
     }
-    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
-}
-
-/* Threads that read and hash files for a scan whose checks stay on one
- * thread (prefork): hashing calls no httpd code, so it may use every
- * processor whatever the MPM. */
-static int hash_workers(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+    return rs_scan_threads();
 }
 
 /* A slice of the set's verification pass, if one is due or in progress;
@@ -474,7 +464,8 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
     d->workers = scan_workers();
-    d->hash_workers = hash_workers();
+    /* Hashing calls no httpd code: every processor, whatever the MPM. */
+    d->hash_workers = rs_scan_threads();
     apr_pool_create(&d->iter, pool);
     if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
         return rv;

@@ -176,6 +176,19 @@ static int set_headers(request_rec *r, const rs_status_set_t *cur)
     return ap_meets_conditions(r);
 }
 
+/* The options and the record source (ring, then store) for rendering
+ * the list of extent cur; src and rsrc live on the caller's stack. */
+static void source_init(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                        rs_changelist_opts_t *o, open_src_t *src, rs_clsource_t *rsrc)
+{
+    rs_clsource_opts(r->pool, set, cur->history, o);
+    memset(src, 0, sizeof(*src));
+    src->r = r;
+    src->set = set;
+    src->history = cur->history;
+    rs_clsource_init(rsrc, set, store_records, src);
+}
+
 /* Render the list of extent cur into the writer w: records cl_first_seq ..
  * cl_last_seq of that extent, from the ring, then the store.  On failure
  * *store_err tells whether the store could not be read. */
@@ -194,12 +207,7 @@ static apr_status_t render(request_rec *r, const rs_set_t *set, const rs_status_
     cl.first_seq = cur->cl_first_seq;
     cl.last_seq = cur->cl_last_seq;
     cl.count = cur->cl_count;
-    rs_clsource_opts(r->pool, set, cur->history, &o);
-    memset(&src, 0, sizeof(src));
-    src.r = r;
-    src.set = set;
-    src.history = cur->history;
-    rs_clsource_init(&rsrc, set, store_records, &src);
+    source_init(r, set, cur, &o, &src, &rsrc);
     rv = rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool);
     *store_err = rsrc.err;
     return rv;
@@ -357,12 +365,7 @@ static apr_status_t range_entries(request_rec *r, const rs_set_t *set,
             rs->pos = head_len + (cur->cl_bytes - bytes);
         }
     }
-    rs_clsource_opts(r->pool, set, cur->history, &o);
-    memset(&src, 0, sizeof(src));
-    src.r = r;
-    src.set = set;
-    src.history = cur->history;
-    rs_clsource_init(&rsrc, set, store_records, &src);
+    source_init(r, set, cur, &o, &src, &rsrc);
     rv = rs_changelist_write_entries(rs_clsource_read, &rsrc, &o, start, cur->cl_last_seq,
                                      to_range, rs, r->pool);
     *store_err = rsrc.err;

@@ -408,6 +408,12 @@ apr_status_t rs_scan_end(rs_scan_ctx_t *sc)
     return sc->err;
 }
 
+int rs_scan_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
                       rs_scan_stats_t *stats, apr_pool_t *vpool)
 {

@@ -160,6 +160,10 @@ typedef struct rs_scan_stats_t {
     apr_int64_t deferred;    /* large files left for later (opts.defer) */
 } rs_scan_stats_t;
 
+/* Threads a scan's parallel work may use: the processors online, at
+ * least 1 and at most 4. */
+int rs_scan_threads(void);
+
 /* Scan one set.  Writes are committed in batches; the inventory is
  * consistent with the tree as of the scan's start when it returns
  * APR_SUCCESS.  A root that cannot be opened changes nothing: the scan

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <apr_general.h>
 #include <apr_file_info.h>
 #include <apr_strings.h>
@@ -250,13 +249,6 @@ static int open_db(const char *cmd, const char *path, const char *set, int need_
     return RS_TOOL_OK;
 }
 
-/* Threads for hashing: the processors online, at most 4. */
-static int scan_threads(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
-}
-
 static int cmd_scan(const opts_t *a, apr_pool_t *p)
 {
     rs_scan_opts_t o;
@@ -282,7 +274,7 @@ static int cmd_scan(const opts_t *a, apr_pool_t *p)
     o.cfg = "rs-tool";
     o.log = &tool_log;
     /* No check callback: the reading and hashing use every processor. */
-    o.hash_workers = scan_threads();
+    o.hash_workers = rs_scan_threads();
     if ((rv = rs_scan_set(st, &o, p, &s)) != APR_SUCCESS) {
         return rs_tool_err(RS_TOOL_FAIL, "scan: set %s: %s", o.set,
                            apr_strerror(rv, err, sizeof(err)));
