@@ -41,7 +41,7 @@ LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
 ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_db.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
-             src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanfile.c src/rs_snapshot.c src/rs_watch.c src/rs_ring.c \
+             src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanpipe.c src/rs_scanfile.c src/rs_snapshot.c src/rs_snapparts.c src/rs_watch.c src/rs_ring.c \
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
              src/rs_parse.c src/rs_mounts.c \
              src/rs_history.c \
@@ -50,6 +50,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
              src/rs_json.c src/rs_utf8.c \
              src/rs_setlock.c
+ENGINE_SRC += src/rs_range.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \

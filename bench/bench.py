@@ -1757,6 +1757,24 @@ class Bench:
                 shutil.rmtree(top, ignore_errors=True)
 
 
+def run_guarded(runner):
+    """Run runner.run() with signals turned into Stop, always cleaning up;
+    the exit status of a benchmark script."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    try:
+        runner.run()
+    except Stop as e:
+        log("stopped (%s); cleaning up" % e)
+        return 1
+    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+        log("error: %s" % e)
+        return 1
+    finally:
+        runner.cleanup()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(prog="bench/run", description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="?", type=int, help="files in the tree (default 20000; "
@@ -1826,20 +1844,7 @@ def main():
     if not (1 <= a.reps <= 20 and 1 <= a.wrk_reps <= 20 and 1 <= a.duration <= 600
             and 1 <= a.conns <= 64):
         ap.error("reps and wrk-reps 1..20, duration 1..600, conns 1..64")
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-    b = Bench(a)
-    try:
-        b.run()
-    except Stop as e:
-        log("stopped (%s); cleaning up" % e)
-        return 1
-    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
-        log("error: %s" % e)
-        return 1
-    finally:
-        b.cleanup()
-    return 0
+    return run_guarded(Bench(a))
 
 
 if __name__ == "__main__":

@@ -406,6 +406,10 @@ void rs_status_ring_fill(const apr_array_header_t *recs, const int *slots);
 /* Copy records of a set from the ring: see rs_ring_get. */
 int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, apr_pool_t *p,
                        apr_array_header_t *out, apr_int64_t *next);
+/* Where the last `need` bytes of a set's entries first .. last start, from
+ * the ring, under the mutex: see rs_ring_seek. */
+int rs_status_ring_seek(int slot, apr_int64_t first, apr_int64_t last, apr_int64_t need,
+                        apr_int64_t *seq, apr_int64_t *bytes);
 
 /* Empty the ring (a new history: its sequences may restart), under the
  * mutex. */

@@ -24,7 +24,9 @@
  *      a held mass deletion, reconcile the whole set; at each set's
  *      tick (every ResourceSyncRescanInterval) close Change Lists whose
  *      period ended, apply retention, write a snapshot of a set whose
- *      inventory changed, and rescan sets that cannot be watched; take the
+ *      inventory changed, and rescan sets that cannot be watched; write a
+ *      fresh snapshot of a set quiet for a second after live changes
+ *      (rs_snapjob_poll); take the
  *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
  *      and reconcile them; run the verification pass
  *      (mod_resourcesync_verify.c) a slice at a time.  A set whose store
@@ -103,13 +105,12 @@ static void lane_ready(rs_drive_t *d)
 static int scan_workers(void)
 {
     int threaded = AP_MPMQ_NOT_SUPPORTED;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
 
     if (ap_mpm_query(AP_MPMQ_IS_THREADED, &threaded) != APR_SUCCESS
         || threaded == AP_MPMQ_NOT_SUPPORTED) {
         return 1;
     }
-    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+    return rs_scan_threads();
 }
 
 /* A slice of the set's verification pass, if one is due or in progress;
@@ -161,6 +162,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         }
         if (ws->store_err && ws->retry_at < next) {
             next = ws->retry_at;
+        }
+        if (rs_snapjob_due(ws) && rs_snapjob_due(ws) < next) {
+            next = rs_snapjob_due(ws);
         }
         if (rs_notifyw_next(ws) && rs_notifyw_next(ws) < next) {
             next = rs_notifyw_next(ws);
@@ -361,6 +365,8 @@ static apr_status_t watch_loop(rs_drive_t *d)
             if (now >= ws->next_tick) {
                 set_tick(d, ws, now);
             }
+            rs_snapjob_poll(ws, d->iter, now);
+            apr_pool_clear(d->iter);
             set_verify(d, ws, now);
             rs_dumpjob_poll(ws, d->iter);
             rs_cdumpjob_poll(ws, d->iter);
@@ -458,6 +464,8 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
     d->workers = scan_workers();
+    /* Hashing calls no httpd code: every processor, whatever the MPM. */
+    d->hash_workers = rs_scan_threads();
     apr_pool_create(&d->iter, pool);
     if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
         return rv;

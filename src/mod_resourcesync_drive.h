@@ -23,6 +23,7 @@ typedef struct rs_drive_t {
     apr_pool_t *pool;          /* the watcher's */
     apr_pool_t *iter;          /* cleared after each piece of work */
     int workers;               /* scan threads (scan_workers) */
+    int hash_workers;          /* threads that only read and hash (hash_workers) */
     rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
     struct wset_t *ws;
     int nsets;
@@ -56,6 +57,13 @@ typedef struct wset_t {
     int degraded;              /* errno of the failed watch, 0: none */
     int degraded_logged;       /* the error log was told (once per episode) */
     int dirty;                 /* inventory changed since the last snapshot */
+    /* Fresh Resource Lists (mod_resourcesync_snapjob.c, rs_snapjob_due),
+     * monotonic times: the first and the last live change since the last
+     * snapshot started (0: none), and the earliest start of the next one
+     * (the previous one's end plus its duration). */
+    apr_time_t dirty_first;
+    apr_time_t dirty_last;
+    apr_time_t snap_next;
     int root_lost;             /* the root is gone: retry at every tick */
     int failing;               /* failures since the last success */
     int overflows;             /* inotify queue overflows in this watcher's life */
@@ -133,6 +141,17 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files);
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
                          int force, int async);
+/* A live change of the set's inventory at now (monotonic): the set is
+ * dirty, and a fresh snapshot becomes due (rs_snapjob_due). */
+void rs_snapjob_changed(wset_t *ws, apr_time_t now);
+/* When the set's next fresh snapshot is due (monotonic; 0: none): after
+ * RS_SNAPSHOT_QUIET without changes, at the latest RS_SNAPSHOT_MAXWAIT
+ * after the first change, never before ws->snap_next. */
+apr_time_t rs_snapjob_due(const wset_t *ws);
+/* The event loop at now: start the set's fresh snapshot if it is due and
+ * the job thread is free (otherwise it is looked at again a little
+ * later). */
+void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 
 /* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
  * it is due and no job runs (see that file). */

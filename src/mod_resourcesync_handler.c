@@ -40,6 +40,7 @@
 #include "rs_file.h"
 #include "rs_dumppkg.h"
 #include "rs_statedir.h"
+#include "rs_snapparts.h"
 #include "rs_parse.h"
 #include "rs_snapshot.h"
 
@@ -195,6 +196,7 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
     apr_uint64_t gen;
+    const char *path;
     int n;
 
     rs_status_read_set(set->slot, &cur);
@@ -214,8 +216,12 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
         || n < 1) {
         return HTTP_NOT_FOUND;
     }
-    return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir,
-                                                                       gen), n), 1);
+    /* A part keeps the URL of the generation that wrote it; later
+     * generations that list it hold a hard link (rs_snapparts.h). */
+    if (!(path = rs_snapparts_find(r->pool, set->snap_dir, cur.gen, gen, n))) {
+        return HTTP_NOT_FOUND;
+    }
+    return send_file(r, path, 1);
 }
 
 static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)

@@ -11,6 +11,8 @@
  * Content-Length from the frame of the list and the entries' byte count
  * the watcher keeps with the extent.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
@@ -23,6 +25,7 @@
 #include "rs_statedir.h"
 #include "rs_history.h"
 #include "rs_schema.h"
+#include "rs_range.h"
 
 /* A child's read connection to the store, for open-list ranges that have
  * left the ring.  Opened on first use, shared by the child's threads
@@ -152,19 +155,38 @@ static int to_brigade(void *baton, const char *buf, apr_size_t len)
  * spec version), so the strong ETag is made of those: it survives
  * restarts that change nothing, and changes with any directive.  Returns
  * OK, or the status of a conditional request (304, 412). */
+static const char *etag_of(apr_pool_t *p, apr_uint64_t id, apr_uint64_t first,
+                           apr_uint64_t last, apr_uint64_t from)
+{
+    return apr_psprintf(p, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
+                        "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s\"",
+                        id, first, last, from, rs_global.fingerprint);
+}
+
 static int set_headers(request_rec *r, const rs_status_set_t *cur)
 {
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
-                   apr_psprintf(r->pool, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                                "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s\"",
-                                (apr_uint64_t)cur->cl_open_id,
-                                (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
-                                (apr_uint64_t)cur->cl_from, rs_global.fingerprint));
+                   etag_of(r->pool, (apr_uint64_t)cur->cl_open_id,
+                           (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
+                           (apr_uint64_t)cur->cl_from));
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
     ap_set_last_modified(r);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
     return ap_meets_conditions(r);
+}
+
+/* The options and the record source (ring, then store) for rendering
+ * the list of extent cur; src and rsrc live on the caller's stack. */
+static void source_init(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                        rs_changelist_opts_t *o, open_src_t *src, rs_clsource_t *rsrc)
+{
+    rs_clsource_opts(r->pool, set, cur->history, o);
+    memset(src, 0, sizeof(*src));
+    src->r = r;
+    src->set = set;
+    src->history = cur->history;
+    rs_clsource_init(rsrc, set, store_records, src);
 }
 
 /* Render the list of extent cur into the writer w: records cl_first_seq ..
@@ -185,12 +207,7 @@ static apr_status_t render(request_rec *r, const rs_set_t *set, const rs_status_
     cl.first_seq = cur->cl_first_seq;
     cl.last_seq = cur->cl_last_seq;
     cl.count = cur->cl_count;
-    rs_clsource_opts(r->pool, set, cur->history, &o);
-    memset(&src, 0, sizeof(src));
-    src.r = r;
-    src.set = set;
-    src.history = cur->history;
-    rs_clsource_init(&rsrc, set, store_records, &src);
+    source_init(r, set, cur, &o, &src, &rsrc);
     rv = rs_changelist_write_from(rs_clsource_read, &rsrc, &o, &cl, w, r->pool);
     *store_err = rsrc.err;
     return rv;
@@ -256,11 +273,209 @@ static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_
     return OK;
 }
 
+/* ------------------------------------------------------- byte ranges
+ *
+ * A destination following the open list reads only what was added since
+ * its last read: a Range from its old length minus the closing tag on.
+ * That works because the list's bytes before the closing tag only grow
+ * while it is open (rs_changelist_frame: the head depends on the list's
+ * `from` only, and entries are only appended).  So a Range is honoured
+ * with an If-Range naming the current state OR an earlier state of the
+ * same open list: same id, first sequence, `from` and configuration
+ * fingerprint, and a last sequence not after the current one.  Such a
+ * reader's bytes are a prefix of the current document's (up to its
+ * closing tag), so its offsets are still good.  This is our reading of
+ * "the validator matches" for a document that only grows; anything else
+ * (the list closed and is a file now, another list, a weak tag, a date, a
+ * malformed value) gets the whole current document with 200. */
+
+/* Whether the If-Range of r (none: yes) allows a Range on the list of
+ * extent cur. */
+static int if_range_allows(request_rec *r, const rs_status_set_t *cur)
+{
+    const char *v = apr_table_get(r->headers_in, "If-Range");
+    uint64_t id, first, last, from;
+    int used = 0;
+
+    if (!v) {
+        return 1;
+    }
+    if (sscanf(v, "\"o%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%n", &id, &first,
+               &last, &from, &used) != 4 || !used) {
+        return 0;
+    }
+    /* The value must be exactly a tag we would send, with this
+     * configuration's fingerprint. */
+    if (strcmp(v, etag_of(r->pool, id, first, last, from))) {
+        return 0;
+    }
+    return id == (uint64_t)cur->cl_open_id && first == (uint64_t)cur->cl_first_seq
+           && from == (uint64_t)cur->cl_from && (apr_int64_t)last >= cur->cl_first_seq - 1
+           && (apr_int64_t)last <= cur->cl_last_seq;
+}
+
+/* Passes the bytes of the document at [pos, pos + len) that fall in
+ * [first, last] to the brigade. */
+typedef struct {
+    sink_t k;
+    apr_off_t pos, first, last;
+} range_sink_t;
+
+static int to_range(void *baton, const char *buf, apr_size_t len)
+{
+    range_sink_t *rs = baton;
+    apr_off_t a = rs->pos, b = rs->pos + (apr_off_t)len;    /* [a, b) */
+
+    rs->pos = b;
+    if (b > rs->first && a <= rs->last) {
+        apr_off_t from = a < rs->first ? rs->first : a;
+        apr_off_t to = b - 1 > rs->last ? rs->last : b - 1;
+        if (to_brigade(&rs->k, buf + (from - a), (apr_size_t)(to - from + 1)) < 0) {
+            return -1;
+        }
+    }
+    return rs->pos > rs->last ? 1 : 0;
+}
+
+/* The entries of extent cur that hold bytes first .. of the document,
+ * into rs (rs->pos set to where they start).  A tail reader asks for the
+ * end: the ring tells, walking back from the newest record, where its
+ * bytes start (rs_status_ring_seek), so only those entries are read.
+ * When the ring no longer holds them all, the entries are read from the
+ * list's first record on and skipped up to `first`: that costs what a
+ * whole GET costs (a reader that fell behind the ring). */
+static apr_status_t range_entries(request_rec *r, const rs_set_t *set,
+                                  const rs_status_set_t *cur, apr_off_t head_len,
+                                  range_sink_t *rs, apr_status_t *store_err)
+{
+    rs_changelist_opts_t o;
+    open_src_t src;
+    rs_clsource_t rsrc;
+    apr_int64_t start = cur->cl_first_seq, seq, bytes;
+    apr_status_t rv;
+
+    rs->pos = head_len;
+    if (rs->first > head_len) {
+        apr_int64_t need = cur->cl_bytes - (rs->first - head_len);
+        if (rs_status_ring_seek(set->slot, cur->cl_first_seq, cur->cl_last_seq, need, &seq,
+                                &bytes) == 0
+            && bytes >= need && bytes <= cur->cl_bytes
+            && (seq != cur->cl_first_seq || bytes == cur->cl_bytes)) {
+            start = seq;
+            rs->pos = head_len + (cur->cl_bytes - bytes);
+        }
+    }
+    source_init(r, set, cur, &o, &src, &rsrc);
+    rv = rs_changelist_write_entries(rs_clsource_read, &rsrc, &o, start, cur->cl_last_seq,
+                                     to_range, rs, r->pool);
+    *store_err = rsrc.err;
+    return rv;
+}
+
+/* 206: bytes first .. last of the list of extent cur, whose frame is fr
+ * and whose entries have cur->cl_bytes bytes. */
+static int send_range(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                      const rs_changelist_frame_t *fr, apr_off_t first, apr_off_t last)
+{
+    apr_off_t head_len = (apr_off_t)fr->head_len, end = head_len + cur->cl_bytes;
+    apr_status_t store_err = APR_SUCCESS;
+    range_sink_t rs;
+
+    r->status = HTTP_PARTIAL_CONTENT;
+    apr_table_setn(r->headers_out, "Content-Range",
+                   apr_psprintf(r->pool, "bytes %" APR_OFF_T_FMT "-%" APR_OFF_T_FMT "/%"
+                                APR_OFF_T_FMT, first, last,
+                                end + (apr_off_t)fr->tail_len));
+    ap_set_content_length(r, last - first + 1);
+    rs.k.f = r->output_filters;
+    rs.k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    rs.first = first;
+    rs.last = last;
+    rs.pos = 0;
+    if (first < head_len && to_range(&rs, fr->head, fr->head_len) < 0) {
+        goto cut;
+    }
+    if (first < end && last >= head_len) {
+        if (range_entries(r, set, cur, head_len, &rs, &store_err) != APR_SUCCESS) {
+            if (store_err != APR_SUCCESS && !r->sent_bodyct) {
+                apr_brigade_cleanup(rs.k.bb);
+                r->status = HTTP_OK;
+                apr_table_unset(r->headers_out, "Content-Range");
+                apr_table_setn(r->err_headers_out, "Retry-After", "5");
+                return HTTP_SERVICE_UNAVAILABLE;
+            }
+            goto cut;
+        }
+        /* The entries must have been exactly cl_bytes long, or the bytes
+         * sent are not those of the document the length promised. */
+        if (rs.pos <= last && rs.pos != end) {
+            goto cut;
+        }
+    }
+    if (last >= end) {
+        rs.pos = end;
+        if (to_range(&rs, fr->tail, fr->tail_len) < 0) {
+            goto cut;
+        }
+    }
+    APR_BRIGADE_INSERT_TAIL(rs.k.bb, apr_bucket_eos_create(rs.k.bb->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, rs.k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+cut:
+    /* Part of the answer may be out: all we can do is cut the connection. */
+    r->connection->aborted = 1;
+    return OK;
+}
+
+/* A GET with a Range: 206, 416, or -1 to send the whole document. */
+static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    rs_changelist_frame_t fr;
+    rs_changelist_opts_t o;
+    rs_changelist_t cl;
+    apr_off_t first, last, total;
+
+    if (cur->cl_bytes < 0 || !if_range_allows(r, cur)) {
+        return -1;              /* entries' length unknown, or a stale If-Range */
+    }
+    memset(&cl, 0, sizeof(cl));
+    cl.id = cur->cl_open_id;
+    cl.from = cur->cl_from;
+    rs_clsource_opts(r->pool, set, cur->history, &o);
+    if (rs_changelist_frame(&o, &cl, r->pool, &fr) != APR_SUCCESS) {
+        return -1;
+    }
+    total = (apr_off_t)fr.head_len + cur->cl_bytes + (apr_off_t)fr.tail_len;
+    switch (rs_range_parse(apr_table_get(r->headers_in, "Range"), total, &first, &last)) {
+    case RS_RANGE_OK:
+        return send_range(r, set, cur, &fr, first, last);
+    case RS_RANGE_UNSATISFIABLE:
+        apr_table_setn(r->err_headers_out, "Content-Range",
+                       apr_psprintf(r->pool, "bytes */%" APR_OFF_T_FMT, total));
+        return HTTP_RANGE_NOT_SATISFIABLE;
+    default:
+        return -1;
+    }
+}
+
 int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     int rc = set_headers(r, cur);
     if (rc != OK) {
+        return rc;      /* 304, 412: before anything is rendered */
+    }
+    apr_table_setn(r->headers_out, "Accept-Ranges", "bytes");
+    if (r->header_only) {
+        /* Range is for GET only (RFC 9110 14.2): HEAD gives the whole
+         * document's length. */
+        return send_length(r, set, cur);
+    }
+    if (r->method_number == M_GET && apr_table_get(r->headers_in, "Range")
+        && (rc = serve_range(r, set, cur)) >= 0) {
         return rc;
     }
-    return r->header_only ? send_length(r, set, cur) : send_body(r, set, cur);
+    /* The whole document: keep httpd's byte-range filter from cutting a
+     * Range we chose not to honour (several ranges, a stale If-Range). */
+    apr_table_unset(r->headers_in, "Range");
+    apr_table_unset(r->headers_in, "Request-Range");
+    return send_body(r, set, cur);
 }

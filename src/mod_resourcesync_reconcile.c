@@ -87,6 +87,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->check = rs_access_check;
     so->check_baton = ws->acc[0];
     so->workers = ws->d->workers;
+    so->hash_workers = ws->d->hash_workers;
     so->check_batons = (void **)ws->acc;
     so->progress = progress;
     so->progress_baton = ws;
@@ -315,7 +316,7 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
         return;
     }
     if (stats.written || stats.removed) {
-        ws->dirty = 1;
+        rs_snapjob_changed(ws, rs_time_mono());
     }
     if (rs_recorder_appended(rc) && (rv = rs_reconcile_changes(p, ws, rc, 0)) != APR_SUCCESS) {
         rs_storefail_failed(p, ws, rv, "updating the Change Lists");

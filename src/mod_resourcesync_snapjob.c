@@ -10,6 +10,30 @@
  * it prepares the next: the generation counter (ws->status.gen and the
  * store's snapshot-gen:<set>) is only read and advanced between jobs.
  *
+ * Freshness.  A live change (rs_snapjob_changed) makes a new snapshot
+ * due once the set has been quiet for RS_SNAPSHOT_QUIET, and at the
+ * latest RS_SNAPSHOT_MAXWAIT after the first change under continuous
+ * change; ResourceSyncRescanInterval's tick is only the fallback (after a
+ * failed write, or for sets without watches).  Writing never eats the
+ * machine: the next snapshot starts no earlier than the previous one's
+ * end plus the time it took (ws->snap_next), so snapshot writing takes at
+ * most about half of the job thread's time however large the set.
+ * Interactions:
+ *   - dumps: a Resource or Change Dump holds the job thread (one job at a
+ *     time) and may take long; a due snapshot then waits, polled again
+ *     every RS_SNAPSHOT_RETRY, and never makes the driver wait for the
+ *     dump.  Every published snapshot makes a Resource Dump due, but dumps
+ *     keep their own interval (mod_resourcesync_dumpjob.c).
+ *   - `at` and consistency: a fresh snapshot takes its `at` from
+ *     rs_journal_mark when it is prepared, on the driver's thread, with no
+ *     transaction in between; it reflects every record up to the journal's
+ *     sequence read then (snapshot-seq), so `at` stays honest exactly as
+ *     for a tick's snapshot.  `consistent` moves to `at` when it is
+ *     published.
+ *   - framework notifications: each published snapshot sends one
+ *     notification (snap_notify), so at most one per snapshot, and
+ *     snapshots come at most about once per RS_SNAPSHOT_QUIET.
+ *
  * Store keys per set: snapshot-gen (the newest generation published),
  * snapshot-key (the options it was written with, see snapshot_key) and
  * snapshot-seq (the journal's last sequence when it was prepared: every
@@ -22,8 +46,13 @@
 #include "rs_notify.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
+#include "rs_statedir.h"
+#include "rs_time.h"
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
+#define RS_SNAPSHOT_QUIET apr_time_from_sec(1)     /* quiet before a fresh list */
+#define RS_SNAPSHOT_MAXWAIT apr_time_from_sec(5)   /* under continuous change */
+#define RS_SNAPSHOT_RETRY apr_time_from_msec(200)  /* the job thread was busy */
 
 typedef struct snapjob_t {
     wset_t *ws;
@@ -31,6 +60,7 @@ typedef struct snapjob_t {
     const char *key;
     rs_generation_t g;
     apr_time_t at;
+    apr_time_t t0;                 /* monotonic: when it was submitted */
     apr_int64_t seq;               /* the journal's last sequence when prepared */
     const char *history;           /* of the driver's store when prepared */
     int other_store;               /* the job's connection found another */
@@ -83,6 +113,12 @@ static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
         j->other_store = 1;
         return APR_ENOENT;
     }
+    /* Parts no change touched are kept from the generation in service;
+     * the job's connection reads the journal for what changed. */
+    if (rv == APR_SUCCESS && j->sn.prev_dir
+        && rs_journal_open(&j->sn.journal, store, p) != APR_SUCCESS) {
+        j->sn.journal = NULL;         /* every part is written */
+    }
     return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
                              : rv;
 }
@@ -119,8 +155,9 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
 }
 
 /* Framework notification of a new Resource List: the list itself, or
- * its first part under the index (the Framework Notification
- * specification sends one entry per new list under an index). */
+ * the first part written in this generation under the index (the
+ * Framework Notification specification sends one entry per new list
+ * under an index; parts kept from earlier generations are not new). */
 static void snap_notify(snapjob_t *j, apr_pool_t *p)
 {
     wset_t *ws = j->ws;
@@ -128,9 +165,10 @@ static void snap_notify(snapjob_t *j, apr_pool_t *p)
     apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
     const char *change = j->info.gen <= 1 ? "created" : "updated";
 
-    if (j->info.parts > 1) {
-        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-1.xml",
-                                          j->sn.part_url_prefix, j->info.gen),
+    if (j->info.parts > 1 && j->info.first_new) {
+        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-%d.xml",
+                                          j->sn.part_url_prefix, j->info.gen,
+                                          j->info.first_new),
                           change, "resourcelist", j->info.at, set->list_url);
     }
     else {
@@ -145,6 +183,10 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     snapjob_t *j = baton;
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
+    apr_time_t now = rs_time_mono();
+
+    /* The next one waits at least as long as this one took. */
+    ws->snap_next = now + (j->t0 && now > j->t0 ? now - j->t0 : 0);
 
     if (j->other_store) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: the state store changed while "
@@ -176,8 +218,8 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.consistent = j->at;
     rs_drive_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " entries, %d parts)", set->name, j->info.gen,
-                j->info.entries, j->info.parts);
+                " (%" APR_INT64_T_FMT " entries, %d parts, %d kept)", set->name, j->info.gen,
+                j->info.entries, j->info.parts, j->info.reused);
     snap_notify(j, p);
     prune(p, set, j->info.gen);
 }
@@ -208,6 +250,14 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     j->sn.at = at;
     j->sn.completed = completed;
     j->sn.log = async ? rs_jobs_logger() : ws->log;
+    /* Parts are kept across generations of one history and one set of
+     * options only. */
+    j->sn.ident = apr_pstrcat(p, ws->status.history, "|", key, NULL);
+    j->sn.seq = j->seq;
+    if (ws->status.gen) {
+        j->sn.prev_gen = ws->status.gen;
+        j->sn.prev_dir = rs_statedir_gen(p, set->snap_dir, ws->status.gen);
+    }
     return j;
 }
 
@@ -238,6 +288,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         ws->status.consistent = at;
         rs_drive_status_put(ws);
         ws->dirty = 0;
+        ws->dirty_first = ws->dirty_last = 0;
         prune(p, set, ws->status.gen);
         return;
     }
@@ -266,5 +317,47 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     }
     /* Changes from here on make the set dirty again. */
     ws->dirty = 0;
+    ws->dirty_first = ws->dirty_last = 0;
+    j->t0 = rs_time_mono();
     rs_jobs_submit(job, snap_run, snap_finish, j, async);
+}
+
+void rs_snapjob_changed(wset_t *ws, apr_time_t now)
+{
+    ws->dirty = 1;
+    ws->dirty_last = now;
+    if (!ws->dirty_first) {
+        ws->dirty_first = now;
+    }
+}
+
+apr_time_t rs_snapjob_due(const wset_t *ws)
+{
+    apr_time_t due;
+
+    /* A failing write is retried at the tick, not every second. */
+    if (!ws->dirty || !ws->dirty_first || ws->failing) {
+        return 0;
+    }
+    due = ws->dirty_last + RS_SNAPSHOT_QUIET;
+    if (due > ws->dirty_first + RS_SNAPSHOT_MAXWAIT) {
+        due = ws->dirty_first + RS_SNAPSHOT_MAXWAIT;
+    }
+    return due < ws->snap_next ? ws->snap_next : due;
+}
+
+void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
+{
+    apr_time_t due = rs_snapjob_due(ws);
+
+    if (!due || now < due) {
+        return;
+    }
+    /* The job thread runs another job (a dump, or another set's
+     * snapshot): never wait for it on the driver's thread. */
+    if (rs_jobs_busy() || rs_dumpjob_busy() || rs_cdumpjob_busy()) {
+        ws->snap_next = now + RS_SNAPSHOT_RETRY;
+        return;
+    }
+    rs_snapjob_schedule(ws, p, 0, 0, 1, 1);
 }

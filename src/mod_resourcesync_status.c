@@ -331,6 +331,19 @@ int rs_status_ring_get(int slot, apr_int64_t from, apr_int64_t last, int max, ap
     return n;
 }
 
+int rs_status_ring_seek(int slot, apr_int64_t first, apr_int64_t last, apr_int64_t need,
+                        apr_int64_t *seq, apr_int64_t *bytes)
+{
+    int locked, rc;
+    if (!ring) {
+        return -1;
+    }
+    locked = segment_lock();
+    rc = rs_ring_seek(ring, slot, first, last, need, seq, bytes);
+    segment_unlock(locked);
+    return rc;
+}
+
 apr_int64_t rs_status_ring_head(void)
 {
     apr_int64_t head;

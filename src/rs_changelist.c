@@ -46,32 +46,31 @@ apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
     return rs_changelist_write_from(from_journal, &js, o, cl, w, p);
 }
 
-apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
-                                      const rs_changelist_opts_t *o,
-                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
+apr_status_t rs_changelist_write_entries(rs_changelist_source_fn *src, void *baton,
+                                         const rs_changelist_opts_t *o, apr_int64_t first,
+                                         apr_int64_t last, rs_changelist_emit_fn *emit,
+                                         void *ebaton, apr_pool_t *p)
 {
     apr_pool_t *pp, *rp;
     rs_entry_renderer_t *rr = NULL;
-    apr_int64_t next = cl->first_seq;
+    apr_int64_t next = first;
     apr_status_t rv = APR_SUCCESS;
-    int i;
+    int i, done = 0;
 
-    if (head(w, o, "urlset", cl, 1) < 0) {
-        return rs_xml_error(w);
-    }
     apr_pool_create(&pp, p);
     apr_pool_create(&rp, p);
-    while (next <= cl->last_seq) {
+    while (!done && next <= last) {
         apr_array_header_t *recs;
         apr_pool_clear(pp);
-        rv = src(baton, pp, next, cl->last_seq, PAGE, &recs);
+        rv = src(baton, pp, next, last, PAGE, &recs);
         if (rv != APR_SUCCESS) {
             break;
         }
-        for (i = 0; i < recs->nelts; i++) {
+        for (i = 0; i < recs->nelts && !done; i++) {
             const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
             const char *xml = r->xml;
             apr_size_t len = r->xml_len;
+            int e;
             /* Every entry goes through the renderer's bytes (or bytes it
              * rendered before, e.g. in the ring): one rendering, whatever
              * the source. */
@@ -86,10 +85,11 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                 rv = APR_EGENERAL;
                 break;
             }
-            if (rs_xml_raw(w, xml, len) < 0) {
-                rv = rs_xml_error(w);
+            if ((e = emit(ebaton, xml, len)) < 0) {
+                rv = APR_EGENERAL;
                 break;
             }
+            done = e > 0;
             next = r->seq + 1;
         }
         if (rv != APR_SUCCESS || recs->nelts < PAGE) {
@@ -98,10 +98,68 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
     }
     apr_pool_destroy(rp);
     apr_pool_destroy(pp);
+    return rv;
+}
+
+typedef struct {
+    rs_xml_t *w;
+    int failed;
+} raw_t;
+
+static int to_writer(void *baton, const char *buf, apr_size_t len)
+{
+    raw_t *x = baton;
+    if (rs_xml_raw(x->w, buf, len) < 0) {
+        x->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
+                                      const rs_changelist_opts_t *o,
+                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
+{
+    raw_t x;
+    apr_status_t rv;
+
+    if (head(w, o, "urlset", cl, 1) < 0) {
+        return rs_xml_error(w);
+    }
+    x.w = w;
+    x.failed = 0;
+    rv = rs_changelist_write_entries(src, baton, o, cl->first_seq, cl->last_seq, to_writer,
+                                     &x, p);
+    if (x.failed) {
+        return rs_xml_error(w);
+    }
     if (rv == APR_SUCCESS && rs_xml_end(w) < 0) {
         rv = rs_xml_error(w);
     }
     return rv;
+}
+
+apr_status_t rs_changelist_frame(const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                                 apr_pool_t *p, rs_changelist_frame_t *fr)
+{
+    rs_xml_membuf_t mb = { p, NULL, 0, 0 };
+    rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, &mb);
+
+    /* The head is what the writer has sent once the head is written and
+     * flushed: entries are raw bytes after it, and the writer's state
+     * (inside the root, after an element) is the same with or without
+     * them, so what rs_xml_end sends then is the tail of every list. */
+    if (!w || head(w, o, "urlset", cl, 1) < 0 || rs_xml_flush(w) < 0) {
+        return APR_EGENERAL;
+    }
+    fr->head_len = mb.len;
+    if (rs_xml_end(w) < 0) {
+        return APR_EGENERAL;
+    }
+    fr->head = mb.buf;
+    fr->tail = mb.buf + fr->head_len;
+    fr->tail_len = mb.len - fr->head_len;
+    return APR_SUCCESS;
 }
 
 apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,

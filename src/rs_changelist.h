@@ -44,6 +44,38 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
                                       const rs_changelist_opts_t *o,
                                       const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
 
+/* Receives an entry's bytes; returns 0 to go on, 1 when it needs no more
+ * entries, -1 on error. */
+typedef int rs_changelist_emit_fn(void *baton, const char *buf, apr_size_t len);
+
+/* The entries of records first .. last from src, as they stand in the
+ * list (the bytes rs_changelist_write_from inserts), each passed to emit
+ * in sequence order until emit asks for no more.  APR_EGENERAL when emit
+ * fails or an entry cannot be rendered; src's status when it fails. */
+apr_status_t rs_changelist_write_entries(rs_changelist_source_fn *src, void *baton,
+                                         const rs_changelist_opts_t *o, apr_int64_t first,
+                                         apr_int64_t last, rs_changelist_emit_fn *emit,
+                                         void *ebaton, apr_pool_t *p);
+
+/* The frame of a Change List: its bytes before the first entry (head) and
+ * after the last (tail).  A list is exactly head, then its entries' bytes
+ * (rs_changelist_write_entries), then tail.
+ *
+ * Invariant relied on by byte ranges of the open list: the head of the
+ * open list (cl->until == 0) depends only on cl->from and o (root and
+ * namespaces, rs:ln up and index, rs:md with capability and from): no
+ * count, no `at`, no sequence.  While the list stays open and grows, its
+ * head never changes, its entries only gain entries at the end, and so
+ * its bytes before the tail only grow.  Closing adds `until` to the head:
+ * a closed list's bytes differ from the open one's from the head on. */
+typedef struct rs_changelist_frame_t {
+    const char *head, *tail;
+    apr_size_t head_len, tail_len;
+} rs_changelist_frame_t;
+
+apr_status_t rs_changelist_frame(const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                                 apr_pool_t *p, rs_changelist_frame_t *fr);
+
 /* Write the Change List Index: closed lists (array of rs_changelist_t),
  * then the open one. */
 apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,

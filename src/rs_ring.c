@@ -110,3 +110,34 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
     *next = seq;
     return n;
 }
+
+int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last,
+                 apr_int64_t need, apr_int64_t *seq, apr_int64_t *bytes)
+{
+    apr_int64_t s, sum = 0;
+
+    if (!r || r->magic != RING_MAGIC) {
+        return -1;
+    }
+    for (s = last; s >= first; s--) {
+        const slot_t *sl = &r->slots[(apr_uint64_t)s % r->nslots];
+        if (s <= r->head - (apr_int64_t)r->nslots || s > r->head || s < r->base || !r->base) {
+            return -1;
+        }
+        if (sl->seq != s || sl->set != set) {
+            continue;
+        }
+        if (sl->overlong) {
+            return -1;
+        }
+        sum += sl->len;
+        if (sum >= need) {
+            *seq = s;
+            *bytes = sum;
+            return 0;
+        }
+    }
+    *seq = first;
+    *bytes = sum;
+    return 0;
+}

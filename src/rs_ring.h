@@ -53,4 +53,15 @@ apr_int64_t rs_ring_head(const rs_ring_t *r);
 int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last, int max,
                 apr_pool_t *p, apr_array_header_t *out, apr_int64_t *next);
 
+/* Where to start sending the last `need` bytes of the entries of set
+ * `set` with first <= seq <= last: walking back from `last`, the latest
+ * record from which on the entries (their rendered lengths summed) are at
+ * least `need` bytes, or `first` when all of them are fewer.  *seq gets
+ * that record's sequence and *bytes the entries' bytes from it to `last`.
+ * The cost is the number of sequences walked, not the list's length.
+ * Returns 0, or -1 when a record needed has left the ring or is overlong
+ * (the caller starts from `first` then). */
+int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last,
+                 apr_int64_t need, apr_int64_t *seq, apr_int64_t *bytes);
+
 #endif

@@ -109,13 +109,60 @@ static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t 
     }
 }
 
+void rs_scan_put_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                     apr_int64_t hashed)
+{
+    if (sc->pipe) {
+        rs_scanpipe_row(sc, it, old, hashed);
+        return;
+    }
+    rs_scan_store_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    notify_row(sc, old, it);
+    sc->stats->written++;
+    sc->stats->listed += it->listed;
+    sc->stats->hashed += hashed;
+    rs_scan_wrote(sc);
+}
+
+void rs_scan_put_access(rs_scan_ctx_t *sc, const rs_item_t *it)
+{
+    if (sc->pipe) {
+        rs_scanpipe_access(sc, it);
+        return;
+    }
+    rs_scan_store_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    sc->stats->written++;
+    rs_scan_wrote(sc);
+}
+
+void rs_scan_drop_row(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                      const rs_item_t *row)
+{
+    if (sc->pipe) {
+        rs_scanpipe_drop(sc, dir, name, row);
+        return;
+    }
+    rs_scan_store_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
+    if (row->listed) {
+        rs_scan_notify(sc, RS_CHANGE_DELETED, row);
+    }
+    sc->stats->removed++;
+    rs_scan_wrote(sc);
+}
+
+apr_status_t rs_scan_dir_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
+                              apr_hash_t **rows)
+{
+    return sc->pipe ? rs_scanpipe_load(sc, p, dir, rows)
+                    : rs_inventory_dir_load(sc->st, p, sc->o->set, dir, rows);
+}
+
 /* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
  * several threads, then the results, written by this thread only. */
 void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir,
                          apr_array_header_t *jobs)
 {
     const rs_scan_opts_t *o = sc->o;
-    apr_status_t rv;
     int i;
 
     rs_scanfile_run(o, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
@@ -132,14 +179,7 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
                         "set %s: cannot read '%s', not listed until it is readable",
                         o->set, j->relpath);
         }
-        if ((rv = rs_inventory_put(sc->st, o->set, &j->it)) != APR_SUCCESS) {
-            sc->err = rv;
-        }
-        notify_row(sc, j->row, &j->it);
-        sc->stats->written++;
-        sc->stats->listed += j->it.listed;
-        sc->stats->hashed += j->hashed;
-        rs_scan_wrote(sc);
+        rs_scan_put_row(sc, &j->it, j->row, j->hashed);
     }
 }
 
@@ -298,20 +338,12 @@ static void walk_subdirs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
 static void drop_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir, apr_hash_t *rows)
 {
     apr_hash_index_t *hi;
-    apr_status_t rv;
 
     for (hi = apr_hash_first(p, rows); hi && sc->err == APR_SUCCESS; hi = apr_hash_next(hi)) {
         const void *key;
         void *val;
         apr_hash_this(hi, &key, NULL, &val);
-        if ((rv = rs_inventory_delete(sc->st, sc->o->set, dir, key)) != APR_SUCCESS) {
-            sc->err = rv;
-        }
-        if (((rs_item_t *)val)->listed) {
-            rs_scan_notify(sc, RS_CHANGE_DELETED, val);
-        }
-        sc->stats->removed++;
-        rs_scan_wrote(sc);
+        rs_scan_drop_row(sc, dir, key, val);
     }
 }
 
@@ -338,7 +370,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
         apr_pool_destroy(p);
         return;
     }
-    if ((rv = rs_inventory_dir_load(sc->st, p, o->set, dir, &rows)) != APR_SUCCESS) {
+    if ((rv = rs_scan_dir_load(sc, p, dir, &rows)) != APR_SUCCESS) {
         sc->err = rv;
         apr_pool_destroy(p);
         return;
@@ -376,6 +408,12 @@ apr_status_t rs_scan_end(rs_scan_ctx_t *sc)
     return sc->err;
 }
 
+int rs_scan_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
                       rs_scan_stats_t *stats, apr_pool_t *vpool)
 {
@@ -397,7 +435,14 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     apr_status_t rv;
     int rootfd;
 
-    apr_pool_create(&sp, p);
+    apr_allocator_t *alloc;
+
+    /* The walk's own allocator: while the writer thread runs, on_change
+     * (on the writer) may allocate from p's. */
+    apr_allocator_create(&alloc);
+    apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
+    apr_pool_create_ex(&sp, p, NULL, alloc);
+    apr_allocator_owner_set(alloc, sp);
     rs_scan_ctx_init(&sc, st, o, stats, sp);
 
     if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
@@ -420,8 +465,12 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
+    rs_scanpipe_start(&sc, sp);     /* on failure the walk writes itself */
     rs_scan_walk(&sc, rootfd, "", sp);
     close(rootfd);
+    if (sc.pipe) {
+        rs_scanpipe_finish(&sc);
+    }
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */

@@ -97,6 +97,13 @@ typedef struct rs_scan_opts_t {
      * be thread-safe across batons, only for distinct ones. */
     int workers;
     void **check_batons;
+    /* Threads that read and hash files when the checks themselves must
+     * stay on one thread (workers <= 1, e.g. under a non-threaded MPM):
+     * the checks of a directory's files then run on the calling thread
+     * first, and only the reading and hashing, which never call back
+     * into the caller except through defer, is spread over hash_workers
+     * threads.  0 or 1: no such threads. */
+    int hash_workers;
     /* Called, in the scan's transaction, for every change of what is
      * listed: RS_CHANGE_CREATED / _UPDATED with the new row, _DELETED with
      * the last stored row.  A non-success return stops the scan.
@@ -152,6 +159,10 @@ typedef struct rs_scan_stats_t {
     apr_int64_t deleted;     /* listed files reported deleted */
     apr_int64_t deferred;    /* large files left for later (opts.defer) */
 } rs_scan_stats_t;
+
+/* Threads a scan's parallel work may use: the processors online, at
+ * least 1 and at most 4. */
+int rs_scan_threads(void);
 
 /* Scan one set.  Writes are committed in batches; the inventory is
  * consistent with the tree as of the scan's start when it returns

@@ -43,6 +43,11 @@ typedef struct rs_scan_ctx_t {
      * file gets its access check again, even if its row describes it.
      * Set and restored by rs_scan_walk around a directory's subtree. */
     int recheck;
+    /* The store writer of a full scan (rs_scanpipe.c), NULL when the
+     * store is written from this thread.  While it is set, this thread
+     * never uses st: rows are loaded through rs_scan_dir_load and every
+     * write goes through rs_scan_put_row / _put_access / _drop_row. */
+    struct rs_scanpipe_t *pipe;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */
@@ -50,6 +55,39 @@ typedef struct rs_scan_ctx_t {
 #define RS_SCAN_ENT_FILE   1    /* a regular file, or a link to one inside the root */
 #define RS_SCAN_ENT_DIR    2    /* a directory (not a link to one) */
 #define RS_SCAN_ENT_OTHER  3    /* anything else: never listed */
+
+/* The store operations of a walk; with sc->pipe they are queued for the
+ * writer thread (rs_scanpipe.c), else done at once.  put_row: store the
+ * new row of a file (old: its stored row or NULL), report what it means
+ * for the listing, count it (hashed: bytes read for it).  put_access:
+ * store an access file's row.  drop_row: delete the row of dir/name
+ * (row: as stored), reporting a listed one as deleted.  Each counts one
+ * write (rs_scan_wrote). */
+void rs_scan_put_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                     apr_int64_t hashed);
+void rs_scan_put_access(rs_scan_ctx_t *sc, const rs_item_t *it);
+void rs_scan_drop_row(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                      const rs_item_t *row);
+
+/* The stored rows of directory dir (name -> rs_item_t*), from p. */
+apr_status_t rs_scan_dir_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
+                              apr_hash_t **rows);
+
+/* The writer thread of a full scan (rs_scanpipe.c; see there).  start:
+ * after the scan's transaction is begun; on success sc->pipe is set,
+ * otherwise the scan goes on without it.  finish: every queued write is
+ * done, the writer's counts and first failure are merged into sc, and
+ * sc->pipe is NULL again.  The others queue one operation or load rows,
+ * as the rs_scan_* functions above do without the pipe. */
+apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p);
+void rs_scanpipe_finish(rs_scan_ctx_t *sc);
+void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                     apr_int64_t hashed);
+void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it);
+void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                      const rs_item_t *row);
+apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
+                              apr_hash_t **rows);
 
 /* Note the result rv of a store call: the scan stops with the first
  * failure's status (its cause, e.g. "No space left on device", reaches

@@ -105,9 +105,7 @@ int rs_scan_access_changed(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char
             continue;
         }
         changed = 1;
-        rs_scan_store_failed(sc, rs_inventory_put(sc->st, o->set, &it));
-        sc->stats->written++;
-        rs_scan_wrote(sc);
+        rs_scan_put_access(sc, &it);
     }
     return changed;
 }

@@ -145,12 +145,14 @@ int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const s
         && (!row->listed || has_hashes(row, o->hashes));
 }
 
-/* The per-file work; runs on any worker thread, allocating only from p. */
-static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
-                    const char *dir, rs_scanfile_job_t *j)
+/* The first half of the per-file work: would the caller serve the file,
+ * and as what type.  Runs on a worker thread with that worker's check
+ * baton, or on the calling thread (see rs_scan_opts_t.hash_workers);
+ * allocates only from p. */
+static void job_check(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, const char *dir,
+                      rs_scanfile_job_t *j)
 {
     rs_item_t *it = &j->it;
-    const rs_item_t *row = j->row;
 
     memset(it, 0, sizeof(*it));
     it->dir = dir;
@@ -161,6 +163,17 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
         && !o->check(baton, p, j->relpath, j->target ? RS_SCAN_CHECK_LINK : 0, &it->type)) {
         it->listed = 0;
     }
+}
+
+/* The second half: for a file that is served, make sure it can be read
+ * and hash it (or take its deferred digests); then the version the row
+ * records.  Never calls the check callback, so it may run on any thread;
+ * allocates only from p. */
+static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfile_job_t *j)
+{
+    rs_item_t *it = &j->it;
+    const rs_item_t *row = j->row;
+
     if (it->listed) {
         if (!o->hashes) {
             /* Nothing to read: only make sure the run user can. */
@@ -201,12 +214,22 @@ static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd
     it->ino = (apr_int64_t)j->sb.st_ino;
 }
 
+/* The whole per-file work; runs on any worker thread, allocating only
+ * from p. */
+static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
+                    const char *dir, rs_scanfile_job_t *j)
+{
+    job_check(o, baton, p, dir, j);
+    job_read(o, p, dfd, j);
+}
+
 typedef struct {
     const rs_scan_opts_t *o;
     const char *dir;
     int dfd;
     rs_scanfile_job_t *jobs;
     apr_uint32_t njobs;
+    int checked;                 /* the checks are done: read and hash only */
     volatile apr_uint32_t next;
 } batch_t;
 
@@ -221,7 +244,12 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
     worker_t *w = data;
     apr_uint32_t i;
     while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
-        run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
+        if (w->b->checked) {
+            job_read(w->b->o, w->pool, w->b->dfd, &w->b->jobs[i]);
+        }
+        else {
+            run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
+        }
     }
     /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
      * stack behind AddressSanitizer's back, which then reports its own
@@ -233,16 +261,31 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
 void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *dir,
                      rs_scanfile_job_t *jobs, int njobs)
 {
-    int nw = o->workers > 1 && o->check_batons ? o->workers : 1, i, started = 0;
+    int parallel_checks = o->workers > 1 && o->check_batons;
+    int nw = parallel_checks ? o->workers : 1, i, started = 0, checked = 0;
+    void *baton = parallel_checks ? o->check_batons[0] : o->check_baton;
     batch_t b;
 
+    if (!parallel_checks && o->hashes && o->hash_workers > 1 && njobs >= 8) {
+        /* The checks must stay on this thread: do them all first, then
+         * spread only the reading and hashing (rs_scan_opts_t.hash_workers). */
+        for (i = 0; i < njobs; i++) {
+            job_check(o, baton, p, dir, &jobs[i]);
+        }
+        checked = 1;
+        nw = o->hash_workers;
+    }
     if (nw > njobs / 4) {
         nw = njobs / 4 > 0 ? njobs / 4 : 1;
     }
     if (nw <= 1) {
-        void *baton = (o->workers > 1 && o->check_batons) ? o->check_batons[0] : o->check_baton;
         for (i = 0; i < njobs; i++) {
-            run_job(o, baton, p, dfd, dir, &jobs[i]);
+            if (checked) {
+                job_read(o, p, dfd, &jobs[i]);
+            }
+            else {
+                run_job(o, baton, p, dfd, dir, &jobs[i]);
+            }
         }
         return;
     }
@@ -251,6 +294,7 @@ void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
     b.dfd = dfd;
     b.jobs = jobs;
     b.njobs = (apr_uint32_t)njobs;
+    b.checked = checked;
     b.next = 0;
     {
         apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
@@ -263,7 +307,7 @@ void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
             apr_allocator_owner_set(alloc, w[i].pool);
             w[i].b = &b;
-            w[i].baton = o->check_batons[i];
+            w[i].baton = checked ? NULL : o->check_batons[i];
         }
         for (i = 0; i < nw; i++) {
             if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
@@ -278,7 +322,12 @@ void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             worker_t *w0 = &w[0];
             apr_uint32_t k;
             while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
-                run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
+                if (checked) {
+                    job_read(o, w0->pool, dfd, &jobs[k]);
+                }
+                else {
+                    run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
+                }
             }
         }
         for (i = 0; i < nw; i++) {

@@ -2,14 +2,20 @@
 #include <stdio.h>
 #include <string.h>
 #include <apr_file_io.h>
+#include <apr_file_info.h>
 #include <apr_strings.h>
 #include "rs_file.h"
+#include "rs_partition.h"
+#include "rs_snapparts.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
+/* More changed paths than this since the previous snapshot: every part
+ * is written (the sorted paths are held in memory). */
+#define CHANGES_MAX 100000
 
 /* Large writes: besides being cheaper to write, a file written in big
  * chunks is laid out in fewer extents and is faster to serve.  Every file
@@ -37,18 +43,20 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
 }
 
 /* One snapshot being written.  Lifecycle: one document (file) open at a
- * time, in `fp`, cleared when it is finished; per-entry memory in `ep`.
- * Every failure keeps its cause: the writer on the file remembers why a
- * write failed (rs_xml_error). */
+ * time, in `fp`, cleared when it is finished; per-entry memory in `ep`;
+ * the index's part table (and each part's last key) in `p`, one element
+ * per part.  Every failure keeps its cause: the writer on the file
+ * remembers why a write failed (rs_xml_error). */
 typedef struct {
     const rs_snapshot_opts_t *o;
     const char *dir;
     apr_uint64_t gen;
     apr_int64_t max;              /* entries per document */
     int indexed;                  /* an index and parts, not one list */
-    int part;                     /* the part being written (indexed) */
-    apr_int64_t in_part;          /* entries in it */
-    apr_pool_t *fp, *ep;
+    rs_partition_t pt;            /* the cuts of the parts (indexed) */
+    apr_array_header_t *parts;    /* rs_snappart_t of the index, in order */
+    rs_snappart_t *cur;           /* the part being written (indexed) */
+    apr_pool_t *p, *fp, *ep;
     apr_file_t *f;
     rs_xml_t *w;                  /* NULL: no document open */
     rs_snapshot_info_t *info;
@@ -84,33 +92,50 @@ static apr_status_t doc_close(swriter_t *sw)
     return rv;
 }
 
-/* Start the document that takes the next entry: the single list, or the
- * next part once the current one is full. */
+/* Finish the part being written, whose last entry is it. */
+static apr_status_t part_close(swriter_t *sw, const rs_item_t *it)
+{
+    sw->cur->last_dir = apr_pstrdup(sw->p, it->dir);
+    sw->cur->last_name = apr_pstrdup(sw->p, it->name);
+    sw->cur = NULL;
+    return doc_close(sw);
+}
+
+/* Start the document that takes the next entry: the single list, or a
+ * new part of this generation (numbered by its place in the index). */
 static apr_status_t next_doc(swriter_t *sw)
 {
     apr_status_t rv;
 
-    if (sw->w && (!sw->indexed || sw->in_part < sw->max)) {
+    if (sw->w) {
         return APR_SUCCESS;
     }
-    if (sw->w && (rv = doc_close(sw)) != APR_SUCCESS) {
-        return rv;
+    if (sw->indexed) {
+        sw->cur = apr_array_push(sw->parts);
+        memset(sw->cur, 0, sizeof(*sw->cur));
+        sw->cur->gen = sw->gen;
+        sw->cur->n = sw->parts->nelts;
+        sw->cur->at = sw->o->at;
+        sw->cur->completed = sw->o->completed;
+        if (!sw->info->first_new) {
+            sw->info->first_new = sw->cur->n;
+        }
     }
-    sw->part += sw->indexed;
-    sw->in_part = 0;
-    if ((rv = doc_open(sw, sw->part)) != APR_SUCCESS) {
+    if ((rv = doc_open(sw, sw->indexed ? sw->cur->n : 0)) != APR_SUCCESS) {
         return rv;
     }
     return list_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
 }
 
-/* Write the entry of inventory row it. */
-static apr_status_t put_row(swriter_t *sw, const rs_item_t *it)
+/* Write the entry of inventory row it; *cut is set when it ends its part
+ * (which is then finished). */
+static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
 {
     rs_record_t r;
     apr_status_t rv = next_doc(sw);
     int rc;
 
+    *cut = 0;
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -120,46 +145,76 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it)
     if (rc < 0) {
         return rs_xml_error(sw->w);
     }
-    sw->in_part++;
     sw->info->entries++;
     sw->info->bytes += it->size;
-    return APR_SUCCESS;
+    if (!sw->indexed) {
+        return APR_SUCCESS;
+    }
+    sw->cur->entries++;
+    sw->cur->bytes += it->size;
+    /* Content-defined cuts: the path's hash (of dir/name), entries as
+     * the limit; sizes play no part in a list. */
+    {
+        const char *path = *it->dir ? apr_pstrcat(sw->ep, it->dir, "/", it->name, NULL)
+                                    : it->name;
+        *cut = (rs_partition_add(&sw->pt, path, strlen(path), 0) & RS_PARTITION_CUT_AFTER) != 0;
+        apr_pool_clear(sw->ep);
+    }
+    return *cut ? part_close(sw, it) : APR_SUCCESS;
 }
 
-/* Every listed row of the set, a page at a time, into the list or its
- * parts; the last document is finished. */
-static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, apr_pool_t *p)
+/* Where a stream of rows stops: at the end of the listing (stop NULL), or
+ * (stop) right after a cut at a key stop accepts. */
+typedef int rs_stop_fn(void *baton, const rs_item_t *it);
+
+/* The listed rows of the set after (*adir, *aname) (NULL: from the
+ * first), a page at a time, into the list or new parts, from a fresh
+ * partition state, until stop accepts a cut (returns 1, the position is
+ * then that row) or the listing ends (returns 0, the last document
+ * finished). */
+static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
+                               const char **aname, rs_stop_fn *stop, void *baton, int *stopped)
 {
     apr_pool_t *pp;
-    const char *after_dir = NULL, *after_name = NULL;
     apr_status_t rv = APR_SUCCESS;
-    int i;
+    const rs_item_t *it = NULL;
+    int i, cut;
 
-    apr_pool_create(&pp, p);   /* per page of rows */
+    *stopped = 0;
+    rs_partition_init(&sw->pt, sw->max, APR_INT64_MAX, 0);
+    apr_pool_create(&pp, sw->p);   /* per page of rows */
     for (;;) {
         apr_array_header_t *rows;
         apr_pool_clear(pp);
-        rv = rs_inventory_page(st, pp, sw->o->set, after_dir, after_name, PAGE_ROWS, &rows);
-        for (i = 0; rv == APR_SUCCESS && i < rows->nelts; i++) {
-            rv = put_row(sw, &APR_ARRAY_IDX(rows, i, rs_item_t));
+        rv = rs_inventory_page(st, pp, sw->o->set, *adir, *aname, PAGE_ROWS, &rows);
+        for (i = 0; rv == APR_SUCCESS && !*stopped && i < rows->nelts; i++) {
+            it = &APR_ARRAY_IDX(rows, i, rs_item_t);
+            rv = put_row(sw, it, &cut);
+            *stopped = rv == APR_SUCCESS && cut && stop && stop(baton, it);
         }
-        if (rv != APR_SUCCESS || rows->nelts < PAGE_ROWS) {
+        if (rv == APR_SUCCESS && rows->nelts) {
+            *adir = apr_pstrdup(sw->p, it->dir);
+            *aname = apr_pstrdup(sw->p, it->name);
+        }
+        if (rv != APR_SUCCESS || *stopped || rows->nelts < PAGE_ROWS) {
             break;
         }
-        after_dir = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).dir);
-        after_name = apr_pstrdup(p, APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t).name);
     }
-    apr_pool_destroy(pp);
     /* An empty set still has its (empty) single list. */
-    if (rv == APR_SUCCESS && !sw->indexed) {
+    if (rv == APR_SUCCESS && !*stopped && !sw->indexed) {
         rv = next_doc(sw);
     }
     /* After a failure the open document goes with its pool. */
-    return rv == APR_SUCCESS && sw->w ? doc_close(sw) : rv;
+    if (rv == APR_SUCCESS && !*stopped && sw->w) {
+        rv = sw->indexed ? part_close(sw, it) : doc_close(sw);
+    }
+    apr_pool_destroy(pp);
+    return rv;
 }
 
-/* The Resource List Index: one entry per part, in resourcelist.xml. */
-static apr_status_t write_index(swriter_t *sw, int nparts)
+/* The Resource List Index: one entry per part, in resourcelist.xml, each
+ * with the `at` and `completed` of the generation that wrote it. */
+static apr_status_t write_index(swriter_t *sw)
 {
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
@@ -177,11 +232,15 @@ static apr_status_t write_index(swriter_t *sw, int nparts)
         || rs_xml_md(sw->w, md, 3) < 0) {
         return rs_xml_error(sw->w);
     }
-    for (i = 1; i <= nparts; i++) {
+    for (i = 0; i < sw->parts->nelts; i++) {
+        const rs_snappart_t *s = &APR_ARRAY_IDX(sw->parts, i, rs_snappart_t);
         const char *loc = apr_psprintf(sw->ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
-                                       sw->o->part_url_prefix, sw->gen, i);
-        int rc = rs_xml_entry_begin(sw->w, loc, NULL) < 0 || rs_xml_md(sw->w, md + 1, 2) < 0
-                 || rs_xml_entry_end(sw->w) < 0;
+                                       sw->o->part_url_prefix, s->gen, s->n);
+        int rc;
+        md[1].value = rs_time_format(at, s->at);
+        md[2].value = rs_time_format(done, s->completed);
+        rc = rs_xml_entry_begin(sw->w, loc, NULL) < 0 || rs_xml_md(sw->w, md + 1, 2) < 0
+             || rs_xml_entry_end(sw->w) < 0;
         apr_pool_clear(sw->ep);
         if (rc) {
             return rs_xml_error(sw->w);
@@ -211,45 +270,207 @@ static apr_status_t write_info(swriter_t *sw)
     return rv != APR_SUCCESS ? rv : frv;
 }
 
+/* Every part from scratch: the single list or the parts. */
+static apr_status_t write_all(rs_db_t *st, swriter_t *sw)
+{
+    const char *adir = NULL, *aname = NULL;
+    apr_int64_t total = 0;
+    apr_status_t rv;
+    int stopped;
+
+    if ((rv = rs_inventory_count(st, sw->o->set, &total)) != APR_SUCCESS) {
+        return rv;
+    }
+    sw->indexed = total > sw->max;
+    return write_rows(st, sw, &adir, &aname, NULL, NULL, &stopped);
+}
+
+/* The part table, the index (if any), then the info file. */
+static apr_status_t write_tail(swriter_t *sw)
+{
+    rs_snapparts_t t;
+    apr_status_t rv = APR_SUCCESS;
+
+    sw->info->gen = sw->gen;
+    sw->info->at = sw->o->at;
+    sw->info->completed = sw->o->completed;
+    sw->info->parts = sw->indexed ? sw->parts->nelts : 0;
+    if (sw->indexed) {
+        t.seq = sw->o->seq;
+        t.at = sw->o->at;
+        t.ident = sw->o->ident ? sw->o->ident : "";
+        t.parts = sw->parts;
+        if ((rv = rs_snapparts_write(sw->fp, sw->dir, &t)) == APR_SUCCESS) {
+            rv = write_index(sw);
+        }
+    }
+    return rv == APR_SUCCESS ? write_info(sw) : rv;
+}
+
+/* Incremental writing.  The walk over the previous generation's parts
+ * (old, in index order) and the changed paths (keys, sorted): at an
+ * aligned position (the start, or right after a boundary both
+ * partitionings share) the next old part is kept when no changed path
+ * falls in its range (the last part's range is open to the end);
+ * otherwise rows are written from there with a fresh partition state
+ * until a new cut lands on an old boundary (aligned again: from then on
+ * the cuts of the old partitioning and of one from scratch agree, since
+ * rs_partition depends on nothing before a cut) or the listing ends.
+ * So the parts are exactly those a write from scratch would cut. */
+typedef struct {
+    const apr_array_header_t *old;     /* rs_snappart_t */
+    int i;                             /* the next old part */
+} walk_t;
+
+static int key_cmp(const rs_snappart_t *s, const char *dir, const char *name)
+{
+    return rs_snapparts_cmp(s->last_dir, s->last_name, dir, name);
+}
+
+/* rs_stop_fn: a new cut after row it; aligned when an old part (not the
+ * last: its end is the listing's) ends there too. */
+static int aligned(void *baton, const rs_item_t *it)
+{
+    walk_t *wk = baton;
+    int m = wk->old->nelts;
+
+    while (wk->i < m - 1 && key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir,
+                                    it->name) < 0) {
+        wk->i++;
+    }
+    if (wk->i < m - 1 && !key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir,
+                                  it->name)) {
+        wk->i++;
+        return 1;
+    }
+    return 0;
+}
+
+/* Keep old part s: a hard link into the new generation, same inode. */
+static apr_status_t keep_part(swriter_t *sw, const rs_snappart_t *s)
+{
+    const char *from = s->gen == sw->o->prev_gen
+                       ? rs_statedir_gen_file(sw->ep, sw->o->prev_dir, s->n)
+                       : rs_statedir_gen_kept(sw->ep, sw->o->prev_dir, s->gen, s->n);
+    const char *to = rs_statedir_gen_kept(sw->ep, sw->dir, s->gen, s->n);
+    apr_status_t rv = apr_file_link(from, to);
+
+    apr_pool_clear(sw->ep);
+    if (rv == APR_SUCCESS) {
+        *(rs_snappart_t *)apr_array_push(sw->parts) = *s;
+        sw->info->entries += s->entries;
+        sw->info->bytes += s->bytes;
+        sw->info->reused++;
+    }
+    return rv;
+}
+
+/* Forget what an incremental attempt wrote: the directory is emptied and
+ * the counts start over. */
+static apr_status_t start_over(swriter_t *sw)
+{
+    apr_dir_t *d;
+    apr_finfo_t fi;
+    apr_status_t rv;
+
+    sw->parts->nelts = 0;
+    sw->info->entries = sw->info->bytes = 0;
+    sw->info->reused = sw->info->first_new = 0;
+    if ((rv = apr_dir_open(&d, sw->dir, sw->fp)) != APR_SUCCESS) {
+        return rv;
+    }
+    while (rv == APR_SUCCESS && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d)
+                                == APR_SUCCESS) {
+        if (fi.filetype == APR_REG) {
+            rv = apr_file_remove(apr_pstrcat(sw->fp, sw->dir, "/", fi.name, NULL), sw->fp);
+        }
+    }
+    apr_dir_close(d);
+    apr_pool_clear(sw->fp);
+    return rv;
+}
+
+/* The walk (see walk_t).  *full: the previous generation cannot be
+ * built on (none, other options or history, the journal cannot say
+ * what changed, or the list no longer needs an index). */
+static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
+{
+    const rs_snapshot_opts_t *o = sw->o;
+    rs_snapparts_t prev;
+    apr_array_header_t *keys;
+    const char *adir = NULL, *aname = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    walk_t wk;
+    int ci = 0, stopped;
+
+    *full = 1;
+    if (!o->prev_dir || !o->journal || !o->ident
+        || rs_snapparts_read(sw->p, o->prev_dir, &prev) != APR_SUCCESS
+        || strcmp(prev.ident, o->ident) || prev.seq > o->seq
+        || rs_snapparts_changes(o->journal, sw->p, o->set, prev.seq, o->seq, prev.at,
+                                CHANGES_MAX, &keys) != APR_SUCCESS) {
+        return APR_SUCCESS;
+    }
+    *full = 0;
+    sw->indexed = 1;
+    wk.old = prev.parts;
+    wk.i = 0;
+    while (rv == APR_SUCCESS && wk.i < prev.parts->nelts) {
+        const rs_snappart_t *s = &APR_ARRAY_IDX(prev.parts, wk.i, rs_snappart_t);
+        const rs_snapkey_t *k;
+        while (adir && ci < keys->nelts && (k = &APR_ARRAY_IDX(keys, ci, rs_snapkey_t))
+               && rs_snapparts_cmp(k->dir, k->name, adir, aname) <= 0) {
+            ci++;
+        }
+        k = ci < keys->nelts ? &APR_ARRAY_IDX(keys, ci, rs_snapkey_t) : NULL;
+        if (!k || (wk.i < prev.parts->nelts - 1 && key_cmp(s, k->dir, k->name) < 0)) {
+            if ((rv = keep_part(sw, s)) != APR_SUCCESS) {
+                *full = 1;           /* cannot link: write it all */
+                return start_over(sw) == APR_SUCCESS ? APR_SUCCESS : rv;
+            }
+            adir = s->last_dir;
+            aname = s->last_name;
+            wk.i++;
+            continue;
+        }
+        rv = write_rows(st, sw, &adir, &aname, aligned, &wk, &stopped);
+        if (!stopped) {
+            break;
+        }
+    }
+    if (rv == APR_SUCCESS && sw->info->entries <= sw->max) {
+        *full = 1;                   /* a single list now */
+        rv = start_over(sw);
+    }
+    return rv;
+}
+
 apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info)
 {
     swriter_t sw;
-    apr_int64_t total = 0;
     apr_status_t rv;
-    int nparts;
+    int full;
 
     memset(info, 0, sizeof(*info));
-    if ((rv = rs_inventory_count(st, o->set, &total)) != APR_SUCCESS) {
-        return rv;
-    }
     memset(&sw, 0, sizeof(sw));
     sw.o = o;
     sw.dir = dir;
     sw.gen = gen;
     sw.info = info;
+    sw.p = p;
     sw.max = o->max_entries > 0 ? o->max_entries : 50000;
-    sw.indexed = total > sw.max;
-    nparts = sw.indexed ? (int)((total + sw.max - 1) / sw.max) : 0;
+    sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
     apr_pool_create(&sw.fp, p);   /* per output file */
     apr_pool_create(&sw.ep, p);   /* per entry */
 
-    rv = write_rows(st, &sw, p);
-    /* The count and the pages come from one writer (the watcher) with no
-     * write in between, so they agree; a mismatch means a bug. */
-    if (rv == APR_SUCCESS && sw.indexed && sw.part != nparts) {
-        rv = APR_EGENERAL;
-    }
-    if (rv == APR_SUCCESS && sw.indexed) {
-        rv = write_index(&sw, nparts);
+    rv = write_changed(st, &sw, &full);
+    if (rv == APR_SUCCESS && full) {
+        rv = write_all(st, &sw);
     }
     if (rv == APR_SUCCESS) {
-        info->gen = gen;
-        info->at = o->at;
-        info->completed = o->completed;
-        info->parts = nparts;
-        rv = write_info(&sw);
+        rv = write_tail(&sw);
     }
     apr_pool_destroy(sw.ep);
     apr_pool_destroy(sw.fp);

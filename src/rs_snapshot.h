@@ -10,9 +10,17 @@
  * while the tree changes reads one consistent snapshot, never a mixture of
  * two partitions.
  *
+ * With an index, parts are cut by content (rs_partition, max_entries as
+ * the limit) and a new generation keeps every part of the previous one
+ * that no change touched (rs_snapparts.h): same file (a hard link), same
+ * URL (<prefix><g>-<n>.xml of the generation g that wrote it), same `at`.
+ *
  * Files in the snapshot directory:
  *   resourcelist.xml   the Resource List, or the Resource List Index
- *   part-<n>.xml       parts 1..n when there is an index
+ *   part-<n>.xml       the parts written in this generation (n: their
+ *                      place in the index)
+ *   part-<g>-<n>.xml   a part of generation g kept (hard link)
+ *   parts              the part table (rs_snapparts.h), with an index
  *   info               "gen at completed entries parts bytes" (written last;
  *                      files of older versions end after parts)
  */
@@ -23,6 +31,7 @@
 #include <apr_time.h>
 #include "rs_entry.h"
 #include "rs_inventory.h"
+#include "rs_journal.h"
 
 typedef struct rs_snapshot_opts_t {
     const char *set;
@@ -34,6 +43,16 @@ typedef struct rs_snapshot_opts_t {
     apr_time_t at;                /* start of the scan the inventory reflects */
     apr_time_t completed;         /* end of that scan */
     const rs_logger_t *log;
+    /* Stable parts (rs_snapparts.h).  ident: the history and options the
+     * snapshot is written under (parts are only kept under the same);
+     * seq: the journal's last sequence it reflects; prev_dir, prev_gen:
+     * the generation to build on (NULL: none, every part is written);
+     * journal: read for the paths changed since prev_dir's sequence. */
+    const char *ident;
+    apr_int64_t seq;
+    const char *prev_dir;
+    apr_uint64_t prev_gen;
+    rs_journal_t *journal;
 } rs_snapshot_opts_t;
 
 typedef struct rs_snapshot_info_t {
@@ -44,10 +63,17 @@ typedef struct rs_snapshot_info_t {
     int parts;                    /* 0: single list, else index + parts */
     apr_int64_t bytes;            /* sum of the listed files' sizes; -1: unknown
                                    * (an info file without it) */
+    /* Of the writing only (not in the info file): parts kept from the
+     * previous generation, and the number of the first part written in
+     * this one (0: none). */
+    int reused;
+    int first_new;
 } rs_snapshot_info_t;
 
 /* Write generation gen of a set's snapshot into the existing directory
- * dir.  Memory is bounded by one page of rows. */
+ * dir, building on o->prev_dir when it can.  Memory is bounded by one
+ * page of rows, the part table and the changed paths (at most 100 000,
+ * else every part is written). */
 apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info);

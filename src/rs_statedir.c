@@ -70,6 +70,16 @@ const char *rs_statedir_gen_info(apr_pool_t *p, const char *gendir)
     return apr_pstrcat(p, gendir, "/info", NULL);
 }
 
+const char *rs_statedir_gen_kept(apr_pool_t *p, const char *gendir, apr_uint64_t gen, int n)
+{
+    return apr_psprintf(p, "%s/part-%" APR_UINT64_T_FMT "-%d.xml", gendir, gen, n);
+}
+
+const char *rs_statedir_gen_parts(apr_pool_t *p, const char *gendir)
+{
+    return apr_pstrcat(p, gendir, "/parts", NULL);
+}
+
 const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir)
 {
     return apr_pstrcat(p, gendir, "/superseded", NULL);

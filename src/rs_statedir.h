@@ -3,7 +3,8 @@
  *   <statedir>/state.db                     the state store (SQLite)
  *   <statedir>/history                      id of the history on disk (rs_history.h)
  *   <statedir>/snapshots/<set>/<gen>/       a published Resource List
- *       resourcelist.xml, part-<n>.xml, info, superseded (marker, mtime)
+ *       resourcelist.xml, part-<n>.xml, part-<g>-<n>.xml (a part of generation
+ *       g kept: a hard link, rs_snapparts.h), parts, info, superseded (marker)
  *   <statedir>/snapshots/<set>/tmp-<gen>/   a Resource List being written
  *   <statedir>/changelists/<set>/index.xml  the Change List Index
  *   <statedir>/changelists/<set>/<history>-<id>.xml   a closed Change List
@@ -66,6 +67,10 @@ int rs_statedir_is_gen_tmp(const char *name);
  * superseded generation. */
 const char *rs_statedir_gen_file(apr_pool_t *p, const char *gendir, int n);
 const char *rs_statedir_gen_info(apr_pool_t *p, const char *gendir);
+/* A part written in generation gen as part n, kept in a later generation
+ * directory as a hard link (rs_snapparts.h); the part table. */
+const char *rs_statedir_gen_kept(apr_pool_t *p, const char *gendir, apr_uint64_t gen, int n);
+const char *rs_statedir_gen_parts(apr_pool_t *p, const char *gendir);
 const char *rs_statedir_gen_superseded(apr_pool_t *p, const char *gendir);
 
 /* <statedir>/changelists/<set>: the set's Change List files. */

@@ -42,7 +42,8 @@ static void civil_from_days(apr_int64_t z, apr_int64_t *y, unsigned *m, unsigned
 #define MIN_SECS (-62167219200LL)
 #define MAX_SECS 253402300799LL
 
-/* Format secs (since the epoch) plus frac nanoseconds (0 .. 10^9-1). */
+/* Format secs (since the epoch) plus frac nanoseconds (0 .. 10^9-1, a
+ * whole number of microseconds: at most six digits are written). */
 static char *format(char *buf, apr_int64_t secs, apr_int64_t frac)
 {
     apr_int64_t days, sod, y;
@@ -64,8 +65,8 @@ static char *format(char *buf, apr_int64_t secs, apr_int64_t frac)
                  (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
     if (frac) {
         char f[16];
-        int len = 9;
-        snprintf(f, sizeof(f), "%09ld", (long)frac);
+        int len = 6;
+        snprintf(f, sizeof(f), "%06ld", (long)(frac / 1000));
         while (len > 1 && f[len - 1] == '0') {
             len--;
         }
@@ -86,7 +87,10 @@ char *rs_time_format_ns(char *buf, apr_int64_t ns)
         frac += 1000000000;
         secs -= 1;
     }
-    return format(buf, secs, frac);
+    /* Documents carry at most six fractional digits (parsers built on
+     * strptime's %f take no more): the time is truncated to the
+     * microsecond below it, never rounded up into a later one. */
+    return format(buf, secs, frac - frac % 1000);
 }
 
 char *rs_time_format(char *buf, apr_time_t t)

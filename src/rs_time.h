@@ -10,11 +10,15 @@
 #include <apr.h>
 #include <apr_time.h>
 
-/* Large enough for "YYYY-MM-DDThh:mm:ss.nnnnnnnnnZ" and a NUL. */
+/* Large enough for "YYYY-MM-DDThh:mm:ss.nnnnnnZ" and a NUL (with room). */
 #define RS_TIME_BUFSIZE 40
 
-/* Format a time given in nanoseconds since the epoch.  The fraction is
- * omitted when zero and otherwise trimmed of trailing zeros.  Years have
+/* Format a time given in nanoseconds since the epoch.  The fraction has
+ * at most six digits (microseconds): the time is truncated (floor, also
+ * before 1970) to the microsecond, so two times that differ only below a
+ * microsecond format alike; callers that must tell them apart compare
+ * the nanoseconds, never the strings.  The fraction is omitted when zero
+ * and otherwise trimmed of trailing zeros.  Years have
  * four digits; times outside 0000-01-01T00:00:00Z .. 9999-12-31T23:59:59Z
  * are clamped to that range.  Returns buf. */
 char *rs_time_format_ns(char *buf, apr_int64_t ns);

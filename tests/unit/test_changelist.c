@@ -459,6 +459,61 @@ static apr_status_t fixed_source(void *baton, apr_pool_t *p, apr_int64_t next, a
     return APR_SUCCESS;
 }
 
+static int stop_after_one(void *baton, const char *buf, apr_size_t len)
+{
+    ut_buf_sink(baton, buf, len);
+    return 1;
+}
+
+/* Frame and entries, separately: head + entries + tail is the document,
+ * entries from a later record are a suffix of the entries, emit can stop,
+ * and the open list's head does not depend on its extent. */
+static void check_frame(const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                        const apr_array_header_t *recs, const char *doc)
+{
+    rs_changelist_frame_t fr, fr2;
+    rs_changelist_t other = *cl;
+    fixed_t fx;
+    ut_buf_t b;
+    const char *whole;
+
+    fx.recs = recs;
+    ck_assert_int_eq(rs_changelist_frame(o, cl, ut_pool, &fr), APR_SUCCESS);
+    memset(&b, 0, sizeof(b));
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq,
+                                                 cl->last_seq, ut_buf_sink, &b, ut_pool),
+                     APR_SUCCESS);
+    whole = apr_pstrcat(ut_pool, apr_pstrmemdup(ut_pool, fr.head, fr.head_len),
+                        apr_pstrmemdup(ut_pool, b.data, b.len),
+                        apr_pstrmemdup(ut_pool, fr.tail, fr.tail_len), NULL);
+    ck_assert_str_eq(whole, doc);
+    ck_assert_str_eq(apr_pstrmemdup(ut_pool, fr.tail, fr.tail_len), "</urlset>\n");
+    /* From the last record on: the last entry, the end of the entries. */
+    memset(&b, 0, sizeof(b));
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->last_seq,
+                                                 cl->last_seq, ut_buf_sink, &b, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_uint_gt(b.len, 0);
+    ck_assert_int_eq(memcmp(doc + strlen(doc) - fr.tail_len - b.len, b.data, b.len), 0);
+    /* emit stops after the first entry. */
+    memset(&b, 0, sizeof(b));
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq,
+                                                 cl->last_seq, stop_after_one, &b, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(b.calls, 1);
+    ck_assert_int_eq(memcmp(doc + fr.head_len, b.data, b.len), 0);
+    /* The open list's head depends on from only; closing changes it. */
+    other.id++;
+    other.last_seq += 100;
+    other.count += 100;
+    ck_assert_int_eq(rs_changelist_frame(o, &other, ut_pool, &fr2), APR_SUCCESS);
+    ck_assert_uint_eq(fr2.head_len, fr.head_len);
+    ck_assert_int_eq(memcmp(fr2.head, fr.head, fr.head_len), 0);
+    other.until = cl->from + 1;
+    ck_assert_int_eq(rs_changelist_frame(o, &other, ut_pool, &fr2), APR_SUCCESS);
+    ck_assert_ptr_nonnull(strstr(apr_pstrmemdup(ut_pool, fr2.head, fr2.head_len), "until="));
+}
+
 static char *write_fixed(const rs_changelist_opts_t *o, const rs_changelist_t *cl,
                          const apr_array_header_t *recs)
 {
@@ -530,18 +585,19 @@ START_TEST(exact_bytes_and_prerendered_entries)
         "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
         "  <url>\n"
         "    <loc>" BASE "a%26b/%3Cx%3E%20%22q%22.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:40.000005Z\" "
         "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
         "  </url>\n"
         "  <url>\n"
         "    <loc>" BASE "gone</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41Z\"/>\n"
         "  </url>\n"
         "</urlset>\n";
     doc = write_fixed(&o, &cl, recs);
     ck_assert_str_eq(doc, expected);
+    check_frame(&o, &cl, recs, expected);
 
     /* Pre-rendered: every entry, then only the second one. */
     rr = rs_entry_renderer_create(ut_pool, &o.entry);

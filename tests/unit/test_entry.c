@@ -100,7 +100,7 @@ START_TEST(resource_entry)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "sub/dir/a.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
         "  </url>\n");
     /* 1.0 mode changes nothing in a resource entry; no type, no hashes. */
@@ -112,7 +112,7 @@ START_TEST(resource_entry)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "a.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md length=\"3\"/>\n"
         "  </url>\n");
 }
@@ -128,7 +128,7 @@ START_TEST(change_entries)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "new.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
         "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
         "  </url>\n");
@@ -137,7 +137,7 @@ START_TEST(change_entries)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "d/u.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
         "hash=\"sha-1:" SHA1 "\" length=\"3\" type=\"text/plain\"/>\n"
         "  </url>\n");
@@ -146,7 +146,7 @@ START_TEST(change_entries)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "d/gone</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
         "  </url>\n");
 }
@@ -194,7 +194,7 @@ START_TEST(odd_bytes_in_names)
     assert_entry(&o, &r,
         "  <url>\n"
         "    <loc>" BASE "a%26b/%C3%A9t%E9/%3Cx%3E%20%22q%22%25%23%3F.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
         "length=\"3\" type=\"text/plain\"/>\n"
         "  </url>\n");
@@ -215,7 +215,7 @@ START_TEST(odd_bytes_in_names)
     ck_assert_str_eq(apr_pstrmemdup(ut_pool, b, len),
         "  <url>\n"
         "    <loc>" BASE "x</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456789Z</lastmod>\n"
+        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
         "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
         "  </url>\n");
 }

@@ -559,6 +559,71 @@ START_TEST(fields_round_trip)
 }
 END_TEST
 
+/* A record of seq whose rendered entry has len bytes (NULL: none). */
+static void put_len(rs_ring_t *r, int set, apr_int64_t seq, apr_size_t len)
+{
+    rs_record_t rec = mkrec(seq, "d", "f");
+    rec.xml = len ? repeat('x', len) : NULL;
+    rec.xml_len = len;
+    rs_ring_put(r, set, &rec);
+}
+
+/* Seeking back from the end of a list: the latest record from which on the
+ * entries are at least `need` bytes, other sets' and unused sequences
+ * skipped; -1 as soon as a needed record is not in the ring. */
+START_TEST(seek_from_the_end)
+{
+    rs_ring_t *r = new_ring(8);
+    apr_int64_t seq = -1, bytes = -1;
+
+    put_len(r, 0, 3, 10);
+    put_len(r, 1, 4, 500);      /* another set */
+    put_len(r, 0, 5, 20);       /* 6 never used */
+    put_len(r, 0, 7, 30);
+    /* Entries 3, 5, 7: 10 + 20 + 30 bytes. */
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 0, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 7);
+    ck_assert_int_eq(bytes, 30);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 30, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 7);
+    ck_assert_int_eq(bytes, 30);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 31, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 5);
+    ck_assert_int_eq(bytes, 50);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 51, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 3);
+    ck_assert_int_eq(bytes, 60);
+    /* More than all of them: from the first, with their sum. */
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 1000, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 3);
+    ck_assert_int_eq(bytes, 60);
+    /* An empty list. */
+    ck_assert_int_eq(rs_ring_seek(r, 0, 8, 7, 0, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 8);
+    ck_assert_int_eq(bytes, 0);
+    /* The other set. */
+    ck_assert_int_eq(rs_ring_seek(r, 1, 3, 7, 1, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 4);
+    ck_assert_int_eq(bytes, 500);
+    /* Needing a record from before the ring's first: not in the ring. */
+    ck_assert_int_eq(rs_ring_seek(r, 0, 1, 7, 1000, &seq, &bytes), -1);
+    /* An overlong record on the way back; one after the need is met is
+     * never looked at. */
+    put_len(r, 0, 8, 0);
+    put_len(r, 0, 9, 40);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 9, 40, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 9);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 9, 41, &seq, &bytes), -1);
+    /* Wrapped: 3 .. 5 have left an 8-slot ring whose head is 13. */
+    put_len(r, 0, 13, 5);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 9, 13, 45, &seq, &bytes), 0);
+    ck_assert_int_eq(seq, 9);
+    ck_assert_int_eq(bytes, 45);
+    ck_assert_int_eq(rs_ring_seek(r, 0, 3, 13, 1000, &seq, &bytes), -1);
+    ck_assert_int_eq(rs_ring_seek(NULL, 0, 3, 13, 1, &seq, &bytes), -1);
+}
+END_TEST
+
 Suite *ring_suite(void)
 {
     Suite *s = suite_create("rs_ring");
@@ -573,6 +638,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, overlong);
     tcase_add_test(tc, fields_round_trip);
     tcase_add_test(tc, no_entry_falls_back);
+    tcase_add_test(tc, seek_from_the_end);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -445,6 +445,64 @@ START_TEST(callback_error_stops_scan)
 }
 END_TEST
 
+/* A scan of more writes than the writer thread's queue holds (blocking
+ * the walk while it drains): every change reported once, the counts
+ * right; a failure of the callback deep into the scan stops it there,
+ * with no call after it; the next scan reports the deletions that were
+ * not done. */
+START_TEST(many_writes_through_the_writer)
+{
+    fx_t f;
+    apr_int64_t n = -1;
+    int d;
+
+    fx_init(&f);
+    f.o.hashes = RS_HASH_MD5;
+    for (d = 0; d < 3; d++) {
+        const char *dir = apr_psprintf(ut_pool, "d%d", d);
+        ut_mkdir(ut_path(f.root, dir));
+        put_files(&f, dir, 3000);
+    }
+    scan(&f);
+    ck_assert_int_eq(f.c.calls, 9000);
+    ck_assert_int_eq(f.c.ev->nelts, 9000);
+    ck_assert_int_eq(f.s.files, 9000);
+    ck_assert_int_eq(f.s.written, 9000);
+    ck_assert_int_eq(f.s.listed, 9000);
+    ck_assert_int_eq(f.s.removed, 0);
+    ck_assert_int_eq(rs_inventory_count(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 9000);
+
+    /* The files go, their directories stay: the deletions are found by
+     * the walk (through the writer), not after it. */
+    for (d = 0; d < 3; d++) {
+        int i;
+        for (i = 0; i < 3000; i++) {
+            ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "d%d/f%d.txt", d,
+                                                                   i))), 0);
+        }
+    }
+    f.c.calls = 0;
+    f.c.fail_at = 6000;
+    ck_assert_int_eq(rs_scan_set(f.st, &f.o, ut_pool, &f.s), APR_EGENERAL);
+    ck_assert_int_eq(f.c.calls, 6000);
+    /* A callback's own failure is not the store's: what was written
+     * before it stays (the journal's failures are the store's, and roll
+     * back). */
+    ck_assert_int_eq(rs_inventory_count(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 3000);
+
+    f.c.calls = 0;
+    f.c.fail_at = 0;
+    scan(&f);
+    ck_assert_int_eq(f.c.calls, 3000);
+    ck_assert_int_eq(f.s.deleted, 3000);
+    ck_assert_int_eq(f.s.removed, 3000);
+    ck_assert_int_eq(rs_inventory_count(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+}
+END_TEST
+
 /* The recorder writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
 {
@@ -604,6 +662,7 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, listed_unlisted_transitions);
     tcase_add_test(tc, file_becomes_dir);
     tcase_add_test(tc, callback_error_stops_scan);
+    tcase_add_test(tc, many_writes_through_the_writer);
     tcase_add_test(tc, journal_in_scan_transaction);
     tcase_add_test(tc, recorder_window);
     tcase_add_test(tc, recorder_overlong_entry);

@@ -7,7 +7,10 @@
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
+#include "rs_partition.h"
 #include "rs_snapshot.h"
+#include "rs_snapparts.h"
+#include "rs_journal.h"
 #include "rs_inventory.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -218,11 +221,34 @@ END_TEST
 /* Check an index snapshot of n entries named so that their listing order
  * is their number: dir "d<i/per_dir>", name "f<i>".  Returns nothing;
  * asserts the whole structure. */
+/* The part sizes rs_partition cuts the listing of check_indexed into
+ * (content-defined, max entries as the limit); returns their number. */
+static int expected_parts(int n, int per_dir, int max, int *sizes)
+{
+    rs_partition_t pt;
+    int i, parts = 0, in = 0;
+
+    rs_partition_init(&pt, max, APR_INT64_MAX, 0);
+    for (i = 0; i < n; i++) {
+        const char *path = apr_psprintf(ut_pool, "d%03d/f%06d", i / per_dir, i);
+        in++;
+        if (rs_partition_add(&pt, path, strlen(path), 0) & RS_PARTITION_CUT_AFTER) {
+            sizes[parts++] = in;
+            in = 0;
+        }
+    }
+    if (in) {
+        sizes[parts++] = in;
+    }
+    return parts;
+}
+
 static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max)
 {
     rs_snapshot_info_t info, back;
     xmlNodePtr idx, md;
-    int parts = (n + max - 1) / max, p, k = 0;
+    int *sizes = apr_pcalloc(ut_pool, sizeof(int) * (apr_size_t)n);
+    int parts = expected_parts(n, per_dir, max, sizes), p, k = 0;
     apr_int64_t total = -1;
 
     ck_assert_int_eq(rs_snapshot_write(f->st, &f->o, f->dir, gen, ut_pool, &info), APR_SUCCESS);
@@ -257,7 +283,8 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
     for (p = 1; p <= parts; p++) {
         xmlNodePtr root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, p)));
         xmlNodePtr u;
-        int want = p < parts ? max : n - (parts - 1) * max, i = 0;
+        int want = sizes[p - 1], i = 0;
+        ck_assert_int_le(want, max);
         assert_list_head(root, 1);
         ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), want);
         for (u = root->children; u; u = u->next) {
@@ -288,6 +315,190 @@ static void fill(fx_t *f, int n, int per_dir, int unlisted_every)
     }
     ck_assert_int_eq(rs_db_commit(f->st), APR_SUCCESS);
 }
+
+/* Stable parts: a journaled change rewrites the part(s) around it and
+ * keeps the rest (same inode), and the parts are exactly those a write
+ * from scratch cuts. */
+typedef struct {
+    fx_t f;
+    rs_journal_t *j;
+    apr_uint64_t gen;
+    const char *dir;               /* the current generation's directory */
+    const char *base;
+} sp_t;
+
+static const char *sp_gendir(sp_t *t, apr_uint64_t g, const char *tag)
+{
+    const char *d = ut_path(t->base, apr_psprintf(ut_pool, "%s%" APR_UINT64_T_FMT, tag, g));
+    ut_mkdir(d);
+    return d;
+}
+
+/* The entries of a part file: its bytes from the first <url> on (the
+ * header carries the writing generation's times). */
+static const char *sp_body(const char *path)
+{
+    const char *x = ut_read(path, NULL), *u = strstr(x, "<url>");
+    ck_assert_ptr_nonnull(u);
+    return u;
+}
+
+static const char *sp_part_file(const char *dir, apr_uint64_t gen, const rs_snappart_t *s)
+{
+    return s->gen == gen ? rs_statedir_gen_file(ut_pool, dir, s->n)
+                         : rs_statedir_gen_kept(ut_pool, dir, s->gen, s->n);
+}
+
+static apr_uint64_t sp_ino(const char *path)
+{
+    apr_finfo_t fi;
+    ck_assert_int_eq(apr_stat(&fi, path, APR_FINFO_INODE, ut_pool), APR_SUCCESS);
+    return (apr_uint64_t)fi.inode;
+}
+
+/* The next generation, incremental, checked against one from scratch;
+ * returns the parts kept. */
+static int sp_next(sp_t *t)
+{
+    rs_snapshot_info_t info, full;
+    rs_snapparts_t a, b, prev;
+    const char *dir = sp_gendir(t, t->gen + 1, "g"), *sdir = sp_gendir(t, t->gen + 1, "s");
+    int i, have_prev = t->gen > 0;
+
+    t->f.o.ident = "0123abcd|key";
+    t->f.o.seq = rs_journal_last_seq(t->j);
+    t->f.o.journal = t->j;
+    t->f.o.prev_dir = have_prev ? t->dir : NULL;
+    t->f.o.prev_gen = t->gen;
+    t->f.o.at += APR_USEC_PER_SEC;
+    t->f.o.completed = t->f.o.at;
+    ck_assert_int_eq(rs_snapshot_write(t->f.st, &t->f.o, dir, t->gen + 1, ut_pool, &info),
+                     APR_SUCCESS);
+    t->f.o.prev_dir = NULL;
+    ck_assert_int_eq(rs_snapshot_write(t->f.st, &t->f.o, sdir, t->gen + 1, ut_pool, &full),
+                     APR_SUCCESS);
+    ck_assert_int_eq(info.entries, full.entries);
+    ck_assert_int_eq(info.parts, full.parts);
+    ck_assert_int_eq(rs_snapparts_read(ut_pool, dir, &a), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapparts_read(ut_pool, sdir, &b), APR_SUCCESS);
+    ck_assert(!have_prev || rs_snapparts_read(ut_pool, t->dir, &prev) == APR_SUCCESS);
+    ck_assert_int_eq(a.parts->nelts, b.parts->nelts);
+    for (i = 0; i < a.parts->nelts; i++) {
+        const rs_snappart_t *x = &APR_ARRAY_IDX(a.parts, i, rs_snappart_t);
+        const rs_snappart_t *y = &APR_ARRAY_IDX(b.parts, i, rs_snappart_t);
+        ck_assert_int_eq(x->entries, y->entries);
+        ck_assert_str_eq(x->last_dir, y->last_dir);
+        ck_assert_str_eq(x->last_name, y->last_name);
+        ck_assert_str_eq(sp_body(sp_part_file(dir, t->gen + 1, x)),
+                         sp_body(rs_statedir_gen_file(ut_pool, sdir, y->n)));
+        if (x->gen != t->gen + 1) {
+            /* Kept: the very file of the generation that wrote it. */
+            int k, found = 0;
+            for (k = 0; k < prev.parts->nelts; k++) {
+                const rs_snappart_t *o = &APR_ARRAY_IDX(prev.parts, k, rs_snappart_t);
+                if (o->gen == x->gen && o->n == x->n) {
+                    found = 1;
+                    ck_assert_uint_eq(sp_ino(sp_part_file(t->dir, t->gen, o)),
+                                      sp_ino(sp_part_file(dir, t->gen + 1, x)));
+                    ck_assert_int_eq(o->at, x->at);
+                }
+            }
+            ck_assert(found);
+        }
+        else {
+            ck_assert_int_eq(x->at, t->f.o.at);
+        }
+    }
+    ck_assert_int_eq(info.reused + (a.parts->nelts - info.reused), a.parts->nelts);
+    t->gen++;
+    t->dir = dir;
+    return info.reused;
+}
+
+static void sp_change(sp_t *t, const char *dir, const char *name, int change)
+{
+    rs_record_t r;
+
+    ck_assert_int_eq(rs_db_begin(t->f.st), APR_SUCCESS);
+    if (change == RS_CHANGE_DELETED) {
+        ck_assert_int_eq(rs_inventory_delete(t->f.st, "s", dir, name), APR_SUCCESS);
+    }
+    else {
+        add(&t->f, dir, name, 77, 1);
+    }
+    memset(&r, 0, sizeof(r));
+    r.dir = dir;
+    r.name = name;
+    r.change = change;
+    r.size = 77;
+    ck_assert_int_eq(rs_journal_append(t->j, "s", &r), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(t->f.st), APR_SUCCESS);
+}
+
+START_TEST(stable_parts)
+{
+    sp_t t;
+    rs_snapparts_t tab;
+    int i, kept, parts;
+    unsigned seed = 12345;
+
+    memset(&t, 0, sizeof(t));
+    fx_init(&t.f, 50);
+    t.base = ut_tempdir("stable");
+    ck_assert_int_eq(rs_journal_open(&t.j, t.f.st, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_begin_set(t.j, "s", AT - APR_USEC_PER_SEC), APR_SUCCESS);
+    fill(&t.f, 600, 100, 0);
+    ck_assert_int_eq(sp_next(&t), 0);
+    ck_assert_int_eq(rs_snapparts_read(ut_pool, t.dir, &tab), APR_SUCCESS);
+    parts = tab.parts->nelts;
+    ck_assert_int_gt(parts, 12);
+
+    /* Nothing changed: every part kept. */
+    ck_assert_int_eq(sp_next(&t), parts);
+    /* One update in the middle: one part rewritten (two if it is a cut). */
+    sp_change(&t, "d003", "f000333", RS_CHANGE_UPDATED);
+    kept = sp_next(&t);
+    ck_assert_int_ge(kept, parts - 2);
+    ck_assert_int_lt(kept, parts);
+    /* Inserts and deletes at the start, at the end, and at boundaries. */
+    sp_change(&t, "", "aaa", RS_CHANGE_CREATED);
+    ck_assert_int_ge(sp_next(&t), parts - 2);
+    sp_change(&t, "zzz", "last", RS_CHANGE_CREATED);
+    ck_assert_int_ge(sp_next(&t), parts - 2);
+    for (i = 0; i < 3; i++) {
+        const rs_snappart_t *s;
+        ck_assert_int_eq(rs_snapparts_read(ut_pool, t.dir, &tab), APR_SUCCESS);
+        s = &APR_ARRAY_IDX(tab.parts, 2 + 3 * i, rs_snappart_t);
+        sp_change(&t, s->last_dir, s->last_name, RS_CHANGE_DELETED);
+        ck_assert_int_ge(sp_next(&t), tab.parts->nelts - 3);
+        sp_change(&t, s->last_dir, apr_pstrcat(ut_pool, s->last_name, "+", NULL),
+                  RS_CHANGE_CREATED);
+        ck_assert_int_ge(sp_next(&t), tab.parts->nelts - 3);
+    }
+    /* Random changes, several per generation. */
+    for (i = 0; i < 30; i++) {
+        int k, n = 1 + (int)(rand_r(&seed) % 5);
+        for (k = 0; k < n; k++) {
+            int x = (int)(rand_r(&seed) % 700);
+            sp_change(&t, apr_psprintf(ut_pool, "d%03d", x / 100),
+                      apr_psprintf(ut_pool, "f%06d", x),
+                      rand_r(&seed) % 3 ? RS_CHANGE_UPDATED : RS_CHANGE_DELETED);
+        }
+        sp_next(&t);
+    }
+    /* Other options or history: every part written. */
+    t.f.o.ident = "other";
+    {
+        rs_snapshot_info_t info;
+        const char *dir = sp_gendir(&t, 999, "x");
+        t.f.o.prev_dir = t.dir;
+        t.f.o.prev_gen = t.gen;
+        ck_assert_int_eq(rs_snapshot_write(t.f.st, &t.f.o, dir, 999, ut_pool, &info), APR_SUCCESS);
+        ck_assert_int_eq(info.reused, 0);
+    }
+    ck_assert_int_eq(t.f.ul.nerr, 0);
+}
+END_TEST
 
 START_TEST(index_and_parts)
 {
@@ -521,6 +732,7 @@ Suite *snapshot_suite(void)
     tcase_add_test(tc, single_list);
     tcase_add_test(tc, empty_set);
     tcase_add_test(tc, index_and_parts);
+    tcase_add_test(tc, stable_parts);
     tcase_add_test(tc, boundaries);
     tcase_add_test(tc, many_rows_across_pages);
     tcase_add_test(tc, long_paths);

@@ -46,12 +46,10 @@ END_TEST
 
 START_TEST(format_fraction_trimmed)
 {
-    ck_assert_str_eq(fmt_ns(T2023 * NS + 123456789), "2023-11-14T22:13:20.123456789Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 123456000), "2023-11-14T22:13:20.123456Z");
     ck_assert_str_eq(fmt_ns(T2023 * NS + 500000000), "2023-11-14T22:13:20.5Z");
     ck_assert_str_eq(fmt_ns(T2023 * NS + 120000000), "2023-11-14T22:13:20.12Z");
     ck_assert_str_eq(fmt_ns(T2023 * NS + 1000), "2023-11-14T22:13:20.000001Z");
-    ck_assert_str_eq(fmt_ns(T2023 * NS + 1), "2023-11-14T22:13:20.000000001Z");
-    ck_assert_str_eq(fmt_ns(T2023 * NS + 999999999), "2023-11-14T22:13:20.999999999Z");
     /* microseconds */
     ck_assert_str_eq(fmt(T2023 * APR_USEC_PER_SEC + 250000), "2023-11-14T22:13:20.25Z");
     ck_assert_str_eq(fmt(T2023 * APR_USEC_PER_SEC + 1), "2023-11-14T22:13:20.000001Z");
@@ -59,9 +57,39 @@ START_TEST(format_fraction_trimmed)
 }
 END_TEST
 
+/* At most six fractional digits: nanoseconds are truncated to the
+ * microsecond (floor), never rounded up into the next one. */
+START_TEST(format_ns_truncated_to_microseconds)
+{
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 123456789), "2023-11-14T22:13:20.123456Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 123456001), "2023-11-14T22:13:20.123456Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 999999999), "2023-11-14T22:13:20.999999Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 1), "2023-11-14T22:13:20Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 999), "2023-11-14T22:13:20Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 1999), "2023-11-14T22:13:20.000001Z");
+    ck_assert_str_eq(fmt_ns(T2023 * NS + 100000900), "2023-11-14T22:13:20.1Z");
+    /* Floor before 1970 too: one nanosecond before the epoch is in the
+     * microsecond that starts 1 us before it. */
+    ck_assert_str_eq(fmt_ns(-1), "1969-12-31T23:59:59.999999Z");
+    ck_assert_str_eq(fmt_ns(-1000), "1969-12-31T23:59:59.999999Z");
+    ck_assert_str_eq(fmt_ns(-1001), "1969-12-31T23:59:59.999998Z");
+    ck_assert_str_eq(fmt_ns(-NS + 1), "1969-12-31T23:59:59Z");
+    /* Two mtimes in one microsecond format alike (the store keeps them
+     * apart by their nanoseconds). */
+    {
+        char a[RS_TIME_BUFSIZE], b[RS_TIME_BUFSIZE], c[RS_TIME_BUFSIZE];
+        rs_time_format_ns(a, T2023 * NS + 42000);
+        rs_time_format_ns(b, T2023 * NS + 42999);
+        rs_time_format_ns(c, T2023 * NS + 43000);
+        ck_assert_str_eq(a, b);
+        ck_assert_str_ne(b, c);
+    }
+}
+END_TEST
+
 START_TEST(format_pre_1970)
 {
-    ck_assert_str_eq(fmt_ns(-1), "1969-12-31T23:59:59.999999999Z");
+    ck_assert_str_eq(fmt_ns(-1), "1969-12-31T23:59:59.999999Z");
     ck_assert_str_eq(fmt_ns(-NS), "1969-12-31T23:59:59Z");
     ck_assert_str_eq(fmt_ns(-NS - NS / 2), "1969-12-31T23:59:58.5Z");
     ck_assert_str_eq(fmt_ns(-31536000LL * NS), "1969-01-01T00:00:00Z");
@@ -87,8 +115,8 @@ START_TEST(format_apr_time_far)
     ck_assert_str_eq(fmt(-62167219201LL * APR_USEC_PER_SEC), "0000-01-01T00:00:00Z");
     ck_assert_str_eq(fmt(APR_INT64_MIN), "0000-01-01T00:00:00Z");
     /* The extremes of nanoseconds in 64 bits. */
-    ck_assert_str_eq(fmt_ns(APR_INT64_MAX), "2262-04-11T23:47:16.854775807Z");
-    ck_assert_str_eq(fmt_ns(APR_INT64_MIN), "1677-09-21T00:12:43.145224192Z");
+    ck_assert_str_eq(fmt_ns(APR_INT64_MAX), "2262-04-11T23:47:16.854775Z");
+    ck_assert_str_eq(fmt_ns(APR_INT64_MIN), "1677-09-21T00:12:43.145224Z");
 }
 END_TEST
 
@@ -255,6 +283,7 @@ Suite *time_suite(void)
     tcase_add_test(tc, format_epoch);
     tcase_add_test(tc, format_returns_buf);
     tcase_add_test(tc, format_fraction_trimmed);
+    tcase_add_test(tc, format_ns_truncated_to_microseconds);
     tcase_add_test(tc, format_pre_1970);
     tcase_add_test(tc, format_apr_time_far);
     suite_add_tcase(s, tc);

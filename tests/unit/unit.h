@@ -28,6 +28,7 @@ TCase *ut_tcase(const char *name, double timeout);
 
 /* Suites, one per engine unit. */
 Suite *time_suite(void);
+Suite *range_suite(void);
 Suite *uri_suite(void);
 Suite *hash_suite(void);
 Suite *glob_suite(void);
