@@ -277,8 +277,16 @@ static int if_constant(apr_pool_t *p, const char *expr)
             }
             c += n - 1;
         }
-        else if (*c == '(' && c > expr && (apr_isalnum(c[-1]) || c[-1] == '_')) {
-            return 0;   /* a function: file(), req(), env(), ... */
+        else if (*c == '(') {
+            /* a function: file(), req (), env(), ...: a word before the
+             * parenthesis, blanks between allowed */
+            const char *b = c;
+            while (b > expr && apr_isspace(b[-1])) {
+                b--;
+            }
+            if (b > expr && (apr_isalnum(b[-1]) || b[-1] == '_')) {
+                return 0;
+            }
         }
     }
     return 1;

@@ -18,7 +18,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF fetch_list wait_for get);
 
-plan tests => 22;
+plan tests => 25;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
@@ -146,3 +146,10 @@ is(listing($if), $auto_list, '<If> on the file: the same list');
 like($if->log_text, qr/set u: access decided per file: <If "-f %\{REQUEST_FILENAME\}">/,
      '<If> on the file: per file, naming it');
 $if->stop;
+
+# an <If> calling a function (a blank before its parenthesis), which could read anything
+my $fn = start(undef, qq(<If "req ('X-A') == 'b'">\n    EnableSendfile On\n</If>\n));
+is(listing($fn), $auto_list, '<If> calling a function: the same list');
+like($fn->log_text, qr/set u: access decided per file: <If "req \('X-A'\) == 'b'">/,
+     '<If> calling a function: per file, naming it');
+$fn->stop;
