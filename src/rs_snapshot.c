@@ -204,9 +204,16 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
     if (rv == APR_SUCCESS && !*stopped && !sw->indexed) {
         rv = next_doc(sw);
     }
-    /* After a failure the open document goes with its pool. */
+    /* After a failure the open document goes with its pool.  The last
+     * row is the saved position: it may point into a page already
+     * cleared (when the listing ends on a page boundary the last page
+     * read is empty). */
     if (rv == APR_SUCCESS && !*stopped && sw->w) {
-        rv = sw->indexed ? part_close(sw, it) : doc_close(sw);
+        rs_item_t last;
+        memset(&last, 0, sizeof(last));
+        last.dir = *adir;
+        last.name = *aname;
+        rv = sw->indexed ? part_close(sw, &last) : doc_close(sw);
     }
     apr_pool_destroy(pp);
     return rv;

@@ -500,6 +500,28 @@ START_TEST(stable_parts)
 }
 END_TEST
 
+/* A listing that ends exactly on a page of rows read from the store
+ * (the last page read is empty): the last part still records its last
+ * entry. */
+START_TEST(ends_on_a_page)
+{
+    fx_t f;
+    rs_snapshot_info_t info;
+    rs_snapparts_t tab;
+    const rs_snappart_t *last;
+
+    fx_init(&f, 100);
+    fill(&f, 10000, 100, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.entries, 10000);
+    ck_assert_int_eq(rs_snapparts_read(ut_pool, f.dir, &tab), APR_SUCCESS);
+    ck_assert_int_gt(tab.parts->nelts, 1);
+    last = &APR_ARRAY_IDX(tab.parts, tab.parts->nelts - 1, rs_snappart_t);
+    ck_assert_str_eq(last->last_dir, "d099");
+    ck_assert_str_eq(last->last_name, "f009999");
+}
+END_TEST
+
 START_TEST(index_and_parts)
 {
     fx_t f;
@@ -733,6 +755,7 @@ Suite *snapshot_suite(void)
     tcase_add_test(tc, empty_set);
     tcase_add_test(tc, index_and_parts);
     tcase_add_test(tc, stable_parts);
+    tcase_add_test(tc, ends_on_a_page);
     tcase_add_test(tc, boundaries);
     tcase_add_test(tc, many_rows_across_pages);
     tcase_add_test(tc, long_paths);
