@@ -1031,7 +1031,7 @@ class Bench:
         scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
                                     self.scan_timeout())
         pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts\)" % SET, self.scan_timeout())
+                                    r"(\d+) parts[^)]*\)" % SET, self.scan_timeout())
         srv.scan_files = int(m.group(1))
         srv.scan_time = float(m.group(2))
         srv.publish_time = apache_time(pub_line) - apache_time(scan_line)

@@ -303,6 +303,10 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
     db->log = log;
     db->schema = schema;
     db->stmts = apr_hash_make(p);
+    /* No memory statistics: they take a global mutex around every
+     * allocation of SQLite's.  Only possible before SQLite initializes
+     * (the first open in the process); later calls fail harmlessly. */
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     apr_dbd_init(p);
     rv = apr_dbd_get_driver(p, driver, &db->drv);
     if (rv != APR_SUCCESS) {

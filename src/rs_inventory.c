@@ -6,7 +6,7 @@
 
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
-    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
+    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER, ST_ANY,
     ST_MAX
 };
 
@@ -35,6 +35,7 @@ static const char *const sql[ST_MAX] = {
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* below dir: dir || '/' <= x < dir || '0' */
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
+    "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
 };
 
 static const char *const schema_v1[] = {
@@ -229,6 +230,15 @@ apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n)
     *n = 0;
     /* get_count allocates nothing: no pool of the caller's is needed. */
     return query(db, NULL, ST_COUNT, args, get_count, n);
+}
+
+apr_status_t rs_inventory_any(rs_db_t *db, const char *set, int *any)
+{
+    const void *args[] = { set };
+    apr_int64_t n = 0;
+    apr_status_t rv = query(db, NULL, ST_ANY, args, get_count, &n);
+    *any = n > 0;
+    return rv;
 }
 
 static void add_item(void *baton, apr_pool_t *p, const char *const *c, int n)

@@ -71,6 +71,9 @@ apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const
 /* Number of listed rows of a set. */
 apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n);
 
+/* *any = 1 when set has at least one row (listed or not), else 0. */
+apr_status_t rs_inventory_any(rs_db_t *db, const char *set, int *any);
+
 /* Up to limit listed rows after (after_dir, after_name) in listing order;
  * pass NULLs for the first page.  *out is an array of rs_item_t. */
 apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,

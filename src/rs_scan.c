@@ -153,6 +153,10 @@ void rs_scan_drop_row(rs_scan_ctx_t *sc, const char *dir, const char *name,
 apr_status_t rs_scan_dir_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
                               apr_hash_t **rows)
 {
+    if (sc->fresh) {
+        *rows = apr_hash_make(p);
+        return APR_SUCCESS;
+    }
     return sc->pipe ? rs_scanpipe_load(sc, p, dir, rows)
                     : rs_inventory_dir_load(sc->st, p, sc->o->set, dir, rows);
 }
@@ -465,6 +469,13 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
+    if ((rv = rs_inventory_any(st, o->set, &sc.fresh)) != APR_SUCCESS) {
+        close(rootfd);
+        rs_db_rollback(st);
+        apr_pool_destroy(sp);
+        return rv;
+    }
+    sc.fresh = !sc.fresh;
     rs_scanpipe_start(&sc, sp);     /* on failure the walk writes itself */
     rs_scan_walk(&sc, rootfd, "", sp);
     close(rootfd);
@@ -474,7 +485,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */
-    if (sc.err == APR_SUCCESS) {
+    if (sc.err == APR_SUCCESS && !sc.fresh) {
         rs_scan_drop_unvisited(&sc, sp, "");
     }
     rs_scan_end(&sc);

@@ -48,6 +48,12 @@ typedef struct rs_scan_ctx_t {
      * never uses st: rows are loaded through rs_scan_dir_load and every
      * write goes through rs_scan_put_row / _put_access / _drop_row. */
     struct rs_scanpipe_t *pipe;
+    /* The set had no row at all when the scan began (a first scan):
+     * every directory's stored rows are then known to be none, so no
+     * directory is loaded and nothing is left unvisited.  Exact because
+     * only this scan writes the set's rows while it runs (the caller
+     * holds the store's transaction). */
+    int fresh;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */

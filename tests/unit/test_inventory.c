@@ -112,6 +112,25 @@ START_TEST(put_and_load)
 }
 END_TEST
 
+/* rs_inventory_any: a set with only an unlisted row has rows. */
+START_TEST(any_rows)
+{
+    ut_log_t ul;
+    rs_db_t *st = open_store(&ul);
+    int any = -1;
+
+    ck_assert_int_eq(rs_inventory_any(st, "s", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 0);
+    put(st, "s", item("d", "hidden", 1, 0));
+    ck_assert_int_eq(rs_inventory_any(st, "s", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 1);
+    ck_assert_int_eq(rs_inventory_any(st, "t", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 0);
+    ck_assert_int_eq(count(st, "s"), 0);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(upsert)
 {
     ut_log_t ul;
@@ -471,6 +490,7 @@ Suite *inventory_suite(void)
     Suite *s = suite_create("rs_inventory");
     TCase *tc = ut_tcase("inventory", 60);
     tcase_add_test(tc, put_and_load);
+    tcase_add_test(tc, any_rows);
     tcase_add_test(tc, upsert);
     tcase_add_test(tc, null_fields);
     tcase_add_test(tc, byte_names);
