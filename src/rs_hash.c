@@ -3,12 +3,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <openssl/evp.h>
+#include <apr_atomic.h>
 #include <apr_strings.h>
 #include "rs_hash.h"
 
 static const char *const names[RS_HASH_COUNT] = { "md5", "sha-1", "sha-256", "sha-512" };
 
-static const EVP_MD *md_of(int i)
+static const EVP_MD *md_legacy(int i)
 {
     switch (i) {
     case 0: return EVP_md5();
@@ -17,6 +18,35 @@ static const EVP_MD *md_of(int i)
     default: return EVP_sha512();
     }
 }
+
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+/* The algorithms fetched once per process: with OpenSSL 3 a digest
+ * named by EVP_sha256() and the like is looked up again (under a lock)
+ * at every EVP_DigestInit_ex, which costs more than digesting a small
+ * file.  A slot is filled once and never freed (it lives as long as the
+ * process); two threads racing for it keep the first and free the
+ * other. */
+static volatile void *fetched[RS_HASH_COUNT];
+static const char *const ossl_names[RS_HASH_COUNT] = { "MD5", "SHA1", "SHA256", "SHA512" };
+
+static const EVP_MD *md_of(int i)
+{
+    EVP_MD *md = (EVP_MD *)fetched[i];
+
+    if (!md) {
+        if (!(md = EVP_MD_fetch(NULL, ossl_names[i], NULL))) {
+            return md_legacy(i);      /* e.g. a provider without it: the old way */
+        }
+        if (apr_atomic_casptr(&fetched[i], md, NULL) != NULL) {
+            EVP_MD_free(md);
+            md = (EVP_MD *)fetched[i];
+        }
+    }
+    return md;
+}
+#else
+#define md_of md_legacy
+#endif
 
 const char *rs_hash_name(int i)
 {
@@ -118,6 +148,13 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
                             apr_off_t *nread, volatile apr_int64_t *progress, int outfd,
                             int *copy_err)
 {
+    return rs_hash_fd_upto(fd, mask, hex, -1, nread, progress, outfd, copy_err);
+}
+
+apr_status_t rs_hash_fd_upto(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                             apr_off_t expect, apr_off_t *nread,
+                             volatile apr_int64_t *progress, int outfd, int *copy_err)
+{
     /* 64 KiB sequential reads into a stack buffer: no shared state, so
      * hashing may run on several threads at once. */
     unsigned char buf[1 << 16];
@@ -128,7 +165,11 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
 
     rs_hash_begin(&c, mask);
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n;
+        if (expect >= 0 && total == expect) {
+            break;
+        }
+        n = read(fd, buf, sizeof(buf));
         if (n < 0) {
             if (errno == EINTR) {
                 continue;

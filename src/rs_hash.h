@@ -43,6 +43,15 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
                             apr_off_t *nread, volatile apr_int64_t *progress, int outfd,
                             int *copy_err);
 
+/* rs_hash_fd_tee, but when expect >= 0 the reading stops as soon as
+ * exactly expect bytes are read, without the read that would find the
+ * end (beyond expect it reads to the end as usual): for a file whose
+ * size the caller knows and checks again afterwards (a file that grew
+ * meanwhile shows a new size; one that shrank ends early). */
+apr_status_t rs_hash_fd_upto(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
+                             apr_off_t expect, apr_off_t *nread,
+                             volatile apr_int64_t *progress, int outfd, int *copy_err);
+
 /* Incremental digests with every algorithm of a mask: rs_hash_begin,
  * any number of rs_hash_update, then exactly one rs_hash_end (which frees
  * the contexts; hex[i] is filled for each bit i when ok). */

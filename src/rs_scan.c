@@ -169,7 +169,7 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
     const rs_scan_opts_t *o = sc->o;
     int i;
 
-    rs_scanfile_run(o, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
+    rs_scanfile_run(o, sc->crew, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
         if (j->deferred) {
@@ -477,7 +477,10 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     sc.fresh = !sc.fresh;
     rs_scanpipe_start(&sc, sp);     /* on failure the walk writes itself */
+    sc.crew = rs_scanfile_crew_start(o, sp);
     rs_scan_walk(&sc, rootfd, "", sp);
+    rs_scanfile_crew_stop(sc.crew);
+    sc.crew = NULL;
     close(rootfd);
     if (sc.pipe) {
         rs_scanpipe_finish(&sc);

@@ -54,6 +54,10 @@ typedef struct rs_scan_ctx_t {
      * only this scan writes the set's rows while it runs (the caller
      * holds the store's transaction). */
     int fresh;
+    /* The threads that read and hash files (and check them, when the
+     * checks may run on several threads) for the whole scan; NULL: per
+     * directory, or none (rs_scanfile.h). */
+    struct rs_scanfile_crew_t *crew;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <apr_atomic.h>
 #include <apr_strings.h>
+#include <apr_thread_cond.h>
+#include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "rs_capture.h"
 #include "rs_hash.h"
@@ -74,12 +76,14 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             return 0;
         }
 #ifdef POSIX_FADV_SEQUENTIAL
-        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        if (sb->st_size > 256 * 1024) {   /* a small file is one or two reads anyway */
+            posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        }
 #endif
         if (!o->capture_dir || rs_capture_open(&cap, o->capture_dir) != 0) {
             cap.fd = -1;
         }
-        rv = rs_hash_fd_tee(fd, o->hashes, hex, &n, NULL, cap.fd, &werr);
+        rv = rs_hash_fd_upto(fd, o->hashes, hex, sb->st_size, &n, NULL, cap.fd, &werr);
         if (rv == APR_SUCCESS && fstat(fd, &after) == 0
             && after.st_size == sb->st_size && n == after.st_size
             && rs_scanfile_mtime_ns(&after) == rs_scanfile_mtime_ns(sb)) {
@@ -237,19 +241,74 @@ typedef struct {
     batch_t *b;
     void *baton;
     apr_pool_t *pool;
+    struct rs_scanfile_crew_t *crew;   /* NULL: a thread of one batch */
+    apr_uint64_t seen;                 /* crew: the last batch number taken */
 } worker_t;
+
+/* The threads of a whole scan (see rs_scanfile.h).  Lifecycle of a
+ * batch: rs_scanfile_run publishes it (b, seq + 1, busy = n) under the
+ * lock and waits until busy is 0; each thread wakes on the new seq,
+ * clears its pool (the results of the previous batch were consumed by
+ * the caller before it published this one), takes jobs until none is
+ * left, then decrements busy.  The caller never runs jobs itself while
+ * the crew does (the check batons are one per crew thread). */
+struct rs_scanfile_crew_t {
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t *cond;      /* broadcast on every change below */
+    batch_t *b;                   /* the batch being worked on */
+    apr_uint64_t seq;             /* batches published so far */
+    int busy;                     /* threads still on batch seq */
+    int closing;
+    int n;                        /* threads started */
+    apr_thread_t **th;
+    worker_t *w;
+};
+
+static void work(worker_t *w)
+{
+    batch_t *b = w->b;
+    apr_uint32_t i;
+
+    while ((i = apr_atomic_inc32(&b->next)) < b->njobs) {
+        if (b->checked) {
+            job_read(b->o, w->pool, b->dfd, &b->jobs[i]);
+        }
+        else {
+            run_job(b->o, w->baton, w->pool, b->dfd, b->dir, &b->jobs[i]);
+        }
+    }
+}
 
 static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
 {
     worker_t *w = data;
-    apr_uint32_t i;
-    while ((i = apr_atomic_inc32(&w->b->next)) < w->b->njobs) {
-        if (w->b->checked) {
-            job_read(w->b->o, w->pool, w->b->dfd, &w->b->jobs[i]);
+    rs_scanfile_crew_t *c = w->crew;
+
+    if (!c) {
+        work(w);
+    }
+    else {
+        apr_thread_mutex_lock(c->lock);
+        for (;;) {
+            if (c->seq != w->seen) {
+                w->seen = c->seq;
+                w->b = c->b;
+                apr_thread_mutex_unlock(c->lock);
+                apr_pool_clear(w->pool);
+                work(w);
+                apr_thread_mutex_lock(c->lock);
+                if (--c->busy == 0) {
+                    apr_thread_cond_broadcast(c->cond);
+                }
+            }
+            else if (c->closing) {
+                break;
+            }
+            else {
+                apr_thread_cond_wait(c->cond, c->lock);
+            }
         }
-        else {
-            run_job(w->b->o, w->baton, w->pool, w->b->dfd, w->b->dir, &w->b->jobs[i]);
-        }
+        apr_thread_mutex_unlock(c->lock);
     }
     /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
      * stack behind AddressSanitizer's back, which then reports its own
@@ -258,8 +317,84 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
     return NULL;
 }
 
-void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *dir,
-                     rs_scanfile_job_t *jobs, int njobs)
+/* A pool of its own (own allocator: pools are not thread-safe, and
+ * sibling pools share their parent's allocator) below p. */
+static apr_pool_t *own_pool(apr_pool_t *p)
+{
+    apr_allocator_t *alloc;
+    apr_pool_t *wp;
+
+    apr_allocator_create(&alloc);
+    apr_pool_create_ex(&wp, p, NULL, alloc);
+    apr_allocator_owner_set(alloc, wp);
+    return wp;
+}
+
+rs_scanfile_crew_t *rs_scanfile_crew_start(const rs_scan_opts_t *o, apr_pool_t *p)
+{
+    int parallel_checks = o->workers > 1 && o->check_batons;
+    int n = parallel_checks ? o->workers : o->hash_workers, i;
+    rs_scanfile_crew_t *c;
+
+    if (n <= 1 || (!parallel_checks && !o->hashes)) {
+        return NULL;
+    }
+    c = apr_pcalloc(p, sizeof(*c));
+    c->th = apr_pcalloc(p, sizeof(*c->th) * (apr_size_t)n);
+    c->w = apr_pcalloc(p, sizeof(*c->w) * (apr_size_t)n);
+    if (apr_thread_mutex_create(&c->lock, APR_THREAD_MUTEX_DEFAULT, p) != APR_SUCCESS
+        || apr_thread_cond_create(&c->cond, p) != APR_SUCCESS) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        c->w[i].pool = own_pool(p);
+        c->w[i].crew = c;
+        c->w[i].baton = parallel_checks ? o->check_batons[i] : NULL;
+        if (apr_thread_create(&c->th[c->n], NULL, worker_main, &c->w[i], p) != APR_SUCCESS) {
+            break;
+        }
+        c->n++;
+    }
+    if (c->n == 0) {
+        return NULL;
+    }
+    return c;
+}
+
+void rs_scanfile_crew_stop(rs_scanfile_crew_t *c)
+{
+    apr_status_t trv;
+    int i;
+
+    if (!c) {
+        return;
+    }
+    apr_thread_mutex_lock(c->lock);
+    c->closing = 1;
+    apr_thread_cond_broadcast(c->cond);
+    apr_thread_mutex_unlock(c->lock);
+    for (i = 0; i < c->n; i++) {
+        apr_thread_join(&trv, c->th[i]);
+    }
+}
+
+/* Run batch b on the crew and wait for it. */
+static void crew_run(rs_scanfile_crew_t *c, batch_t *b)
+{
+    apr_thread_mutex_lock(c->lock);
+    c->b = b;
+    c->seq++;
+    c->busy = c->n;
+    apr_thread_cond_broadcast(c->cond);
+    while (c->busy > 0) {
+        apr_thread_cond_wait(c->cond, c->lock);
+    }
+    c->b = NULL;
+    apr_thread_mutex_unlock(c->lock);
+}
+
+void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
+                     int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs)
 {
     int parallel_checks = o->workers > 1 && o->check_batons;
     int nw = parallel_checks ? o->workers : 1, i, started = 0, checked = 0;
@@ -296,16 +431,15 @@ void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
     b.njobs = (apr_uint32_t)njobs;
     b.checked = checked;
     b.next = 0;
+    if (crew) {
+        crew_run(crew, &b);
+        return;
+    }
     {
         apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
         worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
         for (i = 0; i < nw; i++) {
-            apr_allocator_t *alloc;
-            /* Own allocator per worker: pools are not thread-safe, and
-             * sibling pools share their parent's allocator. */
-            apr_allocator_create(&alloc);
-            apr_pool_create_ex(&w[i].pool, p, NULL, alloc);
-            apr_allocator_owner_set(alloc, w[i].pool);
+            w[i].pool = own_pool(p);
             w[i].b = &b;
             w[i].baton = checked ? NULL : o->check_batons[i];
         }
@@ -319,16 +453,7 @@ void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
         }
         if (!started) {
             /* No threads: do the work here. */
-            worker_t *w0 = &w[0];
-            apr_uint32_t k;
-            while ((k = apr_atomic_inc32(&b.next)) < b.njobs) {
-                if (checked) {
-                    job_read(o, w0->pool, dfd, &jobs[k]);
-                }
-                else {
-                    run_job(o, w0->baton, w0->pool, dfd, dir, &jobs[k]);
-                }
-            }
+            work(&w[0]);
         }
         for (i = 0; i < nw; i++) {
             apr_status_t trv;

@@ -38,11 +38,23 @@ apr_int64_t rs_scanfile_ctime_ns(const struct stat *sb);
 int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row,
                           const struct stat *sb);
 
+/* The worker threads of a whole scan, started once instead of once per
+ * directory (thread creation, and the fresh memory each new thread
+ * touches, cost more than the work of a small directory).  NULL when
+ * the options want no threads (or none could be started): then
+ * rs_scanfile_run uses threads of its own per directory, or none.
+ * Memory from p; stop it before p goes. */
+typedef struct rs_scanfile_crew_t rs_scanfile_crew_t;
+rs_scanfile_crew_t *rs_scanfile_crew_start(const rs_scan_opts_t *o, apr_pool_t *p);
+void rs_scanfile_crew_stop(rs_scanfile_crew_t *crew);
+
 /* Run the jobs of directory dir (open as dfd): fill each job's `it`
  * (row to store), `rc` and `hashed`, on worker threads when it is worth
- * it.  Results are allocated from p (or pools below it) and stay valid
- * until p is cleared. */
-void rs_scanfile_run(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *dir,
-                     rs_scanfile_job_t *jobs, int njobs);
+ * it (crew: the scan's threads, or NULL).  Results are allocated from p
+ * (or pools below it) or from the crew's pools, and stay valid until p
+ * is cleared or the next call with the same crew, whichever comes
+ * first. */
+void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
+                     int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs);
 
 #endif

@@ -166,6 +166,33 @@ START_TEST(hash_fd_file)
 }
 END_TEST
 
+/* rs_hash_fd_upto: with the size known it stops after that many bytes,
+ * without the read that would find the end (a pipe whose writer is
+ * still open would block that read); more bytes than expected are all
+ * read. */
+START_TEST(hash_fd_upto)
+{
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    apr_off_t n = -1;
+    int fds[2];
+
+    ck_assert_int_eq(pipe(fds), 0);
+    ck_assert_int_eq(write(fds[1], "abc", 3), 3);
+    fill(hex);
+    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 3, &n, NULL, -1, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 3);
+    ck_assert_str_eq(hex[0], abc_hex[0]);
+    ck_assert_int_eq(write(fds[1], "abc", 3), 3);
+    close(fds[1]);
+    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 2, &n, NULL, -1, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(n, 3);
+    ck_assert_str_eq(hex[0], abc_hex[0]);
+    close(fds[0]);
+}
+END_TEST
+
 START_TEST(hash_fd_errors)
 {
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
@@ -233,6 +260,7 @@ Suite *hash_suite(void)
     tcase_add_test(tc, mask_subset);
     tcase_add_test(tc, hash_fd_file);
     tcase_add_test(tc, hash_fd_errors);
+    tcase_add_test(tc, hash_fd_upto);
     suite_add_tcase(s, tc);
     tc = ut_tcase("attribute", 10);
     tcase_add_test(tc, attr_format);
