@@ -807,13 +807,15 @@ def resourcelist_poller(port, index, expected, interval, ready, stop_at, out):
 
 def tail_poller(port, index, expected, interval, ready, stop_at, out):
     """A destination that follows the open Change List reading only its
-    tail: it reads the list once, then GETs it with If-None-Match (304:
-    nothing new) and Range: bytes=<its length minus the closing tag>- with
-    If-Range: <the ETag it holds>.  A 206 is the new entries and the closing
-    tag; a 200 is a new document (the list closed: it is read whole, then
-    the next open list is found through the index and read whole).  Notes
-    when each expected <loc> is first seen and the bytes of the entries the
-    206s carried.  Sends ({loc: first seen}, stats)."""
+    tail: it reads the list once, then GETs it with If-None-Match and
+    Range: bytes=<its length minus the closing tag>- with If-Range: <the
+    ETag it holds>.  A 206 is the new entries and the closing tag (the
+    closing tag alone: nothing new; httpd 2.4 answers If-None-Match with a
+    304 only without If-Range, for static files too, so an empty poll is a
+    206 rather than a 304); a 200 is a new document (the list closed: it is
+    read whole, then the next open list is found through the index and
+    read whole).  Notes when each expected <loc> is first seen and the bytes
+    of the entries the 206s carried.  Sends ({loc: first seen}, stats)."""
     child_signals()
     mono = time.monotonic_ns
     p = Poller(port)
@@ -835,12 +837,19 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
 
     path = p.open_list(index)
     etag, length = read_whole(path)
-    lists, entry_bytes, entries, whole_reads = 1, 0, 0, 0
+    lists, entry_bytes, entries, whole_reads, empty = 1, 0, 0, 0, 0
     ready.set()
     while remaining:
         off = length - len(URLSET_END)
         st, et, body = p.get(path, etag, {"Range": "bytes=%d-" % off, "If-Range": etag})
         t = mono()
+        if st == 304 or (st == 206 and body == URLSET_END):
+            empty += 1          # nothing new
+            if stop_at.value and t > stop_at.value:
+                break
+            if interval:
+                time.sleep(interval)
+            continue
         if st == 206:
             if not body.endswith(URLSET_END):
                 raise RuntimeError("GET %s bytes=%d-: a tail without the closing tag" % (path, off))
@@ -859,18 +868,12 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
                 lists += 1
             else:
                 etag, length = et, len(body)
-        elif st == 304:
-            if stop_at.value and t > stop_at.value:
-                break
-            if interval:
-                time.sleep(interval)
-            continue
         else:
             raise RuntimeError("GET %s bytes=%d-: %d" % (path, off, st))
         if stop_at.value and t > stop_at.value:
             break
     out.send((seen, dict(p.counters(), lists=lists, entry_bytes=entry_bytes, entries=entries,
-                         whole_reads=whole_reads)))
+                         whole_reads=whole_reads, empty=empty)))
     out.close()
 
 
@@ -1262,7 +1265,7 @@ class Bench:
         scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
                                     self.scan_timeout())
         pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts\)" % SET, self.scan_timeout())
+                                    r"(\d+) parts[,)]" % SET, self.scan_timeout())
         srv.scan_files = int(m.group(1))
         srv.scan_time = float(m.group(2))
         srv.publish_time = apache_time(pub_line) - apache_time(scan_line)
@@ -1770,7 +1773,8 @@ class Bench:
 
     def fresh_max_entries(self):
         """ResourceSyncMaxEntries of figure 10: 50,000 (the module's default),
-        less for small trees, so that the list always has about 80 parts."""
+        less for small trees (N/20, at least 100), so that the list has parts of
+        the same size relative to N at every N (about a hundred of them)."""
         return min(MAX_ENTRIES, max(100, self.n // 20))
 
     def fig10(self):
@@ -1791,7 +1795,7 @@ class Bench:
         # the first scan and the first snapshot of N files: generous deadlines
         srv.wait_log(r"set %s: scanned (\d+) files" % SET, self.scan_timeout())
         line, m = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                               r"(\d+) parts\)" % SET, self.scan_timeout())
+                               r"(\d+) parts[,)]" % SET, self.scan_timeout())
         log("figure 10: first list of %s entries in %s parts" % (m.group(2), m.group(3)))
         rl = "/resourcesync/%s/resourcelist.xml" % SET
         cl = "/resourcesync/%s/changelist.xml" % SET
@@ -1830,11 +1834,14 @@ class Bench:
                            fmt_num(base["p50"], "ms"), fmt_num(base["p99"], "ms")))
         self.result("10", "bytes read per change following the Resource List, %g changes/s"
                     % rate, ours["bytes"] / n, ours["whole"] / n, "B", "i",
-                    "%d new indexes read; %d parts fetched (200), %d revalidated with "
+                    "%d polls of the index, %d new indexes read; %d parts fetched (200), "
+                    "%d revalidated with "
                     "If-None-Match (304: unchanged), %d changed under the same URL; with the "
                     "response heads %.0f B per change; %d parts in the last list. Baseline: "
                     "the whole list (index and every part) read at each new index"
-                    % (ours["lists"], ours["ok"] - ours["lists"] - ours["changed_in_place"],
+                    % (ours["requests"] - ours["revalidated"]
+                       - (ours["ok"] - ours["lists"] - ours["changed_in_place"]), ours["lists"],
+                       ours["ok"] - ours["lists"] - ours["changed_in_place"],
                        ours["revalidated"],
                        ours["changed_in_place"], (ours["bytes"] + ours["head_bytes"]) / n,
                        ours["parts"]))
@@ -1864,13 +1871,16 @@ class Bench:
                     "%g changes/s: Range tail vs whole list" % rate, tail["bytes"] / n,
                     whole["bytes"] / n, "B", "i",
                     "%d changes, writer %.1f/s, %d Change Lists. Tail: %d polls, %d answered "
-                    "206, %d answered 200 (a closed list or a new open one, read whole), "
+                    "206 (%d of them empty polls: the closing tag alone, %d B per change), %d "
+                    "answered 200 (the index, and the lists read whole: %d after a list "
+                    "closed), "
                     "%.0f B per change with the response heads, latency p50 %s, p99 %s, %d "
                     "never seen. Whole list (figure 6's poller, If-None-Match, at the same "
                     "time): %d polls, %d answered 200, %.0f B per change with the heads, "
                     "latency p50 %s, p99 %s, %d never seen"
                     % (n, tail["writer_rate"], tail["lists"], tail["requests"],
-                       tail["partial"], tail["ok"], (tail["bytes"] + tail["head_bytes"]) / n,
+                       tail["partial"], tail["empty"], tail["empty"] * len(URLSET_END) / n,
+                       tail["ok"], tail["whole_reads"], (tail["bytes"] + tail["head_bytes"]) / n,
                        fmt_num(tail["p50"], "ms"), fmt_num(tail["p99"], "ms"), tail["missing"],
                        whole["requests"], whole["ok"], (whole["bytes"] + whole["head_bytes"]) / n,
                        fmt_num(whole["p50"], "ms"), fmt_num(whole["p99"], "ms"),
