@@ -1002,6 +1002,13 @@ def percentile(values, q):
     return v[k]
 
 
+def fig_key(r):
+    """Sort key of a result row: by figure, 2 before 10 (D2 before D10), rows
+    of one figure in the order measured (sorted() is stable)."""
+    m = re.fullmatch(r"(\D*)(\d*)", r["fig"])
+    return (m.group(1), int(m.group(2) or 0)) if m else (r["fig"], 0)
+
+
 def fmt_num(v, unit):
     if v is None:
         return "-"
@@ -2017,7 +2024,7 @@ class Bench:
     # -- output --------------------------------------------------------------
     def table(self):
         rows = [("fig", "figure", "ours", "baseline", "ratio", "target", "met")]
-        for r in sorted(self.results, key=lambda r: r["fig"]):
+        for r in sorted(self.results, key=fig_key):
             rows.append((r["fig"], r["name"], fmt_num(r["ours"], r["unit"]),
                          fmt_num(r["base"], r["unit"]),
                          "-" if r["ratio"] is None else "%.2f" % r["ratio"], r["target"],
@@ -2054,7 +2061,7 @@ class Bench:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         out.append("")
         out.append("Notes:")
-        for r in sorted(self.results, key=lambda r: r["fig"]):
+        for r in sorted(self.results, key=fig_key):
             if r["note"]:
                 out.append("- %s %s: %s" % (r["fig"], r["name"], r["note"]))
         for n in self.notes:
