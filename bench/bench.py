@@ -33,6 +33,20 @@ measured in the same run, on the same tree, on the same machine:
                                   pool of files; lists closing, retention):
                                   after warm-up (5%), at 50% and at 100%,
                                   growth per 100,000 changes; flat or not
+ 10  Resource List freshness      close of a file (or its unlink) -> a Resource
+                                  List showing it (p50, p99, max) at 1 and 100
+                                  changes/s in the set of the tree, and the bytes
+                                  a destination following the list reads per
+                                  change (parts it holds answer 304)
+                                  vs  the same changes seen in the open Change
+                                  List at the same time (followed with byte
+                                  ranges); the whole list read at each new index
+ 11  tail-following bytes         bytes read per change by a destination that
+                                  follows the open Change List with Range and
+                                  If-Range, at 100 changes/s
+                                  vs  figure 6's poller re-reading the whole open
+                                  list at each poll that finds something new;
+                                  and the mean bytes of one entry (the floor)
 
 Repetitions of ours and the baseline are interleaved and the median is
 reported.  Nothing here asserts: a missed target is reported, not fatal.
@@ -64,6 +78,7 @@ HTTPD = os.environ.get("HTTPD", "/usr/sbin/apache2")
 MODS = os.environ.get("HTTPD_MODULES", "/usr/lib/apache2/modules")
 SET = "bench"
 MAX_ENTRIES = 50000
+DEFAULT_FIGURES = "1,2,3,4,5,6,7,8,9,10,11"
 
 # Working targets of the benchmark (ratio ours/baseline unless noted).
 # They say what "good" means for this module; they are not asserted.
@@ -82,6 +97,8 @@ TARGETS = {
     "8":  (">=", 0.9),    # 304 polls/s of the open Change List vs a static file's 304s
     "9":  ("<=", 4096, "kB"),  # growth of the watcher's VmRSS from 5% to 100% of
                                # 10^6 journaled changes: flat
+    "10": ("<=", 1500, "ms"),  # p50 from a change to a Resource List showing it, at
+                               # the lowest rate (1 change/s): about 1 s of quiet
     "i":  None,           # informational
 }
 
@@ -427,9 +444,10 @@ def child_signals():
 
 def writer_proc(changes, rate, out):
     """Make each change of changes [(path, kind)], kind "c" (create, write,
-    close a new file) or "u" (rewrite an existing one), at `rate` changes/s
-    on a fixed schedule (0: as fast as possible); send (start, [time of
-    each close], [the wall clock at each close])."""
+    close a new file), "u" (rewrite an existing one) or "d" (delete an
+    existing one), at `rate` changes/s on a fixed schedule (0: as fast as
+    possible); send (start, [time of each close or unlink], [the wall clock
+    at each])."""
     child_signals()
     os.umask(0o022)
     mono, sleep = time.monotonic_ns, time.sleep
@@ -446,6 +464,11 @@ def writer_proc(changes, rate, out):
             d = start + i * period - mono()
             if d > 0:
                 sleep(d / 1e9)
+        if kind == "d":
+            times.append(mono())     # just before the unlink
+            walls.append(wall())
+            os.unlink(path)
+            continue
         if kind == "c":
             fd = os.open(path, flags_c, 0o644)
             os.write(fd, NEW_BODY)
@@ -461,9 +484,11 @@ def writer_proc(changes, rate, out):
 
 class Poller:
     """A minimal HTTP/1.1 client on one keep-alive connection (Content-Length
-    and chunked bodies): GET with an optional If-None-Match.  About four
-    times cheaper per request than http.client, whose header parsing would
-    otherwise be most of the observation floor."""
+    and chunked bodies): GET with an optional If-None-Match and extra request
+    headers (Range, If-Range).  About four times cheaper per request than
+    http.client, whose header parsing would otherwise be most of the
+    observation floor.  Counts requests, 200s, 206s, the bytes of their
+    bodies, and the bytes of every response's head."""
 
     def __init__(self, port):
         self.port = port
@@ -472,7 +497,13 @@ class Poller:
         self.pos = 0
         self.requests = 0
         self.ok = 0
+        self.partial = 0
         self.bytes = 0
+        self.head_bytes = 0
+
+    def counters(self):
+        return dict(requests=self.requests, ok=self.ok, partial=self.partial,
+                    bytes=self.bytes, head_bytes=self.head_bytes)
 
     def close(self):
         if self.sock:
@@ -494,27 +525,30 @@ class Poller:
                 return i
             self._need(len(self.buf) - self.pos + 1)
 
-    def get(self, path, etag=None):
+    def get(self, path, etag=None, headers=None):
         """(status, ETag, body).  A kept-alive connection that the server
         closed meanwhile is opened again once."""
         reused = self.sock is not None
         try:
-            return self._get(path, etag)
+            return self._get(path, etag, headers)
         except (ConnectionError, BrokenPipeError):
             self.close()
             if not reused:
                 raise
-            return self._get(path, etag)
+            return self._get(path, etag, headers)
 
-    def _get(self, path, etag):
+    def _get(self, path, etag, headers):
         if not self.sock:
             self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=60)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.buf, self.pos = bytearray(), 0
-        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n"
-                           % (path, "If-None-Match: %s\r\n" % etag if etag else "")).encode())
+        extra = "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s\r\n"
+                           % (path, "If-None-Match: %s\r\n" % etag if etag else "",
+                              extra)).encode())
         h = self._find(b"\r\n\r\n")
         lines = self.buf[self.pos:h].decode("latin-1").split("\r\n")
+        self.head_bytes += h + 4 - self.pos
         self.pos = h + 4
         status = int(lines[0].split()[1])
         hdrs = {}
@@ -547,8 +581,11 @@ class Poller:
         if hdrs.get("connection", "").lower() == "close":
             self.close()
         self.requests += 1
-        if status == 200:
-            self.ok += 1
+        if status in (200, 206):
+            if status == 200:
+                self.ok += 1
+            else:
+                self.partial += 1
             self.bytes += len(body)
         return status, hdrs.get("etag"), body
 
@@ -615,7 +652,7 @@ def changelist_poller(port, index, expected, interval, ready, stop_at, out):
             off = e + 6 if e >= 0 else 0
         if stop_at.value and t > stop_at.value:
             break
-    out.send((seen, dict(requests=p.requests, ok=p.ok, bytes=p.bytes, lists=lists)))
+    out.send((seen, dict(p.counters(), lists=lists)))
     out.close()
 
 
@@ -641,7 +678,202 @@ def static_poller(port, items, interval, ready, stop_at, out):
             break
         if interval:
             time.sleep(interval)
-    out.send((seen, dict(requests=p.requests, ok=p.ok, bytes=p.bytes, lists=0)))
+    out.send((seen, dict(p.counters(), lists=0)))
+    out.close()
+
+
+# -- Resource List freshness and tail-following (figures 10, 11) ---------------
+
+LENGTH_RX = re.compile(rb'length="(\d+)"')
+URLSET_END = b"</urlset>\n"
+ABSENT = -1             # the expected state of a deleted file: not listed
+
+
+def listed_lengths(body, wanted):
+    """{loc: length} of the locs of `wanted` that a Resource List document
+    (a <urlset>) lists."""
+    out = {}
+    for m in LOC_RX.finditer(body):
+        loc = m.group(1)
+        if loc in wanted:
+            end = body.find(b"</url>", m.end())
+            ln = LENGTH_RX.search(body, m.end(), end)
+            out[loc] = int(ln.group(1)) if ln else None
+    return out
+
+
+class ListFollower:
+    """A destination that keeps the set's current Resource List: the index
+    polled with If-None-Match; on a new index, every part URL it has not
+    read is fetched whole, then every part it already holds is revalidated
+    with If-None-Match (an unchanged part keeps its URL and ETag, so it
+    answers 304).  Part URLs carry the generation that wrote the part, so a
+    part read once never changes under its URL (a 200 on revalidation is
+    counted as changed in place).  A set small enough for one document is
+    one part (the index URL itself)."""
+
+    def __init__(self, port, index, wanted):
+        self.p = Poller(port)
+        self.index = index
+        self.wanted = wanted
+        self.etag = None
+        self.parts = {}         # part path -> (ETag, {loc: length}, bytes)
+        self.generations = 0    # new indexes read
+        self.whole = 0          # bytes of index + parts, summed over new indexes
+        self.revalidated = 0
+        self.changed_in_place = 0
+
+    def poll(self):
+        """None when the index did not change, else (time the new list was
+        complete, {loc: length} of the wanted locs it lists)."""
+        st, et, body = self.p.get(self.index, self.etag)
+        if st == 304:
+            return None
+        if st != 200:
+            raise RuntimeError("GET %s: %d" % (self.index, st))
+        self.etag = et
+        self.generations += 1
+        if b"<sitemapindex" not in body[:2000]:
+            self.parts = {}
+            self.whole += len(body)
+            return time.monotonic_ns(), listed_lengths(body, self.wanted)
+        paths = [urllib.parse.urlsplit(m.group(1).decode()).path
+                 for m in LOC_RX.finditer(body)]
+        whole = len(body)
+        fetched = set()
+        for q in paths:
+            if q not in self.parts:
+                st, pe, pb = self.p.get(q)
+                if st != 200:
+                    raise RuntimeError("GET %s: %d" % (q, st))
+                self.parts[q] = (pe, listed_lengths(pb, self.wanted), len(pb))
+                fetched.add(q)
+        t = time.monotonic_ns()     # every part of the new list is in hand
+        for q in paths:
+            pe, state, size = self.parts[q]
+            if q in fetched or pe is None:
+                continue
+            st, ne, pb = self.p.get(q, pe)
+            self.revalidated += 1
+            if st == 200:
+                self.changed_in_place += 1
+                self.parts[q] = (ne, listed_lengths(pb, self.wanted), len(pb))
+            elif st != 304:
+                raise RuntimeError("GET %s with If-None-Match: %d" % (q, st))
+        keep = set(paths)
+        self.parts = {q: v for q, v in self.parts.items() if q in keep}
+        state = {}
+        for pe, part, size in self.parts.values():
+            state.update(part)
+            whole += size
+        self.whole += whole
+        return t, state
+
+
+def resourcelist_poller(port, index, expected, interval, ready, stop_at, out):
+    """Follow the Resource List (ListFollower) and note when each expected
+    change is first shown: expected {loc: its new length, or ABSENT for a
+    deleted file}.  The list as it was before the first change is read
+    before `ready` and not counted.  Sends ({loc: first seen}, stats)."""
+    child_signals()
+    f = ListFollower(port, index, set(expected))
+    if f.poll() is None:
+        raise RuntimeError("GET %s: no list" % index)
+    before, gens, whole = f.p.counters(), f.generations, f.whole
+    remaining = set(expected)
+    seen = {}
+    ready.set()
+    while remaining:
+        r = f.poll()
+        if r is None:
+            if stop_at.value and time.monotonic_ns() > stop_at.value:
+                break
+            if interval:
+                time.sleep(interval)
+            continue
+        t, state = r
+        for loc in list(remaining):
+            if state.get(loc, ABSENT) == expected[loc]:
+                remaining.discard(loc)
+                seen[loc] = t
+        if stop_at.value and t > stop_at.value:
+            break
+    stats = {k: v - before[k] for k, v in f.p.counters().items()}
+    stats.update(lists=f.generations - gens, whole=f.whole - whole, parts=len(f.parts),
+                 revalidated=f.revalidated, changed_in_place=f.changed_in_place)
+    out.send((seen, stats))
+    out.close()
+
+
+def tail_poller(port, index, expected, interval, ready, stop_at, out):
+    """A destination that follows the open Change List reading only its
+    tail: it reads the list once, then GETs it with If-None-Match and
+    Range: bytes=<its length minus the closing tag>- with If-Range: <the
+    ETag it holds>.  A 206 is the new entries and the closing tag (the
+    closing tag alone: nothing new; httpd 2.4 answers If-None-Match with a
+    304 only without If-Range, for static files too, so an empty poll is a
+    206 rather than a 304); a 200 is a new document (the list closed: it is
+    read whole, then the next open list is found through the index and
+    read whole).  Notes when each expected <loc> is first seen and the bytes
+    of the entries the 206s carried.  Sends ({loc: first seen}, stats)."""
+    child_signals()
+    mono = time.monotonic_ns
+    p = Poller(port)
+    remaining = set(expected)
+    seen = {}
+
+    def note(body, t):
+        for m in LOC_RX.finditer(body):
+            if m.group(1) in remaining:
+                remaining.discard(m.group(1))
+                seen[m.group(1)] = t
+
+    def read_whole(path):
+        st, et, body = p.get(path)
+        if st != 200 or not body.endswith(URLSET_END):
+            raise RuntimeError("GET %s: %d" % (path, st))
+        note(body, mono())
+        return et, len(body)
+
+    path = p.open_list(index)
+    etag, length = read_whole(path)
+    lists, entry_bytes, entries, whole_reads, empty = 1, 0, 0, 0, 0
+    ready.set()
+    while remaining:
+        off = length - len(URLSET_END)
+        st, et, body = p.get(path, etag, {"Range": "bytes=%d-" % off, "If-Range": etag})
+        t = mono()
+        if st == 304 or (st == 206 and body == URLSET_END):
+            empty += 1          # nothing new
+            if stop_at.value and t > stop_at.value:
+                break
+            if interval:
+                time.sleep(interval)
+            continue
+        if st == 206:
+            if not body.endswith(URLSET_END):
+                raise RuntimeError("GET %s bytes=%d-: a tail without the closing tag" % (path, off))
+            new = body[:-len(URLSET_END)]
+            entry_bytes += len(new)
+            entries += new.count(b"<url>")
+            note(new, t)
+            etag, length = et, off + len(body)
+        elif st == 200:
+            whole_reads += 1
+            note(body, t)
+            first = body.find(b"<url>")
+            if b"until=" in (body if first < 0 else body[:first]):
+                path = p.open_list(index, avoid=path)
+                etag, length = read_whole(path)
+                lists += 1
+            else:
+                etag, length = et, len(body)
+        else:
+            raise RuntimeError("GET %s bytes=%d-: %d" % (path, off, st))
+        if stop_at.value and t > stop_at.value:
+            break
+    out.send((seen, dict(p.counters(), lists=lists, entry_bytes=entry_bytes, entries=entries,
+                         whole_reads=whole_reads, empty=empty)))
     out.close()
 
 
@@ -770,6 +1002,13 @@ def percentile(values, q):
     return v[k]
 
 
+def fig_key(r):
+    """Sort key of a result row: by figure, 2 before 10 (D2 before D10), rows
+    of one figure in the order measured (sorted() is stable)."""
+    m = re.fullmatch(r"(\D*)(\d*)", r["fig"])
+    return (m.group(1), int(m.group(2) or 0)) if m else (r["fig"], 0)
+
+
 def fmt_num(v, unit):
     if v is None:
         return "-"
@@ -783,6 +1022,8 @@ def fmt_num(v, unit):
         return "%.3f ms" % v
     if unit == "/s":
         return "%.0f changes/s" % v
+    if unit == "B":
+        return "%.0f B" % v
     return "%g %s" % (v, unit)
 
 
@@ -1031,7 +1272,7 @@ class Bench:
         scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
                                     self.scan_timeout())
         pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts[^)]*\)" % SET, self.scan_timeout())
+                                    r"(\d+) parts[,)]" % SET, self.scan_timeout())
         srv.scan_files = int(m.group(1))
         srv.scan_time = float(m.group(2))
         srv.publish_time = apache_time(pub_line) - apache_time(scan_line)
@@ -1240,14 +1481,31 @@ class Bench:
         """Start the poller (target), wait until it is polling, run the writer,
         then give the poller `grace` seconds after the last close.  Returns
         (writer start, [close times], seen, poller stats)."""
+        start, closes, walls, res = self.live_run_many([(target, args)], changes, rate, grace)
+        seen, stats = res[0]
+        stats["walls"] = walls
+        return start, closes, seen, stats
+
+    def live_run_many(self, pollers, changes, rate, grace, ready_timeout=60):
+        """live_run with several pollers [(target, args)] following the same
+        changes at once.  Returns (writer start, [close times], [wall clock
+        at each close], [(seen, stats) of each poller])."""
         ctx = multiprocessing.get_context("fork")
-        ready, stop_at = ctx.Event(), ctx.Value("q", 0)
-        p_in, p_out = ctx.Pipe(False)
-        poller = ctx.Process(target=target, args=args + (ready, stop_at, p_out))
-        self.procs.append(poller)
-        poller.start()
-        if not ready.wait(60):
-            raise RuntimeError("the poller did not start")
+        stop_at = ctx.Value("q", 0)
+        running = []
+        for target, args in pollers:
+            ready = ctx.Event()
+            p_in, p_out = ctx.Pipe(False)
+            poller = ctx.Process(target=target, args=args + (ready, stop_at, p_out))
+            self.procs.append(poller)
+            poller.start()
+            p_out.close()       # a poller that dies ends its pipe: EOFError below
+            running.append((poller, ready, p_in))
+        for poller, ready, _ in running:
+            deadline = time.time() + ready_timeout
+            while not ready.wait(1):
+                if not poller.is_alive() or time.time() > deadline:
+                    raise RuntimeError("the poller did not start")
         w_in, w_out = ctx.Pipe(False)
         writer = ctx.Process(target=writer_proc, args=(changes, rate, w_out))
         self.procs.append(writer)
@@ -1257,12 +1515,16 @@ class Bench:
         start, closes, walls = w_in.recv()
         writer.join(10)
         stop_at.value = time.monotonic_ns() + int(grace * 1e9)
-        if not p_in.poll(grace + 120):
-            raise RuntimeError("the poller did not finish")
-        seen, stats = p_in.recv()
-        poller.join(10)
-        stats["walls"] = walls
-        return start, closes, seen, stats
+        results = []
+        for poller, _, p_in in running:
+            try:
+                if not p_in.poll(grace + 120):
+                    raise RuntimeError("the poller did not finish")
+                results.append(p_in.recv())
+            except EOFError:
+                raise RuntimeError("a poller failed (exit status %s)" % poller.exitcode)
+            poller.join(10)
+        return start, closes, walls, results
 
     def live_write_only(self, changes):
         """The writer alone, as fast as possible: (start, [close times])."""
@@ -1496,6 +1758,156 @@ class Bench:
                     % (1e3 / ours, 1e6 / ours / max(1, entries)))
         self.stop_server(srv)
 
+    # -- Resource List freshness (figure 10), tail-following (figure 11) ------
+    def fresh_plan(self, top, name, n):
+        """n changes in a new directory top/name, in turn a new file, the
+        rewrite of a file made now (100 -> 150 bytes) and the deletion of a
+        file made now: ([(path, kind)], [expected length, or ABSENT])."""
+        d = os.path.join(top, name)
+        os.makedirs(d)
+        os.chmod(d, 0o755)
+        changes, lengths = [], []
+        for i in range(n):
+            kind = "cud"[i % 3]
+            f = os.path.join(d, "%s%06d" % (kind, i))
+            if kind != "c":
+                with open(f, "wb") as fh:
+                    fh.write(NEW_BODY)
+                os.chmod(f, 0o644)
+            changes.append((f, kind))
+            lengths.append({"c": len(NEW_BODY), "u": len(REWRITE_BODY), "d": ABSENT}[kind])
+        return changes, lengths
+
+    def fresh_max_entries(self):
+        """ResourceSyncMaxEntries of figure 10: 50,000 (the module's default),
+        less for small trees (N/20, at least 100), so that the list has parts of
+        the same size relative to N at every N (about a hundred of them)."""
+        return min(MAX_ENTRIES, max(100, self.n // 20))
+
+    def fig10(self):
+        a = self.args
+        # The changes go to www/fresh: in the set (www), outside the tree
+        # (www/data, kept and reused by later runs).
+        top = os.path.join(self.www, "fresh")
+        shutil.rmtree(top, ignore_errors=True)
+        os.makedirs(top)
+        os.chmod(top, 0o755)
+        self.live_tops.append(top)
+        plans = {r: self.fresh_plan(top, "r%g" % r, max(1, int(r * a.live_duration)))
+                 for r in a.fresh_rates}
+        srv = Server(self, "fresh", self.www, self.www, "md5", max(2, a.conns),
+                     self.fresh_max_entries())
+        self.servers.append(srv)
+        srv.start()
+        # the first scan and the first snapshot of N files: generous deadlines
+        scanned, _ = srv.wait_log(r"set %s: scanned (\d+) files" % SET, self.scan_timeout())
+        line, m = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
+                               r"(\d+) parts[,)]" % SET, self.scan_timeout())
+        # The module starts the next snapshot no sooner than the last one's
+        # end plus the time it took: let that pass, so that the figure shows
+        # the steady state, not the wake of the first snapshot (which takes
+        # seconds at 10^6 files).
+        pub = apache_time(line)
+        took = max(0.0, pub - apache_time(scanned))
+        rest = min(took + 1, pub + took + 1 - time.time())
+        log("figure 10: first list of %s entries in %s parts%s"
+            % (m.group(2), m.group(3), "; waiting %.1f s after it" % rest if rest > 0 else ""))
+        if rest > 0:
+            time.sleep(rest)
+        rl = "/resourcesync/%s/resourcelist.xml" % SET
+        cl = "/resourcesync/%s/changelist.xml" % SET
+        interval = a.poll_interval / 1000.0
+        for rate in a.fresh_rates:
+            changes, lengths = plans[rate]
+            locs = [self.loc_of(srv, self.www, path) for path, _ in changes]
+            log("figure 10: %g changes/s for %g s" % (rate, a.live_duration))
+            start, closes, _, res = self.live_run_many(
+                [(resourcelist_poller, (srv.port, rl, dict(zip(locs, lengths)), interval)),
+                 (tail_poller, (srv.port, cl, locs, interval))],
+                changes, rate, 60, ready_timeout=self.scan_timeout())
+            (rl_seen, rl_st), (cl_seen, cl_st) = res
+            ours = self.live_summary(start, closes, [(rl_seen[l] - c) / 1e6 if l in rl_seen
+                                                     else None for l, c in zip(locs, closes)],
+                                     rl_st)
+            base = self.live_summary(start, closes, [(cl_seen[l] - c) / 1e6 if l in cl_seen
+                                                     else None for l, c in zip(locs, closes)],
+                                     cl_st)
+            self.fig10_report(rate, ours, base)
+        self.live_log_notes(srv, "10")
+        self.stop_server(srv)
+
+    def fig10_report(self, rate, ours, base):
+        n = ours["n"]
+        for q in ("p50", "p99", "max"):
+            key = "10" if (q == "p50" and rate == min(self.args.fresh_rates)) else "i"
+            self.result("10", "Resource List freshness: close to a list showing the change, "
+                        "%s, %g changes/s" % (q, rate), ours[q], base[q], "ms", key,
+                        "" if q != "max" else
+                        "%d changes (a new file, a rewrite, a deletion in turn), writer "
+                        "%.1f/s, %d never seen in the Resource List, %d never seen in the "
+                        "open Change List; baseline: the same changes seen in the open Change "
+                        "List at the same time, followed with byte ranges (figure 11's tail "
+                        "follower; its p50 %s, p99 %s)"
+                        % (n, ours["writer_rate"], ours["missing"], base["missing"],
+                           fmt_num(base["p50"], "ms"), fmt_num(base["p99"], "ms")))
+        self.result("10", "bytes read per change following the Resource List, %g changes/s"
+                    % rate, ours["bytes"] / n, ours["whole"] / n, "B", "i",
+                    "%d polls of the index, %d new indexes read; %d parts fetched (200), "
+                    "%d revalidated with "
+                    "If-None-Match (304: unchanged), %d changed under the same URL; with the "
+                    "response heads %.0f B per change; %d parts in the last list. Baseline: "
+                    "the whole list (index and every part) read at each new index"
+                    % (ours["requests"] - ours["revalidated"]
+                       - (ours["ok"] - ours["lists"] - ours["changed_in_place"]), ours["lists"],
+                       ours["ok"] - ours["lists"] - ours["changed_in_place"],
+                       ours["revalidated"],
+                       ours["changed_in_place"], (ours["bytes"] + ours["head_bytes"]) / n,
+                       ours["parts"]))
+
+    def fig11(self):
+        a = self.args
+        www = self.live_setup("11")
+        rate = a.tail_rate
+        changes = self.live_plan(www, "set", "t", max(1, int(rate * a.live_duration)), True)
+        srv = self.start_live("live11", www)
+        locs = [self.loc_of(srv, www, p) for p, _ in changes]
+        interval = a.poll_interval / 1000.0
+        log("figure 11: %g changes/s for %g s" % (rate, a.live_duration))
+        start, closes, _, res = self.live_run_many(
+            [(tail_poller, (srv.port, srv.index, locs, interval)),
+             (changelist_poller, (srv.port, srv.index, locs, interval))], changes, rate, 10)
+        (t_seen, t_st), (w_seen, w_st) = res
+        tail = self.live_summary(start, closes, [(t_seen[l] - c) / 1e6 if l in t_seen else None
+                                                 for l, c in zip(locs, closes)], t_st)
+        whole = self.live_summary(start, closes, [(w_seen[l][0] - c) / 1e6 if l in w_seen
+                                                  else None for l, c in zip(locs, closes)], w_st)
+        self.live_log_notes(srv, "11")
+        self.stop_server(srv)
+        n = tail["n"]
+        entry = tail["entry_bytes"] / tail["entries"] if tail["entries"] else None
+        self.result("11", "bytes a destination reads per change of the open Change List, "
+                    "%g changes/s: Range tail vs whole list" % rate, tail["bytes"] / n,
+                    whole["bytes"] / n, "B", "i",
+                    "%d changes, writer %.1f/s, %d Change Lists. Tail: %d polls, %d answered "
+                    "206 (%d of them empty polls: the closing tag alone, %d B per change), %d "
+                    "answered 200 (the index, and the lists read whole: %d after a list "
+                    "closed), "
+                    "%.0f B per change with the response heads, latency p50 %s, p99 %s, %d "
+                    "never seen. Whole list (figure 6's poller, If-None-Match, at the same "
+                    "time): %d polls, %d answered 200, %.0f B per change with the heads, "
+                    "latency p50 %s, p99 %s, %d never seen"
+                    % (n, tail["writer_rate"], tail["lists"], tail["requests"],
+                       tail["partial"], tail["empty"], tail["empty"] * len(URLSET_END) / n,
+                       tail["ok"], tail["whole_reads"], (tail["bytes"] + tail["head_bytes"]) / n,
+                       fmt_num(tail["p50"], "ms"), fmt_num(tail["p99"], "ms"), tail["missing"],
+                       whole["requests"], whole["ok"], (whole["bytes"] + whole["head_bytes"]) / n,
+                       fmt_num(whole["p50"], "ms"), fmt_num(whole["p99"], "ms"),
+                       whole["missing"]))
+        self.result("11", "bytes a destination reads per change with the Range tail vs the "
+                    "mean bytes of one entry (the floor)", tail["bytes"] / n, entry, "B", "i",
+                    "%d entries arrived in 206 bodies, %d bytes; the rest is the closing tags "
+                    "and the lists read whole" % (tail["entries"], tail["entry_bytes"]))
+
     # -- the watcher's memory over many journaled changes (figure 9) --------
     def fig9(self):
         a = self.args
@@ -1622,7 +2034,7 @@ class Bench:
     # -- output --------------------------------------------------------------
     def table(self):
         rows = [("fig", "figure", "ours", "baseline", "ratio", "target", "met")]
-        for r in sorted(self.results, key=lambda r: r["fig"]):
+        for r in sorted(self.results, key=fig_key):
             rows.append((r["fig"], r["name"], fmt_num(r["ours"], r["unit"]),
                          fmt_num(r["base"], r["unit"]),
                          "-" if r["ratio"] is None else "%.2f" % r["ratio"], r["target"],
@@ -1642,7 +2054,7 @@ class Bench:
 
     def markdown(self, facts, started, elapsed):
         rows = self.table()
-        if self.figs & {"1", "2", "3", "4", "5"}:
+        if self.figs & {"1", "2", "3", "4", "5", "10"}:
             out = ["### %d files, %s" % (self.n, facts["date"]), ""]
         else:       # no generated tree
             out = ["### figures %s, %s" % (self.args.figures, facts["date"]), ""]
@@ -1659,7 +2071,7 @@ class Bench:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         out.append("")
         out.append("Notes:")
-        for r in sorted(self.results, key=lambda r: r["fig"]):
+        for r in sorted(self.results, key=fig_key):
             if r["note"]:
                 out.append("- %s %s: %s" % (r["fig"], r["name"], r["note"]))
         for n in self.notes:
@@ -1692,6 +2104,45 @@ class Bench:
                        "new files, %g s per step, burst of %d."
                        % (max(2, a.conns), a.cl_max, a.cl_max, a.poll_interval,
                           a.live_duration, a.step_duration, a.burst))
+        if "10" in self.figs:
+            a = self.args
+            out.append("- Figure 10: a server of its own (prefork, %d children) with one set, "
+                       "the DocumentRoot of the tree (its %d files and www/fresh), "
+                       "ResourceSyncHash md5, ResourceSyncMaxEntries %d (parts cut by "
+                       "content, smaller on average; the open Change Lists close at that many "
+                       "entries); the first snapshot's duration let pass before the changes; "
+                       "%g s per rate; the changes in a new directory www/fresh/r<rate> "
+                       "(a new 100-byte file, the rewrite of a 100-byte file to 150, the "
+                       "deletion of a file, in turn), each timed just before close(2) or "
+                       "unlink(2). Two pollers at the same time, each on one kept-alive "
+                       "connection, %g ms after a poll that found nothing new: the Resource "
+                       "List follower (the index with If-None-Match; on a new index, the part "
+                       "URLs it has not read fetched whole, then the parts it holds "
+                       "revalidated with If-None-Match; a change is shown when the list, "
+                       "index and new parts in hand, lists the path with its new length, or "
+                       "no longer lists a deleted path) and figure 11's tail follower of the "
+                       "open Change List (the same observation as figure 6's poller, but "
+                       "O(new entries) per poll: with ResourceSyncMaxEntries 50000 an open "
+                       "list grows to thousands of entries, which figure 6's poller would "
+                       "read whole at every change, loading the machine it measures). The "
+                       "list as it was before the changes is read before the writer starts "
+                       "and not counted."
+                       % (max(2, a.conns), self.n, self.fresh_max_entries(), a.live_duration,
+                          a.poll_interval))
+        if "11" in self.figs:
+            a = self.args
+            out.append("- Figure 11: a server of its own like figure 6's (ResourceSyncMaxEntries "
+                       "%d), %g changes/s for %g s (every other change the rewrite of an "
+                       "existing file). Two pollers on the same changes at the same time, "
+                       "%g ms after a poll that found nothing new: the tail follower (GET with "
+                       "If-None-Match, Range: bytes=<its length minus the closing tag>- and "
+                       "If-Range: <its ETag>; a 206 is the new entries and the closing tag, a "
+                       "200 a document read whole; after a closed list the next open list is "
+                       "read whole) and figure 6's poller (If-None-Match; every 200 is the "
+                       "whole open list). Bytes are the bodies of 200 and 206 responses, "
+                       "index reads included; the notes also give them with the response "
+                       "heads."
+                       % (a.cl_max, a.tail_rate, a.live_duration, a.poll_interval))
         out.append("")
         out.append("Commands (medians of %d interleaved repetitions; wrk: medians of %d "
                    "interleaved runs of %d s, 1 thread, %d connection(s)):"
@@ -1710,7 +2161,7 @@ class Bench:
         t0 = time.time()
         facts = self.machine()
         log("%d files, reps %d, figures %s, work dir %s" % (self.n, a.reps, a.figures, self.work))
-        if self.figs & {"1", "2", "3", "4", "5"}:
+        if self.figs & {"1", "2", "3", "4", "5", "10"}:
             self.make_tree()
         if self.figs & {"1", "3"}:
             self.fig1_engine()
@@ -1730,6 +2181,10 @@ class Bench:
             self.fig8()
         if "9" in self.figs:
             self.fig9()
+        if "10" in self.figs:
+            self.fig10()
+        if "11" in self.figs:
+            self.fig11()
         self.report("mod_resourcesync benchmarks", "results", facts, started, time.time() - t0)
         if a.remove_tree:
             shutil.rmtree(self.tree_top, ignore_errors=True)
@@ -1785,14 +2240,19 @@ def main():
     ap.add_argument("--wrk-reps", type=int, help="wrk runs per URL, interleaved (default 7)")
     ap.add_argument("--conns", type=int, default=1,
                     help="wrk connections = httpd children (default 1)")
-    ap.add_argument("--figures", default="1,2,3,4,5,6,7,8,9", help="which figures (default all)")
+    ap.add_argument("--figures", default=DEFAULT_FIGURES, help="which figures (default all)")
     ap.add_argument("--live-duration", type=float,
-                    help="figure 6: seconds of changes per rate (default 5; 2 with --quick)")
+                    help="figures 6, 10, 11: seconds of changes per rate (default 5; 2 with "
+                    "--quick)")
+    ap.add_argument("--fresh-rates", default="1,100",
+                    help="figure 10: rates in changes/s (default 1,100)")
+    ap.add_argument("--tail-rate", type=float, default=100,
+                    help="figure 11: changes/s (default 100)")
     ap.add_argument("--poll-interval", type=float, default=1.0,
-                    help="figures 6, 7: ms the pollers wait after a poll that found nothing "
+                    help="figures 6, 7, 10, 11: ms the pollers wait after a poll that found nothing "
                     "new (default 1; 0: poll without pause)")
     ap.add_argument("--cl-max", type=int, default=1000,
-                    help="figures 6, 7, 8: ResourceSyncMaxEntries of the set, the most "
+                    help="figures 6, 7, 8, 11: ResourceSyncMaxEntries of the set, the most "
                     "entries an open Change List holds (default 1000)")
     ap.add_argument("--steps", default="1000,2000,5000,10000,20000,50000",
                     help="figure 7: offered rates in changes/s (default "
@@ -1834,6 +2294,13 @@ def main():
         a.steps = sorted(int(x) for x in a.steps.split(","))
     except ValueError:
         ap.error("--steps: a list of rates, e.g. 1000,2000,5000")
+    try:
+        a.fresh_rates = sorted(set(float(x) for x in a.fresh_rates.split(",")))
+    except ValueError:
+        ap.error("--fresh-rates: a list of rates, e.g. 1,100")
+    if not (a.fresh_rates and 0.1 <= a.fresh_rates[0] and a.fresh_rates[-1] <= 10000
+            and 1 <= a.tail_rate <= 10000):
+        ap.error("fresh-rates 0.1..10000, tail-rate 1..10000")
     if not (0.5 <= a.live_duration <= 60 and 0.5 <= a.step_duration <= 60
             and 100 <= a.burst <= 1000000 and 0 <= a.poll_interval <= 1000
             and 100 <= a.cl_max <= 1000000 and a.steps and min(a.steps) > 0):

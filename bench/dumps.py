@@ -325,7 +325,7 @@ class DumpBench(bench.Bench):
 
     def run(self):
         a = self.args
-        self.figs = set(a.figures.split(",")) if a.figures != "1,2,3,4,5,6,7,8,9" \
+        self.figs = set(a.figures.split(",")) if a.figures != bench.DEFAULT_FIGURES \
             else {"D1", "D2", "D3", "D4", "D5"}
         started = "bench/run --dumps " + " ".join(sys.argv[1:])
         t0 = time.time()

@@ -393,7 +393,7 @@ class NotifyBench(bench.Bench):
 
     def run(self):
         a = self.args
-        self.figs = set(a.figures.split(",")) if a.figures != "1,2,3,4,5,6,7,8,9" \
+        self.figs = set(a.figures.split(",")) if a.figures != bench.DEFAULT_FIGURES \
             else {"N1", "N2", "N3"}
         a.figures = ",".join(sorted(self.figs))
         started = "bench/run --notify " + " ".join(sys.argv[1:])

@@ -108,7 +108,7 @@ class Scale(bench.Bench):
         scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
                                     self.scan_timeout())
         pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts[^)]*\)" % SET, self.scan_timeout())
+                                    r"(\d+) parts[,)]" % SET, self.scan_timeout())
         srv.n = n
         srv.data = data
         srv.scan_files = int(m.group(1))
