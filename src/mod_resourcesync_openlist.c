@@ -463,6 +463,14 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
     if (rc != OK) {
         return rc;      /* 304, 412: before anything is rendered */
     }
+    /* httpd's ap_meets_conditions never answers 304 to a request with
+     * If-Range; RFC 9110 13.2.2 evaluates If-None-Match first, and a
+     * tail-following reader sends both: its poll of an unchanged list
+     * is then a 304, not a 206 of the closing tag. */
+    if (r->method_number == M_GET && apr_table_get(r->headers_in, "If-Range")
+        && ap_condition_if_none_match(r, r->headers_out) >= AP_CONDITION_WEAK) {
+        return HTTP_NOT_MODIFIED;
+    }
     apr_table_setn(r->headers_out, "Accept-Ranges", "bytes");
     if (r->header_only) {
         /* Range is for GET only (RFC 9110 14.2): HEAD gives the whole

@@ -51,7 +51,7 @@
 
 #define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
 #define RS_SNAPSHOT_QUIET apr_time_from_sec(1)     /* quiet before a fresh list */
-#define RS_SNAPSHOT_MAXWAIT apr_time_from_sec(5)   /* under continuous change */
+#define RS_SNAPSHOT_MAXWAIT apr_time_from_msec(1500) /* under continuous change */
 #define RS_SNAPSHOT_RETRY apr_time_from_msec(200)  /* the job thread was busy */
 
 typedef struct snapjob_t {

@@ -11,7 +11,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc wait_for);
 
-plan tests => 46;
+plan tests => 48;
 
 my $srv = started_server(
     conf => STATE_CONF . set_conf('tail', 'www/tail', 'ResourceSyncMaxEntries 8'),
@@ -97,6 +97,11 @@ ok($h->code == 200 && $h->header('Content-Length') == length($doc) && $h->header
    'HEAD with a Range: 200 with the whole length (Range is for GET)');
 is(req('GET', $open, Range => "bytes=$off-", 'If-None-Match' => $etag)->code, 304,
    'If-None-Match with the current ETag: 304, also with a Range');
+$t = req('GET', $open, Range => "bytes=$off-", 'If-Range' => $etag, 'If-None-Match' => $etag);
+ok($t->code == 304 && $t->content eq '',
+   'a tail poll with If-Range and If-None-Match of the current state: 304 (If-None-Match first)');
+$t = req('GET', $open, Range => "bytes=$old{2}[0]-", 'If-Range' => $old{2}[1], 'If-None-Match' => $old{2}[1]);
+is($t->code, 206, '... with the tag of an earlier state: 206 with what was added');
 
 # Close the list (ResourceSyncMaxEntries 8: 6 entries so far).
 put("$www/new-" . ++$made . ".txt", "new $made\n") for 1 .. 3;
