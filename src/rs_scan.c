@@ -172,6 +172,10 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
     rs_scanfile_run(o, sc->crew, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
+        if (j->gone) {
+            sc->stats->files--;
+            continue;
+        }
         if (j->deferred) {
             /* Hashed elsewhere: the stored row (if any) stays until the
              * digests are ready and the file is reconciled again. */
@@ -196,14 +200,21 @@ typedef struct {
  * from the root).  For RS_SCAN_ENT_FILE, *sb describes the file (a link's
  * target) and *target is the resolved target of a link (NULL for a
  * plain file), from p. */
+/* 1 when entry name (relpath) is never listed whatever it is: an access
+ * file, hidden, or excluded. */
+static int rs_scan_name_skipped(rs_scan_ctx_t *sc, const char *name, const char *relpath)
+{
+    const rs_scan_opts_t *o = sc->o;
+    return rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles)
+           || rs_glob_match(o->excludes, relpath);
+}
+
 int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name,
                      const char *relpath, struct stat *sb, const char **target)
 {
-    const rs_scan_opts_t *o = sc->o;
-
     *target = NULL;
-    if (rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles)
-        || rs_glob_match(o->excludes, relpath) || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (rs_scan_name_skipped(sc, name, relpath)
+        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
         return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
     if (S_ISLNK(sb->st_mode)) {
@@ -233,7 +244,7 @@ void rs_scan_file_seen(rs_scan_ctx_t *sc, apr_array_header_t *jobs, const char *
     rs_scanfile_job_t *j;
 
     sc->stats->files++;
-    if (!sc->recheck && rs_scanfile_unchanged(sc->o, row, sb)) {
+    if (sb && !sc->recheck && rs_scanfile_unchanged(sc->o, row, sb)) {
         sc->stats->listed += row->listed;
         return;
     }
@@ -242,7 +253,10 @@ void rs_scan_file_seen(rs_scan_ctx_t *sc, apr_array_header_t *jobs, const char *
     j->name = name;
     j->relpath = relpath;
     j->target = target;
-    j->sb = *sb;
+    if (sb) {
+        j->sb = *sb;
+    }
+    j->need_stat = !sb;
     j->row = row;
 }
 
@@ -286,6 +300,7 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
                              apr_array_header_t *jobs, apr_array_header_t *subdirs)
 {
     apr_pool_t *ep;
+    unsigned o_hashes = sc->o->hashes;
     int i;
 
     apr_pool_create(&ep, p);
@@ -295,6 +310,16 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
         const char *target;
         struct stat sb;
 
+        if (sc->fresh && o_hashes && e->type == DT_REG
+            && !rs_scan_name_skipped(sc, e->name, relpath)) {
+            /* A first scan that hashes: the worker that opens the file
+             * takes its metadata from the descriptor (rs_scanfile.h,
+             * need_stat).  No row to compare with, so nothing here needs
+             * the metadata. */
+            rs_scan_file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), NULL, NULL, NULL);
+            apr_pool_clear(ep);
+            continue;
+        }
         switch (rs_scan_classify(sc, p, dfd, e->name, relpath, &sb, &target)) {
         case RS_SCAN_ENT_DIR:
             if (rs_scan_dir_checked(sc, ep, relpath)) {

@@ -53,7 +53,8 @@ static int open_file(int dfd, const char *name, const char *target)
 /* Fill it with hashes of the file's current content.  sb is updated to
  * the metadata of the version read.  Returns 0, or an errno. */
 static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char *name,
-                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed)
+                     const char *target, struct stat *sb, rs_item_t *it, apr_int64_t *hashed,
+                     int fd0)
 {
     int attempt;
     for (attempt = 0; attempt < 3; attempt++) {
@@ -61,13 +62,16 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
         struct stat after;
         rs_capture_tmp_t cap;
         apr_off_t n = 0;
-        int i, werr = 0, fd = open_file(dfd, name, target);
+        int i, werr = 0, fd;
         apr_status_t rv;
 
-        if (fd < 0) {
+        if (attempt == 0 && fd0 >= 0) {
+            fd = fd0;          /* opened and described (sb) by the caller */
+        }
+        else if ((fd = open_file(dfd, name, target)) < 0) {
             return errno;
         }
-        if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+        else if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
             close(fd);
             return EINVAL;
         }
@@ -177,7 +181,30 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
 {
     rs_item_t *it = &j->it;
     const rs_item_t *row = j->row;
+    int fd0 = -1;
 
+    if (j->need_stat) {
+        /* A plain file by its directory entry (no link, no row): one
+         * open gives both its metadata and the bytes to hash. */
+        if (it->listed && (fd0 = open_file(dfd, j->name, NULL)) >= 0) {
+            if (fstat(fd0, &j->sb) != 0) {
+                close(fd0);
+                fd0 = -1;
+            }
+        }
+        if (fd0 < 0 && fstatat(dfd, j->name, &j->sb, AT_SYMLINK_NOFOLLOW) != 0) {
+            j->gone = 1;       /* vanished since readdir */
+            return;
+        }
+        if (!S_ISREG(j->sb.st_mode)) {
+            if (fd0 >= 0) {
+                close(fd0);
+            }
+            j->gone = 1;       /* replaced since readdir: the next event or scan sees it */
+            return;
+        }
+        j->need_stat = 0;
+    }
     if (it->listed) {
         if (!o->hashes) {
             /* Nothing to read: only make sure the run user can. */
@@ -202,7 +229,8 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
         else {
             int ready = take_deferred(o, p, j, it);
             if (ready < 0) {
-                j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed);
+                j->rc = hash_file(o, p, dfd, j->name, j->target, &j->sb, it, &j->hashed, fd0);
+                fd0 = -1;
             }
             j->deferred = ready == 0;
         }
@@ -210,6 +238,9 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
             it->listed = 0;
             memset(it->hash, 0, sizeof(it->hash));
         }
+    }
+    if (fd0 >= 0) {
+        close(fd0);
     }
     it->size = j->sb.st_size;
     it->mtime_ns = rs_scanfile_mtime_ns(&j->sb);

@@ -242,6 +242,66 @@ START_TEST(first_scan)
 }
 END_TEST
 
+/* A first scan that hashes takes the metadata of plain files from the
+ * descriptor it hashes (no row to compare with): its rows and counts
+ * are exactly those of a scan of the same tree into a set that already
+ * has a row (the path that stats every entry first). */
+START_TEST(first_scan_same_as_full_path)
+{
+    fx_t f;
+    rs_db_t *st2;
+    rs_scan_stats_t s2;
+    rs_item_t dummy;
+    static const char *const ds[] = { "", "sub", "sub/deep", NULL };
+    int d;
+
+    fx_init(&f);
+    build_tree(&f);
+    fx_scan(&f);
+    ck_assert_int_eq(rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "other.db"),
+                                    &f.ul.logger), APR_SUCCESS);
+    memset(&dummy, 0, sizeof(dummy));
+    dummy.dir = "gone";
+    dummy.name = "old.txt";
+    dummy.cfg = "cfg1";
+    ck_assert_int_eq(rs_inventory_put(st2, "s", &dummy), APR_SUCCESS);
+    ck_assert_int_eq(rs_scan_set(st2, &f.o, ut_pool, &s2), APR_SUCCESS);
+    ck_assert_int_eq(s2.files, f.s.files);
+    ck_assert_int_eq(s2.listed, f.s.listed);
+    ck_assert_int_eq(s2.written, f.s.written);
+    ck_assert_int_eq(s2.hashed, f.s.hashed);
+    ck_assert_int_eq(s2.removed, 1);
+    for (d = 0; ds[d]; d++) {
+        apr_hash_t *a = NULL, *b = NULL;
+        apr_hash_index_t *hi;
+        ck_assert_int_eq(rs_inventory_dir_load(f.st, ut_pool, "s", ds[d], &a), APR_SUCCESS);
+        ck_assert_int_eq(rs_inventory_dir_load(st2, ut_pool, "s", ds[d], &b), APR_SUCCESS);
+        ck_assert_int_eq(apr_hash_count(a), apr_hash_count(b));
+        for (hi = apr_hash_first(ut_pool, a); hi; hi = apr_hash_next(hi)) {
+            const void *k;
+            void *v;
+            const rs_item_t *x, *y;
+            int i;
+            apr_hash_this(hi, &k, NULL, &v);
+            x = v;
+            y = apr_hash_get(b, k, APR_HASH_KEY_STRING);
+            ck_assert_ptr_nonnull(y);
+            ck_assert_int_eq(x->size, y->size);
+            ck_assert_int_eq(x->mtime_ns, y->mtime_ns);
+            ck_assert_int_eq(x->ctime_ns, y->ctime_ns);
+            ck_assert_int_eq(x->dev, y->dev);
+            ck_assert_int_eq(x->ino, y->ino);
+            ck_assert_int_eq(x->listed, y->listed);
+            ck_assert_pstr_eq(x->type, y->type);
+            for (i = 0; i < RS_HASH_COUNT; i++) {
+                ck_assert_pstr_eq(x->hash[i], y->hash[i]);
+            }
+        }
+    }
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(rescan_unchanged)
 {
     fx_t f;
@@ -857,6 +917,7 @@ Suite *scan_suite(void)
     Suite *s = suite_create("rs_scan");
     TCase *tc = ut_tcase("scan", 60);
     tcase_add_test(tc, first_scan);
+    tcase_add_test(tc, first_scan_same_as_full_path);
     tcase_add_test(tc, rescan_unchanged);
     tcase_add_test(tc, rescan_changes);
     tcase_add_test(tc, same_size_same_mtime_new_inode);
