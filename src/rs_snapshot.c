@@ -59,6 +59,7 @@ typedef struct {
     apr_pool_t *p, *fp, *ep;
     apr_file_t *f;
     rs_xml_t *w;                  /* NULL: no document open */
+    rs_entry_renderer_t *rr;      /* renders each entry (from p) */
     rs_snapshot_info_t *info;
 } swriter_t;
 
@@ -133,16 +134,19 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
 {
     rs_record_t r;
     apr_status_t rv = next_doc(sw);
-    int rc;
+    const char *ent;
+    apr_size_t len = 0;
 
     *cut = 0;
     if (rv != APR_SUCCESS) {
         return rv;
     }
+    /* The entry's bytes from the one renderer, written as they are. */
     rs_entry_from_item(&r, it);
-    rc = rs_entry_write(sw->w, sw->ep, &sw->o->entry, &r);
-    apr_pool_clear(sw->ep);
-    if (rc < 0) {
+    if (!(ent = rs_entry_render(sw->rr, &r, &len))) {
+        return APR_ENOMEM;
+    }
+    if (rs_xml_raw(sw->w, ent, len) < 0) {
         return rs_xml_error(sw->w);
     }
     sw->info->entries++;
@@ -155,10 +159,21 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
     /* Content-defined cuts: the path's hash (of dir/name), entries as
      * the limit; sizes play no part in a list. */
     {
-        const char *path = *it->dir ? apr_pstrcat(sw->ep, it->dir, "/", it->name, NULL)
-                                    : it->name;
-        *cut = (rs_partition_add(&sw->pt, path, strlen(path), 0) & RS_PARTITION_CUT_AFTER) != 0;
-        apr_pool_clear(sw->ep);
+        char buf[1024];
+        apr_size_t dl = strlen(it->dir), nl = strlen(it->name), pl = dl + nl + 1;
+        char *path = pl + 1 <= sizeof(buf) ? buf : apr_palloc(sw->ep, pl + 1);
+        if (dl) {
+            memcpy(path, it->dir, dl);
+            path[dl] = '/';
+        }
+        else {
+            pl = nl;
+        }
+        memcpy(path + (dl ? dl + 1 : 0), it->name, nl + 1);
+        *cut = (rs_partition_add(&sw->pt, path, pl, 0) & RS_PARTITION_CUT_AFTER) != 0;
+        if (path != buf) {
+            apr_pool_clear(sw->ep);
+        }
     }
     return *cut ? part_close(sw, it) : APR_SUCCESS;
 }
@@ -471,8 +486,9 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
     sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
     apr_pool_create(&sw.fp, p);   /* per output file */
     apr_pool_create(&sw.ep, p);   /* per entry */
+    sw.rr = rs_entry_renderer_create(p, &o->entry);
 
-    rv = write_changed(st, &sw, &full);
+    rv = sw.rr ? write_changed(st, &sw, &full) : APR_ENOMEM;
     if (rv == APR_SUCCESS && full) {
         rv = write_all(st, &sw);
     }
