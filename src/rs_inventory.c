@@ -231,26 +231,97 @@ apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n)
     return query(db, NULL, ST_COUNT, args, get_count, n);
 }
 
-static void add_item(void *baton, apr_pool_t *p, const char *const *c, int n)
+/* The row of a listing (COLS) as it is read: pointers into the row. */
+static void item_of_row(const rs_db_row_t *row, rs_item_t *it)
 {
-    rs_item_t *it = apr_array_push(baton);
-    row_item(p, c, n, it);
+    const char *v;
+    int i;
+    v = rs_db_row_text(row, 0);
+    it->dir = v ? v : "";
+    v = rs_db_row_text(row, 1);
+    it->name = v ? v : "";
+    it->size = rs_db_row_int64(row, 2);
+    it->mtime_ns = rs_db_row_int64(row, 3);
+    it->ctime_ns = rs_db_row_int64(row, 4);
+    it->dev = rs_db_row_int64(row, 5);
+    it->ino = rs_db_row_int64(row, 6);
+    v = rs_db_row_text(row, 7);
+    it->type = v && *v ? v : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        v = rs_db_row_text(row, 8 + i);
+        it->hash[i] = v && *v ? v : NULL;
+    }
+    it->listed = (int)rs_db_row_int64(row, 12);
+    v = rs_db_row_text(row, 13);
+    it->cfg = v && *v ? v : NULL;
 }
 
-apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
-                               const char *after_dir, const char *after_name,
-                               int limit, apr_array_header_t **out)
+typedef struct {
+    rs_inventory_each_fn *fn;
+    void *baton;
+} each_t;
+
+static int each_row(void *baton, const rs_db_row_t *row)
 {
-    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    each_t *e = baton;
+    rs_item_t it;
+    item_of_row(row, &it);
+    return e->fn(e->baton, &it);
+}
+
+apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_dir,
+                               const char *after_name, int limit,
+                               rs_inventory_each_fn *fn, void *baton)
+{
+    each_t e = { fn, baton };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[after_dir ? ST_PAGE : ST_PAGE_FIRST], &s);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     if (!after_dir) {
         const void *args[] = { set, &limit };
-        return query(db, p, ST_PAGE_FIRST, args, add_item, *out);
+        return rs_db_each(db, s, args, each_row, &e);
     }
     else {
         /* "dir >= ?" is implied by the rest, but it lets the planner seek
          * in the primary key instead of walking the set from its start on
          * every page (which made writing a list quadratic). */
         const void *args[] = { set, after_dir, after_dir, after_dir, after_name, &limit };
-        return query(db, p, ST_PAGE, args, add_item, *out);
+        return rs_db_each(db, s, args, each_row, &e);
     }
+}
+
+/* Copies of a page's rows. */
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *out;
+} page_t;
+
+static int copy_item(void *baton, const rs_item_t *src)
+{
+    page_t *pg = baton;
+    rs_item_t *it = apr_array_push(pg->out);
+    int i;
+    *it = *src;
+    it->dir = apr_pstrdup(pg->p, src->dir);
+    it->name = apr_pstrdup(pg->p, src->name);
+    it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
+    }
+    it->cfg = src->cfg ? apr_pstrdup(pg->p, src->cfg) : NULL;
+    return 0;
+}
+
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
+                               const char *after_dir, const char *after_name,
+                               int limit, apr_array_header_t **out)
+{
+    page_t pg;
+    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    pg.p = p;
+    pg.out = *out;
+    return rs_inventory_each(db, set, after_dir, after_name, limit, copy_item, &pg);
 }

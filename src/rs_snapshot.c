@@ -182,6 +182,44 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
  * (stop) right after a cut at a key stop accepts. */
 typedef int rs_stop_fn(void *baton, const rs_item_t *it);
 
+/* One page of rows streamed from the store into the documents.  The
+ * rows are not copied: each is written while the store reads it, and
+ * only the key of the last one is kept (in key, grown from the
+ * writer's pool), since the page's row is gone after its call. */
+typedef struct {
+    swriter_t *sw;
+    rs_stop_fn *stop;
+    void *baton;
+    apr_status_t rv;              /* the first failure */
+    int n;                        /* rows of this page */
+    int stopped;
+    char *key;                    /* last row: dir, NUL, name, NUL */
+    apr_size_t dlen, cap;
+} rows_t;
+
+/* rs_inventory_each_fn: write the row; stop at a failure or where stop
+ * accepts a cut. */
+static int take_row(void *baton, const rs_item_t *it)
+{
+    rows_t *r = baton;
+    apr_size_t dl = strlen(it->dir), nl = strlen(it->name);
+    int cut;
+
+    r->n++;
+    if ((r->rv = put_row(r->sw, it, &cut)) != APR_SUCCESS) {
+        return 1;
+    }
+    if (dl + nl + 2 > r->cap) {
+        r->cap = 2 * (dl + nl + 2) > 256 ? 2 * (dl + nl + 2) : 256;
+        r->key = apr_palloc(r->sw->p, r->cap);
+    }
+    memcpy(r->key, it->dir, dl + 1);
+    memcpy(r->key + dl + 1, it->name, nl + 1);
+    r->dlen = dl;
+    r->stopped = cut && r->stop && r->stop(r->baton, it);
+    return r->stopped;
+}
+
 /* The listed rows of the set after (*adir, *aname) (NULL: from the
  * first), a page at a time, into the list or new parts, from a fresh
  * partition state, until stop accepts a cut (returns 1, the position is
@@ -190,31 +228,29 @@ typedef int rs_stop_fn(void *baton, const rs_item_t *it);
 static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
                                const char **aname, rs_stop_fn *stop, void *baton, int *stopped)
 {
-    apr_pool_t *pp;
     apr_status_t rv = APR_SUCCESS;
-    const rs_item_t *it = NULL;
-    int i, cut;
+    rows_t r;
 
-    *stopped = 0;
+    memset(&r, 0, sizeof(r));
+    r.sw = sw;
+    r.stop = stop;
+    r.baton = baton;
     rs_partition_init(&sw->pt, sw->max, APR_INT64_MAX, 0);
-    apr_pool_create(&pp, sw->p);   /* per page of rows */
     for (;;) {
-        apr_array_header_t *rows;
-        apr_pool_clear(pp);
-        rv = rs_inventory_page(st, pp, sw->o->set, *adir, *aname, PAGE_ROWS, &rows);
-        for (i = 0; rv == APR_SUCCESS && !*stopped && i < rows->nelts; i++) {
-            it = &APR_ARRAY_IDX(rows, i, rs_item_t);
-            rv = put_row(sw, it, &cut);
-            *stopped = rv == APR_SUCCESS && cut && stop && stop(baton, it);
+        r.n = 0;
+        rv = rs_inventory_each(st, sw->o->set, *adir, *aname, PAGE_ROWS, take_row, &r);
+        if (rv == APR_SUCCESS) {
+            rv = r.rv;
         }
-        if (rv == APR_SUCCESS && rows->nelts) {
-            *adir = apr_pstrdup(sw->p, it->dir);
-            *aname = apr_pstrdup(sw->p, it->name);
+        if (rv == APR_SUCCESS && r.n) {
+            *adir = apr_pstrmemdup(sw->p, r.key, r.dlen);
+            *aname = apr_pstrdup(sw->p, r.key + r.dlen + 1);
         }
-        if (rv != APR_SUCCESS || *stopped || rows->nelts < PAGE_ROWS) {
+        if (rv != APR_SUCCESS || r.stopped || r.n < PAGE_ROWS) {
             break;
         }
     }
+    *stopped = r.stopped;
     /* An empty set still has its (empty) single list. */
     if (rv == APR_SUCCESS && !*stopped && !sw->indexed) {
         rv = next_doc(sw);
@@ -230,7 +266,6 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
         last.name = *aname;
         rv = sw->indexed ? part_close(sw, &last) : doc_close(sw);
     }
-    apr_pool_destroy(pp);
     return rv;
 }
 

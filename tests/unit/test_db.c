@@ -258,6 +258,83 @@ START_TEST(query_wide_rows)
 }
 END_TEST
 
+/* Rows of rs_db_each, copied. */
+typedef struct {
+    int rows, stop_at;
+    apr_int64_t ints[8];
+    const char *texts[8];
+} each_t;
+
+static int each_row(void *baton, const rs_db_row_t *row)
+{
+    each_t *e = baton;
+    const char *t = rs_db_row_text(row, 1);
+    if (e->rows < 8) {
+        e->ints[e->rows] = rs_db_row_int64(row, 0);
+        e->texts[e->rows] = t ? apr_pstrdup(ut_pool, t) : NULL;
+    }
+    e->rows++;
+    return e->rows == e->stop_at;
+}
+
+/* rs_db_each: every marker kind bound, integers beyond a double's
+ * precision and negative ones exact, SQL NULL as NULL / 0, a stop by the
+ * callback, and the statement kept and run again with other arguments. */
+START_TEST(each_streams_typed_rows)
+{
+    static const char *const sql = "SELECT v, t FROM et WHERE k >= %s AND n >= %d AND v >= %lld "
+                                   "ORDER BY v";
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    rs_db_stmt_t *s = NULL;
+    apr_int64_t min = APR_INT64_MIN;
+    int zero = 0;
+    const void *args[] = { "a", &zero, &min };
+    each_t e;
+
+    ck_assert_int_eq(rs_db_run(db, "CREATE TABLE et (k TEXT, n INTEGER, v BIGINT, t TEXT)"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_run(db, "INSERT INTO et VALUES ('a', 1, 9007199254740993, 'x'), "
+                                   "('b', 2, -9223372036854775807, NULL), "
+                                   "('c', 3, NULL, ''), ('d', 4, 5, 'y')"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_stmt(db, sql, &s), APR_SUCCESS);
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 3);          /* NULL >= min is not true */
+    ck_assert(e.ints[0] == -9223372036854775807LL);
+    ck_assert_ptr_null(e.texts[0]);
+    ck_assert(e.ints[1] == 5);
+    ck_assert_str_eq(e.texts[1], "y");
+    ck_assert(e.ints[2] == 9007199254740993LL);
+    ck_assert_str_eq(e.texts[2], "x");
+
+    /* Stopped by the callback; then again with other arguments. */
+    memset(&e, 0, sizeof(e));
+    e.stop_at = 1;
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 1);
+    min = 6;
+    args[0] = "b";
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 0);
+    args[0] = "a";
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 1);
+    ck_assert(e.ints[0] == 9007199254740993LL);
+
+    /* A statement that fails while it runs logs the driver's message. */
+    min = APR_INT64_MIN;
+    args[0] = &min;
+    ck_assert_int_eq(rs_db_stmt(db, "SELECT abs(%lld), 'x'", &s), APR_SUCCESS);
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_EGENERAL);
+    ck_assert_int_eq(e.rows, 0);
+    ck_assert_int_eq(ut_log_count(&ul, "integer overflow"), 1);
+}
+END_TEST
+
 /* A logger that also keeps the status of the last error. */
 typedef struct {
     ut_log_t ul;
@@ -460,6 +537,7 @@ Suite *db_suite(void)
     tcase_add_test(tc, reopen_keeps_version);
     tcase_add_test(tc, concurrent_first_open);
     tcase_add_test(tc, query_wide_rows);
+    tcase_add_test(tc, each_streams_typed_rows);
     tcase_add_test(tc, full_database_keeps_cause);
     tcase_add_test(tc, write_failure_is_transient);
     tcase_add_test(tc, transient_causes);
