@@ -47,9 +47,31 @@ static const char *const schema_v1[] = {
     NULL
 };
 
+/* Version 3: the table is clustered by its key (SQLite's WITHOUT ROWID):
+ * a listing in (dir, name) order reads the rows in the order they are
+ * stored, instead of walking the key's index and looking every row up in
+ * the table, and the key is no longer stored twice.  The rows are copied
+ * into the new table inside the migration's transaction.  (PostgreSQL
+ * would create the table without the clause: its listing reads through
+ * the primary key's index.) */
+#define INVENTORY_V3_COLS "setname, " COLS
+static const char *const schema_v3[] = {
+    "CREATE TABLE inventory_v3 ("
+    " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL, dev BIGINT NOT NULL,"
+    " ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT,"
+    " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
+    " PRIMARY KEY (setname, dir, name)) WITHOUT ROWID",
+    "INSERT INTO inventory_v3 (" INVENTORY_V3_COLS ") SELECT " INVENTORY_V3_COLS
+    " FROM inventory",
+    "DROP TABLE inventory",
+    "ALTER TABLE inventory_v3 RENAME TO inventory",
+    NULL
+};
+
 const char *const *rs_inventory_schema(int version)
 {
-    return version == 1 ? schema_v1 : NULL;
+    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : NULL;
 }
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)

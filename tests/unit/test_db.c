@@ -161,6 +161,79 @@ START_TEST(unversioned_layout_is_migrated)
 }
 END_TEST
 
+static void keep_str(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    *(const char **)baton = n > 0 && cols[0] ? apr_pstrdup(ut_pool, cols[0]) : NULL;
+}
+
+/* A store of version 2 (the inventory a rowid table with the key in an
+ * index of its own) is brought to version 3: every row kept, with every
+ * column, the listing order unchanged, the table clustered by its key. */
+START_TEST(version2_inventory_is_clustered)
+{
+    ut_log_t ul;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    apr_array_header_t *steps, *rows = NULL;
+    const char *sql = NULL, *v = NULL;
+    rs_item_t *it = NULL;
+    rs_db_t *db;
+    char *ddl = "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);";
+    int version, i;
+
+    for (version = 1; version <= 2; version++) {
+        steps = rs_schema_steps(ut_pool, version);
+        for (i = 0; i < steps->nelts; i++) {
+            ddl = apr_pstrcat(ut_pool, ddl, APR_ARRAY_IDX(steps, i, const char *), ";", NULL);
+        }
+    }
+    sqlite_exec(path, apr_pstrcat(ut_pool, ddl,
+        "INSERT INTO meta VALUES ('schema-version', '2');"
+        "INSERT INTO inventory VALUES ('s', 'd', 'b', 9007199254740993, -5, 2, 3, 4,"
+        " 'text/plain', 'm', NULL, 's2', NULL, 1, 'fp');"
+        "INSERT INTO inventory VALUES ('s', '', 'z', 1, 1, 1, 1, 1, NULL, NULL, NULL, NULL,"
+        " NULL, 1, NULL);"
+        "INSERT INTO inventory VALUES ('s', 'd', 'a', 2, 2, 2, 2, 2, NULL, NULL, NULL, NULL,"
+        " NULL, 0, NULL);"
+        "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
+        " NULL, 1, NULL);", NULL));
+    db = open_db_at(&ul, ut_pool, path);
+    ck_assert_int_eq(rs_db_schema_version(db), 3);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "3");
+    ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
+                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql);
+    ck_assert_ptr_nonnull(strstr(sql, "WITHOUT ROWID"));
+    sql = NULL;
+    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = 'inventory_v3'",
+                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_null(sql);
+
+    ck_assert_int_eq(rs_inventory_page(db, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "z");
+    it = &APR_ARRAY_IDX(rows, 1, rs_item_t);
+    ck_assert_str_eq(it->dir, "d");
+    ck_assert_str_eq(it->name, "b");
+    ck_assert(it->size == 9007199254740993LL);
+    ck_assert(it->mtime_ns == -5);
+    ck_assert(it->ctime_ns == 2 && it->dev == 3 && it->ino == 4);
+    ck_assert_str_eq(it->type, "text/plain");
+    ck_assert_str_eq(it->hash[0], "m");
+    ck_assert_ptr_null(it->hash[1]);
+    ck_assert_str_eq(it->hash[2], "s2");
+    ck_assert_str_eq(it->cfg, "fp");
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a", &it), APR_SUCCESS);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_int_eq(it->listed, 0);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "t", "d", "a", &it), APR_SUCCESS);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_int_eq(ut_log_count(&ul, "schema version 3 (from 2"), 1);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(newer_version_is_refused)
 {
     ut_log_t ul;
@@ -534,6 +607,7 @@ Suite *db_suite(void)
     tcase_add_test(tc, fresh_database_gets_version);
     tcase_add_test(tc, unversioned_layout_is_migrated);
     tcase_add_test(tc, newer_version_is_refused);
+    tcase_add_test(tc, version2_inventory_is_clustered);
     tcase_add_test(tc, reopen_keeps_version);
     tcase_add_test(tc, concurrent_first_open);
     tcase_add_test(tc, query_wide_rows);
