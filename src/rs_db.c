@@ -8,48 +8,9 @@
 #include <apr_dbd.h>
 #include <sqlite3.h>
 #include "rs_db.h"
+#include "rs_db_priv.h"
 
 #define VERSION_KEY "schema-version"
-
-enum { DB_SQLITE, DB_OTHER };
-
-struct rs_db_t {
-    apr_pool_t *pool;               /* the connection's lifetime */
-    const apr_dbd_driver_t *drv;
-    apr_dbd_t *h;
-    const char *dsn;                /* SQLite: the database file */
-    const rs_logger_t *log;
-    int kind;                       /* DB_* */
-    int version;                    /* schema version */
-    const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
-    apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
-    /* The open transaction: its pool lives from BEGIN to its end, so a
-     * connection that runs many transactions does not grow. */
-    apr_pool_t *txn_pool;
-    apr_dbd_transaction_t *txn;
-    apr_status_t txn_rv;            /* first failure inside it, or APR_SUCCESS */
-    apr_uint64_t txn_serial;        /* counts BEGINs */
-    /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
-     * before the connection is closed. */
-    apr_array_header_t *natives;
-};
-
-/* Lifecycle: lives as long as the connection.  native (SQLite, rs_db_each
- * only) is prepared at its first use and kept; it is reset after every
- * run, so it holds no read snapshot between runs. */
-struct rs_db_stmt_t {
-    apr_dbd_prepared_t *prep;
-    const char *sql;
-    sqlite3_stmt *native;
-    char *types;                    /* per argument: 's', 'd', 'l' (%lld) */
-    int nargs;
-};
-
-struct rs_db_row_t {
-    sqlite3_stmt *native;           /* or else */
-    const char *const *cols;
-    int ncols;
-};
 
 static const char *const meta_sql[] = {
     "SELECT v FROM meta WHERE k = %s",
@@ -186,7 +147,7 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
 
 /* ------------------------------------------------ failures */
 
-static apr_status_t fail(rs_db_t *db, int rc, const char *what)
+apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
 {
     apr_status_t rv = status_of(db, rc);
     if (db->txn && db->txn_rv == APR_SUCCESS) {
@@ -228,13 +189,13 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
     } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     *version = 0;
     if (rc) {
-        return fail(db, rc, "reading the schema version");
+        return rs_db_fail(db, rc, "reading the schema version");
     }
     while ((rc = apr_dbd_get_row(db->drv, p, res, &row, -1)) == 0) {
         const char *v = apr_dbd_get_entry(db->drv, row, 0);
         *version = v ? atoi(v) : 0;
     }
-    return rc == -1 ? APR_SUCCESS : fail(db, rc, "reading the schema version");
+    return rc == -1 ? APR_SUCCESS : rs_db_fail(db, rc, "reading the schema version");
 }
 
 /* The statement that opens a migration's transaction: it takes the write
@@ -396,7 +357,7 @@ apr_status_t rs_db_begin(rs_db_t *db)
     db->txn_rv = APR_SUCCESS;
     rc = apr_dbd_transaction_start(db->drv, db->txn_pool, db->h, &db->txn);
     if (rc) {
-        apr_status_t rv = fail(db, rc, "BEGIN");
+        apr_status_t rv = rs_db_fail(db, rc, "BEGIN");
         if (db->txn) {
             /* The driver keeps a failed BEGIN's transaction: end it. */
             apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
@@ -426,7 +387,7 @@ apr_status_t rs_db_commit(rs_db_t *db)
                     "rolled back after a failed statement");
         return failed;
     }
-    return rc ? fail(db, rc, "COMMIT") : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, "COMMIT") : APR_SUCCESS;
 }
 
 apr_status_t rs_db_rollback(rs_db_t *db)
@@ -438,7 +399,7 @@ apr_status_t rs_db_rollback(rs_db_t *db)
     apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
     rc = apr_dbd_transaction_end(db->drv, db->txn_pool, db->txn);
     txn_done(db);
-    return rc ? fail(db, rc, "ROLLBACK") : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, "ROLLBACK") : APR_SUCCESS;
 }
 
 apr_uint64_t rs_db_txn_serial(const rs_db_t *db)
@@ -454,7 +415,7 @@ apr_status_t rs_db_run(rs_db_t *db, const char *sql)
     do {
         rc = apr_dbd_query(db->drv, db->h, &n, sql);
     } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
-    return rc ? fail(db, rc, sql) : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, sql) : APR_SUCCESS;
 }
 
 apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
@@ -465,7 +426,7 @@ apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
         /* Not from db->pool: a store that keeps failing must not grow it. */
         char what[512];
         apr_snprintf(what, sizeof(what), "preparing \"%s\"", sql);
-        return fail(db, rc, what);
+        return rs_db_fail(db, rc, what);
     }
     s->sql = sql;
     *out = s;
@@ -497,7 +458,7 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbquery(db->drv, cp, db->h, &n, s->prep, args);
     if (rc) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
     }
     else if (nrows) {
         *nrows = n;
@@ -519,7 +480,7 @@ apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbselect(db->drv, cp, db->h, &res, s->prep, 0, args);
     if (rc) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
         apr_pool_destroy(cp);
         return rv;
     }
@@ -535,151 +496,9 @@ apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void
         apr_pool_clear(rp);
     }
     if (rc != -1) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
     }
     apr_pool_destroy(cp);
-    return rv;
-}
-
-/* ------------------------------------------------ streamed rows */
-
-const char *rs_db_row_text(const rs_db_row_t *row, int i)
-{
-    if (row->native) {
-        return (const char *)sqlite3_column_text(row->native, i);
-    }
-    return i < row->ncols ? row->cols[i] : NULL;
-}
-
-apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i)
-{
-    const char *v;
-    if (row->native) {
-        return sqlite3_column_int64(row->native, i);
-    }
-    v = i < row->ncols ? row->cols[i] : NULL;
-    return v ? apr_atoi64(v) : 0;
-}
-
-/* SQLite's statement for s: apr_dbd's markers (%s, %d, %lld) become
- * "?" parameters, their types kept for binding. */
-static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
-{
-    sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
-    apr_size_t n = strlen(s->sql);
-    char *q = apr_palloc(db->pool, n + 1), *d = q;
-    const char *c;
-    int rc;
-
-    s->types = apr_palloc(db->pool, n / 2 + 1);
-    s->nargs = 0;
-    for (c = s->sql; *c; ) {
-        if (c[0] == '%' && (c[1] == 's' || c[1] == 'd')) {
-            s->types[s->nargs++] = c[1];
-            *d++ = '?';
-            c += 2;
-        }
-        else if (!strncmp(c, "%lld", 4)) {
-            s->types[s->nargs++] = 'l';
-            *d++ = '?';
-            c += 4;
-        }
-        else if (c[0] == '%') {
-            rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: unsupported marker "
-                        "in \"%s\"", s->sql);
-            return APR_ENOTIMPL;
-        }
-        else {
-            *d++ = *c++;
-        }
-    }
-    *d = '\0';
-    rc = sqlite3_prepare_v2(conn, q, -1, &s->native, NULL);
-    if (rc != SQLITE_OK) {
-        char what[512];
-        sqlite3_finalize(s->native);
-        s->native = NULL;
-        apr_snprintf(what, sizeof(what), "preparing \"%s\"", s->sql);
-        return fail(db, rc, what);
-    }
-    APR_ARRAY_PUSH(db->natives, sqlite3_stmt *) = s->native;
-    return APR_SUCCESS;
-}
-
-/* Bind args to s's native statement (they outlive the run). */
-static int native_bind(rs_db_stmt_t *s, const void **args)
-{
-    int i, rc = SQLITE_OK;
-    for (i = 0; rc == SQLITE_OK && i < s->nargs; i++) {
-        const void *a = args[i];
-        if (!a) {
-            rc = sqlite3_bind_null(s->native, i + 1);
-        }
-        else if (s->types[i] == 's') {
-            rc = sqlite3_bind_text(s->native, i + 1, a, -1, SQLITE_STATIC);
-        }
-        else if (s->types[i] == 'd') {
-            rc = sqlite3_bind_int(s->native, i + 1, *(const int *)a);
-        }
-        else {
-            rc = sqlite3_bind_int64(s->native, i + 1, *(const apr_int64_t *)a);
-        }
-    }
-    return rc;
-}
-
-/* rs_db_row_fn of rs_db_each on other drivers. */
-typedef struct {
-    rs_db_each_fn *fn;
-    void *baton;
-    int stopped;
-} each_t;
-
-static void each_row(void *baton, apr_pool_t *p, const char *const *cols, int ncols)
-{
-    each_t *e = baton;
-    rs_db_row_t row;
-    (void)p;
-    if (!e->stopped) {
-        row.native = NULL;
-        row.cols = cols;
-        row.ncols = ncols;
-        e->stopped = e->fn(e->baton, &row);
-    }
-}
-
-apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
-                        rs_db_each_fn *fn, void *baton)
-{
-    apr_status_t rv = APR_SUCCESS;
-    rs_db_row_t row;
-    int rc;
-
-    if (db->kind != DB_SQLITE) {
-        each_t e = { fn, baton, 0 };
-        return rs_db_query(db, NULL, s, args, each_row, &e);
-    }
-    if (!s->native && (rv = native_prepare(db, s)) != APR_SUCCESS) {
-        return rv;
-    }
-    row.native = s->native;
-    row.cols = NULL;
-    row.ncols = 0;
-    rc = native_bind(s, args);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(s->native)) == SQLITE_ROW) {
-        if (fn(baton, &row)) {
-            rc = SQLITE_DONE;
-        }
-        else {
-            rc = SQLITE_OK;
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        rv = fail(db, rc, s->sql);
-    }
-    /* Ends the read snapshot; bound strings are not used after this. */
-    sqlite3_reset(s->native);
-    sqlite3_clear_bindings(s->native);
     return rv;
 }
 
