@@ -7,10 +7,19 @@
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
     ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
+    ST_LIST_FIRST, ST_LIST,
     ST_MAX
 };
 
 #define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+/* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
+ * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
+#define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512"
+#define PAGE_COLS LIST_COLS ", ctime_ns, dev, ino, listed, cfg"
+#define PAGE_FIRST(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+    "ORDER BY dir, name LIMIT %d"
+#define PAGE_AFTER(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d"
 
 static const char *const sql[ST_MAX] = {
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
@@ -27,14 +36,14 @@ static const char *const sql[ST_MAX] = {
     "DELETE FROM inventory WHERE setname = %s",
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s",
     "SELECT COUNT(*) FROM inventory WHERE setname = %s AND listed = 1",
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
-    "ORDER BY dir, name LIMIT %d",
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
-    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
+    PAGE_FIRST(PAGE_COLS),
+    PAGE_AFTER(PAGE_COLS),
     "DELETE FROM inventory WHERE setname = %s AND dir = %s",
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* below dir: dir || '/' <= x < dir || '0' */
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
+    PAGE_FIRST(LIST_COLS),
+    PAGE_AFTER(LIST_COLS),
 };
 
 static const char *const schema_v1[] = {
@@ -253,8 +262,9 @@ apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n)
     return query(db, NULL, ST_COUNT, args, get_count, n);
 }
 
-/* The row of a listing (COLS) as it is read: pointers into the row. */
-static void item_of_row(const rs_db_row_t *row, rs_item_t *it)
+/* The row of a page (PAGE_COLS, or LIST_COLS only) as it is read:
+ * pointers into the row. */
+static void item_of_row(const rs_db_row_t *row, int fields, rs_item_t *it)
 {
     const char *v;
     int i;
@@ -264,15 +274,21 @@ static void item_of_row(const rs_db_row_t *row, rs_item_t *it)
     it->name = v ? v : "";
     it->size = rs_db_row_int64(row, 2);
     it->mtime_ns = rs_db_row_int64(row, 3);
-    it->ctime_ns = rs_db_row_int64(row, 4);
-    it->dev = rs_db_row_int64(row, 5);
-    it->ino = rs_db_row_int64(row, 6);
-    v = rs_db_row_text(row, 7);
+    v = rs_db_row_text(row, 4);
     it->type = v && *v ? v : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        v = rs_db_row_text(row, 8 + i);
+        v = rs_db_row_text(row, 5 + i);
         it->hash[i] = v && *v ? v : NULL;
     }
+    if (fields == RS_INVENTORY_LISTING) {
+        it->ctime_ns = it->dev = it->ino = 0;
+        it->listed = 1;
+        it->cfg = NULL;
+        return;
+    }
+    it->ctime_ns = rs_db_row_int64(row, 9);
+    it->dev = rs_db_row_int64(row, 10);
+    it->ino = rs_db_row_int64(row, 11);
     it->listed = (int)rs_db_row_int64(row, 12);
     v = rs_db_row_text(row, 13);
     it->cfg = v && *v ? v : NULL;
@@ -281,23 +297,26 @@ static void item_of_row(const rs_db_row_t *row, rs_item_t *it)
 typedef struct {
     rs_inventory_each_fn *fn;
     void *baton;
+    int fields;
 } each_t;
 
 static int each_row(void *baton, const rs_db_row_t *row)
 {
     each_t *e = baton;
     rs_item_t it;
-    item_of_row(row, &it);
+    item_of_row(row, e->fields, &it);
     return e->fn(e->baton, &it);
 }
 
 apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_dir,
-                               const char *after_name, int limit,
+                               const char *after_name, int limit, int fields,
                                rs_inventory_each_fn *fn, void *baton)
 {
-    each_t e = { fn, baton };
+    each_t e = { fn, baton, fields };
+    int which = fields == RS_INVENTORY_LISTING ? (after_dir ? ST_LIST : ST_LIST_FIRST)
+                                               : (after_dir ? ST_PAGE : ST_PAGE_FIRST);
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(db, sql[after_dir ? ST_PAGE : ST_PAGE_FIRST], &s);
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -345,5 +364,6 @@ apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
     *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
     pg.p = p;
     pg.out = *out;
-    return rs_inventory_each(db, set, after_dir, after_name, limit, copy_item, &pg);
+    return rs_inventory_each(db, set, after_dir, after_name, limit, RS_INVENTORY_ROW,
+                             copy_item, &pg);
 }

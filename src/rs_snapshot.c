@@ -238,7 +238,8 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
     rs_partition_init(&sw->pt, sw->max, APR_INT64_MAX, 0);
     for (;;) {
         r.n = 0;
-        rv = rs_inventory_each(st, sw->o->set, *adir, *aname, PAGE_ROWS, take_row, &r);
+        rv = rs_inventory_each(st, sw->o->set, *adir, *aname, PAGE_ROWS, RS_INVENTORY_LISTING,
+                               take_row, &r);
         if (rv == APR_SUCCESS) {
             rv = r.rv;
         }

@@ -410,7 +410,8 @@ START_TEST(each_streams_listed_rows)
     put(st, "t", item("d", "a", 5, 1));
     e.rows = apr_array_make(ut_pool, 4, sizeof(rs_item_t));
     e.stop_at = 0;
-    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, each_item, &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 3);
     assert_same(&APR_ARRAY_IDX(e.rows, 0, rs_item_t), &b);
     a.type = NULL;
@@ -419,14 +420,35 @@ START_TEST(each_streams_listed_rows)
     assert_same(&APR_ARRAY_IDX(e.rows, 2, rs_item_t), &a);
 
     apr_array_clear(e.rows);
-    ck_assert_int_eq(rs_inventory_each(st, "s", "", "z", 1, each_item, &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "", "z", 1, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 1);
     r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
     assert_same(r, &c);
 
+    /* What a document lists: the rest is left out. */
+    apr_array_clear(e.rows);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "d", "a", 10, RS_INVENTORY_LISTING, each_item,
+                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows->nelts, 1);
+    r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
+    ck_assert_str_eq(r->dir, "d");
+    ck_assert_str_eq(r->name, "b");
+    ck_assert(r->size == 9007199254740993LL);
+    ck_assert(r->mtime_ns == a.mtime_ns);
+    ck_assert_ptr_null(r->type);
+    ck_assert_str_eq(r->hash[0], a.hash[0]);
+    ck_assert_ptr_null(r->hash[1]);
+    ck_assert_str_eq(r->hash[2], a.hash[2]);
+    ck_assert_ptr_null(r->hash[3]);
+    ck_assert(r->ctime_ns == 0 && r->dev == 0 && r->ino == 0);
+    ck_assert_int_eq(r->listed, 1);
+    ck_assert_ptr_null(r->cfg);
+
     apr_array_clear(e.rows);
     e.stop_at = 2;
-    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, each_item, &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 2);
 }
 END_TEST
