@@ -8,33 +8,9 @@
 #include <apr_dbd.h>
 #include <sqlite3.h>
 #include "rs_db.h"
+#include "rs_db_priv.h"
 
 #define VERSION_KEY "schema-version"
-
-enum { DB_SQLITE, DB_OTHER };
-
-struct rs_db_t {
-    apr_pool_t *pool;               /* the connection's lifetime */
-    const apr_dbd_driver_t *drv;
-    apr_dbd_t *h;
-    const char *dsn;                /* SQLite: the database file */
-    const rs_logger_t *log;
-    int kind;                       /* DB_* */
-    int version;                    /* schema version */
-    const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
-    apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
-    /* The open transaction: its pool lives from BEGIN to its end, so a
-     * connection that runs many transactions does not grow. */
-    apr_pool_t *txn_pool;
-    apr_dbd_transaction_t *txn;
-    apr_status_t txn_rv;            /* first failure inside it, or APR_SUCCESS */
-    apr_uint64_t txn_serial;        /* counts BEGINs */
-};
-
-struct rs_db_stmt_t {
-    apr_dbd_prepared_t *prep;
-    const char *sql;
-};
 
 static const char *const meta_sql[] = {
     "SELECT v FROM meta WHERE k = %s",
@@ -171,7 +147,7 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
 
 /* ------------------------------------------------ failures */
 
-static apr_status_t fail(rs_db_t *db, int rc, const char *what)
+apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
 {
     apr_status_t rv = status_of(db, rc);
     if (db->txn && db->txn_rv == APR_SUCCESS) {
@@ -185,6 +161,11 @@ static apr_status_t fail(rs_db_t *db, int rc, const char *what)
 static apr_status_t db_close(void *data)
 {
     rs_db_t *db = data;
+    int i;
+    for (i = 0; db->natives && i < db->natives->nelts; i++) {
+        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
+    }
+    db->natives = NULL;
     if (db->h) {
         apr_dbd_close(db->drv, db->h);
         db->h = NULL;
@@ -208,13 +189,13 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
     } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     *version = 0;
     if (rc) {
-        return fail(db, rc, "reading the schema version");
+        return rs_db_fail(db, rc, "reading the schema version");
     }
     while ((rc = apr_dbd_get_row(db->drv, p, res, &row, -1)) == 0) {
         const char *v = apr_dbd_get_entry(db->drv, row, 0);
         *version = v ? atoi(v) : 0;
     }
-    return rc == -1 ? APR_SUCCESS : fail(db, rc, "reading the schema version");
+    return rc == -1 ? APR_SUCCESS : rs_db_fail(db, rc, "reading the schema version");
 }
 
 /* The statement that opens a migration's transaction: it takes the write
@@ -307,6 +288,7 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
      * allocation of SQLite's.  Only possible before SQLite initializes
      * (the first open in the process); later calls fail harmlessly. */
     (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    db->natives = apr_array_make(p, 4, sizeof(sqlite3_stmt *));
     apr_dbd_init(p);
     rv = apr_dbd_get_driver(p, driver, &db->drv);
     if (rv != APR_SUCCESS) {
@@ -379,7 +361,7 @@ apr_status_t rs_db_begin(rs_db_t *db)
     db->txn_rv = APR_SUCCESS;
     rc = apr_dbd_transaction_start(db->drv, db->txn_pool, db->h, &db->txn);
     if (rc) {
-        apr_status_t rv = fail(db, rc, "BEGIN");
+        apr_status_t rv = rs_db_fail(db, rc, "BEGIN");
         if (db->txn) {
             /* The driver keeps a failed BEGIN's transaction: end it. */
             apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
@@ -409,7 +391,7 @@ apr_status_t rs_db_commit(rs_db_t *db)
                     "rolled back after a failed statement");
         return failed;
     }
-    return rc ? fail(db, rc, "COMMIT") : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, "COMMIT") : APR_SUCCESS;
 }
 
 apr_status_t rs_db_rollback(rs_db_t *db)
@@ -421,7 +403,7 @@ apr_status_t rs_db_rollback(rs_db_t *db)
     apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
     rc = apr_dbd_transaction_end(db->drv, db->txn_pool, db->txn);
     txn_done(db);
-    return rc ? fail(db, rc, "ROLLBACK") : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, "ROLLBACK") : APR_SUCCESS;
 }
 
 apr_uint64_t rs_db_txn_serial(const rs_db_t *db)
@@ -437,7 +419,7 @@ apr_status_t rs_db_run(rs_db_t *db, const char *sql)
     do {
         rc = apr_dbd_query(db->drv, db->h, &n, sql);
     } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
-    return rc ? fail(db, rc, sql) : APR_SUCCESS;
+    return rc ? rs_db_fail(db, rc, sql) : APR_SUCCESS;
 }
 
 apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
@@ -448,7 +430,7 @@ apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
         /* Not from db->pool: a store that keeps failing must not grow it. */
         char what[512];
         apr_snprintf(what, sizeof(what), "preparing \"%s\"", sql);
-        return fail(db, rc, what);
+        return rs_db_fail(db, rc, what);
     }
     s->sql = sql;
     *out = s;
@@ -480,7 +462,7 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbquery(db->drv, cp, db->h, &n, s->prep, args);
     if (rc) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
     }
     else if (nrows) {
         *nrows = n;
@@ -502,7 +484,7 @@ apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbselect(db->drv, cp, db->h, &res, s->prep, 0, args);
     if (rc) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
         apr_pool_destroy(cp);
         return rv;
     }
@@ -518,7 +500,7 @@ apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void
         apr_pool_clear(rp);
     }
     if (rc != -1) {
-        rv = fail(db, rc, s->sql);
+        rv = rs_db_fail(db, rc, s->sql);
     }
     apr_pool_destroy(cp);
     return rv;

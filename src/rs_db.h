@@ -124,6 +124,33 @@ typedef void rs_db_row_fn(void *baton, apr_pool_t *p, const char *const *cols, i
 apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
                          rs_db_row_fn *fn, void *baton);
 
+/* A result row of rs_db_each: its columns read as the caller wants them,
+ * by index.  Valid during the callback only. */
+typedef struct rs_db_row_t rs_db_row_t;
+
+/* Column i as text (NULL for SQL NULL), valid during the callback only. */
+const char *rs_db_row_text(const rs_db_row_t *row, int i);
+
+/* Column i as a 64-bit integer (0 for SQL NULL), without a round trip
+ * through text where the driver keeps integers as such (SQLite). */
+apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i);
+
+/* Returns non-zero to stop the rows there. */
+typedef int rs_db_each_fn(void *baton, const rs_db_row_t *row);
+
+/* Run a select and hand each row to fn as it is read, without copying:
+ * the reader's path for long listings (a Resource List's rows).
+ * Arguments as for rs_db_exec.  SQLite steps its own statement (prepared
+ * with sqlite3_prepare_v2 at first use and kept with s) on the native
+ * connection, outside apr_dbd and its process-wide mutex: SQLite
+ * serializes the calls on one connection itself, a connection is used by
+ * one thread at a time, and a reader in WAL mode never waits for the
+ * writer, so no other connection can wait for it either.  While fn runs
+ * the statement holds a read snapshot: fn must not use this connection.
+ * Other drivers go through rs_db_query (rows copied as text). */
+apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
+                        rs_db_each_fn *fn, void *baton);
+
 /* The small key/value table for bookkeeping.  *value is NULL when the key
  * is absent (or its value is empty), else a copy in p. */
 apr_status_t rs_db_meta_get(rs_db_t *db, apr_pool_t *p, const char *key, const char **value);

@@ -75,11 +75,12 @@ struct rs_entry_renderer_t {
     apr_pool_t *ep;         /* per entry */
     char *buf;
     apr_size_t len, cap;
+    int plain_base;         /* o->url_base needs no escaping (plain()) */
 };
 
-static int buf_sink(void *baton, const char *data, apr_size_t len)
+/* Room for len more bytes in buf. */
+static void buf_reserve(rs_entry_renderer_t *rr, apr_size_t len)
 {
-    rs_entry_renderer_t *rr = baton;
     if (rr->len + len > rr->cap) {
         apr_size_t cap = rr->cap ? rr->cap : 1024;
         char *nb;
@@ -93,16 +94,134 @@ static int buf_sink(void *baton, const char *data, apr_size_t len)
         rr->buf = nb;
         rr->cap = cap;
     }
+}
+
+static int buf_sink(void *baton, const char *data, apr_size_t len)
+{
+    rs_entry_renderer_t *rr = baton;
+    buf_reserve(rr, len);
     memcpy(rr->buf + rr->len, data, len);
     rr->len += len;
     return 0;
 }
+
+/* ------------------------------------------------------------ fast path
+ *
+ * A resource entry (change 0) whose strings need no escaping is put
+ * together here, byte for byte as the writer (rs_entry_write through
+ * libxml2) puts it into a document: same indentation, attributes in the
+ * same order, NULL values left out.  Anything else - a change entry, a
+ * string with a byte the writer would escape or encode - goes through the
+ * writer, so both paths give the same bytes by construction; the unit
+ * tests compare them on every byte value. */
+
+/* Whether the writer copies s unchanged, in element content and in an
+ * attribute value: printable ASCII without < > & ". */
+static int plain(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' || c == '"') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Append the NUL-terminated s (room is reserved by the caller). */
+static char *put(char *d, const char *s)
+{
+    apr_size_t n = strlen(s);
+    memcpy(d, s, n);
+    return d + n;
+}
+
+#define PUT_LIT(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
+
+/* Decimal digits of v, as "%" APR_INT64_T_FMT writes them. */
+static char *put_int(char *d, apr_int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    apr_uint64_t u = v < 0 ? (apr_uint64_t)0 - (apr_uint64_t)v : (apr_uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) {
+        *d++ = '-';
+    }
+    while (n) {
+        *d++ = tmp[--n];
+    }
+    return d;
+}
+
+/* Render r into rr->buf; 0 if it is not for the fast path. */
+static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
+{
+    const rs_entry_opts_t *o = rr->o;
+    char lastmod[RS_TIME_BUFSIZE], *d;
+    apr_size_t need;
+    int i;
+
+    if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))) {
+        return 0;
+    }
+    need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
+           + (r->type ? strlen(r->type) : 0);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
+            if (!plain(r->hash[i])) {
+                return 0;
+            }
+            need += 16 + strlen(r->hash[i]);
+        }
+    }
+    rr->len = 0;
+    buf_reserve(rr, need);
+    d = PUT_LIT(rr->buf, "  <url>\n    <loc>");
+    d = put(d, o->url_base);
+    if (*r->dir) {
+        d += rs_uri_escape_path_buf(d, r->dir);
+        *d++ = '/';
+    }
+    d += rs_uri_escape_path_buf(d, r->name);
+    d = PUT_LIT(d, "</loc>\n    <lastmod>");
+    d = put(d, rs_time_format_ns(lastmod, r->lastmod_ns));
+    d = PUT_LIT(d, "</lastmod>\n    <rs:md");
+    for (i = 0, need = 0; i < RS_HASH_COUNT; i++) {
+        if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
+            d = need++ ? PUT_LIT(d, " ") : PUT_LIT(d, " hash=\"");
+            d = put(d, rs_hash_name(i));
+            *d++ = ':';
+            d = put(d, r->hash[i]);
+        }
+    }
+    if (need) {
+        *d++ = '"';
+    }
+    d = PUT_LIT(d, " length=\"");
+    d = put_int(d, r->size);
+    *d++ = '"';
+    if (r->type) {
+        d = PUT_LIT(d, " type=\"");
+        d = put(d, r->type);
+        *d++ = '"';
+    }
+    d = PUT_LIT(d, "/>\n  </url>\n");
+    rr->len = (apr_size_t)(d - rr->buf);
+    return 1;
+}
+
+/* ------------------------------------------------------------ writer path */
 
 rs_entry_renderer_t *rs_entry_renderer_create(apr_pool_t *p, const rs_entry_opts_t *o)
 {
     rs_entry_renderer_t *rr = apr_pcalloc(p, sizeof(*rr));
     rr->o = o;
     rr->pool = p;
+    rr->plain_base = plain(o->url_base);
     apr_pool_create(&rr->ep, p);
     rr->w = rs_xml_open(p, buf_sink, rr);
     if (!rr->w || rs_xml_fragment_begin(rr->w, "urlset") < 0) {
@@ -115,6 +234,10 @@ rs_entry_renderer_t *rs_entry_renderer_create(apr_pool_t *p, const rs_entry_opts
 const char *rs_entry_render(rs_entry_renderer_t *rr, const rs_record_t *r, apr_size_t *len)
 {
     int rc;
+    if (render_fast(rr, r)) {
+        *len = rr->len;
+        return rr->buf;
+    }
     rr->len = 0;
     rc = rs_entry_write(rr->w, rr->ep, rr->o, r);
     apr_pool_clear(rr->ep);

@@ -6,11 +6,20 @@
 
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
-    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER, ST_ANY,
+    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
+    ST_LIST_FIRST, ST_LIST, ST_ANY,
     ST_MAX
 };
 
 #define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+/* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
+ * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
+#define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512"
+#define PAGE_COLS LIST_COLS ", ctime_ns, dev, ino, listed, cfg"
+#define PAGE_FIRST(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+    "ORDER BY dir, name LIMIT %d"
+#define PAGE_AFTER(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d"
 
 static const char *const sql[ST_MAX] = {
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
@@ -27,14 +36,14 @@ static const char *const sql[ST_MAX] = {
     "DELETE FROM inventory WHERE setname = %s",
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s",
     "SELECT COUNT(*) FROM inventory WHERE setname = %s AND listed = 1",
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
-    "ORDER BY dir, name LIMIT %d",
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND listed = 1 "
-    "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d",
+    PAGE_FIRST(PAGE_COLS),
+    PAGE_AFTER(PAGE_COLS),
     "DELETE FROM inventory WHERE setname = %s AND dir = %s",
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* below dir: dir || '/' <= x < dir || '0' */
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
+    PAGE_FIRST(LIST_COLS),
+    PAGE_AFTER(LIST_COLS),
     "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
 };
 
@@ -48,9 +57,31 @@ static const char *const schema_v1[] = {
     NULL
 };
 
+/* Version 3: the table is clustered by its key (SQLite's WITHOUT ROWID):
+ * a listing in (dir, name) order reads the rows in the order they are
+ * stored, instead of walking the key's index and looking every row up in
+ * the table, and the key is no longer stored twice.  The rows are copied
+ * into the new table inside the migration's transaction.  (PostgreSQL
+ * would create the table without the clause: its listing reads through
+ * the primary key's index.) */
+#define INVENTORY_V3_COLS "setname, " COLS
+static const char *const schema_v3[] = {
+    "CREATE TABLE inventory_v3 ("
+    " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
+    " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL, dev BIGINT NOT NULL,"
+    " ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT,"
+    " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
+    " PRIMARY KEY (setname, dir, name)) WITHOUT ROWID",
+    "INSERT INTO inventory_v3 (" INVENTORY_V3_COLS ") SELECT " INVENTORY_V3_COLS
+    " FROM inventory",
+    "DROP TABLE inventory",
+    "ALTER TABLE inventory_v3 RENAME TO inventory",
+    NULL
+};
+
 const char *const *rs_inventory_schema(int version)
 {
-    return version == 1 ? schema_v1 : NULL;
+    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : NULL;
 }
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
@@ -241,26 +272,108 @@ apr_status_t rs_inventory_any(rs_db_t *db, const char *set, int *any)
     return rv;
 }
 
-static void add_item(void *baton, apr_pool_t *p, const char *const *c, int n)
+/* The row of a page (PAGE_COLS, or LIST_COLS only) as it is read:
+ * pointers into the row. */
+static void item_of_row(const rs_db_row_t *row, int fields, rs_item_t *it)
 {
-    rs_item_t *it = apr_array_push(baton);
-    row_item(p, c, n, it);
+    const char *v;
+    int i;
+    v = rs_db_row_text(row, 0);
+    it->dir = v ? v : "";
+    v = rs_db_row_text(row, 1);
+    it->name = v ? v : "";
+    it->size = rs_db_row_int64(row, 2);
+    it->mtime_ns = rs_db_row_int64(row, 3);
+    v = rs_db_row_text(row, 4);
+    it->type = v && *v ? v : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        v = rs_db_row_text(row, 5 + i);
+        it->hash[i] = v && *v ? v : NULL;
+    }
+    if (fields == RS_INVENTORY_LISTING) {
+        it->ctime_ns = it->dev = it->ino = 0;
+        it->listed = 1;
+        it->cfg = NULL;
+        return;
+    }
+    it->ctime_ns = rs_db_row_int64(row, 9);
+    it->dev = rs_db_row_int64(row, 10);
+    it->ino = rs_db_row_int64(row, 11);
+    it->listed = (int)rs_db_row_int64(row, 12);
+    v = rs_db_row_text(row, 13);
+    it->cfg = v && *v ? v : NULL;
 }
 
-apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
-                               const char *after_dir, const char *after_name,
-                               int limit, apr_array_header_t **out)
+typedef struct {
+    rs_inventory_each_fn *fn;
+    void *baton;
+    int fields;
+} each_t;
+
+static int each_row(void *baton, const rs_db_row_t *row)
 {
-    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    each_t *e = baton;
+    rs_item_t it;
+    item_of_row(row, e->fields, &it);
+    return e->fn(e->baton, &it);
+}
+
+apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_dir,
+                               const char *after_name, int limit, int fields,
+                               rs_inventory_each_fn *fn, void *baton)
+{
+    each_t e = { fn, baton, fields };
+    int which = fields == RS_INVENTORY_LISTING ? (after_dir ? ST_LIST : ST_LIST_FIRST)
+                                               : (after_dir ? ST_PAGE : ST_PAGE_FIRST);
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     if (!after_dir) {
         const void *args[] = { set, &limit };
-        return query(db, p, ST_PAGE_FIRST, args, add_item, *out);
+        return rs_db_each(db, s, args, each_row, &e);
     }
     else {
         /* "dir >= ?" is implied by the rest, but it lets the planner seek
          * in the primary key instead of walking the set from its start on
          * every page (which made writing a list quadratic). */
         const void *args[] = { set, after_dir, after_dir, after_dir, after_name, &limit };
-        return query(db, p, ST_PAGE, args, add_item, *out);
+        return rs_db_each(db, s, args, each_row, &e);
     }
+}
+
+/* Copies of a page's rows. */
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *out;
+} page_t;
+
+static int copy_item(void *baton, const rs_item_t *src)
+{
+    page_t *pg = baton;
+    rs_item_t *it = apr_array_push(pg->out);
+    int i;
+    *it = *src;
+    it->dir = apr_pstrdup(pg->p, src->dir);
+    it->name = apr_pstrdup(pg->p, src->name);
+    it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
+    }
+    it->cfg = src->cfg ? apr_pstrdup(pg->p, src->cfg) : NULL;
+    return 0;
+}
+
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
+                               const char *after_dir, const char *after_name,
+                               int limit, apr_array_header_t **out)
+{
+    page_t pg;
+    *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
+    pg.p = p;
+    pg.out = *out;
+    return rs_inventory_each(db, set, after_dir, after_name, limit, RS_INVENTORY_ROW,
+                             copy_item, &pg);
 }

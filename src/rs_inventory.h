@@ -75,10 +75,30 @@ apr_status_t rs_inventory_count(rs_db_t *db, const char *set, apr_int64_t *n);
 apr_status_t rs_inventory_any(rs_db_t *db, const char *set, int *any);
 
 /* Up to limit listed rows after (after_dir, after_name) in listing order;
- * pass NULLs for the first page.  *out is an array of rs_item_t. */
+ * pass NULLs for the first page.  *out is an array of rs_item_t, copied
+ * into p (rs_inventory_each, below, does without the copies). */
 apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
                                const char *after_dir, const char *after_name,
                                int limit, apr_array_header_t **out);
+
+/* What rs_inventory_each reads of a row: every column, or what a
+ * document lists (dir, name, size, mtime_ns, type, hashes; ctime_ns,
+ * dev and ino are then 0, cfg NULL, listed 1): fewer columns read per
+ * row when a Resource List is written. */
+#define RS_INVENTORY_ROW      0
+#define RS_INVENTORY_LISTING  1
+
+/* The listed rows after (after_dir, after_name) in listing order (NULLs:
+ * from the first), at most limit, each handed to fn as it is read from
+ * the store, without copies: the row and its strings are valid during
+ * the call only, and fn must not use db meanwhile (rs_db_each).  fn
+ * returns non-zero to stop there.  fields: RS_INVENTORY_ROW or
+ * RS_INVENTORY_LISTING.  Integer columns are read as integers; an empty
+ * string reads as NULL, as in every other read of this unit. */
+typedef int rs_inventory_each_fn(void *baton, const rs_item_t *it);
+apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_dir,
+                               const char *after_name, int limit, int fields,
+                               rs_inventory_each_fn *fn, void *baton);
 
 /* The DDL that brings the inventory to schema version `version` from the
  * version before (NULL-terminated; NULL if that version changes nothing

@@ -13,6 +13,10 @@
  *
  * Version 2 adds the notification outbox (rs_notify: notifications,
  * notify_dests).
+ *
+ * Version 3 clusters the inventory by its key (rs_inventory: the rows
+ * are copied into a WITHOUT ROWID table), so that listing a set reads
+ * the rows in order without a lookup per row.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -22,7 +26,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 2
+#define RS_SCHEMA_VERSION 3
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -59,6 +59,7 @@ typedef struct {
     apr_pool_t *p, *fp, *ep;
     apr_file_t *f;
     rs_xml_t *w;                  /* NULL: no document open */
+    rs_entry_renderer_t *rr;      /* renders each entry (from p) */
     rs_snapshot_info_t *info;
 } swriter_t;
 
@@ -133,16 +134,19 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
 {
     rs_record_t r;
     apr_status_t rv = next_doc(sw);
-    int rc;
+    const char *ent;
+    apr_size_t len = 0;
 
     *cut = 0;
     if (rv != APR_SUCCESS) {
         return rv;
     }
+    /* The entry's bytes from the one renderer, written as they are. */
     rs_entry_from_item(&r, it);
-    rc = rs_entry_write(sw->w, sw->ep, &sw->o->entry, &r);
-    apr_pool_clear(sw->ep);
-    if (rc < 0) {
+    if (!(ent = rs_entry_render(sw->rr, &r, &len))) {
+        return APR_ENOMEM;
+    }
+    if (rs_xml_raw(sw->w, ent, len) < 0) {
         return rs_xml_error(sw->w);
     }
     sw->info->entries++;
@@ -155,10 +159,21 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
     /* Content-defined cuts: the path's hash (of dir/name), entries as
      * the limit; sizes play no part in a list. */
     {
-        const char *path = *it->dir ? apr_pstrcat(sw->ep, it->dir, "/", it->name, NULL)
-                                    : it->name;
-        *cut = (rs_partition_add(&sw->pt, path, strlen(path), 0) & RS_PARTITION_CUT_AFTER) != 0;
-        apr_pool_clear(sw->ep);
+        char buf[1024];
+        apr_size_t dl = strlen(it->dir), nl = strlen(it->name), pl = dl + nl + 1;
+        char *path = pl + 1 <= sizeof(buf) ? buf : apr_palloc(sw->ep, pl + 1);
+        if (dl) {
+            memcpy(path, it->dir, dl);
+            path[dl] = '/';
+        }
+        else {
+            pl = nl;
+        }
+        memcpy(path + (dl ? dl + 1 : 0), it->name, nl + 1);
+        *cut = (rs_partition_add(&sw->pt, path, pl, 0) & RS_PARTITION_CUT_AFTER) != 0;
+        if (path != buf) {
+            apr_pool_clear(sw->ep);
+        }
     }
     return *cut ? part_close(sw, it) : APR_SUCCESS;
 }
@@ -166,6 +181,44 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
 /* Where a stream of rows stops: at the end of the listing (stop NULL), or
  * (stop) right after a cut at a key stop accepts. */
 typedef int rs_stop_fn(void *baton, const rs_item_t *it);
+
+/* One page of rows streamed from the store into the documents.  The
+ * rows are not copied: each is written while the store reads it, and
+ * only the key of the last one is kept (in key, grown from the
+ * writer's pool), since the page's row is gone after its call. */
+typedef struct {
+    swriter_t *sw;
+    rs_stop_fn *stop;
+    void *baton;
+    apr_status_t rv;              /* the first failure */
+    int n;                        /* rows of this page */
+    int stopped;
+    char *key;                    /* last row: dir, NUL, name, NUL */
+    apr_size_t dlen, cap;
+} rows_t;
+
+/* rs_inventory_each_fn: write the row; stop at a failure or where stop
+ * accepts a cut. */
+static int take_row(void *baton, const rs_item_t *it)
+{
+    rows_t *r = baton;
+    apr_size_t dl = strlen(it->dir), nl = strlen(it->name);
+    int cut;
+
+    r->n++;
+    if ((r->rv = put_row(r->sw, it, &cut)) != APR_SUCCESS) {
+        return 1;
+    }
+    if (dl + nl + 2 > r->cap) {
+        r->cap = 2 * (dl + nl + 2) > 256 ? 2 * (dl + nl + 2) : 256;
+        r->key = apr_palloc(r->sw->p, r->cap);
+    }
+    memcpy(r->key, it->dir, dl + 1);
+    memcpy(r->key + dl + 1, it->name, nl + 1);
+    r->dlen = dl;
+    r->stopped = cut && r->stop && r->stop(r->baton, it);
+    return r->stopped;
+}
 
 /* The listed rows of the set after (*adir, *aname) (NULL: from the
  * first), a page at a time, into the list or new parts, from a fresh
@@ -175,31 +228,30 @@ typedef int rs_stop_fn(void *baton, const rs_item_t *it);
 static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
                                const char **aname, rs_stop_fn *stop, void *baton, int *stopped)
 {
-    apr_pool_t *pp;
     apr_status_t rv = APR_SUCCESS;
-    const rs_item_t *it = NULL;
-    int i, cut;
+    rows_t r;
 
-    *stopped = 0;
+    memset(&r, 0, sizeof(r));
+    r.sw = sw;
+    r.stop = stop;
+    r.baton = baton;
     rs_partition_init(&sw->pt, sw->max, APR_INT64_MAX, 0);
-    apr_pool_create(&pp, sw->p);   /* per page of rows */
     for (;;) {
-        apr_array_header_t *rows;
-        apr_pool_clear(pp);
-        rv = rs_inventory_page(st, pp, sw->o->set, *adir, *aname, PAGE_ROWS, &rows);
-        for (i = 0; rv == APR_SUCCESS && !*stopped && i < rows->nelts; i++) {
-            it = &APR_ARRAY_IDX(rows, i, rs_item_t);
-            rv = put_row(sw, it, &cut);
-            *stopped = rv == APR_SUCCESS && cut && stop && stop(baton, it);
+        r.n = 0;
+        rv = rs_inventory_each(st, sw->o->set, *adir, *aname, PAGE_ROWS, RS_INVENTORY_LISTING,
+                               take_row, &r);
+        if (rv == APR_SUCCESS) {
+            rv = r.rv;
         }
-        if (rv == APR_SUCCESS && rows->nelts) {
-            *adir = apr_pstrdup(sw->p, it->dir);
-            *aname = apr_pstrdup(sw->p, it->name);
+        if (rv == APR_SUCCESS && r.n) {
+            *adir = apr_pstrmemdup(sw->p, r.key, r.dlen);
+            *aname = apr_pstrdup(sw->p, r.key + r.dlen + 1);
         }
-        if (rv != APR_SUCCESS || *stopped || rows->nelts < PAGE_ROWS) {
+        if (rv != APR_SUCCESS || r.stopped || r.n < PAGE_ROWS) {
             break;
         }
     }
+    *stopped = r.stopped;
     /* An empty set still has its (empty) single list. */
     if (rv == APR_SUCCESS && !*stopped && !sw->indexed) {
         rv = next_doc(sw);
@@ -215,7 +267,6 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
         last.name = *aname;
         rv = sw->indexed ? part_close(sw, &last) : doc_close(sw);
     }
-    apr_pool_destroy(pp);
     return rv;
 }
 
@@ -471,8 +522,9 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
     sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
     apr_pool_create(&sw.fp, p);   /* per output file */
     apr_pool_create(&sw.ep, p);   /* per entry */
+    sw.rr = rs_entry_renderer_create(p, &o->entry);
 
-    rv = write_changed(st, &sw, &full);
+    rv = sw.rr ? write_changed(st, &sw, &full) : APR_ENOMEM;
     if (rv == APR_SUCCESS && full) {
         rv = write_all(st, &sw);
     }

@@ -42,6 +42,17 @@ static void civil_from_days(apr_int64_t z, apr_int64_t *y, unsigned *m, unsigned
 #define MIN_SECS (-62167219200LL)
 #define MAX_SECS 253402300799LL
 
+/* v in exactly width decimal digits (v < 10^width). */
+static int put_digits(char *buf, unsigned v, int width)
+{
+    int i;
+    for (i = width - 1; i >= 0; i--) {
+        buf[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return width;
+}
+
 /* Format secs (since the epoch) plus frac nanoseconds (0 .. 10^9-1, a
  * whole number of microseconds: at most six digits are written). */
 static char *format(char *buf, apr_int64_t secs, apr_int64_t frac)
@@ -61,12 +72,23 @@ static char *format(char *buf, apr_int64_t secs, apr_int64_t frac)
     days = (secs >= 0 ? secs : secs - 86399) / 86400;
     sod = secs - days * 86400;
     civil_from_days(days, &y, &m, &d);
-    n = snprintf(buf, RS_TIME_BUFSIZE, "%04d-%02u-%02uT%02d:%02d:%02d", (int)y, m, d,
-                 (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
+    /* "%04d-%02u-%02uT%02d:%02d:%02d" by hand (every list entry has one:
+     * snprintf was a tenth of writing a list); y is 0 .. 9999. */
+    n = put_digits(buf, (unsigned)y, 4);
+    buf[n++] = '-';
+    n += put_digits(buf + n, m, 2);
+    buf[n++] = '-';
+    n += put_digits(buf + n, d, 2);
+    buf[n++] = 'T';
+    n += put_digits(buf + n, (unsigned)(sod / 3600), 2);
+    buf[n++] = ':';
+    n += put_digits(buf + n, (unsigned)(sod / 60 % 60), 2);
+    buf[n++] = ':';
+    n += put_digits(buf + n, (unsigned)(sod % 60), 2);
     if (frac) {
-        char f[16];
+        char f[8];
         int len = 6;
-        snprintf(f, sizeof(f), "%06ld", (long)(frac / 1000));
+        put_digits(f, (unsigned)(frac / 1000), 6);
         while (len > 1 && f[len - 1] == '0') {
             len--;
         }

@@ -171,10 +171,16 @@ int rs_xml_fragment_begin(rs_xml_t *w, const char *root)
     /* The root's start tag and a first, empty entry put the writer in the
      * state it is in between two entries of a document: the next entry is
      * preceded by a newline and one level of indentation, and ends with a
-     * newline, as in the document. */
+     * newline, as in the document.  The document's declaration comes
+     * first, as in rs_xml_begin: it makes the writer's document UTF-8,
+     * so attribute values keep their non-ASCII characters as they are
+     * (without it libxml2 writes them as character references, and an
+     * entry rendered here would differ from the same entry written into
+     * a document). */
     w->entry = strcmp(root, "sitemapindex") ? "url" : "sitemap";
     CHK(xmlTextWriterSetIndent(w->tw, 1));
     CHK(xmlTextWriterSetIndentString(w->tw, BAD_CAST "  "));
+    CHK(xmlTextWriterStartDocument(w->tw, "1.0", "UTF-8", NULL));
     CHK(xmlTextWriterStartElement(w->tw, BAD_CAST root));
     CHK(xmlTextWriterStartElement(w->tw, BAD_CAST w->entry));
     CHK(xmlTextWriterEndElement(w->tw));

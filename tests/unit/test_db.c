@@ -161,6 +161,79 @@ START_TEST(unversioned_layout_is_migrated)
 }
 END_TEST
 
+static void keep_str(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    *(const char **)baton = n > 0 && cols[0] ? apr_pstrdup(ut_pool, cols[0]) : NULL;
+}
+
+/* A store of version 2 (the inventory a rowid table with the key in an
+ * index of its own) is brought to version 3: every row kept, with every
+ * column, the listing order unchanged, the table clustered by its key. */
+START_TEST(version2_inventory_is_clustered)
+{
+    ut_log_t ul;
+    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    apr_array_header_t *steps, *rows = NULL;
+    const char *sql = NULL, *v = NULL;
+    rs_item_t *it = NULL;
+    rs_db_t *db;
+    char *ddl = "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);";
+    int version, i;
+
+    for (version = 1; version <= 2; version++) {
+        steps = rs_schema_steps(ut_pool, version);
+        for (i = 0; i < steps->nelts; i++) {
+            ddl = apr_pstrcat(ut_pool, ddl, APR_ARRAY_IDX(steps, i, const char *), ";", NULL);
+        }
+    }
+    sqlite_exec(path, apr_pstrcat(ut_pool, ddl,
+        "INSERT INTO meta VALUES ('schema-version', '2');"
+        "INSERT INTO inventory VALUES ('s', 'd', 'b', 9007199254740993, -5, 2, 3, 4,"
+        " 'text/plain', 'm', NULL, 's2', NULL, 1, 'fp');"
+        "INSERT INTO inventory VALUES ('s', '', 'z', 1, 1, 1, 1, 1, NULL, NULL, NULL, NULL,"
+        " NULL, 1, NULL);"
+        "INSERT INTO inventory VALUES ('s', 'd', 'a', 2, 2, 2, 2, 2, NULL, NULL, NULL, NULL,"
+        " NULL, 0, NULL);"
+        "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
+        " NULL, 1, NULL);", NULL));
+    db = open_db_at(&ul, ut_pool, path);
+    ck_assert_int_eq(rs_db_schema_version(db), 3);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "3");
+    ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
+                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql);
+    ck_assert_ptr_nonnull(strstr(sql, "WITHOUT ROWID"));
+    sql = NULL;
+    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = 'inventory_v3'",
+                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_null(sql);
+
+    ck_assert_int_eq(rs_inventory_page(db, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(rows, 0, rs_item_t).name, "z");
+    it = &APR_ARRAY_IDX(rows, 1, rs_item_t);
+    ck_assert_str_eq(it->dir, "d");
+    ck_assert_str_eq(it->name, "b");
+    ck_assert(it->size == 9007199254740993LL);
+    ck_assert(it->mtime_ns == -5);
+    ck_assert(it->ctime_ns == 2 && it->dev == 3 && it->ino == 4);
+    ck_assert_str_eq(it->type, "text/plain");
+    ck_assert_str_eq(it->hash[0], "m");
+    ck_assert_ptr_null(it->hash[1]);
+    ck_assert_str_eq(it->hash[2], "s2");
+    ck_assert_str_eq(it->cfg, "fp");
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a", &it), APR_SUCCESS);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_int_eq(it->listed, 0);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "t", "d", "a", &it), APR_SUCCESS);
+    ck_assert_ptr_nonnull(it);
+    ck_assert_int_eq(ut_log_count(&ul, "schema version 3 (from 2"), 1);
+    ck_assert_int_eq(ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(newer_version_is_refused)
 {
     ut_log_t ul;
@@ -255,6 +328,83 @@ START_TEST(query_wide_rows)
     ck_assert_int_eq(w.rows, 1);
     ck_assert_int_eq(w.ncols, 40);
     ck_assert_str_eq(w.last, "40");
+}
+END_TEST
+
+/* Rows of rs_db_each, copied. */
+typedef struct {
+    int rows, stop_at;
+    apr_int64_t ints[8];
+    const char *texts[8];
+} each_t;
+
+static int each_row(void *baton, const rs_db_row_t *row)
+{
+    each_t *e = baton;
+    const char *t = rs_db_row_text(row, 1);
+    if (e->rows < 8) {
+        e->ints[e->rows] = rs_db_row_int64(row, 0);
+        e->texts[e->rows] = t ? apr_pstrdup(ut_pool, t) : NULL;
+    }
+    e->rows++;
+    return e->rows == e->stop_at;
+}
+
+/* rs_db_each: every marker kind bound, integers beyond a double's
+ * precision and negative ones exact, SQL NULL as NULL / 0, a stop by the
+ * callback, and the statement kept and run again with other arguments. */
+START_TEST(each_streams_typed_rows)
+{
+    static const char *const sql = "SELECT v, t FROM et WHERE k >= %s AND n >= %d AND v >= %lld "
+                                   "ORDER BY v";
+    ut_log_t ul;
+    rs_db_t *db = open_db(&ul);
+    rs_db_stmt_t *s = NULL;
+    apr_int64_t min = APR_INT64_MIN;
+    int zero = 0;
+    const void *args[] = { "a", &zero, &min };
+    each_t e;
+
+    ck_assert_int_eq(rs_db_run(db, "CREATE TABLE et (k TEXT, n INTEGER, v BIGINT, t TEXT)"),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_run(db, "INSERT INTO et VALUES ('a', 1, 9007199254740993, 'x'), "
+                                   "('b', 2, -9223372036854775807, NULL), "
+                                   "('c', 3, NULL, ''), ('d', 4, 5, 'y')"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_stmt(db, sql, &s), APR_SUCCESS);
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 3);          /* NULL >= min is not true */
+    ck_assert(e.ints[0] == -9223372036854775807LL);
+    ck_assert_ptr_null(e.texts[0]);
+    ck_assert(e.ints[1] == 5);
+    ck_assert_str_eq(e.texts[1], "y");
+    ck_assert(e.ints[2] == 9007199254740993LL);
+    ck_assert_str_eq(e.texts[2], "x");
+
+    /* Stopped by the callback; then again with other arguments. */
+    memset(&e, 0, sizeof(e));
+    e.stop_at = 1;
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 1);
+    min = 6;
+    args[0] = "b";
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 0);
+    args[0] = "a";
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows, 1);
+    ck_assert(e.ints[0] == 9007199254740993LL);
+
+    /* A statement that fails while it runs logs the driver's message. */
+    min = APR_INT64_MIN;
+    args[0] = &min;
+    ck_assert_int_eq(rs_db_stmt(db, "SELECT abs(%lld), 'x'", &s), APR_SUCCESS);
+    memset(&e, 0, sizeof(e));
+    ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_EGENERAL);
+    ck_assert_int_eq(e.rows, 0);
+    ck_assert_int_eq(ut_log_count(&ul, "integer overflow"), 1);
 }
 END_TEST
 
@@ -457,9 +607,11 @@ Suite *db_suite(void)
     tcase_add_test(tc, fresh_database_gets_version);
     tcase_add_test(tc, unversioned_layout_is_migrated);
     tcase_add_test(tc, newer_version_is_refused);
+    tcase_add_test(tc, version2_inventory_is_clustered);
     tcase_add_test(tc, reopen_keeps_version);
     tcase_add_test(tc, concurrent_first_open);
     tcase_add_test(tc, query_wide_rows);
+    tcase_add_test(tc, each_streams_typed_rows);
     tcase_add_test(tc, full_database_keeps_cause);
     tcase_add_test(tc, write_failure_is_transient);
     tcase_add_test(tc, transient_causes);

@@ -221,6 +221,103 @@ START_TEST(odd_bytes_in_names)
 }
 END_TEST
 
+/* The bytes of r as the writer puts them into a document (rs_entry_write
+ * after rs_xml_begin), whatever path the renderer would take. */
+static const char *written(const rs_entry_opts_t *o, const rs_record_t *r)
+{
+    const char *doc = document(o, r);
+    apr_size_t head = strlen(DOC_HEAD), n = strlen(doc), tail = strlen("</urlset>\n");
+    ck_assert_uint_gt(n, head + tail);
+    ck_assert(!strncmp(doc, DOC_HEAD, head));
+    ck_assert_str_eq(doc + n - tail, "</urlset>\n");
+    return apr_pstrndup(ut_pool, doc + head, n - head - tail);
+}
+
+/* The renderer's bytes equal the writer's, for one renderer reused
+ * across entries (its buffer and writer state carry over). */
+static void assert_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o,
+                        const rs_record_t *r)
+{
+    apr_size_t len = 0;
+    const char *b = rs_entry_render(rr, r, &len);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(apr_pstrmemdup(ut_pool, b, len), written(o, r));
+}
+
+/* Resource entries are put together without the writer when nothing in
+ * them needs escaping: every byte value in every string, every hash
+ * choice, missing and empty values, odd sizes and times must give the
+ * writer's bytes. */
+START_TEST(render_matches_writer)
+{
+    static const apr_int64_t sizes[] = { 0, 7, 1234567890123LL, -1, APR_INT64_MAX };
+    static const apr_int64_t times[] = { LASTMOD_NS, 0, 1600000000LL * 1000000000,
+                                         -1, -1600000000LL * 1000000000 - 5000 };
+    static const char *const types[] = { NULL, "", "text/plain", "text/html; charset=utf-8",
+                                         "a/b; q=\"x\"", "a/<b>&'c'",
+                                         "a/\xc3\xa9\tb\nc\r" };
+    rs_entry_opts_t o;
+    rs_entry_renderer_t *rr;
+    rs_record_t r;
+    char s[4];
+    unsigned mask;
+    int c, i;
+
+    for (mask = 0; mask < 16; mask++) {
+        opts(&o, 0);
+        o.hashes = mask;
+        rr = rs_entry_renderer_create(ut_pool, &o);
+        ck_assert_ptr_nonnull(rr);
+        record(&r, 0, "a/b c", "n");
+        r.hash[3] = "0123";
+        r.hash[1] = mask & 2 ? "" : SHA1;
+        assert_same(rr, &o, &r);
+        for (i = 0; i < 5; i++) {
+            r.size = sizes[i];
+            r.lastmod_ns = times[i];
+            assert_same(rr, &o, &r);
+        }
+        for (i = 0; i < 7; i++) {
+            r.type = types[i];
+            assert_same(rr, &o, &r);
+        }
+    }
+    opts(&o, 0);
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    for (c = 1; c < 256; c++) {
+        s[0] = 'x';
+        s[1] = (char)c;
+        s[2] = 'y';
+        s[3] = '\0';
+        record(&r, 0, "", s);
+        assert_same(rr, &o, &r);
+        record(&r, 0, s, "n");
+        assert_same(rr, &o, &r);
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c > 0x7f) {
+            continue;    /* not XML characters (alone): the writer refuses them */
+        }
+        record(&r, 0, "d", "n");
+        r.type = s;
+        assert_same(rr, &o, &r);
+        r.type = NULL;
+        r.hash[0] = s;
+        assert_same(rr, &o, &r);
+        record(&r, RS_CHANGE_UPDATED, "d", s);
+        assert_same(rr, &o, &r);
+    }
+    /* A URL base that the writer escapes (and one it does not). */
+    opts(&o, 0);
+    o.url_base = "http://example.org/a&b/";
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    record(&r, 0, "d", "n");
+    assert_same(rr, &o, &r);
+    opts(&o, 0);
+    o.url_base = "http://example.org/a'b~c;d=e/";
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    assert_same(rr, &o, &r);
+}
+END_TEST
+
 Suite *entry_suite(void)
 {
     Suite *s = suite_create("rs_entry");
@@ -229,6 +326,7 @@ Suite *entry_suite(void)
     tcase_add_test(tc, change_entries);
     tcase_add_test(tc, spec10_entries);
     tcase_add_test(tc, odd_bytes_in_names);
+    tcase_add_test(tc, render_matches_writer);
     suite_add_tcase(s, tc);
     return s;
 }

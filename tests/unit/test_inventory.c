@@ -385,6 +385,93 @@ START_TEST(page_after_last)
 }
 END_TEST
 
+/* Rows of rs_inventory_each, copied (their strings live for the call). */
+typedef struct {
+    apr_array_header_t *rows;
+    int stop_at;
+} each_t;
+
+static int each_item(void *baton, const rs_item_t *it)
+{
+    each_t *e = baton;
+    rs_item_t *c = apr_array_push(e->rows);
+    int i;
+    *c = *it;
+    c->dir = apr_pstrdup(ut_pool, it->dir);
+    c->name = apr_pstrdup(ut_pool, it->name);
+    c->type = it->type ? apr_pstrdup(ut_pool, it->type) : NULL;
+    c->cfg = it->cfg ? apr_pstrdup(ut_pool, it->cfg) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        c->hash[i] = it->hash[i] ? apr_pstrdup(ut_pool, it->hash[i]) : NULL;
+    }
+    return e->rows->nelts == e->stop_at;
+}
+
+/* rs_inventory_each: the listed rows in listing order with every column
+ * as written (integers beyond a double's precision, empty strings as
+ * NULL), after a key, up to a limit, and stopped by the callback. */
+START_TEST(each_streams_listed_rows)
+{
+    ut_log_t ul;
+    rs_db_t *st = open_store(&ul);
+    rs_item_t a = item("d", "b", 1, 1), b = item("", "z", 2, 1), c = item("d", "a", 3, 1);
+    rs_item_t hidden = item("d", "c", 4, 0), *r;
+    each_t e;
+
+    a.size = 9007199254740993LL;
+    a.type = "";
+    a.hash[1] = "";
+    b.mtime_ns = -1;
+    put(st, "s", a);
+    put(st, "s", b);
+    put(st, "s", c);
+    put(st, "s", hidden);
+    put(st, "t", item("d", "a", 5, 1));
+    e.rows = apr_array_make(ut_pool, 4, sizeof(rs_item_t));
+    e.stop_at = 0;
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows->nelts, 3);
+    assert_same(&APR_ARRAY_IDX(e.rows, 0, rs_item_t), &b);
+    a.type = NULL;
+    a.hash[1] = NULL;
+    assert_same(&APR_ARRAY_IDX(e.rows, 1, rs_item_t), &c);
+    assert_same(&APR_ARRAY_IDX(e.rows, 2, rs_item_t), &a);
+
+    apr_array_clear(e.rows);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "", "z", 1, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows->nelts, 1);
+    r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
+    assert_same(r, &c);
+
+    /* What a document lists: the rest is left out. */
+    apr_array_clear(e.rows);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "d", "a", 10, RS_INVENTORY_LISTING, each_item,
+                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows->nelts, 1);
+    r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
+    ck_assert_str_eq(r->dir, "d");
+    ck_assert_str_eq(r->name, "b");
+    ck_assert(r->size == 9007199254740993LL);
+    ck_assert(r->mtime_ns == a.mtime_ns);
+    ck_assert_ptr_null(r->type);
+    ck_assert_str_eq(r->hash[0], a.hash[0]);
+    ck_assert_ptr_null(r->hash[1]);
+    ck_assert_str_eq(r->hash[2], a.hash[2]);
+    ck_assert_ptr_null(r->hash[3]);
+    ck_assert(r->ctime_ns == 0 && r->dev == 0 && r->ino == 0);
+    ck_assert_int_eq(r->listed, 1);
+    ck_assert_ptr_null(r->cfg);
+
+    apr_array_clear(e.rows);
+    e.stop_at = 2;
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
+                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(e.rows->nelts, 2);
+}
+END_TEST
+
 START_TEST(transactions_and_reopen)
 {
     ut_log_t ul;
@@ -498,6 +585,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, delete_tree_and_dirs);
     tcase_add_test(tc, paging);
     tcase_add_test(tc, page_after_last);
+    tcase_add_test(tc, each_streams_listed_rows);
     tcase_add_test(tc, transactions_and_reopen);
     tcase_add_test(tc, two_handles);
     tcase_add_test(tc, failed_statement_fails_commit);

@@ -199,6 +199,68 @@ START_TEST(single_list)
 }
 END_TEST
 
+/* The list's bytes are exactly those of the XML writer writing every
+ * entry with rs_entry_write (as lists were always written), whether an
+ * entry takes the renderer's fast path or needs the writer (escaping in
+ * its type, non-ASCII). */
+START_TEST(bytes_as_the_writer_writes)
+{
+    static const char *const types[] = { "text/plain", NULL, "a/b; q=\"x\"", "a/<b>&c",
+                                         "t/\xC3\xA9", "" };
+    fx_t f;
+    rs_snapshot_info_t info;
+    rs_xml_attr_t md[3];
+    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
+    apr_array_header_t *rows = NULL;
+    ut_buf_t b;
+    rs_xml_t *w;
+    rs_item_t it;
+    rs_record_t r;
+    apr_size_t len = 0;
+    const char *got;
+    int i;
+
+    fx_init(&f, 100);
+    for (i = 0; i < 24; i++) {
+        memset(&it, 0, sizeof(it));
+        it.dir = i % 3 ? "sub dir/x" : "";
+        it.name = apr_psprintf(ut_pool, "f%d&<\xC3\xA9>'%%.txt", i);
+        it.size = (apr_int64_t)i * 1000003;
+        it.mtime_ns = 1600000000LL * 1000000000 + i * 123456789LL;
+        it.listed = 1;
+        it.type = types[i % 6];
+        it.hash[0] = i % 4 ? abc_md5 : NULL;
+        it.hash[2] = abc_sha256;
+        ck_assert_int_eq(rs_inventory_put(f.st, "s", &it), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    got = ut_read(rs_statedir_gen_file(ut_pool, f.dir, 0), &len);
+
+    memset(&b, 0, sizeof(b));
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    md[0].name = "capability";
+    md[0].value = "resourcelist";
+    md[1].name = "at";
+    md[1].value = rs_time_format(at, AT);
+    md[2].name = "completed";
+    md[2].value = rs_time_format(done, DONE);
+    ck_assert_int_eq(rs_xml_begin(w, "urlset"), 0);
+    ck_assert_int_eq(rs_xml_ln(w, "up", CAP, NULL, 0), 0);
+    ck_assert_int_eq(rs_xml_md(w, md, 3), 0);
+    ck_assert_int_eq(rs_inventory_page(f.st, ut_pool, "s", NULL, NULL, 100, &rows),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rows->nelts, 24);
+    for (i = 0; i < rows->nelts; i++) {
+        rs_entry_from_item(&r, &APR_ARRAY_IDX(rows, i, rs_item_t));
+        ck_assert_int_eq(rs_entry_write(w, ut_pool, &f.o.entry, &r), 0);
+    }
+    ck_assert_int_eq(rs_xml_end(w), 0);
+    ck_assert_uint_eq(len, b.len);
+    ck_assert(memcmp(got, b.data, len) == 0);
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(empty_set)
 {
     fx_t f;
@@ -752,6 +814,7 @@ Suite *snapshot_suite(void)
     TCase *tc = ut_tcase("snapshot", 120);
     tcase_add_test(tc, file_names);
     tcase_add_test(tc, single_list);
+    tcase_add_test(tc, bytes_as_the_writer_writes);
     tcase_add_test(tc, empty_set);
     tcase_add_test(tc, index_and_parts);
     tcase_add_test(tc, stable_parts);

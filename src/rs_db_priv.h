@@ -1,0 +1,59 @@
+/* rs_db_priv.h - what the files of the state store's database layer
+ * share (rs_db.c: connections, statements, transactions; rs_dbrows.c:
+ * streamed rows).  Not for other units: they see rs_db.h only. */
+#ifndef RS_DB_PRIV_H
+#define RS_DB_PRIV_H
+
+#include <apr_hash.h>
+#include <apr_dbd.h>
+#include <sqlite3.h>
+#include "rs_db.h"
+
+enum { DB_SQLITE, DB_OTHER };
+
+struct rs_db_t {
+    apr_pool_t *pool;               /* the connection's lifetime */
+    const apr_dbd_driver_t *drv;
+    apr_dbd_t *h;
+    const char *dsn;                /* SQLite: the database file */
+    const rs_logger_t *log;
+    int kind;                       /* DB_* */
+    int version;                    /* schema version */
+    const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
+    apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
+    /* The open transaction: its pool lives from BEGIN to its end, so a
+     * connection that runs many transactions does not grow. */
+    apr_pool_t *txn_pool;
+    apr_dbd_transaction_t *txn;
+    apr_status_t txn_rv;            /* first failure inside it, or APR_SUCCESS */
+    apr_uint64_t txn_serial;        /* counts BEGINs */
+    /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
+     * before the connection is closed. */
+    apr_array_header_t *natives;
+};
+
+/* Lifecycle: lives as long as the connection.  native (SQLite, rs_db_each
+ * only) is prepared at its first use and kept; it is reset after every
+ * run, so it holds no read snapshot between runs. */
+struct rs_db_stmt_t {
+    apr_dbd_prepared_t *prep;
+    const char *sql;
+    sqlite3_stmt *native;
+    char *types;                    /* per argument: 's', 'd', 'l' (%lld) */
+    int nargs;
+};
+
+/* A row of rs_db_each: SQLite's statement on its row, or else (other
+ * drivers) the row's columns as text. */
+struct rs_db_row_t {
+    sqlite3_stmt *native;
+    const char *const *cols;
+    int ncols;
+};
+
+/* Log a failed statement (what) with the driver's message and return
+ * the status of its cause; inside a transaction the first failure is
+ * remembered for rs_db_commit. */
+apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what);
+
+#endif
