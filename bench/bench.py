@@ -811,9 +811,9 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
     tail: it reads the list once, then GETs it with If-None-Match and
     Range: bytes=<its length minus the closing tag>- with If-Range: <the
     ETag it holds>.  A 206 is the new entries and the closing tag (the
-    closing tag alone: nothing new; httpd 2.4 answers If-None-Match with a
-    304 only without If-Range, for static files too, so an empty poll is a
-    206 rather than a 304); a 200 is a new document (the list closed: it is
+    closing tag alone: nothing new, when the server answers If-Range before
+    If-None-Match as httpd 2.4 does for static files; the module answers
+    such a poll 304, RFC 9110's order); a 200 is a new document (the list closed: it is
     read whole, then the next open list is found through the index and
     read whole).  Notes when each expected <loc> is first seen and the bytes
     of the entries the 206s carried.  Sends ({loc: first seen}, stats)."""
@@ -838,7 +838,7 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
 
     path = p.open_list(index)
     etag, length = read_whole(path)
-    lists, entry_bytes, entries, whole_reads, empty = 1, 0, 0, 0, 0
+    lists, entry_bytes, entries, whole_reads, empty, notmod = 1, 0, 0, 0, 0, 0
     ready.set()
     while remaining:
         off = length - len(URLSET_END)
@@ -846,6 +846,7 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
         t = mono()
         if st == 304 or (st == 206 and body == URLSET_END):
             empty += 1          # nothing new
+            notmod += st == 304
             if stop_at.value and t > stop_at.value:
                 break
             if interval:
@@ -874,7 +875,7 @@ def tail_poller(port, index, expected, interval, ready, stop_at, out):
         if stop_at.value and t > stop_at.value:
             break
     out.send((seen, dict(p.counters(), lists=lists, entry_bytes=entry_bytes, entries=entries,
-                         whole_reads=whole_reads, empty=empty)))
+                         whole_reads=whole_reads, empty=empty, notmod=notmod)))
     out.close()
 
 
@@ -1890,8 +1891,9 @@ class Bench:
         self.result("11", "bytes a destination reads per change of the open Change List, "
                     "%g changes/s: Range tail vs whole list" % rate, tail["bytes"] / n,
                     whole["bytes"] / n, "B", "i",
-                    "%d changes, writer %.1f/s, %d Change Lists. Tail: %d polls, %d answered "
-                    "206 (%d of them empty polls: the closing tag alone, %d B per change), %d "
+                    "%d changes, writer %.1f/s, %d Change Lists. Tail: %d polls, %d empty "
+                    "(nothing new: %d answered 304, the others 206 with the closing tag alone, "
+                    "%d B per change), %d answered 206 with new entries, %d "
                     "answered 200 (the index, and the lists read whole: %d after a list "
                     "closed), "
                     "%.0f B per change with the response heads, latency p50 %s, p99 %s, %d "
@@ -1899,7 +1901,9 @@ class Bench:
                     "time): %d polls, %d answered 200, %.0f B per change with the heads, "
                     "latency p50 %s, p99 %s, %d never seen"
                     % (n, tail["writer_rate"], tail["lists"], tail["requests"],
-                       tail["partial"], tail["empty"], tail["empty"] * len(URLSET_END) / n,
+                       tail["empty"], tail["notmod"],
+                       (tail["empty"] - tail["notmod"]) * len(URLSET_END) / n,
+                       tail["partial"] - (tail["empty"] - tail["notmod"]),
                        tail["ok"], tail["whole_reads"], (tail["bytes"] + tail["head_bytes"]) / n,
                        fmt_num(tail["p50"], "ms"), fmt_num(tail["p99"], "ms"), tail["missing"],
                        whole["requests"], whole["ok"], (whole["bytes"] + whole["head_bytes"]) / n,
