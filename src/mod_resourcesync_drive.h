@@ -131,6 +131,8 @@ static inline void rs_drive_status_put(wset_t *ws)
  * RS_PROGRESS_INTERVAL). */
 void rs_progress_begin(wset_t *ws);
 void rs_progress_tick(wset_t *ws, apr_int64_t files);
+/* After a full scan: a count of the tree still running is stopped. */
+void rs_progress_end(wset_t *ws);
 
 /* Write a new Resource List snapshot of the set from the inventory,
  * unless the current one is still valid (force: the inventory changed).

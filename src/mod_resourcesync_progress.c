@@ -9,6 +9,16 @@
  * unknown).  Either figure is an estimate: files come and go while the
  * scan runs, and the scan skips excluded and unreadable names.
  *
+ * The count runs on a thread of its own while the scan goes on: counting
+ * first would delay a first scan by as long (a second at a million
+ * files).  Lifecycle: started by rs_progress_begin, its result taken by
+ * the first rs_progress_tick after it is done (the thread is joined
+ * there, on the driver's thread), or by rs_progress_end after the scan,
+ * which waits for it; the next scan's rs_progress_begin stops one left
+ * over (a flag checked per name).  Until then the
+ * total is unknown.  The thread only reads directories and writes
+ * pg.count_n before it sets pg.count_done.
+ *
  * As the scan goes (rs_progress_tick, from its progress callback, once
  * per directory) the files seen so far go to the segment, the set's entry
  * is refreshed once a second (its inotify watches grow as directories are
@@ -21,7 +31,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <apr_atomic.h>
 #include <apr_strings.h>
+#include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_time.h"
 
@@ -34,6 +46,13 @@ static struct {
     apr_time_t next_log;            /* monotonic */
     apr_time_t next_put;            /* monotonic */
     apr_time_t t0;                  /* monotonic start of the scan */
+    /* The count of a first scan (see the top). */
+    apr_pool_t *count_pool;         /* NULL: no count running */
+    apr_thread_t *count_thread;
+    int count_fd;
+    apr_int64_t count_n;            /* written by the thread before count_done */
+    volatile apr_uint32_t count_done;
+    volatile apr_uint32_t count_stop;
 } pg;
 
 /* Non-directory names below the directory open as fd (which is closed);
@@ -49,6 +68,10 @@ static apr_int64_t count_tree(int fd, apr_time_t deadline, int depth)
         return 0;
     }
     while (n >= 0 && (de = readdir(d))) {
+        if (apr_atomic_read32(&pg.count_stop)) {
+            n = -1;
+            break;
+        }
         int cfd;
         if (de->d_name[0] == '.' && (!de->d_name[1]
                                      || (de->d_name[1] == '.' && !de->d_name[2]))) {
@@ -72,23 +95,84 @@ static apr_int64_t count_tree(int fd, apr_time_t deadline, int depth)
     return n;
 }
 
-/* The expected total of a full scan of ws's set and where it comes from. */
+static void *APR_THREAD_FUNC count_main(apr_thread_t *t, void *data)
+{
+    (void)t;
+    (void)data;
+    pg.count_n = count_tree(pg.count_fd, rs_time_mono() + RS_PROGRESS_COUNT_MAX, 0);
+    apr_atomic_set32(&pg.count_done, 1);
+    return NULL;
+}
+
+/* Start counting the names of ws's tree on a thread; 0 when it could not
+ * be started (the total stays unknown). */
+static int count_start(wset_t *ws)
+{
+    int fd = open(ws->set->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (fd < 0) {
+        return 0;
+    }
+    apr_pool_create(&pg.count_pool, ws->d->pool);
+    pg.count_fd = fd;
+    pg.count_n = -1;
+    apr_atomic_set32(&pg.count_done, 0);
+    apr_atomic_set32(&pg.count_stop, 0);
+    if (apr_thread_create(&pg.count_thread, NULL, count_main, NULL, pg.count_pool)
+        != APR_SUCCESS) {
+        close(fd);
+        apr_pool_destroy(pg.count_pool);
+        pg.count_pool = NULL;
+        return 0;
+    }
+    return 1;
+}
+
+/* Join the count (stopping it first when stop) and put its total in the
+ * status segment. */
+static void count_take(int stop)
+{
+    rs_status_t *st = rs_status_get();
+    apr_status_t trv;
+
+    if (!pg.count_pool) {
+        return;
+    }
+    if (stop) {
+        apr_atomic_set32(&pg.count_stop, 1);
+    }
+    apr_thread_join(&trv, pg.count_thread);
+    if (st && pg.count_n >= 0) {
+        st->scan_total = pg.count_n;
+        st->scan_total_src = RS_SCAN_TOTAL_COUNTED;
+    }
+    apr_pool_destroy(pg.count_pool);
+    pg.count_pool = NULL;
+}
+
+/* The expected total of a full scan of ws's set and where it comes from
+ * (unknown while a count runs). */
 static apr_int64_t expected(wset_t *ws, apr_int32_t *src)
 {
     apr_int64_t n = 0;
-    int fd;
 
+    count_take(1);          /* a count left from an earlier scan */
+    *src = RS_SCAN_TOTAL_UNKNOWN;
     if (rs_inventory_count(ws->d->store, ws->set->name, &n) == APR_SUCCESS && n > 0) {
         *src = RS_SCAN_TOTAL_PREVIOUS;
         return n;
     }
-    fd = open(ws->set->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0 && (n = count_tree(fd, rs_time_mono() + RS_PROGRESS_COUNT_MAX, 0)) >= 0) {
-        *src = RS_SCAN_TOTAL_COUNTED;
-        return n;
-    }
-    *src = RS_SCAN_TOTAL_UNKNOWN;
+    count_start(ws);
     return -1;
+}
+
+void rs_progress_end(wset_t *ws)
+{
+    (void)ws;
+    /* Not stopped: a scan that ended first was of a small tree (or
+     * failed early), whose count ends soon (at the latest at its
+     * deadline), and its total is still worth showing. */
+    count_take(0);
 }
 
 void rs_progress_begin(wset_t *ws)
@@ -132,8 +216,12 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files)
     rs_status_t *st = rs_status_get();
     apr_time_t now = rs_time_mono();
     double rate, left;
-    apr_int64_t total = st ? st->scan_total : -1;
+    apr_int64_t total;
 
+    if (pg.count_pool && apr_atomic_read32(&pg.count_done)) {
+        count_take(0);
+    }
+    total = st ? st->scan_total : -1;
     if (now >= pg.next_put) {
         pg.next_put = now + apr_time_from_sec(1);
         rs_drive_status_put(ws);

@@ -254,6 +254,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     rs_progress_begin(ws);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
+    rs_progress_end(ws);
     end = apr_time_now();
     if (ws->confirming) {
         rs_avail_confirmed(ws, &stats, rv);
