@@ -14,6 +14,7 @@
 #include <libxml/parser.h>
 #include <mod_status.h>
 #include "src/mod_resourcesync.h"
+#include "src/rs_hash.h"
 #include "src/mod_resourcesync_statusfmt.h"
 
 #ifndef RS_VERSION
@@ -32,6 +33,7 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
                           server_rec *s)
 {
     (void)plog;
+    rs_hash_forget_on(pconf);
     if (rs_config_resolve(pconf, ptemp, s, 1) != OK) {
         return !OK;
     }

@@ -44,8 +44,32 @@ static const EVP_MD *md_of(int i)
     }
     return md;
 }
+
+static apr_status_t forget_fetched(void *data)
+{
+    int i;
+
+    (void)data;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        EVP_MD *md = (EVP_MD *)apr_atomic_xchgptr(&fetched[i], NULL);
+        if (md) {
+            EVP_MD_free(md);
+        }
+    }
+    return APR_SUCCESS;
+}
+
+void rs_hash_forget_on(apr_pool_t *p)
+{
+    apr_pool_cleanup_register(p, NULL, forget_fetched, apr_pool_cleanup_null);
+}
 #else
 #define md_of md_legacy
+
+void rs_hash_forget_on(apr_pool_t *p)
+{
+    (void)p;
+}
 #endif
 
 const char *rs_hash_name(int i)

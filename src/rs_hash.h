@@ -52,6 +52,13 @@ apr_status_t rs_hash_fd_upto(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_H
                              apr_off_t expect, apr_off_t *nread,
                              volatile apr_int64_t *progress, int outfd, int *copy_err);
 
+/* The digest algorithms are fetched from OpenSSL once per process and
+ * kept; this frees them when pool p goes (for a process that unloads
+ * the code, as httpd does with its modules at a restart or shutdown: the
+ * pool is its configuration pool, cleared when no digest is being
+ * computed).  A later digest fetches them again. */
+void rs_hash_forget_on(apr_pool_t *p);
+
 /* Incremental digests with every algorithm of a mask: rs_hash_begin,
  * any number of rs_hash_update, then exactly one rs_hash_end (which frees
  * the contexts; hex[i] is filled for each bit i when ok). */
