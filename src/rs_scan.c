@@ -169,6 +169,10 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
     const rs_scan_opts_t *o = sc->o;
     int i;
 
+    if (!sc->crew_tried && jobs->nelts >= 8) {
+        sc->crew = rs_scanfile_crew_start(o, sc->vpool);
+        sc->crew_tried = 1;
+    }
     rs_scanfile_run(o, sc->crew, p, dfd, dir, (rs_scanfile_job_t *)jobs->elts, jobs->nelts);
     for (i = 0; i < jobs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scanfile_job_t *j = &APR_ARRAY_IDX(jobs, i, rs_scanfile_job_t);
@@ -202,7 +206,7 @@ typedef struct {
  * plain file), from p. */
 /* 1 when entry name (relpath) is never listed whatever it is: an access
  * file, hidden, or excluded. */
-static int rs_scan_name_skipped(rs_scan_ctx_t *sc, const char *name, const char *relpath)
+static int name_skipped(rs_scan_ctx_t *sc, const char *name, const char *relpath)
 {
     const rs_scan_opts_t *o = sc->o;
     return rs_scan_is_access_name(o, name) || rs_glob_hidden(name, o->dotfiles)
@@ -213,7 +217,7 @@ int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name
                      const char *relpath, struct stat *sb, const char **target)
 {
     *target = NULL;
-    if (rs_scan_name_skipped(sc, name, relpath)
+    if (name_skipped(sc, name, relpath)
         || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
         return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
     }
@@ -311,7 +315,7 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
         struct stat sb;
 
         if (sc->fresh && o_hashes && e->type == DT_REG
-            && !rs_scan_name_skipped(sc, e->name, relpath)) {
+            && !name_skipped(sc, e->name, relpath)) {
             /* A first scan that hashes: the worker that opens the file
              * takes its metadata from the descriptor (rs_scanfile.h,
              * need_stat).  No row to compare with, so nothing here needs
@@ -502,7 +506,6 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     }
     sc.fresh = !sc.fresh;
     rs_scanpipe_start(&sc, sp);     /* on failure the walk writes itself */
-    sc.crew = rs_scanfile_crew_start(o, sp);
     rs_scan_walk(&sc, rootfd, "", sp);
     rs_scanfile_crew_stop(sc.crew);
     sc.crew = NULL;

@@ -55,9 +55,12 @@ typedef struct rs_scan_ctx_t {
      * holds the store's transaction). */
     int fresh;
     /* The threads that read and hash files (and check them, when the
-     * checks may run on several threads) for the whole scan; NULL: per
-     * directory, or none (rs_scanfile.h). */
+     * checks may run on several threads) for the rest of the scan,
+     * started by the first directory with enough work for them
+     * (rs_scan_finish_jobs; crew_tried: not again after NULL) and
+     * stopped when the scan ends; NULL: none (rs_scanfile.h). */
     struct rs_scanfile_crew_t *crew;
+    int crew_tried;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */

@@ -272,8 +272,8 @@ typedef struct {
     batch_t *b;
     void *baton;
     apr_pool_t *pool;
-    struct rs_scanfile_crew_t *crew;   /* NULL: a thread of one batch */
-    apr_uint64_t seen;                 /* crew: the last batch number taken */
+    struct rs_scanfile_crew_t *crew;
+    apr_uint64_t seen;                 /* the last batch number taken */
 } worker_t;
 
 /* The threads of a whole scan (see rs_scanfile.h).  Lifecycle of a
@@ -315,32 +315,27 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *t, void *data)
     worker_t *w = data;
     rs_scanfile_crew_t *c = w->crew;
 
-    if (!c) {
-        work(w);
-    }
-    else {
-        apr_thread_mutex_lock(c->lock);
-        for (;;) {
-            if (c->seq != w->seen) {
-                w->seen = c->seq;
-                w->b = c->b;
-                apr_thread_mutex_unlock(c->lock);
-                apr_pool_clear(w->pool);
-                work(w);
-                apr_thread_mutex_lock(c->lock);
-                if (--c->busy == 0) {
-                    apr_thread_cond_broadcast(c->cond);
-                }
-            }
-            else if (c->closing) {
-                break;
-            }
-            else {
-                apr_thread_cond_wait(c->cond, c->lock);
+    apr_thread_mutex_lock(c->lock);
+    for (;;) {
+        if (c->seq != w->seen) {
+            w->seen = c->seq;
+            w->b = c->b;
+            apr_thread_mutex_unlock(c->lock);
+            apr_pool_clear(w->pool);
+            work(w);
+            apr_thread_mutex_lock(c->lock);
+            if (--c->busy == 0) {
+                apr_thread_cond_broadcast(c->cond);
             }
         }
-        apr_thread_mutex_unlock(c->lock);
+        else if (c->closing) {
+            break;
+        }
+        else {
+            apr_thread_cond_wait(c->cond, c->lock);
+        }
     }
+    apr_thread_mutex_unlock(c->lock);
     /* A plain return, not apr_thread_exit(): pthread_exit() unwinds the
      * stack behind AddressSanitizer's back, which then reports its own
      * thread teardown.  The thread's pool goes with its parent. */
@@ -427,72 +422,30 @@ static void crew_run(rs_scanfile_crew_t *c, batch_t *b)
 void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
                      int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs)
 {
-    int parallel_checks = o->workers > 1 && o->check_batons;
-    int nw = parallel_checks ? o->workers : 1, i, started = 0, checked = 0;
+    int parallel_checks = o->workers > 1 && o->check_batons, i;
     void *baton = parallel_checks ? o->check_batons[0] : o->check_baton;
     batch_t b;
 
-    if (!parallel_checks && o->hashes && o->hash_workers > 1 && njobs >= 8) {
+    if (!crew || njobs < 8) {
+        /* No threads, or too little work to hand over. */
+        for (i = 0; i < njobs; i++) {
+            run_job(o, baton, p, dfd, dir, &jobs[i]);
+        }
+        return;
+    }
+    if (!parallel_checks) {
         /* The checks must stay on this thread: do them all first, then
          * spread only the reading and hashing (rs_scan_opts_t.hash_workers). */
         for (i = 0; i < njobs; i++) {
             job_check(o, baton, p, dir, &jobs[i]);
         }
-        checked = 1;
-        nw = o->hash_workers;
-    }
-    if (nw > njobs / 4) {
-        nw = njobs / 4 > 0 ? njobs / 4 : 1;
-    }
-    if (nw <= 1) {
-        for (i = 0; i < njobs; i++) {
-            if (checked) {
-                job_read(o, p, dfd, &jobs[i]);
-            }
-            else {
-                run_job(o, baton, p, dfd, dir, &jobs[i]);
-            }
-        }
-        return;
     }
     b.o = o;
     b.dir = dir;
     b.dfd = dfd;
     b.jobs = jobs;
     b.njobs = (apr_uint32_t)njobs;
-    b.checked = checked;
+    b.checked = !parallel_checks;
     b.next = 0;
-    if (crew) {
-        crew_run(crew, &b);
-        return;
-    }
-    {
-        apr_thread_t **th = apr_pcalloc(p, sizeof(*th) * (apr_size_t)nw);
-        worker_t *w = apr_pcalloc(p, sizeof(*w) * (apr_size_t)nw);
-        for (i = 0; i < nw; i++) {
-            w[i].pool = own_pool(p);
-            w[i].b = &b;
-            w[i].baton = checked ? NULL : o->check_batons[i];
-        }
-        for (i = 0; i < nw; i++) {
-            if (apr_thread_create(&th[i], NULL, worker_main, &w[i], p) != APR_SUCCESS) {
-                th[i] = NULL;
-            }
-            else {
-                started++;
-            }
-        }
-        if (!started) {
-            /* No threads: do the work here. */
-            work(&w[0]);
-        }
-        for (i = 0; i < nw; i++) {
-            apr_status_t trv;
-            if (th[i]) {
-                apr_thread_join(&trv, th[i]);
-            }
-        }
-        /* The results live in the worker pools, children of p: they stay
-         * valid until the caller is done with this directory. */
-    }
+    crew_run(crew, &b);
 }

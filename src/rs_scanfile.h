@@ -46,19 +46,18 @@ int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row,
 /* The worker threads of a whole scan, started once instead of once per
  * directory (thread creation, and the fresh memory each new thread
  * touches, cost more than the work of a small directory).  NULL when
- * the options want no threads (or none could be started): then
- * rs_scanfile_run uses threads of its own per directory, or none.
- * Memory from p; stop it before p goes. */
+ * the options want no threads (no hashes and checks that must stay on
+ * one thread) or none could be started: rs_scanfile_run then does the
+ * work on the calling thread.  Memory from p; stop it before p goes. */
 typedef struct rs_scanfile_crew_t rs_scanfile_crew_t;
 rs_scanfile_crew_t *rs_scanfile_crew_start(const rs_scan_opts_t *o, apr_pool_t *p);
 void rs_scanfile_crew_stop(rs_scanfile_crew_t *crew);
 
 /* Run the jobs of directory dir (open as dfd): fill each job's `it`
- * (row to store), `rc` and `hashed`, on worker threads when it is worth
- * it (crew: the scan's threads, or NULL).  Results are allocated from p
- * (or pools below it) or from the crew's pools, and stay valid until p
- * is cleared or the next call with the same crew, whichever comes
- * first. */
+ * (row to store), `rc` and `hashed`, on the crew's threads when there is
+ * one and at least 8 jobs, else on the calling thread.  Results are
+ * allocated from p or from the crew's pools, and stay valid until p is
+ * cleared or the next call with the same crew, whichever comes first. */
 void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
                      int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs);
 

@@ -234,6 +234,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
         apr_pool_clear(tp);
     }
     close(rootfd);
+    rs_scanfile_crew_stop(sc.crew);
     rs_scan_end(&sc);
     apr_pool_destroy(sp);
     return sc.err;
