@@ -35,6 +35,7 @@
 #include <http_main.h>
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
+#include "rs_db.h"
 #include "rs_time.h"
 
 #define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
@@ -94,6 +95,10 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     if (wd.start_delay) {
         apr_sleep(wd.start_delay);
     }
+    /* Every store connection of the watcher is one thread's at a time
+     * (the driver's, handed to a scan's writer and back; the job, hashing,
+     * delivery and hub threads each open their own). */
+    rs_db_one_thread_per_connection();
     switch (rs_drive_run(pool, s)) {
     case APR_SUCCESS:
         break;

@@ -271,6 +271,11 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
 
 /* ------------------------------------------------ connection */
 
+void rs_db_one_thread_per_connection(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+}
+
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log)
 {

@@ -65,6 +65,16 @@ typedef struct rs_db_schema_t {
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log);
 
+/* For a process whose connections are each used from one thread at a
+ * time, with a lock or a queue between the threads that hand one over
+ * (the watcher, rs-tool): SQLite then takes no lock of its own around
+ * every call on a connection or statement (SQLITE_CONFIG_MULTITHREAD),
+ * several per stored row.  Call it before the process's first connection;
+ * after that, or if SQLite was set up before (in a parent process), it
+ * changes nothing.  httpd's children never call it: other modules in
+ * them may share a connection between threads. */
+void rs_db_one_thread_per_connection(void);
+
 /* Whether a failure with cause rv (a status returned by this unit) may
  * end without a restart: a full disk or quota, a read-only or immutable
  * file or file system, permissions, I/O errors, a busy database.  Any

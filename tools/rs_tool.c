@@ -30,6 +30,7 @@
 #include <apr_general.h>
 #include <apr_file_info.h>
 #include <apr_strings.h>
+#include "rs_db.h"
 #include "rs_dump.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
@@ -405,6 +406,7 @@ int main(int argc, const char *const *argv)
         return RS_TOOL_OK;
     }
     apr_app_initialize(&argc, &argv, NULL);
+    rs_db_one_thread_per_connection();    /* one connection, one thread at a time */
     apr_pool_create(&p, NULL);
     if ((rc = parse_opts(argc, argv, p, &o)) != RS_TOOL_OK) {
         return rc;
