@@ -304,7 +304,6 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
                              apr_array_header_t *jobs, apr_array_header_t *subdirs)
 {
     apr_pool_t *ep;
-    unsigned o_hashes = sc->o->hashes;
     int i;
 
     apr_pool_create(&ep, p);
@@ -314,12 +313,13 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
         const char *target;
         struct stat sb;
 
-        if (sc->fresh && o_hashes && e->type == DT_REG
-            && !name_skipped(sc, e->name, relpath)) {
-            /* A first scan that hashes: the worker that opens the file
-             * takes its metadata from the descriptor (rs_scanfile.h,
-             * need_stat).  No row to compare with, so nothing here needs
-             * the metadata. */
+        if (sc->fresh && e->type == DT_REG && !name_skipped(sc, e->name, relpath)) {
+            /* A first scan: no row to compare with, so nothing here needs
+             * the metadata of a plain file; the thread that reads the
+             * file takes it (rs_scanfile.h, need_stat): from the
+             * descriptor it hashes, or by fstatat next to the check that
+             * the run user can read it.  So the scan's own thread only
+             * reads directories and decides access. */
             rs_scan_file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), NULL, NULL, NULL);
             apr_pool_clear(ep);
             continue;

@@ -184,9 +184,10 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
     int fd0 = -1;
 
     if (j->need_stat) {
-        /* A plain file by its directory entry (no link, no row): one
-         * open gives both its metadata and the bytes to hash. */
-        if (it->listed && (fd0 = open_file(dfd, j->name, NULL)) >= 0) {
+        /* A plain file by its directory entry (no link, no row): when
+         * it is hashed, one open gives both its metadata and the bytes;
+         * otherwise (or when it cannot be opened) fstatat. */
+        if (it->listed && o->hashes && (fd0 = open_file(dfd, j->name, NULL)) >= 0) {
             if (fstat(fd0, &j->sb) != 0) {
                 close(fd0);
                 fd0 = -1;

@@ -26,9 +26,10 @@ typedef struct rs_scanfile_job_t {
     int rc;                 /* errno of a failed read, else 0 */
     apr_int64_t hashed;     /* bytes read for hashing */
     int deferred;           /* a large file not hashed yet: leave its row */
-    /* sb is not filled yet (a first scan that hashes: the worker takes
-     * it from the descriptor it opens, one path lookup fewer per file);
-     * gone: it vanished or is no regular file any more, no row. */
+    /* sb is not filled yet (a plain file of a first scan): the thread
+     * that reads the file fills it, from the descriptor it hashes (one
+     * path lookup fewer per file) or by fstatat; gone: it vanished or is
+     * no regular file any more, no row. */
     int need_stat;
     int gone;
 } rs_scanfile_job_t;
