@@ -11,7 +11,13 @@
  *
  * The count runs on a thread of its own while the scan goes on: counting
  * first would delay a first scan by as long (a second at a million
- * files).  Lifecycle: started by rs_progress_begin, its result taken by
+ * files).  It starts only when the first progress line could be due (the
+ * interval, at most RS_PROGRESS_COUNT_DELAY into the scan): a scan
+ * shorter than that never counts, as its total would come too late to
+ * matter, and the scan does not share the processors with it.  On Linux
+ * the count runs at the lowest priority (nice 19), so it takes what
+ * processor time the scan leaves.  Lifecycle: started by the first
+ * rs_progress_tick after that delay, its result taken by
  * the first rs_progress_tick after it is done (the thread is joined
  * there, on the driver's thread), or by rs_progress_end after the scan,
  * which waits for it; the next scan's rs_progress_begin stops one left
@@ -31,6 +37,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#endif
 #include <apr_atomic.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
@@ -39,6 +49,7 @@
 
 #define RS_PROGRESS_INTERVAL  apr_time_from_sec(10)
 #define RS_PROGRESS_COUNT_MAX apr_time_from_sec(2)
+#define RS_PROGRESS_COUNT_DELAY apr_time_from_sec(1)
 #define RS_PROGRESS_DEPTH_MAX 256
 
 static struct {
@@ -47,6 +58,7 @@ static struct {
     apr_time_t next_put;            /* monotonic */
     apr_time_t t0;                  /* monotonic start of the scan */
     /* The count of a first scan (see the top). */
+    apr_time_t count_at;            /* monotonic; 0: no count to start */
     apr_pool_t *count_pool;         /* NULL: no count running */
     apr_thread_t *count_thread;
     int count_fd;
@@ -99,6 +111,10 @@ static void *APR_THREAD_FUNC count_main(apr_thread_t *t, void *data)
 {
     (void)t;
     (void)data;
+#ifdef __linux__
+    /* Linux: a thread's nice value is its own (the thread id as the pid). */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
     pg.count_n = count_tree(pg.count_fd, rs_time_mono() + RS_PROGRESS_COUNT_MAX, 0);
     apr_atomic_set32(&pg.count_done, 1);
     return NULL;
@@ -157,18 +173,20 @@ static apr_int64_t expected(wset_t *ws, apr_int32_t *src)
     apr_int64_t n = 0;
 
     count_take(1);          /* a count left from an earlier scan */
+    pg.count_at = 0;
     *src = RS_SCAN_TOTAL_UNKNOWN;
     if (rs_inventory_count(ws->d->store, ws->set->name, &n) == APR_SUCCESS && n > 0) {
         *src = RS_SCAN_TOTAL_PREVIOUS;
         return n;
     }
-    count_start(ws);
+    pg.count_at = -1;       /* rs_progress_begin sets the time */
     return -1;
 }
 
 void rs_progress_end(wset_t *ws)
 {
     (void)ws;
+    pg.count_at = 0;
     /* Not stopped: a scan that ended first was of a small tree (or
      * failed early), whose count ends soon (at the latest at its
      * deadline), and its total is still worth showing. */
@@ -185,6 +203,10 @@ void rs_progress_begin(wset_t *ws)
     pg.interval = env && apr_atoi64(env) > 0 ? apr_time_from_msec(apr_atoi64(env))
                                              : RS_PROGRESS_INTERVAL;
     pg.t0 = rs_time_mono();
+    if (pg.count_at < 0) {
+        pg.count_at = pg.t0 + (pg.interval < RS_PROGRESS_COUNT_DELAY ? pg.interval
+                                                                      : RS_PROGRESS_COUNT_DELAY);
+    }
     pg.next_log = pg.t0 + pg.interval;
     pg.next_put = pg.t0 + apr_time_from_sec(1);
     if (st) {
@@ -218,6 +240,10 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files)
     double rate, left;
     apr_int64_t total;
 
+    if (pg.count_at > 0 && now >= pg.count_at) {
+        pg.count_at = 0;
+        count_start(ws);
+    }
     if (pg.count_pool && apr_atomic_read32(&pg.count_done)) {
         count_take(0);
     }
