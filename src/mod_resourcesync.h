@@ -579,6 +579,18 @@ void rs_uniform_resolve(apr_pool_t *pconf, server_rec *s, rs_set_t *set, int per
  * Allocated from p. */
 const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *filename,
                            const char *uri);
+/* The same key from the file's name (base) alone, into buf of n bytes,
+ * when the set's configuration has no section whose match depends on more
+ * than the name's extensions: its length, or -1 when the full key is
+ * needed (rs_uniform_key) or does not fit. */
+int rs_uniform_name_key(const rs_uniform_t *u, const char *base, char *buf, apr_size_t n);
+/* Which of the server's <Directory> sections apply to directory dir
+ * (absolute, no trailing '/'), as a string: directories of the set with
+ * equal signatures, and no access file at or above them, have the same
+ * configuration, so a file key's answer in one holds in the others.
+ * NULL when a section's path has wildcards (answers stay per directory).
+ * Allocated from p. */
+const char *rs_uniform_dir_sig(const rs_uniform_t *u, apr_pool_t *p, const char *dir);
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;

@@ -38,7 +38,18 @@
  * (the scanner's pool of that directory's batch, rs_scan_check_fn): a
  * cleanup on that pool empties it, so no answer survives into another
  * batch, another directory or a later scan (an access file written
- * meanwhile is seen by the next batch).  A directory with an access file
+ * meanwhile is seen by the next batch).
+ *
+ * Across directories: directories to which the same <Directory> sections
+ * apply (rs_uniform_dir_sig) and with no access file at or above them
+ * have the same configuration, so an answer by key holds in all of them.
+ * Those answers go to a second cache, keyed by signature and key, that
+ * lives as long as the checker (the configuration cannot change in a
+ * watcher's life) and is emptied when it reaches CACHE_SHARED_MAX
+ * answers.  Whether a directory has an access file is still asked per
+ * batch, so a directory that gets one goes per file at its next batch.
+ * A section with a wildcard path gives no signature: the answers then
+ * stay per directory.  A directory with an access file
  * (AccessFileName) in it or in any directory above it, up to /, and
  * symbolic links always get one request per file: an access file may hold
  * <Files> sections or rewrite rules, and a link is judged by its own
@@ -70,13 +81,26 @@ struct rs_access_t {
     apr_hash_t *cache;
     int dir_uniform;
     int files, requests;                /* of the bound directory */
+    /* The bound directory's signature (rs_uniform_dir_sig), or NULL; the
+     * answers shared between directories (see the top), in shared_pool. */
+    const char *sig;
+    apr_pool_t *shared_pool;
+    apr_hash_t *shared;
+    /* The last answer by a name key (rs_uniform_name_key) and its key:
+     * files of a directory mostly come in runs of one extension.  NULL
+     * when the cache is emptied. */
+    const struct answer_t *last;
+    char last_key[64];
 };
 
 /* What the cache keeps of one answer. */
-typedef struct {
+typedef struct answer_t {
     int served;
     const char *type;
 } answer_t;
+
+/* Answers kept at most in the cache shared between directories. */
+#define CACHE_SHARED_MAX 4096
 
 static struct ap_logconf quiet_log = { NULL, APLOG_ALERT };
 
@@ -175,6 +199,8 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set)
     a->access_files = access_names(a->cpool, set->s);
     apr_pool_create(&a->cache_pool, a->cpool);
     a->cache = apr_hash_make(a->cache_pool);
+    apr_pool_create(&a->shared_pool, a->cpool);
+    a->shared = apr_hash_make(a->shared_pool);
     return a;
 }
 
@@ -303,6 +329,8 @@ static apr_status_t cache_unbind(void *data)
     }
     a->bound = NULL;
     a->dir = NULL;
+    a->sig = NULL;
+    a->last = NULL;
     a->files = a->requests = 0;
     apr_pool_clear(a->cache_pool);
     a->cache = apr_hash_make(a->cache_pool);
@@ -326,29 +354,72 @@ static void cache_bind(rs_access_t *a, apr_pool_t *p, const char *relpath)
     a->bound = p;
     apr_pool_cleanup_register(p, a, cache_unbind, apr_pool_cleanup_null);
     a->dir = apr_pstrndup(a->cache_pool, relpath, n);
-    a->dir_uniform = a->set->uniform
-                     && !access_file_above(a, p, apr_pstrcat(p, a->set->dir, "/", a->dir,
-                                                             NULL));
+    {
+        const char *abs = *a->dir ? apr_pstrcat(p, a->set->dir, "/", a->dir, NULL)
+                                  : a->set->dir;
+        a->dir_uniform = a->set->uniform && !access_file_above(a, p, abs);
+        a->sig = a->dir_uniform ? rs_uniform_dir_sig(a->set->uniform, a->cache_pool, abs)
+                                : NULL;
+    }
 }
 
-/* A regular file of a uniform directory: by key. */
+/* A regular file of a uniform directory: by key.  Where the key is the
+ * name's extensions alone, it is made without the file's path or URL, and
+ * a run of names with one key takes the last answer. */
 static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const char **type)
 {
     const rs_set_t *set = a->set;
-    char *uri = apr_pstrcat(p, set->url_path, relpath, NULL);
+    const char *base = strrchr(relpath, '/');
+    char kbuf[sizeof(a->last_key)];
     const char *key;
     answer_t *ans;
 
-    ap_no2slash(uri);
-    key = rs_uniform_key(set->uniform, p, apr_pstrcat(p, set->dir, "/", relpath, NULL), uri);
-    ans = apr_hash_get(a->cache, key, APR_HASH_KEY_STRING);
-    if (!ans) {
+    base = base ? base + 1 : relpath;
+    if (rs_uniform_name_key(set->uniform, base, kbuf, sizeof(kbuf)) >= 0) {
+        if (a->last && !strcmp(kbuf, a->last_key)) {
+            ans = (answer_t *)a->last;
+            goto answered;
+        }
+        key = kbuf;
+    }
+    else {
+        char *uri = apr_pstrcat(p, set->url_path, relpath, NULL);
+        ap_no2slash(uri);
+        key = rs_uniform_key(set->uniform, p, apr_pstrcat(p, set->dir, "/", relpath, NULL),
+                             uri);
+    }
+    if (a->sig) {
+        /* across directories: the signature, then the key ('/' never
+         * appears in a signature) */
+        const char *skey = apr_pstrcat(p, a->sig, "/", key, NULL);
+        ans = apr_hash_get(a->shared, skey, APR_HASH_KEY_STRING);
+        if (!ans) {
+            const char *t = NULL;
+            int served = request_check(a, p, relpath, 0, &t);
+            if (apr_hash_count(a->shared) >= CACHE_SHARED_MAX) {
+                apr_pool_clear(a->shared_pool);
+                a->shared = apr_hash_make(a->shared_pool);
+                a->last = NULL;
+            }
+            ans = apr_palloc(a->shared_pool, sizeof(*ans));
+            ans->served = served;
+            ans->type = t ? apr_pstrdup(a->shared_pool, t) : NULL;
+            apr_hash_set(a->shared, apr_pstrdup(a->shared_pool, skey), APR_HASH_KEY_STRING,
+                         ans);
+        }
+    }
+    else if (!(ans = apr_hash_get(a->cache, key, APR_HASH_KEY_STRING))) {
         const char *t = NULL;
         ans = apr_palloc(a->cache_pool, sizeof(*ans));
         ans->served = request_check(a, p, relpath, 0, &t);
         ans->type = t ? apr_pstrdup(a->cache_pool, t) : NULL;
         apr_hash_set(a->cache, apr_pstrdup(a->cache_pool, key), APR_HASH_KEY_STRING, ans);
     }
+    if (key == kbuf) {
+        a->last = ans;
+        strcpy(a->last_key, kbuf);      /* fits: both sizeof(a->last_key) */
+    }
+answered:
     if (ans->served && type) {
         *type = ans->type ? apr_pstrdup(p, ans->type) : NULL;
     }

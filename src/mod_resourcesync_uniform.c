@@ -72,6 +72,11 @@ struct rs_uniform_t {
     apr_array_header_t *locs;   /* core_dir_config * of <Location> sections */
     apr_array_header_t *paths;  /* const char *: URL-paths of (e) */
     int nbits;
+    /* The <Directory> sections (plain and regex) in the order of the
+     * server's list, for rs_uniform_dir_sig; dirwild: one of them has a
+     * wildcard path (then a directory has no signature). */
+    apr_array_header_t *dirs;
+    int dirwild;
 };
 
 /* ------------------------------------------------------------- the hooks */
@@ -384,6 +389,10 @@ static const char *sections_why(apr_pool_t *p, server_rec *s, rs_uniform_t *u)
         if (c->r) {
             APR_ARRAY_PUSH(u->dirre, core_dir_config *) = c;
         }
+        else if (c->d_is_fnmatch || !c->d) {
+            u->dirwild = 1;
+        }
+        APR_ARRAY_PUSH(u->dirs, core_dir_config *) = c;
     }
     for (i = 0; !why && sc->sec_url && i < sc->sec_url->nelts; i++) {
         core_dir_config *c = ap_get_core_module_config(APR_ARRAY_IDX(sc->sec_url, i,
@@ -404,6 +413,7 @@ void rs_uniform_resolve(apr_pool_t *pconf, server_rec *s, rs_set_t *set, int per
     u->dirre = apr_array_make(pconf, 4, sizeof(core_dir_config *));
     u->locs = apr_array_make(pconf, 4, sizeof(core_dir_config *));
     u->paths = apr_array_make(pconf, 4, sizeof(const char *));
+    u->dirs = apr_array_make(pconf, 8, sizeof(core_dir_config *));
     if (per_file) {
         why = "ResourceSyncAccessCheck per-file";
     }
@@ -445,6 +455,33 @@ static int location_match(const core_dir_config *c, const char *uri)
          : prefix_match(c->d, uri);
 }
 
+/* The extensions of base (everything after its first dot), lowercased,
+ * into k; returns the end. */
+static char *put_extensions(char *k, const char *dot)
+{
+    if (dot) {
+        for (dot++; *dot; dot++) {
+            *k++ = (char)apr_tolower(*dot);
+        }
+    }
+    return k;
+}
+
+int rs_uniform_name_key(const rs_uniform_t *u, const char *base, char *buf, apr_size_t n)
+{
+    const char *dot = strchr(base, '.');
+    apr_size_t extlen = dot ? strlen(dot + 1) : 0;
+    char *k;
+
+    if (u->nbits || extlen + 2 > n) {
+        return -1;
+    }
+    k = put_extensions(buf, dot);
+    *k++ = '/';
+    *k = '\0';
+    return (int)(k - buf);
+}
+
 const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *filename,
                            const char *uri)
 {
@@ -456,12 +493,8 @@ const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *fil
     base = base ? base + 1 : filename;
     dot = strchr(base, '.');
     extlen = dot ? strlen(dot + 1) : 0;
-    k = key = apr_palloc(p, extlen + 2 + (apr_size_t)u->nbits);
-    if (dot) {
-        for (i = 0; dot[1 + i]; i++) {
-            *k++ = (char)apr_tolower(dot[1 + i]);
-        }
-    }
+    key = apr_palloc(p, extlen + 2 + (apr_size_t)u->nbits);
+    k = put_extensions(key, dot);
     *k++ = '/';     /* never in a name: ends the extensions */
     for (i = 0; i < u->files->nelts; i++) {
         *k++ = files_match(APR_ARRAY_IDX(u->files, i, core_dir_config *), base) ? '1' : '0';
@@ -478,4 +511,32 @@ const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *fil
     }
     *k = '\0';
     return key;
+}
+
+const char *rs_uniform_dir_sig(const rs_uniform_t *u, apr_pool_t *p, const char *dir)
+{
+    /* ap_directory_walk's tests: a plain section's path (canonical, with
+     * a trailing '/') is a prefix of the directory's path with its '/';
+     * a regex section is tried on the directory's path, with and without
+     * its '/' (both kept: a bit too many only splits the cache). */
+    const char *slashed = apr_pstrcat(p, dir, "/", NULL);
+    char *sig, *k;
+    int i;
+
+    if (u->dirwild) {
+        return NULL;
+    }
+    k = sig = apr_palloc(p, 2 * (apr_size_t)u->dirs->nelts + 1);
+    for (i = 0; i < u->dirs->nelts; i++) {
+        const core_dir_config *c = APR_ARRAY_IDX(u->dirs, i, core_dir_config *);
+        if (c->r) {
+            *k++ = ap_regexec(c->r, dir, 0, NULL, 0) ? '0' : '1';
+            *k++ = ap_regexec(c->r, slashed, 0, NULL, 0) ? '0' : '1';
+        }
+        else {
+            *k++ = strncmp(c->d, slashed, strlen(c->d)) ? '0' : '1';
+        }
+    }
+    *k = '\0';
+    return sig;
 }

@@ -10,15 +10,16 @@ use warnings;
 # .htaccess with <Files>, links where FollowSymLinks is off, an <If> on the
 # query string.  The debug
 # lines of the checkers show where one request served many files, and
-# where each file got its own; a loaded mod_rewrite, or an <If> that looks
-# at the file, turns it off.
+# where each file got its own; that directories with the same <Directory>
+# sections share answers, unless a <Directory> has a wildcard; a loaded
+# mod_rewrite, or an <If> that looks at the file, turns it off.
 # Private servers (one per mode).
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF fetch_list wait_for get);
 
-plan tests => 25;
+plan tests => 29;
 
 umask 022;
 my $mods = '/usr/lib/apache2/modules';
@@ -49,12 +50,13 @@ sub conf {
 my %files = map { ("www/u/$_" => "$_\n") }
     qw(a.txt b.txt c.TXT d.html e.tar.gz noext secret.txt key.pem script.cgi x.foo y.FOO
        scratch.tmp unreadable.txt denied/d.txt private/p.txt loc/one.txt loc/two.txt
-       loc/moved.txt ht/h.txt ht/i.txt ht/deep/h.txt ht/deep/j.txt nolinks/real.txt);
+       loc/moved.txt ht/h.txt ht/i.txt ht/deep/h.txt ht/deep/j.txt nolinks/real.txt
+       same/s.txt same/t.html);
 $files{'www/u/ht/.htaccess'} = qq(<Files "h.txt">\n    Require all denied\n</Files>\n);
 $files{'outside.txt'} = "outside\n";
 
 my @want = qw(a.txt b.txt c.TXT d.html e.tar.gz ht/deep/j.txt ht/i.txt link-in.txt loc/two.txt
-              nolinks/real.txt noext x.foo y.FOO);
+              nolinks/real.txt noext same/s.txt same/t.html x.foo y.FOO);
 my %want_type = ('a.txt' => 'text/plain', 'b.txt' => 'text/plain', 'c.TXT' => 'text/plain',
                  'd.html' => 'text/html', 'e.tar.gz' => 'application/gzip',
                  'x.foo' => 'application/x-foo', 'y.FOO' => 'application/x-foo');
@@ -113,8 +115,14 @@ my $req = requests($auto, 'per directory');
 # link-out.txt (outside the set) never asked about
 is_deeply($req->{''}, [13, 9], 'auto: 13 files of the top directory took 9 requests')
     or diag explain $req;
-is_deeply($req->{loc}, [3, 3], 'auto: <Location> and Redirect naming files: one key each');
-is_deeply($req->{nolinks}, [2, 2], 'auto: a link gets its own request');
+# Directories to which the same <Directory> sections apply share answers:
+# loc/two.txt and same/s.txt take a.txt's, same/t.html d.html's.
+is_deeply($req->{loc}, [3, 2], 'auto: <Location> and Redirect naming files: a key each; '
+          . 'two.txt takes the answer of a.txt in the top directory');
+is_deeply($req->{same}, [2, 0], 'auto: a directory with the sections of the top one: '
+          . 'no request, its keys were answered there');
+is_deeply($req->{nolinks}, [2, 2], 'auto: a directory with its own section asks again, '
+          . 'and a link gets its own request');
 my $perfile_dirs = requests($auto, 'per file');
 is_deeply($perfile_dirs->{ht}, [2, 2], 'auto: a directory with an .htaccess is per file');
 is_deeply($perfile_dirs->{'ht/deep'}, [2, 2], 'auto: ... and so is one below it');
@@ -131,6 +139,14 @@ $req = requests($pf, 'per file');
 is_deeply($req->{''}, [13, 13], 'per-file: one request per file');
 is(scalar keys %{ requests($pf, 'per directory') }, 0, 'per-file: no directory decided by key');
 $pf->stop;
+
+# a <Directory> with a wildcard: answers shared by directory only
+my $wild = start(undef, qq(<Directory "\@DIR\@/www/u/w*">\n    Require all granted\n</Directory>\n));
+is(listing($wild), $auto_list, 'a wildcard <Directory>: the same list');
+$req = requests($wild, 'per directory');
+is_deeply([$req->{loc}, $req->{same}], [[3, 3], [2, 2]],
+          'a wildcard <Directory>: no answer taken from another directory');
+$wild->stop;
 
 # mod_rewrite loaded: its hooks could tell files apart
 my $rw = start(undef, "LoadModule rewrite_module $mods/mod_rewrite.so\n");
