@@ -158,13 +158,15 @@ ok(fw_has($s1, 'fa', qr/capability="resourcelist"/) && fw_has($s2, 'fb', qr/capa
 ok(fw_has($s1, 'fa', qr/change="updated" capability="changelist"/),
    'framework: a closed Change List');
 ok(fw_has($s1, 'fa', qr/capability="resourcedump"/), 'framework: a new dump package');
-ok(caught_up($s1, 'fa', 'framework') && caught_up($s2, 'fb', 'framework'), 'framework caught up');
 # The tree keeps making framework notifications (dump packages, lists
-# closing): what a subscriber got must be the sealed ones since it
-# subscribed, in order, from the first up to at least those sealed when it
-# caught up.  What it got is read before the sealed ones, so every
-# delivered notification is among them.
+# closing): those sealed before the subscribers catch up must all arrive;
+# caught_up waits for the newest sealed at each of its looks, so at least
+# these.
 my $fall = sealed('framework');
+ok(caught_up($s1, 'fa', 'framework') && caught_up($s2, 'fb', 'framework'), 'framework caught up');
+# What a subscriber got must be the sealed ones since it subscribed, in
+# order, from the first up to at least those.  What it got is read before
+# the sealed ones, so every delivered notification is among them.
 for my $c ([$s1, 'fa', $FA], [$s2, 'fb', $FB]) {
     my ($p, $n, $cb) = @$c;
     my @bodies = map { $_->{body} } got($p, $n, 200);
@@ -173,7 +175,7 @@ for my $c ([$s1, 'fa', $FA], [$s2, 'fb', $FB]) {
     my @ids = grep { $_ eq 'unknown' || $_ > $c0{$cb} } map { $fid{$_} // 'unknown' } @bodies;
     my @want = map { $_->{id} } grep { $_->{id} > $c0{$cb} } @$now;
     my $least = scalar grep { $_->{id} > $c0{$cb} } @$fall;
-    ok(@ids >= $least, "framework $n: got at least the $least sealed when it caught up");
+    ok(@ids >= $least, "framework $n: got at least the $least sealed before it caught up");
     is_deeply(\@ids, [@want[0 .. $#ids]],
               "framework $n: every notification since it subscribed once, in id order");
 }
