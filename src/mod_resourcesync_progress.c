@@ -11,17 +11,17 @@
  *
  * The count runs on a thread of its own while the scan goes on: counting
  * first would delay a first scan by as long (a second at a million
- * files).  It starts only when the first progress line could be due (the
- * interval, at most RS_PROGRESS_COUNT_DELAY into the scan): a scan
- * shorter than that never counts, as its total would come too late to
- * matter, and the scan does not share the processors with it.  On Linux
- * the count runs at the lowest priority (nice 19), so it takes what
- * processor time the scan leaves.  Lifecycle: started by the first
+ * files).  It starts only half a progress interval into the scan (5 s;
+ * no progress line comes before the interval): a shorter scan never
+ * counts, and does not share the processors with the count (a second
+ * readdir of the whole tree).  Lifecycle: started by the first
  * rs_progress_tick after that delay, its result taken by
  * the first rs_progress_tick after it is done (the thread is joined
  * there, on the driver's thread), or by rs_progress_end after the scan,
- * which waits for it; the next scan's rs_progress_begin stops one left
- * over (a flag checked per name).  Until then the
+ * which stops it first (a total that comes after the scan serves
+ * nothing, and waiting for it would make the scan longer); the next
+ * scan's rs_progress_begin stops one left over (a flag checked per
+ * name).  Until then the
  * total is unknown.  The thread only reads directories and writes
  * pg.count_n before it sets pg.count_done.
  *
@@ -37,10 +37,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#endif
 #include <apr_atomic.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
@@ -49,7 +45,6 @@
 
 #define RS_PROGRESS_INTERVAL  apr_time_from_sec(10)
 #define RS_PROGRESS_COUNT_MAX apr_time_from_sec(2)
-#define RS_PROGRESS_COUNT_DELAY apr_time_from_sec(1)
 #define RS_PROGRESS_DEPTH_MAX 256
 
 static struct {
@@ -111,10 +106,6 @@ static void *APR_THREAD_FUNC count_main(apr_thread_t *t, void *data)
 {
     (void)t;
     (void)data;
-#ifdef __linux__
-    /* Linux: a thread's nice value is its own (the thread id as the pid). */
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
-#endif
     pg.count_n = count_tree(pg.count_fd, rs_time_mono() + RS_PROGRESS_COUNT_MAX, 0);
     apr_atomic_set32(&pg.count_done, 1);
     return NULL;
@@ -187,10 +178,7 @@ void rs_progress_end(wset_t *ws)
 {
     (void)ws;
     pg.count_at = 0;
-    /* Not stopped: a scan that ended first was of a small tree (or
-     * failed early), whose count ends soon (at the latest at its
-     * deadline), and its total is still worth showing. */
-    count_take(0);
+    count_take(1);      /* a total it found first is kept */
 }
 
 void rs_progress_begin(wset_t *ws)
@@ -204,8 +192,7 @@ void rs_progress_begin(wset_t *ws)
                                              : RS_PROGRESS_INTERVAL;
     pg.t0 = rs_time_mono();
     if (pg.count_at < 0) {
-        pg.count_at = pg.t0 + (pg.interval < RS_PROGRESS_COUNT_DELAY ? pg.interval
-                                                                      : RS_PROGRESS_COUNT_DELAY);
+        pg.count_at = pg.t0 + pg.interval / 2;
     }
     pg.next_log = pg.t0 + pg.interval;
     pg.next_put = pg.t0 + apr_time_from_sec(1);
