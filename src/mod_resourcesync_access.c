@@ -89,7 +89,7 @@ struct rs_access_t {
     /* The last answer by a name key (rs_uniform_name_key) and its key:
      * files of a directory mostly come in runs of one extension.  NULL
      * when the cache is emptied. */
-    const struct answer_t *last;
+    struct answer_t *last;
     char last_key[64];
 };
 
@@ -377,7 +377,7 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
     base = base ? base + 1 : relpath;
     if (rs_uniform_name_key(set->uniform, base, kbuf, sizeof(kbuf)) >= 0) {
         if (a->last && !strcmp(kbuf, a->last_key)) {
-            ans = (answer_t *)a->last;
+            ans = a->last;
             goto answered;
         }
         key = kbuf;

@@ -315,11 +315,10 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
 
         if (sc->fresh && e->type == DT_REG && !name_skipped(sc, e->name, relpath)) {
             /* A first scan: no row to compare with, so nothing here needs
-             * the metadata of a plain file; the thread that reads the
-             * file takes it (rs_scanfile.h, need_stat): from the
-             * descriptor it hashes, or by fstatat next to the check that
-             * the run user can read it.  So the scan's own thread only
-             * reads directories and decides access. */
+             * the metadata of a plain file; it is taken after the access
+             * decision, where the file is read (rs_scanfile.h, need_stat):
+             * from the descriptor it hashes, or by fstatat next to the
+             * check that the run user can read it. */
             rs_scan_file_seen(sc, jobs, e->name, apr_pstrdup(p, relpath), NULL, NULL, NULL);
             apr_pool_clear(ep);
             continue;
