@@ -29,6 +29,7 @@
 #include <sys/prctl.h>
 #include <apr_signal.h>
 #include <apr_strings.h>
+#include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include <ap_listen.h>
 #include <ap_mpm.h>
@@ -198,11 +199,26 @@ static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s)
     if (rv == APR_INCHILD) {
         apr_pool_t *wpool;
         apr_allocator_t *alloc;
-        /* Own allocator: the watcher's memory is not tied to pconf's. */
+        apr_thread_mutex_t *amutex;
+        /* Own allocator: the watcher's memory is not tied to pconf's.
+         * It has a mutex: threads of the watcher create and destroy
+         * pools below the driver's at the same time as the driver (a
+         * full scan's store writer runs each statement in a pool below
+         * the store's while the walk makes and frees its own), and an
+         * allocator without one corrupts its free lists and a parent's
+         * list of children under that.  One pool is still one thread's
+         * at a time. */
         apr_allocator_create(&alloc);
         apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
         apr_pool_create_ex(&wpool, NULL, NULL, alloc);
         apr_allocator_owner_set(alloc, wpool);
+        if (apr_thread_mutex_create(&amutex, APR_THREAD_MUTEX_DEFAULT, wpool)
+            != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "watcher: cannot create "
+                         "its memory allocator's mutex");
+            _exit(RS_WATCHER_FATAL);
+        }
+        apr_allocator_mutex_set(alloc, amutex);
         watcher_main(wpool, s);
         _exit(0);
     }

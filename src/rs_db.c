@@ -344,6 +344,11 @@ int rs_db_schema_version(const rs_db_t *db)
     return db->version;
 }
 
+apr_pool_t *rs_db_pool(const rs_db_t *db)
+{
+    return db->pool;
+}
+
 /* ------------------------------------------------ transactions */
 
 /* Forget the transaction after its end (rolled back or committed). */

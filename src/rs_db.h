@@ -85,6 +85,11 @@ int rs_db_transient(apr_status_t rv);
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);
 
+/* The pool the connection was opened in: every call on the connection
+ * allocates below it (a statement's work pool is made and destroyed in
+ * it per call). */
+apr_pool_t *rs_db_pool(const rs_db_t *db);
+
 /* Transactions group writes; nesting is not supported.  If any statement
  * failed inside the transaction, the driver rolls it back at its end and
  * rs_db_commit returns that statement's error.  rs_db_rollback discards

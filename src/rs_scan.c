@@ -504,7 +504,9 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         return rv;
     }
     sc.fresh = !sc.fresh;
-    rs_scanpipe_start(&sc, sp);     /* on failure the walk writes itself */
+    if (rs_scanpipe_allowed(p, rs_db_pool(st))) {
+        rs_scanpipe_start(&sc, sp); /* on failure the walk writes itself */
+    }
     rs_scan_walk(&sc, rootfd, "", sp);
     rs_scanfile_crew_stop(sc.crew);
     sc.crew = NULL;

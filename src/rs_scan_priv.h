@@ -93,6 +93,11 @@ apr_status_t rs_scan_dir_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
  * sc->pipe is NULL again.  The others queue one operation or load rows,
  * as the rs_scan_* functions above do without the pipe. */
 apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p);
+/* Whether a pipe may run for a scan called with the pool caller and the
+ * store's connection opened in store: both pools' allocators must have
+ * a mutex (see rs_scanpipe.c; two threads on an allocator without one
+ * corrupt it).  rs_scan_set starts no pipe otherwise. */
+int rs_scanpipe_allowed(apr_pool_t *caller, apr_pool_t *store);
 void rs_scanpipe_finish(rs_scan_ctx_t *sc);
 void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                      apr_int64_t hashed);

@@ -23,6 +23,16 @@
  * the walk loads each directory once (rs_scan_set never walks a
  * directory twice), so no queued write touches the rows being loaded.
  *
+ * Threads and allocators: the writer makes and frees a pool below the
+ * store's for every statement, and on_change allocates from the
+ * caller's pools, while the walk's callbacks (the checks, the progress)
+ * allocate from the caller's pools too.  That is safe only when the
+ * allocators of the store's pool and the caller's have a mutex (APR's
+ * global one has; a process that makes its own allocator must set one):
+ * rs_scan_set runs no pipe otherwise (rs_scanpipe_allowed).  The walk's
+ * own pools have an allocator of their own, which the writer uses only
+ * for a load, while the walk waits for it.
+ *
  * Memory: the walk fills a batch in a pool of its own (unmanaged, with
  * its own allocator), which the writer destroys after running it; at
  * most RS_SCANPIPE_QUEUE batches of RS_SCANPIPE_OPS operations wait, and
@@ -30,6 +40,7 @@
  * writer, one call at a time, as before.
  */
 #include <string.h>
+#include <apr_allocator.h>
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
@@ -158,10 +169,23 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
     return NULL;
 }
 
+static int pool_thread_safe(apr_pool_t *p)
+{
+    apr_allocator_t *a = apr_pool_allocator_get(p);
+    return a && apr_allocator_mutex_get(a) != NULL;
+}
+
+int rs_scanpipe_allowed(apr_pool_t *caller, apr_pool_t *store)
+{
+    return pool_thread_safe(caller) && pool_thread_safe(store);
+}
+
 apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p)
 {
-    rs_scanpipe_t *pp = apr_pcalloc(p, sizeof(*pp));
+    rs_scanpipe_t *pp;
     apr_status_t rv;
+
+    pp = apr_pcalloc(p, sizeof(*pp));
 
     pp->w = *sc;
     pp->w.pipe = NULL;

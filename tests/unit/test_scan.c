@@ -4,6 +4,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +12,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <apr_allocator.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
+#include <apr_thread_mutex.h>
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_scan.h"
+#include "rs_scan_priv.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
 
@@ -297,6 +301,95 @@ START_TEST(first_scan_same_as_full_path)
                 ck_assert_pstr_eq(x->hash[i], y->hash[i]);
             }
         }
+    }
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
+/* A full scan's store writer runs beside the walk, on a thread of its
+ * own, only when the allocators of the caller's pool and of the store's
+ * have a mutex (APR's global one has; a process with an allocator of its
+ * own must set one); otherwise the walk writes the store itself, with
+ * the same result.  Where the writes ran shows in the thread that calls
+ * on_change. */
+typedef struct {
+    pthread_t walker;
+    int calls, off_walker;
+} where_t;
+
+static apr_status_t note_thread(void *baton, int change, const rs_item_t *it)
+{
+    where_t *w = baton;
+    (void)change;
+    (void)it;
+    w->calls++;
+    w->off_walker += !pthread_equal(pthread_self(), w->walker);
+    return APR_SUCCESS;
+}
+
+START_TEST(pipe_needs_thread_safe_allocators)
+{
+    fx_t f;
+    apr_allocator_t *alloc;
+    apr_pool_t *np;
+    apr_thread_mutex_t *m;
+    rs_db_t *st2;
+    rs_scan_stats_t s2;
+    where_t w;
+    int round;
+
+    ck_assert_int_eq(rs_scanpipe_allowed(ut_pool, ut_pool), 1);
+    fx_init(&f);
+    build_tree(&f);
+    fx_scan(&f);
+    f.o.on_change = note_thread;
+    f.o.change_baton = &w;
+    /* Round 0: no mutex (no pipe); 1: a mutex (a pipe); 2: a mutex, but
+     * the caller's pool is mutex-less (no pipe). */
+    for (round = 0; round < 3; round++) {
+        ck_assert_int_eq(apr_allocator_create(&alloc), APR_SUCCESS);
+        ck_assert_int_eq(apr_pool_create_ex(&np, NULL, NULL, alloc), APR_SUCCESS);
+        apr_allocator_owner_set(alloc, np);
+        if (round >= 1) {
+            ck_assert_int_eq(apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, np),
+                             APR_SUCCESS);
+            apr_allocator_mutex_set(alloc, m);
+        }
+        ck_assert_int_eq(rs_scanpipe_allowed(np, ut_pool), round >= 1);
+        ck_assert_int_eq(rs_scanpipe_allowed(ut_pool, np), round >= 1);
+        ck_assert_int_eq(rs_schema_open(&st2, np, "sqlite3",
+                                        ut_path(f.base, apr_psprintf(ut_pool, "r%d.db", round)),
+                                        &f.ul.logger), APR_SUCCESS);
+        memset(&w, 0, sizeof(w));
+        w.walker = pthread_self();
+        memset(&s2, 0x55, sizeof(s2));
+        if (round == 2) {
+            apr_allocator_t *a2;
+            apr_pool_t *cp;
+            ck_assert_int_eq(apr_allocator_create(&a2), APR_SUCCESS);
+            ck_assert_int_eq(apr_pool_create_ex(&cp, NULL, NULL, a2), APR_SUCCESS);
+            apr_allocator_owner_set(a2, cp);
+            ck_assert_int_eq(rs_scanpipe_allowed(cp, np), 0);
+            ck_assert_int_eq(rs_scan_set(st2, &f.o, cp, &s2), APR_SUCCESS);
+            apr_pool_destroy(cp);
+        }
+        else {
+            ck_assert_int_eq(rs_scan_set(st2, &f.o, np, &s2), APR_SUCCESS);
+        }
+        ck_assert_int_eq(w.calls, f.s.listed);
+        ck_assert_int_eq(w.off_walker, round == 1 ? w.calls : 0);
+        ck_assert_int_eq(s2.files, f.s.files);
+        ck_assert_int_eq(s2.listed, f.s.listed);
+        ck_assert_int_eq(s2.written, f.s.written);
+        ck_assert_int_eq(s2.hashed, f.s.hashed);
+        {
+            apr_hash_t *h = NULL;
+            ck_assert_int_eq(rs_inventory_dir_load(st2, ut_pool, "s", "sub/deep", &h),
+                             APR_SUCCESS);
+            ck_assert_int_eq(apr_hash_count(h), 2);
+            assert_hashes(apr_hash_get(h, "e.txt", APR_HASH_KEY_STRING), MD5_SHA256, "eee");
+        }
+        apr_pool_destroy(np);
     }
     ck_assert_int_eq(f.ul.nerr, 0);
 }
@@ -933,6 +1026,7 @@ Suite *scan_suite(void)
     tcase_add_test(tc, progress);
     tcase_add_test(tc, unreadable);
     tcase_add_test(tc, defer_large);
+    tcase_add_test(tc, pipe_needs_thread_safe_allocators);
     suite_add_tcase(s, tc);
     return s;
 }
