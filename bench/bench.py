@@ -297,8 +297,12 @@ DocumentRoot "{self.www}"
                     return line, m
             if self.pid and not os.path.exists("/proc/%d" % self.pid):
                 raise RuntimeError("httpd %d died (see %s)" % (self.pid, self.error_log))
-            if re.search(r"\[resourcesync:(error|crit|alert|emerg)\]", self.log_text()):
+            text = self.log_text()
+            if re.search(r"\[resourcesync:(error|crit|alert|emerg)\]", text):
                 raise RuntimeError("module error (see %s)" % self.error_log)
+            if re.search(r"watcher \(pid \d+\) died", text):
+                # A replacement would scan again: its times measure nothing.
+                raise RuntimeError("the watcher died (see %s)" % self.error_log)
             time.sleep(0.2)
         raise RuntimeError("timeout after %d s waiting for /%s/ in %s"
                            % (timeout, regex, self.error_log))
