@@ -179,7 +179,12 @@ static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_d
                              int first, apr_time_t t0)
 {
     const rs_set_t *set = ws->set;
+    char ahead[96] = "";
 
+    if (stats->ahead_dirs) {
+        apr_snprintf(ahead, sizeof(ahead), "; %" APR_INT64_T_FMT " directories read ahead "
+                     "(a cold cache)", stats->ahead_dirs);
+    }
     if (was_degraded && !ws->degraded && ws->w && !ws->root_lost) {
         /* The end of a degraded episode: say so, and let the next one be
          * reported again. */
@@ -192,10 +197,10 @@ static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_d
                 "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
                 " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
                 " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
-                " bytes hashed) in %.3f s; %ld directories watched", set->name, stats->files,
+                " bytes hashed) in %.3f s; %ld directories watched%s", set->name, stats->files,
                 stats->dirs, stats->listed, stats->written, stats->removed, stats->hashed,
                 (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
-                ws->w ? rs_watch_count(ws->w) : 0L);
+                ws->w ? rs_watch_count(ws->w) : 0L, ahead);
 }
 
 static void scan_state(int state, int slot)

@@ -390,6 +390,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     apr_array_header_t *ents, *jobs, *subdirs;
     apr_status_t rv;
     int recheck = sc->recheck;
+    long inblock = sc->ahead ? rs_scanahead_inblock() : 0;
 
     apr_pool_create(&p, parent);
     sc->stats->dirs++;
@@ -414,6 +415,9 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     }
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
     rs_scan_finish_jobs(sc, p, dfd, dir, jobs);
+    if (sc->ahead) {
+        rs_scanahead_note(sc->ahead, rs_scanahead_inblock() > inblock, sc->stats->files);
+    }
     if (o->progress) {
         o->progress(o->progress_baton, sc->stats->files);
     }
@@ -507,7 +511,12 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (rs_scanpipe_allowed(p, rs_db_pool(st))) {
         rs_scanpipe_start(&sc, sp); /* on failure the walk writes itself */
     }
+    if (!o->hashes && o->readahead >= 0) {
+        sc.ahead = rs_scanahead_start(sp, rootfd, o->readahead > 0);
+    }
     rs_scan_walk(&sc, rootfd, "", sp);
+    rs_scanahead_stop(sc.ahead, &stats->ahead_dirs);
+    sc.ahead = NULL;
     rs_scanfile_crew_stop(sc.crew);
     sc.crew = NULL;
     close(rootfd);

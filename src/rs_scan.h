@@ -143,6 +143,10 @@ typedef struct rs_scan_opts_t {
      * digests but has no capture yet is read again for one.  Set it only
      * for scans that journal. */
     const char *capture_dir;
+    /* Reading ahead of the walk on a cold cache, for scans without hashes
+     * (rs_scanahead.c): 0, threads that start when the walk finds the
+     * disk under it; 1, threads reading from the start (tests); -1, none. */
+    int readahead;
 } rs_scan_opts_t;
 
 /* Returned when opts->max_deleted stopped a scan (nothing of it from the
@@ -158,6 +162,7 @@ typedef struct rs_scan_stats_t {
     apr_int64_t hashed;      /* bytes read for hashing */
     apr_int64_t deleted;     /* listed files reported deleted */
     apr_int64_t deferred;    /* large files left for later (opts.defer) */
+    apr_int64_t ahead_dirs;  /* directories read ahead of the walk (opts.readahead) */
 } rs_scan_stats_t;
 
 /* Threads a scan's parallel work may use: the processors online, at

@@ -61,6 +61,8 @@ typedef struct rs_scan_ctx_t {
      * stopped when the scan ends; NULL: none (rs_scanfile.h). */
     struct rs_scanfile_crew_t *crew;
     int crew_tried;
+    /* The threads reading ahead of the walk (rs_scanahead.c), NULL: none. */
+    struct rs_scanahead_t *ahead;
 } rs_scan_ctx_t;
 
 /* What a directory entry is to a scan (rs_scan_classify). */
@@ -98,6 +100,21 @@ apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p);
  * a mutex (see rs_scanpipe.c; two threads on an allocator without one
  * corrupt it).  rs_scan_set starts no pipe otherwise. */
 int rs_scanpipe_allowed(apr_pool_t *caller, apr_pool_t *store);
+
+/* Reading the tree's metadata ahead of a full scan's walk on a cold
+ * cache (rs_scanahead.c; see there).  start: before the walk, with the
+ * root open as rootfd (duplicated); force: read from the start instead
+ * of waiting for a cold directory; NULL when no thread could start.
+ * note: after each directory the walk read, whether reading it made the
+ * walk's thread read from a device (rs_scanahead_inblock before and
+ * after) and the files the walk has seen.  stop: after the walk; *dirs
+ * (if not NULL) gets the directories read ahead.  inblock: the blocks
+ * the calling thread has read from devices so far. */
+typedef struct rs_scanahead_t rs_scanahead_t;
+rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force);
+void rs_scanahead_note(rs_scanahead_t *ra, int cold, apr_int64_t walk_files);
+void rs_scanahead_stop(rs_scanahead_t *ra, apr_int64_t *dirs);
+long rs_scanahead_inblock(void);
 void rs_scanpipe_finish(rs_scan_ctx_t *sc);
 void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                      apr_int64_t hashed);

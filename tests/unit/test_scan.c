@@ -395,6 +395,47 @@ START_TEST(pipe_needs_thread_safe_allocators)
 }
 END_TEST
 
+/* Reading ahead of the walk (forced, as on a cold cache) changes
+ * nothing the scan finds; none is done when turned off or for a scan
+ * that hashes. */
+START_TEST(readahead_same_result)
+{
+    fx_t f;
+    rs_db_t *st2;
+    rs_scan_stats_t s2;
+    static const char *const ds[] = { "", "sub", "sub/deep", NULL };
+    int d;
+
+    fx_init(&f);
+    build_tree(&f);
+    f.o.hashes = 0;
+    f.o.readahead = -1;
+    fx_scan(&f);
+    ck_assert_int_eq(f.s.ahead_dirs, 0);
+    f.o.readahead = 1;
+    ck_assert_int_eq(rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "ahead.db"),
+                                    &f.ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(rs_scan_set(st2, &f.o, ut_pool, &s2), APR_SUCCESS);
+    /* Forced, the whole tree is read before the scan ends: the root,
+     * sub, sub/deep and cache, not link-dir (a link). */
+    ck_assert_int_eq(s2.ahead_dirs, 4);
+    ck_assert_int_eq(s2.files, f.s.files);
+    ck_assert_int_eq(s2.dirs, f.s.dirs);
+    ck_assert_int_eq(s2.listed, f.s.listed);
+    ck_assert_int_eq(s2.written, f.s.written);
+    for (d = 0; ds[d]; d++) {
+        fx_t g = f;
+        g.st = st2;
+        ck_assert_str_eq(names(&f, ds[d]), names(&g, ds[d]));
+    }
+    /* A scan that hashes reads its files on threads of its own. */
+    f.o.hashes = MD5_SHA256;
+    ck_assert_int_eq(rs_scan_set(st2, &f.o, ut_pool, &s2), APR_SUCCESS);
+    ck_assert_int_eq(s2.ahead_dirs, 0);
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
 START_TEST(rescan_unchanged)
 {
     fx_t f;
@@ -1027,6 +1068,7 @@ Suite *scan_suite(void)
     tcase_add_test(tc, unreadable);
     tcase_add_test(tc, defer_large);
     tcase_add_test(tc, pipe_needs_thread_safe_allocators);
+    tcase_add_test(tc, readahead_same_result);
     suite_add_tcase(s, tc);
     return s;
 }
