@@ -43,7 +43,7 @@ my %topic = map { $_ => "$B/resourcesync/n/notify/$_" } qw(change framework);
 sub rows {
     my ($sql) = @_;
     return [] unless -s $db;
-    my $out = `sqlite3 -json '$db' "$sql" 2>&1`;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
     return [] if $out =~ /^\s*$/ || $out =~ /database is locked/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }

@@ -50,7 +50,7 @@ sub subscribe {
 }
 
 sub rows {
-    my $out = `sqlite3 -json '$db' "SELECT setname, topic, url, secret, lease_until, cursor FROM notify_dests WHERE kind = 'sub' ORDER BY url" 2>&1`;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "SELECT setname, topic, url, secret, lease_until, cursor FROM notify_dests WHERE kind = 'sub' ORDER BY url" 2>&1`;
     return [] if $out =~ /^\s*$/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }

@@ -23,7 +23,7 @@ my $db = $srv->dir . '/state/state.db';
 
 sub rows {
     my ($sql) = @_;
-    my $out = `sqlite3 -json '$db' "$sql" 2>&1`;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
     return [] if $out =~ /^\s*$/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }

@@ -48,7 +48,7 @@ my $change = "$B/resourcesync/n/notify/change";
 sub rows {
     my ($sql) = @_;
     return [] unless -s $db;    # never let sqlite3 (root) create it
-    my $out = `sqlite3 -json '$db' "$sql" 2>&1`;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
     return [] if $out =~ /^\s*$/ || $out =~ /no such table|database is locked/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }
@@ -236,7 +236,7 @@ my $far = (time + 86400) * 1_000_000;
 my ($A, $G, $L, $E) = map { $sub->callback($_) } qw(a gone late expired);
 # 127.0.0.2 is loopback too, but not allowed: refused when connecting.
 (my $R = $sub->callback('rebound')) =~ s{//127\.0\.0\.1:}{//127.0.0.2:};
-system('sqlite3', $db, "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, "
+system('sqlite3', '-cmd', '.timeout 10000', $db, "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, "
        . "cursor) VALUES ('n', 'change', 'sub', '$A', 'k3y', $far, $last), "
        . "('n', 'change', 'sub', '$G', NULL, $far, $last), "
        . "('n', 'change', 'sub', '$L', NULL, $far, 0), "

@@ -34,7 +34,7 @@ my $framework = "$B/resourcesync/n/notify/framework";
 # Rows of a query on the store (sqlite3 -json), [] when it has none.
 sub rows {
     my ($sql) = @_;
-    my $out = `sqlite3 -json '$db' "$sql" 2>&1`;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
     return [] if $out =~ /^\s*$/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }

@@ -33,7 +33,7 @@ sub run {
 
 sub sql {
     my ($db, $q) = @_;
-    my $r = `sqlite3 -batch $db "$q"`;
+    my $r = `sqlite3 -cmd ".timeout 10000" -batch $db "$q"`;
     chomp $r;
     return $r;
 }
