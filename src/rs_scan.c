@@ -390,8 +390,11 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     apr_array_header_t *ents, *jobs, *subdirs;
     apr_status_t rv;
     int recheck = sc->recheck;
-    long inblock = sc->ahead ? rs_scanahead_inblock() : 0;
+    rs_scanahead_mark_t mark;
 
+    if (sc->ahead) {
+        rs_scanahead_mark(&mark);
+    }
     apr_pool_create(&p, parent);
     sc->stats->dirs++;
     if (o->on_dir) {
@@ -416,7 +419,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
     rs_scan_finish_jobs(sc, p, dfd, dir, jobs);
     if (sc->ahead) {
-        rs_scanahead_note(sc->ahead, rs_scanahead_inblock() > inblock, sc->stats->files);
+        rs_scanahead_note(sc->ahead, &mark, ents->nelts, sc->stats->files);
     }
     if (o->progress) {
         o->progress(o->progress_baton, sc->stats->files);

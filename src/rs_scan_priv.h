@@ -105,16 +105,21 @@ int rs_scanpipe_allowed(apr_pool_t *caller, apr_pool_t *store);
  * cache (rs_scanahead.c; see there).  start: before the walk, with the
  * root open as rootfd (duplicated); force: read from the start instead
  * of waiting for a cold directory; NULL when no thread could start.
- * note: after each directory the walk read, whether reading it made the
- * walk's thread read from a device (rs_scanahead_inblock before and
- * after) and the files the walk has seen.  stop: after the walk; *dirs
- * (if not NULL) gets the directories read ahead.  inblock: the blocks
- * the calling thread has read from devices so far. */
+ * mark: the calling thread's blocks read from devices, processor time
+ * and the time, before a directory; note: after each directory the walk
+ * read, with the mark taken before it, its entries, and the files the
+ * walk has seen.  stop: after the walk; *dirs
+ * (if not NULL) gets the directories read ahead. */
 typedef struct rs_scanahead_t rs_scanahead_t;
+typedef struct rs_scanahead_mark_t {
+    long blocks;
+    apr_int64_t cpu, wall;      /* nanoseconds */
+} rs_scanahead_mark_t;
+void rs_scanahead_mark(rs_scanahead_mark_t *m);
 rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force);
-void rs_scanahead_note(rs_scanahead_t *ra, int cold, apr_int64_t walk_files);
+void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
+                       apr_int64_t entries, apr_int64_t walk_files);
 void rs_scanahead_stop(rs_scanahead_t *ra, apr_int64_t *dirs);
-long rs_scanahead_inblock(void);
 void rs_scanpipe_finish(rs_scan_ctx_t *sc);
 void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                      apr_int64_t hashed);

@@ -12,9 +12,10 @@
  * it, and pause again when they find everything cached themselves.
  *
  * Cold or warm: a directory counts as cold for a thread when reading it
- * made that thread read from a block device (getrusage(RUSAGE_THREAD)'s
- * ru_inblock grew: the kernel charges a read to the thread that submits
- * it).  The walk measures each directory it reads (rs_scanahead_note);
+ * made that thread read at least a block from a device per 8 entries
+ * (getrusage(RUSAGE_THREAD)'s ru_inblock: the kernel charges a read to
+ * the thread that submits it) and the thread spent most of that time
+ * waiting (see is_cold).  The walk measures each directory it reads (rs_scanahead_note);
  * a cold one starts (or resumes) the readers; RS_SCANAHEAD_WARM
  * directories in a row that the readers found cached pause them until
  * the walk finds a cold one again.
@@ -47,6 +48,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <apr_allocator.h>
 #include <apr_atomic.h>
@@ -86,16 +88,16 @@ struct rs_scanahead_t {
     apr_int64_t dirs;               /* directories the readers read */
 };
 
-/* Blocks this thread has read from a device so far. */
-static long inblock(void)
+void rs_scanahead_mark(rs_scanahead_mark_t *m)
 {
     struct rusage ru;
-    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_inblock : 0;
-}
+    struct timespec ts;
 
-long rs_scanahead_inblock(void)
-{
-    return inblock();
+    m->blocks = getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_inblock : 0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    m->cpu = (apr_int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    m->wall = (apr_int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static ra_dir_t *dir_new(const char *parent, const char *name, int depth)
@@ -117,25 +119,45 @@ static ra_dir_t *dir_new(const char *parent, const char *name, int depth)
     return d;
 }
 
+/* Whether the work between mark `from` and now, on this thread, on a
+ * directory of n entries, found it cold: it read at least one 512-byte
+ * block from a device per 8 entries (an inode takes 256 bytes on ext4:
+ * about a quarter of the inodes were not cached), and it spent most of
+ * its time waiting (wall time at least twice the thread's processor
+ * time).  A tree that is mostly cached, with a block evicted here and
+ * there, is not cold: readers started for it would only take the
+ * processors from the walk and the writer, which keep both busy. */
+static int is_cold(const rs_scanahead_mark_t *from, apr_int64_t n)
+{
+    rs_scanahead_mark_t now;
+    long blocks;
+
+    rs_scanahead_mark(&now);
+    blocks = now.blocks - from->blocks;
+    return blocks > 0 && (apr_int64_t)blocks * 8 >= n
+           && now.wall - from->wall >= 2 * (now.cpu - from->cpu);
+}
+
 /* Read directory d (readdir, fstatat of every entry); its subdirectories
  * are put on *subs, first one first.  Returns whether it was cold. */
 static int read_dir(rs_scanahead_t *ra, const ra_dir_t *d, apr_int64_t *n, ra_dir_t **subs)
 {
-    long before = inblock();
+    rs_scanahead_mark_t before;
     ra_dir_t *head = NULL, **tail = &head;
     struct dirent *de;
     struct stat st;
     DIR *dp;
-    int fd = openat(ra->rootfd, *d->rel ? d->rel : ".",
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd;
 
+    rs_scanahead_mark(&before);
+    fd = openat(ra->rootfd, *d->rel ? d->rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     *n = 0;
     if (fd < 0 || !(dp = fdopendir(fd))) {
         if (fd >= 0) {
             close(fd);
         }
         *subs = NULL;
-        return inblock() > before;
+        return is_cold(&before, 1);
     }
     while ((de = readdir(dp)) != NULL) {
         int is_dir = de->d_type == DT_DIR;
@@ -162,7 +184,7 @@ static int read_dir(rs_scanahead_t *ra, const ra_dir_t *d, apr_int64_t *n, ra_di
     }
     closedir(dp);
     *subs = head;
-    return inblock() > before;
+    return is_cold(&before, *n);
 }
 
 static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
@@ -256,8 +278,11 @@ rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force)
     return ra;
 }
 
-void rs_scanahead_note(rs_scanahead_t *ra, int cold, apr_int64_t walk_files)
+void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
+                       apr_int64_t entries, apr_int64_t walk_files)
 {
+    int cold = is_cold(from, entries);
+
     apr_thread_mutex_lock(ra->lock);
     ra->walk_files = walk_files;
     if (cold && !ra->active) {
