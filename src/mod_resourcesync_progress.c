@@ -120,19 +120,10 @@ static int count_start(wset_t *ws)
     if (fd < 0) {
         return 0;
     }
-    {
-        /* A pool with its own allocator: the thread's own pool, made
-         * and destroyed by APR below this one (also on the thread, when
-         * it ends), must not touch the allocator the scan's pools share
-         * while the scan allocates from them on the driver's thread. */
-        apr_allocator_t *alloc;
-        if (apr_allocator_create(&alloc) != APR_SUCCESS) {
-            close(fd);
-            return 0;
-        }
-        apr_pool_create_ex(&pg.count_pool, ws->d->pool, NULL, alloc);
-        apr_allocator_owner_set(alloc, pg.count_pool);
-    }
+    /* The thread's own pool is made and destroyed by APR below this one
+     * (also on the thread): safe beside the scan, since the watcher's
+     * allocator has a mutex (fork_watcher). */
+    apr_pool_create(&pg.count_pool, ws->d->pool);
     pg.count_fd = fd;
     pg.count_n = -1;
     apr_atomic_set32(&pg.count_done, 0);

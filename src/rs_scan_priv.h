@@ -100,6 +100,14 @@ apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p);
  * a mutex (see rs_scanpipe.c; two threads on an allocator without one
  * corrupt it).  rs_scan_set starts no pipe otherwise. */
 int rs_scanpipe_allowed(apr_pool_t *caller, apr_pool_t *store);
+void rs_scanpipe_finish(rs_scan_ctx_t *sc);
+void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                     apr_int64_t hashed);
+void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it);
+void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                      const rs_item_t *row);
+apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
+                              apr_hash_t **rows);
 
 /* Reading the tree's metadata ahead of a full scan's walk on a cold
  * cache (rs_scanahead.c; see there).  start: before the walk, with the
@@ -120,14 +128,6 @@ rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force);
 void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
                        apr_int64_t entries, apr_int64_t walk_files);
 void rs_scanahead_stop(rs_scanahead_t *ra, apr_int64_t *dirs);
-void rs_scanpipe_finish(rs_scan_ctx_t *sc);
-void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
-                     apr_int64_t hashed);
-void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it);
-void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                      const rs_item_t *row);
-apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
-                              apr_hash_t **rows);
 
 /* Note the result rv of a store call: the scan stops with the first
  * failure's status (its cause, e.g. "No space left on device", reaches

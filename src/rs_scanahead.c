@@ -233,6 +233,18 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
     return NULL;
 }
 
+/* Let the readers read (under lock, or before they start), from the
+ * root the first time. */
+static void activate(rs_scanahead_t *ra)
+{
+    ra->active = 1;
+    ra->warm_run = 0;
+    if (!ra->seeded) {
+        ra->stack = dir_new("", "", 0);
+        ra->seeded = 1;
+    }
+}
+
 rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force)
 {
     rs_scanahead_t *ra;
@@ -262,9 +274,7 @@ rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force)
     }
     if (force) {
         ra->force = 1;
-        ra->stack = dir_new("", "", 0);
-        ra->seeded = 1;
-        ra->active = 1;
+        activate(ra);
     }
     for (i = 0; i < RS_SCANAHEAD_THREADS; i++) {
         if (apr_thread_create(&ra->th[ra->nth], NULL, reader_main, ra, pool) == APR_SUCCESS) {
@@ -286,12 +296,7 @@ void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
     apr_thread_mutex_lock(ra->lock);
     ra->walk_files = walk_files;
     if (cold && !ra->active) {
-        ra->active = 1;
-        ra->warm_run = 0;
-        if (!ra->seeded) {
-            ra->stack = dir_new("", "", 0);
-            ra->seeded = 1;
-        }
+        activate(ra);
     }
     /* Readers may wait for the walk to come closer, or to be woken. */
     if (ra->active) {
