@@ -18,7 +18,9 @@
  * the life of the process, and a pool would only grow. */
 typedef struct {
     int wd;
-    char *path;               /* relative to the root, "" for the root */
+    char *path;               /* relative to the root, "" for the root; or,
+                               * above: the absolute path (starts with '/') */
+    int above;                /* a directory above the root (rs_watch_above) */
 } wentry_t;
 
 /* A settling entry (see rs_watch.h). */
@@ -43,6 +45,11 @@ struct rs_watch_t {
     apr_time_t next_due;
     long sgarbage;            /* settling entries dropped since spool was fresh */
     unsigned flags;
+    /* Directories above the root (rs_watch_above): the access file names
+     * their events are filtered to, and when the change they reported is
+     * due (monotonic; 0: none). */
+    const apr_array_header_t *above_names;
+    apr_time_t above_due;
     apr_int64_t events;
     char buf[65536] __attribute__((aligned(__alignof__(struct inotify_event))));
 };
@@ -112,26 +119,14 @@ static void unmap(rs_watch_t *w, wentry_t *e)
     free(e);
 }
 
-int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
+/* Map watch descriptor wd (just returned by inotify_add_watch) to key
+ * (a path relative to the root, or an absolute one for a directory
+ * above it).  Returns 0 or an errno value (the watch is then removed). */
+static int map_watch(rs_watch_t *w, int wd, const char *key, int above)
 {
-    char proc[64];
     wentry_t *e, *old;
-    int wd;
 
-    old = apr_hash_get(w->by_path, relpath, APR_HASH_KEY_STRING);
-    /* Through the descriptor, so the watch is on the very directory the
-     * scanner reads, whatever happened to the path meanwhile. */
-    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
-    wd = inotify_add_watch(w->fd, proc, MASK);
-    if (wd < 0 && errno == ENOENT) {
-        /* No /proc: by path, not following a symlink put in its place. */
-        char *full = *relpath ? apr_pstrcat(w->npool, w->root, "/", relpath, NULL)
-                              : apr_pstrdup(w->npool, w->root);
-        wd = inotify_add_watch(w->fd, full, MASK | IN_DONT_FOLLOW);
-    }
-    if (wd < 0) {
-        return errno;
-    }
+    old = apr_hash_get(w->by_path, key, APR_HASH_KEY_STRING);
     e = apr_hash_get(w->by_wd, &wd, sizeof(wd));
     if (!e && !old && w->max > 0 && (long)apr_hash_count(w->by_wd) >= w->max) {
         /* Only a new watch counts against the cap: a directory moved
@@ -139,8 +134,13 @@ int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
         inotify_rm_watch(w->fd, wd);
         return ENOSPC;
     }
+    if (e && e->above != above) {
+        /* One inode both inside the tree and above its root (a bind
+         * mount): it stays what it was first watched as. */
+        return 0;
+    }
     if (e) {
-        if (!strcmp(e->path, relpath)) {
+        if (!strcmp(e->path, key)) {
             return 0;
         }
         /* The same directory under a new path: it was moved. */
@@ -156,9 +156,10 @@ int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
             return ENOMEM;
         }
         e->wd = wd;
+        e->above = above;
         apr_hash_set(w->by_wd, &e->wd, sizeof(e->wd), e);
     }
-    e->path = strdup(relpath);
+    e->path = strdup(key);
     if (!e->path) {
         inotify_rm_watch(w->fd, wd);
         apr_hash_set(w->by_wd, &e->wd, sizeof(e->wd), NULL);
@@ -173,6 +174,40 @@ int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
     }
     apr_hash_set(w->by_path, e->path, APR_HASH_KEY_STRING, e);
     return 0;
+}
+
+int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd)
+{
+    char proc[64];
+    int wd;
+
+    /* Through the descriptor, so the watch is on the very directory the
+     * scanner reads, whatever happened to the path meanwhile. */
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+    wd = inotify_add_watch(w->fd, proc, MASK);
+    if (wd < 0 && errno == ENOENT) {
+        /* No /proc: by path, not following a symlink put in its place. */
+        char *full = *relpath ? apr_pstrcat(w->npool, w->root, "/", relpath, NULL)
+                              : apr_pstrdup(w->npool, w->root);
+        wd = inotify_add_watch(w->fd, full, MASK | IN_DONT_FOLLOW);
+    }
+    if (wd < 0) {
+        return errno;
+    }
+    return map_watch(w, wd, relpath, 0);
+}
+
+int rs_watch_above(rs_watch_t *w, const char *dir, const apr_array_header_t *names)
+{
+    /* By path, following symbolic links: httpd reads the access files
+     * through the path, wherever a link on the way leads. */
+    int wd = inotify_add_watch(w->fd, dir, MASK);
+
+    w->above_names = names;
+    if (wd < 0) {
+        return errno;
+    }
+    return map_watch(w, wd, dir, 1);
 }
 
 void rs_watch_forget(rs_watch_t *w, const char *relpath)
@@ -193,6 +228,9 @@ void rs_watch_forget(rs_watch_t *w, const char *relpath)
         wentry_t *e;
         apr_hash_this(hi, NULL, NULL, &v);
         e = v;
+        if (e->above) {
+            continue;         /* above the root: not part of the tree */
+        }
         if (!n || (!strncmp(e->path, relpath, n) && (e->path[n] == '/' || !e->path[n]))) {
             APR_ARRAY_PUSH(gone, wentry_t *) = e;
         }
@@ -217,6 +255,52 @@ static void add_now(rs_watch_t *w, const char *dir, const char *name)
     }
 }
 
+/* A change above the root becomes due at `due`, unless one is due earlier. */
+static void above_due(rs_watch_t *w, apr_time_t due)
+{
+    if (!w->above_due || due < w->above_due) {
+        w->above_due = due;
+    }
+}
+
+/* 1 if name is one of the access file names of the watches above. */
+static int above_name(const rs_watch_t *w, const char *name)
+{
+    int i;
+
+    for (i = 0; w->above_names && i < w->above_names->nelts; i++) {
+        if (!strcmp(APR_ARRAY_IDX(w->above_names, i, const char *), name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An event of a directory above the root (e).  Only its access files
+ * matter: created or written (settling, like a file of the tree), closed
+ * after writing, attributes changed, deleted, renamed in or out - and
+ * the directory itself gone, moved or changed (its permissions decide
+ * whether httpd can read them), which the owner answers by looking at
+ * every access file above again and watching the directories anew. */
+static void above_event(rs_watch_t *w, wentry_t *e, const struct inotify_event *ev,
+                        apr_time_t now)
+{
+    if (ev->mask & IN_IGNORED) {
+        unmap(w, e);
+        above_due(w, now);
+        return;
+    }
+    if (!ev->len || !ev->name[0]) {
+        if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_ATTRIB | IN_UNMOUNT)) {
+            above_due(w, now);
+        }
+        return;
+    }
+    if (above_name(w, ev->name)) {
+        above_due(w, (ev->mask & (IN_CREATE | IN_MODIFY)) ? now + RS_WATCH_SETTLE : now);
+    }
+}
+
 static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
 {
     wentry_t *e;
@@ -231,6 +315,10 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
     e = apr_hash_get(w->by_wd, &ev->wd, sizeof(ev->wd));
     if (!e) {
         return;               /* a watch already forgotten */
+    }
+    if (e->above) {
+        above_event(w, e, ev, now);
+        return;
     }
     if (ev->mask & IN_IGNORED) {
         /* The kernel removed the watch (directory deleted, unmounted). */
@@ -394,5 +482,17 @@ unsigned rs_watch_take_flags(rs_watch_t *w)
 
 apr_time_t rs_watch_next_due(const rs_watch_t *w)
 {
+    if (w->above_due && (!w->next_due || w->above_due < w->next_due)) {
+        return w->above_due;
+    }
     return w->next_due;
+}
+
+int rs_watch_take_above(rs_watch_t *w, apr_time_t now)
+{
+    if (!w->above_due || w->above_due > now) {
+        return 0;
+    }
+    w->above_due = 0;
+    return 1;
 }

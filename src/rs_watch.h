@@ -22,6 +22,15 @@
  *     deleted, moved, unmounted or changed its attributes: only a full
  *     reconciliation scan can say what changed.
  *
+ * Directories above the root (rs_watch_above) are watched too, for one
+ * thing only: the access files (.htaccess, AccessFileName) httpd reads
+ * there, which change what it serves anywhere in the tree.  Their events
+ * are filtered to those names and become one piece of work of their own
+ * (rs_watch_take_above), "now" or "settling" like the entries of the
+ * tree; the directory itself gone, moved or changed in its attributes is
+ * such work too.  They are never scan targets, and rs_watch_forget never
+ * removes them.
+ *
  * Watches follow inodes, not paths: a directory moved inside the tree
  * keeps its watch descriptor, and the map from descriptor to path is
  * corrected when the scanner walks the new path (rs_watch_add returns the
@@ -62,6 +71,23 @@ int rs_watch_fd(const rs_watch_t *w);
  * errno value (ENOSPC, ENOMEM: limits reached). */
 int rs_watch_add(rs_watch_t *w, const char *relpath, int dfd);
 
+/* Watch directory dir (absolute), above the root, for changes of the
+ * access files named in names (array of char*, kept: it must live as
+ * long as w) in it, by path (following symbolic links, as httpd reads
+ * them).  Watching it again is cheap, and watches the directory now at
+ * that path if another one was watched there before.  Returns 0 or an
+ * errno value (EACCES: the directory cannot be read; ENOENT; ENOSPC,
+ * ENOMEM: limits reached). */
+int rs_watch_above(rs_watch_t *w, const char *dir, const apr_array_header_t *names);
+
+/* Whether a change above the root is due at `now` (rs_time_mono()): an
+ * access file of a watched directory above it was created or written
+ * (due RS_WATCH_SETTLE later, unless a close or another event takes it
+ * first), closed after writing, renamed, removed or changed in its
+ * attributes, or such a directory was removed, moved or changed.  The
+ * work is cleared when taken. */
+int rs_watch_take_above(rs_watch_t *w, apr_time_t now);
+
 /* Stop watching relpath and the directories below it (those still mapped
  * to paths below relpath).  Cheap when relpath is not a watched directory. */
 void rs_watch_forget(rs_watch_t *w, const char *relpath);
@@ -77,7 +103,8 @@ int rs_watch_take(rs_watch_t *w, apr_pool_t *p, apr_time_t now, rs_scan_target_t
 /* Return and clear the RS_WATCH_* flags. */
 unsigned rs_watch_take_flags(rs_watch_t *w);
 
-/* When the next settling entry is due, on rs_time_mono()'s clock (0: none).
+/* When the next settling entry (or change above the root) is due, on
+ * rs_time_mono()'s clock (0: none).
  * Never later than that; earlier when the first one was taken by a close
  * meanwhile (the next rs_watch_take at that time finds nothing due and
  * corrects it). */

@@ -807,6 +807,129 @@ START_TEST(settling_due_on_monotonic_clock)
 }
 END_TEST
 
+/* The access file names the watches above the root follow. */
+static const apr_array_header_t *access_names(void)
+{
+    apr_array_header_t *n = apr_array_make(ut_pool, 2, sizeof(const char *));
+    APR_ARRAY_PUSH(n, const char *) = ".htaccess";
+    APR_ARRAY_PUSH(n, const char *) = ".acl";
+    return n;
+}
+
+/* Directories above the root: only their access files make work, of its
+ * own kind (never scan targets), "now" for a close, a rename or a
+ * removal, after the settling delay for a file created or written and
+ * still open; rs_watch_forget never drops them. */
+START_TEST(above_access_files)
+{
+    fx_t f;
+    const char *up = NULL;
+    apr_time_t due;
+    int fd;
+
+    fx_init(&f);
+    up = f.base;                 /* the root's parent */
+    ck_assert_int_eq(add(&f, ""), 0);
+    ck_assert_int_eq(rs_watch_above(f.w, up, access_names()), 0);
+    ck_assert_int_eq(rs_watch_count(f.w), 2);
+    /* Again: nothing new. */
+    ck_assert_int_eq(rs_watch_above(f.w, up, access_names()), 0);
+    ck_assert_int_eq(rs_watch_count(f.w), 2);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 0);
+
+    /* Other names up there make no work at all. */
+    ut_write_str(ut_path(up, "other.txt"), "o");
+    ut_write_str(ut_path(up, ".htaccess.new"), "Require all denied\n");
+    marker(&f, "m1");
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 0);
+    ck_assert_str_eq(take_now(&f), ":m1");
+
+    /* Replaced by rename: now. */
+    ck_assert_int_eq(rename(ut_path(up, ".htaccess.new"), ut_path(up, ".htaccess")), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 0);
+    ck_assert_str_eq(take_now(&f), "");
+
+    /* Written in place and closed: now (the close takes the delay). */
+    ut_write_str(ut_path(up, ".htaccess"), "Require all granted\n");
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_int_eq(rs_watch_next_due(f.w), 0);
+
+    /* The second name, created and held open: after the delay. */
+    fd = open(ut_path(up, ".acl"), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_int_ge(fd, 0);
+    wait_read(&f);
+    due = rs_watch_next_due(f.w);
+    ck_assert_int_gt(due, 0);
+    ck_assert_int_eq(rs_watch_take_above(f.w, due - 1), 0);
+    ck_assert_int_eq(rs_watch_take_above(f.w, due), 1);
+    ck_assert_int_eq(rs_watch_next_due(f.w), 0);
+    ck_assert_int_eq(close(fd), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+
+    /* Attributes, removal. */
+    ck_assert_int_eq(chmod(ut_path(up, ".acl"), 0600), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_int_eq(unlink(ut_path(up, ".acl")), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+
+    /* Forgetting the whole tree keeps the watch above. */
+    rs_watch_forget(f.w, "");
+    ck_assert_int_eq(rs_watch_count(f.w), 1);
+    ck_assert_int_eq(unlink(ut_path(up, ".htaccess")), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_str_eq(take_now(&f), "");
+    ck_assert_uint_eq(rs_watch_take_flags(f.w), 0);
+}
+END_TEST
+
+/* A directory above that goes is work (the owner looks again); watching
+ * its path again watches the directory now there. */
+START_TEST(above_directory_replaced)
+{
+    fx_t f;
+    const char *top = NULL, *mid, *root;
+
+    memset(&f, 0, sizeof(f));
+    top = ut_tempdir("watch-above");
+    mid = ut_path(top, "mid");
+    root = ut_path(mid, "root");
+    ut_mkdir(mid);
+    ut_mkdir(root);
+    ck_assert_int_eq(rs_watch_create(&f.w, ut_pool, root, 0), APR_SUCCESS);
+    ck_assert_int_eq(rs_watch_above(f.w, mid, access_names()), 0);
+    ck_assert_int_eq(rs_watch_above(f.w, top, access_names()), 0);
+    ck_assert_int_eq(rs_watch_count(f.w), 2);
+
+    /* Moved away and made again: the old one reports its move. */
+    ck_assert_int_eq(rename(mid, ut_path(top, "mid-away")), 0);
+    ut_mkdir(mid);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_int_eq(rs_watch_above(f.w, mid, access_names()), 0);
+    ck_assert_int_eq(rs_watch_count(f.w), 2);
+    /* The old one no longer reports, the new one does. */
+    ut_write_str(ut_path(ut_path(top, "mid-away"), ".htaccess"), "x");
+    ut_write_str(ut_path(mid, ".htaccess"), "x");
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+
+    /* Deleted: its watch goes (IN_IGNORED), which is work too. */
+    ck_assert_int_eq(ut_rmtree(mid), 0);
+    wait_read(&f);
+    ck_assert_int_eq(rs_watch_take_above(f.w, rs_time_mono()), 1);
+    ck_assert_int_eq(rs_watch_count(f.w), 1);
+    ck_assert_int_eq(rs_watch_above(f.w, mid, access_names()), ENOENT);
+    ck_assert_int_eq(rs_watch_count(f.w), 1);
+}
+END_TEST
+
 Suite *watch_suite(void)
 {
     Suite *s = suite_create("rs_watch");
@@ -828,6 +951,8 @@ Suite *watch_suite(void)
     tcase_add_test(tc, max_watches);
     tcase_add_test(tc, mono_follows_clock_monotonic);
     tcase_add_test(tc, settling_due_on_monotonic_clock);
+    tcase_add_test(tc, above_access_files);
+    tcase_add_test(tc, above_directory_replaced);
     suite_add_tcase(s, tc);
     return s;
 }
