@@ -51,6 +51,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_json.c src/rs_utf8.c \
              src/rs_setlock.c
 ENGINE_SRC += src/rs_range.c
+ENGINE_SRC += src/rs_above.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
@@ -72,6 +73,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_progress.c \
              src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
 GLUE_SRC  += src/mod_resourcesync_fingerprint.c
+GLUE_SRC  += src/mod_resourcesync_above.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

@@ -463,6 +463,7 @@ void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
     sc->stats = stats;
     sc->vpool = vpool;
     sc->visited = apr_hash_make(vpool);
+    sc->recheck = o->recheck;
 }
 
 apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,

@@ -89,6 +89,11 @@ typedef struct rs_scan_opts_t {
      * or vanishes, every file below its directory is checked again (and
      * a change notification naming one reconciles its whole directory). */
     const apr_array_header_t *access_files;
+    /* Every file gets its check again, even where its row still describes
+     * it (its digests are kept unless its content changed too): something
+     * outside the tree changed what httpd serves in all of it, an access
+     * file above the set's root (rs_above.h). */
+    int recheck;
     rs_scan_check_fn *check;              /* NULL: everything is served */
     void *check_baton;
     /* Parallel work: files that need a check or hashing are processed by

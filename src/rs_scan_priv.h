@@ -41,7 +41,8 @@ typedef struct rs_scan_ctx_t {
     /* While walking a directory whose access file (or one of an
      * ancestor's, within this walk) appeared, changed or vanished: every
      * file gets its access check again, even if its row describes it.
-     * Set and restored by rs_scan_walk around a directory's subtree. */
+     * Set and restored by rs_scan_walk around a directory's subtree; set
+     * for the whole scan by rs_scan_opts_t.recheck. */
     int recheck;
     /* The store writer of a full scan (rs_scanpipe.c), NULL when the
      * store is written from this thread.  While it is set, this thread

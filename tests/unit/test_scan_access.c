@@ -15,12 +15,15 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "unit.h"
+#include "rs_above.h"
 #include "rs_scan.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
 
 typedef struct {
     const char *root;
+    const char *above;            /* a directory above root whose access
+                                   * file counts too (NULL: none) */
     rs_db_t *st;
     ut_log_t ul;
     rs_scan_opts_t o;
@@ -64,6 +67,9 @@ static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
         dir = "";
     }
     if (is_dir && denies(a->root, relpath, "")) {
+        return 0;
+    }
+    if (a->above && denies(a->above, "", is_dir ? "" : base)) {
         return 0;
     }
     /* The file's (or directory's parent's) directory and its ancestors. */
@@ -301,6 +307,117 @@ START_TEST(access_file_denies_its_directory)
 }
 END_TEST
 
+/* A change the tree does not show (an access file above the root):
+ * a scan re-decides only the directories it walks, rs_scan_opts_t.recheck
+ * every file, without reading any again. */
+START_TEST(recheck_decides_every_file)
+{
+    ax_t a;
+
+    ax_init(&a);
+    a.above = ut_path(a.root, "..");
+    ck_assert_str_eq(scan(&a), "C:a/b/y.txt C:a/x.txt C:top.txt");
+    ut_write_str(ut_path(a.above, ".htaccess"), "deny top.txt\ndeny y.txt\n");
+    /* Rows that still describe their files are not checked again. */
+    ck_assert_str_eq(scan(&a), "");
+    a.o.recheck = 1;
+    ck_assert_str_eq(scan(&a), "D:a/b/y.txt D:top.txt");
+    ck_assert_int_eq(a.s.hashed, 0);
+    ck_assert_int_eq(listed(&a), 1);
+    ck_assert_int_eq(unlink(ut_path(a.above, ".htaccess")), 0);
+    ck_assert_str_eq(scan(&a), "C:a/b/y.txt C:top.txt");
+    ck_assert_int_eq(listed(&a), 3);
+    /* Everything above, denying a directory: its rows go too. */
+    ut_write_str(ut_path(a.above, ".htaccess"), "deny all\n");
+    ck_assert_str_eq(scan(&a), "D:a/b/y.txt D:a/x.txt D:top.txt");
+    ck_assert_int_eq(listed(&a), 0);
+}
+END_TEST
+
+START_TEST(above_dirs)
+{
+    apr_array_header_t *d = rs_above_dirs(ut_pool, "/srv/www/data");
+
+    ck_assert_str_eq(apr_array_pstrcat(ut_pool, d, ' '), "/ /srv /srv/www");
+    ck_assert_str_eq(apr_array_pstrcat(ut_pool, rs_above_dirs(ut_pool, "/x"), ' '), "/");
+    ck_assert_int_eq(rs_above_dirs(ut_pool, "/")->nelts, 0);
+}
+END_TEST
+
+/* The state of the access files above: every change of one (created, in
+ * place with the same size, replaced by rename, attributes, removed)
+ * changes it and is named by rs_above_diff; other files do not. */
+START_TEST(above_state_follows_access_files)
+{
+    const char *top = ut_tempdir("above"), *mid = ut_path(top, "mid"), *s0, *s1, *s2;
+    apr_array_header_t *dirs = apr_array_make(ut_pool, 2, sizeof(const char *));
+    apr_array_header_t *names = apr_array_make(ut_pool, 2, sizeof(const char *));
+    const char *f = ut_path(mid, ".htaccess");
+
+    ut_mkdir(mid);
+    APR_ARRAY_PUSH(dirs, const char *) = top;
+    APR_ARRAY_PUSH(dirs, const char *) = mid;
+    APR_ARRAY_PUSH(names, const char *) = ".htaccess";
+    APR_ARRAY_PUSH(names, const char *) = ".acl";
+    s0 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(s0, apr_pstrcat(ut_pool, top, "/.htaccess\t-\n", top, "/.acl\t-\n",
+                                     f, "\t-\n", mid, "/.acl\t-\n", NULL));
+    ck_assert_ptr_null(rs_above_diff(ut_pool, s0, rs_above_state(ut_pool, dirs, names)));
+
+    ut_write_str(ut_path(top, "other.txt"), "o");
+    ck_assert_ptr_null(rs_above_diff(ut_pool, s0, rs_above_state(ut_pool, dirs, names)));
+
+    ut_write_str(f, "deny a\n");
+    s1 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(rs_above_diff(ut_pool, s0, s1), f);
+    /* In place, same size (a later time) */
+    usleep(20000);
+    ut_write_str(f, "deny b\n");
+    s2 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(rs_above_diff(ut_pool, s1, s2), f);
+    /* Replaced by rename. */
+    ut_write_str(ut_path(mid, "new"), "deny b\n");
+    ck_assert_int_eq(rename(ut_path(mid, "new"), f), 0);
+    s1 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(rs_above_diff(ut_pool, s2, s1), f);
+    /* Attributes. */
+    ck_assert_int_eq(chmod(f, 0600), 0);
+    s2 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(rs_above_diff(ut_pool, s1, s2), f);
+    /* The second name, in the upper directory: named first. */
+    ut_write_str(ut_path(top, ".acl"), "x");
+    ck_assert_int_eq(unlink(f), 0);
+    s1 = rs_above_state(ut_pool, dirs, names);
+    ck_assert_str_eq(rs_above_diff(ut_pool, s2, s1), ut_path(top, ".acl"));
+    ck_assert_int_eq(unlink(ut_path(top, ".acl")), 0);
+    ck_assert_ptr_null(rs_above_diff(ut_pool, s0, rs_above_state(ut_pool, dirs, names)));
+
+    /* Never stored: differs, but from nothing to follow. */
+    ck_assert_str_eq(rs_above_diff(ut_pool, NULL, s0), ut_path(top, ".htaccess"));
+    ck_assert_str_eq(rs_above_diff(ut_pool, s0, NULL), ut_path(top, ".htaccess"));
+    ck_assert_ptr_null(rs_above_diff(ut_pool, NULL, ""));
+    ck_assert_ptr_null(rs_above_diff(ut_pool, NULL, rs_above_state(ut_pool, dirs, NULL)));
+}
+END_TEST
+
+START_TEST(above_state_stored)
+{
+    ax_t a;
+    const char *v = "x";
+
+    ax_init(&a);
+    ck_assert_int_eq(rs_above_load(a.st, ut_pool, "s", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(rs_above_save(a.st, ut_pool, "s", "/a/.htaccess\t-\n"), APR_SUCCESS);
+    ck_assert_int_eq(rs_above_save(a.st, ut_pool, "t", ""), APR_SUCCESS);
+    ck_assert_int_eq(rs_above_load(a.st, ut_pool, "s", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "/a/.htaccess\t-\n");
+    /* (The store may give the empty state back as none: the same.) */
+    ck_assert_int_eq(rs_above_load(a.st, ut_pool, "t", &v), APR_SUCCESS);
+    ck_assert_ptr_null(rs_above_diff(ut_pool, v, ""));
+}
+END_TEST
+
 Suite *scan_access_suite(void)
 {
     Suite *s = suite_create("rs_scan_access");
@@ -308,6 +425,10 @@ Suite *scan_access_suite(void)
     tcase_add_test(tc, full_scan_follows_access_files);
     tcase_add_test(tc, targets_follow_access_files);
     tcase_add_test(tc, access_file_denies_its_directory);
+    tcase_add_test(tc, recheck_decides_every_file);
+    tcase_add_test(tc, above_dirs);
+    tcase_add_test(tc, above_state_follows_access_files);
+    tcase_add_test(tc, above_state_stored);
     suite_add_tcase(s, tc);
     return s;
 }
