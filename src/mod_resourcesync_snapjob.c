@@ -293,9 +293,11 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         return;
     }
     if (dumping) {
-        /* A new snapshot is due: the next tick after the dump writes it
-         * (set_tick, or the next full scan of a set without watches). */
-        ws->dirty = 1;
+        /* A new snapshot is due: written as a fresh one once the dump is
+         * done (rs_snapjob_poll), like after a live change - a full scan
+         * out of turn (an access file above the root, the mount table)
+         * must not wait for the next tick. */
+        rs_snapjob_changed(ws, rs_time_mono());
         return;
     }
     if (!at && rs_journal_mark(ws->d->journal, set->name, &at) != APR_SUCCESS) {
