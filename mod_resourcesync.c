@@ -90,6 +90,7 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_post_perdir_config(rs_access_post_perdir, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_map_to_storage(rs_access_map_to_storage, NULL, NULL, APR_HOOK_REALLY_FIRST);
+    ap_hook_open_htaccess(rs_access_open_htaccess, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_fixups(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_hub_handle, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);

@@ -613,6 +613,20 @@ const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p);
  * checker's set's server, as an array of char*: what the scans follow
  * (rs_scan_opts_t.access_files).  Lives as long as the checker. */
 const apr_array_header_t *rs_access_files(const rs_access_t *a);
+/* The directories above the checker's set's root (absolute, no trailing
+ * '/', from "/" down) whose access files httpd reads, as its directory
+ * walk of the root tells (the open_htaccess hook below); *complete is 0
+ * when that walk did not reach the root, and then every directory above
+ * it is returned.  From p. */
+apr_array_header_t *rs_access_above(rs_access_t *a, apr_pool_t *p, int *complete);
+/* open_htaccess hook (declining): notes the directories rs_access_above's
+ * walk tries access files in. */
+apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name,
+                                     const char *access_name, ap_configfile_t **conffile,
+                                     const char **full_name);
+/* Drop the answers the checker shares between directories (an access
+ * file above the set's root changed). */
+void rs_access_forget(rs_access_t *a);
 
 /* mod_resourcesync_handler.c */
 int rs_handler_translate(request_rec *r);

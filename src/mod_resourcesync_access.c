@@ -54,6 +54,16 @@
  * symbolic links always get one request per file: an access file may hold
  * <Files> sections or rewrite rules, and a link is judged by its own
  * Options.  Directories get their own request, as before.
+ *
+ * Above the set's root: which directories' access files httpd reads
+ * (AllowOverride, AllowOverrideList, per directory) is asked of httpd
+ * itself, by a directory walk of the set's root on a checker's connection
+ * during which the open_htaccess hook notes every directory httpd tries
+ * an access file in (rs_access_above).  The watcher follows those
+ * (mod_resourcesync_above.c); when one of their files changes, it empties
+ * the answers shared between directories (rs_access_forget) before the
+ * files are decided again, so no answer given while the old file was in
+ * force outlives it.
  */
 #include <errno.h>
 #include <string.h>
@@ -64,6 +74,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_above.h"
 #include "rs_scan.h"
 #include "rs_uri.h"
 
@@ -314,6 +325,93 @@ static int access_file_above(const rs_access_t *a, apr_pool_t *p, const char *pa
         }
         *slash = '\0';
     }
+}
+
+/* What rs_access_above's walk notes, through the checker connection's
+ * slot of this module's connection config (set only during that walk). */
+typedef struct above_note_t {
+    apr_pool_t *p;
+    apr_array_header_t *dirs;           /* as httpd names them: "/srv/www/" */
+} above_note_t;
+
+apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name,
+                                     const char *access_name, ap_configfile_t **conffile,
+                                     const char **full_name)
+{
+    above_note_t *n;
+
+    if (rs_access_internal(r)
+        && (n = ap_get_module_config(r->connection->conn_config, &resourcesync_module))) {
+        /* Once per directory: httpd tries each AccessFileName in turn. */
+        int last = n->dirs->nelts - 1;
+        if (last < 0 || strcmp(APR_ARRAY_IDX(n->dirs, last, const char *), dir_name)) {
+            APR_ARRAY_PUSH(n->dirs, const char *) = apr_pstrdup(n->p, dir_name);
+        }
+    }
+    return AP_DECLINED;
+}
+
+/* dir as httpd names it in the walk ("/srv/www/", "/"), without the
+ * trailing '/' but for "/" itself. */
+static const char *walk_dir(apr_pool_t *p, const char *dir)
+{
+    apr_size_t n = strlen(dir);
+
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    return apr_pstrndup(p, dir, n);
+}
+
+apr_array_header_t *rs_access_above(rs_access_t *a, apr_pool_t *p, int *complete)
+{
+    const rs_set_t *set = a->set;
+    apr_array_header_t *all = rs_above_dirs(p, set->dir), *out;
+    above_note_t note;
+    request_rec *r;
+    int status, found, i, j;
+
+    note.p = p;
+    note.dirs = apr_array_make(p, 8, sizeof(const char *));
+    ap_set_module_config(a->c->conn_config, &resourcesync_module, &note);
+    r = ap_create_request(a->c);
+    r->log = &quiet_log;
+    r->method = "GET";
+    r->method_number = M_GET;
+    r->uri = apr_pstrdup(r->pool, set->url_path);
+    r->filename = apr_pstrcat(r->pool, set->dir, "/", NULL);
+    status = ap_directory_walk(r);
+    found = r->finfo.filetype == APR_DIR;
+    apr_pool_destroy(r->pool);
+    ap_set_module_config(a->c->conn_config, &resourcesync_module, NULL);
+
+    /* A walk that stopped on the way (a directory that cannot be
+     * searched, an access file that cannot be read: everything answers
+     * 403 then; a directory missing, as below a file system not mounted
+     * yet) cannot tell about the directories after that point: follow
+     * them all. */
+    *complete = status == OK && found;
+    if (!*complete) {
+        return all;
+    }
+    out = apr_array_make(p, all->nelts, sizeof(const char *));
+    for (i = 0; i < all->nelts; i++) {
+        const char *d = APR_ARRAY_IDX(all, i, const char *);
+        for (j = 0; j < note.dirs->nelts; j++) {
+            if (!strcmp(walk_dir(p, APR_ARRAY_IDX(note.dirs, j, const char *)), d)) {
+                APR_ARRAY_PUSH(out, const char *) = d;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+void rs_access_forget(rs_access_t *a)
+{
+    apr_pool_clear(a->shared_pool);
+    a->shared = apr_hash_make(a->shared_pool);
+    a->last = NULL;
 }
 
 /* Empty the cache (the cleanup of the pool it is bound to). */

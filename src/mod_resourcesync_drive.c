@@ -256,6 +256,14 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
         apr_pool_clear(d->iter);
         return 1;
     }
+    if (rs_watch_take_above(ws->w, now) && rs_abovew_changed(ws, d->iter)) {
+        /* An access file above the root: every file may be served
+         * differently now. */
+        rs_watch_take(ws->w, d->iter, now, &t);   /* the scan covers it */
+        rs_reconcile_full(d->iter, ws, 0);
+        apr_pool_clear(d->iter);
+        return 1;
+    }
     n = rs_watch_take(ws->w, d->iter, now, &t);
     if (n) {
         rs_reconcile_targets(d->iter, ws, t, n);
@@ -272,7 +280,10 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
     apr_status_t rv;
 
     ws->next_tick = now + rs_global.rescan;
-    if (!ws->w || ws->degraded || ws->root_lost) {
+    if (!ws->w || ws->degraded || ws->root_lost
+        || (!ws->confirm_at && rs_abovew_changed(ws, d->iter))) {
+        /* (An access file above the root changed unseen: a directory up
+         * there cannot be watched.) */
         rs_reconcile_full(d->iter, ws, 0);
     }
     else if ((rv = rs_reconcile_changes(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
@@ -405,6 +416,7 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     }
     rs_status_read_set(set->slot, &ws->status);
     rs_avail_init(ws, d->iter);
+    rs_abovew_init(ws, d->iter);
     apr_pool_clear(d->iter);
 }
 

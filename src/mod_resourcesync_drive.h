@@ -115,6 +115,13 @@ typedef struct wset_t {
     apr_time_t notify_prune;
     int notify_started;
     int notify_fw_checked;     /* this start's framework check is done */
+    /* Access files above the root (mod_resourcesync_above.c): the
+     * directories httpd reads them in (for the watcher's life), the state
+     * stored when every file was last decided, and the state read before
+     * the full scan in progress (malloc'd; NULL: none). */
+    const apr_array_header_t *above_dirs;
+    char *above_state;
+    char *above_next;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (inline: the
@@ -247,6 +254,20 @@ void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t r
  * the pass goes on (the loop should come back soon). */
 int rs_verify_slice(wset_t *ws, apr_pool_t *p, apr_time_t now, rs_scan_target_t **out,
                     int *more);
+
+/* mod_resourcesync_above.c: the access files above the set's root (see
+ * that file).  init: at watcher start, after the store is open and the
+ * checkers are made: the directories to follow (logged) and the stored
+ * state.  begin: before a full scan: watch them, read their state; 1 when
+ * it differs from the stored one (logged; the scan must decide every file
+ * again, rs_scan_opts_t.recheck).  end: after a successful full scan:
+ * store the state begin read.  changed: after an event above the root,
+ * or at a tick: watch them again, read the state; 1 when it differs from
+ * the stored one (a full scan is due). */
+void rs_abovew_init(wset_t *ws, apr_pool_t *p);
+int rs_abovew_begin(wset_t *ws, apr_pool_t *p);
+void rs_abovew_end(wset_t *ws, apr_pool_t *p);
+int rs_abovew_changed(wset_t *ws, apr_pool_t *p);
 
 /* mod_resourcesync_hashlane.c: large files hashed on a thread of their
  * own (see that file for the lifecycle of a file on the lane). */

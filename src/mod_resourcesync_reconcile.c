@@ -12,7 +12,9 @@
  * (mod_resourcesync_storefail.c), whose retry is a full scan here; a set
  * that cannot be listed (mod_resourcesync_avail.c) is not scanned at all.
  * Directories get their inotify watches as the scan reaches them
- * (on_dir), before they are read.
+ * (on_dir), before they are read; a full scan first looks at the access
+ * files above the root (mod_resourcesync_above.c) and decides every file
+ * again when one of them changed.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -256,6 +258,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     }
     ws->degraded = 0;
     scan_opts(ws, &so, &rc, jstart != 0);
+    so.recheck = rs_abovew_begin(ws, p);
     rs_progress_begin(ws);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
@@ -279,6 +282,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
         rs_storefail_failed(p, ws, rv, "a full scan");
         return;
     }
+    rs_abovew_end(ws, p);      /* every file was decided under that state */
     full_scan_report(ws, &stats, was_degraded, first, t0);
     if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
         /* The journal starts where this scan's Resource List does. */
