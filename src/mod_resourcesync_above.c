@@ -50,9 +50,12 @@
 #include "rs_above.h"
 
 /* Watch every directory above the root (when the set has an inotify
- * instance); a failure is logged once per watcher life and directory,
- * but for a directory that is not there (then neither is the root: the
- * set is unavailable, which says so itself). */
+ * instance).  Out of watches (ENOSPC, ENOMEM), the set is degraded like
+ * when a directory of its tree cannot be watched; a directory that cannot
+ * be watched for a reason of its own (EACCES: the run user cannot read
+ * it) is logged once per watcher life and directory, and found at the
+ * ticks; one that is not there (then neither is the root: the set is
+ * unavailable, which says so itself) is not logged. */
 static void watch_dirs(wset_t *ws)
 {
     const apr_array_header_t *names = rs_access_files(ws->acc[0]);
@@ -61,7 +64,10 @@ static void watch_dirs(wset_t *ws)
     for (i = 0; ws->w && i < ws->above_dirs->nelts; i++) {
         const char *dir = APR_ARRAY_IDX(ws->above_dirs, i, const char *);
         int err = rs_watch_above(ws->w, dir, names);
-        if (err && err != ENOENT) {
+        if (err == ENOSPC || err == ENOMEM) {
+            rs_reconcile_watch_failed(ws, dir, err);
+        }
+        else if (err && err != ENOENT) {
             rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory %s "
                         "above its root for changes of its access files; they are "
                         "compared every %d s (ResourceSyncRescanInterval) instead",

@@ -349,6 +349,10 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first);
 /* The n targets inotify (or the verification pass, or the hashing lane)
  * named, in one transaction; on failure a full scan decides. */
 void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, int n);
+/* A watch of the set could not be added (err: ENOSPC, ENOMEM - the
+ * limits), for directory dir (as logged): the set is degraded to full
+ * rescans at every tick, logged once per episode. */
+void rs_reconcile_watch_failed(wset_t *ws, const char *dir, int err);
 /* After records were committed: the recorder's (rc, may be NULL) into the
  * ring, then the Change Lists (closing, retention, files); full == 0 (an
  * event batch) looks at the lists only when the open one may be full. */

@@ -29,8 +29,6 @@ umask 022;
 my $srv = private_server(
     mpm  => 'prefork',
     conf => STATE_CONF . "ResourceSyncRescanInterval 3600\nAccessFileName .htaccess .acl\n"
-            . "LogLevel info resourcesync:debug\n"
-            . qq(<Directory />\n    AllowOverride None\n</Directory>\n)
             . qq(<Directory "\@DIR\@/www">\n    AllowOverride All\n</Directory>\n)
             . set_conf('d', 'www/pub/data', 'ResourceSyncResourceDump 1'));
 $srv->populate(files => { map { ("www/pub/data/$_" => "$_\n") }
@@ -146,11 +144,11 @@ is(listed_becomes(''), '', 'a denying .acl above (AccessFileName .htaccess .acl)
 unlink "$WWW/.acl" or die $!;
 is(listed_becomes($all), $all, '... and its removal');
 
-# AllowOverride None (<Directory />: the server's own directory, above
-# the DocumentRoot): httpd does not read the file, so nothing changes, and
-# the watcher does not even look at it.  (Without such a section httpd
-# opens the access files of every directory, and the watcher follows
-# them all.)
+# AllowOverride None (private servers have it in <Directory />, as
+# Debian's apache2.conf does: here the server's own directory, above the
+# DocumentRoot): httpd does not read the file, so nothing changes, and the
+# watcher does not even look at it.  (Without such a section httpd opens
+# the access files of every directory, and the watcher follows them all.)
 put("$D/.htaccess", "Require all denied\n");
 put("$PUB/data/c.txt", "c\n");
 my $with_c = 'a.txt c.txt secret1.txt sub/b.txt sub/secret2.txt';

@@ -344,6 +344,12 @@ LoadModule mime_module $mods/mod_mime.so
 LoadModule alias_module $mods/mod_alias.so
 TypesConfig /etc/mime.types
 LoadModule resourcesync_module $mod
+# As Debian's apache2.conf: no access file is looked for above the tree
+# (without it httpd reads one in every directory up to /, and the watcher
+# follows them all).
+<Directory />
+    AllowOverride None
+</Directory>
 DocumentRoot "$d/www"
 <Directory "$d/www">
     Require all granted
