@@ -71,7 +71,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_deliverstat.c \
              src/mod_resourcesync_progress.c \
              src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
-GLUE_SRC  += src/mod_resourcesync_fingerprint.c
+GLUE_SRC  += src/mod_resourcesync_fingerprint.c src/mod_resourcesync_seed.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)

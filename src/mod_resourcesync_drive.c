@@ -6,6 +6,9 @@
  * mod_resourcesync_snapjob.c).
  *
  * Lifecycle:
+ *   0. make the state directory's entries private to the run user, as an
+ *      older version or another umask may have left them, before the
+ *      store is opened (its -wal and -shm take the store file's mode);
  *   1. open the store and the journal (retried with back-off while the
  *      cause may go away by itself; any other failure ends the watcher
  *      with the exit code that prevents a respawn);
@@ -458,6 +461,9 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->log.baton = s;
     d->nsets = rs_global.sets->nelts;
     rs_logonce_init(pool);
+    apr_pool_create(&d->iter, pool);
+    rs_os_statedir_prepare(d->iter, s);
+    apr_pool_clear(d->iter);
     if ((rv = drive_open(d)) != APR_SUCCESS) {
         return rv;
     }
@@ -466,7 +472,6 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->workers = scan_workers();
     /* Hashing calls no httpd code: every processor, whatever the MPM. */
     d->hash_workers = rs_scan_threads();
-    apr_pool_create(&d->iter, pool);
     if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
         return rv;
     }

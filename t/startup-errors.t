@@ -381,7 +381,8 @@ SKIP: {
     wait_for(sub { $srv->log_text =~ /resuming normal operations/ }, 20);
     my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
             split /\n/, $srv->log_text;
-    ok($rc == 0 && -d "$d/rstate/snapshots", 'a relative ResourceSyncStateDir is created below ServerRoot')
+    ok($rc == 0 && -d "$d/rstate" && wait_for(sub { -e "$d/rstate/state.db" }, 20),
+       'a relative ResourceSyncStateDir is created below ServerRoot, and the watcher uses it')
         or diag $out;
     is(scalar @n, 1, 'a relative ResourceSyncStateDir is logged once at notice') or diag $srv->log_text;
     $srv->stop;
