@@ -90,7 +90,8 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 	$(CC) -shared $(SAN) $(SAN_SO) -o $@ $^ $(LIBS)
 
 # Command-line front end of the engine (used by benchmarks and tests).
-TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c
+TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c \
+             tools/rs_tool_owner.c
 $(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
