@@ -44,9 +44,14 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            statedir);
     }
     *dbpath = rs_statedir_db(p, statedir);
-    if (stat(*dbpath, &sb) != 0) {
+    if (lstat(*dbpath, &sb) != 0) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: no state store in '%s': %s: %s", cmd, statedir,
                            *dbpath, strerror(errno));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        /* A FIFO would hang SQLite's open; a link is nobody's store. */
+        return rs_tool_err(RS_TOOL_USAGE, "%s: no state store in '%s': %s is not a regular "
+                           "file", cmd, statedir, *dbpath);
     }
     return RS_TOOL_OK;
 }
@@ -104,11 +109,13 @@ int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **
 /* ------------------------------------------------------------ status */
 
 /* Whether a watcher holds the set's lock: its pid, 0 if none, -1 when no
- * lock file can be read.  Only asks (F_GETLK): never takes or creates. */
+ * lock file can be read.  Only asks (F_GETLK): never takes or creates,
+ * never follows a symbolic link or waits on a FIFO put in its place. */
 static long watcher_of(apr_pool_t *p, const char *statedir, const char *set)
 {
     struct flock fl;
-    int fd = open(rs_statedir_setlock(p, statedir, set), O_RDONLY | O_CLOEXEC);
+    int fd = open(rs_statedir_setlock(p, statedir, set),
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     long pid = -1;
     if (fd >= 0) {
         memset(&fl, 0, sizeof(fl));
