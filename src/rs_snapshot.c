@@ -1,4 +1,5 @@
 /* rs_snapshot.c - see rs_snapshot.h */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <apr_file_io.h>
@@ -567,6 +568,9 @@ apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_i
 
     /* Six numbers of at most 20 digits: far below 256 bytes. */
     rv = rs_file_read_small(p, rs_statedir_gen_info(p, dir), 255, &buf, &n);
+    if (APR_TO_OS_ERROR(rv) == EFBIG) {
+        return APR_EINVAL;              /* malformed: longer than any */
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
