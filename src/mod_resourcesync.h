@@ -276,10 +276,14 @@ const char *rs_os_statedir_check(apr_pool_t *ptemp, const char *dir);
  * at dir is refused, never followed.  NULL, or what failed with its cause
  * (in ptemp). */
 const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir);
-/* The watcher's first step, as the run user: every entry of the state
- * directory private (directories 0700, files 0600; nothing followed),
- * snapshots/ created.  Logs what it changed, and a failure. */
+/* The watcher's first step, as the run user, before the store is opened:
+ * the state directory's own entries private (directories 0700, files
+ * 0600; nothing followed), snapshots/ created.  Logs what it changed, and
+ * a failure. */
 void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s);
+/* Right after the store is opened: everything below the state directory
+ * private, unless the store records that this was done (then it is set). */
+void rs_os_statedir_private(apr_pool_t *p, server_rec *s, rs_db_t *store);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);

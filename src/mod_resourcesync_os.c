@@ -11,12 +11,16 @@
  *     | O_DIRECTORY) and changed through that descriptor (fchown, fchmod),
  *     so nothing else is ever given away; its parents are root's (the
  *     operator's) and are followed as configured.
- *   - the watcher, already the run user, prepares the inside at its start
- *     (rs_os_statedir_prepare): every directory 0700 and every file 0600
- *     (an older version's 0644 store, or files made under another umask),
- *     and snapshots/.  Its umask is 077 (mod_resourcesync_watcher.c), so
- *     whatever it creates later is private too; everything else inside is
- *     created by its writer as it goes (children: the hub's spool).
+ *   - the watcher, already the run user, prepares the inside at its start:
+ *     every directory 0700 and every file 0600 (an older version's 0644
+ *     store, or files made under another umask), and snapshots/.  The
+ *     directory's own entries at every start, before the store is opened
+ *     (rs_os_statedir_prepare); everything below once per store, after it
+ *     is opened (rs_os_statedir_private: the store records it, since this
+ *     version creates nothing that is not private).  Its umask is 077
+ *     (mod_resourcesync_watcher.c), so whatever it creates later is
+ *     private too; everything else inside is created by its writer as it
+ *     goes (children: the hub's spool, 0700 and 0600).
  *
  * Lifecycle: check_config asks rs_os_statedir_check, which looks without
  * changing anything (it also runs under `httpd -t`, which must not create
@@ -35,6 +39,7 @@
 #include <apr_strings.h>
 #include <unixd.h>
 #include "mod_resourcesync.h"
+#include "rs_db.h"
 #include "rs_file.h"
 #include "rs_statedir.h"
 
@@ -176,11 +181,16 @@ const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir)
     return why;
 }
 
-void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s)
+/* The store's meta key saying that the whole state directory was made
+ * private (by this version: whatever it creates is private already). */
+#define PRIVATE_META "statedir-private"
+
+/* Make the state directory private down to depth levels; log what it did. */
+static apr_status_t make_private(apr_pool_t *p, server_rec *s, int depth)
 {
-    const char *dir = rs_global.state_dir, *snap = rs_statedir_snapshots(p, dir);
+    const char *dir = rs_global.state_dir;
     rs_file_restrict_t r;
-    apr_status_t rv = rs_file_restrict_tree(p, dir, &r);
+    apr_status_t rv = rs_file_restrict_tree(p, dir, depth, &r);
 
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot make every "
@@ -198,9 +208,34 @@ void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s)
                      APR_INT64_T_FMT " that are neither files nor directories; left as they "
                      "are", dir, r.foreign, r.other);
     }
+    return rv;
+}
+
+void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s)
+{
+    const char *snap = rs_statedir_snapshots(p, rs_global.state_dir);
+
+    /* The directory's own entries now: the store's -wal and -shm are made
+     * with state.db's mode when SQLite opens it. */
+    make_private(p, s, 1);
     if (mkdir(snap, 0700) != 0 && errno != EEXIST) {
         /* The snapshot job says it again with its own cause if it fails. */
         ap_log_error(APLOG_MARK, APLOG_DEBUG, APR_FROM_OS_ERROR(errno), s, RS_TAG
                      "watcher: cannot create '%s'", snap);
+    }
+}
+
+void rs_os_statedir_private(apr_pool_t *p, server_rec *s, rs_db_t *store)
+{
+    const char *done = NULL;
+
+    /* Everything below, once per store: a store of this version has the
+     * key, and all that this version writes is private from the start.
+     * A store without it (new, or of an older version) gets the walk. */
+    if (rs_db_meta_get(store, p, PRIVATE_META, &done) != APR_SUCCESS || done) {
+        return;
+    }
+    if (make_private(p, s, RS_FILE_ALL_LEVELS) == APR_SUCCESS) {
+        rs_db_meta_put(store, PRIVATE_META, "1");
     }
 }

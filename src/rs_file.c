@@ -300,39 +300,44 @@ static int open_entry(int dfd, const char *name, int dir, mode_t want)
     return fd;
 }
 
-static void restrict_below(apr_pool_t *p, int fd, int depth, rs_file_restrict_t *o,
-                           apr_status_t *first);
+/* A walk of rs_file_restrict_tree. */
+typedef struct restrict_walk_t {
+    int max;                    /* levels below the top to go */
+    rs_file_restrict_t o;
+    apr_status_t first;
+} restrict_walk_t;
 
-/* Give the entry open at fd mode want, unless it has it; then, for a
- * directory, the same below it. */
-static void restrict_fd(apr_pool_t *p, int fd, mode_t want, int depth, rs_file_restrict_t *o,
-                        apr_status_t *first)
+static void restrict_below(apr_pool_t *p, int fd, int depth, restrict_walk_t *w);
+
+/* Give the entry open at fd (depth levels below the top) mode want,
+ * unless it has it; then, for a directory, the same below it. */
+static void restrict_fd(apr_pool_t *p, int fd, mode_t want, int depth, restrict_walk_t *w)
 {
     struct stat st;
 
     if (fstat(fd, &st) != 0) {
-        first_error(first, APR_FROM_OS_ERROR(errno));
+        first_error(&w->first, APR_FROM_OS_ERROR(errno));
         return;
     }
     if (st.st_uid != geteuid()) {
-        o->foreign++;
+        w->o.foreign++;
         return;
     }
     if ((st.st_mode & 07777) != want) {
         if (fchmod(fd, want) != 0) {
-            first_error(first, APR_FROM_OS_ERROR(errno));
+            first_error(&w->first, APR_FROM_OS_ERROR(errno));
         }
         else {
-            o->changed++;
+            w->o.changed++;
         }
     }
-    if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH) {
-        restrict_below(p, fd, depth + 1, o, first);
+    if (S_ISDIR(st.st_mode) && depth < w->max) {
+        restrict_below(p, fd, depth + 1, w);
     }
 }
 
-static void restrict_below(apr_pool_t *p, int fd, int depth, rs_file_restrict_t *o,
-                           apr_status_t *first)
+/* The entries of the directory open at fd, depth levels below the top. */
+static void restrict_below(apr_pool_t *p, int fd, int depth, restrict_walk_t *w)
 {
     apr_array_header_t *names, *types;
     apr_status_t rv;
@@ -341,7 +346,7 @@ static void restrict_below(apr_pool_t *p, int fd, int depth, rs_file_restrict_t 
 
     apr_pool_create(&sp, p);            /* this directory's names */
     if ((rv = list_dir(sp, fd, &names, &types)) != APR_SUCCESS) {
-        first_error(first, rv);
+        first_error(&w->first, rv);
         names->nelts = 0;
     }
     for (i = 0; i < names->nelts; i++) {
@@ -351,58 +356,60 @@ static void restrict_below(apr_pool_t *p, int fd, int depth, rs_file_restrict_t 
 
         if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno != ENOENT) {
-                first_error(first, APR_FROM_OS_ERROR(errno));
+                first_error(&w->first, APR_FROM_OS_ERROR(errno));
             }
             continue;
         }
         dir = S_ISDIR(st.st_mode);
         if (!dir && !S_ISREG(st.st_mode)) {
-            o->other++;
+            w->o.other++;
             continue;
         }
         if (st.st_uid != geteuid()) {
-            o->foreign++;
+            w->o.foreign++;
             continue;
         }
-        if (!dir && (st.st_mode & 07777) == 0600) {
+        if ((st.st_mode & 07777) == (dir ? 0700 : 0600) && (!dir || depth >= w->max)) {
             continue;                   /* the common case: no open */
         }
         /* The mode is set through a descriptor of what was opened without
          * following, and only if it is still of the type that was seen. */
         if ((cfd = open_entry(fd, name, dir, dir ? 0700 : 0600)) < 0) {
             if (errno != ENOENT) {
-                first_error(first, APR_FROM_OS_ERROR(errno));
+                first_error(&w->first, APR_FROM_OS_ERROR(errno));
             }
             continue;
         }
         if (fstat(cfd, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
-            restrict_fd(sp, cfd, dir ? 0700 : 0600, depth, o, first);
+            restrict_fd(sp, cfd, dir ? 0700 : 0600, depth, w);
         }
         close(cfd);
     }
     apr_pool_destroy(sp);
 }
 
-apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, rs_file_restrict_t *out)
+apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, int depth,
+                                   rs_file_restrict_t *out)
 {
-    rs_file_restrict_t o = { 0, 0, 0 };
-    apr_status_t first = APR_SUCCESS;
+    restrict_walk_t w;
     apr_pool_t *sp;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+    memset(&w, 0, sizeof(w));
+    w.max = depth < RS_FILE_ALL_LEVELS ? depth : RS_FILE_ALL_LEVELS;
     if (fd < 0) {
-        first = APR_FROM_OS_ERROR(errno);
+        w.first = APR_FROM_OS_ERROR(errno);
     }
     else {
         apr_pool_create(&sp, p);
-        restrict_fd(sp, fd, 0700, 0, &o, &first);
+        restrict_fd(sp, fd, 0700, 0, &w);
         apr_pool_destroy(sp);
         close(fd);
     }
     if (out) {
-        *out = o;
+        *out = w.o;
     }
-    return first;
+    return w.first;
 }
 
 apr_status_t rs_file_touch(apr_pool_t *p, const char *path)

@@ -70,16 +70,21 @@ typedef struct rs_file_restrict_t {
     apr_int64_t other;      /* symbolic links, FIFOs, sockets, devices: left */
 } rs_file_restrict_t;
 
-/* Make dir and everything below it private to this process's user:
- * directories mode 0700, regular files 0600, whatever the mode was (an
- * older version's, or a umask's).  Nothing is followed: dir is opened
+/* rs_file_restrict_tree's depth for the whole tree. */
+#define RS_FILE_ALL_LEVELS 32
+
+/* Make dir and what is below it, down to depth levels (1: dir's own
+ * entries; RS_FILE_ALL_LEVELS: everything), private to this process's
+ * user: directories mode 0700, regular files 0600, whatever the mode was
+ * (an older version's, or a umask's).  Nothing is followed: dir is opened
  * with O_NOFOLLOW, each entry below the directory that lists it, and a
  * symbolic link (or a FIFO, socket or device) is counted in out->other
  * and left alone; an entry of another owner is counted in out->foreign
  * and neither changed nor entered.  Returns APR_SUCCESS or the first
  * error (the walk goes on past it); out (may be NULL) counts what was
  * done. */
-apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, rs_file_restrict_t *out);
+apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, int depth,
+                                   rs_file_restrict_t *out);
 
 /* Create path if it does not exist (its mtime then says when). */
 apr_status_t rs_file_touch(apr_pool_t *p, const char *path);

@@ -272,6 +272,11 @@ $full->stop;
 ok($started && wait_for(sub { -e "$full->{dir}/state/snapshots/f" }, 30), 'old modes: a state directory');
 $full->stop;
 $fs = "$full->{dir}/state";
+# What an older version leaves: no record of the walk in the store, wider
+# modes.
+system('sqlite3', '-cmd', '.timeout 10000', "$fs/state.db",
+       "DELETE FROM meta WHERE k = 'statedir-private'") == 0 or die 'sqlite3';
+unlink "$fs/state.db-wal", "$fs/state.db-shm";
 chmod 0750, $fs;
 chmod 0644, "$fs/state.db", "$fs/history";
 chmod 0755, "$fs/snapshots", "$fs/locks";

@@ -253,9 +253,20 @@ START_TEST(restrict_tree_modes)
         ck_assert_int_eq(chown(ut_path(top, "theirs"), 65534, 65534), 0);
     }
     ck_assert_int_eq(chmod(ut_path(top, "a/b/part.xml"), 0640), 0);
-    /* part.xml is below a directory without permissions: reached once
-     * that one has its mode. */
-    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, &r), APR_SUCCESS);
+    /* One level: the top and its own entries (a/ itself, not what is in
+     * it). */
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, 1, &r), APR_SUCCESS);
+    ck_assert_int_eq(mode_of(top), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "a")), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "state.db")), 0600);
+    ck_assert_int_eq(mode_of(ut_path(top, "a/b")), 0);
+    ck_assert_int_eq((int)r.changed, 3);
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "a"), 02750), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "state.db"), 0644), 0);
+    /* Everything; part.xml is below a directory without permissions:
+     * reached once that one has its mode. */
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, RS_FILE_ALL_LEVELS, &r), APR_SUCCESS);
     ck_assert_int_eq(mode_of(top), 0700);
     ck_assert_int_eq(mode_of(ut_path(top, "a")), 0700);
     ck_assert_int_eq(mode_of(ut_path(top, "a/b")), 0700);
@@ -272,11 +283,11 @@ START_TEST(restrict_tree_modes)
         ck_assert_int_eq((int)r.foreign, 1);
     }
     /* Again: nothing left to change. */
-    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, &r), APR_SUCCESS);
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, RS_FILE_ALL_LEVELS, &r), APR_SUCCESS);
     ck_assert_int_eq((int)r.changed, 0);
     /* The top itself a symbolic link: refused, its target untouched. */
     {
-        apr_status_t rv = rs_file_restrict_tree(ut_pool, ut_path(top, "dirlink"), &r);
+        apr_status_t rv = rs_file_restrict_tree(ut_pool, ut_path(top, "dirlink"), RS_FILE_ALL_LEVELS, &r);
         /* Linux says ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a link. */
         ck_assert(rv == APR_FROM_OS_ERROR(ENOTDIR) || rv == APR_FROM_OS_ERROR(ELOOP));
     }
