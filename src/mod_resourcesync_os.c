@@ -106,7 +106,7 @@ static int open_statedir(apr_pool_t *p, int pfd, const char *dir, const char *na
                          const char **why)
 {
     struct stat st;
-    int fd;
+    int fd, err;
 
     if (mkdirat(pfd, name, 0700) != 0 && errno != EEXIST) {
         *why = apr_psprintf(p, "cannot create '%s': %s", dir, strerror(errno));
@@ -116,14 +116,15 @@ static int open_statedir(apr_pool_t *p, int pfd, const char *dir, const char *na
     if (fd >= 0) {
         return fd;
     }
+    err = errno;
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
         *why = apr_psprintf(p, "'%s' is a symbolic link: name the directory itself", dir);
     }
-    else if (errno == ENOTDIR) {
+    else if (err == ENOTDIR) {
         *why = apr_psprintf(p, "'%s' exists and is not a directory", dir);
     }
     else {
-        *why = apr_psprintf(p, "cannot open '%s': %s", dir, strerror(errno));
+        *why = apr_psprintf(p, "cannot open '%s': %s", dir, strerror(err));
     }
     return -1;
 }

@@ -180,7 +180,7 @@ my @cases = (
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 18;
+plan tests => @cases + 20;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -318,6 +318,22 @@ sub configtest {
     my ($rc, $out) = configtest($srv);
     ok($rc != 0 && $out =~ m{ResourceSyncStateDir: cannot create '[^']*/afile/state': '[^']*/afile' is not a directory},
        'httpd -t reports a state directory whose parent is a file') or diag "exit $rc: $out";
+}
+{
+    # A symbolic link at the state directory's name: refused, by the test
+    # and by the start (root would give away whatever it points to).
+    my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/linked"\n)
+                                     . set_conf('ds', 'www/data'));
+    my $d = $srv->dir;
+    make_path("$d/www/data", "$d/target");
+    symlink("$d/target", "$d/linked") or die $!;
+    my ($rc, $out) = configtest($srv);
+    ok($rc != 0 && $out =~ m{ResourceSyncStateDir: '[^']*/linked' is a symbolic link: name the directory itself},
+       'httpd -t reports a state directory that is a symbolic link') or diag "exit $rc: $out";
+    ($rc, $out) = $srv->start;
+    ok($rc != 0 && ($srv->log_text . $out) =~ m{'[^']*/linked' is a symbolic link}
+       && (stat "$d/target")[4] == $>,
+       'the start refuses it too, and its target keeps its owner') or diag "exit $rc: $out";
 }
 {
     my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/new/state"\n)
