@@ -72,7 +72,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_deliverstat.c \
              src/mod_resourcesync_progress.c \
              src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
-GLUE_SRC  += src/mod_resourcesync_fingerprint.c
+GLUE_SRC  += src/mod_resourcesync_fingerprint.c src/mod_resourcesync_seed.c
 GLUE_SRC  += src/mod_resourcesync_above.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
@@ -92,7 +92,8 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 	$(CC) -shared $(SAN) $(SAN_SO) -o $@ $^ $(LIBS)
 
 # Command-line front end of the engine (used by benchmarks and tests).
-TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c
+TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c \
+             tools/rs_tool_owner.c
 $(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@

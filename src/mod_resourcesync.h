@@ -265,14 +265,25 @@ int rs_config_path_within(const char *a, const char *b);
  * rows decided under another fingerprint are checked again. */
 const char *rs_fingerprint_compute(apr_pool_t *p, const ap_directive_t *tree);
 
-/* mod_resourcesync_os.c */
-/* NULL if the state directory dir (absolute) and its snapshots/ exist as
- * writable directories or could be created; else why not (in ptemp).
- * Changes nothing on disk (it runs under `httpd -t`). */
+/* mod_resourcesync_os.c (who may do what in the state directory: see
+ * that file) */
+/* NULL if the state directory dir (absolute) exists as a writable
+ * directory (not a symbolic link) or could be created; else why not (in
+ * ptemp).  Changes nothing on disk (it runs under `httpd -t`). */
 const char *rs_os_statedir_check(apr_pool_t *ptemp, const char *dir);
-/* Create dir and its snapshots/, and when root give both to the run user
- * (mode 0750 for dir); NULL, or what failed with its cause (in ptemp). */
+/* Create dir (and missing parents, 0755) and, when root, give it to the
+ * run user; mode 0700.  Nothing inside it is touched, and a symbolic link
+ * at dir is refused, never followed.  NULL, or what failed with its cause
+ * (in ptemp). */
 const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir);
+/* The watcher's first step, as the run user, before the store is opened:
+ * the state directory's own entries private (directories 0700, files
+ * 0600; nothing followed), snapshots/ created.  Logs what it changed, and
+ * a failure. */
+void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s);
+/* Right after the store is opened: everything below the state directory
+ * private, unless the store records that this was done (then it is set). */
+void rs_os_statedir_private(apr_pool_t *p, server_rec *s, rs_db_t *store);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);
@@ -376,6 +387,13 @@ typedef struct rs_status_t {
 
 int rs_status_pre(apr_pool_t *pconf);
 int rs_status_create(apr_pool_t *pconf, server_rec *s);
+
+/* mod_resourcesync_seed.c */
+/* Fill the nsets entries of a status segment that no other process uses
+ * yet (each with its set's name) from what the state directory holds,
+ * read by a short-lived process of the run user; waits for it a bounded
+ * time.  Entries it could not fill are left empty (logged). */
+void rs_seed_fill(apr_pool_t *pconf, server_rec *s, rs_status_set_t *sets, int nsets);
 void rs_status_child_init(apr_pool_t *p, server_rec *s);
 rs_status_t *rs_status_get(void);
 /* Copy a set's entry (under the mutex). */

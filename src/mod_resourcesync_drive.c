@@ -6,6 +6,10 @@
  * mod_resourcesync_snapjob.c).
  *
  * Lifecycle:
+ *   0. make the state directory's entries private to the run user, as an
+ *      older version or another umask may have left them: its own entries
+ *      before the store is opened (its -wal and -shm take the store file's
+ *      mode), what is below once per store right after;
  *   1. open the store and the journal (retried with back-off while the
  *      cause may go away by itself; any other failure ends the watcher
  *      with the exit code that prevents a respawn);
@@ -470,15 +474,19 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->log.baton = s;
     d->nsets = rs_global.sets->nelts;
     rs_logonce_init(pool);
+    apr_pool_create(&d->iter, pool);
+    rs_os_statedir_prepare(d->iter, s);
+    apr_pool_clear(d->iter);
     if ((rv = drive_open(d)) != APR_SUCCESS) {
         return rv;
     }
+    rs_os_statedir_private(d->iter, s, d->store);
+    apr_pool_clear(d->iter);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
                  (int)getpid(), d->nsets);
     d->workers = scan_workers();
     /* Hashing calls no httpd code: every processor, whatever the MPM. */
     d->hash_workers = rs_scan_threads();
-    apr_pool_create(&d->iter, pool);
     if ((rv = rs_drive_history_start(d)) != APR_SUCCESS) {
         return rv;
     }

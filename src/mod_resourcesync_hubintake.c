@@ -458,8 +458,7 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     store();                              /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
     apr_dir_make_recursive(apr_pstrcat(iter, rs_global.state_dir, "/hub", NULL),
-                           APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE
-                           | APR_FPROT_GREAD | APR_FPROT_GEXECUTE, iter);
+                           APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, iter);
     hi.changed = 1;
     for (;;) {
         apr_time_t now = rs_time_mono();

@@ -4,11 +4,10 @@
  * post_config (real pass) from pconf, so the watcher and every child
  * inherit it through fork; it disappears with pconf at the next restart,
  * when a new one is made and the new watcher fills it again.  Before that,
- * post_config seeds each set's entry with the newest complete snapshot on
- * disk, so children keep serving the previous Resource List across
- * restarts: only the documents of the history named by <statedir>/history
- * (rs_history.h), which the watcher writes before any document of a new
- * history; without that file nothing is seeded.
+ * each set's entry is seeded with what the state directory holds (the
+ * newest complete snapshot of its history, ...), read by a short-lived
+ * process of the run user (mod_resourcesync_seed.c), so children keep
+ * serving the previous Resource List across restarts.
  *
  * Layout (rs_status_t, versioned by magic + layout): watcher pid, state,
  * heartbeat, scan progress, then one rs_status_set_t per set, in the order
@@ -21,18 +20,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <apr_lib.h>
 #include <apr_strings.h>
-#include <apr_file_info.h>
 #include <ap_mpm.h>
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
-#include "rs_history.h"
-#include "rs_dumppkg.h"
-#include "rs_capture.h"
-#include "rs_file.h"
-#include "rs_statedir.h"
-#include "rs_snapshot.h"
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
@@ -78,117 +69,6 @@ static void segment_unlock(int locked)
     }
 }
 
-/* Newest complete snapshot of a set on disk (gen stays 0 if none).
- * 0 if the set has no snapshot directory yet. */
-static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
-{
-    apr_dir_t *d;
-    apr_finfo_t fi;
-
-    if (apr_dir_open(&d, set->snap_dir, p) != APR_SUCCESS) {
-        return 0;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-        rs_snapshot_info_t info;
-        char *end;
-        apr_uint64_t gen;
-        if (fi.filetype != APR_DIR || !apr_isdigit(fi.name[0])) {
-            continue;
-        }
-        gen = apr_strtoi64(fi.name, &end, 10);
-        if (*end || gen <= e->gen) {
-            continue;
-        }
-        if (rs_snapshot_read_info(rs_statedir_gen(p, set->snap_dir, gen), p, &info)
-            == APR_SUCCESS && info.gen == gen) {
-            e->gen = gen;
-            e->at = info.at;
-            e->completed = info.completed;
-            e->entries = info.entries;
-            e->parts = info.parts;
-            e->consistent = info.at;
-            e->bytes = info.bytes;
-        }
-    }
-    apr_dir_close(d);
-    return 1;
-}
-
-/* The newest Resource Dump on disk whose URLs belong to the entry's
- * history, so children serve it right after a restart while the new
- * watcher decides whether to rebuild (reusing its packages). */
-static void seed_dump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
-{
-    apr_array_header_t *gens;
-    int i;
-
-    if (!set->rdump) {
-        return;
-    }
-    gens = rs_dumppkg_gens(p, set->rdump_dir);
-    for (i = 0; i < gens->nelts; i++) {
-        const char *dir = APR_ARRAY_IDX(gens, i, const char *);
-        char h[RS_HISTORY_LEN + 1];
-        if (rs_history_read(p, rs_statedir_dump_history(p, dir), h) == APR_SUCCESS
-            && !strcmp(h, e->history)
-            && rs_file_exists(p, rs_statedir_dump_file(p, dir))) {
-            e->dump_gen = (apr_uint64_t)apr_atoi64(strrchr(dir, '/') + 1);
-            return;
-        }
-    }
-}
-
-/* The Change Dump on disk: changedump.xml of this history (the watcher
- * removes the Change Dumps of a history before it writes a new history
- * file, so one that is there belongs to the history on disk), served
- * right after a restart until the watcher's first job rewrites it; the
- * disk use as that job would report it (the packages' lengths, the
- * captures' bytes). */
-static void seed_cdump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
-{
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    apr_size_t n;
-
-    if (!set->cdump
-        || !rs_file_exists(p, rs_statedir_cdump_file(p, set->cdump_dir, e->history, 0, 0))
-        || apr_dir_open(&d, set->cdump_dir, p) != APR_SUCCESS) {
-        return;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d)
-           == APR_SUCCESS) {
-        n = strlen(fi.name);
-        if (fi.filetype == APR_REG && n > 4 && !strcmp(fi.name + n - 4, ".zip")) {
-            e->cdump_bytes += fi.size;
-        }
-    }
-    apr_dir_close(d);
-    e->capture_bytes = rs_capture_bytes(set->capture_dir, p);
-    e->cdump_ready = 1;
-}
-
-/* The open Change List's id: the one after the highest closed list of the
- * entry's history on disk (not ready to be served before the watcher says
- * what it holds). */
-static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
-{
-    apr_dir_t *d;
-    apr_finfo_t fi;
-
-    if (apr_dir_open(&d, set->cl_dir, p) != APR_SUCCESS) {
-        return;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-        char h[RS_HISTORY_LEN + 1];
-        apr_int64_t id;
-        if (fi.filetype == APR_REG && rs_statedir_is_cl_list(fi.name, h, &id)
-            && !strcmp(h, e->history) && id + 1 > e->cl_open_id) {
-            e->cl_open_id = id + 1;                  /* closed: the next is open */
-        }
-    }
-    apr_dir_close(d);
-}
-
 int rs_status_create(apr_pool_t *pconf, server_rec *s)
 {
     apr_size_t n = (apr_size_t)(rs_global.sets->nelts ? rs_global.sets->nelts : 1);
@@ -196,10 +76,8 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     /* The ring of recent journal records (ResourceSyncRecentChanges
      * slots, shared by every set) follows the per-set entries. */
     apr_uint32_t nslots = (apr_uint32_t)rs_global.recent;
-    apr_pool_t *ptemp;
     apr_status_t rv;
-    char history[RS_HISTORY_LEN + 1];
-    int i, seed;
+    int i;
 
     sets_size = APR_ALIGN_DEFAULT(sets_size);
     size = sets_size + rs_ring_size(nslots);
@@ -221,24 +99,12 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     status->scan_total = -1;
     status->nsets = (apr_uint32_t)rs_global.sets->nelts;
     ring = rs_ring_init((char *)status + sets_size, nslots);
-    apr_pool_create(&ptemp, pconf);
-    seed = rs_history_read(ptemp, rs_statedir_history(ptemp, rs_global.state_dir), history)
-           == APR_SUCCESS;
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
         apr_cpystrn(status->sets[i].name, set->name, sizeof(status->sets[i].name));
-        if (seed) {
-            apr_cpystrn(status->sets[i].history, history, sizeof(status->sets[i].history));
-        }
-        /* A set without a snapshot directory has never been scanned:
-         * nothing of it is seeded. */
-        if (seed && seed_snapshot(ptemp, set, &status->sets[i])) {
-            seed_open_list(ptemp, set, &status->sets[i]);
-            seed_dump(ptemp, set, &status->sets[i]);
-            seed_cdump(ptemp, set, &status->sets[i]);
-        }
     }
-    apr_pool_destroy(ptemp);
+    /* What the state directory holds, read by the run user. */
+    rs_seed_fill(pconf, s, status->sets, rs_global.sets->nelts);
     apr_pool_cleanup_register(pconf, NULL, forget, apr_pool_cleanup_null);
     return OK;
 }

@@ -18,13 +18,15 @@
  *
  * In the child: name the process, ask the kernel for SIGTERM when the
  * parent dies, restore default signal dispositions, close the listeners,
- * attach to the status mutex, drop privileges, announce the pid in the
- * status segment, wait out the respawn delay, then run the driver: it
+ * attach to the status mutex, drop privileges, set the umask to 077
+ * (everything it creates is private to the run user), announce the pid in
+ * the status segment, wait out the respawn delay, then run the driver: it
  * opens the store, reconciles every set against the stored inventory and
  * follows inotify events until the parent is gone.  The process always
  * ends with _exit.
  */
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <apr_signal.h>
@@ -88,6 +90,11 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "watcher: cannot drop privileges");
         _exit(RS_WATCHER_FATAL);
     }
+    /* Everything the watcher creates is in the state directory and is the
+     * run user's alone (the store holds subscribers' secrets): files 0600
+     * and directories 0700 at most, whatever umask httpd started with.
+     * Children (the same user) read them. */
+    umask(077);
     if (st) {
         st->watcher_pid = getpid();
         st->heartbeat = apr_time_now();

@@ -26,10 +26,10 @@ int rs_capture_open(rs_capture_tmp_t *t, const char *dir)
         char *slash = strrchr(t->dir, '/');
         if (slash && slash != t->dir) {
             *slash = '\0';
-            mkdir(t->dir, 0755);
+            mkdir(t->dir, 0700);
             *slash = '/';
         }
-        mkdir(t->dir, 0755);
+        mkdir(t->dir, 0700);
         snprintf(t->path, sizeof(t->path), "%s/" TMP_PREFIX "XXXXXX", dir);
         t->fd = mkostemp(t->path, O_CLOEXEC);
     }
@@ -72,7 +72,7 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
         /* Same digest: the same bytes are kept already.  Its inode change
          * time is renewed, so that a collection running meanwhile takes
          * it as young (rs_capture_gc). */
-        chmod(target, 0644);
+        chmod(target, 0600);
         unlink(t->path);
         return 0;
     }

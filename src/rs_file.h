@@ -45,8 +45,46 @@ apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *bu
 apr_status_t rs_file_sync_path(const char *path);
 
 /* Remove dir and everything below it (a missing dir is success).
- * Symbolic links are removed, never followed. */
+ * Symbolic links are removed, never followed, at any level: a symbolic
+ * link at dir itself is removed and its target left alone, and each
+ * directory is opened below the one that listed it (openat, O_NOFOLLOW),
+ * so one swapped for a symbolic link during the removal is not entered. */
 apr_status_t rs_file_remove_tree(apr_pool_t *p, const char *dir);
+
+/* Read a small file of this process's user that another principal may
+ * have put there: path is opened without following a symbolic link at its
+ * last component and without blocking (O_NOFOLLOW | O_NONBLOCK: a FIFO
+ * never hangs the caller), and refused unless it is a regular file owned
+ * by the effective user and at most max bytes long.  On success *buf
+ * holds its *len bytes and a NUL after them (from p).  Returns the cause
+ * of a failed open (APR_ENOENT: none; ELOOP: a symbolic link), APR_EFTYPE
+ * for a file that is not regular, EPERM for one of another owner,
+ * APR_FROM_OS_ERROR(EFBIG) for one longer than max, or a read error. */
+apr_status_t rs_file_read_small(apr_pool_t *p, const char *path, apr_size_t max, char **buf,
+                                apr_size_t *len);
+
+/* What rs_file_restrict_tree did. */
+typedef struct rs_file_restrict_t {
+    apr_int64_t changed;    /* entries whose mode it set */
+    apr_int64_t foreign;    /* entries of another owner, left as they are */
+    apr_int64_t other;      /* symbolic links, FIFOs, sockets, devices: left */
+} rs_file_restrict_t;
+
+/* rs_file_restrict_tree's depth for the whole tree. */
+#define RS_FILE_ALL_LEVELS 32
+
+/* Make dir and what is below it, down to depth levels (1: dir's own
+ * entries; RS_FILE_ALL_LEVELS: everything), private to this process's
+ * user: directories mode 0700, regular files 0600, whatever the mode was
+ * (an older version's, or a umask's).  Nothing is followed: dir is opened
+ * with O_NOFOLLOW, each entry below the directory that lists it, and a
+ * symbolic link (or a FIFO, socket or device) is counted in out->other
+ * and left alone; an entry of another owner is counted in out->foreign
+ * and neither changed nor entered.  Returns APR_SUCCESS or the first
+ * error (the walk goes on past it); out (may be NULL) counts what was
+ * done. */
+apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, int depth,
+                                   rs_file_restrict_t *out);
 
 /* Create path if it does not exist (its mtime then says when). */
 apr_status_t rs_file_touch(apr_pool_t *p, const char *path);

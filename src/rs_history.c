@@ -1,4 +1,5 @@
 /* rs_history.c - see rs_history.h */
+#include <errno.h>
 #include <string.h>
 #include <apr_file_io.h>
 #include <apr_general.h>
@@ -26,20 +27,17 @@ apr_status_t rs_history_new(char *out)
 
 apr_status_t rs_history_read(apr_pool_t *p, const char *path, char *out)
 {
-    char buf[RS_HISTORY_LEN + 3];
-    apr_size_t n = sizeof(buf) - 1;
-    apr_file_t *f;
-    apr_status_t rv = apr_file_open(&f, path, APR_FOPEN_READ, 0, p);
+    char *buf;
+    apr_size_t n;
+    /* An id and its newline, or one byte more: too long either way. */
+    apr_status_t rv = rs_file_read_small(p, path, RS_HISTORY_LEN + 2, &buf, &n);
 
+    if (APR_TO_OS_ERROR(rv) == EFBIG) {
+        return APR_EINVAL;
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = apr_file_read_full(f, buf, n, &n);
-    apr_file_close(f);
-    if (rv != APR_SUCCESS && rv != APR_EOF) {
-        return rv;
-    }
-    buf[n] = '\0';
     if (n && buf[n - 1] == '\n') {
         buf[--n] = '\0';
     }

@@ -14,8 +14,8 @@
  * id of the history whose documents are on disk.  Lifecycle: written by
  * the watcher when it starts a history, after the documents of any other
  * history are gone and before it writes any of the new one; read by
- * post_config (to seed the status segment with what is on disk) and by
- * the watcher at its start, which compares it with the store's id.
+ * the seed of the status segment (mod_resourcesync_seed.c, as the run
+ * user) and by the watcher at its start, which compares it with the store's id.
  */
 #ifndef RS_HISTORY_H
 #define RS_HISTORY_H
@@ -30,9 +30,12 @@
  * NUL).  Returns the cause when the system has no random bytes. */
 apr_status_t rs_history_new(char *out);
 
-/* Read the history file path into out (RS_HISTORY_LEN + 1 bytes).
- * Returns APR_SUCCESS, the cause of a failed open (APR_ENOENT: no file)
- * or APR_EINVAL when it does not hold exactly one id (and a newline). */
+/* Read the history file path into out (RS_HISTORY_LEN + 1 bytes), with
+ * rs_file_read_small: only a regular file of this process's user, never
+ * through a symbolic link, never waiting on a FIFO.  Returns APR_SUCCESS,
+ * the cause of a failed open (APR_ENOENT: no file), the refusal of
+ * rs_file_read_small, or APR_EINVAL when it does not hold exactly one id
+ * (and a newline). */
 apr_status_t rs_history_read(apr_pool_t *p, const char *path, char *out);
 
 /* Replace the history file path with id (atomically, synced). */

@@ -12,9 +12,9 @@
 #include "rs_hubreq.h"
 
 #define RECORD_MAGIC "rs-hubreq 1"
-/* The spool directory and its parent: the run user only, its group reads. */
-#define DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE \
-                   | APR_FPROT_GREAD | APR_FPROT_GEXECUTE)
+/* The spool directory and its parent: the run user only (children make
+ * them when the watcher has not yet, under httpd's umask). */
+#define DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE)
 
 const char *rs_hubreq_mode_name(rs_hubreq_mode_t mode)
 {

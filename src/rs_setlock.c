@@ -8,20 +8,20 @@
 #include "rs_statedir.h"
 
 /* Open (create) the set's lock file, creating <statedir>/locks first;
- * mode O_RDONLY for a shared lock, O_RDWR for an exclusive one.  The file
- * is readable by all, so a run user can take its shared lock on a file
- * root created. */
+ * mode O_RDONLY for a shared lock, O_RDWR for an exclusive one.  Both are
+ * the run user's only: the watcher and rs-tool (which acts as the state
+ * directory's owner) create them as that user. */
 static int open_lock(apr_pool_t *p, const char *statedir, const char *set, int mode)
 {
     const char *path = rs_statedir_setlock(p, statedir, set);
     const char *dir = rs_statedir_setlock(p, statedir, "");
-    int fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 
     if (fd < 0 && errno == ENOENT) {
-        if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
             return -1;
         }
-        fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     }
     return fd;
 }

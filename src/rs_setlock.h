@@ -20,7 +20,7 @@
 #include <apr_pools.h>
 
 /* Take the shared lock on the set's lock file, waiting while an
- * exclusive one is held; creates <statedir>/locks (mode 0750) and the file
+ * exclusive one is held; creates <statedir>/locks (mode 0700) and the file (0600)
  * when missing.  The descriptor stays open (and the lock held) until the
  * process ends; it is not inherited by exec'd programs.  Returns the cause
  * (errno) of a failure. */

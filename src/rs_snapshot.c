@@ -1,4 +1,5 @@
 /* rs_snapshot.c - see rs_snapshot.h */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <apr_file_io.h>
@@ -559,24 +560,20 @@ static const char *info_field(const char *s, apr_uint64_t max, char sep, apr_uin
 
 apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p, rs_snapshot_info_t *info)
 {
-    apr_file_t *f;
-    char buf[256];
-    apr_size_t n = sizeof(buf) - 1;
+    char *buf;
+    apr_size_t n;
     apr_uint64_t gen, at, completed, entries, parts, bytes = 0;
     const char *s, *rest;
     apr_status_t rv;
 
-    rv = apr_file_open(&f, rs_statedir_gen_info(p, dir), APR_FOPEN_READ,
-                       APR_FPROT_OS_DEFAULT, p);
+    /* Six numbers of at most 20 digits: far below 256 bytes. */
+    rv = rs_file_read_small(p, rs_statedir_gen_info(p, dir), 255, &buf, &n);
+    if (APR_TO_OS_ERROR(rv) == EFBIG) {
+        return APR_EINVAL;              /* malformed: longer than any */
+    }
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = apr_file_read(f, buf, &n);
-    apr_file_close(f);
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    buf[n] = '\0';
     /* Written by rs_snapshot_write as five non-negative decimal numbers and
      * a newline, with a sixth (bytes) before the newline since it was
      * added; anything else (a torn write, an editor, a sign, a number that

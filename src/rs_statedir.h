@@ -23,7 +23,9 @@
  *
  * Readers (children) and the writer (the watcher) both derive every path
  * from these functions; nothing else spells a name below the state
- * directory.  Strings are allocated from p.
+ * directory.  Everything below it is the run user's, created and read by
+ * its processes only (never by root: mod_resourcesync_os.c), directories
+ * 0700 and files 0600.  Strings are allocated from p.
  */
 #ifndef RS_STATEDIR_H
 #define RS_STATEDIR_H
@@ -49,7 +51,7 @@ const char *rs_statedir_hubintake(apr_pool_t *p, const char *statedir);
 /* <statedir>/changedumps: every set's Change Dump files. */
 const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir);
 
-/* <statedir>/snapshots: created at startup, owned by the run user. */
+/* <statedir>/snapshots: created by the watcher at its start. */
 const char *rs_statedir_snapshots(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/snapshots/<set>: the set's generations. */

@@ -489,7 +489,7 @@ apr_status_t rs_zip_write(rs_zip_t *z, unsigned hash_mask, apr_uint64_t *members
         *members = z->members;
     }
     z->fd = open(z->tmp, O_RDONLY | O_CLOEXEC);
-    if (z->fd < 0 || fchmod(z->fd, 0644) != 0) {
+    if (z->fd < 0 || fchmod(z->fd, 0600) != 0) {
         rv = APR_FROM_OS_ERROR(errno);
         if (z->fd >= 0) {
             close(z->fd);

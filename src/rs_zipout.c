@@ -220,7 +220,7 @@ static zip_int64_t out_seek(zipout_t *o, void *data, zip_uint64_t len)
 
 static zip_int64_t out_begin(zipout_t *o)
 {
-    o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (o->fd < 0) {
         return sys_fail(o, ZIP_ER_OPEN, errno);
     }

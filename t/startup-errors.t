@@ -180,7 +180,7 @@ my @cases = (
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 18;
+plan tests => @cases + 20;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -320,6 +320,22 @@ sub configtest {
        'httpd -t reports a state directory whose parent is a file') or diag "exit $rc: $out";
 }
 {
+    # A symbolic link at the state directory's name: refused, by the test
+    # and by the start (root would give away whatever it points to).
+    my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/linked"\n)
+                                     . set_conf('ds', 'www/data'));
+    my $d = $srv->dir;
+    make_path("$d/www/data", "$d/target");
+    symlink("$d/target", "$d/linked") or die $!;
+    my ($rc, $out) = configtest($srv);
+    ok($rc != 0 && $out =~ m{ResourceSyncStateDir: '[^']*/linked' is a symbolic link: name the directory itself},
+       'httpd -t reports a state directory that is a symbolic link') or diag "exit $rc: $out";
+    ($rc, $out) = $srv->start;
+    ok($rc != 0 && ($srv->log_text . $out) =~ m{'[^']*/linked' is a symbolic link}
+       && (stat "$d/target")[4] == $>,
+       'the start refuses it too, and its target keeps its owner') or diag "exit $rc: $out";
+}
+{
     my $srv = private_server(conf => qq(ResourceSyncStateDir "\@DIR\@/new/state"\n)
                                      . set_conf('ds', 'www/data'));
     make_path($srv->dir . '/www/data');
@@ -381,7 +397,8 @@ SKIP: {
     wait_for(sub { $srv->log_text =~ /resuming normal operations/ }, 20);
     my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
             split /\n/, $srv->log_text;
-    ok($rc == 0 && -d "$d/rstate/snapshots", 'a relative ResourceSyncStateDir is created below ServerRoot')
+    ok($rc == 0 && -d "$d/rstate" && wait_for(sub { -e "$d/rstate/state.db" }, 20),
+       'a relative ResourceSyncStateDir is created below ServerRoot, and the watcher uses it')
         or diag $out;
     is(scalar @n, 1, 'a relative ResourceSyncStateDir is logged once at notice') or diag $srv->log_text;
     $srv->stop;

@@ -221,14 +221,17 @@ static int check_dir(const char *cmd, const char *what, const char *path, int cr
     return RS_TOOL_OK;
 }
 
-/* Open STATE.db of an engine command: its directory must exist; list and
- * dump need an existing store and a set in it. */
+/* Open STATE.db of an engine command: its directory must exist (and,
+ * run as root, the tool acts as that directory's owner from then on, as
+ * for a state directory); list and dump need an existing store and a set
+ * in it. */
 static int open_db(const char *cmd, const char *path, const char *set, int need_set,
                    apr_pool_t *p, rs_db_t **st)
 {
     struct stat sb;
     apr_int64_t n = 0;
     char *dir = apr_pstrdup(p, path), *slash = strrchr(dir, '/');
+    int rc;
     if (!rs_parse_set_name(set, RS_TOOL_SET_NAME_MAX)) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: invalid set name '%s'", cmd, set);
     }
@@ -237,6 +240,10 @@ static int open_db(const char *cmd, const char *path, const char *set, int need_
         if (check_dir(cmd, "directory of STATE.db", dir, 0, p) != RS_TOOL_OK) {
             return RS_TOOL_USAGE;
         }
+    }
+    if ((rc = rs_tool_as_owner(cmd, "directory of STATE.db", slash ? dir : ".", 0))
+        != RS_TOOL_OK) {
+        return rc;
     }
     if (need_set && stat(path, &sb) != 0) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: STATE.db '%s': %s", cmd, path, strerror(errno));

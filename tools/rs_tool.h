@@ -2,7 +2,8 @@
  *
  * rs-tool is the operator's command-line tool (rs_tool.c: dispatch, the
  * engine commands scan/list/dump; rs_tool_state.c: status, forget-set,
- * backup; rs_tool_verify.c: verify).  Exit codes: 0 success, 1 a result
+ * backup; rs_tool_verify.c: verify; rs_tool_owner.c: run as root, it acts
+ * as the owner of the state directory).  Exit codes: 0 success, 1 a result
  * the operator must act on (differences found, a set in use, a failed
  * operation), 2 misuse (unknown command, missing or wrong argument, a
  * state directory or set that does not exist).
@@ -32,8 +33,19 @@
 /* Print "rs-tool: " and the message to stderr; return code. */
 int rs_tool_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Run as root, become the owner of dir for good (rs_tool_owner.c) before
+ * anything inside it is touched; any other user stays who it is.  what
+ * names dir in messages ("state directory").  whole: dir is a state
+ * directory, all of it the module's (one of root must then hold nothing
+ * of another user).  Returns RS_TOOL_OK or the error printed: exit 2 for
+ * a dir that is not a directory (a symbolic link included), 1 for a
+ * failed switch or (whole) a directory of root holding another user's
+ * entries. */
+int rs_tool_as_owner(const char *cmd, const char *what, const char *dir, int whole);
+
 /* The state directory argument checked: an existing directory with a
- * state.db in it.  Returns RS_TOOL_OK or the error printed (exit 2). */
+ * state.db in it; run as root, the tool is its owner from then on
+ * (rs_tool_as_owner).  Returns RS_TOOL_OK or the error printed (exit 2). */
 int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            const char **dbpath);
 

@@ -14,6 +14,11 @@
  * a watcher that starts meanwhile waits until the state is gone.  The
  * rows go in one transaction, then the directories; a failure in between
  * leaves files that a second forget-set removes.
+ *
+ * Run as root, the tool is the state directory's owner before it touches
+ * anything (rs_tool_check_statedir): the lock file it creates is that
+ * user's, and the removal (rs_file_remove_tree) never follows a symbolic
+ * link, so nothing outside the set's directories can be changed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,17 +143,6 @@ static int set_exists(apr_pool_t *p, sqlite3 *db, const char *sd, const char *se
     return found;
 }
 
-/* Lock files created by root belong to the state directory's owner, so
- * the watcher (the run user) can open them. */
-static void give_lock(apr_pool_t *p, const char *sd, const char *set)
-{
-    struct stat sb;
-    if (geteuid() == 0 && stat(sd, &sb) == 0) {
-        (void)!chown(rs_statedir_setlock(p, sd, ""), sb.st_uid, sb.st_gid);
-        (void)!chown(rs_statedir_setlock(p, sd, set), sb.st_uid, sb.st_gid);
-    }
-}
-
 int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
 {
     const char *dbpath, **d;
@@ -187,7 +181,6 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
                            rs_statedir_setlock(p, statedir, set),
                            apr_strerror(rv, err, sizeof(err)));
     }
-    give_lock(p, statedir, set);
     if ((rc = forget_rows(db, set, &rows)) == RS_TOOL_OK) {
         for (d = set_dirs(p, statedir, set), i = 0; d[i]; i++) {
             struct stat sb;

@@ -5,13 +5,16 @@
  * reads the schema version and refuses a store newer than it knows, and
  * touches only tables that exist.  Writes (forget-set) are one
  * transaction; the busy timeout lets it wait for a running watcher's
- * transaction to end.
+ * transaction to end.  Run as root, each command acts as the state
+ * directory's owner before it opens anything in it (rs_tool_owner.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <apr_strings.h>
 #include <curl/curl.h>
@@ -28,6 +31,10 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            const char **dbpath)
 {
     struct stat sb;
+    int rc;
+    if ((rc = rs_tool_as_owner(cmd, "state directory", statedir, 1)) != RS_TOOL_OK) {
+        return rc;
+    }
     if (stat(statedir, &sb) != 0) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: state directory '%s': %s", cmd, statedir,
                            strerror(errno));
@@ -37,9 +44,14 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            statedir);
     }
     *dbpath = rs_statedir_db(p, statedir);
-    if (stat(*dbpath, &sb) != 0) {
+    if (lstat(*dbpath, &sb) != 0) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: no state store in '%s': %s: %s", cmd, statedir,
                            *dbpath, strerror(errno));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        /* A FIFO would hang SQLite's open; a link is nobody's store. */
+        return rs_tool_err(RS_TOOL_USAGE, "%s: no state store in '%s': %s is not a regular "
+                           "file", cmd, statedir, *dbpath);
     }
     return RS_TOOL_OK;
 }
@@ -97,11 +109,13 @@ int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **
 /* ------------------------------------------------------------ status */
 
 /* Whether a watcher holds the set's lock: its pid, 0 if none, -1 when no
- * lock file can be read.  Only asks (F_GETLK): never takes or creates. */
+ * lock file can be read.  Only asks (F_GETLK): never takes or creates,
+ * never follows a symbolic link or waits on a FIFO put in its place. */
 static long watcher_of(apr_pool_t *p, const char *statedir, const char *set)
 {
     struct flock fl;
-    int fd = open(rs_statedir_setlock(p, statedir, set), O_RDONLY | O_CLOEXEC);
+    int fd = open(rs_statedir_setlock(p, statedir, set),
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     long pid = -1;
     if (fd >= 0) {
         memset(&fl, 0, sizeof(fl));
@@ -229,37 +243,40 @@ int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url)
 
 /* ------------------------------------------------------------ backup */
 
-/* The SQLite online backup: a consistent copy of the store while the
- * watcher goes on writing (pages changed during the copy make it start
- * over, which step(-1) does in one go).  Written to FILE.tmp (mode 0600),
- * checked, then renamed to FILE, so FILE is complete or absent.  The copy is
- * switched to journal_mode DELETE: one self-contained file. */
-int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
+/* In the child, as the owner of the state directory: the SQLite online
+ * backup of the store (a consistent copy while the watcher goes on
+ * writing: pages changed during the copy make it start over, which
+ * step(-1) does in one go) into a temporary file of the state directory,
+ * switched to journal_mode DELETE (one self-contained file), checked, then
+ * its bytes written to out (FILE.tmp, opened by the parent) and the
+ * temporary file removed.  Returns RS_TOOL_OK or the error printed. */
+static int backup_copy(apr_pool_t *p, const char *statedir, int out)
 {
-    const char *dbpath, *tmp = apr_pstrcat(p, file, ".tmp", NULL);
-    sqlite3 *src, *dst = NULL;
+    const char *dbpath;
+    char *tmp;
+    sqlite3 *src = NULL, *dst = NULL;
     sqlite3_backup *b;
-    struct stat sb;
-    mode_t old_mask;
-    int rc, sr;
+    char buf[65536];
+    int rc, sr, fd;
+    ssize_t n;
 
-    if ((rc = rs_tool_check_statedir(p, "backup", statedir, &dbpath)) != RS_TOOL_OK) {
+    if ((rc = rs_tool_check_statedir(p, "backup", statedir, &dbpath)) != RS_TOOL_OK
+        || (rc = rs_tool_sqlite_open("backup", dbpath, SQLITE_OPEN_READONLY, &src))
+           != RS_TOOL_OK) {
         return rc;
     }
-    if (stat(file, &sb) == 0) {
-        return rs_tool_err(RS_TOOL_USAGE, "backup: FILE '%s' exists; not overwritten", file);
-    }
-    if ((rc = rs_tool_sqlite_open("backup", dbpath, SQLITE_OPEN_READONLY, &src)) != RS_TOOL_OK) {
+    tmp = apr_pstrcat(p, statedir, "/.backup-XXXXXX", NULL);
+    umask(077);
+    if ((fd = mkstemp(tmp)) < 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot create a temporary copy in '%s': %s",
+                         statedir, strerror(errno));
+        sqlite3_close(src);
         return rc;
     }
-    unlink(tmp);
-    /* Readable by the owner only, as the store: it holds subscribers'
-     * secrets (notify_dests). */
-    old_mask = umask(077);
-    sr = sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    umask(old_mask);
-    if (sr != SQLITE_OK) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot create '%s': %s", tmp,
+    close(fd);
+    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL)
+        != SQLITE_OK) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot open '%s': %s", tmp,
                          dst ? sqlite3_errmsg(dst) : "out of memory");
         goto done;
     }
@@ -275,26 +292,96 @@ int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
         || sqlite3_exec(dst, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK
         || one_int(dst, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check "
                         "<> 'ok'", NULL) != 0) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' to '%s' failed: %s", dbpath, tmp,
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' failed: %s", dbpath,
                          sr != SQLITE_DONE ? sqlite3_errstr(sr) : sqlite3_errmsg(dst));
         goto done;
     }
     sqlite3_close(dst);
     dst = NULL;
-    if (rs_file_sync_path(tmp) != APR_SUCCESS || rename(tmp, file) != 0) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot rename '%s' to '%s': %s", tmp, file,
-                         strerror(errno));
+    if ((fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot read '%s': %s", tmp, strerror(errno));
         goto done;
     }
-    stat(file, &sb);
-    printf("backup %s bytes %lld\n", file, (long long)sb.st_size);
+    while ((n = read(fd, buf, sizeof(buf))) > 0) {
+        char *at = buf;
+        while (n > 0) {
+            ssize_t w = write(out, at, (size_t)n);
+            if (w < 0 && errno != EINTR) {
+                break;
+            }
+            at += w > 0 ? w : 0;
+            n -= w > 0 ? w : 0;
+        }
+        if (n > 0) {
+            break;
+        }
+    }
+    if (n != 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot write the copy: %s", strerror(errno));
+    }
+    close(fd);
 done:
     if (dst) {
         sqlite3_close(dst);
     }
+    sqlite3_close(src);
+    unlink(tmp);
+    unlink(apr_pstrcat(p, tmp, "-journal", NULL));
+    return rc;
+}
+
+/* The backup is written to FILE.tmp (mode 0600: it holds subscribers'
+ * secrets, notify_dests), created here by the invoking user without
+ * following a symbolic link, filled by a child that reads the store as
+ * the state directory's owner (backup_copy), synced, then renamed to
+ * FILE, so FILE is complete or absent.  Run as root, the tool thus never
+ * opens anything inside the state directory as root, and FILE may be
+ * anywhere root may write. */
+int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
+{
+    const char *tmp = apr_pstrcat(p, file, ".tmp", NULL);
+    struct stat sb;
+    pid_t pid, w;
+    int rc, out, status = 0;
+
+    if (lstat(file, &sb) == 0) {
+        return rs_tool_err(RS_TOOL_USAGE, "backup: FILE '%s' exists; not overwritten", file);
+    }
+    unlink(tmp);             /* a leftover (a symbolic link: the link only) */
+    if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+        return rs_tool_err(RS_TOOL_FAIL, "backup: cannot create '%s': %s", tmp,
+                           strerror(errno));
+    }
+    fflush(NULL);
+    if ((pid = fork()) < 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot fork: %s", strerror(errno));
+    }
+    else if (pid == 0) {
+        rc = backup_copy(p, statedir, out);
+        fflush(NULL);
+        _exit(rc);
+    }
+    else {
+        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+        }
+        rc = w < 0 ? rs_tool_err(RS_TOOL_FAIL, "backup: cannot wait for the copy: %s",
+                                 strerror(errno))
+             : WIFEXITED(status) ? WEXITSTATUS(status)
+             : rs_tool_err(RS_TOOL_FAIL, "backup: the copy ended by signal %d",
+                           WTERMSIG(status));
+    }
+    if (rc == RS_TOOL_OK && (fsync(out) != 0 || fstat(out, &sb) != 0)) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot sync '%s': %s", tmp, strerror(errno));
+    }
+    close(out);
+    if (rc == RS_TOOL_OK && rename(tmp, file) != 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot rename '%s' to '%s': %s", tmp, file,
+                         strerror(errno));
+    }
     if (rc != RS_TOOL_OK) {
         unlink(tmp);
+        return rc;
     }
-    sqlite3_close(src);
-    return rc;
+    printf("backup %s bytes %lld\n", file, (long long)sb.st_size);
+    return RS_TOOL_OK;
 }

@@ -1,4 +1,5 @@
 /* test_file.c - rs_file (file-system primitives) and rs_statedir (layout). */
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -158,6 +159,142 @@ START_TEST(history_file)
 }
 END_TEST
 
+/* A symbolic link at the top, or swapped in for a directory below, is
+ * removed, never entered. */
+START_TEST(remove_tree_symlink_top)
+{
+    char *dir = ut_tempdir("rmtree-link");
+    char *outside = ut_path(dir, "outside");
+    char *link = ut_path(dir, "link");
+
+    ut_mkdir(outside);
+    ut_write_str(ut_path(outside, "keep"), "z");
+    ck_assert_int_eq(symlink(outside, link), 0);
+    ck_assert_int_eq(rs_file_remove_tree(ut_pool, link), APR_SUCCESS);
+    ck_assert(!ut_exists(link));
+    ck_assert(ut_exists(ut_path(outside, "keep")));
+    /* A missing parent: nothing to remove. */
+    ck_assert_int_eq(rs_file_remove_tree(ut_pool, ut_path(dir, "no/such")), APR_SUCCESS);
+}
+END_TEST
+
+/* The safe reader: a regular file of this user within the bound; a
+ * symbolic link, a FIFO (without waiting for a writer), a directory, a
+ * file past the bound and (as root) a file of another user are refused
+ * with their causes. */
+START_TEST(read_small_refusals)
+{
+    char *dir = ut_tempdir("readsmall");
+    char *f = ut_path(dir, "f"), *fifo = ut_path(dir, "fifo"), *link = ut_path(dir, "link");
+    char *buf;
+    apr_size_t n;
+
+    ut_write_str(f, "0123456789");
+    ck_assert_int_eq(rs_file_read_small(ut_pool, f, 10, &buf, &n), APR_SUCCESS);
+    ck_assert_uint_eq(n, 10);
+    ck_assert_str_eq(buf, "0123456789");
+    ck_assert_int_eq(rs_file_read_small(ut_pool, f, 9, &buf, &n), APR_FROM_OS_ERROR(EFBIG));
+    ut_write_str(f, "");
+    ck_assert_int_eq(rs_file_read_small(ut_pool, f, 9, &buf, &n), APR_SUCCESS);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert(APR_STATUS_IS_ENOENT(rs_file_read_small(ut_pool, ut_path(dir, "none"), 9, &buf,
+                                                      &n)));
+    ck_assert_int_eq(symlink(f, link), 0);
+    ck_assert_int_eq(rs_file_read_small(ut_pool, link, 9, &buf, &n), APR_FROM_OS_ERROR(ELOOP));
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(rs_file_read_small(ut_pool, fifo, 9, &buf, &n), APR_EFTYPE);
+    ck_assert_int_eq(rs_file_read_small(ut_pool, dir, 9, &buf, &n), APR_EFTYPE);
+    if (geteuid() == 0) {
+        ut_write_str(f, "x");
+        ck_assert_int_eq(chown(f, 65534, 65534), 0);
+        ck_assert_int_eq(rs_file_read_small(ut_pool, f, 9, &buf, &n), APR_FROM_OS_ERROR(EPERM));
+    }
+}
+END_TEST
+
+static mode_t mode_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(lstat(path, &sb), 0);
+    return sb.st_mode & 07777;
+}
+
+/* Every directory 0700, every regular file 0600, whatever they were;
+ * symbolic links (and what they point to), FIFOs and (as root) entries of
+ * other users are left as they are. */
+START_TEST(restrict_tree_modes)
+{
+    char *dir = ut_tempdir("restrict");
+    char *top = ut_path(dir, "state"), *outside = ut_path(dir, "outside");
+    rs_file_restrict_t r;
+
+    ut_mkdir(top);
+    ut_mkdir(ut_path(top, "a"));
+    ut_mkdir(ut_path(top, "a/b"));
+    ut_mkdir(outside);
+    ut_write_str(ut_path(top, "state.db"), "x");
+    ut_write_str(ut_path(top, "a/b/part.xml"), "y");
+    ut_write_str(ut_path(top, "a/ok"), "z");
+    ut_write_str(ut_path(outside, "target"), "t");
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "a"), 02750), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "a/b"), 0), 0);      /* not even readable */
+    ck_assert_int_eq(chmod(ut_path(top, "state.db"), 0644), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "a/ok"), 0600), 0);
+    ck_assert_int_eq(chmod(outside, 0755), 0);
+    ck_assert_int_eq(chmod(ut_path(outside, "target"), 0644), 0);
+    ck_assert_int_eq(symlink(outside, ut_path(top, "dirlink")), 0);
+    ck_assert_int_eq(symlink(ut_path(outside, "target"), ut_path(top, "a/filelink")), 0);
+    ck_assert_int_eq(mkfifo(ut_path(top, "history"), 0644), 0);
+    if (geteuid() == 0) {
+        ut_write_str(ut_path(top, "theirs"), "o");
+        ck_assert_int_eq(chmod(ut_path(top, "theirs"), 0644), 0);
+        ck_assert_int_eq(chown(ut_path(top, "theirs"), 65534, 65534), 0);
+    }
+    ck_assert_int_eq(chmod(ut_path(top, "a/b/part.xml"), 0640), 0);
+    /* One level: the top and its own entries (a/ itself, not what is in
+     * it). */
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, 1, &r), APR_SUCCESS);
+    ck_assert_int_eq(mode_of(top), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "a")), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "state.db")), 0600);
+    ck_assert_int_eq(mode_of(ut_path(top, "a/b")), 0);
+    ck_assert_int_eq((int)r.changed, 3);
+    ck_assert_int_eq(chmod(top, 0755), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "a"), 02750), 0);
+    ck_assert_int_eq(chmod(ut_path(top, "state.db"), 0644), 0);
+    /* Everything; part.xml is below a directory without permissions:
+     * reached once that one has its mode. */
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, RS_FILE_ALL_LEVELS, &r), APR_SUCCESS);
+    ck_assert_int_eq(mode_of(top), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "a")), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "a/b")), 0700);
+    ck_assert_int_eq(mode_of(ut_path(top, "state.db")), 0600);
+    ck_assert_int_eq(mode_of(ut_path(top, "a/ok")), 0600);
+    ck_assert_int_eq(mode_of(ut_path(top, "a/b/part.xml")), 0600);
+    ck_assert_int_eq(mode_of(ut_path(top, "history")), 0644);
+    ck_assert_int_eq(mode_of(outside), 0755);
+    ck_assert_int_eq(mode_of(ut_path(outside, "target")), 0644);
+    ck_assert_int_eq((int)r.changed, 5);
+    ck_assert_int_eq((int)r.other, 3);
+    if (geteuid() == 0) {
+        ck_assert_int_eq(mode_of(ut_path(top, "theirs")), 0644);
+        ck_assert_int_eq((int)r.foreign, 1);
+    }
+    /* Again: nothing left to change. */
+    ck_assert_int_eq(rs_file_restrict_tree(ut_pool, top, RS_FILE_ALL_LEVELS, &r), APR_SUCCESS);
+    ck_assert_int_eq((int)r.changed, 0);
+    /* The top itself a symbolic link: refused, its target untouched. */
+    {
+        apr_status_t rv = rs_file_restrict_tree(ut_pool, ut_path(top, "dirlink"), RS_FILE_ALL_LEVELS, &r);
+        /* Linux says ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a link. */
+        ck_assert(rv == APR_FROM_OS_ERROR(ENOTDIR) || rv == APR_FROM_OS_ERROR(ELOOP));
+    }
+    ck_assert_int_eq(mode_of(outside), 0755);
+}
+END_TEST
+
 Suite *file_suite(void)
 {
     Suite *s = suite_create("rs_file");
@@ -168,6 +305,9 @@ Suite *file_suite(void)
     tcase_add_test(tc, sync_dir_and_touch);
     tcase_add_test(tc, statedir_layout);
     tcase_add_test(tc, history_file);
+    tcase_add_test(tc, remove_tree_symlink_top);
+    tcase_add_test(tc, read_small_refusals);
+    tcase_add_test(tc, restrict_tree_modes);
     suite_add_tcase(s, tc);
     return s;
 }

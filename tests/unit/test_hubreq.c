@@ -406,10 +406,11 @@ START_TEST(spool_write_read)
     }
     apr_dir_close(d);
     ck_assert_int_eq(files, 1);
-    /* Created for the run user, its group may read: rwxr-x---. */
+    /* Created for the run user alone: rwx------, and its files rw-------. */
     ck_assert_int_eq(apr_stat(&fi, dir, APR_FINFO_PROT, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(fi.protection, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE
-                                    | APR_FPROT_GREAD | APR_FPROT_GEXECUTE);
+    ck_assert_int_eq(fi.protection, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE);
+    ck_assert_int_eq(apr_stat(&fi, name, APR_FINFO_PROT, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(fi.protection, APR_FPROT_UREAD | APR_FPROT_UWRITE);
     ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, name, &back, &why), APR_SUCCESS);
     ck_assert_ptr_null(why);
     same(&r, &back);
