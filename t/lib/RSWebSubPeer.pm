@@ -1,9 +1,12 @@
 package RSWebSubPeer;
 # WebSub peers for the tests: a test HUB and a test SUBSCRIBER, each a small
-# HTTP/1.1 server on 127.0.0.1 in a forked child process (its own session,
-# one further child per connection, keep-alive honoured).
+# HTTP/1.1 server on 127.0.0.1 (or the loopback address given as addr, and
+# the port given as port: e.g. two peers on one port of two addresses) in a
+# forked child process (its own session, one further child per
+# connection, keep-alive honoured).
 #
 #   my $hub = RSWebSubPeer->hub;              # accepts fat POSTs and pings
+#   my $other = RSWebSubPeer->subscriber(addr => '127.0.0.2', port => $hub->port);
 #   $hub->url                                 # http://127.0.0.1:PORT/hub
 #   $hub->set(answer => 503);                 # "down": every request gets 503
 #   $hub->set(answer => 'drop');              # "down": connection closed unanswered
@@ -46,7 +49,8 @@ sub subscriber { my ($class, %o) = @_; $class->_start(role => 'subscriber', %o) 
 
 sub dir  { $_[0]{dir} }
 sub port { $_[0]{port} }
-sub base { 'http://127.0.0.1:' . $_[0]{port} }
+sub addr { $_[0]{addr} }
+sub base { "http://$_[0]{addr}:$_[0]{port}" }
 sub url  { $_[0]->base . '/hub' }
 sub callback { my ($self, $name, $query) = @_;
                $self->base . "/cb/$name" . (defined $query ? "?$query" : '') }
@@ -57,9 +61,10 @@ sub _start {
     $self->{tmp} = File::Temp->newdir('rs-websub-peer-XXXXXX', TMPDIR => 1);
     $self->{dir} = "$self->{tmp}";
     $self->set();    # creates an empty control file
-    my $ls = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 64,
-                                   Proto => 'tcp', ReuseAddr => 1)
-        or die "RSWebSubPeer: listen: $!";
+    $self->{addr} //= '127.0.0.1';
+    my $ls = IO::Socket::INET->new(LocalAddr => $self->{addr}, LocalPort => $self->{port} // 0,
+                                   Listen => 128, Proto => 'tcp', ReuseAddr => 1)
+        or die "RSWebSubPeer: listen on $self->{addr}: $!";
     $self->{port} = $ls->sockport;
     my $pid = fork;
     die "RSWebSubPeer: fork: $!" unless defined $pid;
