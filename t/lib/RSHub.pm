@@ -2,8 +2,9 @@ package RSHub;
 # Helpers of the built-in hub's tests: requests to a server's hub endpoint
 # and the subscription rows of its store.
 #
-#   hub_post($srv, %form)          POST the form to $srv's <prefix>/hub;
-#                                  HTTP::Response.  Options (not form
+#   hub_post($srv, %form)          POST the form to <prefix>/hub of $srv (a
+#                                  server, or a base URL such as a virtual
+#                                  host's); HTTP::Response.  Options (not form
 #                                  fields): -local => address to send from
 #                                  (a loopback address: another client)
 #   subscribe_form($topic, $cb)    the form of a subscription, as a list
@@ -35,7 +36,7 @@ sub hub_post {
     my $local = delete $f{-local};
     my $body = join '&', map { uri_escape($_) . '=' . uri_escape($f{$_}) } sort keys %f;
     return _ua($local)->request(HTTP::Request->new(
-        POST => $srv->base . '/resourcesync/hub',
+        POST => (ref $srv ? $srv->base : $srv) . '/resourcesync/hub',
         ['Content-Type' => 'application/x-www-form-urlencoded'], $body));
 }
 
