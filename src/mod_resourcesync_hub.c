@@ -137,8 +137,8 @@ static int match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
     return 0;
 }
 
-/* The client may send one more request (ResourceSyncHubRequestRate),
- * else 429 with Retry-After. */
+/* DECLINED when the client may send one more request
+ * (ResourceSyncHubRequestRate), else the answer: 429 with Retry-After. */
 static int rate(request_rec *r, const rs_hubreq_t *req)
 {
     apr_interval_time_t per;
@@ -147,7 +147,7 @@ static int rate(request_rec *r, const rs_hubreq_t *req)
 
     wait = rs_status_hub_rate(key ? key : req->client, apr_time_now(), n, per);
     if (!wait) {
-        return OK;
+        return DECLINED;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s sent more than %"
                   APR_INT64_T_FMT " requests in %" APR_TIME_T_FMT " s "
@@ -156,19 +156,19 @@ static int rate(request_rec *r, const rs_hubreq_t *req)
     return reply(r, HTTP_TOO_MANY_REQUESTS, "too many requests from this address");
 }
 
-/* Room in the spool for a record of len bytes (ResourceSyncHubSpoolLimit),
- * reserved in the gate; else 503 with Retry-After, the episode logged
- * once by all children. */
+/* DECLINED when room in the spool for a record of len bytes
+ * (ResourceSyncHubSpoolLimit) is reserved in the gate; else the answer:
+ * 503 with Retry-After, the episode logged once by all children. */
 static int reserve(request_rec *r, rs_hubgate_t *g, apr_size_t len)
 {
     apr_uint32_t max = rs_hubconf_spool_max(), bytes = rs_hubconf_spool_bytes();
 
     if (g && len <= bytes && rs_hubgate_reserve(g, (apr_uint32_t)len, max, bytes)) {
-        if (rs_hubgate_eased(g, max, bytes)) {
+        if (rs_hubgate_eased(g, (apr_uint32_t)len, max, bytes)) {
             ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RS_TAG "hub: the spool of "
                           "subscription requests takes requests again");
         }
-        return OK;
+        return DECLINED;
     }
     if (!g || rs_hubgate_full(g)) {
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RS_TAG "hub: the spool of "
@@ -191,7 +191,7 @@ static int spool(request_rec *r, const rs_hubreq_t *req)
     apr_status_t rv;
     int rc;
 
-    if ((rc = reserve(r, g, len)) != OK) {
+    if ((rc = reserve(r, g, len)) != DECLINED) {
         return rc;
     }
     if ((rv = rs_hubreq_spool_write(r->pool, dir, rec, &name)) != APR_SUCCESS) {
@@ -273,7 +273,7 @@ int rs_hub_handle(request_rec *r)
         return reply(r, HTTP_UNSUPPORTED_MEDIA_TYPE,
                      "the body must be " FORM_TYPE " (W3C WebSub 5.1)");
     }
-    if ((rc = take_request(r, sc, &req)) != DONE || (rc = rate(r, &req)) != OK) {
+    if ((rc = take_request(r, sc, &req)) != DONE || (rc = rate(r, &req)) != DECLINED) {
         return rc;
     }
     req.received = apr_time_now();

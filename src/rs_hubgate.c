@@ -56,11 +56,20 @@ int rs_hubgate_full(rs_hubgate_t *g)
     return apr_atomic_cas32(&g->full, 1, 0) == 0;
 }
 
-int rs_hubgate_eased(rs_hubgate_t *g, apr_uint32_t max_count, apr_uint32_t max_bytes)
+int rs_hubgate_eased(rs_hubgate_t *g, apr_uint32_t n, apr_uint32_t max_count,
+                     apr_uint32_t max_bytes)
 {
-    if (!apr_atomic_read32(&g->full)
-        || apr_atomic_read32(&g->count) > max_count / 4 * 3
-        || apr_atomic_read32(&g->bytes) > max_bytes / 4 * 3) {
+    apr_uint64_t c, b;
+
+    if (!apr_atomic_read32(&g->full)) {
+        return 0;
+    }
+    /* The counts before this reservation. */
+    c = apr_atomic_read32(&g->count);
+    b = apr_atomic_read32(&g->bytes);
+    c = c ? c - 1 : 0;
+    b = b > n ? b - n : 0;
+    if (c * 4 > (apr_uint64_t)max_count * 3 || b * 4 > (apr_uint64_t)max_bytes * 3) {
         return 0;
     }
     return apr_atomic_cas32(&g->full, 0, 1) == 1;

@@ -21,9 +21,10 @@
  *
  *   Episodes.  A full spool is logged once per episode, not once per
  *   refused request: rs_hubgate_full tells exactly one caller that an
- *   episode starts, rs_hubgate_eased exactly one that it has ended (the
- *   counts back at three quarters of the bounds or below, so a spool that
- *   hovers at its bound does not log at every request).
+ *   episode starts, rs_hubgate_eased exactly one that it has ended (a
+ *   reservation made with the counts at three quarters of the bounds or
+ *   below, so a spool that hovers at its bound does not log at every
+ *   request).
  *
  *   Rates.  A token bucket per client address (GCRA: one "theoretical
  *   arrival time" per client; n requests at once, then one every per/n),
@@ -81,9 +82,11 @@ void rs_hubgate_set(rs_hubgate_t *g, apr_uint32_t count, apr_uint32_t bytes);
  * episode (it logs it), 0 for every other while it lasts. */
 int rs_hubgate_full(rs_hubgate_t *g);
 
-/* A reservation succeeded: 1 for the one caller that ends a "full"
- * episode (the counts at most three quarters of the bounds), else 0. */
-int rs_hubgate_eased(rs_hubgate_t *g, apr_uint32_t max_count, apr_uint32_t max_bytes);
+/* A reservation of n bytes succeeded: 1 for the one caller that ends a
+ * "full" episode (without this reservation, the counts at most three
+ * quarters of the bounds), else 0. */
+int rs_hubgate_eased(rs_hubgate_t *g, apr_uint32_t n, apr_uint32_t max_count,
+                     apr_uint32_t max_bytes);
 
 /* One request of the client with key `client` (e.g. rs_hubaddr_key of
  * its address) at now, allowed n per interval per (n at once): 0 when

@@ -21,6 +21,8 @@ package RSWebSubPeer;
 #
 #   my @r = $peer->wait_requests($n, $secs);  # at least $n recorded (dies after $secs)
 #   my @r = $peer->requests;                  # all, in arrival order
+#   my @a = $peer->arrivals;                  # "METHOD target" of every request whose
+#                                             # head was read, answered or not yet
 #   $peer->stop;                              # also on destruction
 #
 # A request is a hash: seq (arrival order, from 1), method, path, query,
@@ -134,6 +136,12 @@ sub wait_requests {
     }
 }
 
+sub arrivals {
+    my ($self) = @_;
+    open my $fh, '<', "$self->{dir}/arrivals" or return ();
+    return map { chomp; $_ } <$fh>;
+}
+
 sub log_lines {
     my ($self) = @_;
     open my $fh, '<', "$self->{dir}/log" or return ();
@@ -171,6 +179,10 @@ sub _connection {
         $buf =~ s/^(.*?)\r?\n\r?\n//s;
         my ($line, @h) = split /\r?\n/, $1;
         my ($method, $target) = split / /, $line;
+        if (open my $a, '>>', "$self->{dir}/arrivals") {
+            print $a "$method $target\n";
+            close $a;
+        }
         my %h;
         for (@h) { $h{lc $1} = $2 if /^([^:]+):\s*(.*?)\s*$/ }
         my $len = $h{'content-length'} // 0;

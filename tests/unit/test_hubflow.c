@@ -65,14 +65,19 @@ START_TEST(gate_episodes)
     ck_assert_int_eq(rs_hubgate_full(g), 0);
     rs_hubgate_release(g, 1, 1);                   /* 7 of 8: hovering */
     ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1);
-    ck_assert_int_eq(rs_hubgate_eased(g, 8, 1000), 0);
-    for (i = 0; i < 3; i++) {
+    ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 0);
+    for (i = 0; i < 2; i++) {
         rs_hubgate_release(g, 1, 1);
     }
-    ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1);       /* 6 of 8 */
-    ck_assert_int_eq(rs_hubgate_eased(g, 8, 1000), 1);
-    ck_assert_int_eq(rs_hubgate_eased(g, 8, 1000), 0);
+    ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1);       /* made at 6 of 8 */
+    ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 1);
+    ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 0);
     ck_assert_int_eq(rs_hubgate_full(g), 1);                      /* a new episode */
+    /* A bound of one request: the first reservation after the episode
+     * ends it. */
+    rs_hubgate_set(g, 0, 0);
+    ck_assert_int_eq(rs_hubgate_reserve(g, 10, 1, 1000), 1);
+    ck_assert_int_eq(rs_hubgate_eased(g, 10, 1, 1000), 1);
 }
 END_TEST
 
