@@ -277,6 +277,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, int c
 void rs_config_started(void);
 /* The server's ResourceSyncPrefix, or the default. */
 const char *rs_config_prefix(const rs_srv_conf *sc);
+/* The set named name, of any server (its `s` is the server that declares
+ * it), or NULL. */
+const rs_set_t *rs_config_find_set(const char *name);
 /* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
 const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
 /* 1 if path a is b or below b (both absolute, without trailing "/"). */

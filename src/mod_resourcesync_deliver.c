@@ -128,18 +128,6 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
-static const rs_set_t *find_set(const char *name)
-{
-    int i;
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
-        if (!strcmp(set->name, name)) {
-            return set;
-        }
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------ the store */
 
 static apr_status_t store_open(void)
@@ -212,8 +200,8 @@ static apr_status_t reconcile(apr_pool_t *p)
     for (i = 0; i < rows->nelts; i++) {
         const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
         int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
-        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(find_set(d->set),
-                                                                          d->url, ping)) {
+        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT))
+            && !configured(rs_config_find_set(d->set), d->url, ping)) {
             if ((rv = rs_notifydest_delete(dl.db, d)) != APR_SUCCESS) {
                 return rv;
             }
@@ -287,7 +275,7 @@ static void refresh(apr_pool_t *p)
     h = apr_hash_make(np);
     for (i = 0; i < rows->nelts; i++) {
         const rs_notifydest_t *r = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
-        const rs_set_t *set = find_set(r->set);
+        const rs_set_t *set = rs_config_find_set(r->set);
         dest_t *d, *old;
         const char *key;
 

@@ -164,19 +164,6 @@ static void store_failed(apr_status_t rv)
     }
 }
 
-/* The set (and so the server) named by a request, or NULL. */
-static const rs_set_t *find_set(const char *name)
-{
-    int i;
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
-        if (!strcmp(set->name, name)) {
-            return set;
-        }
-    }
-    return NULL;
-}
-
 /* Remove a spool file whose outcome is durable, giving its reservation
  * back.  A file that cannot be removed (permissions changed under the
  * watcher) is remembered, so it is not done again and again in this
@@ -267,7 +254,7 @@ static const char *over_limit(intake_req_t *q)
         mine = apr_array_make(tmp, subs->nelts + 1, sizeof(rs_hubsub_t));
         for (i = 0; i < subs->nelts; i++) {
             const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
-            const rs_set_t *set = find_set(y->set);
+            const rs_set_t *set = rs_config_find_set(y->set);
             if (set && ap_get_module_config(set->s->module_config, &resourcesync_module)
                        == q->sc) {
                 APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
@@ -306,7 +293,7 @@ static void start(pending_t *pend)
     q->path = apr_pstrcat(p, hi.spool, "/", pend->name, NULL);
     /* Read again: only keys were kept while it waited. */
     if ((rv = rs_hubreq_spool_read(p, q->path, &q->req, &why, NULL)) != APR_SUCCESS
-        || !(set = find_set(q->req.set))) {
+        || !(set = rs_config_find_set(q->req.set))) {
         finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
         return;
     }
@@ -454,7 +441,7 @@ static void arrive(apr_pool_t *p, const char *name)
         rs_log_emit(&hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
                     "file '%s': %s", path, why);
     }
-    else if (req.deny || !(set = find_set(req.set))) {
+    else if (req.deny || !(set = rs_config_find_set(req.set))) {
         /* Nothing goes out: an unknown topic of an older child, or a set
          * no longer configured. */
         rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': "

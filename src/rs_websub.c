@@ -313,6 +313,14 @@ static void easy_put(rs_websub_t *ws, CURL *e)
     }
 }
 
+/* Whether the request's filter refuses the address (len 4 or 16; NULL:
+ * not an IP address); it->refused gets why, NULL when it is allowed. */
+static int refused(item_t *it, const unsigned char *addr, int len)
+{
+    it->refused = addr ? it->addr_filter(it->filter_baton, addr, len) : "not an IP address";
+    return it->refused != NULL;
+}
+
 /* CURLOPT_OPENSOCKETFUNCTION of a request with an address filter. */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
                                  struct curl_sockaddr *a)
@@ -330,11 +338,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
         addr = (const unsigned char *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr;
         len = 16;
     }
-    if (!addr) {
-        it->refused = "not an IP address";
-        return CURL_SOCKET_BAD;
-    }
-    if ((it->refused = it->addr_filter(it->filter_baton, addr, len))) {
+    if (refused(it, addr, len)) {
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype, a->protocol);
@@ -361,14 +365,7 @@ static int prereq(void *clientp, char *primary_ip, char *local_ip, int primary_p
     else if (inet_pton(AF_INET6, primary_ip, addr) == 1) {
         len = 16;
     }
-    if (!len) {
-        it->refused = "not an IP address";
-        return CURL_PREREQFUNC_ABORT;
-    }
-    if ((it->refused = it->addr_filter(it->filter_baton, addr, len))) {
-        return CURL_PREREQFUNC_ABORT;
-    }
-    return CURL_PREREQFUNC_OK;
+    return refused(it, len ? addr : NULL, len) ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
 static int item_start(rs_websub_t *ws, item_t *it)

@@ -237,6 +237,18 @@ static apr_array_header_t *take(rs_hubspool_t *s, rs_hubspool_census_t *c)
 
 #define NAME(a, i) APR_ARRAY_IDX(a, i, const char *)
 
+/* A follower of a new spool directory dir below the test's directory,
+ * after its first take (an empty listing). */
+static rs_hubspool_t *follow(const char *dir)
+{
+    rs_hubspool_census_t c;
+    rs_hubspool_t *s;
+    ck_assert_int_eq(rs_hubspool_open(&s, ut_pool, dir, APR_FPROT_OS_DEFAULT), APR_SUCCESS);
+    take(s, &c);
+    ck_assert_int_eq(c.listed, 1);
+    return s;
+}
+
 /* The first take lists (sorted, with a census); later ones report only
  * what events bring, also when the directory can no longer be listed. */
 START_TEST(spool_follows_events)
@@ -283,13 +295,11 @@ END_TEST
 START_TEST(spool_sweeps_abandoned_writes)
 {
     const char *dir = ut_path(ut_tempdir("spool2"), "spool");
+    rs_hubspool_t *s = follow(dir);
     rs_hubspool_census_t c;
-    rs_hubspool_t *s;
     apr_uint32_t files;
     apr_uint64_t bytes;
 
-    ck_assert_int_eq(rs_hubspool_open(&s, ut_pool, dir, APR_FPROT_OS_DEFAULT), APR_SUCCESS);
-    take(s, &c);
     touch(ut_path(dir, "tmp-left"), "12345");
     touch(ut_path(dir, "tmp-done"), "1");
     ck_assert_int_eq(rename(ut_path(dir, "tmp-done"), ut_path(dir, "1-x.req")), 0);
@@ -315,12 +325,10 @@ END_TEST
 START_TEST(spool_recreated)
 {
     const char *dir = ut_path(ut_tempdir("spool3"), "spool");
+    rs_hubspool_t *s = follow(dir);
     rs_hubspool_census_t c;
     apr_array_header_t *n;
-    rs_hubspool_t *s;
 
-    ck_assert_int_eq(rs_hubspool_open(&s, ut_pool, dir, APR_FPROT_OS_DEFAULT), APR_SUCCESS);
-    take(s, &c);
     ck_assert_int_eq(rmdir(dir), 0);
     take(s, &c);            /* the loss seen, the directory back */
     touch(ut_path(dir, "5-e.req"), "e");

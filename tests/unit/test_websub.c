@@ -727,19 +727,27 @@ static const char *filter_hubaddr(void *baton, const unsigned char *addr, int le
     return baton ? NULL : rs_hubaddr_class(addr, len);
 }
 
+/* A delivery to path through filter_hubaddr (baton NULL: loopback
+ * refused; else everything allowed). */
+static void filtered(rs_websub_req_t *q, const char *path, void *baton)
+{
+    memset(q, 0, sizeof(*q));
+    q->kind = RS_WEBSUB_DELIVER;
+    q->url = url(path);
+    q->body = "<urlset/>";
+    q->body_len = 9;
+    q->addr_filter = filter_hubaddr;
+    q->filter_baton = baton;
+}
+
 START_TEST(address_filter)
 {
     static const unsigned char lo[4] = { 127, 0, 0, 1 };
     rs_websub_t *ws = mk(4, 10000);
-    rs_websub_req_t q = { 0 };
+    rs_websub_req_t q;
     rec_t r[4];
 
-    q.kind = RS_WEBSUB_DELIVER;
-    q.url = url("/ok/refused");
-    q.body = "<urlset/>";
-    q.body_len = 9;
-    q.addr_filter = filter_hubaddr;
-    q.filter_baton = NULL;             /* the hub's rules: loopback refused */
+    filtered(&q, "/ok/refused", NULL);    /* the hub's rules: loopback refused */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
     run_until(ws, 1);
     ck_assert_int_eq(done[0].outcome, RS_WEBSUB_PERMANENT);
@@ -771,23 +779,17 @@ END_TEST
 START_TEST(address_filter_on_kept_connection)
 {
     rs_websub_t *ws = mk(4, 10000);
-    rs_websub_req_t q = { 0 };
+    rs_websub_req_t q;
     rec_t r[4];
 
-    q.kind = RS_WEBSUB_DELIVER;
-    q.url = url("/ok/first");
-    q.body = "<urlset/>";
-    q.body_len = 9;
-    q.addr_filter = filter_hubaddr;
-    q.filter_baton = (void *)1;        /* allowed */
+    filtered(&q, "/ok/first", (void *)1);         /* allowed */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
     run_until(ws, 1);
     ck_assert_int_eq(done[0].outcome, RS_WEBSUB_OK);
     ck_assert_str_eq(done[0].primary_ip, "127.0.0.1");
     /* Same host and port, the connection kept: refused by this filter. */
     filter_calls = 0;
-    q.url = url("/ok/second");
-    q.filter_baton = NULL;             /* loopback refused */
+    filtered(&q, "/ok/second", NULL);             /* loopback refused */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|b", &q), APR_SUCCESS);
     run_until(ws, 2);
     ck_assert_int_eq(done[1].outcome, RS_WEBSUB_PERMANENT);
