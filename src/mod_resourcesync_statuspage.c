@@ -22,7 +22,8 @@
  *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
  *        open-changelist=2 open-changes=17 last-change=... mode=watching
  * (one line per set).  With ResourceSyncHub on, the hub's intake follows (hub_intake_lines):
- *   hub-spool-pending: 0                (subscription requests not yet taken)
+ *   hub-spool-pending: 0                (subscription requests in the spool, from
+ *   hub-spool-bytes: 0                   the status segment's gate: never a listing)
  *   hub-subscriptions: main change 3    (one line per topic with subscribers)
  *   hub-subscriptions-total: 3
  *   hub-last-intake: <time> subscribe <callback> subscribed, lease 600 s
