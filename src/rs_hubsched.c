@@ -39,7 +39,8 @@ struct rs_hubsched_entry_t {
     void *item;
     client_t *client;
     host_t *host;
-    rs_hubsched_entry_t *next;
+    rs_hubsched_entry_t *next;      /* queued: its FIFO; running: the running list */
+    rs_hubsched_entry_t *prev;      /* running: the running list */
 };
 
 struct rs_hubsched_t {
@@ -47,6 +48,7 @@ struct rs_hubsched_t {
     apr_hash_t *hosts;          /* key -> host_t */
     apr_hash_t *clients;        /* key -> client_t */
     client_t *ring;             /* the next client to serve */
+    rs_hubsched_entry_t *run;   /* running entries (freed with the scheduler) */
     int queued, running;
 };
 
@@ -247,10 +249,15 @@ rs_hubsched_entry_t *rs_hubsched_next(rs_hubsched_t *s)
     }
     e = q->head;
     q->head = e->next;
-    e->next = NULL;
     if (!q->head) {
         q->tail = NULL;
     }
+    e->prev = NULL;
+    e->next = s->run;
+    if (s->run) {
+        s->run->prev = e;
+    }
+    s->run = e;
     /* The host stays used by the running entry. */
     e->host->users++;
     e->host->running++;
@@ -276,6 +283,15 @@ void *rs_hubsched_item(const rs_hubsched_entry_t *e)
 
 void rs_hubsched_done(rs_hubsched_t *s, rs_hubsched_entry_t *e)
 {
+    if (e->prev) {
+        e->prev->next = e->next;
+    }
+    else {
+        s->run = e->next;
+    }
+    if (e->next) {
+        e->next->prev = e->prev;
+    }
     e->host->running--;
     host_put(s, e->host);
     e->client->running--;
@@ -301,8 +317,13 @@ static apr_status_t cleanup(void *data)
     apr_hash_index_t *hi;
     apr_pool_t *p;
 
-    /* Queued entries and their queues; running entries are the owner's
-     * (it holds them until done), their clients and hosts freed here. */
+    /* Running entries (their items are the owner's), then queued entries
+     * and their queues, clients and hosts. */
+    while (s->run) {
+        rs_hubsched_entry_t *e = s->run;
+        s->run = e->next;
+        free(e);
+    }
     apr_pool_create(&p, NULL);
     for (hi = apr_hash_first(p, s->clients); hi; hi = apr_hash_next(hi)) {
         client_t *c = apr_hash_this_val(hi);

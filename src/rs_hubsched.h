@@ -25,7 +25,8 @@
  * Memory: the entries, clients and hosts are malloc'd and freed as soon
  * as nothing is queued or running under them (the scheduler's memory
  * follows what is pending); rs_hubsched_create registers a cleanup on p
- * that frees what is left.  Not thread-safe: one owner thread.
+ * that frees what is left (entries too; never the caller's items).  Not
+ * thread-safe: one owner thread.
  *
  * Engine code: APR only.
  */

@@ -65,11 +65,9 @@ static void tmp_clear(rs_hubspool_t *s)
     apr_pool_t *p;
     apr_pool_create(&p, s->pool);
     for (hi = apr_hash_first(p, s->tmps); hi; hi = apr_hash_next(hi)) {
-        tmp_t *t = apr_hash_this_val(hi);
-        free(t->name);
-        free(t);
+        /* Deleting the current entry during iteration is allowed. */
+        tmp_forget(s, ((tmp_t *)apr_hash_this_val(hi))->name);
     }
-    apr_hash_clear(s->tmps);
     apr_pool_destroy(p);
 }
 
