@@ -10,7 +10,7 @@ package RSHub;
 #   subscribe_form($topic, $cb)    the form of a subscription, as a list
 #   store_rows($srv, $sql)         rows of a query of $srv's store
 #                                  (state/state.db) as hashes; [] while the
-#                                  store is not there
+#                                  store is not there or not created yet
 #   sub_rows($srv)                 the subscription rows (kind 'sub', every
 #                                  column), ordered by url
 #   spool_pending($srv)            "*.req" files in $srv's spool
@@ -50,7 +50,8 @@ sub store_rows {
     my $db = $srv->dir . '/state/state.db';
     return [] unless -s $db;    # never let sqlite3 (root) create it
     my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
-    return [] if $out =~ /^\s*$/;
+    # Empty; or the store being created by the watcher at its start.
+    return [] if $out =~ /^\s*$/ || $out =~ /no such table|database is locked/;
     return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
 }
 
