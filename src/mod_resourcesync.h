@@ -44,6 +44,7 @@
 #include <apr_shm.h>
 #include "rs_changelist.h"
 #include "rs_entry.h"
+#include "rs_hubgate.h"
 #include "rs_journal.h"
 #include "rs_log.h"
 #include "rs_parse.h"
@@ -85,7 +86,13 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_HUB_LEASE_MAX    (31 * 86400)
 #define RS_DEFAULT_HUB_BACKLOG      1000            /* ResourceSyncHubMaxBacklog */
 #define RS_DEFAULT_HUB_MAX_SUBS     10000           /* ResourceSyncHubMaxSubscriptions */
-#define RS_DEFAULT_HUB_MAX_PER_HOST 100             /* ... per callback host */
+#define RS_DEFAULT_HUB_MAX_PER_ADDR 100             /* ... per callback address */
+#define RS_DEFAULT_HUB_MAX_PER_CLIENT 100           /* ... per client address */
+#define RS_DEFAULT_HUB_SPOOL        1000            /* ResourceSyncHubSpoolLimit: requests */
+#define RS_DEFAULT_HUB_SPOOL_KIB    4096            /* ... and KiB */
+#define RS_DEFAULT_HUB_RATE         60              /* ResourceSyncHubRequestRate: requests */
+#define RS_DEFAULT_HUB_RATE_PER     apr_time_from_sec(60)   /* ... per */
+#define RS_DEFAULT_HUB_VERIFY_TIMEOUT apr_time_from_sec(5)  /* ResourceSyncHubVerifyTimeout */
 
 typedef struct rs_dir_conf rs_dir_conf;
 
@@ -169,6 +176,15 @@ struct rs_dir_conf {
 typedef struct rs_notify_hub_t {
     const char *url;            /* absolute http/https */
     int ping;                   /* 1: ping mode, 0: fat */
+    /* Who may be connected to when publishing there (rs_notifyconf_resolve,
+     * from the set's server): trusted when the URL's host is named in
+     * ResourceSyncHubAllowCallback; else an address must pass that
+     * server's callback policy (allow) or be the address the URL names
+     * literally (lit, lit_len 4 or 16; 0: a name). */
+    int trusted;
+    const apr_array_header_t *allow;
+    unsigned char lit[16];
+    int lit_len;
 } rs_notify_hub_t;
 
 typedef struct rs_srv_conf {
@@ -184,7 +200,8 @@ typedef struct rs_srv_conf {
                                      * rs_hubaddr_allow_t, NULL unset */
     apr_int64_t hub_backlog;    /* ResourceSyncHubMaxBacklog */
     apr_int64_t hub_max_subs;   /* ResourceSyncHubMaxSubscriptions total */
-    apr_int64_t hub_max_per_host;   /* ... per callback host */
+    apr_int64_t hub_max_per_addr;   /* ... per callback address */
+    apr_int64_t hub_max_per_client; /* ... per client address */
     const char *hub_sig;        /* ResourceSyncHubSignature; NULL: unset */
     /* resolved in post_config */
     const char *canonical;      /* scheme://host[:port] */
@@ -218,6 +235,13 @@ typedef struct rs_global_t {
     apr_array_header_t *option_uses;  /* rs_option_use_t: set options in <Directory> sections */
     int restart;                /* an earlier generation of this httpd really started */
     int state_unusable;         /* restart: state directory unusable, no watcher */
+    /* The built-in hub's global limits (mod_resourcesync_hubconf.c); 0:
+     * unset (the defaults are applied where they are read). */
+    apr_int64_t hub_spool_max;  /* ResourceSyncHubSpoolLimit: requests */
+    apr_int64_t hub_spool_kib;  /* ... KiB */
+    apr_int64_t hub_rate;       /* ResourceSyncHubRequestRate: requests */
+    apr_interval_time_t hub_rate_per;   /* ... per */
+    apr_interval_time_t hub_verify_timeout; /* ResourceSyncHubVerifyTimeout */
 } rs_global_t;
 
 extern rs_global_t rs_global;
@@ -253,6 +277,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, int c
 void rs_config_started(void);
 /* The server's ResourceSyncPrefix, or the default. */
 const char *rs_config_prefix(const rs_srv_conf *sc);
+/* The set named name, of any server (its `s` is the server that declares
+ * it), or NULL. */
+const rs_set_t *rs_config_find_set(const char *name);
 /* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
 const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
 /* 1 if path a is b or below b (both absolute, without trailing "/"). */
@@ -382,6 +409,11 @@ typedef struct rs_status_t {
      * mutex: rs_status_error_put, rs_status_error_get). */
     apr_time_t last_err_time;
     char last_err[RS_STATUS_ERR_MAX];
+    /* The built-in hub's spool gate (rs_hubgate.h): the requests waiting
+     * in the spool and their bytes (reserved by children, given back by
+     * the watcher, which sets them from a listing at its start), and the
+     * request rates per client (under the mutex: rs_status_hub_rate). */
+    rs_hubgate_t hub;
     rs_status_set_t sets[1];        /* nsets entries */
 } rs_status_t;
 
@@ -432,6 +464,12 @@ int rs_status_ring_seek(int slot, apr_int64_t first, apr_int64_t last, apr_int64
 /* Empty the ring (a new history: its sequences may restart), under the
  * mutex. */
 void rs_status_ring_reset(void);
+/* The hub's spool gate in the segment (NULL: no segment). */
+rs_hubgate_t *rs_status_hub_gate(void);
+/* rs_hubgate_rate on the segment's table, under the mutex: 0 when the
+ * client may send a request now, else the seconds until it may. */
+apr_int64_t rs_status_hub_rate(const char *client, apr_time_t now, apr_int64_t n,
+                               apr_interval_time_t per);
 
 /* mod_resourcesync_clsource.c: a set's Change List documents - their
  * options, and their records from the ring first, then the store. */
@@ -668,15 +706,35 @@ apr_int64_t rs_hubconf_lease_min(const rs_srv_conf *sc);
 apr_int64_t rs_hubconf_lease_max(const rs_srv_conf *sc);
 apr_int64_t rs_hubconf_backlog(const rs_srv_conf *sc);
 apr_int64_t rs_hubconf_max_subs(const rs_srv_conf *sc);
-apr_int64_t rs_hubconf_max_per_host(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_max_per_addr(const rs_srv_conf *sc);
+apr_int64_t rs_hubconf_max_per_client(const rs_srv_conf *sc);
+/* The global limits in force: requests and bytes in the spool, requests
+ * per client (n per `per`), the verification's timeout. */
+apr_uint32_t rs_hubconf_spool_max(void);
+apr_uint32_t rs_hubconf_spool_bytes(void);
+apr_int64_t rs_hubconf_rate(apr_interval_time_t *per);
+apr_interval_time_t rs_hubconf_verify_timeout(void);
+/* The callback policy of server sc at connect time, an rs_websub address
+ * filter (baton: the rs_srv_conf): NULL when the address may be called
+ * (public, or in a CIDR block of its ResourceSyncHubAllowCallback), else
+ * why not. */
+const char *rs_hubconf_filter(void *baton, const unsigned char *addr, int len);
+/* Whether url's host is named in sc's ResourceSyncHubAllowCallback (then
+ * called wherever it resolves to, without a filter). */
+int rs_hubconf_host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url);
 /* Directive handlers (rs_cmds). */
 const char *rs_hubconf_set_hub(cmd_parms *cmd, void *mconfig, const char *arg);
 const char *rs_hubconf_set_lease(cmd_parms *cmd, void *mconfig, const char *min,
                                  const char *max);
 const char *rs_hubconf_set_allow(cmd_parms *cmd, void *mconfig, const char *arg);
 const char *rs_hubconf_set_backlog(cmd_parms *cmd, void *mconfig, const char *arg);
-const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, const char *total,
-                                    const char *per_host);
+const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, int argc,
+                                    char *const argv[]);
+const char *rs_hubconf_set_spool(cmd_parms *cmd, void *mconfig, const char *count,
+                                 const char *kib);
+const char *rs_hubconf_set_rate(cmd_parms *cmd, void *mconfig, const char *n,
+                                const char *per);
+const char *rs_hubconf_set_verify_timeout(cmd_parms *cmd, void *mconfig, const char *arg);
 
 /* mod_resourcesync_notifyconf.c: the publishing directives
  * (ResourceSyncNotifyHub and ResourceSyncNotifyRetry, set options;
@@ -688,6 +746,10 @@ const char *rs_notifyconf_set_retry(cmd_parms *cmd, void *mconfig, const char *a
 const char *rs_notifyconf_set_sig(cmd_parms *cmd, void *mconfig, const char *arg);
 /* The signature algorithm of the hub's deliveries (default sha256). */
 const char *rs_notifyconf_sig(const rs_srv_conf *sc);
+/* The address filter of publishing to a hub (rs_websub; baton: its
+ * rs_notify_hub_t): the address the URL names literally, or one that
+ * passes the set's server's callback policy. */
+const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len);
 /* Fill set->notify_hubs (the URLs of set->notify_pub, then the built-in
  * hub's absolute URL when its server has ResourceSyncHub on) and apply
  * the default of set->notify_retry; after the set's options and URLs are

@@ -568,3 +568,15 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
     }
     return resolve_state_dir(ptemp, s0, create);
 }
+
+const rs_set_t *rs_config_find_set(const char *name)
+{
+    int i;
+    for (i = 0; rs_global.sets && i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
+        if (!strcmp(set->name, name)) {
+            return set;
+        }
+    }
+    return NULL;
+}

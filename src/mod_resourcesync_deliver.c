@@ -57,7 +57,6 @@
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
-#include "rs_hubaddr.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_schema.h"
@@ -93,6 +92,7 @@ typedef struct dest_t {
     const rs_set_t *set;
     const char *key;
     int ping, sub;
+    rs_notify_hub_t *hub;           /* fat, ping: the hub as configured */
     int inflight;                   /* a request is in flight */
     int dirty;                      /* row state not yet written */
     int again;                      /* step it in the next round */
@@ -128,18 +128,6 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
-static const rs_set_t *find_set(const char *name)
-{
-    int i;
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
-        if (!strcmp(set->name, name)) {
-            return set;
-        }
-    }
-    return NULL;
-}
-
 /* ------------------------------------------------------------ the store */
 
 static apr_status_t store_open(void)
@@ -163,17 +151,18 @@ static apr_status_t store_open(void)
     return rv;
 }
 
-/* Whether set publishes topic-independent hub (url, ping) as configured. */
-static int configured(const rs_set_t *set, const char *url, int ping)
+/* The hub (url, ping) as the set publishes to it, or NULL when not
+ * configured (any more). */
+static rs_notify_hub_t *configured(const rs_set_t *set, const char *url, int ping)
 {
     int i;
     for (i = 0; set && set->notify && set->notify_pub && i < set->notify_pub->nelts; i++) {
-        const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t);
+        rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t);
         if (!strcmp(h->url, url) && h->ping == ping) {
-            return 1;
+            return h;
         }
     }
-    return 0;
+    return NULL;
 }
 
 /* The hub rows (fat, ping) made to match the configuration. */
@@ -211,8 +200,8 @@ static apr_status_t reconcile(apr_pool_t *p)
     for (i = 0; i < rows->nelts; i++) {
         const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
         int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
-        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(find_set(d->set),
-                                                                          d->url, ping)) {
+        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT))
+            && !configured(rs_config_find_set(d->set), d->url, ping)) {
             if ((rv = rs_notifydest_delete(dl.db, d)) != APR_SUCCESS) {
                 return rv;
             }
@@ -286,7 +275,7 @@ static void refresh(apr_pool_t *p)
     h = apr_hash_make(np);
     for (i = 0; i < rows->nelts; i++) {
         const rs_notifydest_t *r = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
-        const rs_set_t *set = find_set(r->set);
+        const rs_set_t *set = rs_config_find_set(r->set);
         dest_t *d, *old;
         const char *key;
 
@@ -314,6 +303,10 @@ static void refresh(apr_pool_t *p)
         d->row.last_error = dup0(np, d->row.last_error);
         d->ping = !strcmp(r->kind, RS_NOTIFYDEST_PING);
         d->sub = !strcmp(r->kind, RS_NOTIFYDEST_SUB);
+        d->hub = d->sub ? NULL : configured(set, r->url, d->ping);
+        if (!d->sub && !d->hub) {
+            continue;               /* no longer configured: reconcile() deletes it */
+        }
         if (old) {
             d->inflight = old->inflight;
             d->dirty = old->dirty;
@@ -337,24 +330,6 @@ static void refresh(apr_pool_t *p)
 static const char *topic_url(apr_pool_t *p, const dest_t *d)
 {
     return apr_pstrcat(p, d->set->doc_base, "notify/", d->row.topic, NULL);
-}
-
-/* The rebinding guard of subscriber callbacks: the address a delivery
- * connects to must pass the rules the hub's intake applied
- * (rs_hubaddr), checked again after DNS, at the moment of the call. */
-static const char *sub_filter(void *baton, const unsigned char *addr, int len)
-{
-    const rs_srv_conf *sc = baton;
-    const char *why = rs_hubaddr_class(addr, len);
-    return why && !rs_hubaddr_allow_addr(sc->hub_allow, addr, len) ? why : NULL;
-}
-
-/* Whether the callback's host is allowed by name (not filtered then). */
-static int host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url)
-{
-    apr_uri_t u;
-    return sc->hub_allow && apr_uri_parse(p, url, &u) == APR_SUCCESS && u.hostname
-           && rs_hubaddr_allow_host(sc->hub_allow, u.hostname);
 }
 
 /* Submit notification x to d. */
@@ -382,9 +357,17 @@ static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
         req.secret = d->sub ? d->row.secret : NULL;
         req.sig_algo = rs_notifyconf_sig(sc);
     }
-    if (d->sub && !host_allowed(p, sc, d->row.url)) {
-        req.addr_filter = sub_filter;
+    /* The rebinding guard: every address a request connects to (or is
+     * sent on) passes the policy at that moment, after DNS.  Subscribers:
+     * their server's callback policy (as the intake's verification had
+     * it); hubs: that policy or the address their URL names. */
+    if (d->sub && !rs_hubconf_host_allowed(p, sc, d->row.url)) {
+        req.addr_filter = rs_hubconf_filter;
         req.filter_baton = sc;
+    }
+    else if (!d->sub && d->hub && !d->hub->trusted) {
+        req.addr_filter = rs_notifyconf_filter;
+        req.filter_baton = d->hub;
     }
     req.baton = x;                  /* released at the completion */
     if ((rv = rs_websub_submit(dl.ws, d->key, &req)) != APR_SUCCESS) {
@@ -564,8 +547,9 @@ static void done(void *baton, const rs_websub_result_t *r)
             return;
         }
         rs_log_emit(&dl.log, RS_LOG_ERR, 0, "set %s: hub %s refused notification "
-                    "%" APR_INT64_T_FMT " of its %s topic (HTTP %ld); it is skipped",
-                    d->row.set, d->row.url, d->sending, d->row.topic, r->status);
+                    "%" APR_INT64_T_FMT " of its %s topic (%s); it is skipped",
+                    d->row.set, d->row.url, d->sending, d->row.topic,
+                    r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
         advance(d);
         break;
     }

@@ -690,7 +690,17 @@ const command_rec rs_cmds[] = {
                     "Hosts and CIDR blocks of private addresses hub callbacks may use"),
     AP_INIT_TAKE1("ResourceSyncHubMaxBacklog", rs_hubconf_set_backlog, NULL, RSRC_CONF,
                   "Undelivered notifications after which a subscription ends (default 1000)"),
-    AP_INIT_TAKE12("ResourceSyncHubMaxSubscriptions", rs_hubconf_set_max_subs, NULL, RSRC_CONF,
-                   "Hub subscriptions in total and per callback host (default 10000 100)"),
+    AP_INIT_TAKE_ARGV("ResourceSyncHubMaxSubscriptions", rs_hubconf_set_max_subs, NULL,
+                      RSRC_CONF, "Hub subscriptions in total, per callback address and per "
+                      "client address (default 10000 100 100)"),
+    AP_INIT_TAKE12("ResourceSyncHubSpoolLimit", rs_hubconf_set_spool, NULL, RSRC_CONF,
+                   "Subscription requests waiting for the hub's intake, and their KiB "
+                   "(default 1000 4096)"),
+    AP_INIT_TAKE2("ResourceSyncHubRequestRate", rs_hubconf_set_rate, NULL, RSRC_CONF,
+                  "Subscription requests one client address may send per duration "
+                  "(default 60 1m)"),
+    AP_INIT_TAKE1("ResourceSyncHubVerifyTimeout", rs_hubconf_set_verify_timeout, NULL,
+                  RSRC_CONF, "How long the hub waits for a callback's answer to a "
+                  "verification of intent (default 5s)"),
     { NULL }
 };

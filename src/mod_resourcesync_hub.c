@@ -11,14 +11,24 @@
  *   415                  not application/x-www-form-urlencoded
  *   413                  a body over RS_HUBREQ_MAX_BODY bytes
  *   400 + reason         a malformed request, a callback that is not a
- *                        plain http(s) URL or whose host does not resolve
- *   403 + reason         a callback whose address is loopback, private,
- *                        link-local... and not allowed by
+ *                        plain http(s) URL, a topic that is not one of
+ *                        this server's (WebSub lets the hub refuse at
+ *                        once: nothing is sent anywhere)
+ *   403 + reason         a callback whose host is an address written
+ *                        literally (any spelling) that is loopback,
+ *                        private, link-local... and not allowed by
  *                        ResourceSyncHubAllowCallback
- *   503 + Retry-After    the spool file cannot be written (disk full...)
- *   202                  spooled; a topic that is not one of this server's
- *                        is spooled too, marked deny (the watcher then
- *                        tells the callback hub.mode=denied, §5.2)
+ *   429 + Retry-After    the client sent more than
+ *                        ResourceSyncHubRequestRate allows
+ *   503 + Retry-After    the spool is full (ResourceSyncHubSpoolLimit) or
+ *                        cannot be written (disk full...)
+ *   202                  spooled
+ *
+ * Reasons name what was wrong with the request in general terms
+ * ("hub.callback address not allowed"), never an address; the log has
+ * the detail.  A child never resolves a name: a callback named by a host
+ * name is spooled, and the watcher judges every address it connects to
+ * (rebinding-proof, rs_websub's address filter).
  *
  * The translate_name hook of the documents (rs_handler_translate) claims
  * the URL; this handler runs before rs_handler_handle.  Like every
@@ -32,6 +42,8 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "rs_hubaddr.h"
+#include "rs_hubgate.h"
 #include "rs_hubreq.h"
 #include "rs_statedir.h"
 
@@ -40,7 +52,8 @@
 
 /* Set while a spool write failed in this child and none succeeded since:
  * the failure is logged once per episode (disk full: every request
- * would fail the same way). */
+ * would fail the same way).  A full spool is logged once per episode by
+ * all children together (rs_hubgate_full). */
 static int spool_failing;
 
 static int reply(request_rec *r, int status, const char *text)
@@ -99,16 +112,15 @@ static int read_body(request_rec *r, char **body, apr_size_t *len)
     return OK;
 }
 
-/* Mark req with its set and kind when its topic is one of this server's
- * (as <canonical base><prefix>/<set>/notify/change|framework, or the same
- * path under the scheme and host the request came with), else deny. */
-static void match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
+/* Whether req's topic is one of this server's (as <canonical
+ * base><prefix>/<set>/notify/change|framework, or the same path under the
+ * scheme and host the request came with); if so, req gets its set and
+ * kind. */
+static int match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
 {
     static const char *const kinds[] = { "change", "framework" };
     int i, k;
 
-    req->deny = 1;
-    req->set = req->kind = "";
     for (i = 0; i < sc->sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
         for (k = 0; k < 2; k++) {
@@ -116,22 +128,74 @@ static void match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
                                            "/notify/", kinds[k], NULL);
             if (!strcmp(req->topic, apr_pstrcat(r->pool, sc->canonical, path, NULL))
                 || !strcmp(req->topic, ap_construct_url(r->pool, path, r))) {
-                req->deny = 0;
                 req->set = set->name;
                 req->kind = kinds[k];
-                return;
+                return 1;
             }
         }
     }
+    return 0;
+}
+
+/* DECLINED when the client may send one more request
+ * (ResourceSyncHubRequestRate), else the answer: 429 with Retry-After. */
+static int rate(request_rec *r, const rs_hubreq_t *req)
+{
+    apr_interval_time_t per;
+    apr_int64_t n = rs_hubconf_rate(&per), wait;
+    const char *key = rs_hubaddr_key_text(r->pool, req->client);
+
+    wait = rs_status_hub_rate(key ? key : req->client, apr_time_now(), n, per);
+    if (!wait) {
+        return DECLINED;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s sent more than %"
+                  APR_INT64_T_FMT " requests in %" APR_TIME_T_FMT " s "
+                  "(ResourceSyncHubRequestRate): 429", req->client, n, apr_time_sec(per));
+    apr_table_setn(r->err_headers_out, "Retry-After", apr_ltoa(r->pool, (long)wait));
+    return reply(r, HTTP_TOO_MANY_REQUESTS, "too many requests from this address");
+}
+
+/* DECLINED when room in the spool for a record of len bytes
+ * (ResourceSyncHubSpoolLimit) is reserved in the gate; else the answer:
+ * 503 with Retry-After, the episode logged once by all children. */
+static int reserve(request_rec *r, rs_hubgate_t *g, apr_size_t len)
+{
+    apr_uint32_t max = rs_hubconf_spool_max(), bytes = rs_hubconf_spool_bytes();
+
+    if (g && len <= bytes && rs_hubgate_reserve(g, (apr_uint32_t)len, max, bytes)) {
+        if (rs_hubgate_eased(g, (apr_uint32_t)len, max, bytes)) {
+            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RS_TAG "hub: the spool of "
+                          "subscription requests takes requests again");
+        }
+        return DECLINED;
+    }
+    if (!g || rs_hubgate_full(g)) {
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RS_TAG "hub: the spool of "
+                      "subscription requests is full (%u requests, %u bytes; "
+                      "ResourceSyncHubSpoolLimit %u %u KiB): answering 503 until the "
+                      "watcher has taken some", g ? g->count : 0, g ? g->bytes : 0, max,
+                      bytes / 1024);
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
+    return reply(r, HTTP_SERVICE_UNAVAILABLE, "the hub cannot take requests now");
 }
 
 /* Write req to the spool; 202, or 503 when it cannot be written. */
 static int spool(request_rec *r, const rs_hubreq_t *req)
 {
     const char *dir = rs_statedir_hubspool(r->pool, rs_global.state_dir), *name;
-    apr_status_t rv = rs_hubreq_spool_write(r->pool, dir, req, &name);
+    const char *rec = rs_hubreq_record_format(r->pool, req);
+    rs_hubgate_t *g = rs_status_hub_gate();
+    apr_size_t len = strlen(rec);
+    apr_status_t rv;
+    int rc;
 
-    if (rv != APR_SUCCESS) {
+    if ((rc = reserve(r, g, len)) != DECLINED) {
+        return rc;
+    }
+    if ((rv = rs_hubreq_spool_write(r->pool, dir, rec, &name)) != APR_SUCCESS) {
+        rs_hubgate_release(g, 1, (apr_uint32_t)len);
         ap_log_rerror(APLOG_MARK, spool_failing ? APLOG_DEBUG : APLOG_ERR, rv, r,
                       RS_TAG "hub: cannot write a subscription request into %s "
                       "(answering 503 until it works again)", dir);
@@ -144,9 +208,8 @@ static int spool(request_rec *r, const rs_hubreq_t *req)
                       "are written again");
         spool_failing = 0;
     }
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s of %s to %s%s spooled as %s",
-                  rs_hubreq_mode_name(req->mode), req->callback, req->topic,
-                  req->deny ? " (unknown topic: denied)" : "", name);
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s of %s to %s spooled as %s",
+                  rs_hubreq_mode_name(req->mode), req->callback, req->topic, name);
     return reply(r, HTTP_ACCEPTED, "accepted: the hub verifies the callback's intent next");
 }
 
@@ -155,8 +218,7 @@ static int take_request(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
 {
     char *body;
     apr_size_t len;
-    const char *why;
-    apr_status_t rv;
+    const char *why, *detail;
     int rc;
 
     if ((rc = read_body(r, &body, &len)) != OK) {
@@ -167,10 +229,21 @@ static int take_request(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
                                      rs_hubconf_lease_max(sc)))) {
         return reply(r, HTTP_BAD_REQUEST, why);
     }
-    if ((why = rs_hubreq_check_callback(r->pool, req->callback, sc->hub_allow, &rv))) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r, RS_TAG "hub: callback refused: %s", why);
-        return reply(r, rv == APR_SUCCESS ? HTTP_FORBIDDEN : HTTP_BAD_REQUEST, why);
+    if ((why = rs_hubreq_check_callback(r->pool, req->callback, sc->hub_allow, &detail))) {
+        if (!detail) {
+            return reply(r, HTTP_BAD_REQUEST, why);
+        }
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RS_TAG "hub: callback %s refused: %s "
+                      "(not allowed by ResourceSyncHubAllowCallback)", req->callback, detail);
+        return reply(r, HTTP_FORBIDDEN, why);
     }
+    if (!match_topic(r, sc, req)) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RS_TAG "hub: %s of %s refused: %s is not "
+                      "a topic of this server", rs_hubreq_mode_name(req->mode), req->callback,
+                      req->topic);
+        return reply(r, HTTP_BAD_REQUEST, "hub.topic is not a topic of this hub");
+    }
+    req->client = r->useragent_ip;
     return DONE;
 }
 
@@ -200,10 +273,9 @@ int rs_hub_handle(request_rec *r)
         return reply(r, HTTP_UNSUPPORTED_MEDIA_TYPE,
                      "the body must be " FORM_TYPE " (W3C WebSub 5.1)");
     }
-    if ((rc = take_request(r, sc, &req)) != DONE) {
+    if ((rc = take_request(r, sc, &req)) != DONE || (rc = rate(r, &req)) != DECLINED) {
         return rc;
     }
-    match_topic(r, sc, &req);
     req.received = apr_time_now();
     return spool(r, &req);
 }

@@ -5,35 +5,50 @@
  * (rs_hubintake_start) with its own allocator, its own store connection
  * (opened by the thread, again after a failure) and its own rs_websub
  * sender.  It never exits; it ends with the watcher's process.  It shares
- * nothing with the driver's thread but the error log.
+ * nothing with the driver's thread but the error log and the status
+ * segment's spool gate.
  *
  * Lifecycle of a spool file (see docs/ARCHITECTURE.md, "Built-in hub:
  * subscriptions"):
- *   1. Every POLL_MS the thread lists <statedir>/hub/spool/, takes the
- *      "*.req" names in name order (arrival order) that it is not already
- *      handling, at most MAX_ACTIVE at a time, and reads each one.  A
- *      malformed file is removed with one log line.
- *   2. The callback's addresses are checked again (DNS may have changed
- *      since the child checked); refused: nothing is sent.  Deny-marked
- *      (unknown topic) or over a limit: a denial GET to the callback; its
- *      outcome does not matter (WebSub 5.2).  Otherwise a verification
- *      GET; only a 2xx whose body is the challenge confirms, and then the
- *      row is stored or deleted (rs_hubsub), one statement.
- *   3. The file is removed only after its outcome is durable: a watcher
- *      killed at any point before leaves the file, and the next watcher
- *      does it again; storing and deleting are idempotent (a renewal of
- *      the same row, a delete of nothing), so a request is applied once.
- *      A store failure leaves the file for a later attempt.
+ *   1. Arrival.  The spool is followed by rs_hubspool: listed once at the
+ *      start (the gate's counts set from that listing), then new names
+ *      come from inotify, so a flood costs one event and one file read
+ *      per request.  Each new file is read once to learn its server (its
+ *      set's), its client and its callback's host, and queued in the
+ *      scheduler (rs_hubsched) under (client, host).  A malformed file,
+ *      one of a set no longer configured, and a version 1 record marked
+ *      deny are removed without any request going out.
+ *   2. Start.  The scheduler starts what may start (at most MAX_RUNNING,
+ *      PER_HOST per callback host, PER_CLIENT per client, clients and
+ *      hosts in turn): a hanging callback holds PER_HOST slots, never the
+ *      intake.  The file is read again; a new subscription beyond the
+ *      server's total or per-client limit gets a denial GET; otherwise
+ *      the verification GET.  Every GET carries the policy of the server
+ *      that received the request (rs_hubconf_filter: its
+ *      ResourceSyncHubAllowCallback), judged on the address connected to,
+ *      after DNS, new or reused connection (rs_websub): a name that
+ *      resolves to a refused address is never called.  Each request gives
+ *      up after ResourceSyncHubVerifyTimeout.
+ *   3. Confirmed (a 2xx whose body is the challenge): the address the GET
+ *      was sent to is the subscription's callback address; a new
+ *      subscription beyond the per-address limit gets a denial GET,
+ *      anything else is stored or deleted (rs_hubsub), one statement.
+ *   4. The file is removed only after its outcome is durable, and its
+ *      reservation given back to the gate: a watcher killed at any point
+ *      before leaves the file, and the next watcher does it again;
+ *      storing and deleting are idempotent (a renewal of the same row, a
+ *      delete of nothing), so a request is applied once.  A store failure
+ *      keeps the confirmed request for a later attempt.
  * Requests go out under the key "cb|<callback>": those for one callback
- * are sent one at a time in arrival order, those for different callbacks
- * in parallel (rs_websub's max_parallel).
+ * one at a time in the order they were started.
  *
  * Once a second the thread also deletes subscriptions whose lease ended,
  * removes "tmp-*" files older than a minute (left by a child killed
- * mid-write) and, when something changed, rewrites <statedir>/hub/intake
- * (subscriptions per topic and the last outcome; the status page shows
- * it).
+ * mid-write; their reservations given back) and, when something
+ * changed, rewrites <statedir>/hub/intake (subscriptions per topic and
+ * the last outcome; the status page shows it).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
@@ -42,39 +57,60 @@
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
+#include "rs_hubaddr.h"
+#include "rs_hubgate.h"
 #include "rs_hubreq.h"
+#include "rs_hubsched.h"
+#include "rs_hubspool.h"
 #include "rs_hubsub.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_websub.h"
 
-#define POLL_MS     200                        /* spool listing interval */
-#define MAX_ACTIVE  64                         /* spool files handled at once */
+#define WAIT_MS     1000                       /* longest wait for events */
+#define MAX_RUNNING 32                         /* verifications at once */
+#define PER_HOST    2                          /* ... for one callback host */
+#define PER_CLIENT  8                          /* ... for one client */
 #define TMP_AGE     apr_time_from_sec(60)      /* "tmp-*" older: abandoned */
 #define SWEEP_EVERY apr_time_from_sec(1)
 #define INTAKE_MAX_FREE (1024 * 1024)       /* bytes of freed memory the thread keeps */
 
-/* One spool file being handled; lives in its own pool. */
+/* A request waiting in the scheduler: what it needs until it starts
+ * (malloc'd, name included: thousands may wait, a pool each would cost
+ * more than they hold). */
+typedef struct pending_t {
+    rs_hubsched_entry_t *entry;
+    apr_size_t size;                   /* its bytes in the gate */
+    char name[1];                      /* entry name in the spool */
+} pending_t;
+
+/* A request started; lives in its own pool. */
 typedef struct intake_req_t {
     apr_pool_t *pool;
-    const char *name;                  /* entry name in the spool */
+    pending_t *pend;
+    const char *name;
     const char *path;
     rs_hubreq_t req;
+    const rs_srv_conf *sc;             /* the server that received it */
+    const char *client;                /* key of the client's address */
+    const char *addr;                  /* key of the address verified, NULL before */
     int denial;                        /* a denial GET was sent */
 } intake_req_t;
 
 static struct {
     server_rec *s;
-    const rs_srv_conf *sc;             /* the hub's settings */
     apr_pool_t *pool;                  /* own allocator */
     rs_logger_t log;
     const char *spool;
     const char *status_path;
+    rs_hubspool_t *follow;
+    rs_hubgate_t *gate;
+    rs_hubsched_t *sched;
     rs_db_t *db;
     apr_pool_t *db_pool;
     rs_websub_t *ws;
-    apr_hash_t *active;                /* name -> intake_req_t, handled now */
+    apr_hash_t *known;                 /* name -> pending_t, waiting or started */
     apr_hash_t *stuck;                 /* names that could not be removed */
     apr_array_header_t *unstored;      /* confirmed, store failed: retried */
     int changed;                       /* the status file is out of date */
@@ -96,9 +132,9 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
 static void outcome(const intake_req_t *q, const char *what)
 {
     char t[RS_TIME_BUFSIZE];
-    rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': %s",
+    rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s' from %s: %s",
                 rs_hubreq_mode_name(q->req.mode), q->name, q->req.callback, q->req.topic,
-                what);
+                *q->req.client ? q->req.client : "(unknown)", what);
     apr_snprintf(hi.last, sizeof(hi.last), "%s %s %s %s", rs_time_format(t, apr_time_now()),
                  rs_hubreq_mode_name(q->req.mode), q->req.callback, what);
     hi.changed = 1;
@@ -128,27 +164,52 @@ static void store_failed(apr_status_t rv)
     }
 }
 
-/* Done with q: remove its file (only when its outcome is durable) and
- * forget it.  A file that cannot be removed (permissions changed under
- * the watcher) stays marked as handled, so it is not done again and again
- * in this watcher's life (logged once). */
-static void finish(intake_req_t *q, int remove)
+/* Remove a spool file whose outcome is durable, giving its reservation
+ * back.  A file that cannot be removed (permissions changed under the
+ * watcher) is remembered, so it is not done again and again in this
+ * watcher's life (logged once). */
+static void drop_file(apr_pool_t *p, const char *name, apr_size_t size)
 {
     static const char stuck[] = "stuck";
-    apr_status_t rv;
-    if (remove && (rv = apr_file_remove(q->path, q->pool)) != APR_SUCCESS
-        && !APR_STATUS_IS_ENOENT(rv)) {
+    const char *path = apr_pstrcat(p, hi.spool, "/", name, NULL);
+    apr_status_t rv = apr_file_remove(path, p);
+
+    if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
         rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove the spool file '%s'; it is "
-                    "not handled again until the watcher restarts", q->path);
-        apr_hash_set(hi.stuck, apr_pstrdup(hi.pool, q->name), APR_HASH_KEY_STRING, stuck);
+                    "not handled again until the watcher restarts", path);
+        apr_hash_set(hi.stuck, apr_pstrdup(hi.pool, name), APR_HASH_KEY_STRING, stuck);
+        return;
     }
-    apr_hash_set(hi.active, q->name, APR_HASH_KEY_STRING, NULL);
+    rs_hubgate_release(hi.gate, 1, (apr_uint32_t)size);
+}
+
+/* Done with q: its file removed when its outcome is durable, its slot in
+ * the scheduler freed, everything of it forgotten. */
+static void finish(intake_req_t *q, int remove)
+{
+    pending_t *pend = q->pend;
+    if (remove) {
+        drop_file(q->pool, pend->name, pend->size);
+    }
+    rs_hubsched_done(hi.sched, pend->entry);
+    apr_hash_set(hi.known, pend->name, APR_HASH_KEY_STRING, NULL);
+    free(pend);
     apr_pool_destroy(q->pool);
 }
 
 static const char *key_of(const intake_req_t *q)
 {
     return apr_pstrcat(q->pool, "cb|", q->req.callback, NULL);
+}
+
+/* The callback policy of q's server on a GET to its callback: none when
+ * the callback's host is named in ResourceSyncHubAllowCallback. */
+static void policy(intake_req_t *q, rs_websub_req_t *w)
+{
+    if (!rs_hubconf_host_allowed(q->pool, q->sc, q->req.callback)) {
+        w->addr_filter = rs_hubconf_filter;
+        w->filter_baton = (void *)q->sc;
+    }
 }
 
 /* A denial GET (WebSub 5.2); the file goes when it has been sent. */
@@ -160,6 +221,7 @@ static void deny(intake_req_t *q, const char *reason)
     w.topic = q->req.topic;
     w.reason = reason;
     w.baton = q;
+    policy(q, &w);
     q->denial = 1;
     outcome(q, apr_pstrcat(q->pool, "denied (", reason, ")", NULL));
     if (rs_websub_submit(hi.ws, key_of(q), &w) != APR_SUCCESS) {
@@ -167,72 +229,76 @@ static void deny(intake_req_t *q, const char *reason)
     }
 }
 
-/* A new subscription beyond a limit: the reason, else NULL.  A store
+/* A new subscription beyond a limit of its server: the reason, else NULL
+ * (q->addr NULL: the per-address limit is not checked yet).  A store
  * failure lets it pass (the store write will fail too, and retry). */
 static const char *over_limit(intake_req_t *q)
 {
-    apr_array_header_t *subs;
+    apr_array_header_t *subs, *mine;
+    rs_hubsub_quota_t quota;
+    rs_hubsub_t x = { 0 };
     apr_pool_t *tmp;
     const char *why = NULL;
     rs_db_t *db = store();
+    int i;
 
     if (!db) {
         return NULL;
     }
     /* The list of every subscription lives only for this check: up to
-     * MAX_ACTIVE requests are handled at once, and each keeping its own
+     * MAX_RUNNING requests are handled at once, and each keeping its own
      * copy would make the thread's memory grow with their product. */
     apr_pool_create(&tmp, q->pool);
     if (rs_hubsub_list(db, tmp, &subs) == APR_SUCCESS) {
-        why = rs_hubsub_limit(tmp, subs, q->req.set, q->req.kind, q->req.callback,
-                              rs_hubconf_max_subs(hi.sc), rs_hubconf_max_per_host(hi.sc));
+        /* The server's own subscriptions: its limits count those. */
+        mine = apr_array_make(tmp, subs->nelts + 1, sizeof(rs_hubsub_t));
+        for (i = 0; i < subs->nelts; i++) {
+            const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
+            const rs_set_t *set = rs_config_find_set(y->set);
+            if (set && ap_get_module_config(set->s->module_config, &resourcesync_module)
+                       == q->sc) {
+                APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
+            }
+        }
+        x.set = q->req.set;
+        x.topic = q->req.kind;
+        x.url = q->req.callback;
+        x.addr = q->addr;
+        x.client = q->client;
+        quota.total = rs_hubconf_max_subs(q->sc);
+        quota.per_addr = rs_hubconf_max_per_addr(q->sc);
+        quota.per_client = rs_hubconf_max_per_client(q->sc);
+        why = rs_hubsub_limit(mine, &x, &quota);
         why = why ? apr_pstrdup(q->pool, why) : NULL;
     }
     apr_pool_destroy(tmp);
     return why;
 }
 
-/* Start handling the spool file `name`. */
-static void start(const char *name)
+/* Start the request of pend (the scheduler's turn has come). */
+static void start(pending_t *pend)
 {
     apr_pool_t *p;
     intake_req_t *q;
+    const rs_set_t *set;
     const char *why = NULL;
-    apr_status_t rv, arv;
+    apr_status_t rv;
     rs_websub_req_t w = { 0 };
 
     apr_pool_create(&p, hi.pool);
     q = apr_pcalloc(p, sizeof(*q));
     q->pool = p;
-    q->name = apr_pstrdup(p, name);
-    q->path = apr_pstrcat(p, hi.spool, "/", name, NULL);
-    apr_hash_set(hi.active, q->name, APR_HASH_KEY_STRING, q);
-    rv = rs_hubreq_spool_read(p, q->path, &q->req, &why);
-    if (rv != APR_SUCCESS) {
-        if (why) {
-            rs_log_emit(&hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
-                        "file '%s': %s", q->path, why);
-        }
-        else if (!APR_STATUS_IS_ENOENT(rv)) {
-            rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot read the spool file '%s'",
-                        q->path);
-            finish(q, 0);
-            return;
-        }
-        finish(q, why != NULL);
+    q->pend = pend;
+    q->name = pend->name;
+    q->path = apr_pstrcat(p, hi.spool, "/", pend->name, NULL);
+    /* Read again: only keys were kept while it waited. */
+    if ((rv = rs_hubreq_spool_read(p, q->path, &q->req, &why, NULL)) != APR_SUCCESS
+        || !(set = rs_config_find_set(q->req.set))) {
+        finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
         return;
     }
-    /* Again, at the time of the call (a denial too): DNS may have changed
-     * since the child checked.  The resolver blocks this thread only. */
-    if ((why = rs_hubreq_check_callback(p, q->req.callback, hi.sc->hub_allow, &arv))) {
-        outcome(q, apr_pstrcat(p, "callback refused (", why, ")", NULL));
-        finish(q, 1);
-        return;
-    }
-    if (q->req.deny) {
-        deny(q, "unknown topic");
-        return;
-    }
+    q->sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
+    q->client = rs_hubaddr_key_text(p, q->req.client);
     if (q->req.mode == RS_HUBREQ_SUBSCRIBE && (why = over_limit(q))) {
         deny(q, why);
         return;
@@ -243,13 +309,15 @@ static void start(const char *name)
     w.mode = rs_hubreq_mode_name(q->req.mode);
     w.lease_seconds = q->req.mode == RS_HUBREQ_SUBSCRIBE ? q->req.lease : -1;
     w.baton = q;
+    policy(q, &w);
     if ((rv = rs_websub_submit(hi.ws, key_of(q), &w)) != APR_SUCCESS) {
         outcome(q, "callback cannot be called");
         finish(q, 1);
     }
 }
 
-/* Store the confirmed request; 1 when its outcome is durable. */
+/* Store the confirmed request; 1 when its outcome is durable, 0 when the
+ * store failed, -1 when it was denied instead. */
 static int apply(intake_req_t *q)
 {
     rs_db_t *db = store();
@@ -258,12 +326,21 @@ static int apply(intake_req_t *q)
     const char *why;
 
     if (db && q->req.mode == RS_HUBREQ_SUBSCRIBE) {
-        if ((why = over_limit(q))) {      /* others were confirmed meanwhile */
+        rs_hubsub_t x = { 0 };
+        /* Others may have been confirmed meanwhile; and the callback's
+         * address is known now. */
+        if ((why = over_limit(q))) {
             deny(q, why);
             return -1;
         }
-        rv = rs_hubsub_put(db, q->req.set, q->req.kind, q->req.callback, q->req.secret,
-                           apr_time_now() + apr_time_from_sec(q->req.lease), &created);
+        x.set = q->req.set;
+        x.topic = q->req.kind;
+        x.url = q->req.callback;
+        x.secret = q->req.secret;
+        x.lease_until = apr_time_now() + apr_time_from_sec(q->req.lease);
+        x.addr = q->addr;
+        x.client = q->client;
+        rv = rs_hubsub_put(db, &x, &created);
         if (rv == APR_SUCCESS) {
             outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
                                     created ? "subscribed" : "renewed", q->req.lease));
@@ -296,14 +373,19 @@ static void on_done(void *baton, const rs_websub_result_t *res)
         return;
     }
     if (!res->challenge_ok) {
+        /* A refused address: the callback's name resolved to one its
+         * server does not allow (the detail is in res->error). */
         outcome(q, res->status ? apr_psprintf(q->pool, "not confirmed (HTTP %ld%s)",
                                               res->status, res->outcome == RS_WEBSUB_OK
                                               ? ", wrong challenge" : "")
-                               : apr_pstrcat(q->pool, "not confirmed (", res->error, ")",
-                                             NULL));
+                   : !strncmp(res->error, "address refused", 15)
+                   ? apr_pstrcat(q->pool, "callback address not allowed (", res->error, ")",
+                                 NULL)
+                   : apr_pstrcat(q->pool, "not confirmed (", res->error, ")", NULL));
         finish(q, 1);
         return;
     }
+    q->addr = rs_hubaddr_key_text(q->pool, res->primary_ip);
     durable = apply(q);
     if (durable > 0) {
         finish(q, 1);
@@ -331,48 +413,96 @@ static void retry_unstored(void)
     hi.unstored->nelts = kept;
 }
 
-/* Compare entry names (qsort). */
-static int by_name(const void *a, const void *b)
+/* A request that arrived: read for its keys and queued, or removed when
+ * nothing may come of it. */
+static void arrive(apr_pool_t *p, const char *name)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
+    const char *path = apr_pstrcat(p, hi.spool, "/", name, NULL), *why, *client;
+    apr_size_t size = 0, n = strlen(name);
+    const rs_set_t *set = NULL;
+    const char *host = NULL;
+    pending_t *pend;
+    apr_port_t port;
+    rs_hubreq_t req;
+    apr_status_t rv;
 
-/* Abandoned temporary files, older than TMP_AGE: removed. */
-static void old_tmp(apr_pool_t *p, const char *name, apr_time_t mtime)
-{
-    if (!strncmp(name, "tmp-", 4) && mtime < apr_time_now() - TMP_AGE) {
-        apr_file_remove(apr_pstrcat(p, hi.spool, "/", name, NULL), p);
+    if (apr_hash_get(hi.known, name, APR_HASH_KEY_STRING)
+        || apr_hash_get(hi.stuck, name, APR_HASH_KEY_STRING)) {
+        return;                         /* reported twice */
     }
+    rv = rs_hubreq_spool_read(p, path, &req, &why, &size);
+    if (rv != APR_SUCCESS && !why) {
+        if (!APR_STATUS_IS_ENOENT(rv)) {
+            rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot read the spool file '%s'", path);
+        }
+        return;
+    }
+    if (why) {
+        rs_log_emit(&hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
+                    "file '%s': %s", path, why);
+    }
+    else if (req.deny || !(set = rs_config_find_set(req.set))) {
+        /* Nothing goes out: an unknown topic of an older child, or a set
+         * no longer configured. */
+        rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': "
+                    "dropped (%s)", rs_hubreq_mode_name(req.mode), name, req.callback,
+                    req.topic, req.deny ? "not a topic of this hub" : "its set is not "
+                    "configured any more");
+    }
+    if (!set || rs_hubreq_callback_syntax(p, req.callback, &host, &port)) {
+        drop_file(p, name, size);
+        return;
+    }
+    client = rs_hubaddr_key_text(p, req.client);
+    pend = malloc(sizeof(*pend) + n);
+    if (!pend) {
+        return;                         /* found again at the next listing */
+    }
+    memcpy(pend->name, name, n + 1);
+    pend->size = size;
+    pend->entry = rs_hubsched_add(hi.sched, client ? client : "(unknown)",
+                                  rs_hubaddr_host_key(p, host), pend);
+    apr_hash_set(hi.known, pend->name, APR_HASH_KEY_STRING, pend);
 }
 
-/* List the spool and start what may start, in name order. */
-static void drain(apr_pool_t *p, int sweep)
+/* New requests from the spool, then whatever the scheduler lets start. */
+static void drain(apr_pool_t *p)
 {
-    apr_dir_t *dir;
-    apr_finfo_t fi;
     apr_array_header_t *names = apr_array_make(p, 16, sizeof(const char *));
-    int i, room = MAX_ACTIVE - (int)apr_hash_count(hi.active);
+    rs_hubspool_census_t census;
+    rs_hubsched_entry_t *e;
+    apr_status_t rv;
+    int i;
 
-    if (apr_dir_open(&dir, hi.spool, p) != APR_SUCCESS) {
-        return;                         /* no request was ever spooled */
+    if ((rv = rs_hubspool_take(hi.follow, p, names, &census)) != APR_SUCCESS) {
+        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot list the spool '%s'", hi.spool);
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_MTIME, dir) == APR_SUCCESS) {
-        if (rs_hubreq_spool_is_req(fi.name)) {
-            APR_ARRAY_PUSH(names, const char *) = apr_pstrdup(p, fi.name);
-        }
-        else if (sweep) {
-            old_tmp(p, fi.name, fi.mtime);
-        }
+    if (census.listed) {
+        /* What the spool holds, reserved or not: the segment is new in
+         * every generation, and a process killed between its two steps
+         * leaves a count behind. */
+        rs_hubgate_set(hi.gate, census.files,
+                       census.bytes > 0xffffffffu ? 0xffffffffu : (apr_uint32_t)census.bytes);
     }
-    apr_dir_close(dir);
-    qsort(names->elts, names->nelts, sizeof(const char *), by_name);
-    for (i = 0; i < names->nelts && room > 0; i++) {
-        const char *name = APR_ARRAY_IDX(names, i, const char *);
-        if (!apr_hash_get(hi.active, name, APR_HASH_KEY_STRING)
-            && !apr_hash_get(hi.stuck, name, APR_HASH_KEY_STRING)) {
-            start(name);
-            room--;
-        }
+    for (i = 0; i < names->nelts; i++) {
+        arrive(p, APR_ARRAY_IDX(names, i, const char *));
+    }
+    while ((e = rs_hubsched_next(hi.sched))) {
+        start(rs_hubsched_item(e));
+    }
+}
+
+/* Writes in progress left by children killed mid-write: removed, their
+ * reservations given back. */
+static void sweep_tmp(void)
+{
+    apr_uint32_t files;
+    apr_uint64_t bytes;
+
+    rs_hubspool_sweep(hi.follow, apr_time_now(), TMP_AGE, &files, &bytes);
+    if (files) {
+        rs_hubgate_release(hi.gate, files,
+                           bytes > 0xffffffffu ? 0xffffffffu : (apr_uint32_t)bytes);
     }
 }
 
@@ -444,16 +574,30 @@ static void status(apr_pool_t *p)
 static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
 {
     rs_websub_opts_t o = { 0 };
+    rs_hubsched_limits_t lim;
     apr_pool_t *iter;
     apr_time_t next_sweep = 0;
+    apr_status_t rv;
     (void)t;
     (void)data;
 
-    o.max_parallel = 16;
-    o.timeout_ms = 10000;
+    o.max_parallel = MAX_RUNNING;
+    o.timeout_ms = (long)apr_time_as_msec(rs_hubconf_verify_timeout());
+    o.connect_timeout_ms = o.timeout_ms;
     if (rs_websub_create(&hi.ws, hi.pool, &o, on_done, NULL, &hi.log) != APR_SUCCESS) {
         return NULL;                      /* logged; requests stay spooled */
     }
+    if ((rv = rs_hubspool_open(&hi.follow, hi.pool, hi.spool, RS_HUBREQ_DIR_PERMS))
+        != APR_SUCCESS) {
+        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot follow the spool '%s'; "
+                    "subscription requests stay there until the watcher restarts", hi.spool);
+        return NULL;
+    }
+    rs_websub_poll_fd(hi.ws, rs_hubspool_fd(hi.follow));
+    lim.total = MAX_RUNNING;
+    lim.per_host = PER_HOST;
+    lim.per_client = PER_CLIENT;
+    hi.sched = rs_hubsched_create(hi.pool, &lim);
     apr_pool_create(&iter, hi.pool);
     store();                              /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
@@ -462,34 +606,34 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     hi.changed = 1;
     for (;;) {
         apr_time_t now = rs_time_mono();
-        int sweep = now >= next_sweep;
-        if (sweep) {
+        if (now >= next_sweep) {
             expire(iter);
+            if (hi.unstored->nelts) {
+                retry_unstored();
+            }
+            sweep_tmp();
+            status(iter);
             next_sweep = now + SWEEP_EVERY;
         }
-        if (hi.unstored->nelts && sweep) {
-            retry_unstored();
-        }
-        drain(iter, sweep);
-        if (sweep) {
-            status(iter);
-        }
+        drain(iter);
         apr_pool_clear(iter);
-        rs_websub_run(hi.ws, POLL_MS);
+        /* Until a GET completes, a request arrives (the spool's inotify
+         * descriptor) or the next sweep. */
+        rs_websub_run(hi.ws, WAIT_MS);
     }
     return NULL;
 }
 
-/* The first server with the hub on, or NULL. */
-static const rs_srv_conf *hub_conf(server_rec *s)
+/* Whether some server has the hub on. */
+static int hub_on(server_rec *s)
 {
     for (; s; s = s->next) {
         const rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
         if (sc && rs_hubconf_on(sc)) {
-            return sc;
+            return 1;
         }
     }
-    return NULL;
+    return 0;
 }
 
 void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
@@ -499,7 +643,7 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_threadattr_t *attr;
     apr_status_t rv;
 
-    if (!(hi.sc = hub_conf(s))) {
+    if (!hub_on(s) || !(hi.gate = rs_status_hub_gate())) {
         return;
     }
     hi.s = s;
@@ -509,7 +653,7 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_pool_create_ex(&hi.pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, hi.pool);
     apr_allocator_max_free_set(alloc, INTAKE_MAX_FREE);
-    hi.active = apr_hash_make(hi.pool);
+    hi.known = apr_hash_make(hi.pool);
     hi.stuck = apr_hash_make(hi.pool);
     hi.unstored = apr_array_make(hi.pool, 4, sizeof(intake_req_t *));
     hi.spool = rs_statedir_hubspool(hi.pool, rs_global.state_dir);

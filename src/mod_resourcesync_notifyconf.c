@@ -8,11 +8,17 @@
  * ResourceSyncHubSignature is a server-level option of the built-in hub,
  * merged by rs_hubconf_merge.  rs_notifyconf_resolve turns them into the
  * set's resolved fields at post_config, before the documents are
- * rendered (the Capability List names the hubs).
+ * rendered (the Capability List names the hubs), and give each hub the
+ * address policy of publishing to it (rs_notifyconf_filter): the same
+ * callback policy as the set's server's built-in hub (public addresses,
+ * ResourceSyncHubAllowCallback), and the address the URL names literally
+ * (the operator wrote it), so a hub's name re-pointed by its DNS cannot
+ * make the watcher POST into the server's own network.
  */
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "rs_hubaddr.h"
 #include "rs_parse.h"
 
 const char *rs_notifyconf_set_hub(cmd_parms *cmd, void *mconfig, const char *url,
@@ -87,6 +93,37 @@ const char *rs_notifyconf_sig(const rs_srv_conf *sc)
     return sc->hub_sig ? sc->hub_sig : "sha256";
 }
 
+const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len)
+{
+    const rs_notify_hub_t *h = baton;
+    if (h->lit_len == len && !memcmp(h->lit, addr, (size_t)len)) {
+        return NULL;
+    }
+    return rs_hubaddr_check(h->allow, addr, len);
+}
+
+/* The set's own copy of its hubs, each with the policy of its server. */
+static void hub_policy(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf *sc)
+{
+    apr_array_header_t *own = apr_array_copy(pconf, set->notify_pub);
+    int i;
+
+    for (i = 0; i < own->nelts; i++) {
+        rs_notify_hub_t *h = &APR_ARRAY_IDX(own, i, rs_notify_hub_t);
+        apr_uri_t u;
+        h->allow = sc->hub_allow;
+        h->lit_len = 0;
+        h->trusted = 0;
+        if (apr_uri_parse(pconf, h->url, &u) == APR_SUCCESS && u.hostname) {
+            h->trusted = rs_hubaddr_allow_host(sc->hub_allow, u.hostname);
+            if (!rs_hubaddr_literal(u.hostname, h->lit, &h->lit_len)) {
+                h->lit_len = 0;
+            }
+        }
+    }
+    set->notify_pub = own;
+}
+
 void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set)
 {
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
@@ -94,6 +131,9 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set)
 
     if (set->notify_retry == RS_UNSET || set->notify_retry <= 0) {
         set->notify_retry = RS_DEFAULT_NOTIFY_RETRY;
+    }
+    if (set->notify_pub) {
+        hub_policy(pconf, set, sc);
     }
     set->notify_hubs = apr_array_make(pconf, 2, sizeof(const char *));
     for (i = 0; set->notify_pub && i < set->notify_pub->nelts; i++) {

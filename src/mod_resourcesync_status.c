@@ -20,6 +20,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <apr_general.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include <util_mutex.h>
@@ -27,7 +29,7 @@
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
-#define RS_STATUS_LAYOUT 5
+#define RS_STATUS_LAYOUT 6
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;
@@ -98,6 +100,13 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     status->scan_set = -1;
     status->scan_total = -1;
     status->nsets = (apr_uint32_t)rs_global.sets->nelts;
+    {
+        /* The rate table's hash is salted per segment: a client cannot
+         * choose addresses that share another client's slots. */
+        apr_uint64_t seed = 0;
+        apr_generate_random_bytes((unsigned char *)&seed, sizeof(seed));
+        rs_hubgate_init(&status->hub, seed);
+    }
     ring = rs_ring_init((char *)status + sets_size, nslots);
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
@@ -283,4 +292,24 @@ void rs_status_error_get(char *buf, apr_time_t *when)
     buf[RS_STATUS_ERR_MAX - 1] = '\0';
     *when = status->last_err_time;
     segment_unlock(locked);
+}
+
+rs_hubgate_t *rs_status_hub_gate(void)
+{
+    return status ? &status->hub : NULL;
+}
+
+apr_int64_t rs_status_hub_rate(const char *client, apr_time_t now, apr_int64_t n,
+                               apr_interval_time_t per)
+{
+    apr_int64_t wait;
+    int locked;
+
+    if (!status) {
+        return 0;
+    }
+    locked = segment_lock();
+    wait = rs_hubgate_rate(&status->hub, client, now, n, per);
+    segment_unlock(locked);
+    return wait;
 }

@@ -16,7 +16,6 @@
 #include <apr_file_info.h>
 #include "mod_resourcesync_statusfmt.h"
 #include "rs_dumppkg.h"
-#include "rs_hubreq.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 
@@ -234,23 +233,17 @@ static void other_lines(request_rec *r, rs_statmodel_t *m)
 {
     const rs_srv_conf *sc = ap_get_module_config(r->server->module_config,
                                                  &resourcesync_module);
-    apr_dir_t *dir;
-    apr_finfo_t fi;
+    const rs_hubgate_t *g = rs_status_hub_gate();
     apr_file_t *f;
     apr_size_t n = 65536;
     char *buf;
-    int pending = 0;
     const char *text;
 
     if (sc && rs_hubconf_on(sc)) {
-        if (apr_dir_open(&dir, rs_statedir_hubspool(r->pool, rs_global.state_dir), r->pool)
-            == APR_SUCCESS) {
-            while (apr_dir_read(&fi, APR_FINFO_NAME, dir) == APR_SUCCESS) {
-                pending += rs_hubreq_spool_is_req(fi.name);
-            }
-            apr_dir_close(dir);
-        }
-        put(m->lines, "HubSpoolPending", num(r->pool, pending));
+        /* The spool gate's counts: never a listing of the spool, which a
+         * flood may fill up to ResourceSyncHubSpoolLimit. */
+        put(m->lines, "HubSpoolPending", num(r->pool, g ? g->count : 0));
+        put(m->lines, "HubSpoolBytes", num(r->pool, g ? g->bytes : 0));
         buf = apr_palloc(r->pool, n + 1);
         if (apr_file_open(&f, rs_statedir_hubintake(r->pool, rs_global.state_dir),
                           APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, r->pool) == APR_SUCCESS) {

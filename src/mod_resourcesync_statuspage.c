@@ -22,7 +22,8 @@
  *   set: main generation=3 entries=15 parts=0 at=... completed=... consistent-as-of=...
  *        open-changelist=2 open-changes=17 last-change=... mode=watching
  * (one line per set).  With ResourceSyncHub on, the hub's intake follows (hub_intake_lines):
- *   hub-spool-pending: 0                (subscription requests not yet taken)
+ *   hub-spool-pending: 0                (subscription requests in the spool, from
+ *   hub-spool-bytes: 0                   the status segment's gate: never a listing)
  *   hub-subscriptions: main change 3    (one line per topic with subscribers)
  *   hub-subscriptions-total: 3
  *   hub-last-intake: <time> subscribe <callback> subscribed, lease 600 s
@@ -38,7 +39,6 @@
 #include <http_request.h>
 #include "mod_resourcesync_statusfmt.h"
 #include "rs_dumppkg.h"
-#include "rs_hubreq.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 
@@ -51,24 +51,17 @@ static void hub_intake_lines(request_rec *r)
 {
     const rs_srv_conf *sc = ap_get_module_config(r->server->module_config,
                                                  &resourcesync_module);
-    apr_dir_t *dir;
-    apr_finfo_t fi;
+    const rs_hubgate_t *g = rs_status_hub_gate();
     apr_file_t *f;
     apr_size_t n = 65536;             /* a line per topic with subscribers */
     char *buf = apr_palloc(r->pool, n);
-    int pending = 0;
 
     if (!sc || !rs_hubconf_on(sc)) {
         return;
     }
-    if (apr_dir_open(&dir, rs_statedir_hubspool(r->pool, rs_global.state_dir), r->pool)
-        == APR_SUCCESS) {
-        while (apr_dir_read(&fi, APR_FINFO_NAME, dir) == APR_SUCCESS) {
-            pending += rs_hubreq_spool_is_req(fi.name);
-        }
-        apr_dir_close(dir);
-    }
-    ap_rprintf(r, "hub-spool-pending: %d\n", pending);
+    /* The spool gate's counts, not a listing of the spool. */
+    ap_rprintf(r, "hub-spool-pending: %u\nhub-spool-bytes: %u\n", g ? g->count : 0,
+               g ? g->bytes : 0);
     if (apr_file_open(&f, rs_statedir_hubintake(r->pool, rs_global.state_dir), APR_FOPEN_READ,
                       APR_FPROT_OS_DEFAULT, r->pool) == APR_SUCCESS) {
         if (apr_file_read_full(f, buf, n, &n) == APR_SUCCESS || n > 0) {

@@ -1,5 +1,6 @@
 /* rs_hubaddr.c - address classes and allow lists of hub callbacks (see
  * rs_hubaddr.h). */
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <apr_lib.h>
@@ -194,4 +195,100 @@ int rs_hubaddr_allow_host(const apr_array_header_t *allow, const char *host)
         }
     }
     return 0;
+}
+
+const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr,
+                             int len)
+{
+    const char *why = rs_hubaddr_class(addr, len);
+    return why && !rs_hubaddr_allow_addr(allow, addr, len) ? why : NULL;
+}
+
+int rs_hubaddr_literal(const char *host, unsigned char *addr, int *len)
+{
+    struct in_addr a4;
+    const char *c;
+
+    memset(addr, 0, 16);
+    if (inet_pton(AF_INET6, host, addr) == 1) {
+        *len = 16;
+        return 1;
+    }
+    /* inet_aton stops at white space; a host never holds any, but the
+     * text must be the address and nothing else. */
+    for (c = host; *c; c++) {
+        if (apr_isspace(*c)) {
+            return 0;
+        }
+    }
+    if (*host && inet_aton(host, &a4)) {
+        memcpy(addr, &a4, 4);
+        *len = 4;
+        return 1;
+    }
+    return 0;
+}
+
+const char *rs_hubaddr_key(apr_pool_t *p, const unsigned char *addr, int len)
+{
+    static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+    char buf[INET6_ADDRSTRLEN + 4];
+    unsigned char net[16] = { 0 };
+
+    if (len == 16 && !memcmp(addr, mapped, 12)) {
+        addr += 12;
+        len = 4;
+    }
+    if (len == 4) {
+        return apr_psprintf(p, "%u.%u.%u.%u", addr[0], addr[1], addr[2], addr[3]);
+    }
+    memcpy(net, addr, 8);
+    if (len != 16 || !inet_ntop(AF_INET6, net, buf, sizeof(buf))) {
+        return "?";
+    }
+    return apr_pstrcat(p, buf, "/64", NULL);
+}
+
+const char *rs_hubaddr_text(apr_pool_t *p, const unsigned char *addr, int len)
+{
+    char buf[INET6_ADDRSTRLEN];
+    if ((len != 4 && len != 16)
+        || !inet_ntop(len == 4 ? AF_INET : AF_INET6, addr, buf, sizeof(buf))) {
+        return "?";
+    }
+    return apr_pstrdup(p, buf);
+}
+
+const char *rs_hubaddr_key_text(apr_pool_t *p, const char *text)
+{
+    unsigned char addr[16];
+
+    if (text && inet_pton(AF_INET, text, addr) == 1) {
+        return rs_hubaddr_key(p, addr, 4);
+    }
+    if (text && inet_pton(AF_INET6, text, addr) == 1) {
+        return rs_hubaddr_key(p, addr, 16);
+    }
+    return NULL;
+}
+
+const char *rs_hubaddr_host_key(apr_pool_t *p, const char *host)
+{
+    unsigned char addr[16];
+    char *name, *c;
+    apr_size_t n;
+    int len;
+
+    if (rs_hubaddr_literal(host, addr, &len)) {
+        return rs_hubaddr_key(p, addr, len);
+    }
+    name = apr_pstrdup(p, host);
+    for (c = name; *c; c++) {
+        *c = (char)apr_tolower(*c);
+    }
+    n = strlen(name);
+    if (n > 1 && name[n - 1] == '.') {
+        name[n - 1] = '\0';
+    }
+    return name;
 }

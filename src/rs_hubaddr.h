@@ -43,4 +43,37 @@ int rs_hubaddr_allow_addr(const apr_array_header_t *allow, const unsigned char *
 /* Whether host matches one of the host entries of allow. */
 int rs_hubaddr_allow_host(const apr_array_header_t *allow, const char *host);
 
+/* The callback policy for one address: NULL when it may be called (an
+ * ordinary public address, or inside a CIDR entry of allow), else why
+ * not (its class, as rs_hubaddr_class). */
+const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr,
+                             int len);
+
+/* Whether host (a URL's host, IPv6 without brackets) is an IP address
+ * written literally, in any form the resolver takes without asking DNS:
+ * IPv6 text, or IPv4 as inet_aton(3) reads it ("127.0.0.2", "127.2",
+ * "2130706434", "0x7f000002", "0177.0.0.2").  If so, addr (16 bytes)
+ * gets the address and *len 4 or 16; returns 1, else 0.  No resolver is
+ * used: a name is never looked up. */
+int rs_hubaddr_literal(const char *host, unsigned char *addr, int *len);
+
+/* The key under which an address counts for limits (from p): what one
+ * party cannot multiply for free.  IPv4 (also written as IPv4-mapped
+ * IPv6) as "a.b.c.d", every other IPv6 address as its /64
+ * ("2001:db8:1:2::/64"). */
+const char *rs_hubaddr_key(apr_pool_t *p, const unsigned char *addr, int len);
+
+/* The address as text (inet_ntop), from p. */
+const char *rs_hubaddr_text(apr_pool_t *p, const unsigned char *addr, int len);
+
+/* rs_hubaddr_key of an address given as text (IPv4 dotted quad or IPv6,
+ * e.g. a client's address or the address a request was sent to), or
+ * NULL when text is not one. */
+const char *rs_hubaddr_key_text(apr_pool_t *p, const char *text);
+
+/* The key of a callback's host for scheduling (from p): a literal
+ * address's rs_hubaddr_key (so every spelling of one address is one
+ * host), else the name in lower case without a trailing dot. */
+const char *rs_hubaddr_host_key(apr_pool_t *p, const char *host);
+
 #endif

@@ -11,10 +11,8 @@
 #include "rs_file.h"
 #include "rs_hubreq.h"
 
-#define RECORD_MAGIC "rs-hubreq 1"
-/* The spool directory and its parent: the run user only (children make
- * them when the watcher has not yet, under httpd's umask). */
-#define DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE)
+#define RECORD_MAGIC   "rs-hubreq 2"
+#define RECORD_MAGIC_1 "rs-hubreq 1"
 
 const char *rs_hubreq_mode_name(rs_hubreq_mode_t mode)
 {
@@ -226,41 +224,28 @@ const char *rs_hubreq_validate(apr_pool_t *p, rs_hubreq_t *req, apr_int64_t leas
     return NULL;
 }
 
-/* The address bytes of sa and their count (4 or 16). */
-static const unsigned char *sa_bytes(const apr_sockaddr_t *sa, int *len)
-{
-    *len = sa->ipaddr_len;
-    return (const unsigned char *)sa->ipaddr_ptr;
-}
-
 const char *rs_hubreq_check_callback(apr_pool_t *p, const char *url,
-                                     const apr_array_header_t *allow, apr_status_t *rv)
+                                     const apr_array_header_t *allow, const char **detail)
 {
     const char *host, *err, *why;
     apr_port_t port;
-    apr_sockaddr_t *sa;
-    char *ip;
+    unsigned char addr[16];
+    int len;
 
-    *rv = APR_SUCCESS;
+    if (detail) {
+        *detail = NULL;
+    }
     if ((err = rs_hubreq_callback_syntax(p, url, &host, &port))) {
         return err;
     }
-    if (rs_hubaddr_allow_host(allow, host)) {
+    if (rs_hubaddr_allow_host(allow, host) || !rs_hubaddr_literal(host, addr, &len)
+        || !(why = rs_hubaddr_check(allow, addr, len))) {
         return NULL;
     }
-    if ((*rv = apr_sockaddr_info_get(&sa, host, APR_UNSPEC, port, 0, p)) != APR_SUCCESS) {
-        return apr_psprintf(p, "hub.callback host %s does not resolve", host);
+    if (detail) {
+        *detail = apr_psprintf(p, "address %s is %s", rs_hubaddr_text(p, addr, len), why);
     }
-    for (; sa; sa = sa->next) {
-        int len;
-        const unsigned char *b = sa_bytes(sa, &len);
-        if ((why = rs_hubaddr_class(b, len)) && !rs_hubaddr_allow_addr(allow, b, len)) {
-            apr_sockaddr_ip_get(&ip, sa);
-            return apr_psprintf(p, "hub.callback address %s is %s (not allowed by "
-                                "ResourceSyncHubAllowCallback)", ip, why);
-        }
-    }
-    return NULL;
+    return "hub.callback address not allowed";
 }
 
 /* value %-encoded: every byte outside '!'..'~', and '%'. */
@@ -283,19 +268,22 @@ static const char *encode(apr_pool_t *p, const char *s)
 const char *rs_hubreq_record_format(apr_pool_t *p, const rs_hubreq_t *req)
 {
     return apr_psprintf(p, RECORD_MAGIC "\nmode=%s\ncallback=%s\ntopic=%s\nlease=%"
-                        APR_INT64_T_FMT "\n%s%s%sset=%s\nkind=%s\ndeny=%d\nreceived=%"
+                        APR_INT64_T_FMT "\n%s%s%sset=%s\nkind=%s\nclient=%s\nreceived=%"
                         APR_INT64_T_FMT "\n", rs_hubreq_mode_name(req->mode),
                         encode(p, req->callback), encode(p, req->topic), req->lease,
                         req->secret ? "secret=" : "",
                         req->secret ? encode(p, req->secret) : "", req->secret ? "\n" : "",
-                        encode(p, req->set), encode(p, req->kind), req->deny ? 1 : 0,
-                        (apr_int64_t)req->received);
+                        encode(p, req->set), encode(p, req->kind),
+                        encode(p, req->client ? req->client : ""), (apr_int64_t)req->received);
 }
 
-static const char *const rec_keys[] = {
-    "mode", "callback", "topic", "lease", "secret", "set", "kind", "deny", "received"
+/* The keys of a record; K_DENY only in version 1, K_CLIENT only in
+ * version 2, K_SECRET optional. */
+enum { K_MODE, K_CALLBACK, K_TOPIC, K_LEASE, K_SECRET, K_SET, K_KIND, K_DENY, K_RECEIVED,
+       K_CLIENT, NREC };
+static const char *const rec_keys[NREC] = {
+    "mode", "callback", "topic", "lease", "secret", "set", "kind", "deny", "received", "client"
 };
-#define NREC (sizeof(rec_keys) / sizeof(rec_keys[0]))
 
 /* Whether the n bytes of an encoded value are all in '!'..'~'. */
 static int raw_value(const char *s, apr_size_t n)
@@ -309,19 +297,26 @@ static int raw_value(const char *s, apr_size_t n)
     return 1;
 }
 
-/* Split the record's lines into vals (decoded); NULL or why not. */
+/* Split the record's lines into vals (decoded); *version gets 1 or 2.
+ * NULL or why not. */
 static const char *record_lines(apr_pool_t *p, const char *buf, apr_size_t len,
-                                const char **vals)
+                                const char **vals, int *version)
 {
     apr_size_t i = sizeof(RECORD_MAGIC);    /* magic and its newline */
 
-    if (len < i || memcmp(buf, RECORD_MAGIC "\n", i)) {
-        return "no 'rs-hubreq 1' first line";
+    if (len >= i && !memcmp(buf, RECORD_MAGIC "\n", i)) {
+        *version = 2;
+    }
+    else if (len >= i && !memcmp(buf, RECORD_MAGIC_1 "\n", i)) {
+        *version = 1;
+    }
+    else {
+        return "no 'rs-hubreq 2' (or 1) first line";
     }
     while (i < len) {
         const char *nl = memchr(buf + i, '\n', len - i), *eq;
         apr_size_t n, vlen;
-        size_t k;
+        int k;
         char *v;
         if (!nl) {
             return "last line unterminated";
@@ -370,35 +365,41 @@ const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t le
                                    rs_hubreq_t *out)
 {
     const char *vals[NREC] = { NULL }, *err, *host;
-    apr_int64_t deny, received;
+    apr_int64_t deny = 0, received;
     apr_port_t port;
-    size_t k;
+    int k, version = 0;
 
     memset(out, 0, sizeof(*out));
     if (len > RS_HUBREQ_MAX_RECORD) {
         return "too large";
     }
-    if ((err = record_lines(p, buf, len, vals))) {
+    if ((err = record_lines(p, buf, len, vals, &version))) {
         return err;
     }
     for (k = 0; k < NREC; k++) {
-        if (!vals[k] && k != 4) {
+        int wanted = k == K_DENY ? version == 1 : k == K_CLIENT ? version == 2 : k != K_SECRET;
+        if (!vals[k] && wanted) {
             return apr_psprintf(p, "no %s", rec_keys[k]);
         }
+        if (vals[k] && !wanted && k != K_SECRET) {
+            return "unknown line";
+        }
     }
-    out->mode = !strcmp(vals[0], "subscribe") ? RS_HUBREQ_SUBSCRIBE
-                : !strcmp(vals[0], "unsubscribe") ? RS_HUBREQ_UNSUBSCRIBE : RS_HUBREQ_NONE;
-    out->callback = vals[1];
-    out->topic = vals[2];
-    out->secret = vals[4];
-    out->set = vals[5];
-    out->kind = vals[6];
+    out->mode = !strcmp(vals[K_MODE], "subscribe") ? RS_HUBREQ_SUBSCRIBE
+                : !strcmp(vals[K_MODE], "unsubscribe") ? RS_HUBREQ_UNSUBSCRIBE
+                : RS_HUBREQ_NONE;
+    out->callback = vals[K_CALLBACK];
+    out->topic = vals[K_TOPIC];
+    out->secret = vals[K_SECRET];
+    out->set = vals[K_SET];
+    out->kind = vals[K_KIND];
+    out->client = vals[K_CLIENT] ? vals[K_CLIENT] : "";
     if (out->mode == RS_HUBREQ_NONE) {
         return "bad mode";
     }
-    if (!record_int(vals[3], 0, APR_INT64_C(999999999999), &out->lease)
-        || !record_int(vals[7], 0, 1, &deny)
-        || !record_int(vals[8], 0, APR_INT64_C(999999999999999999), &received)) {
+    if (!record_int(vals[K_LEASE], 0, APR_INT64_C(999999999999), &out->lease)
+        || (vals[K_DENY] && !record_int(vals[K_DENY], 0, 1, &deny))
+        || !record_int(vals[K_RECEIVED], 0, APR_INT64_C(999999999999999999), &received)) {
         return "bad number";
     }
     out->deny = (int)deny;
@@ -435,7 +436,7 @@ static apr_status_t write_tmp(apr_pool_t *p, const char *dir, const char *rec, c
     *tmp = apr_pstrcat(p, dir, "/tmp-XXXXXX", NULL);
     rv = apr_file_mktemp(&f, *tmp, APR_FOPEN_CREATE | APR_FOPEN_WRITE | APR_FOPEN_EXCL, p);
     if (rv == APR_ENOENT) {
-        if ((rv = apr_dir_make_recursive(dir, DIR_PERMS, p)) != APR_SUCCESS
+        if ((rv = apr_dir_make_recursive(dir, RS_HUBREQ_DIR_PERMS, p)) != APR_SUCCESS
             && !APR_STATUS_IS_EEXIST(rv)) {
             return rv;
         }
@@ -456,7 +457,7 @@ static apr_status_t write_tmp(apr_pool_t *p, const char *dir, const char *rec, c
     return rv;
 }
 
-apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const rs_hubreq_t *req,
+apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const char *record,
                                    const char **name)
 {
     unsigned char rnd[8];
@@ -464,7 +465,7 @@ apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const rs_hubr
     apr_status_t rv;
 
     if ((rv = apr_generate_random_bytes(rnd, sizeof(rnd))) != APR_SUCCESS
-        || (rv = write_tmp(p, dir, rs_hubreq_record_format(p, req), &tmp)) != APR_SUCCESS) {
+        || (rv = write_tmp(p, dir, record, &tmp)) != APR_SUCCESS) {
         return rv;
     }
     *name = apr_psprintf(p, "%s/%020" APR_INT64_T_FMT "-%02x%02x%02x%02x%02x%02x%02x%02x.req",
@@ -478,7 +479,7 @@ apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const rs_hubr
 }
 
 apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *out,
-                                  const char **why)
+                                  const char **why, apr_size_t *size)
 {
     apr_file_t *f;
     apr_finfo_t fi;
@@ -487,6 +488,9 @@ apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *
     apr_status_t rv;
 
     *why = NULL;
+    if (size) {
+        *size = 0;
+    }
     if ((rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
         return rv;
     }
@@ -501,6 +505,9 @@ apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *
     apr_file_close(f);
     if (rv != APR_SUCCESS && !APR_STATUS_IS_EOF(rv)) {
         return rv;
+    }
+    if (size) {
+        *size = n;
     }
     if ((*why = rs_hubreq_record_parse(p, buf, n, out))) {
         return APR_EGENERAL;

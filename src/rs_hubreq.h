@@ -3,9 +3,10 @@
  * Lifecycle of a request (see docs/ARCHITECTURE.md, "Built-in hub:
  * requests"):
  *   1. A child receives the form POST and parses it (rs_hubreq_parse_form),
- *      checks its fields (rs_hubreq_validate) and the callback's addresses
- *      (rs_hubreq_check_callback), and decides whether the topic is one of
- *      this server's (if not, the request is kept but marked deny).
+ *      checks its fields (rs_hubreq_validate) and the callback without a
+ *      resolver (rs_hubreq_check_callback: a literal address is judged, a
+ *      name is left to the watcher, which judges every address it connects
+ *      to), and refuses a topic that is not one of this server's.
  *   2. The child writes the request to the spool directory
  *      (rs_hubreq_spool_write): a temporary file "tmp-*" renamed, once
  *      complete and synced, to "<time>-<rand>.req".  Readers never see a
@@ -16,21 +17,26 @@
  *      this version) and is removed with a log line.
  *
  * The spool record is text, one "key=value" per line after a first line
- * "rs-hubreq 1"; values are %-encoded (every byte outside '!'..'~', and
+ * "rs-hubreq 2"; values are %-encoded (every byte outside '!'..'~', and
  * '%' itself), so a record never holds a newline or control byte of a
  * value.  Keys: mode, callback, topic, lease, secret (only when given),
- * set and kind (the topic's set and "change"/"framework"; empty when
- * denied), deny (0 or 1), received (microseconds since the epoch).  Each
- * key appears at most once; unknown keys make the record malformed.
+ * set and kind (the topic's set and "change"/"framework"; the set names
+ * the server that received the request: sets belong to the server that
+ * declares them), client (the requesting client's address, as text),
+ * received (microseconds since the epoch).  Each key appears at most
+ * once; unknown keys make the record malformed.  Records of version 1
+ * (written before the hub refused unknown topics itself) have no client
+ * but a key deny (0 or 1, 1: set and kind empty); they are still read.
  *
  * Engine code: APR only.
  */
 #ifndef RS_HUBREQ_H
 #define RS_HUBREQ_H
 
+#include <apr_file_info.h>
+#include <apr_network_io.h>
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <apr_network_io.h>
 #include <apr_time.h>
 #include "rs_hubaddr.h"
 
@@ -56,7 +62,10 @@ typedef struct rs_hubreq_t {
     const char *secret;         /* NULL: none */
     const char *set;            /* topic's set, "" when deny */
     const char *kind;           /* "change", "framework", "" when deny */
-    int deny;                   /* not one of this server's topics */
+    const char *client;         /* address of the client that sent it ("" in
+                                 * records of version 1) */
+    int deny;                   /* version 1 only: not one of the server's
+                                 * topics (never written now) */
     apr_time_t received;
 } rs_hubreq_t;
 
@@ -87,13 +96,18 @@ const char *rs_hubreq_validate(apr_pool_t *p, rs_hubreq_t *req, apr_int64_t leas
 const char *rs_hubreq_callback_syntax(apr_pool_t *p, const char *url, const char **host,
                                       apr_port_t *port);
 
-/* Check the callback's syntax, then resolve its host and refuse it if any
- * of its addresses is not public (rs_hubaddr_class) and not allowed;
- * a host named in allow is accepted without resolving.  Returns NULL or a
- * short reason (from p); *rv gets the resolver's error (APR_SUCCESS
- * otherwise). */
+/* Check the callback's syntax, then its host without any resolver: a
+ * host named in allow passes; an IP address written literally
+ * (rs_hubaddr_literal, every spelling) passes when rs_hubaddr_check
+ * allows it; any other name passes, its addresses being judged when the
+ * callback is called (at connect time, by the watcher).  Returns NULL, or
+ * a short reason for the client (from p) in general terms: "hub.callback
+ * address not allowed" for a refused address, never the address or its
+ * class.  *detail (may be NULL) gets, for a refused address only, what
+ * was refused and why ("address 127.0.0.1 is loopback"), for the log;
+ * NULL otherwise. */
 const char *rs_hubreq_check_callback(apr_pool_t *p, const char *url,
-                                     const apr_array_header_t *allow, apr_status_t *rv);
+                                     const apr_array_header_t *allow, const char **detail);
 
 /* The spool record of req (see above), from p. */
 const char *rs_hubreq_record_format(apr_pool_t *p, const rs_hubreq_t *req);
@@ -103,12 +117,17 @@ const char *rs_hubreq_record_format(apr_pool_t *p, const rs_hubreq_t *req);
 const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t len,
                                    rs_hubreq_t *out);
 
-/* Write req into the spool directory dir (created if missing): a
- * temporary "tmp-*" file, flushed and synced, renamed to
- * "<time>-<rand>.req" (time: 20 digits of microseconds, so names sort by
- * arrival).  *name gets the final path.  Returns the cause of a failure
- * (the temporary file removed). */
-apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const rs_hubreq_t *req,
+/* The spool directory's mode when it is created (by a child or the
+ * watcher, as the run user; children make it when the watcher has not
+ * yet, under httpd's umask): the run user only, rwx------. */
+#define RS_HUBREQ_DIR_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE)
+
+/* Write a record (rs_hubreq_record_format) into the spool directory dir
+ * (created if missing): a temporary "tmp-*" file, flushed and synced,
+ * renamed to "<time>-<rand>.req" (time: 20 digits of microseconds, so
+ * names sort by arrival).  *name gets the final path.  Returns the cause
+ * of a failure (the temporary file removed). */
+apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const char *record,
                                    const char **name);
 
 /* Whether an entry name of the spool directory is a complete request. */
@@ -116,8 +135,10 @@ int rs_hubreq_spool_is_req(const char *name);
 
 /* Read and parse the spool file path.  Returns APR_SUCCESS (*why NULL),
  * the cause of a read error (*why NULL), or APR_EGENERAL with *why saying
- * why the file is malformed. */
+ * why the file is malformed.  *size (may be NULL) gets the bytes read
+ * (what the file holds in the spool's gate, rs_hubgate.h), also for a
+ * malformed file. */
 apr_status_t rs_hubreq_spool_read(apr_pool_t *p, const char *path, rs_hubreq_t *out,
-                                  const char **why);
+                                  const char **why, apr_size_t *size);
 
 #endif

@@ -1,24 +1,24 @@
 /* rs_hubsub.c - see rs_hubsub.h */
 #include <string.h>
-#include <strings.h>
 #include <apr_strings.h>
 #include "rs_hubsub.h"
-#include "rs_hubreq.h"
 
 enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
 
-#define COLS "setname, topic, url, secret, lease_until, cursor"
+#define COLS "setname, topic, url, secret, lease_until, cursor, cb_addr, client"
+#define NCOLS 8
 
 static const char *const sql[S_MAX] = {
     "SELECT " COLS " FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' "
     "AND url = %s",
     /* A new subscriber starts after the newest sealed notification; a
      * renewal keeps its cursor and delivery state. */
-    "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cursor) "
-    "VALUES (%s, %s, 'sub', %s, %s, %lld, (SELECT COALESCE(MAX(id), 0) FROM notifications "
-    "WHERE setname = %s AND topic = %s AND sealed = 1)) "
+    "INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cb_addr, client,"
+    " cursor) VALUES (%s, %s, 'sub', %s, %s, %lld, %s, %s, (SELECT COALESCE(MAX(id), 0) "
+    "FROM notifications WHERE setname = %s AND topic = %s AND sealed = 1)) "
     "ON CONFLICT (setname, topic, kind, url) DO UPDATE SET secret = excluded.secret, "
-    "lease_until = excluded.lease_until",
+    "lease_until = excluded.lease_until, cb_addr = excluded.cb_addr, "
+    "client = excluded.client",
     "DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s",
     "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' ORDER BY setname, topic, url",
     "SELECT " COLS " FROM notify_dests WHERE kind = 'sub' AND lease_until < %lld "
@@ -27,6 +27,17 @@ static const char *const sql[S_MAX] = {
     ("DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
      "AND lease_until < %lld"),
 };
+
+static const char *const schema_v4[] = {
+    "ALTER TABLE notify_dests ADD COLUMN cb_addr TEXT",
+    "ALTER TABLE notify_dests ADD COLUMN client TEXT",
+    NULL
+};
+
+const char *const *rs_hubsub_schema(int version)
+{
+    return version == 4 ? schema_v4 : NULL;
+}
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
 {
@@ -38,8 +49,8 @@ static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
 static void get_row(void *baton, apr_pool_t *p, const char *const *c, int nc)
 {
     rs_hubsub_t *x = apr_array_push(baton);
-    if (nc < 6) {
-        memset(x, 0, sizeof(*x));
+    memset(x, 0, sizeof(*x));
+    if (nc < NCOLS) {
         return;
     }
     x->set = apr_pstrdup(p, c[0]);
@@ -48,6 +59,8 @@ static void get_row(void *baton, apr_pool_t *p, const char *const *c, int nc)
     x->secret = c[3] && *c[3] ? apr_pstrdup(p, c[3]) : NULL;
     x->lease_until = c[4] ? apr_atoi64(c[4]) : 0;
     x->cursor = c[5] ? apr_atoi64(c[5]) : 0;
+    x->addr = c[6] && *c[6] ? apr_pstrdup(p, c[6]) : NULL;
+    x->client = c[7] && *c[7] ? apr_pstrdup(p, c[7]) : NULL;
 }
 
 static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **args,
@@ -59,11 +72,11 @@ static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **ar
     return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, get_row, *out) : rv;
 }
 
-apr_status_t rs_hubsub_put(rs_db_t *db, const char *set, const char *topic, const char *url,
-                           const char *secret, apr_time_t lease_until, int *created)
+apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
 {
-    const void *key[] = { set, topic, url };
-    const void *put[] = { set, topic, url, secret, &lease_until, set, topic };
+    const void *key[] = { x->set, x->topic, x->url };
+    const void *put[] = { x->set, x->topic, x->url, x->secret, &x->lease_until, x->addr,
+                          x->client, x->set, x->topic };
     apr_array_header_t *have;
     apr_pool_t *p;
     apr_status_t rv;
@@ -115,39 +128,34 @@ apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
     return rv;
 }
 
-/* The host of a callback URL, or "" when it has none. */
-static const char *host_of(apr_pool_t *p, const char *url)
+/* Whether a and b are both known and equal. */
+static int same_key(const char *a, const char *b)
 {
-    const char *host = NULL;
-    apr_port_t port;
-    if (rs_hubreq_callback_syntax(p, url, &host, &port) || !host) {
-        return "";
-    }
-    return host;
+    return a && b && !strcmp(a, b);
 }
 
-const char *rs_hubsub_limit(apr_pool_t *p, const apr_array_header_t *subs, const char *set,
-                            const char *topic, const char *url, apr_int64_t max_total,
-                            apr_int64_t max_per_host)
+const char *rs_hubsub_limit(const apr_array_header_t *subs, const rs_hubsub_t *x,
+                            const rs_hubsub_quota_t *q)
 {
-    const char *host = host_of(p, url);
-    apr_int64_t same_host = 0;
+    apr_int64_t same_addr = 0, same_client = 0;
     int i;
 
     for (i = 0; i < subs->nelts; i++) {
-        const rs_hubsub_t *x = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
-        if (!strcmp(x->set, set) && !strcmp(x->topic, topic) && !strcmp(x->url, url)) {
+        const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
+        if (!strcmp(y->set, x->set) && !strcmp(y->topic, x->topic) && !strcmp(y->url, x->url)) {
             return NULL;                /* a renewal */
         }
-        if (!strcasecmp(host_of(p, x->url), host)) {
-            same_host++;
-        }
+        same_addr += same_key(y->addr, x->addr);
+        same_client += same_key(y->client, x->client);
     }
-    if (subs->nelts >= max_total) {
+    if (subs->nelts >= q->total) {
         return "too many subscriptions";
     }
-    if (same_host >= max_per_host) {
-        return "too many subscriptions for this callback host";
+    if (x->addr && same_addr >= q->per_addr) {
+        return "too many subscriptions for this callback address";
+    }
+    if (x->client && same_client >= q->per_client) {
+        return "too many subscriptions from this client";
     }
     return NULL;
 }

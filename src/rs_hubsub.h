@@ -3,8 +3,12 @@
  * A subscription is a notify_dests row (rs_notify.h) of kind "sub": set,
  * topic ("change" or "framework"), url (the callback, as given, its query
  * string kept), secret (NULL: deliveries unsigned), lease_until (µs since
- * the epoch) and cursor (the id of the last notification of the topic
- * delivered to it).
+ * the epoch), cursor (the id of the last notification of the topic
+ * delivered to it), and what the limits count by (columns of schema
+ * version 4, rs_hubsub_schema): cb_addr, the key (rs_hubaddr_key) of the
+ * address the verification of intent was sent to, and client, the key of
+ * the address of the client that asked for it (both NULL in rows from
+ * before: such a row counts in the total only).
  *
  * Lifecycle of a row (see docs/ARCHITECTURE.md, "Built-in hub:
  * subscriptions"): created by the watcher's intake once the subscriber has
@@ -43,14 +47,29 @@ typedef struct rs_hubsub_t {
     const char *secret;           /* NULL: none */
     apr_time_t lease_until;
     apr_int64_t cursor;
+    const char *addr;             /* key of the callback's address, NULL: unknown */
+    const char *client;           /* key of the requesting client, NULL: unknown */
 } rs_hubsub_t;
 
-/* Insert the subscription (set, topic, url), or renew it when it exists:
- * lease_until and secret replaced, cursor kept.  A new row's cursor is the
- * id of the topic's newest sealed notification (0: none).  *created (may
- * be NULL) gets 1 for a new row, 0 for a renewal. */
-apr_status_t rs_hubsub_put(rs_db_t *db, const char *set, const char *topic, const char *url,
-                           const char *secret, apr_time_t lease_until, int *created);
+/* The limits of one server's subscriptions (ResourceSyncHubMaxSubscriptions). */
+typedef struct rs_hubsub_quota_t {
+    apr_int64_t total;
+    apr_int64_t per_addr;         /* for one callback address (IPv6: /64) */
+    apr_int64_t per_client;       /* from one client address (IPv6: /64) */
+} rs_hubsub_quota_t;
+
+/* The DDL of the subscriptions' own columns for schema version (the
+ * module's schema, rs_schema.h): version 4 adds cb_addr and client to
+ * notify_dests.  NULL for other versions. */
+const char *const *rs_hubsub_schema(int version);
+
+/* Insert the subscription x (set, topic, url, secret, lease_until, addr,
+ * client), or renew it when (set, topic, url) exists: lease_until,
+ * secret, addr and client replaced, cursor kept.  A new row's cursor is
+ * the id of the topic's newest sealed notification (0: none); x->cursor
+ * is not read.  *created (may be NULL) gets 1 for a new row, 0 for a
+ * renewal. */
+apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created);
 
 /* Delete the subscription (set, topic, url).  *removed (may be NULL) gets
  * 1 when it existed. */
@@ -67,14 +86,17 @@ apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out
 apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
                               apr_array_header_t **gone);
 
-/* Whether a NEW subscription (set, topic, url) may be added beside subs
- * (as listed by rs_hubsub_list): NULL when it may (also when it exists
- * already: a renewal is never refused), else the reason, from p: "too
- * many subscriptions" (max_total reached) or "too many subscriptions for
- * this callback host" (max_per_host subscriptions whose callback has the
- * same host, compared case-insensitively). */
-const char *rs_hubsub_limit(apr_pool_t *p, const apr_array_header_t *subs, const char *set,
-                            const char *topic, const char *url, apr_int64_t max_total,
-                            apr_int64_t max_per_host);
+/* Whether the NEW subscription x (set, topic, url; addr and client its
+ * keys, NULL when not known yet: that limit is not checked) may be added
+ * beside subs (rows as listed by rs_hubsub_list, those of the same
+ * server): NULL when it may (also when it exists already: a renewal is
+ * never refused), else the reason, in general terms: "too many
+ * subscriptions" (q->total reached), "too many subscriptions for this
+ * callback address" (q->per_addr rows with the same addr: every spelling
+ * of an address, and every name of it, counts as one) or "too many
+ * subscriptions from this client" (q->per_client rows with the same
+ * client). */
+const char *rs_hubsub_limit(const apr_array_header_t *subs, const rs_hubsub_t *x,
+                            const rs_hubsub_quota_t *q);
 
 #endif

@@ -1,5 +1,6 @@
 /* rs_schema.c - see rs_schema.h */
 #include "rs_schema.h"
+#include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
 #include "rs_notify.h"
@@ -7,7 +8,7 @@
 /* The units with tables, in the order their tables are created. */
 typedef const char *const *schema_fn(int version);
 static schema_fn *const units[] = { rs_inventory_schema, rs_journal_schema, rs_notify_schema,
-                                   NULL };
+                                   rs_hubsub_schema, NULL };
 
 apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)
 {

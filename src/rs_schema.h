@@ -17,6 +17,10 @@
  * Version 3 clusters the inventory by its key (rs_inventory: the rows
  * are copied into a WITHOUT ROWID table), so that listing a set reads
  * the rows in order without a lookup per row.
+ *
+ * Version 4 adds what the built-in hub's limits count by to its
+ * subscription rows (rs_hubsub: notify_dests.cb_addr, the callback's
+ * address as verified, and notify_dests.client, the requesting client's).
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -26,7 +30,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 3
+#define RS_SCHEMA_VERSION 4
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -63,6 +64,7 @@ struct rs_websub_t {
     int nfree_easy;
     int inflight;
     int pending;
+    int poll_fd;                  /* also waited for by rs_websub_run; -1: none */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -311,6 +313,14 @@ static void easy_put(rs_websub_t *ws, CURL *e)
     }
 }
 
+/* Whether the request's filter refuses the address (len 4 or 16; NULL:
+ * not an IP address); it->refused gets why, NULL when it is allowed. */
+static int refused(item_t *it, const unsigned char *addr, int len)
+{
+    it->refused = addr ? it->addr_filter(it->filter_baton, addr, len) : "not an IP address";
+    return it->refused != NULL;
+}
+
 /* CURLOPT_OPENSOCKETFUNCTION of a request with an address filter. */
 static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
                                  struct curl_sockaddr *a)
@@ -328,14 +338,34 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
         addr = (const unsigned char *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr;
         len = 16;
     }
-    if (!addr) {
-        it->refused = "not an IP address";
-        return CURL_SOCKET_BAD;
-    }
-    if ((it->refused = it->addr_filter(it->filter_baton, addr, len))) {
+    if (refused(it, addr, len)) {
         return CURL_SOCKET_BAD;
     }
     return socket(a->family, a->socktype, a->protocol);
+}
+
+/* CURLOPT_PREREQFUNCTION of a request with an address filter: called once
+ * the connection the request will use is established, a new one or one
+ * kept from an earlier request, right before the request is sent.  The
+ * address it is connected to is checked again: a kept connection may have
+ * been opened by a request under other rules (another filter, or none). */
+static int prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port,
+                  int local_port)
+{
+    item_t *it = clientp;
+    unsigned char addr[16];
+    int len = 0;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+
+    if (inet_pton(AF_INET, primary_ip, addr) == 1) {
+        len = 4;
+    }
+    else if (inet_pton(AF_INET6, primary_ip, addr) == 1) {
+        len = 16;
+    }
+    return refused(it, len ? addr : NULL, len) ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
 static int item_start(rs_websub_t *ws, item_t *it)
@@ -351,6 +381,10 @@ static int item_start(rs_websub_t *ws, item_t *it)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    /* Never through a proxy, not even one named by the environment
+     * (http_proxy, HTTPS_PROXY, ALL_PROXY): the address filter judges the
+     * address connected to, which would be the proxy's. */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, ws->o.timeout_ms);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, ws->o.connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_USERAGENT, ws->o.user_agent);
@@ -367,8 +401,13 @@ static int item_start(rs_websub_t *ws, item_t *it)
     curl_easy_setopt(e, CURLOPT_HEADERDATA, it);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, it->hdrs);
     if (it->addr_filter) {
+        /* Every address a new connection tries (a refused one lets curl
+         * try the name's next address), then the one the request really
+         * goes out on, new or reused. */
         curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, open_socket);
         curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, it);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, prereq);
+        curl_easy_setopt(e, CURLOPT_PREREQDATA, it);
     }
     if (it->kind == RS_WEBSUB_VERIFY || it->kind == RS_WEBSUB_DENY) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -429,9 +468,15 @@ static void finish(rs_websub_t *ws, CURL *e, CURLcode cc)
     dest_t *d;
     rs_websub_result_t res;
     long status = 0;
+    char *ip = NULL;
 
     curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&it);
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    /* Copied before the handle is reset for reuse. */
+    if (curl_easy_getinfo(e, CURLINFO_PRIMARY_IP, &ip) != CURLE_OK || !ip) {
+        ip = "";
+    }
+    ip = apr_pstrdup(it->pool, ip);
     curl_multi_remove_handle(ws->multi, e);
     easy_put(ws, e);
     ws->inflight--;
@@ -451,6 +496,7 @@ static void finish(rs_websub_t *ws, CURL *e, CURLcode cc)
         res.outcome = RS_WEBSUB_PERMANENT;
         res.error = apr_pstrcat(it->pool, "address refused: ", it->refused, NULL);
     }
+    res.primary_ip = cc == CURLE_OK ? ip : "";
     res.body = it->resp;
     res.body_len = it->resp_len;
     res.challenge = it->challenge;
@@ -474,7 +520,12 @@ int rs_websub_run(rs_websub_t *ws, int timeout_ms)
     start_ready(ws);
     curl_multi_perform(ws->multi, &running);
     if (timeout_ms > 0) {
-        curl_multi_poll(ws->multi, NULL, 0, timeout_ms, NULL);
+        struct curl_waitfd w;
+        w.fd = ws->poll_fd;
+        w.events = CURL_WAIT_POLLIN;
+        w.revents = 0;
+        curl_multi_poll(ws->multi, ws->poll_fd >= 0 ? &w : NULL, ws->poll_fd >= 0 ? 1 : 0,
+                        timeout_ms, NULL);
         curl_multi_perform(ws->multi, &running);
     }
     while ((m = curl_multi_info_read(ws->multi, &left)) != NULL) {
@@ -485,6 +536,11 @@ int rs_websub_run(rs_websub_t *ws, int timeout_ms)
     start_ready(ws);
     curl_multi_perform(ws->multi, &running);
     return ws->pending;
+}
+
+void rs_websub_poll_fd(rs_websub_t *ws, int fd)
+{
+    ws->poll_fd = fd;
 }
 
 void rs_websub_wakeup(rs_websub_t *ws)
@@ -575,6 +631,7 @@ apr_status_t rs_websub_create(rs_websub_t **out, apr_pool_t *p, const rs_websub_
     ws->baton = baton;
     if (lg) ws->lg = *lg;
     ws->dests = apr_hash_make(p);
+    ws->poll_fd = -1;
     ws->free_easy = apr_pcalloc(p, sizeof(CURL *) * ws->o.max_parallel);
     ws->multi = curl_multi_init();
     if (!ws->multi) {

@@ -33,9 +33,11 @@
  * reused (curl_easy_reset) from a free list; destinations without queued
  * or in-flight requests are freed.  A long-running sender's memory is flat.
  *
- * Transfers: http and https only, redirects never followed, no signals
- * (CURLOPT_NOSIGNAL), total and connect timeouts from the options;
- * connections are kept and reused by the multi handle.
+ * Transfers: http and https only, redirects never followed, never through
+ * a proxy (not even one named by http_proxy, HTTPS_PROXY or ALL_PROXY in
+ * the environment), no signals (CURLOPT_NOSIGNAL), total and connect
+ * timeouts from the options; connections are kept and reused by the
+ * multi handle.
  */
 #ifndef RS_WEBSUB_H
 #define RS_WEBSUB_H
@@ -85,15 +87,18 @@ typedef struct rs_websub_req_t {
     apr_int64_t lease_seconds;    /* VERIFY: < 0 leaves hub.lease_seconds out */
     const char *reason;           /* DENY: hub.reason (NULL: left out) */
     void *baton;                  /* handed back in the result */
-    /* Address filter (NULL: none), checked for every address a new
-     * connection of this request is about to use (after DNS: so a
-     * rebinding between an earlier check and the call is caught).  It
-     * gets the address (len 4 or 16 bytes, network order) and returns
-     * NULL to allow it or why not; a refused address fails the request
-     * with RS_WEBSUB_PERMANENT, status 0 and error "address refused:
-     * <why>".  filter_baton must live until the completion.  A connection
-     * kept from an earlier request to the same host is reused unchecked:
-     * it was checked when it was opened, if that request had a filter. */
+    /* Address filter (NULL: none), checked after DNS, at connect time:
+     * for every address a new connection of this request is about to use
+     * (a refused one lets libcurl try the name's next address), and then
+     * for the address of the connection the request is sent on, new or
+     * kept from an earlier request (which may have had other rules), right
+     * before a byte of it is sent.  So a name re-pointed between an
+     * earlier check and the call (DNS rebinding) is caught, whatever the
+     * resolver or a cache answered before.  It gets the address (len 4 or
+     * 16 bytes, network order) and returns NULL to allow it or why not; a
+     * refused address fails the request with RS_WEBSUB_PERMANENT, status
+     * 0 and error "address refused: <why>".  filter_baton must live until
+     * the completion. */
     const char *(*addr_filter)(void *filter_baton, const unsigned char *addr, int len);
     void *filter_baton;
 } rs_websub_req_t;
@@ -112,6 +117,9 @@ typedef struct rs_websub_result_t {
     const char *challenge;        /* VERIFY: the hub.challenge sent */
     int challenge_ok;             /* VERIFY: 2xx and body == challenge */
     apr_int64_t retry_after;      /* seconds from Retry-After; -1: none */
+    const char *primary_ip;       /* the address the request was sent to
+                                   * (text, as libcurl gives it); "" when
+                                   * the transfer failed */
 } rs_websub_result_t;
 
 typedef void rs_websub_done_fn(void *baton, const rs_websub_result_t *res);
@@ -140,6 +148,11 @@ apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_
  * wait), and report completions through the callback.  Returns the number
  * of requests still queued or in flight after the call. */
 int rs_websub_run(rs_websub_t *ws, int timeout_ms);
+
+/* A file descriptor (fd >= 0; -1: none) that rs_websub_run also waits
+ * for (readable): its owner reads it after the run returns, e.g. an
+ * inotify descriptor that brings work.  Owner thread only. */
+void rs_websub_poll_fd(rs_websub_t *ws, int fd);
 
 /* Make a concurrent or the next rs_websub_run return early.  The only
  * function callable from a thread other than the owner. */

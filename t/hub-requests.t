@@ -9,7 +9,7 @@ use HTTP::Request ();
 use URI::Escape qw(uri_escape);
 use RSTest qw(started_server set_conf STATE_CONF ua);
 
-plan tests => 70;
+plan tests => 92;
 
 my $PUBLIC_CB = 'http://93.184.216.34:8080/cb?id=7&x=%41';
 
@@ -97,20 +97,21 @@ is($r->code, 202, 'subscribe: 202 Accepted');
 is($r->header('Content-Type'), 'text/plain; charset=utf-8', 'subscribe: text/plain');
 ok($rec, 'subscribe: one spool file <time>-<rand>.req') or diag(join ' ', spool_files($srv));
 $rec //= {};
-is($rec->{magic}, 'rs-hubreq 1', 'subscribe: record format line');
+is($rec->{magic}, 'rs-hubreq 2', 'subscribe: record format line');
 is($rec->{mode}, 'subscribe', 'subscribe: mode');
 is($rec->{callback}, $PUBLIC_CB, 'subscribe: callback with its query string');
 is($rec->{topic}, $topic, 'subscribe: topic');
 is($rec->{lease}, 3600, 'subscribe: lease');
 is($rec->{secret}, "s3cr\xc3\xa9t 1", 'subscribe: secret (UTF-8 bytes)');
-is_deeply([@$rec{qw(set kind deny)}], ['ds', 'change', 0], 'subscribe: set ds, kind change, not denied');
+is_deeply([@$rec{qw(set kind client)}], ['ds', 'change', '127.0.0.1'],
+          'subscribe: set ds (so the server that received it), kind change, the client');
 like($rec->{received}, qr/^\d{16}$/, 'subscribe: received in microseconds');
 is_deeply([grep { /^tmp-/ } spool_files($srv)], [], 'no temporary file left');
 
 ($r, $rec) = spooled($srv, form('hub.mode' => 'unsubscribe', 'hub.callback' => $PUBLIC_CB,
                                 'hub.topic' => "$B/resourcesync/ds/notify/framework"));
 is($r->code, 202, 'unsubscribe: 202');
-is_deeply([@{ $rec // {} }{qw(mode kind deny lease)}], ['unsubscribe', 'framework', 0, 2 * 86400],
+is_deeply([@{ $rec // {} }{qw(mode kind lease)}], ['unsubscribe', 'framework', 2 * 86400],
           'unsubscribe: framework topic, default lease clamped to the maximum');
 ok(!exists $rec->{secret}, 'unsubscribe: no secret line');
 
@@ -118,14 +119,24 @@ ok(!exists $rec->{secret}, 'unsubscribe: no secret line');
                                 'hub.topic' => $topic, 'hub.lease_seconds' => 1));
 is($rec && $rec->{lease}, 600, 'lease below the minimum: raised to ResourceSyncHubLease min');
 
+# A topic that is not this server's: refused in the answer, nothing
+# spooled, so nothing is ever sent to the callback (no denial GET: the hub
+# would be a GET reflector for anyone).
 for my $t ("$B/resourcesync/nosuch/notify/change", "$B/resourcesync/ds/notify/other",
            'http://elsewhere.example/resourcesync/ds/notify/change') {
-    ($r, $rec) = spooled($srv, form('hub.mode' => 'subscribe', 'hub.callback' => $PUBLIC_CB,
-                                    'hub.topic' => $t));
-    is($r->code, 202, "unknown topic $t: 202");
-    is_deeply([@{ $rec // {} }{qw(deny set kind topic)}], [1, '', '', $t],
-              "unknown topic $t: spooled, marked deny");
+    refused($srv, "unknown topic $t", 400, 'hub.topic is not a topic of this hub',
+            form('hub.mode' => 'subscribe', 'hub.callback' => $PUBLIC_CB, 'hub.topic' => $t));
 }
+
+# A callback named by a host name: the child looks nothing up (the
+# watcher judges every address it connects to), so a name that resolves
+# to loopback is spooled like any other, and the answer says nothing of
+# what it resolves to.
+($r, $rec) = spooled($srv, form('hub.mode' => 'subscribe', 'hub.callback' => 'http://localhost:9/cb',
+                                'hub.topic' => $topic));
+is($r->code, 202, 'callback named localhost: 202 (no lookup in the child)');
+unlike($r->content, qr/127\.0\.0\.1|::1|loopback/, 'callback named localhost: the answer names no address');
+is($rec && $rec->{callback}, 'http://localhost:9/cb', 'callback named localhost: spooled');
 
 # --------------------------------------------------------------- refused
 my %good = ('hub.mode' => 'subscribe', 'hub.callback' => $PUBLIC_CB, 'hub.topic' => $topic);
@@ -144,12 +155,16 @@ refused($srv, 'text/plain body', 415,
         'the body must be application/x-www-form-urlencoded (W3C WebSub 5.1)',
         form(%good), 'text/plain');
 refused($srv, 'body over 8192 bytes', 413, undef, form(%good) . '&pad=' . ('p' x 9000));
-refused($srv, 'loopback callback', 403,
-        'hub.callback address 127.0.0.1 is loopback (not allowed by ResourceSyncHubAllowCallback)',
-        form(%good, 'hub.callback' => 'http://127.0.0.1:9/cb'));
-refused($srv, 'private callback (IPv4-mapped)', 403,
-        'hub.callback address 10.1.2.3 is private (not allowed by ResourceSyncHubAllowCallback)',
+# Addresses written literally, in any spelling the resolver reads: refused
+# with a general reason; the log has the detail.
+for my $h ('127.0.0.1', '127.1', '2130706433', '0x7f000001', '0177.0.0.1', '[::ffff:127.0.0.1]') {
+    refused($srv, "loopback callback $h", 403, 'hub.callback address not allowed',
+            form(%good, 'hub.callback' => "http://$h:9/cb"));
+}
+refused($srv, 'private callback (IPv4-mapped)', 403, 'hub.callback address not allowed',
         form(%good, 'hub.callback' => 'http://[::ffff:10.1.2.3]/cb'));
+like($srv->log_text, qr/\[resourcesync:info\].*hub: callback http:\/\/0x7f000001:9\/cb refused: address 127\.0\.0\.1 is loopback/,
+     'refused address: the log has the detail');
 
 $r = ua()->request(HTTP::Request->new(GET => "$B/resourcesync/hub"));
 is($r->code, 405, 'GET: 405');
@@ -187,9 +202,9 @@ hold_intake($srv);
 ($r, $rec) = spooled($srv, form(%good, 'hub.callback' => 'http://127.0.0.1:9/cb',
                                 'hub.topic' => $srv->base . '/resourcesync/ds/notify/change'));
 is($r->code, 202, 'loopback callback allowed by ResourceSyncHubAllowCallback 127.0.0.1: 202');
-is_deeply([@{ $rec // {} }{qw(callback deny)}], ['http://127.0.0.1:9/cb', 0],
-          'allowed loopback callback: spooled');
-($r) = spooled($srv, form(%good, 'hub.callback' => 'http://[::ffff:10.1.2.3]/cb'));
+is($rec && $rec->{callback}, 'http://127.0.0.1:9/cb', 'allowed loopback callback: spooled');
+($r) = spooled($srv, form(%good, 'hub.callback' => 'http://[::ffff:10.1.2.3]/cb',
+                          'hub.topic' => $srv->base . '/resourcesync/ds/notify/change'));
 is($r->code, 202, 'IPv4-mapped address in an allowed CIDR block: 202');
 release_intake($srv);
 $srv->stop;

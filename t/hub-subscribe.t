@@ -1,9 +1,10 @@
 # The built-in hub's intake, on the watcher's side: verification of intent,
-# denial, clamped and enforced leases, renewal, verified unsubscription, the
-# limits per callback host and in total, durable subscriptions (a request
-# spooled while no watcher runs; a watcher killed mid-intake).  Private
-# server; the test subscriber is RSWebSubPeer; the store is read with
-# sqlite3.
+# an unknown topic refused without any request to the callback, clamped and
+# enforced leases, renewal, verified unsubscription, the limits per
+# callback address and in total, durable subscriptions (a request spooled
+# while no watcher runs; a watcher killed mid-intake).  Private server; the
+# test subscribers are RSWebSubPeers (127.0.0.1, and 127.0.0.2 on the same
+# port); the store is read with sqlite3.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -19,10 +20,12 @@ use RSWebSubPeer;
 plan tests => 69;
 
 my $sub = RSWebSubPeer->subscriber(secret => 'k1');
+my $sub2 = RSWebSubPeer->subscriber(secret => 'k1', addr => '127.0.0.2', port => $sub->port);
 my $srv = started_server(
     conf => STATE_CONF . STATUS_CONF
             . "ResourceSyncHub on\nResourceSyncHubLease 2 600\n"
-            . "ResourceSyncHubAllowCallback 127.0.0.1\nResourceSyncHubAllowCallback localhost\n"
+            . "ResourceSyncHubAllowCallback 127.0.0.1 127.0.0.2\n"
+            . "ResourceSyncHubAllowCallback localhost\n"
             . "ResourceSyncHubMaxSubscriptions 3 2\n"
             . set_conf('ds', 'www/data'),
     files => { 'www/data/a.txt' => "a\n" });
@@ -63,10 +66,12 @@ sub row_of {
 
 sub pending { opendir my $dh, $spool or return 0; scalar grep { /\.req$/ } readdir $dh }
 
-# The verification or denial GETs that reached callback $name so far.
+# The verification or denial GETs that reached callback $name so far (at
+# either subscriber).
 sub gets_of {
     my ($name) = @_;
-    return grep { $_->{method} eq 'GET' && $_->{path} eq "/cb/$name" } $sub->requests;
+    return grep { $_->{method} eq 'GET' && $_->{path} eq "/cb/$name" }
+           $sub->requests, $sub2->requests;
 }
 
 sub wait_gets {
@@ -105,7 +110,7 @@ cmp_ok(abs((ref $rb ? $rb->{lease_until} : 0) / 1e6 - (time + 600)), '<', 15,
        'b: lease_until = now + 600 s');
 
 # ------------------------------------------ refused and wrong challenges
-# (Callbacks on host "localhost": a and b fill the 2 allowed for 127.0.0.1.)
+# (Callbacks on host "localhost", which is 127.0.0.1 too.)
 sub lcb { (my $cb = $sub->callback(@_)) =~ s/127\.0\.0\.1/localhost/; $cb }
 $sub->set('verify.c' => 'refuse', 'verify.d' => 'wrong', 'verify.e5' => 500);
 for my $n (qw(c d e5)) {
@@ -118,15 +123,12 @@ like($srv->log_text, qr/\[resourcesync:info\].*hub: subscribe .* of '\Q${\lcb('d
      'wrong challenge logged at info');
 
 # ---------------------------------------------------------- unknown topic
+# Refused in the answer; the callback hears nothing (a denial GET to any
+# URL a stranger names would make the hub an anonymous GET reflector).
 is(post('hub.mode' => 'subscribe', 'hub.callback' => $sub->callback('u', 'q=1'),
-        'hub.topic' => "$B/resourcesync/nosuch/notify/change"), 202, 'unknown topic: 202');
-@g = wait_gets('u', 1);
-is(scalar @g, 1, 'unknown topic: one GET');
-is_deeply([@{ $g[0]{params} }{qw(q hub.mode hub.topic hub.reason)}],
-          [1, 'denied', "$B/resourcesync/nosuch/notify/change", 'unknown topic'],
-          'unknown topic: hub.mode=denied, topic, reason, query kept');
-ok(!exists $g[0]{params}{'hub.challenge'}, 'unknown topic: no challenge');
-is(row_of($sub->callback('u', 'q=1')), undef, 'unknown topic: no row');
+        'hub.topic' => "$B/resourcesync/nosuch/notify/change"), 400, 'unknown topic: 400');
+is(pending(), 0, 'unknown topic: nothing spooled');
+# (The renewal below: once its GET has come, u's would have too.)
 
 # ---------------------------------------------------------------- renewal
 my $before = $ra->{lease_until} // 0;
@@ -136,18 +138,22 @@ my $ra2 = wait_for(sub { my $r = row_of($cb_a); ref $r && $r->{lease_until} > $b
 ok($ra2, 'renew a: lease_until moved') or diag(explain rows());
 is_deeply([ref $ra2 ? @$ra2{qw(secret cursor)} : ()], ['k2', 0], 'renew a: new secret, cursor kept');
 is(scalar(grep { $_->{url} eq $cb_a } @{ rows() }), 1, 'renew a: still one row');
+is(scalar(gets_of('u')), 0, 'unknown topic: no request to the callback');
 
 # ----------------------------------------------------------------- limits
-# a and b fill the 2 allowed for host 127.0.0.1.
-my $cb_e = $sub->callback('e');
-is(subscribe($cb_e), 202, 'per-host limit: 202');
-@g = wait_gets('e', 1);
+# a and b fill the 2 allowed for address 127.0.0.1, whatever the host is
+# called: e on "localhost" is verified (its address is known once it is
+# called), then denied.
+my $cb_e = lcb('e');
+is(subscribe($cb_e), 202, 'per-address limit: 202');
+@g = wait_gets('e', 2);
 is_deeply([map { @{ $_->{params} }{qw(hub.mode hub.reason)} } @g],
-          ['denied', 'too many subscriptions for this callback host'], 'per-host limit: denied');
-is(row_of($cb_e), undef, 'per-host limit: no row');
-my $cb_f = lcb('f');
-is(subscribe($cb_f), 202, 'other host: 202');
-ok(wait_for(sub { ref row_of($cb_f) }, 30), 'other host: subscribed (third of three)');
+          ['subscribe', undef, 'denied', 'too many subscriptions for this callback address'],
+          'per-address limit: verified, then denied');
+is(row_of($cb_e), undef, 'per-address limit: no row');
+my $cb_f = $sub2->callback('f');
+is(subscribe($cb_f), 202, 'other address: 202');
+ok(wait_for(sub { ref row_of($cb_f) }, 30), 'other address: subscribed (third of three)');
 my $cb_g = lcb('g');
 is(subscribe($cb_g), 202, 'total limit: 202');
 @g = wait_gets('g', 1);
@@ -203,9 +209,12 @@ open $fh, '>', "$spool/00000000000000000002-0000000000000000.req" or die $!;
 print $fh "rs-hubreq 1\nmode=subscribe\ncallback=$cb_k\ntopic=$topic\nlease=300\n"
         . "set=ds\nkind=framework\ndeny=0\nreceived=1\n";
 close $fh;
-# Callbacks the child would refuse (127.0.0.2 is not allowed), as if DNS
-# had changed after the child's check: refused again, never called.
-(my $cb_z = $sub->callback('z')) =~ s/127\.0\.0\.1/127.0.0.2/;
+# A callback the child would refuse (127.0.0.3 is not allowed), as if DNS
+# had changed after the child's check: refused when the watcher connects,
+# never called (a peer listens there to tell); and a request of an older
+# child marked deny (an unknown topic): dropped, nothing sent.
+my $trap = RSWebSubPeer->subscriber(addr => '127.0.0.3', port => $sub->port);
+my $cb_z = $trap->callback('z');
 for my $i (3, 4) {
     open $fh, '>', "$spool/0000000000000000000$i-0000000000000000.req" or die $!;
     print $fh "rs-hubreq 1\nmode=subscribe\ncallback=$cb_z\ntopic=$topic\nlease=300\n"
@@ -216,20 +225,23 @@ $srv->start_ok('restarted with a request in the spool');
 ok(wait_for(sub { ref row_of($cb_k) }, 30), 'request spooled while stopped: handled after start');
 is(ref row_of($cb_k) && row_of($cb_k)->{topic}, 'framework', 'its topic');
 ok(wait_for(sub { !pending() }, 10), 'refused callbacks: spool drained');
-is(log_count(qr/\[resourcesync:info\].*hub: subscribe \S+ of '\Q$cb_z\E'.*: callback refused \(/), 2,
-   'callback checked again by the watcher: refused, for a denial too');
+is(log_count(qr/\[resourcesync:info\].*hub: subscribe \S+ of '\Q$cb_z\E'.*: callback address not allowed \(address refused: loopback\)/), 1,
+   'callback checked by the watcher when connecting: refused');
+is(log_count(qr/\[resourcesync:info\].*hub: subscribe \S+ of '\Q$cb_z\E'.*: dropped \(not a topic of this hub\)/), 1,
+   'a request marked deny by an older child: dropped');
+is_deeply([$trap->requests], [], 'refused callback: never called');
 is(row_of($cb_z), undef, 'refused callback: no row');
 
 # ------------------------------------------------- kill -9 mid-intake
 # Subscriptions: a, f, k (three).  Unsubscribe f, verified slowly; the
 # watcher dies while the verification is in flight.
-$sub->set('verify.f' => 'slowecho:3000');
+$sub2->set('verify.f' => 'slowecho:3000');
 my $n_f = gets_of('f');
 my $w = $srv->watcher_pid;
 is(post('hub.mode' => 'unsubscribe', 'hub.callback' => $cb_f, 'hub.topic' => $topic), 202,
    'unsubscribe f: 202');
 is(pending(), 1, 'unsubscribe f: spooled');
-# The intake lists the spool every 0.2 s; the verification takes 3 s.
+# The intake takes the request at once (inotify); the verification takes 3 s.
 Time::HiRes::sleep(1);
 kill 'KILL', $w;
 ok(wait_for(sub { my $n = $srv->watcher_pid; $n && $n != $w }, 30), 'watcher respawned');

@@ -174,7 +174,27 @@ my @cases = (
      qr/ResourceSyncHubMaxSubscriptions: 'lots' is not a number of subscriptions/],
     ['ResourceSyncHubMaxSubscriptions 10 20', STATE_CONF . "ResourceSyncHubMaxSubscriptions 10 20\n"
         . set_conf('ds', 'www/data'),
-     qr/ResourceSyncHubMaxSubscriptions: per-host '20' is larger than total '10'/],
+     qr/ResourceSyncHubMaxSubscriptions: per-address '20' is larger than total '10'/],
+    ['ResourceSyncHubMaxSubscriptions 10 5 11', STATE_CONF . "ResourceSyncHubMaxSubscriptions 10 5 11
+"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubMaxSubscriptions: per-client '11' is larger than total '10'/],
+    ['ResourceSyncHubSpoolLimit in a virtual host', STATE_CONF
+        . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncHubSpoolLimit 10\n</VirtualHost>\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubSpoolLimit cannot occur within <VirtualHost> section/],
+    ['ResourceSyncHubSpoolLimit 10 8', STATE_CONF . "ResourceSyncHubSpoolLimit 10 8
+"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubSpoolLimit: '8' is not a number of KiB from 16 to 1048576/],
+    ['ResourceSyncHubRequestRate 10 soon', STATE_CONF . "ResourceSyncHubRequestRate 10 soon
+"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubRequestRate: 'soon' is not a duration/],
+    ['ResourceSyncHubVerifyTimeout 20m', STATE_CONF . "ResourceSyncHubVerifyTimeout 20m
+"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncHubVerifyTimeout: '20m' is not a duration from 100ms to 10m/],
     ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],

@@ -249,6 +249,9 @@ sub free_port {
 #            give it yourself
 #   mpm   => 'event' (default) or 'prefork'
 #   env   => { NAME => value }: extra environment of httpd (@DIR@ replaced)
+#   launcher => a command (shell words, @DIR@ replaced) that runs httpd's
+#            start command given as its arguments: e.g. "unshare -m sh
+#            @DIR@/ns.sh" to start the server in a mount namespace of its own
 #   user, group => the run user when started as root (nobody, nogroup)
 sub private_server { RSTest::Server->new(@_) }
 
@@ -305,6 +308,7 @@ sub new {
     chmod 0755, $dir;
     my $self = bless { dir => $dir, port => RSTest::free_port(), mpm => $o{mpm} || 'event',
                        conf => $o{conf} // '', env => $o{env} || {},
+                       launcher => $o{launcher} // '',
                        user => $o{user} || 'nobody', group => $o{group} || 'nogroup' }, $class;
     make_path("$dir/logs", "$dir/run", "$dir/www");
     $self->write_conf;
@@ -370,7 +374,8 @@ sub start {
     # watcher); @DIR@ in a value is the server's directory.
     my $env = join ' ', map { (my $v = $self->{env}{$_}) =~ s/\@DIR\@/$d/g; "$_=" . quotemeta($v) }
                         sort keys %{ $self->{env} };
-    my $out = `env $env setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
+    (my $launcher = $self->{launcher}) =~ s/\@DIR\@/$d/g;
+    my $out = `env $env $launcher setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
     if ($rc == 0) {
         RSTest::wait_for(sub {

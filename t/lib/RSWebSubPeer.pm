@@ -1,9 +1,12 @@
 package RSWebSubPeer;
 # WebSub peers for the tests: a test HUB and a test SUBSCRIBER, each a small
-# HTTP/1.1 server on 127.0.0.1 in a forked child process (its own session,
-# one further child per connection, keep-alive honoured).
+# HTTP/1.1 server on 127.0.0.1 (or the loopback address given as addr, and
+# the port given as port: e.g. two peers on one port of two addresses) in a
+# forked child process (its own session, one further child per
+# connection, keep-alive honoured).
 #
 #   my $hub = RSWebSubPeer->hub;              # accepts fat POSTs and pings
+#   my $other = RSWebSubPeer->subscriber(addr => '127.0.0.2', port => $hub->port);
 #   $hub->url                                 # http://127.0.0.1:PORT/hub
 #   $hub->set(answer => 503);                 # "down": every request gets 503
 #   $hub->set(answer => 'drop');              # "down": connection closed unanswered
@@ -18,6 +21,8 @@ package RSWebSubPeer;
 #
 #   my @r = $peer->wait_requests($n, $secs);  # at least $n recorded (dies after $secs)
 #   my @r = $peer->requests;                  # all, in arrival order
+#   my @a = $peer->arrivals;                  # "METHOD target" of every request whose
+#                                             # head was read, answered or not yet
 #   $peer->stop;                              # also on destruction
 #
 # A request is a hash: seq (arrival order, from 1), method, path, query,
@@ -46,7 +51,8 @@ sub subscriber { my ($class, %o) = @_; $class->_start(role => 'subscriber', %o) 
 
 sub dir  { $_[0]{dir} }
 sub port { $_[0]{port} }
-sub base { 'http://127.0.0.1:' . $_[0]{port} }
+sub addr { $_[0]{addr} }
+sub base { "http://$_[0]{addr}:$_[0]{port}" }
 sub url  { $_[0]->base . '/hub' }
 sub callback { my ($self, $name, $query) = @_;
                $self->base . "/cb/$name" . (defined $query ? "?$query" : '') }
@@ -57,9 +63,10 @@ sub _start {
     $self->{tmp} = File::Temp->newdir('rs-websub-peer-XXXXXX', TMPDIR => 1);
     $self->{dir} = "$self->{tmp}";
     $self->set();    # creates an empty control file
-    my $ls = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 64,
-                                   Proto => 'tcp', ReuseAddr => 1)
-        or die "RSWebSubPeer: listen: $!";
+    $self->{addr} //= '127.0.0.1';
+    my $ls = IO::Socket::INET->new(LocalAddr => $self->{addr}, LocalPort => $self->{port} // 0,
+                                   Listen => 128, Proto => 'tcp', ReuseAddr => 1)
+        or die "RSWebSubPeer: listen on $self->{addr}: $!";
     $self->{port} = $ls->sockport;
     my $pid = fork;
     die "RSWebSubPeer: fork: $!" unless defined $pid;
@@ -129,6 +136,12 @@ sub wait_requests {
     }
 }
 
+sub arrivals {
+    my ($self) = @_;
+    open my $fh, '<', "$self->{dir}/arrivals" or return ();
+    return map { chomp; $_ } <$fh>;
+}
+
 sub log_lines {
     my ($self) = @_;
     open my $fh, '<', "$self->{dir}/log" or return ();
@@ -166,6 +179,10 @@ sub _connection {
         $buf =~ s/^(.*?)\r?\n\r?\n//s;
         my ($line, @h) = split /\r?\n/, $1;
         my ($method, $target) = split / /, $line;
+        if (open my $a, '>>', "$self->{dir}/arrivals") {
+            print $a "$method $target\n";
+            close $a;
+        }
         my %h;
         for (@h) { $h{lc $1} = $2 if /^([^:]+):\s*(.*?)\s*$/ }
         my $len = $h{'content-length'} // 0;

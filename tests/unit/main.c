@@ -69,6 +69,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, notify_suite());
     srunner_add_suite(sr, websub_suite());
     srunner_add_suite(sr, hubsub_suite());
+    srunner_add_suite(sr, hubflow_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, setlock_suite());
     srunner_add_suite(sr, range_suite());

@@ -198,9 +198,9 @@ START_TEST(version2_inventory_is_clustered)
         "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
         " NULL, 1, NULL);", NULL));
     db = open_db_at(&ul, ut_pool, path);
-    ck_assert_int_eq(rs_db_schema_version(db), 3);
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
     ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
-    ck_assert_str_eq(v, "3");
+    ck_assert_str_eq(v, apr_itoa(ut_pool, RS_SCHEMA_VERSION));
     ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
                                keep_str, &sql), APR_SUCCESS);
     ck_assert_ptr_nonnull(sql);

@@ -255,31 +255,84 @@ START_TEST(allow_lists)
 }
 END_TEST
 
-START_TEST(check_callback_resolves)
+/* The child's check never asks a resolver: literal addresses in every
+ * spelling are judged, names pass (the watcher judges what they resolve
+ * to when it connects), and the client learns only that an address is
+ * not allowed. */
+START_TEST(check_callback_without_resolver)
 {
     static const char *const lo[] = { "127.0.0.1", NULL };
     static const char *const name[] = { "localhost", NULL };
-    apr_status_t rv;
-    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://127.0.0.1:9/cb", NULL, &rv),
-                     "hub.callback address 127.0.0.1 is loopback (not allowed by "
-                     "ResourceSyncHubAllowCallback)");
-    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://[::1]/cb", NULL, &rv),
-                     "hub.callback address ::1 is loopback (not allowed by "
-                     "ResourceSyncHubAllowCallback)");
-    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://10.0.0.1/", NULL, &rv),
-                     "hub.callback address 10.0.0.1 is private (not allowed by "
-                     "ResourceSyncHubAllowCallback)");
+    static const char *const spellings[] = {
+        "127.0.0.2", "127.2", "2130706434", "0x7f000002", "0177.0.0.2", "[::ffff:127.0.0.2]",
+        "[::ffff:7f00:2]", NULL
+    };
+    const char *detail;
+    int i;
+
+    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://127.0.0.1:9/cb", NULL, &detail),
+                     "hub.callback address not allowed");
+    ck_assert_str_eq(detail, "address 127.0.0.1 is loopback");
+    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://[::1]/cb", NULL, &detail),
+                     "hub.callback address not allowed");
+    ck_assert_str_eq(detail, "address ::1 is loopback");
+    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://10.0.0.1/", NULL, &detail),
+                     "hub.callback address not allowed");
+    ck_assert_str_eq(detail, "address 10.0.0.1 is private");
+    for (i = 0; spellings[i]; i++) {
+        const char *u = apr_psprintf(ut_pool, "http://%s:8080/cb", spellings[i]);
+        ck_assert_msg(rs_hubreq_check_callback(ut_pool, u, NULL, &detail) != NULL, "%s", u);
+        ck_assert_str_eq(detail, spellings[i][0] == '['
+                                 ? "address ::ffff:127.0.0.2 is loopback"
+                                 : "address 127.0.0.2 is loopback");
+    }
     ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://127.0.0.1:9/cb",
-                                                allow_list(lo), &rv));
-    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://8.8.8.8/cb", NULL, &rv));
+                                                allow_list(lo), &detail));
+    ck_assert_ptr_null(detail);
+    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://8.8.8.8/cb", NULL, &detail));
     ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://LOCALHOST/cb",
-                                                allow_list(name), &rv));
-    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "gopher://x/", NULL, &rv),
+                                                allow_list(name), &detail));
+    /* Names are not looked up here: one that does not resolve, or that
+     * resolves to loopback, passes. */
+    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://no-such-host.invalid/",
+                                                NULL, &detail));
+    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://localhost/", NULL, &detail));
+    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://1.2.3.4.example/", NULL,
+                                                &detail));
+    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "gopher://x/", NULL, &detail),
                      "hub.callback is not an http or https URL");
-    ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "http://no-such-host.invalid/",
-                                              NULL, &rv),
-                     "hub.callback host no-such-host.invalid does not resolve");
-    ck_assert_int_ne(rv, APR_SUCCESS);
+    ck_assert_ptr_null(detail);
+}
+END_TEST
+
+/* Literal addresses as the resolver reads them, and the keys limits
+ * count by. */
+START_TEST(literals_and_keys)
+{
+    unsigned char a[16];
+    int len;
+
+    ck_assert_int_eq(rs_hubaddr_literal("0177.0.0.2", a, &len), 1);
+    ck_assert_int_eq(len, 4);
+    ck_assert_int_eq(memcmp(a, "\x7f\0\0\2", 4), 0);
+    ck_assert_int_eq(rs_hubaddr_literal("0x7f.1", a, &len), 1);
+    ck_assert_int_eq(memcmp(a, "\x7f\0\0\1", 4), 0);
+    ck_assert_int_eq(rs_hubaddr_literal("2001:db8::1", a, &len), 1);
+    ck_assert_int_eq(len, 16);
+    ck_assert_int_eq(rs_hubaddr_literal("example.org", a, &len), 0);
+    ck_assert_int_eq(rs_hubaddr_literal("1.2.3.4.example", a, &len), 0);
+    ck_assert_int_eq(rs_hubaddr_literal("127.0.0.1 ", a, &len), 0);
+    ck_assert_int_eq(rs_hubaddr_literal("", a, &len), 0);
+    ck_assert_str_eq(rs_hubaddr_key_text(ut_pool, "127.0.0.2"), "127.0.0.2");
+    ck_assert_str_eq(rs_hubaddr_key_text(ut_pool, "::ffff:127.0.0.2"), "127.0.0.2");
+    ck_assert_str_eq(rs_hubaddr_key_text(ut_pool, "2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+    ck_assert_str_eq(rs_hubaddr_key_text(ut_pool, "2001:db8:1:2::ff"), "2001:db8:1:2::/64");
+    ck_assert_str_eq(rs_hubaddr_key_text(ut_pool, "2001:db8:1:3::ff"), "2001:db8:1:3::/64");
+    ck_assert_ptr_null(rs_hubaddr_key_text(ut_pool, "localhost"));
+    ck_assert_ptr_null(rs_hubaddr_key_text(ut_pool, NULL));
+    ck_assert_str_eq(rs_hubaddr_host_key(ut_pool, "2130706434"), "127.0.0.2");
+    ck_assert_str_eq(rs_hubaddr_host_key(ut_pool, "::ffff:127.0.0.2"), "127.0.0.2");
+    ck_assert_str_eq(rs_hubaddr_host_key(ut_pool, "Hooks.Example.ORG."), "hooks.example.org");
 }
 END_TEST
 
@@ -294,6 +347,7 @@ static rs_hubreq_t sample(void)
     r.secret = "s3cr\xc3\xa9t with\nnewline=%";
     r.set = "data";
     r.kind = "change";
+    r.client = "2001:db8::7";
     r.received = APR_INT64_C(1700000000123456);
     return r;
 }
@@ -312,6 +366,7 @@ static void same(const rs_hubreq_t *a, const rs_hubreq_t *b)
     }
     ck_assert_str_eq(a->set, b->set);
     ck_assert_str_eq(a->kind, b->kind);
+    ck_assert_str_eq(a->client, b->client);
     ck_assert_int_eq(a->deny, b->deny);
     ck_assert_int_eq(a->received, b->received);
 }
@@ -320,20 +375,31 @@ START_TEST(record_round_trip)
 {
     rs_hubreq_t r = sample(), back;
     const char *rec = rs_hubreq_record_format(ut_pool, &r);
-    ck_assert_str_eq(rec, "rs-hubreq 1\nmode=subscribe\n"
+    ck_assert_str_eq(rec, "rs-hubreq 2\nmode=subscribe\n"
                      "callback=https://sub.example.org/cb?x=%2541&y=1\n"
                      "topic=http://h/resourcesync/data/notify/change\nlease=3600\n"
                      "secret=s3cr%C3%A9t%20with%0Anewline=%25\nset=data\nkind=change\n"
-                     "deny=0\nreceived=1700000000123456\n");
+                     "client=2001:db8::7\nreceived=1700000000123456\n");
     ck_assert_ptr_null(rs_hubreq_record_parse(ut_pool, rec, strlen(rec), &back));
     same(&r, &back);
     r.secret = NULL;
-    r.deny = 1;
-    r.set = r.kind = "";
     r.mode = RS_HUBREQ_UNSUBSCRIBE;
     rec = rs_hubreq_record_format(ut_pool, &r);
     ck_assert_ptr_null(rs_hubreq_record_parse(ut_pool, rec, strlen(rec), &back));
     same(&r, &back);
+}
+END_TEST
+
+/* Records of version 1, left in a spool by the previous module, are read:
+ * no client, a deny key. */
+START_TEST(record_version_1)
+{
+    static const char rec[] = "rs-hubreq 1\nmode=subscribe\ncallback=http://x/\ntopic=t\n"
+                              "lease=1\nset=\nkind=\ndeny=1\nreceived=5\n";
+    rs_hubreq_t back;
+    ck_assert_ptr_null(rs_hubreq_record_parse(ut_pool, rec, strlen(rec), &back));
+    ck_assert_int_eq(back.deny, 1);
+    ck_assert_str_eq(back.client, "");
 }
 END_TEST
 
@@ -345,38 +411,42 @@ static const char *bad(const char *rec)
     return why;
 }
 
-#define REC_TAIL "topic=t\nlease=1\nset=a\nkind=change\ndeny=0\nreceived=5\n"
+#define REC_TAIL "topic=t\nlease=1\nset=a\nkind=change\nclient=1.2.3.4\nreceived=5\n"
 
 START_TEST(record_rejects)
 {
-    ck_assert_str_eq(bad(""), "no 'rs-hubreq 1' first line");
-    ck_assert_str_eq(bad("rs-hubreq 2\n"), "no 'rs-hubreq 1' first line");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
+    ck_assert_str_eq(bad(""), "no 'rs-hubreq 2' (or 1) first line");
+    ck_assert_str_eq(bad("rs-hubreq 3\n"), "no 'rs-hubreq 2' (or 1) first line");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
                          "extra=1\n"), "unknown line");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
-                         "deny=0\n"), "deny twice");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\n" REC_TAIL), "no callback");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=publish\ncallback=http://x/\n" REC_TAIL),
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
+                         "client=1.2.3.4\n"), "client twice");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
+                         "deny=0\n"), "unknown line");
+    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL),
+                     "no deny");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\n" REC_TAIL), "no callback");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=publish\ncallback=http://x/\n" REC_TAIL),
                      "bad mode");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
                          "secret=abc"), "last line unterminated");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\nsecret=a%0\n"
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a%0\n"
                          REC_TAIL), "secret: bad value");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\nsecret=a b\n"
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a b\n"
                          REC_TAIL), "secret: bad value");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=ftp://x/\n" REC_TAIL),
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=ftp://x/\n" REC_TAIL),
                      "hub.callback is not an http or https URL");
     ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
                          "topic=t\nlease=1\nset=a\nkind=change\ndeny=2\nreceived=5\n"),
                      "bad number");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
-                         "topic=t\nlease=-1\nset=a\nkind=change\ndeny=0\nreceived=5\n"),
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n"
+                         "topic=t\nlease=-1\nset=a\nkind=change\nclient=\nreceived=5\n"),
                      "bad number");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
-                         "topic=t\nlease=1\nset=a\nkind=other\ndeny=0\nreceived=5\n"),
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n"
+                         "topic=t\nlease=1\nset=a\nkind=other\nclient=\nreceived=5\n"),
                      "bad kind");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
-                         "topic=t\nlease=1\nset=\nkind=change\ndeny=0\nreceived=5\n"),
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n"
+                         "topic=t\nlease=1\nset=\nkind=change\nclient=\nreceived=5\n"),
                      "no set");
 }
 END_TEST
@@ -386,11 +456,13 @@ START_TEST(spool_write_read)
     char *dir = ut_path(ut_tempdir("hub"), "hub/spool");
     rs_hubreq_t r = sample(), back;
     const char *name, *why, *base;
+    apr_size_t size;
     apr_dir_t *d;
     apr_finfo_t fi;
     int files = 0;
 
-    ck_assert_int_eq(rs_hubreq_spool_write(ut_pool, dir, &r, &name), APR_SUCCESS);
+    ck_assert_int_eq(rs_hubreq_spool_write(ut_pool, dir, rs_hubreq_record_format(ut_pool, &r),
+                                           &name), APR_SUCCESS);
     base = strrchr(name, '/') + 1;
     ck_assert_uint_eq(strlen(base), 20 + 1 + 16 + 4);
     ck_assert_int_eq(rs_hubreq_spool_is_req(base), 1);
@@ -411,11 +483,12 @@ START_TEST(spool_write_read)
     ck_assert_int_eq(fi.protection, APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE);
     ck_assert_int_eq(apr_stat(&fi, name, APR_FINFO_PROT, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(fi.protection, APR_FPROT_UREAD | APR_FPROT_UWRITE);
-    ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, name, &back, &why), APR_SUCCESS);
+    ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, name, &back, &why, &size), APR_SUCCESS);
     ck_assert_ptr_null(why);
+    ck_assert_uint_eq(size, strlen(rs_hubreq_record_format(ut_pool, &r)));
     same(&r, &back);
     ck_assert_int_eq(APR_STATUS_IS_ENOENT(rs_hubreq_spool_read(ut_pool, ut_path(dir, "x.req"),
-                                                               &back, &why)), 1);
+                                                               &back, &why, NULL)), 1);
     ck_assert_ptr_null(why);
 }
 END_TEST
@@ -426,12 +499,14 @@ START_TEST(spool_read_malformed)
     rs_hubreq_t back;
     const char *why;
     apr_file_t *f;
+    apr_size_t size;
     ck_assert_int_eq(apr_file_open(&f, path, APR_FOPEN_CREATE | APR_FOPEN_WRITE,
                                    APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
-    apr_file_puts("rs-hubreq 1\nmode=subscribe\n", f);
+    apr_file_puts("rs-hubreq 2\nmode=subscribe\n", f);
     apr_file_close(f);
-    ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, path, &back, &why), APR_EGENERAL);
+    ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, path, &back, &why, &size), APR_EGENERAL);
     ck_assert_str_eq(why, "no callback");
+    ck_assert_uint_eq(size, 27);
 }
 END_TEST
 
@@ -449,10 +524,12 @@ Suite *hubreq_suite(void)
     tc = ut_tcase("addr", 20);
     tcase_add_test(tc, addr_classes);
     tcase_add_test(tc, allow_lists);
-    tcase_add_test(tc, check_callback_resolves);
+    tcase_add_test(tc, check_callback_without_resolver);
+    tcase_add_test(tc, literals_and_keys);
     suite_add_tcase(s, tc);
     tc = ut_tcase("spool", 10);
     tcase_add_test(tc, record_round_trip);
+    tcase_add_test(tc, record_version_1);
     tcase_add_test(tc, record_rejects);
     tcase_add_test(tc, spool_write_read);
     tcase_add_test(tc, spool_read_malformed);

@@ -144,6 +144,7 @@ typedef struct {
     char *error, *body, *challenge;
     int challenge_ok;
     apr_int64_t retry_after;
+    char *primary_ip;
     int inflight_key;          /* rs_websub_pending(key) seen in the callback */
 } done_t;
 
@@ -166,6 +167,7 @@ static void on_done(void *baton, const rs_websub_result_t *r)
     d->challenge = r->challenge ? apr_pstrdup(ut_pool, r->challenge) : NULL;
     d->challenge_ok = r->challenge_ok;
     d->retry_after = r->retry_after;
+    d->primary_ip = apr_pstrdup(ut_pool, r->primary_ip);
 }
 
 static rs_websub_t *mk(int max_parallel, long timeout_ms)
@@ -725,19 +727,27 @@ static const char *filter_hubaddr(void *baton, const unsigned char *addr, int le
     return baton ? NULL : rs_hubaddr_class(addr, len);
 }
 
+/* A delivery to path through filter_hubaddr (baton NULL: loopback
+ * refused; else everything allowed). */
+static void filtered(rs_websub_req_t *q, const char *path, void *baton)
+{
+    memset(q, 0, sizeof(*q));
+    q->kind = RS_WEBSUB_DELIVER;
+    q->url = url(path);
+    q->body = "<urlset/>";
+    q->body_len = 9;
+    q->addr_filter = filter_hubaddr;
+    q->filter_baton = baton;
+}
+
 START_TEST(address_filter)
 {
     static const unsigned char lo[4] = { 127, 0, 0, 1 };
     rs_websub_t *ws = mk(4, 10000);
-    rs_websub_req_t q = { 0 };
+    rs_websub_req_t q;
     rec_t r[4];
 
-    q.kind = RS_WEBSUB_DELIVER;
-    q.url = url("/ok/refused");
-    q.body = "<urlset/>";
-    q.body_len = 9;
-    q.addr_filter = filter_hubaddr;
-    q.filter_baton = NULL;             /* the hub's rules: loopback refused */
+    filtered(&q, "/ok/refused", NULL);    /* the hub's rules: loopback refused */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
     run_until(ws, 1);
     ck_assert_int_eq(done[0].outcome, RS_WEBSUB_PERMANENT);
@@ -755,8 +765,63 @@ START_TEST(address_filter)
     ck_assert_int_eq(rs_websub_submit(ws, "sub|b", &q), APR_SUCCESS);
     run_until(ws, 2);
     ck_assert_int_eq(done[1].outcome, RS_WEBSUB_OK);
-    ck_assert_int_eq(filter_calls, 1);
+    /* The new connection's address, then the address the request goes
+     * out on. */
+    ck_assert_int_eq(filter_calls, 2);
     ck_assert_int_eq(srv_log(r, 4), 1);
+}
+END_TEST
+
+/* A connection kept from a request that was allowed is checked again
+ * for a later request whose filter refuses its address: the request is
+ * refused before a byte of it is sent (the connection is not trusted for
+ * having been checked under other rules). */
+START_TEST(address_filter_on_kept_connection)
+{
+    rs_websub_t *ws = mk(4, 10000);
+    rs_websub_req_t q;
+    rec_t r[4];
+
+    filtered(&q, "/ok/first", (void *)1);         /* allowed */
+    ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
+    run_until(ws, 1);
+    ck_assert_int_eq(done[0].outcome, RS_WEBSUB_OK);
+    ck_assert_str_eq(done[0].primary_ip, "127.0.0.1");
+    /* Same host and port, the connection kept: refused by this filter. */
+    filter_calls = 0;
+    filtered(&q, "/ok/second", NULL);             /* loopback refused */
+    ck_assert_int_eq(rs_websub_submit(ws, "sub|b", &q), APR_SUCCESS);
+    run_until(ws, 2);
+    ck_assert_int_eq(done[1].outcome, RS_WEBSUB_PERMANENT);
+    ck_assert_str_eq(done[1].error, "address refused: loopback");
+    ck_assert_str_eq(done[1].primary_ip, "");
+    ck_assert_int_ge(filter_calls, 1);
+    ck_assert_int_eq(srv_log(r, 4), 1);
+    ck_assert_str_eq(r[0].target, "/ok/first");
+}
+END_TEST
+
+/* A proxy named by the environment is never used: the request goes to
+ * the address of its URL (the filter judges that one). */
+START_TEST(no_proxy_from_environment)
+{
+    rs_websub_t *ws;
+    rec_t r[2];
+
+    /* Nothing listens on port 9 (discard): a request through the proxy
+     * would fail to connect. */
+    setenv("http_proxy", "http://127.0.0.1:9", 1);
+    setenv("HTTPS_PROXY", "http://127.0.0.1:9", 1);
+    setenv("ALL_PROXY", "http://127.0.0.1:9", 1);
+    ws = mk(2, 10000);
+    fat(ws, "k", "/ok/direct", "<r/>", 1);
+    run_until(ws, 1);
+    unsetenv("http_proxy");
+    unsetenv("HTTPS_PROXY");
+    unsetenv("ALL_PROXY");
+    ck_assert_int_eq(done[0].outcome, RS_WEBSUB_OK);
+    ck_assert_int_eq(srv_log(r, 2), 1);
+    ck_assert_str_eq(r[0].target, "/ok/direct");
 }
 END_TEST
 
@@ -791,6 +856,8 @@ Suite *websub_suite(void)
     tcase_add_test(th, denial_get);
     tcase_add_test(th, submit_from_callback);
     tcase_add_test(th, address_filter);
+    tcase_add_test(th, address_filter_on_kept_connection);
+    tcase_add_test(th, no_proxy_from_environment);
     suite_add_tcase(s, th);
     return s;
 }

@@ -57,6 +57,7 @@ Suite *capture_suite(void);
 Suite *cdump_suite(void);
 Suite *notify_suite(void);
 Suite *hubsub_suite(void);
+Suite *hubflow_suite(void);
 Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
