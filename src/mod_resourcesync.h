@@ -100,7 +100,10 @@ typedef struct rs_set_t {
     const char *where;          /* "file:line" for messages */
     /* resolved */
     const char *url_path;       /* unescaped URL-path of dir, ends with "/" */
-    unsigned hashes;            /* RS_HASH_* mask */
+    unsigned hashes;            /* RS_HASH_* mask: the digests listed */
+    /* The digests computed and kept in the store: hashes, and SHA-256
+     * with Change Dumps (the name of a capture, rs_capture.h). */
+    unsigned digests;
     int max_entries;
     apr_array_header_t *excludes;
     const char *describedby;

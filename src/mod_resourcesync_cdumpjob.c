@@ -77,7 +77,7 @@ static apr_status_t referenced(rs_journal_t *j, const rs_cdump_opts_t *o, apr_po
         }
         for (i = 0; i < recs->nelts; i++) {
             const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
-            const char *key = rs_capture_key(o->hashes, r->hash);
+            const char *key = rs_capture_key(r->hash);
             next = r->seq + 1;
             if (r->change != RS_CHANGE_DELETED && key) {
                 apr_hash_set(*keep, key, APR_HASH_KEY_STRING, "");

@@ -79,7 +79,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     memset(so, 0, sizeof(*so));
     so->set = set->name;
     so->root = set->dir;
-    so->hashes = set->hashes;
+    so->hashes = set->digests;
     so->excludes = set->excludes;
     so->dotfiles = set->dotfiles;
     so->cfg = rs_global.fingerprint;

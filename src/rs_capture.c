@@ -85,15 +85,11 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
     return rc;
 }
 
-const char *rs_capture_key(unsigned mask, const char *const hash[RS_HASH_COUNT])
+const char *rs_capture_key(const char *const hash[RS_HASH_COUNT])
 {
-    int i;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        if (mask & (1u << i)) {
-            return hash[i] && *hash[i] ? hash[i] : NULL;
-        }
-    }
-    return NULL;
+    const char *h = hash[RS_CAPTURE_HASH_INDEX];
+    /* A SHA-256 digest has 64 hex digits: anything else names nothing. */
+    return h && strlen(h) == 64 && strspn(h, "0123456789abcdef") == 64 ? h : NULL;
 }
 
 const char *rs_capture_path(apr_pool_t *p, const char *dir, const char *key)

@@ -2,10 +2,17 @@
  *
  * A set with ResourceSyncChangeDump keeps, in its capture directory
  * (<statedir>/capture/<set>), one file per distinct content that a
- * journal record names: the bytes the journal hashed, named by the set's
- * first digest (the lowest RS_HASH_* bit of its mask).  Being
- * content-addressed, a metadata-only update (same digest) costs nothing
- * and a file changed back to an earlier content shares its capture.
+ * journal record names: the bytes the journal hashed, named by their
+ * SHA-256 digest (RS_CAPTURE_HASH), whatever digests the set lists: a
+ * set that lists only MD5 still computes SHA-256 for what it captures
+ * (rs_set_t.digests), so two contents with the same MD5 -- a collision
+ * made on purpose -- never share a capture.  Being content-addressed, a
+ * metadata-only update (same digest) costs nothing and a file changed
+ * back to an earlier content shares its capture.  A capture named by
+ * another digest (by a version of the module that named them by the
+ * set's first digest) is never looked up: its name is not a SHA-256
+ * digest, so the records that would need it find no capture (their
+ * list gets no package) and it is collected.
  *
  * Lifecycle of one capture: rs_capture_open makes a temporary file
  * `.tmp-XXXXXX` in the directory; the hashing code writes every byte it
@@ -51,9 +58,13 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
 /* Drop an unfinished capture (no-op when t->fd is -1). */
 void rs_capture_drop(rs_capture_tmp_t *t);
 
-/* The key of a version: its digest in the first algorithm of mask (NULL
- * when it has none). */
-const char *rs_capture_key(unsigned mask, const char *const hash[RS_HASH_COUNT]);
+/* The digest that names captures, and its index in a digest array. */
+#define RS_CAPTURE_HASH RS_HASH_SHA256
+#define RS_CAPTURE_HASH_INDEX 2
+
+/* The key of a version: its SHA-256 digest (NULL when it has none, e.g.
+ * a record journaled before captures were named by it). */
+const char *rs_capture_key(const char *const hash[RS_HASH_COUNT]);
 
 /* dir/key, from p. */
 const char *rs_capture_path(apr_pool_t *p, const char *dir, const char *key);

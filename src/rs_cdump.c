@@ -68,7 +68,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
             if (m->r.change == RS_CHANGE_DELETED) {
                 continue;
             }
-            key = rs_capture_key(o->hashes, m->r.hash);
+            key = rs_capture_key(m->r.hash);
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
             if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
                 || (apr_int64_t)sb.st_size != m->r.size) {

@@ -214,8 +214,15 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
+        const char *listed[RS_HASH_COUNT];
+        int h;
+        /* The digests the manifest lists: a digest the store keeps for
+         * another reason (a capture's name) does not change the key. */
+        for (h = 0; h < RS_HASH_COUNT; h++) {
+            listed[h] = (dw->o->hashes & (1u << h)) ? it->hash[h] : NULL;
+        }
         rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
-                             (const char *const *)it->hash, RS_HASH_COUNT);
+                             listed, RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);

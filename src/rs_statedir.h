@@ -87,7 +87,7 @@ const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *
 /* <gendir>/history: the history whose URLs the dump lists (rs_history.h). */
 const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 /* <statedir>/capture/<set>: the set's captured change bytes, one file
- * per content, named by the set's first digest (rs_capture.h). */
+ * per content, named by its SHA-256 digest (rs_capture.h). */
 const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
 /* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
 const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);

@@ -51,7 +51,7 @@ my %content = map { ($names[$_] => "content $_ of $names[$_]\n" x ($_ + 1)) } 0 
 
 plan tests => 2 + 2 * (7 + 3 * @names);   # with the start
 
-my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\n"
+my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
                                  . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1')
                                  . set_conf('cd', 'www/cd', 'ResourceSyncChangeDump on',
                                             'ResourceSyncChangeListPeriod 2s'),

@@ -58,7 +58,7 @@ static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
         rs_capture_tmp_t t;
         ck_assert_int_eq(rs_capture_open(&t, f->o.capture_dir), 0);
         ck_assert_int_eq(write(t.fd, content, strlen(content)), (ssize_t)strlen(content));
-        ck_assert_int_eq(rs_capture_keep(&t, hex[0], r->lastmod_ns), 0);
+        ck_assert_int_eq(rs_capture_keep(&t, hex[2], r->lastmod_ns), 0);
     }
     return r;
 }
