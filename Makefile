@@ -45,7 +45,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
              src/rs_parse.c src/rs_mounts.c \
              src/rs_history.c \
-             src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
+             src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_beneath.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
              src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \
              src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
              src/rs_json.c src/rs_utf8.c \

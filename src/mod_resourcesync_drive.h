@@ -52,6 +52,7 @@ typedef struct wset_t {
     rs_drive_t *d;
     const rs_set_t *set;
     rs_access_t **acc;         /* one per scan worker */
+    rs_access_t *job_acc;      /* the dump jobs' (on the job thread) */
     rs_watch_t *w;
     rs_status_set_t status;
     int degraded;              /* errno of the failed watch, 0: none */

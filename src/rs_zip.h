@@ -61,6 +61,7 @@
 
 #include <apr_pools.h>
 #include <apr_file_io.h>
+#include "rs_beneath.h"
 #include "rs_hash.h"
 
 /* A member's file is not the version the caller described (see above). */
@@ -127,6 +128,16 @@ const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *es
  * mtime_ns describe the version the manifest lists. */
 apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
                              apr_off_t size, apr_int64_t mtime_ns);
+
+/* Add a member read from the file rel below tree (rs_beneath.h: no link
+ * followed on the way, a FIFO or device never opened), opened when the
+ * package is written; it must be the file a row lists -- device dev,
+ * inode ino, size and mtime_ns -- else the package fails with
+ * RS_ZIP_ECHANGED like a file changed while read.  tree must stay open
+ * until the package is written. */
+apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree,
+                                const char *rel, apr_off_t size, apr_int64_t mtime_ns,
+                                apr_int64_t dev, apr_int64_t ino);
 
 /* Add a member read from the open file f (read with pread from offset 0;
  * its offset is not used or moved).  f must stay open until rs_zip_finish
