@@ -107,6 +107,11 @@ typedef struct wset_t {
     apr_int64_t cdump_seen;
     apr_time_t cdump_next;
     int cdump_written;         /* a job of this watcher wrote changedump.xml */
+    /* Deletions were journaled since the last collection of captures
+     * (their versions' captures go); the next collection after
+     * deletions, not before (monotonic). */
+    int cdump_deleted;
+    apr_time_t cdump_gc_next;
     int cdump_nospace;         /* the last job found the disk full (logged once) */
     /* Notifications (mod_resourcesync_notify.c), monotonic times: when
      * the open change notification is to be looked at again (0: none),
@@ -169,6 +174,9 @@ int rs_dumpjob_no_space(apr_status_t rv);
 void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a Change Dump job is in progress (a snapshot then waits). */
 int rs_cdumpjob_busy(void);
+/* The set's Change Dump options (rs_cdump.h), from p. */
+struct rs_cdump_opts_t;
+void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, struct rs_cdump_opts_t *o);
 
 /* mod_resourcesync_hubintake.c: with ResourceSyncHub on (any server),
  * start the thread that takes the hub's spooled subscription requests,

@@ -141,6 +141,11 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
 
     rs_changes_publish(p, rc, ws->set, &ws->status);
     rs_notifyw_changed(ws, rc);
+    if (ws->set->cdump && rs_recorder_deleted(rc)) {
+        /* Versions of paths that stopped being listed: their captures go
+         * now, not with the journal's retention (rs_cdump_gc). */
+        ws->cdump_deleted = 1;
+    }
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
         return APR_SUCCESS;
     }

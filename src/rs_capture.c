@@ -126,8 +126,8 @@ apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
     return b;
 }
 
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
-                           int *removed, apr_int64_t *bytes)
+apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
@@ -146,11 +146,14 @@ apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, 
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_CTIME,
                         d) == APR_SUCCESS) {
+        const apr_time_t *gone;
         if (fi.filetype != APR_REG) {
             continue;
         }
-        if ((!young || fi.ctime < young) && (!strncmp(fi.name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)
-            || !apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING))) {
+        gone = withdrawn ? apr_hash_get(withdrawn, fi.name, APR_HASH_KEY_STRING) : NULL;
+        if (((!young || fi.ctime < young) || (gone && fi.ctime < *gone))
+            && (!strncmp(fi.name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)
+                || !apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING))) {
             if (apr_file_remove(apr_pstrcat(p, dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
                 n++;
             }

@@ -76,11 +76,15 @@ int rs_capture_has(const char *dir, const char *key);
  * const char * → anything), and temporary files.  Files whose inode
  * changed after `young` (apr time; 0: none) are kept whatever their name:
  * a scan worker or the hashing lane may be writing one, or have made one
- * whose record is not committed yet.  *removed and *bytes (either may be
- * NULL) get the number removed and the bytes that remain.  A missing
- * directory is no error. */
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
-                           int *removed, apr_int64_t *bytes);
+ * whose record is not committed yet.  Except the captures in withdrawn
+ * (NULL: none; const char * → apr_time_t *, a time after which no record
+ * needs them: the deletion of the path whose versions they hold): such a
+ * capture goes unless keep names it or its inode changed after that time
+ * (a scan captured the same bytes again since, for a record to come).
+ * *removed and *bytes (either may be NULL) get the number removed and the
+ * bytes that remain.  A missing directory is no error. */
+apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes);
 
 /* The bytes of the files in dir (0 when it is missing). */
 apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p);

@@ -17,6 +17,9 @@
  * Version 3 clusters the inventory by its key (rs_inventory: the rows
  * are copied into a WITHOUT ROWID table), so that listing a set reads
  * the rows in order without a lookup per row.
+ *
+ * Version 4 indexes the journal by path (rs_journal: journal_set_path),
+ * so that whether a version was deleted later is one lookup.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -26,7 +29,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 3
+#define RS_SCHEMA_VERSION 4
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -100,7 +100,7 @@ START_TEST(versions_captured_by_the_scan)
     /* A temporary file left by a crash, and a version no record names. */
     ut_write_str(ut_path(f.cap, ".tmp-abcdef"), "partial");
     apr_hash_set(keep, sha256_of("version two!"), APR_HASH_KEY_STRING, "");
-    ck_assert_int_eq(rs_capture_gc(f.cap, keep, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(f.cap, keep, NULL, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
     ck_assert_int_eq(removed, 2);
     ck_assert_int_eq(bytes, (apr_int64_t)strlen("version two!"));
     ck_assert(!ut_exists(rs_capture_path(ut_pool, f.cap, sha256_of("version one"))));
@@ -108,7 +108,7 @@ START_TEST(versions_captured_by_the_scan)
     assert_captured(&f, "version two!");
     /* Files younger than the limit stay, whatever their name. */
     ut_write_str(ut_path(f.cap, ".tmp-young"), "being written");
-    ck_assert_int_eq(rs_capture_gc(f.cap, keep, apr_time_now() - apr_time_from_sec(3600),
+    ck_assert_int_eq(rs_capture_gc(f.cap, keep, NULL, apr_time_now() - apr_time_from_sec(3600),
                                    ut_pool, &removed, NULL), APR_SUCCESS);
     ck_assert_int_eq(removed, 0);
     ck_assert(ut_exists(ut_path(f.cap, ".tmp-young")));
@@ -116,7 +116,7 @@ START_TEST(versions_captured_by_the_scan)
                      (apr_int64_t)(strlen("version two!") + strlen("being written")));
     ck_assert_int_eq(rs_capture_bytes(ut_path(f.cap, "none"), ut_pool), 0);
     /* A missing directory is nothing to collect. */
-    ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), keep, 0, ut_pool, &removed, NULL),
+    ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), keep, NULL, 0, ut_pool, &removed, NULL),
                      APR_SUCCESS);
 }
 END_TEST
@@ -222,7 +222,7 @@ START_TEST(keep_and_drop)
         apr_int64_t bytes;
         int removed;
         apr_hash_set(keep, "00ff", APR_HASH_KEY_STRING, "");
-        ck_assert_int_eq(rs_capture_gc(dir, keep, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
+        ck_assert_int_eq(rs_capture_gc(dir, keep, NULL, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
         ck_assert_int_eq(removed, 0);      /* dropped files left nothing behind */
         ck_assert_int_eq(bytes, 2);
     }
