@@ -371,6 +371,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
             rs_dumpjob_poll(ws, d->iter);
             rs_cdumpjob_poll(ws, d->iter);
         }
+        rs_withdraw_poll(d, now);
     }
     return APR_SUCCESS;
 }

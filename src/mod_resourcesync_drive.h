@@ -174,6 +174,9 @@ int rs_dumpjob_no_space(apr_status_t rv);
 void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a Change Dump job is in progress (a snapshot then waits). */
 int rs_cdumpjob_busy(void);
+/* mod_resourcesync_withdraw.c: apply the oldest withdrawal request
+ * (rs_withdraw.h) when no job runs, looking at most once a second. */
+void rs_withdraw_poll(rs_drive_t *d, apr_time_t now);
 /* The set's Change Dump options (rs_cdump.h), from p. */
 struct rs_cdump_opts_t;
 void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, struct rs_cdump_opts_t *o);

@@ -42,6 +42,10 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
  * RS_TOOL_OK or the error printed. */
 int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **out);
 
+/* After rs_setlock_take as root: the lock files belong to the state
+ * directory's owner, so the watcher (the run user) can open them. */
+void rs_tool_give_lock(apr_pool_t *p, const char *sd, const char *set);
+
 /* Subcommands: args are what follows the command name (options removed),
  * statedir the -d / --state-dir value or the default. */
 int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url);
@@ -49,5 +53,10 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set);
 int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file);
 int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const char *root,
                    const apr_array_header_t *excludes, int dotfiles);
+/* rs_tool_withdraw.c: record the withdrawal of path from set and wait
+ * (at most wait seconds) for the watcher to apply it, or remove the
+ * packages when no watcher serves the set. */
+int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const char *path,
+                     int wait);
 
 #endif

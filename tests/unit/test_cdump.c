@@ -12,6 +12,7 @@
 #include "rs_journal.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
+#include "rs_withdraw.h"
 
 typedef struct {
     rs_db_t *st;
@@ -414,6 +415,59 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
 }
 END_TEST
 
+/* Withdrawal requests: recorded by the tool, read back in order by the
+ * watcher (any bytes in the path), answered, the answer read once. */
+START_TEST(withdraw_requests_round_trip)
+{
+    const char *sd = ut_tempdir("withdraw"), *id1, *id2, *text;
+    apr_array_header_t *reqs;
+    const rs_withdraw_req_t *r;
+    struct stat sb;
+    int ok;
+
+    ck_assert(rs_withdraw_path_ok("a/b c.txt") && rs_withdraw_path_ok("x"));
+    ck_assert(!rs_withdraw_path_ok("") && !rs_withdraw_path_ok("/a")
+              && !rs_withdraw_path_ok("a/../b") && !rs_withdraw_path_ok("a//b")
+              && !rs_withdraw_path_ok("./a") && !rs_withdraw_path_ok("a/"));
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);  /* no directory */
+    ck_assert_int_eq(reqs->nelts, 0);
+    ck_assert_int_eq(rs_withdraw_request(ut_pool, sd, "s1", "d/new\nline %41.txt", &id1),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_request(ut_pool, sd, "s2", "b\xff.bin", &id2), APR_SUCCESS);
+    ck_assert_int_eq(stat(apr_pstrcat(ut_pool, sd, "/withdraw/", id1, ".req", NULL), &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 07777, 0600);
+    ut_write_str(ut_path(sd, "withdraw/0-1.req"), "garbage");
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+    ck_assert_int_eq(reqs->nelts, 3);
+    r = &APR_ARRAY_IDX(reqs, 0, rs_withdraw_req_t);
+    ck_assert_str_eq(r->id, "0-1");
+    ck_assert_ptr_null(r->set);
+    r = &APR_ARRAY_IDX(reqs, 1, rs_withdraw_req_t);
+    ck_assert_str_eq(r->id, id1);
+    ck_assert_str_eq(r->set, "s1");
+    ck_assert_str_eq(r->rel, "d/new\nline %41.txt");
+    r = &APR_ARRAY_IDX(reqs, 2, rs_withdraw_req_t);
+    ck_assert_str_eq(r->rel, "b\xff.bin");
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_ENOENT);
+    ck_assert_int_eq(rs_withdraw_finish(ut_pool, sd, id1, 1, "done it"), APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+    ck_assert_int_eq(reqs->nelts, 2);
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_SUCCESS);
+    ck_assert(ok);
+    ck_assert_str_eq(text, "done it");
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_ENOENT);
+    ck_assert_int_eq(rs_withdraw_finish(ut_pool, sd, id2, 0, "refused"), APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id2, &ok, &text), APR_SUCCESS);
+    ck_assert(!ok);
+    ck_assert_str_eq(text, "refused");
+    /* A link in the place of the directory is not followed. */
+    ck_assert_int_eq(rename(ut_path(sd, "withdraw"), ut_path(sd, "moved")), 0);
+    ck_assert_int_eq(symlink(ut_path(sd, "moved"), ut_path(sd, "withdraw")), 0);
+    ck_assert_int_ne(rs_withdraw_request(ut_pool, sd, "s1", "x", &id1), APR_SUCCESS);
+    ck_assert_int_ne(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+}
+END_TEST
+
 Suite *cdump_suite(void)
 {
     Suite *s = suite_create("rs_cdump");
@@ -423,6 +477,7 @@ Suite *cdump_suite(void)
     tcase_add_test(tc, deleted_paths_are_withheld);
     tcase_add_test(tc, versions_denied_now_are_withheld);
     tcase_add_test(tc, withdraw_rebuilds_under_a_new_name);
+    tcase_add_test(tc, withdraw_requests_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -446,6 +446,37 @@ START_TEST(rows_denied_now_are_left_out)
 }
 END_TEST
 
+/* Withdrawing a member: every package holding it goes from every
+ * generation (the three files), others stay; the next build writes a
+ * package under another key. */
+START_TEST(withdraw_removes_the_packages_in_every_generation)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *k_oops, *k_keep;
+    int removed;
+
+    fx_init(&f, 1);           /* one package per file */
+    add(&f, "", "keep.txt", "kept\n", 0);
+    add(&f, "d", "oops & x.txt", "OOPS\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k_keep = pkg_key(&f, 0);
+    k_oops = pkg_key(&f, 1);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);    /* linked into generation 2 */
+    ck_assert_int_eq(info.reused, 2);
+    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/d/oops & x.txt",
+                                         &removed), APR_SUCCESS);
+    ck_assert_int_eq(removed, 1);
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k_oops, "zip")));
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_oops, "xml")));
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_oops, "rec")));
+    ck_assert(ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_keep, "zip")));
+    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/none.txt", &removed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(removed, 0);
+}
+END_TEST
+
 /* A package whose record is missing or damaged is not reused. */
 START_TEST(no_reuse_without_record)
 {
@@ -657,6 +688,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, swapped_in_links_are_never_followed);
     tcase_add_test(tc, swap_while_the_package_is_written);
     tcase_add_test(tc, rows_denied_now_are_left_out);
+    tcase_add_test(tc, withdraw_removes_the_packages_in_every_generation);
     tcase_add_test(tc, index_when_packages_do_not_fit);
     tcase_add_test(tc, disk_bytes_count_links_once);
     tcase_add_test(tc, returning_package_reused_from_older_generation);
