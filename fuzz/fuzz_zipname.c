@@ -19,22 +19,6 @@
 #include "rs_utf8.h"
 #include "rs_zip.h"
 
-static int relative_path(const char *path)
-{
-    const char *c = path;
-    for (;;) {
-        const char *e = strchr(c, '/');
-        apr_size_t n = e ? (apr_size_t)(e - c) : strlen(c);
-        if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
-            return 0;
-        }
-        if (!e) {
-            return 1;
-        }
-        c = e + 1;
-    }
-}
-
 /* No component of name ends with '.' or ' '. */
 static void check_ends(const char *name)
 {
@@ -103,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     apr_pool_t *p = fuzz_pool();
     const char *rel = fuzz_str(data, size, 0), *name;
 
-    if (rel && relative_path(rel)) {
+    if (rel && fuzz_relative_path(rel)) {
         name = rs_zip_member_name(p, "resources/", "encoded/", rel);
         FUZZ_CHECK(rs_zip_name_ok(name), "'%s' refused by rs_zip_name_ok", name);
         if (!strncmp(name, "resources/", 10)) {

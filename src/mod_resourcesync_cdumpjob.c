@@ -40,7 +40,6 @@
 #include "rs_notify.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
-#include "rs_history.h"
 #include "rs_time.h"
 
 #define CDUMP_RECHECK apr_time_from_sec(3600)
@@ -107,18 +106,15 @@ static apr_status_t build_missing(cdjob_t *c, rs_journal_t *j, const apr_array_h
 static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     cdjob_t *c = baton;
-    const char *h = NULL;
     rs_journal_t *j;
     apr_array_header_t *closed;
     rs_changelist_t openl;
     int pruned;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+    apr_status_t rv;
 
     /* As for snapshots: a store replaced meanwhile is another journal. */
-    if (rv != APR_SUCCESS || !h || strcmp(h, c->store_history)) {
-        return rv != APR_SUCCESS ? rv : APR_ENOENT;
-    }
-    if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
+    if ((rv = rs_jobs_same_store(store, p, c->store_history)) != APR_SUCCESS
+        || (rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
         || (rv = rs_journal_lists(j, p, c->o.set, &closed, &openl)) != APR_SUCCESS) {
         return rv;
     }

@@ -60,13 +60,12 @@ static const char *gen_key(apr_pool_t *p, const rs_set_t *set)
 static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     dumpjob_t *j = baton;
-    const char *h = NULL;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
-
     /* As for snapshots: a store replaced meanwhile holds another
      * inventory; nothing of it is published. */
-    if (rv != APR_SUCCESS || !h || strcmp(h, j->history)) {
-        return rv != APR_SUCCESS ? rv : APR_ENOENT;
+    apr_status_t rv = rs_jobs_same_store(store, p, j->history);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
     rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
     /* Written last: post_config serves a dump after a restart only when

@@ -36,7 +36,6 @@
 #include "rs_cdump.h"
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
-#include "rs_history.h"
 #include "rs_time.h"
 #include "rs_withdraw.h"
 #include "rs_zip.h"
@@ -59,11 +58,10 @@ static apr_time_t next_check;
 static apr_status_t wd_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     wdjob_t *w = baton;
-    const char *h = NULL;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+    apr_status_t rv = rs_jobs_same_store(store, p, w->store_history);
 
-    if (rv != APR_SUCCESS || !h || strcmp(h, w->store_history)) {
-        return rv != APR_SUCCESS ? rv : APR_ENOENT;
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
     if (w->o.set) {
         rs_journal_t *j;

@@ -310,16 +310,6 @@ END_TEST
 /* A version whose file the check says is not served now (it exists) is
  * withheld; a version whose file is gone keeps its bytes (the journal
  * says whether it was deleted). */
-static int deny_denied(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                       const char **type)
-{
-    (void)baton;
-    (void)p;
-    (void)flags;
-    *type = NULL;
-    return strstr(relpath, "denied") == NULL;
-}
-
 START_TEST(versions_denied_now_are_withheld)
 {
     cf_t f;
@@ -329,7 +319,8 @@ START_TEST(versions_denied_now_are_withheld)
 
     cf_init(&f);
     f.o.root = ut_tempdir("cdump-root");
-    f.o.check = deny_denied;
+    f.o.check = ut_check_deny;
+    f.o.check_baton = "denied";
     ut_write_str(ut_path(f.o.root, "denied.txt"), "now denied");
     change(&f, "", "denied.txt", RS_CHANGE_CREATED, "now denied", 1);
     change(&f, "", "gone-denied.txt", RS_CHANGE_CREATED, "gone", 1);

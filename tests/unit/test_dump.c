@@ -419,16 +419,6 @@ START_TEST(swap_while_the_package_is_written)
 END_TEST
 
 /* A row the check callback says is not served now is left out. */
-static int deny_secret(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                       const char **type)
-{
-    (void)baton;
-    (void)p;
-    (void)flags;
-    *type = NULL;
-    return strstr(relpath, "secret") == NULL;
-}
-
 START_TEST(rows_denied_now_are_left_out)
 {
     fx_t f;
@@ -437,7 +427,8 @@ START_TEST(rows_denied_now_are_left_out)
     fx_init(&f, 1000);
     add(&f, "", "a.txt", "alpha\n", 0);
     add(&f, "d", "secret.txt", "SECRET\n", 0);
-    f.o.check = deny_secret;
+    f.o.check = ut_check_deny;
+    f.o.check_baton = "secret";
     ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
     ck_assert_int_eq(info.entries, 1);
     ck_assert_int_eq(info.withheld, 1);
