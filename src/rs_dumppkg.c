@@ -1,7 +1,9 @@
 /* rs_dumppkg.c - see rs_dumppkg.h */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
@@ -247,25 +249,31 @@ apr_int64_t rs_dumppkg_disk_bytes(apr_pool_t *p, const char *dumpset)
     return sum;
 }
 
-/* Whether the file at path holds the bytes needle (n of them), read in
- * chunks: a manifest is never held in memory. */
-static int file_holds(const char *path, const char *needle, apr_size_t n, apr_pool_t *p)
+/* Whether the regular file at path (a link or a FIFO in its place is
+ * neither followed nor waited on) holds the bytes needle (n of them),
+ * read in chunks: a manifest is never held in memory. */
+static int file_holds(const char *path, const char *needle, apr_size_t n)
 {
     char buf[65536];
-    apr_file_t *f;
-    apr_size_t keep = 0, got;
-    int found = 0;
+    apr_size_t keep = 0;
+    struct stat sb;
+    ssize_t got;
+    int found = 0, fd;
 
     if (n == 0 || n >= sizeof(buf) / 2
-        || apr_file_open(&f, path, APR_FOPEN_READ, 0, p) != APR_SUCCESS) {
+        || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        return 0;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
         return 0;
     }
     for (;;) {
-        got = sizeof(buf) - keep;
-        if (apr_file_read(f, buf + keep, &got) != APR_SUCCESS || got == 0) {
+        got = read(fd, buf + keep, sizeof(buf) - keep);
+        if (got <= 0) {
             break;
         }
-        keep += got;
+        keep += (apr_size_t)got;
         if (memmem(buf, keep, needle, n)) {
             found = 1;
             break;
@@ -276,7 +284,7 @@ static int file_holds(const char *path, const char *needle, apr_size_t n, apr_po
             keep = n - 1;
         }
     }
-    apr_file_close(f);
+    close(fd);
     return found;
 }
 
@@ -330,7 +338,7 @@ apr_status_t rs_dumppkg_withdraw(apr_pool_t *p, const char *dumpset, const char 
             if (fi.filetype != APR_REG || strlen(fi.name) != RS_DUMPPKG_KEY_LEN + 4
                 || strspn(fi.name, "0123456789abcdef") != RS_DUMPPKG_KEY_LEN
                 || strcmp(fi.name + RS_DUMPPKG_KEY_LEN, ".xml")
-                || !file_holds(apr_pstrcat(p, gen, "/", fi.name, NULL), needle, n, p)) {
+                || !file_holds(apr_pstrcat(p, gen, "/", fi.name, NULL), needle, n)) {
                 continue;
             }
             apr_cpystrn(key, fi.name, sizeof(key));

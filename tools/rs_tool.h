@@ -42,10 +42,6 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
  * RS_TOOL_OK or the error printed. */
 int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **out);
 
-/* After rs_setlock_take as root: the lock files belong to the state
- * directory's owner, so the watcher (the run user) can open them. */
-void rs_tool_give_lock(apr_pool_t *p, const char *sd, const char *set);
-
 /* Subcommands: args are what follows the command name (options removed),
  * statedir the -d / --state-dir value or the default. */
 int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url);

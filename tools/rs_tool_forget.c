@@ -140,7 +140,7 @@ static int set_exists(apr_pool_t *p, sqlite3 *db, const char *sd, const char *se
 
 /* Lock files created by root belong to the state directory's owner, so
  * the watcher (the run user) can open them. */
-void rs_tool_give_lock(apr_pool_t *p, const char *sd, const char *set)
+static void give_lock(apr_pool_t *p, const char *sd, const char *set)
 {
     struct stat sb;
     if (geteuid() == 0 && stat(sd, &sb) == 0) {
@@ -187,7 +187,7 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
                            rs_statedir_setlock(p, statedir, set),
                            apr_strerror(rv, err, sizeof(err)));
     }
-    rs_tool_give_lock(p, statedir, set);
+    give_lock(p, statedir, set);
     if ((rc = forget_rows(db, set, &rows)) == RS_TOOL_OK) {
         for (d = set_dirs(p, statedir, set), i = 0; d[i]; i++) {
             struct stat sb;
