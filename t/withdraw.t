@@ -3,8 +3,9 @@
 # Change Dump package; then it is removed and withdrawn: the old package
 # and manifest URLs answer 404 when rs-tool returns, resourcedump.xml and
 # changedump.xml name new packages (the Change Dump package under a new
-# name), none of which holds any byte of the file, its captures are gone,
-# and rs-check (a destination that took its baseline before, and the
+# name), none of which holds any byte of the file or a member for it,
+# framework notifications announce them, its captures are gone, and
+# rs-check (a destination that took its baseline before, and the
 # crawler) passes.  A path still served is refused; misuse exits 2.  With
 # httpd stopped, rs-tool removes the packages itself, and the next
 # watcher builds them again without the file.  Private server.
@@ -16,17 +17,19 @@ use lib "$FindBin::Bin/lib";
 use File::Basename qw(dirname);
 use File::Temp qw(tempdir);
 use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put);
-use RSDump qw(dump_packages save py_zip_ok unzip_ok bad_log_lines);
+use RSDump qw(dump_packages save zip_names py_zip_ok unzip_ok bad_log_lines);
 
 my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 
-plan tests => 26;
+plan tests => 28;
 
 my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
+                                 . "ResourceSyncHub on\n"
                                  . set_conf('w', 'www/w', 'ResourceSyncResourceDump 1',
                                             'ResourceSyncChangeDump on',
-                                            'ResourceSyncChangeListPeriod 2s'),
+                                            'ResourceSyncChangeListPeriod 2s',
+                                            'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms'),
                          files => { 'www/w/keep.txt' => "kept\n", 'www/w/oops.txt' => "OOPS v1\n",
                                     'www/w/sub/other.txt' => "other\n" });
 my $B = $srv->base;
@@ -51,6 +54,17 @@ sub holds {
 sub urls_of { map { ($_->{loc}, $_->{manifest}) } dump_packages($_[0], 30) }
 my $rd = "$B/resourcesync/w/resourcedump.xml";
 my $cd = "$B/resourcesync/w/changedump.xml";
+# The framework notifications' payloads after id (in the store's outbox).
+sub framework_after {
+    my ($after) = @_;
+    my $out = `sqlite3 -cmd '.timeout 10000' '$state/state.db' "SELECT id, payload FROM notifications WHERE setname = 'w' AND topic = 'framework' AND sealed = 1 AND id > $after ORDER BY id" 2>&1`;
+    return $out;
+}
+sub framework_last {
+    my $out = `sqlite3 -cmd '.timeout 10000' '$state/state.db' "SELECT MAX(id) FROM notifications WHERE setname = 'w' AND topic = 'framework'" 2>&1`;
+    chomp $out;
+    return $out =~ /^\d+$/ ? $out : 0;
+}
 
 # Published: the Resource Dump holds v1; v2 is journaled and packaged.
 ok(wait_for(sub { grep { holds($_->{loc}, 'OOPS v1') } dump_packages($rd, 30) }, 60),
@@ -80,6 +94,7 @@ ok($rc == 2 && $out =~ /no set 'nosuchset'/, 'a set the state directory does not
 
 # The file goes, then it is withdrawn.
 unlink "$D/www/w/oops.txt" or die $!;
+my $fw_before = framework_last();
 ($rc, $out) = run('withdraw', '-d', $state, '--wait', '60', 'w', '/oops.txt');
 ok($rc == 0 && $out =~ /withdrew 'oops\.txt': [1-9]\d* Change Dump and [1-9]\d* Resource Dump package/,
    'rs-tool withdraw: the packages holding the file are gone') or diag($out);
@@ -96,6 +111,11 @@ is_deeply([grep { get($_)->code != 200 } @all], [], 'every listed package and ma
 is_deeply([grep { holds($_, 'OOPS') } @all], [], 'no listed package or manifest holds any version of the file');
 my @zips = map { my $f = "$tmp/z" . ++$n . '.zip'; save($f, get($_->{loc})->content); $f } @rdp, @cdp;
 ok(!grep({ !py_zip_ok($_) || !unzip_ok($_) } @zips), 'python3 zipfile and unzip test every package clean');
+is_deeply([grep { m{oops\.txt$} } map { zip_names($_) } @zips], [], 'no package has a member for the file');
+ok(wait_for(sub { my $f = framework_after($fw_before);
+                  $f =~ m{changedump\.xml</loc>.*change="updated"}s && $f =~ m{resourcedump\.xml</loc>} }, 30),
+   'framework notifications announce the new Change Dump and Resource Dump')
+    or diag(framework_after($fw_before));
 ok(scalar(grep { holds($_->{loc}, 'kept') } @rdp), 'the other files are still packaged');
 opendir my $dh, "$state/capture/w" or die $!;
 my @caps = grep { !/^\./ } readdir $dh;
