@@ -120,7 +120,7 @@ sub apply_changes {
         my $loc = $x->findvalue('sm:loc', $u);
         my $from = $x->findvalue('rs:md/@from', $u);
         push @problems, "$loc: from $from before the previous until $prev_until"
-            if $prev_until ne '' && $from lt $prev_until;
+            if $prev_until ne '' && iso2epoch($from) < iso2epoch($prev_until);
         $prev_until = $x->findvalue('rs:md/@until', $u);
         next if $applied{$loc};
         my ($dir, $man, $first, $pr) = open_package($loc);
@@ -145,7 +145,9 @@ sub apply_changes {
             my $rel = uri_unescape(substr($mx->findvalue('sm:loc', $e), length("$B/cd/")));
             my $change = $mx->findvalue('rs:md/@change', $e);
             my $dt = $mx->findvalue('rs:md/@datetime', $e);
-            push @problems, "$loc: $dt not after $last" if $last ne '' && $dt le $last;
+            # As times: "...25.562Z" (trailing zeros dropped) is before "...25.562131Z".
+            push @problems, "$loc: $dt not after $last"
+                if $last ne '' && iso2epoch($dt) <= iso2epoch($last);
             $last = $dt;
             if ($change eq 'deleted') {
                 push @problems, "$loc: deletion with a path" if $mx->findvalue('rs:md/@path', $e) ne '';
