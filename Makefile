@@ -45,7 +45,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
              src/rs_parse.c src/rs_mounts.c \
              src/rs_history.c \
-             src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
+             src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_beneath.c src/rs_withdraw.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
              src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \
              src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
              src/rs_hubgate.c src/rs_hubsched.c src/rs_hubspool.c \
@@ -74,7 +74,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesy
              src/mod_resourcesync_progress.c \
              src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
 GLUE_SRC  += src/mod_resourcesync_fingerprint.c src/mod_resourcesync_seed.c
-GLUE_SRC  += src/mod_resourcesync_above.c
+GLUE_SRC  += src/mod_resourcesync_above.c src/mod_resourcesync_withdraw.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
@@ -94,7 +94,7 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 
 # Command-line front end of the engine (used by benchmarks and tests).
 TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c \
-             tools/rs_tool_owner.c
+             tools/rs_tool_owner.c tools/rs_tool_withdraw.c
 $(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
@@ -123,7 +123,7 @@ test-unit: $(BUILD)/unit-tests
 # (fuzzer-no-link), each harness linked with the libFuzzer driver.  See
 # docs/TESTING.md, "Fuzzing".
 FUZZ_BUILD     ?= build-fuzz
-FUZZ_HARNESSES  = request config loc time snapinfo history mounts hubreq
+FUZZ_HARNESSES  = request config loc time snapinfo history mounts hubreq zipname
 FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                   -fno-omit-frame-pointer
 FUZZ_SECONDS   ?= 10

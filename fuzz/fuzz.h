@@ -39,6 +39,24 @@ static inline apr_pool_t *fuzz_pool(void)
     return pool;
 }
 
+/* Whether path can be a file's path relative to a set's root, as the
+ * inventory keeps it: components that are not empty, "." or "..". */
+static inline int fuzz_relative_path(const char *path)
+{
+    const char *c = path;
+    for (;;) {
+        const char *e = strchr(c, '/');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
+            return 0;
+        }
+        if (!e) {
+            return 1;
+        }
+        c = e + 1;
+    }
+}
+
 static inline void fuzz_done(void)
 {
     apr_pool_clear(fuzz_pool());

@@ -61,23 +61,6 @@ static void check_escaped(const char *e)
     }
 }
 
-/* Whether path can be a file's path relative to a set's root, as the
- * inventory keeps it: components that are not empty, "." or "..". */
-static int relative_path(const char *path)
-{
-    const char *c = path;
-    for (;;) {
-        const char *e = strchr(c, '/');
-        apr_size_t n = e ? (apr_size_t)(e - c) : strlen(c);
-        if (!n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) {
-            return 0;
-        }
-        if (!e) {
-            return 1;
-        }
-        c = e + 1;
-    }
-}
 
 /* A <urlset> with the resource entry of path (dir and name split at the
  * last "/", as the inventory keeps them), written by rs_entry. */
@@ -137,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size >= 8) {
         memcpy(&ns, data, 8);
     }
-    if (!(path = fuzz_str(data, size, 0)) || !relative_path(path)) {
+    if (!(path = fuzz_str(data, size, 0)) || !fuzz_relative_path(path)) {
         return 0;
     }
     doc = write_doc(p, path, ns, &len);

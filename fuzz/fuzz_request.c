@@ -45,12 +45,19 @@ static void check_dump_part(const char *arg)
 static void check_cdump_part(const char *arg)
 {
     apr_int64_t id = 0;
-    int m = -1;
+    int m = -1, rev = -1;
     char buf[64];
 
-    if (rs_parse_cdump_part(arg, &id, &m)) {
-        FUZZ_CHECK(id > 0 && (m == 0 || m == 1), "id %" APR_INT64_T_FMT " m %d", id, m);
-        apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT ".%s", id, m ? "xml" : "zip");
+    if (rs_parse_cdump_part(arg, &id, &rev, &m)) {
+        FUZZ_CHECK(id > 0 && rev >= 0 && (m == 0 || m == 1), "id %" APR_INT64_T_FMT
+                   " rev %d m %d", id, rev, m);
+        if (rev) {
+            apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT "-%d.%s", id, rev,
+                         m ? "xml" : "zip");
+        }
+        else {
+            apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT ".%s", id, m ? "xml" : "zip");
+        }
         FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
     }
 }

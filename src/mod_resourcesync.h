@@ -107,7 +107,10 @@ typedef struct rs_set_t {
     const char *where;          /* "file:line" for messages */
     /* resolved */
     const char *url_path;       /* unescaped URL-path of dir, ends with "/" */
-    unsigned hashes;            /* RS_HASH_* mask */
+    unsigned hashes;            /* RS_HASH_* mask: the digests listed */
+    /* The digests computed and kept in the store: hashes, and SHA-256
+     * with Change Dumps (the name of a capture, rs_capture.h). */
+    unsigned digests;
     int max_entries;
     apr_array_header_t *excludes;
     const char *describedby;
@@ -605,6 +608,12 @@ void rs_jobs_drop(rs_job_t *j, rs_job_finish_fn *finish, void *baton, apr_status
 void rs_jobs_reap(int wait);
 /* Driver's thread: whether a job is in progress (submitted, not finished). */
 int rs_jobs_busy(void);
+/* Job thread: APR_SUCCESS when store still holds history (the driver's
+ * when the job was prepared); APR_ENOENT when the store was deleted or
+ * replaced meanwhile (it holds another inventory and journal: nothing
+ * of it may be published; the driver notices and restarts); else the
+ * cause of the failed read. */
+apr_status_t rs_jobs_same_store(rs_db_t *store, apr_pool_t *p, const char *history);
 
 /* mod_resourcesync_progress.c: a scan's rate (files/s) after elapsed,
  * and the seconds left to reach total (-1: total unknown or no rate). */

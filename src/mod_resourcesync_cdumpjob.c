@@ -10,14 +10,22 @@
  *   1. removes the files of lists no longer retained (or of another
  *      history) and temporary files a crash left (rs_cdump_prune);
  *   2. builds the package of every retained closed list that has none
- *      (so a package lost to a crash or kill is rebuilt at the next
- *      start); a list whose captured bytes are gone gets a .skip marker
- *      and no package, logged once (the Change List still has it);
- *   3. when lists went (step 1) and in the first job of a watcher,
- *      collects the captures no retained record names (rs_capture_gc,
- *      which reads every retained record's digest; files changed in the
- *      last hour are kept: the hashing lane and the scans write captures
- *      whose records are not committed yet);
+ *      (so a package lost to a crash or kill, or withdrawn, is rebuilt at
+ *      the next start); a list whose captured bytes are gone gets a .skip
+ *      marker and no package, logged once (the Change List still has
+ *      it); versions whose path stopped being listed, or that httpd
+ *      would not serve now (the job's own access checker), are written
+ *      as deletions without bytes (rs_cdump.h);
+ *   3. when lists went (step 1), in the first job of a watcher, and when
+ *      deletions were journaled since the last collection, collects the
+ *      captures no kept version names (rs_cdump_gc, which reads every
+ *      retained record's digest; files changed in the last hour are
+ *      kept: the hashing lane and the scans write captures whose records
+ *      are not committed yet -- except the captures of versions withheld
+ *      since, which go at once).  A collection after deletions waits at
+ *      least CDUMP_GC_MIN, and ten times as long as the last one took,
+ *      after the last: a set that deletes all the time does not spend
+ *      its job thread reading its journal;
  *   4. when anything changed (or in the first job), rewrites
  *      changedump.xml, then (driver's thread) publishes its readiness and
  *      the disk use in the set's status entry.
@@ -32,14 +40,13 @@
 #include "rs_notify.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
-#include "rs_history.h"
 #include "rs_time.h"
 
 #define CDUMP_RECHECK apr_time_from_sec(3600)
 /* How soon a job that found the disk full runs again. */
 #define CDUMP_NOSPACE_RETRY apr_time_from_sec(10)
 #define CAPTURE_YOUNG apr_time_from_sec(3600)
-#define PAGE_RECORDS 1000
+#define CDUMP_GC_MIN apr_time_from_sec(2)
 
 typedef struct cdjob_t {
     wset_t *ws;
@@ -47,7 +54,9 @@ typedef struct cdjob_t {
     const char *store_history;     /* of the driver's store when prepared */
     int first;                     /* the first job of this watcher for the set */
     int written;                   /* changedump.xml was written */
-    int built, skipped;
+    int collect;                   /* collect captures (deletions were journaled) */
+    apr_interval_time_t gc_took;   /* the collection's time, 0: none ran */
+    int built, skipped, withheld;
     const char *skip_what;         /* the first skipped list's cause */
     apr_int64_t skip_id;
     apr_int64_t pkg_bytes, cap_bytes;
@@ -58,35 +67,6 @@ static int running;
 int rs_cdumpjob_busy(void)
 {
     return running;
-}
-
-/* The digests of every retained created/updated record of the set. */
-static apr_status_t referenced(rs_journal_t *j, const rs_cdump_opts_t *o, apr_pool_t *p,
-                               apr_hash_t **keep)
-{
-    apr_int64_t next = 0;
-    apr_status_t rv;
-    int i;
-
-    *keep = apr_hash_make(p);
-    for (;;) {
-        apr_array_header_t *recs;
-        if ((rv = rs_journal_records(j, p, o->set, next, -1, PAGE_RECORDS, &recs))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        for (i = 0; i < recs->nelts; i++) {
-            const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
-            const char *key = rs_capture_key(o->hashes, r->hash);
-            next = r->seq + 1;
-            if (r->change != RS_CHANGE_DELETED && key) {
-                apr_hash_set(*keep, key, APR_HASH_KEY_STRING, "");
-            }
-        }
-        if (recs->nelts < PAGE_RECORDS) {
-            return APR_SUCCESS;
-        }
-    }
 }
 
 /* Step 2: the missing packages. */
@@ -100,22 +80,22 @@ static apr_status_t build_missing(cdjob_t *c, rs_journal_t *j, const apr_array_h
     apr_pool_create(&kp, p);
     for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *missing;
-        apr_off_t bytes;
+        rs_cdump_result_t res;
         apr_pool_clear(kp);
         if (rs_cdump_done(&c->o, cl->id, kp)) {
             continue;
         }
-        rv = rs_cdump_package(j, &c->o, cl, kp, &bytes, &missing);
+        rv = rs_cdump_package(j, &c->o, cl, kp, &res);
         if (rv == RS_CDUMP_EMISSING) {
             if (!c->skipped++) {
                 c->skip_id = cl->id;
-                c->skip_what = apr_pstrdup(p, missing);
+                c->skip_what = apr_pstrdup(p, res.missing);
             }
             rv = APR_SUCCESS;
         }
         else if (rv == APR_SUCCESS) {
             c->built++;
+            c->withheld += res.withheld;
         }
     }
     apr_pool_destroy(kp);
@@ -126,19 +106,15 @@ static apr_status_t build_missing(cdjob_t *c, rs_journal_t *j, const apr_array_h
 static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     cdjob_t *c = baton;
-    const char *h = NULL;
     rs_journal_t *j;
     apr_array_header_t *closed;
     rs_changelist_t openl;
-    apr_hash_t *keep;
     int pruned;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+    apr_status_t rv;
 
     /* As for snapshots: a store replaced meanwhile is another journal. */
-    if (rv != APR_SUCCESS || !h || strcmp(h, c->store_history)) {
-        return rv != APR_SUCCESS ? rv : APR_ENOENT;
-    }
-    if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
+    if ((rv = rs_jobs_same_store(store, p, c->store_history)) != APR_SUCCESS
+        || (rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
         || (rv = rs_journal_lists(j, p, c->o.set, &closed, &openl)) != APR_SUCCESS) {
         return rv;
     }
@@ -146,14 +122,16 @@ static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
     if ((rv = build_missing(c, j, closed, p)) != APR_SUCCESS) {
         return rv;
     }
-    if ((pruned || c->first) && referenced(j, &c->o, p, &keep) == APR_SUCCESS) {
-        rs_capture_gc(c->o.capture_dir, keep, apr_time_now() - CAPTURE_YOUNG, p, NULL, NULL);
+    if (pruned || c->first || c->collect) {
+        apr_time_t t0 = rs_time_mono();
+        rs_cdump_gc(j, &c->o, apr_time_now() - CAPTURE_YOUNG, p, NULL, NULL);
+        c->gc_took = rs_time_mono() - t0 + 1;
     }
+    c->cap_bytes = rs_capture_bytes(c->o.capture_dir, p);
     if (!pruned && !c->first && !c->built && !c->skipped) {
         return APR_SUCCESS;
     }
     c->written = 1;
-    c->cap_bytes = rs_capture_bytes(c->o.capture_dir, p);
     return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
 }
 
@@ -201,11 +179,22 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         ws->cdump_nospace = 0;
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Change Dump", name);
     }
+    if (c->gc_took) {
+        /* The next collection after deletions, not before (see the top). */
+        apr_interval_time_t wait = 10 * c->gc_took;
+        ws->cdump_gc_next = rs_time_mono() + (wait > CDUMP_GC_MIN ? wait : CDUMP_GC_MIN);
+    }
     if (c->built) {
-        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)",
-                    name, c->built);
+        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)%s%s",
+                    name, c->built, c->withheld ? "; versions of paths no longer listed, "
+                    "written as deletions without bytes: " : "",
+                    c->withheld ? apr_itoa(p, c->withheld) : "");
     }
     if (!c->written) {
+        if (c->gc_took && ws->status.cdump_ready) {
+            ws->status.capture_bytes = c->cap_bytes;
+            rs_drive_status_put(ws);
+        }
         return;
     }
     ws->cdump_written = 1;
@@ -218,32 +207,47 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_drive_status_put(ws);
 }
 
+void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, rs_cdump_opts_t *o)
+{
+    const rs_set_t *set = ws->set;
+
+    memset(o, 0, sizeof(*o));
+    o->set = set->name;
+    o->dir = set->cdump_dir;
+    o->capture_dir = set->capture_dir;
+    o->history = apr_pstrdup(p, ws->status.history);
+    o->url_base = set->root_url;
+    o->capability_url = set->capability_url;
+    o->pkg_url_prefix = apr_pstrcat(p, set->doc_base, "changedump/", ws->status.history, "-",
+                                    NULL);
+    o->hashes = set->hashes;
+    /* Versions denied since the last scan are withheld (rs_cdump.h). */
+    o->root = set->dir;
+    o->check = rs_access_check;
+    o->check_baton = ws->job_acc;
+}
+
 void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     apr_time_t now = rs_time_mono();
+    int collect = ws->cdump_deleted && now >= ws->cdump_gc_next;
     apr_pool_t *jp;
     rs_job_t *job;
     cdjob_t *c;
 
     if (!set->cdump || rs_jobs_busy() || !*ws->status.history || !ws->status.cl_ready
         || ws->store_err
-        || (ws->cdump_seen == ws->status.cl_open_id && now < ws->cdump_next)) {
+        || (ws->cdump_seen == ws->status.cl_open_id && now < ws->cdump_next && !collect)) {
         return;
     }
     job = rs_jobs_create(&jp);
     c = apr_pcalloc(jp, sizeof(*c));
     c->ws = ws;
     c->store_history = apr_pstrdup(jp, ws->d->history);
-    c->o.set = set->name;
-    c->o.dir = set->cdump_dir;
-    c->o.capture_dir = set->capture_dir;
-    c->o.history = apr_pstrdup(jp, ws->status.history);
-    c->o.url_base = set->root_url;
-    c->o.capability_url = set->capability_url;
-    c->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "changedump/", ws->status.history,
-                                      "-", NULL);
-    c->o.hashes = set->hashes;
+    rs_cdumpjob_opts(ws, jp, &c->o);
+    c->collect = ws->cdump_deleted;
+    ws->cdump_deleted = 0;
     c->first = !ws->cdump_written;
     ws->cdump_seen = ws->status.cl_open_id;
     ws->cdump_next = now + (set->cl_period < CDUMP_RECHECK ? set->cl_period : CDUMP_RECHECK);

@@ -20,6 +20,7 @@
 #include <http_main.h>
 #include <util_cfgtree.h>
 #include "mod_resourcesync.h"
+#include "rs_capture.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"
 #include "rs_uri.h"
@@ -375,6 +376,7 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
                                                 : eff->dump_size;
     set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
     set->cdump = eff->cdump == 1;
+    set->digests = set->hashes | (set->cdump ? RS_CAPTURE_HASH : 0);
     set->notify = eff->notify == 1;
     set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY
                                                       : eff->notify_delay;
@@ -454,7 +456,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     rs_notifyconf_resolve(pconf, set);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {
-        /* Captured bytes are named by the set's first digest. */
+        /* Captured bytes are read by the hashing, which this turns off. */
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "
                                      "digest, but the set has ResourceSyncHash none",
                                      set->name, set->where));

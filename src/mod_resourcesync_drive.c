@@ -386,6 +386,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
             rs_dumpjob_poll(ws, d->iter);
             rs_cdumpjob_poll(ws, d->iter);
         }
+        rs_withdraw_poll(d, now);
     }
     return APR_SUCCESS;
 }
@@ -412,6 +413,7 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     for (k = 0; k < d->workers; k++) {
         ws->acc[k] = rs_access_create(d->pool, set);
     }
+    ws->job_acc = rs_access_create(d->pool, set);
     if ((rv = rs_watch_create(&ws->w, d->pool, set->dir, RS_DRIVE_MAX_WATCHES)) != APR_SUCCESS) {
         ws->w = NULL;
         rs_log_emit(&d->log, RS_LOG_WARN, rv, "set %s: cannot create an inotify instance "

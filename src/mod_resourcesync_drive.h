@@ -52,6 +52,7 @@ typedef struct wset_t {
     rs_drive_t *d;
     const rs_set_t *set;
     rs_access_t **acc;         /* one per scan worker */
+    rs_access_t *job_acc;      /* the dump jobs' (on the job thread) */
     rs_watch_t *w;
     rs_status_set_t status;
     int degraded;              /* errno of the failed watch, 0: none */
@@ -106,6 +107,11 @@ typedef struct wset_t {
     apr_int64_t cdump_seen;
     apr_time_t cdump_next;
     int cdump_written;         /* a job of this watcher wrote changedump.xml */
+    /* Deletions were journaled since the last collection of captures
+     * (their versions' captures go); the next collection after
+     * deletions, not before (monotonic). */
+    int cdump_deleted;
+    apr_time_t cdump_gc_next;
     int cdump_nospace;         /* the last job found the disk full (logged once) */
     /* Notifications (mod_resourcesync_notify.c), monotonic times: when
      * the open change notification is to be looked at again (0: none),
@@ -175,6 +181,12 @@ int rs_dumpjob_no_space(apr_status_t rv);
 void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a Change Dump job is in progress (a snapshot then waits). */
 int rs_cdumpjob_busy(void);
+/* mod_resourcesync_withdraw.c: apply the oldest withdrawal request
+ * (rs_withdraw.h) when no job runs, looking at most once a second. */
+void rs_withdraw_poll(rs_drive_t *d, apr_time_t now);
+/* The set's Change Dump options (rs_cdump.h), from p. */
+struct rs_cdump_opts_t;
+void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, struct rs_cdump_opts_t *o);
 
 /* mod_resourcesync_hubintake.c: with ResourceSyncHub on (any server),
  * start the thread that takes the hub's spooled subscription requests,

@@ -60,13 +60,12 @@ static const char *gen_key(apr_pool_t *p, const rs_set_t *set)
 static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     dumpjob_t *j = baton;
-    const char *h = NULL;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
-
     /* As for snapshots: a store replaced meanwhile holds another
      * inventory; nothing of it is published. */
-    if (rv != APR_SUCCESS || !h || strcmp(h, j->history)) {
-        return rv != APR_SUCCESS ? rv : APR_ENOENT;
+    apr_status_t rv = rs_jobs_same_store(store, p, j->history);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
     rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
     /* Written last: post_config serves a dump after a restart only when
@@ -151,8 +150,10 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     }
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
-                " bytes)", set->name, j->g.gen, j->info.entries, j->info.packages,
-                j->info.reused, j->info.bytes);
+                " bytes%s%s)", set->name, j->g.gen, j->info.entries, j->info.packages,
+                j->info.reused, j->info.bytes, j->info.withheld ? "; files denied since the "
+                "last scan left out: " : "",
+                j->info.withheld ? apr_itoa(p, j->info.withheld) : "");
     dump_notify(ws, p);
     rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
 }
@@ -215,6 +216,9 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.max_bytes = set->dump_size;
     j->o.at = ws->status.at;
     j->o.completed = ws->status.completed;
+    /* Rows denied since the last scan are left out (rs_dump.h). */
+    j->o.check = rs_access_check;
+    j->o.check_baton = ws->job_acc;
     rs_db_meta_get(ws->d->store, jp, gen_key(jp, set), &g);
     rv = rs_generation_begin(jp, set->rdump_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
                              ws->status.dump_gen, &j->g);

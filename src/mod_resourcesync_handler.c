@@ -340,7 +340,7 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
     apr_int64_t id;
-    int manifest;
+    int rev, manifest;
 
     if (!set->cdump) {
         return HTTP_NOT_FOUND;
@@ -358,11 +358,14 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
         return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0),
                          0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_cdump_part(part, &id, &manifest)) {
+    if (!(part = this_history(&cur, part))
+        || !rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
-    return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, id,
-                                               manifest), manifest ? 2 : 3);
+    /* Only the list's current revision is on disk: a package withdrawn
+     * and rebuilt under a new name answers 404 at its old one. */
+    return send_file(r, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev,
+                                              manifest), manifest ? 2 : 3);
 }
 
 const char *rs_notify_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)

@@ -204,7 +204,7 @@ static int hash_one(const char *path, unsigned mask, const char *capture_dir, ve
         for (i = 0; i < RS_HASH_COUNT; i++) {
             hex[i] = dg->hex[i];
         }
-        (void)rs_capture_keep(&cap, rs_capture_key(mask, hex),
+        (void)rs_capture_keep(&cap, rs_capture_key(hex),
                               (apr_int64_t)before.st_mtim.tv_sec * 1000000000
                               + before.st_mtim.tv_nsec);
     }
@@ -257,7 +257,7 @@ static void *APR_THREAD_FUNC lane_main(apr_thread_t *t, void *data)
         e->state = E_HASHING;
         path = e->path ? strdup(e->path) : NULL;
         name = strdup(e->relpath);
-        mask = e->set->hashes;
+        mask = e->set->digests;
         capdir = e->set->cdump ? e->set->capture_dir : NULL;
         rs_status_hashing_put(e->set->name, name ? name : "?", e->v.size);
         apr_thread_mutex_unlock(lane.lock);

@@ -31,6 +31,7 @@
 #include <apr_thread_cond.h>
 #include "mod_resourcesync.h"
 #include "rs_statedir.h"
+#include "rs_history.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
 
@@ -228,4 +229,15 @@ void rs_jobs_reap(int wait)
     }
     jobs.running = NULL;
     finish(j);
+}
+
+apr_status_t rs_jobs_same_store(rs_db_t *store, apr_pool_t *p, const char *history)
+{
+    const char *h = NULL;
+    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    return h && !strcmp(h, history) ? APR_SUCCESS : APR_ENOENT;
 }

@@ -86,7 +86,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     memset(so, 0, sizeof(*so));
     so->set = set->name;
     so->root = set->dir;
-    so->hashes = set->hashes;
+    so->hashes = set->digests;
     so->excludes = set->excludes;
     so->dotfiles = set->dotfiles;
     so->cfg = rs_global.fingerprint;
@@ -148,6 +148,11 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
 
     rs_changes_publish(p, rc, ws->set, &ws->status);
     rs_notifyw_changed(ws, rc);
+    if (ws->set->cdump && rs_recorder_deleted(rc)) {
+        /* Versions of paths that stopped being listed: their captures go
+         * now, not with the journal's retention (rs_cdump_gc). */
+        ws->cdump_deleted = 1;
+    }
     if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
         return APR_SUCCESS;
     }

@@ -85,15 +85,11 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
     return rc;
 }
 
-const char *rs_capture_key(unsigned mask, const char *const hash[RS_HASH_COUNT])
+const char *rs_capture_key(const char *const hash[RS_HASH_COUNT])
 {
-    int i;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        if (mask & (1u << i)) {
-            return hash[i] && *hash[i] ? hash[i] : NULL;
-        }
-    }
-    return NULL;
+    const char *h = hash[RS_CAPTURE_HASH_INDEX];
+    /* A SHA-256 digest has 64 hex digits: anything else names nothing. */
+    return h && strlen(h) == 64 && strspn(h, "0123456789abcdef") == 64 ? h : NULL;
 }
 
 const char *rs_capture_path(apr_pool_t *p, const char *dir, const char *key)
@@ -130,8 +126,8 @@ apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
     return b;
 }
 
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
-                           int *removed, apr_int64_t *bytes)
+apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
@@ -150,11 +146,14 @@ apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, 
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_CTIME,
                         d) == APR_SUCCESS) {
+        const apr_time_t *gone;
         if (fi.filetype != APR_REG) {
             continue;
         }
-        if ((!young || fi.ctime < young) && (!strncmp(fi.name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)
-            || !apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING))) {
+        gone = withdrawn ? apr_hash_get(withdrawn, fi.name, APR_HASH_KEY_STRING) : NULL;
+        if (((!young || fi.ctime < young) || (gone && fi.ctime < *gone))
+            && (!strncmp(fi.name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)
+                || !apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING))) {
             if (apr_file_remove(apr_pstrcat(p, dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
                 n++;
             }

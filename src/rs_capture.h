@@ -2,10 +2,17 @@
  *
  * A set with ResourceSyncChangeDump keeps, in its capture directory
  * (<statedir>/capture/<set>), one file per distinct content that a
- * journal record names: the bytes the journal hashed, named by the set's
- * first digest (the lowest RS_HASH_* bit of its mask).  Being
- * content-addressed, a metadata-only update (same digest) costs nothing
- * and a file changed back to an earlier content shares its capture.
+ * journal record names: the bytes the journal hashed, named by their
+ * SHA-256 digest (RS_CAPTURE_HASH), whatever digests the set lists: a
+ * set that lists only MD5 still computes SHA-256 for what it captures
+ * (rs_set_t.digests), so two contents with the same MD5 -- a collision
+ * made on purpose -- never share a capture.  Being content-addressed, a
+ * metadata-only update (same digest) costs nothing and a file changed
+ * back to an earlier content shares its capture.  A capture named by
+ * another digest (by a version of the module that named them by the
+ * set's first digest) is never looked up: its name is not a SHA-256
+ * digest, so the records that would need it find no capture (their
+ * list gets no package) and it is collected.
  *
  * Lifecycle of one capture: rs_capture_open makes a temporary file
  * `.tmp-XXXXXX` in the directory; the hashing code writes every byte it
@@ -51,9 +58,13 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
 /* Drop an unfinished capture (no-op when t->fd is -1). */
 void rs_capture_drop(rs_capture_tmp_t *t);
 
-/* The key of a version: its digest in the first algorithm of mask (NULL
- * when it has none). */
-const char *rs_capture_key(unsigned mask, const char *const hash[RS_HASH_COUNT]);
+/* The digest that names captures, and its index in a digest array. */
+#define RS_CAPTURE_HASH RS_HASH_SHA256
+#define RS_CAPTURE_HASH_INDEX 2
+
+/* The key of a version: its SHA-256 digest (NULL when it has none, e.g.
+ * a record journaled before captures were named by it). */
+const char *rs_capture_key(const char *const hash[RS_HASH_COUNT]);
 
 /* dir/key, from p. */
 const char *rs_capture_path(apr_pool_t *p, const char *dir, const char *key);
@@ -65,11 +76,15 @@ int rs_capture_has(const char *dir, const char *key);
  * const char * → anything), and temporary files.  Files whose inode
  * changed after `young` (apr time; 0: none) are kept whatever their name:
  * a scan worker or the hashing lane may be writing one, or have made one
- * whose record is not committed yet.  *removed and *bytes (either may be
- * NULL) get the number removed and the bytes that remain.  A missing
- * directory is no error. */
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_time_t young, apr_pool_t *p,
-                           int *removed, apr_int64_t *bytes);
+ * whose record is not committed yet.  Except the captures in withdrawn
+ * (NULL: none; const char * → apr_time_t *, a time after which no record
+ * needs them: the deletion of the path whose versions they hold): such a
+ * capture goes unless keep names it or its inode changed after that time
+ * (a scan captured the same bytes again since, for a record to come).
+ * *removed and *bytes (either may be NULL) get the number removed and the
+ * bytes that remain.  A missing directory is no error. */
+apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes);
 
 /* The bytes of the files in dir (0 when it is missing). */
 apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p);

@@ -3,7 +3,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <apr_file_info.h>
+#include <apr_hash.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
+#include "rs_beneath.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
 #include "rs_file.h"
@@ -29,6 +32,39 @@ int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
         || rs_file_exists(p, sidecar(p, o, id, "skip"));
 }
 
+/* A small sidecar file's content, NUL-terminated, or NULL. */
+static char *read_small(apr_pool_t *p, const char *path)
+{
+    char *buf = apr_palloc(p, 1024);
+    apr_file_t *f;
+    apr_size_t n = 1023;
+
+    if (apr_file_open(&f, path, APR_FOPEN_READ, 0, p) != APR_SUCCESS) {
+        return NULL;
+    }
+    if (apr_file_read_full(f, buf, n, &n) != APR_SUCCESS && n == 0) {
+        apr_file_close(f);
+        return NULL;
+    }
+    apr_file_close(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
+{
+    const char *s = read_small(p, sidecar(p, o, id, "rev"));
+    apr_int64_t v = s ? apr_atoi64(s) : 0;
+    return v > 0 && v < 1000000000 ? (int)v : 0;
+}
+
+/* The package (manifest: its copy) of list id at its current revision. */
+static const char *pkg_file(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
+                            int manifest)
+{
+    return rs_statedir_cdump_pkg(p, o->dir, o->history, id, rs_cdump_rev(o, id, p), manifest);
+}
+
 static const char *rel_path(apr_pool_t *p, const rs_record_t *r)
 {
     return *r->dir ? apr_pstrcat(p, r->dir, "/", r->name, NULL) : r->name;
@@ -39,19 +75,89 @@ typedef struct {
     rs_record_t r;
     const char *capture;          /* its captured bytes (created/updated) */
     apr_int64_t cap_mtime_ns;
+    int withheld;                 /* written as a deletion, without bytes */
 } member_t;
 
-/* The list's records, each created/updated one with its capture
- * (RS_CDUMP_EMISSING and *missing when one has none of its length). */
-static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
-                            const rs_changelist_t *cl, apr_pool_t *p,
-                            apr_array_header_t **out, const char **missing)
+/* The sequences (apr_int64_t keys) of the list's created/updated records
+ * whose path has a later deletion in the journal. */
+static apr_status_t superseded(rs_journal_t *j, const rs_cdump_opts_t *o,
+                               const rs_changelist_t *cl, apr_pool_t *p, apr_hash_t **out)
 {
-    apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
     apr_int64_t next = cl->first_seq;
     apr_status_t rv;
     int i;
 
+    *out = apr_hash_make(p);
+    for (;;) {
+        apr_array_header_t *vs;
+        if ((rv = rs_journal_versions(j, p, o->set, next, cl->last_seq, PAGE_RECORDS, &vs))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        for (i = 0; i < vs->nelts; i++) {
+            const rs_journal_version_t *v = &APR_ARRAY_IDX(vs, i, rs_journal_version_t);
+            next = v->seq + 1;
+            if (v->deleted) {
+                apr_hash_set(*out, apr_pmemdup(p, &v->seq, sizeof(v->seq)), sizeof(v->seq), "");
+            }
+        }
+        if (vs->nelts < PAGE_RECORDS) {
+            return APR_SUCCESS;
+        }
+    }
+}
+
+/* What asks whether a path is served now: the set's tree and a pool for
+ * the check callback's answers, cleared when the directory changes. */
+typedef struct {
+    const rs_cdump_opts_t *o;
+    rs_beneath_t *tree;           /* NULL: nothing is asked */
+    apr_pool_t *cp;
+    const char *cp_dir;
+} recheck_t;
+
+/* Whether the file at the record's path exists (reached as the dump
+ * builders reach files, rs_beneath.h) and httpd would not serve it now.
+ * A path that is gone is left to the journal: its deletion, if it is
+ * one, comes as a record (a file replaced by "rm; cp" is gone for a
+ * moment and must keep its version). */
+static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
+{
+    struct stat sb;
+    const char *type;
+    int link;
+
+    if (!rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
+        return 0;
+    }
+    if (!rc->cp_dir || strcmp(rc->cp_dir, r->dir)) {
+        apr_pool_clear(rc->cp);
+        rc->cp_dir = apr_pstrdup(rc->cp, r->dir);
+    }
+    return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0,
+                         &type);
+}
+
+/* The list's records, each created/updated one with its capture
+ * (RS_CDUMP_EMISSING and *missing when one has none of its length), or
+ * withheld (see rs_cdump.h; *withheld counts them). */
+static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
+                            const rs_changelist_t *cl, apr_pool_t *p,
+                            apr_array_header_t **out, const char **missing, int *withheld)
+{
+    apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
+    apr_int64_t next = cl->first_seq;
+    apr_hash_t *gone;
+    recheck_t rc = { o, NULL, NULL, NULL };
+    apr_status_t rv;
+    int i;
+
+    if ((rv = superseded(j, o, cl, p, &gone)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (o->check && o->root && rs_beneath_open_root(&rc.tree, o->root, p) == APR_SUCCESS) {
+        apr_pool_create(&rc.cp, p);
+    }
     for (;;) {
         apr_array_header_t *recs;
         if ((rv = rs_journal_records(j, p, o->set, next, cl->last_seq, PAGE_RECORDS, &recs))
@@ -64,11 +170,18 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
             const char *key;
             m->r = APR_ARRAY_IDX(recs, i, rs_record_t);
             m->capture = NULL;
+            m->withheld = 0;
             next = m->r.seq + 1;
             if (m->r.change == RS_CHANGE_DELETED) {
                 continue;
             }
-            key = rs_capture_key(o->hashes, m->r.hash);
+            if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq))
+                || denied_now(&rc, &m->r, rel_path(p, &m->r))) {
+                m->withheld = 1;
+                (*withheld)++;
+                continue;
+            }
+            key = rs_capture_key(m->r.hash);
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
             if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
                 || (apr_int64_t)sb.st_size != m->r.size) {
@@ -103,9 +216,11 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
     int n = 2;
     const char *rel = rel_path(p, &m->r);
 
-    md[0].name = "change"; md[0].value = rs_journal_change_name(m->r.change);
+    /* A withheld version is a deletion at its datetime (rs_cdump.h). */
+    md[0].name = "change";
+    md[0].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
     md[1].name = "datetime"; md[1].value = rs_time_format(dt, m->r.datetime);
-    if (m->r.change != RS_CHANGE_DELETED) {
+    if (m->r.change != RS_CHANGE_DELETED && !m->withheld) {
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, m->r.size);
         md[2].name = "hash"; md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
         md[3].name = "length"; md[3].value = len;
@@ -156,14 +271,13 @@ static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_
     apr_status_t rv;
     int i;
 
-    if ((rv = rs_zip_create(&z, rs_statedir_cdump_file(p, o->dir, o->history, cl->id, 0),
-                            m->buf, m->len, (apr_int64_t)cl->until * 1000, p))
-        != APR_SUCCESS) {
+    if ((rv = rs_zip_create(&z, pkg_file(p, o, cl->id, 0), m->buf, m->len,
+                            (apr_int64_t)cl->until * 1000, p)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < ms->nelts; i++) {
         const member_t *mb = &APR_ARRAY_IDX(ms, i, member_t);
-        if (mb->r.change == RS_CHANGE_DELETED) {
+        if (mb->r.change == RS_CHANGE_DELETED || mb->withheld) {
             continue;
         }
         if ((rv = rs_zip_add_path(z, member_name(p, &mb->r), mb->capture, mb->r.size,
@@ -176,20 +290,18 @@ static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_
 }
 
 apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
-                              const rs_changelist_t *cl, apr_pool_t *p, apr_off_t *bytes,
-                              const char **missing)
+                              const rs_changelist_t *cl, apr_pool_t *p, rs_cdump_result_t *out)
 {
     apr_array_header_t *ms;
     rs_xml_membuf_t m = { p, NULL, 0, 0 };
     rs_zip_result_t res;
-    const char *hex[RS_HASH_COUNT], *sum;
+    const char *hex[RS_HASH_COUNT], *sum, **missing = &out->missing;
     apr_status_t rv;
     int i;
 
-    *missing = NULL;
-    *bytes = 0;
+    memset(out, 0, sizeof(*out));
     apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = collect(j, o, cl, p, &ms, missing);
+    rv = collect(j, o, cl, p, &ms, missing, &out->withheld);
     if (rv == RS_CDUMP_EMISSING) {
         put_file(p, sidecar(p, o, cl->id, "skip"), *missing, strlen(*missing));
         return rv;
@@ -206,8 +318,7 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
         return RS_CDUMP_EMISSING;
     }
     if (rv != APR_SUCCESS
-        || (rv = put_file(p, rs_statedir_cdump_file(p, o->dir, o->history, cl->id, 1), m.buf,
-                          m.len)) != APR_SUCCESS) {
+        || (rv = put_file(p, pkg_file(p, o, cl->id, 1), m.buf, m.len)) != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < RS_HASH_COUNT; i++) {
@@ -215,7 +326,7 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
     }
     sum = apr_psprintf(p, "%" APR_OFF_T_FMT " %s\n", res.length,
                        rs_hash_attr(p, o->hashes, hex));
-    *bytes = res.length;
+    out->bytes = res.length;
     return put_file(p, sidecar(p, o, cl->id, "sum"), sum, strlen(sum));
 }
 
@@ -223,20 +334,11 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
 static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
                     apr_int64_t *length, const char **hash)
 {
-    char buf[1024];
-    apr_file_t *f;
-    apr_size_t n = sizeof(buf) - 1;
-    char *sp, *nl;
+    char *buf = read_small(p, sidecar(p, o, id, "sum")), *sp, *nl;
 
-    if (apr_file_open(&f, sidecar(p, o, id, "sum"), APR_FOPEN_READ, 0, p) != APR_SUCCESS) {
+    if (!buf) {
         return 0;
     }
-    if (apr_file_read_full(f, buf, n, &n) != APR_SUCCESS && n == 0) {
-        apr_file_close(f);
-        return 0;
-    }
-    apr_file_close(f);
-    buf[n] = '\0';
     sp = strchr(buf, ' ');
     if (!sp || !(nl = strchr(sp, '\n'))) {
         return 0;
@@ -259,7 +361,10 @@ static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
 {
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[5], ln[1];
-    const char *base = apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
+    int rev = rs_cdump_rev(o, cl->id, p);
+    const char *base = rev ? apr_psprintf(p, "%s%" APR_INT64_T_FMT "-%d", o->pkg_url_prefix,
+                                          cl->id, rev)
+                           : apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
 
     apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, length);
     md[0].name = "type"; md[0].value = "application/zip";
@@ -322,6 +427,24 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
     return rv;
 }
 
+/* The files of list id that stay: its sidecars, and its package and
+ * manifest copy of the current revision (into keep, by name). */
+static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id,
+                      apr_pool_t *p)
+{
+    static const char *const sidecars[] = { "sum", "skip", "rev", NULL };
+    int i;
+
+    for (i = 0; sidecars[i]; i++) {
+        apr_hash_set(keep, apr_filepath_name_get(sidecar(p, o, id, sidecars[i])),
+                     APR_HASH_KEY_STRING, "");
+    }
+    for (i = 0; i < 2; i++) {
+        apr_hash_set(keep, apr_filepath_name_get(pkg_file(p, o, id, i)), APR_HASH_KEY_STRING,
+                     "");
+    }
+}
+
 int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
 {
     apr_hash_t *keep = apr_hash_make(p);
@@ -330,18 +453,14 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
     int i, removed = 0;
 
     for (i = 0; i < closed->nelts; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *stem = apr_psprintf(p, "%s-%" APR_INT64_T_FMT ".", o->history, cl->id);
-        apr_hash_set(keep, stem, APR_HASH_KEY_STRING, "");
+        keep_list(keep, o, APR_ARRAY_IDX(closed, i, rs_changelist_t).id, p);
     }
     if (apr_dir_open(&d, o->dir, p) != APR_SUCCESS) {
         return 0;
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
-        const char *dot = strrchr(fi.name, '.');
         if (fi.filetype != APR_REG || !strcmp(fi.name, "changedump.xml")
-            || (dot && fi.name[0] != '.'
-                && apr_hash_get(keep, fi.name, (apr_ssize_t)(dot - fi.name + 1)))) {
+            || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)) {
             continue;
         }
         if (apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
@@ -350,4 +469,93 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
     }
     apr_dir_close(d);
     return removed;
+}
+
+/* Withdraw the package of list id (see rs_cdump.h). */
+static apr_status_t withdraw_list(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
+{
+    int rev = rs_cdump_rev(o, id, p), i;
+    const char *next = apr_psprintf(p, "%d\n", rev + 1);
+    apr_status_t rv;
+
+    /* The new revision first: a crash after it leaves the old files to
+     * rs_cdump_prune, and no later build can take the old name again. */
+    if ((rv = put_file(p, sidecar(p, o, id, "rev"), next, strlen(next))) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < 2; i++) {
+        rv = apr_file_remove(rs_statedir_cdump_pkg(p, o->dir, o->history, id, rev, i), p);
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
+            return rv;
+        }
+    }
+    apr_file_remove(sidecar(p, o, id, "sum"), p);
+    apr_file_remove(sidecar(p, o, id, "skip"), p);
+    return rs_file_sync_dir(o->dir);
+}
+
+apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
+                               const apr_array_header_t *seqs, apr_pool_t *p,
+                               apr_array_header_t **ids)
+{
+    apr_status_t rv;
+    int i, k = 0;
+
+    *ids = apr_array_make(p, 4, sizeof(apr_int64_t));
+    /* Both in order: each list once, however many versions it holds. */
+    for (i = 0; i < closed->nelts && k < seqs->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
+        int holds = 0;
+        while (k < seqs->nelts && APR_ARRAY_IDX(seqs, k, apr_int64_t) <= cl->last_seq) {
+            holds |= APR_ARRAY_IDX(seqs, k, apr_int64_t) >= cl->first_seq;
+            k++;
+        }
+        if (!holds || !rs_cdump_done(o, cl->id, p)) {
+            continue;
+        }
+        if ((rv = withdraw_list(o, cl->id, p)) != APR_SUCCESS) {
+            return rv;
+        }
+        APR_ARRAY_PUSH(*ids, apr_int64_t) = cl->id;
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
+                         apr_pool_t *p, int *removed, apr_int64_t *bytes)
+{
+    apr_hash_t *keep = apr_hash_make(p), *gone = apr_hash_make(p);
+    apr_int64_t next = 0;
+    apr_status_t rv;
+    int i;
+
+    for (;;) {
+        apr_array_header_t *vs;
+        if ((rv = rs_journal_versions(j, p, o->set, next, -1, PAGE_RECORDS, &vs))
+            != APR_SUCCESS) {
+            return rv;
+        }
+        for (i = 0; i < vs->nelts; i++) {
+            const rs_journal_version_t *v = &APR_ARRAY_IDX(vs, i, rs_journal_version_t);
+            const char *h[RS_HASH_COUNT] = { NULL, NULL, NULL, NULL };
+            const char *key;
+            apr_time_t *t;
+            next = v->seq + 1;
+            h[RS_CAPTURE_HASH_INDEX] = v->sha256;
+            if (!(key = rs_capture_key(h))) {
+                continue;
+            }
+            if (!v->deleted) {
+                apr_hash_set(keep, key, APR_HASH_KEY_STRING, "");
+            }
+            else if (!(t = apr_hash_get(gone, key, APR_HASH_KEY_STRING)) || *t < v->deleted) {
+                t = apr_pmemdup(p, &v->deleted, sizeof(v->deleted));
+                apr_hash_set(gone, key, APR_HASH_KEY_STRING, t);
+            }
+        }
+        if (vs->nelts < PAGE_RECORDS) {
+            break;
+        }
+    }
+    return rs_capture_gc(o->capture_dir, keep, gone, young, p, removed, bytes);
 }

@@ -18,15 +18,36 @@
  *   <history>-<id>.skip   the package cannot be built: a version's
  *                         capture is missing or short (the list itself
  *                         still describes the change)
+ *   <history>-<id>.rev    the revision of the list's package, when it is
+ *                         not 0: a package that was withdrawn
+ *                         (rs_cdump_withdraw) is built again under the
+ *                         name <history>-<id>-<rev>.zip (.xml), so that
+ *                         no URL ever names two byte strings
  *   changedump.xml        the Change Dump: the packages with a .sum,
  *                         oldest first
  *
  * Every file appears by rename of a synced temporary file (rs_zip,
  * rs_file_replace), so a crash leaves complete files or `.tmp-` names,
- * which rs_cdump_prune removes.  A package rebuilt from the same records
- * and captures has the same bytes (member times are the captures'
- * mtimes, which are the versions' mtimes; the manifest's is the list's
- * until).
+ * which rs_cdump_prune removes (with the files of a revision that is no
+ * longer the list's).  A package rebuilt from the same records, captures
+ * and journal has the same bytes (member times are the captures' mtimes,
+ * which are the versions' mtimes; the manifest's is the list's until).
+ *
+ * Withheld versions: a package built after a path stopped being listed
+ * (a later `deleted` record of the path: denied, excluded, removed,
+ * renamed away) holds no version of it from before that: each such
+ * created/updated record is written as a deletion at its datetime, with
+ * no member and no bytes.  The specification requires a path (a
+ * bitstream) for every created/updated entry, so the entry cannot stay
+ * one without bytes; and it cannot be left out, because a destination
+ * that also reads the Change Lists takes a change no package explains
+ * from there, and fetches a resource that is no longer served.  As a
+ * deletion it tells such a destination the one thing the Source still
+ * stands by, that the resource is not to be kept, and the (loc,
+ * datetime) pair stays that of the Change List's entry, so both
+ * describe one change.  The same holds for a record whose file exists
+ * but that the check callback (o->check) says is not served now: denied
+ * since, before the watcher journals it.
  */
 #ifndef RS_CDUMP_H
 #define RS_CDUMP_H
@@ -34,6 +55,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "rs_journal.h"
+#include "rs_scan.h"
 
 /* A package was not built: a capture it needs is missing or short. */
 #define RS_CDUMP_EMISSING (APR_OS_START_USERERR + 50)
@@ -50,20 +72,52 @@ typedef struct rs_cdump_opts_t {
     const char *capability_url;   /* rs:ln up of changedump.xml */
     const char *pkg_url_prefix;   /* package of list id: <prefix><id>.zip */
     unsigned hashes;              /* RS_HASH_* of the set */
+    /* Would an anonymous GET serve the file at its path now?  Asked for
+     * every created/updated record whose path exists below root (the
+     * set's directory) when a package is built; NULL: not asked. */
+    const char *root;
+    rs_scan_check_fn *check;
+    void *check_baton;
 } rs_cdump_opts_t;
+
+/* What rs_cdump_package reports. */
+typedef struct rs_cdump_result_t {
+    apr_off_t bytes;              /* the published package's length */
+    const char *missing;          /* RS_CDUMP_EMISSING: the record without bytes */
+    int withheld;                 /* created/updated records written as deletions */
+} rs_cdump_result_t;
 
 /* Whether the package of closed list id is complete (.sum) or was
  * given up (.skip). */
 int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
 
 /* Build the package of closed list cl from j's records (on any thread,
- * with the caller's connection).  APR_SUCCESS: published (its .sum
- * written), *bytes its length.  RS_CDUMP_EMISSING: a capture is missing
- * or short; a .skip marker is written and *missing names the record.
- * Other failures (ENOSPC...) publish nothing and mark nothing. */
+ * with the caller's connection), under the list's current revision.
+ * APR_SUCCESS: published (its .sum written), res->bytes its length.
+ * RS_CDUMP_EMISSING: a capture a kept version needs is missing or short;
+ * a .skip marker is written and res->missing names the record.  Other
+ * failures (ENOSPC...) publish nothing and mark nothing. */
 apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
-                              const rs_changelist_t *cl, apr_pool_t *p, apr_off_t *bytes,
-                              const char **missing);
+                              const rs_changelist_t *cl, apr_pool_t *p, rs_cdump_result_t *res);
+
+/* The revision of list id's package (0 unless withdrawn, see above). */
+int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
+
+/* Withdraw every package of the retained closed lists `closed` (array of
+ * rs_changelist_t, oldest first) that holds a version of a path: seqs
+ * (apr_int64_t, ascending) are the sequences of its created/updated
+ * records (rs_journal_path_versions).  The list's revision is raised
+ * (its .rev written, synced), then the package, its manifest copy and
+ * its .sum (or .skip) are removed, so that its URLs answer 404 at once
+ * and rs_cdump_done says it is to be built -- under the new revision's
+ * name, without that path's versions once the journal has the path's
+ * deletion.  Needs only o->dir and o->history (a tool may call it).
+ * *ids gets the ids of the lists withdrawn (array of apr_int64_t).
+ * Returns the cause of a failure (what was withdrawn before it stays
+ * withdrawn). */
+apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
+                               const apr_array_header_t *seqs, apr_pool_t *p,
+                               apr_array_header_t **ids);
 
 /* Write changedump.xml for the retained closed lists `closed` (array of
  * rs_changelist_t, oldest first): every list whose package is complete.
@@ -73,9 +127,20 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
 apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
                             apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes);
 
+/* Collect the set's captures (rs_capture_gc): the SHA-256 digest of
+ * every retained created/updated version that is not withheld is kept;
+ * the capture of a withheld version goes now, unless a kept version
+ * names it too or it was captured again after the path's deletion;
+ * other files go once their inode is older than `young` (apr time).
+ * Reads the digest of every retained record.  *removed and *bytes (may
+ * be NULL): files removed, bytes that remain. */
+apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
+                         apr_pool_t *p, int *removed, apr_int64_t *bytes);
+
 /* Remove the files of the directory that belong to no list of `closed`
- * in o->history (lists dropped by retention, another history) and
- * temporary files left by a crash.  Returns the number removed. */
+ * in o->history (lists dropped by retention, another history), the
+ * packages of a revision that is not their list's, and temporary files
+ * left by a crash.  Returns the number removed. */
 int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
                     apr_pool_t *p);
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <apr_portable.h>
 #include <apr_strings.h>
+#include "rs_beneath.h"
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
 #include "rs_file.h"
@@ -35,6 +36,9 @@ typedef struct {
     apr_array_header_t *gens;     /* generations to reuse packages from */
     apr_pool_t *p, *kp;
     apr_pool_t *sp;               /* scratch, cleared after each row's use */
+    rs_beneath_t *tree;           /* the set's root: rows are checked and read below it */
+    apr_pool_t *cp;               /* the check callback's, cleared per directory */
+    const char *cp_dir;           /* the directory cp belongs to (in cp), or NULL */
     apr_array_header_t *chunks;   /* rs_item_t[CHUNK_ROWS] of the package being filled */
     int nrows;                    /* rows in chunks */
     apr_array_header_t *pkgs;     /* pkg_t */
@@ -214,8 +218,15 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
+        const char *listed[RS_HASH_COUNT];
+        int h;
+        /* The digests the manifest lists: a digest the store keeps for
+         * another reason (a capture's name) does not change the key. */
+        for (h = 0; h < RS_HASH_COUNT; h++) {
+            listed[h] = (dw->o->hashes & (1u << h)) ? it->hash[h] : NULL;
+        }
         rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
-                             (const char *const *)it->hash, RS_HASH_COUNT);
+                             listed, RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
@@ -250,9 +261,8 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rel_path(dw->sp, it);
-        rv = rs_zip_add_path(pd->z, member_name(dw->sp, rel),
-                             apr_pstrcat(dw->sp, o->root, "/", rel, NULL), it->size,
-                             it->mtime_ns);
+        rv = rs_zip_add_beneath(pd->z, member_name(dw->sp, rel), dw->tree, rel, it->size,
+                                it->mtime_ns, it->dev, it->ino);
         apr_pool_clear(dw->sp);   /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
             dw->info->failed = apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it),
@@ -319,16 +329,52 @@ static apr_status_t package_flush(dwriter_t *dw)
     return APR_SUCCESS;
 }
 
+/* Whether the row still describes a file that may be packaged (see
+ * rs_dump.h): APR_SUCCESS, with *served 0 when the check callback says
+ * it is not served now; RS_ZIP_ECHANGED (info->failed says why) when
+ * the file at its path is not the one listed. */
+static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *rel, int *served)
+{
+    const rs_dump_opts_t *o = dw->o;
+    struct stat sb;
+    const char *type;
+    int link = 0, rc = rs_beneath_stat(dw->tree, rel, &sb, &link);
+
+    if (rc || !rs_beneath_same(&sb, it->dev, it->ino, it->size, it->mtime_ns)) {
+        char buf[120];
+        dw->info->failed = apr_psprintf(dw->p, "member %s: not the file listed (%s)", rel,
+                                        rc ? apr_strerror(APR_FROM_OS_ERROR(rc), buf,
+                                                          sizeof(buf))
+                                           : "another device, inode, size or mtime");
+        return RS_ZIP_ECHANGED;
+    }
+    *served = 1;
+    if (o->check) {
+        if (!dw->cp_dir || strcmp(dw->cp_dir, it->dir)) {
+            apr_pool_clear(dw->cp);    /* the checker's per-directory answers go */
+            dw->cp_dir = apr_pstrdup(dw->cp, it->dir);
+        }
+        *served = o->check(o->check_baton, dw->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
+    }
+    return APR_SUCCESS;
+}
+
 /* The next row of the listing, copied (the page's pool is cleared). */
 static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
     const char *rel = rel_path(dw->sp, it);
-    unsigned cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
+    unsigned cut;
     const rs_item_t *prev;
     rs_item_t *c;
     apr_status_t rv;
-    int i;
+    int i, served;
 
+    if ((rv = row_check(dw, it, rel, &served)) != APR_SUCCESS || !served) {
+        dw->info->withheld += rv == APR_SUCCESS;
+        apr_pool_clear(dw->sp);
+        return rv;
+    }
+    cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
     apr_pool_clear(dw->sp);
 
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
@@ -490,7 +536,14 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
         apr_pool_create(&dw.kp, p);
     }
     apr_pool_create(&dw.sp, p);
+    apr_pool_create(&dw.cp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
+    if ((rv = rs_beneath_open_root(&dw.tree, o->root, p)) != APR_SUCCESS) {
+        char buf[120];
+        info->failed = apr_psprintf(p, "cannot open %s: %s", o->root,
+                                    apr_strerror(rv, buf, sizeof(buf)));
+        return rv;
+    }
     dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);

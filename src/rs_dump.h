@@ -41,11 +41,22 @@
  * Memory: one package's rows and libzip's per-member state; the manifest
  * is streamed to <key>.xml and copied into the package from there.
  *
- * Consistency: every member is the version its inventory row describes
- * (size and mtime checked by rs_zip while it is copied); when a file is
- * not, the write fails with RS_ZIP_ECHANGED and the caller drops the whole
- * directory and tries again later.  Nothing here publishes: the caller
- * renames the directory into place (rs_generation_publish).
+ * Consistency: every member is the file and version its inventory row
+ * describes.  Before a row is cut into a package (also a package that is
+ * then reused), its path is walked below the root without following a
+ * link (rs_beneath.h: a directory swapped for a link to another one
+ * since the scan fails the walk) and the file found must have the row's
+ * device, inode, size and mtime; rs_zip opens it the same way when it is
+ * copied and checks the same again, on the descriptor it reads.  When a
+ * file is not the one listed, the write fails with RS_ZIP_ECHANGED and
+ * the caller drops the whole directory and tries again later (the scan
+ * that sees the change makes a new snapshot, and so a new dump, due).
+ * A row whose file the check callback (o->check, when set) says is not
+ * served now -- denied since the scan, by an access file or a section
+ * the watcher has not reconciled yet -- is left out of the dump
+ * (info->withheld): nothing is packaged on the strength of a stale row.
+ * Nothing here publishes: the caller renames the directory into place
+ * (rs_generation_publish).
  */
 #ifndef RS_DUMP_H
 #define RS_DUMP_H
@@ -54,6 +65,7 @@
 #include <apr_time.h>
 #include "rs_db.h"
 #include "rs_log.h"
+#include "rs_scan.h"
 
 #define RS_DUMP_MEMBER_DIR "resources/"
 #define RS_DUMP_ENCODED_DIR "encoded/"   /* names that are not plain UTF-8 (rs_zip_member_name) */
@@ -73,6 +85,11 @@ typedef struct rs_dump_opts_t {
     apr_int64_t max_entries, max_bytes;   /* per package */
     apr_time_t at;                /* start of the snapshot the dump reflects */
     apr_time_t completed;         /* its end */
+    /* Would an anonymous GET serve the file now (called on the writing
+     * thread, with a pool cleared when the directory changes; flags
+     * RS_SCAN_CHECK_LINK for a listed link)?  NULL: every row is. */
+    rs_scan_check_fn *check;
+    void *check_baton;
 } rs_dump_opts_t;
 
 typedef struct rs_dump_info_t {
@@ -81,6 +98,7 @@ typedef struct rs_dump_info_t {
     int parts;                    /* of the Resource Dump Index, 0: no index */
     apr_int64_t entries;
     apr_int64_t bytes;            /* of all packages */
+    int withheld;                 /* rows left out: not served now (o->check) */
     const char *failed;           /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */
 } rs_dump_info_t;
 

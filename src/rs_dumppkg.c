@@ -1,7 +1,9 @@
 /* rs_dumppkg.c - see rs_dumppkg.h */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
@@ -245,4 +247,113 @@ apr_int64_t rs_dumppkg_disk_bytes(apr_pool_t *p, const char *dumpset)
     }
     apr_dir_close(d);
     return sum;
+}
+
+/* Whether the regular file at path (a link or a FIFO in its place is
+ * neither followed nor waited on) holds the bytes needle (n of them),
+ * read in chunks: a manifest is never held in memory. */
+static int file_holds(const char *path, const char *needle, apr_size_t n)
+{
+    char buf[65536];
+    apr_size_t keep = 0;
+    struct stat sb;
+    ssize_t got;
+    int found = 0, fd;
+
+    if (n == 0 || n >= sizeof(buf) / 2
+        || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        return 0;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    for (;;) {
+        got = read(fd, buf + keep, sizeof(buf) - keep);
+        if (got <= 0) {
+            break;
+        }
+        keep += (apr_size_t)got;
+        if (memmem(buf, keep, needle, n)) {
+            found = 1;
+            break;
+        }
+        /* The last n - 1 bytes may begin a match. */
+        if (keep > n - 1) {
+            memmove(buf, buf + keep - (n - 1), n - 1);
+            keep = n - 1;
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* The XML attribute path="..." naming member, as the manifests write it
+ * (libxml2 escapes & < > " in attribute values; member names hold no
+ * control characters, rs_zip_member_name). */
+static const char *path_attr(apr_pool_t *p, const char *member)
+{
+    const char *s;
+    char *out = apr_palloc(p, strlen(member) * 6 + 16), *d = out;
+
+    d += sizeof(" path=\"/") - 1;
+    memcpy(out, " path=\"/", sizeof(" path=\"/") - 1);
+    for (s = member; *s; s++) {
+        const char *e = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;"
+                      : *s == '"' ? "&quot;" : NULL;
+        if (e) {
+            memcpy(d, e, strlen(e));
+            d += strlen(e);
+        }
+        else {
+            *d++ = *s;
+        }
+    }
+    *d++ = '"';
+    *d = '\0';
+    return out;
+}
+
+apr_status_t rs_dumppkg_withdraw(apr_pool_t *p, const char *dumpset, const char *member,
+                                 int *removed)
+{
+    static const char *const ext[3] = { "zip", "xml", "rec" };
+    apr_array_header_t *gens = rs_dumppkg_gens(p, dumpset);
+    apr_hash_t *keys = apr_hash_make(p);
+    const char *needle = path_attr(p, member);
+    apr_size_t n = strlen(needle);
+    apr_status_t rv = APR_SUCCESS;
+    int i, e;
+
+    for (i = 0; i < gens->nelts && rv == APR_SUCCESS; i++) {
+        const char *gen = APR_ARRAY_IDX(gens, i, const char *);
+        apr_dir_t *d;
+        apr_finfo_t fi;
+        if (apr_dir_open(&d, gen, p) != APR_SUCCESS) {
+            continue;
+        }
+        while (rv == APR_SUCCESS
+               && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+            char key[RS_DUMPPKG_KEY_LEN + 1];
+            if (fi.filetype != APR_REG || strlen(fi.name) != RS_DUMPPKG_KEY_LEN + 4
+                || strspn(fi.name, "0123456789abcdef") != RS_DUMPPKG_KEY_LEN
+                || strcmp(fi.name + RS_DUMPPKG_KEY_LEN, ".xml")
+                || !file_holds(apr_pstrcat(p, gen, "/", fi.name, NULL), needle, n)) {
+                continue;
+            }
+            apr_cpystrn(key, fi.name, sizeof(key));
+            /* The record first: without it the package is never reused. */
+            for (e = 2; e >= 0 && rv == APR_SUCCESS; e--) {
+                rv = apr_file_remove(rs_statedir_dump_pkg(p, gen, key, ext[e]), p);
+                rv = APR_STATUS_IS_ENOENT(rv) ? APR_SUCCESS : rv;
+            }
+            apr_hash_set(keys, apr_pstrdup(p, key), APR_HASH_KEY_STRING, "");
+        }
+        apr_dir_close(d);
+        if (rv == APR_SUCCESS) {
+            rv = rs_file_sync_dir(gen);
+        }
+    }
+    *removed = (int)apr_hash_count(keys);
+    return rv;
 }

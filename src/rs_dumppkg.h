@@ -85,6 +85,16 @@ apr_array_header_t *rs_dumppkg_gens(apr_pool_t *p, const char *dumpset);
 apr_status_t rs_dumppkg_reuse(apr_pool_t *p, const apr_array_header_t *gens, const char *dir,
                               const char *key, rs_dumppkg_rec_t *rec);
 
+/* Withdraw every package that holds the member named member (its
+ * manifest <key>.xml lists `path="/<member>"`), in every published
+ * generation of dumpset: its three files are removed, so its URL
+ * answers 404 at once, and the next build cannot reuse it (it writes a
+ * package under another key when the file is no longer listed).
+ * *removed gets the number of packages (counted once per key).  Returns
+ * the cause of a failed removal. */
+apr_status_t rs_dumppkg_withdraw(apr_pool_t *p, const char *dumpset, const char *member,
+                                 int *removed);
+
 /* Bytes on disk of every file in every directory of dumpset (published
  * generations and ones being built), a file with several links (a
  * package shared by generations) counted once.  0 if there is none. */

@@ -7,7 +7,7 @@
 enum {
     J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
     J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_NEWEST, J_MAX
+    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_MAX
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
@@ -41,6 +41,14 @@ static const char *const sql[J_MAX] = {
     "UPDATE journal_sets SET started = %lld, open_id = %lld WHERE setname = %s",
     "SELECT " RCOLS ", setname FROM journal WHERE seq > %lld ORDER BY seq LIMIT %d",
     "SELECT seq FROM journal WHERE setname = %s ORDER BY seq DESC LIMIT 1",
+    /* Each created/updated record with the datetime of the first later
+     * deletion of its path (NULL: none), found through journal_set_path. */
+    "SELECT r.seq, r.sha256, (SELECT MIN(d.dt) FROM journal d WHERE d.setname = r.setname"
+    " AND d.dir = r.dir AND d.name = r.name AND d.change = 3 AND d.seq > r.seq)"
+    " FROM journal r WHERE r.setname = %s AND r.seq >= %lld AND r.seq <= %lld"
+    " AND r.change <> 3 ORDER BY r.seq LIMIT %d",
+    "SELECT seq FROM journal WHERE setname = %s AND dir = %s AND name = %s AND change <> 3"
+    " ORDER BY seq",
 };
 
 static const char *const schema_v1[] = {
@@ -58,9 +66,17 @@ static const char *const schema_v1[] = {
     NULL
 };
 
+/* Version 4: the records of a path, in order, found without a scan of
+ * the set's records (rs_journal_versions: is a version superseded by a
+ * later deletion of its path?). */
+static const char *const schema_v4[] = {
+    "CREATE INDEX IF NOT EXISTS journal_set_path ON journal (setname, dir, name, seq)",
+    NULL
+};
+
 const char *const *rs_journal_schema(int version)
 {
-    return version == 1 ? schema_v1 : NULL;
+    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : NULL;
 }
 
 /* The counters are cached, and another connection may write the journal
@@ -420,6 +436,42 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
                                    sizeof(rs_record_t));
     r.sets = *sets = apr_array_make(p, r.recs->nalloc, sizeof(const char *));
     return query(j, p, J_RECENT, args, add_recent, &r);
+}
+
+static void add_version(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_journal_version_t *v = apr_array_push(baton);
+    (void)n;
+    v->seq = num(c[0]);
+    v->sha256 = str(p, c[1]);
+    v->deleted = num(c[2]);
+}
+
+apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                 apr_int64_t first, apr_int64_t last, int limit,
+                                 apr_array_header_t **out)
+{
+    apr_int64_t upto = last < 0 ? APR_INT64_MAX : last;
+    const void *args[] = { set, &first, &upto, &limit };
+    *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256,
+                          sizeof(rs_journal_version_t));
+    return query(j, p, J_VERSIONS, args, add_version, *out);
+}
+
+static void add_seq(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    (void)p;
+    (void)n;
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, apr_int64_t) = num(c[0]);
+}
+
+apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                      const char *dir, const char *name,
+                                      apr_array_header_t **seqs)
+{
+    const void *args[] = { set, dir, name };
+    *seqs = apr_array_make(p, 8, sizeof(apr_int64_t));
+    return query(j, p, J_PATH_SEQS, args, add_seq, *seqs);
 }
 
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,

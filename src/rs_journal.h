@@ -108,6 +108,29 @@ apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
 apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
                                apr_array_header_t **out, apr_array_header_t **sets);
 
+/* A created or updated record, and whether its path stopped being listed
+ * after it: deleted is the datetime of the first later `deleted` record
+ * of the same path (0: none).  A version so superseded is withheld from
+ * every Change Dump package built afterwards (rs_cdump.h). */
+typedef struct rs_journal_version_t {
+    apr_int64_t seq;
+    const char *sha256;                   /* its SHA-256 digest, NULL if none */
+    apr_time_t deleted;
+} rs_journal_version_t;
+
+/* The created/updated records of a set with first <= seq <= last (last
+ * < 0: no upper bound), at most limit, in sequence order (array of
+ * rs_journal_version_t). */
+apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                 apr_int64_t first, apr_int64_t last, int limit,
+                                 apr_array_header_t **out);
+
+/* The sequences of the created/updated records of path dir/name in the
+ * set, in order (array of apr_int64_t). */
+apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                      const char *dir, const char *name,
+                                      apr_array_header_t **seqs);
+
 /* The sequence of the set's newest record in the journal (0: none). */
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
                                apr_int64_t *seq);

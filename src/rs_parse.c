@@ -118,20 +118,26 @@ int rs_parse_dump_part(const char *s, char *key, int *manifest)
     return 1;
 }
 
-int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *manifest)
+int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *rev, int *manifest)
 {
-    apr_int64_t k;
+    apr_uint64_t k, r = 0;
+    int m;
 
-    if (rs_parse_id(s, ".zip", &k)) {
-        *manifest = 0;
+    if (!read_positive(&s, 15, &k) || (*s == '-' && (++s, !read_positive(&s, 9, &r)))) {
+        return 0;
     }
-    else if (rs_parse_id(s, ".xml", &k)) {
-        *manifest = 1;
+    if (!strcmp(s, ".zip")) {
+        m = 0;
+    }
+    else if (!strcmp(s, ".xml")) {
+        m = 1;
     }
     else {
         return 0;
     }
-    *id = k;
+    *id = (apr_int64_t)k;
+    *rev = (int)r;
+    *manifest = m;
     return 1;
 }
 

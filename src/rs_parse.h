@@ -63,8 +63,11 @@ int rs_parse_dump_part(const char *s, char *key, int *manifest);
 
 /* Parse "<id>.zip" (the Change Dump package of closed Change List id,
  * *manifest = 0) or "<id>.xml" (its manifest copy, *manifest = 1), id as
- * for rs_parse_id (1 to 15 digits, never 0).  Returns 1 or 0. */
-int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *manifest);
+ * for rs_parse_id (1 to 15 digits, never 0), *rev = 0; or
+ * "<id>-<rev>.zip" / "<id>-<rev>.xml", a package rebuilt under a new name
+ * (rs_cdump.h: a withdrawal), rev 1 to 9 digits without a leading zero.
+ * Returns 1 or 0 (outputs untouched). */
+int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *rev, int *manifest);
 
 /* A history id: the random identifier of one history of the state store
  * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads

@@ -11,6 +11,7 @@ struct rs_recorder_t {
     apr_pool_t *pool;           /* of the window and the renderer */
     rs_entry_renderer_t *rr;    /* made on first use */
     apr_int64_t appended;
+    apr_int64_t deleted;          /* of which deletions */
     rs_notify_t *notify;        /* NULL: notifications off */
     int notify_max;
     /* The window: record k of the ones since the last take is in
@@ -109,6 +110,7 @@ apr_status_t rs_recorder_record(void *baton, int change, const rs_item_t *it)
         return rv;
     }
     rc->appended++;
+    rc->deleted += change == RS_CHANGE_DELETED;
     if (rc->cap) {
         window_put(rc, &r);
     }
@@ -124,6 +126,11 @@ void rs_recorder_notify(rs_recorder_t *rc, rs_notify_t *n, int max)
 apr_int64_t rs_recorder_appended(const rs_recorder_t *rc)
 {
     return rc ? rc->appended : 0;
+}
+
+apr_int64_t rs_recorder_deleted(const rs_recorder_t *rc)
+{
+    return rc ? rc->deleted : 0;
 }
 
 apr_int64_t rs_recorder_take(rs_recorder_t *rc, apr_pool_t *p, apr_array_header_t **recs)

@@ -53,6 +53,10 @@ void rs_recorder_notify(rs_recorder_t *rc, rs_notify_t *n, int max);
  * 0 for NULL. */
 apr_int64_t rs_recorder_appended(const rs_recorder_t *rc);
 
+/* Of those, the deletions (a path that stopped being listed); 0 for
+ * NULL. */
+apr_int64_t rs_recorder_deleted(const rs_recorder_t *rc);
+
 /* The window, oldest first, into *recs (array of rs_record_t with seq,
  * change, datetime, lastmod_ns, size and xml/xml_len, allocated from p;
  * NULL when nothing was recorded since the last take), and empty it.

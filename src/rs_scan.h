@@ -144,9 +144,10 @@ typedef struct rs_scan_opts_t {
     void *defer_baton;
     /* Change capture (rs_capture.h; NULL: none): every file the scan
      * hashes is also copied, by the same read, into this directory under
-     * its first digest; a listed file whose version keeps its stored
-     * digests but has no capture yet is read again for one.  Set it only
-     * for scans that journal. */
+     * its SHA-256 digest (hashes must hold RS_CAPTURE_HASH, else nothing
+     * is captured); a listed file whose version keeps its stored digests
+     * but has no capture yet is read again for one.  Set it only for
+     * scans that journal. */
     const char *capture_dir;
     /* Reading ahead of the walk on a cold cache, for scans without hashes
      * (rs_scanahead.c): 0, threads that start when the walk finds the

@@ -94,12 +94,14 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             close(fd);
             *hashed += n;
             if (cap.fd >= 0 && !werr) {
-                const char *key = NULL;
-                for (i = 0; i < RS_HASH_COUNT && !key; i++) {
-                    key = (o->hashes & (1u << i)) ? hex[i] : NULL;
+                /* Named by its SHA-256 digest (NULL, and so dropped, when
+                 * the scan's digests lack it: see rs_scan_opts_t). */
+                const char *h[RS_HASH_COUNT];
+                for (i = 0; i < RS_HASH_COUNT; i++) {
+                    h[i] = (o->hashes & (1u << i)) ? hex[i] : NULL;
                 }
                 /* A failed capture is noticed when the package is built. */
-                (void)rs_capture_keep(&cap, key, rs_scanfile_mtime_ns(sb));
+                (void)rs_capture_keep(&cap, rs_capture_key(h), rs_scanfile_mtime_ns(sb));
             }
             rs_capture_drop(&cap);
             for (i = 0; i < RS_HASH_COUNT; i++) {
@@ -216,8 +218,7 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
         else if (row && same_version(row, &j->sb) && has_hashes(row, o->hashes)
                  && (!o->capture_dir
                      || rs_capture_has(o->capture_dir,
-                                       rs_capture_key(o->hashes,
-                                                      (const char *const *)row->hash)))) {
+                                       rs_capture_key((const char *const *)row->hash)))) {
             /* Same content (only the inode's status changed, e.g. chmod):
              * keep the hashes, but make sure the file is still readable. */
             int fd = open_file(dfd, j->name, j->target);

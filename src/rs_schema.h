@@ -20,7 +20,9 @@
  *
  * Version 4 adds what the built-in hub's limits count by to its
  * subscription rows (rs_hubsub: notify_dests.cb_addr, the callback's
- * address as verified, and notify_dests.client, the requesting client's).
+ * address as verified, and notify_dests.client, the requesting client's),
+ * and indexes the journal by path (rs_journal: journal_set_path), so that
+ * whether a version was deleted later is one lookup.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H

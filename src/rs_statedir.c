@@ -113,8 +113,18 @@ const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const cha
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
                                    apr_int64_t id, int manifest)
 {
+    return rs_statedir_cdump_pkg(p, cdset, history, id, 0, manifest);
+}
+
+const char *rs_statedir_cdump_pkg(apr_pool_t *p, const char *cdset, const char *history,
+                                  apr_int64_t id, int rev, int manifest)
+{
     if (id == 0) {
         return apr_pstrcat(p, cdset, "/changedump.xml", NULL);
+    }
+    if (rev > 0) {
+        return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT "-%d.%s", cdset, history, id, rev,
+                            manifest ? "xml" : "zip");
     }
     return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT ".%s", cdset, history, id,
                         manifest ? "xml" : "zip");

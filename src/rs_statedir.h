@@ -89,7 +89,7 @@ const char *rs_statedir_dump_pkg(apr_pool_t *p, const char *gendir, const char *
 /* <gendir>/history: the history whose URLs the dump lists (rs_history.h). */
 const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 /* <statedir>/capture/<set>: the set's captured change bytes, one file
- * per content, named by the set's first digest (rs_capture.h). */
+ * per content, named by its SHA-256 digest (rs_capture.h). */
 const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
 /* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
 const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);
@@ -103,6 +103,10 @@ const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char 
  * <history>-<id>.zip of closed Change List id, or its manifest copy. */
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
                                    apr_int64_t id, int manifest);
+/* The same for revision rev of the package (rs_cdump.h): rev 0 as above,
+ * else <history>-<id>-<rev>.zip (or .xml). */
+const char *rs_statedir_cdump_pkg(apr_pool_t *p, const char *cdset, const char *history,
+                                  apr_int64_t id, int rev, int manifest);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

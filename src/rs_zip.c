@@ -9,6 +9,7 @@
 #include <apr_portable.h>
 #include <apr_strings.h>
 #include <apr_time.h>
+#include "rs_beneath.h"
 #include "rs_file.h"
 #include "rs_zip.h"
 #include "rs_zipout.h"
@@ -25,9 +26,12 @@
 typedef struct member_t {
     rs_zip_t *z;
     const char *name;
-    const char *path;        /* NULL: read from fd, the caller's */
+    const char *path;        /* NULL: read from fd, the caller's, or below tree */
+    rs_beneath_t *tree;      /* with rel: opened below it (rs_beneath_open) */
+    const char *rel;
     int fd;                  /* -1 when closed */
     apr_int64_t size, mtime_ns;   /* of the version described (checked at open) */
+    apr_int64_t dev, ino;    /* for a member below tree: the file listed */
     apr_int64_t ctime_ns;    /* at open */
     apr_int64_t done;        /* bytes handed to libzip */
     zip_error_t error;
@@ -84,14 +88,45 @@ static zip_int64_t sys_error(member_t *m, int ze, int err, const char *what)
                              apr_strerror(APR_FROM_OS_ERROR(err), buf, sizeof(buf))));
 }
 
+/* Open a member below its tree: ENOENT is a file gone, a link, a
+ * non-directory on the way or a non-regular file is another file than
+ * the one listed (rs_beneath.h). */
+static zip_int64_t member_open_beneath(member_t *m, struct stat *sb)
+{
+    m->fd = rs_beneath_open(m->tree, m->rel, sb);
+    if (m->fd >= 0) {
+        return 0;
+    }
+    switch (errno) {
+    case ENOENT:
+        return changed(m, "file gone");
+    case ELOOP: case ENOTDIR: case EXDEV: case EINVAL:
+        return changed(m, "a link or another kind of file is in its place");
+    default:
+        return sys_error(m, ZIP_ER_OPEN, errno, "open");
+    }
+}
+
 static zip_int64_t member_open(member_t *m)
 {
     struct stat sb;
-    if (m->path) {
-        m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (m->tree) {
+        if (member_open_beneath(m, &sb) < 0) {
+            return -1;
+        }
+        if (!rs_beneath_same(&sb, m->dev, m->ino, m->size, m->mtime_ns)) {
+            return changed(m, "not the file listed (another device, inode, size or mtime)");
+        }
+    }
+    else if (m->path) {
+        /* Files the caller owns (captures, manifests): a link or a FIFO
+         * in their place is refused, never followed or waited for. */
+        m->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         if (m->fd < 0) {
             int e = errno;
-            return e == ENOENT ? changed(m, "file gone") : sys_error(m, ZIP_ER_OPEN, e, "open");
+            return e == ENOENT ? changed(m, "file gone")
+                 : e == ELOOP ? changed(m, "a link is in its place")
+                 : sys_error(m, ZIP_ER_OPEN, e, "open");
         }
     }
     if (fstat(m->fd, &sb) != 0) {
@@ -170,7 +205,7 @@ static zip_int64_t member_read(member_t *m, void *buf, zip_uint64_t len)
 
 static void member_close(member_t *m)
 {
-    if (m->path && m->fd >= 0) {
+    if ((m->path || m->tree) && m->fd >= 0) {
         close(m->fd);
         m->fd = -1;
     }
@@ -403,20 +438,20 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     return rv;
 }
 
-/* A member read from path (or fd): size and mtime_ns describe the
- * version read (checked at open), entry_ns is the member's time. */
-static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, int fd,
-                               apr_off_t size, apr_int64_t mtime_ns, apr_int64_t entry_ns)
+/* A new member read from path (or fd, or below a tree: set by the
+ * caller): size and mtime_ns describe the version read (checked at
+ * open).  NULL when the name is refused (z->err says why). */
+static member_t *member_new(rs_zip_t *z, const char *name, const char *path, int fd,
+                            apr_off_t size, apr_int64_t mtime_ns)
 {
     member_t *m;
-    zip_source_t *src;
 
     if (!z->za || size < 0) {
-        return APR_EINVAL;
+        return NULL;
     }
     if (!rs_zip_name_ok(name)) {
         z->err = apr_psprintf(z->p, "member name refused: %s", name ? name : "(null)");
-        return APR_EINVAL;
+        return NULL;
     }
     m = apr_pcalloc(z->mp, sizeof(*m));
     m->z = z;
@@ -425,6 +460,17 @@ static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, 
     m->fd = fd;
     m->size = size;
     m->mtime_ns = mtime_ns;
+    return m;
+}
+
+/* Add member m, whose entry's time is entry_ns. */
+static apr_status_t add_member(rs_zip_t *z, member_t *m, apr_int64_t entry_ns)
+{
+    zip_source_t *src;
+
+    if (!m) {
+        return APR_EINVAL;
+    }
     zip_error_init(&m->error);
     src = zip_source_function(z->za, member_cb, m);
     if (!src) {
@@ -437,7 +483,21 @@ static apr_status_t add_member(rs_zip_t *z, const char *name, const char *path, 
 apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
                              apr_off_t size, apr_int64_t mtime_ns)
 {
-    return add_member(z, name, path, -1, size, mtime_ns, mtime_ns);
+    return add_member(z, member_new(z, name, path, -1, size, mtime_ns), mtime_ns);
+}
+
+apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree,
+                                const char *rel, apr_off_t size, apr_int64_t mtime_ns,
+                                apr_int64_t dev, apr_int64_t ino)
+{
+    member_t *m = member_new(z, name, NULL, -1, size, mtime_ns);
+    if (m) {
+        m->tree = tree;
+        m->rel = apr_pstrdup(z->mp, rel);
+        m->dev = dev;
+        m->ino = ino;
+    }
+    return add_member(z, m, mtime_ns);
 }
 
 apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
@@ -445,7 +505,9 @@ apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
 {
     apr_os_file_t fd;
     apr_status_t rv = apr_os_file_get(&fd, f);
-    return rv != APR_SUCCESS ? rv : add_member(z, name, NULL, fd, size, mtime_ns, mtime_ns);
+    return rv != APR_SUCCESS ? rv
+                             : add_member(z, member_new(z, name, NULL, fd, size, mtime_ns),
+                                          mtime_ns);
 }
 
 apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *manifest,
@@ -460,8 +522,8 @@ apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *m
     if ((rv = zip_begin(zp, target, p)) != APR_SUCCESS) {
         return rv;
     }
-    rv = add_member(*zp, RS_ZIP_MANIFEST, manifest, -1, (apr_off_t)sb.st_size,
-                    ns_of(&sb.st_mtim), mtime_ns);
+    rv = add_member(*zp, member_new(*zp, RS_ZIP_MANIFEST, manifest, -1,
+                                    (apr_off_t)sb.st_size, ns_of(&sb.st_mtim)), mtime_ns);
     if (rv != APR_SUCCESS) {
         rs_zip_abort(*zp);
     }

@@ -45,7 +45,8 @@
  * holds a version its manifest does not describe.  The caller retries.
  *
  * Names: not empty, no leading '/', no empty, "." or ".." segment (so no
- * trailing '/'), refused with APR_EINVAL.  A name that is valid UTF-8 with
+ * trailing '/'), no backslash or ':' (a separator or a drive to Windows
+ * readers), refused with APR_EINVAL.  A name that is valid UTF-8 with
  * non-ASCII characters gets the language-encoding flag (bit 11); an ASCII
  * name needs none; a name that is not valid UTF-8 keeps its bytes and
  * leaves the flag off (readers may then show it as CP437; the manifest's
@@ -60,6 +61,7 @@
 
 #include <apr_pools.h>
 #include <apr_file_io.h>
+#include "rs_beneath.h"
 #include "rs_hash.h"
 
 /* A member's file is not the version the caller described (see above). */
@@ -100,14 +102,24 @@ int rs_zip_name_ok(const char *name);
 int rs_zip_name_utf8(const char *name);
 
 /* The member name of a file at rel (its path relative to a root, as the
- * bytes on disk) in a package: prefix + rel when rel is valid UTF-8
- * without control characters (U+0000..U+001F, U+007F), so that the
- * manifest's rs:md path names it literally ("/" + the member name, as
- * the specification shows it); else escaped_prefix + rel percent-encoded
+ * bytes on disk) in a package: prefix + rel when rel is "portable", so
+ * that the manifest's rs:md path names it literally ("/" + the member
+ * name, as the specification shows it) and every common extractor makes
+ * of it the same relative path; else escaped_prefix + rel percent-encoded
  * like a URI path (ASCII, so every reader shows the same name, and an
- * XML attribute can hold it).  Distinct prefixes keep an encoded name
- * from colliding with a file whose name is literally that encoding.
- * The manifest's <loc> names the resource either way. */
+ * XML attribute can hold it), with the first character of a Windows
+ * device name and the trailing dots of a segment encoded too.  rel is
+ * portable when it is valid UTF-8 and holds no control character (C0,
+ * DEL, C1), none of \ : * ? " < > | (Windows separators, drives,
+ * streams and characters it refuses), none of the characters Windows'
+ * best-fit conversion turns into those or into '.' or '/' (fullwidth
+ * and small forms, solidus look-alikes, the yen and won signs), no
+ * segment that ends with '.' or ' ' (Windows drops them: ". ." is "..")
+ * and no segment that names a Windows device (CON, PRN, AUX, NUL,
+ * COM0-9, LPT0-9, CONIN$, CONOUT$, CLOCK$, in any case, also before an
+ * extension).  Distinct prefixes keep an encoded name from colliding
+ * with a file whose name is literally that encoding.  The manifest's
+ * <loc> names the resource either way. */
 const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *escaped_prefix,
                                const char *rel);
 
@@ -116,6 +128,16 @@ const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *es
  * mtime_ns describe the version the manifest lists. */
 apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
                              apr_off_t size, apr_int64_t mtime_ns);
+
+/* Add a member read from the file rel below tree (rs_beneath.h: no link
+ * followed on the way, a FIFO or device never opened), opened when the
+ * package is written; it must be the file a row lists -- device dev,
+ * inode ino, size and mtime_ns -- else the package fails with
+ * RS_ZIP_ECHANGED like a file changed while read.  tree must stay open
+ * until the package is written. */
+apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree,
+                                const char *rel, apr_off_t size, apr_int64_t mtime_ns,
+                                apr_int64_t dev, apr_int64_t ino);
 
 /* Add a member read from the open file f (read with pread from offset 0;
  * its offset is not used or moved).  f must stay open until rs_zip_finish

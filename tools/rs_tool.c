@@ -5,13 +5,14 @@
  *   rs-tool verify     [-d STATEDIR] SET ROOT [--exclude GLOB]... [--dotfiles]
  *   rs-tool forget-set [-d STATEDIR] SET
  *   rs-tool backup     [-d STATEDIR] FILE
+ *   rs-tool withdraw   [-d STATEDIR] [--wait SECONDS] SET PATH
  *   rs-tool scan STATE.db SET ROOT [--hash md5,sha-256] [--exclude GLOB]...
  *   rs-tool list STATE.db SET OUTDIR URLBASE [--max N] [--hash ...]
  *   rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash ...]
  *                [--dumpset DIR]
  *
  * status, verify, forget-set and backup are in rs_tool_state.c and
- * rs_tool_verify.c (see docs/rs-tool.1).  "scan" reconciles ROOT into the
+ * rs_tool_verify.c, withdraw in rs_tool_withdraw.c (see docs/rs-tool.1).  "scan" reconciles ROOT into the
  * inventory of SET (no httpd access checks; every readable regular file
  * is listed) and prints the scan statistics; "list" writes that set's
  * Resource List snapshot into OUTDIR (created when missing); "dump" writes
@@ -46,7 +47,7 @@
 typedef struct opts_t {
     const char *statedir, *url, *dumpset;
     unsigned hashes;
-    int max, dotfiles, seen_hash, seen_max;
+    int max, dotfiles, seen_hash, seen_max, wait, seen_wait;
     apr_array_header_t *excludes;
     apr_array_header_t *args;           /* positional, after the command */
 } opts_t;
@@ -81,6 +82,8 @@ static void help(FILE *out)
         "             compare the inventory with the tree (exit 0 equal, 1 different)\n"
         "  forget-set [-d STATEDIR] SET                  remove all state of a set\n"
         "  backup     [-d STATEDIR] FILE                 online copy of the state store\n"
+        "  withdraw   [-d STATEDIR] [--wait SECONDS] SET PATH\n"
+        "             remove the dump packages holding PATH; they are built again without it\n"
         "  scan STATE.db SET ROOT [--hash LIST] [--exclude GLOB]...\n"
         "  list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
         "  dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST] [--dumpset DIR]\n"
@@ -113,6 +116,7 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
     memset(o, 0, sizeof(*o));
     o->statedir = RS_TOOL_STATEDIR;
     o->max = 50000;
+    o->wait = 60;
     o->excludes = apr_array_make(p, 4, sizeof(const char *));
     o->args = apr_array_make(p, 8, sizeof(const char *));
     for (i = 2; i < argc; i++) {
@@ -122,7 +126,7 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             APR_ARRAY_PUSH(o->args, const char *) = a;
             continue;
         }
-        if (!strstr(" -d --state-dir --url --exclude --dotfiles --dumpset --hash --max ",
+        if (!strstr(" -d --state-dir --url --exclude --dotfiles --dumpset --hash --max --wait ",
                     apr_pstrcat(p, " ", a, " ", NULL))) {
             return rs_tool_err(RS_TOOL_USAGE, "%s: unknown option '%s'", argv[1], a);
         }
@@ -160,6 +164,16 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             o->max = (int)n;
             o->seen_max = 1;
         }
+        else if (!strcmp(a, "--wait")) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || n < 0 || n > 86400) {
+                return rs_tool_err(RS_TOOL_USAGE, "%s: --wait '%s' is not a number of seconds "
+                                   "from 0 to 86400", argv[1], argv[i]);
+            }
+            o->wait = (int)n;
+            o->seen_wait = 1;
+        }
     }
     return RS_TOOL_OK;
 }
@@ -190,7 +204,7 @@ static int opt_only(const char *cmd, const opts_t *o, const char *allowed)
         { strcmp(o->statedir, RS_TOOL_STATEDIR) != 0, "-d" }, { o->url != NULL, "--url" },
         { o->excludes->nelts > 0, "--exclude" }, { o->dotfiles, "--dotfiles" },
         { o->dumpset != NULL, "--dumpset" }, { o->seen_hash, "--hash" },
-        { o->seen_max, "--max" } };
+        { o->seen_max, "--max" }, { o->seen_wait, "--wait" } };
     size_t i;
     for (i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
         if (seen[i].on && !strstr(allowed, seen[i].name)) {
@@ -383,6 +397,11 @@ static int cmd_state(const char *cmd, const opts_t *a, apr_pool_t *p)
                ? rc : rs_tool_verify(p, a->statedir, arg(a, 0), arg(a, 1), a->excludes,
                                      a->dotfiles);
     }
+    if (!strcmp(cmd, "withdraw")) {
+        return (rc = want_args(cmd, a, 2, "SET PATH")) != RS_TOOL_OK
+                   || (rc = opt_only(cmd, a, "-d --wait")) != RS_TOOL_OK
+               ? rc : rs_tool_withdraw(p, a->statedir, arg(a, 0), arg(a, 1), a->wait);
+    }
     if (!strcmp(cmd, "forget-set")) {
         return (rc = want_args(cmd, a, 1, "SET")) != RS_TOOL_OK
                    || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
@@ -395,7 +414,8 @@ static int cmd_state(const char *cmd, const opts_t *a, apr_pool_t *p)
 
 int main(int argc, const char *const *argv)
 {
-    static const char *const state_cmds[] = { "status", "verify", "forget-set", "backup", NULL };
+    static const char *const state_cmds[] = { "status", "verify", "forget-set", "backup",
+                                              "withdraw", NULL };
     apr_pool_t *p;
     opts_t o;
     int i, rc;

@@ -61,5 +61,10 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set);
 int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file);
 int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const char *root,
                    const apr_array_header_t *excludes, int dotfiles);
+/* rs_tool_withdraw.c: record the withdrawal of path from set and wait
+ * (at most wait seconds) for the watcher to apply it, or remove the
+ * packages when no watcher serves the set. */
+int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const char *path,
+                     int wait);
 
 #endif

@@ -12,6 +12,7 @@
 #include "rs_journal.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
+#include "rs_withdraw.h"
 
 typedef struct {
     rs_db_t *st;
@@ -58,7 +59,7 @@ static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
         rs_capture_tmp_t t;
         ck_assert_int_eq(rs_capture_open(&t, f->o.capture_dir), 0);
         ck_assert_int_eq(write(t.fd, content, strlen(content)), (ssize_t)strlen(content));
-        ck_assert_int_eq(rs_capture_keep(&t, hex[0], r->lastmod_ns), 0);
+        ck_assert_int_eq(rs_capture_keep(&t, hex[2], r->lastmod_ns), 0);
     }
     return r;
 }
@@ -92,8 +93,8 @@ START_TEST(package_holds_every_version)
     cf_t f;
     rs_record_t *r1, *r2, *r3, *rc;
     rs_changelist_t cl;
-    apr_off_t bytes;
-    const char *missing, *zpath;
+    rs_cdump_result_t res;
+    const char *zpath;
     zip_t *za;
     int err;
     zip_uint64_t len;
@@ -112,11 +113,12 @@ START_TEST(package_holds_every_version)
     rc = change(&f, "sub", "c d.txt", RS_CHANGE_CREATED, "one", 1);   /* same bytes as r1 */
     cl = close_list(&f);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl.id, ut_pool), 0);
-    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &bytes, &missing), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl.id, ut_pool), 1);
+    ck_assert_int_eq(res.withheld, 0);
     zpath = rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 0);
     ck_assert_int_eq(stat(zpath, &sb), 0);
-    ck_assert_int_eq(bytes, sb.st_size);
+    ck_assert_int_eq(res.bytes, sb.st_size);
 
     za = zip_open(zpath, ZIP_RDONLY | ZIP_CHECKCONS, &err);
     ck_assert_ptr_nonnull(za);
@@ -192,8 +194,7 @@ START_TEST(missing_capture_skips_the_package)
 {
     cf_t f;
     rs_changelist_t cl1, cl2;
-    apr_off_t bytes;
-    const char *missing;
+    rs_cdump_result_t res;
     apr_array_header_t *closed;
     rs_changelist_t openl;
     apr_int64_t total;
@@ -204,10 +205,9 @@ START_TEST(missing_capture_skips_the_package)
     cl1 = close_list(&f);
     change(&f, "", "lost.txt", RS_CHANGE_CREATED, "never captured", 0);
     cl2 = close_list(&f);
-    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &bytes, &missing), APR_SUCCESS);
-    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &bytes, &missing),
-                     RS_CDUMP_EMISSING);
-    ck_assert_ptr_nonnull(strstr(missing, "lost.txt"));
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
+    ck_assert_ptr_nonnull(strstr(res.missing, "lost.txt"));
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);       /* not tried again */
     ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl2.id, 0)));
     ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
@@ -232,12 +232,243 @@ START_TEST(missing_capture_skips_the_package)
 }
 END_TEST
 
+/* The manifest entry of a path in the package of list id (rev), and
+ * whether the package has a member below changes/ for it. */
+static xmlNodePtr entry_of(cf_t *f, apr_int64_t id, int rev, const char *loc_tail, int *has)
+{
+    const char *zpath = rs_statedir_cdump_pkg(ut_pool, f->o.dir, f->o.history, id, rev, 0);
+    int err;
+    zip_int64_t i, n;
+    zip_t *za = zip_open(zpath, ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    zip_uint64_t len;
+    char *man;
+    xmlDocPtr doc;
+    xmlNodePtr found = NULL;
+
+    ck_assert_msg(za != NULL, "no package %s", zpath);
+    man = member(za, "manifest.xml", &len);
+    *has = 0;
+    for (i = 1, n = zip_get_num_entries(za, 0); i < n; i++) {
+        const char *nm = zip_get_name(za, (zip_uint64_t)i, 0);
+        *has |= strlen(nm) > strlen(loc_tail)
+                   && !strcmp(nm + strlen(nm) - strlen(loc_tail), loc_tail);
+    }
+    zip_close(za);
+    doc = ut_xml_parse(man, len);
+    for (i = 0; i < ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"); i++) {
+        xmlNodePtr u = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", (int)i);
+        const char *loc = ut_xml_child_text(u, UT_NS_SM, "loc");
+        if (!strcmp(loc + strlen(loc) - strlen(loc_tail), loc_tail)) {
+            found = ut_xml_child(u, UT_NS_RS, "md", 0);
+        }
+    }
+    return found;
+}
+
+/* A version whose path was deleted later is written as a deletion at its
+ * datetime, without member or bytes, and its capture goes at the next
+ * collection (young or not); the other versions keep theirs. */
+START_TEST(deleted_paths_are_withheld)
+{
+    cf_t f;
+    rs_record_t *ra, *rb;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    xmlNodePtr md;
+    int has;
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+
+    cf_init(&f);
+    ra = change(&f, "d", "secret.txt", RS_CHANGE_CREATED, "SECRET", 1);
+    rb = change(&f, "d", "public.txt", RS_CHANGE_CREATED, "public", 1);
+    change(&f, "d", "secret.txt", RS_CHANGE_DELETED, "SECRET", 0);
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.withheld, 1);
+    md = entry_of(&f, cl.id, 0, "/d/secret.txt", &has);
+    ck_assert_ptr_nonnull(md);
+    ck_assert(!has);
+    ck_assert_str_eq(ut_xml_attr(md, "change"), "deleted");
+    ck_assert_ptr_null(ut_xml_attr(md, "path"));
+    ck_assert_ptr_null(ut_xml_attr(md, "hash"));
+    md = entry_of(&f, cl.id, 0, "/d/public.txt", &has);
+    ck_assert(has);
+    ck_assert_str_eq(ut_xml_attr(md, "change"), "created");
+    (void)ra;
+    (void)rb;
+
+    /* Both captures are young: only the withheld one goes. */
+    ck_assert_int_eq(rs_cdump_gc(f.j, &f.o, apr_time_now() - apr_time_from_sec(3600), ut_pool,
+                                 NULL, NULL), APR_SUCCESS);
+    rs_hash_buf("SECRET", 6, RS_HASH_SHA256, hex);
+    ck_assert(!rs_capture_has(f.o.capture_dir, hex[2]));
+    rs_hash_buf("public", 6, RS_HASH_SHA256, hex);
+    ck_assert(rs_capture_has(f.o.capture_dir, hex[2]));
+}
+END_TEST
+
+/* A version whose file the check says is not served now (it exists) is
+ * withheld; a version whose file is gone keeps its bytes (the journal
+ * says whether it was deleted). */
+START_TEST(versions_denied_now_are_withheld)
+{
+    cf_t f;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    int has;
+
+    cf_init(&f);
+    f.o.root = ut_tempdir("cdump-root");
+    f.o.check = ut_check_deny;
+    f.o.check_baton = "denied";
+    ut_write_str(ut_path(f.o.root, "denied.txt"), "now denied");
+    change(&f, "", "denied.txt", RS_CHANGE_CREATED, "now denied", 1);
+    change(&f, "", "gone-denied.txt", RS_CHANGE_CREATED, "gone", 1);
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.withheld, 1);
+    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl.id, 0, "/denied.txt", &has), "change"),
+                     "deleted");
+    ck_assert(!has);
+    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl.id, 0, "/gone-denied.txt", &has), "change"),
+                     "created");
+    ck_assert(has);
+}
+END_TEST
+
+/* Withdrawing a path: every package holding a version of it goes at once
+ * (and its .sum); it is built again under a new name without it; the
+ * Change Dump names the new package; a package of the old revision that
+ * a crash left is pruned. */
+START_TEST(withdraw_rebuilds_under_a_new_name)
+{
+    cf_t f;
+    rs_changelist_t cl1, cl2, openl;
+    rs_cdump_result_t res;
+    apr_array_header_t *closed, *ids, *seqs;
+    apr_int64_t total;
+    xmlDocPtr doc;
+    xmlNodePtr url;
+    int has;
+
+    cf_init(&f);
+    change(&f, "", "keep.txt", RS_CHANGE_CREATED, "kept", 1);
+    cl1 = close_list(&f);
+    change(&f, "", "oops.txt", RS_CHANGE_CREATED, "published by mistake", 1);
+    change(&f, "", "oops.txt", RS_CHANGE_UPDATED, "still by mistake", 1);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), APR_SUCCESS);
+    entry_of(&f, cl2.id, 0, "/oops.txt", &has);
+    ck_assert(has);
+
+    /* The file is removed (its deletion journaled), then withdrawn. */
+    change(&f, "", "oops.txt", RS_CHANGE_DELETED, "", 0);
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_path_versions(f.j, ut_pool, "s", "", "oops.txt", &seqs),
+                     APR_SUCCESS);
+    ck_assert_int_eq(seqs->nelts, 2);
+    ck_assert_int_eq(rs_cdump_withdraw(&f.o, closed, seqs, ut_pool, &ids), APR_SUCCESS);
+    ck_assert_int_eq(ids->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(ids, 0, apr_int64_t), cl2.id);
+    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 0)));
+    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 1)));
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 0);
+    ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 1);
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 1);     /* untouched */
+
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.withheld, 2);
+    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl2.id, 1, "/oops.txt", &has), "change"),
+                     "deleted");
+    ck_assert(!has);
+    ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 1)));
+    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
+                     apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.zip", f.o.pkg_url_prefix,
+                                  cl2.id));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(url, "contents"), "href"),
+                     apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.xml", f.o.pkg_url_prefix,
+                                  cl2.id));
+
+    /* A crash between the new revision and the removal: pruned. */
+    ut_write_str(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 0), "old");
+    ck_assert_int_eq(rs_cdump_prune(&f.o, closed, ut_pool), 1);
+    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 0)));
+    ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
+
+    /* Withdrawing it again: another name again. */
+    ck_assert_int_eq(rs_cdump_withdraw(&f.o, closed, seqs, ut_pool, &ids), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 2);
+    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
+}
+END_TEST
+
+/* Withdrawal requests: recorded by the tool, read back in order by the
+ * watcher (any bytes in the path), answered, the answer read once. */
+START_TEST(withdraw_requests_round_trip)
+{
+    const char *sd = ut_tempdir("withdraw"), *id1, *id2, *text;
+    apr_array_header_t *reqs;
+    const rs_withdraw_req_t *r;
+    struct stat sb;
+    int ok;
+
+    ck_assert(rs_withdraw_path_ok("a/b c.txt") && rs_withdraw_path_ok("x"));
+    ck_assert(!rs_withdraw_path_ok("") && !rs_withdraw_path_ok("/a")
+              && !rs_withdraw_path_ok("a/../b") && !rs_withdraw_path_ok("a//b")
+              && !rs_withdraw_path_ok("./a") && !rs_withdraw_path_ok("a/"));
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);  /* no directory */
+    ck_assert_int_eq(reqs->nelts, 0);
+    ck_assert_int_eq(rs_withdraw_request(ut_pool, sd, "s1", "d/new\nline %41.txt", &id1),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_request(ut_pool, sd, "s2", "b\xff.bin", &id2), APR_SUCCESS);
+    ck_assert_int_eq(stat(apr_pstrcat(ut_pool, sd, "/withdraw/", id1, ".req", NULL), &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 07777, 0600);
+    ut_write_str(ut_path(sd, "withdraw/0-1.req"), "garbage");
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+    ck_assert_int_eq(reqs->nelts, 3);
+    r = &APR_ARRAY_IDX(reqs, 0, rs_withdraw_req_t);
+    ck_assert_str_eq(r->id, "0-1");
+    ck_assert_ptr_null(r->set);
+    r = &APR_ARRAY_IDX(reqs, 1, rs_withdraw_req_t);
+    ck_assert_str_eq(r->id, id1);
+    ck_assert_str_eq(r->set, "s1");
+    ck_assert_str_eq(r->rel, "d/new\nline %41.txt");
+    r = &APR_ARRAY_IDX(reqs, 2, rs_withdraw_req_t);
+    ck_assert_str_eq(r->rel, "b\xff.bin");
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_ENOENT);
+    ck_assert_int_eq(rs_withdraw_finish(ut_pool, sd, id1, 1, "done it"), APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+    ck_assert_int_eq(reqs->nelts, 2);
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_SUCCESS);
+    ck_assert(ok);
+    ck_assert_str_eq(text, "done it");
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id1, &ok, &text), APR_ENOENT);
+    ck_assert_int_eq(rs_withdraw_finish(ut_pool, sd, id2, 0, "refused"), APR_SUCCESS);
+    ck_assert_int_eq(rs_withdraw_outcome(ut_pool, sd, id2, &ok, &text), APR_SUCCESS);
+    ck_assert(!ok);
+    ck_assert_str_eq(text, "refused");
+    /* A link in the place of the directory is not followed. */
+    ck_assert_int_eq(rename(ut_path(sd, "withdraw"), ut_path(sd, "moved")), 0);
+    ck_assert_int_eq(symlink(ut_path(sd, "moved"), ut_path(sd, "withdraw")), 0);
+    ck_assert_int_ne(rs_withdraw_request(ut_pool, sd, "s1", "x", &id1), APR_SUCCESS);
+    ck_assert_int_ne(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);
+}
+END_TEST
+
 Suite *cdump_suite(void)
 {
     Suite *s = suite_create("rs_cdump");
     TCase *tc = ut_tcase("cdump", 30);
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, missing_capture_skips_the_package);
+    tcase_add_test(tc, deleted_paths_are_withheld);
+    tcase_add_test(tc, versions_denied_now_are_withheld);
+    tcase_add_test(tc, withdraw_rebuilds_under_a_new_name);
+    tcase_add_test(tc, withdraw_requests_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

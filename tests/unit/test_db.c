@@ -168,8 +168,9 @@ static void keep_str(void *baton, apr_pool_t *p, const char *const *cols, int n)
 }
 
 /* A store of version 2 (the inventory a rowid table with the key in an
- * index of its own) is brought to version 3: every row kept, with every
- * column, the listing order unchanged, the table clustered by its key. */
+ * index of its own) is brought to the newest version: at 3 every row is
+ * kept, with every column, the listing order unchanged, the table
+ * clustered by its key; at 4 the journal gets its index by path. */
 START_TEST(version2_inventory_is_clustered)
 {
     ut_log_t ul;
@@ -198,9 +199,13 @@ START_TEST(version2_inventory_is_clustered)
         "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
         " NULL, 1, NULL);", NULL));
     db = open_db_at(&ul, ut_pool, path);
-    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);   /* through 3 */
     ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
     ck_assert_str_eq(v, apr_itoa(ut_pool, RS_SCHEMA_VERSION));
+    sql = NULL;
+    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = "
+                               "'journal_set_path'", keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql);                                       /* version 4 */
     ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
                                keep_str, &sql), APR_SUCCESS);
     ck_assert_ptr_nonnull(sql);

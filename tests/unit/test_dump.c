@@ -243,10 +243,23 @@ START_TEST(rebuild_reuses_unchanged_packages)
         apr_hash_set(first, pkg_key(&f, i), APR_HASH_KEY_STRING, "");
     }
 
-    /* One file changes; another, unchanged, disappears from disk while
-     * its row stays: its package must be reused without reading it. */
+    /* One file changes; another gets other bytes of its size and its
+     * mtime back (its row still describes it: device, inode, size,
+     * mtime): its package must be reused without reading it. */
     add(&f, "d", "f17.txt", "file 17, second version\n", 0);
-    ck_assert_int_eq(unlink(ut_path(f.root, "d/f03.txt")), 0);
+    {
+        const char *p3 = ut_path(f.root, "d/f03.txt");
+        struct stat sb;
+        struct timespec ts[2];
+        int fd;
+        ck_assert_int_eq(stat(p3, &sb), 0);
+        ts[0] = sb.st_atim;
+        ts[1] = sb.st_mtim;
+        ck_assert_int_ge(fd = open(p3, O_WRONLY), 0);
+        ck_assert_int_eq(pwrite(fd, "FILE", 4, 0), 4);
+        close(fd);
+        ck_assert_int_eq(utimensat(AT_FDCWD, p3, ts, 0), 0);
+    }
     f.o.at += 3600 * APR_USEC_PER_SEC;
     f.o.completed += 3600 * APR_USEC_PER_SEC;
     ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
@@ -278,6 +291,180 @@ START_TEST(rebuild_reuses_unchanged_packages)
     d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, changed, "xml"));
     ck_assert_str_eq(ut_xml_attr(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_RS, "md", 0),
                                  "at"), "2023-11-14T23:13:20Z");
+}
+END_TEST
+
+/* The rows of a set whose files were swapped after the scan: a
+ * directory replaced by a symbolic link to a directory outside the set
+ * that holds a file of the same name, size and mtime (a secret), a file
+ * replaced by a link to such a file, a file replaced by a FIFO.  Each
+ * build fails as for a changed file, and no package ever holds the
+ * secret; a build from rows that describe the tree again succeeds. */
+static void swap_back(const char *path, const char *moved)
+{
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(rename(moved, path), 0);
+}
+
+/* Whether any file of the directory tree dir holds the bytes s. */
+static int tree_holds(const char *dir, const char *s)
+{
+    const char *cmd = apr_psprintf(ut_pool, "grep -rqaF -- '%s' '%s'", s, dir);
+    return system(cmd) == 0;
+}
+
+START_TEST(swapped_in_links_are_never_followed)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *out = ut_path(ut_tempdir("dump-outside"), "secrets");
+    const char *sub, *moved, *file;
+    struct stat sb;
+    struct timespec ts[2];
+
+    fx_init(&f, 1000);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    add(&f, "sub", "report.txt", "public report\n", 0);
+    sub = ut_path(f.root, "sub");
+    file = ut_path(sub, "report.txt");
+    ck_assert_int_eq(stat(file, &sb), 0);
+    /* Outside the set: the same name, size and mtime, other bytes. */
+    ut_mkdir(out);
+    ut_write_str(ut_path(out, "report.txt"), "SECRET REPORT\n");
+    ts[0] = sb.st_atim;
+    ts[1] = sb.st_mtim;
+    ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(out, "report.txt"), ts, 0), 0);
+
+    /* The directory, swapped for a link after the scan. */
+    moved = ut_path(f.root, "sub.moved");
+    ck_assert_int_eq(rename(sub, moved), 0);
+    ck_assert_int_eq(symlink(out, sub), 0);
+    ck_assert_int_eq(build(&f, 1, &info), RS_ZIP_ECHANGED);
+    ck_assert_ptr_nonnull(strstr(info.failed, "sub/report.txt"));
+    ck_assert(!tree_holds(f.dumps, "SECRET"));
+    swap_back(sub, moved);
+
+    /* The file, swapped for a link to the secret. */
+    ck_assert_int_eq(rename(file, ut_path(f.root, "report.moved")), 0);
+    ck_assert_int_eq(symlink(ut_path(out, "report.txt"), file), 0);
+    ck_assert_int_eq(build(&f, 2, &info), RS_ZIP_ECHANGED);
+    ck_assert(!tree_holds(f.dumps, "SECRET"));
+    swap_back(file, ut_path(f.root, "report.moved"));
+
+    /* The file, swapped for a FIFO: refused, never opened (an open
+     * would wait for a writer forever). */
+    ck_assert_int_eq(rename(file, ut_path(f.root, "report.moved")), 0);
+    ck_assert_int_eq(mkfifo(file, 0644), 0);
+    ck_assert_int_eq(build(&f, 3, &info), RS_ZIP_ECHANGED);
+    swap_back(file, ut_path(f.root, "report.moved"));
+
+    /* Back as scanned: the dump holds the public file. */
+    ck_assert_int_eq(build(&f, 4, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.entries, 2);
+    ck_assert(tree_holds(f.dir, "public report"));
+    ck_assert(!tree_holds(f.dumps, "SECRET"));
+}
+END_TEST
+
+/* The same swap after the rows were checked and before the package is
+ * written (the window the checks before the cut cannot close): rs_zip
+ * opens the member below the root without following the link and
+ * checks its identity, so the write fails and nothing is published. */
+START_TEST(swap_while_the_package_is_written)
+{
+    const char *base = ut_tempdir("dump-window");
+    const char *root = ut_path(base, "root"), *out = ut_path(base, "out");
+    const char *target = ut_path(base, "p.zip");
+    rs_beneath_t *tree;
+    rs_zip_t *z;
+    rs_zip_result_t res;
+    struct stat sb;
+    struct timespec ts[2];
+
+    ut_mkdir(root);
+    ut_mkdir(ut_path(root, "sub"));
+    ut_mkdir(out);
+    ut_write_str(ut_path(root, "sub/r.txt"), "public\n");
+    ut_write_str(ut_path(out, "r.txt"), "SECRET\n");
+    ck_assert_int_eq(stat(ut_path(root, "sub/r.txt"), &sb), 0);
+    ts[0] = sb.st_atim;
+    ts[1] = sb.st_mtim;
+    ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(out, "r.txt"), ts, 0), 0);
+    ck_assert_int_eq(rs_beneath_open_root(&tree, root, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_create(&z, target, "m", 1, 0, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt",
+                                        sb.st_size, (apr_int64_t)sb.st_mtim.tv_sec * 1000000000
+                                        + sb.st_mtim.tv_nsec, (apr_int64_t)sb.st_dev,
+                                        (apr_int64_t)sb.st_ino), APR_SUCCESS);
+    ck_assert_int_eq(rename(ut_path(root, "sub"), ut_path(base, "sub.moved")), 0);
+    ck_assert_int_eq(symlink(out, ut_path(root, "sub")), 0);
+    ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
+    ck_assert_ptr_nonnull(strstr(rs_zip_error(z), "resources/sub/r.txt"));
+    ck_assert(!ut_exists(target));
+    /* A file in a directory reached without links, but another inode of
+     * the same size and mtime (replaced by rename): refused too. */
+    ck_assert_int_eq(unlink(ut_path(root, "sub")), 0);
+    ck_assert_int_eq(rename(ut_path(base, "sub.moved"), ut_path(root, "sub")), 0);
+    ut_write_str(ut_path(base, "new"), "PUBLIC\n");
+    ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(base, "new"), ts, 0), 0);
+    ck_assert_int_eq(rename(ut_path(base, "new"), ut_path(root, "sub/r.txt")), 0);
+    ck_assert_int_eq(rs_zip_create(&z, target, "m", 1, 0, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt",
+                                        sb.st_size, (apr_int64_t)sb.st_mtim.tv_sec * 1000000000
+                                        + sb.st_mtim.tv_nsec, (apr_int64_t)sb.st_dev,
+                                        (apr_int64_t)sb.st_ino), APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
+    ck_assert(!ut_exists(target));
+}
+END_TEST
+
+/* A row the check callback says is not served now is left out. */
+START_TEST(rows_denied_now_are_left_out)
+{
+    fx_t f;
+    rs_dump_info_t info;
+
+    fx_init(&f, 1000);
+    add(&f, "", "a.txt", "alpha\n", 0);
+    add(&f, "d", "secret.txt", "SECRET\n", 0);
+    f.o.check = ut_check_deny;
+    f.o.check_baton = "secret";
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.entries, 1);
+    ck_assert_int_eq(info.withheld, 1);
+    ck_assert(!tree_holds(f.dir, "SECRET"));
+    ck_assert(tree_holds(f.dir, "alpha"));
+}
+END_TEST
+
+/* Withdrawing a member: every package holding it goes from every
+ * generation (the three files), others stay; the next build writes a
+ * package under another key. */
+START_TEST(withdraw_removes_the_packages_in_every_generation)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    const char *k_oops, *k_keep;
+    int removed;
+
+    fx_init(&f, 1);           /* one package per file */
+    add(&f, "", "keep.txt", "kept\n", 0);
+    add(&f, "d", "oops & x.txt", "OOPS\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k_keep = pkg_key(&f, 0);
+    k_oops = pkg_key(&f, 1);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);    /* linked into generation 2 */
+    ck_assert_int_eq(info.reused, 2);
+    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/d/oops & x.txt",
+                                         &removed), APR_SUCCESS);
+    ck_assert_int_eq(removed, 1);
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k_oops, "zip")));
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_oops, "xml")));
+    ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_oops, "rec")));
+    ck_assert(ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_keep, "zip")));
+    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/none.txt", &removed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(removed, 0);
 }
 END_TEST
 
@@ -489,6 +676,10 @@ Suite *dump_suite(void)
     tcase_add_test(tc, key_names_the_contents);
     tcase_add_test(tc, rebuild_reuses_unchanged_packages);
     tcase_add_test(tc, no_reuse_without_record);
+    tcase_add_test(tc, swapped_in_links_are_never_followed);
+    tcase_add_test(tc, swap_while_the_package_is_written);
+    tcase_add_test(tc, rows_denied_now_are_left_out);
+    tcase_add_test(tc, withdraw_removes_the_packages_in_every_generation);
     tcase_add_test(tc, index_when_packages_do_not_fit);
     tcase_add_test(tc, disk_bytes_count_links_once);
     tcase_add_test(tc, returning_package_reused_from_older_generation);

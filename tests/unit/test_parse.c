@@ -150,19 +150,24 @@ END_TEST
 START_TEST(cdump_part_parse)
 {
     static const char *const bad[] = {
-        "", ".zip", "0.zip", "01.xml", "+1.zip", "-1.zip", "1", "1.ZIP", "1.zip/", "1-2.zip",
+        "", ".zip", "0.zip", "01.xml", "+1.zip", "-1.zip", "1", "1.ZIP", "1.zip/", "1-0.zip",
+        "1-02.zip", "1-.zip", "1--2.zip", "1-2-3.zip", "1-2", "1-x.zip", "1-2.zip/", "1-+2.zip",
+        "1-1234567890.zip",                                     /* 10 digits */
         "1.zipx", "1.gz", "x1.zip", "1000000000000000.zip",    /* 16 digits */
         "99999999999999999999.xml", "../1.zip", NULL
     };
     apr_int64_t id = 77;
-    int i, m = 77;
+    int i, m = 77, rev = 77;
     for (i = 0; bad[i]; i++) {
-        ck_assert_msg(!rs_parse_cdump_part(bad[i], &id, &m), "accepted: '%s'", bad[i]);
+        ck_assert_msg(!rs_parse_cdump_part(bad[i], &id, &rev, &m), "accepted: '%s'", bad[i]);
     }
-    ck_assert(id == 77 && m == 77);   /* untouched */
-    ck_assert(rs_parse_cdump_part("12.zip", &id, &m) && id == 12 && m == 0);
-    ck_assert(rs_parse_cdump_part("999999999999999.xml", &id, &m)
-              && id == APR_INT64_C(999999999999999) && m == 1);
+    ck_assert(id == 77 && m == 77 && rev == 77);   /* untouched */
+    ck_assert(rs_parse_cdump_part("12.zip", &id, &rev, &m) && id == 12 && rev == 0 && m == 0);
+    ck_assert(rs_parse_cdump_part("999999999999999.xml", &id, &rev, &m)
+              && id == APR_INT64_C(999999999999999) && rev == 0 && m == 1);
+    ck_assert(rs_parse_cdump_part("12-3.zip", &id, &rev, &m) && id == 12 && rev == 3 && m == 0);
+    ck_assert(rs_parse_cdump_part("7-999999999.xml", &id, &rev, &m) && id == 7
+              && rev == 999999999 && m == 1);
 }
 END_TEST
 

@@ -307,6 +307,7 @@ START_TEST(names)
 {
     static const char *const bad[] = {
         "", "/a", "a//b", "a/", "..", "../a", "a/../b", "a/..", ".", "./a", "a/./b", "a/.",
+        "a\\b", "..\\..\\x", "c:x", "d/C:/x",
     };
     static const char *const good[] = {
         "a", "a/b", "..a", "a..", "a/.b/c", "a b/%23?#'\"", "\xff",
@@ -331,10 +332,10 @@ START_TEST(names)
     ck_assert(!rs_zip_name_utf8("\xf4\x90\x80\x80"));   /* past U+10FFFF */
     ck_assert(!rs_zip_name_utf8("\xc3"));               /* cut short */
 
-    /* Member names: literal when plain UTF-8, else encoded below their
+    /* Member names: literal when portable UTF-8, else encoded below their
      * own prefix (so "a%FF" and "a\xff" cannot collide). */
-    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a b/100% #?'\"<&>.txt"),
-                     "r/a b/100% #?'\"<&>.txt");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a b/100% #'&;=+,(x).txt"),
+                     "r/a b/100% #'&;=+,(x).txt");
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "caf\xc3\xa9/\xe6\x97\xa5"),
                      "r/caf\xc3\xa9/\xe6\x97\xa5");
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "a%FF"), "r/a%FF");
@@ -342,6 +343,7 @@ START_TEST(names)
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "d/caf\xe9 x"), "e/d/caf%E9%20x");
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "tab\there"), "e/tab%09here");
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "del\x7f"), "e/del%7F");
+    ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "c1\xc2\x85"), "e/c1%C2%85");
 
     ck_assert_int_eq(rs_zip_create(&z, ut_path(dir, "p.zip"), "m", 1, T0_NS, ut_pool),
                      APR_SUCCESS);
@@ -354,6 +356,59 @@ START_TEST(names)
     rs_zip_abort(z);
     ck_assert(!ut_exists(ut_path(dir, "p.zip")));
     ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
+}
+END_TEST
+
+/* Names a Windows or macOS extractor reads as a separator, a drive, a
+ * stream or a device, or rewrites, go below the encoded prefix, as ASCII
+ * that no extractor reads differently. */
+START_TEST(names_portable)
+{
+    static const char *const cases[][2] = {
+        { "x\\..\\..\\Windows\\System32\\evil.bat",
+          "e/x%5C..%5C..%5CWindows%5CSystem32%5Cevil.bat" },
+        { "C:evil.bat", "e/C%3Aevil.bat" },
+        { "d/C:/x", "e/d/C%3A/x" },
+        { "file.txt:stream", "e/file.txt%3Astream" },
+        { "a b/100% #?'\"<&>.txt", "e/a%20b/100%25%20%23%3F%27%22%3C%26%3E.txt" },
+        { "a|b*c", "e/a%7Cb%2Ac" },
+        { "x.", "e/x%2E" },
+        { "d/. ./f", "e/d/.%20%2E/f" },
+        { "d/.../f", "e/d/%2E%2E%2E/f" },
+        { "a /b", "e/a%20/b" },
+        { "CON", "e/%43ON" },
+        { "dir/nul.txt", "e/dir/%6Eul.txt" },
+        { "Com1.tar.gz", "e/%43om1.tar.gz" },
+        { "nul/x", "e/%6Eul/x" },
+        { "con .txt", "e/%63on%20.txt" },
+        { "conin$", "e/%63onin%24" },
+        { "LPT\xc2\xb9.txt", "e/%4CPT%C2%B9.txt" },
+        { "a\xef\xbc\x8f..\xef\xbc\x8f" "b", "e/a%EF%BC%8F..%EF%BC%8Fb" },
+        { "\xef\xbc\xbcwin", "e/%EF%BC%BCwin" },
+        { "yen\xc2\xa5.txt", "e/yen%C2%A5.txt" },
+        { "won\xe2\x82\xa9", "e/won%E2%82%A9" },
+        { "\xef\xbc\x8e\xef\xbc\x8e", "e/%EF%BC%8E%EF%BC%8E" },
+        /* Portable: kept literally. */
+        { "console.txt", "r/console.txt" },
+        { "com10", "r/com10" },
+        { "auxiliary/lpt", "r/auxiliary/lpt" },
+        { ".hidden/..a/a..b", "r/.hidden/..a/a..b" },
+        { " lead", "r/ lead" },
+        { "caf\xc3\xa9 \xe2\x82\xac.txt", "r/caf\xc3\xa9 \xe2\x82\xac.txt" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = rs_zip_member_name(ut_pool, "r/", "e/", cases[i][0]);
+        ck_assert_msg(!strcmp(got, cases[i][1]), "'%s' -> '%s', not '%s'", cases[i][0], got,
+                      cases[i][1]);
+        ck_assert_msg(rs_zip_name_ok(got), "'%s' refused", got);
+        if (got[0] == 'e') {
+            /* ASCII letters, digits, -._~% and '/': nothing to misread. */
+            ck_assert_msg(strspn(got, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789-._~%/") == strlen(got), "'%s'", got);
+        }
+    }
 }
 END_TEST
 
@@ -711,6 +766,7 @@ Suite *zip_suite(void)
     tcase_add_test(tc, package_layout);
     tcase_add_test(tc, rebuild_is_identical);
     tcase_add_test(tc, names);
+    tcase_add_test(tc, names_portable);
     tcase_add_test(tc, changed_file_fails);
     tcase_add_test(tc, rewritten_while_read_fails);
     tcase_add_test(tc, changed_during_copy_fails);

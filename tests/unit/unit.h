@@ -103,6 +103,11 @@ typedef struct ut_buf_t {
 } ut_buf_t;
 int ut_buf_sink(void *baton, const char *buf, apr_size_t len);
 
+/* An access check callback (rs_scan_check_fn's shape) that denies every
+ * path containing the string baton and serves the rest, without a type. */
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                  const char **type);
+
 /* XML inspection (libxml2 trees are freed by a ut_pool cleanup). */
 xmlDocPtr ut_xml_parse(const char *data, size_t len);
 xmlDocPtr ut_xml_parse_file(const char *path);

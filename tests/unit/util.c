@@ -275,3 +275,14 @@ xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel)
     }
     return NULL;
 }
+
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                  const char **type)
+{
+    (void)p;
+    (void)flags;
+    if (type) {
+        *type = NULL;
+    }
+    return strstr(relpath, (const char *)baton) == NULL;
+}
