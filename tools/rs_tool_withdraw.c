@@ -19,14 +19,13 @@
  * again).
  *
  * Privileges: run as root, the tool first becomes the state directory's
- * owner (the run user).  Everything it touches below the state directory
+ * owner (the run user), through rs_tool_check_statedir.  Everything it touches below the state directory
  * can be made by the run user, who must not get root to follow a link or
  * wait on a FIFO there; and what it creates (the request, the lock file)
  * must belong to the run user, who reads and removes it.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -95,36 +94,6 @@ static int journal_of(apr_pool_t *p, const char *dbpath, const char *set, const 
     }
     sqlite3_close(db);
     return rc;
-}
-
-/* As root: become the owner of the state directory (see the top); a
- * directory that root owns is root's to change. */
-static int become_owner(const char *statedir)
-{
-    struct stat sb;
-    int fd;
-
-    if (geteuid() != 0) {
-        return RS_TOOL_OK;
-    }
-    fd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &sb) != 0) {
-        int rc = rs_tool_err(RS_TOOL_USAGE, "withdraw: state directory '%s': %s", statedir,
-                             strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-        }
-        return rc;
-    }
-    close(fd);
-    if (sb.st_uid == 0) {
-        return RS_TOOL_OK;
-    }
-    if (setgroups(0, NULL) != 0 || setgid(sb.st_gid) != 0 || setuid(sb.st_uid) != 0) {
-        return rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot become the owner (uid %ld) of '%s': "
-                           "%s", (long)sb.st_uid, statedir, strerror(errno));
-    }
-    return RS_TOOL_OK;
 }
 
 /* Whether the store knows the set (its journal was started). */
@@ -231,8 +200,7 @@ int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const
         return rs_tool_err(RS_TOOL_USAGE, "withdraw: PATH '%s' is not a file's path relative to "
                            "the set's directory", path);
     }
-    if ((rc = become_owner(statedir)) != RS_TOOL_OK
-        || (rc = rs_tool_check_statedir(p, "withdraw", statedir, &dbpath)) != RS_TOOL_OK) {
+    if ((rc = rs_tool_check_statedir(p, "withdraw", statedir, &dbpath)) != RS_TOOL_OK) {
         return rc;
     }
     if ((rc = set_known(dbpath, set)) <= 0) {
