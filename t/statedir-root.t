@@ -186,8 +186,11 @@ sub full_server {
     if ($o{plain}) {
         system('chown', '-R', 'nobody:nogroup', $srv->dir) == 0 or die 'chown';
         no warnings 'redefine';
+        # The usual binary (the AddressSanitizer wrapper under RS_ASAN),
+        # started as the run user.
+        my $bin = RSTest::Server::httpd_bin();
         local *RSTest::Server::httpd_bin = sub {
-            'setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/sbin/apache2' };
+            "setpriv --reuid=nobody --regid=nogroup --clear-groups $bin" };
         ($rc, $out) = $srv->start;
     }
     else {
