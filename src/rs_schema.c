@@ -31,3 +31,10 @@ apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, co
 {
     return rs_db_open(out, p, driver, dsn, &schema, log);
 }
+
+apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver,
+                               const char *dsn, int mode, const rs_logger_t *log,
+                               const char **error)
+{
+    return rs_db_open_ex(out, p, driver, dsn, &schema, mode, log, error);
+}

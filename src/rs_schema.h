@@ -45,4 +45,11 @@ apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version);
 apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                             const rs_logger_t *log);
 
+/* The same through rs_db_open_ex: mode RS_DB_AS_IS or RS_DB_READONLY for
+ * a tool that must not migrate the store (the module does, at its
+ * start); the tool refuses a version above RS_SCHEMA_VERSION. */
+apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver,
+                               const char *dsn, int mode, const rs_logger_t *log,
+                               const char **error);
+
 #endif

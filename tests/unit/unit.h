@@ -34,6 +34,7 @@ Suite *hash_suite(void);
 Suite *glob_suite(void);
 Suite *xml_suite(void);
 Suite *db_suite(void);
+Suite *dbdriver_suite(void);
 Suite *inventory_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
