@@ -35,6 +35,7 @@ Suite *glob_suite(void);
 Suite *xml_suite(void);
 Suite *db_suite(void);
 Suite *dbdriver_suite(void);
+Suite *schema_suite(void);
 Suite *inventory_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
