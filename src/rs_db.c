@@ -6,7 +6,6 @@
 #include <apr_strings.h>
 #include <apr_hash.h>
 #include <apr_dbd.h>
-#include <sqlite3.h>
 #include "rs_db.h"
 #include "rs_db_priv.h"
 
@@ -43,11 +42,7 @@ const char *rs_db_last_error(const rs_db_t *db)
 static apr_status_t db_close(void *data)
 {
     rs_db_t *db = data;
-    int i;
-    for (i = 0; db->natives && i < db->natives->nelts; i++) {
-        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
-    }
-    db->natives = NULL;
+    rs_db_rows_close(db);
     if (db->h) {
         apr_dbd_close(db->drv, db->h);
         db->h = NULL;
@@ -170,7 +165,7 @@ static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver,
         rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: no apr_dbd driver '%s'", driver);
         return rv;
     }
-    db->kind = !strcmp(apr_dbd_name(db->drv), "sqlite3") ? DB_SQLITE : DB_OTHER;
+    db->kind = rs_db_drv_kind(db->drv);
     if (!(open_dsn = rs_db_drv_dsn(db, p, dsn, db->mode))) {
         *error = "the driver cannot open the database read-only";
         rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s",
@@ -202,7 +197,7 @@ apr_status_t rs_db_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, con
     db->schema = schema;
     db->mode = mode;
     db->stmts = apr_hash_make(p);
-    db->natives = apr_array_make(p, 4, sizeof(sqlite3_stmt *));
+    db->natives = apr_array_make(p, 4, sizeof(void *));
     rs_db_drv_init();
     rv = db_connect(db, p, driver, dsn, &err);
     if (rv == APR_SUCCESS) {

@@ -47,6 +47,11 @@ void rs_db_one_thread_per_connection(void)
     (void)sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
 }
 
+int rs_db_drv_kind(const apr_dbd_driver_t *drv)
+{
+    return !strcmp(apr_dbd_name(drv), "sqlite3") ? DB_SQLITE : DB_OTHER;
+}
+
 const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int mode)
 {
     if (mode != RS_DB_READONLY) {
