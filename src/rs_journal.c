@@ -632,24 +632,15 @@ apr_status_t rs_journal_sets(rs_journal_t *j, apr_pool_t *p, apr_array_header_t 
     return rv;
 }
 
-static void get_summary(void *baton, apr_pool_t *p, const char *const *c, int n)
-{
-    apr_int64_t *v = baton;
-    (void)p;
-    if (n >= 3) {
-        v[0] = num(c[0]);
-        v[1] = num(c[2]);
-    }
-}
-
 apr_status_t rs_journal_summary(rs_journal_t *j, const char *set, apr_int64_t *count,
                                 apr_time_t *newest)
 {
-    apr_int64_t v[2] = { 0, 0 }, from = 0;
+    stats_t s = { 0, 0, 0 };
+    apr_int64_t from = 0;
     const void *args[] = { set, &from };
     /* The open list's statistics, from the first sequence on. */
-    apr_status_t rv = query(j, NULL, J_OPEN_STATS, args, get_summary, v);
-    *count = v[0];
-    *newest = v[0] ? v[1] : 0;
+    apr_status_t rv = query(j, NULL, J_OPEN_STATS, args, get_stats, &s);
+    *count = s.count;
+    *newest = s.count ? s.max_dt : 0;
     return rv;
 }
