@@ -14,9 +14,9 @@
  * When no watcher serves the set (httpd stopped, or the set not in its
  * configuration), the tool takes the set's lock (so no watcher starts on
  * it meanwhile) and removes the packages itself -- the same engine
- * functions, the journal read-only through rs_journal -- and leaves the request, which the
- * next watcher of the set applies at its start (building the packages
- * again).
+ * functions, the journal read through rs_journal on a read-only
+ * connection -- and leaves the request, which the next watcher of the set
+ * applies at its start (building the packages again).
  *
  * Privileges: run as root, the tool first becomes the state directory's
  * owner (the run user), through rs_tool_check_statedir.  Everything it touches below the state directory
