@@ -16,6 +16,7 @@
 #include "rs_file.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 
 static const char *when(apr_pool_t *p, apr_time_t t)
@@ -68,9 +69,9 @@ void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev)
     if (*prev && !strcmp(*prev, text)) {
         return;
     }
-    dir = apr_pstrcat(p, rs_global.state_dir, "/notify", NULL);
+    dir = rs_statedir_notify(p, rs_global.state_dir);
     apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT, p);
-    if (rs_file_replace_buf(p, apr_pstrcat(p, dir, "/" RS_DELIVER_STATUS, NULL), text,
+    if (rs_file_replace_buf(p, rs_statedir_delivery(p, rs_global.state_dir), text,
                             strlen(text)) == APR_SUCCESS) {
         free(*prev);
         *prev = strdup(text);
@@ -79,7 +80,7 @@ void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev)
 
 const char *rs_deliverstat_read(apr_pool_t *p)
 {
-    const char *path = apr_pstrcat(p, rs_global.state_dir, "/notify/" RS_DELIVER_STATUS, NULL);
+    const char *path = rs_statedir_delivery(p, rs_global.state_dir);
     apr_file_t *f;
     apr_finfo_t fi;
     apr_size_t n;

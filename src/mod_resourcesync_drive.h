@@ -215,10 +215,9 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d);
  * watcher start when some set has hubs; rs_deliver_wakeup (any thread)
  * makes it look at the outbox now (a notification was sealed). */
 void rs_deliver_start(server_rec *s);
-/* Its status file in <statedir>/notify/, shown by the status page: one
- * line per topic, hub row and subscriber, renewed every two seconds. */
-#define RS_DELIVER_STATUS "delivery.txt"
-/* mod_resourcesync_deliverstat.c: that file's lines (see there). */
+/* mod_resourcesync_deliverstat.c: the lines of its status file
+ * (rs_statedir_delivery), shown by the status page: one line per topic,
+ * hub row and subscriber, renewed every two seconds (see there). */
 struct rs_notify_t;
 struct rs_notifydest_t;
 const char *rs_deliverstat_topics(apr_pool_t *p, struct rs_notify_t *box);

@@ -393,7 +393,7 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
         return HTTP_NOT_FOUND;
     }
     apr_table_setn(r->headers_out, "Link", rs_notify_link_header(r->pool, set, topic));
-    path = apr_pstrcat(r->pool, set->notify_dir, "/", topic, ".xml", NULL);
+    path = rs_statedir_notify_topic(r->pool, set->notify_dir, topic);
     if (rs_file_exists(r->pool, path)) {
         return send_file(r, path, 0);
     }

@@ -601,7 +601,7 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     apr_pool_create(&iter, hi.pool);
     store();                              /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
-    apr_dir_make_recursive(apr_pstrcat(iter, rs_global.state_dir, "/hub", NULL),
+    apr_dir_make_recursive(rs_statedir_hub(iter, rs_global.state_dir),
                            APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, iter);
     hi.changed = 1;
     for (;;) {

@@ -50,6 +50,7 @@
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_recorder.h"
+#include "rs_statedir.h"
 #include "rs_time.h"
 
 /* How often the driver looks for open notifications it was not told of
@@ -178,7 +179,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
         return;
     }
     apr_dir_make_recursive(ws->set->notify_dir, APR_FPROT_OS_DEFAULT, p);
-    path = apr_pstrcat(p, ws->set->notify_dir, "/", topic, ".xml", NULL);
+    path = rs_statedir_notify_topic(p, ws->set->notify_dir, topic);
     if ((rv = rs_file_replace_buf(p, path, x.payload, x.payload_len)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
     }
@@ -206,10 +207,8 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* The digests file: "capabilitylist <hex>\ndescription <hex>\n". */
-#define DIGESTS_FILE "/documents.digest"
-
-/* The digests of the set's documents as the file holds them. */
+/* The digests of the set's documents as their file holds them
+ * (rs_statedir_notify_digests): "capabilitylist <hex>\ndescription <hex>\n". */
 static const char *digests_of(apr_pool_t *p, const rs_set_t *set, const rs_srv_conf *sc)
 {
     char cl[RS_HASH_COUNT][RS_HASH_HEXMAX], sd[RS_HASH_COUNT][RS_HASH_HEXMAX];
@@ -222,7 +221,7 @@ static const char *digests_of(apr_pool_t *p, const rs_set_t *set, const rs_srv_c
  * file does not exist); the cause of any other failure. */
 static apr_status_t digests_read(apr_pool_t *p, const rs_set_t *set, const char **text)
 {
-    const char *path = apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL);
+    const char *path = rs_statedir_notify_digests(p, set->notify_dir);
     char buf[512];
     apr_size_t n = sizeof(buf) - 1;
     apr_file_t *f;
@@ -281,8 +280,8 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
     }
     else if ((rv = digests_read(p, set, &old)) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s%s", set->name,
-                    set->notify_dir, DIGESTS_FILE);
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name,
+                    rs_statedir_notify_digests(p, set->notify_dir));
         return;
     }
     else if (old && !strcmp(old, cur)) {
@@ -300,10 +299,10 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         return;
     }
     apr_dir_make_recursive(set->notify_dir, APR_FPROT_OS_DEFAULT, p);
-    if ((rv = rs_file_replace_buf(p, apr_pstrcat(p, set->notify_dir, DIGESTS_FILE, NULL),
-                                  cur, strlen(cur))) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s%s", set->name,
-                    set->notify_dir, DIGESTS_FILE);
+    if ((rv = rs_file_replace_buf(p, rs_statedir_notify_digests(p, set->notify_dir), cur,
+                                  strlen(cur))) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", set->name,
+                    rs_statedir_notify_digests(p, set->notify_dir));
     }
 }
 

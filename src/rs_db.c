@@ -6,7 +6,6 @@
 #include <apr_strings.h>
 #include <apr_hash.h>
 #include <apr_dbd.h>
-#include <sqlite3.h>
 #include "rs_db.h"
 #include "rs_db_priv.h"
 
@@ -15,157 +14,35 @@
 static const char *const meta_sql[] = {
     "SELECT v FROM meta WHERE k = %s",
     "INSERT INTO meta (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+    /* The key's last length(set) + 1 characters are ':' and the set. */
+    "DELETE FROM meta WHERE substr(k, length(k) - length(%s)) = ':' || %s",
 };
 
-/* ------------------------------------------------ driver differences */
-
-/* Why a SQLite connection is read-only when SQLite does not say: it
- * opened the database read-only because it could not open a file for
- * writing.  The first of the files that the connection cannot write
- * gives the cause: EPERM (immutable), EROFS, EACCES; 0 if none. */
-static int readonly_cause(const rs_db_t *db)
-{
-    static const char *const ext[] = { "", "-wal", "-shm" };
-    char path[4096];
-    int i;
-
-    for (i = 0; db->dsn && i < 3; i++) {
-        apr_snprintf(path, sizeof(path), "%s%s", db->dsn, ext[i]);
-        if (access(path, W_OK) != 0 && errno != ENOENT) {
-            return errno;
-        }
-    }
-    return 0;
-}
-
-#ifndef APR_EIO
-#define APR_EIO APR_FROM_OS_ERROR(EIO)
-#endif
-#ifndef APR_EROFS
-#define APR_EROFS APR_FROM_OS_ERROR(EROFS)
-#endif
-
-/* The apr_status_t for a driver's failure.  apr_dbd's SQLite driver
- * returns SQLITE_ERROR for most failures of a (legacy) prepared
- * statement, so the connection's own error code is asked first. */
-static apr_status_t status_of(rs_db_t *db, int rc)
-{
-    if (db->kind == DB_SQLITE) {
-        sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
-        int code = conn ? sqlite3_errcode(conn) : SQLITE_OK;
-        int sys = 0;
-        if (code == SQLITE_OK || code == SQLITE_ERROR) {
-            code = rc;
-        }
-        switch (code & 0xff) {
-        case SQLITE_FULL:
-        case SQLITE_READONLY:
-        case SQLITE_PERM:
-        case SQLITE_CANTOPEN:
-        case SQLITE_IOERR:
-            /* The system's own cause where SQLite knows it: ENOSPC,
-             * EROFS, EPERM (an immutable file), EDQUOT, EISDIR ... */
-            sys = conn ? sqlite3_system_errno(conn) : 0;
-            break;
-        default:
-            break;
-        }
-        if (sys <= 0 && (code & 0xff) == SQLITE_READONLY) {
-            sys = readonly_cause(db);
-        }
-        if (sys > 0) {
-            return APR_FROM_OS_ERROR(sys);
-        }
-        switch (code & 0xff) {
-        case SQLITE_FULL:     return APR_ENOSPC;
-        case SQLITE_READONLY: return APR_EROFS;
-        case SQLITE_PERM:
-        case SQLITE_CANTOPEN: return APR_EACCES;
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:   return APR_EBUSY;
-        case SQLITE_IOERR:    return APR_EIO;
-        default:              return APR_EGENERAL;
-        }
-    }
-    /* PostgreSQL: map the driver's codes here when it is wired up. */
-    return APR_EGENERAL;
-}
-
-/* Did a statement fail only because another connection changed the
- * schema between its preparation and its execution?  apr_dbd's SQLite
- * driver prepares with the legacy API, which leaves the retry to us: a
- * statement prepared for one call (not a kept one) is simply run again. */
-static int schema_changed(rs_db_t *db, int rc)
-{
-    if (db->kind == DB_SQLITE && rc && !db->txn) {
-        sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
-        return rc == SQLITE_SCHEMA || (conn && sqlite3_errcode(conn) == SQLITE_SCHEMA);
-    }
-    return 0;
-}
-
 #define SCHEMA_RETRIES 10
-
-/* Settings a connection needs before anything else runs. */
-static apr_status_t configure(rs_db_t *db, apr_pool_t *p)
-{
-    if (db->kind == DB_SQLITE) {
-        apr_dbd_results_t *res = NULL;
-        apr_dbd_row_t *row = NULL;
-        int n;
-        /* WAL lets other connections read while the watcher writes;
-         * NORMAL syncs at checkpoints, which keeps a committed transaction
-         * across a crash of any process (not necessarily across a power
-         * loss).  journal_mode answers with a row, hence the select.  The
-         * busy timeout comes first: switching a new file to WAL waits for
-         * another connection doing the same. */
-        apr_dbd_query(db->drv, db->h, &n, "PRAGMA busy_timeout=10000");
-        apr_dbd_select(db->drv, p, db->h, &res, "PRAGMA journal_mode=WAL", 0);
-        while (res && apr_dbd_get_row(db->drv, p, res, &row, -1) == 0) {
-        }
-        apr_dbd_query(db->drv, db->h, &n, "PRAGMA synchronous=NORMAL");
-        /* No memory-mapped I/O of the database file: a write to a mapped
-         * page that the file system cannot back (a full disk) or a file
-         * that shrank under the mapping raises SIGBUS instead of
-         * returning an error.  The -shm index stays mapped (WAL needs
-         * it); SQLite allocates its pages with write() first, so a full
-         * disk is an error there too. */
-        apr_dbd_query(db->drv, db->h, &n, "PRAGMA mmap_size=0");
-    }
-    /* PostgreSQL settings (search_path, statement_timeout, ...) go here. */
-    return APR_SUCCESS;
-}
-
-apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
-{
-    if (db->kind == DB_SQLITE) {
-        sqlite3 *h = apr_dbd_native_handle(db->drv, db->h);
-        return h && sqlite3_busy_timeout(h, ms) == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
-    }
-    return APR_ENOTIMPL;
-}
 
 /* ------------------------------------------------ failures */
 
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
 {
-    apr_status_t rv = status_of(db, rc);
+    apr_status_t rv = rs_db_drv_status(db, rc);
+    const char *msg = apr_dbd_error(db->drv, db->h, rc);
     if (db->txn && db->txn_rv == APR_SUCCESS) {
         db->txn_rv = rv;   /* the driver will roll back at the end */
     }
-    rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s",
-                what, apr_dbd_error(db->drv, db->h, rc));
+    apr_cpystrn(db->errmsg, msg ? msg : "", sizeof(db->errmsg));
+    rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s", what, db->errmsg);
     return rv;
+}
+
+const char *rs_db_last_error(const rs_db_t *db)
+{
+    return db->errmsg;
 }
 
 static apr_status_t db_close(void *data)
 {
     rs_db_t *db = data;
-    int i;
-    for (i = 0; db->natives && i < db->natives->nelts; i++) {
-        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
-    }
-    db->natives = NULL;
+    rs_db_rows_close(db);
     if (db->h) {
         apr_dbd_close(db->drv, db->h);
         db->h = NULL;
@@ -186,7 +63,7 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
         res = NULL;
         rc = apr_dbd_select(db->drv, p, db->h, &res,
                             "SELECT v FROM meta WHERE k = '" VERSION_KEY "'", 0);
-    } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
+    } while (rs_db_drv_schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     *version = 0;
     if (rc) {
         return rs_db_fail(db, rc, "reading the schema version");
@@ -198,18 +75,6 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
     return rc == -1 ? APR_SUCCESS : rs_db_fail(db, rc, "reading the schema version");
 }
 
-/* The statement that opens a migration's transaction: it takes the write
- * lock at once, so that of two connections opening a database together,
- * one migrates and the other waits and then finds the version done. */
-static const char *begin_migration(const rs_db_t *db)
-{
-    if (db->kind == DB_SQLITE) {
-        return "BEGIN IMMEDIATE";   /* waits up to busy_timeout for the lock */
-    }
-    /* PostgreSQL: BEGIN, then LOCK TABLE meta IN EXCLUSIVE MODE. */
-    return "BEGIN";
-}
-
 /* Bring the database from version - 1 to version in one transaction (not
  * an apr_dbd one: the version is read again once the lock is held, and a
  * failure must not be hidden by the driver's silent rollback). */
@@ -219,7 +84,7 @@ static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
     apr_status_t rv;
     int i, cur = 0;
 
-    if ((rv = rs_db_run(db, begin_migration(db))) != APR_SUCCESS) {
+    if ((rv = rs_db_run(db, rs_db_drv_begin_migration(db))) != APR_SUCCESS) {
         return rv;
     }
     rv = read_version(db, p, &cur);
@@ -269,15 +134,57 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
     return APR_SUCCESS;
 }
 
-/* ------------------------------------------------ connection */
-
-void rs_db_one_thread_per_connection(void)
+/* RS_DB_AS_IS, RS_DB_READONLY: the version recorded, nothing changed
+ * (0 when the database has no meta table, a new or foreign file). */
+static apr_status_t read_as_is(rs_db_t *db, apr_pool_t *p)
 {
-    (void)sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+    int has = 0;
+    apr_status_t rv = rs_db_has_table(db, "meta", &has);
+    db->version = 0;
+    return rv != APR_SUCCESS || !has ? rv : read_version(db, p, &db->version);
 }
+
+/* ------------------------------------------------ connection */
 
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log)
+{
+    return rs_db_open_ex(out, p, driver, dsn, schema, RS_DB_MIGRATE, log, NULL);
+}
+
+/* The connection itself: driver, DSN for the mode, checks. */
+static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver,
+                               const char *dsn, const char **error)
+{
+    const char *err = NULL, *open_dsn;
+    apr_status_t rv;
+
+    apr_dbd_init(p);
+    rv = apr_dbd_get_driver(p, driver, &db->drv);
+    if (rv != APR_SUCCESS) {
+        rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: no apr_dbd driver '%s'", driver);
+        return rv;
+    }
+    db->kind = rs_db_drv_kind(db->drv);
+    if (!(open_dsn = rs_db_drv_dsn(db, p, dsn, db->mode))) {
+        *error = "the driver cannot open the database read-only";
+        rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s",
+                    dsn, *error);
+        return APR_ENOTIMPL;
+    }
+    rv = apr_dbd_open_ex(db->drv, p, open_dsn, &db->h, &err);
+    if (rv != APR_SUCCESS) {
+        *error = err ? err : "unknown error";
+        rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: cannot open '%s': %s", dsn, *error);
+        return rv;
+    }
+    apr_pool_cleanup_register(p, db, db_close, apr_pool_cleanup_null);
+    return rs_db_drv_opened(db, db->mode);
+}
+
+apr_status_t rs_db_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                           const rs_db_schema_t *schema, int mode, const rs_logger_t *log,
+                           const char **error)
 {
     rs_db_t *db = apr_pcalloc(p, sizeof(*db));
     const char *err = NULL;
@@ -288,32 +195,25 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
     db->dsn = apr_pstrdup(p, dsn);
     db->log = log;
     db->schema = schema;
+    db->mode = mode;
     db->stmts = apr_hash_make(p);
-    /* No memory statistics: they take a global mutex around every
-     * allocation of SQLite's.  Only possible before SQLite initializes
-     * (the first open in the process); later calls fail harmlessly. */
-    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-    db->natives = apr_array_make(p, 4, sizeof(sqlite3_stmt *));
-    apr_dbd_init(p);
-    rv = apr_dbd_get_driver(p, driver, &db->drv);
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "state store: no apr_dbd driver '%s'", driver);
-        return rv;
-    }
-    rv = apr_dbd_open_ex(db->drv, p, dsn, &db->h, &err);
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "state store: cannot open '%s': %s",
-                    dsn, err ? err : "unknown error");
-        return rv;
-    }
-    apr_pool_cleanup_register(p, db, db_close, apr_pool_cleanup_null);
-    db->kind = !strcmp(apr_dbd_name(db->drv), "sqlite3") ? DB_SQLITE : DB_OTHER;
-    apr_pool_create(&tp, p);
-    rv = configure(db, tp);
+    db->natives = apr_array_make(p, 4, sizeof(void *));
+    rs_db_drv_init();
+    rv = db_connect(db, p, driver, dsn, &err);
     if (rv == APR_SUCCESS) {
-        rv = migrate(db, tp, dsn);
+        apr_pool_create(&tp, p);
+        rv = rs_db_drv_configure(db, tp, mode);
+        if (rv == APR_SUCCESS) {
+            rv = mode == RS_DB_MIGRATE ? migrate(db, tp, dsn) : read_as_is(db, tp);
+        }
+        apr_pool_destroy(tp);
     }
-    apr_pool_destroy(tp);
+    if (!err && db->errmsg[0]) {
+        err = db->errmsg;
+    }
+    if (error) {
+        *error = rv == APR_SUCCESS || !err ? NULL : apr_pstrdup(p, err);
+    }
     if (rv == APR_SUCCESS) {
         *out = db;
     }
@@ -428,7 +328,7 @@ apr_status_t rs_db_run(rs_db_t *db, const char *sql)
     int n, rc, tries = 0;
     do {
         rc = apr_dbd_query(db->drv, db->h, &n, sql);
-    } while (schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
+    } while (rs_db_drv_schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     return rc ? rs_db_fail(db, rc, sql) : APR_SUCCESS;
 }
 
@@ -538,4 +438,12 @@ apr_status_t rs_db_meta_put(rs_db_t *db, const char *key, const char *value)
     rs_db_stmt_t *s;
     apr_status_t rv = rs_db_stmt(db, meta_sql[1], &s);
     return rv == APR_SUCCESS ? rs_db_exec(db, s, args, NULL) : rv;
+}
+
+apr_status_t rs_db_meta_forget_set(rs_db_t *db, const char *set, int *nrows)
+{
+    const void *args[] = { set, set };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, meta_sql[2], &s);
+    return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
 }

@@ -2,7 +2,11 @@
  *
  * rs_db is the only unit that knows which database driver runs: it opens
  * one connection from a driver name and a DSN, applies the driver's
- * settings, brings the schema up to date, and runs statements.  The
+ * settings, brings the schema up to date, and runs statements; what
+ * differs between drivers (settings, error causes, read-only opens,
+ * table lookup, online backup, a database's files) is in rs_dbdriver.c
+ * alone, so that rs-tool and the module reach the store the same way and
+ * a new driver is added once.  The
  * tables themselves belong to the units on top (rs_inventory, rs_journal),
  * which write their SQL in the subset shared by SQLite and PostgreSQL
  * (INSERT ... ON CONFLICT, row-value comparison, no driver functions).
@@ -64,6 +68,60 @@ typedef struct rs_db_schema_t {
  * the database file).  The connection is closed when pool p is cleared. */
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log);
+
+/* How rs_db_open_ex treats the database. */
+#define RS_DB_MIGRATE   0   /* as rs_db_open: the schema brought up to date */
+#define RS_DB_AS_IS     1   /* read and write; no schema change, no setting */
+#define RS_DB_READONLY  2   /* nothing written at all */
+
+/* Open a connection as rs_db_open does (mode RS_DB_MIGRATE), or for a
+ * tool that must not change what the module made of the database:
+ *
+ * RS_DB_AS_IS and RS_DB_READONLY do not migrate and leave the database's
+ * own settings alone (SQLite: its journal mode; the connection keeps the
+ * busy timeout).  rs_db_schema_version is the version recorded (0 when
+ * none is, also for a database without rs_db's meta table).  A database
+ * of a NEWER version than schema->version is opened too: the caller asks
+ * rs_db_schema_version and refuses it in its own words, since the units'
+ * statements fit the versions they know only; an older one has only the
+ * tables of its version (rs_db_has_table).
+ *
+ * RS_DB_READONLY never writes the database and never creates it (SQLite:
+ * the file opened read-only; like any reader of a WAL database it may
+ * create the -wal and -shm files beside it): it reads a live store while
+ * the watcher writes, in WAL mode without waiting for it, and waits for
+ * a lock (a database not in WAL mode) for the busy timeout only.
+ *
+ * *error (may be NULL) gets the driver's message when the open fails (in
+ * p), NULL when there is none; the failure is logged as by rs_db_open. */
+apr_status_t rs_db_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                           const rs_db_schema_t *schema, int mode, const rs_logger_t *log,
+                           const char **error);
+
+/* The driver's message of the connection's last failure (a statement, a
+ * transaction, a backup), as it was logged; "" before any. */
+const char *rs_db_last_error(const rs_db_t *db);
+
+/* Whether the database has table name (*exists 1 or 0).  APR_ENOTIMPL
+ * for drivers other than SQLite. */
+apr_status_t rs_db_has_table(rs_db_t *db, const char *name, int *exists);
+
+/* An online copy of the database into the file path, consistent while
+ * other connections write (SQLite: the backup API, which starts over when
+ * another connection changes the database during the copy and waits for
+ * a writer's lock), made one self-contained file (SQLite: journal_mode
+ * DELETE) and checked (integrity_check).  path is never followed if it
+ * is a symbolic link; it may exist, empty (mkstemp's).  On failure
+ * rs_db_last_error says why, and path is left for the caller to remove
+ * (rs_db_remove).  The connection may be read-only.  APR_ENOTIMPL for
+ * other drivers. */
+apr_status_t rs_db_backup(rs_db_t *db, const char *path);
+
+/* Remove the database dsn of driver and the files that go with it
+ * (SQLite: the file, its -wal, -shm and -journal): a temporary store or
+ * a failed copy.  APR_SUCCESS when none is left; APR_ENOTIMPL for a
+ * driver without files. */
+apr_status_t rs_db_remove(apr_pool_t *p, const char *driver, const char *dsn);
 
 /* For a process whose connections are each used from one thread at a
  * time, with a lock or a queue between the threads that hand one over
@@ -167,8 +225,14 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
                         rs_db_each_fn *fn, void *baton);
 
 /* The small key/value table for bookkeeping.  *value is NULL when the key
- * is absent (or its value is empty), else a copy in p. */
+ * is absent (or its value is empty), else a copy in p.  The keys of one
+ * set end in ":<set>" ("snapshot-gen:<set>", "journal-mark:<set>", ...;
+ * set names hold no ':'). */
 apr_status_t rs_db_meta_get(rs_db_t *db, apr_pool_t *p, const char *key, const char **value);
 apr_status_t rs_db_meta_put(rs_db_t *db, const char *key, const char *value);
+
+/* Delete every key of set (those ending in ":<set>"); *nrows (may be
+ * NULL) gets their number. */
+apr_status_t rs_db_meta_forget_set(rs_db_t *db, const char *set, int *nrows);
 
 #endif

@@ -1,15 +1,24 @@
 /* rs_db_priv.h - what the files of the state store's database layer
  * share (rs_db.c: connections, statements, transactions; rs_dbrows.c:
- * streamed rows).  Not for other units: they see rs_db.h only. */
+ * streamed rows; rs_dbdriver.c: what differs between drivers).  Not for
+ * other units: they see rs_db.h only. */
 #ifndef RS_DB_PRIV_H
 #define RS_DB_PRIV_H
 
+#include <errno.h>
 #include <apr_hash.h>
 #include <apr_dbd.h>
 #include <sqlite3.h>
 #include "rs_db.h"
 
 enum { DB_SQLITE, DB_OTHER };
+
+#ifndef APR_EIO
+#define APR_EIO APR_FROM_OS_ERROR(EIO)
+#endif
+#ifndef APR_EROFS
+#define APR_EROFS APR_FROM_OS_ERROR(EROFS)
+#endif
 
 struct rs_db_t {
     apr_pool_t *pool;               /* the connection's lifetime */
@@ -18,6 +27,7 @@ struct rs_db_t {
     const char *dsn;                /* SQLite: the database file */
     const rs_logger_t *log;
     int kind;                       /* DB_* */
+    int mode;                       /* RS_DB_MIGRATE, _AS_IS, _READONLY */
     int version;                    /* schema version */
     const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
     apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
@@ -30,6 +40,8 @@ struct rs_db_t {
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;
+    /* The driver's message of the last failure (rs_db_last_error). */
+    char errmsg[256];
 };
 
 /* Lifecycle: lives as long as the connection.  native (SQLite, rs_db_each
@@ -55,5 +67,39 @@ struct rs_db_row_t {
  * the status of its cause; inside a transaction the first failure is
  * remembered for rs_db_commit. */
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what);
+
+/* rs_dbrows.c: finalize the native statements of rs_db_each, before the
+ * connection is closed. */
+void rs_db_rows_close(rs_db_t *db);
+
+/* rs_dbdriver.c: what depends on the driver (db->kind). */
+
+/* DB_SQLITE or DB_OTHER, from apr_dbd's driver. */
+int rs_db_drv_kind(const apr_dbd_driver_t *drv);
+
+/* Process-wide settings of the drivers, before the first connection. */
+void rs_db_drv_init(void);
+
+/* The DSN that opens dsn in mode (RS_DB_*), or NULL when the driver
+ * cannot open it so (in p). */
+const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int mode);
+
+/* Checks of a connection just opened in mode: APR_SUCCESS, or the
+ * failure (db->errmsg says why). */
+apr_status_t rs_db_drv_opened(rs_db_t *db, int mode);
+
+/* The connection's settings for mode, before anything else runs. */
+apr_status_t rs_db_drv_configure(rs_db_t *db, apr_pool_t *p, int mode);
+
+/* The apr_status_t of the driver's failure code rc. */
+apr_status_t rs_db_drv_status(rs_db_t *db, int rc);
+
+/* Whether a statement outside a transaction failed (rc) only because
+ * another connection changed the schema meanwhile: then it is run again. */
+int rs_db_drv_schema_changed(rs_db_t *db, int rc);
+
+/* The statement that opens a migration's transaction and takes the
+ * write lock at once. */
+const char *rs_db_drv_begin_migration(const rs_db_t *db);
 
 #endif

@@ -146,3 +146,12 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
     sqlite3_clear_bindings(s->native);
     return rv;
 }
+
+void rs_db_rows_close(rs_db_t *db)
+{
+    int i;
+    for (i = 0; db->natives && i < db->natives->nelts; i++) {
+        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
+    }
+    db->natives = NULL;
+}

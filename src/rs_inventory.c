@@ -7,7 +7,7 @@
 enum {
     ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
     ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
-    ST_LIST_FIRST, ST_LIST, ST_ANY,
+    ST_LIST_FIRST, ST_LIST, ST_ANY, ST_NEXT_SET, ST_SUMMARY, ST_ALL,
     ST_MAX
 };
 
@@ -45,6 +45,11 @@ static const char *const sql[ST_MAX] = {
     PAGE_FIRST(LIST_COLS),
     PAGE_AFTER(LIST_COLS),
     "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
+    /* One seek in the primary key per set, not a walk of every row. */
+    "SELECT MIN(setname) FROM inventory WHERE setname > %s",
+    "SELECT COUNT(*), COALESCE(SUM(size), 0), MAX(mtime_ns) FROM inventory "
+    "WHERE setname = %s AND listed = 1",
+    "SELECT " PAGE_COLS " FROM inventory WHERE setname = %s ORDER BY dir, name",
 };
 
 static const char *const schema_v1[] = {
@@ -82,6 +87,12 @@ static const char *const schema_v3[] = {
 const char *const *rs_inventory_schema(int version)
 {
     return version == 1 ? schema_v1 : version == 3 ? schema_v3 : NULL;
+}
+
+const char *const *rs_inventory_tables(void)
+{
+    static const char *const tables[] = { "inventory", NULL };
+    return tables;
 }
 
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
@@ -376,4 +387,63 @@ apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
     pg.out = *out;
     return rs_inventory_each(db, set, after_dir, after_name, limit, RS_INVENTORY_ROW,
                              copy_item, &pg);
+}
+
+static void get_str(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    *(const char **)baton = n > 0 && c[0] ? apr_pstrdup(p, c[0]) : NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+apr_status_t rs_inventory_sets(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out)
+{
+    const char *after = "", *next = NULL;
+    const void *args[1];
+    apr_status_t rv;
+
+    *out = apr_array_make(p, 8, sizeof(const char *));
+    for (;;) {
+        args[0] = after;
+        if ((rv = query(db, p, ST_NEXT_SET, args, get_str, &next)) != APR_SUCCESS || !next) {
+            break;
+        }
+        APR_ARRAY_PUSH(*out, const char *) = after = next;
+        next = NULL;
+    }
+    /* The database's collation may differ from byte order (PostgreSQL). */
+    qsort((*out)->elts, (size_t)(*out)->nelts, sizeof(const char *), by_name);
+    return rv;
+}
+
+static void get_summary(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_inventory_summary_t *s = baton;
+    (void)p;
+    if (n >= 3) {
+        s->files = col_int(c[0]);
+        s->bytes = col_int(c[1]);
+        s->newest = c[2] != NULL;
+        s->newest_mtime_ns = col_int(c[2]);
+    }
+}
+
+apr_status_t rs_inventory_summary(rs_db_t *db, const char *set, rs_inventory_summary_t *s)
+{
+    const void *args[] = { set };
+    memset(s, 0, sizeof(*s));
+    return query(db, NULL, ST_SUMMARY, args, get_summary, s);
+}
+
+apr_status_t rs_inventory_each_all(rs_db_t *db, const char *set, rs_inventory_each_fn *fn,
+                                   void *baton)
+{
+    each_t e = { fn, baton, RS_INVENTORY_ROW };
+    const void *args[] = { set };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[ST_ALL], &s);
+    return rv == APR_SUCCESS ? rs_db_each(db, s, args, each_row, &e) : rv;
 }

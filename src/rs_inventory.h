@@ -100,9 +100,32 @@ apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_d
                                const char *after_name, int limit, int fields,
                                rs_inventory_each_fn *fn, void *baton);
 
+/* Every row of set, listed or not, with every column, in listing order,
+ * handed to fn as rs_inventory_each does (no copies; fn must not use db
+ * meanwhile; non-zero stops): a copy of the set's rows (rs-tool verify). */
+apr_status_t rs_inventory_each_all(rs_db_t *db, const char *set, rs_inventory_each_fn *fn,
+                                   void *baton);
+
+/* The sets that have rows, in byte order (array of const char *, in p):
+ * one lookup in the key per set. */
+apr_status_t rs_inventory_sets(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);
+
+/* What a set's listed rows sum up to (rs-tool status). */
+typedef struct rs_inventory_summary_t {
+    apr_int64_t files;                    /* listed rows */
+    apr_int64_t bytes;                    /* their sizes */
+    int newest;                           /* 0: no listed row ... */
+    apr_int64_t newest_mtime_ns;          /* ... else the newest modification */
+} rs_inventory_summary_t;
+apr_status_t rs_inventory_summary(rs_db_t *db, const char *set, rs_inventory_summary_t *s);
+
 /* The DDL that brings the inventory to schema version `version` from the
  * version before (NULL-terminated; NULL if that version changes nothing
  * here).  Used by rs_schema. */
 const char *const *rs_inventory_schema(int version);
+
+/* The tables of this unit (NULL-terminated, static), each keyed by set
+ * (a column setname).  Used by rs_schema. */
+const char *const *rs_inventory_tables(void);
 
 #endif

@@ -1,4 +1,5 @@
 /* rs_journal.c - see rs_journal.h */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -7,7 +8,7 @@
 enum {
     J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
     J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_MAX
+    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_SETS, J_MAX
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
@@ -49,6 +50,7 @@ static const char *const sql[J_MAX] = {
     " AND r.change <> 3 ORDER BY r.seq LIMIT %d",
     "SELECT seq FROM journal WHERE setname = %s AND dir = %s AND name = %s AND change <> 3"
     " ORDER BY seq",
+    "SELECT setname FROM journal_sets",
 };
 
 static const char *const schema_v1[] = {
@@ -77,6 +79,12 @@ static const char *const schema_v4[] = {
 const char *const *rs_journal_schema(int version)
 {
     return version == 1 ? schema_v1 : version == 4 ? schema_v4 : NULL;
+}
+
+const char *const *rs_journal_tables(void)
+{
+    static const char *const tables[] = { "journal", "changelists", "journal_sets", NULL };
+    return tables;
 }
 
 /* The counters are cached, and another connection may write the journal
@@ -600,5 +608,39 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
                                 apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
         }
     }
+    return rv;
+}
+
+static void add_set(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    if (n > 0 && c[0]) {
+        APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) = apr_pstrdup(p, c[0]);
+    }
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+apr_status_t rs_journal_sets(rs_journal_t *j, apr_pool_t *p, apr_array_header_t **out)
+{
+    apr_status_t rv;
+    *out = apr_array_make(p, 8, sizeof(const char *));
+    rv = query(j, p, J_SETS, NULL, add_set, *out);
+    qsort((*out)->elts, (size_t)(*out)->nelts, sizeof(const char *), by_name);
+    return rv;
+}
+
+apr_status_t rs_journal_summary(rs_journal_t *j, const char *set, apr_int64_t *count,
+                                apr_time_t *newest)
+{
+    stats_t s = { 0, 0, 0 };
+    apr_int64_t from = 0;
+    const void *args[] = { set, &from };
+    /* The open list's statistics, from the first sequence on. */
+    apr_status_t rv = query(j, NULL, J_OPEN_STATS, args, get_stats, &s);
+    *count = s.count;
+    *newest = s.count ? s.max_dt : 0;
     return rv;
 }

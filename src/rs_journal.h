@@ -67,6 +67,10 @@ apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p);
  * nothing here).  Used by rs_schema. */
 const char *const *rs_journal_schema(int version);
 
+/* The tables of this unit (NULL-terminated, static), each keyed by set
+ * (a column setname).  Used by rs_schema. */
+const char *const *rs_journal_tables(void);
+
 /* Name of a change ("created", ...). */
 const char *rs_journal_change_name(int change);
 
@@ -134,6 +138,15 @@ apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char
 /* The sequence of the set's newest record in the journal (0: none). */
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
                                apr_int64_t *seq);
+
+/* The sets whose journal was started (rs_journal_begin_set), in byte
+ * order (array of const char *, in p). */
+apr_status_t rs_journal_sets(rs_journal_t *j, apr_pool_t *p, apr_array_header_t **out);
+
+/* How many records the set's journal holds, and the datetime of its
+ * newest (0: none). */
+apr_status_t rs_journal_summary(rs_journal_t *j, const char *set, apr_int64_t *count,
+                                apr_time_t *newest);
 
 /* The last sequence assigned or read from the store (at open, or at the
  * first append of a transaction). */

@@ -66,6 +66,12 @@ const char *const *rs_notify_schema(int version)
     return version == 2 ? schema_v2 : NULL;
 }
 
+const char *const *rs_notify_tables(void)
+{
+    static const char *const tables[] = { "notifications", "notify_dests", NULL };
+    return tables;
+}
+
 struct rs_notify_t {
     rs_db_t *db;
     rs_journal_t *j;

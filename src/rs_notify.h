@@ -93,6 +93,11 @@ apr_status_t rs_notify_open(rs_notify_t **out, rs_db_t *db, rs_journal_t *j, apr
  * (NULL-terminated), or NULL when that version changes nothing here. */
 const char *const *rs_notify_schema(int version);
 
+/* The tables of this unit (NULL-terminated, static), each keyed by set
+ * (a column setname; rs_hubsub's rows are notify_dests rows).  Used by
+ * rs_schema. */
+const char *const *rs_notify_tables(void);
+
 /* Add journal record rec (just appended, rec->seq and rec->datetime set)
  * of set to the set's open change notification, or open one, in the
  * caller's transaction.  An open notification already holding max

@@ -1,9 +1,11 @@
 /* rs_schema.h - the state store's schema: the ordered migration steps.
  *
- * Each unit that keeps tables in the store (rs_inventory, rs_journal)
- * owns their DDL and hands out the statements that lead to a given
- * schema version; this unit lists the units in the order their tables
- * are created, and rs_db applies the versions a database lacks.  rs_db's
+ * Each unit that keeps tables in the store (rs_inventory, rs_journal,
+ * rs_notify, rs_hubsub) owns their DDL and hands out the statements that
+ * lead to a given schema version, and names its tables; this unit lists
+ * the units in the order their tables are created, rs_db applies the
+ * versions a database lacks, and what concerns a set in every table
+ * (rs-tool forget-set) goes through the tables the units name.  rs_db's
  * own meta table (which records the version) is created by rs_db itself.
  *
  * Version 1 is the layout of the store before versions were recorded;
@@ -44,5 +46,29 @@ apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version);
  * this way. */
 apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                             const rs_logger_t *log);
+
+/* The same through rs_db_open_ex: mode RS_DB_AS_IS or RS_DB_READONLY for
+ * a tool that must not migrate the store (the module does, at its
+ * start); the tool refuses a version above RS_SCHEMA_VERSION. */
+apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver,
+                               const char *dsn, int mode, const rs_logger_t *log,
+                               const char **error);
+
+/* Every table of the store but rs_db's meta holds rows of sets, keyed by
+ * a column setname.  The tables, as the units that own them list them,
+ * in the order they are created (array of const char *, static strings,
+ * allocated from p). */
+apr_array_header_t *rs_schema_tables(apr_pool_t *p);
+
+/* Whether any table that db has (an older schema lacks some) holds a row
+ * of set (*exists 1 or 0).  Scratch allocations from p. */
+apr_status_t rs_schema_set_exists(rs_db_t *db, apr_pool_t *p, const char *set, int *exists);
+
+/* Delete every row of set from every table that db has, and its meta
+ * keys (rs_db_meta_forget_set); *rows gets how many.  In the caller's
+ * transaction when one is open (rs_db_begin: then all or nothing).
+ * Scratch allocations from p. */
+apr_status_t rs_schema_forget_set(rs_db_t *db, apr_pool_t *p, const char *set,
+                                  apr_int64_t *rows);
 
 #endif

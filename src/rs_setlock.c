@@ -14,7 +14,7 @@
 static int open_lock(apr_pool_t *p, const char *statedir, const char *set, int mode)
 {
     const char *path = rs_statedir_setlock(p, statedir, set);
-    const char *dir = rs_statedir_setlock(p, statedir, "");
+    const char *dir = rs_statedir_locks(p, statedir);
     int fd = open(path, mode | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 
     if (fd < 0 && errno == ENOENT) {

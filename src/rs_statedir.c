@@ -19,14 +19,19 @@ const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir)
     return apr_pstrcat(p, statedir, "/changelists", NULL);
 }
 
+const char *rs_statedir_hub(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/hub", NULL);
+}
+
 const char *rs_statedir_hubspool(apr_pool_t *p, const char *statedir)
 {
-    return apr_pstrcat(p, statedir, "/hub/spool", NULL);
+    return apr_pstrcat(p, rs_statedir_hub(p, statedir), "/spool", NULL);
 }
 
 const char *rs_statedir_hubintake(apr_pool_t *p, const char *statedir)
 {
-    return apr_pstrcat(p, statedir, "/hub/intake", NULL);
+    return apr_pstrcat(p, rs_statedir_hub(p, statedir), "/intake", NULL);
 }
 
 const char *rs_statedir_changedumps(apr_pool_t *p, const char *statedir)
@@ -105,9 +110,29 @@ const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char
     return apr_pstrcat(p, rs_statedir_changedumps(p, statedir), "/", set, NULL);
 }
 
+const char *rs_statedir_notify(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/notify", NULL);
+}
+
+const char *rs_statedir_delivery(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, rs_statedir_notify(p, statedir), "/delivery.txt", NULL);
+}
+
 const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const char *set)
 {
-    return apr_pstrcat(p, statedir, "/notify/", set, NULL);
+    return apr_pstrcat(p, rs_statedir_notify(p, statedir), "/", set, NULL);
+}
+
+const char *rs_statedir_notify_topic(apr_pool_t *p, const char *notifyset, const char *topic)
+{
+    return apr_pstrcat(p, notifyset, "/", topic, ".xml", NULL);
+}
+
+const char *rs_statedir_notify_digests(apr_pool_t *p, const char *notifyset)
+{
+    return apr_pstrcat(p, notifyset, "/documents.digest", NULL);
 }
 
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,
@@ -168,7 +193,29 @@ int rs_statedir_is_cl_legacy(const char *name)
     return !strncmp(name, "open-", 5);
 }
 
+const char *rs_statedir_locks(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/locks", NULL);
+}
+
 const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char *set)
 {
-    return apr_pstrcat(p, statedir, "/locks/", set, NULL);
+    return apr_pstrcat(p, rs_statedir_locks(p, statedir), "/", set, NULL);
+}
+
+const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/withdraw", NULL);
+}
+
+const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id,
+                                      int done)
+{
+    const char *ext = done ? ".done" : ".req";
+    return wdir ? apr_pstrcat(p, wdir, "/", id, ext, NULL) : apr_pstrcat(p, id, ext, NULL);
+}
+
+char *rs_statedir_backup_tmp(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/.backup-XXXXXX", NULL);
 }

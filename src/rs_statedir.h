@@ -20,12 +20,24 @@
  *   <statedir>/locks/<set>                  a set's lock file (rs_setlock.h)
  *   <statedir>/hub/spool/<time>-<rand>.req   a hub subscription request
  *       (rs_hubreq.h; written by children as tmp-*, then renamed)
+ *   <statedir>/hub/intake                   the hub intake's summary
+ *   <statedir>/notify/<set>/<topic>.xml     a topic's newest sealed notification
+ *   <statedir>/notify/<set>/documents.digest   digests of the documents a
+ *       framework notification announces when they change
+ *   <statedir>/notify/delivery.txt          the delivery thread's status lines
+ *   <statedir>/withdraw/<id>.req, <id>.done   withdrawal requests and their
+ *       outcomes (rs_withdraw.h)
+ *   <statedir>/.backup-XXXXXX               rs-tool backup's temporary copy
  *
- * Readers (children) and the writer (the watcher) both derive every path
- * from these functions; nothing else spells a name below the state
- * directory.  Everything below it is the run user's, created and read by
- * its processes only (never by root: mod_resourcesync_os.c), directories
- * 0700 and files 0600.  Strings are allocated from p.
+ * Readers (children, rs-tool) and the writer (the watcher) all derive
+ * every path from these functions; nothing else spells a name below the
+ * state directory.  A unit that owns a directory names the files it keeps
+ * there itself where nothing else opens them (rs_hubreq: the spool's
+ * requests; rs_capture: digests; rs_generation, rs_snapshot, rs_dump,
+ * rs_cdump: temporary files).  Everything below it is the run user's,
+ * created and read by its processes only (never by root:
+ * mod_resourcesync_os.c), directories 0700 and files 0600.  Strings are
+ * allocated from p.
  */
 #ifndef RS_STATEDIR_H
 #define RS_STATEDIR_H
@@ -41,6 +53,9 @@ const char *rs_statedir_history(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/changelists: every set's Change List files. */
 const char *rs_statedir_changelists(apr_pool_t *p, const char *statedir);
+
+/* <statedir>/hub: the built-in hub's files. */
+const char *rs_statedir_hub(apr_pool_t *p, const char *statedir);
 
 /* <statedir>/hub/spool: subscription requests for the watcher. */
 const char *rs_statedir_hubspool(apr_pool_t *p, const char *statedir);
@@ -93,12 +108,37 @@ const char *rs_statedir_dump_history(apr_pool_t *p, const char *gendir);
 const char *rs_statedir_captureset(apr_pool_t *p, const char *statedir, const char *set);
 /* <statedir>/changedumps/<set>: the set's Change Dump and packages. */
 const char *rs_statedir_cdumpset(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/notify: every set's notification files, and the delivery
+ * status. */
+const char *rs_statedir_notify(apr_pool_t *p, const char *statedir);
+/* <statedir>/notify/delivery.txt: the delivery thread's status lines
+ * (written by the watcher, read by the status page). */
+const char *rs_statedir_delivery(apr_pool_t *p, const char *statedir);
 /* <statedir>/notify/<set>: the set's notification topics (files
  * change.xml and framework.xml: the newest sealed payload of each). */
 const char *rs_statedir_notifyset(apr_pool_t *p, const char *statedir, const char *set);
+/* <notifyset>/<topic>.xml: the newest sealed notification of topic
+ * ("change" or "framework"), written by the watcher, served by children. */
+const char *rs_statedir_notify_topic(apr_pool_t *p, const char *notifyset, const char *topic);
+/* <notifyset>/documents.digest: the digests of the capability list and
+ * the source description at the last start (framework notifications). */
+const char *rs_statedir_notify_digests(apr_pool_t *p, const char *notifyset);
+/* <statedir>/locks: the sets' lock files. */
+const char *rs_statedir_locks(apr_pool_t *p, const char *statedir);
 /* <statedir>/locks/<set>: the file a watcher that serves the set holds a
  * shared lock on (rs_setlock.h). */
 const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/withdraw: withdrawal requests and their outcomes
+ * (rs_withdraw.h). */
+const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir);
+/* Files of that directory: request id ("<id>.req", done == 0) or its
+ * outcome ("<id>.done"); below wdir (that directory), or the name alone
+ * when wdir is NULL (rs_withdraw opens them relative to the directory). */
+const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id,
+                                      int done);
+/* <statedir>/.backup-XXXXXX: the template (mkstemp) of rs-tool backup's
+ * temporary copy of the store. */
+char *rs_statedir_backup_tmp(apr_pool_t *p, const char *statedir);
 /* Files of that directory: changedump.xml (id == 0), else the package
  * <history>-<id>.zip of closed Change List id, or its manifest copy. */
 const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char *history,

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <apr_strings.h>
+#include "rs_statedir.h"
 #include "rs_uri.h"
 #include "rs_withdraw.h"
 
-#define DIRNAME "withdraw"
 #define MAX_FILE 65536
 /* An outcome nobody read (its tool gave up waiting, or the request was
  * made while no watcher ran), or a temporary file a crash left, goes
@@ -41,30 +41,23 @@ int rs_withdraw_path_ok(const char *rel)
 /* The requests' directory below statedir, opened without following a
  * link (created, mode 0700 and owned like statedir, when create).  A
  * descriptor, or -1 with errno. */
-static int dir_open(const char *statedir, int create)
+static int dir_open(apr_pool_t *p, const char *statedir, int create)
 {
-    int sfd = open(statedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd, e;
+    const char *dir = rs_statedir_withdraw(p, statedir);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e;
     struct stat sb;
 
-    if (sfd < 0) {
-        return -1;
-    }
-    dfd = openat(sfd, DIRNAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT && create) {
-        if (mkdirat(sfd, DIRNAME, 0700) != 0 && errno != EEXIST) {
-            e = errno;
-            close(sfd);
-            errno = e;
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
             return -1;
         }
-        dfd = openat(sfd, DIRNAME, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd >= 0 && geteuid() == 0 && fstat(sfd, &sb) == 0) {
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        e = errno;
+        if (dfd >= 0 && geteuid() == 0 && stat(statedir, &sb) == 0) {
             (void)!fchown(dfd, sb.st_uid, sb.st_gid);
         }
+        errno = e;
     }
-    e = errno;
-    close(sfd);
-    errno = e;
     return dfd;
 }
 
@@ -130,7 +123,7 @@ static char *read_file(apr_pool_t *p, int dfd, const char *name)
 apr_status_t rs_withdraw_request(apr_pool_t *p, const char *statedir, const char *set,
                                  const char *rel, const char **id)
 {
-    int dfd = dir_open(statedir, 1);
+    int dfd = dir_open(p, statedir, 1);
     apr_status_t rv;
 
     if (dfd < 0) {
@@ -138,7 +131,7 @@ apr_status_t rs_withdraw_request(apr_pool_t *p, const char *statedir, const char
     }
     *id = apr_psprintf(p, "%016" APR_INT64_T_FMT "-%ld", (apr_int64_t)apr_time_now(),
                        (long)getpid());
-    rv = write_file(dfd, apr_pstrcat(p, *id, ".req", NULL),
+    rv = write_file(dfd, rs_statedir_withdraw_file(p, NULL, *id, 0),
                     apr_pstrcat(p, "set ", set, "\npath ", rs_uri_escape_path(p, rel), "\n",
                                 NULL));
     close(dfd);
@@ -171,7 +164,7 @@ apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir,
                                  apr_array_header_t **reqs)
 {
     apr_array_header_t *names = apr_array_make(p, 4, sizeof(const char *));
-    int dfd = dir_open(statedir, 0), i;
+    int dfd = dir_open(p, statedir, 0), i;
     struct dirent *de;
     DIR *d;
 
@@ -213,15 +206,15 @@ apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir,
 apr_status_t rs_withdraw_finish(apr_pool_t *p, const char *statedir, const char *id, int ok,
                                 const char *text)
 {
-    int dfd = dir_open(statedir, 0);
+    int dfd = dir_open(p, statedir, 0);
     apr_status_t rv;
 
     if (dfd < 0) {
         return APR_FROM_OS_ERROR(errno);
     }
-    rv = write_file(dfd, apr_pstrcat(p, id, ".done", NULL),
+    rv = write_file(dfd, rs_statedir_withdraw_file(p, NULL, id, 1),
                     apr_pstrcat(p, ok ? "ok\n" : "error\n", text, "\n", NULL));
-    if (rv == APR_SUCCESS && unlinkat(dfd, apr_pstrcat(p, id, ".req", NULL), 0) != 0
+    if (rv == APR_SUCCESS && unlinkat(dfd, rs_statedir_withdraw_file(p, NULL, id, 0), 0) != 0
         && errno != ENOENT) {
         rv = APR_FROM_OS_ERROR(errno);
     }
@@ -232,8 +225,8 @@ apr_status_t rs_withdraw_finish(apr_pool_t *p, const char *statedir, const char 
 apr_status_t rs_withdraw_outcome(apr_pool_t *p, const char *statedir, const char *id, int *ok,
                                  const char **text)
 {
-    const char *name = apr_pstrcat(p, id, ".done", NULL);
-    int dfd = dir_open(statedir, 0);
+    const char *name = rs_statedir_withdraw_file(p, NULL, id, 1);
+    int dfd = dir_open(p, statedir, 0);
     char *buf, *nl;
 
     if (dfd < 0) {

@@ -13,7 +13,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
-#include <sqlite3.h>
+#include "rs_db.h"
 
 #ifndef RS_VERSION
 #define RS_VERSION "unknown"
@@ -49,10 +49,16 @@ int rs_tool_as_owner(const char *cmd, const char *what, const char *dir, int who
 int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            const char **dbpath);
 
-/* Open the store with SQLite directly (flags: SQLITE_OPEN_*), busy timeout
- * set; refuses a store of a newer schema than this tool knows.  Returns
- * RS_TOOL_OK or the error printed. */
-int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **out);
+/* Open the state store at path through the engine (rs_schema_open_ex)
+ * without migrating it (the module does, at its start): mode
+ * RS_DB_READONLY (nothing written; it reads while the watcher writes) or
+ * RS_DB_AS_IS (rows written, schema and settings left as they are); a
+ * lock of another connection is waited for (the busy timeout).  Refuses
+ * a store of a newer schema than this tool knows.  The connection lives
+ * as long as pool p: the command destroys p to close it, also after an
+ * error.  Returns RS_TOOL_OK or the error printed. */
+int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode,
+                       rs_db_t **out);
 
 /* Subcommands: args are what follows the command name (options removed),
  * statedir the -d / --state-dir value or the default. */

@@ -1,9 +1,10 @@
 /* rs_tool_state.c - rs-tool status, forget-set and backup: the state
- * directory and its store, read and changed with SQLite directly.
+ * directory and its store, read and changed through the engine's store
+ * units (rs_schema, rs_inventory, rs_journal, rs_db).
  *
  * The tool does not migrate the store (the module does, at its start): it
- * reads the schema version and refuses a store newer than it knows, and
- * touches only tables that exist.  Writes (forget-set) are one
+ * opens it as it is (rs_tool_store_open), refuses a store newer than it
+ * knows, and touches only tables that exist.  Writes (forget-set) are one
  * transaction; the busy timeout lets it wait for a running watcher's
  * transaction to end.  Run as root, each command acts as the state
  * directory's owner before it opens anything in it (rs_tool_owner.c).
@@ -18,11 +19,10 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include <curl/curl.h>
-#include "rs_file.h"
 #include "rs_history.h"
-#include "rs_parse.h"
+#include "rs_inventory.h"
+#include "rs_journal.h"
 #include "rs_schema.h"
-#include "rs_setlock.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_tool.h"
@@ -56,52 +56,21 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
     return RS_TOOL_OK;
 }
 
-/* One integer from a query (0 when no row or NULL); -1 on error. */
-static sqlite3_int64 one_int(sqlite3 *db, const char *sql, const char *arg)
+int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode,
+                       rs_db_t **out)
 {
-    sqlite3_stmt *st;
-    sqlite3_int64 v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        return -1;
-    }
-    if (arg) {
-        sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
-    }
-    v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    return v;
-}
+    const char *err = NULL;
+    int v;
 
-static int has_table(sqlite3 *db, const char *name)
-{
-    return one_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
-                   name) > 0;
-}
-
-int rs_tool_sqlite_open(const char *cmd, const char *path, int flags, sqlite3 **out)
-{
-    sqlite3_int64 v;
-    if (sqlite3_open_v2(path, out, flags | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
-        int rc = rs_tool_err(RS_TOOL_FAIL, "%s: cannot open '%s': %s", cmd, path,
-                             *out ? sqlite3_errmsg(*out) : "out of memory");
-        sqlite3_close(*out);
-        return rc;
+    if (rs_schema_open_ex(out, p, RS_STATEDIR_DB_DRIVER, path, mode, NULL, &err)
+        != APR_SUCCESS) {
+        return rs_tool_err(RS_TOOL_FAIL, "%s: cannot open '%s': %s", cmd, path,
+                           err ? err : "unknown error");
     }
-    sqlite3_busy_timeout(*out, 10000);
-    v = has_table(*out, "meta")
-        ? one_int(*out, "SELECT CAST(v AS INTEGER) FROM meta WHERE k = 'schema-version'", NULL)
-        : 0;
-    if (v > RS_SCHEMA_VERSION) {
-        sqlite3_close(*out);
-        return rs_tool_err(RS_TOOL_FAIL, "%s: '%s' has schema version %lld, newer than "
-                           "version %d that this rs-tool knows", cmd, path, (long long)v,
+    if ((v = rs_db_schema_version(*out)) > RS_SCHEMA_VERSION) {
+        return rs_tool_err(RS_TOOL_FAIL, "%s: '%s' has schema version %d, newer than "
+                           "version %d that this rs-tool knows", cmd, path, v,
                            RS_SCHEMA_VERSION);
-    }
-    if (v < 0) {
-        int rc = rs_tool_err(RS_TOOL_FAIL, "%s: cannot read '%s': %s", cmd, path,
-                             sqlite3_errmsg(*out));
-        sqlite3_close(*out);
-        return rc;
     }
     return RS_TOOL_OK;
 }
@@ -129,58 +98,77 @@ static long watcher_of(apr_pool_t *p, const char *statedir, const char *set)
     return pid;
 }
 
-static const char *meta_of(apr_pool_t *p, sqlite3 *db, const char *key)
+/* The sets of the inventory or the journal, in byte order, each once. */
+static apr_array_header_t *union_of(apr_pool_t *p, const apr_array_header_t *a,
+                                    const apr_array_header_t *b)
 {
-    sqlite3_stmt *st;
-    const char *v = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT v FROM meta WHERE k = ?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-            v = apr_pstrdup(p, (const char *)sqlite3_column_text(st, 0));
-        }
-        sqlite3_finalize(st);
+    apr_array_header_t *out = apr_array_make(p, a->nelts + b->nelts, sizeof(const char *));
+    int i = 0, k = 0;
+
+    while (i < a->nelts || k < b->nelts) {
+        const char *x = i < a->nelts ? APR_ARRAY_IDX(a, i, const char *) : NULL;
+        const char *y = k < b->nelts ? APR_ARRAY_IDX(b, k, const char *) : NULL;
+        int c = !x ? 1 : !y ? -1 : strcmp(x, y);
+        APR_ARRAY_PUSH(out, const char *) = c <= 0 ? x : y;
+        i += c <= 0;
+        k += c >= 0;
     }
-    return v;
+    return out;
 }
 
-/* One line per set of the inventory or the journal.  Its last change is
- * the datetime of its newest journaled change or, before any, the newest
- * modification time of a listed file. */
-static int status_sets(apr_pool_t *p, sqlite3 *db, const char *statedir)
+/* One set's line.  Its last change is the datetime of its newest
+ * journaled change or, before any, the newest modification time of a
+ * listed file. */
+static apr_status_t status_set(apr_pool_t *p, rs_db_t *db, rs_journal_t *j,
+                               const char *statedir, const char *set)
 {
-    static const char *const sql =
-        "SELECT s, (SELECT COUNT(*) FROM inventory WHERE setname = s AND listed = 1),"
-        " (SELECT COALESCE(SUM(size), 0) FROM inventory WHERE setname = s AND listed = 1),"
-        " COALESCE((SELECT MAX(dt) FROM journal WHERE setname = s),"
-        "  (SELECT MAX(mtime_ns) / 1000 FROM inventory WHERE setname = s AND listed = 1)),"
-        " (SELECT COUNT(*) FROM journal WHERE setname = s)"
-        " FROM (SELECT setname AS s FROM inventory UNION SELECT setname FROM journal_sets)"
-        " ORDER BY s";
-    sqlite3_stmt *st;
-    int rc, n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        return rs_tool_err(RS_TOOL_FAIL, "status: cannot read the store: %s", sqlite3_errmsg(db));
+    rs_inventory_summary_t s;
+    apr_int64_t records;
+    apr_time_t newest;
+    const char *gen = NULL;
+    char when[RS_TIME_BUFSIZE] = "none";
+    long pid = watcher_of(p, statedir, set);
+    apr_status_t rv;
+
+    if ((rv = rs_inventory_summary(db, set, &s)) != APR_SUCCESS
+        || (rv = rs_journal_summary(j, set, &records, &newest)) != APR_SUCCESS
+        || (rv = rs_db_meta_get(db, p, apr_pstrcat(p, "snapshot-gen:", set, NULL), &gen))
+           != APR_SUCCESS) {
+        return rv;
     }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *set = (const char *)sqlite3_column_text(st, 0);
-        const char *gen = meta_of(p, db, apr_pstrcat(p, "snapshot-gen:", set, NULL));
-        char when[RS_TIME_BUFSIZE] = "none";
-        long pid = watcher_of(p, statedir, set);
-        if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
-            rs_time_format(when, (apr_time_t)sqlite3_column_int64(st, 3));
+    if (records || s.newest) {
+        rs_time_format(when, records ? newest : (apr_time_t)(s.newest_mtime_ns / 1000));
+    }
+    printf("set %s: files %lld bytes %lld last-change %s generation %s journal %lld "
+           "watcher %s\n", set, (long long)s.files, (long long)s.bytes, when,
+           gen ? gen : "0", (long long)records, pid > 0 ? apr_psprintf(p, "%ld", pid) : "none");
+    return APR_SUCCESS;
+}
+
+/* One line per set of the inventory or the journal. */
+static int status_sets(apr_pool_t *p, rs_db_t *db, const char *statedir)
+{
+    apr_array_header_t *inv, *started, *sets = NULL;
+    rs_journal_t *j;
+    apr_pool_t *ip;
+    apr_status_t rv;
+    int i;
+
+    if ((rv = rs_inventory_sets(db, p, &inv)) == APR_SUCCESS
+        && (rv = rs_journal_open(&j, db, p)) == APR_SUCCESS
+        && (rv = rs_journal_sets(j, p, &started)) == APR_SUCCESS) {
+        sets = union_of(p, inv, started);
+        apr_pool_create(&ip, p);
+        for (i = 0; rv == APR_SUCCESS && i < sets->nelts; i++) {
+            apr_pool_clear(ip);
+            rv = status_set(ip, db, j, statedir, APR_ARRAY_IDX(sets, i, const char *));
         }
-        printf("set %s: files %lld bytes %lld last-change %s generation %s journal %lld "
-               "watcher %s\n", set, (long long)sqlite3_column_int64(st, 1),
-               (long long)sqlite3_column_int64(st, 2), when, gen ? gen : "0",
-               (long long)sqlite3_column_int64(st, 4),
-               pid > 0 ? apr_psprintf(p, "%ld", pid) : "none");
-        n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        return rs_tool_err(RS_TOOL_FAIL, "status: cannot read the store: %s", sqlite3_errmsg(db));
+    if (rv != APR_SUCCESS) {
+        return rs_tool_err(RS_TOOL_FAIL, "status: cannot read the store: %s",
+                           rs_db_last_error(db));
     }
-    printf("sets %d\n", n);
+    printf("sets %d\n", sets->nelts);
     return RS_TOOL_OK;
 }
 
@@ -220,87 +208,40 @@ static int status_url(const char *url)
 
 int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url)
 {
-    const char *dbpath, *h;
-    sqlite3 *db;
+    const char *dbpath, *h = NULL;
+    apr_pool_t *sp;
+    rs_db_t *db;
     struct stat sb;
     int rc;
 
-    if ((rc = rs_tool_check_statedir(p, "status", statedir, &dbpath)) != RS_TOOL_OK
-        || (rc = rs_tool_sqlite_open("status", dbpath, SQLITE_OPEN_READONLY, &db))
-               != RS_TOOL_OK) {
+    if ((rc = rs_tool_check_statedir(p, "status", statedir, &dbpath)) != RS_TOOL_OK) {
         return rc;
     }
-    stat(dbpath, &sb);
-    h = meta_of(p, db, RS_HISTORY_META);
-    printf("rs-tool %s\nstate-dir %s\nstore %s bytes %lld schema %lld history %s\n", RS_VERSION,
-           statedir, dbpath, (long long)sb.st_size,
-           (long long)one_int(db, "SELECT CAST(v AS INTEGER) FROM meta "
-                                  "WHERE k = 'schema-version'", NULL), h ? h : "none");
-    rc = status_sets(p, db, statedir);
-    sqlite3_close(db);
+    apr_pool_create(&sp, p);
+    if ((rc = rs_tool_store_open(sp, "status", dbpath, RS_DB_READONLY, &db)) == RS_TOOL_OK) {
+        stat(dbpath, &sb);
+        rs_db_meta_get(db, sp, RS_HISTORY_META, &h);
+        printf("rs-tool %s\nstate-dir %s\nstore %s bytes %lld schema %d history %s\n",
+               RS_VERSION, statedir, dbpath, (long long)sb.st_size, rs_db_schema_version(db),
+               h ? h : "none");
+        rc = status_sets(sp, db, statedir);
+    }
+    apr_pool_destroy(sp);
     return rc == RS_TOOL_OK && url ? status_url(url) : rc;
 }
 
 /* ------------------------------------------------------------ backup */
 
-/* In the child, as the owner of the state directory: the SQLite online
- * backup of the store (a consistent copy while the watcher goes on
- * writing: pages changed during the copy make it start over, which
- * step(-1) does in one go) into a temporary file of the state directory,
- * switched to journal_mode DELETE (one self-contained file), checked, then
- * its bytes written to out (FILE.tmp, opened by the parent) and the
- * temporary file removed.  Returns RS_TOOL_OK or the error printed. */
-static int backup_copy(apr_pool_t *p, const char *statedir, int out)
+/* The bytes of the file at path written to out; RS_TOOL_OK or the error
+ * printed. */
+static int copy_out(const char *path, int out)
 {
-    const char *dbpath;
-    char *tmp;
-    sqlite3 *src = NULL, *dst = NULL;
-    sqlite3_backup *b;
     char buf[65536];
-    int rc, sr, fd;
     ssize_t n;
+    int fd, rc = RS_TOOL_OK;
 
-    if ((rc = rs_tool_check_statedir(p, "backup", statedir, &dbpath)) != RS_TOOL_OK
-        || (rc = rs_tool_sqlite_open("backup", dbpath, SQLITE_OPEN_READONLY, &src))
-           != RS_TOOL_OK) {
-        return rc;
-    }
-    tmp = apr_pstrcat(p, statedir, "/.backup-XXXXXX", NULL);
-    umask(077);
-    if ((fd = mkstemp(tmp)) < 0) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot create a temporary copy in '%s': %s",
-                         statedir, strerror(errno));
-        sqlite3_close(src);
-        return rc;
-    }
-    close(fd);
-    if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL)
-        != SQLITE_OK) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot open '%s': %s", tmp,
-                         dst ? sqlite3_errmsg(dst) : "out of memory");
-        goto done;
-    }
-    if (!(b = sqlite3_backup_init(dst, "main", src, "main"))) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: %s", sqlite3_errmsg(dst));
-        goto done;
-    }
-    while ((sr = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || sr == SQLITE_LOCKED) {
-        sqlite3_sleep(100);
-    }
-    sqlite3_backup_finish(b);
-    if (sr != SQLITE_DONE
-        || sqlite3_exec(dst, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK
-        || one_int(dst, "SELECT COUNT(*) FROM pragma_integrity_check WHERE integrity_check "
-                        "<> 'ok'", NULL) != 0) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' failed: %s", dbpath,
-                         sr != SQLITE_DONE ? sqlite3_errstr(sr) : sqlite3_errmsg(dst));
-        goto done;
-    }
-    sqlite3_close(dst);
-    dst = NULL;
-    if ((fd = open(tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot read '%s': %s", tmp, strerror(errno));
-        goto done;
+    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        return rs_tool_err(RS_TOOL_FAIL, "backup: cannot read '%s': %s", path, strerror(errno));
     }
     while ((n = read(fd, buf, sizeof(buf))) > 0) {
         char *at = buf;
@@ -320,13 +261,46 @@ static int backup_copy(apr_pool_t *p, const char *statedir, int out)
         rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot write the copy: %s", strerror(errno));
     }
     close(fd);
-done:
-    if (dst) {
-        sqlite3_close(dst);
+    return rc;
+}
+
+/* In the child, as the owner of the state directory: the online backup
+ * of the store (rs_db_backup: a consistent copy while the watcher goes on
+ * writing, one self-contained file, checked) into a temporary file of the
+ * state directory, then its bytes written to out (FILE.tmp, opened by the
+ * parent) and the temporary file removed.  Returns RS_TOOL_OK or the
+ * error printed. */
+static int backup_copy(apr_pool_t *p, const char *statedir, int out)
+{
+    const char *dbpath;
+    char *tmp;
+    apr_pool_t *sp;
+    rs_db_t *src;
+    int rc, fd;
+
+    if ((rc = rs_tool_check_statedir(p, "backup", statedir, &dbpath)) != RS_TOOL_OK) {
+        return rc;
     }
-    sqlite3_close(src);
-    unlink(tmp);
-    unlink(apr_pstrcat(p, tmp, "-journal", NULL));
+    apr_pool_create(&sp, p);
+    if ((rc = rs_tool_store_open(sp, "backup", dbpath, RS_DB_READONLY, &src)) != RS_TOOL_OK) {
+        apr_pool_destroy(sp);
+        return rc;
+    }
+    tmp = rs_statedir_backup_tmp(p, statedir);
+    umask(077);
+    if ((fd = mkstemp(tmp)) < 0) {
+        rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot create a temporary copy in '%s': %s",
+                         statedir, strerror(errno));
+        apr_pool_destroy(sp);
+        return rc;
+    }
+    close(fd);
+    rc = rs_db_backup(src, tmp) == APR_SUCCESS
+         ? copy_out(tmp, out)
+         : rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' failed: %s", dbpath,
+                       rs_db_last_error(src));
+    apr_pool_destroy(sp);
+    rs_db_remove(p, RS_STATEDIR_DB_DRIVER, tmp);
     return rc;
 }
 

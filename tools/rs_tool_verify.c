@@ -5,7 +5,8 @@
  * hidden files, exclusions, symbolic links and versions), run on a
  * private copy: the set's inventory rows are copied into a temporary store
  * (in $TMPDIR), the scan reconciles the copy, and every change it reports
- * is a difference.  The live store is only read.
+ * is a difference.  The live store is only read (opened read-only), both
+ * through the engine's store units (rs_inventory).
  *
  * What rs-tool cannot know is httpd's access decision.  So that a file the
  * module keeps unlisted (not served) does not count as different while it
@@ -23,6 +24,7 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include "rs_hash.h"
+#include "rs_inventory.h"
 #include "rs_parse.h"
 #include "rs_scan.h"
 #include "rs_schema.h"
@@ -32,8 +34,7 @@
 #define VERIFY_CFG "rs-tool-verify"
 
 typedef struct verify_t {
-    sqlite3 *live;            /* the real store, opened read-only */
-    sqlite3_stmt *row;        /* its row of (set, dir, name) */
+    rs_db_t *live;            /* the real store, opened read-only */
     apr_pool_t *p;
     const char *set;
     long long diffs;
@@ -56,23 +57,23 @@ static const char *relpath(apr_pool_t *p, const rs_item_t *it)
 
 /* Whether the new row differs from the live one in what is published:
  * size, modification time, or a digest both have.  A row that is gone
- * from the live store differs. */
+ * from the live store differs.  (On the scan's writer thread, which alone
+ * uses the live connection.) */
 static int differs(verify_t *v, const rs_item_t *now)
 {
-    sqlite3_stmt *st = v->row;
+    rs_item_t *was = NULL;
+    apr_pool_t *sp;
     int i, d = 1;
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, v->set, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, now->dir, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, now->name, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        d = sqlite3_column_int64(st, 0) != now->size || sqlite3_column_int64(st, 1) != now->mtime_ns;
+
+    apr_pool_create(&sp, v->p);
+    if (rs_inventory_get(v->live, sp, v->set, now->dir, now->name, &was) == APR_SUCCESS
+        && was) {
+        d = was->size != now->size || was->mtime_ns != now->mtime_ns;
         for (i = 0; i < RS_HASH_COUNT && !d; i++) {
-            const char *h = (const char *)sqlite3_column_text(st, 2 + i);
-            d = h && now->hash[i] && strcmp(h, now->hash[i]);
+            d = was->hash[i] && now->hash[i] && strcmp(was->hash[i], now->hash[i]);
         }
     }
-    sqlite3_reset(st);
+    apr_pool_destroy(sp);
     return d;
 }
 
@@ -89,53 +90,52 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     return APR_SUCCESS;
 }
 
-/* Copy the set's rows into the temporary store at tmp (schema created
- * already); *hashes the digests the listed rows carry. */
-static int copy_rows(const char *live, const char *tmp, const char *set, unsigned *hashes)
-{
-    static const char *const cols[RS_HASH_COUNT] = { "md5", "sha1", "sha256", "sha512" };
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    char *sql;
-    int rc, i, ok;
+/* The copy of a set's rows as they are read from the live store. */
+typedef struct copy_t {
+    rs_db_t *to;
+    const char *set;
+    unsigned hashes;          /* the digests the listed rows carry */
+    apr_status_t rv;
+} copy_t;
 
-    if ((rc = rs_tool_sqlite_open("verify", tmp, SQLITE_OPEN_READWRITE, &db)) != RS_TOOL_OK) {
-        return rc;
+static int copy_row(void *baton, const rs_item_t *it)
+{
+    copy_t *c = baton;
+    rs_item_t row = *it;
+    int i;
+
+    row.cfg = VERIFY_CFG;
+    for (i = 0; it->listed && i < RS_HASH_COUNT; i++) {
+        c->hashes |= it->hash[i] ? 1u << i : 0;
     }
-    sql = sqlite3_mprintf("ATTACH 'file:%q?mode=ro' AS live;"
-                          "INSERT INTO main.inventory SELECT * FROM live.inventory"
-                          " WHERE setname = %Q;"
-                          "UPDATE main.inventory SET cfg = '" VERIFY_CFG "';", live, set);
-    ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
-    sqlite3_free(sql);
-    *hashes = 0;
-    for (i = 0; ok && i < RS_HASH_COUNT; i++) {
-        sql = sqlite3_mprintf("SELECT 1 FROM main.inventory WHERE listed = 1 AND %s IS NOT NULL"
-                              " LIMIT 1", cols[i]);
-        if ((ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)) {
-            *hashes |= sqlite3_step(st) == SQLITE_ROW ? 1u << i : 0;
-            sqlite3_finalize(st);
-        }
-        sqlite3_free(sql);
-    }
-    rc = ok ? RS_TOOL_OK : rs_tool_err(RS_TOOL_FAIL, "verify: cannot copy the inventory of "
-                                       "set '%s': %s", set, sqlite3_errmsg(db));
-    sqlite3_close(db);
-    return rc;
+    c->rv = rs_inventory_put(c->to, c->set, &row);
+    return c->rv != APR_SUCCESS;
 }
 
-/* Remove the temporary store and its -wal and -shm files. */
-static void drop_tmp(apr_pool_t *p, const char *tmp)
+/* Copy the set's rows into the temporary store (schema created already),
+ * in one transaction; *hashes the digests the listed rows carry. */
+static int copy_rows(rs_db_t *live, rs_db_t *copy, const char *set, unsigned *hashes)
 {
-    unlink(tmp);
-    unlink(apr_pstrcat(p, tmp, "-wal", NULL));
-    unlink(apr_pstrcat(p, tmp, "-shm", NULL));
-    unlink(apr_pstrcat(p, tmp, "-journal", NULL));
+    copy_t c = { copy, set, 0, APR_SUCCESS };
+    apr_status_t rv = rs_db_begin(copy);
+
+    if (rv == APR_SUCCESS && (rv = rs_inventory_each_all(live, set, copy_row, &c))
+        == APR_SUCCESS && (rv = c.rv) == APR_SUCCESS) {
+        rv = rs_db_commit(copy);
+    }
+    *hashes = c.hashes;
+    if (rv == APR_SUCCESS) {
+        return RS_TOOL_OK;
+    }
+    rs_db_rollback(copy);
+    return rs_tool_err(RS_TOOL_FAIL, "verify: cannot copy the inventory of set '%s': %s", set,
+                       *rs_db_last_error(copy) ? rs_db_last_error(copy)
+                                               : rs_db_last_error(live));
 }
 
 /* The set checked, the copy made and scanned. */
-static int verify_copy(apr_pool_t *p, verify_t *v, const char *dbpath, const char *statedir,
-                       const char *root, const apr_array_header_t *excludes, int dotfiles)
+static int verify_copy(apr_pool_t *p, verify_t *v, const char *statedir, const char *root,
+                       const apr_array_header_t *excludes, int dotfiles)
 {
     const char *set = v->set, *tdir = getenv("TMPDIR");
     char *tmp;
@@ -143,17 +143,11 @@ static int verify_copy(apr_pool_t *p, verify_t *v, const char *dbpath, const cha
     rs_scan_opts_t o;
     rs_scan_stats_t s;
     apr_status_t rv;
+    apr_pool_t *cp;
     char err[256];
-    sqlite3_stmt *st;
     int fd, found = 0;
 
-    if (sqlite3_prepare_v2(v->live, "SELECT 1 FROM inventory WHERE setname = ?1 LIMIT 1", -1,
-                           &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_finalize(st);
-    }
-    if (!found) {
+    if (rs_inventory_any(v->live, set, &found) != APR_SUCCESS || !found) {
         return rs_tool_err(RS_TOOL_USAGE, "verify: no set '%s' in '%s'", set, statedir);
     }
     tmp = apr_pstrcat(p, tdir && *tdir ? tdir : "/tmp", "/rs-tool-verify-XXXXXX", NULL);
@@ -163,9 +157,11 @@ static int verify_copy(apr_pool_t *p, verify_t *v, const char *dbpath, const cha
     }
     close(fd);
     memset(&o, 0, sizeof(o));
-    if (rs_schema_open(&copy, p, RS_STATEDIR_DB_DRIVER, tmp, &verify_log) != APR_SUCCESS
-        || copy_rows(dbpath, tmp, set, &o.hashes) != RS_TOOL_OK) {
-        drop_tmp(p, tmp);
+    apr_pool_create(&cp, p);
+    if (rs_schema_open(&copy, cp, RS_STATEDIR_DB_DRIVER, tmp, &verify_log) != APR_SUCCESS
+        || copy_rows(v->live, copy, set, &o.hashes) != RS_TOOL_OK) {
+        apr_pool_destroy(cp);
+        rs_db_remove(p, RS_STATEDIR_DB_DRIVER, tmp);
         return rs_tool_err(RS_TOOL_FAIL, "verify: cannot prepare the temporary store '%s'", tmp);
     }
     o.set = set;
@@ -177,7 +173,8 @@ static int verify_copy(apr_pool_t *p, verify_t *v, const char *dbpath, const cha
     o.on_change = on_change;
     o.change_baton = v;
     rv = rs_scan_set(copy, &o, p, &s);
-    drop_tmp(p, tmp);
+    apr_pool_destroy(cp);
+    rs_db_remove(p, RS_STATEDIR_DB_DRIVER, tmp);
     if (rv != APR_SUCCESS) {
         return rs_tool_err(RS_TOOL_USAGE, "verify: set %s: %s", set,
                            apr_strerror(rv, err, sizeof(err)));
@@ -191,6 +188,7 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
                    const apr_array_header_t *excludes, int dotfiles)
 {
     const char *dbpath;
+    apr_pool_t *lp;
     verify_t v;
     struct stat sb;
     int rc;
@@ -211,20 +209,11 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
     memset(&v, 0, sizeof(v));
     v.p = p;
     v.set = set;
-    if ((rc = rs_tool_sqlite_open("verify", dbpath, SQLITE_OPEN_READONLY, &v.live))
-        != RS_TOOL_OK) {
-        return rc;
+    apr_pool_create(&lp, p);
+    if ((rc = rs_tool_store_open(lp, "verify", dbpath, RS_DB_READONLY, &v.live))
+        == RS_TOOL_OK) {
+        rc = verify_copy(p, &v, statedir, root, excludes, dotfiles);
     }
-    if (sqlite3_prepare_v2(v.live, "SELECT size, mtime_ns, md5, sha1, sha256, sha512 FROM "
-                           "inventory WHERE setname = ?1 AND dir = ?2 AND name = ?3", -1,
-                           &v.row, NULL) != SQLITE_OK) {
-        rc = rs_tool_err(RS_TOOL_FAIL, "verify: cannot read '%s': %s", dbpath,
-                         sqlite3_errmsg(v.live));
-        sqlite3_close(v.live);
-        return rc;
-    }
-    rc = verify_copy(p, &v, dbpath, statedir, root, excludes, dotfiles);
-    sqlite3_finalize(v.row);
-    sqlite3_close(v.live);
+    apr_pool_destroy(lp);
     return rc;
 }

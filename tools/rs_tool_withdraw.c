@@ -14,9 +14,9 @@
  * When no watcher serves the set (httpd stopped, or the set not in its
  * configuration), the tool takes the set's lock (so no watcher starts on
  * it meanwhile) and removes the packages itself -- the same engine
- * functions, the journal read-only -- and leaves the request, which the
- * next watcher of the set applies at its start (building the packages
- * again).
+ * functions, the journal read through rs_journal on a read-only
+ * connection -- and leaves the request, which the next watcher of the set
+ * applies at its start (building the packages again).
  *
  * Privileges: run as root, the tool first becomes the state directory's
  * owner (the run user), through rs_tool_check_statedir.  Everything it touches below the state directory
@@ -36,6 +36,7 @@
 #include "rs_dumppkg.h"
 #include "rs_file.h"
 #include "rs_history.h"
+#include "rs_journal.h"
 #include "rs_parse.h"
 #include "rs_setlock.h"
 #include "rs_statedir.h"
@@ -44,75 +45,47 @@
 #include "rs_zip.h"
 
 /* The set's closed lists and the sequences of the path's created/updated
- * records, from the store opened read-only. */
+ * records (in p), from the store opened read-only. */
 static int journal_of(apr_pool_t *p, const char *dbpath, const char *set, const char *rel,
                       apr_array_header_t **closed, apr_array_header_t **seqs)
 {
     const char *slash = strrchr(rel, '/');
     const char *dir = slash ? apr_pstrndup(p, rel, (apr_size_t)(slash - rel)) : "";
-    sqlite3 *db;
-    sqlite3_stmt *st = NULL;
+    rs_changelist_t open;
+    rs_journal_t *j;
+    apr_pool_t *sp;
+    rs_db_t *db;
     int rc;
 
-    *closed = apr_array_make(p, 8, sizeof(rs_changelist_t));
-    *seqs = apr_array_make(p, 8, sizeof(apr_int64_t));
-    if ((rc = rs_tool_sqlite_open("withdraw", dbpath, SQLITE_OPEN_READONLY, &db))
-        != RS_TOOL_OK) {
-        return rc;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT id, from_dt, until_dt, first_seq, last_seq, count "
-                           "FROM changelists WHERE setname = ?1 ORDER BY id", -1, &st, NULL)
-        == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            rs_changelist_t *cl = apr_array_push(*closed);
-            cl->id = sqlite3_column_int64(st, 0);
-            cl->from = sqlite3_column_int64(st, 1);
-            cl->until = sqlite3_column_int64(st, 2);
-            cl->first_seq = sqlite3_column_int64(st, 3);
-            cl->last_seq = sqlite3_column_int64(st, 4);
-            cl->count = sqlite3_column_int64(st, 5);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT seq FROM journal WHERE setname = ?1 AND dir = ?2 "
-                           "AND name = ?3 AND change <> 3 ORDER BY seq", -1, &st, NULL)
-        == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, dir, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, slash ? slash + 1 : rel, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            APR_ARRAY_PUSH(*seqs, apr_int64_t) = sqlite3_column_int64(st, 0);
-        }
-        sqlite3_finalize(st);
-        rc = RS_TOOL_OK;
-    }
-    else {
+    apr_pool_create(&sp, p);
+    if ((rc = rs_tool_store_open(sp, "withdraw", dbpath, RS_DB_READONLY, &db)) == RS_TOOL_OK
+        && (rs_journal_open(&j, db, sp) != APR_SUCCESS
+            || rs_journal_lists(j, p, set, closed, &open) != APR_SUCCESS
+            || rs_journal_path_versions(j, p, set, dir, slash ? slash + 1 : rel, seqs)
+               != APR_SUCCESS)) {
         rc = rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot read the journal: %s",
-                         sqlite3_errmsg(db));
+                         rs_db_last_error(db));
     }
-    sqlite3_close(db);
+    apr_pool_destroy(sp);
     return rc;
 }
 
-/* Whether the store knows the set (its journal was started). */
-static int set_known(const char *dbpath, const char *set)
+/* Whether the store knows the set (its journal was started): 1, 0, or
+ * -1 with the error printed. */
+static int set_known(apr_pool_t *p, const char *dbpath, const char *set)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st;
-    int found = 0;
+    apr_time_t start = 0;
+    rs_journal_t *j;
+    apr_pool_t *sp;
+    rs_db_t *db;
+    int found = -1;
 
-    if (rs_tool_sqlite_open("withdraw", dbpath, SQLITE_OPEN_READONLY, &db) != RS_TOOL_OK) {
-        return -1;
+    apr_pool_create(&sp, p);
+    if (rs_tool_store_open(sp, "withdraw", dbpath, RS_DB_READONLY, &db) == RS_TOOL_OK) {
+        found = rs_journal_open(&j, db, sp) == APR_SUCCESS
+                && rs_journal_start(j, set, &start) == APR_SUCCESS && start != 0;
     }
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM journal_sets WHERE setname = ?1", -1, &st, NULL)
-        == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, set, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(db);
+    apr_pool_destroy(sp);
     return found;
 }
 
@@ -177,8 +150,9 @@ static int await(apr_pool_t *p, const char *statedir, const char *set, const cha
     }
     return rs_tool_err(RS_TOOL_FAIL, "withdraw: the watcher serving set %s (pid %ld) has not "
                        "applied the withdrawal of '%s' within %d s; it stays recorded "
-                       "(%s/withdraw/%s.req) and is applied when the watcher gets to it",
-                       set, holder, rel, wait, statedir, id);
+                       "(%s) and is applied when the watcher gets to it", set, holder, rel,
+                       wait, rs_statedir_withdraw_file(p, rs_statedir_withdraw(p, statedir),
+                                                       id, 0));
 }
 
 int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const char *path,
@@ -203,13 +177,13 @@ int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const
     if ((rc = rs_tool_check_statedir(p, "withdraw", statedir, &dbpath)) != RS_TOOL_OK) {
         return rc;
     }
-    if ((rc = set_known(dbpath, set)) <= 0) {
+    if ((rc = set_known(p, dbpath, set)) <= 0) {
         return rc < 0 ? RS_TOOL_FAIL
                       : rs_tool_err(RS_TOOL_USAGE, "withdraw: no set '%s' in '%s'", set, statedir);
     }
     if ((rv = rs_withdraw_request(p, statedir, set, path, &id)) != APR_SUCCESS) {
-        return rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot record the request in %s/withdraw: "
-                           "%s", statedir, apr_strerror(rv, err, sizeof(err)));
+        return rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot record the request in %s: %s",
+                           rs_statedir_withdraw(p, statedir), apr_strerror(rv, err, sizeof(err)));
     }
     rv = rs_setlock_take(p, statedir, set, &fd, &holder);
     if (rv == APR_EAGAIN) {

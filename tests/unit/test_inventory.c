@@ -572,6 +572,65 @@ START_TEST(two_handles)
 }
 END_TEST
 
+static int copy_all(void *baton, const rs_item_t *it)
+{
+    apr_array_header_t *out = baton;
+    rs_item_t *c = apr_array_push(out);
+    *c = *it;
+    c->name = apr_pstrdup(ut_pool, it->name);
+    c->cfg = it->cfg ? apr_pstrdup(ut_pool, it->cfg) : NULL;
+    return 0;
+}
+
+/* The status of a store: its sets in byte order (one lookup each), each
+ * set's listed files, bytes and newest modification; every row of a set,
+ * listed or not, with every column (a copy of the set). */
+START_TEST(sets_summary_and_every_row)
+{
+    ut_log_t ul;
+    rs_db_t *st = open_store(&ul);
+    apr_array_header_t *sets, *all = apr_array_make(ut_pool, 4, sizeof(rs_item_t));
+    rs_inventory_summary_t s;
+    const rs_item_t *r;
+
+    ck_assert_int_eq(rs_inventory_sets(st, ut_pool, &sets), APR_SUCCESS);
+    ck_assert_int_eq(sets->nelts, 0);
+    put(st, "b", item("", "x", 10, 1));
+    put(st, "b", item("d", "y", 20, 1));
+    put(st, "b", item("", "z", 40, 0));
+    put(st, "B", item("", "x", 1, 0));
+    put(st, "a-1", item("", "x", 2, 1));
+    ck_assert_int_eq(rs_inventory_sets(st, ut_pool, &sets), APR_SUCCESS);
+    ck_assert_int_eq(sets->nelts, 3);
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 0, const char *), "B");
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 1, const char *), "a-1");
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 2, const char *), "b");
+
+    ck_assert_int_eq(rs_inventory_summary(st, "b", &s), APR_SUCCESS);
+    ck_assert_int_eq(s.files, 2);
+    ck_assert_int_eq(s.bytes, 30);
+    ck_assert_int_eq(s.newest, 1);
+    ck_assert_int_eq(s.newest_mtime_ns, 1700000000123456789LL + 20);
+    ck_assert_int_eq(rs_inventory_summary(st, "B", &s), APR_SUCCESS);
+    ck_assert_int_eq(s.files, 0);
+    ck_assert_int_eq(s.bytes, 0);
+    ck_assert_int_eq(s.newest, 0);
+
+    ck_assert_int_eq(rs_inventory_each_all(st, "b", copy_all, all), APR_SUCCESS);
+    ck_assert_int_eq(all->nelts, 3);
+    r = &APR_ARRAY_IDX(all, 0, rs_item_t);
+    ck_assert_str_eq(r->name, "x");
+    r = &APR_ARRAY_IDX(all, 1, rs_item_t);
+    ck_assert_str_eq(r->name, "z");
+    ck_assert_int_eq(r->listed, 0);
+    ck_assert_int_eq(r->ino, 1000 + 40);
+    ck_assert_int_eq(r->ctime_ns, 1700000001000000000LL + 40);
+    ck_assert_str_eq(r->cfg, "fp1");
+    r = &APR_ARRAY_IDX(all, 2, rs_item_t);
+    ck_assert_str_eq(r->name, "y");
+}
+END_TEST
+
 Suite *inventory_suite(void)
 {
     Suite *s = suite_create("rs_inventory");
@@ -590,6 +649,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, two_handles);
     tcase_add_test(tc, failed_statement_fails_commit);
     tcase_add_test(tc, delete_dir_counts);
+    tcase_add_test(tc, sets_summary_and_every_row);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -766,6 +766,38 @@ START_TEST(two_writers)
 }
 END_TEST
 
+/* The status of a store: the sets whose journal started, in byte order;
+ * a set's record count and newest datetime. */
+START_TEST(sets_and_summary)
+{
+    jf_t f;
+    apr_array_header_t *sets;
+    apr_int64_t count = -1;
+    apr_time_t newest = -1;
+    rs_record_t *last;
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_journal_sets(f.j, ut_pool, &sets), APR_SUCCESS);
+    ck_assert_int_eq(sets->nelts, 0);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "t", 5), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "s", 5), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_summary(f.j, "s", &count, &newest), APR_SUCCESS);
+    ck_assert_int_eq(count, 0);
+    ck_assert_int_eq(newest, 0);
+    append(&f, "s", "", "a", RS_CHANGE_CREATED);
+    append(&f, "t", "", "a", RS_CHANGE_CREATED);
+    last = append(&f, "s", "", "a", RS_CHANGE_DELETED);
+    append(&f, "t", "", "b", RS_CHANGE_CREATED);
+    ck_assert_int_eq(rs_journal_sets(f.j, ut_pool, &sets), APR_SUCCESS);
+    ck_assert_int_eq(sets->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 0, const char *), "s");
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 1, const char *), "t");
+    ck_assert_int_eq(rs_journal_summary(f.j, "s", &count, &newest), APR_SUCCESS);
+    ck_assert_int_eq(count, 2);
+    ck_assert_int_eq(newest, last->datetime);
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("rs_journal");
@@ -785,6 +817,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, lists_reports_set_row_error);
     tcase_add_test(tc, two_writers);
     tcase_add_test(tc, reset_forgets_everything);
+    tcase_add_test(tc, sets_and_summary);
     suite_add_tcase(s, tc);
     return s;
 }

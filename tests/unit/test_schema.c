@@ -1,0 +1,212 @@
+/* test_schema.c - rs_schema: the store's tables as the units name them,
+ * and a set's rows in every table (rs-tool forget-set). */
+#include <string.h>
+#include <sqlite3.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_db.h"
+#include "rs_hubsub.h"
+#include "rs_inventory.h"
+#include "rs_journal.h"
+#include "rs_notify.h"
+#include "rs_schema.h"
+
+static void get_n(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    *(apr_int64_t *)baton = n > 0 && cols[0] ? apr_atoi64(cols[0]) : -1;
+}
+
+/* The rows of set in table t (-1: no such table). */
+static apr_int64_t rows_of(rs_db_t *db, const char *t, const char *set)
+{
+    const void *args[] = { set };
+    rs_db_stmt_t *s;
+    apr_int64_t n = -1;
+    int has = 0;
+
+    ck_assert_int_eq(rs_db_has_table(db, t, &has), APR_SUCCESS);
+    if (!has) {
+        return -1;
+    }
+    ck_assert_int_eq(rs_db_prepare(db, apr_pstrcat(ut_pool, "SELECT COUNT(*) FROM ", t,
+                                                   " WHERE setname = %s", NULL), &s),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_query(db, ut_pool, s, args, get_n, &n), APR_SUCCESS);
+    return n;
+}
+
+/* Rows of set in every table, written through the units that own them:
+ * inventory, journal records and a closed list, the journal's start, a
+ * change notification, a hub subscription; and meta keys of the set. */
+static void fill(rs_db_t *db, const char *set)
+{
+    rs_journal_t *j;
+    rs_notify_t *n;
+    rs_record_t r;
+    rs_item_t it;
+    rs_hubsub_t x;
+    rs_changelist_t cl;
+    apr_time_t at;
+
+    ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_open(&n, db, j, ut_pool), APR_SUCCESS);
+    memset(&it, 0, sizeof(it));
+    it.dir = "";
+    it.name = "f";
+    it.listed = 1;
+    ck_assert_int_eq(rs_inventory_put(db, set, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_begin_set(j, set, apr_time_now() - 10), APR_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    r.dir = "";
+    r.name = "f";
+    r.change = RS_CHANGE_CREATED;
+    ck_assert_int_eq(rs_journal_append(j, set, &r), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_extend(n, set, &r, 100), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_close(j, ut_pool, set, -1, 0, apr_time_now() + 1, &cl),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_mark(j, set, &at), APR_SUCCESS);
+    memset(&x, 0, sizeof(x));
+    x.set = set;
+    x.topic = RS_NOTIFY_CHANGE;
+    x.url = "http://sub.example/cb";
+    x.lease_until = apr_time_now() + apr_time_from_sec(60);
+    ck_assert_int_eq(rs_hubsub_put(db, &x, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(db, apr_pstrcat(ut_pool, "snapshot-gen:", set, NULL), "3"),
+                     APR_SUCCESS);
+}
+
+static rs_db_t *store(void)
+{
+    rs_db_t *db = NULL;
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3",
+                                    ut_path(ut_tempdir("schema"), "state.db"), NULL),
+                     APR_SUCCESS);
+    return db;
+}
+
+/* Every table the units create is named, and nothing else: after a
+ * migration, the database's tables are these and meta. */
+START_TEST(tables_are_the_units)
+{
+    static const char *const want[] = { "inventory", "journal", "changelists", "journal_sets",
+                                        "notifications", "notify_dests", NULL };
+    apr_array_header_t *t = rs_schema_tables(ut_pool);
+    rs_db_t *db = store();
+    rs_db_stmt_t *s;
+    apr_int64_t n = 0;
+    int i, has;
+
+    ck_assert_int_eq(t->nelts, 6);
+    for (i = 0; want[i]; i++) {
+        ck_assert_str_eq(APR_ARRAY_IDX(t, i, const char *), want[i]);
+        ck_assert_int_eq(rs_db_has_table(db, want[i], &has), APR_SUCCESS);
+        ck_assert_int_eq(has, 1);
+    }
+    ck_assert_int_eq(rs_db_prepare(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = "
+                                   "'table'", &s), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 7);
+}
+END_TEST
+
+/* forget-set: every row of the set in every table, and its meta keys,
+ * go; the other set keeps all of its. */
+START_TEST(forget_set_every_table)
+{
+    apr_array_header_t *t = rs_schema_tables(ut_pool);
+    rs_db_t *db = store();
+    apr_int64_t rows = -1;
+    const char *v;
+    int i, any = -1;
+
+    fill(db, "a");
+    fill(db, "b");
+    ck_assert_int_eq(rs_schema_set_exists(db, ut_pool, "a", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 1);
+    ck_assert_int_eq(rs_schema_set_exists(db, ut_pool, "c", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 0);
+    for (i = 0; i < t->nelts; i++) {
+        ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "a"), 1);
+    }
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+    /* a row in each of the six tables, journal-mark:a, snapshot-gen:a */
+    ck_assert_int_eq(rows, 8);
+    for (i = 0; i < t->nelts; i++) {
+        ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "a"), 0);
+        ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "b"), 1);
+    }
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "snapshot-gen:a", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "snapshot-gen:b", &v), APR_SUCCESS);
+    ck_assert_str_eq(v, "3");
+    ck_assert_int_eq(rs_schema_set_exists(db, ut_pool, "a", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 0);
+    ck_assert_int_eq(rs_schema_set_exists(db, ut_pool, "b", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 1);
+}
+END_TEST
+
+/* Rolled back, the forgetting leaves every row. */
+START_TEST(forget_set_rolled_back)
+{
+    rs_db_t *db = store();
+    apr_int64_t rows = 0;
+
+    fill(db, "a");
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_rollback(db), APR_SUCCESS);
+    ck_assert_int_eq(rows_of(db, "inventory", "a"), 1);
+    ck_assert_int_eq(rows_of(db, "notify_dests", "a"), 1);
+}
+END_TEST
+
+/* A store of an older schema, opened as it is, lacks the outbox's
+ * tables: the others are searched and emptied, the missing ones
+ * skipped. */
+START_TEST(forget_set_older_schema)
+{
+    const char *path = ut_path(ut_tempdir("schema"), "state.db");
+    sqlite3 *c = NULL;
+    apr_int64_t rows = 0;
+    rs_db_t *db;
+    int any = 0;
+
+    ck_assert_int_eq(sqlite3_open(path, &c), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(c, "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
+                                  "INSERT INTO meta VALUES ('schema-version', '1'),"
+                                  " ('snapshot-gen:a', '1');"
+                                  "CREATE TABLE inventory (setname TEXT, dir TEXT, name TEXT);"
+                                  "INSERT INTO inventory VALUES ('a', '', 'f'), ('b', '', 'g');"
+                                  "CREATE TABLE journal_sets (setname TEXT, started BIGINT,"
+                                  " open_id BIGINT);"
+                                  "INSERT INTO journal_sets VALUES ('a', 1, 1);",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(c);
+    ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_AS_IS, NULL, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), 1);
+    ck_assert_int_eq(rs_schema_set_exists(db, ut_pool, "a", &any), APR_SUCCESS);
+    ck_assert_int_eq(any, 1);
+    ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
+    ck_assert_int_eq(rows, 3);
+    ck_assert_int_eq(rows_of(db, "inventory", "a"), 0);
+    ck_assert_int_eq(rows_of(db, "inventory", "b"), 1);
+    ck_assert_int_eq(rows_of(db, "notifications", "a"), -1);
+}
+END_TEST
+
+Suite *schema_suite(void)
+{
+    Suite *s = suite_create("schema");
+    TCase *tc = ut_tcase("schema", 30);
+    tcase_add_test(tc, tables_are_the_units);
+    tcase_add_test(tc, forget_set_every_table);
+    tcase_add_test(tc, forget_set_rolled_back);
+    tcase_add_test(tc, forget_set_older_schema);
+    suite_add_tcase(s, tc);
+    return s;
+}
