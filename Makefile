@@ -39,7 +39,7 @@ CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unus
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
 LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
-ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
+ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_db.c src/rs_dbrows.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
              src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanpipe.c src/rs_scanahead.c src/rs_scanfile.c src/rs_snapshot.c src/rs_snapparts.c src/rs_watch.c src/rs_ring.c \
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \

@@ -283,10 +283,6 @@ const char *rs_config_prefix(const rs_srv_conf *sc);
 /* The set named name, of any server (its `s` is the server that declares
  * it), or NULL. */
 const rs_set_t *rs_config_find_set(const char *name);
-/* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
-const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
-/* 1 if path a is b or below b (both absolute, without trailing "/"). */
-int rs_config_path_within(const char *a, const char *b);
 
 /* mod_resourcesync_fingerprint.c */
 /* Hex MD5 (in p) of the parsed configuration tree without the directives

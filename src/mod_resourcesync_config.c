@@ -23,6 +23,7 @@
 #include "rs_capture.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"
+#include "rs_path.h"
 #include "rs_uri.h"
 
 rs_global_t rs_global;
@@ -136,26 +137,6 @@ void rs_config_started(void)
     if (!ap_retained_data_get(RS_STARTED_KEY)) {
         ap_retained_data_create(RS_STARTED_KEY, 1);
     }
-}
-
-/* ------------------------------------------------------------ path helpers */
-
-const char *rs_config_strip_slash(apr_pool_t *p, const char *path)
-{
-    apr_size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') {
-        n--;
-    }
-    return apr_pstrndup(p, path, n);
-}
-
-int rs_config_path_within(const char *a, const char *b)
-{
-    apr_size_t n = strlen(b);
-    if (!strcmp(b, "/")) {
-        return 1;
-    }
-    return !strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0');
 }
 
 /* ------------------------------------------------------------ post_config */
@@ -304,7 +285,7 @@ static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *
     if (!core->ap_document_root && s != s0) {
         core = ap_get_core_module_config(s0->module_config);
     }
-    return core->ap_document_root ? rs_config_strip_slash(ptemp, core->ap_document_root) : NULL;
+    return core->ap_document_root ? rs_path_strip_slash(ptemp, core->ap_document_root) : NULL;
 }
 
 /* set->url_path: the second argument of ResourceSyncSet, else the set's
@@ -315,7 +296,7 @@ static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     if (set->url_arg) {
         set->url_path = set->url_arg;
     }
-    else if (docroot && rs_config_path_within(set->dir, docroot)) {
+    else if (docroot && rs_path_within(set->dir, docroot)) {
         set->url_path = set->dir + (strcmp(docroot, "/") ? strlen(docroot) : 0);
         if (!*set->url_path) {
             set->url_path = "/";
@@ -407,7 +388,7 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
  * (a set outside DocumentRoot is served through its URL-path). */
 static int check_state_outside_set(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set)
 {
-    if (rs_config_path_within(rs_global.state_dir, set->dir)) {
+    if (rs_path_within(rs_global.state_dir, set->dir)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                      "set '%s' (%s): the state must never be served",
                                      rs_global.state_dir, set->name, set->dir));
@@ -482,7 +463,7 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     if (create) {
         sc->canonical = canonical_base(pconf, s, s0, sc);
     }
-    if (docroot && rs_config_path_within(rs_global.state_dir, docroot)) {
+    if (docroot && rs_path_within(rs_global.state_dir, docroot)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                      "DocumentRoot '%s': the state must never be served",
                                      rs_global.state_dir, docroot));

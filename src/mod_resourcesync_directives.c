@@ -16,6 +16,7 @@
 #include "mod_resourcesync.h"
 #include "rs_glob.h"
 #include "rs_parse.h"
+#include "rs_path.h"
 
 /* "file:line" of the directive being read, for messages. */
 static const char *where(cmd_parms *cmd)
@@ -50,7 +51,7 @@ static const char *set_state_dir(cmd_parms *cmd, void *mconfig, const char *arg)
     if (!path) {
         return apr_psprintf(cmd->pool, "ResourceSyncStateDir: invalid path '%s'", arg);
     }
-    rs_global.state_dir = rs_config_strip_slash(cmd->pool, path);
+    rs_global.state_dir = rs_path_strip_slash(cmd->pool, path);
     rs_global.state_dir_arg = arg;
     rs_global.state_dir_where = where(cmd);
     return NULL;
@@ -213,7 +214,7 @@ static const char *check_set_unique(cmd_parms *cmd, const rs_set_t *set)
             return apr_psprintf(cmd->pool, "ResourceSyncSet: duplicate set name '%s' "
                                 "(already used at %s)", set->name, o->where);
         }
-        if (rs_config_path_within(set->dir, o->dir) || rs_config_path_within(o->dir, set->dir)) {
+        if (rs_path_within(set->dir, o->dir) || rs_path_within(o->dir, set->dir)) {
             return apr_psprintf(cmd->pool, "ResourceSyncSet %s: directory '%s' overlaps "
                                 "set '%s' (%s, at %s)", set->name, set->dir, o->name, o->dir,
                                 o->where);
@@ -244,8 +245,8 @@ static const char *set_set(cmd_parms *cmd, void *mconfig, const char *name,
     }
     set = apr_pcalloc(cmd->pool, sizeof(*set));
     set->name = apr_pstrdup(cmd->pool, name);
-    set->dir = rs_config_strip_slash(cmd->pool, cmd->path);
-    set->url_arg = url ? rs_config_strip_slash(cmd->pool, url) : NULL;
+    set->dir = rs_path_strip_slash(cmd->pool, cmd->path);
+    set->url_arg = url ? rs_path_strip_slash(cmd->pool, url) : NULL;
     set->s = cmd->server;
     set->section = dc;
     set->where = where(cmd);
@@ -282,7 +283,7 @@ static const char *set_base_url(cmd_parms *cmd, void *mconfig, const char *arg)
                             "scheme://host[:port][/path], e.g. https://data.example.org)",
                             arg);
     }
-    sc->base_url = rs_config_strip_slash(cmd->pool, arg);
+    sc->base_url = rs_path_strip_slash(cmd->pool, arg);
     if (sc->base_url[strlen(sc->base_url) - 1] == '/') {
         sc->base_url = apr_pstrndup(cmd->pool, sc->base_url, strlen(sc->base_url) - 1);
     }

@@ -30,6 +30,7 @@ TCase *ut_tcase(const char *name, double timeout);
 Suite *time_suite(void);
 Suite *range_suite(void);
 Suite *uri_suite(void);
+Suite *path_suite(void);
 Suite *hash_suite(void);
 Suite *glob_suite(void);
 Suite *xml_suite(void);
