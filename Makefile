@@ -43,7 +43,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c
              src/rs_xml.c src/rs_db.c src/rs_dbrows.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
              src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanpipe.c src/rs_scanahead.c src/rs_scanfile.c src/rs_snapshot.c src/rs_snapparts.c src/rs_watch.c src/rs_ring.c \
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
-             src/rs_parse.c src/rs_mounts.c \
+             src/rs_parse.c src/rs_confval.c src/rs_mounts.c \
              src/rs_history.c \
              src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_beneath.c src/rs_withdraw.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
              src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \

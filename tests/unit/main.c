@@ -59,6 +59,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, generation_suite());
     srunner_add_suite(sr, entry_suite());
     srunner_add_suite(sr, parse_suite());
+    srunner_add_suite(sr, confval_suite());
     srunner_add_suite(sr, mounts_suite());
     srunner_add_suite(sr, zip_suite());
     srunner_add_suite(sr, hubreq_suite());

@@ -48,6 +48,7 @@ Suite *file_suite(void);
 Suite *generation_suite(void);
 Suite *entry_suite(void);
 Suite *parse_suite(void);
+Suite *confval_suite(void);
 Suite *mounts_suite(void);
 Suite *zip_suite(void);
 Suite *hubreq_suite(void);
