@@ -1,9 +1,10 @@
 /* mod_resourcesync_config.c - config records, merges and resolution.
  *
- * Lifecycle: pre_config resets rs_global for the configuration pass about
- * to be read (httpd reads it twice at startup and once per restart).  The
- * directives (mod_resourcesync_directives.c) fill the records created
- * here; each ResourceSyncSet creates an rs_set_t in pconf, attached to the
+ * Lifecycle: pre_config resets rs_global (mod_resourcesync_global.c) for
+ * the configuration pass about to be read (httpd reads it twice at
+ * startup and once per restart).  The directives (the table in
+ * mod_resourcesync_directives.c, the machinery in mod_resourcesync_cmd.c)
+ * fill the records created here; each ResourceSyncSet creates an rs_set_t in pconf, attached to the
  * per-directory config of its <Directory> section and registered both in
  * its server's config and in rs_global.sets, so the watcher knows every
  * root.  Checks that need the whole configuration (URL paths below
@@ -19,14 +20,12 @@
 #include <http_core.h>
 #include <http_main.h>
 #include <util_cfgtree.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_cmd.h"
 #include "rs_capture.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"
 #include "rs_path.h"
 #include "rs_uri.h"
-
-rs_global_t rs_global;
 
 void *rs_config_create_dir(apr_pool_t *p, char *dir)
 {
@@ -253,29 +252,6 @@ static void resolve_globals(void)
     rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
 }
 
-/* Every set option recorded in a <Directory> section (option_context)
- * must be in the section of a set, the only place the watcher reads it. */
-static int check_option_uses(apr_pool_t *ptemp, server_rec *s0)
-{
-    int i, j;
-
-    for (i = 0; rs_global.option_uses && i < rs_global.option_uses->nelts; i++) {
-        const rs_option_use_t *u = &APR_ARRAY_IDX(rs_global.option_uses, i, rs_option_use_t);
-        int found = 0;
-        for (j = 0; j < rs_global.sets->nelts && !found; j++) {
-            found = APR_ARRAY_IDX(rs_global.sets, j, rs_set_t *)->section == u->mconfig;
-        }
-        if (!found) {
-            return fatal(s0, apr_psprintf(ptemp, "%s (%s) is in a <Directory> section "
-                                           "without ResourceSyncSet, where it has no effect: "
-                                           "put set options in the section that holds "
-                                           "ResourceSyncSet, or at server level",
-                                           u->directive, u->where));
-        }
-    }
-    return OK;
-}
-
 /* DocumentRoot of s without a trailing "/": its own, else the main
  * server's (s0); NULL if neither has one. */
 static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *s0)
@@ -434,7 +410,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     resolve_set_options(pconf, set,
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
-    rs_notifyconf_resolve(pconf, set);
+    rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {
         /* Captured bytes are read by the hashing, which this turns off. */
@@ -527,6 +503,7 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
 {
     server_rec *s;
+    const char *msg;
     int i, rc;
 
     resolve_globals();
@@ -538,8 +515,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
     }
     rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);
-    if ((rc = check_option_uses(ptemp, s0)) != OK) {
-        return rc;
+    /* Set options in directory sections: each must be in a set's section. */
+    if ((msg = rs_cmd_misplaced(ptemp))) {
+        return fatal(s0, msg);
     }
     for (s = s0; s; s = s->next) {
         if ((rc = resolve_server(pconf, ptemp, s, s0, create)) != OK) {
