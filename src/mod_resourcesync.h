@@ -731,14 +731,15 @@ int rs_hubconf_host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *ur
  * (rs_global); and one ResourceSyncHubAllowCallback entry
  * (rs_cmd_elem_fn: an rs_hubaddr_allow_t). */
 const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                             const char *const argv[]);
+                                 const char *const argv[]);
 const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                                const char *const argv[]);
+                                    const char *const argv[]);
 const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                             const char *const argv[]);
+                                 const char *const argv[]);
 const char *rs_hubconf_set_rate(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                            const char *const argv[]);
-const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[], void *elem);
+                                const char *const argv[]);
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
+                                   void *elem);
 
 /* mod_resourcesync_notifyconf.c: the publishing directives
  * (ResourceSyncNotifyHub and ResourceSyncNotifyRetry, set options;
@@ -746,7 +747,8 @@ const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const a
 #define RS_DEFAULT_NOTIFY_RETRY apr_time_from_sec(86400)
 /* One ResourceSyncNotifyHub (rs_cmd_elem_fn: URL and optional mode into an
  * rs_notify_hub_t). */
-const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[], void *elem);
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
+                                    void *elem);
 /* The algorithms of ResourceSyncHubSignature, NULL-terminated: the
  * directive stores the index of the one given. */
 extern const char *const rs_notifyconf_sig_names[];

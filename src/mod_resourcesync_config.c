@@ -4,12 +4,14 @@
  * the configuration pass about to be read (httpd reads it twice at
  * startup and once per restart).  The directives (the table in
  * mod_resourcesync_directives.c, the machinery in mod_resourcesync_cmd.c)
- * fill the records created here; each ResourceSyncSet creates an rs_set_t in pconf, attached to the
- * per-directory config of its <Directory> section and registered both in
- * its server's config and in rs_global.sets, so the watcher knows every
- * root.  Checks that need the whole configuration (URL paths below
- * DocumentRoot, the state directory) and the resolution of each set's
- * options and URLs run in check_config and post_config (rs_config_resolve).
+ * fill the records created here; each ResourceSyncSet creates an rs_set_t
+ * in pconf, attached to the per-directory config of its <Directory>
+ * section and registered both in its server's config and in
+ * rs_global.sets, so the watcher knows every root.  Checks that need the
+ * whole configuration (URL paths below DocumentRoot, the state directory,
+ * set options in directory sections: rs_cmd_misplaced) and the resolution
+ * of each set's options and URLs run in check_config and post_config
+ * (rs_config_resolve).
  *
  * Every field has an unset sentinel (RS_UNSET or NULL) and the merges are
  * explicit: a set's options are its section's values over the server-level

@@ -381,7 +381,8 @@ const command_rec rs_cmds[] = {
                   RSRC_CONF | ACCESS_CONF,
                   "How long a change notification waits for more changes (default 100ms)"),
     AP_INIT_TAKE12("ResourceSyncNotifyHub", rs_cmd_take2,
-                   RS_CMD_LIST(RS_SET_OPTION, notify_pub, rs_notifyconf_parse_hub, rs_notify_hub_t),
+                   RS_CMD_LIST(RS_SET_OPTION, notify_pub, rs_notifyconf_parse_hub,
+                               rs_notify_hub_t),
                    RSRC_CONF | ACCESS_CONF, "A WebSub hub the set's notifications are "
                    "published to, and fat (default) or ping"),
     AP_INIT_TAKE1("ResourceSyncNotifyRetry", rs_cmd_take1,
@@ -405,11 +406,13 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncHub", rs_cmd_take1,
                   RS_CMD_VALUE(RS_SERVER, hub, RS_FLAG("is not on or off")),
                   RSRC_CONF, "Built-in WebSub hub at <prefix>/hub: on or off (default)"),
-    AP_INIT_TAKE2("ResourceSyncHubLease", rs_cmd_take2, RS_CMD_FN(RS_SERVER, rs_hubconf_set_lease),
+    AP_INIT_TAKE2("ResourceSyncHubLease", rs_cmd_take2,
+                  RS_CMD_FN(RS_SERVER, rs_hubconf_set_lease),
                   RSRC_CONF, "Shortest and longest subscription lease of the hub (default "
                   "300 31d)"),
     AP_INIT_ITERATE("ResourceSyncHubAllowCallback", rs_cmd_take1,
-                    RS_CMD_LIST(RS_SERVER, hub_allow, rs_hubconf_parse_allow, rs_hubaddr_allow_t),
+                    RS_CMD_LIST(RS_SERVER, hub_allow, rs_hubconf_parse_allow,
+                                rs_hubaddr_allow_t),
                     RSRC_CONF, "Hosts and CIDR blocks of private addresses hub callbacks may "
                     "use"),
     AP_INIT_TAKE1("ResourceSyncHubMaxBacklog", rs_cmd_take1,

@@ -135,7 +135,7 @@ static const rs_confval_t requests = { RS_NUMBER(1, RS_HUB_MAX_COUNT, "requests"
 static const rs_confval_t subscriptions = { RS_NUMBER(1, RS_HUB_MAX_COUNT, "subscriptions") };
 
 const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                             const char *const argv[])
+                                 const char *const argv[])
 {
     static const rs_confval_t lease = { RS_DURATION("is not a duration (e.g. 300, 5m, 12h, "
                                                     "31d)") };
@@ -159,7 +159,8 @@ const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
     return NULL;
 }
 
-const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[], void *elem)
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
+                                   void *elem)
 {
     if (!rs_hubaddr_allow_parse(cmd->pool, argv[0], elem)) {
         return apr_psprintf(cmd->pool, "ResourceSyncHubAllowCallback: '%s' is not a host "
@@ -171,7 +172,7 @@ const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const a
 /* ResourceSyncHubMaxSubscriptions total [per-address [per-client]]: an
  * omitted limit is its default, or the total when that is smaller. */
 const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                                const char *const argv[])
+                                    const char *const argv[])
 {
     rs_srv_conf *sc = conf;
     apr_int64_t t, a = RS_DEFAULT_HUB_MAX_PER_ADDR, c = RS_DEFAULT_HUB_MAX_PER_CLIENT;
@@ -201,7 +202,7 @@ const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *con
 }
 
 const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                             const char *const argv[])
+                                 const char *const argv[])
 {
     static const rs_confval_t kib = { RS_NUMBER(16, 1048576, "KiB") };
     rs_global_t *g = conf;
@@ -218,7 +219,7 @@ const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
 }
 
 const char *rs_hubconf_set_rate(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
-                            const char *const argv[])
+                                const char *const argv[])
 {
     static const rs_confval_t per = { RS_DURATION("is not a duration (e.g. 60, 1m, 1h)") };
     rs_global_t *g = conf;

@@ -24,7 +24,8 @@
 
 const char *const rs_notifyconf_sig_names[] = { "sha1", "sha256", "sha384", "sha512", NULL };
 
-const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[], void *elem)
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
+                                    void *elem)
 {
     rs_notify_hub_t *h = elem;
     const char *url = argv[0], *mode = argc > 1 ? argv[1] : NULL;

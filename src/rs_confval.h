@@ -45,12 +45,14 @@ typedef struct rs_confval_t {
 } rs_confval_t;
 
 /* Initializers of an rs_confval_t (add ".off = 1", ".scale = ..."). */
-#define RS_NUMBER(lo, hi, unit) .kind = RS_CONFVAL_NUMBER, .min = (lo), .max = (hi), .what = (unit)
-#define RS_DURATION(why)        .kind = RS_CONFVAL_DURATION, .what = (why)
-#define RS_DELAY(lo, hi, why)   .kind = RS_CONFVAL_DELAY, .min = (lo), .max = (hi), .what = (why)
-#define RS_WORDS(list, why)     .kind = RS_CONFVAL_WORD, .words = (list), .what = (why)
+#define RS_NUMBER(lo, hi, unit) \
+    .kind = RS_CONFVAL_NUMBER, .min = (lo), .max = (hi), .what = (unit)
+#define RS_DURATION(why) .kind = RS_CONFVAL_DURATION, .what = (why)
+#define RS_DELAY(lo, hi, why) \
+    .kind = RS_CONFVAL_DELAY, .min = (lo), .max = (hi), .what = (why)
+#define RS_WORDS(list, why) .kind = RS_CONFVAL_WORD, .words = (list), .what = (why)
 /* A flag: "off" is 0, "on" is 1. */
-#define RS_FLAG(why)            RS_WORDS(rs_confval_onoff, why)
+#define RS_FLAG(why) RS_WORDS(rs_confval_onoff, why)
 
 /* The words of a flag: "off" (index 0) and "on" (1). */
 extern const char *const rs_confval_onoff[];

@@ -113,7 +113,8 @@ my %place = (
                       . qq(<Location "/data">\n    $_[0]\n</Location>\n) },
     files    => sub { STATE_CONF . set_conf('ds', 'www/data')
                       . qq(<Files "x">\n    $_[0]\n</Files>\n) },
-    if       => sub { STATE_CONF . set_conf('ds', 'www/data') . qq(<If "true">\n    $_[0]\n</If>\n) },
+    if       => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . qq(<If "true">\n    $_[0]\n</If>\n) },
 );
 
 my $srv = private_server();
@@ -168,10 +169,12 @@ my @own = (
     ['ResourceSyncSet at server level', STATE_CONF . "ResourceSyncSet ds\n",
      'ResourceSyncSet not allowed here'],
     ['ResourceSyncSet in <DirectoryMatch>',
-     STATE_CONF . qq(<DirectoryMatch "^\@DIR\@/www/data">\n    ResourceSyncSet ds\n</DirectoryMatch>\n),
+     STATE_CONF . qq(<DirectoryMatch "^\@DIR\@/www/data">\n    ResourceSyncSet ds\n)
+     . "</DirectoryMatch>\n",
      'ResourceSyncSet must be used inside a <Directory> section'],
     ['ResourceSyncSet in <If> in <Directory>',
-     STATE_CONF . qq(<Directory "\@DIR\@/www/data">\n<If "true">\n    ResourceSyncSet ds\n</If>\n</Directory>\n),
+     STATE_CONF . qq(<Directory "\@DIR\@/www/data">\n<If "true">\n    ResourceSyncSet ds\n)
+     . "</If>\n</Directory>\n",
      'ResourceSyncSet cannot occur within <If> section'],
     ['ResourceSyncSet with a wildcard',
      STATE_CONF . qq(<Directory "\@DIR\@/www/d*">\n    ResourceSyncSet ds\n</Directory>\n),
