@@ -39,11 +39,11 @@ CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unus
              -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
 LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
-ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
+ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
              src/rs_xml.c src/rs_db.c src/rs_dbdriver.c src/rs_dbrows.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
              src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanpipe.c src/rs_scanahead.c src/rs_scanfile.c src/rs_snapshot.c src/rs_snapparts.c src/rs_watch.c src/rs_ring.c \
              src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
-             src/rs_parse.c src/rs_mounts.c \
+             src/rs_parse.c src/rs_confval.c src/rs_mounts.c \
              src/rs_history.c \
              src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_beneath.c src/rs_withdraw.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
              src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \
@@ -53,7 +53,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_hash.c src/rs_glob.c
              src/rs_setlock.c
 ENGINE_SRC += src/rs_range.c
 ENGINE_SRC += src/rs_above.c
-GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_config.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
+GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesync_config.c src/mod_resourcesync_cmd.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
              src/mod_resourcesync_snapjob.c src/mod_resourcesync_dumpjob.c src/mod_resourcesync_cdumpjob.c \

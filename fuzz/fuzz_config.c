@@ -6,6 +6,9 @@
  * crash":
  *   - an accepted number lies in its range; an accepted duration is a
  *     whole number of seconds from 1 s to 3650 days;
+ *   - rs_confval gives the same answer as the parser it describes, scaled,
+ *     "off" as 0 where it is accepted, else an error naming the directive
+ *     and quoting the value;
  *   - a hash list gives a mask of known bits, 0 only for a lone "none",
  *     and a reported bad word is one of the words;
  *   - a glob accepted by rs_glob_check matches; one without any special
@@ -15,15 +18,42 @@
  */
 #include <apr_strings.h>
 #include "fuzz.h"
+#include "rs_confval.h"
 #include "rs_glob.h"
 #include "rs_hash.h"
 #include "rs_parse.h"
 
 #define MAX_WORDS 16
 
+/* rs_confval's answer for s: the value described, or an error that starts
+ * with the directive's name and the quoted value. */
+static void check_confval(const rs_confval_t *cv, const char *s, int accepted, apr_int64_t want)
+{
+    apr_int64_t got = -77;
+    const char *err = rs_confval_parse(fuzz_pool(), "D", cv, s, &got);
+
+    if (cv->off && !strcasecmp(s, "off")) {
+        accepted = 1;
+        want = 0;
+    }
+    FUZZ_CHECK((err == NULL) == (accepted != 0), "'%s': rs_confval %s", s, err ? err : "accepted");
+    if (err) {
+        FUZZ_CHECK(!strncmp(err, apr_psprintf(fuzz_pool(), "D: '%s' ", s), strlen(s) + 6)
+                   && got == -77, "'%s': %s", s, err);
+    }
+    else {
+        FUZZ_CHECK(got == want, "'%s' gave %" APR_INT64_T_FMT, s, got);
+    }
+}
+
 static void check_int(const char *s)
 {
+    static const rs_confval_t mib = { RS_NUMBER(1, 1048576, "MiB"), .off = 1,
+                                      .scale = APR_INT64_C(1) << 20 };
     apr_int64_t v = 0;
+    int ok = rs_parse_int(s, 1, 1048576, &v);
+
+    check_confval(&mib, s, ok, v << 20);
     if (rs_parse_int(s, 1, 50000, &v)) {
         FUZZ_CHECK(v >= 1 && v <= 50000, "'%s' gave %" APR_INT64_T_FMT, s, v);
     }
@@ -34,8 +64,20 @@ static void check_int(const char *s)
 
 static void check_duration(const char *s)
 {
+    static const rs_confval_t dur = { RS_DURATION("is not a duration") };
+    static const rs_confval_t delay = { RS_DELAY(apr_time_from_msec(100), apr_time_from_sec(600),
+                                                 "is not a delay") };
+    static const rs_confval_t flag = { RS_FLAG("is not On or Off") };
     apr_interval_time_t d = 0;
-    if (rs_parse_duration(s, &d)) {
+    int ok;
+
+    ok = rs_parse_delay(s, &d) && d >= apr_time_from_msec(100) && d <= apr_time_from_sec(600);
+    check_confval(&delay, s, ok, d);
+    ok = !strcasecmp(s, "on") || !strcasecmp(s, "off");
+    check_confval(&flag, s, ok, !strcasecmp(s, "on"));
+    ok = rs_parse_duration(s, &d);
+    check_confval(&dur, s, ok, d);
+    if (ok) {
         FUZZ_CHECK(d >= apr_time_from_sec(1) && d <= apr_time_from_sec(3650LL * 86400)
                    && d % APR_USEC_PER_SEC == 0, "'%s' gave %" APR_INT64_T_FMT, s, d);
     }

@@ -2,8 +2,11 @@
  *
  * The glue is split by concern:
  *   mod_resourcesync.c            module record, hook registration
+ *   mod_resourcesync_global.c     rs_global, the state of a server generation
  *   mod_resourcesync_config.c     config records, merges, post_config checks
- *   mod_resourcesync_directives.c directives and their arguments, set registry
+ *   mod_resourcesync_cmd.c        the directive machinery: contexts, records,
+ *                                 shared setters (mod_resourcesync_cmd.h)
+ *   mod_resourcesync_directives.c the directive table, set registry
  *   mod_resourcesync_status.c     shared-memory status segment + mutex
  *   mod_resourcesync_watcher.c    watcher process lifecycle (fork, respawn,
  *                                 privileges)
@@ -88,6 +91,7 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_HUB_MAX_SUBS     10000           /* ResourceSyncHubMaxSubscriptions */
 #define RS_DEFAULT_HUB_MAX_PER_ADDR 100             /* ... per callback address */
 #define RS_DEFAULT_HUB_MAX_PER_CLIENT 100           /* ... per client address */
+#define RS_HUB_MAX_COUNT            10000000        /* largest of those limits */
 #define RS_DEFAULT_HUB_SPOOL        1000            /* ResourceSyncHubSpoolLimit: requests */
 #define RS_DEFAULT_HUB_SPOOL_KIB    4096            /* ... and KiB */
 #define RS_DEFAULT_HUB_RATE         60              /* ResourceSyncHubRequestRate: requests */
@@ -205,7 +209,8 @@ typedef struct rs_srv_conf {
     apr_int64_t hub_max_subs;   /* ResourceSyncHubMaxSubscriptions total */
     apr_int64_t hub_max_per_addr;   /* ... per callback address */
     apr_int64_t hub_max_per_client; /* ... per client address */
-    const char *hub_sig;        /* ResourceSyncHubSignature; NULL: unset */
+    int hub_sig;                /* ResourceSyncHubSignature: RS_UNSET or an
+                                 * index of rs_notifyconf_sig_names */
     /* resolved in post_config */
     const char *canonical;      /* scheme://host[:port] */
     const char *sd_body;        /* pre-rendered Source Description */
@@ -235,7 +240,8 @@ typedef struct rs_global_t {
     const char *fingerprint;    /* of the httpd configuration */
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
-    apr_array_header_t *option_uses;  /* rs_option_use_t: set options in <Directory> sections */
+    apr_array_header_t *option_uses;  /* set options in directory sections
+                                       * (mod_resourcesync_cmd.c) */
     int restart;                /* an earlier generation of this httpd really started */
     int state_unusable;         /* restart: state directory unusable, no watcher */
     /* The built-in hub's global limits (mod_resourcesync_hubconf.c); 0:
@@ -249,18 +255,10 @@ typedef struct rs_global_t {
 
 extern rs_global_t rs_global;
 
-/* mod_resourcesync_directives.c */
+/* mod_resourcesync_directives.c: the directive table. */
 extern const command_rec rs_cmds[];
-/* Set options apply where the watcher reads them: the <Directory> section
- * that holds ResourceSyncSet, or server level.  Anywhere else they would be
- * silently ignored, so each use in a directory section is recorded while
- * the configuration is read and checked once the whole configuration is
- * known (rs_config_resolve). */
-typedef struct rs_option_use_t {
-    const void *mconfig;        /* the section's rs_dir_conf */
-    const char *directive;
-    const char *where;          /* "file:line" */
-} rs_option_use_t;
+/* A table entry's cmd_data (mod_resourcesync_cmd.h). */
+typedef struct rs_cmd_t rs_cmd_t;
 
 /* mod_resourcesync_config.c */
 void *rs_config_create_dir(apr_pool_t *p, char *dir);
@@ -283,10 +281,6 @@ const char *rs_config_prefix(const rs_srv_conf *sc);
 /* The set named name, of any server (its `s` is the server that declares
  * it), or NULL. */
 const rs_set_t *rs_config_find_set(const char *name);
-/* A copy of path (not NULL) in p without trailing "/" ("/" stays "/"). */
-const char *rs_config_strip_slash(apr_pool_t *p, const char *path);
-/* 1 if path a is b or below b (both absolute, without trailing "/"). */
-int rs_config_path_within(const char *a, const char *b);
 
 /* mod_resourcesync_fingerprint.c */
 /* Hex MD5 (in p) of the parsed configuration tree without the directives
@@ -731,28 +725,33 @@ const char *rs_hubconf_filter(void *baton, const unsigned char *addr, int len);
 /* Whether url's host is named in sc's ResourceSyncHubAllowCallback (then
  * called wherever it resolves to, without a filter). */
 int rs_hubconf_host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *url);
-/* Directive handlers (rs_cmds). */
-const char *rs_hubconf_set_hub(cmd_parms *cmd, void *mconfig, const char *arg);
-const char *rs_hubconf_set_lease(cmd_parms *cmd, void *mconfig, const char *min,
-                                 const char *max);
-const char *rs_hubconf_set_allow(cmd_parms *cmd, void *mconfig, const char *arg);
-const char *rs_hubconf_set_backlog(cmd_parms *cmd, void *mconfig, const char *arg);
-const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, int argc,
-                                    char *const argv[]);
-const char *rs_hubconf_set_spool(cmd_parms *cmd, void *mconfig, const char *count,
-                                 const char *kib);
-const char *rs_hubconf_set_rate(cmd_parms *cmd, void *mconfig, const char *n,
-                                const char *per);
-const char *rs_hubconf_set_verify_timeout(cmd_parms *cmd, void *mconfig, const char *arg);
+/* The directives' functions (rs_cmd_fn, mod_resourcesync_cmd.h):
+ * ResourceSyncHubLease (conf: the rs_srv_conf), ResourceSyncHubMaxSubscriptions
+ * (rs_srv_conf), ResourceSyncHubSpoolLimit and ResourceSyncHubRequestRate
+ * (rs_global); and one ResourceSyncHubAllowCallback entry
+ * (rs_cmd_elem_fn: an rs_hubaddr_allow_t). */
+const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                 const char *const argv[]);
+const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                    const char *const argv[]);
+const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                 const char *const argv[]);
+const char *rs_hubconf_set_rate(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                const char *const argv[]);
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
+                                   void *elem);
 
 /* mod_resourcesync_notifyconf.c: the publishing directives
  * (ResourceSyncNotifyHub and ResourceSyncNotifyRetry, set options;
  * ResourceSyncHubSignature, server level). */
 #define RS_DEFAULT_NOTIFY_RETRY apr_time_from_sec(86400)
-const char *rs_notifyconf_set_hub(cmd_parms *cmd, void *mconfig, const char *url,
-                                  const char *mode);
-const char *rs_notifyconf_set_retry(cmd_parms *cmd, void *mconfig, const char *arg);
-const char *rs_notifyconf_set_sig(cmd_parms *cmd, void *mconfig, const char *arg);
+/* One ResourceSyncNotifyHub (rs_cmd_elem_fn: URL and optional mode into an
+ * rs_notify_hub_t). */
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
+                                    void *elem);
+/* The algorithms of ResourceSyncHubSignature, NULL-terminated: the
+ * directive stores the index of the one given. */
+extern const char *const rs_notifyconf_sig_names[];
 /* The signature algorithm of the hub's deliveries (default sha256). */
 const char *rs_notifyconf_sig(const rs_srv_conf *sc);
 /* The address filter of publishing to a hub (rs_websub; baton: its
@@ -760,16 +759,15 @@ const char *rs_notifyconf_sig(const rs_srv_conf *sc);
  * passes the set's server's callback policy. */
 const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len);
 /* Fill set->notify_hubs (the URLs of set->notify_pub, then the built-in
- * hub's absolute URL when its server has ResourceSyncHub on) and apply
- * the default of set->notify_retry; after the set's options and URLs are
- * resolved, before the documents are rendered. */
-void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set);
+ * hub's absolute URL, <canonical base><prefix>/hub, when its server has
+ * ResourceSyncHub on; prefix: that server's ResourceSyncPrefix in force)
+ * and apply the default of set->notify_retry; after the set's options and
+ * URLs are resolved, before the documents are rendered. */
+void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix);
 /* mod_resourcesync_deliverstat.c: the delivery status file's text
  * (notify-topic, notify-hub and notify-subscriber lines, for the status
  * page), NULL when there is none. */
 const char *rs_deliverstat_read(apr_pool_t *p);
-/* Context check of set options (mod_resourcesync_directives.c). */
-const char *rs_directives_option_context(cmd_parms *cmd, void *mconfig);
 
 /* mod_resourcesync_hub.c: the hub's endpoint <prefix>/hub (a handler
  * hook that runs before rs_handler_handle, after access control). */

@@ -1,14 +1,17 @@
 /* mod_resourcesync_config.c - config records, merges and resolution.
  *
- * Lifecycle: pre_config resets rs_global for the configuration pass about
- * to be read (httpd reads it twice at startup and once per restart).  The
- * directives (mod_resourcesync_directives.c) fill the records created
- * here; each ResourceSyncSet creates an rs_set_t in pconf, attached to the
- * per-directory config of its <Directory> section and registered both in
- * its server's config and in rs_global.sets, so the watcher knows every
- * root.  Checks that need the whole configuration (URL paths below
- * DocumentRoot, the state directory) and the resolution of each set's
- * options and URLs run in check_config and post_config (rs_config_resolve).
+ * Lifecycle: pre_config resets rs_global (mod_resourcesync_global.c) for
+ * the configuration pass about to be read (httpd reads it twice at
+ * startup and once per restart).  The directives (the table in
+ * mod_resourcesync_directives.c, the machinery in mod_resourcesync_cmd.c)
+ * fill the records created here; each ResourceSyncSet creates an rs_set_t
+ * in pconf, attached to the per-directory config of its <Directory>
+ * section and registered both in its server's config and in
+ * rs_global.sets, so the watcher knows every root.  Checks that need the
+ * whole configuration (URL paths below DocumentRoot, the state directory,
+ * set options in directory sections: rs_cmd_misplaced) and the resolution
+ * of each set's options and URLs run in check_config and post_config
+ * (rs_config_resolve).
  *
  * Every field has an unset sentinel (RS_UNSET or NULL) and the merges are
  * explicit: a set's options are its section's values over the server-level
@@ -19,13 +22,12 @@
 #include <http_core.h>
 #include <http_main.h>
 #include <util_cfgtree.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_cmd.h"
 #include "rs_capture.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"
+#include "rs_path.h"
 #include "rs_uri.h"
-
-rs_global_t rs_global;
 
 void *rs_config_create_dir(apr_pool_t *p, char *dir)
 {
@@ -136,26 +138,6 @@ void rs_config_started(void)
     if (!ap_retained_data_get(RS_STARTED_KEY)) {
         ap_retained_data_create(RS_STARTED_KEY, 1);
     }
-}
-
-/* ------------------------------------------------------------ path helpers */
-
-const char *rs_config_strip_slash(apr_pool_t *p, const char *path)
-{
-    apr_size_t n = strlen(path);
-    while (n > 1 && path[n - 1] == '/') {
-        n--;
-    }
-    return apr_pstrndup(p, path, n);
-}
-
-int rs_config_path_within(const char *a, const char *b)
-{
-    apr_size_t n = strlen(b);
-    if (!strcmp(b, "/")) {
-        return 1;
-    }
-    return !strncmp(a, b, n) && (a[n] == '/' || a[n] == '\0');
 }
 
 /* ------------------------------------------------------------ post_config */
@@ -272,29 +254,6 @@ static void resolve_globals(void)
     rs_global.config_time = apr_time_sec(apr_time_now()) * APR_USEC_PER_SEC;
 }
 
-/* Every set option recorded in a <Directory> section (option_context)
- * must be in the section of a set, the only place the watcher reads it. */
-static int check_option_uses(apr_pool_t *ptemp, server_rec *s0)
-{
-    int i, j;
-
-    for (i = 0; rs_global.option_uses && i < rs_global.option_uses->nelts; i++) {
-        const rs_option_use_t *u = &APR_ARRAY_IDX(rs_global.option_uses, i, rs_option_use_t);
-        int found = 0;
-        for (j = 0; j < rs_global.sets->nelts && !found; j++) {
-            found = APR_ARRAY_IDX(rs_global.sets, j, rs_set_t *)->section == u->mconfig;
-        }
-        if (!found) {
-            return fatal(s0, apr_psprintf(ptemp, "%s (%s) is in a <Directory> section "
-                                           "without ResourceSyncSet, where it has no effect: "
-                                           "put set options in the section that holds "
-                                           "ResourceSyncSet, or at server level",
-                                           u->directive, u->where));
-        }
-    }
-    return OK;
-}
-
 /* DocumentRoot of s without a trailing "/": its own, else the main
  * server's (s0); NULL if neither has one. */
 static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *s0)
@@ -304,7 +263,7 @@ static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *
     if (!core->ap_document_root && s != s0) {
         core = ap_get_core_module_config(s0->module_config);
     }
-    return core->ap_document_root ? rs_config_strip_slash(ptemp, core->ap_document_root) : NULL;
+    return core->ap_document_root ? rs_path_strip_slash(ptemp, core->ap_document_root) : NULL;
 }
 
 /* set->url_path: the second argument of ResourceSyncSet, else the set's
@@ -315,7 +274,7 @@ static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     if (set->url_arg) {
         set->url_path = set->url_arg;
     }
-    else if (docroot && rs_config_path_within(set->dir, docroot)) {
+    else if (docroot && rs_path_within(set->dir, docroot)) {
         set->url_path = set->dir + (strcmp(docroot, "/") ? strlen(docroot) : 0);
         if (!*set->url_path) {
             set->url_path = "/";
@@ -407,7 +366,7 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
  * (a set outside DocumentRoot is served through its URL-path). */
 static int check_state_outside_set(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set)
 {
-    if (rs_config_path_within(rs_global.state_dir, set->dir)) {
+    if (rs_path_within(rs_global.state_dir, set->dir)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                      "set '%s' (%s): the state must never be served",
                                      rs_global.state_dir, set->name, set->dir));
@@ -453,7 +412,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     resolve_set_options(pconf, set,
                         ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
-    rs_notifyconf_resolve(pconf, set);
+    rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {
         /* Captured bytes are read by the hashing, which this turns off. */
@@ -482,7 +441,7 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
     if (create) {
         sc->canonical = canonical_base(pconf, s, s0, sc);
     }
-    if (docroot && rs_config_path_within(rs_global.state_dir, docroot)) {
+    if (docroot && rs_path_within(rs_global.state_dir, docroot)) {
         return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
                                      "DocumentRoot '%s': the state must never be served",
                                      rs_global.state_dir, docroot));
@@ -546,6 +505,7 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
 {
     server_rec *s;
+    const char *msg;
     int i, rc;
 
     resolve_globals();
@@ -557,8 +517,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
     }
     rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);
-    if ((rc = check_option_uses(ptemp, s0)) != OK) {
-        return rc;
+    /* Set options in directory sections: each must be in a set's section. */
+    if ((msg = rs_cmd_misplaced(ptemp))) {
+        return fatal(s0, msg);
     }
     for (s = s0; s; s = s->next) {
         if ((rc = resolve_server(pconf, ptemp, s, s0, create)) != OK) {

@@ -14,6 +14,11 @@
  * ResourceSyncHubVerifyTimeout) are main-server directives kept in
  * rs_global (0: unset).
  *
+ * The hub's single values (ResourceSyncHub, ResourceSyncHubMaxBacklog,
+ * ResourceSyncHubVerifyTimeout) are described in the directive table and
+ * set by its shared setter; the functions below parse the directives of
+ * several values and the elements of ResourceSyncHubAllowCallback.
+ *
  * The callback policy at connect time (rs_hubconf_filter) is here too:
  * the intake's verifications and denials and the deliveries to
  * subscribers use the one function.
@@ -21,11 +26,8 @@
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_uri.h>
-#include "mod_resourcesync.h"
+#include "mod_resourcesync_cmd.h"
 #include "rs_hubaddr.h"
-#include "rs_parse.h"
-
-#define DAY APR_INT64_C(86400)
 
 void rs_hubconf_init(rs_srv_conf *c)
 {
@@ -34,6 +36,7 @@ void rs_hubconf_init(rs_srv_conf *c)
     c->hub_allow = NULL;
     c->hub_backlog = RS_UNSET;
     c->hub_max_subs = c->hub_max_per_addr = c->hub_max_per_client = RS_UNSET;
+    c->hub_sig = RS_UNSET;
 }
 
 void rs_hubconf_merge(rs_srv_conf *c, const rs_srv_conf *base, const rs_srv_conf *add)
@@ -50,7 +53,7 @@ void rs_hubconf_merge(rs_srv_conf *c, const rs_srv_conf *base, const rs_srv_conf
                                                              : base->hub_max_per_addr;
     c->hub_max_per_client = add->hub_max_per_client != RS_UNSET ? add->hub_max_per_client
                                                                  : base->hub_max_per_client;
-    c->hub_sig = add->hub_sig ? add->hub_sig : base->hub_sig;
+    c->hub_sig = add->hub_sig != RS_UNSET ? add->hub_sig : base->hub_sig;
 }
 
 int rs_hubconf_on(const rs_srv_conf *sc)
@@ -127,110 +130,61 @@ int rs_hubconf_host_allowed(apr_pool_t *p, const rs_srv_conf *sc, const char *ur
            && rs_hubaddr_allow_host(sc->hub_allow, u.hostname);
 }
 
-static rs_srv_conf *srv(cmd_parms *cmd)
-{
-    return ap_get_module_config(cmd->server->module_config, &resourcesync_module);
-}
+/* The numbers of the hub's limits. */
+static const rs_confval_t requests = { RS_NUMBER(1, RS_HUB_MAX_COUNT, "requests") };
+static const rs_confval_t subscriptions = { RS_NUMBER(1, RS_HUB_MAX_COUNT, "subscriptions") };
 
-const char *rs_hubconf_set_hub(cmd_parms *cmd, void *mconfig, const char *arg)
+const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                 const char *const argv[])
 {
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
-    (void)mconfig;
-    if (err) {
+    static const rs_confval_t lease = { RS_DURATION("is not a duration (e.g. 300, 5m, 12h, "
+                                                    "31d)") };
+    rs_srv_conf *sc = conf;
+    apr_int64_t lo, hi;
+    const char *err;
+
+    if ((err = rs_cmd_parse(cmd, &lease, argv[0], &lo))
+        || (err = rs_cmd_parse(cmd, &lease, argv[1], &hi))) {
         return err;
     }
-    if (strcasecmp(arg, "on") && strcasecmp(arg, "off")) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHub: '%s' is not on or off", arg);
-    }
-    srv(cmd)->hub = !strcasecmp(arg, "on");
-    return NULL;
-}
-
-/* A duration in whole seconds, or an error naming the directive and value. */
-static const char *seconds(cmd_parms *cmd, const char *arg, apr_int64_t *out)
-{
-    apr_interval_time_t d;
-    if (!rs_parse_duration(arg, &d)) {
-        return apr_psprintf(cmd->pool, "%s: '%s' is not a duration (e.g. 300, 5m, 12h, 31d)",
-                            cmd->cmd->name, arg);
-    }
-    *out = apr_time_sec(d);
-    return NULL;
-}
-
-const char *rs_hubconf_set_lease(cmd_parms *cmd, void *mconfig, const char *min,
-                                 const char *max)
-{
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
-    apr_int64_t lo = 0, hi = 0;
-    (void)mconfig;
-    if (err || (err = seconds(cmd, min, &lo)) || (err = seconds(cmd, max, &hi))) {
-        return err;
-    }
+    /* Whole seconds, as the intake counts them. */
+    lo = apr_time_sec(lo);
+    hi = apr_time_sec(hi);
     if (lo > hi) {
         return apr_psprintf(cmd->pool, "ResourceSyncHubLease: minimum '%s' is longer than "
-                            "maximum '%s'", min, max);
+                            "maximum '%s'", argv[0], argv[1]);
     }
-    srv(cmd)->hub_lease_min = lo;
-    srv(cmd)->hub_lease_max = hi;
+    sc->hub_lease_min = lo;
+    sc->hub_lease_max = hi;
     return NULL;
 }
 
-const char *rs_hubconf_set_allow(cmd_parms *cmd, void *mconfig, const char *arg)
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
+                                   void *elem)
 {
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
-    rs_srv_conf *sc = srv(cmd);
-    rs_hubaddr_allow_t e;
-    (void)mconfig;
-    if (err) {
-        return err;
-    }
-    if (!rs_hubaddr_allow_parse(cmd->pool, arg, &e)) {
+    if (!rs_hubaddr_allow_parse(cmd->pool, argv[0], elem)) {
         return apr_psprintf(cmd->pool, "ResourceSyncHubAllowCallback: '%s' is not a host "
-                            "name, an IP address or a CIDR block (e.g. 10.0.0.0/8)", arg);
-    }
-    /* Several directives in one server add up. */
-    if (!sc->hub_allow) {
-        sc->hub_allow = apr_array_make(cmd->pool, 4, sizeof(rs_hubaddr_allow_t));
-    }
-    APR_ARRAY_PUSH(sc->hub_allow, rs_hubaddr_allow_t) = e;
-    return NULL;
-}
-
-static const char *count(cmd_parms *cmd, const char *arg, const char *what, apr_int64_t *out)
-{
-    if (!rs_parse_int(arg, 1, APR_INT64_C(10000000), out)) {
-        return apr_psprintf(cmd->pool, "%s: '%s' is not a number of %s from 1 to 10000000",
-                            cmd->cmd->name, arg, what);
+                            "name, an IP address or a CIDR block (e.g. 10.0.0.0/8)", argv[0]);
     }
     return NULL;
-}
-
-const char *rs_hubconf_set_backlog(cmd_parms *cmd, void *mconfig, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
-    (void)mconfig;
-    return err ? err : count(cmd, arg, "notifications", &srv(cmd)->hub_backlog);
 }
 
 /* ResourceSyncHubMaxSubscriptions total [per-address [per-client]]: an
  * omitted limit is its default, or the total when that is smaller. */
-const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, int argc,
-                                    char *const argv[])
+const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                    const char *const argv[])
 {
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
+    rs_srv_conf *sc = conf;
     apr_int64_t t, a = RS_DEFAULT_HUB_MAX_PER_ADDR, c = RS_DEFAULT_HUB_MAX_PER_CLIENT;
-    (void)mconfig;
-    if (err) {
-        return err;
-    }
+    const char *err;
+
     if (argc < 1 || argc > 3) {
         return "ResourceSyncHubMaxSubscriptions: one to three numbers (total, per callback "
                "address, per client address)";
     }
-    if ((err = count(cmd, argv[0], "subscriptions", &t))
-        || (argc > 1 && (err = count(cmd, argv[1], "subscriptions", &a)))
-        || (argc > 2 && (err = count(cmd, argv[2], "subscriptions", &c)))) {
+    if ((err = rs_cmd_parse(cmd, &subscriptions, argv[0], &t))
+        || (argc > 1 && (err = rs_cmd_parse(cmd, &subscriptions, argv[1], &a)))
+        || (argc > 2 && (err = rs_cmd_parse(cmd, &subscriptions, argv[2], &c)))) {
         return err;
     }
     if (argc > 1 && a > t) {
@@ -241,61 +195,42 @@ const char *rs_hubconf_set_max_subs(cmd_parms *cmd, void *mconfig, int argc,
         return apr_psprintf(cmd->pool, "ResourceSyncHubMaxSubscriptions: per-client '%s' is "
                             "larger than total '%s'", argv[2], argv[0]);
     }
-    srv(cmd)->hub_max_subs = t;
-    srv(cmd)->hub_max_per_addr = a < t ? a : t;
-    srv(cmd)->hub_max_per_client = c < t ? c : t;
+    sc->hub_max_subs = t;
+    sc->hub_max_per_addr = a < t ? a : t;
+    sc->hub_max_per_client = c < t ? c : t;
     return NULL;
 }
 
-const char *rs_hubconf_set_spool(cmd_parms *cmd, void *mconfig, const char *n,
-                                 const char *kib)
+const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                 const char *const argv[])
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    static const rs_confval_t kib = { RS_NUMBER(16, 1048576, "KiB") };
+    rs_global_t *g = conf;
     apr_int64_t r, k = RS_DEFAULT_HUB_SPOOL_KIB;
-    (void)mconfig;
-    if (err || (err = count(cmd, n, "requests", &r))) {
+    const char *err;
+
+    if ((err = rs_cmd_parse(cmd, &requests, argv[0], &r))
+        || (argc > 1 && (err = rs_cmd_parse(cmd, &kib, argv[1], &k)))) {
         return err;
     }
-    if (kib && !rs_parse_int(kib, 16, 1048576, &k)) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubSpoolLimit: '%s' is not a number of "
-                            "KiB from 16 to 1048576", kib);
-    }
-    rs_global.hub_spool_max = r;
-    rs_global.hub_spool_kib = k;
+    g->hub_spool_max = r;
+    g->hub_spool_kib = k;
     return NULL;
 }
 
-const char *rs_hubconf_set_rate(cmd_parms *cmd, void *mconfig, const char *n,
-                                const char *per)
+const char *rs_hubconf_set_rate(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                const char *const argv[])
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    apr_interval_time_t d;
-    apr_int64_t v;
-    (void)mconfig;
-    if (err || (err = count(cmd, n, "requests", &v))) {
-        return err;
-    }
-    if (!rs_parse_duration(per, &d) || d <= 0) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubRequestRate: '%s' is not a duration "
-                            "(e.g. 60, 1m, 1h)", per);
-    }
-    rs_global.hub_rate = v;
-    rs_global.hub_rate_per = d;
-    return NULL;
-}
+    static const rs_confval_t per = { RS_DURATION("is not a duration (e.g. 60, 1m, 1h)") };
+    rs_global_t *g = conf;
+    apr_int64_t n, t;
+    const char *err;
 
-const char *rs_hubconf_set_verify_timeout(cmd_parms *cmd, void *mconfig, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    apr_interval_time_t d;
-    (void)mconfig;
-    if (err) {
+    if ((err = rs_cmd_parse(cmd, &requests, argv[0], &n))
+        || (err = rs_cmd_parse(cmd, &per, argv[1], &t))) {
         return err;
     }
-    if (!rs_parse_delay(arg, &d) || d < apr_time_from_msec(100) || d > apr_time_from_sec(600)) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubVerifyTimeout: '%s' is not a duration "
-                            "from 100ms to 10m", arg);
-    }
-    rs_global.hub_verify_timeout = d;
+    g->hub_rate = n;
+    g->hub_rate_per = t;
     return NULL;
 }

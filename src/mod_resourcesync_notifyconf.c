@@ -6,7 +6,9 @@
  * starts unset (NULL, RS_UNSET) and is merged by rs_config_merge_dir; a
  * set's hubs are the server level's followed by its section's.
  * ResourceSyncHubSignature is a server-level option of the built-in hub,
- * merged by rs_hubconf_merge.  rs_notifyconf_resolve turns them into the
+ * merged by rs_hubconf_merge.  The directive table describes the retry
+ * (a duration) and the signature (one of rs_notifyconf_sig_names); a hub
+ * is parsed here (rs_notifyconf_parse_hub).  rs_notifyconf_resolve turns them into the
  * set's resolved fields at post_config, before the documents are
  * rendered (the Capability List names the hubs), and give each hub the
  * address policy of publishing to it (rs_notifyconf_filter): the same
@@ -19,19 +21,16 @@
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
 #include "rs_hubaddr.h"
-#include "rs_parse.h"
 
-const char *rs_notifyconf_set_hub(cmd_parms *cmd, void *mconfig, const char *url,
-                                  const char *mode)
+const char *const rs_notifyconf_sig_names[] = { "sha1", "sha256", "sha384", "sha512", NULL };
+
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
+                                    void *elem)
 {
-    rs_dir_conf *dc = mconfig;
-    const char *err = rs_directives_option_context(cmd, mconfig);
-    rs_notify_hub_t *h;
+    rs_notify_hub_t *h = elem;
+    const char *url = argv[0], *mode = argc > 1 ? argv[1] : NULL;
     apr_uri_t u;
 
-    if (err) {
-        return err;
-    }
     if (apr_uri_parse(cmd->pool, url, &u) != APR_SUCCESS || !u.scheme || !u.hostname
         || !*u.hostname || (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https"))
         || u.fragment || u.user) {
@@ -41,56 +40,14 @@ const char *rs_notifyconf_set_hub(cmd_parms *cmd, void *mconfig, const char *url
     if (mode && strcasecmp(mode, "fat") && strcasecmp(mode, "ping")) {
         return apr_psprintf(cmd->pool, "ResourceSyncNotifyHub: '%s' is not fat or ping", mode);
     }
-    if (!dc->notify_pub) {
-        dc->notify_pub = apr_array_make(cmd->pool, 2, sizeof(rs_notify_hub_t));
-    }
-    h = apr_array_push(dc->notify_pub);
     h->url = apr_pstrdup(cmd->pool, url);
     h->ping = mode && !strcasecmp(mode, "ping");
     return NULL;
 }
 
-const char *rs_notifyconf_set_retry(cmd_parms *cmd, void *mconfig, const char *arg)
-{
-    rs_dir_conf *dc = mconfig;
-    const char *err = rs_directives_option_context(cmd, mconfig);
-    apr_interval_time_t d;
-
-    if (err) {
-        return err;
-    }
-    if (!rs_parse_duration(arg, &d) || d <= 0) {
-        return apr_psprintf(cmd->pool, "ResourceSyncNotifyRetry: '%s' is not a duration "
-                            "(e.g. 3600, 30m, 12h, 1d)", arg);
-    }
-    dc->notify_retry = d;
-    return NULL;
-}
-
-const char *rs_notifyconf_set_sig(cmd_parms *cmd, void *mconfig, const char *arg)
-{
-    static const char *const algos[] = { "sha1", "sha256", "sha384", "sha512", NULL };
-    rs_srv_conf *sc = ap_get_module_config(cmd->server->module_config, &resourcesync_module);
-    const char *err = ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
-    int i;
-    (void)mconfig;
-
-    if (err) {
-        return err;
-    }
-    for (i = 0; algos[i]; i++) {
-        if (!strcasecmp(arg, algos[i])) {
-            sc->hub_sig = algos[i];
-            return NULL;
-        }
-    }
-    return apr_psprintf(cmd->pool, "ResourceSyncHubSignature: '%s' is not sha1, sha256, "
-                        "sha384 or sha512", arg);
-}
-
 const char *rs_notifyconf_sig(const rs_srv_conf *sc)
 {
-    return sc->hub_sig ? sc->hub_sig : "sha256";
+    return sc->hub_sig != RS_UNSET ? rs_notifyconf_sig_names[sc->hub_sig] : "sha256";
 }
 
 const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len)
@@ -124,7 +81,7 @@ static void hub_policy(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf *sc)
     set->notify_pub = own;
 }
 
-void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set)
+void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix)
 {
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     int i;
@@ -142,6 +99,6 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set)
     }
     if (rs_hubconf_on(sc)) {
         APR_ARRAY_PUSH(set->notify_hubs, const char *)
-            = apr_pstrcat(pconf, sc->canonical, rs_config_prefix(sc), "/hub", NULL);
+            = apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
     }
 }

@@ -7,6 +7,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_mounts.h"
+#include "rs_path.h"
 
 struct rs_mounts_t {
     const char *path;
@@ -166,17 +167,7 @@ apr_status_t rs_mounts_changed(rs_mounts_t *m, apr_pool_t *p, apr_array_header_t
     return APR_SUCCESS;
 }
 
-/* a is b or below it. */
-static int within(const char *a, const char *b)
-{
-    apr_size_t n = strlen(b);
-    if (!strcmp(b, "/")) {
-        return 1;
-    }
-    return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/');
-}
-
 int rs_mounts_affects(const char *mp, const char *dir)
 {
-    return within(mp, dir) || within(dir, mp);
+    return rs_path_within(mp, dir) || rs_path_within(dir, mp);
 }

@@ -41,6 +41,7 @@ int main(int argc, const char *const *argv)
 
     sr = srunner_create(time_suite());
     srunner_add_suite(sr, uri_suite());
+    srunner_add_suite(sr, path_suite());
     srunner_add_suite(sr, hash_suite());
     srunner_add_suite(sr, glob_suite());
     srunner_add_suite(sr, xml_suite());
@@ -61,6 +62,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, generation_suite());
     srunner_add_suite(sr, entry_suite());
     srunner_add_suite(sr, parse_suite());
+    srunner_add_suite(sr, confval_suite());
     srunner_add_suite(sr, mounts_suite());
     srunner_add_suite(sr, zip_suite());
     srunner_add_suite(sr, hubreq_suite());

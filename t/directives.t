@@ -1,0 +1,194 @@
+use strict;
+use warnings;
+# The directive table: every directive where it may stand (accepted by
+# `httpd -t`) and where it may not (the exact message), and a refused value
+# of each with the exact message docs/directives.md quotes.  Checks only the
+# configuration pass (no server is started).  Private servers only.
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use File::Path qw(make_path);
+use RSTest qw(private_server set_conf STATE_CONF);
+
+# [directive, where it may stand, a valid value, a refused value, the message]
+# where: main (main server only), server (main server or <VirtualHost>),
+# option (server level or the set's <Directory>).
+my @table = (
+    ['ResourceSyncRescanInterval', 'main', '30', '0',
+     "ResourceSyncRescanInterval: '0' is not a number of seconds from 1 to 86400"],
+    ['ResourceSyncLargeFileSize', 'main', 'off', '64M',
+     "ResourceSyncLargeFileSize: '64M' is not 'off' nor a number of MiB from 1 to 1048576"],
+    ['ResourceSyncVerifyInterval', 'main', 'Off', 'soon',
+     "ResourceSyncVerifyInterval: 'soon' is not 'off' nor a duration (e.g. 3600, 90m, 12h, 1d)"],
+    ['ResourceSyncRecentChanges', 'main', '100', '262145',
+     "ResourceSyncRecentChanges: '262145' is not a number of changes from 16 to 262144"],
+    ['ResourceSyncMassDeletion', 'main', '20% 5', '50% 0',
+     "ResourceSyncMassDeletion: '0' is not a number of files from 1 to 1000000000"],
+    ['ResourceSyncPrefix', 'server', '/rsx', '/rsx/',
+     "ResourceSyncPrefix: invalid URL-path '/rsx/' (an absolute path such as /resourcesync, "
+     . "without a trailing '/')"],
+    ['ResourceSyncAccessCheck', 'server', 'PER-FILE', 'per_file',
+     "ResourceSyncAccessCheck: 'per_file' is not auto or per-file"],
+    ['ResourceSyncBaseURL', 'server', 'https://x.example/p/', 'ftp://x.example',
+     "ResourceSyncBaseURL: invalid URL 'ftp://x.example' (give scheme://host[:port][/path], "
+     . "e.g. https://data.example.org)"],
+    ['ResourceSyncHash', 'option', 'md5 sha-256', 'md5 none sha-1',
+     "ResourceSyncHash: 'none' cannot be combined with algorithms ('md5 sha-1')"],
+    ['ResourceSyncMaxEntries', 'option', '10', '50001',
+     "ResourceSyncMaxEntries: '50001' is not a number from 1 to 50000"],
+    ['ResourceSyncExclude', 'option', '*.tmp "a b"', '*.tmp [x',
+     "ResourceSyncExclude: invalid pattern '[x': unterminated '[' in '[x'"],
+    ['ResourceSyncDescribedBy', 'option', 'http://e.example/a', '/about',
+     "ResourceSyncDescribedBy: '/about' is not an absolute http(s) URL"],
+    ['ResourceSyncChangeListPeriod', 'option', '1h', '0',
+     "ResourceSyncChangeListPeriod: '0' is not a duration (e.g. 3600, 90m, 12h, 1d)"],
+    ['ResourceSyncJournalRetention', 'option', '12h', 'forever',
+     "ResourceSyncJournalRetention: 'forever' is not a duration (e.g. 30d, 12h)"],
+    ['ResourceSyncResourceDump', 'option', 'off', 'on',
+     "ResourceSyncResourceDump: 'on' is not a duration (e.g. 3600, 90m, 12h, 1d) or off"],
+    ['ResourceSyncDumpMaxEntries', 'option', '10', '10000001',
+     "ResourceSyncDumpMaxEntries: '10000001' is not a number from 1 to 10000000"],
+    ['ResourceSyncDumpMaxSize', 'option', '3', '1048577',
+     "ResourceSyncDumpMaxSize: '1048577' is not a number of MiB from 1 to 1048576"],
+    ['ResourceSyncDumpGrace', 'option', '2h', 'later',
+     "ResourceSyncDumpGrace: 'later' is not a duration (e.g. 3600, 90m, 12h, 1d)"],
+    ['ResourceSyncChangeDump', 'option', 'OFF', '1',
+     "ResourceSyncChangeDump: '1' is not On or Off"],
+    ['ResourceSyncNotify', 'option', 'off', 'yes',
+     "ResourceSyncNotify: 'yes' is not On or Off"],
+    ['ResourceSyncNotifyDelay', 'option', '100ms', '-1',
+     "ResourceSyncNotifyDelay: '-1' is not a delay from 0 to 1h (e.g. 100ms, 2s)"],
+    ['ResourceSyncNotifyHub', 'option', 'https://hub.example/h PING', 'http://hub.example/h slow',
+     "ResourceSyncNotifyHub: 'slow' is not fat or ping"],
+    ['ResourceSyncNotifyRetry', 'option', '1h', '0',
+     "ResourceSyncNotifyRetry: '0' is not a duration (e.g. 3600, 30m, 12h, 1d)"],
+    ['ResourceSyncHubSignature', 'server', 'SHA512', 'md5',
+     "ResourceSyncHubSignature: 'md5' is not sha1, sha256, sha384 or sha512"],
+    ['ResourceSyncSpecVersion', 'option', '1.0', '1',
+     "ResourceSyncSpecVersion: '1' is not 1.1 or 1.0"],
+    ['ResourceSyncIncludeDotfiles', 'option', 'On', 'maybe',
+     "ResourceSyncIncludeDotfiles: 'maybe' is not On or Off"],
+    ['ResourceSyncHub', 'server', 'OFF', '1', "ResourceSyncHub: '1' is not on or off"],
+    ['ResourceSyncHubLease', 'server', '60 1h', '1d soon',
+     "ResourceSyncHubLease: 'soon' is not a duration (e.g. 300, 5m, 12h, 31d)"],
+    ['ResourceSyncHubAllowCallback', 'server', '127.0.0.1 10.0.0.0/8', '127.0.0.1 ::1/129',
+     "ResourceSyncHubAllowCallback: '::1/129' is not a host name, an IP address or a CIDR block "
+     . "(e.g. 10.0.0.0/8)"],
+    ['ResourceSyncHubMaxBacklog', 'server', '5', '10000001',
+     "ResourceSyncHubMaxBacklog: '10000001' is not a number of notifications from 1 to 10000000"],
+    ['ResourceSyncHubMaxSubscriptions', 'server', '10 5 3', '10 5 x',
+     "ResourceSyncHubMaxSubscriptions: 'x' is not a number of subscriptions from 1 to 10000000"],
+    ['ResourceSyncHubSpoolLimit', 'main', '10 16', '10 1048577',
+     "ResourceSyncHubSpoolLimit: '1048577' is not a number of KiB from 16 to 1048576"],
+    ['ResourceSyncHubRequestRate', 'main', '10 1m', 'x 1m',
+     "ResourceSyncHubRequestRate: 'x' is not a number of requests from 1 to 10000000"],
+    ['ResourceSyncHubVerifyTimeout', 'main', '10m', '50ms',
+     "ResourceSyncHubVerifyTimeout: '50ms' is not a duration from 100ms to 10m"],
+);
+
+my %may = (main => [qw(top)], server => [qw(top vhost)], option => [qw(top setdir vhostdir)]);
+my %may_not = (
+    main   => { vhost => 'D cannot occur within <VirtualHost> section',
+                setdir => 'D not allowed in <Directory> context' },
+    server => { setdir => 'D not allowed in <Directory> context',
+                location => 'D not allowed in <Location> context' },
+    option => { location => 'D cannot occur within <Location> section',
+                files => 'D cannot occur within <Files> section',
+                if => 'D cannot occur within <If> section',
+                otherdir => 'D (FILE) is in a <Directory> section without ResourceSyncSet, where '
+                            . 'it has no effect: put set options in the section that holds '
+                            . 'ResourceSyncSet, or at server level' },
+);
+# The configuration with the line d in place p.
+my %place = (
+    top      => sub { STATE_CONF . "$_[0]\n" . set_conf('ds', 'www/data') },
+    vhost    => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . "<VirtualHost 127.0.0.1:\@PORT\@>\n    $_[0]\n</VirtualHost>\n" },
+    setdir   => sub { STATE_CONF . set_conf('ds', 'www/data', $_[0]) },
+    vhostdir => sub { STATE_CONF . "<VirtualHost 127.0.0.1:\@PORT\@>\n"
+                      . set_conf('vs', 'www/data', $_[0]) . "</VirtualHost>\n" },
+    otherdir => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . qq(<Directory "\@DIR\@/www/other">\n    $_[0]\n</Directory>\n) },
+    location => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . qq(<Location "/data">\n    $_[0]\n</Location>\n) },
+    files    => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . qq(<Files "x">\n    $_[0]\n</Files>\n) },
+    if       => sub { STATE_CONF . set_conf('ds', 'www/data')
+                      . qq(<If "true">\n    $_[0]\n</If>\n) },
+);
+
+my $srv = private_server();
+my $d = $srv->dir;
+make_path("$d/www/data", "$d/www/other");
+
+# `httpd -t` of a configuration: (exit status, the message: the line after
+# "Syntax error on line N of FILE:", or the module's emerg message of the
+# check_config pass; "Syntax OK"), with FILE:LINE of httpd.conf as FILE.
+sub configtest {
+    my ($conf) = @_;
+    $srv->write_conf($conf);
+    my $bin = RSTest::Server::httpd_bin();
+    my $out = `$bin -d $d -f $d/httpd.conf -t 2>&1`;
+    my $rc = $? >> 8;
+    my ($msg) = $out =~ /^AH00526: Syntax error on line \d+ of [^\n]*:\n([^\n]*)/m;
+    ($msg) = $out =~ /mod_resourcesync: ([^\n]*)/ unless defined $msg;
+    ($msg) = $out =~ /^(Syntax OK)$/m unless defined $msg;
+    $msg =~ s/\Q$d\E\/httpd\.conf:\d+/FILE/g if defined $msg;
+    return ($rc, $msg // $out);
+}
+
+my $n = 0;
+$n += 1 + @{ $may{ $_->[1] } } + keys %{ $may_not{ $_->[1] } } for @table;
+plan tests => $n + 8;
+
+for my $e (@table) {
+    my ($name, $where, $good, $bad, $message) = @$e;
+    for my $p (@{ $may{$where} }) {
+        my ($rc, $msg) = configtest($place{$p}->("$name $good"));
+        is("$rc $msg", '0 Syntax OK', "$name $good: accepted ($p)");
+    }
+    for my $p (sort keys %{ $may_not{$where} }) {
+        (my $want = $may_not{$where}{$p}) =~ s/^D/$name/;
+        my ($rc, $msg) = configtest($place{$p}->("$name $good"));
+        is("$rc $msg", "1 $want", "$name: refused ($p)");
+    }
+    my ($rc, $msg) = configtest($place{ $where eq 'option' ? 'setdir' : 'top' }->("$name $bad"));
+    is("$rc $msg", "1 $message", "$name $bad: refused");
+}
+
+# ResourceSyncStateDir and ResourceSyncSet: their own places and messages.
+my @own = (
+    ['ResourceSyncStateDir in a virtual host',
+     set_conf('ds', 'www/data') . "<VirtualHost 127.0.0.1:\@PORT\@>\n"
+     . "    ResourceSyncStateDir \"\@DIR\@/state\"\n</VirtualHost>\n",
+     'ResourceSyncStateDir cannot occur within <VirtualHost> section'],
+    ['ResourceSyncStateDir given twice', STATE_CONF . qq(ResourceSyncStateDir "\@DIR\@/two"\n)
+     . set_conf('ds', 'www/data'),
+     "ResourceSyncStateDir '$d/two': already set to '$d/state' at FILE (one state directory per "
+     . 'httpd instance)'],
+    ['ResourceSyncSet at server level', STATE_CONF . "ResourceSyncSet ds\n",
+     'ResourceSyncSet not allowed here'],
+    ['ResourceSyncSet in <DirectoryMatch>',
+     STATE_CONF . qq(<DirectoryMatch "^\@DIR\@/www/data">\n    ResourceSyncSet ds\n)
+     . "</DirectoryMatch>\n",
+     'ResourceSyncSet must be used inside a <Directory> section'],
+    ['ResourceSyncSet in <If> in <Directory>',
+     STATE_CONF . qq(<Directory "\@DIR\@/www/data">\n<If "true">\n    ResourceSyncSet ds\n)
+     . "</If>\n</Directory>\n",
+     'ResourceSyncSet cannot occur within <If> section'],
+    ['ResourceSyncSet with a wildcard',
+     STATE_CONF . qq(<Directory "\@DIR\@/www/d*">\n    ResourceSyncSet ds\n</Directory>\n),
+     qq{ResourceSyncSet ds: <Directory "$d/www/d*/"> must be a plain absolute path (no wildcards }
+     . 'or regular expressions)'],
+    ['ResourceSyncSet twice in a section',
+     STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncSet dt'),
+     "ResourceSyncSet dt: this <Directory> already holds set 'ds'"],
+    ['ResourceSyncSet with a name too long', STATE_CONF . set_conf('a' x 65, 'www/data'),
+     "ResourceSyncSet: invalid set name '" . ('a' x 65) . "' (use 1 to 64 letters, digits, '-', "
+     . "'_' or '.', not starting with '.')"],
+);
+for my $c (@own) {
+    my ($label, $conf, $want) = @$c;
+    my ($rc, $msg) = configtest($conf);
+    is("$rc $msg", "1 $want", $label);
+}
