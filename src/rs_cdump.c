@@ -471,6 +471,21 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
     return removed;
 }
 
+/* Whether the built package of list id holds the bytes of version seq:
+ * its manifest copy (of the current revision) gives the member's path,
+ * which begins with the sequence's directory; a withheld version is
+ * written without one.  So a package built again without the path's
+ * versions is not withdrawn twice: a withdrawal recorded by rs-tool while
+ * no watcher ran, then applied by the next watcher after its Change Dump
+ * job built the list's package again, finds nothing left to take. */
+static int package_holds(const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t seq,
+                         apr_pool_t *p)
+{
+    const char *needle = apr_psprintf(p, " path=\"/" RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT
+                                      "/", seq);
+    return rs_file_holds(pkg_file(p, o, id, 1), needle, strlen(needle));
+}
+
 /* Withdraw the package of list id (see rs_cdump.h). */
 static apr_status_t withdraw_list(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
 {
@@ -505,9 +520,10 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
     /* Both in order: each list once, however many versions it holds. */
     for (i = 0; i < closed->nelts && k < seqs->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        int holds = 0;
+        int holds = 0, skipped = !rs_file_exists(p, sidecar(p, o, cl->id, "sum"));
         while (k < seqs->nelts && APR_ARRAY_IDX(seqs, k, apr_int64_t) <= cl->last_seq) {
-            holds |= APR_ARRAY_IDX(seqs, k, apr_int64_t) >= cl->first_seq;
+            apr_int64_t seq = APR_ARRAY_IDX(seqs, k, apr_int64_t);
+            holds |= seq >= cl->first_seq && (skipped || package_holds(o, cl->id, seq, p));
             k++;
         }
         if (!holds || !rs_cdump_done(o, cl->id, p)) {

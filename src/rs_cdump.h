@@ -111,7 +111,10 @@ int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
  * its .sum (or .skip) are removed, so that its URLs answer 404 at once
  * and rs_cdump_done says it is to be built -- under the new revision's
  * name, without that path's versions once the journal has the path's
- * deletion.  Needs only o->dir and o->history (a tool may call it).
+ * deletion.  A list whose built package holds none of the versions (it
+ * was built again after the path's deletion: its manifest names no
+ * member of theirs) is left as it is, so withdrawing twice changes no
+ * name.  Needs only o->dir and o->history (a tool may call it).
  * *ids gets the ids of the lists withdrawn (array of apr_int64_t).
  * Returns the cause of a failure (what was withdrawn before it stays
  * withdrawn). */

@@ -249,45 +249,6 @@ apr_int64_t rs_dumppkg_disk_bytes(apr_pool_t *p, const char *dumpset)
     return sum;
 }
 
-/* Whether the regular file at path (a link or a FIFO in its place is
- * neither followed nor waited on) holds the bytes needle (n of them),
- * read in chunks: a manifest is never held in memory. */
-static int file_holds(const char *path, const char *needle, apr_size_t n)
-{
-    char buf[65536];
-    apr_size_t keep = 0;
-    struct stat sb;
-    ssize_t got;
-    int found = 0, fd;
-
-    if (n == 0 || n >= sizeof(buf) / 2
-        || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
-        return 0;
-    }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return 0;
-    }
-    for (;;) {
-        got = read(fd, buf + keep, sizeof(buf) - keep);
-        if (got <= 0) {
-            break;
-        }
-        keep += (apr_size_t)got;
-        if (memmem(buf, keep, needle, n)) {
-            found = 1;
-            break;
-        }
-        /* The last n - 1 bytes may begin a match. */
-        if (keep > n - 1) {
-            memmove(buf, buf + keep - (n - 1), n - 1);
-            keep = n - 1;
-        }
-    }
-    close(fd);
-    return found;
-}
-
 /* The XML attribute path="..." naming member, as the manifests write it
  * (libxml2 escapes & < > " in attribute values; member names hold no
  * control characters, rs_zip_member_name). */
@@ -338,7 +299,7 @@ apr_status_t rs_dumppkg_withdraw(apr_pool_t *p, const char *dumpset, const char 
             if (fi.filetype != APR_REG || strlen(fi.name) != RS_DUMPPKG_KEY_LEN + 4
                 || strspn(fi.name, "0123456789abcdef") != RS_DUMPPKG_KEY_LEN
                 || strcmp(fi.name + RS_DUMPPKG_KEY_LEN, ".xml")
-                || !file_holds(apr_pstrcat(p, gen, "/", fi.name, NULL), needle, n)) {
+                || !rs_file_holds(apr_pstrcat(p, gen, "/", fi.name, NULL), needle, n)) {
                 continue;
             }
             apr_cpystrn(key, fi.name, sizeof(key));

@@ -447,3 +447,42 @@ apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *bu
     buf_t b = { buf, len };
     return rs_file_replace(p, path, write_buf, &b);
 }
+
+/* Whether the regular file at path (a link or a FIFO in its place is
+ * neither followed nor waited on) holds the bytes needle (n of them),
+ * read in chunks: a manifest is never held in memory. */
+int rs_file_holds(const char *path, const char *needle, apr_size_t n)
+{
+    char buf[65536];
+    apr_size_t keep = 0;
+    struct stat sb;
+    ssize_t got;
+    int found = 0, fd;
+
+    if (n == 0 || n >= sizeof(buf) / 2
+        || (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0) {
+        return 0;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    for (;;) {
+        got = read(fd, buf + keep, sizeof(buf) - keep);
+        if (got <= 0) {
+            break;
+        }
+        keep += (apr_size_t)got;
+        if (memmem(buf, keep, needle, n)) {
+            found = 1;
+            break;
+        }
+        /* The last n - 1 bytes may begin a match. */
+        if (keep > n - 1) {
+            memmove(buf, buf + keep - (n - 1), n - 1);
+            keep = n - 1;
+        }
+    }
+    close(fd);
+    return found;
+}

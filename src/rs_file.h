@@ -92,4 +92,9 @@ apr_status_t rs_file_touch(apr_pool_t *p, const char *path);
 /* Whether path exists (any type). */
 int rs_file_exists(apr_pool_t *p, const char *path);
 
+/* Whether the regular file at path holds the bytes needle (n of them,
+ * 0 < n < 32 KiB): read in 64 KiB chunks, never whole; a link or a FIFO
+ * in its place is neither followed nor waited on (0). */
+int rs_file_holds(const char *path, const char *needle, apr_size_t n);
+
 #endif

@@ -343,7 +343,7 @@ END_TEST
 START_TEST(withdraw_rebuilds_under_a_new_name)
 {
     cf_t f;
-    rs_changelist_t cl1, cl2, openl;
+    rs_changelist_t cl1, cl2, cl3, openl;
     rs_cdump_result_t res;
     apr_array_header_t *closed, *ids, *seqs;
     apr_int64_t total;
@@ -399,10 +399,30 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 0)));
     ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
 
-    /* Withdrawing it again: another name again. */
+    /* Withdrawing it again: the package built again holds none of its
+     * versions, so nothing goes and no name changes. */
     ck_assert_int_eq(rs_cdump_withdraw(&f.o, closed, seqs, ut_pool, &ids), APR_SUCCESS);
-    ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 2);
-    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
+    ck_assert_int_eq(ids->nelts, 0);
+    ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 1);
+    ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
+
+    /* Published again by mistake in a later list, removed, withdrawn:
+     * that list's package goes, the rebuilt one stays. */
+    change(&f, "", "oops.txt", RS_CHANGE_CREATED, "again by mistake", 1);
+    cl3 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl3, ut_pool, &res), APR_SUCCESS);
+    change(&f, "", "oops.txt", RS_CHANGE_DELETED, "", 0);
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_path_versions(f.j, ut_pool, "s", "", "oops.txt", &seqs),
+                     APR_SUCCESS);
+    ck_assert_int_eq(seqs->nelts, 3);
+    ck_assert_int_eq(rs_cdump_withdraw(&f.o, closed, seqs, ut_pool, &ids), APR_SUCCESS);
+    ck_assert_int_eq(ids->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(ids, 0, apr_int64_t), cl3.id);
+    ck_assert_int_eq(rs_cdump_rev(&f.o, cl3.id, ut_pool), 1);
+    ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 1);
+    ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl3.id, 0, 0)));
+    ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 0)));
 }
 END_TEST
 
