@@ -23,7 +23,7 @@ use POSIX qw(setsid WNOHANG);
 use Time::HiRes qw(sleep time);
 
 our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
-                    wait_for list_entries fetch_list free_port private_server
+                    wait_for wait_ok list_entries fetch_list free_port private_server
                     started_server set_conf STATE_CONF STATUS_CONF
                     put put_atomic httpd_pid watcher_pids strong_etag
                     sd_url cap_url rl_url iso2epoch changes_of);
@@ -85,6 +85,8 @@ sub validate {
 }
 
 # wait_for(sub { ... true when done ... }, timeout_seconds) -> last value
+# (false when the time ran out).  Its result must be checked where it
+# waits: wait_ok does that as a test.
 sub wait_for {
     my ($cond, $timeout) = @_;
     my $deadline = time() + ($timeout || 30);
@@ -94,6 +96,22 @@ sub wait_for {
         return $v if $v || time() > $deadline;
         sleep 0.2;
     }
+}
+
+# wait_ok(sub { ... true when done ... }, timeout_seconds, $what) -> the
+# condition's last value.  wait_for as one test named $what: a timeout fails
+# here, with a diagnostic saying what was awaited and for how long, instead
+# of surfacing later as a misleading failure of a check that read too early.
+sub wait_ok {
+    my ($cond, $timeout, $what) = @_;
+    die "wait_ok: no name for the wait\n" unless defined $what && length $what;
+    require Test::More;
+    my $t0 = time();
+    my $v = wait_for($cond, $timeout);
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    Test::More::ok($v, $what)
+        or Test::More::diag(sprintf('timed out after %.1f s waiting for: %s', time() - $t0, $what));
+    return $v;
 }
 
 # Entries of one <urlset> document: list of hashes with loc, lastmod,
