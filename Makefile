@@ -77,7 +77,7 @@ GLUE_SRC  += src/mod_resourcesync_fingerprint.c src/mod_resourcesync_seed.c
 GLUE_SRC  += src/mod_resourcesync_above.c src/mod_resourcesync_withdraw.c
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
-UNIT_SRC   = $(wildcard tests/unit/*.c)
+UNIT_SRC   = $(wildcard t/unit/*.c)
 HEADERS    = $(wildcard src/*.h)
 
 .PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \

@@ -12,14 +12,14 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put);
+use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for wait_ok put);
 use RSDump qw(dump_packages save zip_member);
 use Digest::MD5 qw(md5_hex);
 use Digest::SHA qw(sha256_hex);
 use File::Path qw(make_path);
 use File::Temp qw(tempdir);
 
-plan tests => 9;
+plan tests => 11;
 
 my @pair = map { pack 'H*', $_ }
     'd131dd02c5e6eec4693d9a0698aff95c2fcab58712467eab4004583eb8fb7f89'
@@ -42,11 +42,12 @@ ok(md5_hex($pair[0]) eq md5_hex($pair[1]) && $pair[0] ne $pair[1],
    'the two contents differ and have the same MD5 digest');
 my $B = $srv->base;
 my $capdir = $srv->dir . '/state/capture/cd';
-wait_for(sub { get("$B/resourcesync/cd/changelist.xml")->code == 200 }, 60);
+wait_ok(sub { get("$B/resourcesync/cd/changelist.xml")->code == 200 }, 60,
+        'the Change List Index is served (the baseline is taken)');
 # A first change makes the capture directory; then a capture named by
 # c.txt's MD5 digest, holding other bytes of its length, is put there.
 put($srv->dir . '/www/cd/first.txt', "first\n");
-wait_for(sub { -d $capdir }, 30);
+wait_ok(sub { -d $capdir }, 30, 'a first change makes the capture directory');
 put("$capdir/" . md5_hex($planted), 'X' x length $planted);
 chmod 0644, "$capdir/" . md5_hex($planted);
 put($srv->dir . "/www/cd/$_", $files{$_}) for sort keys %files;
@@ -66,7 +67,7 @@ wait_for(sub {
         }
     }
     keys(%member) == 4;
-}, 90);
+}, 90);    # what came is the next check
 is_deeply([sort keys %member], [sort 'first.txt', keys %files], 'packages hold the files');
 is($hash{'a.bin'}, $hash{'b.bin'}, 'their manifest entries list the same MD5 digest');
 ok(defined $member{'a.bin'} && $member{'a.bin'} eq $pair[0], 'a.bin: the member holds its own bytes');

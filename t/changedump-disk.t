@@ -9,7 +9,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for put);
+use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for wait_ok put);
 use Digest::MD5 qw(md5_hex);
 use File::Path qw(make_path);
 
@@ -24,7 +24,7 @@ if ($> != 0 || system("mount -t tmpfs -o size=1m,mode=1777 tmpfs '$mnt' 2>/dev/n
 my $mounted = 1;
 END { if ($mounted) { $srv->stop if $srv; system("umount '$mnt'"); } }
 
-plan tests => 11;
+plan tests => 12;
 
 $srv->populate(files => { 'www/cd/start.txt' => "start\n" });
 $srv->start_ok;
@@ -65,8 +65,9 @@ sub log_count {
 }
 
 # After the baseline (a file made before it is not a change).
-wait_for(sub { get("$B/resourcesync/cd/resourcelist.xml")->code == 200
-               && get($cd_url)->code == 200 }, 60);
+wait_ok(sub { get("$B/resourcesync/cd/resourcelist.xml")->code == 200
+              && get($cd_url)->code == 200 }, 60,
+        'the baseline is taken (the Resource List and changedump.xml are served)');
 put("$src/one.txt", "one\n");
 ok(wait_for(sub { packaged('one.txt') }, 60), 'a change is in a Change Dump package')
     or diag(get($cd_url)->code . ' ' . get($cd_url)->content . "\n" . join('', grep { /resourcesync:/ } split /^/, $srv->log_text));

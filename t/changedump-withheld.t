@@ -22,7 +22,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put changes_of);
+use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for wait_ok put changes_of);
 use RSDump qw(dump_packages save zip_names py_zip_ok bad_log_lines);
 use File::Temp qw(tempdir);
 
@@ -34,7 +34,7 @@ my %secret = (hta => 'sub/secret.txt', files => 'secret-files.txt', excl => 'sec
               del => 'secret-del.txt', above => 'secret-above.txt');
 my %bytes = map { $_ => "SECRET-\U$_\E: published by mistake\n" } @sets;
 
-plan tests => 3 + 5 * @sets + 5;
+plan tests => 6 + 5 * @sets + 5;
 
 my $common = ['ResourceSyncChangeDump on', 'ResourceSyncChangeListPeriod 1h',
               'ResourceSyncMaxEntries 3', 'ResourceSyncResourceDump 1'];
@@ -55,7 +55,8 @@ my $B = $srv->base;
 my $D = $srv->dir;
 my $tmp = tempdir(CLEANUP => 1);
 
-wait_for(sub { !grep { get("$B/resourcesync/$_/changelist.xml")->code != 200 } @sets }, 60);
+wait_ok(sub { !grep { get("$B/resourcesync/$_/changelist.xml")->code != 200 } @sets }, 60,
+        'every set serves its Change List Index (its baseline is taken)');
 # A destination's baseline of each set, from its first Resource Dump, before
 # the files are made (so that it applies every change after it).
 my $have_check = -x $rs_check;
@@ -105,8 +106,10 @@ $srv->graceful;
 # job, so a package of "files" (whose list closes with the deletion its
 # first scan journals) says they are done.  A third change closes the
 # list of "above", and makes a snapshot, and so a Resource Dump, due.
-wait_for(sub { my $w = $srv->watcher_pid; $w && $w != $old }, 30);
-wait_for(sub { scalar dump_packages("$B/resourcesync/files/changedump.xml", 30) }, 60);
+wait_ok(sub { my $w = $srv->watcher_pid; $w && $w != $old }, 30,
+        'graceful restart: a new watcher runs');
+wait_ok(sub { scalar dump_packages("$B/resourcesync/files/changedump.xml", 30) }, 60,
+        'graceful restart: the new watcher\'s first scans are done (a package of "files")');
 put("$D/www/above/.htaccess", "<Files \"secret-above.txt\">\n    Require all denied\n</Files>\n");
 put("$D/$dir{above}/more.txt", "more\n");
 
@@ -129,7 +132,7 @@ sub holds { my ($zip, $s) = @_; $s =~ s/\n\z//; system('grep', '-qaF', '--', $s,
 for my $s (@sets) {
     my @pk = packages($s);
     ok(scalar(@pk), "$s: a package is built after the secret stopped being listed");
-    ok(!grep({ holds($_->[0], $bytes{$s}) } @pk), "$s: no package holds a byte of the secret");
+    ok(@pk && !grep({ holds($_->[0], $bytes{$s}) } @pk), "$s: no package holds a byte of the secret");
     my $loc = "$B/$dir{$s}/$secret{$s}" =~ s{/www/}{/}r;
     my @changes = map { my $x = xpc(doc($_->[1]));
                         map { $x->findvalue('rs:md/@change', $_) }

@@ -11,7 +11,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get req doc xpc validate wait_for put iso2epoch
+use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get req doc xpc validate wait_for wait_ok put iso2epoch
               strong_etag);
 use Digest::MD5 qw(md5_hex);
 use Digest::SHA qw(sha256_hex);
@@ -22,7 +22,7 @@ use File::Temp qw(tempdir);
 use Time::HiRes qw(sleep time);
 use URI::Escape qw(uri_unescape);
 
-plan tests => 38;
+plan tests => 39;
 
 my $srv = started_server(
     conf => STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
@@ -273,7 +273,7 @@ sub ret_packages {
     return () unless $r->code == 200;
     return map { $_->textContent } xpc(doc($r->content))->findnodes('/sm:urlset/sm:url/sm:loc');
 }
-wait_for(sub { get($ret_url)->code == 200 }, 30);
+wait_ok(sub { get($ret_url)->code == 200 }, 30, 'short retention: changedump.xml is served');
 put($srv->dir . '/www/ret/r.txt', "r1\n");
 my ($ret_pkg) = wait_for(sub { my @p = ret_packages(); @p ? \@p : undef }, 30) ? ret_packages() : ();
 ok($ret_pkg && get($ret_pkg)->code == 200, 'short retention: a package is listed and served');

@@ -9,9 +9,9 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc wait_for);
+use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc wait_for wait_ok);
 
-plan tests => 48;
+plan tests => 49;
 
 my $srv = started_server(
     conf => STATE_CONF . set_conf('tail', 'www/tail', 'ResourceSyncMaxEntries 8'),
@@ -29,7 +29,8 @@ sub lists {
 }
 sub nurls { my @m = $_[0] =~ m{<url>}g; scalar @m }
 
-my $l0 = wait_for(sub { my $l = lists(); $l && @$l ? $l : undef }, 60);
+my $l0 = wait_ok(sub { my $l = lists(); $l && @$l ? $l : undef }, 60,
+                 'the Change List Index names a list') || [{ loc => "$B/none" }];
 my $open = $l0->[-1]{loc};
 my $g = get($open);
 is($g->code, 200, 'the open list answers 200');

@@ -9,10 +9,10 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use Digest::SHA qw(sha256_hex);
 use URI::Escape qw(uri_unescape);
-use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for fetch_list
+use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for wait_ok fetch_list
               iso2epoch);
 
-plan tests => 31;
+plan tests => 32;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -112,7 +112,8 @@ is($upd->{hash}, 'sha-256:' . sha256_hex("base 1, updated\n"), 'an update lists 
 my $c1 = get($lists[0]{loc});
 like($c1->header('Cache-Control') // '', qr/immutable/, 'a closed list is cacheable forever');
 put("$www/cl/later.txt", "later\n");
-wait_for(sub { scalar grep { $_->{loc} =~ /later\.txt$/ } changes('cl') }, 30);
+wait_ok(sub { scalar grep { $_->{loc} =~ /later\.txt$/ } changes('cl') }, 30,
+        'a later change is journaled');
 my $c1b = get($lists[0]{loc});
 ok($c1b->content eq $c1->content && $c1b->header('ETag') eq $c1->header('ETag'),
    'a closed list is byte-identical later, with the same ETag');

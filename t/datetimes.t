@@ -7,9 +7,9 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for);
+use RSTest qw(private_server set_conf STATE_CONF get doc xpc wait_for wait_ok);
 
-plan tests => 8;
+plan tests => 9;
 
 my $srv = private_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -42,7 +42,8 @@ sub crawl {
 touch_ns('1700000000.123456789', 'a.txt');
 $srv->start_ok;
 my $lm = '2023-11-14T22:13:20.123456Z';
-wait_for(sub { my $r = get("$B/resourcesync/ns/resourcelist.xml"); $r->code == 200 && $r->content =~ /\Q$lm\E/ }, 60);
+wait_ok(sub { my $r = get("$B/resourcesync/ns/resourcelist.xml"); $r->code == 200 && $r->content =~ /\Q$lm\E/ }, 60,
+        'the first Resource List lists a.txt');
 touch_ns('1700000001.000000999', 'b.txt');
 # Wait for a crawl whose Resource List and dump manifest show a.txt's
 # mtime and whose Change List shows b.txt's.

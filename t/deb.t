@@ -123,7 +123,7 @@ wait_for(sub {
     return 0 unless $r->code == 200;
     @locs = sort map { $_->textContent } xpc(doc($r->content))->findnodes('//sm:url/sm:loc');
     return @locs == 2;
-}, 30);
+}, 30);    # what it listed last is the next check
 is("@locs", "$B/data/one.txt $B/data/two.txt", 'the Resource List lists the tree');
 my $log = do { open my $l, '<', "$d/error_log"; local $/; <$l> // '' };
 like($log, qr/mod_resourcesync\/\Q$version\E \(1 set\) configured/, 'the module logs its version');

@@ -21,7 +21,7 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put);
+use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for wait_ok put);
 use RSDump qw(dump_packages save zip_names zip_member zip_flags py_zip_ok unzip_ok bad_log_lines);
 use Encode ();
 use File::Basename qw(dirname);
@@ -49,7 +49,7 @@ my @names = map { $_->[0] } @cases;
 my %literal = map { ($_->[0] => $_->[1]) } @cases;
 my %content = map { ($names[$_] => "content $_ of $names[$_]\n" x ($_ + 1)) } 0 .. $#names;
 
-plan tests => 2 + 2 * (7 + 3 * @names);   # with the start
+plan tests => 3 + 2 * (7 + 3 * @names);   # with the start and the baseline
 
 my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
                                  . set_conf('ds', 'www/data', 'ResourceSyncResourceDump 1')
@@ -62,7 +62,8 @@ my $tmp = tempdir(CLEANUP => 1);
 
 # The Change Dump's files are made once the set is watched: each one is a
 # created change in a closed Change List.
-wait_for(sub { get("$B/resourcesync/cd/changelist.xml")->code == 200 }, 60);
+wait_ok(sub { get("$B/resourcesync/cd/changelist.xml")->code == 200 }, 60,
+        'cd: the Change List Index is served (the set is watched)');
 for my $rel (@names) {
     my $path = $srv->dir . "/www/cd/$rel";
     make_path(dirname($path));

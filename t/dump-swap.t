@@ -12,7 +12,7 @@
 # a store without httpd: "rs-tool scan", then the swap, then "rs-tool
 # dump".  (In the module the same builder runs as a background job while
 # the watcher follows the tree, so the time between a scan and a build
-# cannot be held open from outside; tests/unit/test_dump.c also swaps
+# cannot be held open from outside; t/unit/test_dump.c also swaps
 # while a package is being written.)
 use strict;
 use warnings;

@@ -44,6 +44,7 @@ sub restart_with {
     $srv->write_conf($conf);
     my $mark = length $srv->log_text;
     $srv->start_ok($name);
+    # (the counts are the caller's next check: none when the scan was not logged)
     wait_for(sub { my @c = scan_counts(substr($srv->log_text, $mark)); @c ? 1 : undef }, 60);
     my @c = scan_counts(substr($srv->log_text, $mark));
     return (\@c, $mark);

@@ -19,10 +19,10 @@ use JSON::PP ();
 use URI::Escape qw(uri_escape);
 use File::Path qw(remove_tree);
 use Time::HiRes qw(sleep time);
-use RSTest qw(started_server set_conf STATE_CONF ua wait_for changes_of doc xpc validate);
+use RSTest qw(started_server set_conf STATE_CONF ua wait_for wait_ok changes_of doc xpc validate);
 use RSWebSubPeer ();
 
-plan tests => 37;
+plan tests => 55;
 
 my $s1 = RSWebSubPeer->subscriber(secret => 's3cret');
 my $s2 = RSWebSubPeer->subscriber;
@@ -71,10 +71,13 @@ sub unsubscribe {
     my $code = post('hub.mode' => 'unsubscribe', 'hub.callback' => $cb, 'hub.topic' => $topic{$t});
     return $code == 202 && wait_for(sub { !row_of($cb) }, 30);
 }
-# Wait until every journaled change is in a sealed notification.
+# Wait until $n changes are journaled and every one is in a sealed
+# notification: one test, named after $what (the step that made them).
 sub settle {
-    my ($n) = @_;
-    wait_for(sub { journal_count() >= $n && !open_count() }, 30);
+    my ($n, $what) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    wait_ok(sub { journal_count() >= $n && !open_count() }, 30,
+            "$what: journaled and sealed ($n records)");
 }
 # Deliveries (POSTs) that reached callback $name of peer $p, answered $status.
 sub got {
@@ -105,15 +108,14 @@ my %c0 = map { $_ => row_of($_)->{cursor} } $FA, $FB;
 # ------------------------------------------------------- a mutating tree
 my $j = journal_count();
 RSTest::put("$D/new$_.txt", "new $_\n") for 1 .. 4;
-settle($j += 4);
-for my $i (1 .. 3) { RSTest::put("$D/a.txt", "a version $i\n"); settle(++$j) }
+settle($j += 4, 'four files created');
+for my $i (1 .. 3) { RSTest::put("$D/a.txt", "a version $i\n"); settle(++$j, "a.txt version $i") }
 unlink "$D/new1.txt", "$D/new2.txt";
-settle($j += 2);
+settle($j += 2, 'two files deleted');
 rename "$D/old.txt", "$D/renamed.txt" or die "rename: $!";
-settle($j += 2);
+settle($j += 2, 'a rename');
 remove_tree("$D/d");
-settle($j += 2);
-ok(settle($j), "every change journaled and sealed ($j records)");
+settle($j += 2, 'a directory removed: every change');
 
 my $all = sealed('change');
 ok(caught_up($s1, 'a', 'change') && caught_up($s2, 'b', 'change'),
@@ -186,12 +188,12 @@ is_deeply(\@fprob, [], 'framework notifications received: valid (lenient and off
 # --------------------------------------------- 404 and 500, then 200
 $s2->set('deliver.b' => 404);
 RSTest::put("$D/e1.txt", "e1\n");
-settle(++$j);
-wait_for(sub { got($s2, 'b', 404) >= 2 }, 30);
+settle(++$j, 'e1.txt');
+wait_ok(sub { got($s2, 'b', 404) >= 2 }, 30, 'b answered 404 twice');
 $s2->set('deliver.b' => 500);
 RSTest::put("$D/e2.txt", "e2\n");
-settle(++$j);
-wait_for(sub { got($s2, 'b', 500) >= 2 }, 30);
+settle(++$j, 'e2.txt');
+wait_ok(sub { got($s2, 'b', 500) >= 2 }, 30, 'b answered 500 twice');
 $s2->set('deliver.b' => 200);
 # The next attempt is due after a back-off that grows with every failed
 # one (full jitter, doubling): on a busy machine more than a minute away.
@@ -213,14 +215,14 @@ ok(subscribe($S, 'change', 'hub.secret' => 's3cret'), 'slow subscriber subscribe
 # nothing to catch up with before the changes below.)
 $s1->set('deliver.slow' => 'slow:3000');
 my $before = sealed('change')->[-1]{id};
-for my $i (1 .. 3) { RSTest::put("$D/s$i.txt", "s$i\n"); settle(++$j) }
-caught_up($s1, 'a', 'change');
+for my $i (1 .. 3) { RSTest::put("$D/s$i.txt", "s$i\n"); settle(++$j, "s$i.txt") }
+ok(caught_up($s1, 'a', 'change'), 'a slow subscriber: the other took the three notifications');
 my $new = sub { my ($n) = @_; grep { my $x = $id{ $_->{body} }; $x && $x > $before }
                                    got($s1, $n, 200) };
 %id = map { $_->{payload} => $_->{id} } @{ sealed('change') };
 my @fast = $new->('a');
 my @slow = $new->('slow');
-caught_up($s1, 'slow', 'change');
+ok(caught_up($s1, 'slow', 'change'), 'a slow subscriber: took the three notifications too');
 @slow = $new->('slow');
 # (A request is recorded when answered: the slow ones 3 s after arrival.)
 ok(@fast >= 3 && @slow >= 3 && $fast[2]{seq} < $slow[1]{seq},
@@ -234,7 +236,7 @@ my $T = $s2->callback('t');
 ok(subscribe($T, 'change'), 't: subscribed');
 $s2->set('deliver.t' => 'slow:40000');
 RSTest::put("$D/t.txt", "t\n");
-settle(++$j);
+settle(++$j, 't.txt');
 ok(wait_for(sub { my $r = row_of($T); $r && $r->{attempts} >= 1 }, 60),
    't: the delivery timed out, a retry is due')
     or diag(explain row_of($T));
@@ -244,7 +246,7 @@ ok(caught_up($s2, 't', 'change'), 't: delivered after the timeout');
 # ------------------------------------------------------------------ 410
 $s1->set('deliver.slow' => 410);
 RSTest::put("$D/g.txt", "g\n");
-settle(++$j);
+settle(++$j, 'g.txt');
 ok(wait_for(sub { !row_of($S) }, 30), '410: subscription ended, row gone');
 
 # ------------------------------------ renewal, unsubscription, expiry
@@ -257,11 +259,13 @@ my $E = $s2->callback('e');
 ok(subscribe($E, 'change', 'hub.lease_seconds' => 2), 'e: subscribed with a 2 s lease');
 ok(unsubscribe($Bc, 'change'), 'b: unsubscribed');
 ok(wait_for(sub { !row_of($E) }, 30), 'e: row gone when its lease ended');
-wait_for(sub { time * 1e6 > $end0 + 1e6 }, 10);    # past l's first lease
+# Past l's first lease (a time to pass, not a condition that can fail).
+my $past = $end0 / 1e6 + 1 - time;
+sleep $past if $past > 0;
 my $nb = got($s2, 'b');
 my $ne = got($s2, 'e');
 RSTest::put("$D/h.txt", "h\n");
-settle(++$j);
+settle(++$j, 'h.txt');
 ok(caught_up($s2, 'l', 'change') && caught_up($s1, 'a', 'change'),
    'renewed subscription still delivered to, past its first lease');
 is_deeply([scalar got($s2, 'b'), scalar got($s2, 'e')], [$nb, $ne],

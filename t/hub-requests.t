@@ -9,7 +9,7 @@ use HTTP::Request ();
 use URI::Escape qw(uri_escape);
 use RSTest qw(started_server set_conf STATE_CONF ua);
 
-plan tests => 92;
+plan tests => 94;
 
 my $PUBLIC_CB = 'http://93.184.216.34:8080/cb?id=7&x=%41';
 
@@ -85,7 +85,11 @@ my $topic = "$B/resourcesync/ds/notify/change";
 # The watcher's hub intake takes spool files away within a fraction of a
 # second (t/hub-subscribe.t); this file looks at what the children leave,
 # so the watcher is held (SIGSTOP) and let go before each stop.
-sub hold_intake { my ($s) = @_; RSTest::wait_for(sub { $s->watcher_pid }, 20); kill 'STOP', $s->watchers }
+sub hold_intake {
+    my ($s) = @_;
+    RSTest::wait_ok(sub { $s->watcher_pid }, 20, 'a watcher runs (held while the spool is looked at)')
+        and kill 'STOP', $s->watchers;
+}
 sub release_intake { kill 'CONT', $_[0]->watchers }
 hold_intake($srv);
 

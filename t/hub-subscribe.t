@@ -17,7 +17,7 @@ use Time::HiRes qw(time);
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF ua wait_for);
 use RSWebSubPeer;
 
-plan tests => 69;
+plan tests => 70;
 
 my $sub = RSWebSubPeer->subscriber(secret => 'k1');
 my $sub2 = RSWebSubPeer->subscriber(secret => 'k1', addr => '127.0.0.2', port => $sub->port);
@@ -133,7 +133,7 @@ is(pending(), 0, 'unknown topic: nothing spooled');
 # ---------------------------------------------------------------- renewal
 my $before = $ra->{lease_until} // 0;
 is(subscribe($cb_a, 'hub.lease_seconds' => 500, 'hub.secret' => 'k2'), 202, 'renew a: 202');
-wait_gets('a', 2);
+is(scalar(wait_gets('a', 2)), 2, 'renew a: a second verification GET');
 my $ra2 = wait_for(sub { my $r = row_of($cb_a); ref $r && $r->{lease_until} > $before && $r }, 10);
 ok($ra2, 'renew a: lease_until moved') or diag(explain rows());
 is_deeply([ref $ra2 ? @$ra2{qw(secret cursor)} : ()], ['k2', 0], 'renew a: new secret, cursor kept');

@@ -14,10 +14,10 @@ use Apache::Test qw(-withtestmore);
 use File::Path qw(make_path);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get wait_for fetch_list
+use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF get wait_for wait_ok fetch_list
               changes_of cap_url rl_url);
 
-plan tests => 27;
+plan tests => 28;
 
 sub status { get("$_[0]/rs-status?text")->content }
 
@@ -78,7 +78,8 @@ sub status { get("$_[0]/rs-status?text")->content }
     my $B = $srv->base;
     my $d = $srv->dir;
     is(scalar @{ fetch_list('m', $B)->{entries} }, 20, '20 files listed');
-    wait_for(sub { get("$B/resourcesync/m/changelist.xml")->code == 200 }, 30);
+    wait_ok(sub { get("$B/resourcesync/m/changelist.xml")->code == 200 }, 30,
+            'the Change List Index is served (the baseline is journaled)');
     my $deleted = sub { scalar grep { ($_->{change} // '') eq 'deleted' } changes_of('m', $B) };
     my $held = sub { my $s = status($B); $s =~ /^set-held-deletions: m (\d+)$/m ? $1 : undef };
     my $warns = sub { scalar grep { /\[resourcesync:warn\].*set m: 16 of its 20 listed files are gone/ }

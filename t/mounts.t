@@ -12,7 +12,7 @@ use Apache::Test qw(-withtestmore);
 use File::Path qw(make_path);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF get wait_for fetch_list
+use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF get wait_for wait_ok fetch_list
               changes_of rl_url);
 
 plan skip_all => 'needs root (the test mounts tmpfs file systems)' unless $> == 0;
@@ -21,7 +21,7 @@ plan skip_all => 'cannot mount a tmpfs here'
     unless system("mount -t tmpfs -o size=1m tmpfs $probe 2>/dev/null") == 0
            && system("umount $probe") == 0;
 
-plan tests => 14;
+plan tests => 15;
 
 my @mounted;
 sub mount_tmpfs { my ($dir) = @_; system('mount', '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', $dir) == 0
@@ -48,7 +48,8 @@ sub deleted { my ($set) = @_; scalar grep { ($_->{change} // '') eq 'deleted' } 
 
 # ------------------------------------------------------ the root unmounted
 is(locs('r'), 'r/a.txt r/b.txt r/c.txt', 'the files of the mounted root are listed');
-wait_for(sub { get("$B/resourcesync/r/changelist.xml")->code == 200 }, 30);
+wait_ok(sub { get("$B/resourcesync/r/changelist.xml")->code == 200 }, 30,
+        'r: the Change List Index is served (the baseline is journaled)');
 unmount("$d/www/r");
 my $st = wait_for(sub { my $s = status(); $s =~ /^set-unavailable: r /m ? $s : undef }, 30) // status();
 like($st, qr{^set-unavailable: r root \S*/www/r is an empty directory on another file system .*not mounted\?$}m,

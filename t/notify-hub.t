@@ -20,12 +20,12 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server private_server set_conf STATE_CONF STATUS_CONF get wait_for);
+use RSTest qw(started_server private_server set_conf STATE_CONF STATUS_CONF get wait_for wait_ok);
 use RSWebSubPeer ();
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 49;
+plan tests => 70;
 
 my $hub = RSWebSubPeer->hub;
 my $bad = RSWebSubPeer->hub;
@@ -58,7 +58,12 @@ sub sealed { rows("SELECT id, from_dt, until_dt, first_seq, last_seq, count, pay
 sub open_count { rows("SELECT COUNT(*) AS c FROM notifications WHERE sealed = 0")->[0]{c} }
 sub dest { rows("SELECT * FROM notify_dests WHERE url = '$_[0]' AND topic = '$_[1]'")->[0] }
 sub journal_count { rows("SELECT COUNT(*) AS c FROM journal WHERE setname = 'n'")->[0]{c} }
-sub settle { wait_for(sub { !open_count() }, 30) }
+# Wait until every notification is sealed: one test, named after $what.
+sub settle {
+    my ($what) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    wait_ok(sub { !open_count() }, 30, "$what: every notification sealed");
+}
 
 # Wait until the hub rows exist (the delivery thread reconciled them).
 my $start = wait_for(sub { dest($HUB, 'change') }, 30);
@@ -67,17 +72,19 @@ my $cursor0 = $start ? $start->{cursor} : 0;
 is(dest($PING, 'change') && dest($PING, 'change')->{kind}, 'ping', 'ping hub row, kind ping');
 
 my $n = 0;
-# k new files; returns once they are journaled (or after 30 s).
+# k new files; returns once they are journaled (at most 30 s): one test,
+# named after $what.
 sub burst {
-    my ($k) = @_;
+    my ($k, $what) = @_;
     my $before = journal_count();
     RSTest::put($srv->dir . "/www/data/f" . $n++ . ".txt", "x $_\n") for 1 .. $k;
-    wait_for(sub { journal_count() >= $before + $k }, 30);
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    wait_ok(sub { journal_count() >= $before + $k }, 30, "$what: $k changes journaled");
 }
 
 # --------------------------------------------------------- while up
-burst(4);
-settle();
+burst(4, 'while up');
+settle('while up');
 my @h = grep { $_->{path} eq '/hub' && ($_->{headers}{'content-type'} // '') eq 'application/xml'
                && $_->{headers}{link} =~ m{notify/change>} } $hub->wait_requests(2, 30);
 ok(@h >= 2, 'hub got change notifications');
@@ -91,17 +98,20 @@ is(get($change)->header('Link'), $h[0]{headers}{link}, 'the topic serves the sam
 
 # ------------------------------------------------ hub down, restarts, kill
 # Each phase lasts until the hub has answered that way at least once.
-sub answered { my ($how) = @_; wait_for(sub { grep { $_->{status} eq $how } $hub->requests }, 60) }
+sub answered {
+    my ($how) = @_;
+    wait_ok(sub { grep { $_->{status} eq $how } $hub->requests }, 60, "the hub answered $how");
+}
 $hub->set(answer => 'drop');
-burst(2);
-settle();
+burst(2, 'hub dropping connections');
+settle('hub dropping connections');
 answered('drop');
 $hub->set(answer => 503, retry_after => 1);
-burst(3);
-settle();
+burst(3, 'hub answering 503');
+settle('hub answering 503');
 answered('503');
 $hub->set(answer => 200);
-burst(2);
+burst(2, 'hub back');
 # A restart is done when one watcher runs and it is not the one before.
 sub new_watcher {
     my ($old) = @_;
@@ -110,23 +120,23 @@ sub new_watcher {
 my $w0 = $srv->watcher_pid;
 $srv->graceful;
 ok(new_watcher($w0), 'graceful restart: a new watcher');
-burst(2);
-settle();
+burst(2, 'after a graceful restart');
+settle('after a graceful restart');
 $w0 = $srv->watcher_pid;
 $srv->signal('HUP');
 ok(new_watcher($w0), 'hard restart: a new watcher');
-burst(3);
-settle();
+burst(3, 'after a hard restart');
+settle('after a hard restart');
 $w0 = $srv->watcher_pid;
 ok($w0 && kill('KILL', $w0), 'watcher killed with SIGKILL');
 ok(new_watcher($w0), 'kill -9: a new watcher');
-burst(2);
-settle();
+burst(2, 'after kill -9');
+settle('after kill -9');
 
 # Wait until the hub's change row has passed the newest sealed one.
 my $all;
 my $caught_up = wait_for(sub {
-    settle();
+    wait_for(sub { !open_count() }, 30);    # (what counts is the cursor below)
     $all = sealed('change');
     my $d = dest($HUB, 'change');
     $d && @$all && $d->{cursor} == $all->[-1]{id} }, 60);
@@ -178,10 +188,10 @@ ok(wait_for(sub { my $d = dest($PING, 'change'); my $a = sealed('change');
                   $d && $d->{cursor} == $a->[-1]{id} }, 30), 'ping hub caught up');
 $pinged->set(answer => 503, retry_after => 30);
 my $pc = dest($PING, 'change')->{cursor};
-burst(1);
-settle();
-burst(1);
-settle();
+burst(1, 'ping hub down, first');
+settle('ping hub down, first');
+burst(1, 'ping hub down, second');
+settle('ping hub down, second');
 my @from = grep { $_->{id} >= $pc } @{ sealed('change') };
 my @win = (pop @from);
 my $total = $win[0]{count};
@@ -243,8 +253,8 @@ system('sqlite3', '-cmd', '.timeout 10000', $db, "INSERT INTO notify_dests (setn
        . "('n', 'change', 'sub', '$R', NULL, $far, $last), "
        . "('n', 'change', 'sub', '$E', NULL, 1, $last)") == 0 or die 'sqlite3 insert';
 $srv->start_ok('server with subscriber rows starts');
-burst(2);
-settle();
+burst(2, 'with subscriber rows');
+settle('with subscriber rows');
 my @d = grep { $_->{path} eq '/cb/a' } $sub->wait_requests(2, 30);
 ok(@d >= 1, 'subscriber a: a delivery');
 like($d[0] && $d[0]{headers}{'x-hub-signature'}, qr/^sha512=[0-9a-f]{128}$/,

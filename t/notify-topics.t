@@ -12,12 +12,12 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate wait_for
+use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate wait_for wait_ok
               changes_of cap_url);
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 33;
+plan tests => 38;
 
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
@@ -133,15 +133,17 @@ ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
 # Changes in three bursts, each waited for until sealed.
 for my $burst (1 .. 3) {
     RSTest::put($srv->dir . "/www/data/b$burst-$_.txt", "burst $burst file $_\n") for 1 .. 4;
-    wait_for(sub { my @s = journal_seqs(); @s >= 4 * $burst && !open_count() }, 30);
+    wait_ok(sub { my @s = journal_seqs(); @s >= 4 * $burst && !open_count() }, 30,
+            "burst $burst: journaled and sealed");
 }
 my ($ns, @p) = check_outbox('after the bursts');
 ok(@$ns >= 6, 'several change notifications (' . @$ns . ')');
 is_deeply(\@p, [], 'contiguous intervals, every record in exactly one, valid, at most 3 each');
 
 # Their entries are the Change List's entries for the same records.
-my @cl = wait_for(sub { my @c = changes_of('n', $B); @c >= 12 ? \@c : undef }, 30);
-my @cl_e = map { join ' ', $_->{loc}, $_->{change}, $_->{datetime} } @{ $cl[0] || [] };
+my $cl = wait_ok(sub { my @c = changes_of('n', $B); @c >= 12 ? \@c : undef }, 30,
+                 'the Change List lists the twelve changes');
+my @cl_e = map { join ' ', $_->{loc}, $_->{change}, $_->{datetime} } @{ $cl || [] };
 my @n_e = map { entries($_->{payload}) } @$ns;
 is_deeply(\@n_e, \@cl_e, 'notification entries == Change List entries, in order');
 ok(scalar(grep { /b3-4\.txt created/ } @n_e), 'the last change is carried');
@@ -174,7 +176,8 @@ my @w = $srv->watchers;
 ok($open && @w == 1 && kill('KILL', $w[0]), 'watcher killed while a notification is open');
 my $new = wait_for(sub { my @n = $srv->watchers; @n == 1 && $n[0] != $w[0] ? $n[0] : undef }, 30);
 ok($new, 'a new watcher runs');
-wait_for(sub { !open_count() && scalar(journal_seqs()) >= 14 }, 30);
+wait_ok(sub { !open_count() && scalar(journal_seqs()) >= 14 }, 30,
+        'after kill -9: the two changes journaled and sealed');
 ($ns, @p) = check_outbox('after kill -9');
 is_deeply(\@p, [], 'after kill -9: sealed by the next watcher, nothing lost, contiguous');
 

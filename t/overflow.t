@@ -8,11 +8,11 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(private_server set_conf STATE_CONF put wait_for list_entries);
+use RSTest qw(private_server set_conf STATE_CONF put wait_for wait_ok list_entries);
 
 my $SYSCTL = '/proc/sys/fs/inotify/max_queued_events';
 plan skip_all => "needs root to lower $SYSCTL" unless $> == 0 && -w $SYSCTL;
-plan tests => 6;
+plan tests => 7;
 
 sub sysctl {
     my ($v) = @_;
@@ -58,7 +58,7 @@ sub listed {
     my %got = map { (my $n = $_->{loc}) =~ s{^\Q$B\E/data/}{}; ($n => 1) } @e;
     return join(',', sort keys %got) eq join(',', sort keys %want);
 }
-wait_for(sub { listed() }, 30);
+wait_ok(sub { listed() }, 30, 'the first files are listed');
 ok(burst('one') && wait_for(sub { listed() }, 60), 'first overflow: the set is reconciled');
 ok(burst('two') && wait_for(sub { listed() }, 60), 'second overflow: the set is reconciled');
 my $log = $srv->log_text;

@@ -18,7 +18,7 @@ use Time::HiRes qw(sleep time);
 use RSTest qw(private_server set_conf STATE_CONF put get req wait_for);
 use RSTest::Destination;
 
-plan tests => 30;
+plan tests => 36;
 
 my $RESCAN = 3600;
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
@@ -129,7 +129,7 @@ scenario($srv, 'graceful restart', 4, sub {
     sleep(1);
     $s->graceful;
     sleep(0.5);
-    wait_up($s);
+    ok(wait_up($s), 'graceful restart: the server answers');
 });
 
 scenario($srv, 'hard restart', 4, sub {
@@ -137,7 +137,7 @@ scenario($srv, 'hard restart', 4, sub {
     sleep(1);
     $s->signal('HUP');
     sleep(0.5);
-    wait_up($s);
+    ok(wait_up($s), 'hard restart: the server answers');
 });
 
 scenario($srv, 'stop and start', 4, sub {
@@ -146,7 +146,7 @@ scenario($srv, 'stop and start', 4, sub {
     $s->stop;
     sleep(1);                      # changes while no server runs
     $s->start_ok('stop and start: the server starts again');
-    wait_up($s);
+    ok(wait_up($s), 'stop and start: the server answers');
 });
 
 scenario($srv, 'kill -9 of the watcher', 4, sub {
@@ -216,7 +216,7 @@ $small->stop;
     sleep(1.1);                    # the restart is in another second than the start
     $srv->graceful;
     sleep(0.5);
-    wait_up($srv);
+    ok(wait_up($srv), 'server 3: answers after a graceful restart');
     my $after = wait_for(sub { my $r = get($open); $r->code == 200 ? $r : undef }, 30);
     ok($before && $after && $after->content eq $before->content
        && $after->header('ETag') eq $before->header('ETag'),
@@ -227,7 +227,7 @@ $small->stop;
     $srv->write_conf("ResourceSyncRecentChanges 16\n$conf");
     $srv->graceful;
     sleep(0.5);
-    wait_up($srv);
+    ok(wait_up($srv), 'server 3: answers after a graceful restart with a ring of 16');
     my $mixed = wait_for(sub { my $r = get($open);
                                $r->code == 200 && $after && $r->header('ETag') ne $after->header('ETag')
                                ? $r : undef }, 30);
@@ -239,7 +239,7 @@ $small->stop;
     $srv->write_conf($conf =~ s/ResourceSyncHash sha-256/ResourceSyncHash md5/r);
     $srv->graceful;
     sleep(0.5);
-    wait_up($srv);
+    ok(wait_up($srv), 'server 3: answers after a graceful restart with md5');
     my $md5 = wait_for(sub { my $r = get($open);
                              $r->code == 200 && $after && $r->content ne $after->content ? $r : undef }, 30);
     ok($md5 && $md5->header('ETag') ne $after->header('ETag'),

@@ -6,9 +6,9 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF fetch_list wait_for get rl_url changes_of);
+use RSTest qw(started_server set_conf STATE_CONF fetch_list wait_for wait_ok get rl_url changes_of);
 
-plan tests => 7;
+plan tests => 8;
 
 my $srv = started_server(conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
                                  . set_conf('vanish', 'www/data'),
@@ -19,7 +19,8 @@ my $B = $srv->base;
 sub count { scalar @{ fetch_list('vanish', $B)->{entries} } }
 
 ok(wait_for(sub { count() == 2 }, 30), 'both files listed');
-wait_for(sub { get("$B/resourcesync/vanish/changelist.xml")->code == 200 }, 30);
+wait_ok(sub { get("$B/resourcesync/vanish/changelist.xml")->code == 200 }, 30,
+        'the Change List Index is served (the baseline is journaled)');
 rename "$d/www/data", "$d/www/gone" or die $!;
 ok(wait_for(sub { get(rl_url('vanish', $B))->code == 503 }, 30),
    'a vanished set directory makes its Resource List a 503, not an empty list');

@@ -14,9 +14,9 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Basename qw(dirname);
 use File::Copy qw(copy);
-use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for list_entries);
+use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for wait_ok list_entries);
 
-plan tests => 74;
+plan tests => 75;
 
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 my $version = do { open my $fh, '<', "$FindBin::Bin/../VERSION" or die $!; local $_ = <$fh>; chomp; $_ };
@@ -158,7 +158,7 @@ ok(wait_for(sub { sql($db, "SELECT COUNT(*) FROM journal WHERE setname = 'b'") >
 my %rows_b = map { $_ => sql($db, "SELECT COUNT(*) FROM $_ WHERE setname = 'b'") } qw(inventory journal_sets);
 ok($rows_b{inventory} == 3 && $rows_b{journal_sets} == 1, 'set b has inventory and journal_sets rows');
 $srv->stop;
-wait_for(sub { !kill 0, $wpid }, 20);
+wait_ok(sub { !RSTest::alive($wpid) }, 20, 'the watcher exits with the server');
 ($rc, $out) = run('status', '-d', $state);
 like($out, qr/^set a: .* watcher none$/m, 'status: no watcher once the server stopped');
 ok(-d "$state/snapshots/b" && -d "$state/changelists/b", 'set b has directories');
@@ -205,7 +205,7 @@ my @names = ();
 wait_for(sub {
     @names = sort map { $_->{loc} =~ m{/([^/]+)$} } list_entries('a', $B);
     "@names" eq 'a1.txt a3.txt new.txt';
-}, 30);
+}, 30);    # what it listed last is the next check
 is("@names", 'a1.txt a3.txt new.txt', 'restored: the watcher reconciled the tree');
 ($rc, $out) = run('verify', '-d', $state, 'a', "$d/www/a");
 is($rc, 0, 'restored: verify finds no difference');

@@ -7,7 +7,7 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
 use IO::Socket::INET ();
-use RSTest qw(get cap_url list_entries private_server set_conf STATE_CONF wait_for);
+use RSTest qw(get cap_url list_entries private_server set_conf STATE_CONF wait_for wait_ok);
 
 umask 022;
 
@@ -200,7 +200,7 @@ my @cases = (
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 20;
+plan tests => @cases + 21;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -414,7 +414,8 @@ SKIP: {
     my $d = $srv->dir;
     # The port answers once the listeners are open, before the daemon's
     # post_config has logged: wait until the server says it is ready.
-    wait_for(sub { $srv->log_text =~ /resuming normal operations/ }, 20);
+    wait_ok(sub { $srv->log_text =~ /resuming normal operations/ }, 20,
+            'a relative ResourceSyncStateDir: the server says it is ready');
     my @n = grep { m{\[resourcesync:notice\].*ResourceSyncStateDir 'rstate' is relative: using '\Q$d\E/rstate' \(relative to ServerRoot\)} }
             split /\n/, $srv->log_text;
     ok($rc == 0 && -d "$d/rstate" && wait_for(sub { -e "$d/rstate/state.db" }, 20),

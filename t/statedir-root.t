@@ -163,7 +163,7 @@ for my $c (@cases) {
     unless ($done) {
         # Let a parent that waits for a writer go on, and finish.
         if ($fifo && sysopen(my $w, $fifo, O_WRONLY | O_NONBLOCK)) { close $w }
-        ready_since($srv, $from);
+        ready_since($srv, $from);    # (the check below says whether it came back)
     }
     ok(answers($srv) && list_ok($srv), "history is $what: the site answers and the list is back");
 }
@@ -208,7 +208,8 @@ sub all_written {
     put($srv->dir . '/www/data/c.txt', "c\n");
     # A subscription request, spooled by a child (the watcher held, so that
     # it stays; removed before the watcher goes on: no outbound request).
-    wait_for(sub { $srv->watcher_pid }, 20);
+    my $watcher = wait_for(sub { $srv->watcher_pid }, 20);
+    diag('no watcher runs after 20 s') unless $watcher;
     my @w = $srv->watchers;
     my $ok = wait_for(sub {
         my @g = glob("$s/changelists/f/*-*.xml");
@@ -216,6 +217,7 @@ sub all_written {
             && glob("$s/capture/f/*") && -e "$s/notify/f/change.xml" && -e "$s/locks/f"
             && -e "$s/history" && -e "$s/state.db-wal" && -e "$s/state.db-shm"
             && -e "$s/hub/intake" }, 60);
+    diag('not every kind of state file after 60 s') unless $ok;
     kill 'STOP', @w;
     my $r = ua()->request(HTTP::Request->new(POST => $srv->base . '/resourcesync/hub',
         ['Content-Type' => 'application/x-www-form-urlencoded'],
@@ -223,7 +225,9 @@ sub all_written {
                   ['hub.mode', 'subscribe'], ['hub.callback', $HUB_CB],
                   ['hub.topic', $srv->base . '/resourcesync/f/notify/change'])));
     my @spool = glob("$s/hub/spool/*.req");
-    return ($ok && $r->code == 202 && @spool, \@w, \@spool);
+    diag('the subscription request was answered ' . $r->code) unless $r->code == 202;
+    diag('no subscription request spooled') unless @spool;
+    return ($watcher && $ok && $r->code == 202 && @spool, \@w, \@spool);
 }
 
 sub release {
@@ -240,7 +244,9 @@ for my $m (['root', 022], ['root', 000], ['a plain user', 000]) {
     ($full, $started) = full_server(plain => $who ne 'root');
     umask 022;
     ok($started, "$name: starts");
-    my $ppid = wait_for(sub { $full->pid }, 20) // 0;
+    my $ppid = wait_for(sub { $full->pid }, 20);
+    diag("$name: no httpd.pid after 20 s") unless $ppid;
+    $ppid //= 0;
     is((stat("/proc/$ppid"))[4], $who eq 'root' ? 0 : $NOBODY, "$name: the parent runs as $who")
         if $who ne 'root' || $mask;
     ($written, $w, $spool) = all_written($full);

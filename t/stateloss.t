@@ -13,10 +13,10 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Copy qw(copy);
-use RSTest qw(started_server set_conf STATE_CONF put get doc xpc wait_for);
+use RSTest qw(started_server set_conf STATE_CONF put get doc xpc wait_for wait_ok);
 use RSTest::Destination;
 
-plan tests => 39;
+plan tests => 47;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -39,11 +39,12 @@ sub index_lists {
 
 sub history_of { $_[0] =~ m{/changelist/([0-9a-f]{8})-\d+\.xml$} ? $1 : 'none' }
 
-# Closed lists now served: { url => content }; waits for at least $min.
+# Closed lists now served: { url => content }; waits for at least $min
+# (one test, named $what).
 sub closed_lists {
-    my ($min) = @_;
+    my ($min, $what) = @_;
     my %c;
-    wait_for(sub {
+    wait_ok(sub {
         %c = ();
         my $l = index_lists() or return 0;
         for my $e (grep { $_->{until} } @$l) {
@@ -52,7 +53,7 @@ sub closed_lists {
             $c{ $e->{loc} } = $r->content;
         }
         return keys(%c) >= $min;
-    }, 60);
+    }, 60, $what);
     return \%c;
 }
 
@@ -120,13 +121,13 @@ sub check_after {
 # it has seen; $k changes first so that lists close.
 sub in_step {
     my ($k) = @_;
-    my $lists = wait_for(sub { index_lists() }, 60) || [];
+    my $lists = wait_ok(sub { index_lists() }, 60, 'in step: the Change List Index is served') || [];
     my $hist = @$lists ? history_of($lists->[0]{loc}) : 'none';
     my $dest = RSTest::Destination->new(base => $B, set => 's', src => $www, root => "$B/s/");
     $dest->baseline;
     my $count = scalar grep { $_->{until} } @$lists;
     churn($k);
-    my $closed = closed_lists($count + 1);
+    my $closed = closed_lists($count + 1, "in step: $k changes close a list ($hist)");
     is($dest->sync_until_equal(60), '', "in step before the loss ($hist)");
     return ($dest, $closed, $hist);
 }

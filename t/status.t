@@ -1,13 +1,12 @@
 # The shared-memory status segment, seen through "SetHandler resourcesync-status".
 use strict;
 use warnings;
-use Apache::Test qw(plan ok);
-use Apache::TestUtil qw(t_cmp);
+use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(base get wait_for fetch_list httpd_pid watcher_pids);
+use RSTest qw(base get wait_for wait_ok fetch_list httpd_pid watcher_pids);
 
-plan tests => 13;
+plan tests => 14;
 
 sub status {
     my $r = get(base() . '/rs-status?text');
@@ -27,54 +26,57 @@ sub status {
     return \%h;
 }
 
-# Wait until every set has published its first snapshot.
-my $st = wait_for(sub {
+my $st = wait_ok(sub {
     my $s = status() or return undef;
     my @sets = values %{ $s->{sets} };
     return (@sets && !grep { $_->{generation} == 0 } @sets) ? $s : undef;
-}, 60);
-ok($st);
-ok(t_cmp($st->{'watcher-state'}, qr/^(watching|scanning)$/, 'watcher state'));
+}, 60, 'the status page shows every set with its first snapshot') || { sets => {} };
+like($st->{'watcher-state'}, qr/^(watching|scanning)$/, 'watcher state');
 
 # The pid is the rs-watcher child of the server's parent process.
 my ($wpid) = watcher_pids(httpd_pid());
-ok(t_cmp($st->{'watcher-pid'}, $wpid, 'watcher pid'));
+is($st->{'watcher-pid'}, $wpid, 'watcher pid');
 
-ok(t_cmp($st->{'scan-files'}, qr/^[1-9]\d*$/, 'scan progress counted files'));
+like($st->{'scan-files'}, qr/^[1-9]\d*$/, 'scan progress counted files');
 
 # The heartbeat moves.
-my ($hb) = $st->{heartbeat} =~ /^(\S+)/;
-ok(wait_for(sub { my $s = status(); $s && ($s->{heartbeat} =~ /^(\S+)/)[0] ne $hb }, 20));
+my ($hb) = ($st->{heartbeat} // '') =~ /^(\S+)/;
+ok($hb && wait_for(sub { my $s = status(); $s && ($s->{heartbeat} =~ /^(\S+)/)[0] ne $hb }, 20),
+   'the heartbeat moves');
 
 # Per-set entries agree with what the Resource List says.
 my @names = sort keys %{ $st->{sets} };
-ok(t_cmp("@names", 'aliased dots main mut rules small vset', 'sets of the segment (all vhosts)'));
+is("@names", 'aliased dots main mut rules small vset', 'sets of the segment (all vhosts)');
 for my $set (qw(main small rules)) {
-    my $s = wait_for(sub {
+    my $last = '';
+    ok(wait_for(sub {
         my $list = fetch_list($set);
         my $now = status()->{sets}{$set};
-        return scalar(@{ $list->{entries} }) == $now->{entries} && $list->{at} eq $now->{at};
-    }, 30);
-    ok($s);
+        $last = sprintf('list: %d entries at %s; status: %s entries at %s', scalar @{ $list->{entries} },
+                        $list->{at}, $now->{entries} // 'none', $now->{at} // 'none');
+        return scalar(@{ $list->{entries} }) == ($now->{entries} // -1) && $list->{at} eq ($now->{at} // '');
+    }, 30), "$set: the status counts the entries of its Resource List, with its at")
+        or diag($last);
 }
 # Parts are cut by content (at ResourceSyncMaxEntries 3, about one per
 # entry): the status counts the parts the index names.
 {
     my $small = fetch_list('small');
-    ok(t_cmp($st->{sets}{small}{parts}, scalar(@{ $small->{parts} }),
-             'small: the status counts the parts of its index'));
+    is($st->{sets}{small}{parts}, scalar(@{ $small->{parts} }),
+       'small: the status counts the parts of its index');
 }
 
 # The ring and the open Change Lists: the count of a set's open list is
 # the number of entries it serves.
-ok(t_cmp($st->{'recent-changes'}, qr/^slots=4096 newest-sequence=\d+$/, 'ring size and head'));
+like($st->{'recent-changes'}, qr/^slots=4096 newest-sequence=\d+$/, 'ring size and head');
 # A change in the set mut (undone right after: two changes) makes the
 # open list non-empty.
 my $probe = RSTest::tree('mut') . '/status-probe.txt';
 open my $pf, '>', $probe or die "$probe: $!";
 print $pf "probe\n";
 close $pf;
-wait_for(sub { (status()->{sets}{mut}{'open-changes'} // 0) > 0 }, 30);
+wait_ok(sub { (status()->{sets}{mut}{'open-changes'} // 0) > 0 }, 30,
+        'a change in mut: the status counts an open change');
 unlink $probe;
 my $why = '';
 ok(wait_for(sub {
@@ -88,9 +90,10 @@ ok(wait_for(sub {
     return $n > 0 && $again->{'open-changes'} eq $s->{'open-changes'}
         && $n == $s->{'open-changes'} && $s->{'last-change'} =~ /Z$/
         && get($open)->content =~ /status-probe\.txt.*status-probe\.txt/s;
-}, 30)) or print "# $why\n";     # open-changes: the entries its open Change List serves
+}, 30), "mut: open-changes is the number of entries its open Change List serves") or diag($why);
 
 # Other methods: 405 naming GET and HEAD.
 my $post = RSTest::req('POST', base() . '/rs-status?text');
 my $allow = $post->header('Allow') // '';
-ok($post->code == 405 && $allow =~ /\bGET\b/ && $allow =~ /\bHEAD\b/);
+ok($post->code == 405 && $allow =~ /\bGET\b/ && $allow =~ /\bHEAD\b/, 'POST: 405, Allow names GET and HEAD')
+    or diag($post->code . " Allow: $allow");

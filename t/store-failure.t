@@ -13,13 +13,13 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
-use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF put get wait_for);
+use RSTest qw(private_server set_conf STATE_CONF STATUS_CONF put get wait_for wait_ok);
 use RSTest::Destination;
 
 plan skip_all => 'needs root (mounts a tmpfs as the state directory, uses chattr)'
     unless $> == 0;
 plan skip_all => 'no chattr' unless -x '/usr/bin/chattr' || -x '/bin/chattr';
-plan tests => 31;
+plan tests => 33;
 
 my $srv = private_server(conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
                                  . set_conf('f', 'www/f', 'ResourceSyncHash sha-256') . STATUS_CONF);
@@ -39,7 +39,7 @@ sub state_line { (status() =~ /^watcher-state: (.*)$/m)[0] // '' }
 sub log_count { my ($re) = @_; scalar(() = $srv->log_text =~ /$re/g) }
 
 my $dest = RSTest::Destination->new(base => $B, set => 'f', src => $W, root => "$B/f/");
-wait_for(sub { state_line() eq 'watching' }, 30);
+wait_ok(sub { state_line() eq 'watching' }, 30, 'the status page says watching');
 $dest->baseline;
 is($dest->compare, '', 'baseline of the set');
 my $wpid = $srv->watcher_pid;
@@ -101,7 +101,8 @@ episode('chattr +i', 'Operation not permitted', sub {
     system('chattr', '+i', @db) == 0 or die "chattr: $?";
     my $old = $srv->watcher_pid;
     $srv->graceful;
-    $wpid = wait_for(sub { my $p = $srv->watcher_pid; $p && $p != $old ? $p : undef }, 30);
+    $wpid = wait_ok(sub { my $p = $srv->watcher_pid; $p && $p != $old ? $p : undef }, 30,
+                    'chattr +i: a graceful restart starts a new watcher');
 }, sub { system('chattr', '-i', @db) == 0 or die "chattr: $?" });
 
 unlike($srv->log_text, qr/died|could not start|SIGBUS|signal 7\b/, 'the watcher never died');

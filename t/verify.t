@@ -54,9 +54,9 @@ sub updated {
                          && $_->{hash} eq 'md5:' . md5_hex($content) } @$c;
 }
 
-# 1. Every 2 s: both changes are journaled with the new digests.
+# 1. Every second: both changes are journaled with the new digests.
 {
-    my ($srv, $dest) = server('2s');
+    my ($srv, $dest) = server('1s');
     my ($d, $B) = ($srv->dir, $srv->base);
     rewrite("$d/outside/hl.txt", "two, longer\n");
     rewrite("$d/outside/t.txt", "target two, longer\n");
@@ -78,7 +78,7 @@ sub updated {
     $srv->stop;
 }
 
-# 2. off: the same changes are not journaled.  A marker file created 6 s
+# 2. off: the same changes are not journaled.  A marker file created 3 s
 # after the changes (three intervals of the first case) shows that the
 # watcher has journaled what it noticed until then.
 {
@@ -86,7 +86,7 @@ sub updated {
     my ($d, $B) = ($srv->dir, $srv->base);
     rewrite("$d/outside/hl.txt", "two, longer\n");
     rewrite("$d/outside/t.txt", "target two, longer\n");
-    sleep 6;
+    sleep 3;
     put("$d/www/v/marker.txt", "m\n");
     my $c = wait_for(sub {
         my $c = $dest->changes or return undef;

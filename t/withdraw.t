@@ -16,13 +16,13 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Basename qw(dirname);
 use File::Temp qw(tempdir);
-use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for put);
+use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for wait_ok put);
 use RSDump qw(dump_packages save zip_names py_zip_ok unzip_ok bad_log_lines);
 
 my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 
-plan tests => 28;
+plan tests => 29;
 
 my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
                                  . "ResourceSyncHub on\n"
@@ -75,7 +75,8 @@ my $base_out = $have_check ? `$rs_check mirror $B $mirror --set /w/ --dumps --ur
 put("$D/www/w/oops.txt", "OOPS v2\n");
 ok(wait_for(sub { grep { holds($_->{loc}, 'OOPS v2') } dump_packages($cd, 30) }, 60),
    'a Change Dump package holds the changed file');
-wait_for(sub { grep { holds($_->{loc}, 'OOPS v2') } dump_packages($rd, 30) }, 60);
+wait_ok(sub { grep { holds($_->{loc}, 'OOPS v2') } dump_packages($rd, 30) }, 60,
+        'the Resource Dump holds the changed file');
 my @old = grep { holds($_, 'OOPS') || holds($_, 'oops.txt') } urls_of($rd), urls_of($cd);
 ok(scalar(grep { m{/changedump/} } @old) >= 2 && scalar(grep { m{/resourcedump/} } @old) >= 2,
    'packages and manifests of both dumps name or hold the file') or diag("@old");
@@ -147,9 +148,12 @@ ok($rc == 0 && $out =~ /no watcher serves set w now: removed the [1-9]\d* Change
    'httpd stopped: rs-tool removes the packages itself') or diag($out);
 $srv->start_ok('the server starts again');
 is_deeply([grep { get($_)->code != 404 } @late], [], 'their URLs answer 404 after the start');
+# (Any revision: the next watcher builds it again as revision 1, then does
+# the recorded request as well and builds it once more; revision 1 is listed
+# for a moment only, which a busy machine's polling misses.)
 ok($late_id && wait_for(sub { my @p = dump_packages($cd, 30);
                              @p && !grep({ holds($_->{loc}, 'LATE') } @p)
-                             && grep({ $_->{loc} =~ m{-$late_id-1\.zip$} } @p) }, 60),
+                             && grep({ $_->{loc} =~ m{-$late_id-\d+\.zip$} } @p) }, 60),
    'the next watcher builds the package again, under a new name, without the file');
 ok(wait_for(sub { !glob("$state/withdraw/*.req") }, 30), 'and the request is done');
 is_deeply([bad_log_lines($srv->log_text)], [], 'no error or crash in the error log');

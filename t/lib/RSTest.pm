@@ -23,9 +23,9 @@ use POSIX qw(setsid WNOHANG);
 use Time::HiRes qw(sleep time);
 
 our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
-                    wait_for list_entries fetch_list free_port private_server
+                    wait_for wait_ok list_entries fetch_list free_port private_server
                     started_server set_conf STATE_CONF STATUS_CONF
-                    put put_atomic httpd_pid watcher_pids strong_etag
+                    put put_atomic httpd_pid watcher_pids alive strong_etag
                     sd_url cap_url rl_url iso2epoch changes_of);
 
 my $NS_SM = 'http://www.sitemaps.org/schemas/sitemap/0.9';
@@ -85,6 +85,8 @@ sub validate {
 }
 
 # wait_for(sub { ... true when done ... }, timeout_seconds) -> last value
+# (false when the time ran out).  Its result must be checked where it
+# waits: wait_ok does that as a test.
 sub wait_for {
     my ($cond, $timeout) = @_;
     my $deadline = time() + ($timeout || 30);
@@ -94,6 +96,22 @@ sub wait_for {
         return $v if $v || time() > $deadline;
         sleep 0.2;
     }
+}
+
+# wait_ok(sub { ... true when done ... }, timeout_seconds, $what) -> the
+# condition's last value.  wait_for as one test named $what: a timeout fails
+# here, with a diagnostic saying what was awaited and for how long, instead
+# of surfacing later as a misleading failure of a check that read too early.
+sub wait_ok {
+    my ($cond, $timeout, $what) = @_;
+    die "wait_ok: no name for the wait\n" unless defined $what && length $what;
+    require Test::More;
+    my $t0 = time();
+    my $v = wait_for($cond, $timeout);
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    Test::More::ok($v, $what)
+        or Test::More::diag(sprintf('timed out after %.1f s waiting for: %s', time() - $t0, $what));
+    return $v;
 }
 
 # Entries of one <urlset> document: list of hashes with loc, lastmod,
@@ -206,6 +224,16 @@ sub httpd_pid {
     my $pid = <$fh>;
     chomp $pid if defined $pid;
     return $pid;
+}
+
+# alive($pid) -> whether the process exists and has not exited.  A process
+# that exited stays a zombie until its parent reaps it; a daemon's parent
+# is init, which here may take seconds to do so: kill(0) would still find it.
+sub alive {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/stat" or return 0;
+    my $line = <$fh> // return 0;
+    return $line !~ /^\d+ \(.*?\) Z /;
 }
 
 # watcher_pids($ppid) -> pids of the rs-watcher processes whose parent is
@@ -365,7 +393,11 @@ CONF
 
 sub httpd_bin { $ENV{RS_ASAN} ? RSTest::t_dir() . '/httpd-asan' : '/usr/sbin/apache2' }
 
-# start() -> (exit status of "httpd -k start", its stderr)
+# start() -> (exit status of "httpd -k start", its stderr); after a
+# successful start, waits until the port answers and the parent's pid file
+# is written (at most 20 s; the port takes connections before the pid file
+# is written, and stop needs it), and when they are not, says so (a
+# diagnostic, and a line added to the output).
 sub start {
     my ($self) = @_;
     my $d = $self->{dir};
@@ -377,23 +409,32 @@ sub start {
     (my $launcher = $self->{launcher}) =~ s/\@DIR\@/$d/g;
     my $out = `env $env $launcher setsid $bin -d $d -f $d/httpd.conf -k start 2>&1`;
     my $rc = $? >> 8;
+    $self->{answers} = 0;
     if ($rc == 0) {
-        RSTest::wait_for(sub {
-            IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $self->{port},
-                                  Timeout => 1) }, 20);
+        $self->{answers} = RSTest::wait_for(sub {
+            $self->pid && IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $self->{port},
+                                                Timeout => 1) }, 20) ? 1 : 0;
+        unless ($self->{answers}) {
+            my $why = "httpd -k start exited 0, but within 20 s " . ($self->pid
+                ? "nothing answered on 127.0.0.1:$self->{port}" : "it wrote no pid file");
+            $out .= "$why\n";
+            require Test::More;
+            Test::More::diag("$self->{dir}: $why");
+        }
     }
     return ($rc, $out);
 }
 
-# start_ok($name) -> true when "httpd -k start" succeeded; that is one test
-# (named $name, 'server starts' unless given), with the output of the start
-# as a diagnostic when it fails.
+# start_ok($name) -> true when "httpd -k start" succeeded and the port
+# answers; that is one test (named $name, 'server starts' unless given),
+# with the exit status and output of the start as a diagnostic when it fails.
 sub start_ok {
     my ($self, $name) = @_;
     require Test::More;
     my ($rc, $out) = $self->start;
-    my $ok = Test::More::is($rc, 0, $name // 'server starts');
-    Test::More::diag($out) unless $ok;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    my $ok = Test::More::ok($rc == 0 && $self->{answers}, $name // 'server starts');
+    Test::More::diag("exit $rc: $out") unless $ok;
     return $ok;
 }
 
@@ -424,13 +465,19 @@ sub signal {
     kill $sig, $pid;
 }
 
-# Stop and wait until the parent is gone.
+# Stop and wait until the parent has exited (at most 20 s); true when it
+# has, else false with a diagnostic.
 sub stop {
     my ($self) = @_;
-    my $pid = $self->pid or return;
+    my $pid = $self->pid or return 1;
     kill 'TERM', $pid;
-    RSTest::wait_for(sub { !kill(0, $pid) }, 20);
+    my $gone = RSTest::wait_for(sub { !RSTest::alive($pid) }, 20);
+    unless ($gone) {
+        require Test::More;
+        Test::More::diag("$self->{dir}: httpd (pid $pid) still runs 20 s after SIGTERM");
+    }
     unlink "$self->{dir}/httpd.pid";
+    return $gone;
 }
 
 # Graceful restart: returns when the new generation answers.

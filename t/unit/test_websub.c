@@ -1,6 +1,6 @@
 /* test_websub.c - rs_websub against a real HTTP server.
  *
- * Each test of the "http" case starts tests/unit/websub_server.py (a
+ * Each test of the "http" case starts t/unit/websub_server.py (a
  * threaded HTTP/1.1 server on 127.0.0.1, see its header) and talks to it
  * over real sockets; the server logs every request with a shared counter
  * taken at arrival and before answering, which the tests read back to

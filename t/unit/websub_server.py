@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real HTTP server for the rs_websub unit tests (tests/unit/test_websub.c).
+"""Real HTTP server for the rs_websub unit tests (t/unit/test_websub.c).
 
 Usage: websub_server.py PORTFILE LOGFILE
 
