@@ -521,41 +521,25 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
     return APR_SUCCESS;
 }
 
+/* rs_capture_use_fn of the collection: the journal's records of the
+ * content (one indexed lookup per capture). */
+typedef struct {
+    rs_journal_t *j;
+    const char *set;
+} gc_t;
+
+static apr_status_t capture_use(void *baton, apr_pool_t *p, const char *key, int *kept,
+                                apr_time_t *withdrawn)
+{
+    gc_t *g = baton;
+    return rs_journal_digest_use(g->j, p, g->set, key, kept, withdrawn);
+}
+
 apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
                          apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
-    apr_hash_t *keep = apr_hash_make(p), *gone = apr_hash_make(p);
-    apr_int64_t next = 0;
-    apr_status_t rv;
-    int i;
-
-    for (;;) {
-        apr_array_header_t *vs;
-        if ((rv = rs_journal_versions(j, p, o->set, next, -1, PAGE_RECORDS, &vs))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        for (i = 0; i < vs->nelts; i++) {
-            const rs_journal_version_t *v = &APR_ARRAY_IDX(vs, i, rs_journal_version_t);
-            const char *h[RS_HASH_COUNT] = { NULL, NULL, NULL, NULL };
-            const char *key;
-            apr_time_t *t;
-            next = v->seq + 1;
-            h[RS_CAPTURE_HASH_INDEX] = v->sha256;
-            if (!(key = rs_capture_key(h))) {
-                continue;
-            }
-            if (!v->deleted) {
-                apr_hash_set(keep, key, APR_HASH_KEY_STRING, "");
-            }
-            else if (!(t = apr_hash_get(gone, key, APR_HASH_KEY_STRING)) || *t < v->deleted) {
-                t = apr_pmemdup(p, &v->deleted, sizeof(v->deleted));
-                apr_hash_set(gone, key, APR_HASH_KEY_STRING, t);
-            }
-        }
-        if (vs->nelts < PAGE_RECORDS) {
-            break;
-        }
-    }
-    return rs_capture_gc(o->capture_dir, keep, gone, young, p, removed, bytes);
+    gc_t g;
+    g.j = j;
+    g.set = o->set;
+    return rs_capture_gc(o->capture_dir, capture_use, &g, young, p, removed, bytes);
 }
