@@ -384,25 +384,30 @@ static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, const ch
 }
 
 /* Closed lists: each written once (also after a crash left one
- * unwritten). */
+ * unwritten); each looked at in a pool cleared for the next, as a
+ * retained journal may have thousands. */
 static apr_status_t write_closed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
                                  const char *history, const rs_changelist_opts_t *o,
                                  const apr_array_header_t *closed, const rs_logger_t *log)
 {
-    apr_status_t rv;
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *lp;
     int i;
 
-    for (i = 0; i < closed->nelts; i++) {
+    apr_pool_create(&lp, p);
+    for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *path = rs_statedir_cl_list(p, set->cl_dir, history, cl->id);
-        if (!rs_file_exists(p, path)
-            && (rv = publish_file(p, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
+        const char *path;
+        apr_pool_clear(lp);
+        path = rs_statedir_cl_list(lp, set->cl_dir, history, cl->id);
+        if (!rs_file_exists(lp, path)
+            && (rv = publish_file(lp, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
                         set->name, path);
-            return rv;
         }
     }
-    return APR_SUCCESS;
+    apr_pool_destroy(lp);
+    return rv;
 }
 
 /* The index changes only when lists close or expire (the open list's

@@ -388,12 +388,15 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
     rs_xml_t *w = rs_xml_open_file(p, f);
     apr_time_t first = 0;
     apr_int64_t length;
+    apr_pool_t *lp;            /* per list: a journal may retain thousands */
     const char *hash;
     int i, bad;
 
+    apr_pool_create(&lp, p);
     for (i = 0; !first && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        if (read_sum(p, o, cl->id, &length, &hash)) {
+        apr_pool_clear(lp);
+        if (read_sum(lp, o, cl->id, &length, &hash)) {
             first = cl->from;
         }
     }
@@ -403,11 +406,13 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
           || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 2) < 0;
     for (i = 0; !bad && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        if (read_sum(p, o, cl->id, &length, &hash)) {
+        apr_pool_clear(lp);
+        if (read_sum(lp, o, cl->id, &length, &hash)) {
             ix->bytes += length;
-            bad = index_entry(w, p, o, cl, length, hash) < 0;
+            bad = index_entry(w, lp, o, cl, length, hash) < 0;
         }
     }
+    apr_pool_destroy(lp);
     if (bad || rs_xml_end(w) < 0) {
         return w && rs_xml_error(w) != APR_SUCCESS ? rs_xml_error(w) : APR_ENOMEM;
     }
