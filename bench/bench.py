@@ -47,6 +47,11 @@ measured in the same run, on the same tree, on the same machine:
                                   vs  figure 6's poller re-reading the whole open
                                   list at each poll that finds something new;
                                   and the mean bytes of one entry (the floor)
+ 12  the watcher's peak at start  VmHWM of rs-watcher after a restart (startup
+                                  reconciliation, first snapshot, the jobs a
+                                  start runs) on a store holding 0, 50,000 and
+                                  500,000 retained changes of a 7,000-file set
+                                  vs  the first watcher on a fresh store
 
 Repetitions of ours and the baseline are interleaved and the median is
 reported.  Nothing here asserts: a missed target is reported, not fatal.
@@ -78,7 +83,7 @@ HTTPD = os.environ.get("HTTPD", "/usr/sbin/apache2")
 MODS = os.environ.get("HTTPD_MODULES", "/usr/lib/apache2/modules")
 SET = "bench"
 MAX_ENTRIES = 50000
-DEFAULT_FIGURES = "1,2,3,4,5,6,7,8,9,10,11"
+DEFAULT_FIGURES = "1,2,3,4,5,6,7,8,9,10,11,12"
 
 # Working targets of the benchmark (ratio ours/baseline unless noted).
 # They say what "good" means for this module; they are not asserted.
@@ -100,6 +105,8 @@ TARGETS = {
                                # 10^6 journaled changes: flat
     "10": ("<=", 1500, "ms"),  # p50 from a change to a Resource List showing it, at
                                # the lowest rate (1 change/s): about 1 s of quiet
+    "12": ("<=", 1.1),    # the watcher's peak after a restart on 10x the retained
+                          # journal (500,000 vs 50,000 changes): flat
     "i":  None,           # informational
 }
 
@@ -937,10 +944,13 @@ class ChangePool:
     deleted in one slot of 8 (and made again on the next pass), the others are
     rewritten with a length other than the one they had.  Each file is touched
     once per pass: with fewer than `size` changes outstanding, no two changes
-    to one file are pending at once, so none is coalesced with another."""
+    to one file are pending at once, so none is coalesced with another.  With
+    unique, every version's bytes begin with the change's number: no two
+    versions have the same content (digest)."""
 
-    def __init__(self, top, size):
+    def __init__(self, top, size, unique=False):
         self.size = size
+        self.unique = unique
         self.paths = []
         for s in range(size):
             d = os.path.join(top, "d%03d" % (s // 100))
@@ -961,7 +971,7 @@ class ChangePool:
         path = self.paths[s]
         if not self.exists[s]:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            os.write(fd, NEW_BODY)
+            os.write(fd, self.body(NEW_BODY))
             os.close(fd)
             self.exists[s] = True
             self.kinds["created"] += 1
@@ -971,10 +981,45 @@ class ChangePool:
             self.kinds["deleted"] += 1
         else:
             fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-            os.write(fd, b"u" * (101 + k % 61))     # never the length of the pass before
+            os.write(fd, self.body(b"u" * (101 + k % 61)))   # never the length of the
+                                                             # pass before
             os.close(fd)
             self.kinds["updated"] += 1
         self.ops += 1
+
+    def body(self, b):
+        """b, or (unique) b with the change's number at its start."""
+        if not self.unique:
+            return b
+        n = b"%d " % self.ops
+        return n + b[len(n):]
+
+
+def journal_changes(srv, pool, poller, head0, done, upto, window, fig, ops0=0, exact=False):
+    """Make pool's changes, at most `window` ahead of what the watcher has
+    journaled, until it has journaled `upto` of them since the status
+    page's newest-sequence was head0 and pool.ops was ops0 (done of them
+    so far); returns how many it has journaled then (with exact, no more
+    than upto are made; otherwise the writer may be up to `window` ahead)."""
+    last = time.monotonic()
+    while done < upto:
+        made = pool.ops - ops0
+        room = window - (made - done)
+        if exact:
+            room = min(room, upto - made)
+        if room > 0:
+            for _ in range(min(room, 200)):
+                pool.step()
+        else:
+            time.sleep(0.0005)
+        _, head = watcher_status(poller)
+        now = time.monotonic()
+        if head - head0 > done:
+            done, last = head - head0, now
+        elif now - last > 120:
+            raise RuntimeError("figure %s: nothing journaled for 120 s after %d changes "
+                               "(%d made); see %s" % (fig, done, pool.ops, srv.error_log))
+    return done
 
 
 def journal_counts(db):
@@ -987,6 +1032,37 @@ def journal_counts(db):
         return recs, lists
     finally:
         con.close()
+
+
+def proc_cpu(pid):
+    """CPU time of a process and its threads in clock ticks (utime + stime),
+    or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+    except OSError:
+        return None
+    fields = st[st.rfind(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def wait_idle(pid, quiet=2.0, timeout=300):
+    """Wait until the process has used less than 5% of a CPU for `quiet`
+    seconds (at most timeout s); returns the seconds waited."""
+    hz = os.sysconf("SC_CLK_TCK")
+    t0 = time.monotonic()
+    window = []
+    while time.monotonic() - t0 < timeout:
+        cpu = proc_cpu(pid)
+        if cpu is None:
+            raise RuntimeError("process %d is gone" % pid)
+        now = time.monotonic()
+        window = [(t, c) for t, c in window if now - t <= quiet] + [(now, cpu)]
+        if now - t0 >= quiet and now - window[0][0] >= quiet * 0.9 \
+                and cpu - window[0][1] <= 0.05 * hz * quiet:
+            return now - t0
+        time.sleep(0.1)
+    raise RuntimeError("process %d still busy after %d s" % (pid, timeout))
 
 
 def slope(points):
@@ -1955,37 +2031,24 @@ class Bench:
             raise RuntimeError("figure 9: no watcher (status page: %s)" % wpid)
         log("figure 9: %d changes, watcher %d, %d at most outstanding" % (n, wpid, window))
         samples = []
-        t0 = last = time.monotonic()
-        done, mark = 0, 0
+        t0 = time.monotonic()
+        done = 0
         while True:
-            if done >= mark:
-                pid_now, _ = watcher_status(poller)
-                mem = proc_mem(wpid)
-                recs, lists = journal_counts(db)
-                samples.append(dict(done=done, t=time.monotonic() - t0, ops=pool.ops, mem=mem,
-                                    records=recs, lists=lists, pid=pid_now))
-                if pid_now != wpid or not mem:
-                    raise RuntimeError("figure 9: the watcher %d went away (now %s), see %s"
-                                       % (wpid, pid_now, srv.error_log))
-                if done >= n:
-                    break
-                if len(samples) % 10 == 1:
-                    log("figure 9: %d changes journaled (%.0f/s), VmRSS %d kB, %d records"
-                        % (done, done / max(samples[-1]["t"], 1e-3), mem["VmRSS"], recs))
-                mark = (done * 100 // n + 1) * n // 100     # the next whole percent
-            room = window - (pool.ops - done)
-            if room > 0:
-                for _ in range(min(room, 200)):
-                    pool.step()
-            else:
-                time.sleep(0.0005)
-            _, head = watcher_status(poller)
-            now = time.monotonic()
-            if head - head0 > done:
-                done, last = head - head0, now
-            elif now - last > 120:
-                raise RuntimeError("figure 9: nothing journaled for 120 s after %d changes "
-                                   "(%d made); see %s" % (done, pool.ops, srv.error_log))
+            pid_now, _ = watcher_status(poller)
+            mem = proc_mem(wpid)
+            recs, lists = journal_counts(db)
+            samples.append(dict(done=done, t=time.monotonic() - t0, ops=pool.ops, mem=mem,
+                                records=recs, lists=lists, pid=pid_now))
+            if pid_now != wpid or not mem:
+                raise RuntimeError("figure 9: the watcher %d went away (now %s), see %s"
+                                   % (wpid, pid_now, srv.error_log))
+            if done >= n:
+                break
+            if len(samples) % 10 == 1:
+                log("figure 9: %d changes journaled (%.0f/s), VmRSS %d kB, %d records"
+                    % (done, done / max(samples[-1]["t"], 1e-3), mem["VmRSS"], recs))
+            mark = (done * 100 // n + 1) * n // 100     # the next whole percent
+            done = journal_changes(srv, pool, poller, head0, done, mark, window, "9")
         return samples, time.monotonic() - t0
 
     def rss_report(self, srv, pool, samples, elapsed):
@@ -2031,6 +2094,108 @@ class Bench:
                     "%d s)" % (warm["records"], half["records"], self.args.rss_retention),
                     end["records"], None, "records", "i",
                     "most in a sample: %d" % max(s["records"] for s in samples))
+
+    # -- the watcher's peak at start against the retained journal (figure 12)
+    def fig12(self):
+        a = self.args
+        www = self.live_setup("12")
+        setdir = os.path.join(www, "set")
+        log("figure 12: a set of %d files" % a.start_files)
+        pool = ChangePool(os.path.join(setdir, "pool"), a.start_files, unique=True)
+        os.makedirs(os.path.join(setdir, "offline"))
+        os.chmod(os.path.join(setdir, "offline"), 0o755)
+        srv = Server(self, "start12", www, setdir, "md5 sha-256", 2, a.cl_max,
+                     set_extra="    ResourceSyncChangeDump on\n    ResourceSyncNotify on\n",
+                     server_extra='ResourceSyncHub on\n<Location "%s">\n    SetHandler '
+                                  'resourcesync-status\n    Require all granted\n</Location>'
+                                  % STATUS_PATH)
+        self.servers.append(srv)
+        srv.start()
+        db = os.path.join(srv.dir, "state", "state.db")
+        fresh = self.start_peak(srv, db, "a fresh store")
+        points = [(0, self.restart_peak(srv, setdir, db, 0))]
+        t_fill = 0.0
+        for n in a.start_changes:
+            t0 = time.monotonic()
+            self.fill_journal(srv, pool, n - points[-1][1]["records"])
+            t_fill += time.monotonic() - t0
+            points.append((n, self.restart_peak(srv, setdir, db, len(points))))
+        self.start_report(fresh, points, pool, t_fill)
+        self.live_log_notes(srv, "12")
+        self.stop_server(srv)
+
+    def fill_journal(self, srv, pool, n):
+        """n more journaled changes of pool (none when n <= 0)."""
+        if n <= 0:
+            return
+        poller = Poller(srv.port)
+        try:
+            _, head0 = watcher_status(poller)
+            log("figure 12: %d more changes" % n)
+            journal_changes(srv, pool, poller, head0, 0, n, min(RSS_WINDOW, pool.size // 2), "12",
+                            pool.ops, True)
+        finally:
+            poller.close()
+
+    def start_peak(self, srv, db, what):
+        """The peak of the watcher that srv started last, once it published
+        its first Resource List and went idle: {mem, records, lists,
+        captures, settle, what}."""
+        deadline = time.time() + 60
+        while not srv.watcher():
+            if time.time() > deadline:
+                raise RuntimeError("figure 12: no watcher (see %s)" % srv.error_log)
+            time.sleep(0.05)
+        w = srv.watcher()
+        srv.wait_log(r"\[pid %d:tid \d+\] mod_resourcesync: set %s: published Resource List"
+                     % (w, SET), self.scan_timeout())
+        settle = wait_idle(w)
+        mem = proc_mem(w)
+        if srv.watcher() != w or not mem:
+            raise RuntimeError("figure 12: the watcher %d went away, see %s" % (w, srv.error_log))
+        recs, lists = journal_counts(db)
+        cap = os.path.join(srv.dir, "state", "capture", SET)
+        out = dict(mem=mem, records=recs, lists=lists, what=what, settle=settle,
+                   captures=len(os.listdir(cap)) if os.path.isdir(cap) else 0)
+        log("figure 12: watcher %d after start on %s: VmHWM %d kB, %d records, %d lists, "
+            "%d captures" % (w, what, mem["VmHWM"], recs, lists, out["captures"]))
+        return out
+
+    def restart_peak(self, srv, setdir, db, k):
+        """Stop the server once its watcher is idle, make one change while
+        no watcher runs (the next start journals it and writes a
+        snapshot), start it again: the new watcher's start_peak."""
+        wait_idle(srv.watcher())
+        srv.stop()
+        path = os.path.join(setdir, "offline", "f%d" % k)
+        with open(path, "wb") as fh:
+            fh.write(NEW_BODY)
+        os.chmod(path, 0o644)
+        srv.start()
+        return self.start_peak(srv, db, "a store of %d journal records"
+                               % journal_counts(db)[0])
+
+    def start_report(self, fresh, points, pool, t_fill):
+        hwm = lambda x: x["mem"].get("VmHWM", 0)
+        desc = lambda x: ("VmHWM/VmRSS/RssAnon/RssShmem %d/%d/%d/%d kB; %d journal records, "
+                          "%d closed Change Lists, %d captures; idle %.1f s after the first "
+                          "Resource List" % (hwm(x), x["mem"].get("VmRSS", 0),
+                                             x["mem"].get("RssAnon", 0),
+                                             x["mem"].get("RssShmem", 0), x["records"],
+                                             x["lists"], x["captures"], x["settle"]))
+        self.result("12", "watcher VmHWM after start on a fresh store (first scan, snapshot)",
+                    hwm(fresh), None, "kB", "i",
+                    "%s; %d changes made in %.0f s (%s)"
+                    % (desc(fresh), pool.ops, t_fill,
+                       ", ".join("%d %s" % (v, k) for k, v in pool.kinds.items())))
+        for n, x in points:
+            self.result("12", "watcher VmHWM after a restart on %d retained changes vs a fresh "
+                        "store" % n, hwm(x), hwm(fresh), "kB", "i", desc(x))
+        if len(points) > 2:
+            (n1, x1), (n2, x2) = points[-2], points[-1]
+            self.result("12", "watcher VmHWM after a restart on %d vs %d retained changes "
+                        "(flat: %s)" % (n2, n1, "YES" if hwm(x2) <= hwm(x1) * TARGETS["12"][1]
+                                        else "NO"), hwm(x2), hwm(x1), "kB", "12")
 
     def live_log_notes(self, srv, fig):
         text = srv.log_text()
@@ -2101,6 +2266,24 @@ class Bench:
                        "/proc/PID/status of the process named rs-watcher at every 1%% of the "
                        "changes, the journal counted in the state store (read-only)."
                        % STATUS_PATH)
+        if "12" in self.figs:
+            out.append("- Figure 12: a server of its own (prefork, 2 children, ResourceSyncHub "
+                       "on; the resourcesync-status page at %s) with one set of %d files in "
+                       "directories of 100 (ResourceSyncHash md5 sha-256, "
+                       "ResourceSyncMaxEntries %d, ResourceSyncChangeDump on, "
+                       "ResourceSyncNotify on, the default ResourceSyncJournalRetention of "
+                       "30 days: nothing expires). Figure 9's writer (every version's bytes "
+                       "unique) makes the changes, through the running server; before each "
+                       "restart the watcher is let go idle, httpd is stopped, one file is "
+                       "added while no watcher runs (so the new watcher journals it and "
+                       "writes a snapshot), and httpd is started again. The peak is "
+                       "VmHWM of the process named rs-watcher once it published its first "
+                       "Resource List and then used less than 5%% of a CPU for 2 s (its "
+                       "startup reconciliation, first snapshot, and the jobs a start runs: "
+                       "the Change Dump's, the notifications'). RssShmem is the shared "
+                       "segment, whose ring of recent changes the watcher fills at start "
+                       "once the journal holds records (ResourceSyncRecentChanges of them)."
+                       % (STATUS_PATH, self.args.start_files, self.args.cl_max))
         if self.figs & {"6", "7", "8"}:
             a = self.args
             out.append("- Figures 6, 7, 8: a server of their own each (prefork, %d children), "
@@ -2195,6 +2378,8 @@ class Bench:
             self.fig10()
         if "11" in self.figs:
             self.fig11()
+        if "12" in self.figs:
+            self.fig12()
         self.report("mod_resourcesync benchmarks", "results", facts, started, time.time() - t0)
         if a.remove_tree:
             shutil.rmtree(self.tree_top, ignore_errors=True)
@@ -2262,7 +2447,7 @@ def main():
                     help="figures 6, 7, 10, 11: ms the pollers wait after a poll that found nothing "
                     "new (default 1; 0: poll without pause)")
     ap.add_argument("--cl-max", type=int, default=1000,
-                    help="figures 6, 7, 8, 11: ResourceSyncMaxEntries of the set, the most "
+                    help="figures 6, 7, 8, 11, 12: ResourceSyncMaxEntries of the set, the most "
                     "entries an open Change List holds (default 1000)")
     ap.add_argument("--steps", default="1000,2000,5000,10000,20000,50000",
                     help="figure 7: offered rates in changes/s (default "
@@ -2277,6 +2462,11 @@ def main():
                     help="figure 9: files the writer changes in turn (default 4000)")
     ap.add_argument("--rss-retention", type=int, default=30,
                     help="figure 9: ResourceSyncJournalRetention in s (default 30)")
+    ap.add_argument("--start-changes",
+                    help="figure 12: retained changes at each restart (default 50000,500000; "
+                    "5000,20000 with --quick)")
+    ap.add_argument("--start-files", type=int,
+                    help="figure 12: files of the set (default 7000; 2000 with --quick)")
     ap.add_argument("--md", help="also write the Markdown results to this file")
     ap.add_argument("--keep", action="store_true", help="keep server dirs and scratch files")
     ap.add_argument("--remove-tree", action="store_true", help="delete the tree at the end")
@@ -2297,6 +2487,17 @@ def main():
         a.burst = 5000 if a.quick else 20000
     if a.rss_changes is None:
         a.rss_changes = 20000 if a.quick else 1000000
+    if a.start_changes is None:
+        a.start_changes = "5000,20000" if a.quick else "50000,500000"
+    if a.start_files is None:
+        a.start_files = 2000 if a.quick else 7000
+    try:
+        a.start_changes = sorted(int(x) for x in a.start_changes.split(","))
+    except ValueError:
+        ap.error("--start-changes: a list of numbers, e.g. 50000,500000")
+    if not (a.start_changes and a.start_changes[0] >= 1 and a.start_changes[-1] <= 10000000
+            and 200 <= a.start_files <= 100000):
+        ap.error("start-changes 1..10000000, start-files 200..100000")
     if not (1000 <= a.rss_changes <= 100000000 and 200 <= a.rss_pool <= 100000
             and 1 <= a.rss_retention <= 86400):
         ap.error("rss-changes 1000..100000000, rss-pool 200..100000, rss-retention 1..86400")

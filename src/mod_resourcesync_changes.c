@@ -269,39 +269,79 @@ static void set_index_mark(const rs_set_t *set)
     }
 }
 
+/* Records read at a time while looking for where a full list ends. */
+#define CUT_PAGE 1000
+
+/* Where the first n records of the set from sequence first on end: the
+ * sequence of the n-th one (*last_seq), and the datetime of the next
+ * (*until), which opens the next list; *last_seq stays 0 when there are
+ * no more than n.  Read a page at a time, each page in a pool cleared for
+ * the next: memory does not grow with n (ResourceSyncMaxEntries). */
+static apr_status_t cut_at(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                           apr_int64_t first, int n, apr_int64_t *last_seq, apr_time_t *until)
+{
+    apr_pool_t *pp;
+    apr_status_t rv = APR_SUCCESS;
+    int seen = 0, i;
+
+    *last_seq = 0;
+    apr_pool_create(&pp, p);
+    while (seen <= n) {
+        apr_array_header_t *recs;
+        apr_pool_clear(pp);
+        if ((rv = rs_journal_records(j, pp, set->name, first, -1, CUT_PAGE, &recs))
+            != APR_SUCCESS || !recs->nelts) {
+            break;
+        }
+        for (i = 0; i < recs->nelts && seen <= n; i++, seen++) {
+            const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
+            if (seen == n - 1) {
+                *last_seq = r->seq;
+            }
+            else if (seen == n) {
+                *until = r->datetime;
+            }
+            first = r->seq + 1;
+        }
+    }
+    if (seen <= n) {
+        *last_seq = 0;         /* no record after the n-th: nothing to close */
+    }
+    apr_pool_destroy(pp);
+    return rv;
+}
+
 /* Close the open list at ResourceSyncMaxEntries, at record boundaries,
- * as often as it holds more than that.  *closed_some: a list closed. */
+ * as often as it holds more than that (each round in a pool cleared for
+ * the next).  *closed_some: a list closed. */
 static apr_status_t close_full(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
                                int *closed_some)
 {
-    apr_array_header_t *closed, *recs;
+    apr_array_header_t *closed;
     rs_changelist_t openl, done;
-    apr_status_t rv;
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *rp;
     int guard;
 
+    apr_pool_create(&rp, p);
     for (guard = 0; guard < 100000; guard++) {
-        if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS) {
-            return rv;
-        }
-        if (openl.count <= set->max_entries) {
+        apr_int64_t last_seq;
+        apr_time_t until = 0;
+        apr_pool_clear(rp);
+        if ((rv = rs_journal_lists(j, rp, set->name, &closed, &openl)) != APR_SUCCESS) {
             break;
         }
-        rv = rs_journal_records(j, p, set->name, openl.first_seq, -1, set->max_entries + 1,
-                                &recs);
-        if (rv != APR_SUCCESS || recs->nelts <= set->max_entries) {
-            break;
-        }
-        rv = rs_journal_close(j, p, set->name,
-                              APR_ARRAY_IDX(recs, set->max_entries - 1, rs_record_t).seq,
-                              set->max_entries,
-                              APR_ARRAY_IDX(recs, set->max_entries, rs_record_t).datetime,
-                              &done);
-        if (rv != APR_SUCCESS || !done.id) {
+        if (openl.count <= set->max_entries
+            || cut_at(rp, j, set, openl.first_seq, set->max_entries, &last_seq, &until)
+               != APR_SUCCESS || !last_seq
+            || rs_journal_close(j, rp, set->name, last_seq, set->max_entries, until, &done)
+               != APR_SUCCESS || !done.id) {
             break;
         }
         *closed_some = 1;
     }
-    return APR_SUCCESS;
+    apr_pool_destroy(rp);
+    return rv;
 }
 
 /* Close the whole open list when it is full or its period ended. */
@@ -344,25 +384,30 @@ static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, const ch
 }
 
 /* Closed lists: each written once (also after a crash left one
- * unwritten). */
+ * unwritten); each looked at in a pool cleared for the next, as a
+ * retained journal may have thousands. */
 static apr_status_t write_closed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
                                  const char *history, const rs_changelist_opts_t *o,
                                  const apr_array_header_t *closed, const rs_logger_t *log)
 {
-    apr_status_t rv;
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *lp;
     int i;
 
-    for (i = 0; i < closed->nelts; i++) {
+    apr_pool_create(&lp, p);
+    for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *path = rs_statedir_cl_list(p, set->cl_dir, history, cl->id);
-        if (!rs_file_exists(p, path)
-            && (rv = publish_file(p, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
+        const char *path;
+        apr_pool_clear(lp);
+        path = rs_statedir_cl_list(lp, set->cl_dir, history, cl->id);
+        if (!rs_file_exists(lp, path)
+            && (rv = publish_file(lp, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
                         set->name, path);
-            return rv;
         }
     }
-    return APR_SUCCESS;
+    apr_pool_destroy(lp);
+    return rv;
 }
 
 /* The index changes only when lists close or expire (the open list's

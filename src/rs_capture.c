@@ -126,13 +126,33 @@ apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
     return b;
 }
 
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+/* Whether a file of the directory goes (see rs_capture_gc). */
+static apr_status_t goes(const apr_finfo_t *fi, rs_capture_use_fn *use, void *baton,
+                         apr_time_t young, apr_pool_t *p, int *out)
+{
+    int old = !young || fi->ctime < young, kept = 0;
+    apr_time_t gone = 0;
+    apr_status_t rv;
+
+    if (!strncmp(fi->name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)) {
+        *out = old;              /* no record names it */
+        return APR_SUCCESS;
+    }
+    if ((rv = use(baton, p, fi->name, &kept, &gone)) != APR_SUCCESS) {
+        return rv;
+    }
+    *out = !kept && (old || (gone && fi->ctime < gone));
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton,
                            apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
+    apr_pool_t *fp;
     apr_status_t rv;
-    int n = 0;
+    int n = 0, out;
     apr_int64_t b = 0;
 
     if (removed) {
@@ -144,23 +164,25 @@ apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdr
     if ((rv = apr_dir_open(&d, dir, p)) != APR_SUCCESS) {
         return APR_STATUS_IS_ENOENT(rv) ? APR_SUCCESS : rv;
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_CTIME,
-                        d) == APR_SUCCESS) {
-        const apr_time_t *gone;
-        if (fi.filetype != APR_REG) {
+    /* One file at a time, each in a pool of its own: memory does not
+     * grow with the number of captures, nor with the journal. */
+    apr_pool_create(&fp, p);
+    while (rv == APR_SUCCESS
+           && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE
+                                | APR_FINFO_CTIME, d) == APR_SUCCESS) {
+        apr_pool_clear(fp);
+        if (fi.filetype != APR_REG || (rv = goes(&fi, use, baton, young, fp, &out))
+                                      != APR_SUCCESS) {
             continue;
         }
-        gone = withdrawn ? apr_hash_get(withdrawn, fi.name, APR_HASH_KEY_STRING) : NULL;
-        if (((!young || fi.ctime < young) || (gone && fi.ctime < *gone))
-            && (!strncmp(fi.name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)
-                || !apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING))) {
-            if (apr_file_remove(apr_pstrcat(p, dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
-                n++;
-            }
+        if (out && apr_file_remove(apr_pstrcat(fp, dir, "/", fi.name, NULL), fp)
+                   == APR_SUCCESS) {
+            n++;
             continue;
         }
         b += fi.size;
     }
+    apr_pool_destroy(fp);
     apr_dir_close(d);
     if (removed) {
         *removed = n;
@@ -168,5 +190,5 @@ apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdr
     if (bytes) {
         *bytes = b;
     }
-    return APR_SUCCESS;
+    return rv;
 }

@@ -29,12 +29,12 @@
  * scan workers and the hashing lane call them concurrently.
  *
  * Garbage collection: rs_capture_gc removes every capture whose name is
- * not in the set of digests that retained journal records name.
+ * not a digest that retained journal records need, asking for each
+ * capture in turn (rs_cdump_gc asks the journal's index).
  */
 #ifndef RS_CAPTURE_H
 #define RS_CAPTURE_H
 
-#include <apr_hash.h>
 #include <apr_pools.h>
 #include <apr_time.h>
 #include "rs_hash.h"
@@ -72,18 +72,29 @@ const char *rs_capture_path(apr_pool_t *p, const char *dir, const char *key);
 /* Whether dir holds a capture named key (no pool: any thread). */
 int rs_capture_has(const char *dir, const char *key);
 
-/* Remove the captures of dir that are not keys of keep (a hash of
- * const char * → anything), and temporary files.  Files whose inode
- * changed after `young` (apr time; 0: none) are kept whatever their name:
- * a scan worker or the hashing lane may be writing one, or have made one
- * whose record is not committed yet.  Except the captures in withdrawn
- * (NULL: none; const char * → apr_time_t *, a time after which no record
- * needs them: the deletion of the path whose versions they hold): such a
- * capture goes unless keep names it or its inode changed after that time
- * (a scan captured the same bytes again since, for a record to come).
- * *removed and *bytes (either may be NULL) get the number removed and the
- * bytes that remain.  A missing directory is no error. */
-apr_status_t rs_capture_gc(const char *dir, apr_hash_t *keep, apr_hash_t *withdrawn,
+/* What the retained records say of the capture named key (a SHA-256
+ * digest), in p: *kept 1 when a version that needs its bytes is
+ * retained; *withdrawn a time after which no record needs them (the
+ * deletion of the path whose versions they hold; 0: none).  Any other
+ * status than APR_SUCCESS stops the collection. */
+typedef apr_status_t rs_capture_use_fn(void *baton, apr_pool_t *p, const char *key,
+                                       int *kept, apr_time_t *withdrawn);
+
+/* Remove the captures of dir that use says are not kept (a file not
+ * named by a digest is asked about too: no record names it), and
+ * temporary files.  Files whose inode changed
+ * after `young` (apr time; 0: none) are kept whatever their name: a scan
+ * worker or the hashing lane may be writing one, or have made one whose
+ * record is not committed yet.  Except a capture that use says was
+ * withdrawn: it goes unless kept or its inode changed after that time (a
+ * scan captured the same bytes again since, for a record to come).
+ * The directory is read one file at a time (use is asked once per file
+ * but temporary ones, in a pool cleared per file): memory does not grow with the
+ * number of captures.  *removed and *bytes (either may be NULL) get the
+ * number removed and the bytes that remain.  A missing directory is no
+ * error; use's failure is returned (files already removed stay
+ * removed). */
+apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton,
                            apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes);
 
 /* The bytes of the files in dir (0 when it is missing). */

@@ -388,12 +388,15 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
     rs_xml_t *w = rs_xml_open_file(p, f);
     apr_time_t first = 0;
     apr_int64_t length;
+    apr_pool_t *lp;            /* per list: a journal may retain thousands */
     const char *hash;
     int i, bad;
 
+    apr_pool_create(&lp, p);
     for (i = 0; !first && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        if (read_sum(p, o, cl->id, &length, &hash)) {
+        apr_pool_clear(lp);
+        if (read_sum(lp, o, cl->id, &length, &hash)) {
             first = cl->from;
         }
     }
@@ -403,11 +406,13 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
           || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 2) < 0;
     for (i = 0; !bad && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        if (read_sum(p, o, cl->id, &length, &hash)) {
+        apr_pool_clear(lp);
+        if (read_sum(lp, o, cl->id, &length, &hash)) {
             ix->bytes += length;
-            bad = index_entry(w, p, o, cl, length, hash) < 0;
+            bad = index_entry(w, lp, o, cl, length, hash) < 0;
         }
     }
+    apr_pool_destroy(lp);
     if (bad || rs_xml_end(w) < 0) {
         return w && rs_xml_error(w) != APR_SUCCESS ? rs_xml_error(w) : APR_ENOMEM;
     }
@@ -537,41 +542,25 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
     return APR_SUCCESS;
 }
 
+/* rs_capture_use_fn of the collection: the journal's records of the
+ * content (one indexed lookup per capture). */
+typedef struct {
+    rs_journal_t *j;
+    const char *set;
+} gc_t;
+
+static apr_status_t capture_use(void *baton, apr_pool_t *p, const char *key, int *kept,
+                                apr_time_t *withdrawn)
+{
+    gc_t *g = baton;
+    return rs_journal_digest_use(g->j, p, g->set, key, kept, withdrawn);
+}
+
 apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
                          apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
-    apr_hash_t *keep = apr_hash_make(p), *gone = apr_hash_make(p);
-    apr_int64_t next = 0;
-    apr_status_t rv;
-    int i;
-
-    for (;;) {
-        apr_array_header_t *vs;
-        if ((rv = rs_journal_versions(j, p, o->set, next, -1, PAGE_RECORDS, &vs))
-            != APR_SUCCESS) {
-            return rv;
-        }
-        for (i = 0; i < vs->nelts; i++) {
-            const rs_journal_version_t *v = &APR_ARRAY_IDX(vs, i, rs_journal_version_t);
-            const char *h[RS_HASH_COUNT] = { NULL, NULL, NULL, NULL };
-            const char *key;
-            apr_time_t *t;
-            next = v->seq + 1;
-            h[RS_CAPTURE_HASH_INDEX] = v->sha256;
-            if (!(key = rs_capture_key(h))) {
-                continue;
-            }
-            if (!v->deleted) {
-                apr_hash_set(keep, key, APR_HASH_KEY_STRING, "");
-            }
-            else if (!(t = apr_hash_get(gone, key, APR_HASH_KEY_STRING)) || *t < v->deleted) {
-                t = apr_pmemdup(p, &v->deleted, sizeof(v->deleted));
-                apr_hash_set(gone, key, APR_HASH_KEY_STRING, t);
-            }
-        }
-        if (vs->nelts < PAGE_RECORDS) {
-            break;
-        }
-    }
-    return rs_capture_gc(o->capture_dir, keep, gone, young, p, removed, bytes);
+    gc_t g;
+    g.j = j;
+    g.set = o->set;
+    return rs_capture_gc(o->capture_dir, capture_use, &g, young, p, removed, bytes);
 }

@@ -135,8 +135,9 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
  * the capture of a withheld version goes now, unless a kept version
  * names it too or it was captured again after the path's deletion;
  * other files go once their inode is older than `young` (apr time).
- * Reads the digest of every retained record.  *removed and *bytes (may
- * be NULL): files removed, bytes that remain. */
+ * Asks the journal about each capture in turn (rs_journal_digest_use):
+ * memory does not grow with the journal or the captures.  *removed and
+ * *bytes (may be NULL): files removed, bytes that remain. */
 apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
                          apr_pool_t *p, int *removed, apr_int64_t *bytes);
 

@@ -8,7 +8,7 @@
 enum {
     J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
     J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_SETS, J_MAX
+    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_SETS, J_DIGEST, J_MAX
 };
 
 #define SEQ_FLOOR "journal-seq-floor"
@@ -51,6 +51,13 @@ static const char *const sql[J_MAX] = {
     "SELECT seq FROM journal WHERE setname = %s AND dir = %s AND name = %s AND change <> 3"
     " ORDER BY seq",
     "SELECT setname FROM journal_sets",
+    /* The created/updated records of a content (journal_set_sha256):
+     * how many, how many of them were deleted later, the latest of those
+     * deletions. */
+    "SELECT COUNT(*), COUNT(x), MAX(x) FROM (SELECT (SELECT MIN(d.dt) FROM journal d"
+    " WHERE d.setname = r.setname AND d.dir = r.dir AND d.name = r.name AND d.change = 3"
+    " AND d.seq > r.seq) AS x FROM journal r WHERE r.setname = %s AND r.sha256 = %s"
+    " AND r.change <> 3) AS v",
 };
 
 static const char *const schema_v1[] = {
@@ -76,9 +83,19 @@ static const char *const schema_v4[] = {
     NULL
 };
 
+/* Version 5: the records of a content (a SHA-256 digest), found without
+ * a scan of the set's records (rs_journal_digest_use: may a Change Dump
+ * capture go?).  Only records with the digest are indexed. */
+static const char *const schema_v5[] = {
+    "CREATE INDEX IF NOT EXISTS journal_set_sha256 ON journal (setname, sha256)"
+    " WHERE sha256 IS NOT NULL",
+    NULL
+};
+
 const char *const *rs_journal_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : NULL;
+    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : version == 5 ? schema_v5
+                                                                               : NULL;
 }
 
 const char *const *rs_journal_tables(void)
@@ -480,6 +497,18 @@ apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char
     const void *args[] = { set, dir, name };
     *seqs = apr_array_make(p, 8, sizeof(apr_int64_t));
     return query(j, p, J_PATH_SEQS, args, add_seq, *seqs);
+}
+
+apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                   const char *sha256, int *kept, apr_time_t *deleted)
+{
+    const void *args[] = { set, sha256 };
+    stats_t s = { 0, 0, 0 };       /* records, deleted later, latest deletion */
+    apr_status_t rv = query(j, p, J_DIGEST, args, get_stats, &s);
+
+    *kept = rv == APR_SUCCESS && s.count > s.max_seq;
+    *deleted = rv == APR_SUCCESS ? s.max_dt : 0;
+    return rv;
 }
 
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,

@@ -135,6 +135,16 @@ apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char
                                       const char *dir, const char *name,
                                       apr_array_header_t **seqs);
 
+/* How the set's retained records use a content: of its created/updated
+ * records whose SHA-256 digest is sha256, whether one was not deleted
+ * later (*kept 1: no later `deleted` record of its path), and the latest
+ * datetime at which one of the others stopped being listed (*deleted:
+ * the first later deletion of its path; 0 when none was).  One indexed
+ * lookup, however long the journal: a Change Dump capture is decided
+ * without reading every retained record (rs_cdump_gc). */
+apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *set,
+                                   const char *sha256, int *kept, apr_time_t *deleted);
+
 /* The sequence of the set's newest record in the journal (0: none). */
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
                                apr_int64_t *seq);

@@ -25,6 +25,11 @@
  * address as verified, and notify_dests.client, the requesting client's),
  * and indexes the journal by path (rs_journal: journal_set_path), so that
  * whether a version was deleted later is one lookup.
+ *
+ * Version 5 indexes the journal by content (rs_journal: journal_set_sha256,
+ * the records that have a SHA-256 digest), so that whether a Change Dump
+ * capture is still needed is one lookup and collecting captures holds no
+ * list of every retained digest.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -34,7 +39,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 4
+#define RS_SCHEMA_VERSION 5
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -51,6 +51,39 @@ static const char *sha256_of(const char *s)
     return sha256_of_n(s, strlen(s));
 }
 
+/* rs_capture_use_fn of the tests: the digests in keep are kept, those
+ * in withdrawn (apr_time_t *) were withdrawn at that time; every call is
+ * counted; fail (when set) is returned at the call after `fail_after`. */
+typedef struct {
+    apr_hash_t *keep, *withdrawn;
+    int calls, fail_after;
+    apr_status_t fail;
+} uses_t;
+
+static uses_t *uses(apr_hash_t *keep)
+{
+    uses_t *u = apr_pcalloc(ut_pool, sizeof(*u));
+    u->keep = keep;
+    u->withdrawn = apr_hash_make(ut_pool);
+    return u;
+}
+
+static apr_status_t use_of(void *baton, apr_pool_t *p, const char *key, int *kept,
+                           apr_time_t *withdrawn)
+{
+    uses_t *u = baton;
+    const apr_time_t *w = apr_hash_get(u->withdrawn, key, APR_HASH_KEY_STRING);
+    ck_assert_ptr_nonnull(p);
+    if (u->fail && u->calls >= u->fail_after) {
+        u->calls++;
+        return u->fail;
+    }
+    u->calls++;
+    *kept = apr_hash_get(u->keep, key, APR_HASH_KEY_STRING) != NULL;
+    *withdrawn = w ? *w : 0;
+    return APR_SUCCESS;
+}
+
 static void scan(fx_t *f)
 {
     ck_assert_int_eq(rs_scan_set(f->st, &f->o, ut_pool, &f->s), APR_SUCCESS);
@@ -100,7 +133,7 @@ START_TEST(versions_captured_by_the_scan)
     /* A temporary file left by a crash, and a version no record names. */
     ut_write_str(ut_path(f.cap, ".tmp-abcdef"), "partial");
     apr_hash_set(keep, sha256_of("version two!"), APR_HASH_KEY_STRING, "");
-    ck_assert_int_eq(rs_capture_gc(f.cap, keep, NULL, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep), 0, ut_pool, &removed, &bytes), APR_SUCCESS);
     ck_assert_int_eq(removed, 2);
     ck_assert_int_eq(bytes, (apr_int64_t)strlen("version two!"));
     ck_assert(!ut_exists(rs_capture_path(ut_pool, f.cap, sha256_of("version one"))));
@@ -108,7 +141,7 @@ START_TEST(versions_captured_by_the_scan)
     assert_captured(&f, "version two!");
     /* Files younger than the limit stay, whatever their name. */
     ut_write_str(ut_path(f.cap, ".tmp-young"), "being written");
-    ck_assert_int_eq(rs_capture_gc(f.cap, keep, NULL, apr_time_now() - apr_time_from_sec(3600),
+    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep), apr_time_now() - apr_time_from_sec(3600),
                                    ut_pool, &removed, NULL), APR_SUCCESS);
     ck_assert_int_eq(removed, 0);
     ck_assert(ut_exists(ut_path(f.cap, ".tmp-young")));
@@ -116,8 +149,8 @@ START_TEST(versions_captured_by_the_scan)
                      (apr_int64_t)(strlen("version two!") + strlen("being written")));
     ck_assert_int_eq(rs_capture_bytes(ut_path(f.cap, "none"), ut_pool), 0);
     /* A missing directory is nothing to collect. */
-    ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), keep, NULL, 0, ut_pool, &removed, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), use_of, uses(keep), 0, ut_pool,
+                                   &removed, NULL), APR_SUCCESS);
 }
 END_TEST
 
@@ -222,10 +255,77 @@ START_TEST(keep_and_drop)
         apr_int64_t bytes;
         int removed;
         apr_hash_set(keep, "00ff", APR_HASH_KEY_STRING, "");
-        ck_assert_int_eq(rs_capture_gc(dir, keep, NULL, 0, ut_pool, &removed, &bytes), APR_SUCCESS);
+        ck_assert_int_eq(rs_capture_gc(dir, use_of, uses(keep), 0, ut_pool, &removed, &bytes), APR_SUCCESS);
         ck_assert_int_eq(removed, 0);      /* dropped files left nothing behind */
         ck_assert_int_eq(bytes, 2);
     }
+}
+END_TEST
+
+/* A capture of content in dir; its inode changes now (the limits of the
+ * test below are set around it). */
+static const char *put_capture(const char *dir, const char *content)
+{
+    const char *key = sha256_of(content);
+    ut_write_str(rs_capture_path(ut_pool, dir, key), content);
+    return key;
+}
+
+/* Each capture is decided by asking once about its own name: kept, or
+ * withdrawn before it was captured again, or withdrawn and gone while
+ * young, or old and needed by nothing (also a name that is no digest);
+ * temporary files are not asked about.  A failure to answer stops the
+ * collection and is returned. */
+START_TEST(collection_asks_about_each_capture)
+{
+    const char *dir = ut_tempdir("capuse");
+    apr_time_t before = apr_time_now() - apr_time_from_sec(60);
+    apr_time_t after = apr_time_now() + apr_time_from_sec(60);
+    apr_hash_t *keep = apr_hash_make(ut_pool);
+    uses_t *u = uses(keep);
+    const char *kept = put_capture(dir, "kept"), *both = put_capture(dir, "kept and withdrawn");
+    const char *again = put_capture(dir, "withdrawn, captured again");
+    const char *gone = put_capture(dir, "withdrawn");
+    const char *plain = put_capture(dir, "needed by nothing");
+    int removed = -1;
+    apr_int64_t bytes = -1;
+
+    ut_write_str(ut_path(dir, ".tmp-young"), "being written");
+    ut_write_str(ut_path(dir, "not-a-digest"), "left by an older version");
+    apr_hash_set(keep, kept, APR_HASH_KEY_STRING, "");
+    apr_hash_set(keep, both, APR_HASH_KEY_STRING, "");
+    apr_hash_set(u->withdrawn, both, APR_HASH_KEY_STRING, &after);
+    apr_hash_set(u->withdrawn, again, APR_HASH_KEY_STRING, &before);
+    apr_hash_set(u->withdrawn, gone, APR_HASH_KEY_STRING, &after);
+    /* Everything is young: only the capture withdrawn after its inode
+     * changed goes. */
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, before, ut_pool, &removed, &bytes),
+                     APR_SUCCESS);
+    ck_assert_int_eq(u->calls, 6);
+    ck_assert_int_eq(removed, 1);
+    ck_assert(!rs_capture_has(dir, gone));
+    ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both)
+              && rs_capture_has(dir, again) && rs_capture_has(dir, plain));
+    ck_assert_int_eq(bytes, rs_capture_bytes(dir, ut_pool));
+    /* Everything is old: what is kept stays. */
+    u->calls = 0;
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(u->calls, 5);
+    ck_assert_int_eq(removed, 4);      /* again, plain, the temporary file, not-a-digest */
+    ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both));
+    ck_assert(!rs_capture_has(dir, again) && !rs_capture_has(dir, plain));
+    ck_assert(!ut_exists(ut_path(dir, ".tmp-young")) && !ut_exists(ut_path(dir, "not-a-digest")));
+    /* A question that cannot be answered: nothing more is removed. */
+    apr_hash_clear(keep);
+    u->calls = 0;
+    u->fail = APR_EGENERAL;
+    u->fail_after = 0;
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL),
+                     APR_EGENERAL);
+    ck_assert_int_eq(u->calls, 1);
+    ck_assert_int_eq(removed, 0);
+    ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both));
 }
 END_TEST
 
@@ -236,6 +336,7 @@ Suite *capture_suite(void)
     tcase_add_test(tc, versions_captured_by_the_scan);
     tcase_add_test(tc, stored_digests_without_capture_are_read_again);
     tcase_add_test(tc, keep_and_drop);
+    tcase_add_test(tc, collection_asks_about_each_capture);
     tcase_add_test(tc, md5_collision_gets_two_captures);
     tcase_add_test(tc, no_capture_without_sha256);
     suite_add_tcase(s, tc);

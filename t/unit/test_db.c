@@ -170,7 +170,8 @@ static void keep_str(void *baton, apr_pool_t *p, const char *const *cols, int n)
 /* A store of version 2 (the inventory a rowid table with the key in an
  * index of its own) is brought to the newest version: at 3 every row is
  * kept, with every column, the listing order unchanged, the table
- * clustered by its key; at 4 the journal gets its index by path. */
+ * clustered by its key; at 4 the journal gets its index by path, at 5
+ * its index by content. */
 START_TEST(version2_inventory_is_clustered)
 {
     ut_log_t ul;
@@ -206,6 +207,10 @@ START_TEST(version2_inventory_is_clustered)
     ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = "
                                "'journal_set_path'", keep_str, &sql), APR_SUCCESS);
     ck_assert_ptr_nonnull(sql);                                       /* version 4 */
+    sql = NULL;
+    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = "
+                               "'journal_set_sha256'", keep_str, &sql), APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql);                                       /* version 5 */
     ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
                                keep_str, &sql), APR_SUCCESS);
     ck_assert_ptr_nonnull(sql);

@@ -606,24 +606,6 @@ START_TEST(returning_package_reused_from_older_generation)
 }
 END_TEST
 
-/* Peak resident memory of this process (VmHWM), in bytes. */
-static long long vm_hwm(void)
-{
-    char line[256];
-    long long kb = -1;
-    FILE *fp = fopen("/proc/self/status", "r");
-
-    ck_assert_ptr_nonnull(fp);
-    while (fgets(line, sizeof(line), fp)) {
-        if (sscanf(line, "VmHWM: %lld kB", &kb) == 1) {
-            break;
-        }
-    }
-    fclose(fp);
-    ck_assert_int_ge(kb, 0);
-    return kb * 1024;
-}
-
 /* Memory of a build grows with a package's members by what libzip and
  * the member list need, not with its manifest: with a URL base of 2,000
  * bytes each manifest entry is over 2 KB, and 4,000 more members in the
@@ -653,7 +635,7 @@ START_TEST(memory_does_not_grow_with_the_manifest)
     }
     ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
     ck_assert_int_eq(info.packages, 1);
-    small = vm_hwm();
+    small = ut_vm_hwm();
     for (; i < 4500; i++) {
         add(&f, "d", apr_psprintf(ut_pool, "f%05d", i), "x", 0);
     }
@@ -661,7 +643,7 @@ START_TEST(memory_does_not_grow_with_the_manifest)
     ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
     ck_assert_int_eq(info.packages, 1);
     ck_assert_int_eq((int)info.entries, 4500);
-    large = vm_hwm();
+    large = ut_vm_hwm();
     ck_assert_msg(large - small < 4000LL * 2560, "peak grew by %lld bytes for 4000 members",
                   large - small);
 }

@@ -101,6 +101,14 @@ static void close_list(jf_t *f, const char *set, apr_int64_t last_seq, apr_int64
                      APR_SUCCESS);
 }
 
+/* rs_db_row_fn: an EXPLAIN QUERY PLAN row's detail, appended to *baton. */
+static void add_plan(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    const char **plan = baton;
+    (void)p;
+    *plan = apr_pstrcat(ut_pool, *plan, n > 3 && cols[3] ? cols[3] : "", "; ", NULL);
+}
+
 START_TEST(change_names)
 {
     ck_assert_str_eq(rs_journal_change_name(RS_CHANGE_CREATED), "created");
@@ -798,6 +806,94 @@ START_TEST(sets_and_summary)
 }
 END_TEST
 
+/* A record of dir/name in set whose SHA-256 digest is sha256. */
+static rs_record_t *append_digest(jf_t *f, const char *set, const char *dir, const char *name,
+                                  int change, const char *sha256)
+{
+    rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
+    r->dir = dir;
+    r->name = name;
+    r->change = change;
+    r->lastmod_ns = LASTMOD_NS;
+    r->hash[2] = sha256;
+    ck_assert_int_eq(rs_journal_append(f->j, set, r), APR_SUCCESS);
+    return r;
+}
+
+static void digest_use(jf_t *f, const char *set, const char *sha256, int kept,
+                       apr_time_t deleted)
+{
+    int k = -1;
+    apr_time_t d = -1;
+    ck_assert_int_eq(rs_journal_digest_use(f->j, ut_pool, set, sha256, &k, &d), APR_SUCCESS);
+    ck_assert_int_eq(k, kept);
+    ck_assert_int_eq(d, deleted);
+}
+
+/* A content is kept while one created/updated record of the set that
+ * names it has no later deletion of its path; otherwise the latest of
+ * those deletions says since when nothing needs it.  Deletions (which
+ * carry the last version's digest), other sets, other paths' deletions,
+ * and records gone with their list do not count. */
+START_TEST(digest_use_follows_versions_and_deletions)
+{
+    jf_t f;
+    rs_record_t *d1, *d2, *d3;
+    rs_changelist_t cl;
+    apr_array_header_t *dropped;
+    const char *x = "1111111111111111111111111111111111111111111111111111111111111111";
+    const char *y = "2222222222222222222222222222222222222222222222222222222222222222";
+    const char *z = "3333333333333333333333333333333333333333333333333333333333333333";
+
+    jf_init(&f);
+    append_digest(&f, "s", "", "old", RS_CHANGE_CREATED, z);
+    close_list(&f, "s", -1, 0, apr_time_now(), &cl);
+    append_digest(&f, "s", "", "a", RS_CHANGE_CREATED, x);
+    append_digest(&f, "s", "d", "b", RS_CHANGE_CREATED, x);
+    d1 = append_digest(&f, "s", "d", "b", RS_CHANGE_DELETED, x);
+    append_digest(&f, "s", "", "c", RS_CHANGE_CREATED, y);
+    append_digest(&f, "s", "", "c", RS_CHANGE_UPDATED, y);
+    d2 = append_digest(&f, "s", "", "c", RS_CHANGE_DELETED, y);
+    append_digest(&f, "s", "", "e", RS_CHANGE_UPDATED, y);
+    d3 = append_digest(&f, "s", "", "e", RS_CHANGE_DELETED, y);
+    append_digest(&f, "s", "", "c", RS_CHANGE_CREATED, z);     /* after c's deletion */
+    append_digest(&f, "t", "", "a", RS_CHANGE_CREATED, y);
+    append_digest(&f, "t", "", "w", RS_CHANGE_DELETED, x);
+
+    digest_use(&f, "s", x, 1, d1->datetime);       /* a keeps it; b's went */
+    digest_use(&f, "s", y, 0, d3->datetime);       /* the later of c's and e's deletions */
+    ck_assert_int_lt(d2->datetime, d3->datetime);
+    digest_use(&f, "s", z, 1, 0);
+    digest_use(&f, "t", y, 1, 0);
+    digest_use(&f, "t", x, 0, 0);                  /* only a deletion names it */
+    digest_use(&f, "s", "4444444444444444444444444444444444444444444444444444444444444444", 0,
+               0);
+    /* "old" goes with its list; the later c keeps z. */
+    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", cl.until + 1, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped->nelts, 1);
+    digest_use(&f, "s", z, 1, 0);
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
+/* The lookup by content goes through the journal's index of digests,
+ * not through every record of the set. */
+START_TEST(digest_use_is_indexed)
+{
+    jf_t f;
+    rs_db_stmt_t *st = NULL;
+    const char *plan = "";
+    const void *args[] = { "s", "1111111111111111111111111111111111111111111111111111111111111111" };
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_db_prepare(f.st, "EXPLAIN QUERY PLAN SELECT seq FROM journal r"
+                                   " WHERE r.setname = %s AND r.sha256 = %s AND r.change <> 3",
+                                   &st), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_query(f.st, ut_pool, st, args, add_plan, &plan), APR_SUCCESS);
+    ck_assert_msg(strstr(plan, "USING INDEX journal_set_sha256"), "plan: %s", plan);
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("rs_journal");
@@ -818,6 +914,8 @@ Suite *journal_suite(void)
     tcase_add_test(tc, two_writers);
     tcase_add_test(tc, reset_forgets_everything);
     tcase_add_test(tc, sets_and_summary);
+    tcase_add_test(tc, digest_use_follows_versions_and_deletions);
+    tcase_add_test(tc, digest_use_is_indexed);
     suite_add_tcase(s, tc);
     return s;
 }

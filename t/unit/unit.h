@@ -80,6 +80,11 @@ Suite *setlock_suite(void);
 #define ut_sanitized() 0
 #endif
 
+/* Peak resident memory of this process (VmHWM), in bytes.  Meaningful
+ * for one test only when tests run in forked children (ut_forking) and
+ * not under AddressSanitizer (ut_sanitized). */
+long long ut_vm_hwm(void);
+
 /* Files. */
 char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
 char *ut_path(const char *dir, const char *rel);   /* dir "/" rel */

@@ -286,3 +286,20 @@ int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
     }
     return strstr(relpath, (const char *)baton) == NULL;
 }
+
+long long ut_vm_hwm(void)
+{
+    char line[256];
+    long long kb = -1;
+    FILE *fp = fopen("/proc/self/status", "r");
+
+    ck_assert_ptr_nonnull(fp);
+    while (fgets(line, sizeof(line), fp)) {
+        if (sscanf(line, "VmHWM: %lld kB", &kb) == 1) {
+            break;
+        }
+    }
+    fclose(fp);
+    ck_assert_int_ge(kb, 0);
+    return kb * 1024;
+}
