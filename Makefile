@@ -94,8 +94,8 @@ $(BUILD)/mod_resourcesync.so: $(GLUE_OBJ) $(ENGINE_OBJ)
 
 # Command-line front end of the engine (used by benchmarks and tests).
 TOOL_SRC   = tools/rs_tool.c tools/rs_tool_state.c tools/rs_tool_forget.c tools/rs_tool_verify.c \
-             tools/rs_tool_owner.c tools/rs_tool_withdraw.c
-$(BUILD)/tools/%.o: tools/%.c tools/rs_tool.h $(HEADERS) VERSION
+             tools/rs_tool_owner.c tools/rs_tool_withdraw.c tools/rs_tool_err.c tools/rs_tool_statedir.c
+$(BUILD)/tools/%.o: tools/%.c $(wildcard tools/*.h) $(HEADERS) VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -11,8 +11,9 @@
  *   rs-tool dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash ...]
  *                [--dumpset DIR]
  *
- * status, verify, forget-set and backup are in rs_tool_state.c and
- * rs_tool_verify.c, withdraw in rs_tool_withdraw.c (see docs/rs-tool.1).  "scan" reconciles ROOT into the
+ * status and backup are in rs_tool_state.c, forget-set in rs_tool_forget.c,
+ * verify in rs_tool_verify.c, withdraw in rs_tool_withdraw.c (see
+ * docs/rs-tool.1).  "scan" reconciles ROOT into the
  * inventory of SET (no httpd access checks; every readable regular file
  * is listed) and prints the scan statistics; "list" writes that set's
  * Resource List snapshot into OUTDIR (created when missing); "dump" writes
@@ -23,7 +24,6 @@
  * benchmarks and tests to run the engine without httpd.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,7 @@
 #include "rs_statedir.h"
 #include "rs_schema.h"
 #include "rs_tool.h"
+#include "rs_tool_owner.h"
 
 /* Options of every command; which ones a command accepts is checked by
  * the command (opt_only). */
@@ -51,17 +52,6 @@ typedef struct opts_t {
     apr_array_header_t *excludes;
     apr_array_header_t *args;           /* positional, after the command */
 } opts_t;
-
-int rs_tool_err(int code, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("rs-tool: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
 
 static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
 {

@@ -33,6 +33,7 @@
 #include "rs_setlock.h"
 #include "rs_statedir.h"
 #include "rs_tool.h"
+#include "rs_tool_statedir.h"
 
 /* The set's directories below the state directory. */
 static const char **set_dirs(apr_pool_t *p, const char *sd, const char *set)

@@ -30,7 +30,8 @@
 #include <dirent.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "rs_tool.h"
+#include "rs_tool_err.h"
+#include "rs_tool_owner.h"
 
 /* Why a root-owned directory open at fd must not be used as root: the
  * first entry of another owner, as "'name' belongs to uid N"; NULL if

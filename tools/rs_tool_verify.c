@@ -30,6 +30,7 @@
 #include "rs_schema.h"
 #include "rs_statedir.h"
 #include "rs_tool.h"
+#include "rs_tool_statedir.h"
 
 #define VERIFY_CFG "rs-tool-verify"
 

@@ -41,6 +41,7 @@
 #include "rs_setlock.h"
 #include "rs_statedir.h"
 #include "rs_tool.h"
+#include "rs_tool_statedir.h"
 #include "rs_withdraw.h"
 #include "rs_zip.h"
 
