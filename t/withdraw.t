@@ -153,4 +153,7 @@ ok($late_id && wait_for(sub { my @p = dump_packages($cd, 30);
                              && grep({ $_->{loc} =~ m{-$late_id-1\.zip$} } @p) }, 60),
    'the next watcher builds the package again, under a new name, without the file');
 ok(wait_for(sub { !glob("$state/withdraw/*.req") }, 30), 'and the request is done');
+ok($late_id && grep({ $_->{loc} =~ m{-$late_id-1\.zip$} } dump_packages($cd, 30))
+   && !glob("$state/changedumps/w/*-$late_id-2.*"),
+   'the request found nothing left to withdraw: the package keeps revision 1');
 is_deeply([bad_log_lines($srv->log_text)], [], 'no error or crash in the error log');
