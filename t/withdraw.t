@@ -22,7 +22,7 @@ use RSDump qw(dump_packages save zip_names py_zip_ok unzip_ok bad_log_lines);
 my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 
-plan tests => 29;
+plan tests => 30;
 
 my $srv = started_server(conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
                                  . "ResourceSyncHub on\n"
