@@ -53,6 +53,7 @@
 #include "rs_parse.h"
 #include "rs_recorder.h"
 #include "rs_ring.h"
+#include "rs_scanrate.h"
 
 #ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
 APLOG_USE_MODULE(resourcesync);
@@ -311,10 +312,6 @@ void rs_os_statedir_private(apr_pool_t *p, server_rec *s, rs_db_t *store);
 
 /* mod_resourcesync_docs.c */
 int rs_docs_render(apr_pool_t *pconf, server_rec *s);
-/* The value of a topic's Link header: "<topic URL>; rel=\"self\"" and
- * ", <hub>; rel=\"hub\"" for each of set->notify_hubs (topic: "change"
- * or "framework"). */
-const char *rs_notify_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic);
 
 /* mod_resourcesync_status.c: see that file for the segment's layout. */
 #define RS_STATE_STARTING  0
@@ -368,10 +365,6 @@ typedef struct rs_status_set_t {
 
 #define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
 #define RS_STATUS_ERR_MAX  512     /* rs_status_t.last_err */
-
-#define RS_SCAN_TOTAL_UNKNOWN  0    /* no estimate */
-#define RS_SCAN_TOTAL_PREVIOUS 1    /* the files the store knows from before */
-#define RS_SCAN_TOTAL_COUNTED  2    /* a count of the tree's names (first scan) */
 
 #define RS_MODE_STARTING  0         /* no full scan yet */
 #define RS_MODE_WATCHING  1         /* inotify follows the whole tree */
@@ -609,13 +602,6 @@ int rs_jobs_busy(void);
  * cause of the failed read. */
 apr_status_t rs_jobs_same_store(rs_db_t *store, apr_pool_t *p, const char *history);
 
-/* mod_resourcesync_progress.c: a scan's rate (files/s) after elapsed,
- * and the seconds left to reach total (-1: total unknown or no rate). */
-void rs_progress_estimate(apr_int64_t files, apr_int64_t total, apr_interval_time_t elapsed,
-                          double *rate, double *left);
-/* The name of an RS_SCAN_TOTAL_* source: "previous-scan", "name-count",
- * "unknown". */
-const char *rs_progress_source(apr_int32_t src);
 
 /* mod_resourcesync_logonce.c: the driver's logger (an rs_logger_t fn,
  * baton: the server_rec); warnings and errors once per watcher life. */
@@ -764,10 +750,11 @@ const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len
  * and apply the default of set->notify_retry; after the set's options and
  * URLs are resolved, before the documents are rendered. */
 void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix);
-/* mod_resourcesync_deliverstat.c: the delivery status file's text
- * (notify-topic, notify-hub and notify-subscriber lines, for the status
- * page), NULL when there is none. */
-const char *rs_deliverstat_read(apr_pool_t *p);
+/* The value of a topic's Link header, on the topic's answers (children)
+ * and on what the delivery thread sends (the watcher):
+ * "<topic URL>; rel=\"self\"" and ", <hub>; rel=\"hub\"" for each of
+ * set->notify_hubs (topic: "change" or "framework"). */
+const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic);
 
 /* mod_resourcesync_hub.c: the hub's endpoint <prefix>/hub (a handler
  * hook that runs before rs_handler_handle, after access control). */

@@ -57,6 +57,7 @@
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
+#include "rs_deliverstat.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_schema.h"
@@ -341,7 +342,8 @@ static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
     apr_status_t rv;
 
     memset(&req, 0, sizeof(req));
-    headers[0] = apr_pstrcat(p, "Link: ", rs_notify_link_header(p, d->set, d->row.topic), NULL);
+    headers[0] = apr_pstrcat(p, "Link: ", rs_notifyconf_link_header(p, d->set, d->row.topic),
+                             NULL);
     headers[1] = NULL;
     req.url = d->row.url;
     if (d->ping) {
@@ -602,7 +604,15 @@ static void write_status(apr_pool_t *p)
     apr_hash_index_t *hi;
     int i;
 
-    APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topics(p, dl.box);
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
+        if (set->notify) {
+            APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topic(p, dl.box, set->name,
+                                                                        RS_NOTIFY_CHANGE);
+            APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topic(p, dl.box, set->name,
+                                                                        RS_NOTIFY_FRAMEWORK);
+        }
+    }
     for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
         APR_ARRAY_PUSH(keys, const char *) = apr_hash_this_key(hi);
     }
@@ -624,7 +634,7 @@ static void write_status(apr_pool_t *p)
                                                                    *count);
     }
     text = apr_array_pstrcat(p, lines, 0);
-    rs_deliverstat_write(p, text, &dl.status);
+    rs_deliverstat_write(p, rs_global.state_dir, text, &dl.status);
 }
 
 /* ------------------------------------------------------------- the thread */

@@ -215,16 +215,6 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d);
  * watcher start when some set has hubs; rs_deliver_wakeup (any thread)
  * makes it look at the outbox now (a notification was sealed). */
 void rs_deliver_start(server_rec *s);
-/* mod_resourcesync_deliverstat.c: the lines of its status file
- * (rs_statedir_delivery), shown by the status page: one line per topic,
- * hub row and subscriber, renewed every two seconds (see there). */
-struct rs_notify_t;
-struct rs_notifydest_t;
-const char *rs_deliverstat_topics(apr_pool_t *p, struct rs_notify_t *box);
-const char *rs_deliverstat_line(apr_pool_t *p, const struct rs_notifydest_t *row,
-                                apr_time_t last_at, apr_int64_t backlog);
-/* Replace the file with text unless it equals *prev (malloc'd; updated). */
-void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev);
 void rs_deliver_wakeup(void);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);

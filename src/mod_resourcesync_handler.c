@@ -368,19 +368,6 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
                                               manifest), manifest ? 2 : 3);
 }
 
-const char *rs_notify_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
-{
-    const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"",
-                                NULL);
-    int i;
-
-    for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {
-        v = apr_pstrcat(p, v, ", <", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
-                        ">; rel=\"hub\"", NULL);
-    }
-    return v;
-}
-
 /* A notification topic: the newest payload the watcher wrote (a file
  * replaced by rename: a strong ETag per version), or an empty body before
  * the first; always the Link header with rel="self" and the hubs (on 304
@@ -392,7 +379,7 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
     if (!set->notify) {
         return HTTP_NOT_FOUND;
     }
-    apr_table_setn(r->headers_out, "Link", rs_notify_link_header(r->pool, set, topic));
+    apr_table_setn(r->headers_out, "Link", rs_notifyconf_link_header(r->pool, set, topic));
     path = rs_statedir_notify_topic(r->pool, set->notify_dir, topic);
     if (rs_file_exists(r->pool, path)) {
         return send_file(r, path, 0);

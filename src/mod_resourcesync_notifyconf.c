@@ -102,3 +102,16 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix)
             = apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
     }
 }
+
+const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
+{
+    const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"",
+                                NULL);
+    int i;
+
+    for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {
+        v = apr_pstrcat(p, v, ", <", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
+                        ">; rel=\"hub\"", NULL);
+    }
+    return v;
+}

@@ -41,6 +41,7 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_scanrate.h"
 #include "rs_time.h"
 
 #define RS_PROGRESS_INTERVAL  apr_time_from_sec(10)
@@ -206,23 +207,6 @@ void rs_progress_begin(wset_t *ws)
     }
 }
 
-void rs_progress_estimate(apr_int64_t files, apr_int64_t total, apr_interval_time_t elapsed,
-                          double *rate, double *left)
-{
-    *rate = elapsed > 0 ? (double)files * APR_USEC_PER_SEC / (double)elapsed : 0.0;
-    *left = total >= 0 && *rate > 0 ? (double)(total > files ? total - files : 0) / *rate
-                                    : -1.0;
-}
-
-const char *rs_progress_source(apr_int32_t src)
-{
-    switch (src) {
-    case RS_SCAN_TOTAL_PREVIOUS: return "previous-scan";
-    case RS_SCAN_TOTAL_COUNTED: return "name-count";
-    default: return "unknown";
-    }
-}
-
 void rs_progress_tick(wset_t *ws, apr_int64_t files)
 {
     rs_status_t *st = rs_status_get();
@@ -246,12 +230,12 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files)
         return;
     }
     pg.next_log = now + pg.interval;
-    rs_progress_estimate(files, total, now - pg.t0, &rate, &left);
+    rs_scanrate_estimate(files, total, now - pg.t0, &rate, &left);
     if (total >= 0) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT
                     " of about %" APR_INT64_T_FMT " files (estimate: %s), %.0f files/s, "
                     "about %.0f s left", ws->set->name, files, total,
-                    rs_progress_source(st->scan_total_src), rate, left);
+                    rs_scanrate_source(st->scan_total_src), rate, left);
     }
     else {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT

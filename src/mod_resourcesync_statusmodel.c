@@ -15,6 +15,8 @@
 #include <apr_strings.h>
 #include <apr_file_info.h>
 #include "mod_resourcesync_statusfmt.h"
+#include "rs_deliverstat.h"
+#include "rs_scanrate.h"
 #include "rs_dumppkg.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -111,10 +113,10 @@ static void scan_fields(apr_pool_t *p, apr_array_header_t *kv, const rs_status_t
     apr_time_t start = st->scan_start;
     double rate, left;
 
-    rs_progress_estimate(files, total, start ? apr_time_now() - start : 0, &rate, &left);
+    rs_scanrate_estimate(files, total, start ? apr_time_now() - start : 0, &rate, &left);
     put(kv, "ScanFiles", num(p, files));
     put(kv, "ScanTotal", total >= 0 ? num(p, total) : NULL);
-    put(kv, "ScanTotalSource", rs_progress_source(st->scan_total_src));
+    put(kv, "ScanTotalSource", rs_scanrate_source(st->scan_total_src));
     put(kv, "ScanStarted", when(p, start));
     put(kv, "ScanRate", apr_psprintf(p, "%.1f", rate));
     put(kv, "ScanSecondsLeft", left >= 0 ? apr_psprintf(p, "%.0f", left) : NULL);
@@ -254,7 +256,7 @@ static void other_lines(request_rec *r, rs_statmodel_t *m)
             apr_file_close(f);
         }
     }
-    if ((text = rs_deliverstat_read(r->pool))) {
+    if ((text = rs_deliverstat_read(r->pool, rs_global.state_dir))) {
         text_lines(r->pool, m->lines, text);
     }
 }

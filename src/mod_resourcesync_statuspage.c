@@ -38,6 +38,7 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync_statusfmt.h"
+#include "rs_deliverstat.h"
 #include "rs_dumppkg.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -147,7 +148,7 @@ static int text_page(request_rec *r)
     }
     hub_intake_lines(r);
     /* Notification delivery, from the watcher's status file. */
-    if ((text = rs_deliverstat_read(r->pool))) {
+    if ((text = rs_deliverstat_read(r->pool, rs_global.state_dir))) {
         ap_rputs(text, r);
     }
     return OK;

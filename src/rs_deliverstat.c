@@ -1,18 +1,8 @@
-/* mod_resourcesync_deliverstat.c - the delivery thread's status file.
- *
- * <statedir>/notify/delivery.txt holds one line per notification topic
- * (its newest notification) and per delivery destination (hub rows:
- * backlog and last outcome; subscribers: pending deliveries and
- * failures).  The delivery thread renews it every few seconds when its
- * text changed (rs_file_replace: temporary file, rename), so the status
- * page, in a child, shows it without touching the store; a missing or
- * stale file only makes the page older, never wrong about the segment.
- */
+/* rs_deliverstat.c - see rs_deliverstat.h */
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
-#include "mod_resourcesync.h"
-#include "mod_resourcesync_drive.h"
+#include "rs_deliverstat.h"
 #include "rs_file.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
@@ -25,24 +15,16 @@ static const char *when(apr_pool_t *p, apr_time_t t)
     return t ? apr_pstrdup(p, rs_time_format(buf, t)) : "-";
 }
 
-const char *rs_deliverstat_topics(apr_pool_t *p, rs_notify_t *box)
+const char *rs_deliverstat_topic(apr_pool_t *p, rs_notify_t *box, const char *set,
+                                 const char *topic)
 {
-    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
-    const char *out = "";
-    int i, t;
+    rs_notification_t x;
 
-    for (i = 0; i < rs_global.sets->nelts; i++) {
-        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
-        for (t = 0; set->notify && t < 2; t++) {
-            rs_notification_t x;
-            if (rs_notify_latest(box, p, set->name, topics[t], &x) == APR_SUCCESS) {
-                out = apr_psprintf(p, "%snotify-topic: %s %s last=%" APR_INT64_T_FMT
-                                   " until=%s\n", out, set->name, topics[t], x.id,
-                                   when(p, x.id ? x.until : 0));
-            }
-        }
+    if (rs_notify_latest(box, p, set, topic, &x) != APR_SUCCESS) {
+        return "";
     }
-    return out;
+    return apr_psprintf(p, "notify-topic: %s %s last=%" APR_INT64_T_FMT " until=%s\n", set,
+                        topic, x.id, when(p, x.id ? x.until : 0));
 }
 
 const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row,
@@ -62,25 +44,24 @@ const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row,
                         row->url, row->kind, count, st, when(p, last_at), row->attempts);
 }
 
-void rs_deliverstat_write(apr_pool_t *p, const char *text, char **prev)
+void rs_deliverstat_write(apr_pool_t *p, const char *statedir, const char *text, char **prev)
 {
     const char *dir;
 
     if (*prev && !strcmp(*prev, text)) {
         return;
     }
-    dir = rs_statedir_notify(p, rs_global.state_dir);
+    dir = rs_statedir_notify(p, statedir);
     apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT, p);
-    if (rs_file_replace_buf(p, rs_statedir_delivery(p, rs_global.state_dir), text,
-                            strlen(text)) == APR_SUCCESS) {
+    if (rs_file_replace_buf(p, rs_statedir_delivery(p, statedir), text, strlen(text)) == APR_SUCCESS) {
         free(*prev);
         *prev = strdup(text);
     }
 }
 
-const char *rs_deliverstat_read(apr_pool_t *p)
+const char *rs_deliverstat_read(apr_pool_t *p, const char *statedir)
 {
-    const char *path = rs_statedir_delivery(p, rs_global.state_dir);
+    const char *path = rs_statedir_delivery(p, statedir);
     apr_file_t *f;
     apr_finfo_t fi;
     apr_size_t n;
