@@ -36,50 +36,20 @@ XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
 VERSION   := $(shell cat VERSION)
 
 CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-             -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) -Isrc $(SAN) $(CFLAGS)
+             -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) $(patsubst %,-Isrc/%,$(SRC_DIRS)) $(SAN) $(CFLAGS)
 LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
 
-ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c src/rs_glob.c src/rs_journal.c src/rs_changelist.c \
-             src/rs_xml.c src/rs_db.c src/rs_dbdriver.c src/rs_dbrows.c src/rs_schema.c src/rs_inventory.c src/rs_scan.c \
-             src/rs_scantargets.c src/rs_scanaccess.c src/rs_scanpipe.c src/rs_scanahead.c src/rs_scanfile.c src/rs_snapshot.c src/rs_snapparts.c src/rs_watch.c src/rs_ring.c \
-             src/rs_file.c src/rs_statedir.c src/rs_generation.c src/rs_entry.c src/rs_recorder.c \
-             src/rs_parse.c src/rs_confval.c src/rs_mounts.c \
-             src/rs_history.c \
-             src/rs_zip.c src/rs_zipname.c src/rs_zipout.c src/rs_beneath.c src/rs_withdraw.c src/rs_partition.c src/rs_dump.c src/rs_dumppkg.c \
-             src/rs_capture.c src/rs_cdump.c src/rs_notify.c src/rs_websub.c src/rs_websub_util.c \
-             src/rs_hubaddr.c src/rs_hubreq.c src/rs_hubsub.c src/rs_notifydest.c \
-             src/rs_hubgate.c src/rs_hubsched.c src/rs_hubspool.c \
-             src/rs_json.c src/rs_utf8.c \
-             src/rs_setlock.c
-ENGINE_SRC += src/rs_range.c
-ENGINE_SRC += src/rs_above.c
-ENGINE_SRC += src/rs_deliverstat.c
-ENGINE_SRC += src/rs_scanrate.c
-GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesync_config.c src/mod_resourcesync_cmd.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
-             src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
-             src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
-             src/mod_resourcesync_snapjob.c src/mod_resourcesync_dumpjob.c src/mod_resourcesync_cdumpjob.c \
-             src/mod_resourcesync_jobs.c src/mod_resourcesync_logonce.c \
-             src/mod_resourcesync_os.c \
-             src/mod_resourcesync_storefail.c \
-             src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
-             src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c \
-             src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \
-             src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c \
-             src/mod_resourcesync_hashlane.c \
-             src/mod_resourcesync_verify.c \
-             src/mod_resourcesync_history.c \
-             src/mod_resourcesync_hubconf.c src/mod_resourcesync_hub.c \
-             src/mod_resourcesync_hubintake.c \
-             src/mod_resourcesync_notifyconf.c src/mod_resourcesync_deliver.c \
-             src/mod_resourcesync_progress.c \
-             src/mod_resourcesync_statusmodel.c src/mod_resourcesync_statusfmt.c
-GLUE_SRC  += src/mod_resourcesync_fingerprint.c src/mod_resourcesync_seed.c
-GLUE_SRC  += src/mod_resourcesync_above.c src/mod_resourcesync_withdraw.c
+# The sources, by folder (docs/ARCHITECTURE.md, "Layout"): the engine's
+# units (rs_*.c, APR only) in every folder, the httpd glue
+# (mod_resourcesync*.c) in httpd/ (both processes), serve/ (children) and
+# watcher/ (the watcher process).
+SRC_DIRS   = base store scan lists dumps notify watcher httpd serve
+ENGINE_SRC = $(sort $(wildcard $(patsubst %,src/%/rs_*.c,$(SRC_DIRS))))
+GLUE_SRC   = mod_resourcesync.c $(sort $(wildcard $(patsubst %,src/%/mod_resourcesync_*.c,$(SRC_DIRS))))
 ENGINE_OBJ = $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 GLUE_OBJ   = $(patsubst %.c,$(BUILD)/%.o,$(GLUE_SRC))
 UNIT_SRC   = $(wildcard t/unit/*.c)
-HEADERS    = $(wildcard src/*.h)
+HEADERS    = $(wildcard src/*/*.h)
 
 .PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \
         clean install deb

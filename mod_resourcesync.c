@@ -1,7 +1,8 @@
 /* mod_resourcesync.c - ResourceSync Source for Apache httpd 2.4.
  *
  * Module record and hook registration only; the work is done in
- * src/mod_resourcesync_*.c (httpd glue) and src/rs_*.c (engine).
+ * src/<folder>/mod_resourcesync_*.c (httpd glue) and src/<folder>/rs_*.c (engine), one folder
+ * per subsystem (docs/ARCHITECTURE.md, "Layout").
  */
 #define RS_MODULE_MAIN
 #include <httpd.h>
@@ -13,9 +14,9 @@
 #include <dlfcn.h>
 #include <libxml/parser.h>
 #include <mod_status.h>
-#include "src/mod_resourcesync.h"
-#include "src/rs_hash.h"
-#include "src/mod_resourcesync_statusfmt.h"
+#include "src/httpd/mod_resourcesync.h"
+#include "src/base/rs_hash.h"
+#include "src/serve/mod_resourcesync_statusfmt.h"
 
 #ifndef RS_VERSION
 #define RS_VERSION "unknown"
