@@ -1,11 +1,17 @@
 # docs/ARCHITECTURE.md's file table against the tree: every C source and
 # header of the module and of rs-tool is named in it, once, and every file
-# it names exists ("x.[ch]" names x.c and x.h).  No server.
+# it names exists ("x.[ch]" names x.c and x.h).  And the layout's rules,
+# on the symbols of the built objects (nm): no engine unit uses a symbol
+# of the glue, and serve/ and watcher/ use none of each other's.  No
+# server.
 use strict;
 use warnings;
 use Test::More;
 use FindBin;
 use File::Find;
+use File::Basename qw(dirname basename);
+use lib "$FindBin::Bin/lib";
+use RSTest ();
 
 my $top = "$FindBin::Bin/..";
 open my $fh, '<', "$top/docs/ARCHITECTURE.md" or die "docs/ARCHITECTURE.md: $!";
@@ -34,4 +40,31 @@ is_deeply([grep { !-f "$top/$_" } sort keys %count], [], 'every file the table n
 is_deeply([grep { !$count{$_} } sort @tree], [], 'every source file and header is in the table')
     or diag(join("\n", "missing:", grep { !$count{$_} } sort @tree));
 is_deeply([grep { $count{$_} > 1 } sort keys %count], [], 'no file is named twice');
+
+# Which object defines each global symbol, and what each one uses.
+my $build = dirname(RSTest::Server::module_path());
+my @objs = grep { -f } glob("$build/src/*/*.o");
+SKIP: {
+    skip "no objects in $build/src", 3 unless @objs;
+    my (%def, %uses);
+    for my $o (@objs) {
+        for (`nm -g --defined-only '$o'`) { $def{$1} = $o if /^\S+\s+\S\s+(\S+)$/ }
+        $uses{$o} = [map { /(\S+)$/ ? $1 : () } `nm -u '$o'`];
+    }
+    my $folder = sub { $_[0] =~ m{/src/([^/]+)/[^/]+\.o$} ? $1 : '' };
+    my $engine = sub { basename($_[0]) =~ /^rs_/ };
+    my (@up, @across);
+    for my $o (sort keys %uses) {
+        for my $u (@{ $uses{$o} }) {
+            my $d = $def{$u} or next;
+            my $edge = basename($o) . " uses $u of " . basename($d);
+            push @up, $edge if $engine->($o) && !$engine->($d);
+            my ($a, $b) = ($folder->($o), $folder->($d));
+            push @across, $edge if "$a $b" eq 'serve watcher' || "$a $b" eq 'watcher serve';
+        }
+    }
+    ok(scalar(keys %def) > 500, 'the objects define the module\'s symbols') or diag(scalar(keys %def));
+    is_deeply(\@up, [], 'no engine unit uses a symbol of the glue');
+    is_deeply(\@across, [], 'serve/ and watcher/ use none of each other\'s symbols');
+}
 done_testing();
