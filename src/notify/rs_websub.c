@@ -11,8 +11,7 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "rs_websub.h"
-
-#define CHALLENGE_BYTES 16
+#include "rs_websubmsg.h"
 
 typedef struct dest_t dest_t;
 
@@ -164,95 +163,29 @@ static void item_free(item_t *it)
 /* Build the item of a request in its own subpool; NULL with *rv set. */
 static item_t *item_make(rs_websub_t *ws, const rs_websub_req_t *r, apr_status_t *rv)
 {
+    rs_websubmsg_t m;
     apr_pool_t *p;
     item_t *it;
-    const char *const *h;
 
-    if (!r->url) {
-        *rv = APR_EINVAL;
-        return NULL;
-    }
-    if (strncasecmp(r->url, "http://", 7) && strncasecmp(r->url, "https://", 8)) {
-        *rv = APR_EBADPATH;
-        return NULL;
-    }
-    if (((r->kind == RS_WEBSUB_PING || r->kind == RS_WEBSUB_VERIFY
-          || r->kind == RS_WEBSUB_DENY) && !r->topic)
-        || (r->kind == RS_WEBSUB_VERIFY && !r->mode)
-        || ((r->kind == RS_WEBSUB_FAT || r->kind == RS_WEBSUB_DELIVER) && !r->body && r->body_len)
-        || (r->kind == RS_WEBSUB_DELIVER && r->secret && !rs_websub_sig_known(r->sig_algo))
-        || r->kind > RS_WEBSUB_DENY) {
-        *rv = APR_EINVAL;
-        return NULL;
-    }
     apr_pool_create(&p, ws->pool);
+    if ((*rv = rs_websubmsg_build(p, r, &m)) != APR_SUCCESS) {
+        apr_pool_destroy(p);
+        return NULL;
+    }
     it = apr_pcalloc(p, sizeof(*it));
     it->pool = p;
     it->kind = r->kind;
     it->baton = r->baton;
-    it->url = apr_pstrdup(p, r->url);
+    it->url = m.url;
+    it->body = m.body;
+    it->body_len = m.body_len;
+    it->hdrs = m.hdrs;
+    it->challenge = m.challenge;
     it->retry_after = -1;
     it->addr_filter = r->addr_filter;
     it->filter_baton = r->filter_baton;
     it->resp_max = ws->o.body_max;
     it->resp = empty_resp;
-
-    switch (r->kind) {
-    case RS_WEBSUB_FAT:
-    case RS_WEBSUB_DELIVER:
-        it->body = r->body_borrowed && r->body ? r->body
-                 : apr_pmemdup(p, r->body ? r->body : "", r->body_len);
-        it->body_len = r->body_len;
-        it->hdrs = curl_slist_append(it->hdrs, "Content-Type: application/xml");
-        for (h = r->headers; h && *h; h++) {
-            it->hdrs = curl_slist_append(it->hdrs, *h);
-        }
-        if (r->kind == RS_WEBSUB_DELIVER && r->secret) {
-            it->hdrs = curl_slist_append(it->hdrs, apr_pstrcat(p, "X-Hub-Signature: ",
-                rs_websub_sign(p, r->sig_algo, r->secret, it->body, it->body_len), NULL));
-        }
-        break;
-    case RS_WEBSUB_PING:
-        it->body = apr_pstrcat(p, "hub.mode=publish&hub.topic=", rs_websub_urlencode(p, r->topic),
-                               "&hub.url=", rs_websub_urlencode(p, r->ping_url ? r->ping_url
-                                                                                : r->topic), NULL);
-        it->body_len = strlen(it->body);
-        it->hdrs = curl_slist_append(it->hdrs,
-                                     "Content-Type: application/x-www-form-urlencoded");
-        break;
-    case RS_WEBSUB_VERIFY: {
-        unsigned char rnd[CHALLENGE_BYTES];
-        const char *frag = strchr(r->url, '#');
-        const char *base = frag ? apr_pstrmemdup(p, r->url, frag - r->url) : it->url;
-        if ((*rv = apr_generate_random_bytes(rnd, sizeof(rnd))) != APR_SUCCESS) {
-            apr_pool_destroy(p);
-            return NULL;
-        }
-        it->challenge = rs_websub_hex(p, rnd, sizeof(rnd));
-        /* The callback's own query string is kept; ours is appended. */
-        it->url = apr_pstrcat(p, base, strchr(base, '?') ? "&" : "?",
-                              "hub.mode=", rs_websub_urlencode(p, r->mode),
-                              "&hub.topic=", rs_websub_urlencode(p, r->topic),
-                              "&hub.challenge=", it->challenge,
-                              r->lease_seconds >= 0
-                                  ? apr_psprintf(p, "&hub.lease_seconds=%" APR_INT64_T_FMT,
-                                                 r->lease_seconds) : "",
-                              NULL);
-        break;
-    }
-    case RS_WEBSUB_DENY: {
-        const char *frag = strchr(r->url, '#');
-        const char *base = frag ? apr_pstrmemdup(p, r->url, frag - r->url) : it->url;
-        it->url = apr_pstrcat(p, base, strchr(base, '?') ? "&" : "?",
-                              "hub.mode=denied&hub.topic=", rs_websub_urlencode(p, r->topic),
-                              r->reason ? "&hub.reason=" : "",
-                              r->reason ? rs_websub_urlencode(p, r->reason) : "", NULL);
-        break;
-    }
-    }
-    /* No "Expect: 100-continue" round trip before small bodies. */
-    it->hdrs = curl_slist_append(it->hdrs, "Expect:");
-    *rv = APR_SUCCESS;
     return it;
 }
 

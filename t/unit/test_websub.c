@@ -21,6 +21,7 @@
 #include <apr_time.h>
 #include "unit.h"
 #include "rs_websub.h"
+#include "rs_websubmsg.h"
 #include "rs_hubaddr.h"
 
 /* ---- the server ---------------------------------------------------------- */
@@ -825,6 +826,98 @@ START_TEST(no_proxy_from_environment)
 }
 END_TEST
 
+/* Whether the header list holds line. */
+static int has_header(const struct curl_slist *h, const char *line)
+{
+    for (; h; h = h->next) {
+        if (!strcmp(h->data, line)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* What each kind of request sends, and the requests refused before
+ * anything is sent. */
+START_TEST(message_by_kind)
+{
+    const char *hdrs[] = { "Link: <http://s/t>; rel=\"self\"", NULL };
+    rs_websub_req_t r;
+    rs_websubmsg_t m;
+
+    memset(&r, 0, sizeof(r));
+    r.kind = RS_WEBSUB_PING;
+    r.url = "http://hub.example/";
+    r.topic = "http://s/a b";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
+    ck_assert_str_eq(m.body, "hub.mode=publish&hub.topic=http%3A%2F%2Fs%2Fa%20b"
+                             "&hub.url=http%3A%2F%2Fs%2Fa%20b");
+    ck_assert_int_eq(m.body_len, strlen(m.body));
+    ck_assert(has_header(m.hdrs, "Content-Type: application/x-www-form-urlencoded"));
+    ck_assert(has_header(m.hdrs, "Expect:"));
+    curl_slist_free_all(m.hdrs);
+
+    memset(&r, 0, sizeof(r));
+    r.kind = RS_WEBSUB_DELIVER;
+    r.url = "https://cb.example/x";
+    r.body = "<x/>";
+    r.body_len = 4;
+    r.headers = hdrs;
+    r.secret = "s3cret";
+    r.sig_algo = "sha256";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
+    ck_assert_str_eq(m.url, "https://cb.example/x");
+    ck_assert_int_eq(m.body_len, 4);
+    ck_assert(has_header(m.hdrs, "Content-Type: application/xml"));
+    ck_assert(has_header(m.hdrs, hdrs[0]));
+    ck_assert(has_header(m.hdrs, apr_pstrcat(ut_pool, "X-Hub-Signature: ",
+                                             rs_websub_sign(ut_pool, "sha256", "s3cret", "<x/>", 4),
+                                             NULL)));
+    curl_slist_free_all(m.hdrs);
+
+    memset(&r, 0, sizeof(r));
+    r.kind = RS_WEBSUB_VERIFY;
+    r.url = "http://cb.example/c?id=1#frag";
+    r.mode = "subscribe";
+    r.topic = "http://s/t";
+    r.lease_seconds = 60;
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
+    ck_assert_int_eq(strlen(m.challenge), 32);
+    ck_assert_str_eq(m.url, apr_pstrcat(ut_pool, "http://cb.example/c?id=1&hub.mode=subscribe"
+                                        "&hub.topic=http%3A%2F%2Fs%2Ft&hub.challenge=",
+                                        m.challenge, "&hub.lease_seconds=60", NULL));
+    ck_assert_ptr_null(m.body);
+    curl_slist_free_all(m.hdrs);
+
+    memset(&r, 0, sizeof(r));
+    r.kind = RS_WEBSUB_DENY;
+    r.url = "http://cb.example/c";
+    r.topic = "http://s/t";
+    r.reason = "no";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
+    ck_assert_str_eq(m.url, "http://cb.example/c?hub.mode=denied&hub.topic=http%3A%2F%2Fs%2Ft"
+                            "&hub.reason=no");
+    curl_slist_free_all(m.hdrs);
+
+    /* Refused: another scheme, a ping without its topic, a verification
+     * without its mode, a delivery signed with an unknown algorithm. */
+    r.url = "ftp://cb.example/c";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_EBADPATH);
+    memset(&r, 0, sizeof(r));
+    r.kind = RS_WEBSUB_PING;
+    r.url = "http://hub.example/";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_EINVAL);
+    r.kind = RS_WEBSUB_VERIFY;
+    r.topic = "http://s/t";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_EINVAL);
+    r.kind = RS_WEBSUB_DELIVER;
+    r.secret = "s";
+    r.sig_algo = "md4";
+    ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_EINVAL);
+    ck_assert_ptr_null(m.hdrs);
+}
+END_TEST
+
 Suite *websub_suite(void)
 {
     Suite *s = suite_create("websub");
@@ -832,6 +925,7 @@ Suite *websub_suite(void)
     TCase *th = tcase_create("http");
 
     tcase_add_test(tc, sign_vectors);
+    tcase_add_test(tc, message_by_kind);
     tcase_add_test(tc, backoff_full_jitter);
     tcase_add_test(tc, retry_after_and_encoding);
     tcase_add_test(tc, submit_rejects);
