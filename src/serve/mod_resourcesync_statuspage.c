@@ -72,11 +72,52 @@ static void hub_intake_lines(request_rec *r)
     }
 }
 
+/* The lines of set i of the segment in the ?text page. */
+static void text_set_lines(request_rec *r, apr_uint32_t i)
+{
+    char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE], t4[RS_TIME_BUFSIZE];
+    rs_status_set_t e;
+
+    rs_status_read_set((int)i, &e);
+    ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
+               " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%"
+               APR_INT64_T_FMT " open-changes=%" APR_INT64_T_FMT " last-change=%s mode=%s\n",
+               e.name, e.gen,
+               e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
+               e.completed ? rs_time_format(t2, e.completed) : "-",
+               e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
+               e.cl_ready ? e.cl_count : 0,
+               e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
+               e.mode == RS_MODE_WATCHING ? "watching"
+               : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
+    if (e.unavailable) {
+        e.why[sizeof(e.why) - 1] = '\0';
+        ap_rprintf(r, "set-unavailable: %s %s\n", e.name, e.why);
+    }
+    if (e.held) {
+        ap_rprintf(r, "set-held-deletions: %s %" APR_INT64_T_FMT "\n", e.name, e.held);
+    }
+    if (i < (apr_uint32_t)rs_global.sets->nelts
+        && APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->rdump) {
+        /* Read from disk on each request: a few entries per package. */
+        const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        ap_rprintf(r, "set-resource-dump: %s generation=%" APR_UINT64_T_FMT
+                   " disk-bytes=%" APR_INT64_T_FMT "\n", e.name, e.dump_gen,
+                   rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
+    }
+    if (e.cdump_ready) {
+        /* Disk use of ResourceSyncChangeDump, as of its last job. */
+        ap_rprintf(r, "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
+                   " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
+                   e.capture_bytes);
+    }
+}
+
 /* The plain text (?text). */
 static int text_page(request_rec *r)
 {
     rs_status_t *st;
-    char t1[RS_TIME_BUFSIZE], t2[RS_TIME_BUFSIZE], t3[RS_TIME_BUFSIZE], t4[RS_TIME_BUFSIZE];
+    char t1[RS_TIME_BUFSIZE];
     apr_time_t hb;
     apr_uint32_t i;
     apr_int32_t scanning;
@@ -111,40 +152,7 @@ static int text_page(request_rec *r)
     ap_rprintf(r, "recent-changes: slots=%d newest-sequence=%" APR_INT64_T_FMT "\n",
                rs_global.recent, rs_status_ring_head());
     for (i = 0; i < st->nsets; i++) {
-        rs_status_set_t e;
-        rs_status_read_set((int)i, &e);
-        ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
-                   " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%"
-                   APR_INT64_T_FMT " open-changes=%" APR_INT64_T_FMT " last-change=%s mode=%s\n",
-                   e.name, e.gen,
-                   e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
-                   e.completed ? rs_time_format(t2, e.completed) : "-",
-                   e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
-                   e.cl_ready ? e.cl_count : 0,
-                   e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
-                   e.mode == RS_MODE_WATCHING ? "watching"
-                   : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
-        if (e.unavailable) {
-            e.why[sizeof(e.why) - 1] = '\0';
-            ap_rprintf(r, "set-unavailable: %s %s\n", e.name, e.why);
-        }
-        if (e.held) {
-            ap_rprintf(r, "set-held-deletions: %s %" APR_INT64_T_FMT "\n", e.name, e.held);
-        }
-        if (i < (apr_uint32_t)rs_global.sets->nelts
-            && APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->rdump) {
-            /* Read from disk on each request: a few entries per package. */
-            const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
-            ap_rprintf(r, "set-resource-dump: %s generation=%" APR_UINT64_T_FMT
-                       " disk-bytes=%" APR_INT64_T_FMT "\n", e.name, e.dump_gen,
-                       rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
-        }
-        if (e.cdump_ready) {
-            /* Disk use of ResourceSyncChangeDump, as of its last job. */
-            ap_rprintf(r, "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
-                       " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
-                       e.capture_bytes);
-        }
+        text_set_lines(r, i);
     }
     hub_intake_lines(r);
     /* Notification delivery, from the watcher's status file. */
