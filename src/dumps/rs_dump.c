@@ -500,11 +500,31 @@ static apr_status_t dump_render(dwriter_t *dw)
     return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, 0, 0, dw->info->parts);
 }
 
+/* The pool of the rows, below p: with an allocator of its own that
+ * keeps little of what is freed, so that the rows released before libzip
+ * writes a package (rows_release) give their memory back to the system
+ * instead of staying resident beside libzip's. */
+static apr_pool_t *rows_pool(apr_pool_t *p)
+{
+    apr_allocator_t *ka;
+    apr_pool_t *kp;
+
+    if (apr_allocator_create(&ka) == APR_SUCCESS) {
+        apr_allocator_max_free_set(ka, KP_MAX_FREE);
+        if (apr_pool_create_ex(&kp, p, NULL, ka) == APR_SUCCESS) {
+            apr_allocator_owner_set(ka, kp);
+            return kp;
+        }
+        apr_allocator_destroy(ka);
+    }
+    apr_pool_create(&kp, p);
+    return kp;
+}
+
 apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
                            apr_pool_t *p, rs_dump_info_t *info)
 {
     dwriter_t dw;
-    apr_allocator_t *ka;
     apr_pool_t *pp;
     const char *after_dir = NULL, *after_name = NULL;
     apr_status_t rv = APR_SUCCESS;
@@ -518,23 +538,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
                          : apr_array_make(p, 1, sizeof(const char *));
     dw.p = p;
     dw.info = info;
-    /* The rows get an allocator of their own that keeps little of what
-     * is freed: released before libzip writes a package (rows_release),
-     * their memory goes back to the system instead of staying resident
-     * beside libzip's. */
-    if (apr_allocator_create(&ka) == APR_SUCCESS) {
-        apr_allocator_max_free_set(ka, KP_MAX_FREE);
-        if (apr_pool_create_ex(&dw.kp, p, NULL, ka) == APR_SUCCESS) {
-            apr_allocator_owner_set(ka, dw.kp);
-        }
-        else {
-            apr_allocator_destroy(ka);
-            apr_pool_create(&dw.kp, p);
-        }
-    }
-    else {
-        apr_pool_create(&dw.kp, p);
-    }
+    dw.kp = rows_pool(p);
     apr_pool_create(&dw.sp, p);
     apr_pool_create(&dw.cp, p);
     apr_pool_create(&pp, p);   /* per page of rows */
