@@ -53,6 +53,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c
              src/rs_setlock.c
 ENGINE_SRC += src/rs_range.c
 ENGINE_SRC += src/rs_above.c
+ENGINE_SRC += src/rs_verifypass.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesync_config.c src/mod_resourcesync_cmd.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
@@ -65,7 +66,6 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesy
              src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \
              src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c \
              src/mod_resourcesync_hashlane.c \
-             src/mod_resourcesync_verify.c \
              src/mod_resourcesync_history.c \
              src/mod_resourcesync_hubconf.c src/mod_resourcesync_hub.c \
              src/mod_resourcesync_hubintake.c \
