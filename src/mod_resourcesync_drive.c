@@ -33,7 +33,7 @@
  *      (rs_snapjob_poll); take the
  *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
  *      and reconcile them; run the verification pass
- *      (mod_resourcesync_verify.c) a slice at a time.  A set whose store
+ *      (rs_verifypass.c) a slice at a time.  A set whose store
  *      writes fail waits for its retry instead
  *      (mod_resourcesync_storefail.c).
  *

@@ -21,6 +21,9 @@ typedef struct fixture_t {
     rs_logger_t *log;
     rs_db_t *db;
     char *root;
+    rs_verifypass_t *vp;        /* from ut_pool, which its cleanup is on */
+    rs_scan_target_t *t;        /* what the last slice returned */
+    int more;
 } fixture_t;
 
 static void fixture(fixture_t *f)
@@ -30,6 +33,9 @@ static void fixture(fixture_t *f)
 
     f->log = ut_log_init(&f->ul);
     f->root = ut_tempdir("tree");
+    f->vp = apr_pcalloc(ut_pool, sizeof(*f->vp));
+    f->t = (rs_scan_target_t *)f;   /* set by every slice */
+    f->more = -1;
     dsn = ut_path(ut_tempdir("store"), "state.db");
     f->db = NULL;
     rv = rs_schema_open(&f->db, ut_pool, "sqlite3", dsn, ut_log_init(&f->store_log));
@@ -78,10 +84,11 @@ static void files(fixture_t *f, const char *dir, int n)
     ck_assert_int_eq(rs_db_commit(f->db), APR_SUCCESS);
 }
 
-static int slice(fixture_t *f, rs_verifypass_t *vp, apr_time_t now, rs_scan_target_t **t,
-                 int *more)
+/* A slice at now: the number of targets (f->t), f->more. */
+static int slice(fixture_t *f, apr_time_t now)
 {
-    return rs_verifypass_slice(vp, f->db, ut_pool, SET, f->root, f->log, now, t, more);
+    return rs_verifypass_slice(f->vp, f->db, ut_pool, SET, f->root, f->log, now, &f->t,
+                               &f->more);
 }
 
 /* The targets as "dir|name" lines, in order. */
@@ -102,34 +109,31 @@ static const char *targets_text(const rs_scan_target_t *t, int n)
 START_TEST(first_pass_one_interval_after_init)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t = (rs_scan_target_t *)vp;
-    int more = -1;
 
     fixture(&f);
     files(&f, "", 3);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(vp->next, T0 + INTERVAL);
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(f.vp->next, T0 + INTERVAL);
     /* Not due yet: nothing looked at, nothing logged. */
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL - 1, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_ptr_null(t);
-    ck_assert_int_eq(vp->active, 0);
-    ck_assert_int_eq(vp->seen, 0);
-    ck_assert_int_eq(rs_verifypass_wake(vp, T0), 0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL - 1), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_ptr_null(f.t);
+    ck_assert_int_eq(f.vp->active, 0);
+    ck_assert_int_eq(f.vp->seen, 0);
+    ck_assert_int_eq(rs_verifypass_wake(f.vp, T0), 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
     /* Due: a whole pass in one slice (3 rows), nothing differs. */
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->active, 0);
-    ck_assert_int_eq(vp->seen, 3);
-    ck_assert_int_eq(vp->differ, 0);
-    ck_assert_int_eq(vp->next, T0 + 2 * INTERVAL);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->active, 0);
+    ck_assert_int_eq(f.vp->seen, 3);
+    ck_assert_int_eq(f.vp->differ, 0);
+    ck_assert_int_eq(f.vp->next, T0 + 2 * INTERVAL);
     ck_assert_int_eq(ut_log_count(&f.ul, "7: set s: verified 3 files; 0 had changed without a "
                                   "change notification and were reconciled"), 1);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
     /* And not again before the next interval. */
-    ck_assert_int_eq(slice(&f, vp, T0 + 2 * INTERVAL - 1, &t, &more), 0);
+    ck_assert_int_eq(slice(&f, T0 + 2 * INTERVAL - 1), 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
 }
 END_TEST
@@ -137,19 +141,16 @@ END_TEST
 START_TEST(off_does_nothing)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more = -1;
 
     fixture(&f);
     files(&f, "", 2);
     ck_assert_int_eq(unlink(ut_path(f.root, "f0000")), 0);
-    rs_verifypass_init(vp, ut_pool, 0, T0);
-    ck_assert_int_eq(slice(&f, vp, T0, &t, &more), 0);
-    ck_assert_int_eq(slice(&f, vp, T0 + apr_time_from_sec(86400 * 365), &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->active, 0);
-    ck_assert_int_eq(vp->seen, 0);
+    rs_verifypass_init(f.vp, ut_pool, 0, T0);
+    ck_assert_int_eq(slice(&f, T0), 0);
+    ck_assert_int_eq(slice(&f, T0 + apr_time_from_sec(86400 * 365)), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->active, 0);
+    ck_assert_int_eq(f.vp->seen, 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
 }
 END_TEST
@@ -160,45 +161,43 @@ END_TEST
 START_TEST(pass_in_slices)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more, n = 2 * RS_VERIFYPASS_SLICE + RS_VERIFYPASS_SLICE / 2;
+    int n = 2 * RS_VERIFYPASS_SLICE + RS_VERIFYPASS_SLICE / 2;
     apr_time_t now = T0 + INTERVAL;
 
     fixture(&f);
     files(&f, "a", n);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, now, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
-    ck_assert_int_eq(vp->active, 1);
-    ck_assert_int_eq(vp->seen, RS_VERIFYPASS_SLICE);
-    ck_assert_str_eq(vp->dir, "a");
-    ck_assert_str_eq(vp->name, apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1));
-    ck_assert_int_eq(rs_verifypass_wake(vp, now), now + RS_VERIFYPASS_PAUSE);
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, now), 0);
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_int_eq(f.vp->active, 1);
+    ck_assert_int_eq(f.vp->seen, RS_VERIFYPASS_SLICE);
+    ck_assert_str_eq(f.vp->dir, "a");
+    ck_assert_str_eq(f.vp->name, apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1));
+    ck_assert_int_eq(rs_verifypass_wake(f.vp, now), now + RS_VERIFYPASS_PAUSE);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
     /* A slice in progress goes on whatever the time says. */
     now += RS_VERIFYPASS_PAUSE;
-    ck_assert_int_eq(slice(&f, vp, now, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
-    ck_assert_int_eq(vp->seen, 2 * RS_VERIFYPASS_SLICE);
-    ck_assert_str_eq(vp->name, apr_psprintf(ut_pool, "f%04d", 2 * RS_VERIFYPASS_SLICE - 1));
+    ck_assert_int_eq(slice(&f, now), 0);
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_int_eq(f.vp->seen, 2 * RS_VERIFYPASS_SLICE);
+    ck_assert_str_eq(f.vp->name, apr_psprintf(ut_pool, "f%04d", 2 * RS_VERIFYPASS_SLICE - 1));
     now += RS_VERIFYPASS_PAUSE;
-    ck_assert_int_eq(slice(&f, vp, now, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->active, 0);
-    ck_assert_int_eq(vp->seen, n);
-    ck_assert_ptr_null(vp->dir);
-    ck_assert_ptr_null(vp->name);
-    ck_assert_int_eq(vp->next, now + INTERVAL);
-    ck_assert_int_eq(rs_verifypass_wake(vp, now), 0);
+    ck_assert_int_eq(slice(&f, now), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->active, 0);
+    ck_assert_int_eq(f.vp->seen, n);
+    ck_assert_ptr_null(f.vp->dir);
+    ck_assert_ptr_null(f.vp->name);
+    ck_assert_int_eq(f.vp->next, now + INTERVAL);
+    ck_assert_int_eq(rs_verifypass_wake(f.vp, now), 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
     ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "7: set s: verified %d files; 0 "
                                                       "had changed", n)), 1);
     /* The next pass starts from the first row again, with new counts. */
-    ck_assert_int_eq(slice(&f, vp, now + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
-    ck_assert_int_eq(vp->seen, RS_VERIFYPASS_SLICE);
-    ck_assert_str_eq(vp->name, apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1));
+    ck_assert_int_eq(slice(&f, now + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_int_eq(f.vp->seen, RS_VERIFYPASS_SLICE);
+    ck_assert_str_eq(f.vp->name, apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1));
 }
 END_TEST
 
@@ -206,19 +205,16 @@ END_TEST
 START_TEST(pass_of_whole_slices)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more;
 
     fixture(&f);
     files(&f, "", RS_VERIFYPASS_SLICE);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL + 1, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->seen, RS_VERIFYPASS_SLICE);
-    ck_assert_int_eq(vp->next, T0 + 2 * INTERVAL + 1);
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL + 1), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->seen, RS_VERIFYPASS_SLICE);
+    ck_assert_int_eq(f.vp->next, T0 + 2 * INTERVAL + 1);
     ck_assert_int_eq(ut_log_count(&f.ul, "verified 256 files; 0 had"), 1);
 }
 END_TEST
@@ -228,25 +224,22 @@ END_TEST
 START_TEST(cursor_survives_writes)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more;
     const char *last;
 
     fixture(&f);
     files(&f, "b", RS_VERIFYPASS_SLICE + 10);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 1);
     last = apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1);
-    ck_assert_str_eq(vp->name, last);
+    ck_assert_str_eq(f.vp->name, last);
     ck_assert_int_eq(rs_inventory_delete(f.db, SET, "b", last), APR_SUCCESS);
     file_and_row(&f, "a", "before", "y");         /* before the cursor */
     file_and_row(&f, "b", "g", "y");              /* after it */
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL + 1, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->seen, RS_VERIFYPASS_SLICE + 10 + 1);
-    ck_assert_int_eq(vp->differ, 0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL + 1), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->seen, RS_VERIFYPASS_SLICE + 10 + 1);
+    ck_assert_int_eq(f.vp->differ, 0);
 }
 END_TEST
 
@@ -283,9 +276,7 @@ static void row_off(fixture_t *f, const char *dir, const char *name, const char 
 START_TEST(differing_rows_found)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more, n;
+    int n;
     const char *outside = ut_tempdir("outside");
 
     fixture(&f);
@@ -313,14 +304,14 @@ START_TEST(differing_rows_found)
     ck_assert_int_eq(unlink(ut_path(f.root, "d/gone")), 0);
     ut_write_str(ut_path(outside, "target"), "22");
 
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    n = slice(&f, vp, T0 + INTERVAL, &t, &more);
-    ck_assert_int_eq(more, 0);
-    ck_assert_str_eq(targets_text(t, n), "|link\n|size\nd|gone\nd|mtime\nd|written\n"
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    n = slice(&f, T0 + INTERVAL);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_str_eq(targets_text(f.t, n), "|link\n|size\nd|gone\nd|mtime\nd|written\n"
                      "d/e|ctime\nd/e|dev\nd/e|ino\n");
     ck_assert_int_eq(n, 8);
-    ck_assert_int_eq(vp->seen, 11);
-    ck_assert_int_eq(vp->differ, 8);
+    ck_assert_int_eq(f.vp->seen, 11);
+    ck_assert_int_eq(f.vp->differ, 8);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: verified 11 files; 8 had changed without a "
                                   "change notification and were reconciled"), 1);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
@@ -331,9 +322,6 @@ END_TEST
 START_TEST(differ_counted_over_slices)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more;
 
     fixture(&f);
     files(&f, "c", RS_VERIFYPASS_SLICE + 1);
@@ -341,15 +329,15 @@ START_TEST(differ_counted_over_slices)
     ck_assert_int_eq(unlink(ut_path(f.root, "c/f0001")), 0);
     ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "c/f%04d",
                                                          RS_VERIFYPASS_SLICE))), 0);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 2);
-    ck_assert_str_eq(targets_text(t, 2), "c|f0000\nc|f0001\n");
-    ck_assert_int_eq(more, 1);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 1);
-    ck_assert_str_eq(targets_text(t, 1), apr_psprintf(ut_pool, "c|f%04d\n",
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 2);
+    ck_assert_str_eq(targets_text(f.t, 2), "c|f0000\nc|f0001\n");
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 1);
+    ck_assert_str_eq(targets_text(f.t, 1), apr_psprintf(ut_pool, "c|f%04d\n",
                                                       RS_VERIFYPASS_SLICE));
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->differ, 3);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->differ, 3);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: verified 257 files; 3 had changed"), 1);
 }
 END_TEST
@@ -359,21 +347,18 @@ END_TEST
 START_TEST(inventory_unreadable)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
-    int more;
 
     fixture(&f);
     files(&f, "", RS_VERIFYPASS_SLICE + 1);
-    rs_verifypass_init(vp, ut_pool, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
+    rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 1);
     ck_assert_int_eq(rs_db_run(f.db, "DROP TABLE inventory"), APR_SUCCESS);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL + 5, &t, &more), 0);
-    ck_assert_int_eq(more, 0);
-    ck_assert_int_eq(vp->active, 0);
-    ck_assert_ptr_null(vp->dir);
-    ck_assert_int_eq(vp->next, T0 + 2 * INTERVAL + 5);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL + 5), 0);
+    ck_assert_int_eq(f.more, 0);
+    ck_assert_int_eq(f.vp->active, 0);
+    ck_assert_ptr_null(f.vp->dir);
+    ck_assert_int_eq(f.vp->next, T0 + 2 * INTERVAL + 5);
     ck_assert_int_eq(ut_log_count(&f.ul, "3: set s: cannot read its inventory for the "
                                   "verification pass; next try in 60 s"), 1);
     ck_assert_int_eq(ut_log_count(&f.ul, "7: set s: verified 256 files; 0 had changed"), 1);
@@ -386,22 +371,19 @@ END_TEST
 START_TEST(cursor_freed_with_pool)
 {
     fixture_t f;
-    rs_verifypass_t *vp = apr_pcalloc(ut_pool, sizeof(*vp));
-    rs_scan_target_t *t;
     apr_pool_t *owner;
-    int more;
 
     fixture(&f);
     files(&f, "", RS_VERIFYPASS_SLICE + 1);
     ck_assert_int_eq(apr_pool_create(&owner, ut_pool), APR_SUCCESS);
-    rs_verifypass_init(vp, owner, INTERVAL, T0);
-    ck_assert_int_eq(slice(&f, vp, T0 + INTERVAL, &t, &more), 0);
-    ck_assert_int_eq(more, 1);
-    ck_assert_ptr_nonnull(vp->dir);
-    ck_assert_ptr_nonnull(vp->name);
+    rs_verifypass_init(f.vp, owner, INTERVAL, T0);
+    ck_assert_int_eq(slice(&f, T0 + INTERVAL), 0);
+    ck_assert_int_eq(f.more, 1);
+    ck_assert_ptr_nonnull(f.vp->dir);
+    ck_assert_ptr_nonnull(f.vp->name);
     apr_pool_destroy(owner);
-    ck_assert_ptr_null(vp->dir);
-    ck_assert_ptr_null(vp->name);
+    ck_assert_ptr_null(f.vp->dir);
+    ck_assert_ptr_null(f.vp->name);
 }
 END_TEST
 
