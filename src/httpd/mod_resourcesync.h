@@ -17,7 +17,6 @@
  *   mod_resourcesync_avail.c      unavailable sets, held mass deletions,
  *                                 the mount table
  *   mod_resourcesync_hashlane.c   large files hashed on a thread of their own
- *   mod_resourcesync_verify.c     the verification pass
  *   mod_resourcesync_history.c    the store's history (state loss)
  *   mod_resourcesync_snapjob.c    Resource List snapshots as background jobs
  *   mod_resourcesync_jobs.c       the watcher's background jobs (own thread,

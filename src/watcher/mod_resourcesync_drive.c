@@ -33,7 +33,7 @@
  *      (rs_snapjob_poll); take the
  *      large files the hashing lane finished (mod_resourcesync_hashlane.c)
  *      and reconcile them; run the verification pass
- *      (mod_resourcesync_verify.c) a slice at a time.  A set whose store
+ *      (rs_verifypass.c) a slice at a time.  A set whose store
  *      writes fail waits for its retry instead
  *      (mod_resourcesync_storefail.c).
  *
@@ -127,7 +127,8 @@ static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
     if (!ws->w || ws->degraded || ws->root_lost) {
         return 0;      /* rescanned in full at every tick: nothing to verify */
     }
-    n = rs_verify_slice(ws, d->iter, now, &t, &more);
+    n = rs_verifypass_slice(&ws->verify, d->store, d->iter, ws->set->name, ws->set->dir,
+                            ws->log, now, &t, &more);
     if (n) {
         rs_reconcile_targets(d->iter, ws, t, n);
     }
@@ -155,6 +156,7 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
     for (i = 0; i < d->nsets; i++) {
         wset_t *ws = &d->ws[i];
         apr_time_t due = ws->w ? rs_watch_next_due(ws->w) : 0;
+        apr_time_t slice = rs_verifypass_wake(&ws->verify, now);
         if (due && due < next) {
             next = due;
         }
@@ -180,9 +182,8 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
             l->map[l->nfds++] = i;
         }
         degraded |= ws->degraded || !ws->w || ws->root_lost;
-        if (ws->verifying) {
-            /* Next slice of a verification pass soon, events first. */
-            next = now + apr_time_from_msec(10) < next ? now + apr_time_from_msec(10) : next;
+        if (slice && slice < next) {
+            next = slice;  /* next slice of a verification pass soon, events first */
         }
     }
     if (d->mounts) {
@@ -507,7 +508,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     for (i = 0; i < d->nsets; i++) {
         rs_reconcile_full(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
-        d->ws[i].next_verify = rs_time_mono() + rs_global.verify;
+        rs_verifypass_init(&d->ws[i].verify, d->pool, rs_global.verify, rs_time_mono());
         apr_pool_clear(d->iter);
     }
     rv = watch_loop(d);

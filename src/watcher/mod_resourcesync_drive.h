@@ -12,6 +12,7 @@
 #include "rs_inventory.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
+#include "rs_verifypass.h"
 #include "rs_watch.h"
 
 /* What the driver works with, for the watcher's lifetime. */
@@ -79,13 +80,7 @@ typedef struct wset_t {
     int confirming;
     apr_int64_t listed;        /* listed files when the last limit was taken */
     int remount;               /* the mount table changed below or above the root */
-    /* The verification pass (mod_resourcesync_verify.c) */
-    apr_time_t next_verify;    /* monotonic: when the next pass starts */
-    int verifying;             /* a pass is in progress */
-    char *verify_dir;          /* its cursor: the last row looked at (malloc) */
-    char *verify_name;
-    apr_int64_t verify_seen;   /* rows looked at in this pass */
-    apr_int64_t verify_differ; /* of which reconciled */
+    rs_verifypass_t verify;    /* the verification pass (rs_verifypass.h) */
     /* The store failing (mod_resourcesync_storefail.c): the cause of the
      * set's last failed transaction until a full scan succeeds, the time
      * of the next retry and the back-off; resync: committed records of a
@@ -247,15 +242,6 @@ void rs_avail_mounts_changed(rs_drive_t *d);
  * A failed one (rv) leaves the deletions held and tries again
  * RS_AVAIL_CONFIRM later. */
 void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv);
-/* mod_resourcesync_verify.c: the next slice of the set's verification
- * pass (ResourceSyncVerifyInterval), when one is due (now: monotonic) or
- * in progress: the listed files after the pass's cursor whose size,
- * mtime, ctime, device or inode differ from their row, or that are gone,
- * as scan targets in p (*out).  Returns their number; *more is set while
- * the pass goes on (the loop should come back soon). */
-int rs_verify_slice(wset_t *ws, apr_pool_t *p, apr_time_t now, rs_scan_target_t **out,
-                    int *more);
-
 /* mod_resourcesync_above.c: the access files above the set's root (see
  * that file).  init: at watcher start, after the store is open and the
  * checkers are made: the directories to follow (logged) and the stored
