@@ -60,8 +60,7 @@ int rs_storeretry_note(rs_storeretry_t *sr, rs_storeretry_episode_t *ep, apr_sta
     if (rv == APR_SUCCESS) {
         rv = APR_EGENERAL;
     }
-    if (entered) {
-        sr->delay = 0;
+    if (entered) {         /* (sr->delay is 0: rs_storeretry_ok) */
         if (ep->nfailing++ == 0) {
             episode_start(ep, rv, what);
         }

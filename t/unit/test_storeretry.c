@@ -366,6 +366,12 @@ START_TEST(open_permanent_failure)
 }
 END_TEST
 
+static apr_status_t flag_gone(void *data)
+{
+    *(int *)data = 1;
+    return APR_SUCCESS;
+}
+
 /* A connection opened while the store file was immutable is read-only
  * and stays so once the file is writable again: only a new one writes.
  * While the store cannot be opened there is no connection; once it can,
@@ -378,6 +384,7 @@ START_TEST(reopen_real_store)
     rs_db_t *db = NULL;
     rs_journal_t *j = NULL;
     const char *value;
+    int gone = 0;
 
     if (geteuid() != 0 || chattr("+i", dir) != 0) {     /* state.db alone */
         fprintf(stderr, "reopen_real_store: skipped (needs root and chattr)\n");
@@ -387,7 +394,9 @@ START_TEST(reopen_real_store)
     ck_assert_int_ne(store_write(db, "3"), APR_SUCCESS);
     ck_assert_int_eq(chattr("-i", dir), 0);
     ck_assert_int_ne(store_write(db, "3"), APR_SUCCESS);  /* still read-only */
+    apr_pool_cleanup_register(pool, &gone, flag_gone, apr_pool_cleanup_null);
     ck_assert_int_eq(rs_storeretry_reopen(&f->ep, ut_pool, NULL, &pool, &db, &j), APR_SUCCESS);
+    ck_assert_int_eq(gone, 1);          /* the old connection was closed */
     ck_assert_int_eq(store_write(db, "3"), APR_SUCCESS);
 
     /* The store's files removed under the connection and an empty
