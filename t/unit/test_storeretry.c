@@ -230,6 +230,22 @@ START_TEST(episode_spans_sets)
 }
 END_TEST
 
+/* Without callbacks the episode is only logged. */
+START_TEST(no_callbacks)
+{
+    ut_log_t log;
+    rs_storeretry_episode_t ep;
+    rs_storeretry_t sr = { 0 };
+
+    rs_storeretry_init(&ep, "/s", ut_log_init(&log), NULL);
+    rs_storeretry_note(&sr, &ep, APR_ENOSPC, "a", "x", SEC(1), NULL);
+    ck_assert_int_eq(ep.err, APR_ENOSPC);
+    ck_assert_int_eq(rs_storeretry_ok(&sr, &ep), 1);
+    ck_assert_int_eq(ut_log_count(&log, "3: store failing"), 1);
+    ck_assert_int_eq(ut_log_count(&log, "5: store works again"), 1);
+}
+END_TEST
+
 /* A store made once, with its schema, in a fresh state directory; no
  * connection is left open. */
 static char *made_store(const char *tag)
@@ -342,6 +358,17 @@ START_TEST(open_gives_up_when_told)
     ck_assert_int_eq(ut_log_count(&f->log, "store works again"), 0);
     ck_assert_int_eq(f->seen.ended, 0);
     ck_assert_int_eq(f->ep.err, APR_FROM_OS_ERROR(EPERM));
+
+    /* No wait callback: no waiting, the cause at the first failure. */
+    f = fixture(dir);
+    f->cb.wait = NULL;
+    ck_assert_int_eq(store_unmakeable(dir), 0);
+    rv = rs_storeretry_open(&f->ep, ut_pool, NULL, &pool, &db, &j);
+    ck_assert_int_eq(chattr("-i", dir), 0);
+    ck_assert_int_eq(rv, APR_FROM_OS_ERROR(EPERM));
+    ck_assert_int_eq(f->seen.nwaits, 0);
+    ck_assert_ptr_null(db);
+    ck_assert_int_eq(ut_log_count(&f->log, "store failing"), 1);
 }
 END_TEST
 
@@ -431,6 +458,7 @@ Suite *storeretry_suite(void)
     tcase_add_test(tc, set_backs_off);
     tcase_add_test(tc, no_cause_is_general);
     tcase_add_test(tc, episode_spans_sets);
+    tcase_add_test(tc, no_callbacks);
     suite_add_tcase(s, tc);
     tc = ut_tcase("store", 30);
     tcase_add_test(tc, open_waits_for_store);
