@@ -237,7 +237,7 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     cdjob_t *c;
 
     if (!set->cdump || rs_jobs_busy() || !*ws->status.history || !ws->status.cl_ready
-        || ws->store_err
+        || ws->retry.err
         || (ws->cdump_seen == ws->status.cl_open_id && now < ws->cdump_next && !collect)) {
         return;
     }

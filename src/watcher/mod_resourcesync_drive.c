@@ -95,7 +95,7 @@ static void lane_ready(rs_drive_t *d)
         /* A set that fails to store, is unavailable or holds deletions
          * gets a full scan later, which hands the file to the lane again
          * if it still needs its digests. */
-        if (ws && !ws->store_err && !ws->root_lost && !ws->confirm_at) {
+        if (ws && !ws->retry.err && !ws->root_lost && !ws->confirm_at) {
             rs_reconcile_targets(d->iter, ws, &t, 1);
         }
         rs_hashlane_forget(f->set, f->relpath);
@@ -166,8 +166,8 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         if (ws->confirm_at && ws->confirm_at < next) {
             next = ws->confirm_at;
         }
-        if (ws->store_err && ws->retry_at < next) {
-            next = ws->retry_at;
+        if (ws->retry.err && ws->retry.at < next) {
+            next = ws->retry.at;
         }
         if (rs_snapjob_due(ws) && rs_snapjob_due(ws) < next) {
             next = rs_snapjob_due(ws);
@@ -333,7 +333,7 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
         rs_watch_take_flags(ws->w);
         rs_watch_take(ws->w, d->iter, now, &t);
     }
-    if (rs_storefail_due(ws, now)) {
+    if (rs_storeretry_due(&ws->retry, now)) {
         if (rs_storefail_reopen(d) == APR_SUCCESS) {
             rs_reconcile_full(d->iter, ws, 0);
             ws->next_tick = rs_time_mono() + rs_global.rescan;
@@ -366,7 +366,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
         }
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
-            if (ws->store_err) {
+            if (ws->retry.err) {
                 set_retry(d, ws, now);
                 continue;
             }
@@ -477,6 +477,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->log.baton = s;
     d->nsets = rs_global.sets->nelts;
     rs_logonce_init(pool);
+    rs_storefail_init(d);
     apr_pool_create(&d->iter, pool);
     rs_os_statedir_prepare(d->iter, s);
     apr_pool_clear(d->iter);

@@ -12,6 +12,7 @@
 #include "rs_inventory.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
+#include "rs_storeretry.h"
 #include "rs_verifypass.h"
 #include "rs_watch.h"
 
@@ -29,8 +30,10 @@ typedef struct rs_drive_t {
     struct wset_t *ws;
     int nsets;
     apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
-    int nfailing;              /* sets whose store writes fail */
-    apr_status_t store_err;    /* cause of the episode, APR_SUCCESS: none */
+    /* The store failing (rs_storeretry): the watcher-wide episode, whose
+     * lines go to episode_log (mod_resourcesync_storefail.c). */
+    rs_storeretry_episode_t episode;
+    rs_logger_t episode_log;
     /* The store's history and file (mod_resourcesync_history.c). */
     char history[RS_HISTORY_LEN + 1];
     apr_dev_t db_dev;
@@ -81,14 +84,12 @@ typedef struct wset_t {
     apr_int64_t listed;        /* listed files when the last limit was taken */
     int remount;               /* the mount table changed below or above the root */
     rs_verifypass_t verify;    /* the verification pass (rs_verifypass.h) */
-    /* The store failing (mod_resourcesync_storefail.c): the cause of the
-     * set's last failed transaction until a full scan succeeds, the time
-     * of the next retry and the back-off; resync: committed records of a
-     * failed scan are not in the ring yet. */
-    apr_status_t store_err;
-    apr_time_t retry_at;
-    apr_interval_time_t retry_delay;
-    int resync;
+    /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
+     * retry.err is the cause of the set's last failed transaction until a
+     * full scan succeeds (APR_SUCCESS: none), retry.at the next retry;
+     * retry.resync: committed records of a failed scan are not in the
+     * ring yet. */
+    rs_storeretry_t retry;
     /* Resource Dumps (mod_resourcesync_dumpjob.c): a snapshot was
      * published since the last dump; the next may start at dump_next
      * (monotonic). */
@@ -276,33 +277,32 @@ int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
 /* After the reconciliation of a file handed out by rs_hashlane_ready:
  * drop its digests, unless it was queued again meanwhile. */
 void rs_hashlane_forget(const rs_set_t *set, const char *relpath);
-/* mod_resourcesync_storefail.c: the store failing (see that file).
- * A transaction of ws failed with cause rv while doing `what`: enter (or
- * stay in, backing off) the failing state; the first failing set logs the
- * episode and publishes the cause in the status segment. */
+/* mod_resourcesync_storefail.c: the store failing (rs_storeretry.h).
+ * Prepare d->episode (before rs_storefail_open). */
+void rs_storefail_init(rs_drive_t *d);
+/* A transaction of ws failed with cause rv while doing `what`: enter (or
+ * stay in, backing off) the failing state (rs_storeretry_note); the set
+ * gets a new Resource List once it works.  Leaving it: rs_storeretry_ok;
+ * whether the retry is due: rs_storeretry_due. */
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
 /* After a failed scan of ws: records that earlier transactions of the
  * scan committed (a scan commits every 20 000 rows) are published
  * (rs_changes_resync) before anything later, so readers never take their
  * sequence numbers for unused ones; records of the rolled-back
  * transaction are not in the store, so they never are.  On failure
- * ws->resync stays set, and the retry tries again first. */
+ * ws->retry.resync stays set, and the retry tries again first. */
 apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws);
 /* A transaction of ws failed (rv) while doing `what`: publish what was
  * committed (rs_storefail_resync), then rs_storefail_note. */
 void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char *what);
-/* Whether ws fails and its retry is due (now: rs_time_mono). */
-int rs_storefail_due(const wset_t *ws, apr_time_t now);
-/* A full scan of ws succeeded: leave the failing state (the last set
- * logs "store works again"). */
-void rs_storefail_ok(wset_t *ws);
 /* Replace the driver's store connection and journal by new ones (the old
- * connection may have been opened read-only).  On failure there is none:
- * every set is then failing, and the next retry opens one. */
+ * connection may have been opened read-only), closing the job thread's
+ * first.  On failure there is none: every set is then failing, and the
+ * next retry opens one. */
 apr_status_t rs_storefail_reopen(rs_drive_t *d);
 /* Open the driver's store and journal at the watcher's start, retrying
- * with back-off while the cause is transient (rs_db_transient).  Returns
- * the cause of a failure that is not, or when the parent is gone. */
+ * with back-off while the cause is transient (rs_storeretry_open).
+ * Returns the cause of a failure that is not, or when the parent is gone. */
 apr_status_t rs_storefail_open(rs_drive_t *d);
 /* Make the store's generation counter of set at least gen (the next
  * snapshot gets a larger number). */

@@ -193,7 +193,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
      * one post_config found on disk (rs_status_create), perhaps of an
      * older snapshot; the build at start links every package that did not
      * change, so it reads only what changed while no watcher ran. */
-    if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->store_err
+    if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->retry.err
         || !(ws->dump_due || !ws->dump_tried)
         || now < ws->dump_next) {
         return;

@@ -390,7 +390,7 @@ static void start(wset_t *ws, apr_pool_t *p)
 
 void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
-    if (!ws->set->notify || ws->store_err || !outbox(ws->d)) {
+    if (!ws->set->notify || ws->retry.err || !outbox(ws->d)) {
         return;
     }
     if (!ws->notify_started) {

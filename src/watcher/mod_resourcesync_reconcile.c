@@ -251,7 +251,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
         rs_reconcile_mode(ws);
         return;
     }
-    if (ws->resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
+    if (ws->retry.resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
         rs_storefail_note(ws, rv, "reading the journal");
         return;
     }
@@ -303,7 +303,7 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
         rs_storefail_failed(p, ws, rv, "updating the Change Lists");
         return;
     }
-    rs_storefail_ok(ws);
+    rs_storeretry_ok(&ws->retry, &ws->d->episode);
     rs_reconcile_mode(ws);
     if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
         ws->dirty = 1;         /* a new list now, not after the next change */
@@ -331,7 +331,7 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
         /* The root is gone, or the store failed: the full scan knows how
          * to say which, and records what it can.  The batch's records
          * were rolled back: never published. */
-        ws->resync = 1;
+        ws->retry.resync = 1;
         rs_reconcile_full(p, ws, 0);
         return;
     }

@@ -161,7 +161,7 @@ static void start(rs_drive_t *d, wset_t *ws, const rs_withdraw_req_t *r)
     APR_ARRAY_PUSH(names, const char *) = slash ? slash + 1 : r->rel;
     t.names = names;
     rs_reconcile_targets(d->iter, ws, &t, 1);
-    if (ws->store_err) {
+    if (ws->retry.err) {
         return;                        /* tried again once the store is back */
     }
     if (rs_inventory_get(d->store, d->iter, set->name, t.dir,
@@ -211,7 +211,7 @@ void rs_withdraw_poll(rs_drive_t *d, apr_time_t now)
     else if (!(ws = set_named(d, r->set))) {
         refuse(d, r, apr_psprintf(d->iter, "this server has no set '%s'", r->set));
     }
-    else if (!ws->store_err && !ws->status.unavailable) {
+    else if (!ws->retry.err && !ws->status.unavailable) {
         start(d, ws, r);
     }
     apr_pool_clear(d->iter);

@@ -69,6 +69,7 @@ Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
 Suite *verifypass_suite(void);
+Suite *storeretry_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
