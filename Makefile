@@ -53,6 +53,7 @@ ENGINE_SRC = src/rs_log.c src/rs_time.c src/rs_uri.c src/rs_path.c src/rs_hash.c
              src/rs_setlock.c
 ENGINE_SRC += src/rs_range.c
 ENGINE_SRC += src/rs_above.c
+ENGINE_SRC += src/rs_massdel.c
 GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesync_config.c src/mod_resourcesync_cmd.c src/mod_resourcesync_status.c src/mod_resourcesync_notify.c \
              src/mod_resourcesync_access.c src/mod_resourcesync_uniform.c src/mod_resourcesync_watcher.c \
              src/mod_resourcesync_drive.c src/mod_resourcesync_reconcile.c \
@@ -63,7 +64,7 @@ GLUE_SRC   = mod_resourcesync.c src/mod_resourcesync_global.c src/mod_resourcesy
              src/mod_resourcesync_docs.c src/mod_resourcesync_handler.c \
              src/mod_resourcesync_statuspage.c src/mod_resourcesync_changes.c \
              src/mod_resourcesync_clsource.c src/mod_resourcesync_openlist.c \
-             src/mod_resourcesync_directives.c src/mod_resourcesync_avail.c \
+             src/mod_resourcesync_directives.c src/mod_resourcesync_massdel.c \
              src/mod_resourcesync_hashlane.c \
              src/mod_resourcesync_verify.c \
              src/mod_resourcesync_history.c \

@@ -66,6 +66,7 @@ Suite *hubflow_suite(void);
 Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
+Suite *massdel_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
