@@ -14,7 +14,7 @@
  *                                 loop, scheduling of ticks and jobs
  *   mod_resourcesync_reconcile.c  full scans and event batches of a set,
  *                                 publishing what they changed
- *   mod_resourcesync_avail.c      unavailable sets, held mass deletions,
+ *   mod_resourcesync_massdel.c    unavailable sets, held mass deletions,
  *                                 the mount table
  *   mod_resourcesync_hashlane.c   large files hashed on a thread of their own
  *   mod_resourcesync_history.c    the store's history (state loss)
@@ -342,7 +342,7 @@ typedef struct rs_status_set_t {
     apr_time_t cl_last_dt;          /* datetime of its newest record */
     apr_int64_t cl_bytes;           /* its entries' rendered bytes, -1: unknown
                                      * (HEAD then renders the list to count) */
-    /* Set by the watcher (mod_resourcesync_avail.c): the set cannot be
+    /* Set by the watcher (rs_massdel.h): the set cannot be
      * listed (root missing, unmounted, URL-path elsewhere); its documents
      * but the Capability List answer 503 while it is. */
     apr_int32_t unavailable;

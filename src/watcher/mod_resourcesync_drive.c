@@ -17,7 +17,7 @@
  *      the open Change List's extent from the store; then the ring filled
  *      with the newest journal records;
  *   3. startup reconciliation (of every set that can be listed at all:
- *      mod_resourcesync_avail.c): a full scan of every set against the stored
+ *      rs_massdel.h): a full scan of every set against the stored
  *      inventory, journaling whatever changed while no watcher ran, adding
  *      the watches as it goes, then a Resource List snapshot if needed;
  *   4. the event loop (until the parent is gone): wait for inotify events
@@ -95,7 +95,7 @@ static void lane_ready(rs_drive_t *d)
         /* A set that fails to store, is unavailable or holds deletions
          * gets a full scan later, which hands the file to the lane again
          * if it still needs its digests. */
-        if (ws && !ws->retry.err && !ws->root_lost && !ws->confirm_at) {
+        if (ws && !ws->retry.err && !ws->root_lost && !rs_massdel_waiting(&ws->massdel)) {
             rs_reconcile_targets(d->iter, ws, &t, 1);
         }
         rs_hashlane_forget(f->set, f->relpath);
@@ -163,8 +163,8 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         if (ws->next_tick < next) {
             next = ws->next_tick;
         }
-        if (ws->confirm_at && ws->confirm_at < next) {
-            next = ws->confirm_at;
+        if (rs_massdel_next(&ws->massdel) && rs_massdel_next(&ws->massdel) < next) {
+            next = rs_massdel_next(&ws->massdel);
         }
         if (ws->retry.err && ws->retry.at < next) {
             next = ws->retry.at;
@@ -213,7 +213,7 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
         wset_t *ws;
         if (l->map[i] < 0) {
             if (l->pfd[i].revents) {
-                rs_avail_mounts_changed(d);
+                rs_massdelw_mounts_changed(d);
             }
             continue;
         }
@@ -233,7 +233,7 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
     rs_scan_target_t *t;
     int n;
 
-    if (ws->root_lost || ws->confirm_at) {
+    if (ws->root_lost || rs_massdel_waiting(&ws->massdel)) {
         /* Unavailable, or a mass deletion waits for its confirming scan:
          * the next full scan covers whatever the events name. */
         rs_watch_take(ws->w, d->iter, now, &t);
@@ -286,7 +286,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
 
     ws->next_tick = now + rs_global.rescan;
     if (!ws->w || ws->degraded || ws->root_lost
-        || (!ws->confirm_at && rs_abovew_changed(ws, d->iter))) {
+        || (!rs_massdel_waiting(&ws->massdel) && rs_abovew_changed(ws, d->iter))) {
         /* (An access file above the root changed unseen: a directory up
          * there cannot be watched.) */
         rs_reconcile_full(d->iter, ws, 0);
@@ -308,15 +308,9 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
  * (without the limit), or after a mount table change. */
 static void set_recheck(rs_drive_t *d, wset_t *ws)
 {
-    ws->confirming = ws->confirm_at && rs_time_mono() >= ws->confirm_at;
-    ws->remount = 0;
+    rs_massdel_recheck_begin(&ws->massdel, rs_time_mono());
     rs_reconcile_full(d->iter, ws, 0);
-    if (ws->confirming && ws->confirm_at && ws->confirm_at <= rs_time_mono()) {
-        /* The scan did not run (the journal could not be read): the held
-         * deletions are still to be confirmed, a little later. */
-        ws->confirm_at = rs_time_mono() + RS_AVAIL_CONFIRM;
-    }
-    ws->confirming = 0;
+    rs_massdel_recheck_end(&ws->massdel, rs_time_mono());
     apr_pool_clear(d->iter);
 }
 
@@ -374,7 +368,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
             if (ws->w && set_events(d, ws, now)) {
                 continue;
             }
-            if ((ws->confirm_at && now >= ws->confirm_at) || ws->remount) {
+            if (rs_massdel_due(&ws->massdel, now)) {
                 set_recheck(d, ws);
                 continue;
             }
@@ -422,7 +416,7 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
                     "every %d s", set->name, (int)apr_time_sec(rs_global.rescan));
     }
     rs_status_read_set(set->slot, &ws->status);
-    rs_avail_init(ws, d->iter);
+    rs_massdelw_init(ws, d->iter);
     rs_abovew_init(ws, d->iter);
     apr_pool_clear(d->iter);
 }
@@ -500,7 +494,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
                      "hashing lane; large files are hashed by the scans");
     }
-    rs_avail_mounts_open(d);
+    rs_massdelw_mounts_open(d);
     sets_init(d);
     rs_deliver_start(s);
     /* Startup reconciliation: whatever changed while no watcher ran is

@@ -10,6 +10,7 @@
 #include "mod_resourcesync.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
+#include "rs_massdel.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
 #include "rs_storeretry.h"
@@ -74,15 +75,9 @@ typedef struct wset_t {
     int overflows;             /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
-    /* mod_resourcesync_avail.c: status.unavailable says the set cannot be
-     * listed; root_dev is its root's device when last listable (0:
-     * unknown); a held mass deletion waits for the confirming full scan at
-     * confirm_at (monotonic, 0: none), which runs with confirming set. */
-    apr_uint64_t root_dev;
-    apr_time_t confirm_at;
-    int confirming;
-    apr_int64_t listed;        /* listed files when the last limit was taken */
-    int remount;               /* the mount table changed below or above the root */
+    /* The mass-deletion guard (rs_massdel.h, mod_resourcesync_massdel.c):
+     * publishes status.unavailable, why and held. */
+    rs_massdel_t massdel;
     rs_verifypass_t verify;    /* the verification pass (rs_verifypass.h) */
     /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
      * retry.err is the cause of the set's last failed transaction until a
@@ -215,34 +210,17 @@ void rs_deliver_wakeup(void);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);
 
-/* mod_resourcesync_avail.c: never publish a set emptied by mistake (see
- * that file). */
-#define RS_AVAIL_CONFIRM apr_time_from_sec(5)   /* delay of a confirming scan */
-/* At watcher start, after the store is open: the root's device as last
- * recorded; the set is taken as available until rs_avail_check says. */
-void rs_avail_init(wset_t *ws, apr_pool_t *p);
-/* Whether the set can be listed now (1) or not (0: its status entry says
- * why, logged once per episode); the end of an episode is logged too.
- * Called before every full scan. */
-int rs_avail_check(wset_t *ws, apr_pool_t *p);
-/* The mass-deletion limit of a scan of the set now (rs_scan_opts_t
- * max_deleted): 0 (none) when ResourceSyncMassDeletion is off or for the
- * confirming scan. */
-apr_int64_t rs_avail_max_deleted(wset_t *ws);
-/* A scan or batch was held (RS_SCAN_EMASSDEL, `deleted` files): log once
- * and schedule the confirming scan. */
-void rs_avail_hold(wset_t *ws, apr_int64_t deleted);
-/* At watcher start: follow the mount table (d->mounts; NULL, with a
- * warning, when it cannot be read). */
-void rs_avail_mounts_open(rs_drive_t *d);
-/* d->mounts polled POLLPRI: the mount table changed.  Marks (remount) the
- * sets whose directory a mount point that appeared or went is in, at, or
- * above; the driver scans them in full at once. */
-void rs_avail_mounts_changed(rs_drive_t *d);
-/* The confirming scan ran (rv, stats): say what it found; the hold ends.
- * A failed one (rv) leaves the deletions held and tries again
- * RS_AVAIL_CONFIRM later. */
-void rs_avail_confirmed(wset_t *ws, const rs_scan_stats_t *stats, apr_status_t rv);
+/* mod_resourcesync_massdel.c: the mass-deletion guard's glue (see that
+ * file and rs_massdel.h).  init: at watcher start, after the store is
+ * open and the status entry adopted: ws->massdel with its hooks.
+ * mounts_open: at watcher start, follow the mount table (d->mounts; NULL,
+ * with a warning, when it cannot be read).  mounts_changed: d->mounts
+ * polled POLLPRI: marks (remount) the sets whose directory a mount point
+ * that appeared or went is in, at, or above; the driver scans them in
+ * full at once. */
+void rs_massdelw_init(wset_t *ws, apr_pool_t *p);
+void rs_massdelw_mounts_open(rs_drive_t *d);
+void rs_massdelw_mounts_changed(rs_drive_t *d);
 /* mod_resourcesync_above.c: the access files above the set's root (see
  * that file).  init: at watcher start, after the store is open and the
  * checkers are made: the directories to follow (logged) and the stored

@@ -10,7 +10,7 @@
  * they committed (rs_reconcile_changes), so a rolled-back batch is never
  * published.  A failure of the store puts the set into the failing state
  * (mod_resourcesync_storefail.c), whose retry is a full scan here; a set
- * that cannot be listed (mod_resourcesync_avail.c) is not scanned at all.
+ * that cannot be listed (rs_massdel.h) is not scanned at all.
  * Directories get their inotify watches as the scan reaches them
  * (on_dir), before they are read; a full scan first looks at the access
  * files above the root (mod_resourcesync_above.c) and decides every file
@@ -106,7 +106,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->defer_baton = (void *)set;
     so->defer_size = rs_global.large_file;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
-    so->max_deleted = journaled ? rs_avail_max_deleted(ws) : 0;
+    so->max_deleted = journaled ? rs_massdel_limit(&ws->massdel, ws->status.entries) : 0;
     if (*rc) {
         so->on_change = rs_recorder_record;
         so->change_baton = *rc;
@@ -243,11 +243,9 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     int was_degraded = ws->degraded;
 
     /* Nothing of a set that cannot be listed is scanned or recorded. */
-    ws->root_lost = !rs_avail_check(ws, p);
+    ws->root_lost = !rs_massdel_check(&ws->massdel, ws->d->store, p);
     if (ws->root_lost) {
-        ws->confirm_at = 0;    /* the scan that ends the episode is guarded again */
-        ws->status.held = 0;
-        rs_drive_status_put(ws);
+        rs_massdel_unlisted(&ws->massdel);
         rs_reconcile_mode(ws);
         return;
     }
@@ -274,14 +272,10 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
     rs_progress_end(ws);
     end = apr_time_now();
-    if (ws->confirming) {
-        rs_avail_confirmed(ws, &stats, rv);
-    }
-    if (rv == RS_SCAN_EMASSDEL) {
-        rs_avail_hold(ws, stats.deleted);
+    if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
         return;
     }
-    if (rv != APR_SUCCESS && !rs_avail_check(ws, p)) {
+    if (rv != APR_SUCCESS && !rs_massdel_check(&ws->massdel, ws->d->store, p)) {
         ws->root_lost = 1;     /* gone during the scan: nothing was changed */
         rs_reconcile_mode(ws);
         return;
@@ -323,8 +317,7 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
     scan_opts(ws, &so, &rc, 1);
     so.progress = NULL;     /* scan-files counts the last full scan */
     rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
-    if (rv == RS_SCAN_EMASSDEL) {
-        rs_avail_hold(ws, stats.deleted);
+    if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
         return;
     }
     if (rv != APR_SUCCESS) {
