@@ -14,35 +14,11 @@
 #include "rs_glob.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
+#include "rs_scanaccess.h"
+#include "rs_scanahead.h"
 #include "rs_scanfile.h"
-
-#define RS_SCAN_BATCH 20000   /* writes per transaction */
-
-/* Note a failed store call: the scan stops with the first failure's
- * status (its cause, e.g. "No space left on device", reaches the log).
- * Returns 1 if rv is a failure. */
-int rs_scan_store_failed(rs_scan_ctx_t *sc, apr_status_t rv)
-{
-    if (rv == APR_SUCCESS) {
-        return 0;
-    }
-    if (sc->err == APR_SUCCESS) {
-        sc->err = rv;
-    }
-    return 1;
-}
-
-void rs_scan_wrote(rs_scan_ctx_t *sc)
-{
-    /* Under the mass-deletion guard, nothing is committed after the first
-     * deletion: the whole rest may have to be rolled back. */
-    if (++sc->pending >= RS_SCAN_BATCH && !(sc->o->max_deleted && sc->stats->deleted)) {
-        if (!rs_scan_store_failed(sc, rs_db_commit(sc->st))) {
-            rs_scan_store_failed(sc, rs_db_begin(sc->st));
-        }
-        sc->pending = 0;
-    }
-}
+#include "rs_scanpipe.h"
+#include "rs_scanwrite.h"
 
 /* Resolve a symlink; returns the target if it is a regular file inside the
  * set's root, else NULL. */
@@ -63,102 +39,6 @@ static const char *resolve_link(rs_scan_ctx_t *sc, apr_pool_t *p, const char *re
         return NULL;
     }
     return apr_pstrdup(p, buf);
-}
-
-static int same_hashes(const rs_item_t *a, const rs_item_t *b)
-{
-    int i;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        const char *x = a->hash[i], *y = b->hash[i];
-        if (x && y && strcmp(x, y)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Tell the caller of a change; its failure (with its cause) stops the
- * scan. */
-void rs_scan_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it)
-{
-    apr_status_t rv;
-    if (change == RS_CHANGE_DELETED) {
-        sc->stats->deleted++;
-    }
-    if (sc->o->on_change && sc->err == APR_SUCCESS
-        && (rv = sc->o->on_change(sc->o->change_baton, change, it)) != APR_SUCCESS) {
-        sc->err = rv;
-    }
-}
-
-/* What a new row means for the listing, given the stored one. */
-static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t *now)
-{
-    if (now->listed && (!old || !old->listed)) {
-        rs_scan_notify(sc, RS_CHANGE_CREATED, now);
-    }
-    else if (now->listed) {
-        if (old->size != now->size || old->mtime_ns != now->mtime_ns
-            || !same_hashes(old, now)
-            || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
-            rs_scan_notify(sc, RS_CHANGE_UPDATED, now);
-        }
-    }
-    else if (old && old->listed) {
-        rs_scan_notify(sc, RS_CHANGE_DELETED, old);
-    }
-}
-
-void rs_scan_put_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
-                     apr_int64_t hashed)
-{
-    if (sc->pipe) {
-        rs_scanpipe_row(sc, it, old, hashed);
-        return;
-    }
-    rs_scan_store_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
-    notify_row(sc, old, it);
-    sc->stats->written++;
-    sc->stats->listed += it->listed;
-    sc->stats->hashed += hashed;
-    rs_scan_wrote(sc);
-}
-
-void rs_scan_put_access(rs_scan_ctx_t *sc, const rs_item_t *it)
-{
-    if (sc->pipe) {
-        rs_scanpipe_access(sc, it);
-        return;
-    }
-    rs_scan_store_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
-    sc->stats->written++;
-    rs_scan_wrote(sc);
-}
-
-void rs_scan_drop_row(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                      const rs_item_t *row)
-{
-    if (sc->pipe) {
-        rs_scanpipe_drop(sc, dir, name, row);
-        return;
-    }
-    rs_scan_store_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
-    if (row->listed) {
-        rs_scan_notify(sc, RS_CHANGE_DELETED, row);
-    }
-    sc->stats->removed++;
-    rs_scan_wrote(sc);
-}
-
-apr_status_t rs_scan_dir_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
-                              apr_hash_t **rows)
-{
-    if (sc->fresh) {
-        *rows = apr_hash_make(p);
-        return APR_SUCCESS;
-    }
-    return sc->pipe ? rs_scanpipe_load(sc, p, dir, rows)
-                    : rs_inventory_dir_load(sc->st, p, sc->o->set, dir, rows);
 }
 
 /* Pass 2 and 3 of a directory: the expensive per-file work, possibly on
@@ -191,7 +71,7 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
                         "set %s: cannot read '%s', not listed until it is readable",
                         o->set, j->relpath);
         }
-        rs_scan_put_row(sc, &j->it, j->row, j->hashed);
+        rs_scanpipe_row(sc, &j->it, j->row, j->hashed);
     }
 }
 
@@ -375,7 +255,7 @@ static void drop_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir, apr_has
         const void *key;
         void *val;
         apr_hash_this(hi, &key, NULL, &val);
-        rs_scan_drop_row(sc, dir, key, val);
+        rs_scanpipe_drop(sc, dir, key, val);
     }
 }
 
@@ -406,7 +286,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
         apr_pool_destroy(p);
         return;
     }
-    if ((rv = rs_scan_dir_load(sc, p, dir, &rows)) != APR_SUCCESS) {
+    if ((rv = rs_scanpipe_load(sc, p, dir, &rows)) != APR_SUCCESS) {
         sc->err = rv;
         apr_pool_destroy(p);
         return;
@@ -443,7 +323,7 @@ apr_status_t rs_scan_end(rs_scan_ctx_t *sc)
         rs_db_rollback(sc->st);
         return sc->err;
     }
-    rs_scan_store_failed(sc, rs_db_commit(sc->st));
+    rs_scanwrite_failed(sc, rs_db_commit(sc->st));
     return sc->err;
 }
 
@@ -466,52 +346,66 @@ void rs_scan_ctx_init(rs_scan_ctx_t *sc, rs_db_t *st, const rs_scan_opts_t *o,
     sc->recheck = o->recheck;
 }
 
-apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
-                         rs_scan_stats_t *stats)
+/* The walk's pool, below p, with its own allocator: while the writer
+ * thread runs, on_change (on the writer) may allocate from p's. */
+static apr_pool_t *walk_pool(apr_pool_t *p)
 {
-    rs_scan_ctx_t sc;
-    apr_pool_t *sp;
-    char buf[PATH_MAX];
-    apr_status_t rv;
-    int rootfd;
-
     apr_allocator_t *alloc;
+    apr_pool_t *sp;
 
-    /* The walk's own allocator: while the writer thread runs, on_change
-     * (on the writer) may allocate from p's. */
     apr_allocator_create(&alloc);
     apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
     apr_pool_create_ex(&sp, p, NULL, alloc);
     apr_allocator_owner_set(alloc, sp);
-    rs_scan_ctx_init(&sc, st, o, stats, sp);
+    return sp;
+}
 
-    if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
-        apr_pool_destroy(sp);
-        return rv;
-    }
-    rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (rootfd < 0 || !realpath(o->root, buf)) {
-        /* A missing root is no reason to delete anything: an unmounted
-         * file system would make a mirror delete everything. */
+/* Open the set's root (into *rootfd) and resolve it (sc->realroot), in
+ * the scan's transaction; on failure it is rolled back and nothing of the
+ * set changes: a missing root is no reason to delete anything (an
+ * unmounted file system would make a mirror delete everything). */
+static apr_status_t open_root(rs_scan_ctx_t *sc, apr_pool_t *sp, int *rootfd)
+{
+    const rs_scan_opts_t *o = sc->o;
+    char buf[PATH_MAX];
+    apr_status_t rv;
+
+    *rootfd = open(o->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*rootfd < 0 || !realpath(o->root, buf)) {
         rv = errno;
-        if (rootfd >= 0) {
-            close(rootfd);
+        if (*rootfd >= 0) {
+            close(*rootfd);
         }
         rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
                     "nothing of the set changes until it is back", o->set, o->root);
-        rs_db_rollback(st);
+        rs_db_rollback(sc->st);
+        return rv;
+    }
+    sc->realroot = apr_pstrdup(sp, buf);
+    sc->realroot_len = strlen(buf);
+    if ((rv = rs_inventory_any(sc->st, o->set, &sc->fresh)) != APR_SUCCESS) {
+        close(*rootfd);
+        rs_db_rollback(sc->st);
+        return rv;
+    }
+    sc->fresh = !sc->fresh;
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
+                         rs_scan_stats_t *stats)
+{
+    rs_scan_ctx_t sc;
+    apr_pool_t *sp = walk_pool(p);
+    apr_status_t rv;
+    int rootfd;
+
+    rs_scan_ctx_init(&sc, st, o, stats, sp);
+    if ((rv = rs_db_begin(st)) != APR_SUCCESS
+        || (rv = open_root(&sc, sp, &rootfd)) != APR_SUCCESS) {
         apr_pool_destroy(sp);
         return rv;
     }
-    sc.realroot = apr_pstrdup(sp, buf);
-    sc.realroot_len = strlen(buf);
-    if ((rv = rs_inventory_any(st, o->set, &sc.fresh)) != APR_SUCCESS) {
-        close(rootfd);
-        rs_db_rollback(st);
-        apr_pool_destroy(sp);
-        return rv;
-    }
-    sc.fresh = !sc.fresh;
     if (rs_scanpipe_allowed(p, rs_db_pool(st))) {
         rs_scanpipe_start(&sc, sp); /* on failure the walk writes itself */
     }
@@ -552,7 +446,7 @@ void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d)
     if (o->on_change) {
         apr_hash_t *gone;
         apr_hash_index_t *gi;
-        if (rs_scan_store_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
+        if (rs_scanwrite_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
             apr_pool_destroy(dp);
             return;
         }
@@ -560,11 +454,11 @@ void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d)
             void *val;
             apr_hash_this(gi, NULL, NULL, &val);
             if (((rs_item_t *)val)->listed) {
-                rs_scan_notify(sc, RS_CHANGE_DELETED, val);
+                rs_scanwrite_notify(sc, RS_CHANGE_DELETED, val);
             }
         }
     }
-    rs_scan_store_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
+    rs_scanwrite_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
     sc->stats->removed += n;
     apr_pool_destroy(dp);
 }
@@ -576,7 +470,7 @@ void rs_scan_drop_unvisited(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir)
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_scan_store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
+    if (rs_scanwrite_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, dir, &dirs))) {
         return;
     }
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {

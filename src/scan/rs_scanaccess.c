@@ -1,4 +1,4 @@
-/* rs_scanaccess.c - see rs_scan_priv.h: following the access files
+/* rs_scanaccess.c - see rs_scanaccess.h: following the access files
  * (.htaccess, AccessFileName) of a set.
  *
  * An access file changes what httpd serves in its directory and below it
@@ -28,7 +28,8 @@
 #include <unistd.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
-#include "rs_scan_priv.h"
+#include "rs_scanaccess.h"
+#include "rs_scanpipe.h"
 #include "rs_scanfile.h"
 
 int rs_scan_is_access_name(const rs_scan_opts_t *o, const char *name)
@@ -105,7 +106,7 @@ int rs_scan_access_changed(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char
             continue;
         }
         changed = 1;
-        rs_scan_put_access(sc, &it);
+        rs_scanpipe_access(sc, &it);
     }
     return changed;
 }

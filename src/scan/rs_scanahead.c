@@ -1,4 +1,4 @@
-/* rs_scanahead.c - see rs_scan_priv.h: reading the tree's metadata ahead
+/* rs_scanahead.c - see rs_scanahead.h: reading the tree's metadata ahead
  * of a full scan's walk, on a cold cache.
  *
  * A scan without hashes reads only metadata (directory blocks and
@@ -55,7 +55,7 @@
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
-#include "rs_scan_priv.h"
+#include "rs_scanahead.h"
 
 #define RS_SCANAHEAD_THREADS 4
 #define RS_SCANAHEAD_LEAD    50000

@@ -1,4 +1,4 @@
-/* rs_scanpipe.c - see rs_scan_priv.h: the store writer of a full scan.
+/* rs_scanpipe.c - see rs_scanpipe.h: the store writer of a full scan.
  *
  * A full scan does two kinds of work per file: reading the tree (readdir,
  * fstatat, the checks, hashing) and writing the store (a row, a journal
@@ -49,7 +49,8 @@
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
-#include "rs_scan_priv.h"
+#include "rs_scanpipe.h"
+#include "rs_scanwrite.h"
 
 #define RS_SCANPIPE_OPS   512   /* operations per batch */
 #define RS_SCANPIPE_QUEUE 16    /* batches queued at most */
@@ -117,13 +118,13 @@ static void run_batch(rs_scanpipe_t *pp, batch_t *b)
         op_t *op = &APR_ARRAY_IDX(b->ops, i, op_t);
         switch (op->kind) {
         case OP_ROW:
-            rs_scan_put_row(&pp->w, &op->it, op->has_old ? &op->old : NULL, op->hashed);
+            rs_scanwrite_row(&pp->w, &op->it, op->has_old ? &op->old : NULL, op->hashed);
             break;
         case OP_ACCESS:
-            rs_scan_put_access(&pp->w, &op->it);
+            rs_scanwrite_access(&pp->w, &op->it);
             break;
         default:
-            rs_scan_drop_row(&pp->w, op->it.dir, op->it.name, &op->it);
+            rs_scanwrite_drop(&pp->w, op->it.dir, op->it.name, &op->it);
             break;
         }
     }
@@ -282,9 +283,15 @@ static void added(rs_scan_ctx_t *sc)
 void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                      apr_int64_t hashed)
 {
-    op_t *op = add_op(sc, OP_ROW);
-    apr_pool_t *bp = sc->pipe->cur->pool;
+    op_t *op;
+    apr_pool_t *bp;
 
+    if (!sc->pipe) {
+        rs_scanwrite_row(sc, it, old, hashed);
+        return;
+    }
+    op = add_op(sc, OP_ROW);
+    bp = sc->pipe->cur->pool;
     copy_item(bp, &op->it, it);
     if (old) {
         copy_item(bp, &op->old, old);
@@ -296,8 +303,13 @@ void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *ol
 
 void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it)
 {
-    op_t *op = add_op(sc, OP_ACCESS);
+    op_t *op;
 
+    if (!sc->pipe) {
+        rs_scanwrite_access(sc, it);
+        return;
+    }
+    op = add_op(sc, OP_ACCESS);
     copy_item(sc->pipe->cur->pool, &op->it, it);
     added(sc);
 }
@@ -305,9 +317,15 @@ void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it)
 void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
                       const rs_item_t *row)
 {
-    op_t *op = add_op(sc, OP_DROP);
-    apr_pool_t *bp = sc->pipe->cur->pool;
+    op_t *op;
+    apr_pool_t *bp;
 
+    if (!sc->pipe) {
+        rs_scanwrite_drop(sc, dir, name, row);
+        return;
+    }
+    op = add_op(sc, OP_DROP);
+    bp = sc->pipe->cur->pool;
     copy_item(bp, &op->it, row);
     op->it.dir = apr_pstrdup(bp, dir);
     op->it.name = apr_pstrdup(bp, name);
@@ -320,6 +338,13 @@ apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
     rs_scanpipe_t *pp = sc->pipe;
     apr_status_t rv;
 
+    if (sc->fresh) {
+        *rows = apr_hash_make(p);
+        return APR_SUCCESS;
+    }
+    if (!pp) {
+        return rs_inventory_dir_load(sc->st, p, sc->o->set, dir, rows);
+    }
     apr_thread_mutex_lock(pp->lock);
     pp->load_dir = dir;
     pp->load_pool = p;

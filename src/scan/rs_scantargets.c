@@ -13,7 +13,10 @@
 #include "rs_glob.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
+#include "rs_scanaccess.h"
 #include "rs_scanfile.h"
+#include "rs_scanpipe.h"
+#include "rs_scanwrite.h"
 
 /* Everything at and below relpath is gone (or no longer served).  forget:
  * also tell on_drop (the watcher forgets the watches at and below
@@ -25,7 +28,7 @@ static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath, int
     apr_array_header_t *dirs;
     int i;
 
-    if (rs_scan_store_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
+    if (rs_scanwrite_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
         return;
     }
     APR_ARRAY_PUSH(dirs, const char *) = relpath;
@@ -40,12 +43,12 @@ static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath, int
 /* Drop one file's row. */
 static void drop_file(rs_scan_ctx_t *sc, const rs_item_t *row)
 {
-    rs_scan_store_failed(sc, rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name));
+    rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name));
     if (row->listed) {
-        rs_scan_notify(sc, RS_CHANGE_DELETED, row);
+        rs_scanwrite_notify(sc, RS_CHANGE_DELETED, row);
     }
     sc->stats->removed++;
-    rs_scan_wrote(sc);
+    rs_scanwrite_count(sc);
 }
 
 /* Is the directory relpath (inside dir, entry name) one the walk would

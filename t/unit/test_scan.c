@@ -20,6 +20,7 @@
 #include "rs_hash.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
+#include "rs_scanpipe.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
 

@@ -1,0 +1,104 @@
+/* rs_scanwrite.c - see rs_scanwrite.h */
+#include <string.h>
+#include "rs_scanwrite.h"
+
+#define RS_SCAN_BATCH 20000   /* writes per transaction */
+
+/* Note a failed store call: the scan stops with the first failure's
+ * status (its cause, e.g. "No space left on device", reaches the log).
+ * Returns 1 if rv is a failure. */
+int rs_scanwrite_failed(rs_scan_ctx_t *sc, apr_status_t rv)
+{
+    if (rv == APR_SUCCESS) {
+        return 0;
+    }
+    if (sc->err == APR_SUCCESS) {
+        sc->err = rv;
+    }
+    return 1;
+}
+
+void rs_scanwrite_count(rs_scan_ctx_t *sc)
+{
+    /* Under the mass-deletion guard, nothing is committed after the first
+     * deletion: the whole rest may have to be rolled back. */
+    if (++sc->pending >= RS_SCAN_BATCH && !(sc->o->max_deleted && sc->stats->deleted)) {
+        if (!rs_scanwrite_failed(sc, rs_db_commit(sc->st))) {
+            rs_scanwrite_failed(sc, rs_db_begin(sc->st));
+        }
+        sc->pending = 0;
+    }
+}
+
+static int same_hashes(const rs_item_t *a, const rs_item_t *b)
+{
+    int i;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        const char *x = a->hash[i], *y = b->hash[i];
+        if (x && y && strcmp(x, y)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Tell the caller of a change; its failure (with its cause) stops the
+ * scan. */
+void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it)
+{
+    apr_status_t rv;
+    if (change == RS_CHANGE_DELETED) {
+        sc->stats->deleted++;
+    }
+    if (sc->o->on_change && sc->err == APR_SUCCESS
+        && (rv = sc->o->on_change(sc->o->change_baton, change, it)) != APR_SUCCESS) {
+        sc->err = rv;
+    }
+}
+
+/* What a new row means for the listing, given the stored one. */
+static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t *now)
+{
+    if (now->listed && (!old || !old->listed)) {
+        rs_scanwrite_notify(sc, RS_CHANGE_CREATED, now);
+    }
+    else if (now->listed) {
+        if (old->size != now->size || old->mtime_ns != now->mtime_ns
+            || !same_hashes(old, now)
+            || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
+            rs_scanwrite_notify(sc, RS_CHANGE_UPDATED, now);
+        }
+    }
+    else if (old && old->listed) {
+        rs_scanwrite_notify(sc, RS_CHANGE_DELETED, old);
+    }
+}
+
+void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                      apr_int64_t hashed)
+{
+    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    notify_row(sc, old, it);
+    sc->stats->written++;
+    sc->stats->listed += it->listed;
+    sc->stats->hashed += hashed;
+    rs_scanwrite_count(sc);
+}
+
+void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it)
+{
+    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    sc->stats->written++;
+    rs_scanwrite_count(sc);
+}
+
+void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                       const rs_item_t *row)
+{
+    rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
+    if (row->listed) {
+        rs_scanwrite_notify(sc, RS_CHANGE_DELETED, row);
+    }
+    sc->stats->removed++;
+    rs_scanwrite_count(sc);
+}

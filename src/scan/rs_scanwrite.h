@@ -1,0 +1,36 @@
+/* rs_scanwrite.h - a scan's writes to the store, done at once on the
+ * thread that holds the store (the walk's, or the writer thread of
+ * rs_scanpipe.c): a file's new row and what it means for the listing, an
+ * access file's row, a row dropped; each counted, the transaction
+ * committed in batches, the first failure kept (rs_scanctx.h).
+ */
+#ifndef RS_SCANWRITE_H
+#define RS_SCANWRITE_H
+
+#include "rs_scanctx.h"
+
+/* Note the result rv of a store call: the scan stops with the first
+ * failure's status (its cause, e.g. "No space left on device", reaches
+ * the log).  Returns 1 if rv is a failure. */
+int rs_scanwrite_failed(rs_scan_ctx_t *sc, apr_status_t rv);
+
+/* Count one write in the open transaction; every few thousand writes the
+ * transaction is committed and a new one begun. */
+void rs_scanwrite_count(rs_scan_ctx_t *sc);
+
+/* Tell the caller (on_change) of a change; its failure (with its cause)
+ * stops the scan. */
+void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);
+
+/* row: store the new row of a file (old: its stored row or NULL), report
+ * what it means for the listing, count it (hashed: bytes read for it).
+ * access: store an access file's row.  drop: delete the row of dir/name
+ * (row: as stored), reporting a listed one as deleted.  Each counts one
+ * write (rs_scanwrite_count). */
+void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
+                      apr_int64_t hashed);
+void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it);
+void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
+                       const rs_item_t *row);
+
+#endif
