@@ -158,8 +158,8 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
-    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log))
-        != APR_SUCCESS) {
+    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->listclose, &ws->status,
+                                ws->log)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
                     ws->set->name);
         return rv;
