@@ -14,6 +14,11 @@ int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
            && (openl->count >= c->max_entries || now - openl->from >= c->period);
 }
 
+int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count)
+{
+    return !known || count >= max_entries;
+}
+
 /* Records read at a time while looking for where a full list ends. */
 #define CUT_PAGE 1000
 

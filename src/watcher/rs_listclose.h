@@ -73,6 +73,12 @@ typedef struct rs_listclose_io_t {
 int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
                      apr_time_t now);
 
+/* Whether an update after an event batch is worth reading the journal's
+ * lists: only when the open list may hold max_entries records (known: the
+ * watcher knows its count; count: the records it holds).  Closing on time
+ * and retention wait for the set's next full update (its tick). */
+int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count);
+
 /* Where the first n records of the set from sequence first on end: the
  * sequence of the n-th one (*last_seq), and the datetime of the next
  * (*until), which opens the next list; *last_seq is 0 when there are no

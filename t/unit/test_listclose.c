@@ -189,6 +189,19 @@ START_TEST(due_by_count_or_period)
 }
 END_TEST
 
+START_TEST(batch_due_when_the_list_may_be_full)
+{
+    /* Count not known yet (the extent is not published): look. */
+    ck_assert_int_eq(rs_listclose_batch_due(3, 0, 0), 1);
+    /* Known and below max_entries: wait for the tick. */
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 0), 0);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2), 0);
+    /* Full or beyond: look. */
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 3), 1);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 50000), 1);
+}
+END_TEST
+
 START_TEST(cut_across_pages)
 {
     lf_t f;
@@ -546,6 +559,7 @@ Suite *listclose_suite(void)
     Suite *s = suite_create("rs_listclose");
     TCase *tc = ut_tcase("listclose", 60);
     tcase_add_test(tc, due_by_count_or_period);
+    tcase_add_test(tc, batch_due_when_the_list_may_be_full);
     tcase_add_test(tc, cut_across_pages);
     tcase_add_test(tc, full_closes_at_record_boundaries);
     tcase_add_test(tc, on_time_closes_the_whole_list);
