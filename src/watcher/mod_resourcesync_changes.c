@@ -20,10 +20,7 @@
  * function here updates the watcher's own copy (`own`) and publishes it;
  * none reads the segment back.
  */
-#include <stdlib.h>
-#include <string.h>
 #include <apr_strings.h>
-#include <apr_file_io.h>
 #include "mod_resourcesync.h"
 #include "rs_changelist.h"
 #include "rs_journal.h"
