@@ -182,7 +182,9 @@ static apr_time_t open_last_dt(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     return 0;
 }
 
-/* rs_clsource_more_fn of the watcher: its own journal. */
+/* The baton of rs_changes_update's callbacks: the watcher's own journal
+ * (watcher_more: the rs_clsource_more_fn of the list files), the set and
+ * its status entry (watcher_publish). */
 typedef struct {
     rs_journal_t *j;
     const rs_set_t *set;

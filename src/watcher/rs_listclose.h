@@ -27,7 +27,9 @@
  * or a list at a time, in pools cleared for the next, so it does not grow
  * with ResourceSyncMaxEntries or with the number of lists retained.
  *
- * Engine unit: APR, the journal and the Change List writer only.
+ * Engine unit: APR, the journal, the Change List writer, rs_file,
+ * rs_statedir and the engine logger; no httpd, no status segment, no
+ * ring (the glue's callbacks, rs_listclose_io_t).
  */
 #ifndef RS_LISTCLOSE_H
 #define RS_LISTCLOSE_H
