@@ -514,9 +514,12 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
                                rs_status_set_t *own);
 /* Close the open list when full or at the end of its period, expire old
  * lists, write the closed lists' files and the index that changed, and
- * publish the open list's extent. */
+ * publish the open list's extent (rs_listclose_update, with lc the set's
+ * state for the watcher's life). */
+struct rs_listclose_t;
 apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                               rs_status_set_t *own, const rs_logger_t *log);
+                               struct rs_listclose_t *lc, rs_status_set_t *own,
+                               const rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */
 apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
                              rs_status_set_t *own);

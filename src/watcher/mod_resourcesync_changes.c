@@ -2,19 +2,16 @@
  *
  * Lifecycle: after every scan of a set the watcher publishes the records
  * the scan committed (rs_changes_publish) and calls rs_changes_update():
- * it closes the open Change List when it reached ResourceSyncMaxEntries
- * (at a record boundary) or its period ended, drops closed lists older
- * than ResourceSyncJournalRetention, and rewrites the documents that
- * changed, as files below <statedir>/changelists/<set>:
- *   index.xml    the Change List Index (closed lists, then the open one)
- *   <id>.xml     each closed Change List, written once when it closes and
- *                never again (byte-identical forever)
- * Every file appears by an atomic rename of a synced temporary file, so a
- * child serves either the old or the new bytes, never a mixture.  Records
- * themselves are written by the scan, in its transaction, through the
- * set's recorder (rs_changes_recorder); the files are derived from the
- * store and rebuilt at startup if missing, so a crash at any point loses
- * nothing.
+ * the engine unit rs_listclose closes the open Change List when it
+ * reached ResourceSyncMaxEntries (at a record boundary) or its period
+ * ended, drops closed lists older than ResourceSyncJournalRetention, and
+ * rewrites the files that changed below <statedir>/changelists/<set>
+ * (see rs_listclose.h); this file gives it the set's settings, the
+ * ring-first record source of the closed lists' files and the
+ * publication of the open list's extent.  Records themselves are written
+ * by the scan, in its transaction, through the set's recorder
+ * (rs_changes_recorder); the files are derived from the store and rebuilt
+ * at startup if missing, so a crash at any point loses nothing.
  *
  * The open Change List is not a file: its extent (id, from, first and
  * last sequence) is published in the set's entry of the status segment,
@@ -23,16 +20,12 @@
  * function here updates the watcher's own copy (`own`) and publishes it;
  * none reads the segment back.
  */
-#include <stdlib.h>
-#include <string.h>
 #include <apr_strings.h>
-#include <apr_file_io.h>
 #include "mod_resourcesync.h"
 #include "rs_changelist.h"
-#include "rs_file.h"
 #include "rs_journal.h"
+#include "rs_listclose.h"
 #include "rs_recorder.h"
-#include "rs_statedir.h"
 
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
 {
@@ -189,10 +182,13 @@ static apr_time_t open_last_dt(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     return 0;
 }
 
-/* rs_clsource_more_fn of the watcher: its own journal. */
+/* The baton of rs_changes_update's callbacks: the watcher's own journal
+ * (watcher_more: the rs_clsource_more_fn of the list files), the set and
+ * its status entry (watcher_publish). */
 typedef struct {
     rs_journal_t *j;
     const rs_set_t *set;
+    rs_status_set_t *own;
 } wmore_t;
 
 static apr_status_t watcher_more(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
@@ -207,282 +203,56 @@ static apr_status_t watcher_more(void *baton, apr_pool_t *p, apr_int64_t next, a
     return rv;
 }
 
-/* What one Change List file holds: the Change List Index (closed != NULL)
- * or the closed list cl, its records from the ring while it holds them,
- * from the journal otherwise. */
-typedef struct {
-    rs_journal_t *j;
-    const rs_set_t *set;
-    const rs_changelist_opts_t *o;
-    const rs_changelist_t *cl;
-    const apr_array_header_t *closed;
-} clfile_t;
-
-static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
+/* rs_listclose_io_t's source: a closed list's records from the ring while
+ * it holds them, from the journal otherwise (one source per file). */
+static void *watcher_source(void *baton, apr_pool_t *p)
 {
-    clfile_t *c = baton;
-    rs_xml_t *w = rs_xml_open_file(p, f);
-    wmore_t wm;
-    rs_clsource_t rsrc;
-
-    if (!w) {
-        return APR_ENOMEM;
-    }
-    if (c->closed) {
-        return rs_changelist_write_index(c->o, c->closed, c->cl, w, p);
-    }
-    wm.j = c->j;
-    wm.set = c->set;
-    rs_clsource_init(&rsrc, c->set, watcher_more, &wm);
-    return rs_changelist_write_from(rs_clsource_read, &rsrc, c->o, c->cl, w, p);
+    wmore_t *w = baton;
+    rs_clsource_t *rsrc = apr_palloc(p, sizeof(*rsrc));
+    rs_clsource_init(rsrc, w->set, watcher_more, w);
+    return rsrc;
 }
 
-/* Write a Change List file (atomically: rs_file_replace). */
-static apr_status_t publish_file(apr_pool_t *p, const char *path, rs_journal_t *j,
-                                 const rs_set_t *set, const rs_changelist_opts_t *o,
-                                 const rs_changelist_t *cl, const apr_array_header_t *closed)
+/* rs_listclose_io_t's publish: the open list's extent in the status
+ * entry. */
+static void watcher_publish(void *baton, apr_pool_t *p, const rs_changelist_t *openl)
 {
-    clfile_t c;
-    c.j = j;
-    c.set = set;
-    c.o = o;
-    c.cl = cl;
-    c.closed = closed;
-    return rs_file_replace(p, path, write_clfile, &c);
+    wmore_t *w = baton;
+    publish_extent(p, w->j, w->set, openl, open_last_dt(p, w->j, w->set, openl), w->own);
 }
 
-/* Which sets' indexes this watcher has written (by slot). */
-static unsigned char *index_written;
-
-static int set_index_written(const rs_set_t *set)
+/* The set's settings for rs_listclose. */
+static void listclose_conf(const rs_set_t *set, rs_listclose_conf_t *c)
 {
-    return index_written && set->slot >= 0 && index_written[set->slot];
-}
-
-static void set_index_mark(const rs_set_t *set)
-{
-    if (!index_written) {
-        index_written = calloc((apr_size_t)rs_global.sets->nelts + 1, 1);
-    }
-    if (index_written && set->slot >= 0 && set->slot < rs_global.sets->nelts) {
-        index_written[set->slot] = 1;
-    }
-}
-
-/* Records read at a time while looking for where a full list ends. */
-#define CUT_PAGE 1000
-
-/* Where the first n records of the set from sequence first on end: the
- * sequence of the n-th one (*last_seq), and the datetime of the next
- * (*until), which opens the next list; *last_seq stays 0 when there are
- * no more than n.  Read a page at a time, each page in a pool cleared for
- * the next: memory does not grow with n (ResourceSyncMaxEntries). */
-static apr_status_t cut_at(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                           apr_int64_t first, int n, apr_int64_t *last_seq, apr_time_t *until)
-{
-    apr_pool_t *pp;
-    apr_status_t rv = APR_SUCCESS;
-    int seen = 0, i;
-
-    *last_seq = 0;
-    apr_pool_create(&pp, p);
-    while (seen <= n) {
-        apr_array_header_t *recs;
-        apr_pool_clear(pp);
-        if ((rv = rs_journal_records(j, pp, set->name, first, -1, CUT_PAGE, &recs))
-            != APR_SUCCESS || !recs->nelts) {
-            break;
-        }
-        for (i = 0; i < recs->nelts && seen <= n; i++, seen++) {
-            const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
-            if (seen == n - 1) {
-                *last_seq = r->seq;
-            }
-            else if (seen == n) {
-                *until = r->datetime;
-            }
-            first = r->seq + 1;
-        }
-    }
-    if (seen <= n) {
-        *last_seq = 0;         /* no record after the n-th: nothing to close */
-    }
-    apr_pool_destroy(pp);
-    return rv;
-}
-
-/* Close the open list at ResourceSyncMaxEntries, at record boundaries,
- * as often as it holds more than that (each round in a pool cleared for
- * the next).  *closed_some: a list closed. */
-static apr_status_t close_full(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                               int *closed_some)
-{
-    apr_array_header_t *closed;
-    rs_changelist_t openl, done;
-    apr_status_t rv = APR_SUCCESS;
-    apr_pool_t *rp;
-    int guard;
-
-    apr_pool_create(&rp, p);
-    for (guard = 0; guard < 100000; guard++) {
-        apr_int64_t last_seq;
-        apr_time_t until = 0;
-        apr_pool_clear(rp);
-        if ((rv = rs_journal_lists(j, rp, set->name, &closed, &openl)) != APR_SUCCESS) {
-            break;
-        }
-        if (openl.count <= set->max_entries
-            || cut_at(rp, j, set, openl.first_seq, set->max_entries, &last_seq, &until)
-               != APR_SUCCESS || !last_seq
-            || rs_journal_close(j, rp, set->name, last_seq, set->max_entries, until, &done)
-               != APR_SUCCESS || !done.id) {
-            break;
-        }
-        *closed_some = 1;
-    }
-    apr_pool_destroy(rp);
-    return rv;
-}
-
-/* Close the whole open list when it is full or its period ended. */
-static apr_status_t close_on_time(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                                  apr_time_t now, int *closed_some)
-{
-    apr_array_header_t *closed;
-    rs_changelist_t openl, done;
-    apr_status_t rv;
-
-    if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS) {
-        return rv;
-    }
-    if (openl.count > 0 && (openl.count >= set->max_entries || now - openl.from >= set->cl_period)
-        && rs_journal_close(j, p, set->name, -1, 0, now, &done) == APR_SUCCESS && done.id) {
-        *closed_some = 1;
-    }
-    return APR_SUCCESS;
-}
-
-/* Retention: drop closed lists older than ResourceSyncJournalRetention,
- * and their files.  *dropped_some: a list went. */
-static void expire(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set, const char *history,
-                   apr_time_t now, const rs_logger_t *log, int *dropped_some)
-{
-    apr_array_header_t *dropped;
-    int i;
-
-    if (rs_journal_expire(j, p, set->name, now - set->retention, &dropped) != APR_SUCCESS
-        || !dropped->nelts) {
-        return;
-    }
-    for (i = 0; i < dropped->nelts; i++) {
-        apr_file_remove(rs_statedir_cl_list(p, set->cl_dir, history,
-                                            APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
-    }
-    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", set->name,
-                dropped->nelts);
-    *dropped_some = 1;
-}
-
-/* Closed lists: each written once (also after a crash left one
- * unwritten); each looked at in a pool cleared for the next, as a
- * retained journal may have thousands. */
-static apr_status_t write_closed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                                 const char *history, const rs_changelist_opts_t *o,
-                                 const apr_array_header_t *closed, const rs_logger_t *log)
-{
-    apr_status_t rv = APR_SUCCESS;
-    apr_pool_t *lp;
-    int i;
-
-    apr_pool_create(&lp, p);
-    for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
-        const char *path;
-        apr_pool_clear(lp);
-        path = rs_statedir_cl_list(lp, set->cl_dir, history, cl->id);
-        if (!rs_file_exists(lp, path)
-            && (rv = publish_file(lp, path, j, set, o, cl, NULL)) != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
-                        set->name, path);
-        }
-    }
-    apr_pool_destroy(lp);
-    return rv;
-}
-
-/* The index changes only when lists close or expire (the open list's
- * entry has no until).  Each watcher also writes it once, at its first
- * update of the set: an earlier watcher may have been killed between
- * closing a list in the store and writing the index, which would
- * otherwise stay stale until the next close. */
-static apr_status_t write_index(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                                const rs_changelist_opts_t *o, const rs_changelist_t *openl,
-                                const apr_array_header_t *closed, int dirty,
-                                const rs_logger_t *log)
-{
-    const char *path = rs_statedir_cl_index(p, set->cl_dir);
-    apr_status_t rv;
-
-    if (!dirty && set_index_written(set) && rs_file_exists(p, path)) {
-        return APR_SUCCESS;
-    }
-    if ((rv = publish_file(p, path, j, set, o, openl, closed)) != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
-                    set->name);
-        return rv;
-    }
-    set_index_mark(set);
-    return APR_SUCCESS;
+    c->set = set->name;
+    c->max_entries = set->max_entries;
+    c->period = set->cl_period;
+    c->retention = set->retention;
+    c->dir = set->cl_dir;
 }
 
 apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                               rs_status_set_t *own, const rs_logger_t *log)
+                               struct rs_listclose_t *lc, rs_status_set_t *own,
+                               const rs_logger_t *log)
 {
     rs_changelist_opts_t o;
-    apr_array_header_t *closed;
-    rs_changelist_t openl;
-    apr_time_t now = apr_time_now();
-    apr_status_t rv;
-    int index_dirty = 0;
+    rs_listclose_conf_t c;
+    rs_listclose_io_t io;
+    wmore_t w;
 
     if (!*own->history) {
         return APR_EINVAL;      /* no history yet: nothing may be published */
     }
     rs_clsource_opts(p, set, own->history, &o);
-    apr_dir_make_recursive(set->cl_dir, APR_FPROT_OS_DEFAULT, p);
-    if ((rv = close_full(p, j, set, &index_dirty)) != APR_SUCCESS
-        || (rv = close_on_time(p, j, set, now, &index_dirty)) != APR_SUCCESS) {
-        return rv;
-    }
-    expire(p, j, set, own->history, now, log, &index_dirty);
-    if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS
-        || (rv = write_closed(p, j, set, own->history, &o, closed, log)) != APR_SUCCESS) {
-        return rv;
-    }
-    /* The open list's extent before the index: a client that reads the
-     * new index (a list closed, the next one open) must find the closed
-     * list served from its file and the next one served open.  (With the
-     * old index, a list it thinks open is served closed, with `until`:
-     * stale, never contradictory.) */
-    publish_extent(p, j, set, &openl, open_last_dt(p, j, set, &openl), own);
-    return write_index(p, j, set, &o, &openl, closed, index_dirty, log);
-}
-
-/* Files of the open list from before it was served from the ring. */
-static void remove_legacy(apr_pool_t *p, const rs_set_t *set)
-{
-    apr_dir_t *d;
-    apr_finfo_t fi;
-
-    if (apr_dir_open(&d, set->cl_dir, p) != APR_SUCCESS) {
-        return;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME, d) == APR_SUCCESS) {
-        if (rs_statedir_is_cl_legacy(fi.name)) {
-            apr_file_remove(apr_pstrcat(p, set->cl_dir, "/", fi.name, NULL), p);
-        }
-    }
-    apr_dir_close(d);
+    listclose_conf(set, &c);
+    w.j = j;
+    w.set = set;
+    w.own = own;
+    io.source = watcher_source;
+    io.read = rs_clsource_read;
+    io.publish = watcher_publish;
+    io.baton = &w;
+    return rs_listclose_update(lc, p, j, &c, own->history, &o, &io, apr_time_now(), log);
 }
 
 apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
@@ -492,7 +262,7 @@ apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set
     rs_changelist_t openl;
     apr_status_t rv;
 
-    remove_legacy(p, set);
+    rs_listclose_remove_legacy(p, set->cl_dir);
     if ((rv = rs_journal_lists(j, p, set->name, &closed, &openl)) != APR_SUCCESS) {
         return rv;
     }

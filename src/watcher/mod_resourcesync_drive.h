@@ -10,6 +10,7 @@
 #include "mod_resourcesync.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
+#include "rs_listclose.h"
 #include "rs_massdel.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
@@ -60,6 +61,7 @@ typedef struct wset_t {
     rs_access_t *job_acc;      /* the dump jobs' (on the job thread) */
     rs_watch_t *w;
     rs_status_set_t status;
+    rs_listclose_t listclose;  /* closing its Change Lists (rs_changes_update) */
     int degraded;              /* errno of the failed watch, 0: none */
     int degraded_logged;       /* the error log was told (once per episode) */
     int dirty;                 /* inventory changed since the last snapshot */

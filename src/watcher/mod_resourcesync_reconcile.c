@@ -19,6 +19,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "rs_listclose.h"
 #include "rs_notify.h"
 #include "rs_scan.h"
 #include "rs_statedir.h"
@@ -153,13 +154,14 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
          * now, not with the journal's retention (rs_cdump_gc). */
         ws->cdump_deleted = 1;
     }
-    if (!full && ws->status.cl_ready && ws->status.cl_count < ws->set->max_entries) {
+    if (!full && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,
+                                         ws->status.cl_count)) {
         return APR_SUCCESS;
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
-    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->status, ws->log))
-        != APR_SUCCESS) {
+    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->listclose, &ws->status,
+                                ws->log)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
                     ws->set->name);
         return rv;
