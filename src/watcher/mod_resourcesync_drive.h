@@ -12,6 +12,7 @@
 #include "rs_inventory.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
+#include "rs_statecheck.h"
 #include "rs_watch.h"
 
 /* What the driver works with, for the watcher's lifetime. */
@@ -30,11 +31,9 @@ typedef struct rs_drive_t {
     apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
     int nfailing;              /* sets whose store writes fail */
     apr_status_t store_err;    /* cause of the episode, APR_SUCCESS: none */
-    /* The store's history and file (mod_resourcesync_history.c). */
-    char history[RS_HISTORY_LEN + 1];
-    apr_dev_t db_dev;
-    apr_ino_t db_ino;
-    apr_time_t next_check;     /* of the store file, monotonic clock */
+    /* The store's history and file (rs_statecheck.h,
+     * mod_resourcesync_history.c). */
+    rs_statecheck_t statecheck;
 } rs_drive_t;
 
 /* The watcher's view of one set.  Lifecycle: created at watcher start;
@@ -323,12 +322,13 @@ apr_status_t rs_storefail_open(rs_drive_t *d);
 void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
                           apr_uint64_t gen);
 
-/* mod_resourcesync_history.c.  At watcher start, after the store is
- * opened and before the sets are set up: adopt the store's history, or
- * start a new one when the store does not continue the documents on disk
- * (then every document of the old history is removed and one warning is
- * logged); every set's status entry is then of d->history.  Returns the
- * cause (logged) when the history cannot be read or recorded. */
+/* mod_resourcesync_history.c (rs_statecheck_start).  At watcher start,
+ * after the store is opened and before the sets are set up: adopt the
+ * store's history, or start a new one when the store does not continue the
+ * documents on disk (then every document of the old history is removed and
+ * one warning is logged); every set's status entry is then of
+ * d->statecheck.history.  Returns the cause (logged) when the history
+ * cannot be read or recorded. */
 apr_status_t rs_drive_history_start(rs_drive_t *d);
 
 /* Every few seconds (now: monotonic clock), whether the store was

@@ -79,6 +79,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, hubflow_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, setlock_suite());
+    srunner_add_suite(sr, statecheck_suite());
     srunner_add_suite(sr, range_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 

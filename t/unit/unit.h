@@ -68,6 +68,7 @@ Suite *hubflow_suite(void);
 Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
+Suite *statecheck_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
