@@ -125,8 +125,10 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
  * file of statedir was deleted or replaced by another file, or store holds
  * another history than sc->history, since rs_statecheck_start (then
  * logged as a warning, and the caller must end so that a new start takes
- * step 1).  Returns 0 when the store is the same or the look is not due
- * (the next one is then due RS_STATECHECK_INTERVAL after now). */
+ * step 1).  Returns 0 when the look is not due (before sc->next_check) or
+ * finds the same store, also when the store file cannot be looked at for
+ * another cause than its absence.  A look moves sc->next_check to now +
+ * RS_STATECHECK_INTERVAL. */
 int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p,
                        rs_db_t *store, const rs_logger_t *log, apr_time_t now);
 
