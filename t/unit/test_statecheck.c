@@ -435,6 +435,25 @@ START_TEST(lost_replaced)
 }
 END_TEST
 
+/* A store file that cannot be looked at for another cause than its
+ * absence (a path through a file, ENOTDIR) is not taken for lost. */
+START_TEST(lost_unlookable)
+{
+    sc_fix_t f;
+    rs_statecheck_t sc;
+    const char *notdir;
+
+    sc_init(&f);
+    start(&f, &sc);
+    notdir = ut_path(f.dir, "plain");
+    ut_write_str(notdir, "");
+    ck_assert_int_eq(rs_statecheck_lost(&sc, notdir, ut_pool, f.st, f.w.log,
+                                        T0 + RS_STATECHECK_INTERVAL), 0);
+    ck_assert_int_eq(sc.next_check, T0 + 2 * RS_STATECHECK_INTERVAL);
+    ck_assert_int_eq(f.ul.msgs->nelts, 0);
+}
+END_TEST
+
 Suite *statecheck_suite(void)
 {
     Suite *s = suite_create("statecheck");
@@ -449,6 +468,7 @@ Suite *statecheck_suite(void)
     tcase_add_test(tc, new_history_fails);
     tcase_add_test(tc, lost_timing);
     tcase_add_test(tc, lost_replaced);
+    tcase_add_test(tc, lost_unlookable);
     suite_add_tcase(s, tc);
     return s;
 }
