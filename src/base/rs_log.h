@@ -12,6 +12,7 @@
 #include <apr_errno.h>
 
 /* Levels mirror syslog/httpd (APLOG_ERR == 3 ... APLOG_DEBUG == 7). */
+#define RS_LOG_EMERG  0
 #define RS_LOG_ERR    3
 #define RS_LOG_WARN   4
 #define RS_LOG_NOTICE 5

@@ -244,7 +244,7 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     job = rs_jobs_create(&jp);
     c = apr_pcalloc(jp, sizeof(*c));
     c->ws = ws;
-    c->store_history = apr_pstrdup(jp, ws->d->history);
+    c->store_history = apr_pstrdup(jp, ws->d->statecheck.history);
     rs_cdumpjob_opts(ws, jp, &c->o);
     c->collect = ws->cdump_deleted;
     ws->cdump_deleted = 0;

@@ -14,6 +14,7 @@
 #include "rs_massdel.h"
 #include "rs_mounts.h"
 #include "rs_scan.h"
+#include "rs_statecheck.h"
 #include "rs_storeretry.h"
 #include "rs_verifypass.h"
 #include "rs_watch.h"
@@ -36,11 +37,9 @@ typedef struct rs_drive_t {
      * lines go to episode_log (mod_resourcesync_storefail.c). */
     rs_storeretry_episode_t episode;
     rs_logger_t episode_log;
-    /* The store's history and file (mod_resourcesync_history.c). */
-    char history[RS_HISTORY_LEN + 1];
-    apr_dev_t db_dev;
-    apr_ino_t db_ino;
-    apr_time_t next_check;     /* of the store file, monotonic clock */
+    /* The store's history and file (rs_statecheck.h,
+     * mod_resourcesync_history.c). */
+    rs_statecheck_t statecheck;
 } rs_drive_t;
 
 /* The watcher's view of one set.  Lifecycle: created at watcher start;
@@ -289,12 +288,13 @@ apr_status_t rs_storefail_open(rs_drive_t *d);
 void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
                           apr_uint64_t gen);
 
-/* mod_resourcesync_history.c.  At watcher start, after the store is
- * opened and before the sets are set up: adopt the store's history, or
- * start a new one when the store does not continue the documents on disk
- * (then every document of the old history is removed and one warning is
- * logged); every set's status entry is then of d->history.  Returns the
- * cause (logged) when the history cannot be read or recorded. */
+/* mod_resourcesync_history.c (rs_statecheck_start).  At watcher start,
+ * after the store is opened and before the sets are set up: adopt the
+ * store's history, or start a new one when the store does not continue the
+ * documents on disk (then every document of the old history is removed and
+ * one warning is logged); every set's status entry is then of
+ * d->statecheck.history.  Returns the cause (logged) when the history
+ * cannot be read or recorded. */
 apr_status_t rs_drive_history_start(rs_drive_t *d);
 
 /* Every few seconds (now: monotonic clock), whether the store was

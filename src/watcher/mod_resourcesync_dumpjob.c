@@ -201,7 +201,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     job = rs_jobs_create(&jp);
     j = apr_pcalloc(jp, sizeof(*j));
     j->ws = ws;
-    j->history = apr_pstrdup(jp, ws->d->history);
+    j->history = apr_pstrdup(jp, ws->d->statecheck.history);
     j->url_history = apr_pstrdup(jp, ws->status.history);
     j->o.set = set->name;
     j->o.root = set->dir;

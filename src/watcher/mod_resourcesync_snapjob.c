@@ -237,7 +237,7 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
      * (the watcher is the only writer); a later one may not be. */
     j->seq = rs_journal_last_seq(ws->d->journal);
     j->key = apr_pstrdup(p, key);
-    j->history = apr_pstrdup(p, ws->d->history);
+    j->history = apr_pstrdup(p, ws->d->statecheck.history);
     j->sn.set = set->name;
     j->sn.entry.url_base = set->root_url;
     j->sn.capability_url = set->capability_url;

@@ -181,7 +181,7 @@ static void start(rs_drive_t *d, wset_t *ws, const rs_withdraw_req_t *r)
     w->rel = apr_pstrdup(jp, r->rel);
     w->dir = apr_pstrdup(jp, t.dir);
     w->name = apr_pstrdup(jp, APR_ARRAY_IDX(names, 0, const char *));
-    w->store_history = apr_pstrdup(jp, d->history);
+    w->store_history = apr_pstrdup(jp, d->statecheck.history);
     if (set->cdump && *ws->status.history) {
         rs_cdumpjob_opts(ws, jp, &w->o);
     }

@@ -72,6 +72,7 @@ Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
 Suite *listclose_suite(void);
+Suite *statecheck_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
