@@ -4,105 +4,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_journal.h"
-
-enum {
-    J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
-    J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_SETS, J_DIGEST, J_MAX
-};
-
-#define SEQ_FLOOR "journal-seq-floor"
-#define MARK "journal-mark:"
-#define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
-
-static const char *const sql[J_MAX] = {
-    "INSERT INTO journal (" RCOLS ", setname) VALUES "
-    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
-    "SELECT MAX(seq) FROM journal",
-    /* The last datetime of a set: its newest record's (datetimes grow
-     * with the sequence within a set, so the index finds it), or the until
-     * of its last closed list if that is later (a list closed "now" after
-     * a clock step back). */
-    "SELECT MAX(x) FROM (SELECT (SELECT dt FROM journal WHERE setname = %s "
-    "ORDER BY seq DESC LIMIT 1) AS x "
-    "UNION ALL SELECT MAX(until_dt) AS x FROM changelists WHERE setname = %s) AS t",
-    "SELECT started, open_id FROM journal_sets WHERE setname = %s",
-    "INSERT INTO journal_sets (setname, started, open_id) VALUES (%s, %lld, 1) "
-    "ON CONFLICT (setname) DO NOTHING",
-    "SELECT id, from_dt, until_dt, first_seq, last_seq, count FROM changelists "
-    "WHERE setname = %s ORDER BY id",
-    "SELECT COUNT(*), MAX(seq), MAX(dt) FROM journal WHERE setname = %s AND seq >= %lld",
-    "SELECT " RCOLS " FROM journal WHERE setname = %s AND seq >= %lld AND seq <= %lld "
-    "ORDER BY seq LIMIT %d",
-    "SELECT " RCOLS " FROM journal WHERE setname = %s AND seq >= %lld ORDER BY seq LIMIT %d",
-    "INSERT INTO changelists (setname, id, from_dt, until_dt, first_seq, last_seq, count) "
-    "VALUES (%s, %lld, %lld, %lld, %lld, %lld, %lld)",
-    "DELETE FROM changelists WHERE setname = %s AND until_dt < %lld",
-    "DELETE FROM journal WHERE setname = %s AND seq <= %lld",
-    "UPDATE journal_sets SET started = %lld, open_id = %lld WHERE setname = %s",
-    "SELECT " RCOLS ", setname FROM journal WHERE seq > %lld ORDER BY seq LIMIT %d",
-    "SELECT seq FROM journal WHERE setname = %s ORDER BY seq DESC LIMIT 1",
-    /* Each created/updated record with the datetime of the first later
-     * deletion of its path (NULL: none), found through journal_set_path. */
-    "SELECT r.seq, r.sha256, (SELECT MIN(d.dt) FROM journal d WHERE d.setname = r.setname"
-    " AND d.dir = r.dir AND d.name = r.name AND d.change = 3 AND d.seq > r.seq)"
-    " FROM journal r WHERE r.setname = %s AND r.seq >= %lld AND r.seq <= %lld"
-    " AND r.change <> 3 ORDER BY r.seq LIMIT %d",
-    "SELECT seq FROM journal WHERE setname = %s AND dir = %s AND name = %s AND change <> 3"
-    " ORDER BY seq",
-    "SELECT setname FROM journal_sets",
-    /* The created/updated records of a content (journal_set_sha256):
-     * how many, how many of them were deleted later, the latest of those
-     * deletions. */
-    "SELECT COUNT(*), COUNT(x), MAX(x) FROM (SELECT (SELECT MIN(d.dt) FROM journal d"
-    " WHERE d.setname = r.setname AND d.dir = r.dir AND d.name = r.name AND d.change = 3"
-    " AND d.seq > r.seq) AS x FROM journal r WHERE r.setname = %s AND r.sha256 = %s"
-    " AND r.change <> 3) AS v",
-};
-
-static const char *const schema_v1[] = {
-    "CREATE TABLE IF NOT EXISTS journal ("
-    " seq BIGINT PRIMARY KEY, setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
-    " change INTEGER NOT NULL, dt BIGINT NOT NULL, lastmod_ns BIGINT NOT NULL,"
-    " size BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT, sha512 TEXT)",
-    "CREATE INDEX IF NOT EXISTS journal_set_seq ON journal (setname, seq)",
-    "CREATE TABLE IF NOT EXISTS changelists ("
-    " setname TEXT NOT NULL, id BIGINT NOT NULL, from_dt BIGINT NOT NULL,"
-    " until_dt BIGINT NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,"
-    " count BIGINT NOT NULL, PRIMARY KEY (setname, id))",
-    "CREATE TABLE IF NOT EXISTS journal_sets (setname TEXT PRIMARY KEY, started BIGINT NOT NULL,"
-    " open_id BIGINT NOT NULL)",
-    NULL
-};
-
-/* Version 4: the records of a path, in order, found without a scan of
- * the set's records (rs_journal_versions: is a version superseded by a
- * later deletion of its path?). */
-static const char *const schema_v4[] = {
-    "CREATE INDEX IF NOT EXISTS journal_set_path ON journal (setname, dir, name, seq)",
-    NULL
-};
-
-/* Version 5: the records of a content (a SHA-256 digest), found without
- * a scan of the set's records (rs_journal_digest_use: may a Change Dump
- * capture go?).  Only records with the digest are indexed. */
-static const char *const schema_v5[] = {
-    "CREATE INDEX IF NOT EXISTS journal_set_sha256 ON journal (setname, sha256)"
-    " WHERE sha256 IS NOT NULL",
-    NULL
-};
-
-const char *const *rs_journal_schema(int version)
-{
-    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : version == 5 ? schema_v5
-                                                                               : NULL;
-}
-
-const char *const *rs_journal_tables(void)
-{
-    static const char *const tables[] = { "journal", "changelists", "journal_sets", NULL };
-    return tables;
-}
+#include "rs_journal_sql.h"
 
 /* The counters are cached, and another connection may write the journal
  * too (a second watcher during a restart, a tool).  Each cached value
@@ -129,7 +31,7 @@ struct rs_journal_t {
 static apr_status_t exec(rs_journal_t *j, int which, const void **args)
 {
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(j->db, sql[which], &s);
+    apr_status_t rv = rs_db_stmt(j->db, rs_journal_sql[which], &s);
     return rv == APR_SUCCESS ? rs_db_exec(j->db, s, args, NULL) : rv;
 }
 
@@ -137,7 +39,7 @@ static apr_status_t query(rs_journal_t *j, apr_pool_t *p, int which, const void 
                           rs_db_row_fn *fn, void *baton)
 {
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(j->db, sql[which], &s);
+    apr_status_t rv = rs_db_stmt(j->db, rs_journal_sql[which], &s);
     return rv == APR_SUCCESS ? rs_db_query(j->db, p, s, args, fn, baton) : rv;
 }
 

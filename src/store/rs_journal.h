@@ -62,15 +62,6 @@ typedef struct rs_journal_t rs_journal_t;
  * lives as long as pool p, which must not outlive db. */
 apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p);
 
-/* The DDL that brings the journal's tables to schema version `version`
- * from the version before (NULL-terminated; NULL if that version changes
- * nothing here).  Used by rs_schema. */
-const char *const *rs_journal_schema(int version);
-
-/* The tables of this unit (NULL-terminated, static), each keyed by set
- * (a column setname).  Used by rs_schema. */
-const char *const *rs_journal_tables(void);
-
 /* Name of a change ("created", ...). */
 const char *rs_journal_change_name(int change);
 

@@ -4,6 +4,7 @@
 #include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
+#include "rs_journal_sql.h"
 #include "rs_notify.h"
 
 /* The units with tables, in the order their tables are created: the DDL
