@@ -1,4 +1,4 @@
-/* fuzz_snapinfo.c - the snapshot "info" file reader (rs_snapshot_read_info).
+/* fuzz_snapinfo.c - the snapshot "info" file reader (rs_snapinfo_read).
  *
  * The state directory is the module's own, but its files outlive crashes,
  * disks that fill up and operators with editors: the reader must take any
@@ -7,6 +7,7 @@
  */
 #include "fuzz.h"
 #include "rs_snapshot.h"
+#include "rs_snapinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -16,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     apr_status_t rv;
 
     memset(&info, 0, sizeof(info));
-    rv = rs_snapshot_read_info(dir, p, &info);
+    rv = rs_snapinfo_read(dir, p, &info);
     /* Malformed, empty or too long: APR_EINVAL (APR_EOF: an older reader). */
     FUZZ_CHECK(rv == APR_SUCCESS || rv == APR_EINVAL || rv == APR_EOF,
                "unexpected status %d", rv);

@@ -48,6 +48,7 @@
 #include "rs_file.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
+#include "rs_snapinfo.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 
@@ -80,7 +81,7 @@ static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         if (*end || gen <= e->gen) {
             continue;
         }
-        if (rs_snapshot_read_info(rs_statedir_gen(p, set->snap_dir, gen), p, &info)
+        if (rs_snapinfo_read(rs_statedir_gen(p, set->snap_dir, gen), p, &info)
             == APR_SUCCESS && info.gen == gen) {
             e->gen = gen;
             e->at = info.at;

@@ -78,12 +78,6 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
                                const char *dir, apr_uint64_t gen, apr_pool_t *p,
                                rs_snapshot_info_t *info);
 
-/* Read a snapshot directory's info file (rs_file_read_small: a regular
- * file of this process's user, not through a symbolic link, never
- * waiting on a FIFO).  Returns APR_SUCCESS or an error when it is
- * missing, refused or malformed (an incomplete snapshot). */
-apr_status_t rs_snapshot_read_info(const char *dir, apr_pool_t *p,
-                                   rs_snapshot_info_t *info);
 
 
 #endif

@@ -9,6 +9,7 @@
 #include "rs_scan.h"
 #include "rs_partition.h"
 #include "rs_snapshot.h"
+#include "rs_snapinfo.h"
 #include "rs_snapparts.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
@@ -161,7 +162,7 @@ START_TEST(single_list)
     ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 1)));
 
     memset(&back, 0xff, sizeof(back));
-    ck_assert_int_eq(rs_snapshot_read_info(f.dir, ut_pool, &back), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(f.dir, ut_pool, &back), APR_SUCCESS);
     assert_info_eq(&back, &info);
     ck_assert_str_eq(ut_read(ut_path(f.dir, "info"), NULL),
                      apr_psprintf(ut_pool, "7 %" APR_TIME_T_FMT " %" APR_TIME_T_FMT " 5 0 11\n",
@@ -275,7 +276,7 @@ START_TEST(empty_set)
     root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     assert_list_head(root, 0);
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 0);
-    ck_assert_int_eq(rs_snapshot_read_info(f.dir, ut_pool, &back), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(f.dir, ut_pool, &back), APR_SUCCESS);
     assert_info_eq(&back, &info);
 }
 END_TEST
@@ -319,7 +320,7 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
     ck_assert_int_eq(info.entries, n);
     ck_assert_int_eq(info.parts, parts);
     ck_assert_uint_eq(info.gen, gen);
-    ck_assert_int_eq(rs_snapshot_read_info(f->dir, ut_pool, &back), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(f->dir, ut_pool, &back), APR_SUCCESS);
     assert_info_eq(&back, &info);
 
     /* The index. */
@@ -681,17 +682,17 @@ START_TEST(read_info_errors)
     const char *dir = ut_tempdir("info");
     rs_snapshot_info_t info;
 
-    ck_assert_int_ne(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
-    ck_assert_int_ne(rs_snapshot_read_info(ut_path(dir, "nope"), ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_ne(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_ne(rs_snapinfo_read(ut_path(dir, "nope"), ut_pool, &info), APR_SUCCESS);
     ut_write_str(ut_path(dir, "info"), "");
-    ck_assert_int_ne(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_ne(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
     ut_write_str(ut_path(dir, "info"), "1 2 3\n");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_EINVAL);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_EINVAL);
     ut_write_str(ut_path(dir, "info"), "1 2 3 4 x\n");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_EINVAL);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_EINVAL);
     /* Incomplete write: no newline yet. */
     ut_write_str(ut_path(dir, "info"), "1 2 3 4 5");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_EINVAL);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_EINVAL);
     /* Signs, wrapped or oversized numbers, torn or padded lines. */
     {
         static const char *const bad[] = {
@@ -705,12 +706,12 @@ START_TEST(read_info_errors)
         size_t i;
         for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             ut_write_str(ut_path(dir, "info"), bad[i]);
-            ck_assert_msg(rs_snapshot_read_info(dir, ut_pool, &info) == APR_EINVAL,
+            ck_assert_msg(rs_snapinfo_read(dir, ut_pool, &info) == APR_EINVAL,
                           "accepted: %s", bad[i]);
         }
     }
     ut_write_str(ut_path(dir, "info"), "9 2 3 4 5\n");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_uint_eq(info.gen, 9);
     ck_assert_int_eq(info.at, 2);
     ck_assert_int_eq(info.completed, 3);
@@ -718,11 +719,11 @@ START_TEST(read_info_errors)
     ck_assert_int_eq(info.parts, 5);
     ck_assert_int_eq(info.bytes, -1);         /* written before bytes were */
     ut_write_str(ut_path(dir, "info"), "9 2 3 4 5 123\n");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.parts, 5);
     ck_assert_int_eq(info.bytes, 123);
     ut_write_str(ut_path(dir, "info"), "18446744073709551615 0 9223372036854775807 0 2147483647\n");
-    ck_assert_int_eq(rs_snapshot_read_info(dir, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_uint_eq(info.gen, 18446744073709551615ULL);
     ck_assert_int_eq(info.completed, APR_INT64_MAX);
     ck_assert_int_eq(info.parts, 2147483647);
