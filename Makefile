@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # mod_resourcesync - build, test and run.
 #
 #   make deps       install the Debian packages needed (idempotent)

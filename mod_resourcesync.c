@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync.c - ResourceSync Source for Apache httpd 2.4.
  *
  * Module record and hook registration only; the work is done in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench.py - the mod_resourcesync benchmark harness (run it through bench/run).
 
 Every figure is a ratio of our time (or rate, or memory) to a baseline

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """dumps.py - Resource Dump benchmarks (run it through `bench/run --dumps`).
 
 Figures, each a ratio to a baseline measured in the same run on the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """notify.py - notification benchmarks (run it through `bench/run --notify`).
 
 Figures, on private servers whose set has ResourceSyncNotify on and whose

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """scale.py - metadata at scale (run it through bench/run --scale N).
 
 A tree of N empty files (bench/make-tree --empty: the benchmark layout, only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz.h - shared helpers of the libFuzzer harnesses in this directory.
  *
  * Every harness gets a NUL-terminated copy of the input (inputs with a NUL

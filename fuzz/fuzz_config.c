@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_config.c - directive values: whole numbers, durations, hash lists,
  * exclusion globs, set names, URL-paths and URLs (rs_parse, rs_glob).
  *

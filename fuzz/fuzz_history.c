@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_history.c - the history file (rs_history_read).
  *
  * <statedir>/history outlives crashes, full disks and operators with

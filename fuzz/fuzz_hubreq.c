@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_hubreq.c - hub subscription requests (rs_hubreq): the form parser
  * and the spool record reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_loc.c - file names through URI escaping and the XML writer.
  *
  * The input is a path relative to a set's root: arbitrary bytes (no NUL,

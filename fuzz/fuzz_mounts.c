@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_mounts.c - one line of /proc/self/mountinfo (rs_mounts_parse_line).
  *
  * The kernel writes that file, but its mount points are names chosen by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_request.c - request paths below the prefix, history ids and
  * part/list ids (rs_parse_request_path, rs_parse_history, rs_parse_part,
  * rs_parse_dump_part (package keys), rs_parse_cdump_part, rs_parse_id).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_snapinfo.c - the snapshot "info" file reader (rs_snapinfo_read).
  *
  * The state directory is the module's own, but its files outlive crashes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_time.c - W3C Datetime parsing and formatting (rs_time).
  *
  * A datetime that rs_time_parse accepts is formatted by rs_time_format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_zipname.c - file names as dump package member names.
  *
  * The input is a path relative to a set's root: arbitrary bytes (no NUL,

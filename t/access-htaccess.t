@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # Access files are followed: a <Files> denial, a RewriteRule [F] (renamed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # Access decided once per directory and kind of file (ResourceSyncAccessCheck

@@ -1,9 +1,11 @@
+# SPDX-License-Identifier: Apache-2.0
 # docs/ARCHITECTURE.md's file table against the tree: every C source and
 # header of the module and of rs-tool is named in it, once, and every file
 # it names exists ("x.[ch]" names x.c and x.h).  And the layout's rules,
 # on the symbols of the built objects (nm): no engine unit uses a symbol
 # of the glue, and serve/ and watcher/ use none of each other's.  No
-# server.
+# server.  And every source file of the project says its licence in an
+# SPDX line at its top (LICENSE: Apache-2.0).
 use strict;
 use warnings;
 use Test::More;
@@ -66,5 +68,22 @@ SKIP: {
     ok(scalar(keys %def) > 500, 'the objects define the module\'s symbols') or diag(scalar(keys %def));
     is_deeply(\@up, [], 'no engine unit uses a symbol of the glue');
     is_deeply(\@across, [], 'serve/ and watcher/ use none of each other\'s symbols');
+}
+
+# The licence line: C sources and headers, Perl, Python and shell scripts
+# of the project (git's list of files, when the tree is a clone).
+SKIP: {
+    my @files = -d "$top/.git" ? split /\n/, `git -C '$top' ls-files 2>/dev/null` : ();
+    skip 'not a git clone', 1 unless @files;
+    my @src = grep {
+        !m{^(debian|fuzz/corpus|t/xsd|t/conf)/}
+            && (/\.(c|h|t|pm|pl|PL|py)$/ || m{^(Makefile|\.ci/run|t/run-tests|t/httpd-asan|fuzz/run|bench/run|bench/make-tree|conf/run-example|conf/make-example-tree)$})
+    } @files;
+    my @missing = grep {
+        open(my $f, '<', "$top/$_") or die "$_: $!";
+        my $head = join '', grep { defined } map { scalar <$f> } 1 .. 2;
+        $head !~ /SPDX-License-Identifier: Apache-2\.0/;
+    } @src;
+    is_deeply(\@missing, [], scalar(@src) . ' source files carry the SPDX licence line');
 }
 done_testing();

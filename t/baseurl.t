@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ResourceSyncBaseURL: absolute URLs for a server behind a reverse proxy
 # (with a path prefix), not inherited by a virtual host.  Private server.
 use strict;

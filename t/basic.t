@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The module answers: the Source Description is served as XML.
 use strict;
 use warnings;

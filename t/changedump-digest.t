@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Change Dump captures are named by SHA-256 whatever ResourceSyncHash
 # lists: a set that lists MD5 only, given two files whose bytes differ but
 # whose MD5 digests are equal (the collision of Wang et al., 2004), keeps

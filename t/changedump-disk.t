@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A full disk and the Change Dump: the packages live on a small tmpfs
 # (<statedir>/changedumps); once it is full, building a package fails, the
 # failure is logged once as a warning (repeats at debug level),

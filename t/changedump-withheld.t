@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A file captured for the Change Dump and then withdrawn from the listing
 # leaves every package built afterwards: one set per way a file stops
 # being listed -- denied by an .htaccess inside the set, denied by a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Change Dumps (ResourceSyncChangeDump): one ZIP package per closed Change
 # List, with every created/updated version's bytes as the journal hashed
 # them, listed in changedump.xml.  A destination rebuilds the tree from the

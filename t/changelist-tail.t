@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Following the open Change List with byte ranges: a destination reads the
 # list once, then only what was added (Range from its old length minus the
 # closing tag, If-Range with the ETag it holds), rebuilding the document

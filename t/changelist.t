@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Change Lists from reconciliation scans: the index and its lists, closing
 # by size and by period, immutability of closed lists, retention, the 1.0
 # mode, durability across a restart, and a destination that rebuilds the

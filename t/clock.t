@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Wall-clock steps.  A private server (and so its watcher) runs under
 # libfaketime, driven through a timestamp file: changes with the clock
 # right, then with the clock stepped back two hours (with a graceful

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every datetime in every document of a set has at most six fractional
 # digits (files with nanosecond mtimes: lastmod is the mtime truncated to
 # the microsecond), and a change of mtime below the microsecond is still a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package on this machine's apache2: `make deb` builds it,
 # dpkg installs it, `a2enmod resourcesync` enables it, apache2 runs in the
 # foreground with the Debian configuration pieces and a set over a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Degraded mode with the real inotify limit: another process of the
 # server's run user holds all but three of the user's inotify watches
 # (fs.inotify.max_user_watches), so the watcher cannot watch every

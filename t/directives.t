@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # The directive table: every directive where it may stand (accepted by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every discovery document and Resource List of both virtual hosts: schema
 # validity and the links and metadata that tie them together.
 use strict;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # HTTP semantics of the Resource Dump's files: a package, a manifest copy
 # and resourcedump.xml answer HEAD, conditional requests (304), single and
 # multiple ranges, If-Range, unsatisfiable ranges like static files, with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kill -9 of the watcher while it writes a dump package: the set holds
 # large (sparse) files, so a package takes a second or more to write; the
 # test waits until a ".tmp-" package file under construction has grown

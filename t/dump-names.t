@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Odd file names in the Resource Dump and the Change Dump: every file
 # survives the round trip file name -> ZIP member name -> manifest <loc>
 # and rs:md path, and no member name is one that a common extractor reads

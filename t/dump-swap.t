@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The dump builder reads only the files the inventory lists: a directory
 # of the set swapped for a symbolic link to a directory outside the set
 # after the scan (that directory holding a secret file of the same name,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ZIP64 by size: a set holding a file over 4 GiB (sparse, with marked
 # regions around the 4 GiB boundary and at its end) gets a package that
 # Python's zipfile opens over HTTP (every read a Range request), whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # The configuration fingerprint: a restart after a change that cannot

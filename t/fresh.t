@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # A fresh Resource List: a file created or deleted shows in (leaves) the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Large files are hashed on the hashing lane: they do not hold up the
 # first Resource List nor the entries of other changes, the status page
 # shows what is being hashed, and a file that changes while it is hashed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # HTTP behaviour of the documents (validators, conditional requests, HEAD,
 # Range, methods, URLs that are not documents, malformed requests) and the
 # Link: <capability list>; rel="resourcesync" header on resources.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Notifications end to end, as subscribers of the built-in hub see them:
 # subscriptions through the hub endpoint (one subscriber with a secret,
 # every X-Hub-Signature checked; one without, none sent); a mutating tree

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub stays fair under floods:
 #   * a hundred requests whose callback hangs do not delay a legitimate
 #     one: it is verified while the hundred are still pending (per-host

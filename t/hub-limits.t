@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub's subscription limits count what an attacker cannot
 # multiply for free: subscriptions per callback ADDRESS, the address the
 # verification of intent was sent to (every spelling of one address is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub is nobody's proxy: every outbound request of the
 # notification machinery (verification of intent, delivery to a
 # subscriber, publishing to a hub) connects only to an address that passes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub's subscription endpoint (<prefix>/hub): what a child
 # answers and what it leaves in the spool for the watcher.  Private servers.
 use strict;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub's intake, on the watcher's side: verification of intent,
 # an unknown topic refused without any request to the callback, clamped and
 # enforced leases, renewal, verified unsubscription, the limits per

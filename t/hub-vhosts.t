@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The built-in hub's intake applies the policy of the virtual host that
 # received a request: its ResourceSyncHubAllowCallback and its
 # ResourceSyncHubMaxSubscriptions, also in the watcher (which learns the

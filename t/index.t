@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Resource List Index of set "small" (ResourceSyncMaxEntries 3, 10 files)
 # and the URLs of its parts, valid and not.
 use strict;

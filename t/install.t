@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # make install into a DESTDIR: the module, rs-tool and its man page, the
 # Debian-style .load and .conf; a second install keeps an edited .conf and
 # puts the new one beside it as .conf.dist.  The man page renders without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A set that cannot be listed answers 503 instead of an empty list, and a
 # mass deletion waits for a confirming scan.  Private servers.
 #   - a set whose directory is missing at the first start: its documents

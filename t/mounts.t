@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Mounts are followed.  Private server, as root (the test mounts tmpfs
 # file systems; skipped otherwise):
 #   - set r's root is a tmpfs with files: unmounted, the set is unavailable

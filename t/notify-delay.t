@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ResourceSyncNotifyDelay bounds how long a change waits: a notification is
 # sealed the delay after the first change it carries, also while changes
 # keep coming more often than the delay (a quiet period never comes).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Framework notifications of configuration changes (ResourceSyncNotify on):
 # the first start announces the Capability List (created) and the Source
 # Description (updated); a restart with the same configuration announces

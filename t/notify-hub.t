@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Publishing notifications to hubs (ResourceSyncNotifyHub) and delivering
 # them to the built-in hub's subscribers, against the test peers of
 # t/lib/RSWebSubPeer.pm on 127.0.0.1:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Notification topics (ResourceSyncNotify on): HEAD/GET/304/405 of
 # <prefix>/<set>/notify/change and notify/framework with their exact Link
 # header, 404 for a set with notifications off, the Capability List

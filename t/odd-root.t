@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A set directory whose own name needs escaping (space, &, non-ASCII):
 # its URL-path is derived from DocumentRoot, escaped in every loc, and the
 # files are listed and served.  Private server.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An inotify queue overflow is logged once per set and watcher life at
 # notice (later ones at debug), and each one is repaired by a full scan.
 # Root only: fs.inotify.max_queued_events is lowered while the server

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A destination reads a Resource List Index and then its parts while the
 # tree changes (set "mut", ResourceSyncMaxEntries 5).  The parts of the
 # index it read must still form that one snapshot: no file that existed

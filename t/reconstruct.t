@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The reconstruction invariant under change: a destination takes its
 # baseline from the Resource List while a mutator changes files and
 # directories, applies every change with a datetime not before the list's

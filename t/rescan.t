@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # Changes to the tree reach the Resource List at the next rescan: created,

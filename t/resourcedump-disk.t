@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A full disk and the Resource Dump: the dumps live on a small tmpfs
 # (<statedir>/dumps); once it is full, a build fails, the failure is
 # logged once as a warning (repeats at debug level), the previous dump

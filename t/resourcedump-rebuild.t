@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Rebuilding the Resource Dump: after one file changes, the new dump
 # differs only in the package holding it (every other package keeps its
 # URL, bytes and ETag), and a package that left the dump stays

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Resource Dump (ResourceSyncResourceDump): resourcedump.xml, its ZIP
 # packages and manifest copies.  Every package opens with Python's zipfile
 # and unzip, holds manifest.xml first, and every member is the file's bytes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every resource listed for the sets main, small, aliased and vset: it is
 # served as listed (length, hashes, type, lastmod), its loc is correctly
 # percent-encoded, and the listed paths are exactly the files of the tree.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A set whose directory disappears is not listed empty (a mirror would
 # delete everything): its documents answer 503 and nothing is journaled
 # until the directory is back.  Private server.

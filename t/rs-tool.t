@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rs-tool, the operator's CLI, against the state directory of a real
 # server: --version and the version the module logs; status (also with
 # --url of the status page); verify, equal and different, changing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # What a set lists and what it must never list (sets "rules" and "dots" of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The scheme of the absolute URLs on a port other than 443: taken from
 # "ServerName https://host:port", or from "SSLEngine on" in the server's
 # section when ServerName has no scheme.  Private server with mod_ssl and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # Stable parts of a Resource List Index (ResourceSyncMaxEntries 50, 300

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The state directory's boundary between root and the run user (issue 23,
 # section 1).  The run user owns the state directory and can put anything
 # under any name in it; root (the httpd parent at every restart, rs-tool

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # State loss: the state store deleted while httpd is stopped, deleted
 # while it runs (then a graceful restart), replaced by an older copy, and
 # rolled back by the loss of its write-ahead log's tail.  In each case the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The status page's formats (HTML, ?auto, ?json, ?text) from one model,
 # checked against a known tree; the ResourceSync section of mod_status'
 # server-status; the progress line of a full scan, with its estimated

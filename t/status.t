@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The shared-memory status segment, seen through "SetHandler resourcesync-status".
 use strict;
 use warnings;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Store write failures: the state directory is a small tmpfs the test
 # mounts.  A full disk and immutable store files (chattr +i) must each
 # become a clean "store failing: <cause>" state

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # TRACE on the module's URLs is answered as the core answers it on any
 # other URL, and the Allow header of a 405 agrees: with TraceEnable Off,
 # TRACE is refused and Allow does not list it.  Private server.

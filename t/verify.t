@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ResourceSyncVerifyInterval: content that changes without an inotify
 # event for its listed name is found by the verification pass.  Two cases:
 # a file of the set written through a hard link outside the set, and an

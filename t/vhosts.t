@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sets declared in the main server belong to the main server: name-based
 # virtual hosts without ResourceSync directives are untouched (no Source
 # Description, no documents, no Link header, no check of their

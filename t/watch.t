@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Live change tracking: every kind of change made to a set's files reaches
 # its open Change List through inotify.  The rescan interval is an hour, so
 # only the live watcher can make these pass.  Each scenario waits (with a

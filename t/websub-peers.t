@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 use strict;
 use warnings;
 # The WebSub test peers of t/lib/RSWebSubPeer.pm, exercised on their own

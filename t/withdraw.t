@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # rs-tool withdraw SET PATH takes back what dump packages published by
 # mistake.  A file is packaged in the Resource Dump and, changed, in a
 # Change Dump package; then it is removed and withdrawn: the old package

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool.c - rs-tool, the operator's command-line tool: dispatch, and
  * the engine commands that work on a store file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool.h - the commands of rs-tool that work on a state directory,
  * called by the dispatcher.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_err.c - see rs_tool_err.h */
 #include <stdarg.h>
 #include <stdio.h>

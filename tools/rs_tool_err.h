@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_err.h - rs-tool's exit codes and error messages, shared by
  * every part of the tool.
  *

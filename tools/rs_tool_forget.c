@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_forget.c - rs-tool forget-set: remove every trace of a set that
  * is no longer configured.
  *

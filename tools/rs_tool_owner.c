@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_owner.c - who rs-tool acts as inside a state directory.
  *
  * The state directory belongs to the user httpd runs as (the module gives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_owner.h - who rs-tool acts as inside a state directory (see
  * rs_tool_owner.c). */
 #ifndef RS_TOOL_OWNER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_state.c - rs-tool status, forget-set and backup: the state
  * directory and its store, read and changed through the engine's store
  * units (rs_schema, rs_inventory, rs_journal, rs_db).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_statedir.c - see rs_tool_statedir.h */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_statedir.h - how every command of rs-tool reaches the state:
  * the state directory argument checked (as its owner), the store opened
  * through the engine. */

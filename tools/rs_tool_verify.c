@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_verify.c - rs-tool verify: compare a set's inventory with its
  * tree, changing nothing.
  *

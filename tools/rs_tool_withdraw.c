@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_tool_withdraw.c - rs-tool withdraw: take back what a set's dump
  * packages published by mistake.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_beneath.c - see rs_beneath.h */
 #include <errno.h>
 #include <fcntl.h>

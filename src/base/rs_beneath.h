@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_beneath.h - files of a set's tree, reached without following what
  * was swapped in after the scan.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_confval.c - see rs_confval.h */
 #include <strings.h>
 #include <apr_strings.h>

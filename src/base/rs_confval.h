@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_confval.h - one directive value by its description: numbers, sizes,
  * durations, delays and words, with the directive's error message.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_file.c - see rs_file.h */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_file.h - file-system primitives of the state directory.
  *
  * Everything the watcher publishes appears by an atomic rename of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_glob.c - see rs_glob.h */
 #include <string.h>
 #include <apr_fnmatch.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_glob.h - exclusion patterns (ResourceSyncExclude) and dotfile rules.
  *
  * A pattern without "/" matches the base name of a file or directory at any

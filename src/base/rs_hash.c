@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hash.c - see rs_hash.h */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hash.h - content digests for rs:md/@hash, computed with OpenSSL EVP.
  *
  * The algorithm names are those of the ResourceSync specification (section

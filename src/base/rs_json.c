@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_json.c - see rs_json.h. */
 #include <string.h>
 #include <apr_strings.h>

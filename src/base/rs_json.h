@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_json.h - the one JSON helper of the module: string literals.
  *
  * The status page's ?json format is written by hand (a handful of

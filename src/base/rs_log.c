@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_log.c - see rs_log.h */
 #include <stdarg.h>
 #include <apr_strings.h>

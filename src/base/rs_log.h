@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_log.h - logging callback used by the engine.
  *
  * The engine (src/rs_*.c) never includes httpd.h.  It reports through an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_parse.c - see rs_parse.h */
 #include <string.h>
 #include <apr_lib.h>

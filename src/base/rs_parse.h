@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_parse.h - parsers of outside input: request paths and directive values.
  *
  * Everything a client puts in a URL below the prefix, and every value an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_path.c - see rs_path.h */
 #include <string.h>
 #include <apr_strings.h>

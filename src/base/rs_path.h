@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_path.h - absolute paths as strings: one at or below another, and
  * trailing slashes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_range.c - see rs_range.h */
 #include <apr_lib.h>
 #include <apr_strings.h>

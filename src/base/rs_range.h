@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_range.h - one byte range of an HTTP Range header (RFC 9110 14.1.2).
  *
  * For documents the module generates itself (the open Change List), whose

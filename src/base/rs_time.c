@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_time.c - see rs_time.h */
 #include <stdio.h>
 #include <string.h>

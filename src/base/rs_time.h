@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_time.h - W3C Datetime (ISO 8601 profile) formatting in UTC.
  *
  * ResourceSync documents carry `at`, `completed`, `from`, `until`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_uri.c - see rs_uri.h */
 #include <string.h>
 #include <apr_lib.h>

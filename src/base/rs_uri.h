@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_uri.h - percent-encoding of path segments (RFC 3986).
  *
  * File names are bytes.  Every byte other than an RFC 3986 "unreserved"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_utf8.c - see rs_utf8.h. */
 #include "rs_utf8.h"
 

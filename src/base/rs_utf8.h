@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_utf8.h - UTF-8 validation, one sequence at a time. */
 #ifndef RS_UTF8_H
 #define RS_UTF8_H

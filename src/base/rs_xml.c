@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_xml.c - see rs_xml.h */
 #include <string.h>
 #include <libxml/xmlwriter.h>

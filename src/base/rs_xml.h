@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_xml.h - streaming writer for Sitemap/ResourceSync documents.
  *
  * A thin layer over libxml2's xmlTextWriter that knows the two document

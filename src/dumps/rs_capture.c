@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_capture.c - see rs_capture.h */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_capture.h - the bytes of journaled versions, kept for Change Dumps.
  *
  * A set with ResourceSyncChangeDump keeps, in its capture directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_cdump.c - see rs_cdump.h */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_cdump.h - Change Dump packages and the Change Dump document.
  *
  * One package per closed Change List, built from the journal's records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dump.c - see rs_dump.h */
 #include <errno.h>
 #include <fcntl.h>

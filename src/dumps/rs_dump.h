@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dump.h - a Resource Dump: ZIP packages of a set's listed files.
  *
  * rs_dump_write reads the set's listed inventory rows in listing order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dumppkg.c - see rs_dumppkg.h */
 #include <errno.h>
 #include <fcntl.h>

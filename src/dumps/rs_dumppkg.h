@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dumppkg.h - a Resource Dump package's identity and its reuse.
  *
  * A package is named by a key derived from what it holds: the ordered

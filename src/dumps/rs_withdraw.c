@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_withdraw.c - see rs_withdraw.h */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_withdraw.h - withdrawal requests: the operator asks (rs-tool
  * withdraw), the watcher applies.
  *

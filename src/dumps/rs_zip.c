@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_zip.c - see rs_zip.h */
 #include <errno.h>
 #include <fcntl.h>

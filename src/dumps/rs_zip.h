@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_zip.h - one dump package: a ZIP file built with libzip.
  *
  * A package is `manifest.xml` (bytes given by the caller) as its first

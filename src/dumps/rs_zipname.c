@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_zipname.c - member names of a package (see rs_zip.h): which names
  * are accepted, which get the UTF-8 flag, and how a file's path becomes
  * a member name.

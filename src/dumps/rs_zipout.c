@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_zipout.c - see rs_zipout.h */
 #include <errno.h>
 #include <fcntl.h>

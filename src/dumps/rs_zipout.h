@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_zipout.h - where libzip writes a package: a buffered write source.
  *
  * libzip writes an archive through a write source.  Its own file source

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_ziptime.c - see rs_ziptime.h */
 #include <time.h>
 #include <apr_time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_ziptime.h - a member's time in a package, independent of the time
  * zone: its DOS date and time show the UTC fields of its modification
  * time (clamped to the DOS range), and an extended timestamp ("UT" extra

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync.h - shared declarations of the httpd glue.
  *
  * The glue is split by concern:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_access.c - "would an anonymous GET serve this file?"
  *
  * The watcher decides what may be listed by asking httpd itself: for each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_clsource.c - where a set's Change List documents come
  * from: their options (from the set's configuration) and their records.
  *

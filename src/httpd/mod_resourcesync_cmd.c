@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_cmd.c - see mod_resourcesync_cmd.h.
  *
  * Runs while httpd reads the configuration (twice at startup, once per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_cmd.h - the directive machinery: where a directive may
  * stand, which record it sets, and the setters the table shares.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_config.c - config records, merges and resolution.
  *
  * Lifecycle: pre_config resets rs_global (mod_resourcesync_global.c) for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_directives.c - the directive table, and the directives
  * that need more than a shared setter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_fingerprint.c - the fingerprint of the configuration
  * that the access checks depend on.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_global.c - rs_global, the process-wide state of one
  * server generation (mod_resourcesync.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_hubconf.c - the directives of the built-in hub.
  *
  * Most hub directives are server-level ones (main server or

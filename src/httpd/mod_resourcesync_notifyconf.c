@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_notifyconf.c - the directives of publishing
  * notifications to hubs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_os.c - the state directory on disk: whether it can be
  * used, its creation, its ownership and its modes.
  *

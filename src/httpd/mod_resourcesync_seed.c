@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_seed.c - the seed of the status segment, read from the
  * state directory by the run user.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_status.c - the shared-memory status segment.
  *
  * Lifecycle: one anonymous segment per server generation, created in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_uniform.c - when do files of one directory get the same
  * access answer?
  *

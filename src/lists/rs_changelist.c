@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_changelist.c - see rs_changelist.h */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_changelist.h - Change List and Change List Index documents.
  *
  * Written from the journal (rs_journal) with bounded memory: records are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_entry.c - see rs_entry.h */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_entry.h - the one renderer of <url> entries.
  *
  * Every document that lists resources - Resource Lists (rs_snapshot) and

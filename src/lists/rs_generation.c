@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_generation.c - see rs_generation.h */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_generation.h - the snapshot generation protocol of a set.
  *
  * A set's Resource List is a numbered, immutable directory

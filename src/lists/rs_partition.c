@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_partition.c - see rs_partition.h */
 #include "rs_partition.h"
 

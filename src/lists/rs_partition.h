@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_partition.h - stable partitioning of a sorted listing into packages.
  *
  * A dump's resources, in the listing's sorted order, are cut into packages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_ring.c - see rs_ring.h */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_ring.h - a ring of the most recent journal records, in memory the
  * caller provides (the shared status segment).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapinfo.c - see rs_snapinfo.h */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapinfo.h - reading a snapshot generation's info file, which the
  * snapshot writer (rs_snapshot.c) writes last: the status segment's seed,
  * the watcher's snapshot job and rs-tool read it back.  The file is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapparts.c - see rs_snapparts.h */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapparts.h - the stable parts of a Resource List Index.
  *
  * A snapshot with an index cuts its entries into parts with rs_partition

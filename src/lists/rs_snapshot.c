@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapshot.c - see rs_snapshot.h */
 #include <errno.h>
 #include <stdio.h>

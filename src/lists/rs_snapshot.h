@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_snapshot.h - Resource List documents generated from the inventory.
  *
  * A snapshot is the complete Resource List of a set at one moment: either

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_deliverstat.c - see rs_deliverstat.h */
 #include <stdlib.h>
 #include <string.h>

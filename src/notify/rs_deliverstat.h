@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_deliverstat.h - the delivery thread's status file, read by the
  * status page.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubaddr.c - address classes and allow lists of hub callbacks (see
  * rs_hubaddr.h). */
 #include <stdio.h>

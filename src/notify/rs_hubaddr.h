@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubaddr.h - which callback addresses the built-in hub may call.
  *
  * A hub that POSTs to any URL a stranger gives it is a tool for reaching

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubgate.c - see rs_hubgate.h */
 #include <string.h>
 #include <apr_atomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubgate.h - the gate of the built-in hub's spool: how many requests
  * may wait in it (count and bytes), and how fast one client may add to
  * it.

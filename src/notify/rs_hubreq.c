@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubreq.c - subscription requests of the built-in hub: the form, its
  * checks, the spool record and its file (see rs_hubreq.h). */
 #include <stdio.h>

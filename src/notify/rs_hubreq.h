@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubreq.h - subscription requests of the built-in WebSub hub.
  *
  * Lifecycle of a request (see docs/ARCHITECTURE.md, "Built-in hub:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubsched.c - see rs_hubsched.h
  *
  * Structure: a ring of clients (those with queued entries); each client

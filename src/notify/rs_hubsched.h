@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubsched.h - the order in which the built-in hub's intake verifies
  * pending subscription requests, so that one slow or hanging callback
  * (or one client sending many requests) cannot delay the others.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubspool.c - see rs_hubspool.h */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubspool.h - the watcher's view of the built-in hub's spool
  * directory: which requests arrived, at a cost per new request.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubsub.c - see rs_hubsub.h */
 #include <string.h>
 #include <apr_strings.h>

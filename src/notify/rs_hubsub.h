@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_hubsub.h - the built-in hub's subscriptions in the state store.
  *
  * A subscription is a notify_dests row (rs_notify.h) of kind "sub": set,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_notify.c - see rs_notify.h */
 #include <string.h>
 #include <apr_strings.h>

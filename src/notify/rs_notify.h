@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_notify.h - the notification outbox in the state store.
  *
  * Tables (schema version 2):

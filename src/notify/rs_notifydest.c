@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_notifydest.c - the delivery destinations (see rs_notifydest.h). */
 #include <apr_strings.h>
 #include "rs_notifydest.h"

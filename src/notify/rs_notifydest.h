@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_notifydest.h - the delivery destinations of the notification outbox
  * (table notify_dests of rs_notify, schema version 2).
  *

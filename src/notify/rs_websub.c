@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_websub.c - see rs_websub.h */
 #include <ctype.h>
 #include <pthread.h>

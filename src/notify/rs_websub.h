@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_websub.h - WebSub sender: outgoing HTTP requests over one libcurl
  * multi handle.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_websub_util.c - the pure helpers of rs_websub's interface (declared in
  * rs_websub.h): request signing (X-Hub-Signature), form encoding, the
  * retry backoff and Retry-After.  No libcurl here, no state. */

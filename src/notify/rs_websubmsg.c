@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_websubmsg.c - see rs_websubmsg.h */
 #include <string.h>
 #include <apr_general.h>

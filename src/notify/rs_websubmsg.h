@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_websubmsg.h - what one WebSub request sends: its URL, body and
  * header lines, by kind (rs_websub.h): a publish ping, a fat ping, a
  * delivery (signed when it has a secret), a verification of intent (with

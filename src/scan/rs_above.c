@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_above.c - see rs_above.h */
 #include <errno.h>
 #include <string.h>

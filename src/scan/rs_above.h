@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_above.h - the access files above a set's root.
  *
  * httpd reads the access files (.htaccess, AccessFileName) of every

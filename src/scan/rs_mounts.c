@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_mounts.c - see rs_mounts.h. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_mounts.h - follow the mount table (Linux /proc/self/mountinfo).
  *
  * inotify reports neither a mount nor an unmount inside a watched tree:

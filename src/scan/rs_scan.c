@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scan.c - see rs_scan.h: the full reconciliation walk (rs_scan_set)
  * and the pieces it is made of, shared with rs_scantargets.c through
  * rs_scan_priv.h. */

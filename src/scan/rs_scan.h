@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scan.h - reconcile a set's directory tree with the stored inventory.
  *
  * The scan walks the tree with openat()/fdopendir() (no stat by full path),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scan_priv.h - what the two kinds of scan share (rs_scan's own helper,
  * not part of its API: only rs_scan.c and rs_scantargets.c include it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanaccess.c - see rs_scanaccess.h: following the access files
  * (.htaccess, AccessFileName) of a set.
  *

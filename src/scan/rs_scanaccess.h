@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanaccess.h - the rows of a directory's access files in a scan
  * (see rs_scanaccess.c). */
 #ifndef RS_SCANACCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanahead.c - see rs_scanahead.h: reading the tree's metadata ahead
  * of a full scan's walk, on a cold cache.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanahead.h - reading a tree's metadata ahead of a full scan's
  * walk on a cold cache (see rs_scanahead.c). */
 #ifndef RS_SCANAHEAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanctx.h - the state of one scan (rs_scan_ctx_t), shared by the
  * units a scan is made of: the walk (rs_scan.c, rs_scantargets.c), the
  * store's writes (rs_scanwrite.c), the writer thread (rs_scanpipe.c) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanfile.c - see rs_scanfile.h */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanfile.h - the per-file work of a scan (rs_scan's own helper).
  *
  * A scan (rs_scan.c) walks a directory on one thread and queues the files

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanopts.h - what a scan is given and what it counts: its options
  * (rs_scan_opts_t, with the callbacks through which its caller decides
  * what is served and hears of changes) and its statistics

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanpipe.c - see rs_scanpipe.h: the store writer of a full scan.
  *
  * A full scan does two kinds of work per file: reading the tree (readdir,

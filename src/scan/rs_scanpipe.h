@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanpipe.h - the writer thread of a full scan, and the one way the
  * walk writes the store: every write of a walk goes through
  * rs_scanpipe_row / _access / _drop and every read of stored rows through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanrate.c - see rs_scanrate.h */
 #include "rs_scanrate.h"
 

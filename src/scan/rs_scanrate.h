@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanrate.h - a full scan's progress as figures: its rate and the
  * time left, and where its expected total comes from.
  *

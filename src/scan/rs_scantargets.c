@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scantargets.c - see rs_scan.h: rs_scan_targets, the reconciliation
  * of the parts of a set's tree that change notifications name, built from
  * the pieces of the full walk (rs_scan_priv.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanwrite.c - see rs_scanwrite.h */
 #include <string.h>
 #include "rs_scanwrite.h"

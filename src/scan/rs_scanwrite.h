@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanwrite.h - a scan's writes to the store, done at once on the
  * thread that holds the store (the walk's, or the writer thread of
  * rs_scanpipe.c): a file's new row and what it means for the listing, an

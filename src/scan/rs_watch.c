@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_watch.c - see rs_watch.h */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_watch.h - follow one set's tree with inotify.
  *
  * One rs_watch_t per set, each with its own inotify instance (two sets may

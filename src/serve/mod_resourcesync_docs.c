@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_docs.c - Source Descriptions and Capability Lists.
  *
  * Both depend on the configuration only, so they are rendered once per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_handler.c - URL mapping, the document handler and the
  * Link header.
  *

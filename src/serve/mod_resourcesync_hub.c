@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_hub.c - the subscription endpoint of the built-in hub,
  * <prefix>/hub (ResourceSyncHub on).
  *

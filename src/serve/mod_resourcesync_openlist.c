@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_openlist.c - the open Change List, served by children.
  *
  * The open Change List is not a file.  After each commit the watcher puts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_statusfmt.c - the status model (rs_statmodel_t,
  * mod_resourcesync_statusmodel.c) rendered three ways, and the
  * ResourceSync section of mod_status' server-status.

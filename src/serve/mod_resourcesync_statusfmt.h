@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_statusfmt.h - the status page's model and formats:
  * shared by the handler (mod_resourcesync_statuspage.c), the model
  * (mod_resourcesync_statusmodel.c), its renderers and mod_status' hook

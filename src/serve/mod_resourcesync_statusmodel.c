@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_statusmodel.c - what the status page shows, built once
  * per request as lists of (key, value), then rendered as HTML, as
  * mod_status-style "Key: value" lines or as JSON

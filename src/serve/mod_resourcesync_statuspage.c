@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_statuspage.c - "SetHandler resourcesync-status".
  *
  * A view of the shared status segment for operators, in the spirit of

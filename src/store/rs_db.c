@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_db.c - see rs_db.h */
 #include <stdlib.h>
 #include <string.h>

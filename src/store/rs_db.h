@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_db.h - the database layer of the state store, through apr_dbd.
  *
  * rs_db is the only unit that knows which database driver runs: it opens

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_db_priv.h - what the files of the state store's database layer
  * share (rs_db.c: connections, statements, transactions; rs_dbrows.c:
  * streamed rows; rs_dbdriver.c: what differs between drivers).  Not for

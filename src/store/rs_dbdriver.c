@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dbdriver.c - what the state store's database layer does differently
  * for each driver (see rs_db.h and rs_db_priv.h).
  *

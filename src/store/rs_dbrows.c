@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dbrows.c - rs_db_each: a select's rows streamed with typed columns
  * (see rs_db.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_history.c - see rs_history.h */
 #include <errno.h>
 #include <string.h>

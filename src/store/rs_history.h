@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_history.h - the history of a state store, and its record on disk.
  *
  * A history is one unbroken life of the state store: its journal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_inventory.c - see rs_inventory.h */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_inventory.h - the inventory table: what the store knows of every set's files.
  *
  * One row per file a set holds (listed or not), on top of rs_db.  The

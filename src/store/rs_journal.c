@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_journal.c - see rs_journal.h */
 #include <stdlib.h>
 #include <string.h>

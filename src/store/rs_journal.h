@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_journal.h - the durable journal of changes and the Change Lists.
  *
  * Every change the watcher observes in a set becomes one record: a global

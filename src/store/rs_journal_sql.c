@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_journal_sql.c - see rs_journal_sql.h */
 #include <stddef.h>
 #include "rs_journal_sql.h"

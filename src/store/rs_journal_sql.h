@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_journal_sql.h - the journal's SQL, apart from its logic
  * (rs_journal.c): the statements it prepares (rs_journal_sql, by J_*)
  * and its tables at each schema version (rs_journal_schema, called by

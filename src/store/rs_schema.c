@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_schema.c - see rs_schema.h */
 #include <apr_strings.h>
 #include "rs_schema.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_schema.h - the state store's schema: the ordered migration steps.
  *
  * Each unit that keeps tables in the store (rs_inventory, rs_journal,

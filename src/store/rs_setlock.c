@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_setlock.c - see rs_setlock.h */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_setlock.h - a set's lock file: is the set in use by a watcher?
  *
  * Every watcher holds a shared (read) lock, an fcntl() record lock, on

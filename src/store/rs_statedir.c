@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_statedir.c - see rs_statedir.h */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_statedir.h - the layout of ResourceSyncStateDir, every path in one place.
  *
  *   <statedir>/state.db                     the state store (SQLite)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_above.c - the access files above a set's root, followed
  * by the watcher like those inside it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_cdumpjob.c - Change Dumps as background jobs.
  *
  * A set with ResourceSyncChangeDump gets one package per closed Change

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_changes.c - the journal and Change Lists in the watcher.
  *
  * Lifecycle: after every scan of a set the watcher publishes the records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_deliver.c - the delivery thread: sends the sealed
  * notifications of the outbox to every destination row (notify_dests):
  * hubs the sets publish to (ResourceSyncNotifyHub, kinds "fat" and

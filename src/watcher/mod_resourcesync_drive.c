@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_drive.c - the watcher's driver: what the watcher does.
  *
  * Runs in the watcher process (mod_resourcesync_watcher.c forks it and

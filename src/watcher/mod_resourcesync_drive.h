@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_drive.h - private to the driver's files.
  *
  * The driver (mod_resourcesync_drive.c) owns the watcher's per-set state;

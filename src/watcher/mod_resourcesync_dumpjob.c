@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_dumpjob.c - Resource Dumps as background jobs.
  *
  * A set with ResourceSyncResourceDump gets a dump built from its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_hashlane.c - the hashing lane: large files are hashed
  * on a thread of their own, so that they do not hold up the listing of
  * other changes.

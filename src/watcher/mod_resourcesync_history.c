@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_history.c - the watcher keeps one history per state store.
  *
  * The decisions are the engine's (rs_statecheck.h: whether the store

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_hubintake.c - the built-in hub's intake: the watcher's
  * side of subscription requests.
  *

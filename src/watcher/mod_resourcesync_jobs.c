@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_jobs.c - background work of the watcher.
  *
  * Some of the watcher's work takes long and needs only the store and the

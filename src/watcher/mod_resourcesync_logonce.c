@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_logonce.c - the watcher's once-only log.
  *
  * Warnings and errors of the engine are logged once per watcher lifetime:

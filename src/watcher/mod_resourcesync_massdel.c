@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_massdel.c - the mass-deletion guard in the watcher.
  *
  * The guard's decisions are rs_massdel's (see rs_massdel.h): whether a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_notify.c - Change and Framework Notifications in the
  * watcher: the outbox (rs_notify) on the driver's store connection,
  * sealing after ResourceSyncNotifyDelay, framework notifications, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_progress.c - a full scan's progress, for operators.
  *
  * When a full scan starts (rs_progress_begin, driver's thread) the status

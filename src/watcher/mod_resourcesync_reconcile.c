@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_reconcile.c - a set's tree reconciled with its
  * inventory, on the driver's thread: the full scan (at startup, after a
  * lost event queue or a changed root, for sets that cannot be watched, to

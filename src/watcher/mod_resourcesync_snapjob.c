@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_snapjob.c - Resource List snapshots as background jobs.
  *
  * A snapshot being written.  Lifecycle: prepared by the driver's thread

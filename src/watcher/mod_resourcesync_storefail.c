@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_storefail.c - the store failing: the glue of
  * rs_storeretry.
  *

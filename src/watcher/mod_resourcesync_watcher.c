@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_watcher.c - the watcher process's lifecycle.
  *
  * What the watcher does is the driver's (mod_resourcesync_drive.c); this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_withdraw.c - the watcher's side of withdrawals
  * (rs_withdraw.h: rs-tool records a request, the watcher applies it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_listclose.c - closing a set's Change Lists, retention, and their
  * files (see rs_listclose.h). */
 #include <apr_strings.h>

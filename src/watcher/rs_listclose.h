@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_listclose.h - closing a set's Change Lists, retention, and their
  * files, in the watcher.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_massdel.c - never publish a set emptied by mistake (see rs_massdel.h).
  *
  * Runs on the driver's thread only; every deadline is computed from the

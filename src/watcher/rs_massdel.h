@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_massdel.h - never publish a set emptied by mistake.
  *
  * The watcher's guard of one set against mass deletions, on the driver's

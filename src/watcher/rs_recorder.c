@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_recorder.c - see rs_recorder.h */
 #include <string.h>
 #include "rs_recorder.h"

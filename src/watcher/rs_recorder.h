@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_recorder.h - a scan's changes become journal records and rendered
  * entries.
  *

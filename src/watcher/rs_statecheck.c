@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_statecheck.c - does the state store continue the published history?
  * See rs_statecheck.h for the lifecycle. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_statecheck.h - does the state store continue the published history?
  *
  * A history (rs_history.h) is one unbroken life of the state store.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_storeretry.c - see rs_storeretry.h */
 #include "rs_storeretry.h"
 #include "rs_schema.h"

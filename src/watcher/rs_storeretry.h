@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_storeretry.h - the watcher when the state store fails, and its retry.
  *
  * A write to the store can fail for reasons that go away without a

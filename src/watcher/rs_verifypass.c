@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_verifypass.c - the verification pass of a set (see rs_verifypass.h). */
 #include <stdlib.h>
 #include <string.h>

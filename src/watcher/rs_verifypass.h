@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rs_verifypass.h - the verification pass of a set
  * (ResourceSyncVerifyInterval).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSDNS;
 # A small DNS responder for the tests (UDP, Perl core only), to re-point
 # names between lookups as a rebinding attacker does.  It runs in a forked

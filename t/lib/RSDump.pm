@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSDump;
 # Helpers for the tests of the Resource Dump: they read the dump the way a
 # destination does, taking every package and manifest URL from the dump

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The harness of t/run-tests (HARNESS_SUBCLASS): TAP::Harness that, when a
 # test file fails, prints that file's comments (the diagnostics of its
 # failed checks) after its result line, so that a failure explains itself

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSHub;
 # Helpers of the built-in hub's tests: requests to a server's hub endpoint
 # and the subscription rows of its store.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSInotify;
 # What happens to a directory, seen with inotify from a test (Perl core
 # only: the system calls through syscall.ph).

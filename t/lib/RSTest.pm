@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSTest;
 # Helpers shared by the mod_resourcesync tests.
 #

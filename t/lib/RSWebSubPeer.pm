@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSWebSubPeer;
 # WebSub peers for the tests: a test HUB and a test SUBSCRIBER, each a small
 # HTTP/1.1 server on 127.0.0.1 (or the loopback address given as addr, and

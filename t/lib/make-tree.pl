@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: Apache-2.0
 # make-tree.pl T_DIR: the fresh test trees (see t/conf/extra.conf.in).
 use strict;
 use warnings;

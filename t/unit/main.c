@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - runner of the engine unit tests.
  *
  * Runs every suite with Check's normal output (ending with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_capture.c - rs_capture: bytes of journaled versions, captured by
  * the scan's own read, content-addressed, garbage-collected. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cdump.c - rs_cdump: Change Dump packages from the journal and the
  * captured bytes, changedump.xml, pruning. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_changelist.c - rs_changelist: Change List and Change List Index documents */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_confval.c - rs_confval: directive values by their description, with
  * the messages httpd reports (the same as t/startup-errors.t and
  * docs/directives.md quote). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_db.c - rs_db: connection, statements, transactions, schema version,
  * error causes (SQLite through apr_dbd) */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dbdriver.c - rs_db as a tool reaches the store (rs_dbdriver.c):
  * read-only and as-is opens, tables, online backup, removal of a
  * database's files, a set's meta keys, the driver's last message. */

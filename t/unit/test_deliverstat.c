@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_deliverstat.c - the delivery status file: its lines, written only
  * when its text changed, read back whole. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dump.c - rs_dump: a Resource Dump generation from the store */
 #include <string.h>
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_entry.c - rs_entry: the <url> entries of every document */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_file.c - rs_file (file-system primitives) and rs_statedir (layout). */
 #include <errno.h>
 #include <string.h>

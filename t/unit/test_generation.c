@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_generation.c - rs_generation (the snapshot generation protocol). */
 #include <string.h>
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_glob.c - rs_glob: exclusion patterns and dotfile rules */
 #include <stdarg.h>
 #include <string.h>

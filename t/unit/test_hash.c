@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hash.c - rs_hash: digests and the rs:md hash attribute */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hubflow.c - how the built-in hub's intake copes with floods:
  * rs_hubgate (spool bounds, full episodes, rates per client),
  * rs_hubsched (fair order of verifications) and rs_hubspool (new

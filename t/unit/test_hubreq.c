@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hubreq.c - rs_hubreq and rs_hubaddr: hub subscription requests, the
  * callback address rules, the spool record and its files */
 #include <string.h>

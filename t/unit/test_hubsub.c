@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hubsub.c - rs_hubsub: the built-in hub's subscription rows
  * (insert, renewal, removal, lease expiry, limits, the schema step of
  * their columns). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_inventory.c - rs_inventory: the inventory table on rs_db (SQLite) */
 #include <stdlib.h>
 #include <string.h>

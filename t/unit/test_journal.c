@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_journal.c - rs_journal: the journal of changes and the Change Lists */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_json.c - rs_json: JSON string literals and numbers */
 #include <string.h>
 #include "unit.h"

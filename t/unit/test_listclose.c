@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_listclose.c - rs_listclose: closing Change Lists, retention and
  * their files, on a real SQLite journal and a temporary directory, with
  * explicit times. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_massdel.c - rs_massdel: whether a set can be listed (its root, its
  * device, its URL-path), the mass-deletion limit, held deletions and the
  * confirming scan's timing, mount table changes; on a temporary tree and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mounts.c - rs_mounts: parsing mountinfo lines, the mount points
  * that changed between two reads, which trees a mount point affects. */
 #include <errno.h>

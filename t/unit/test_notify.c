@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_notify.c - rs_notify: the notification outbox (change and
  * framework notifications, sealing, continuity, pruning). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_parse.c - rs_parse: request paths and directive values */
 #include <string.h>
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_partition.c - rs_partition: limits, and boundaries that stay put. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_path.c - rs_path: one path at or below another, trailing slashes */
 #include "unit.h"
 #include "rs_path.h"

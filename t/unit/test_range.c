@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_range.c - rs_range: one byte range of a Range header */
 #include "unit.h"
 #include "rs_range.h"

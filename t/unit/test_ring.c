@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ring.c - rs_ring: the ring of recent journal records */
 #include <string.h>
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_scan.c - rs_scan: reconciling a real directory tree with the store */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_scan_access.c - rs_scan: following access files (.htaccess).
  *
  * The check callback plays httpd: a path is denied when an access file

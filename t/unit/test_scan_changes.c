@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_scan_changes.c - rs_scan: the on_change notifications of a scan,
  * and rs_recorder, which turns them into journal records and entries */
 #ifndef _GNU_SOURCE

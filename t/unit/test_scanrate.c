@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_scanrate.c - a scan's rate and time left, and the names of where
  * its expected total comes from. */
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_schema.c - rs_schema: the store's tables as the units name them,
  * and a set's rows in every table (rs-tool forget-set). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_setlock.c - rs_setlock: a set held by a watcher cannot be taken. */
 #include <signal.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_snapshot.c - rs_snapshot: Resource List documents from the store */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_statecheck.c - rs_statecheck: whether the state store continues the
  * published history, a new history when it does not, and a store deleted
  * or replaced under the running watcher; on a real state directory and a

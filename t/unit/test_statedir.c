@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_statedir.c - rs_statedir: the layout of the state directory, every
  * path its functions spell. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_storeretry.c - rs_storeretry: a set whose store fails, the
  * back-off of its retry, the watcher-wide episode and its two log lines,
  * and opening again a real SQLite store that could not be opened. */

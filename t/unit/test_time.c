@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_time.c - rs_time: W3C Datetime formatting and parsing */
 #include <string.h>
 #include "unit.h"

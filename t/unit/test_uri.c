@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_uri.c - rs_uri: percent-encoding of paths */
 #include <string.h>
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_verifypass.c - rs_verifypass: the verification pass of a set, on a
  * temporary tree and a real SQLite inventory, with explicit times */
 #include <stdio.h>

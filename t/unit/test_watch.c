@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_watch.c - rs_watch: inotify events turned into work, on real trees */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_websub.c - rs_websub against a real HTTP server.
  *
  * Each test of the "http" case starts t/unit/websub_server.py (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml.c - rs_xml: the Sitemap/ResourceSync document writer */
 #include <string.h>
 #include <apr_file_io.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_zip.c - rs_zip: dump packages written with libzip, read back with
  * libzip, with a small reader of the central directory (flags, DOS times,
  * extra fields), and with `unzip -t` / `python3 -m zipfile -t` when they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_zipout.c - rs_zipout: the buffered write source libzip writes a
  * package through.  Driven directly with libzip's source calls against a
  * model of the file, and through rs_zip with a member larger than the

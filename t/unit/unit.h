@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unit.h - shared helpers of the engine unit tests (Check).
  *
  * Every test runs with a fresh APR pool (ut_pool) created by the checked

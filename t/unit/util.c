@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* util.c - helpers shared by the unit tests, see unit.h */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Real HTTP server for the rs_websub unit tests (t/unit/test_websub.c).
 
 Usage: websub_server.py PORTFILE LOGFILE

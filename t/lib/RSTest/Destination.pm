@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSTest::Destination;
 # A strict ResourceSync destination over HTTP, for the tests: a baseline
 # from a set's Resource List (index and parts), then every change with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 package RSTest::Docs;
 # Helpers for the document and resource tests: where each set of the test
 # configuration lives (t/conf/extra.conf.in, t/run-tests), the files of a
