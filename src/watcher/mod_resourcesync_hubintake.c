@@ -57,6 +57,7 @@
 #include <apr_hash.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_hubintake.h"
 #include "rs_file.h"
 #include "rs_hubaddr.h"
 #include "rs_hubgate.h"
@@ -77,47 +78,6 @@
 #define SWEEP_EVERY apr_time_from_sec(1)
 #define INTAKE_MAX_FREE (1024 * 1024)       /* bytes of freed memory the thread keeps */
 
-/* A request waiting in the scheduler: what it needs until it starts
- * (malloc'd, name included: thousands may wait, a pool each would cost
- * more than they hold). */
-typedef struct pending_t {
-    rs_hubsched_entry_t *entry;
-    apr_size_t size;                   /* its bytes in the gate */
-    char name[1];                      /* entry name in the spool */
-} pending_t;
-
-/* A request started; lives in its own pool. */
-typedef struct intake_req_t {
-    apr_pool_t *pool;
-    pending_t *pend;
-    const char *name;
-    const char *path;
-    rs_hubreq_t req;
-    const rs_srv_conf *sc;             /* the server that received it */
-    const char *client;                /* key of the client's address */
-    const char *addr;                  /* key of the address verified, NULL before */
-    int denial;                        /* a denial GET was sent */
-} intake_req_t;
-
-static struct {
-    server_rec *s;
-    apr_pool_t *pool;                  /* own allocator */
-    rs_logger_t log;
-    const char *spool;
-    const char *status_path;
-    rs_hubspool_t *follow;
-    rs_hubgate_t *gate;
-    rs_hubsched_t *sched;
-    rs_db_t *db;
-    apr_pool_t *db_pool;
-    rs_websub_t *ws;
-    apr_hash_t *known;                 /* name -> pending_t, waiting or started */
-    apr_hash_t *stuck;                 /* names that could not be removed */
-    apr_array_header_t *unstored;      /* confirmed, store failed: retried */
-    int changed;                       /* the status file is out of date */
-    char last[512];                    /* last intake outcome */
-} hi;
-
 /* A busy store (the driver's write in progress) is retried, not an error:
  * its messages, rs_db's included, go to the debug level. */
 static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
@@ -128,297 +88,11 @@ static void thread_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
-/* The outcome of a request, logged at info (subscribers' mistakes are no
- * operator's business) and kept for the status page. */
-static void outcome(const intake_req_t *q, const char *what)
-{
-    char t[RS_TIME_BUFSIZE];
-    rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s' from %s: %s",
-                rs_hubreq_mode_name(q->req.mode), q->name, q->req.callback, q->req.topic,
-                *q->req.client ? q->req.client : "(unknown)", what);
-    apr_snprintf(hi.last, sizeof(hi.last), "%s %s %s %s", rs_time_format(t, apr_time_now()),
-                 rs_hubreq_mode_name(q->req.mode), q->req.callback, what);
-    hi.changed = 1;
-}
-
-/* The store connection, opened at first use and after a failure. */
-static rs_db_t *store(void)
-{
-    if (hi.db) {
-        return hi.db;
-    }
-    if (rs_jobs_store_open(&hi.db, &hi.db_pool, &hi.log) != APR_SUCCESS) {
-        return NULL;
-    }
-    /* Never wait for the driver's lock holding apr_dbd's mutex. */
-    rs_db_busy_timeout(hi.db, 0);
-    return hi.db;
-}
-
-/* After a store failure (not a busy store) the connection is opened
- * again next time. */
-static void store_failed(apr_status_t rv)
-{
-    if (hi.db && !APR_STATUS_IS_EBUSY(rv)) {
-        hi.db = NULL;
-        apr_pool_destroy(hi.db_pool);
-    }
-}
-
-/* Remove a spool file whose outcome is durable, giving its reservation
- * back.  A file that cannot be removed (permissions changed under the
- * watcher) is remembered, so it is not done again and again in this
- * watcher's life (logged once). */
-static void drop_file(apr_pool_t *p, const char *name, apr_size_t size)
-{
-    static const char stuck[] = "stuck";
-    const char *path = apr_pstrcat(p, hi.spool, "/", name, NULL);
-    apr_status_t rv = apr_file_remove(path, p);
-
-    if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove the spool file '%s'; it is "
-                    "not handled again until the watcher restarts", path);
-        apr_hash_set(hi.stuck, apr_pstrdup(hi.pool, name), APR_HASH_KEY_STRING, stuck);
-        return;
-    }
-    rs_hubgate_release(hi.gate, 1, (apr_uint32_t)size);
-}
-
-/* Done with q: its file removed when its outcome is durable, its slot in
- * the scheduler freed, everything of it forgotten. */
-static void finish(intake_req_t *q, int remove)
-{
-    pending_t *pend = q->pend;
-    if (remove) {
-        drop_file(q->pool, pend->name, pend->size);
-    }
-    rs_hubsched_done(hi.sched, pend->entry);
-    apr_hash_set(hi.known, pend->name, APR_HASH_KEY_STRING, NULL);
-    free(pend);
-    apr_pool_destroy(q->pool);
-}
-
-static const char *key_of(const intake_req_t *q)
-{
-    return apr_pstrcat(q->pool, "cb|", q->req.callback, NULL);
-}
-
-/* The callback policy of q's server on a GET to its callback: none when
- * the callback's host is named in ResourceSyncHubAllowCallback. */
-static void policy(intake_req_t *q, rs_websub_req_t *w)
-{
-    if (!rs_hubconf_host_allowed(q->pool, q->sc, q->req.callback)) {
-        w->addr_filter = rs_hubconf_filter;
-        w->filter_baton = (void *)q->sc;
-    }
-}
-
-/* A denial GET (WebSub 5.2); the file goes when it has been sent. */
-static void deny(intake_req_t *q, const char *reason)
-{
-    rs_websub_req_t w = { 0 };
-    w.kind = RS_WEBSUB_DENY;
-    w.url = q->req.callback;
-    w.topic = q->req.topic;
-    w.reason = reason;
-    w.baton = q;
-    policy(q, &w);
-    q->denial = 1;
-    outcome(q, apr_pstrcat(q->pool, "denied (", reason, ")", NULL));
-    if (rs_websub_submit(hi.ws, key_of(q), &w) != APR_SUCCESS) {
-        finish(q, 1);
-    }
-}
-
-/* A new subscription beyond a limit of its server: the reason, else NULL
- * (q->addr NULL: the per-address limit is not checked yet).  A store
- * failure lets it pass (the store write will fail too, and retry). */
-static const char *over_limit(intake_req_t *q)
-{
-    apr_array_header_t *subs, *mine;
-    rs_hubsub_quota_t quota;
-    rs_hubsub_t x = { 0 };
-    apr_pool_t *tmp;
-    const char *why = NULL;
-    rs_db_t *db = store();
-    int i;
-
-    if (!db) {
-        return NULL;
-    }
-    /* The list of every subscription lives only for this check: up to
-     * MAX_RUNNING requests are handled at once, and each keeping its own
-     * copy would make the thread's memory grow with their product. */
-    apr_pool_create(&tmp, q->pool);
-    if (rs_hubsub_list(db, tmp, &subs) == APR_SUCCESS) {
-        /* The server's own subscriptions: its limits count those. */
-        mine = apr_array_make(tmp, subs->nelts + 1, sizeof(rs_hubsub_t));
-        for (i = 0; i < subs->nelts; i++) {
-            const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
-            const rs_set_t *set = rs_config_find_set(y->set);
-            if (set && ap_get_module_config(set->s->module_config, &resourcesync_module)
-                       == q->sc) {
-                APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
-            }
-        }
-        x.set = q->req.set;
-        x.topic = q->req.kind;
-        x.url = q->req.callback;
-        x.addr = q->addr;
-        x.client = q->client;
-        quota.total = rs_hubconf_max_subs(q->sc);
-        quota.per_addr = rs_hubconf_max_per_addr(q->sc);
-        quota.per_client = rs_hubconf_max_per_client(q->sc);
-        why = rs_hubsub_limit(mine, &x, &quota);
-        why = why ? apr_pstrdup(q->pool, why) : NULL;
-    }
-    apr_pool_destroy(tmp);
-    return why;
-}
-
-/* Start the request of pend (the scheduler's turn has come). */
-static void start(pending_t *pend)
-{
-    apr_pool_t *p;
-    intake_req_t *q;
-    const rs_set_t *set;
-    const char *why = NULL;
-    apr_status_t rv;
-    rs_websub_req_t w = { 0 };
-
-    apr_pool_create(&p, hi.pool);
-    q = apr_pcalloc(p, sizeof(*q));
-    q->pool = p;
-    q->pend = pend;
-    q->name = pend->name;
-    q->path = apr_pstrcat(p, hi.spool, "/", pend->name, NULL);
-    /* Read again: only keys were kept while it waited. */
-    if ((rv = rs_hubreq_spool_read(p, q->path, &q->req, &why, NULL)) != APR_SUCCESS
-        || !(set = rs_config_find_set(q->req.set))) {
-        finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
-        return;
-    }
-    q->sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
-    q->client = rs_hubaddr_key_text(p, q->req.client);
-    if (q->req.mode == RS_HUBREQ_SUBSCRIBE && (why = over_limit(q))) {
-        deny(q, why);
-        return;
-    }
-    w.kind = RS_WEBSUB_VERIFY;
-    w.url = q->req.callback;
-    w.topic = q->req.topic;
-    w.mode = rs_hubreq_mode_name(q->req.mode);
-    w.lease_seconds = q->req.mode == RS_HUBREQ_SUBSCRIBE ? q->req.lease : -1;
-    w.baton = q;
-    policy(q, &w);
-    if ((rv = rs_websub_submit(hi.ws, key_of(q), &w)) != APR_SUCCESS) {
-        outcome(q, "callback cannot be called");
-        finish(q, 1);
-    }
-}
-
-/* Store the confirmed request; 1 when its outcome is durable, 0 when the
- * store failed, -1 when it was denied instead. */
-static int apply(intake_req_t *q)
-{
-    rs_db_t *db = store();
-    apr_status_t rv = APR_EGENERAL;
-    int created = 0, removed = 0;
-    const char *why;
-
-    if (db && q->req.mode == RS_HUBREQ_SUBSCRIBE) {
-        rs_hubsub_t x = { 0 };
-        /* Others may have been confirmed meanwhile; and the callback's
-         * address is known now. */
-        if ((why = over_limit(q))) {
-            deny(q, why);
-            return -1;
-        }
-        x.set = q->req.set;
-        x.topic = q->req.kind;
-        x.url = q->req.callback;
-        x.secret = q->req.secret;
-        x.lease_until = apr_time_now() + apr_time_from_sec(q->req.lease);
-        x.addr = q->addr;
-        x.client = q->client;
-        rv = rs_hubsub_put(db, &x, &created);
-        if (rv == APR_SUCCESS) {
-            outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
-                                    created ? "subscribed" : "renewed", q->req.lease));
-        }
-    }
-    else if (db) {
-        rv = rs_hubsub_remove(db, q->req.set, q->req.kind, q->req.callback, &removed);
-        if (rv == APR_SUCCESS) {
-            outcome(q, removed ? "unsubscribed" : "unsubscribed (was not subscribed)");
-        }
-    }
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot store the %s of '%s'; the request "
-                    "stays in the spool", rs_hubreq_mode_name(q->req.mode), q->req.callback);
-        store_failed(rv);
-        return 0;
-    }
-    return 1;
-}
-
-/* A completed GET (on this thread, inside rs_websub_run). */
-static void on_done(void *baton, const rs_websub_result_t *res)
-{
-    intake_req_t *q = res->baton;
-    int durable;
-    (void)baton;
-
-    if (q->denial) {
-        finish(q, 1);
-        return;
-    }
-    if (!res->challenge_ok) {
-        /* A refused address: the callback's name resolved to one its
-         * server does not allow (the detail is in res->error). */
-        outcome(q, res->status ? apr_psprintf(q->pool, "not confirmed (HTTP %ld%s)",
-                                              res->status, res->outcome == RS_WEBSUB_OK
-                                              ? ", wrong challenge" : "")
-                   : !strncmp(res->error, "address refused", 15)
-                   ? apr_pstrcat(q->pool, "callback address not allowed (", res->error, ")",
-                                 NULL)
-                   : apr_pstrcat(q->pool, "not confirmed (", res->error, ")", NULL));
-        finish(q, 1);
-        return;
-    }
-    q->addr = rs_hubaddr_key_text(q->pool, res->primary_ip);
-    durable = apply(q);
-    if (durable > 0) {
-        finish(q, 1);
-    }
-    else if (durable == 0) {
-        APR_ARRAY_PUSH(hi.unstored, intake_req_t *) = q;
-    }
-}
-
-/* Confirmed requests whose store write failed: again (not verified again;
- * their files stay until stored, so a new watcher would verify again). */
-static void retry_unstored(void)
-{
-    int i, kept = 0, n = hi.unstored->nelts, durable;
-
-    for (i = 0; i < n; i++) {
-        intake_req_t *q = APR_ARRAY_IDX(hi.unstored, i, intake_req_t *);
-        if ((durable = apply(q)) > 0) {
-            finish(q, 1);
-        }
-        else if (durable == 0) {
-            APR_ARRAY_IDX(hi.unstored, kept++, intake_req_t *) = q;   /* in place */
-        }
-    }
-    hi.unstored->nelts = kept;
-}
-
 /* A request that arrived: read for its keys and queued, or removed when
  * nothing may come of it. */
 static void arrive(apr_pool_t *p, const char *name)
 {
-    const char *path = apr_pstrcat(p, hi.spool, "/", name, NULL), *why, *client;
+    const char *path = apr_pstrcat(p, rs_hi.spool, "/", name, NULL), *why, *client;
     apr_size_t size = 0, n = strlen(name);
     const rs_set_t *set = NULL;
     const char *host = NULL;
@@ -427,31 +101,31 @@ static void arrive(apr_pool_t *p, const char *name)
     rs_hubreq_t req;
     apr_status_t rv;
 
-    if (apr_hash_get(hi.known, name, APR_HASH_KEY_STRING)
-        || apr_hash_get(hi.stuck, name, APR_HASH_KEY_STRING)) {
+    if (apr_hash_get(rs_hi.known, name, APR_HASH_KEY_STRING)
+        || apr_hash_get(rs_hi.stuck, name, APR_HASH_KEY_STRING)) {
         return;                         /* reported twice */
     }
     rv = rs_hubreq_spool_read(p, path, &req, &why, &size);
     if (rv != APR_SUCCESS && !why) {
         if (!APR_STATUS_IS_ENOENT(rv)) {
-            rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot read the spool file '%s'", path);
+            rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot read the spool file '%s'", path);
         }
         return;
     }
     if (why) {
-        rs_log_emit(&hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
+        rs_log_emit(&rs_hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
                     "file '%s': %s", path, why);
     }
     else if (req.deny || !(set = rs_config_find_set(req.set))) {
         /* Nothing goes out: an unknown topic of an older child, or a set
          * no longer configured. */
-        rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': "
+        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': "
                     "dropped (%s)", rs_hubreq_mode_name(req.mode), name, req.callback,
                     req.topic, req.deny ? "not a topic of this hub" : "its set is not "
                     "configured any more");
     }
     if (!set || rs_hubreq_callback_syntax(p, req.callback, &host, &port)) {
-        drop_file(p, name, size);
+        rs_hubstate_drop_file(p, name, size);
         return;
     }
     client = rs_hubaddr_key_text(p, req.client);
@@ -461,9 +135,9 @@ static void arrive(apr_pool_t *p, const char *name)
     }
     memcpy(pend->name, name, n + 1);
     pend->size = size;
-    pend->entry = rs_hubsched_add(hi.sched, client ? client : "(unknown)",
+    pend->entry = rs_hubsched_add(rs_hi.sched, client ? client : "(unknown)",
                                   rs_hubaddr_host_key(p, host), pend);
-    apr_hash_set(hi.known, pend->name, APR_HASH_KEY_STRING, pend);
+    apr_hash_set(rs_hi.known, pend->name, APR_HASH_KEY_STRING, pend);
 }
 
 /* New requests from the spool, then whatever the scheduler lets start. */
@@ -475,21 +149,21 @@ static void drain(apr_pool_t *p)
     apr_status_t rv;
     int i;
 
-    if ((rv = rs_hubspool_take(hi.follow, p, names, &census)) != APR_SUCCESS) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot list the spool '%s'", hi.spool);
+    if ((rv = rs_hubspool_take(rs_hi.follow, p, names, &census)) != APR_SUCCESS) {
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot list the spool '%s'", rs_hi.spool);
     }
     if (census.listed) {
         /* What the spool holds, reserved or not: the segment is new in
          * every generation, and a process killed between its two steps
          * leaves a count behind. */
-        rs_hubgate_set(hi.gate, census.files,
+        rs_hubgate_set(rs_hi.gate, census.files,
                        census.bytes > 0xffffffffu ? 0xffffffffu : (apr_uint32_t)census.bytes);
     }
     for (i = 0; i < names->nelts; i++) {
         arrive(p, APR_ARRAY_IDX(names, i, const char *));
     }
-    while ((e = rs_hubsched_next(hi.sched))) {
-        start(rs_hubsched_item(e));
+    while ((e = rs_hubsched_next(rs_hi.sched))) {
+        rs_hubverify_start(rs_hubsched_item(e));
     }
 }
 
@@ -500,9 +174,9 @@ static void sweep_tmp(void)
     apr_uint32_t files;
     apr_uint64_t bytes;
 
-    rs_hubspool_sweep(hi.follow, apr_time_now(), TMP_AGE, &files, &bytes);
+    rs_hubspool_sweep(rs_hi.follow, apr_time_now(), TMP_AGE, &files, &bytes);
     if (files) {
-        rs_hubgate_release(hi.gate, files,
+        rs_hubgate_release(rs_hi.gate, files,
                            bytes > 0xffffffffu ? 0xffffffffu : (apr_uint32_t)bytes);
     }
 }
@@ -511,7 +185,7 @@ static void sweep_tmp(void)
 static void expire(apr_pool_t *p)
 {
     apr_array_header_t *gone;
-    rs_db_t *db = store();
+    rs_db_t *db = rs_hubstate_store();
     apr_status_t rv;
     int i;
 
@@ -519,15 +193,15 @@ static void expire(apr_pool_t *p)
         return;
     }
     if ((rv = rs_hubsub_expire(db, p, apr_time_now(), &gone)) != APR_SUCCESS) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot remove expired subscriptions");
-        store_failed(rv);
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot remove expired subscriptions");
+        rs_hubstate_store_failed(rv);
         return;
     }
     for (i = 0; i < gone->nelts; i++) {
         const rs_hubsub_t *x = &APR_ARRAY_IDX(gone, i, rs_hubsub_t);
-        rs_log_emit(&hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: the lease of '%s' on set %s, "
+        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: the lease of '%s' on set %s, "
                     "topic %s ended; subscription removed", x->url, x->set, x->topic);
-        hi.changed = 1;
+        rs_hi.changed = 1;
     }
 }
 
@@ -551,7 +225,7 @@ static apr_status_t write_status(void *baton, apr_file_t *f, apr_pool_t *p)
         }
     }
     apr_file_printf(f, "hub-subscriptions-total: %d\n", subs->nelts);
-    apr_file_printf(f, "hub-last-intake: %s\n", hi.last[0] ? hi.last : "-");
+    apr_file_printf(f, "hub-last-intake: %s\n", rs_hi.last[0] ? rs_hi.last : "-");
     (void)p;
     return APR_SUCCESS;
 }
@@ -559,17 +233,17 @@ static apr_status_t write_status(void *baton, apr_file_t *f, apr_pool_t *p)
 static void status(apr_pool_t *p)
 {
     apr_array_header_t *subs;
-    rs_db_t *db = store();
+    rs_db_t *db = rs_hubstate_store();
     apr_status_t rv;
 
-    if (!hi.changed || !db || rs_hubsub_list(db, p, &subs) != APR_SUCCESS) {
+    if (!rs_hi.changed || !db || rs_hubsub_list(db, p, &subs) != APR_SUCCESS) {
         return;
     }
-    if ((rv = rs_file_replace(p, hi.status_path, write_status, subs)) != APR_SUCCESS) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot write '%s'", hi.status_path);
+    if ((rv = rs_file_replace(p, rs_hi.status_path, write_status, subs)) != APR_SUCCESS) {
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot write '%s'", rs_hi.status_path);
         return;
     }
-    hi.changed = 0;
+    rs_hi.changed = 0;
 }
 
 static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
@@ -585,32 +259,32 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     o.max_parallel = MAX_RUNNING;
     o.timeout_ms = (long)apr_time_as_msec(rs_hubconf_verify_timeout());
     o.connect_timeout_ms = o.timeout_ms;
-    if (rs_websub_create(&hi.ws, hi.pool, &o, on_done, NULL, &hi.log) != APR_SUCCESS) {
+    if (rs_websub_create(&rs_hi.ws, rs_hi.pool, &o, rs_hubverify_done, NULL, &rs_hi.log) != APR_SUCCESS) {
         return NULL;                      /* logged; requests stay spooled */
     }
-    if ((rv = rs_hubspool_open(&hi.follow, hi.pool, hi.spool, RS_HUBREQ_DIR_PERMS))
+    if ((rv = rs_hubspool_open(&rs_hi.follow, rs_hi.pool, rs_hi.spool, RS_HUBREQ_DIR_PERMS))
         != APR_SUCCESS) {
-        rs_log_emit(&hi.log, RS_LOG_ERR, rv, "hub: cannot follow the spool '%s'; "
-                    "subscription requests stay there until the watcher restarts", hi.spool);
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot follow the spool '%s'; "
+                    "subscription requests stay there until the watcher restarts", rs_hi.spool);
         return NULL;
     }
-    rs_websub_poll_fd(hi.ws, rs_hubspool_fd(hi.follow));
+    rs_websub_poll_fd(rs_hi.ws, rs_hubspool_fd(rs_hi.follow));
     lim.total = MAX_RUNNING;
     lim.per_host = PER_HOST;
     lim.per_client = PER_CLIENT;
-    hi.sched = rs_hubsched_create(hi.pool, &lim);
-    apr_pool_create(&iter, hi.pool);
-    store();                              /* early: before the driver is busy */
+    rs_hi.sched = rs_hubsched_create(rs_hi.pool, &lim);
+    apr_pool_create(&iter, rs_hi.pool);
+    rs_hubstate_store();                              /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
     apr_dir_make_recursive(rs_statedir_hub(iter, rs_global.state_dir),
                            APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, iter);
-    hi.changed = 1;
+    rs_hi.changed = 1;
     for (;;) {
         apr_time_t now = rs_time_mono();
         if (now >= next_sweep) {
             expire(iter);
-            if (hi.unstored->nelts) {
-                retry_unstored();
+            if (rs_hi.unstored->nelts) {
+                rs_hubverify_retry();
             }
             sweep_tmp();
             status(iter);
@@ -620,7 +294,7 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
         apr_pool_clear(iter);
         /* Until a GET completes, a request arrives (the spool's inotify
          * descriptor) or the next sweep. */
-        rs_websub_run(hi.ws, WAIT_MS);
+        rs_websub_run(rs_hi.ws, WAIT_MS);
     }
     return NULL;
 }
@@ -644,25 +318,25 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_threadattr_t *attr;
     apr_status_t rv;
 
-    if (!hub_on(s) || !(hi.gate = rs_status_hub_gate())) {
+    if (!hub_on(s) || !(rs_hi.gate = rs_status_hub_gate())) {
         return;
     }
-    hi.s = s;
-    hi.log.fn = thread_log;
-    hi.log.baton = s;
+    rs_hi.s = s;
+    rs_hi.log.fn = thread_log;
+    rs_hi.log.baton = s;
     apr_allocator_create(&alloc);
-    apr_pool_create_ex(&hi.pool, NULL, NULL, alloc);
-    apr_allocator_owner_set(alloc, hi.pool);
+    apr_pool_create_ex(&rs_hi.pool, NULL, NULL, alloc);
+    apr_allocator_owner_set(alloc, rs_hi.pool);
     apr_allocator_max_free_set(alloc, INTAKE_MAX_FREE);
-    hi.known = apr_hash_make(hi.pool);
-    hi.stuck = apr_hash_make(hi.pool);
-    hi.unstored = apr_array_make(hi.pool, 4, sizeof(intake_req_t *));
-    hi.spool = rs_statedir_hubspool(hi.pool, rs_global.state_dir);
-    hi.status_path = rs_statedir_hubintake(hi.pool, rs_global.state_dir);
+    rs_hi.known = apr_hash_make(rs_hi.pool);
+    rs_hi.stuck = apr_hash_make(rs_hi.pool);
+    rs_hi.unstored = apr_array_make(rs_hi.pool, 4, sizeof(intake_req_t *));
+    rs_hi.spool = rs_statedir_hubspool(rs_hi.pool, rs_global.state_dir);
+    rs_hi.status_path = rs_statedir_hubintake(rs_hi.pool, rs_global.state_dir);
     apr_threadattr_create(&attr, pool);
     apr_threadattr_detach_set(attr, 1);
     if ((rv = apr_thread_create(&thread, attr, intake_thread, NULL, pool)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "watcher: cannot start the hub's "
-                     "intake thread; subscription requests stay in '%s'", hi.spool);
+                     "intake thread; subscription requests stay in '%s'", rs_hi.spool);
     }
 }
