@@ -75,6 +75,8 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_uniform.h"
 #include "rs_above.h"
 #include "rs_scan.h"
 #include "rs_uri.h"

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_clsource.h"
+#include "mod_resourcesync_status.h"
 
 void rs_clsource_entry_opts(const rs_set_t *set, rs_entry_opts_t *eo)
 {

@@ -31,6 +31,7 @@
 #define MOD_RESOURCESYNC_CMD_H
 
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_hubconf.h"
 #include "rs_confval.h"
 
 /* Where a directive may stand, and the record it sets. */

@@ -24,6 +24,11 @@
 #include <http_main.h>
 #include <util_cfgtree.h>
 #include "mod_resourcesync_cmd.h"
+#include "mod_resourcesync_fingerprint.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_notifyconf.h"
+#include "mod_resourcesync_os.h"
+#include "mod_resourcesync_uniform.h"
 #include "rs_capture.h"
 #include "rs_statedir.h"
 #include "rs_hash.h"

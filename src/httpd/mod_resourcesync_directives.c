@@ -19,6 +19,8 @@
 #include <apr_fnmatch.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_cmd.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_notifyconf.h"
 #include "rs_glob.h"
 #include "rs_hubaddr.h"
 #include "rs_parse.h"

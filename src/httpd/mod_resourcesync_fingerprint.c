@@ -40,6 +40,7 @@
 #include <apr_md5.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_fingerprint.h"
 
 /* Directives that never change an access decision, a media type or a
  * URL (compared without regard to case). */

@@ -28,6 +28,7 @@
 #include <apr_strings.h>
 #include <apr_uri.h>
 #include "mod_resourcesync_cmd.h"
+#include "mod_resourcesync_hubconf.h"
 #include "rs_hubaddr.h"
 
 void rs_hubconf_init(rs_srv_conf *c)

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_notifyconf.h"
 #include "rs_hubaddr.h"
 
 const char *const rs_notifyconf_sig_names[] = { "sha1", "sha256", "sha384", "sha512", NULL };

@@ -40,6 +40,7 @@
 #include <apr_strings.h>
 #include <unixd.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_os.h"
 #include "rs_db.h"
 #include "rs_file.h"
 #include "rs_statedir.h"

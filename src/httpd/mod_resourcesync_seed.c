@@ -44,6 +44,8 @@
 #include <apr_thread_proc.h>
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_seed.h"
+#include "mod_resourcesync_status.h"
 #include "rs_capture.h"
 #include "rs_dumppkg.h"
 #include "rs_file.h"

@@ -27,6 +27,8 @@
 #include <ap_mpm.h>
 #include <util_mutex.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_seed.h"
+#include "mod_resourcesync_status.h"
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */

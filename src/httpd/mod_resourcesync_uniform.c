@@ -66,6 +66,7 @@
 #include <http_core.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_uniform.h"
 
 struct rs_uniform_t {
     apr_array_header_t *files;  /* core_dir_config * of <Files> sections */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_docs.h"
 #include "rs_hash.h"
 #include "rs_xml.h"
 

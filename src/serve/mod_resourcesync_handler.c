@@ -37,6 +37,11 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_handler.h"
+#include "mod_resourcesync_notifyconf.h"
+#include "mod_resourcesync_openlist.h"
+#include "mod_resourcesync_status.h"
 #include "rs_glob.h"
 #include "rs_file.h"
 #include "rs_dumppkg.h"

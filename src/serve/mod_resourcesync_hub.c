@@ -43,6 +43,10 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_handler.h"
+#include "mod_resourcesync_hub.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_status.h"
 #include "rs_hubaddr.h"
 #include "rs_hubgate.h"
 #include "rs_hubreq.h"

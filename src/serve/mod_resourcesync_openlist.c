@@ -21,6 +21,9 @@
 #include <http_request.h>
 #include <util_filter.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_clsource.h"
+#include "mod_resourcesync_openlist.h"
+#include "mod_resourcesync_status.h"
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_statedir.h"

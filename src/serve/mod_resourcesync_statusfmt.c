@@ -19,6 +19,7 @@
 #include <http_protocol.h>
 #include <mod_status.h>
 #include "mod_resourcesync_statusfmt.h"
+#include "mod_resourcesync_status.h"
 #include "rs_json.h"
 
 static const char *html(request_rec *r, const char *s)

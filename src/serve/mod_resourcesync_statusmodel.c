@@ -16,6 +16,8 @@
 #include <apr_strings.h>
 #include <apr_file_info.h>
 #include "mod_resourcesync_statusfmt.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_status.h"
 #include "rs_deliverstat.h"
 #include "rs_scanrate.h"
 #include "rs_dumppkg.h"

@@ -39,6 +39,9 @@
 #include <http_protocol.h>
 #include <http_request.h>
 #include "mod_resourcesync_statusfmt.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_status.h"
+#include "mod_resourcesync_statuspage.h"
 #include "rs_deliverstat.h"
 #include "rs_dumppkg.h"
 #include "rs_statedir.h"

@@ -48,6 +48,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
 #include "rs_above.h"
 
 /* Watch every directory above the root (when the set has an inotify

@@ -38,6 +38,8 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_jobs.h"
 #include "rs_notify.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"

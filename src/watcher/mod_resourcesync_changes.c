@@ -23,6 +23,9 @@
  */
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_clsource.h"
+#include "mod_resourcesync_status.h"
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_listclose.h"

@@ -57,6 +57,9 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_deliverstat.h"
 #include "rs_notify.h"

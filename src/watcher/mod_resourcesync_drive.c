@@ -51,6 +51,12 @@
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_logonce.h"
+#include "mod_resourcesync_os.h"
+#include "mod_resourcesync_status.h"
 #include "rs_scan.h"
 #include "rs_statedir.h"
 #include "rs_setlock.h"

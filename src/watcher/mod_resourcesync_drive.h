@@ -9,6 +9,10 @@
 #define MOD_RESOURCESYNC_DRIVE_H
 
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_status.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
 #include "rs_listclose.h"
@@ -19,6 +23,18 @@
 #include "rs_storeretry.h"
 #include "rs_verifypass.h"
 #include "rs_watch.h"
+
+/* mod_resourcesync_drive.c */
+/* In the watcher process, as the run user: open the store, reconcile
+ * every set, then follow changes until the parent is gone (returns
+ * APR_SUCCESS).  Returns the cause, logged, when the watcher cannot start
+ * (the store or the journal cannot be opened for a cause that does not go
+ * away by itself; transient ones are retried): a respawn would only
+ * repeat it. */
+apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
+/* What rs_drive_run returns when the state store was deleted or replaced
+ * under the running watcher: a new watcher must start (a new history). */
+#define RS_DRIVE_RESTART APR_EAGAIN
 
 /* What the driver works with, for the watcher's lifetime. */
 typedef struct rs_drive_t {

@@ -27,6 +27,9 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_status.h"
 #include "rs_notify.h"
 #include "rs_dump.h"
 #include "rs_generation.h"

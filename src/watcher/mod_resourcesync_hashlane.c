@@ -48,6 +48,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_status.h"
 #include "rs_capture.h"
 #include "rs_hash.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_status.h"
 #include "rs_statecheck.h"
 #include "rs_time.h"
 

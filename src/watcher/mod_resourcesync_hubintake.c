@@ -56,6 +56,8 @@
 #include <apr_file_info.h>
 #include <apr_hash.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_status.h"
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_hubintake.h"
 #include "rs_file.h"

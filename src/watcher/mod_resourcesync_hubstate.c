@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_hubintake.h"
 #include "rs_time.h"
 

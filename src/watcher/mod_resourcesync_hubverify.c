@@ -8,6 +8,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_hubconf.h"
 #include "mod_resourcesync_hubintake.h"
 #include "rs_hubaddr.h"
 #include "rs_hubsub.h"

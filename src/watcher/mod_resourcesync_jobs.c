@@ -31,6 +31,8 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_cond.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_logonce.h"
 #include "rs_statedir.h"
 #include "rs_history.h"
 #include "rs_inventory.h"

@@ -13,6 +13,9 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_logonce.h"
+#include "mod_resourcesync_status.h"
 
 #define RS_LOGONCE_MEMORY 10000
 

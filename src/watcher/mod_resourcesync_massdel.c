@@ -13,6 +13,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
 
 /* The guard's hooks and loggers of one set (the watcher's pool). */
 typedef struct massdel_glue_t {

@@ -45,6 +45,7 @@
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_clsource.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
 #include "rs_hash.h"

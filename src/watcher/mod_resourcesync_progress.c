@@ -42,6 +42,7 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_status.h"
 #include "rs_scanrate.h"
 #include "rs_time.h"
 

@@ -20,6 +20,9 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_status.h"
 #include "rs_listclose.h"
 #include "rs_notify.h"
 #include "rs_scan.h"

@@ -43,6 +43,8 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_logonce.h"
 #include "rs_generation.h"
 #include "rs_notify.h"
 #include "rs_history.h"

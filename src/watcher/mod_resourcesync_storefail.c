@@ -15,6 +15,10 @@
  */
 #include <unistd.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_logonce.h"
+#include "mod_resourcesync_status.h"
 #include "rs_time.h"
 
 static void publish_cause(void *baton, apr_status_t rv)

@@ -39,6 +39,9 @@
 #include <http_main.h>
 #include <mpm_common.h>
 #include "mod_resourcesync.h"
+#include "mod_resourcesync_status.h"
+#include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_watcher.h"
 #include "rs_db.h"
 #include "rs_time.h"
 

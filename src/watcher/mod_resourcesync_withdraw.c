@@ -34,6 +34,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_jobs.h"
 #include "rs_cdump.h"
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
