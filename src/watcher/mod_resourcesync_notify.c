@@ -1,20 +1,9 @@
 /* mod_resourcesync_notify.c - Change and Framework Notifications in the
- * watcher: the outbox (rs_notify) on the driver's store connection,
- * sealing after ResourceSyncNotifyDelay, framework notifications, and the
- * topic files children serve.
- *
- * Lifecycle of a change notification (see rs_notify.h): every journal
- * record of a set with ResourceSyncNotify on is added to the set's open
- * change notification by its recorder, in the transaction that appends
- * it.  After the commit of the first record after a seal, the driver
- * notes when the notification becomes due (rs_notifyw_changed: now + the
- * delay: records that follow within the delay join it); the event loop
- * wakes then (rs_notifyw_next) and seals every open one (rs_notifyw_poll),
- * so no change waits longer than the delay, also while changes keep
- * coming; one that holds ResourceSyncMaxEntries is sealed at once.  A
- * watcher that dies between a commit and the seal leaves the
- * notification open in the store; the next watcher seals every open one
- * at its first poll, so nothing is lost.
+ * watcher: the outbox (rs_notify) on the driver's store connection, the
+ * set's sealing state (rs_notifyseal: when the open change notification
+ * is sealed after ResourceSyncNotifyDelay, the sweep, the pruning; see
+ * rs_notifyseal.h for the lifecycle) driven with the driver's clocks,
+ * framework notifications, and the topic files children serve.
  *
  * Framework notifications are stored sealed right after the commit of
  * what they announce (a snapshot recorded, a Change List closed); one
@@ -52,11 +41,6 @@
 #include "rs_recorder.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
-
-/* How often the driver looks for open notifications it was not told of
- * (records committed by a failed scan and published later) and prunes. */
-#define SWEEP apr_time_from_sec(1)
-#define PRUNE apr_time_from_sec(60)
 
 /* The outbox on the driver's connection and journal, opened again when
  * the driver replaced them (rs_storefail_reopen).  It is allocated from
@@ -98,16 +82,20 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d)
     return n ? rs_notify_reset(n) : APR_EGENERAL;
 }
 
-static void start(wset_t *ws, apr_pool_t *p);
+static void poll_done(wset_t *ws, apr_pool_t *p, int what);
 
 void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
 {
+    rs_notify_opts_t o;
     rs_notify_t *n;
     if (rc && ws->set->notify && (n = outbox(ws->d))) {
         /* What an earlier watcher left open is sealed before this one
          * journals anything (its startup reconciliation comes first). */
-        if (!ws->notify_started) {
-            start(ws, ws->d->iter);
+        if (!ws->notify.started) {
+            opts(ws, &o);
+            poll_done(ws, ws->d->iter,
+                      rs_notifyseal_start(&ws->notify, n, &o, rs_time_mono(), ws->log,
+                                          ws->d->iter));
         }
         rs_recorder_notify(rc, n, ws->set->max_entries);
     }
@@ -115,14 +103,15 @@ void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
 
 void rs_notifyw_changed(wset_t *ws, rs_recorder_t *rc)
 {
-    if (ws->set->notify && rs_recorder_appended(rc) > 0 && !ws->notify_due) {
-        ws->notify_due = rs_time_mono() + ws->set->notify_delay;
+    if (ws->set->notify) {
+        rs_notifyseal_changed(&ws->notify, rs_recorder_appended(rc), ws->set->notify_delay,
+                              rs_time_mono());
     }
 }
 
 apr_time_t rs_notifyw_next(const wset_t *ws)
 {
-    return ws->set->notify ? ws->notify_due : 0;
+    return ws->set->notify ? rs_notifyseal_next(&ws->notify) : 0;
 }
 
 /* ----------------------------------------------------------- topic files */
@@ -269,12 +258,12 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     apr_time_t now = apr_time_now();
     apr_status_t rv;
 
-    if (ws->notify_fw_checked || !outbox(ws->d)
+    if (ws->notify.fw_checked || !outbox(ws->d)
         || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
            != APR_SUCCESS) {
         return;
     }
-    ws->notify_fw_checked = 1;
+    ws->notify.fw_checked = 1;
     if (!x.id) {
         rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
         rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
@@ -328,79 +317,31 @@ void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char 
 
 /* ------------------------------------------------------------- sealing */
 
-/* Seal what is due; quiet_before APR_INT64_MAX: everything open. */
-static void seal(wset_t *ws, apr_pool_t *p, apr_time_t quiet_before)
+/* What a poll of the sealing state asks for (RS_NOTIFYSEAL_*): at the
+ * set's first poll in this watcher the topic files are rebuilt from the
+ * store and the framework check runs; after a seal the change topic's
+ * file is rewritten. */
+static void poll_done(wset_t *ws, apr_pool_t *p, int what)
 {
-    rs_notify_t *n = outbox(ws->d);
-    rs_notify_opts_t o;
-    apr_time_t due = 0;
-    int sealed = 0;
-    apr_status_t rv;
-
-    opts(ws, &o);
-    if (!n || (rv = rs_notify_seal(n, p, &o, quiet_before, &sealed, &due)) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
-                    "set %s: cannot seal its change notifications", ws->set->name);
-        ws->notify_due = rs_time_mono() + SWEEP;
-        return;
+    if (what & RS_NOTIFYSEAL_STARTED) {
+        write_topic(ws, p, RS_NOTIFY_CHANGE);
+        first_framework(ws, p);
+        write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
     }
-    /* Sealing everything (quiet_before APR_INT64_MAX) leaves nothing open;
-     * otherwise the newest one stays open: wake when it is due. */
-    ws->notify_due = 0;
-    if (due) {
-        apr_time_t left = due + ws->set->notify_delay - apr_time_now();
-        ws->notify_due = rs_time_mono() + (left > 1000 ? left : 1000);
-    }
-    if (sealed) {
+    else if (what & RS_NOTIFYSEAL_SEALED) {
         write_topic(ws, p, RS_NOTIFY_CHANGE);
     }
 }
 
-/* Open notifications nobody announced, and pruning, now and then. */
-static void sweep(wset_t *ws, apr_pool_t *p, apr_time_t now)
-{
-    rs_notify_t *n = outbox(ws->d);
-    int open = 0;
-
-    ws->notify_sweep = now + SWEEP;
-    if (n && !ws->notify_due && rs_notify_has_open(n, ws->set->name, &open) == APR_SUCCESS
-        && open) {
-        ws->notify_due = now;
-    }
-    if (n && now >= ws->notify_prune) {
-        apr_time_t cutoff = apr_time_now() - RS_NOTIFY_RETENTION;
-        ws->notify_prune = now + PRUNE;
-        rs_notify_prune(n, ws->set->name, RS_NOTIFY_CHANGE, cutoff, NULL);
-        rs_notify_prune(n, ws->set->name, RS_NOTIFY_FRAMEWORK, cutoff, NULL);
-    }
-    (void)p;
-}
-
-/* At the set's first scan or poll in this watcher: what a previous
- * watcher left open is sealed; the topic files are rebuilt from the
- * store. */
-static void start(wset_t *ws, apr_pool_t *p)
-{
-    ws->notify_started = 1;
-    seal(ws, p, APR_INT64_MAX);
-    write_topic(ws, p, RS_NOTIFY_CHANGE);
-    first_framework(ws, p);
-    write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
-}
-
 void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
-    if (!ws->set->notify || ws->store_err || !outbox(ws->d)) {
+    rs_notify_opts_t o;
+    rs_notify_t *n;
+
+    if (!ws->set->notify || ws->store_err || !(n = outbox(ws->d))) {
         return;
     }
-    if (!ws->notify_started) {
-        start(ws, p);
-        return;
-    }
-    if (now >= ws->notify_sweep) {
-        sweep(ws, p, now);
-    }
-    if (ws->notify_due && now >= ws->notify_due) {
-        seal(ws, p, APR_INT64_MAX);
-    }
+    opts(ws, &o);
+    poll_done(ws, p, rs_notifyseal_poll(&ws->notify, n, &o, now, apr_time_now(), ws->log,
+                                        p));
 }

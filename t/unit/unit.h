@@ -61,6 +61,7 @@ Suite *dump_suite(void);
 Suite *capture_suite(void);
 Suite *cdump_suite(void);
 Suite *notify_suite(void);
+Suite *notifyseal_suite(void);
 Suite *deliverstat_suite(void);
 Suite *scanrate_suite(void);
 Suite *hubsub_suite(void);
