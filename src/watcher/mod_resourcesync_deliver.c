@@ -23,9 +23,10 @@
  *             row, rows independent of each other (rs_websub);
  *   run       rs_websub_run waits for completions (done()).
  *
- * Cursors.  A row's cursor moves (and is written to the store) only after
- * a 2xx, or when a notification is given up (retried for longer than
- * ResourceSyncNotifyRetry at a hub; refused permanently by a hub): it is
+ * Cursors (decided by rs_deliverpolicy).  A row's cursor moves (and is
+ * written to the store) only after a 2xx, or when a notification is given
+ * up (retried for longer than ResourceSyncNotifyRetry at a hub; refused
+ * permanently by a hub): it is
  * never ahead of what the destination acknowledged, so a restart or a
  * kill -9 loses nothing; a notification acknowledged but whose cursor was
  * not yet written is sent again (at least once).  Notifications of a row
@@ -57,6 +58,7 @@
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
+#include "rs_deliverpolicy.h"
 #include "rs_deliverstat.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
@@ -66,8 +68,6 @@
 
 #define REFRESH apr_time_from_sec(1)
 #define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
-#define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
-#define BACKOFF_CAP 3600                /* s: longest retry delay */
 #define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
 #define DELIVER_MAX_FREE (4 * 1024 * 1024)  /* bytes of freed memory the thread keeps */
 
@@ -433,76 +433,36 @@ static void looks_release(apr_pool_t *p, apr_hash_t *looks)
     }
 }
 
-/* Send d the next notification if it is idle, due and behind. */
+/* Send d the next notification if it is idle, due and behind
+ * (rs_deliverpolicy); end a subscription whose lease expired or whose
+ * backlog is over the limit. */
 static void step(dest_t *d, apr_pool_t *p, apr_hash_t *looks, apr_time_t now)
 {
     rs_srv_conf *sc;
     const look_t *l;
+    int act;
 
     d->again = 0;
-    if (d->inflight || d->row.next_try > now) {
-        return;
+    act = rs_deliverpolicy_ready(&d->row, d->sub, d->inflight, now, &dl.log);
+    if (act == RS_DELIVERPOLICY_GO) {
+        l = look(d, p, looks);
+        sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
+        act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count, rs_hubconf_backlog(sc),
+                                       &dl.log);
+        if (act == RS_DELIVERPOLICY_GO && l->next) {
+            submit(d, p, l->next);
+        }
     }
-    if (d->sub && d->row.lease_until && d->row.lease_until < now) {
-        rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                    "ended: its lease expired", d->row.set, d->row.url, d->row.topic);
+    if (act == RS_DELIVERPOLICY_DROP) {
         drop(d);
-        return;
-    }
-    l = look(d, p, looks);
-    if (!l->count) {
-        return;
-    }
-    sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
-    if (d->sub && l->count > rs_hubconf_backlog(sc)) {
-        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
-                    "ended: %" APR_INT64_T_FMT " notifications undelivered, more than "
-                    "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT, d->row.set, d->row.url,
-                    d->row.topic, l->count, rs_hubconf_backlog(sc));
-        drop(d);
-        return;
-    }
-    if (l->next) {
-        submit(d, p, l->next);
     }
 }
 
-/* The notification in flight is done with: the cursor moves past it. */
-static void advance(dest_t *d)
-{
-    d->row.cursor = d->sending;
-    d->row.attempts = 0;
-    d->row.next_try = 0;
-}
-
-/* A retryable failure: try again later, or give the notification up. */
-static void retry(dest_t *d, const rs_websub_result_t *r, apr_time_t now)
-{
-    apr_int64_t wait;
-
-    if (!d->sub && d->sending_until < now - d->set->notify_retry) {
-        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: hub %s did not take notification "
-                    "%" APR_INT64_T_FMT " of its %s topic within ResourceSyncNotifyRetry "
-                    "(last: %s); it is skipped", d->row.set, d->row.url, d->sending,
-                    d->row.topic, r->status ? apr_ltoa(dl.tbl, r->status) : r->error);
-        advance(d);
-        return;
-    }
-    d->row.attempts++;
-    wait = rs_websub_backoff(BACKOFF_BASE, BACKOFF_CAP, (unsigned)d->row.attempts,
-                             (apr_uint32_t)(apr_time_usec(now) * 2654435761u ^ d->row.attempts));
-    if (r->retry_after >= 0) {
-        /* The destination said when: that is when. */
-        wait = r->retry_after > BACKOFF_CAP ? BACKOFF_CAP : r->retry_after;
-    }
-    d->row.next_try = now + apr_time_from_sec(wait);
-}
-
-/* A completion (on the thread, inside rs_websub_run). */
+/* A completion (on the thread, inside rs_websub_run): what it does to the
+ * row is rs_deliverpolicy's. */
 static void done(void *baton, const rs_websub_result_t *r)
 {
     dest_t *d = apr_hash_get(dl.dests, r->key, APR_HASH_KEY_STRING);
-    apr_time_t now = apr_time_now();
     (void)baton;
 
     /* The request's reference to its payload (also when its row has gone
@@ -514,46 +474,12 @@ static void done(void *baton, const rs_websub_result_t *r)
     d->payload = NULL;
     d->inflight = 0;
     d->again = 1;
-    d->last_at = now;
-    d->row.last_status = (int)r->status;
-    d->row.last_error = r->error && *r->error ? apr_pstrdup(dl.tbl, r->error) : NULL;
-    switch (r->outcome) {
-    case RS_WEBSUB_OK:
-        advance(d);
-        break;
-    case RS_WEBSUB_RETRY:
-        retry(d, r, now);
-        break;
-    case RS_WEBSUB_GONE:
-        if (d->sub) {
-            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                        "ended by the subscriber (410 Gone)", d->row.set, d->row.url,
-                        d->row.topic);
-            drop(d);
-            return;
-        }
-        /* fall through - at a hub, 410 is a refusal like any other */
-    case RS_WEBSUB_PERMANENT:
-        if (d->sub && r->status) {
-            /* WebSub 7: a subscriber's answer other than 2xx and 410 is a
-             * failure to retry (while the lease lasts), not a refusal. */
-            retry(d, r, now);
-            break;
-        }
-        if (d->sub) {
-            rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
-                        "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
-                        d->row.set, d->row.url, d->row.topic, d->sending,
-                        r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
-            drop(d);
-            return;
-        }
-        rs_log_emit(&dl.log, RS_LOG_ERR, 0, "set %s: hub %s refused notification "
-                    "%" APR_INT64_T_FMT " of its %s topic (%s); it is skipped",
-                    d->row.set, d->row.url, d->sending, d->row.topic,
-                    r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
-        advance(d);
-        break;
+    d->last_at = apr_time_now();
+    if (rs_deliverpolicy_done(&d->row, d->sub, d->sending, d->sending_until,
+                              d->set->notify_retry, r, d->last_at, &dl.log, dl.tbl)
+        == RS_DELIVERPOLICY_DROP) {
+        drop(d);
+        return;
     }
     d->dirty = 1;
 }

@@ -62,6 +62,7 @@ Suite *capture_suite(void);
 Suite *cdump_suite(void);
 Suite *notify_suite(void);
 Suite *notifyseal_suite(void);
+Suite *deliverpolicy_suite(void);
 Suite *deliverstat_suite(void);
 Suite *scanrate_suite(void);
 Suite *hubsub_suite(void);
