@@ -8,10 +8,11 @@
  * before any other thread could use libcurl) and starts the thread; it
  * then owns the sender, a store connection and a pool of its own (own
  * allocator) until the watcher ends (_exit).  The thread first reconciles
- * the hub rows with the configuration (rows of a configured hub that are
- * missing are added with their cursor at the topic's newest sealed
- * notification: a new hub gets what is sealed from now on, not the past;
- * rows of a hub no longer configured are deleted), then loops:
+ * the hub rows with the configuration (rs_deliverpolicy_reconcile: rows
+ * of a configured hub that are missing are added with their cursor at the
+ * topic's newest sealed notification: a new hub gets what is sealed from
+ * now on, not the past; rows of a hub no longer configured are deleted),
+ * then loops:
  *
  *   refresh   every second, or at once after rs_deliver_wakeup (the
  *             driver sealed or stored a notification): the rows are read
@@ -166,52 +167,24 @@ static rs_notify_hub_t *configured(const rs_set_t *set, const char *url, int pin
     return NULL;
 }
 
-/* The hub rows (fat, ping) made to match the configuration. */
+/* The hub rows (fat, ping) made to match the configuration
+ * (rs_deliverpolicy_reconcile). */
 static apr_status_t reconcile(apr_pool_t *p)
 {
-    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
-    apr_array_header_t *rows;
-    apr_status_t rv = APR_SUCCESS;
-    int i, j, t;
+    apr_array_header_t *hubs = apr_array_make(p, 4, sizeof(rs_deliverpolicy_hub_t));
+    int i, j;
 
-    for (i = 0; rv == APR_SUCCESS && i < rs_global.sets->nelts; i++) {
+    for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
         for (j = 0; set->notify && set->notify_pub && j < set->notify_pub->nelts; j++) {
             const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, j, rs_notify_hub_t);
-            for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
-                apr_int64_t count, newest;
-                int added = 0;
-                if ((rv = rs_notifydest_backlog(dl.db, set->name, topics[t], 0, &count, &newest))
-                    == APR_SUCCESS
-                    && (rv = rs_notifydest_ensure(dl.db, set->name, topics[t],
-                                                  h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT,
-                                                  h->url, newest, &added)) == APR_SUCCESS
-                    && added) {
-                    rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: publishing its %s topic to "
-                                "hub %s (%s), from notification %" APR_INT64_T_FMT " on",
-                                set->name, topics[t], h->url, h->ping ? "ping" : "fat",
-                                newest + 1);
-                }
-            }
+            rs_deliverpolicy_hub_t *c = apr_array_push(hubs);
+            c->set = set->name;
+            c->url = h->url;
+            c->ping = h->ping;
         }
     }
-    if (rv != APR_SUCCESS || (rv = rs_notifydest_list(dl.db, p, &rows)) != APR_SUCCESS) {
-        return rv;
-    }
-    for (i = 0; i < rows->nelts; i++) {
-        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
-        int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
-        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT))
-            && !configured(rs_config_find_set(d->set), d->url, ping)) {
-            if ((rv = rs_notifydest_delete(dl.db, d)) != APR_SUCCESS) {
-                return rv;
-            }
-            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: hub %s (%s) is no longer "
-                        "configured; its %s topic is no longer published there",
-                        d->set, d->url, d->kind, d->topic);
-        }
-    }
-    return APR_SUCCESS;
+    return rs_deliverpolicy_reconcile(dl.db, hubs, &dl.log, p);
 }
 
 /* Write the delivery state of every dirty row, one statement each (no

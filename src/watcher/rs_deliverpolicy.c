@@ -1,7 +1,75 @@
 /* rs_deliverpolicy.c - the delivery decisions about one destination row
  * (see rs_deliverpolicy.h). */
+#include <string.h>
 #include <apr_strings.h>
 #include "rs_deliverpolicy.h"
+#include "rs_notify.h"
+
+/* Add the rows of hub h that are missing, for both topics. */
+static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h,
+                            const rs_logger_t *log)
+{
+    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
+    apr_status_t rv = APR_SUCCESS;
+    int t;
+
+    for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
+        apr_int64_t count, newest;
+        int added = 0;
+        if ((rv = rs_notifydest_backlog(db, h->set, topics[t], 0, &count, &newest))
+            == APR_SUCCESS
+            && (rv = rs_notifydest_ensure(db, h->set, topics[t],
+                                          h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT,
+                                          h->url, newest, &added)) == APR_SUCCESS
+            && added) {
+            rs_log_emit(log, RS_LOG_INFO, 0, "set %s: publishing its %s topic to "
+                        "hub %s (%s), from notification %" APR_INT64_T_FMT " on",
+                        h->set, topics[t], h->url, h->ping ? "ping" : "fat", newest + 1);
+        }
+    }
+    return rv;
+}
+
+/* Whether hubs holds the hub of row d (set, url, mode). */
+static int configured(const apr_array_header_t *hubs, const rs_notifydest_t *d, int ping)
+{
+    int i;
+    for (i = 0; i < hubs->nelts; i++) {
+        const rs_deliverpolicy_hub_t *h = &APR_ARRAY_IDX(hubs, i, rs_deliverpolicy_hub_t);
+        if (h->ping == ping && !strcmp(h->set, d->set) && !strcmp(h->url, d->url)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *hubs,
+                                        const rs_logger_t *log, apr_pool_t *p)
+{
+    apr_array_header_t *rows;
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; rv == APR_SUCCESS && i < hubs->nelts; i++) {
+        rv = hub_add(db, &APR_ARRAY_IDX(hubs, i, rs_deliverpolicy_hub_t), log);
+    }
+    if (rv != APR_SUCCESS || (rv = rs_notifydest_list(db, p, &rows)) != APR_SUCCESS) {
+        return rv;
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
+        int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
+        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(hubs, d, ping)) {
+            if ((rv = rs_notifydest_delete(db, d)) != APR_SUCCESS) {
+                return rv;
+            }
+            rs_log_emit(log, RS_LOG_INFO, 0, "set %s: hub %s (%s) is no longer "
+                        "configured; its %s topic is no longer published there",
+                        d->set, d->url, d->kind, d->topic);
+        }
+    }
+    return APR_SUCCESS;
+}
 
 int rs_deliverpolicy_ready(const rs_notifydest_t *row, int sub, int inflight, apr_time_t now,
                            const rs_logger_t *log)

@@ -33,6 +33,24 @@
 #define RS_DELIVERPOLICY_GO   1     /* go on (look at its backlog; send the next) */
 #define RS_DELIVERPOLICY_DROP 2     /* the subscription ended (logged): delete the row */
 
+/* A hub a set publishes to, as configured (ResourceSyncNotifyHub of a
+ * set with notifications on). */
+typedef struct rs_deliverpolicy_hub_t {
+    const char *set;
+    const char *url;
+    int ping;                       /* ping mode, else fat */
+} rs_deliverpolicy_hub_t;
+
+/* Make the hub rows (kinds fat and ping) of db match the configured hubs
+ * (array of rs_deliverpolicy_hub_t), at watcher start: a missing row of a
+ * configured hub is added for each topic with its cursor at the topic's
+ * newest sealed notification (a new hub gets what is sealed from now on,
+ * not the past; logged `info`); a row of a hub no longer configured is
+ * deleted (logged `info`).  Subscribers' rows are left alone.  The first
+ * store failure is returned (the caller tries again). */
+apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *hubs,
+                                        const rs_logger_t *log, apr_pool_t *p);
+
 /* Whether row may be sent to now: WAIT while a request is in flight or
  * before its next_try; DROP a subscriber (sub) whose lease ended before
  * now; else GO. */

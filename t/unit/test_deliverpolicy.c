@@ -315,6 +315,76 @@ START_TEST(refusals)
 }
 END_TEST
 
+static int count_kind(df_t *f, const char *kind, const char *url, apr_int64_t *cursor)
+{
+    apr_array_header_t *rows;
+    int i, n = 0;
+    ck_assert_int_eq(rs_notifydest_list(f->db, ut_pool, &rows), APR_SUCCESS);
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
+        if (!strcmp(d->kind, kind) && !strcmp(d->url, url)) {
+            n++;
+            if (cursor && !strcmp(d->topic, RS_NOTIFY_FRAMEWORK)) {
+                *cursor = d->cursor;
+            }
+        }
+    }
+    return n;
+}
+
+/* The hub rows follow the configuration: a new hub's rows (both topics)
+ * start at the newest sealed notification, existing ones keep their
+ * cursor, a hub no longer configured (or configured in the other mode)
+ * loses its rows; subscribers are left alone. */
+START_TEST(reconcile_hub_rows_with_the_configuration)
+{
+    df_t f;
+    apr_array_header_t *hubs = apr_array_make(ut_pool, 2, sizeof(rs_deliverpolicy_hub_t));
+    rs_deliverpolicy_hub_t *h = apr_array_push(hubs);
+    apr_int64_t cursor = -1;
+
+    df_init(&f);
+    h->set = "s";
+    h->url = HUB;           /* fat: its framework row exists at cursor 0 */
+    h = apr_array_push(hubs);
+    h->set = "s";
+    h->url = "http://ping.example/";
+    h->ping = 1;
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_PING, "http://ping.example/", &cursor), 2);
+    ck_assert_int_eq(cursor, 3);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, HUB, &cursor), 2);
+    ck_assert_int_eq(cursor, 0);
+    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its framework topic to hub "
+                                  "http://ping.example/ (ping), from notification 4 on"), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its change topic to hub "
+                                  "http://ping.example/ (ping), from notification 1 on"), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its change topic to hub "
+                                  HUB " (fat), from notification 1 on"), 1);
+    ck_assert_int_eq(f.ul.msgs->nelts, 3);
+    /* Again: nothing to do. */
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(f.ul.msgs->nelts, 3);
+    /* The fat hub goes; the ping hub becomes fat. */
+    apr_array_clear(hubs);
+    h = apr_array_push(hubs);
+    h->set = "s";
+    h->url = "http://ping.example/";
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
+                     APR_SUCCESS);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, HUB, NULL), 0);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_PING, "http://ping.example/", NULL), 0);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, "http://ping.example/", NULL), 2);
+    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: hub " HUB " (fat) is no longer "
+                                  "configured; its framework topic is no longer published "
+                                  "there"), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, "no longer configured"), 4);
+    ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_SUB, CB, NULL), 1);
+}
+END_TEST
+
 Suite *deliverpolicy_suite(void)
 {
     Suite *s = suite_create("deliverpolicy");
@@ -325,6 +395,7 @@ Suite *deliverpolicy_suite(void)
     tcase_add_test(tc, retry_backs_off);
     tcase_add_test(tc, hub_gives_up_after_the_retry_window);
     tcase_add_test(tc, refusals);
+    tcase_add_test(tc, reconcile_hub_rows_with_the_configuration);
     suite_add_tcase(s, tc);
     return s;
 }
