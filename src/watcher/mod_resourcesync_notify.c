@@ -14,8 +14,8 @@
  *
  * Configuration changes: both documents are rendered in post_config,
  * before the watcher forks, so the watcher digests the very bytes the
- * children serve (set->cl_body, sc->sd_body).  At each watcher start the
- * SHA-256 of each is compared with the one recorded at the previous start
+ * children serve (set->cl_body, sc->sd_body).  At each watcher start
+ * (rs_notifydigest decides) the SHA-256 of each is compared with the one recorded at the previous start
  * in <statedir>/notify/<set>/documents.digest; a difference is announced
  * as `updated` on the set's framework topic (every set of the virtual host
  * compares the Source Description itself, so all of them announce it).
@@ -35,9 +35,9 @@
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
-#include "rs_hash.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
+#include "rs_notifydigest.h"
 #include "rs_recorder.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -196,67 +196,23 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* The digests of the set's documents as their file holds them
- * (rs_statedir_notify_digests): "capabilitylist <hex>\ndescription <hex>\n". */
-static const char *digests_of(apr_pool_t *p, const rs_set_t *set, const rs_srv_conf *sc)
-{
-    char cl[RS_HASH_COUNT][RS_HASH_HEXMAX], sd[RS_HASH_COUNT][RS_HASH_HEXMAX];
-    rs_hash_buf(set->cl_body, set->cl_len, RS_HASH_SHA256, cl);
-    rs_hash_buf(sc->sd_body, sc->sd_len, RS_HASH_SHA256, sd);
-    return apr_psprintf(p, "capabilitylist %s\ndescription %s\n", cl[2], sd[2]);
-}
-
-/* The digests recorded at the previous start into *text (NULL when the
- * file does not exist); the cause of any other failure. */
-static apr_status_t digests_read(apr_pool_t *p, const rs_set_t *set, const char **text)
-{
-    const char *path = rs_statedir_notify_digests(p, set->notify_dir);
-    char buf[512];
-    apr_size_t n = sizeof(buf) - 1;
-    apr_file_t *f;
-    apr_status_t rv;
-
-    *text = NULL;
-    rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p);
-    if (APR_STATUS_IS_ENOENT(rv)) {
-        return APR_SUCCESS;
-    }
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    rv = apr_file_read_full(f, buf, n, &n);
-    apr_file_close(f);
-    if (rv != APR_SUCCESS && !APR_STATUS_IS_EOF(rv)) {
-        return rv;
-    }
-    buf[n] = '\0';
-    *text = apr_pstrdup(p, buf);
-    return APR_SUCCESS;
-}
-
-/* Whether the line "<name> <hex>" differs between two digests texts. */
-static int digest_differs(apr_pool_t *p, const char *old, const char *cur, const char *name)
-{
-    const char *key = apr_pstrcat(p, name, " ", NULL);
-    const char *a = strstr(old, key), *b = strstr(cur, key);
-    return !a || !b || strcspn(a, "\n") != strcspn(b, "\n")
-           || strncmp(a, b, strcspn(b, "\n"));
-}
-
-/* At the set's first framework check in this watcher: the first start of
- * the set announces its Capability List and the Source Description; a
- * later start announces those whose bytes changed since the previous
- * one.  The digests are recorded once the notification is stored. */
+/* At the set's first framework check in this watcher: what changed
+ * since the previous start is announced (rs_notifydigest decides); the
+ * digests are recorded once the notification is stored. */
 static void first_framework(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
     const char *sd_url = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
-    const char *cur = digests_of(p, set, sc), *old = NULL;
+    const char *path = rs_statedir_notify_digests(p, set->notify_dir);
+    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body,
+                                           sc->sd_len);
+    const char *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
     apr_status_t rv;
+    int what;
 
     if (ws->notify.fw_checked || !outbox(ws->d)
         || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
@@ -264,34 +220,26 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         return;
     }
     ws->notify.fw_checked = 1;
-    if (!x.id) {
-        rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
+    if (x.id && (rv = rs_notifydigest_read(p, path, &old)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name, path);
+        return;
+    }
+    what = rs_notifydigest_decide(p, x.id != 0, old, cur);
+    if (what & (RS_NOTIFYDIGEST_CL_CREATED | RS_NOTIFYDIGEST_CL_UPDATED)) {
+        rs_notifyw_fw_add(e, set->capability_url,
+                          what & RS_NOTIFYDIGEST_CL_CREATED ? "created" : "updated",
+                          "capabilitylist", now, NULL);
+    }
+    if (what & RS_NOTIFYDIGEST_SD_UPDATED) {
         rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
     }
-    else if ((rv = digests_read(p, set, &old)) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name,
-                    rs_statedir_notify_digests(p, set->notify_dir));
-        return;
-    }
-    else if (old && !strcmp(old, cur)) {
-        return;
-    }
-    else if (old) {
-        if (digest_differs(p, old, cur, "capabilitylist")) {
-            rs_notifyw_fw_add(e, set->capability_url, "updated", "capabilitylist", now, NULL);
-        }
-        if (digest_differs(p, old, cur, "description")) {
-            rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
-        }
-    }
-    if (e->nelts && store_framework(ws, p, e) != APR_SUCCESS) {
+    if (!(what & RS_NOTIFYDIGEST_RECORD)
+        || (e->nelts && store_framework(ws, p, e) != APR_SUCCESS)) {
         return;
     }
     apr_dir_make_recursive(set->notify_dir, APR_FPROT_OS_DEFAULT, p);
-    if ((rv = rs_file_replace_buf(p, rs_statedir_notify_digests(p, set->notify_dir), cur,
-                                  strlen(cur))) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", set->name,
-                    rs_statedir_notify_digests(p, set->notify_dir));
+    if ((rv = rs_file_replace_buf(p, path, cur, strlen(cur))) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", set->name, path);
     }
 }
 
