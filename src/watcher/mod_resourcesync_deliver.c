@@ -9,10 +9,11 @@
  * before any other thread could use libcurl) and starts the thread; it
  * then owns the sender, a store connection and a pool of its own (own
  * allocator) until the watcher ends (_exit).  The thread first reconciles
- * the hub rows with the configuration (rows of a configured hub that are
- * missing are added with their cursor at the topic's newest sealed
- * notification: a new hub gets what is sealed from now on, not the past;
- * rows of a hub no longer configured are deleted), then loops:
+ * the hub rows with the configuration (rs_deliverpolicy_reconcile: rows
+ * of a configured hub that are missing are added with their cursor at the
+ * topic's newest sealed notification: a new hub gets what is sealed from
+ * now on, not the past; rows of a hub no longer configured are deleted),
+ * then loops:
  *
  *   refresh   every second, or at once after rs_deliver_wakeup (the
  *             driver sealed or stored a notification): the rows are read
@@ -24,9 +25,10 @@
  *             row, rows independent of each other (rs_websub);
  *   run       rs_websub_run waits for completions (done()).
  *
- * Cursors.  A row's cursor moves (and is written to the store) only after
- * a 2xx, or when a notification is given up (retried for longer than
- * ResourceSyncNotifyRetry at a hub; refused permanently by a hub): it is
+ * Cursors (decided by rs_deliverpolicy).  A row's cursor moves (and is
+ * written to the store) only after a 2xx, or when a notification is given
+ * up (retried for longer than ResourceSyncNotifyRetry at a hub; refused
+ * permanently by a hub): it is
  * never ahead of what the destination acknowledged, so a restart or a
  * kill -9 loses nothing; a notification acknowledged but whose cursor was
  * not yet written is sent again (at least once).  Notifications of a row
@@ -61,6 +63,7 @@
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_drive.h"
+#include "rs_deliverpolicy.h"
 #include "rs_deliverstat.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
@@ -70,8 +73,6 @@
 
 #define REFRESH apr_time_from_sec(1)
 #define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
-#define BACKOFF_BASE 1                  /* s: first retry delay (before jitter) */
-#define BACKOFF_CAP 3600                /* s: longest retry delay */
 #define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
 #define DELIVER_MAX_FREE (4 * 1024 * 1024)  /* bytes of freed memory the thread keeps */
 
@@ -170,52 +171,24 @@ static rs_notify_hub_t *configured(const rs_set_t *set, const char *url, int pin
     return NULL;
 }
 
-/* The hub rows (fat, ping) made to match the configuration. */
+/* The hub rows (fat, ping) made to match the configuration
+ * (rs_deliverpolicy_reconcile). */
 static apr_status_t reconcile(apr_pool_t *p)
 {
-    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
-    apr_array_header_t *rows;
-    apr_status_t rv = APR_SUCCESS;
-    int i, j, t;
+    apr_array_header_t *hubs = apr_array_make(p, 4, sizeof(rs_deliverpolicy_hub_t));
+    int i, j;
 
-    for (i = 0; rv == APR_SUCCESS && i < rs_global.sets->nelts; i++) {
+    for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
         for (j = 0; set->notify && set->notify_pub && j < set->notify_pub->nelts; j++) {
             const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, j, rs_notify_hub_t);
-            for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
-                apr_int64_t count, newest;
-                int added = 0;
-                if ((rv = rs_notifydest_backlog(dl.db, set->name, topics[t], 0, &count, &newest))
-                    == APR_SUCCESS
-                    && (rv = rs_notifydest_ensure(dl.db, set->name, topics[t],
-                                                  h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT,
-                                                  h->url, newest, &added)) == APR_SUCCESS
-                    && added) {
-                    rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: publishing its %s topic to "
-                                "hub %s (%s), from notification %" APR_INT64_T_FMT " on",
-                                set->name, topics[t], h->url, h->ping ? "ping" : "fat",
-                                newest + 1);
-                }
-            }
+            rs_deliverpolicy_hub_t *c = apr_array_push(hubs);
+            c->set = set->name;
+            c->url = h->url;
+            c->ping = h->ping;
         }
     }
-    if (rv != APR_SUCCESS || (rv = rs_notifydest_list(dl.db, p, &rows)) != APR_SUCCESS) {
-        return rv;
-    }
-    for (i = 0; i < rows->nelts; i++) {
-        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
-        int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
-        if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT))
-            && !configured(rs_config_find_set(d->set), d->url, ping)) {
-            if ((rv = rs_notifydest_delete(dl.db, d)) != APR_SUCCESS) {
-                return rv;
-            }
-            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: hub %s (%s) is no longer "
-                        "configured; its %s topic is no longer published there",
-                        d->set, d->url, d->kind, d->topic);
-        }
-    }
-    return APR_SUCCESS;
+    return rs_deliverpolicy_reconcile(dl.db, hubs, &dl.log, p);
 }
 
 /* Write the delivery state of every dirty row, one statement each (no
@@ -437,76 +410,36 @@ static void looks_release(apr_pool_t *p, apr_hash_t *looks)
     }
 }
 
-/* Send d the next notification if it is idle, due and behind. */
+/* Send d the next notification if it is idle, due and behind
+ * (rs_deliverpolicy); end a subscription whose lease expired or whose
+ * backlog is over the limit. */
 static void step(dest_t *d, apr_pool_t *p, apr_hash_t *looks, apr_time_t now)
 {
     rs_srv_conf *sc;
     const look_t *l;
+    int act;
 
     d->again = 0;
-    if (d->inflight || d->row.next_try > now) {
-        return;
+    act = rs_deliverpolicy_ready(&d->row, d->sub, d->inflight, now, &dl.log);
+    if (act == RS_DELIVERPOLICY_GO) {
+        l = look(d, p, looks);
+        sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
+        act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count, rs_hubconf_backlog(sc),
+                                       &dl.log);
+        if (act == RS_DELIVERPOLICY_GO && l->next) {
+            submit(d, p, l->next);
+        }
     }
-    if (d->sub && d->row.lease_until && d->row.lease_until < now) {
-        rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                    "ended: its lease expired", d->row.set, d->row.url, d->row.topic);
+    if (act == RS_DELIVERPOLICY_DROP) {
         drop(d);
-        return;
-    }
-    l = look(d, p, looks);
-    if (!l->count) {
-        return;
-    }
-    sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
-    if (d->sub && l->count > rs_hubconf_backlog(sc)) {
-        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
-                    "ended: %" APR_INT64_T_FMT " notifications undelivered, more than "
-                    "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT, d->row.set, d->row.url,
-                    d->row.topic, l->count, rs_hubconf_backlog(sc));
-        drop(d);
-        return;
-    }
-    if (l->next) {
-        submit(d, p, l->next);
     }
 }
 
-/* The notification in flight is done with: the cursor moves past it. */
-static void advance(dest_t *d)
-{
-    d->row.cursor = d->sending;
-    d->row.attempts = 0;
-    d->row.next_try = 0;
-}
-
-/* A retryable failure: try again later, or give the notification up. */
-static void retry(dest_t *d, const rs_websub_result_t *r, apr_time_t now)
-{
-    apr_int64_t wait;
-
-    if (!d->sub && d->sending_until < now - d->set->notify_retry) {
-        rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: hub %s did not take notification "
-                    "%" APR_INT64_T_FMT " of its %s topic within ResourceSyncNotifyRetry "
-                    "(last: %s); it is skipped", d->row.set, d->row.url, d->sending,
-                    d->row.topic, r->status ? apr_ltoa(dl.tbl, r->status) : r->error);
-        advance(d);
-        return;
-    }
-    d->row.attempts++;
-    wait = rs_websub_backoff(BACKOFF_BASE, BACKOFF_CAP, (unsigned)d->row.attempts,
-                             (apr_uint32_t)(apr_time_usec(now) * 2654435761u ^ d->row.attempts));
-    if (r->retry_after >= 0) {
-        /* The destination said when: that is when. */
-        wait = r->retry_after > BACKOFF_CAP ? BACKOFF_CAP : r->retry_after;
-    }
-    d->row.next_try = now + apr_time_from_sec(wait);
-}
-
-/* A completion (on the thread, inside rs_websub_run). */
+/* A completion (on the thread, inside rs_websub_run): what it does to the
+ * row is rs_deliverpolicy's. */
 static void done(void *baton, const rs_websub_result_t *r)
 {
     dest_t *d = apr_hash_get(dl.dests, r->key, APR_HASH_KEY_STRING);
-    apr_time_t now = apr_time_now();
     (void)baton;
 
     /* The request's reference to its payload (also when its row has gone
@@ -518,46 +451,12 @@ static void done(void *baton, const rs_websub_result_t *r)
     d->payload = NULL;
     d->inflight = 0;
     d->again = 1;
-    d->last_at = now;
-    d->row.last_status = (int)r->status;
-    d->row.last_error = r->error && *r->error ? apr_pstrdup(dl.tbl, r->error) : NULL;
-    switch (r->outcome) {
-    case RS_WEBSUB_OK:
-        advance(d);
-        break;
-    case RS_WEBSUB_RETRY:
-        retry(d, r, now);
-        break;
-    case RS_WEBSUB_GONE:
-        if (d->sub) {
-            rs_log_emit(&dl.log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                        "ended by the subscriber (410 Gone)", d->row.set, d->row.url,
-                        d->row.topic);
-            drop(d);
-            return;
-        }
-        /* fall through - at a hub, 410 is a refusal like any other */
-    case RS_WEBSUB_PERMANENT:
-        if (d->sub && r->status) {
-            /* WebSub 7: a subscriber's answer other than 2xx and 410 is a
-             * failure to retry (while the lease lasts), not a refusal. */
-            retry(d, r, now);
-            break;
-        }
-        if (d->sub) {
-            rs_log_emit(&dl.log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
-                        "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
-                        d->row.set, d->row.url, d->row.topic, d->sending,
-                        r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
-            drop(d);
-            return;
-        }
-        rs_log_emit(&dl.log, RS_LOG_ERR, 0, "set %s: hub %s refused notification "
-                    "%" APR_INT64_T_FMT " of its %s topic (%s); it is skipped",
-                    d->row.set, d->row.url, d->sending, d->row.topic,
-                    r->status ? apr_psprintf(dl.tbl, "HTTP %ld", r->status) : r->error);
-        advance(d);
-        break;
+    d->last_at = apr_time_now();
+    if (rs_deliverpolicy_done(&d->row, d->sub, d->sending, d->sending_until,
+                              d->set->notify_retry, r, d->last_at, &dl.log, dl.tbl)
+        == RS_DELIVERPOLICY_DROP) {
+        drop(d);
+        return;
     }
     d->dirty = 1;
 }

@@ -18,6 +18,7 @@
 #include "rs_listclose.h"
 #include "rs_massdel.h"
 #include "rs_mounts.h"
+#include "rs_notifyseal.h"
 #include "rs_scan.h"
 #include "rs_statecheck.h"
 #include "rs_storeretry.h"
@@ -122,14 +123,9 @@ typedef struct wset_t {
     int cdump_deleted;
     apr_time_t cdump_gc_next;
     int cdump_nospace;         /* the last job found the disk full (logged once) */
-    /* Notifications (mod_resourcesync_notify.c), monotonic times: when
-     * the open change notification is to be looked at again (0: none),
-     * the next sweep and pruning; started: the first poll ran. */
-    apr_time_t notify_due;
-    apr_time_t notify_sweep;
-    apr_time_t notify_prune;
-    int notify_started;
-    int notify_fw_checked;     /* this start's framework check is done */
+    /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
+     * pruning (rs_notifyseal), the framework check of this start. */
+    rs_notifyseal_t notify;
     /* Access files above the root (mod_resourcesync_above.c): the
      * directories httpd reads them in (for the watcher's life), the state
      * stored when every file was last decided, and the state read before

@@ -1,21 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_resourcesync_notify.c - Change and Framework Notifications in the
- * watcher: the outbox (rs_notify) on the driver's store connection,
- * sealing after ResourceSyncNotifyDelay, framework notifications, and the
- * topic files children serve.
- *
- * Lifecycle of a change notification (see rs_notify.h): every journal
- * record of a set with ResourceSyncNotify on is added to the set's open
- * change notification by its recorder, in the transaction that appends
- * it.  After the commit of the first record after a seal, the driver
- * notes when the notification becomes due (rs_notifyw_changed: now + the
- * delay: records that follow within the delay join it); the event loop
- * wakes then (rs_notifyw_next) and seals every open one (rs_notifyw_poll),
- * so no change waits longer than the delay, also while changes keep
- * coming; one that holds ResourceSyncMaxEntries is sealed at once.  A
- * watcher that dies between a commit and the seal leaves the
- * notification open in the store; the next watcher seals every open one
- * at its first poll, so nothing is lost.
+ * watcher: the outbox (rs_notify) on the driver's store connection, the
+ * set's sealing state (rs_notifyseal: when the open change notification
+ * is sealed after ResourceSyncNotifyDelay, the sweep, the pruning; see
+ * rs_notifyseal.h for the lifecycle) driven with the driver's clocks,
+ * framework notifications, and the topic files children serve.
  *
  * Framework notifications are stored sealed right after the commit of
  * what they announce (a snapshot recorded, a Change List closed); one
@@ -26,8 +15,8 @@
  *
  * Configuration changes: both documents are rendered in post_config,
  * before the watcher forks, so the watcher digests the very bytes the
- * children serve (set->cl_body, sc->sd_body).  At each watcher start the
- * SHA-256 of each is compared with the one recorded at the previous start
+ * children serve (set->cl_body, sc->sd_body).  At each watcher start
+ * (rs_notifydigest decides) the SHA-256 of each is compared with the one recorded at the previous start
  * in <statedir>/notify/<set>/documents.digest; a difference is announced
  * as `updated` on the set's framework topic (every set of the virtual host
  * compares the Source Description itself, so all of them announce it).
@@ -48,17 +37,12 @@
 #include "mod_resourcesync_clsource.h"
 #include "mod_resourcesync_drive.h"
 #include "rs_file.h"
-#include "rs_hash.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
+#include "rs_notifydigest.h"
 #include "rs_recorder.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
-
-/* How often the driver looks for open notifications it was not told of
- * (records committed by a failed scan and published later) and prunes. */
-#define SWEEP apr_time_from_sec(1)
-#define PRUNE apr_time_from_sec(60)
 
 /* The outbox on the driver's connection and journal, opened again when
  * the driver replaced them (rs_storefail_reopen).  It is allocated from
@@ -100,16 +84,20 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d)
     return n ? rs_notify_reset(n) : APR_EGENERAL;
 }
 
-static void start(wset_t *ws, apr_pool_t *p);
+static void poll_done(wset_t *ws, apr_pool_t *p, int what);
 
 void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
 {
+    rs_notify_opts_t o;
     rs_notify_t *n;
     if (rc && ws->set->notify && (n = outbox(ws->d))) {
         /* What an earlier watcher left open is sealed before this one
          * journals anything (its startup reconciliation comes first). */
-        if (!ws->notify_started) {
-            start(ws, ws->d->iter);
+        if (!ws->notify.started) {
+            opts(ws, &o);
+            poll_done(ws, ws->d->iter,
+                      rs_notifyseal_start(&ws->notify, n, &o, rs_time_mono(), ws->log,
+                                          ws->d->iter));
         }
         rs_recorder_notify(rc, n, ws->set->max_entries);
     }
@@ -117,14 +105,15 @@ void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
 
 void rs_notifyw_changed(wset_t *ws, rs_recorder_t *rc)
 {
-    if (ws->set->notify && rs_recorder_appended(rc) > 0 && !ws->notify_due) {
-        ws->notify_due = rs_time_mono() + ws->set->notify_delay;
+    if (ws->set->notify) {
+        rs_notifyseal_changed(&ws->notify, rs_recorder_appended(rc), ws->set->notify_delay,
+                              rs_time_mono());
     }
 }
 
 apr_time_t rs_notifyw_next(const wset_t *ws)
 {
-    return ws->set->notify ? ws->notify_due : 0;
+    return ws->set->notify ? rs_notifyseal_next(&ws->notify) : 0;
 }
 
 /* ----------------------------------------------------------- topic files */
@@ -209,102 +198,50 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* The digests of the set's documents as their file holds them
- * (rs_statedir_notify_digests): "capabilitylist <hex>\ndescription <hex>\n". */
-static const char *digests_of(apr_pool_t *p, const rs_set_t *set, const rs_srv_conf *sc)
-{
-    char cl[RS_HASH_COUNT][RS_HASH_HEXMAX], sd[RS_HASH_COUNT][RS_HASH_HEXMAX];
-    rs_hash_buf(set->cl_body, set->cl_len, RS_HASH_SHA256, cl);
-    rs_hash_buf(sc->sd_body, sc->sd_len, RS_HASH_SHA256, sd);
-    return apr_psprintf(p, "capabilitylist %s\ndescription %s\n", cl[2], sd[2]);
-}
-
-/* The digests recorded at the previous start into *text (NULL when the
- * file does not exist); the cause of any other failure. */
-static apr_status_t digests_read(apr_pool_t *p, const rs_set_t *set, const char **text)
-{
-    const char *path = rs_statedir_notify_digests(p, set->notify_dir);
-    char buf[512];
-    apr_size_t n = sizeof(buf) - 1;
-    apr_file_t *f;
-    apr_status_t rv;
-
-    *text = NULL;
-    rv = apr_file_open(&f, path, APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, p);
-    if (APR_STATUS_IS_ENOENT(rv)) {
-        return APR_SUCCESS;
-    }
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
-    rv = apr_file_read_full(f, buf, n, &n);
-    apr_file_close(f);
-    if (rv != APR_SUCCESS && !APR_STATUS_IS_EOF(rv)) {
-        return rv;
-    }
-    buf[n] = '\0';
-    *text = apr_pstrdup(p, buf);
-    return APR_SUCCESS;
-}
-
-/* Whether the line "<name> <hex>" differs between two digests texts. */
-static int digest_differs(apr_pool_t *p, const char *old, const char *cur, const char *name)
-{
-    const char *key = apr_pstrcat(p, name, " ", NULL);
-    const char *a = strstr(old, key), *b = strstr(cur, key);
-    return !a || !b || strcspn(a, "\n") != strcspn(b, "\n")
-           || strncmp(a, b, strcspn(b, "\n"));
-}
-
-/* At the set's first framework check in this watcher: the first start of
- * the set announces its Capability List and the Source Description; a
- * later start announces those whose bytes changed since the previous
- * one.  The digests are recorded once the notification is stored. */
+/* At the set's first framework check in this watcher: what changed
+ * since the previous start is announced (rs_notifydigest decides); the
+ * digests are recorded once the notification is stored. */
 static void first_framework(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
     const char *sd_url = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
-    const char *cur = digests_of(p, set, sc), *old = NULL;
+    const char *path = rs_statedir_notify_digests(p, set->notify_dir);
+    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body,
+                                           sc->sd_len);
+    const char *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
     apr_status_t rv;
+    int what;
 
-    if (ws->notify_fw_checked || !outbox(ws->d)
+    if (ws->notify.fw_checked || !outbox(ws->d)
         || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
            != APR_SUCCESS) {
         return;
     }
-    ws->notify_fw_checked = 1;
-    if (!x.id) {
-        rs_notifyw_fw_add(e, set->capability_url, "created", "capabilitylist", now, NULL);
+    ws->notify.fw_checked = 1;
+    if (x.id && (rv = rs_notifydigest_read(p, path, &old)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name, path);
+        return;
+    }
+    what = rs_notifydigest_decide(p, x.id != 0, old, cur);
+    if (what & (RS_NOTIFYDIGEST_CL_CREATED | RS_NOTIFYDIGEST_CL_UPDATED)) {
+        rs_notifyw_fw_add(e, set->capability_url,
+                          what & RS_NOTIFYDIGEST_CL_CREATED ? "created" : "updated",
+                          "capabilitylist", now, NULL);
+    }
+    if (what & RS_NOTIFYDIGEST_SD_UPDATED) {
         rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
     }
-    else if ((rv = digests_read(p, set, &old)) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name,
-                    rs_statedir_notify_digests(p, set->notify_dir));
-        return;
-    }
-    else if (old && !strcmp(old, cur)) {
-        return;
-    }
-    else if (old) {
-        if (digest_differs(p, old, cur, "capabilitylist")) {
-            rs_notifyw_fw_add(e, set->capability_url, "updated", "capabilitylist", now, NULL);
-        }
-        if (digest_differs(p, old, cur, "description")) {
-            rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
-        }
-    }
-    if (e->nelts && store_framework(ws, p, e) != APR_SUCCESS) {
+    if (!(what & RS_NOTIFYDIGEST_RECORD)
+        || (e->nelts && store_framework(ws, p, e) != APR_SUCCESS)) {
         return;
     }
     apr_dir_make_recursive(set->notify_dir, APR_FPROT_OS_DEFAULT, p);
-    if ((rv = rs_file_replace_buf(p, rs_statedir_notify_digests(p, set->notify_dir), cur,
-                                  strlen(cur))) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", set->name,
-                    rs_statedir_notify_digests(p, set->notify_dir));
+    if ((rv = rs_file_replace_buf(p, path, cur, strlen(cur))) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", set->name, path);
     }
 }
 
@@ -330,79 +267,31 @@ void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char 
 
 /* ------------------------------------------------------------- sealing */
 
-/* Seal what is due; quiet_before APR_INT64_MAX: everything open. */
-static void seal(wset_t *ws, apr_pool_t *p, apr_time_t quiet_before)
+/* What a poll of the sealing state asks for (RS_NOTIFYSEAL_*): at the
+ * set's first poll in this watcher the topic files are rebuilt from the
+ * store and the framework check runs; after a seal the change topic's
+ * file is rewritten. */
+static void poll_done(wset_t *ws, apr_pool_t *p, int what)
 {
-    rs_notify_t *n = outbox(ws->d);
-    rs_notify_opts_t o;
-    apr_time_t due = 0;
-    int sealed = 0;
-    apr_status_t rv;
-
-    opts(ws, &o);
-    if (!n || (rv = rs_notify_seal(n, p, &o, quiet_before, &sealed, &due)) != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, n ? rv : APR_EGENERAL,
-                    "set %s: cannot seal its change notifications", ws->set->name);
-        ws->notify_due = rs_time_mono() + SWEEP;
-        return;
+    if (what & RS_NOTIFYSEAL_STARTED) {
+        write_topic(ws, p, RS_NOTIFY_CHANGE);
+        first_framework(ws, p);
+        write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
     }
-    /* Sealing everything (quiet_before APR_INT64_MAX) leaves nothing open;
-     * otherwise the newest one stays open: wake when it is due. */
-    ws->notify_due = 0;
-    if (due) {
-        apr_time_t left = due + ws->set->notify_delay - apr_time_now();
-        ws->notify_due = rs_time_mono() + (left > 1000 ? left : 1000);
-    }
-    if (sealed) {
+    else if (what & RS_NOTIFYSEAL_SEALED) {
         write_topic(ws, p, RS_NOTIFY_CHANGE);
     }
 }
 
-/* Open notifications nobody announced, and pruning, now and then. */
-static void sweep(wset_t *ws, apr_pool_t *p, apr_time_t now)
-{
-    rs_notify_t *n = outbox(ws->d);
-    int open = 0;
-
-    ws->notify_sweep = now + SWEEP;
-    if (n && !ws->notify_due && rs_notify_has_open(n, ws->set->name, &open) == APR_SUCCESS
-        && open) {
-        ws->notify_due = now;
-    }
-    if (n && now >= ws->notify_prune) {
-        apr_time_t cutoff = apr_time_now() - RS_NOTIFY_RETENTION;
-        ws->notify_prune = now + PRUNE;
-        rs_notify_prune(n, ws->set->name, RS_NOTIFY_CHANGE, cutoff, NULL);
-        rs_notify_prune(n, ws->set->name, RS_NOTIFY_FRAMEWORK, cutoff, NULL);
-    }
-    (void)p;
-}
-
-/* At the set's first scan or poll in this watcher: what a previous
- * watcher left open is sealed; the topic files are rebuilt from the
- * store. */
-static void start(wset_t *ws, apr_pool_t *p)
-{
-    ws->notify_started = 1;
-    seal(ws, p, APR_INT64_MAX);
-    write_topic(ws, p, RS_NOTIFY_CHANGE);
-    first_framework(ws, p);
-    write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
-}
-
 void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
-    if (!ws->set->notify || ws->retry.err || !outbox(ws->d)) {
+    rs_notify_opts_t o;
+    rs_notify_t *n;
+
+    if (!ws->set->notify || ws->retry.err || !(n = outbox(ws->d))) {
         return;
     }
-    if (!ws->notify_started) {
-        start(ws, p);
-        return;
-    }
-    if (now >= ws->notify_sweep) {
-        sweep(ws, p, now);
-    }
-    if (ws->notify_due && now >= ws->notify_due) {
-        seal(ws, p, APR_INT64_MAX);
-    }
+    opts(ws, &o);
+    poll_done(ws, p, rs_notifyseal_poll(&ws->notify, n, &o, now, apr_time_now(), ws->log,
+                                        p));
 }

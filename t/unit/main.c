@@ -73,6 +73,9 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, capture_suite());
     srunner_add_suite(sr, cdump_suite());
     srunner_add_suite(sr, notify_suite());
+    srunner_add_suite(sr, notifyseal_suite());
+    srunner_add_suite(sr, deliverpolicy_suite());
+    srunner_add_suite(sr, notifydigest_suite());
     srunner_add_suite(sr, deliverstat_suite());
     srunner_add_suite(sr, scanrate_suite());
     srunner_add_suite(sr, websub_suite());
