@@ -67,7 +67,7 @@ static void watch_dirs(wset_t *ws)
         const char *dir = APR_ARRAY_IDX(ws->above_dirs, i, const char *);
         int err = rs_watch_above(ws->w, dir, names);
         if (err == ENOSPC || err == ENOMEM) {
-            rs_reconcile_watch_failed(ws, dir, err);
+            rs_wset_watch_failed(ws, dir, err);
         }
         else if (err && err != ENOENT) {
             rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory %s "

@@ -196,7 +196,7 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (!c->written) {
         if (c->gc_took && ws->status.cdump_ready) {
             ws->status.capture_bytes = c->cap_bytes;
-            rs_drive_status_put(ws);
+            rs_wset_status_put(ws);
         }
         return;
     }
@@ -207,7 +207,7 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.cdump_ready = 1;
     ws->status.cdump_bytes = c->pkg_bytes;
     ws->status.capture_bytes = c->cap_bytes;
-    rs_drive_status_put(ws);
+    rs_wset_status_put(ws);
 }
 
 void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, rs_cdump_opts_t *o)

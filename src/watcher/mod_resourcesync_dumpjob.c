@@ -146,7 +146,7 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_db_meta_put(ws->d->store, gen_key(p, set),
                    apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     ws->status.dump_gen = j->g.gen;
-    rs_drive_status_put(ws);
+    rs_wset_status_put(ws);
     if (ws->dump_nospace) {
         ws->dump_nospace = 0;
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump",

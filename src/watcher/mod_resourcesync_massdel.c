@@ -43,7 +43,7 @@ static void publish(void *baton, const rs_massdel_t *md)
     ws->status.unavailable = md->unavailable;
     apr_cpystrn(ws->status.why, md->why, sizeof(ws->status.why));
     ws->status.held = md->held;
-    rs_drive_status_put(ws);
+    rs_wset_status_put(ws);
 }
 
 /* Every line to the error log, as it comes (baton: the server_rec). */

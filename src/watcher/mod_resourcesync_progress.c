@@ -226,7 +226,7 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files)
     total = st ? st->scan_total : -1;
     if (now >= pg.next_put) {
         pg.next_put = now + apr_time_from_sec(1);
-        rs_drive_status_put(ws);
+        rs_wset_status_put(ws);
     }
     if (now < pg.next_log) {
         return;

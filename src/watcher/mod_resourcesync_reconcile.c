@@ -34,7 +34,7 @@ void rs_reconcile_mode(wset_t *ws)
     int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
     if (ws->status.mode != mode) {
         ws->status.mode = mode;
-        rs_drive_status_put(ws);
+        rs_wset_status_put(ws);
     }
 }
 
@@ -48,19 +48,6 @@ static void progress(void *baton, apr_int64_t files)
     rs_progress_tick(baton, files);
 }
 
-void rs_reconcile_watch_failed(wset_t *ws, const char *dir, int err)
-{
-    ws->degraded = err;
-    if (!ws->degraded_logged) {
-        ws->degraded_logged = 1;
-        rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory '%s' "
-                    "(%ld watches; see fs.inotify.max_user_watches): changes are "
-                    "found by rescans every %d s until the watches can be added",
-                    ws->set->name, dir, rs_watch_count(ws->w),
-                    (int)apr_time_sec(rs_global.rescan));
-    }
-}
-
 /* rs_scan on_dir: watch every directory before it is read. */
 static void on_dir(void *baton, const char *relpath, int dfd)
 {
@@ -71,7 +58,7 @@ static void on_dir(void *baton, const char *relpath, int dfd)
         return;
     }
     if ((err = rs_watch_add(ws->w, relpath, dfd)) != 0) {
-        rs_reconcile_watch_failed(ws, *relpath ? relpath : "/", err);
+        rs_wset_watch_failed(ws, *relpath ? relpath : "/", err);
     }
 }
 

@@ -219,7 +219,7 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.parts = j->info.parts;
     ws->status.bytes = j->info.bytes;
     ws->status.consistent = j->at;
-    rs_drive_status_put(ws);
+    rs_wset_status_put(ws);
     rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
                 " (%" APR_INT64_T_FMT " entries, %d parts, %d kept)", set->name, j->info.gen,
                 j->info.entries, j->info.parts, j->info.reused);
@@ -289,7 +289,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of `at`. */
         ws->status.consistent = at;
-        rs_drive_status_put(ws);
+        rs_wset_status_put(ws);
         ws->dirty = 0;
         ws->dirty_first = ws->dirty_last = 0;
         prune(p, set, ws->status.gen);

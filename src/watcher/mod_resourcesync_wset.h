@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mod_resourcesync_wset.h - the watcher's state: the driver's
+ * (rs_drive_t) and each set's (wset_t), made by the driver
+ * (mod_resourcesync_drive.c) at watcher start and worked on from the
+ * driver's thread by the watcher's files, each concern in a member of its
+ * own (its engine unit's state: rs_massdel_t, rs_storeretry_t, ...).
+ * The two steps every file of the watcher may take on a set's state are
+ * here too, so that none of them calls back into the driver.
+ */
+#ifndef MOD_RESOURCESYNC_WSET_H
+#define MOD_RESOURCESYNC_WSET_H
+
+#include "mod_resourcesync.h"
+#include "mod_resourcesync_access.h"
+#include "mod_resourcesync_changes.h"
+#include "mod_resourcesync_jobs.h"
+#include "mod_resourcesync_status.h"
+#include "rs_journal.h"
+#include "rs_inventory.h"
+#include "rs_listclose.h"
+#include "rs_massdel.h"
+#include "rs_mounts.h"
+#include "rs_notifyseal.h"
+#include "rs_scan.h"
+#include "rs_statecheck.h"
+#include "rs_storeretry.h"
+#include "rs_verifypass.h"
+#include "rs_watch.h"
+
+/* What the driver works with, for the watcher's lifetime. */
+typedef struct rs_drive_t {
+    server_rec *s;
+    rs_logger_t log;           /* the once-only log (rs_logonce) */
+    rs_db_t *store;         /* the driver's connection */
+    rs_journal_t *journal;
+    apr_pool_t *pool;          /* the watcher's */
+    apr_pool_t *iter;          /* cleared after each piece of work */
+    int workers;               /* scan threads (scan_workers) */
+    int hash_workers;          /* threads that only read and hash (hash_workers) */
+    rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
+    struct wset_t *ws;
+    int nsets;
+    apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
+    /* The store failing (rs_storeretry): the watcher-wide episode, whose
+     * lines go to episode_log (mod_resourcesync_storefail.c). */
+    rs_storeretry_episode_t episode;
+    rs_logger_t episode_log;
+    /* The store's history and file (rs_statecheck.h,
+     * mod_resourcesync_history.c). */
+    rs_statecheck_t statecheck;
+} rs_drive_t;
+
+/* The watcher's view of one set.  Lifecycle: created at watcher start;
+ * `w` is the set's inotify instance (NULL when none could be made), fed by
+ * the scans' on_dir callback.  `degraded` says that some directory could
+ * not be watched: the set then relies on full rescans every
+ * ResourceSyncRescanInterval until a full scan manages to watch
+ * everything again.
+ *
+ * `status` is the driver's own copy of the set's entry in the status
+ * segment: adopted once at start (post_config seeded it from disk), then
+ * changed here and written to the segment (rs_status_write_set) after
+ * each change; the driver never reads the segment back to decide. */
+typedef struct wset_t {
+    rs_drive_t *d;
+    const rs_set_t *set;
+    rs_access_t **acc;         /* one per scan worker */
+    rs_access_t *job_acc;      /* the dump jobs' (on the job thread) */
+    rs_watch_t *w;
+    rs_status_set_t status;
+    rs_listclose_t listclose;  /* closing its Change Lists (rs_changes_update) */
+    int degraded;              /* errno of the failed watch, 0: none */
+    int degraded_logged;       /* the error log was told (once per episode) */
+    int dirty;                 /* inventory changed since the last snapshot */
+    /* Fresh Resource Lists (mod_resourcesync_snapjob.c, rs_snapjob_due),
+     * monotonic times: the first and the last live change since the last
+     * snapshot started (0: none), and the earliest start of the next one
+     * (the previous one's end plus its duration). */
+    apr_time_t dirty_first;
+    apr_time_t dirty_last;
+    apr_time_t snap_next;
+    int root_lost;             /* the root is gone: retry at every tick */
+    int failing;               /* failures since the last success */
+    int overflows;             /* inotify queue overflows in this watcher's life */
+    apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
+    const rs_logger_t *log;
+    /* The mass-deletion guard (rs_massdel.h, mod_resourcesync_massdel.c):
+     * publishes status.unavailable, why and held. */
+    rs_massdel_t massdel;
+    rs_verifypass_t verify;    /* the verification pass (rs_verifypass.h) */
+    /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
+     * retry.err is the cause of the set's last failed transaction until a
+     * full scan succeeds (APR_SUCCESS: none), retry.at the next retry;
+     * retry.resync: committed records of a failed scan are not in the
+     * ring yet. */
+    rs_storeretry_t retry;
+    /* Resource Dumps (mod_resourcesync_dumpjob.c): a snapshot was
+     * published since the last dump; the next may start at dump_next
+     * (monotonic). */
+    int dump_due;
+    int dump_tried;            /* a build was started in this watcher's life */
+    apr_time_t dump_next;
+    apr_time_t dump_prune_next;  /* next pruning of old dump generations (monotonic) */
+    int dump_nospace;          /* the last build found the disk full (logged once) */
+    /* Change Dumps (mod_resourcesync_cdumpjob.c): the open list id the
+     * last job saw, and when the next one is due anyway (monotonic). */
+    apr_int64_t cdump_seen;
+    apr_time_t cdump_next;
+    int cdump_written;         /* a job of this watcher wrote changedump.xml */
+    /* Deletions were journaled since the last collection of captures
+     * (their versions' captures go); the next collection after
+     * deletions, not before (monotonic). */
+    int cdump_deleted;
+    apr_time_t cdump_gc_next;
+    int cdump_nospace;         /* the last job found the disk full (logged once) */
+    /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
+     * pruning (rs_notifyseal), the framework check of this start. */
+    rs_notifyseal_t notify;
+    /* Access files above the root (mod_resourcesync_above.c): the
+     * directories httpd reads them in (for the watcher's life), the state
+     * stored when every file was last decided, and the state read before
+     * the full scan in progress (malloc'd; NULL: none). */
+    const apr_array_header_t *above_dirs;
+    char *above_state;
+    char *above_next;
+} wset_t;
+
+/* Write ws->status to the set's entry in the status segment (with the
+ * set's number of watches). */
+void rs_wset_status_put(wset_t *ws);
+
+/* A watch of the set could not be added (err: ENOSPC, ENOMEM - the
+ * limits), for directory dir (as logged): the set is degraded to full
+ * rescans at every tick, logged once per episode. */
+void rs_wset_watch_failed(wset_t *ws, const char *dir, int err);
+
+#endif
