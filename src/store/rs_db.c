@@ -43,7 +43,8 @@ const char *rs_db_last_error(const rs_db_t *db)
 static apr_status_t db_close(void *data)
 {
     rs_db_t *db = data;
-    rs_db_rows_close(db);
+    /* The native statements of rs_db_each are finalized before this runs:
+     * their cleanup (rs_dbrows.c) is registered later on the same pool. */
     if (db->h) {
         apr_dbd_close(db->drv, db->h);
         db->h = NULL;
@@ -198,7 +199,6 @@ apr_status_t rs_db_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, con
     db->schema = schema;
     db->mode = mode;
     db->stmts = apr_hash_make(p);
-    db->natives = apr_array_make(p, 4, sizeof(void *));
     rs_db_drv_init();
     rv = db_connect(db, p, driver, dsn, &err);
     if (rv == APR_SUCCESS) {
@@ -447,4 +447,25 @@ apr_status_t rs_db_meta_forget_set(rs_db_t *db, const char *set, int *nrows)
     rs_db_stmt_t *s;
     apr_status_t rv = rs_db_stmt(db, meta_sql[2], &s);
     return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
+}
+
+static void get_count(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    *(int *)baton = n > 0 && cols[0] && atoi(cols[0]) > 0;
+}
+
+apr_status_t rs_db_has_table(rs_db_t *db, const char *name, int *exists)
+{
+    const char *sql = rs_db_drv_table_sql(db);
+    const void *args[] = { name };
+    rs_db_stmt_t *s;
+    apr_status_t rv;
+
+    *exists = 0;
+    if (!sql) {
+        return APR_ENOTIMPL;
+    }
+    rv = rs_db_stmt(db, sql, &s);
+    return rv == APR_SUCCESS ? rs_db_query(db, NULL, s, args, get_count, exists) : rv;
 }

@@ -69,11 +69,10 @@ struct rs_db_row_t {
  * remembered for rs_db_commit. */
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what);
 
-/* rs_dbrows.c: finalize the native statements of rs_db_each, before the
- * connection is closed. */
-void rs_db_rows_close(rs_db_t *db);
 
 /* rs_dbdriver.c: what depends on the driver (db->kind). */
+/* The query counting the tables named %s (NULL: none for this driver). */
+const char *rs_db_drv_table_sql(const rs_db_t *db);
 
 /* DB_SQLITE or DB_OTHER, from apr_dbd's driver. */
 int rs_db_drv_kind(const apr_dbd_driver_t *drv);

@@ -222,28 +222,14 @@ const char *rs_db_drv_begin_migration(const rs_db_t *db)
     return "BEGIN";
 }
 
-static void get_count(void *baton, apr_pool_t *p, const char *const *cols, int n)
+const char *rs_db_drv_table_sql(const rs_db_t *db)
 {
-    (void)p;
-    *(int *)baton = n > 0 && cols[0] && atoi(cols[0]) > 0;
-}
-
-apr_status_t rs_db_has_table(rs_db_t *db, const char *name, int *exists)
-{
-    static const char *const sqlite_sql =
-        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = %s";
-    const void *args[] = { name };
-    rs_db_stmt_t *s;
-    apr_status_t rv;
-
-    *exists = 0;
     if (db->kind != DB_SQLITE) {
         /* PostgreSQL: "SELECT COUNT(*) FROM information_schema.tables
          * WHERE table_schema = current_schema() AND table_name = %s". */
-        return APR_ENOTIMPL;
+        return NULL;
     }
-    rv = rs_db_stmt(db, sqlite_sql, &s);
-    return rv == APR_SUCCESS ? rs_db_query(db, NULL, s, args, get_count, exists) : rv;
+    return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = %s";
 }
 
 /* ------------------------------------------------ files */

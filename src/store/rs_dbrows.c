@@ -24,6 +24,19 @@ apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i)
     return v ? apr_atoi64(v) : 0;
 }
 
+/* Pool cleanup: finalize the native statements of rs_db_each. */
+static apr_status_t rows_close(void *data)
+{
+    rs_db_t *db = data;
+    int i;
+
+    for (i = 0; db->natives && i < db->natives->nelts; i++) {
+        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
+    }
+    db->natives = NULL;
+    return APR_SUCCESS;
+}
+
 /* SQLite's statement for s: apr_dbd's markers (%s, %d, %lld) become
  * "?" parameters, their types kept for binding. */
 static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
@@ -64,6 +77,13 @@ static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
         s->native = NULL;
         apr_snprintf(what, sizeof(what), "preparing \"%s\"", s->sql);
         return rs_db_fail(db, rc, what);
+    }
+    if (!db->natives) {
+        /* Registered after the connection's own cleanup (rs_db_open), so
+         * it runs before it: every statement is finalized before the
+         * connection is closed. */
+        db->natives = apr_array_make(db->pool, 4, sizeof(void *));
+        apr_pool_cleanup_register(db->pool, db, rows_close, apr_pool_cleanup_null);
     }
     APR_ARRAY_PUSH(db->natives, sqlite3_stmt *) = s->native;
     return APR_SUCCESS;
@@ -148,11 +168,3 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
     return rv;
 }
 
-void rs_db_rows_close(rs_db_t *db)
-{
-    int i;
-    for (i = 0; db->natives && i < db->natives->nelts; i++) {
-        sqlite3_finalize(APR_ARRAY_IDX(db->natives, i, sqlite3_stmt *));
-    }
-    db->natives = NULL;
-}
