@@ -4,7 +4,8 @@
 # it names exists ("x.[ch]" names x.c and x.h).  And the layout's rules,
 # on the symbols of the built objects (nm): no engine unit uses a symbol
 # of the glue, and serve/ and watcher/ use none of each other's.  No
-# server.  And every source file of the project says its licence in an
+# server.  No two files call each other, directly or through others.
+# And every source file of the project says its licence in an
 # SPDX line at its top (LICENSE: Apache-2.0).
 use strict;
 use warnings;
@@ -47,7 +48,7 @@ is_deeply([grep { $count{$_} > 1 } sort keys %count], [], 'no file is named twic
 my $build = dirname(RSTest::Server::module_path());
 my @objs = grep { -f } glob("$build/src/*/*.o");
 SKIP: {
-    skip "no objects in $build/src", 3 unless @objs;
+    skip "no objects in $build/src", 4 unless @objs;
     my (%def, %uses);
     for my $o (@objs) {
         for (`nm -g --defined-only '$o'`) { $def{$1} = $o if /^\S+\s+\S\s+(\S+)$/ }
@@ -66,6 +67,30 @@ SKIP: {
         }
     }
     ok(scalar(keys %def) > 500, 'the objects define the module\'s symbols') or diag(scalar(keys %def));
+    # Files that call each other round in a circle (the module record,
+    # which every glue file names, aside): for each file, the files it
+    # reaches through what it uses; a file it reaches that reaches it back
+    # is in a circle with it.
+    my %to;
+    for my $o (keys %uses) {
+        for my $u (@{ $uses{$o} }) {
+            my $d = $def{$u};
+            $to{$o}{$d} = 1 if $d && $d ne $o && $u ne 'resourcesync_module';
+        }
+    }
+    my %reach;
+    for my $o (keys %uses) {
+        my %seen;
+        my @todo = keys %{ $to{$o} || {} };
+        while (defined(my $n = shift @todo)) {
+            next if $seen{$n}++;
+            push @todo, keys %{ $to{$n} || {} };
+        }
+        $reach{$o} = \%seen;
+    }
+    my @circles = sort map { my $o = $_; map { basename($o) . ' <-> ' . basename($_) }
+                                 grep { $_ gt $o && $reach{$_}{$o} } keys %{ $reach{$o} } } keys %reach;
+    is_deeply(\@circles, [], 'no two files call each other, directly or round a circle');
     is_deeply(\@up, [], 'no engine unit uses a symbol of the glue');
     is_deeply(\@across, [], 'serve/ and watcher/ use none of each other\'s symbols');
 }
