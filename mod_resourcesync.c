@@ -16,6 +16,14 @@
 #include <libxml/parser.h>
 #include <mod_status.h>
 #include "src/httpd/mod_resourcesync.h"
+#include "src/httpd/mod_resourcesync_access.h"
+#include "src/serve/mod_resourcesync_docs.h"
+#include "src/serve/mod_resourcesync_handler.h"
+#include "src/serve/mod_resourcesync_hub.h"
+#include "src/serve/mod_resourcesync_openlist.h"
+#include "src/httpd/mod_resourcesync_status.h"
+#include "src/serve/mod_resourcesync_statuspage.h"
+#include "src/watcher/mod_resourcesync_watcher.h"
 #include "src/base/rs_hash.h"
 #include "src/serve/mod_resourcesync_statusfmt.h"
 
