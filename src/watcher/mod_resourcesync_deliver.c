@@ -47,8 +47,8 @@
  *
  * Payloads.  The rows of a topic mostly wait for the same notification:
  * within a turn, the next notification and the backlog after a cursor are
- * read once per (set, topic, cursor) (`look`), and every request carries a
- * reference to one shared copy of the payload (`payload_t`, borrowed by
+ * read once per (set, topic, cursor) (rs_deliverlook), and every request
+ * carries a reference to one shared copy of the payload (borrowed by
  * rs_websub, released at the completion): memory grows with the
  * notifications in flight, not with the subscribers.
  */
@@ -63,6 +63,7 @@
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_drive.h"
+#include "rs_deliverlook.h"
 #include "rs_deliverpolicy.h"
 #include "rs_deliverstat.h"
 #include "rs_notify.h"
@@ -76,21 +77,8 @@
 #define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
 #define DELIVER_MAX_FREE (4 * 1024 * 1024)  /* bytes of freed memory the thread keeps */
 
-/* A sealed notification's payload, shared by the requests that carry it;
- * malloc'd, freed when its last reference goes. */
-typedef struct payload_t {
-    apr_int64_t id;
-    apr_time_t until;
-    char *buf;
-    apr_size_t len;
-    int refs;
-} payload_t;
-
-/* What a turn read for one (set, topic, cursor). */
-typedef struct look_t {
-    apr_int64_t count;              /* sealed notifications after the cursor */
-    payload_t *next;                /* the first of them, NULL: none or failed */
-} look_t;
+typedef rs_deliverlook_payload_t payload_t;
+typedef rs_deliverlook_t look_t;
 
 /* One destination row and what only the thread knows of it. */
 typedef struct dest_t {
@@ -211,14 +199,6 @@ static void flush_dirty(apr_pool_t *p)
             return;
         }
         d->dirty = 0;
-    }
-}
-
-static void payload_unref(payload_t *pl)
-{
-    if (pl && --pl->refs == 0) {
-        free(pl->buf);
-        free(pl);
     }
 }
 
@@ -362,54 +342,6 @@ static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
     d->sending_until = x->until;
 }
 
-/* What follows cursor in (set, topic) of d: read once per turn (looks:
- * the turn's table, in p). */
-static const look_t *look(dest_t *d, apr_pool_t *p, apr_hash_t *looks)
-{
-    const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, d->row.set, d->row.topic,
-                                 d->row.cursor);
-    look_t *l = apr_hash_get(looks, k, APR_HASH_KEY_STRING);
-    apr_array_header_t *next;
-    apr_int64_t newest = 0;
-
-    if (l) {
-        return l;
-    }
-    l = apr_pcalloc(p, sizeof(*l));
-    apr_hash_set(looks, k, APR_HASH_KEY_STRING, l);
-    if (rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, &l->count,
-                              &newest) != APR_SUCCESS || !l->count) {
-        l->count = 0;
-        return l;
-    }
-    if (rs_notify_after(dl.box, p, d->row.set, d->row.topic, d->row.cursor, 1, &next)
-        == APR_SUCCESS && next->nelts) {
-        const rs_notification_t *x = &APR_ARRAY_IDX(next, 0, rs_notification_t);
-        payload_t *pl = calloc(1, sizeof(*pl));
-        if (pl && (pl->buf = malloc(x->payload_len ? x->payload_len : 1)) != NULL) {
-            memcpy(pl->buf, x->payload, x->payload_len);
-            pl->len = x->payload_len;
-            pl->id = x->id;
-            pl->until = x->until;
-            pl->refs = 1;           /* the turn's; released when the turn ends */
-            l->next = pl;
-        }
-        else {
-            free(pl);
-        }
-    }
-    return l;
-}
-
-/* The end of a turn: its references to payloads go. */
-static void looks_release(apr_pool_t *p, apr_hash_t *looks)
-{
-    apr_hash_index_t *hi;
-    for (hi = apr_hash_first(p, looks); hi; hi = apr_hash_next(hi)) {
-        payload_unref(((look_t *)apr_hash_this_val(hi))->next);
-    }
-}
-
 /* Send d the next notification if it is idle, due and behind
  * (rs_deliverpolicy); end a subscription whose lease expired or whose
  * backlog is over the limit. */
@@ -422,7 +354,8 @@ static void step(dest_t *d, apr_pool_t *p, apr_hash_t *looks, apr_time_t now)
     d->again = 0;
     act = rs_deliverpolicy_ready(&d->row, d->sub, d->inflight, now, &dl.log);
     if (act == RS_DELIVERPOLICY_GO) {
-        l = look(d, p, looks);
+        l = rs_deliverlook_get(dl.db, dl.box, p, looks, d->row.set, d->row.topic,
+                               d->row.cursor);
         sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
         act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count, rs_hubconf_backlog(sc),
                                        &dl.log);
@@ -444,7 +377,7 @@ static void done(void *baton, const rs_websub_result_t *r)
 
     /* The request's reference to its payload (also when its row has gone
      * meanwhile). */
-    payload_unref(r->baton);
+    rs_deliverlook_unref(r->baton);
     if (!d) {
         return;
     }
@@ -569,7 +502,7 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
         }
         looks = apr_hash_make(dl.iter);
         step_some(looks, now);
-        looks_release(dl.iter, looks);
+        rs_deliverlook_release(dl.iter, looks);
         flush_dirty(dl.iter);
         apr_pool_clear(dl.iter);
         left = (long)apr_time_as_msec(next_refresh - apr_time_now());

@@ -218,6 +218,36 @@ static void scan_state(int state, int slot)
     }
 }
 
+/* Whether a full scan of ws's set may run now, and where its journal
+ * starts (*jstart, 0: not yet) and the scan's start (*start: the mark of
+ * the journal, or now).  Nothing of a set that cannot be listed is
+ * scanned or recorded; a store that fails is noted (its retry decides). */
+static int scan_ready(apr_pool_t *p, wset_t *ws, apr_time_t *jstart, apr_time_t *start)
+{
+    rs_journal_t *journal = ws->d->journal;
+    apr_status_t rv;
+
+    ws->root_lost = !rs_massdel_check(&ws->massdel, ws->d->store, p);
+    if (ws->root_lost) {
+        rs_massdel_unlisted(&ws->massdel);
+        rs_reconcile_mode(ws);
+        return 0;
+    }
+    if (ws->retry.resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
+        rs_storefail_note(ws, rv, "reading the journal");
+        return 0;
+    }
+    if ((rv = rs_journal_start(journal, ws->set->name, jstart)) != APR_SUCCESS
+        || (*jstart && (rv = rs_journal_mark(journal, ws->set->name, start)) != APR_SUCCESS)) {
+        rs_storefail_note(ws, rv, "marking the journal");
+        return 0;
+    }
+    if (!*jstart) {
+        *start = apr_time_now();
+    }
+    return 1;
+}
+
 /* Reconcile the whole set with the stored inventory (at startup, after a
  * lost event queue, and periodically while the set cannot be watched),
  * then publish what changed.  Directories get their watches as the scan
@@ -235,26 +265,11 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     apr_status_t rv;
     int was_degraded = ws->degraded;
 
-    /* Nothing of a set that cannot be listed is scanned or recorded. */
-    ws->root_lost = !rs_massdel_check(&ws->massdel, ws->d->store, p);
-    if (ws->root_lost) {
-        rs_massdel_unlisted(&ws->massdel);
-        rs_reconcile_mode(ws);
+    if (!scan_ready(p, ws, &jstart, &start)) {
         return;
     }
-    if (ws->retry.resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
-        rs_storefail_note(ws, rv, "reading the journal");
-        return;
-    }
-    if ((rv = rs_journal_start(journal, set->name, &jstart)) != APR_SUCCESS
-        || (jstart && (rv = rs_journal_mark(journal, set->name, &start)) != APR_SUCCESS)) {
-        rs_storefail_note(ws, rv, "marking the journal");
-        return;
-    }
-    if (!jstart) {
-        start = apr_time_now();
-    }
-    if (!ws->w && rs_watch_create(&ws->w, ws->d->pool, set->dir, RS_DRIVE_MAX_WATCHES) != APR_SUCCESS) {
+    if (!ws->w && rs_watch_create(&ws->w, ws->d->pool, set->dir, RS_DRIVE_MAX_WATCHES)
+                  != APR_SUCCESS) {
         ws->w = NULL;
     }
     ws->degraded = 0;

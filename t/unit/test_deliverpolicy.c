@@ -6,6 +6,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "unit.h"
+#include "rs_deliverlook.h"
 #include "rs_deliverpolicy.h"
 #include "rs_hubsub.h"
 #include "rs_notify.h"
@@ -386,6 +387,51 @@ START_TEST(reconcile_hub_rows_with_the_configuration)
 }
 END_TEST
 
+/* A turn reads once per (set, topic, cursor): the backlog and the next
+ * notification's payload, shared by reference; the turn's references go
+ * at its end, a request's at its completion. */
+START_TEST(look_once_per_cursor)
+{
+    df_t f;
+    rs_notify_t *box;
+    apr_pool_t *turn;
+    apr_hash_t *looks;
+    const rs_deliverlook_t *l, *again, *none, *other;
+    rs_deliverlook_payload_t *pl;
+
+    df_init(&f);
+    ck_assert_int_eq(rs_notify_open(&box, f.db, NULL, ut_pool), APR_SUCCESS);
+    apr_pool_create(&turn, ut_pool);
+    looks = apr_hash_make(turn);
+    l = rs_deliverlook_get(f.db, box, turn, looks, "s", RS_NOTIFY_FRAMEWORK, 0);
+    ck_assert_int_eq(l->count, 3);
+    ck_assert_ptr_nonnull(l->next);
+    ck_assert_int_eq(l->next->id, 1);
+    ck_assert_int_eq(l->next->refs, 1);
+    ck_assert(l->next->len > 0 && memmem(l->next->buf, l->next->len, "capabilitylist", 14));
+    /* The same cursor again: the same look, nothing read again (a row
+     * deleted meanwhile would change a fresh read). */
+    ck_assert_int_eq(rs_db_run(f.db, "DELETE FROM notifications"), APR_SUCCESS);
+    again = rs_deliverlook_get(f.db, box, turn, looks, "s", RS_NOTIFY_FRAMEWORK, 0);
+    ck_assert_ptr_eq(again, l);
+    none = rs_deliverlook_get(f.db, box, turn, looks, "s", RS_NOTIFY_FRAMEWORK, 1);
+    ck_assert_int_eq(none->count, 0);
+    ck_assert_ptr_null(none->next);
+    other = rs_deliverlook_get(f.db, box, turn, looks, "s", RS_NOTIFY_CHANGE, 0);
+    ck_assert_int_eq(other->count, 0);
+    /* A request takes a reference; the turn ends; the payload lives on
+     * until the request's completion gives its reference back. */
+    pl = l->next;
+    pl->refs++;
+    rs_deliverlook_release(turn, looks);
+    ck_assert_int_eq(pl->refs, 1);
+    ck_assert_int_eq(pl->id, 1);
+    rs_deliverlook_unref(pl);
+    rs_deliverlook_unref(NULL);
+    apr_pool_destroy(turn);
+}
+END_TEST
+
 Suite *deliverpolicy_suite(void)
 {
     Suite *s = suite_create("deliverpolicy");
@@ -397,6 +443,7 @@ Suite *deliverpolicy_suite(void)
     tcase_add_test(tc, hub_gives_up_after_the_retry_window);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, reconcile_hub_rows_with_the_configuration);
+    tcase_add_test(tc, look_once_per_cursor);
     suite_add_tcase(s, tc);
     return s;
 }
