@@ -26,7 +26,7 @@ PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
             libwww-perl libxml-libxml-perl faketime libfaketime python3 \
-            debhelper dpkg-dev groff-base
+            debhelper dpkg-dev groff-base clang-format
 
 HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
@@ -53,7 +53,7 @@ UNIT_SRC   = $(wildcard t/unit/*.c)
 HEADERS    = $(wildcard src/*/*.h)
 
 .PHONY: all deps test test-unit test-fuzz test-httpd test-asan fuzz fuzz-bins fuzz-run run bench \
-        clean install deb
+        clean install deb format format-check
 
 all: $(BUILD)/mod_resourcesync.so $(BUILD)/rs-tool
 
@@ -86,7 +86,21 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "all packages present"; fi
 
-test: test-unit test-fuzz test-httpd test-asan
+test: format-check test-unit test-fuzz test-httpd test-asan
+
+# The C style (.clang-format: httpd's, lines of up to 100 columns) of every
+# C file in git; format-check fails on a file that differs from it and
+# names it, format rewrites them.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	@command -v clang-format >/dev/null || { echo "format-check: no clang-format (make deps)"; exit 1; }
+	@bad=$$(for f in $(FORMAT_FILES); do \
+	    clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || echo "  $$f"; done); \
+	if [ -n "$$bad" ]; then echo "not formatted as .clang-format says (make format):"; \
+	    echo "$$bad"; exit 1; fi
 
 test-unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests

@@ -39,8 +39,7 @@ static int rs_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     return OK;
 }
 
-static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
-                          server_rec *s)
+static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
     (void)plog;
     rs_hash_forget_on(pconf);
@@ -53,8 +52,9 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
         return OK;
     }
     rs_config_started();
-    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "mod_resourcesync/" RS_VERSION " (%d set%s) configured",
-                 rs_global.sets->nelts, rs_global.sets->nelts == 1 ? "" : "s");
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                 "mod_resourcesync/" RS_VERSION " (%d set%s) configured", rs_global.sets->nelts,
+                 rs_global.sets->nelts == 1 ? "" : "s");
     if (!rs_global.sets->nelts) {
         return OK;
     }
@@ -68,8 +68,7 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     return OK;
 }
 
-static int rs_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
-                           server_rec *s)
+static int rs_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, server_rec *s)
 {
     (void)plog;
     return rs_config_resolve(pconf, ptemp, s, 0);
@@ -110,13 +109,8 @@ static void rs_register_hooks(apr_pool_t *p)
 }
 
 AP_DECLARE_MODULE(resourcesync) = {
-    STANDARD20_MODULE_STUFF,
-    rs_config_create_dir,
-    rs_config_merge_dir,
-    rs_config_create_srv,
-    rs_config_merge_srv,
-    rs_cmds,
-    rs_register_hooks,
+    STANDARD20_MODULE_STUFF, rs_config_create_dir, rs_config_merge_dir, rs_config_create_srv,
+    rs_config_merge_srv, rs_cmds, rs_register_hooks,
     /* A virtual host without any of the module's directives gets a config
      * of its own (created, then merged) instead of sharing the main
      * server's: sets and resolved URLs belong to the server that declares

@@ -18,14 +18,14 @@
 #include <apr_pools.h>
 #include <unistd.h>
 
-#define FUZZ_CHECK(cond, ...) do {                                      \
-        if (!(cond)) {                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__,      \
-                    __LINE__, #cond);                                   \
-            fprintf(stderr, __VA_ARGS__);                               \
-            fputc('\n', stderr);                                        \
-            abort();                                                    \
-        }                                                               \
+#define FUZZ_CHECK(cond, ...)                                                        \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            abort();                                                                 \
+        }                                                                            \
     } while (0)
 
 /* The pool for one input: created on first use, cleared by fuzz_done. */

@@ -40,7 +40,8 @@ static void check_confval(const rs_confval_t *cv, const char *s, int accepted, a
     FUZZ_CHECK((err == NULL) == (accepted != 0), "'%s': rs_confval %s", s, err ? err : "accepted");
     if (err) {
         FUZZ_CHECK(!strncmp(err, apr_psprintf(fuzz_pool(), "D: '%s' ", s), strlen(s) + 6)
-                   && got == -77, "'%s': %s", s, err);
+                       && got == -77,
+                   "'%s': %s", s, err);
     }
     else {
         FUZZ_CHECK(got == want, "'%s' gave %" APR_INT64_T_FMT, s, got);
@@ -80,7 +81,8 @@ static void check_duration(const char *s)
     check_confval(&dur, s, ok, d);
     if (ok) {
         FUZZ_CHECK(d >= apr_time_from_sec(1) && d <= apr_time_from_sec(3650LL * 86400)
-                   && d % APR_USEC_PER_SEC == 0, "'%s' gave %" APR_INT64_T_FMT, s, d);
+                       && d % APR_USEC_PER_SEC == 0,
+                   "'%s' gave %" APR_INT64_T_FMT, s, d);
     }
 }
 
@@ -106,8 +108,8 @@ static void check_hashes(char *s)
         FUZZ_CHECK(argc == 0, "argc %d", argc);
         break;
     case RS_PARSE_HASH_NONE_MIXED:
-        FUZZ_CHECK(bad >= 0 && bad < argc && argc > 1 && !strcasecmp(argv[bad], "none"),
-                   "bad %d", bad);
+        FUZZ_CHECK(bad >= 0 && bad < argc && argc > 1 && !strcasecmp(argv[bad], "none"), "bad %d",
+                   bad);
         break;
     case RS_PARSE_HASH_UNKNOWN:
         FUZZ_CHECK(bad >= 0 && bad < argc && !rs_hash_bit(argv[bad]), "bad %d", bad);
@@ -170,12 +172,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     switch (data[0] % 6) {
-    case 0: check_int(s); break;
-    case 1: check_duration(s); break;
-    case 2: check_hashes(s); break;
-    case 3: check_glob(s); break;
-    case 4: check_names(s); break;
-    case 5: check_urls(s); break;
+    case 0:
+        check_int(s);
+        break;
+    case 1:
+        check_duration(s);
+        break;
+    case 2:
+        check_hashes(s);
+        break;
+    case 3:
+        check_glob(s);
+        break;
+    case 4:
+        check_names(s);
+        break;
+    case 5:
+        check_urls(s);
+        break;
     }
     fuzz_done();
     return 0;

@@ -17,12 +17,15 @@
 static void check_same(const rs_hubreq_t *a, const rs_hubreq_t *b)
 {
     FUZZ_CHECK(a->mode == b->mode && a->lease == b->lease && a->deny == b->deny
-               && a->received == b->received, "fields differ");
+                   && a->received == b->received,
+               "fields differ");
     FUZZ_CHECK(!strcmp(a->callback, b->callback) && !strcmp(a->topic, b->topic)
-               && !strcmp(a->set, b->set) && !strcmp(a->kind, b->kind)
-               && !strcmp(a->client, b->client), "strings differ");
+                   && !strcmp(a->set, b->set) && !strcmp(a->kind, b->kind)
+                   && !strcmp(a->client, b->client),
+               "strings differ");
     FUZZ_CHECK((!a->secret && !b->secret)
-               || (a->secret && b->secret && !strcmp(a->secret, b->secret)), "secret differs");
+                   || (a->secret && b->secret && !strcmp(a->secret, b->secret)),
+               "secret differs");
 }
 
 /* Format r and parse the record back: the same request. */

@@ -125,8 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     doc = write_doc(p, path, ns, &len);
-    x = xmlReadMemory(doc, (int)len, "fuzz.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR
-                      | XML_PARSE_NOWARNING);
+    x = xmlReadMemory(doc, (int)len, "fuzz.xml", NULL,
+                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     FUZZ_CHECK(x != NULL, "not well-formed: %.*s", (int)len, doc);
     url = xmlDocGetRootElement(x);
     url = url ? url->children : NULL;

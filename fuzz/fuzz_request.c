@@ -50,8 +50,8 @@ static void check_cdump_part(const char *arg)
     char buf[64];
 
     if (rs_parse_cdump_part(arg, &id, &rev, &m)) {
-        FUZZ_CHECK(id > 0 && rev >= 0 && (m == 0 || m == 1), "id %" APR_INT64_T_FMT
-                   " rev %d m %d", id, rev, m);
+        FUZZ_CHECK(id > 0 && rev >= 0 && (m == 0 || m == 1), "id %" APR_INT64_T_FMT " rev %d m %d",
+                   id, rev, m);
         if (rev) {
             apr_snprintf(buf, sizeof(buf), "%" APR_INT64_T_FMT "-%d.%s", id, rev,
                          m ? "xml" : "zip");
@@ -85,7 +85,8 @@ static void check_history(const char *arg)
     if (rest) {
         FUZZ_CHECK(rest == arg + RS_HISTORY_LEN + 1, "rest not after the id");
         FUZZ_CHECK(strlen(h) == RS_HISTORY_LEN && !strncmp(h, arg, RS_HISTORY_LEN)
-                   && rs_parse_history_id(h), "id '%s' of '%s'", h, arg);
+                       && rs_parse_history_id(h),
+                   "id '%s' of '%s'", h, arg);
         check_part(rest);
         check_dump_part(rest);
         check_cdump_part(rest);
@@ -105,14 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rp.set == rest + 1 && rp.set_len < size, "set outside the input");
         FUZZ_CHECK(!memchr(rp.set, '/', rp.set_len), "set name holds '/'");
         FUZZ_CHECK(rest[1 + rp.set_len] == '/', "set not followed by '/'");
-        FUZZ_CHECK((rp.arg != NULL) == (rp.kind == RS_DOC_RESOURCELIST_PART
-                                        || rp.kind == RS_DOC_CHANGELIST_PART
-                                        || rp.kind == RS_DOC_RESOURCEDUMP_PART
-                                        || rp.kind == RS_DOC_CHANGEDUMP_PART
-                                        || rp.kind == RS_DOC_NOTIFY), "arg");
+        FUZZ_CHECK((rp.arg != NULL)
+                       == (rp.kind == RS_DOC_RESOURCELIST_PART || rp.kind == RS_DOC_CHANGELIST_PART
+                           || rp.kind == RS_DOC_RESOURCEDUMP_PART
+                           || rp.kind == RS_DOC_CHANGEDUMP_PART || rp.kind == RS_DOC_NOTIFY),
+                   "arg");
         if (rp.kind == RS_DOC_NOTIFY) {
-            FUZZ_CHECK(!strcmp(rp.arg, "change") || !strcmp(rp.arg, "framework"),
-                       "topic '%s'", rp.arg);
+            FUZZ_CHECK(!strcmp(rp.arg, "change") || !strcmp(rp.arg, "framework"), "topic '%s'",
+                       rp.arg);
         }
         else if (rp.arg) {
             FUZZ_CHECK(rp.arg > rest && rp.arg <= rest + size, "arg outside the input");

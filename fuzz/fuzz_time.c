@@ -11,8 +11,8 @@
 #include "fuzz.h"
 #include "rs_time.h"
 
-#define MIN_USEC (-62167219200LL * 1000000)      /* 0000-01-01T00:00:00Z */
-#define MAX_USEC (253402300799LL * 1000000 + 999999)  /* 9999-12-31T23:59:59.999999Z */
+#define MIN_USEC (-62167219200LL * 1000000)          /* 0000-01-01T00:00:00Z */
+#define MAX_USEC (253402300799LL * 1000000 + 999999) /* 9999-12-31T23:59:59.999999Z */
 
 static void round_trip(apr_time_t t)
 {
@@ -22,8 +22,8 @@ static void round_trip(apr_time_t t)
     rs_time_format(buf, t);
     FUZZ_CHECK(rs_time_parse(buf, &t2) == APR_SUCCESS, "'%s' does not parse", buf);
     if (t >= MIN_USEC && t <= MAX_USEC) {
-        FUZZ_CHECK(t2 == t, "%" APR_INT64_T_FMT " came back as %" APR_INT64_T_FMT " via '%s'",
-                   t, t2, buf);
+        FUZZ_CHECK(t2 == t, "%" APR_INT64_T_FMT " came back as %" APR_INT64_T_FMT " via '%s'", t,
+                   t2, buf);
     }
     rs_time_format(again, t2);
     FUZZ_CHECK(!strcmp(buf, again), "'%s' formats again as '%s'", buf, again);

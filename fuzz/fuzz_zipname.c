@@ -38,8 +38,7 @@ static void check_literal(const char *rel)
         FUZZ_CHECK(n > 0, "literal '%s' is not UTF-8", rel);
         FUZZ_CHECK(*s >= 0x20 && *s != 0x7f && !strchr("\\:*?\"<>|", *s),
                    "literal '%s' holds 0x%02x", rel, *s);
-        FUZZ_CHECK(!(s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f), "literal '%s' holds a C1",
-                   rel);
+        FUZZ_CHECK(!(s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f), "literal '%s' holds a C1", rel);
         s += n;
     }
     check_ends(rel);
@@ -69,9 +68,9 @@ static void check_encoded(apr_pool_t *p, const char *enc, const char *rel)
             }
             low[b] = '\0';
             FUZZ_CHECK(strcmp(low, "con") && strcmp(low, "prn") && strcmp(low, "aux")
-                       && strcmp(low, "nul")
-                       && !(b == 4 && (!strncmp(low, "com", 3) || !strncmp(low, "lpt", 3))
-                            && apr_isdigit(low[3])),
+                           && strcmp(low, "nul")
+                           && !(b == 4 && (!strncmp(low, "com", 3) || !strncmp(low, "lpt", 3))
+                                && apr_isdigit(low[3])),
                        "encoded '%s' names a device", enc);
         }
         if (!e) {

@@ -51,7 +51,7 @@ typedef struct opts_t {
     unsigned hashes;
     int max, dotfiles, seen_hash, seen_max, wait, seen_wait;
     apr_array_header_t *excludes;
-    apr_array_header_t *args;           /* positional, after the command */
+    apr_array_header_t *args; /* positional, after the command */
 } opts_t;
 
 static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
@@ -67,20 +67,20 @@ static const rs_logger_t tool_log = { log_stderr, NULL };
 static void help(FILE *out)
 {
     fprintf(out,
-        "usage: rs-tool COMMAND [ARGS]   (rs-tool " RS_VERSION "; see rs-tool(1))\n"
-        "  status     [-d STATEDIR] [--url STATUS-URL]   sets, files, bytes, generations\n"
-        "  verify     [-d STATEDIR] SET ROOT [--exclude GLOB]... [--dotfiles]\n"
-        "             compare the inventory with the tree (exit 0 equal, 1 different)\n"
-        "  forget-set [-d STATEDIR] SET                  remove all state of a set\n"
-        "  backup     [-d STATEDIR] FILE                 online copy of the state store\n"
-        "  withdraw   [-d STATEDIR] [--wait SECONDS] SET PATH\n"
-        "             remove the dump packages holding PATH; they are built again without it\n"
-        "  scan STATE.db SET ROOT [--hash LIST] [--exclude GLOB]...\n"
-        "  list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
-        "  dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST] [--dumpset DIR]\n"
-        "  --version, --help\n"
-        "STATEDIR defaults to " RS_TOOL_STATEDIR ".  Exit status: 0 success, 1 failure\n"
-        "or differences, 2 misuse.\n");
+            "usage: rs-tool COMMAND [ARGS]   (rs-tool " RS_VERSION "; see rs-tool(1))\n"
+            "  status     [-d STATEDIR] [--url STATUS-URL]   sets, files, bytes, generations\n"
+            "  verify     [-d STATEDIR] SET ROOT [--exclude GLOB]... [--dotfiles]\n"
+            "             compare the inventory with the tree (exit 0 equal, 1 different)\n"
+            "  forget-set [-d STATEDIR] SET                  remove all state of a set\n"
+            "  backup     [-d STATEDIR] FILE                 online copy of the state store\n"
+            "  withdraw   [-d STATEDIR] [--wait SECONDS] SET PATH\n"
+            "             remove the dump packages holding PATH; they are built again without it\n"
+            "  scan STATE.db SET ROOT [--hash LIST] [--exclude GLOB]...\n"
+            "  list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
+            "  dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST] [--dumpset DIR]\n"
+            "  --version, --help\n"
+            "STATEDIR defaults to " RS_TOOL_STATEDIR ".  Exit status: 0 success, 1 failure\n"
+            "or differences, 2 misuse.\n");
 }
 
 static int parse_hashes(const char *s, unsigned *mask)
@@ -159,8 +159,10 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             char *end;
             long n = strtol(argv[++i], &end, 10);
             if (*end || end == argv[i] || n < 0 || n > 86400) {
-                return rs_tool_err(RS_TOOL_USAGE, "%s: --wait '%s' is not a number of seconds "
-                                   "from 0 to 86400", argv[1], argv[i]);
+                return rs_tool_err(RS_TOOL_USAGE,
+                                   "%s: --wait '%s' is not a number of seconds "
+                                   "from 0 to 86400",
+                                   argv[1], argv[i]);
             }
             o->wait = (int)n;
             o->seen_wait = 1;
@@ -173,8 +175,8 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
 static int want_args(const char *cmd, const opts_t *o, int n, const char *names)
 {
     if (o->args->nelts < n) {
-        return rs_tool_err(RS_TOOL_USAGE, "%s: missing argument: %s (usage: rs-tool %s %s)",
-                           cmd, names, cmd, names);
+        return rs_tool_err(RS_TOOL_USAGE, "%s: missing argument: %s (usage: rs-tool %s %s)", cmd,
+                           names, cmd, names);
     }
     if (o->args->nelts > n) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: unexpected argument '%s'", cmd,
@@ -191,11 +193,17 @@ static const char *arg(const opts_t *o, int i)
 /* Options a command does not take are refused rather than ignored. */
 static int opt_only(const char *cmd, const opts_t *o, const char *allowed)
 {
-    struct { int on; const char *name; } seen[] = {
-        { strcmp(o->statedir, RS_TOOL_STATEDIR) != 0, "-d" }, { o->url != NULL, "--url" },
-        { o->excludes->nelts > 0, "--exclude" }, { o->dotfiles, "--dotfiles" },
-        { o->dumpset != NULL, "--dumpset" }, { o->seen_hash, "--hash" },
-        { o->seen_max, "--max" }, { o->seen_wait, "--wait" } };
+    struct {
+        int on;
+        const char *name;
+    } seen[] = { { strcmp(o->statedir, RS_TOOL_STATEDIR) != 0, "-d" },
+                 { o->url != NULL, "--url" },
+                 { o->excludes->nelts > 0, "--exclude" },
+                 { o->dotfiles, "--dotfiles" },
+                 { o->dumpset != NULL, "--dumpset" },
+                 { o->seen_hash, "--hash" },
+                 { o->seen_max, "--max" },
+                 { o->seen_wait, "--wait" } };
     size_t i;
     for (i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
         if (seen[i].on && !strstr(allowed, seen[i].name)) {
@@ -206,15 +214,15 @@ static int opt_only(const char *cmd, const opts_t *o, const char *allowed)
 }
 
 /* A directory argument: must exist (or is created, create != 0). */
-static int check_dir(const char *cmd, const char *what, const char *path, int create,
-                     apr_pool_t *p)
+static int check_dir(const char *cmd, const char *what, const char *path, int create, apr_pool_t *p)
 {
     struct stat sb;
     char err[256];
     apr_status_t rv;
     if (stat(path, &sb) == 0) {
-        return S_ISDIR(sb.st_mode) ? RS_TOOL_OK
-            : rs_tool_err(RS_TOOL_USAGE, "%s: %s '%s' is not a directory", cmd, what, path);
+        return S_ISDIR(sb.st_mode)
+                   ? RS_TOOL_OK
+                   : rs_tool_err(RS_TOOL_USAGE, "%s: %s '%s' is not a directory", cmd, what, path);
     }
     if (errno != ENOENT || !create) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: %s '%s': %s", cmd, what, path, strerror(errno));
@@ -230,8 +238,8 @@ static int check_dir(const char *cmd, const char *what, const char *path, int cr
  * run as root, the tool acts as that directory's owner from then on, as
  * for a state directory); list and dump need an existing store and a set
  * in it. */
-static int open_db(const char *cmd, const char *path, const char *set, int need_set,
-                   apr_pool_t *p, rs_db_t **st)
+static int open_db(const char *cmd, const char *path, const char *set, int need_set, apr_pool_t *p,
+                   rs_db_t **st)
 {
     struct stat sb;
     apr_int64_t n = 0;
@@ -246,8 +254,7 @@ static int open_db(const char *cmd, const char *path, const char *set, int need_
             return RS_TOOL_USAGE;
         }
     }
-    if ((rc = rs_tool_as_owner(cmd, "directory of STATE.db", slash ? dir : ".", 0))
-        != RS_TOOL_OK) {
+    if ((rc = rs_tool_as_owner(cmd, "directory of STATE.db", slash ? dir : ".", 0)) != RS_TOOL_OK) {
         return rc;
     }
     if (need_set && stat(path, &sb) != 0) {
@@ -293,8 +300,9 @@ static int cmd_scan(const opts_t *a, apr_pool_t *p)
                            apr_strerror(rv, err, sizeof(err)));
     }
     printf("files %" APR_INT64_T_FMT " dirs %" APR_INT64_T_FMT " listed %" APR_INT64_T_FMT
-           " written %" APR_INT64_T_FMT " removed %" APR_INT64_T_FMT " hashed %"
-           APR_INT64_T_FMT "\n", s.files, s.dirs, s.listed, s.written, s.removed, s.hashed);
+           " written %" APR_INT64_T_FMT " removed %" APR_INT64_T_FMT " hashed %" APR_INT64_T_FMT
+           "\n",
+           s.files, s.dirs, s.listed, s.written, s.removed, s.hashed);
     return RS_TOOL_OK;
 }
 
@@ -379,34 +387,38 @@ static int cmd_state(const char *cmd, const opts_t *a, apr_pool_t *p)
     int rc;
     if (!strcmp(cmd, "status")) {
         return (rc = want_args(cmd, a, 0, "")) != RS_TOOL_OK
-                   || (rc = opt_only(cmd, a, "-d --url")) != RS_TOOL_OK
-               ? rc : rs_tool_status(p, a->statedir, a->url);
+                       || (rc = opt_only(cmd, a, "-d --url")) != RS_TOOL_OK
+                   ? rc
+                   : rs_tool_status(p, a->statedir, a->url);
     }
     if (!strcmp(cmd, "verify")) {
         return (rc = want_args(cmd, a, 2, "SET ROOT")) != RS_TOOL_OK
-                   || (rc = opt_only(cmd, a, "-d --exclude --dotfiles")) != RS_TOOL_OK
-               ? rc : rs_tool_verify(p, a->statedir, arg(a, 0), arg(a, 1), a->excludes,
-                                     a->dotfiles);
+                       || (rc = opt_only(cmd, a, "-d --exclude --dotfiles")) != RS_TOOL_OK
+                   ? rc
+                   : rs_tool_verify(p, a->statedir, arg(a, 0), arg(a, 1), a->excludes, a->dotfiles);
     }
     if (!strcmp(cmd, "withdraw")) {
         return (rc = want_args(cmd, a, 2, "SET PATH")) != RS_TOOL_OK
-                   || (rc = opt_only(cmd, a, "-d --wait")) != RS_TOOL_OK
-               ? rc : rs_tool_withdraw(p, a->statedir, arg(a, 0), arg(a, 1), a->wait);
+                       || (rc = opt_only(cmd, a, "-d --wait")) != RS_TOOL_OK
+                   ? rc
+                   : rs_tool_withdraw(p, a->statedir, arg(a, 0), arg(a, 1), a->wait);
     }
     if (!strcmp(cmd, "forget-set")) {
         return (rc = want_args(cmd, a, 1, "SET")) != RS_TOOL_OK
-                   || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
-               ? rc : rs_tool_forget(p, a->statedir, arg(a, 0));
+                       || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
+                   ? rc
+                   : rs_tool_forget(p, a->statedir, arg(a, 0));
     }
     return (rc = want_args(cmd, a, 1, "FILE")) != RS_TOOL_OK
-               || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
-           ? rc : rs_tool_backup(p, a->statedir, arg(a, 0));
+                   || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
+               ? rc
+               : rs_tool_backup(p, a->statedir, arg(a, 0));
 }
 
 int main(int argc, const char *const *argv)
 {
-    static const char *const state_cmds[] = { "status", "verify", "forget-set", "backup",
-                                              "withdraw", NULL };
+    static const char *const state_cmds[] = { "status", "verify",   "forget-set",
+                                              "backup", "withdraw", NULL };
     apr_pool_t *p;
     opts_t o;
     int i, rc;
@@ -424,7 +436,7 @@ int main(int argc, const char *const *argv)
         return RS_TOOL_OK;
     }
     apr_app_initialize(&argc, &argv, NULL);
-    rs_db_one_thread_per_connection();    /* one connection, one thread at a time */
+    rs_db_one_thread_per_connection(); /* one connection, one thread at a time */
     apr_pool_create(&p, NULL);
     if ((rc = parse_opts(argc, argv, p, &o)) != RS_TOOL_OK) {
         return rc;
@@ -444,8 +456,8 @@ int main(int argc, const char *const *argv)
         rc = cmd_dump(&o, p);
     }
     else {
-        rc = rs_tool_err(RS_TOOL_USAGE, "unknown command '%s' (rs-tool --help lists them)",
-                         argv[1]);
+        rc =
+            rs_tool_err(RS_TOOL_USAGE, "unknown command '%s' (rs-tool --help lists them)", argv[1]);
     }
     apr_pool_destroy(p);
     apr_terminate();

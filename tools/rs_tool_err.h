@@ -21,8 +21,8 @@
 /* The longest set name (the module's RS_SET_NAME_MAX). */
 #define RS_TOOL_SET_NAME_MAX 64
 
-#define RS_TOOL_OK 0
-#define RS_TOOL_FAIL 1
+#define RS_TOOL_OK    0
+#define RS_TOOL_FAIL  1
 #define RS_TOOL_USAGE 2
 
 /* Print "rs-tool: " and the message to stderr; return code. */

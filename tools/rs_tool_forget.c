@@ -114,10 +114,12 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
     rv = rs_setlock_take(p, statedir, set, &fd, &holder);
     if (rv == APR_EAGAIN) {
         apr_pool_destroy(sp);
-        return rs_tool_err(RS_TOOL_FAIL, "forget-set: set '%s' is in use by a running watcher "
+        return rs_tool_err(RS_TOOL_FAIL,
+                           "forget-set: set '%s' is in use by a running watcher "
                            "(pid %ld): remove its ResourceSyncSet and restart httpd "
                            "(apachectl graceful), or stop httpd (apachectl stop), then run "
-                           "forget-set again", set, holder);
+                           "forget-set again",
+                           set, holder);
     }
     if (rv != APR_SUCCESS) {
         apr_pool_destroy(sp);

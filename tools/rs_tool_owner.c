@@ -76,8 +76,10 @@ int rs_tool_as_owner(const char *cmd, const char *what, const char *dir, int who
     if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         err = errno;
         if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)) {
-            return rs_tool_err(RS_TOOL_USAGE, "%s: %s '%s' is a symbolic link: name the "
-                               "directory itself", cmd, what, dir);
+            return rs_tool_err(RS_TOOL_USAGE,
+                               "%s: %s '%s' is a symbolic link: name the "
+                               "directory itself",
+                               cmd, what, dir);
         }
         return rs_tool_err(RS_TOOL_USAGE, "%s: %s '%s': %s", cmd, what, dir,
                            err == ENOTDIR ? "not a directory" : strerror(err));
@@ -91,19 +93,22 @@ int rs_tool_as_owner(const char *cmd, const char *what, const char *dir, int who
         why = whole ? foreign_entry(fd) : NULL;
         close(fd);
         return !why ? RS_TOOL_OK
-            : rs_tool_err(RS_TOOL_FAIL, "%s: %s '%s' belongs to root, but %s: give the "
-                          "directory to the user httpd runs as (httpd does at its start), or "
-                          "run rs-tool as that user", cmd, what, dir, why);
+                    : rs_tool_err(
+                        RS_TOOL_FAIL,
+                        "%s: %s '%s' belongs to root, but %s: give the "
+                        "directory to the user httpd runs as (httpd does at its start), or "
+                        "run rs-tool as that user",
+                        cmd, what, dir, why);
     }
     close(fd);
     /* The owner's supplementary groups (none when it has no passwd
      * entry), then its gid and uid: for good, real and effective. */
     pw = getpwuid(st.st_uid);
     if ((pw ? initgroups(pw->pw_name, st.st_gid) : setgroups(0, NULL)) != 0
-        || setgid(st.st_gid) != 0 || setuid(st.st_uid) != 0
-        || geteuid() != st.st_uid || getuid() != st.st_uid) {
-        return rs_tool_err(RS_TOOL_FAIL, "%s: cannot act as uid %ld, the owner of %s '%s': %s",
-                           cmd, (long)st.st_uid, what, dir, strerror(errno));
+        || setgid(st.st_gid) != 0 || setuid(st.st_uid) != 0 || geteuid() != st.st_uid
+        || getuid() != st.st_uid) {
+        return rs_tool_err(RS_TOOL_FAIL, "%s: cannot act as uid %ld, the owner of %s '%s': %s", cmd,
+                           (long)st.st_uid, what, dir, strerror(errno));
     }
     return RS_TOOL_OK;
 }

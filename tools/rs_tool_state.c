@@ -37,8 +37,8 @@
 static long watcher_of(apr_pool_t *p, const char *statedir, const char *set)
 {
     struct flock fl;
-    int fd = open(rs_statedir_setlock(p, statedir, set),
-                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd =
+        open(rs_statedir_setlock(p, statedir, set), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     long pid = -1;
     if (fd >= 0) {
         memset(&fl, 0, sizeof(fl));
@@ -73,8 +73,8 @@ static apr_array_header_t *union_of(apr_pool_t *p, const apr_array_header_t *a,
 /* One set's line.  Its last change is the datetime of its newest
  * journaled change or, before any, the newest modification time of a
  * listed file. */
-static apr_status_t status_set(apr_pool_t *p, rs_db_t *db, rs_journal_t *j,
-                               const char *statedir, const char *set)
+static apr_status_t status_set(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, const char *statedir,
+                               const char *set)
 {
     rs_inventory_summary_t s;
     apr_int64_t records;
@@ -87,15 +87,16 @@ static apr_status_t status_set(apr_pool_t *p, rs_db_t *db, rs_journal_t *j,
     if ((rv = rs_inventory_summary(db, set, &s)) != APR_SUCCESS
         || (rv = rs_journal_summary(j, set, &records, &newest)) != APR_SUCCESS
         || (rv = rs_db_meta_get(db, p, apr_pstrcat(p, "snapshot-gen:", set, NULL), &gen))
-           != APR_SUCCESS) {
+               != APR_SUCCESS) {
         return rv;
     }
     if (records || s.newest) {
         rs_time_format(when, records ? newest : (apr_time_t)(s.newest_mtime_ns / 1000));
     }
     printf("set %s: files %lld bytes %lld last-change %s generation %s journal %lld "
-           "watcher %s\n", set, (long long)s.files, (long long)s.bytes, when,
-           gen ? gen : "0", (long long)records, pid > 0 ? apr_psprintf(p, "%ld", pid) : "none");
+           "watcher %s\n",
+           set, (long long)s.files, (long long)s.bytes, when, gen ? gen : "0", (long long)records,
+           pid > 0 ? apr_psprintf(p, "%ld", pid) : "none");
     return APR_SUCCESS;
 }
 
@@ -119,8 +120,7 @@ static int status_sets(apr_pool_t *p, rs_db_t *db, const char *statedir)
         }
     }
     if (rv != APR_SUCCESS) {
-        return rs_tool_err(RS_TOOL_FAIL, "status: cannot read the store: %s",
-                           rs_db_last_error(db));
+        return rs_tool_err(RS_TOOL_FAIL, "status: cannot read the store: %s", rs_db_last_error(db));
     }
     printf("sets %d\n", sets->nelts);
     return RS_TOOL_OK;
@@ -175,9 +175,8 @@ int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url)
     if ((rc = rs_tool_store_open(sp, "status", dbpath, RS_DB_READONLY, &db)) == RS_TOOL_OK) {
         stat(dbpath, &sb);
         rs_db_meta_get(db, sp, RS_HISTORY_META, &h);
-        printf("rs-tool %s\nstate-dir %s\nstore %s bytes %lld schema %d history %s\n",
-               RS_VERSION, statedir, dbpath, (long long)sb.st_size, rs_db_schema_version(db),
-               h ? h : "none");
+        printf("rs-tool %s\nstate-dir %s\nstore %s bytes %lld schema %d history %s\n", RS_VERSION,
+               statedir, dbpath, (long long)sb.st_size, rs_db_schema_version(db), h ? h : "none");
         rc = status_sets(sp, db, statedir);
     }
     apr_pool_destroy(sp);
@@ -250,9 +249,9 @@ static int backup_copy(apr_pool_t *p, const char *statedir, int out)
     }
     close(fd);
     rc = rs_db_backup(src, tmp) == APR_SUCCESS
-         ? copy_out(tmp, out)
-         : rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' failed: %s", dbpath,
-                       rs_db_last_error(src));
+             ? copy_out(tmp, out)
+             : rs_tool_err(RS_TOOL_FAIL, "backup: copying '%s' failed: %s", dbpath,
+                           rs_db_last_error(src));
     apr_pool_destroy(sp);
     rs_db_remove(p, RS_STATEDIR_DB_DRIVER, tmp);
     return rc;
@@ -275,10 +274,9 @@ int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
     if (lstat(file, &sb) == 0) {
         return rs_tool_err(RS_TOOL_USAGE, "backup: FILE '%s' exists; not overwritten", file);
     }
-    unlink(tmp);             /* a leftover (a symbolic link: the link only) */
+    unlink(tmp); /* a leftover (a symbolic link: the link only) */
     if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-        return rs_tool_err(RS_TOOL_FAIL, "backup: cannot create '%s': %s", tmp,
-                           strerror(errno));
+        return rs_tool_err(RS_TOOL_FAIL, "backup: cannot create '%s': %s", tmp, strerror(errno));
     }
     fflush(NULL);
     if ((pid = fork()) < 0) {
@@ -292,11 +290,11 @@ int rs_tool_backup(apr_pool_t *p, const char *statedir, const char *file)
     else {
         while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
         }
-        rc = w < 0 ? rs_tool_err(RS_TOOL_FAIL, "backup: cannot wait for the copy: %s",
-                                 strerror(errno))
+        rc = w < 0               ? rs_tool_err(RS_TOOL_FAIL, "backup: cannot wait for the copy: %s",
+                                               strerror(errno))
              : WIFEXITED(status) ? WEXITSTATUS(status)
-             : rs_tool_err(RS_TOOL_FAIL, "backup: the copy ended by signal %d",
-                           WTERMSIG(status));
+                                 : rs_tool_err(RS_TOOL_FAIL, "backup: the copy ended by signal %d",
+                                               WTERMSIG(status));
     }
     if (rc == RS_TOOL_OK && (fsync(out) != 0 || fstat(out, &sb) != 0)) {
         rc = rs_tool_err(RS_TOOL_FAIL, "backup: cannot sync '%s': %s", tmp, strerror(errno));

@@ -32,27 +32,28 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
     }
     if (!S_ISREG(sb.st_mode)) {
         /* A FIFO would hang SQLite's open; a link is nobody's store. */
-        return rs_tool_err(RS_TOOL_USAGE, "%s: no state store in '%s': %s is not a regular "
-                           "file", cmd, statedir, *dbpath);
+        return rs_tool_err(RS_TOOL_USAGE,
+                           "%s: no state store in '%s': %s is not a regular "
+                           "file",
+                           cmd, statedir, *dbpath);
     }
     return RS_TOOL_OK;
 }
 
-int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode,
-                       rs_db_t **out)
+int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode, rs_db_t **out)
 {
     const char *err = NULL;
     int v;
 
-    if (rs_schema_open_ex(out, p, RS_STATEDIR_DB_DRIVER, path, mode, NULL, &err)
-        != APR_SUCCESS) {
+    if (rs_schema_open_ex(out, p, RS_STATEDIR_DB_DRIVER, path, mode, NULL, &err) != APR_SUCCESS) {
         return rs_tool_err(RS_TOOL_FAIL, "%s: cannot open '%s': %s", cmd, path,
                            err ? err : "unknown error");
     }
     if ((v = rs_db_schema_version(*out)) > RS_SCHEMA_VERSION) {
-        return rs_tool_err(RS_TOOL_FAIL, "%s: '%s' has schema version %d, newer than "
-                           "version %d that this rs-tool knows", cmd, path, v,
-                           RS_SCHEMA_VERSION);
+        return rs_tool_err(RS_TOOL_FAIL,
+                           "%s: '%s' has schema version %d, newer than "
+                           "version %d that this rs-tool knows",
+                           cmd, path, v, RS_SCHEMA_VERSION);
     }
     return RS_TOOL_OK;
 }

@@ -22,7 +22,6 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
  * a store of a newer schema than this tool knows.  The connection lives
  * as long as pool p: the command destroys p to close it, also after an
  * error.  Returns RS_TOOL_OK or the error printed. */
-int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode,
-                       rs_db_t **out);
+int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mode, rs_db_t **out);
 
 #endif

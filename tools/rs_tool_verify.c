@@ -36,7 +36,7 @@
 #define VERIFY_CFG "rs-tool-verify"
 
 typedef struct verify_t {
-    rs_db_t *live;            /* the real store, opened read-only */
+    rs_db_t *live; /* the real store, opened read-only */
     apr_pool_t *p;
     const char *set;
     long long diffs;
@@ -68,8 +68,7 @@ static int differs(verify_t *v, const rs_item_t *now)
     int i, d = 1;
 
     apr_pool_create(&sp, v->p);
-    if (rs_inventory_get(v->live, sp, v->set, now->dir, now->name, &was) == APR_SUCCESS
-        && was) {
+    if (rs_inventory_get(v->live, sp, v->set, now->dir, now->name, &was) == APR_SUCCESS && was) {
         d = was->size != now->size || was->mtime_ns != now->mtime_ns;
         for (i = 0; i < RS_HASH_COUNT && !d; i++) {
             d = was->hash[i] && now->hash[i] && strcmp(was->hash[i], now->hash[i]);
@@ -82,8 +81,9 @@ static int differs(verify_t *v, const rs_item_t *now)
 static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
 {
     verify_t *v = baton;
-    const char *what = change == RS_CHANGE_CREATED ? "created"
-                     : change == RS_CHANGE_DELETED ? "deleted" : "updated";
+    const char *what = change == RS_CHANGE_CREATED   ? "created"
+                       : change == RS_CHANGE_DELETED ? "deleted"
+                                                     : "updated";
     if (change == RS_CHANGE_UPDATED && !differs(v, it)) {
         return APR_SUCCESS;
     }
@@ -96,7 +96,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
 typedef struct copy_t {
     rs_db_t *to;
     const char *set;
-    unsigned hashes;          /* the digests the listed rows carry */
+    unsigned hashes; /* the digests the listed rows carry */
     apr_status_t rv;
 } copy_t;
 
@@ -121,8 +121,8 @@ static int copy_rows(rs_db_t *live, rs_db_t *copy, const char *set, unsigned *ha
     copy_t c = { copy, set, 0, APR_SUCCESS };
     apr_status_t rv = rs_db_begin(copy);
 
-    if (rv == APR_SUCCESS && (rv = rs_inventory_each_all(live, set, copy_row, &c))
-        == APR_SUCCESS && (rv = c.rv) == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && (rv = rs_inventory_each_all(live, set, copy_row, &c)) == APR_SUCCESS
+        && (rv = c.rv) == APR_SUCCESS) {
         rv = rs_db_commit(copy);
     }
     *hashes = c.hashes;
@@ -131,8 +131,7 @@ static int copy_rows(rs_db_t *live, rs_db_t *copy, const char *set, unsigned *ha
     }
     rs_db_rollback(copy);
     return rs_tool_err(RS_TOOL_FAIL, "verify: cannot copy the inventory of set '%s': %s", set,
-                       *rs_db_last_error(copy) ? rs_db_last_error(copy)
-                                               : rs_db_last_error(live));
+                       *rs_db_last_error(copy) ? rs_db_last_error(copy) : rs_db_last_error(live));
 }
 
 /* The set checked, the copy made and scanned. */
@@ -212,8 +211,7 @@ int rs_tool_verify(apr_pool_t *p, const char *statedir, const char *set, const c
     v.p = p;
     v.set = set;
     apr_pool_create(&lp, p);
-    if ((rc = rs_tool_store_open(lp, "verify", dbpath, RS_DB_READONLY, &v.live))
-        == RS_TOOL_OK) {
+    if ((rc = rs_tool_store_open(lp, "verify", dbpath, RS_DB_READONLY, &v.live)) == RS_TOOL_OK) {
         rc = verify_copy(p, &v, statedir, root, excludes, dotfiles);
     }
     apr_pool_destroy(lp);

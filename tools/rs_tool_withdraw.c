@@ -64,7 +64,7 @@ static int journal_of(apr_pool_t *p, const char *dbpath, const char *set, const 
         && (rs_journal_open(&j, db, sp) != APR_SUCCESS
             || rs_journal_lists(j, p, set, closed, &open) != APR_SUCCESS
             || rs_journal_path_versions(j, p, set, dir, slash ? slash + 1 : rel, seqs)
-               != APR_SUCCESS)) {
+                   != APR_SUCCESS)) {
         rc = rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot read the journal: %s",
                          rs_db_last_error(db));
     }
@@ -92,8 +92,8 @@ static int set_known(apr_pool_t *p, const char *dbpath, const char *set)
 }
 
 /* No watcher serves the set and its lock is ours: remove the packages. */
-static int remove_now(apr_pool_t *p, const char *statedir, const char *dbpath,
-                      const char *set, const char *rel)
+static int remove_now(apr_pool_t *p, const char *statedir, const char *dbpath, const char *set,
+                      const char *rel)
 {
     char history[RS_HISTORY_LEN + 1], err[256];
     rs_cdump_opts_t o;
@@ -114,17 +114,20 @@ static int remove_now(apr_pool_t *p, const char *statedir, const char *dbpath,
         rv = rs_cdump_withdraw(&o, closed, seqs, p, &ids);
     }
     if (rv == APR_SUCCESS) {
-        rv = rs_dumppkg_withdraw(p, rs_statedir_dumpset(p, statedir, set),
-                                 rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR,
-                                                    rel), &rdump);
+        rv = rs_dumppkg_withdraw(
+            p, rs_statedir_dumpset(p, statedir, set),
+            rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR, rel), &rdump);
     }
     if (rv != APR_SUCCESS) {
-        return rs_tool_err(RS_TOOL_FAIL, "withdraw: cannot remove the packages holding '%s': "
-                           "%s", rel, apr_strerror(rv, err, sizeof(err)));
+        return rs_tool_err(RS_TOOL_FAIL,
+                           "withdraw: cannot remove the packages holding '%s': "
+                           "%s",
+                           rel, apr_strerror(rv, err, sizeof(err)));
     }
     printf("no watcher serves set %s now: removed the %d Change Dump and %d Resource Dump "
            "package(s) that held '%s'; the request stays recorded, and the watcher that "
-           "serves the set next builds them again without it\n", set, ids->nelts, rdump, rel);
+           "serves the set next builds them again without it\n",
+           set, ids->nelts, rdump, rel);
     return RS_TOOL_OK;
 }
 
@@ -150,11 +153,12 @@ static int await(apr_pool_t *p, const char *statedir, const char *set, const cha
         }
         apr_sleep(apr_time_from_msec(100));
     }
-    return rs_tool_err(RS_TOOL_FAIL, "withdraw: the watcher serving set %s (pid %ld) has not "
+    return rs_tool_err(RS_TOOL_FAIL,
+                       "withdraw: the watcher serving set %s (pid %ld) has not "
                        "applied the withdrawal of '%s' within %d s; it stays recorded "
-                       "(%s) and is applied when the watcher gets to it", set, holder, rel,
-                       wait, rs_statedir_withdraw_file(p, rs_statedir_withdraw(p, statedir),
-                                                       id, 0));
+                       "(%s) and is applied when the watcher gets to it",
+                       set, holder, rel, wait,
+                       rs_statedir_withdraw_file(p, rs_statedir_withdraw(p, statedir), id, 0));
 }
 
 int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const char *path,
@@ -167,14 +171,16 @@ int rs_tool_withdraw(apr_pool_t *p, const char *statedir, const char *set, const
     apr_status_t rv;
 
     while (*path == '/') {
-        path++;                        /* "/a/b" names the same file as "a/b" */
+        path++; /* "/a/b" names the same file as "a/b" */
     }
     if (!rs_parse_set_name(set, RS_TOOL_SET_NAME_MAX)) {
         return rs_tool_err(RS_TOOL_USAGE, "withdraw: invalid set name '%s'", set);
     }
     if (!rs_withdraw_path_ok(path)) {
-        return rs_tool_err(RS_TOOL_USAGE, "withdraw: PATH '%s' is not a file's path relative to "
-                           "the set's directory", path);
+        return rs_tool_err(RS_TOOL_USAGE,
+                           "withdraw: PATH '%s' is not a file's path relative to "
+                           "the set's directory",
+                           path);
     }
     if ((rc = rs_tool_check_statedir(p, "withdraw", statedir, &dbpath)) != RS_TOOL_OK) {
         return rc;

@@ -15,10 +15,10 @@ struct rs_beneath_t {
     int rootfd;
     const char *realroot;
     apr_size_t realroot_len;
-    int dirfd;              /* the cached directory (not rootfd), or -1 */
-    char *dir;              /* its path relative to the root */
+    int dirfd; /* the cached directory (not rootfd), or -1 */
+    char *dir; /* its path relative to the root */
     apr_size_t dir_size;
-    char target[NAME_MAX + 1];   /* the last component of a listed link's target */
+    char target[NAME_MAX + 1]; /* the last component of a listed link's target */
     apr_pool_t *p;
 };
 
@@ -55,7 +55,7 @@ apr_status_t rs_beneath_open_root(rs_beneath_t **out, const char *root, apr_pool
         return APR_FROM_OS_ERROR(errno);
     }
     if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-        return APR_FROM_OS_ERROR(EAGAIN);      /* the root moved while opened */
+        return APR_FROM_OS_ERROR(EAGAIN); /* the root moved while opened */
     }
     t->realroot = apr_pstrdup(p, buf);
     t->realroot_len = strlen(buf);
@@ -117,7 +117,7 @@ static int dir_fd(rs_beneath_t *t, const char *dir, apr_size_t len)
     }
     if (len + 1 > t->dir_size) {
         t->dir_size = len + 64;
-        t->dir = apr_palloc(t->p, t->dir_size);  /* grows rarely: paths are short */
+        t->dir = apr_palloc(t->p, t->dir_size); /* grows rarely: paths are short */
     }
     memcpy(t->dir, dir, len);
     t->dir[len] = '\0';
@@ -127,8 +127,7 @@ static int dir_fd(rs_beneath_t *t, const char *dir, apr_size_t len)
 
 /* The directory descriptor and the last component of rel; with
  * metadata of that component (not followed) in sb.  0 or an errno. */
-static int locate(rs_beneath_t *t, const char *rel, int *dfd, const char **name,
-                  struct stat *sb)
+static int locate(rs_beneath_t *t, const char *rel, int *dfd, const char **name, struct stat *sb)
 {
     const char *slash = strrchr(rel, '/');
     const char *base = slash ? slash + 1 : rel;
@@ -161,14 +160,14 @@ static int locate_target(rs_beneath_t *t, const char *rel, int *dfd, const char 
         return errno;
     }
     if (strncmp(buf, t->realroot, t->realroot_len) || buf[t->realroot_len] != '/') {
-        return EXDEV;                            /* leads out of the root */
+        return EXDEV; /* leads out of the root */
     }
     /* *name points into buf: copied before buf goes. */
     if ((rc = locate(t, buf + t->realroot_len + 1, dfd, name, sb)) != 0) {
         return rc;
     }
     if (S_ISLNK(sb->st_mode)) {
-        return ELOOP;                            /* swapped since realpath */
+        return ELOOP; /* swapped since realpath */
     }
     apr_cpystrn(t->target, *name, sizeof(t->target));
     *name = t->target;
@@ -203,7 +202,7 @@ int rs_beneath_open(rs_beneath_t *t, const char *rel, struct stat *sb)
         rc = errno;
     }
     else if (!S_ISREG(sb->st_mode)) {
-        rc = EINVAL;                             /* replaced since the fstatat */
+        rc = EINVAL; /* replaced since the fstatat */
     }
     if (rc) {
         close(fd);
@@ -213,10 +212,10 @@ int rs_beneath_open(rs_beneath_t *t, const char *rel, struct stat *sb)
     return fd;
 }
 
-int rs_beneath_same(const struct stat *sb, apr_int64_t dev, apr_int64_t ino,
-                    apr_int64_t size, apr_int64_t mtime_ns)
+int rs_beneath_same(const struct stat *sb, apr_int64_t dev, apr_int64_t ino, apr_int64_t size,
+                    apr_int64_t mtime_ns)
 {
-    return S_ISREG(sb->st_mode) && (apr_int64_t)sb->st_dev == dev
-           && (apr_int64_t)sb->st_ino == ino && (apr_int64_t)sb->st_size == size
+    return S_ISREG(sb->st_mode) && (apr_int64_t)sb->st_dev == dev && (apr_int64_t)sb->st_ino == ino
+           && (apr_int64_t)sb->st_size == size
            && (apr_int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec == mtime_ns;
 }

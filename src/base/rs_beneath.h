@@ -52,7 +52,7 @@ int rs_beneath_open(rs_beneath_t *t, const char *rel, struct stat *sb);
 
 /* Whether sb describes the version a row records: a regular file with
  * that device, inode, size and mtime (ns). */
-int rs_beneath_same(const struct stat *sb, apr_int64_t dev, apr_int64_t ino,
-                    apr_int64_t size, apr_int64_t mtime_ns);
+int rs_beneath_same(const struct stat *sb, apr_int64_t dev, apr_int64_t ino, apr_int64_t size,
+                    apr_int64_t mtime_ns);
 
 #endif

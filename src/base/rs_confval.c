@@ -7,16 +7,16 @@
 
 const char *const rs_confval_onoff[] = { "off", "on", NULL };
 
-static const char *number(apr_pool_t *p, const char *name, const rs_confval_t *v,
-                          const char *arg, apr_int64_t *out)
+static const char *number(apr_pool_t *p, const char *name, const rs_confval_t *v, const char *arg,
+                          apr_int64_t *out)
 {
     const char *what = v->what ? v->what : "";
     apr_int64_t n;
 
     if (!rs_parse_int(arg, v->min, v->max, &n)) {
-        return apr_psprintf(p, "%s: '%s' is not %sa number%s%s from %" APR_INT64_T_FMT
-                            " to %" APR_INT64_T_FMT, name, arg, v->off ? "'off' nor " : "",
-                            *what ? " of " : "", what, v->min, v->max);
+        return apr_psprintf(
+            p, "%s: '%s' is not %sa number%s%s from %" APR_INT64_T_FMT " to %" APR_INT64_T_FMT,
+            name, arg, v->off ? "'off' nor " : "", *what ? " of " : "", what, v->min, v->max);
     }
     *out = n * (v->scale ? v->scale : 1);
     return NULL;

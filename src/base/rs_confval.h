@@ -22,36 +22,34 @@
 #include <apr_pools.h>
 
 typedef enum rs_confval_kind_t {
-    RS_CONFVAL_NUMBER,      /* a whole number from min to max (rs_parse_int),
+    RS_CONFVAL_NUMBER,   /* a whole number from min to max (rs_parse_int),
                              * the value is that number times scale */
-    RS_CONFVAL_DURATION,    /* a duration (rs_parse_duration), in µs */
-    RS_CONFVAL_DELAY,       /* a delay (rs_parse_delay) from min to max µs */
-    RS_CONFVAL_WORD         /* one of words, in any case: the value is its
+    RS_CONFVAL_DURATION, /* a duration (rs_parse_duration), in µs */
+    RS_CONFVAL_DELAY,    /* a delay (rs_parse_delay) from min to max µs */
+    RS_CONFVAL_WORD      /* one of words, in any case: the value is its
                              * index */
 } rs_confval_kind_t;
 
 typedef struct rs_confval_t {
     rs_confval_kind_t kind;
-    int off;                /* 1: the word "off" (any case) is also
+    int off;              /* 1: the word "off" (any case) is also
                              * accepted, as the value 0 */
-    apr_int64_t min, max;   /* NUMBER: range of the number given;
+    apr_int64_t min, max; /* NUMBER: range of the number given;
                              * DELAY: range of the delay, µs */
-    apr_int64_t scale;      /* NUMBER: unit of the value (0 taken as 1),
+    apr_int64_t scale;    /* NUMBER: unit of the value (0 taken as 1),
                              * e.g. 1 MiB or 1 s in µs */
     /* NUMBER: what is counted ("seconds", "MiB"; NULL or "": nothing);
      * the other kinds: the message after the quoted value ("is not On or
      * Off"). */
     const char *what;
-    const char *const *words;   /* WORD: NULL-terminated list */
+    const char *const *words; /* WORD: NULL-terminated list */
 } rs_confval_t;
 
 /* Initializers of an rs_confval_t (add ".off = 1", ".scale = ..."). */
-#define RS_NUMBER(lo, hi, unit) \
-    .kind = RS_CONFVAL_NUMBER, .min = (lo), .max = (hi), .what = (unit)
-#define RS_DURATION(why) .kind = RS_CONFVAL_DURATION, .what = (why)
-#define RS_DELAY(lo, hi, why) \
-    .kind = RS_CONFVAL_DELAY, .min = (lo), .max = (hi), .what = (why)
-#define RS_WORDS(list, why) .kind = RS_CONFVAL_WORD, .words = (list), .what = (why)
+#define RS_NUMBER(lo, hi, unit) .kind = RS_CONFVAL_NUMBER, .min = (lo), .max = (hi), .what = (unit)
+#define RS_DURATION(why)        .kind = RS_CONFVAL_DURATION, .what = (why)
+#define RS_DELAY(lo, hi, why)   .kind = RS_CONFVAL_DELAY, .min = (lo), .max = (hi), .what = (why)
+#define RS_WORDS(list, why)     .kind = RS_CONFVAL_WORD, .words = (list), .what = (why)
 /* A flag: "off" is 0, "on" is 1. */
 #define RS_FLAG(why) RS_WORDS(rs_confval_onoff, why)
 

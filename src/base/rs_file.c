@@ -34,12 +34,11 @@ apr_status_t rs_file_sync_path(const char *path)
     return sync_opened(path, O_RDONLY);
 }
 
-apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize,
-                            apr_pool_t *p)
+apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize, apr_pool_t *p)
 {
-    apr_status_t rv = apr_file_open(f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
-                                    | APR_FOPEN_TRUNCATE | APR_FOPEN_BUFFERED,
-                                    APR_FPROT_OS_DEFAULT, p);
+    apr_status_t rv = apr_file_open(
+        f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE | APR_FOPEN_BUFFERED,
+        APR_FPROT_OS_DEFAULT, p);
     if (rv == APR_SUCCESS && bufsize) {
         apr_file_buffer_set(*f, apr_palloc(p, bufsize), bufsize);
     }
@@ -56,8 +55,7 @@ apr_status_t rs_file_finish(apr_file_t *f)
     return rv != APR_SUCCESS ? rv : rc;
 }
 
-apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn,
-                             void *baton)
+apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn, void *baton)
 {
     const char *slash = strrchr(path, '/');
     const char *dir = slash ? apr_pstrndup(p, path, (apr_size_t)(slash - path)) : ".";
@@ -115,7 +113,7 @@ static apr_status_t list_dir(apr_pool_t *p, int fd, apr_array_header_t **names,
         }
         return rv;
     }
-    rewinddir(d);                 /* the duplicate shares the offset */
+    rewinddir(d); /* the duplicate shares the offset */
     for (errno = 0; (e = readdir(d)); errno = 0) {
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
             APR_ARRAY_PUSH(*names, const char *) = apr_pstrdup(p, e->d_name);
@@ -147,7 +145,7 @@ static apr_status_t remove_below(apr_pool_t *p, int fd, int depth)
     apr_pool_t *sp;
     int i;
 
-    apr_pool_create(&sp, p);            /* this directory's names */
+    apr_pool_create(&sp, p); /* this directory's names */
     if ((first = list_dir(sp, fd, &names, &types)) != APR_SUCCESS) {
         names->nelts = 0;
     }
@@ -176,15 +174,15 @@ static apr_status_t remove_at(apr_pool_t *p, int dfd, const char *name, unsigned
         if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT) {
             return APR_SUCCESS;
         }
-        if (errno != EISDIR && errno != EPERM) {     /* EPERM: Linux, for a directory */
+        if (errno != EISDIR && errno != EPERM) { /* EPERM: Linux, for a directory */
             return APR_FROM_OS_ERROR(errno);
         }
     }
     fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOTDIR || errno == ELOOP) {
-            return unlinkat(dfd, name, 0) == 0 || errno == ENOENT
-                   ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
+            return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? APR_SUCCESS
+                                                                  : APR_FROM_OS_ERROR(errno);
         }
         return errno == ENOENT ? APR_SUCCESS : APR_FROM_OS_ERROR(errno);
     }
@@ -291,8 +289,7 @@ apr_status_t rs_file_read_small(apr_pool_t *p, const char *path, apr_size_t max,
  * glibc does it through an O_PATH descriptor). */
 static int open_entry(int dfd, const char *name, int dir, mode_t want)
 {
-    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
-                | (dir ? O_DIRECTORY : 0);
+    int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (dir ? O_DIRECTORY : 0);
     int fd = openat(dfd, name, flags);
 
     if (fd < 0 && errno == EACCES && fchmodat(dfd, name, want, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -303,7 +300,7 @@ static int open_entry(int dfd, const char *name, int dir, mode_t want)
 
 /* A walk of rs_file_restrict_tree. */
 typedef struct restrict_walk_t {
-    int max;                    /* levels below the top to go */
+    int max; /* levels below the top to go */
     rs_file_restrict_t o;
     apr_status_t first;
 } restrict_walk_t;
@@ -345,7 +342,7 @@ static void restrict_below(apr_pool_t *p, int fd, int depth, restrict_walk_t *w)
     apr_pool_t *sp;
     int i;
 
-    apr_pool_create(&sp, p);            /* this directory's names */
+    apr_pool_create(&sp, p); /* this directory's names */
     if ((rv = list_dir(sp, fd, &names, &types)) != APR_SUCCESS) {
         first_error(&w->first, rv);
         names->nelts = 0;
@@ -371,7 +368,7 @@ static void restrict_below(apr_pool_t *p, int fd, int depth, restrict_walk_t *w)
             continue;
         }
         if ((st.st_mode & 07777) == (dir ? 0700 : 0600) && (!dir || depth >= w->max)) {
-            continue;                   /* the common case: no open */
+            continue; /* the common case: no open */
         }
         /* The mode is set through a descriptor of what was opened without
          * following, and only if it is still of the type that was seen. */
@@ -416,8 +413,8 @@ apr_status_t rs_file_restrict_tree(apr_pool_t *p, const char *dir, int depth,
 apr_status_t rs_file_touch(apr_pool_t *p, const char *path)
 {
     apr_file_t *f;
-    apr_status_t rv = apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE,
-                                    APR_FPROT_OS_DEFAULT, p);
+    apr_status_t rv =
+        apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE, APR_FPROT_OS_DEFAULT, p);
     if (rv == APR_SUCCESS) {
         rv = apr_file_close(f);
     }
@@ -442,8 +439,7 @@ static apr_status_t write_buf(void *baton, apr_file_t *f, apr_pool_t *p)
     return b->len ? apr_file_write_full(f, b->buf, b->len, NULL) : APR_SUCCESS;
 }
 
-apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf,
-                                 apr_size_t len)
+apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf, apr_size_t len)
 {
     buf_t b = { buf, len };
     return rs_file_replace(p, path, write_buf, &b);

@@ -20,8 +20,7 @@ apr_status_t rs_file_sync_dir(const char *dir);
 
 /* Open path for writing (created, truncated, buffered with a buffer of
  * bufsize bytes from p; 0: APR's default). */
-apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize,
-                            apr_pool_t *p);
+apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize, apr_pool_t *p);
 
 /* Flush, fsync and close f: the file is complete on disk when this
  * returns APR_SUCCESS.  f is closed in every case; the first error is
@@ -35,12 +34,10 @@ typedef apr_status_t rs_file_write_fn(void *baton, apr_file_t *f, apr_pool_t *p)
  * through fn, finish it (rs_file_finish), rename it over path and fsync
  * the directory.  On failure the temporary file is removed, path is left
  * as it was, and the cause is returned. */
-apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn,
-                             void *baton);
+apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn, void *baton);
 
 /* rs_file_replace with the len bytes at buf as the content. */
-apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf,
-                                 apr_size_t len);
+apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf, apr_size_t len);
 
 /* fsync the file or directory at path. */
 apr_status_t rs_file_sync_path(const char *path);
@@ -66,9 +63,9 @@ apr_status_t rs_file_read_small(apr_pool_t *p, const char *path, apr_size_t max,
 
 /* What rs_file_restrict_tree did. */
 typedef struct rs_file_restrict_t {
-    apr_int64_t changed;    /* entries whose mode it set */
-    apr_int64_t foreign;    /* entries of another owner, left as they are */
-    apr_int64_t other;      /* symbolic links, FIFOs, sockets, devices: left */
+    apr_int64_t changed; /* entries whose mode it set */
+    apr_int64_t foreign; /* entries of another owner, left as they are */
+    apr_int64_t other;   /* symbolic links, FIFOs, sockets, devices: left */
 } rs_file_restrict_t;
 
 /* rs_file_restrict_tree's depth for the whole tree. */

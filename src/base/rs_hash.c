@@ -13,10 +13,14 @@ static const char *const names[RS_HASH_COUNT] = { "md5", "sha-1", "sha-256", "sh
 static const EVP_MD *md_legacy(int i)
 {
     switch (i) {
-    case 0: return EVP_md5();
-    case 1: return EVP_sha1();
-    case 2: return EVP_sha256();
-    default: return EVP_sha512();
+    case 0:
+        return EVP_md5();
+    case 1:
+        return EVP_sha1();
+    case 2:
+        return EVP_sha256();
+    default:
+        return EVP_sha512();
     }
 }
 
@@ -36,7 +40,7 @@ static const EVP_MD *md_of(int i)
 
     if (!md) {
         if (!(md = EVP_MD_fetch(NULL, ossl_names[i], NULL))) {
-            return md_legacy(i);      /* e.g. a provider without it: the old way */
+            return md_legacy(i); /* e.g. a provider without it: the old way */
         }
         if (apr_atomic_casptr(&fetched[i], md, NULL) != NULL) {
             EVP_MD_free(md);
@@ -177,8 +181,8 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
 }
 
 apr_status_t rs_hash_fd_upto(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
-                             apr_off_t expect, apr_off_t *nread,
-                             volatile apr_int64_t *progress, int outfd, int *copy_err)
+                             apr_off_t expect, apr_off_t *nread, volatile apr_int64_t *progress,
+                             int outfd, int *copy_err)
 {
     /* 64 KiB sequential reads into a stack buffer: no shared state, so
      * hashing may run on several threads at once. */

@@ -12,12 +12,12 @@
 #include <apr_pools.h>
 #include <apr_file_io.h>
 
-#define RS_HASH_MD5     0x1
-#define RS_HASH_SHA1    0x2
-#define RS_HASH_SHA256  0x4
-#define RS_HASH_SHA512  0x8
-#define RS_HASH_COUNT   4
-#define RS_HASH_HEXMAX  129   /* sha-512 hex + NUL */
+#define RS_HASH_MD5    0x1
+#define RS_HASH_SHA1   0x2
+#define RS_HASH_SHA256 0x4
+#define RS_HASH_SHA512 0x8
+#define RS_HASH_COUNT  4
+#define RS_HASH_HEXMAX 129 /* sha-512 hex + NUL */
 
 /* Name of algorithm i (0 .. RS_HASH_COUNT-1), e.g. "sha-256". */
 const char *rs_hash_name(int i);
@@ -50,8 +50,8 @@ apr_status_t rs_hash_fd_tee(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HA
  * size the caller knows and checks again afterwards (a file that grew
  * meanwhile shows a new size; one that shrank ends early). */
 apr_status_t rs_hash_fd_upto(int fd, unsigned mask, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
-                             apr_off_t expect, apr_off_t *nread,
-                             volatile apr_int64_t *progress, int outfd, int *copy_err);
+                             apr_off_t expect, apr_off_t *nread, volatile apr_int64_t *progress,
+                             int outfd, int *copy_err);
 
 /* The digest algorithms are fetched from OpenSSL once per process and
  * kept; this frees them when pool p goes (for a process that unloads
@@ -64,7 +64,7 @@ void rs_hash_forget_on(apr_pool_t *p);
  * any number of rs_hash_update, then exactly one rs_hash_end (which frees
  * the contexts; hex[i] is filled for each bit i when ok). */
 typedef struct rs_hash_ctx_t {
-    void *md[RS_HASH_COUNT];       /* EVP_MD_CTX *, NULL when not in the mask */
+    void *md[RS_HASH_COUNT]; /* EVP_MD_CTX *, NULL when not in the mask */
 } rs_hash_ctx_t;
 void rs_hash_begin(rs_hash_ctx_t *c, unsigned mask);
 void rs_hash_update(rs_hash_ctx_t *c, const void *data, apr_size_t len);

@@ -15,14 +15,43 @@ const char *rs_json_str(apr_pool_t *p, const char *s)
     while (*u) {
         int n;
         switch (*u) {
-        case '"':  *o++ = '\\'; *o++ = '"'; u++; continue;
-        case '\\': *o++ = '\\'; *o++ = '\\'; u++; continue;
-        case '\b': *o++ = '\\'; *o++ = 'b'; u++; continue;
-        case '\f': *o++ = '\\'; *o++ = 'f'; u++; continue;
-        case '\n': *o++ = '\\'; *o++ = 'n'; u++; continue;
-        case '\r': *o++ = '\\'; *o++ = 'r'; u++; continue;
-        case '\t': *o++ = '\\'; *o++ = 't'; u++; continue;
-        default: break;
+        case '"':
+            *o++ = '\\';
+            *o++ = '"';
+            u++;
+            continue;
+        case '\\':
+            *o++ = '\\';
+            *o++ = '\\';
+            u++;
+            continue;
+        case '\b':
+            *o++ = '\\';
+            *o++ = 'b';
+            u++;
+            continue;
+        case '\f':
+            *o++ = '\\';
+            *o++ = 'f';
+            u++;
+            continue;
+        case '\n':
+            *o++ = '\\';
+            *o++ = 'n';
+            u++;
+            continue;
+        case '\r':
+            *o++ = '\\';
+            *o++ = 'r';
+            u++;
+            continue;
+        case '\t':
+            *o++ = '\\';
+            *o++ = 't';
+            u++;
+            continue;
+        default:
+            break;
         }
         if (*u < 0x20 || *u == 0x7f) {
             o += apr_snprintf(o, 7, "\\u%04x", *u);
@@ -34,7 +63,7 @@ const char *rs_json_str(apr_pool_t *p, const char *s)
             u += n;
         }
         else {
-            memcpy(o, "\xef\xbf\xbd", 3);         /* U+FFFD */
+            memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
             o += 3;
             u++;
         }

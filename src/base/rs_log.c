@@ -4,8 +4,7 @@
 #include <apr_strings.h>
 #include "rs_log.h"
 
-void rs_log_emit(const rs_logger_t *lg, int level, apr_status_t rv,
-                 const char *fmt, ...)
+void rs_log_emit(const rs_logger_t *lg, int level, apr_status_t rv, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;

@@ -23,13 +23,12 @@
 typedef void rs_log_fn(void *baton, int level, apr_status_t rv, const char *msg);
 
 typedef struct rs_logger_t {
-    rs_log_fn *fn;     /* NULL: messages are dropped */
+    rs_log_fn *fn; /* NULL: messages are dropped */
     void *baton;
 } rs_logger_t;
 
 /* Format and emit one message; a NULL logger or callback drops it. */
-void rs_log_emit(const rs_logger_t *lg, int level, apr_status_t rv,
-                 const char *fmt, ...)
+void rs_log_emit(const rs_logger_t *lg, int level, apr_status_t rv, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif

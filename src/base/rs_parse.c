@@ -207,11 +207,21 @@ int rs_parse_duration(const char *s, apr_interval_time_t *out)
         return 0;
     }
     switch (*end) {
-    case '\0': case 's': mul = 1; break;
-    case 'm': mul = 60; break;
-    case 'h': mul = 3600; break;
-    case 'd': mul = 86400; break;
-    default: return 0;
+    case '\0':
+    case 's':
+        mul = 1;
+        break;
+    case 'm':
+        mul = 60;
+        break;
+    case 'h':
+        mul = 3600;
+        break;
+    case 'd':
+        mul = 86400;
+        break;
+    default:
+        return 0;
     }
     if (*end && end[1]) {
         return 0;
@@ -253,8 +263,7 @@ int rs_parse_delay(const char *s, apr_interval_time_t *out)
     return 1;
 }
 
-rs_parse_hash_rc_t rs_parse_hashes(int argc, const char *const argv[], unsigned *mask,
-                                   int *bad)
+rs_parse_hash_rc_t rs_parse_hashes(int argc, const char *const argv[], unsigned *mask, int *bad)
 {
     unsigned m = 0, bit;
     int i;
@@ -298,8 +307,8 @@ int rs_parse_url_path(const char *s)
         return 0;
     }
     for (; *s; s++) {
-        if ((unsigned char)*s <= ' ' || *s == '?' || *s == '#' || *s == '%'
-            || *s == '"' || *s == '<' || *s == '>' || *s == '\\' || (unsigned char)*s >= 0x7f) {
+        if ((unsigned char)*s <= ' ' || *s == '?' || *s == '#' || *s == '%' || *s == '"'
+            || *s == '<' || *s == '>' || *s == '\\' || (unsigned char)*s >= 0x7f) {
             return 0;
         }
     }
@@ -313,8 +322,8 @@ static int parse_http_url(apr_pool_t *p, const char *u, apr_uri_t *uri)
     if (strncasecmp(u, "http://", 7) && strncasecmp(u, "https://", 8)) {
         return 0;
     }
-    return apr_uri_parse(p, u, uri) == APR_SUCCESS && uri->hostname && *uri->hostname
-           && !uri->query && !uri->fragment && !strpbrk(u, " \t\"<>\\^`{|}");
+    return apr_uri_parse(p, u, uri) == APR_SUCCESS && uri->hostname && *uri->hostname && !uri->query
+           && !uri->fragment && !strpbrk(u, " \t\"<>\\^`{|}");
 }
 
 int rs_parse_url(const char *u)

@@ -121,8 +121,7 @@ typedef enum rs_parse_hash_rc_t {
  * or the single word "none" (mask 0).  Words are checked in order; the
  * first problem is reported.  On RS_PARSE_OK *mask holds the RS_HASH_*
  * bits. */
-rs_parse_hash_rc_t rs_parse_hashes(int argc, const char *const argv[], unsigned *mask,
-                                   int *bad);
+rs_parse_hash_rc_t rs_parse_hashes(int argc, const char *const argv[], unsigned *mask, int *bad);
 
 /* A set name: 1 to max_len letters, digits, '-', '_' or '.', not starting
  * with '.' (it is a URL segment and a file name).  Returns 1 or 0. */

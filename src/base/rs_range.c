@@ -35,8 +35,7 @@ static int number(const char **s, apr_off_t *out)
     return 1;
 }
 
-rs_range_e rs_range_parse(const char *hdr, apr_off_t total, apr_off_t *first,
-                          apr_off_t *last)
+rs_range_e rs_range_parse(const char *hdr, apr_off_t total, apr_off_t *first, apr_off_t *last)
 {
     const char *s;
     apr_off_t a = -1, b = -1;
@@ -64,9 +63,9 @@ rs_range_e rs_range_parse(const char *hdr, apr_off_t total, apr_off_t *first,
         }
     }
     if (*ows(s)) {
-        return RS_RANGE_NONE;       /* several ranges, or trailing junk */
+        return RS_RANGE_NONE; /* several ranges, or trailing junk */
     }
-    if (a < 0) {                    /* suffix: the last b bytes */
+    if (a < 0) { /* suffix: the last b bytes */
         if (b == 0 || total <= 0) {
             return RS_RANGE_UNSATISFIABLE;
         }

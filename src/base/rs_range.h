@@ -12,9 +12,9 @@
 #include <apr.h>
 
 typedef enum {
-    RS_RANGE_NONE = 0,          /* no usable Range: send the whole document */
-    RS_RANGE_OK,                /* send bytes *first .. *last (inclusive) */
-    RS_RANGE_UNSATISFIABLE      /* 416: no byte of the document is in range */
+    RS_RANGE_NONE = 0,     /* no usable Range: send the whole document */
+    RS_RANGE_OK,           /* send bytes *first .. *last (inclusive) */
+    RS_RANGE_UNSATISFIABLE /* 416: no byte of the document is in range */
 } rs_range_e;
 
 /* Read the Range header value hdr (NULL: none) against a document of
@@ -24,7 +24,6 @@ typedef enum {
  * 0 bytes, gives RS_RANGE_UNSATISFIABLE.  Another unit than bytes, several
  * ranges, L < K and any malformed value give RS_RANGE_NONE (RFC 9110: a
  * server ignores a Range it cannot or does not want to honour). */
-rs_range_e rs_range_parse(const char *hdr, apr_off_t total, apr_off_t *first,
-                          apr_off_t *last);
+rs_range_e rs_range_parse(const char *hdr, apr_off_t total, apr_off_t *first, apr_off_t *last);
 
 #endif

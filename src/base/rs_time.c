@@ -156,14 +156,12 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
     int y, mo, d, h, mi, se, oh = 0, om = 0, sign = 0;
     apr_int64_t usec = 0, scale = 100000, days;
 
-    if (!digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo)
-        || *s++ != '-' || !digits(&s, 2, &d) || *s++ != 'T'
-        || !digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi)
-        || *s++ != ':' || !digits(&s, 2, &se)) {
+    if (!digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-'
+        || !digits(&s, 2, &d) || *s++ != 'T' || !digits(&s, 2, &h) || *s++ != ':'
+        || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &se)) {
         return APR_EINVAL;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59
-        || se > 60) {
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || se > 60) {
         return APR_EINVAL;
     }
     if (*s == '.') {
@@ -194,8 +192,9 @@ apr_status_t rs_time_parse(const char *s, apr_time_t *out)
         return APR_EINVAL;
     }
     days = days_from_civil(y, (unsigned)mo, (unsigned)d);
-    *out = ((((days * 24 + h) * 60 + mi) * 60 + se) - sign * (oh * 3600 + om * 60))
-           * APR_USEC_PER_SEC + usec;
+    *out =
+        ((((days * 24 + h) * 60 + mi) * 60 + se) - sign * (oh * 3600 + om * 60)) * APR_USEC_PER_SEC
+        + usec;
     return APR_SUCCESS;
 }
 

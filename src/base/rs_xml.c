@@ -9,10 +9,10 @@ struct rs_xml_t {
     xmlTextWriterPtr tw;
     rs_xml_sink_fn *sink;
     void *baton;
-    const char *entry;    /* "url" or "sitemap" */
+    const char *entry; /* "url" or "sitemap" */
     int failed;
-    apr_file_t *file;     /* rs_xml_open_file: the file written */
-    apr_status_t err;     /* the cause of the first failed write to it */
+    apr_file_t *file; /* rs_xml_open_file: the file written */
+    apr_status_t err; /* the cause of the first failed write to it */
 };
 
 static int io_write(void *ctx, const char *buf, int len)
@@ -35,7 +35,7 @@ static apr_status_t xml_cleanup(void *data)
 {
     rs_xml_t *w = data;
     if (w->tw) {
-        xmlFreeTextWriter(w->tw);   /* also frees the output buffer */
+        xmlFreeTextWriter(w->tw); /* also frees the output buffer */
         w->tw = NULL;
     }
     return APR_SUCCESS;
@@ -89,7 +89,12 @@ apr_status_t rs_xml_error(const rs_xml_t *w)
     return w && w->err != APR_SUCCESS ? w->err : APR_EGENERAL;
 }
 
-#define CHK(x) do { if ((x) < 0) { return -1; } } while (0)
+#define CHK(x)         \
+    do {               \
+        if ((x) < 0) { \
+            return -1; \
+        }              \
+    } while (0)
 
 int rs_xml_begin(rs_xml_t *w, const char *root)
 {
@@ -117,13 +122,15 @@ static int empty_elem(rs_xml_t *w, const char *name, const rs_xml_attr_t *attrs,
     return 0;
 }
 
-int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href,
-              const rs_xml_attr_t *attrs, int nattrs)
+int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href, const rs_xml_attr_t *attrs,
+              int nattrs)
 {
     rs_xml_attr_t a[8];
     int i, n = 0;
-    a[n].name = "rel"; a[n++].value = rel;
-    a[n].name = "href"; a[n++].value = href;
+    a[n].name = "rel";
+    a[n++].value = rel;
+    a[n].name = "href";
+    a[n++].value = href;
     for (i = 0; i < nattrs && n < 8; i++) {
         a[n++] = attrs[i];
     }

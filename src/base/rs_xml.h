@@ -53,8 +53,8 @@ apr_status_t rs_xml_error(const rs_xml_t *w);
 int rs_xml_begin(rs_xml_t *w, const char *root);
 
 /* <rs:ln rel=".." href=".." [extra attributes]/> */
-int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href,
-              const rs_xml_attr_t *attrs, int nattrs);
+int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href, const rs_xml_attr_t *attrs,
+              int nattrs);
 
 /* <rs:md a=".." .../> with the given attributes (NULL values skipped). */
 int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs);

@@ -117,8 +117,7 @@ apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
     if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
         return 0;
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d)
-           == APR_SUCCESS) {
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
         if (fi.filetype == APR_REG) {
             b += fi.size;
         }
@@ -136,7 +135,7 @@ static apr_status_t goes(const apr_finfo_t *fi, rs_capture_use_fn *use, void *ba
     apr_status_t rv;
 
     if (!strncmp(fi->name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1)) {
-        *out = old;              /* no record names it */
+        *out = old; /* no record names it */
         return APR_SUCCESS;
     }
     if ((rv = use(baton, p, fi->name, &kept, &gone)) != APR_SUCCESS) {
@@ -146,8 +145,8 @@ static apr_status_t goes(const apr_finfo_t *fi, rs_capture_use_fn *use, void *ba
     return APR_SUCCESS;
 }
 
-apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton,
-                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes)
+apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton, apr_time_t young,
+                           apr_pool_t *p, int *removed, apr_int64_t *bytes)
 {
     apr_dir_t *d;
     apr_finfo_t fi;
@@ -168,16 +167,16 @@ apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton,
     /* One file at a time, each in a pool of its own: memory does not
      * grow with the number of captures, nor with the journal. */
     apr_pool_create(&fp, p);
-    while (rv == APR_SUCCESS
-           && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE
-                                | APR_FINFO_CTIME, d) == APR_SUCCESS) {
+    while (
+        rv == APR_SUCCESS
+        && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_CTIME, d)
+               == APR_SUCCESS) {
         apr_pool_clear(fp);
-        if (fi.filetype != APR_REG || (rv = goes(&fi, use, baton, young, fp, &out))
-                                      != APR_SUCCESS) {
+        if (fi.filetype != APR_REG
+            || (rv = goes(&fi, use, baton, young, fp, &out)) != APR_SUCCESS) {
             continue;
         }
-        if (out && apr_file_remove(apr_pstrcat(fp, dir, "/", fi.name, NULL), fp)
-                   == APR_SUCCESS) {
+        if (out && apr_file_remove(apr_pstrcat(fp, dir, "/", fi.name, NULL), fp) == APR_SUCCESS) {
             n++;
             continue;
         }

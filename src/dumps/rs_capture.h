@@ -42,8 +42,8 @@
 
 /* A capture being written. */
 typedef struct rs_capture_tmp_t {
-    int fd;                       /* -1: none */
-    char path[4096];              /* the temporary file */
+    int fd;          /* -1: none */
+    char path[4096]; /* the temporary file */
     char dir[4096];
 } rs_capture_tmp_t;
 
@@ -60,7 +60,7 @@ int rs_capture_keep(rs_capture_tmp_t *t, const char *digest, apr_int64_t mtime_n
 void rs_capture_drop(rs_capture_tmp_t *t);
 
 /* The digest that names captures, and its index in a digest array. */
-#define RS_CAPTURE_HASH RS_HASH_SHA256
+#define RS_CAPTURE_HASH       RS_HASH_SHA256
 #define RS_CAPTURE_HASH_INDEX 2
 
 /* The key of a version: its SHA-256 digest (NULL when it has none, e.g.
@@ -78,8 +78,8 @@ int rs_capture_has(const char *dir, const char *key);
  * retained; *withdrawn a time after which no record needs them (the
  * deletion of the path whose versions they hold; 0: none).  Any other
  * status than APR_SUCCESS stops the collection. */
-typedef apr_status_t rs_capture_use_fn(void *baton, apr_pool_t *p, const char *key,
-                                       int *kept, apr_time_t *withdrawn);
+typedef apr_status_t rs_capture_use_fn(void *baton, apr_pool_t *p, const char *key, int *kept,
+                                       apr_time_t *withdrawn);
 
 /* Remove the captures of dir that use says are not kept (a file not
  * named by a digest is asked about too: no record names it), and
@@ -95,8 +95,8 @@ typedef apr_status_t rs_capture_use_fn(void *baton, apr_pool_t *p, const char *k
  * number removed and the bytes that remain.  A missing directory is no
  * error; use's failure is returned (files already removed stay
  * removed). */
-apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton,
-                           apr_time_t young, apr_pool_t *p, int *removed, apr_int64_t *bytes);
+apr_status_t rs_capture_gc(const char *dir, rs_capture_use_fn *use, void *baton, apr_time_t young,
+                           apr_pool_t *p, int *removed, apr_int64_t *bytes);
 
 /* The bytes of the files in dir (0 when it is missing). */
 apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p);

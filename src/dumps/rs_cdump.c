@@ -21,8 +21,7 @@
 #define PAGE_RECORDS 1000
 
 
-static const char *sidecar(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
-                           const char *ext)
+static const char *sidecar(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, const char *ext)
 {
     return apr_psprintf(p, "%s/%s-%" APR_INT64_T_FMT ".%s", o->dir, o->history, id, ext);
 }
@@ -30,7 +29,7 @@ static const char *sidecar(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t 
 int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
 {
     return rs_file_exists(p, sidecar(p, o, id, "sum"))
-        || rs_file_exists(p, sidecar(p, o, id, "skip"));
+           || rs_file_exists(p, sidecar(p, o, id, "skip"));
 }
 
 /* A small sidecar file's content, NUL-terminated, or NULL. */
@@ -60,8 +59,7 @@ int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
 }
 
 /* The package (manifest: its copy) of list id at its current revision. */
-static const char *pkg_file(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
-                            int manifest)
+static const char *pkg_file(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, int manifest)
 {
     return rs_statedir_cdump_pkg(p, o->dir, o->history, id, rs_cdump_rev(o, id, p), manifest);
 }
@@ -74,15 +72,15 @@ static const char *rel_path(apr_pool_t *p, const rs_record_t *r)
 /* One record of the package being built. */
 typedef struct {
     rs_record_t r;
-    const char *capture;          /* its captured bytes (created/updated) */
+    const char *capture; /* its captured bytes (created/updated) */
     apr_int64_t cap_mtime_ns;
-    int withheld;                 /* written as a deletion, without bytes */
+    int withheld; /* written as a deletion, without bytes */
 } member_t;
 
 /* The sequences (apr_int64_t keys) of the list's created/updated records
  * whose path has a later deletion in the journal. */
-static apr_status_t superseded(rs_journal_t *j, const rs_cdump_opts_t *o,
-                               const rs_changelist_t *cl, apr_pool_t *p, apr_hash_t **out)
+static apr_status_t superseded(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                               apr_pool_t *p, apr_hash_t **out)
 {
     apr_int64_t next = cl->first_seq;
     apr_status_t rv;
@@ -112,7 +110,7 @@ static apr_status_t superseded(rs_journal_t *j, const rs_cdump_opts_t *o,
  * the check callback's answers, cleared when the directory changes. */
 typedef struct {
     const rs_cdump_opts_t *o;
-    rs_beneath_t *tree;           /* NULL: nothing is asked */
+    rs_beneath_t *tree; /* NULL: nothing is asked */
     apr_pool_t *cp;
     const char *cp_dir;
 } recheck_t;
@@ -135,16 +133,15 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
         apr_pool_clear(rc->cp);
         rc->cp_dir = apr_pstrdup(rc->cp, r->dir);
     }
-    return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0,
-                         &type);
+    return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
 }
 
 /* The list's records, each created/updated one with its capture
  * (RS_CDUMP_EMISSING and *missing when one has none of its length), or
  * withheld (see rs_cdump.h; *withheld counts them). */
-static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
-                            const rs_changelist_t *cl, apr_pool_t *p,
-                            apr_array_header_t **out, const char **missing, int *withheld)
+static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                            apr_pool_t *p, apr_array_header_t **out, const char **missing,
+                            int *withheld)
 {
     apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
     apr_int64_t next = cl->first_seq;
@@ -186,8 +183,8 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o,
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
             if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
                 || (apr_int64_t)sb.st_size != m->r.size) {
-                *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")",
-                                        rel_path(p, &m->r), m->r.seq);
+                *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")", rel_path(p, &m->r),
+                                        m->r.seq);
                 return RS_CDUMP_EMISSING;
             }
             m->cap_mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -209,8 +206,7 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
 }
 
 /* One manifest entry. */
-static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
-                          const member_t *m)
+static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, const member_t *m)
 {
     char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[6];
@@ -220,19 +216,26 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
     /* A withheld version is a deletion at its datetime (rs_cdump.h). */
     md[0].name = "change";
     md[0].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
-    md[1].name = "datetime"; md[1].value = rs_time_format(dt, m->r.datetime);
+    md[1].name = "datetime";
+    md[1].value = rs_time_format(dt, m->r.datetime);
     if (m->r.change != RS_CHANGE_DELETED && !m->withheld) {
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, m->r.size);
-        md[2].name = "hash"; md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
-        md[3].name = "length"; md[3].value = len;
-        md[4].name = "type"; md[4].value = m->r.type;
+        md[2].name = "hash";
+        md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
+        md[3].name = "length";
+        md[3].value = len;
+        md[4].name = "type";
+        md[4].value = m->r.type;
         md[5].name = "path";
         md[5].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
         n = 6;
     }
     return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
-                              rs_time_format_ns(lm, m->r.lastmod_ns)) < 0
-           || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0 ? -1 : 0;
+                              rs_time_format_ns(lm, m->r.lastmod_ns))
+                       < 0
+                   || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0
+               ? -1
+               : 0;
 }
 
 static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelist_t *cl,
@@ -243,9 +246,12 @@ static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelis
     rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, m);
     int i;
 
-    md[0].name = "capability"; md[0].value = "changedump-manifest";
-    md[1].name = "from"; md[1].value = rs_time_format(from, cl->from);
-    md[2].name = "until"; md[2].value = rs_time_format(until, cl->until);
+    md[0].name = "capability";
+    md[0].value = "changedump-manifest";
+    md[1].name = "from";
+    md[1].value = rs_time_format(from, cl->from);
+    md[2].name = "until";
+    md[2].value = rs_time_format(until, cl->until);
     if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || rs_xml_md(w, md, 3) < 0) {
         return APR_ENOMEM;
@@ -273,7 +279,8 @@ static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_
     int i;
 
     if ((rv = rs_zip_create(&z, pkg_file(p, o, cl->id, 0), m->buf, m->len,
-                            (apr_int64_t)cl->until * 1000, p)) != APR_SUCCESS) {
+                            (apr_int64_t)cl->until * 1000, p))
+        != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < ms->nelts; i++) {
@@ -282,7 +289,8 @@ static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_
             continue;
         }
         if ((rv = rs_zip_add_path(z, member_name(p, &mb->r), mb->capture, mb->r.size,
-                                  mb->cap_mtime_ns)) != APR_SUCCESS) {
+                                  mb->cap_mtime_ns))
+            != APR_SUCCESS) {
             rs_zip_abort(z);
             return rv;
         }
@@ -290,8 +298,8 @@ static apr_status_t package_write(const rs_cdump_opts_t *o, const rs_changelist_
     return rs_zip_finish(z, o->hashes, res);
 }
 
-apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
-                              const rs_changelist_t *cl, apr_pool_t *p, rs_cdump_result_t *out)
+apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                              apr_pool_t *p, rs_cdump_result_t *out)
 {
     apr_array_header_t *ms;
     rs_xml_membuf_t m = { p, NULL, 0, 0 };
@@ -325,15 +333,14 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
     for (i = 0; i < RS_HASH_COUNT; i++) {
         hex[i] = res.hex[i];
     }
-    sum = apr_psprintf(p, "%" APR_OFF_T_FMT " %s\n", res.length,
-                       rs_hash_attr(p, o->hashes, hex));
+    sum = apr_psprintf(p, "%" APR_OFF_T_FMT " %s\n", res.length, rs_hash_attr(p, o->hashes, hex));
     out->bytes = res.length;
     return put_file(p, sidecar(p, o, cl->id, "sum"), sum, strlen(sum));
 }
 
 /* A package's .sum: its length and hash attribute (0 when absent). */
-static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id,
-                    apr_int64_t *length, const char **hash)
+static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t *length,
+                    const char **hash)
 {
     char *buf = read_small(p, sidecar(p, o, id, "sum")), *sp, *nl;
 
@@ -363,21 +370,29 @@ static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[5], ln[1];
     int rev = rs_cdump_rev(o, cl->id, p);
-    const char *base = rev ? apr_psprintf(p, "%s%" APR_INT64_T_FMT "-%d", o->pkg_url_prefix,
-                                          cl->id, rev)
-                           : apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
+    const char *base =
+        rev ? apr_psprintf(p, "%s%" APR_INT64_T_FMT "-%d", o->pkg_url_prefix, cl->id, rev)
+            : apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
 
     apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, length);
-    md[0].name = "type"; md[0].value = "application/zip";
-    md[1].name = "length"; md[1].value = len;
-    md[2].name = "hash"; md[2].value = hash;
-    md[3].name = "from"; md[3].value = rs_time_format(from, cl->from);
-    md[4].name = "until"; md[4].value = rs_time_format(until, cl->until);
-    ln[0].name = "type"; ln[0].value = "application/xml";
+    md[0].name = "type";
+    md[0].value = "application/zip";
+    md[1].name = "length";
+    md[1].value = len;
+    md[2].name = "hash";
+    md[2].value = hash;
+    md[3].name = "from";
+    md[3].value = rs_time_format(from, cl->from);
+    md[4].name = "until";
+    md[4].value = rs_time_format(until, cl->until);
+    ln[0].name = "type";
+    ln[0].value = "application/xml";
     return rs_xml_entry_begin(w, apr_pstrcat(p, base, ".zip", NULL), NULL) < 0
-           || rs_xml_md(w, md, 5) < 0
-           || rs_xml_ln(w, "contents", apr_pstrcat(p, base, ".xml", NULL), ln, 1) < 0
-           || rs_xml_entry_end(w) < 0 ? -1 : 0;
+                   || rs_xml_md(w, md, 5) < 0
+                   || rs_xml_ln(w, "contents", apr_pstrcat(p, base, ".xml", NULL), ln, 1) < 0
+                   || rs_xml_entry_end(w) < 0
+               ? -1
+               : 0;
 }
 
 static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
@@ -389,7 +404,7 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
     rs_xml_t *w = rs_xml_open_file(p, f);
     apr_time_t first = 0;
     apr_int64_t length;
-    apr_pool_t *lp;            /* per list: a journal may retain thousands */
+    apr_pool_t *lp; /* per list: a journal may retain thousands */
     const char *hash;
     int i, bad;
 
@@ -401,10 +416,12 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
             first = cl->from;
         }
     }
-    md[0].name = "capability"; md[0].value = "changedump";
-    md[1].name = "from"; md[1].value = rs_time_format(from, first ? first : ix->open_from);
-    bad = !w || rs_xml_begin(w, "urlset") < 0
-          || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0 || rs_xml_md(w, md, 2) < 0;
+    md[0].name = "capability";
+    md[0].value = "changedump";
+    md[1].name = "from";
+    md[1].value = rs_time_format(from, first ? first : ix->open_from);
+    bad = !w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+          || rs_xml_md(w, md, 2) < 0;
     for (i = 0; !bad && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
         apr_pool_clear(lp);
@@ -427,16 +444,14 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
     apr_status_t rv;
 
     apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write,
-                         &ix);
+    rv = rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write, &ix);
     *bytes = ix.bytes;
     return rv;
 }
 
 /* The files of list id that stay: its sidecars, and its package and
  * manifest copy of the current revision (into keep, by name). */
-static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id,
-                      apr_pool_t *p)
+static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
 {
     static const char *const sidecars[] = { "sum", "skip", "rev", NULL };
     int i;
@@ -446,8 +461,7 @@ static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id
                      APR_HASH_KEY_STRING, "");
     }
     for (i = 0; i < 2; i++) {
-        apr_hash_set(keep, apr_filepath_name_get(pkg_file(p, o, id, i)), APR_HASH_KEY_STRING,
-                     "");
+        apr_hash_set(keep, apr_filepath_name_get(pkg_file(p, o, id, i)), APR_HASH_KEY_STRING, "");
     }
 }
 
@@ -484,11 +498,10 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
  * versions is not withdrawn twice: a withdrawal recorded by rs-tool while
  * no watcher ran, then applied by the next watcher after its Change Dump
  * job built the list's package again, finds nothing left to take. */
-static int package_holds(const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t seq,
-                         apr_pool_t *p)
+static int package_holds(const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t seq, apr_pool_t *p)
 {
-    const char *needle = apr_psprintf(p, " path=\"/" RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT
-                                      "/", seq);
+    const char *needle =
+        apr_psprintf(p, " path=\"/" RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT "/", seq);
     return rs_file_holds(pkg_file(p, o, id, 1), needle, strlen(needle));
 }
 
@@ -557,8 +570,8 @@ static apr_status_t capture_use(void *baton, apr_pool_t *p, const char *key, int
     return rs_journal_digest_use(g->j, p, g->set, key, kept, withdrawn);
 }
 
-apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
-                         apr_pool_t *p, int *removed, apr_int64_t *bytes)
+apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young, apr_pool_t *p,
+                         int *removed, apr_int64_t *bytes)
 {
     gc_t g;
     g.j = j;

@@ -65,14 +65,14 @@
 #define RS_CDUMP_MEMBER_DIR "changes/"
 
 typedef struct rs_cdump_opts_t {
-    const char *set;              /* the set's name in the store */
-    const char *dir;              /* <statedir>/changedumps/<set> */
-    const char *capture_dir;      /* <statedir>/capture/<set> */
-    const char *history;          /* of the documents */
-    const char *url_base;         /* absolute URL of the set's root, ends "/" */
-    const char *capability_url;   /* rs:ln up of changedump.xml */
-    const char *pkg_url_prefix;   /* package of list id: <prefix><id>.zip */
-    unsigned hashes;              /* RS_HASH_* of the set */
+    const char *set;            /* the set's name in the store */
+    const char *dir;            /* <statedir>/changedumps/<set> */
+    const char *capture_dir;    /* <statedir>/capture/<set> */
+    const char *history;        /* of the documents */
+    const char *url_base;       /* absolute URL of the set's root, ends "/" */
+    const char *capability_url; /* rs:ln up of changedump.xml */
+    const char *pkg_url_prefix; /* package of list id: <prefix><id>.zip */
+    unsigned hashes;            /* RS_HASH_* of the set */
     /* Would an anonymous GET serve the file at its path now?  Asked for
      * every created/updated record whose path exists below root (the
      * set's directory) when a package is built; NULL: not asked. */
@@ -83,9 +83,9 @@ typedef struct rs_cdump_opts_t {
 
 /* What rs_cdump_package reports. */
 typedef struct rs_cdump_result_t {
-    apr_off_t bytes;              /* the published package's length */
-    const char *missing;          /* RS_CDUMP_EMISSING: the record without bytes */
-    int withheld;                 /* created/updated records written as deletions */
+    apr_off_t bytes;     /* the published package's length */
+    const char *missing; /* RS_CDUMP_EMISSING: the record without bytes */
+    int withheld;        /* created/updated records written as deletions */
 } rs_cdump_result_t;
 
 /* Whether the package of closed list id is complete (.sum) or was
@@ -98,8 +98,8 @@ int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
  * RS_CDUMP_EMISSING: a capture a kept version needs is missing or short;
  * a .skip marker is written and res->missing names the record.  Other
  * failures (ENOSPC...) publish nothing and mark nothing. */
-apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o,
-                              const rs_changelist_t *cl, apr_pool_t *p, rs_cdump_result_t *res);
+apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
+                              apr_pool_t *p, rs_cdump_result_t *res);
 
 /* The revision of list id's package (0 unless withdrawn, see above). */
 int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
@@ -139,14 +139,13 @@ apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *
  * Asks the journal about each capture in turn (rs_journal_digest_use):
  * memory does not grow with the journal or the captures.  *removed and
  * *bytes (may be NULL): files removed, bytes that remain. */
-apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young,
-                         apr_pool_t *p, int *removed, apr_int64_t *bytes);
+apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t young, apr_pool_t *p,
+                         int *removed, apr_int64_t *bytes);
 
 /* Remove the files of the directory that belong to no list of `closed`
  * in o->history (lists dropped by retention, another history), the
  * packages of a revision that is not their list's, and temporary files
  * left by a crash.  Returns the number removed. */
-int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                    apr_pool_t *p);
+int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p);
 
 #endif

@@ -19,9 +19,9 @@
 #include "rs_xml.h"
 #include "rs_zip.h"
 
-#define PAGE_ROWS 1000
-#define CHUNK_ROWS 1024   /* rows of a package are kept in chunks of this many */
-#define KP_MAX_FREE (256 * 1024)   /* bytes the rows' allocator keeps when freed */
+#define PAGE_ROWS   1000
+#define CHUNK_ROWS  1024         /* rows of a package are kept in chunks of this many */
+#define KP_MAX_FREE (256 * 1024) /* bytes the rows' allocator keeps when freed */
 
 /* One dump being written.  Lifecycle: the rows of the package being
  * filled are copied into `kp` (cleared after each package, so memory is
@@ -34,18 +34,18 @@
 typedef struct {
     const rs_dump_opts_t *o;
     const char *dir;
-    apr_array_header_t *gens;     /* generations to reuse packages from */
+    apr_array_header_t *gens; /* generations to reuse packages from */
     apr_pool_t *p, *kp;
-    apr_pool_t *sp;               /* scratch, cleared after each row's use */
-    rs_beneath_t *tree;           /* the set's root: rows are checked and read below it */
-    apr_pool_t *cp;               /* the check callback's, cleared per directory */
-    const char *cp_dir;           /* the directory cp belongs to (in cp), or NULL */
-    apr_array_header_t *chunks;   /* rs_item_t[CHUNK_ROWS] of the package being filled */
-    int nrows;                    /* rows in chunks */
-    apr_array_header_t *pkgs;     /* pkg_t */
+    apr_pool_t *sp;             /* scratch, cleared after each row's use */
+    rs_beneath_t *tree;         /* the set's root: rows are checked and read below it */
+    apr_pool_t *cp;             /* the check callback's, cleared per directory */
+    const char *cp_dir;         /* the directory cp belongs to (in cp), or NULL */
+    apr_array_header_t *chunks; /* rs_item_t[CHUNK_ROWS] of the package being filled */
+    int nrows;                  /* rows in chunks */
+    apr_array_header_t *pkgs;   /* pkg_t */
     rs_partition_t pt;
     rs_dump_info_t *info;
-    struct pending_t *pending;    /* written, not yet published, or NULL */
+    struct pending_t *pending; /* written, not yet published, or NULL */
 } dwriter_t;
 
 /* A package written (rs_zip_write) and not yet published: it reaches the
@@ -60,9 +60,9 @@ typedef struct {
 typedef struct pending_t {
     apr_pool_t *pool;
     rs_zip_t *z;
-    const char *mpath;            /* the manifest copy, fsynced at publish */
+    const char *mpath; /* the manifest copy, fsynced at publish */
     char key[RS_DUMPPKG_KEY_LEN + 1];
-    int pkg;                      /* its index in pkgs */
+    int pkg; /* its index in pkgs */
 } pending_t;
 
 /* Row i of the package being filled. */
@@ -112,14 +112,17 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rel_path(sp, it);
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        md[0].name = "hash"; md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
-        md[1].name = "length"; md[1].value = len;
-        md[2].name = "type"; md[2].value = it->type;
+        md[0].name = "hash";
+        md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
+        md[1].name = "length";
+        md[1].value = len;
+        md[2].name = "type";
+        md[2].value = it->type;
         md[3].name = "path";
         md[3].value = apr_pstrcat(sp, "/", member_name(sp, rel), NULL);
-        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel),
-                                                NULL),
-                                 rs_time_format_ns(lm, it->mtime_ns)) < 0
+        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel), NULL),
+                                 rs_time_format_ns(lm, it->mtime_ns))
+                  < 0
               || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0;
         apr_pool_clear(sp);
     }
@@ -144,9 +147,12 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
         return rv;
     }
     w = rs_xml_open_file(dw->kp, f);
-    md[0].name = "capability"; md[0].value = "resourcedump-manifest";
-    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
+    md[0].name = "capability";
+    md[0].value = "resourcedump-manifest";
+    md[1].name = "at";
+    md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed";
+    md[2].value = rs_time_format(done, o->completed);
     if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || rs_xml_md(w, md, 3) < 0 || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
         xe = w ? rs_xml_error(w) : APR_ENOMEM;
@@ -155,7 +161,7 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
     if (rv == APR_SUCCESS) {
         apr_os_file_t fd;
         if (apr_os_file_get(&fd, f) == APR_SUCCESS) {
-            sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);   /* advisory */
+            sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* advisory */
         }
     }
     rv = rv == APR_SUCCESS ? apr_file_close(f) : (apr_file_close(f), rv);
@@ -202,7 +208,7 @@ static apr_status_t pending_publish(dwriter_t *dw)
 static void pending_drop(dwriter_t *dw)
 {
     if (dw->pending) {
-        apr_pool_destroy(dw->pending->pool);   /* rs_zip's cleanup removes it */
+        apr_pool_destroy(dw->pending->pool); /* rs_zip's cleanup removes it */
         dw->pending = NULL;
     }
 }
@@ -226,8 +232,8 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         for (h = 0; h < RS_HASH_COUNT; h++) {
             listed[h] = (dw->o->hashes & (1u << h)) ? it->hash[h] : NULL;
         }
-        rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type,
-                             listed, RS_HASH_COUNT);
+        rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type, listed,
+                             RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
@@ -255,7 +261,8 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
     pd->mpath = rs_statedir_dump_pkg(zp, dw->dir, key, "xml");
     if ((rv = manifest_write(dw, pd->mpath)) != APR_SUCCESS
         || (rv = rs_zip_create_path(&pd->z, rs_statedir_dump_pkg(zp, dw->dir, key, "zip"),
-                                    pd->mpath, (apr_int64_t)o->at * 1000, zp)) != APR_SUCCESS) {
+                                    pd->mpath, (apr_int64_t)o->at * 1000, zp))
+               != APR_SUCCESS) {
         apr_pool_destroy(zp);
         return rv;
     }
@@ -264,10 +271,10 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
         const char *rel = rel_path(dw->sp, it);
         rv = rs_zip_add_beneath(pd->z, member_name(dw->sp, rel), dw->tree, rel, it->size,
                                 it->mtime_ns, it->dev, it->ino);
-        apr_pool_clear(dw->sp);   /* rs_zip keeps its own copies */
+        apr_pool_clear(dw->sp); /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
-            dw->info->failed = apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it),
-                                           ": not a valid name", NULL);
+            dw->info->failed =
+                apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it), ": not a valid name", NULL);
             apr_pool_destroy(zp);
             return rv;
         }
@@ -344,15 +351,14 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
     if (rc || !rs_beneath_same(&sb, it->dev, it->ino, it->size, it->mtime_ns)) {
         char buf[120];
         dw->info->failed = apr_psprintf(dw->p, "member %s: not the file listed (%s)", rel,
-                                        rc ? apr_strerror(APR_FROM_OS_ERROR(rc), buf,
-                                                          sizeof(buf))
+                                        rc ? apr_strerror(APR_FROM_OS_ERROR(rc), buf, sizeof(buf))
                                            : "another device, inode, size or mtime");
         return RS_ZIP_ECHANGED;
     }
     *served = 1;
     if (o->check) {
         if (!dw->cp_dir || strcmp(dw->cp_dir, it->dir)) {
-            apr_pool_clear(dw->cp);    /* the checker's per-directory answers go */
+            apr_pool_clear(dw->cp); /* the checker's per-directory answers go */
             dw->cp_dir = apr_pstrdup(dw->cp, it->dir);
         }
         *served = o->check(o->check_baton, dw->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
@@ -382,8 +388,8 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
         return rv;
     }
     if (dw->nrows % CHUNK_ROWS == 0) {
-        APR_ARRAY_PUSH(dw->chunks, rs_item_t *) = apr_palloc(dw->kp,
-                                                             CHUNK_ROWS * sizeof(rs_item_t));
+        APR_ARRAY_PUSH(dw->chunks, rs_item_t *) =
+            apr_palloc(dw->kp, CHUNK_ROWS * sizeof(rs_item_t));
     }
     prev = dw->nrows ? row_at(dw, dw->nrows - 1) : NULL;
     c = (rs_item_t *)row_at(dw, dw->nrows++);
@@ -407,9 +413,12 @@ static rs_xml_t *doc_begin(dwriter_t *dw, apr_file_t *f, const char *root, const
     rs_xml_attr_t md[3];
     rs_xml_t *w = rs_xml_open_file(dw->kp, f);
 
-    md[0].name = "capability"; md[0].value = "resourcedump";
-    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
+    md[0].name = "capability";
+    md[0].value = "resourcedump";
+    md[1].name = "at";
+    md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed";
+    md[2].value = rs_time_format(done, o->completed);
     if (!w || rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || (index && rs_xml_ln(w, "index", index, NULL, 0) < 0) || rs_xml_md(w, md, 3) < 0) {
         return NULL;
@@ -428,12 +437,18 @@ static int doc_packages(dwriter_t *dw, rs_xml_t *w, int from, int to)
         const pkg_t *pk = &APR_ARRAY_IDX(dw->pkgs, i, pkg_t);
         const char *base = apr_pstrcat(dw->kp, dw->o->pkg_url_prefix, pk->key, NULL);
         apr_snprintf(len, sizeof(len), "%" APR_OFF_T_FMT, pk->rec.length);
-        md[0].name = "type"; md[0].value = "application/zip";
-        md[1].name = "length"; md[1].value = len;
-        md[2].name = "hash"; md[2].value = pk->rec.hash;
-        md[3].name = "at"; md[3].value = rs_time_format(at, pk->rec.at);
-        md[4].name = "completed"; md[4].value = rs_time_format(done, pk->rec.completed);
-        ln[0].name = "type"; ln[0].value = "application/xml";
+        md[0].name = "type";
+        md[0].value = "application/zip";
+        md[1].name = "length";
+        md[1].value = len;
+        md[2].name = "hash";
+        md[2].value = pk->rec.hash;
+        md[3].name = "at";
+        md[3].value = rs_time_format(at, pk->rec.at);
+        md[4].name = "completed";
+        md[4].value = rs_time_format(done, pk->rec.completed);
+        ln[0].name = "type";
+        ln[0].value = "application/xml";
         bad = rs_xml_entry_begin(w, apr_pstrcat(dw->kp, base, ".zip", NULL), NULL) < 0
               || rs_xml_md(w, md, 5) < 0
               || rs_xml_ln(w, "contents", apr_pstrcat(dw->kp, base, ".xml", NULL), ln, 1) < 0
@@ -449,12 +464,15 @@ static int doc_parts(dwriter_t *dw, rs_xml_t *w, int nparts)
     rs_xml_attr_t md[2];
     int i, bad = 0;
 
-    md[0].name = "at"; md[0].value = rs_time_format(at, dw->o->at);
-    md[1].name = "completed"; md[1].value = rs_time_format(done, dw->o->completed);
+    md[0].name = "at";
+    md[0].value = rs_time_format(at, dw->o->at);
+    md[1].name = "completed";
+    md[1].value = rs_time_format(done, dw->o->completed);
     for (i = 1; !bad && i <= nparts; i++) {
-        bad = rs_xml_entry_begin(w, apr_psprintf(dw->kp, "%s%d.xml", dw->o->part_url_prefix, i),
-                                 NULL) < 0
-              || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0;
+        bad =
+            rs_xml_entry_begin(w, apr_psprintf(dw->kp, "%s%d.xml", dw->o->part_url_prefix, i), NULL)
+                < 0
+            || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0;
     }
     return bad;
 }
@@ -494,7 +512,8 @@ static apr_status_t dump_render(dwriter_t *dw)
     dw->info->parts = (n + max - 1) / max;
     for (k = 0; k < dw->info->parts; k++) {
         if ((rv = doc_write(dw, rs_statedir_gen_file(dw->kp, dw->dir, k + 1), k * max,
-                            (k + 1) * max < n ? (k + 1) * max : n, 1, 0)) != APR_SUCCESS) {
+                            (k + 1) * max < n ? (k + 1) * max : n, 1, 0))
+            != APR_SUCCESS) {
             return rv;
         }
     }
@@ -522,8 +541,8 @@ static apr_pool_t *rows_pool(apr_pool_t *p)
     return kp;
 }
 
-apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
-                           apr_pool_t *p, rs_dump_info_t *info)
+apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir, apr_pool_t *p,
+                           rs_dump_info_t *info)
 {
     dwriter_t dw;
     apr_pool_t *pp;
@@ -542,11 +561,11 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     dw.kp = rows_pool(p);
     apr_pool_create(&dw.sp, p);
     apr_pool_create(&dw.cp, p);
-    apr_pool_create(&pp, p);   /* per page of rows */
+    apr_pool_create(&pp, p); /* per page of rows */
     if ((rv = rs_beneath_open_root(&dw.tree, o->root, p)) != APR_SUCCESS) {
         char buf[120];
-        info->failed = apr_psprintf(p, "cannot open %s: %s", o->root,
-                                    apr_strerror(rv, buf, sizeof(buf)));
+        info->failed =
+            apr_psprintf(p, "cannot open %s: %s", o->root, apr_strerror(rv, buf, sizeof(buf)));
         return rv;
     }
     dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
@@ -570,7 +589,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
         rv = package_flush(&dw);
     }
     if (rv == APR_SUCCESS) {
-        rv = pending_publish(&dw);   /* every package before the document */
+        rv = pending_publish(&dw); /* every package before the document */
     }
     pending_drop(&dw);
     if (rv == APR_SUCCESS) {

@@ -68,24 +68,24 @@
 #include "rs_log.h"
 #include "rs_scan.h"
 
-#define RS_DUMP_MEMBER_DIR "resources/"
-#define RS_DUMP_ENCODED_DIR "encoded/"   /* names that are not plain UTF-8 (rs_zip_member_name) */
+#define RS_DUMP_MEMBER_DIR  "resources/"
+#define RS_DUMP_ENCODED_DIR "encoded/" /* names that are not plain UTF-8 (rs_zip_member_name) */
 
 typedef struct rs_dump_opts_t {
-    const char *set;              /* the set's name in the store */
-    const char *root;             /* the set's directory on disk, no trailing "/" */
-    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
-    const char *capability_url;   /* rs:ln up of the dump */
-    const char *dump_url;         /* resourcedump.xml (rs:ln index of index parts) */
-    const char *pkg_url_prefix;   /* a package is at <prefix><key>.zip, its
+    const char *set;                    /* the set's name in the store */
+    const char *root;                   /* the set's directory on disk, no trailing "/" */
+    const char *url_base;               /* absolute URL of the set's root, ends with "/" */
+    const char *capability_url;         /* rs:ln up of the dump */
+    const char *dump_url;               /* resourcedump.xml (rs:ln index of index parts) */
+    const char *pkg_url_prefix;         /* a package is at <prefix><key>.zip, its
                                    * manifest at <prefix><key>.xml */
-    const char *dumpset;          /* generations to reuse packages from, or NULL */
-    const char *part_url_prefix;  /* part n of an index is at <prefix><n>.xml */
-    int list_max;                 /* packages per document (ResourceSyncMaxEntries) */
-    unsigned hashes;              /* RS_HASH_* listed and computed */
-    apr_int64_t max_entries, max_bytes;   /* per package */
-    apr_time_t at;                /* start of the snapshot the dump reflects */
-    apr_time_t completed;         /* its end */
+    const char *dumpset;                /* generations to reuse packages from, or NULL */
+    const char *part_url_prefix;        /* part n of an index is at <prefix><n>.xml */
+    int list_max;                       /* packages per document (ResourceSyncMaxEntries) */
+    unsigned hashes;                    /* RS_HASH_* listed and computed */
+    apr_int64_t max_entries, max_bytes; /* per package */
+    apr_time_t at;                      /* start of the snapshot the dump reflects */
+    apr_time_t completed;               /* its end */
     /* Would an anonymous GET serve the file now (called on the writing
      * thread, with a pool cleared when the directory changes; flags
      * RS_SCAN_CHECK_LINK for a listed link)?  NULL: every row is. */
@@ -95,19 +95,19 @@ typedef struct rs_dump_opts_t {
 
 typedef struct rs_dump_info_t {
     int packages;
-    int reused;                   /* packages linked from an earlier generation */
-    int parts;                    /* of the Resource Dump Index, 0: no index */
+    int reused; /* packages linked from an earlier generation */
+    int parts;  /* of the Resource Dump Index, 0: no index */
     apr_int64_t entries;
-    apr_int64_t bytes;            /* of all packages */
-    int withheld;                 /* rows left out: not served now (o->check) */
-    const char *failed;           /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */
+    apr_int64_t bytes;  /* of all packages */
+    int withheld;       /* rows left out: not served now (o->check) */
+    const char *failed; /* on RS_ZIP_ECHANGED etc.: rs_zip_error's text */
 } rs_dump_info_t;
 
 /* Write the dump of o->set from store into the existing directory dir
  * (not one of o->dumpset's published generations).  Returns APR_SUCCESS, RS_ZIP_ECHANGED (a file changed
  * while packaged), or the cause of the failure; info->failed says more
  * when a package failed. */
-apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir,
-                           apr_pool_t *p, rs_dump_info_t *info);
+apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *dir, apr_pool_t *p,
+                           rs_dump_info_t *info);
 
 #endif

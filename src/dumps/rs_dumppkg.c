@@ -50,8 +50,7 @@ void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *
 }
 
 void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t size,
-                          apr_int64_t mtime_ns, const char *type, const char *const *hex,
-                          int n)
+                          apr_int64_t mtime_ns, const char *type, const char *const *hex, int n)
 {
     int i;
     put_str(k, member);
@@ -88,8 +87,10 @@ apr_status_t rs_dumppkg_rec_write(apr_pool_t *p, const char *dir, const char *ke
         return rv;
     }
     rv = apr_file_printf(f, "%" APR_OFF_T_FMT "\n%" APR_TIME_T_FMT "\n%" APR_TIME_T_FMT "\n%s\n",
-                         rec->length, rec->at, rec->completed, rec->hash ? rec->hash : "") < 0
-         ? APR_EGENERAL : APR_SUCCESS;
+                         rec->length, rec->at, rec->completed, rec->hash ? rec->hash : "")
+                 < 0
+             ? APR_EGENERAL
+             : APR_SUCCESS;
     if (rv != APR_SUCCESS) {
         rs_file_finish(f);
         return rv;
@@ -103,8 +104,8 @@ apr_status_t rs_dumppkg_rec_read(apr_pool_t *p, const char *dir, const char *key
     apr_file_t *f;
     char buf[2048], *line[4], *last;
     apr_size_t n = sizeof(buf) - 1;
-    apr_status_t rv = apr_file_open(&f, rs_statedir_dump_pkg(p, dir, key, "rec"),
-                                    APR_FOPEN_READ, 0, p);
+    apr_status_t rv =
+        apr_file_open(&f, rs_statedir_dump_pkg(p, dir, key, "rec"), APR_FOPEN_READ, 0, p);
     int i;
 
     if (rv != APR_SUCCESS) {
@@ -213,8 +214,11 @@ static apr_int64_t dir_bytes(apr_pool_t *p, const char *dir, apr_hash_t *seen)
     if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
         return 0;
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_INODE
-                        | APR_FINFO_NLINK, d) == APR_SUCCESS) {
+    while (apr_dir_read(&fi,
+                        APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_INODE
+                            | APR_FINFO_NLINK,
+                        d)
+           == APR_SUCCESS) {
         if (fi.filetype != APR_REG) {
             continue;
         }
@@ -261,8 +265,11 @@ static const char *path_attr(apr_pool_t *p, const char *member)
     d += sizeof(" path=\"/") - 1;
     memcpy(out, " path=\"/", sizeof(" path=\"/") - 1);
     for (s = member; *s; s++) {
-        const char *e = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;"
-                      : *s == '"' ? "&quot;" : NULL;
+        const char *e = *s == '&'   ? "&amp;"
+                        : *s == '<' ? "&lt;"
+                        : *s == '>' ? "&gt;"
+                        : *s == '"' ? "&quot;"
+                                    : NULL;
         if (e) {
             memcpy(d, e, strlen(e));
             d += strlen(e);

@@ -30,13 +30,13 @@
 #include <apr_tables.h>
 #include <apr_time.h>
 
-#define RS_DUMPPKG_KEY_LEN 16       /* hex digits of a key */
+#define RS_DUMPPKG_KEY_LEN 16 /* hex digits of a key */
 
 /* Incremental computation of a key.  Lifecycle: init, then the manifest
  * options once (add_opts), then every entry in package order
  * (add_entry), then final. */
 typedef struct rs_dumppkg_key_t {
-    void *ctx;                      /* EVP_MD_CTX (SHA-256) */
+    void *ctx; /* EVP_MD_CTX (SHA-256) */
 } rs_dumppkg_key_t;
 
 /* Start a key; returns APR_ENOMEM if no digest context can be made. */
@@ -49,8 +49,7 @@ void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *
 /* One entry: member name, size, mtime (ns), type (may be NULL) and the
  * hex digests listed (n of them, NULL ones skipped). */
 void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t size,
-                          apr_int64_t mtime_ns, const char *type, const char *const *hex,
-                          int n);
+                          apr_int64_t mtime_ns, const char *type, const char *const *hex, int n);
 
 /* The key, RS_DUMPPKG_KEY_LEN lowercase hex digits, into out (at least
  * RS_DUMPPKG_KEY_LEN + 1 bytes); frees the context. */
@@ -60,7 +59,7 @@ void rs_dumppkg_key_final(rs_dumppkg_key_t *k, char *out);
 typedef struct rs_dumppkg_rec_t {
     apr_off_t length;
     apr_time_t at, completed;
-    const char *hash;               /* rs:md hash attribute, NULL if none */
+    const char *hash; /* rs:md hash attribute, NULL if none */
 } rs_dumppkg_rec_t;
 
 /* Write the record of package key into dir (fsynced).  Returns the

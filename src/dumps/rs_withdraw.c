@@ -130,11 +130,10 @@ apr_status_t rs_withdraw_request(apr_pool_t *p, const char *statedir, const char
     if (dfd < 0) {
         return APR_FROM_OS_ERROR(errno);
     }
-    *id = apr_psprintf(p, "%016" APR_INT64_T_FMT "-%ld", (apr_int64_t)apr_time_now(),
-                       (long)getpid());
+    *id =
+        apr_psprintf(p, "%016" APR_INT64_T_FMT "-%ld", (apr_int64_t)apr_time_now(), (long)getpid());
     rv = write_file(dfd, rs_statedir_withdraw_file(p, NULL, *id, 0),
-                    apr_pstrcat(p, "set ", set, "\npath ", rs_uri_escape_path(p, rel), "\n",
-                                NULL));
+                    apr_pstrcat(p, "set ", set, "\npath ", rs_uri_escape_path(p, rel), "\n", NULL));
     close(dfd);
     return rv;
 }
@@ -161,8 +160,7 @@ static void parse(apr_pool_t *p, char *text, rs_withdraw_req_t *r)
     }
 }
 
-apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir,
-                                 apr_array_header_t **reqs)
+apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir, apr_array_header_t **reqs)
 {
     apr_array_header_t *names = apr_array_make(p, 4, sizeof(const char *));
     int dfd = dir_open(p, statedir, 0), i;

@@ -32,8 +32,8 @@
 /* One request read back. */
 typedef struct rs_withdraw_req_t {
     const char *id;
-    const char *set;              /* NULL: the file is not a request */
-    const char *rel;              /* the path relative to the set's root */
+    const char *set; /* NULL: the file is not a request */
+    const char *rel; /* the path relative to the set's root */
 } rs_withdraw_req_t;
 
 /* Whether rel may be withdrawn: a relative path (no leading '/'), no
@@ -46,8 +46,7 @@ apr_status_t rs_withdraw_request(apr_pool_t *p, const char *statedir, const char
                                  const char *rel, const char **id);
 
 /* The requests waiting, oldest first (array of rs_withdraw_req_t). */
-apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir,
-                                 apr_array_header_t **reqs);
+apr_status_t rs_withdraw_pending(apr_pool_t *p, const char *statedir, apr_array_header_t **reqs);
 
 /* Write the outcome of request id (ok: 1 or 0, text one line) and
  * remove the request (the watcher). */

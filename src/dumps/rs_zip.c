@@ -17,7 +17,7 @@
 #include "rs_ziptime.h"
 
 /* Every member's mode: a regular file, rw-r--r--, whatever the umask. */
-#define FILE_MODE   0100644
+#define FILE_MODE 0100644
 
 /* One resource member: the libzip source callback's state.  libzip calls
  * OPEN, READ..., CLOSE while zip_close writes the package, and FREE when
@@ -25,14 +25,14 @@
 typedef struct member_t {
     rs_zip_t *z;
     const char *name;
-    const char *path;        /* NULL: read from fd, the caller's, or below tree */
-    rs_beneath_t *tree;      /* with rel: opened below it (rs_beneath_open) */
+    const char *path;   /* NULL: read from fd, the caller's, or below tree */
+    rs_beneath_t *tree; /* with rel: opened below it (rs_beneath_open) */
     const char *rel;
-    int fd;                  /* -1 when closed */
-    apr_int64_t size, mtime_ns;   /* of the version described (checked at open) */
-    apr_int64_t dev, ino;    /* for a member below tree: the file listed */
-    apr_int64_t ctime_ns;    /* at open */
-    apr_int64_t done;        /* bytes handed to libzip */
+    int fd;                     /* -1 when closed */
+    apr_int64_t size, mtime_ns; /* of the version described (checked at open) */
+    apr_int64_t dev, ino;       /* for a member below tree: the file listed */
+    apr_int64_t ctime_ns;       /* at open */
+    apr_int64_t done;           /* bytes handed to libzip */
     zip_error_t error;
 } member_t;
 
@@ -43,15 +43,15 @@ typedef struct member_t {
  * abort) closes fd and removes or renames tmp. */
 struct rs_zip_t {
     apr_pool_t *p;
-    apr_pool_t *mp;          /* members' state; NULL once written or aborted */
-    zip_t *za;               /* NULL once closed or discarded */
+    apr_pool_t *mp; /* members' state; NULL once written or aborted */
+    zip_t *za;      /* NULL once closed or discarded */
     const char *target, *tmp, *dir;
     apr_uint64_t members;
-    apr_status_t cause;      /* first failure seen by a member */
+    apr_status_t cause; /* first failure seen by a member */
     const char *err;
-    rs_zipout_t *out;        /* where libzip writes (digests on the way out) */
-    int fd;                  /* tmp, written and not yet published; else -1 */
-    int hashed;              /* hex/length hold the digests taken on the way out */
+    rs_zipout_t *out; /* where libzip writes (digests on the way out) */
+    int fd;           /* tmp, written and not yet published; else -1 */
+    int hashed;       /* hex/length hold the digests taken on the way out */
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
     apr_off_t length;
 };
@@ -74,8 +74,7 @@ static int fail(rs_zip_t *z, apr_status_t rv, const char *msg)
 static zip_int64_t changed(member_t *m, const char *what)
 {
     zip_error_set(&m->error, ZIP_ER_CHANGED, 0);
-    return fail(m->z, RS_ZIP_ECHANGED,
-                apr_psprintf(m->z->p, "member %s: %s", m->name, what));
+    return fail(m->z, RS_ZIP_ECHANGED, apr_psprintf(m->z->p, "member %s: %s", m->name, what));
 }
 
 static zip_int64_t sys_error(member_t *m, int ze, int err, const char *what)
@@ -99,7 +98,10 @@ static zip_int64_t member_open_beneath(member_t *m, struct stat *sb)
     switch (errno) {
     case ENOENT:
         return changed(m, "file gone");
-    case ELOOP: case ENOTDIR: case EXDEV: case EINVAL:
+    case ELOOP:
+    case ENOTDIR:
+    case EXDEV:
+    case EINVAL:
         return changed(m, "a link or another kind of file is in its place");
     default:
         return sys_error(m, ZIP_ER_OPEN, errno, "open");
@@ -123,9 +125,9 @@ static zip_int64_t member_open(member_t *m)
         m->fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         if (m->fd < 0) {
             int e = errno;
-            return e == ENOENT ? changed(m, "file gone")
-                 : e == ELOOP ? changed(m, "a link is in its place")
-                 : sys_error(m, ZIP_ER_OPEN, e, "open");
+            return e == ENOENT  ? changed(m, "file gone")
+                   : e == ELOOP ? changed(m, "a link is in its place")
+                                : sys_error(m, ZIP_ER_OPEN, e, "open");
         }
     }
     if (fstat(m->fd, &sb) != 0) {
@@ -268,7 +270,8 @@ static apr_status_t set_entry(rs_zip_t *z, zip_int64_t idx, apr_int64_t mtime_ns
     if (zip_set_file_compression(z->za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) != 0
         || rs_ziptime_set(z->za, (zip_uint64_t)idx, mtime_ns) != 0
         || zip_file_set_external_attributes(z->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
-                                            (zip_uint32_t)FILE_MODE << 16) != 0) {
+                                            (zip_uint32_t)FILE_MODE << 16)
+               != 0) {
         return zip_status(z, zip_get_error(z->za));
     }
     return APR_SUCCESS;
@@ -329,7 +332,7 @@ static apr_status_t zip_begin(rs_zip_t **zp, const char *target, apr_pool_t *p)
         z->dir = "/";
     }
     z->tmp = apr_pstrcat(p, slash ? z->dir : ".", "/.tmp-", slash ? slash + 1 : target, NULL);
-    apr_file_remove(z->tmp, p);           /* left by a crash */
+    apr_file_remove(z->tmp, p); /* left by a crash */
     zip_error_init(&ze);
     apr_pool_create(&z->mp, p);
     out = rs_zipout_source(z->tmp, z->mp, &ze, &z->out);
@@ -349,8 +352,8 @@ static apr_status_t zip_begin(rs_zip_t **zp, const char *target, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest,
-                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p)
+apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manifest, apr_size_t len,
+                           apr_int64_t mtime_ns, apr_pool_t *p)
 {
     rs_zip_t *z;
     zip_source_t *src;
@@ -361,8 +364,7 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
     }
     z = *zp;
     src = zip_source_buffer(z->za, apr_pmemdup(z->mp, manifest, len), len, 0);
-    rv = src ? add_source(z, RS_ZIP_MANIFEST, src, mtime_ns)
-             : zip_status(z, zip_get_error(z->za));
+    rv = src ? add_source(z, RS_ZIP_MANIFEST, src, mtime_ns) : zip_status(z, zip_get_error(z->za));
     if (rv != APR_SUCCESS) {
         rs_zip_abort(z);
     }
@@ -372,8 +374,8 @@ apr_status_t rs_zip_create(rs_zip_t **zp, const char *target, const void *manife
 /* A new member read from path (or fd, or below a tree: set by the
  * caller): size and mtime_ns describe the version read (checked at
  * open).  NULL when the name is refused (z->err says why). */
-static member_t *member_new(rs_zip_t *z, const char *name, const char *path, int fd,
-                            apr_off_t size, apr_int64_t mtime_ns)
+static member_t *member_new(rs_zip_t *z, const char *name, const char *path, int fd, apr_off_t size,
+                            apr_int64_t mtime_ns)
 {
     member_t *m;
 
@@ -411,15 +413,15 @@ static apr_status_t add_member(rs_zip_t *z, member_t *m, apr_int64_t entry_ns)
     return add_source(z, m->name, src, entry_ns);
 }
 
-apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
-                             apr_off_t size, apr_int64_t mtime_ns)
+apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path, apr_off_t size,
+                             apr_int64_t mtime_ns)
 {
     return add_member(z, member_new(z, name, path, -1, size, mtime_ns), mtime_ns);
 }
 
-apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree,
-                                const char *rel, apr_off_t size, apr_int64_t mtime_ns,
-                                apr_int64_t dev, apr_int64_t ino)
+apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree, const char *rel,
+                                apr_off_t size, apr_int64_t mtime_ns, apr_int64_t dev,
+                                apr_int64_t ino)
 {
     member_t *m = member_new(z, name, NULL, -1, size, mtime_ns);
     if (m) {
@@ -431,14 +433,14 @@ apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tre
     return add_member(z, m, mtime_ns);
 }
 
-apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
-                             apr_off_t size, apr_int64_t mtime_ns)
+apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f, apr_off_t size,
+                             apr_int64_t mtime_ns)
 {
     apr_os_file_t fd;
     apr_status_t rv = apr_os_file_get(&fd, f);
-    return rv != APR_SUCCESS ? rv
-                             : add_member(z, member_new(z, name, NULL, fd, size, mtime_ns),
-                                          mtime_ns);
+    return rv != APR_SUCCESS
+               ? rv
+               : add_member(z, member_new(z, name, NULL, fd, size, mtime_ns), mtime_ns);
 }
 
 apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *manifest,
@@ -453,8 +455,10 @@ apr_status_t rs_zip_create_path(rs_zip_t **zp, const char *target, const char *m
     if ((rv = zip_begin(zp, target, p)) != APR_SUCCESS) {
         return rv;
     }
-    rv = add_member(*zp, member_new(*zp, RS_ZIP_MANIFEST, manifest, -1,
-                                    (apr_off_t)sb.st_size, ns_of(&sb.st_mtim)), mtime_ns);
+    rv = add_member(
+        *zp,
+        member_new(*zp, RS_ZIP_MANIFEST, manifest, -1, (apr_off_t)sb.st_size, ns_of(&sb.st_mtim)),
+        mtime_ns);
     if (rv != APR_SUCCESS) {
         rs_zip_abort(*zp);
     }
@@ -476,7 +480,7 @@ apr_status_t rs_zip_write(rs_zip_t *z, unsigned hash_mask, apr_uint64_t *members
     }
     z->za = NULL;
     z->hashed = rs_zipout_digests(z->out, z->hex, &z->length);
-    apr_pool_destroy(z->mp);    /* libzip freed the sources with the archive */
+    apr_pool_destroy(z->mp); /* libzip freed the sources with the archive */
     z->mp = NULL;
     if (members) {
         *members = z->members;
@@ -549,7 +553,7 @@ apr_status_t rs_zip_finish(rs_zip_t *z, unsigned hash_mask, rs_zip_result_t *res
 void rs_zip_abort(rs_zip_t *z)
 {
     if (z->mp) {
-        apr_pool_destroy(z->mp);   /* members_cleanup discards the archive */
+        apr_pool_destroy(z->mp); /* members_cleanup discards the archive */
         z->mp = NULL;
     }
     if (z->fd >= 0) {

@@ -68,7 +68,7 @@
 /* A member's file is not the version the caller described (see above). */
 #define RS_ZIP_ECHANGED (APR_OS_START_USERERR + 40)
 /* libzip failed without a system cause (rs_zip_error has its message). */
-#define RS_ZIP_ELIBZIP  (APR_OS_START_USERERR + 41)
+#define RS_ZIP_ELIBZIP (APR_OS_START_USERERR + 41)
 
 /* Name of the manifest member. */
 #define RS_ZIP_MANIFEST "manifest.xml"
@@ -77,17 +77,17 @@ typedef struct rs_zip_t rs_zip_t;
 
 /* What rs_zip_finish reports about the published package. */
 typedef struct rs_zip_result_t {
-    apr_off_t length;                         /* bytes of the package */
-    apr_uint64_t members;                     /* with the manifest */
-    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];  /* digests, per algorithm bit */
+    apr_off_t length;                        /* bytes of the package */
+    apr_uint64_t members;                    /* with the manifest */
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX]; /* digests, per algorithm bit */
 } rs_zip_result_t;
 
 /* Start the package that will be published at target (an absolute or
  * relative path whose directory exists).  manifest (len bytes) is copied;
  * mtime_ns is the manifest member's time (nanoseconds since the epoch).
  * The package lives in p; destroying p aborts it. */
-apr_status_t rs_zip_create(rs_zip_t **z, const char *target, const void *manifest,
-                           apr_size_t len, apr_int64_t mtime_ns, apr_pool_t *p);
+apr_status_t rs_zip_create(rs_zip_t **z, const char *target, const void *manifest, apr_size_t len,
+                           apr_int64_t mtime_ns, apr_pool_t *p);
 
 /* The same with the manifest read from the file at path (when the package
  * is written, like any member: it must not change meanwhile), so that a
@@ -127,8 +127,8 @@ const char *rs_zip_member_name(apr_pool_t *p, const char *prefix, const char *es
 /* Add a member read from path (opened when the package is written, closed
  * right after its copy, so any number of members may be added).  size and
  * mtime_ns describe the version the manifest lists. */
-apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
-                             apr_off_t size, apr_int64_t mtime_ns);
+apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path, apr_off_t size,
+                             apr_int64_t mtime_ns);
 
 /* Add a member read from the file rel below tree (rs_beneath.h: no link
  * followed on the way, a FIFO or device never opened), opened when the
@@ -136,15 +136,15 @@ apr_status_t rs_zip_add_path(rs_zip_t *z, const char *name, const char *path,
  * inode ino, size and mtime_ns -- else the package fails with
  * RS_ZIP_ECHANGED like a file changed while read.  tree must stay open
  * until the package is written. */
-apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree,
-                                const char *rel, apr_off_t size, apr_int64_t mtime_ns,
-                                apr_int64_t dev, apr_int64_t ino);
+apr_status_t rs_zip_add_beneath(rs_zip_t *z, const char *name, rs_beneath_t *tree, const char *rel,
+                                apr_off_t size, apr_int64_t mtime_ns, apr_int64_t dev,
+                                apr_int64_t ino);
 
 /* Add a member read from the open file f (read with pread from offset 0;
  * its offset is not used or moved).  f must stay open until rs_zip_finish
  * or rs_zip_abort returns. */
-apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f,
-                             apr_off_t size, apr_int64_t mtime_ns);
+apr_status_t rs_zip_add_file(rs_zip_t *z, const char *name, apr_file_t *f, apr_off_t size,
+                             apr_int64_t mtime_ns);
 
 /* Write the package, fsync it, rename it over the target and fsync the
  * directory; res gets the digests of the published bytes with every

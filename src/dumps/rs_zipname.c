@@ -74,9 +74,8 @@ static unsigned code_point(const unsigned char *s, int n)
 static int char_unsafe(unsigned c)
 {
     static const unsigned lookalike[] = {
-        0x00a5, 0x2024, 0x2044, 0x20a9, 0x2215, 0x2216, 0x29f5, 0x29f8, 0x29f9, 0xfe52,
-        0xfe55, 0xfe68, 0xff02, 0xff0a, 0xff0e, 0xff0f, 0xff1a, 0xff1c, 0xff1e, 0xff1f,
-        0xff3c, 0xff5c,
+        0x00a5, 0x2024, 0x2044, 0x20a9, 0x2215, 0x2216, 0x29f5, 0x29f8, 0x29f9, 0xfe52, 0xfe55,
+        0xfe68, 0xff02, 0xff0a, 0xff0e, 0xff0f, 0xff1a, 0xff1c, 0xff1e, 0xff1f, 0xff3c, 0xff5c,
     };
     size_t i;
 
@@ -98,8 +97,8 @@ static int char_unsafe(unsigned c)
  * between the two ignored). */
 static int segment_device(const char *s, apr_size_t n)
 {
-    static const char *const dev[] = { "con", "prn", "aux", "nul", "conin$", "conout$",
-                                       "clock$", NULL };
+    static const char *const dev[] = { "con",    "prn",     "aux",    "nul",
+                                       "conin$", "conout$", "clock$", NULL };
     apr_size_t base = 0, i;
     char low[8];
 

@@ -15,17 +15,17 @@
 struct rs_zipout_t {
     apr_pool_t *pool;
     const char *path;
-    int fd;                      /* -1 unless between BEGIN_WRITE and COMMIT/ROLLBACK */
+    int fd; /* -1 unless between BEGIN_WRITE and COMMIT/ROLLBACK */
     unsigned char *buf;
     zip_uint64_t base, len, pos;
-    zip_uint64_t size;           /* bytes of the file, flushed or not */
+    zip_uint64_t size; /* bytes of the file, flushed or not */
     zip_error_t error;
     /* Digests of the file's bytes [0, hashed), all written out and final
      * so far; hashing stops (mask 0) when a write lands before hashed. */
     unsigned mask;
     rs_hash_ctx_t hc;
     zip_uint64_t hashed;
-    unsigned wanted;             /* the mask asked for (rs_zipout_hash) */
+    unsigned wanted; /* the mask asked for (rs_zipout_hash) */
     /* The hasher thread (see hasher_put): started at the first write-out
      * with digests asked for, joined before the digests are ended.  hbuf
      * holds one chunk handed over (hfull) until the thread has digested
@@ -38,7 +38,7 @@ struct rs_zipout_t {
     apr_size_t hlen;
     int hfull, hquit;
     int committed;
-    int done;                    /* hex holds the digests of the whole file */
+    int done; /* hex holds the digests of the whole file */
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
 };
 typedef struct rs_zipout_t zipout_t;
@@ -87,7 +87,7 @@ static void hasher_put(zipout_t *o, const unsigned char *data, apr_size_t n)
             }
         }
         if (!o->hrun) {
-            o->hbuf = NULL;    /* no thread: digest here from now on */
+            o->hbuf = NULL; /* no thread: digest here from now on */
         }
     }
     if (!o->hrun) {
@@ -212,7 +212,7 @@ static zip_int64_t out_seek(zipout_t *o, void *data, zip_uint64_t len)
         }
         o->base = (zip_uint64_t)to;
         if ((zip_uint64_t)to < o->hashed) {
-            hash_stop(o);      /* bytes already digested are rewritten */
+            hash_stop(o); /* bytes already digested are rewritten */
         }
     }
     o->pos = (zip_uint64_t)to;
@@ -311,8 +311,7 @@ static apr_status_t zipout_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze,
-                               rs_zipout_t **out)
+zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze, rs_zipout_t **out)
 {
     zipout_t *o = apr_pcalloc(p, sizeof(*o));
     zip_source_t *src;
@@ -343,8 +342,7 @@ void rs_zipout_hash(rs_zipout_t *o, unsigned mask)
     }
 }
 
-int rs_zipout_digests(const rs_zipout_t *o, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX],
-                      apr_off_t *len)
+int rs_zipout_digests(const rs_zipout_t *o, char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], apr_off_t *len)
 {
     if (!o->committed || (o->wanted && !o->done)) {
         return 0;

@@ -42,8 +42,8 @@
 #include <apr_pools.h>
 #include "rs_hash.h"
 
-#define RS_ZIPOUT_BUF  (1024 * 1024)   /* bytes kept in memory */
-#define RS_ZIPOUT_KEEP (256 * 1024)    /* kept after the buffer is written out */
+#define RS_ZIPOUT_BUF  (1024 * 1024) /* bytes kept in memory */
+#define RS_ZIPOUT_KEEP (256 * 1024)  /* kept after the buffer is written out */
 
 typedef struct rs_zipout_t rs_zipout_t;
 
@@ -51,8 +51,7 @@ typedef struct rs_zipout_t rs_zipout_t;
  * p, which must outlive the archive; *out (when not NULL) is the handle
  * for rs_zipout_hash and rs_zipout_digests.  NULL (error set in ze) when
  * libzip cannot make the source. */
-zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze,
-                               rs_zipout_t **out);
+zip_source_t *rs_zipout_source(const char *path, apr_pool_t *p, zip_error_t *ze, rs_zipout_t **out);
 
 /* Digest what is written with every algorithm in mask; call before the
  * write begins (zip_close), at most once. */

@@ -7,7 +7,7 @@
 /* DOS time range: 1980-01-01 00:00:00 .. 2107-12-31 23:59:58 (UTC). */
 #define DOS_MIN_SEC 315532800LL
 #define DOS_MAX_SEC 4354819198LL
-#define EXTRA_UT    0x5455             /* "UT": the extended timestamp */
+#define EXTRA_UT    0x5455 /* "UT": the extended timestamp */
 
 /* DOS date and time of a UTC second, clamped to the DOS range. */
 static void dos_time(apr_int64_t sec, zip_uint16_t *dtime, zip_uint16_t *ddate)
@@ -40,13 +40,13 @@ static int local_twin(apr_int64_t sec, time_t *out)
         if (!localtime_r(&guess, &got)) {
             return 0;
         }
-        if (got.tm_year == want.tm_year && got.tm_mon == want.tm_mon
-            && got.tm_mday == want.tm_mday && got.tm_hour == want.tm_hour
-            && got.tm_min == want.tm_min && got.tm_sec / 2 == want.tm_sec / 2) {
+        if (got.tm_year == want.tm_year && got.tm_mon == want.tm_mon && got.tm_mday == want.tm_mday
+            && got.tm_hour == want.tm_hour && got.tm_min == want.tm_min
+            && got.tm_sec / 2 == want.tm_sec / 2) {
             *out = guess;
             return 1;
         }
-        guess = t - got.tm_gmtoff;     /* the offset at the last guess */
+        guess = t - got.tm_gmtoff; /* the offset at the last guess */
     }
     return 0;
 }
@@ -74,12 +74,15 @@ int rs_ziptime_set(zip_t *za, zip_uint64_t idx, apr_int64_t mtime_ns)
         return -1;
     }
     if (sec < -2147483648LL || sec > 2147483647LL) {
-        return 0;                      /* no extended timestamp */
+        return 0; /* no extended timestamp */
     }
     u = (apr_uint32_t)(apr_int32_t)sec;
-    ut[0] = 1;    /* flags: mtime present */
+    ut[0] = 1; /* flags: mtime present */
     ut[1] = (zip_uint8_t)u, ut[2] = (zip_uint8_t)(u >> 8);
     ut[3] = (zip_uint8_t)(u >> 16), ut[4] = (zip_uint8_t)(u >> 24);
     return zip_file_extra_field_set(za, idx, EXTRA_UT, ZIP_EXTRA_FIELD_NEW, ut, sizeof(ut),
-                                    ZIP_FL_LOCAL | ZIP_FL_CENTRAL) != 0 ? -1 : 0;
+                                    ZIP_FL_LOCAL | ZIP_FL_CENTRAL)
+                   != 0
+               ? -1
+               : 0;
 }

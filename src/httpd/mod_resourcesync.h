@@ -19,7 +19,7 @@
 #include <apr_shm.h>
 #include "rs_log.h"
 
-#ifndef RS_MODULE_MAIN       /* AP_DECLARE_MODULE declares it there */
+#ifndef RS_MODULE_MAIN /* AP_DECLARE_MODULE declares it there */
 APLOG_USE_MODULE(resourcesync);
 #endif
 extern module AP_MODULE_DECLARE_DATA resourcesync_module;
@@ -27,40 +27,40 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 /* Stable tag carried by every message of the module. */
 #define RS_TAG "mod_resourcesync: "
 
-#define RS_UNSET            (-1)
-#define RS_DEFAULT_PREFIX   "/resourcesync"
-#define RS_DEFAULT_MAX      50000
-#define RS_DEFAULT_RESCAN   60
-#define RS_DEFAULT_RECENT   4096     /* ResourceSyncRecentChanges */
-#define RS_DEFAULT_LARGE    64       /* ResourceSyncLargeFileSize, MiB */
-#define RS_MAX_LARGE        1048576  /* MiB: 1 TiB */
-#define RS_DEFAULT_DUMP_ENTRIES 50000    /* ResourceSyncDumpMaxEntries */
-#define RS_MAX_DUMP_ENTRIES 10000000     /* ... its largest value */
-#define RS_DEFAULT_DUMP_SIZE 1024        /* ResourceSyncDumpMaxSize, MiB */
-#define RS_DEFAULT_DUMP_GRACE apr_time_from_sec(86400)  /* ResourceSyncDumpGrace */
-#define RS_DEFAULT_VERIFY   apr_time_from_sec(86400)  /* ResourceSyncVerifyInterval */
-#define RS_MIN_RECENT       16
-#define RS_MAX_RECENT       262144
-#define RS_DEFAULT_MASSDEL_SHARE 50  /* ResourceSyncMassDeletion: percent */
-#define RS_DEFAULT_MASSDEL_MIN   100 /* ... and files */
-#define RS_DEFAULT_NOTIFY_DELAY apr_time_from_msec(100)
-#define RS_DEFAULT_PERIOD   apr_time_from_sec(86400)
-#define RS_DEFAULT_RETENTION apr_time_from_sec(30 * 86400)
-#define RS_WELL_KNOWN       "/.well-known/resourcesync"
-#define RS_HANDLER          "resourcesync"
-#define RS_SET_NAME_MAX     64
-#define RS_MAX_SETS         256
-#define RS_DEFAULT_HUB_LEASE_MIN    300             /* ResourceSyncHubLease, s */
-#define RS_DEFAULT_HUB_LEASE_MAX    (31 * 86400)
-#define RS_DEFAULT_HUB_BACKLOG      1000            /* ResourceSyncHubMaxBacklog */
-#define RS_DEFAULT_HUB_MAX_SUBS     10000           /* ResourceSyncHubMaxSubscriptions */
-#define RS_DEFAULT_HUB_MAX_PER_ADDR 100             /* ... per callback address */
-#define RS_DEFAULT_HUB_MAX_PER_CLIENT 100           /* ... per client address */
-#define RS_HUB_MAX_COUNT            10000000        /* largest of those limits */
-#define RS_DEFAULT_HUB_SPOOL        1000            /* ResourceSyncHubSpoolLimit: requests */
-#define RS_DEFAULT_HUB_SPOOL_KIB    4096            /* ... and KiB */
-#define RS_DEFAULT_HUB_RATE         60              /* ResourceSyncHubRequestRate: requests */
-#define RS_DEFAULT_HUB_RATE_PER     apr_time_from_sec(60)   /* ... per */
+#define RS_UNSET                      (-1)
+#define RS_DEFAULT_PREFIX             "/resourcesync"
+#define RS_DEFAULT_MAX                50000
+#define RS_DEFAULT_RESCAN             60
+#define RS_DEFAULT_RECENT             4096                     /* ResourceSyncRecentChanges */
+#define RS_DEFAULT_LARGE              64                       /* ResourceSyncLargeFileSize, MiB */
+#define RS_MAX_LARGE                  1048576                  /* MiB: 1 TiB */
+#define RS_DEFAULT_DUMP_ENTRIES       50000                    /* ResourceSyncDumpMaxEntries */
+#define RS_MAX_DUMP_ENTRIES           10000000                 /* ... its largest value */
+#define RS_DEFAULT_DUMP_SIZE          1024                     /* ResourceSyncDumpMaxSize, MiB */
+#define RS_DEFAULT_DUMP_GRACE         apr_time_from_sec(86400) /* ResourceSyncDumpGrace */
+#define RS_DEFAULT_VERIFY             apr_time_from_sec(86400) /* ResourceSyncVerifyInterval */
+#define RS_MIN_RECENT                 16
+#define RS_MAX_RECENT                 262144
+#define RS_DEFAULT_MASSDEL_SHARE      50  /* ResourceSyncMassDeletion: percent */
+#define RS_DEFAULT_MASSDEL_MIN        100 /* ... and files */
+#define RS_DEFAULT_NOTIFY_DELAY       apr_time_from_msec(100)
+#define RS_DEFAULT_PERIOD             apr_time_from_sec(86400)
+#define RS_DEFAULT_RETENTION          apr_time_from_sec(30 * 86400)
+#define RS_WELL_KNOWN                 "/.well-known/resourcesync"
+#define RS_HANDLER                    "resourcesync"
+#define RS_SET_NAME_MAX               64
+#define RS_MAX_SETS                   256
+#define RS_DEFAULT_HUB_LEASE_MIN      300 /* ResourceSyncHubLease, s */
+#define RS_DEFAULT_HUB_LEASE_MAX      (31 * 86400)
+#define RS_DEFAULT_HUB_BACKLOG        1000     /* ResourceSyncHubMaxBacklog */
+#define RS_DEFAULT_HUB_MAX_SUBS       10000    /* ResourceSyncHubMaxSubscriptions */
+#define RS_DEFAULT_HUB_MAX_PER_ADDR   100      /* ... per callback address */
+#define RS_DEFAULT_HUB_MAX_PER_CLIENT 100      /* ... per client address */
+#define RS_HUB_MAX_COUNT              10000000 /* largest of those limits */
+#define RS_DEFAULT_HUB_SPOOL          1000     /* ResourceSyncHubSpoolLimit: requests */
+#define RS_DEFAULT_HUB_SPOOL_KIB      4096     /* ... and KiB */
+#define RS_DEFAULT_HUB_RATE           60       /* ResourceSyncHubRequestRate: requests */
+#define RS_DEFAULT_HUB_RATE_PER       apr_time_from_sec(60) /* ... per */
 #define RS_DEFAULT_HUB_VERIFY_TIMEOUT apr_time_from_sec(5)  /* ResourceSyncHubVerifyTimeout */
 
 typedef struct rs_dir_conf rs_dir_conf;
@@ -69,14 +69,14 @@ typedef struct rs_dir_conf rs_dir_conf;
  * fields below "resolved" are filled in post_config. */
 typedef struct rs_set_t {
     const char *name;
-    const char *dir;            /* absolute, canonical, no trailing "/" */
-    const char *url_arg;        /* optional second argument */
-    server_rec *s;              /* server (vhost) the set was declared in */
-    rs_dir_conf *section;       /* config of its <Directory> section */
-    const char *where;          /* "file:line" for messages */
+    const char *dir;      /* absolute, canonical, no trailing "/" */
+    const char *url_arg;  /* optional second argument */
+    server_rec *s;        /* server (vhost) the set was declared in */
+    rs_dir_conf *section; /* config of its <Directory> section */
+    const char *where;    /* "file:line" for messages */
     /* resolved */
-    const char *url_path;       /* unescaped URL-path of dir, ends with "/" */
-    unsigned hashes;            /* RS_HASH_* mask: the digests listed */
+    const char *url_path; /* unescaped URL-path of dir, ends with "/" */
+    unsigned hashes;      /* RS_HASH_* mask: the digests listed */
     /* The digests computed and kept in the store: hashes, and SHA-256
      * with Change Dumps (the name of a capture, rs_capture.h). */
     unsigned digests;
@@ -84,37 +84,37 @@ typedef struct rs_set_t {
     apr_array_header_t *excludes;
     const char *describedby;
     int dotfiles;
-    apr_interval_time_t cl_period;  /* ResourceSyncChangeListPeriod */
-    apr_interval_time_t retention;  /* ResourceSyncJournalRetention */
-    int spec10;                 /* ResourceSyncSpecVersion 1.0 */
-    apr_interval_time_t rdump;  /* ResourceSyncResourceDump: 0 off, else min interval */
-    const char *rdump_dir;      /* <statedir>/dumps/<name> */
-    apr_int64_t dump_entries;   /* ResourceSyncDumpMaxEntries */
-    apr_int64_t dump_size;      /* ResourceSyncDumpMaxSize, bytes */
-    apr_interval_time_t dump_grace;  /* ResourceSyncDumpGrace */
-    int cdump;                  /* ResourceSyncChangeDump on */
-    const char *capture_dir;    /* <statedir>/capture/<name> */
-    const char *cdump_dir;      /* <statedir>/changedumps/<name> */
-    int notify;                 /* ResourceSyncNotify on */
-    apr_interval_time_t notify_delay;   /* ResourceSyncNotifyDelay */
+    apr_interval_time_t cl_period;    /* ResourceSyncChangeListPeriod */
+    apr_interval_time_t retention;    /* ResourceSyncJournalRetention */
+    int spec10;                       /* ResourceSyncSpecVersion 1.0 */
+    apr_interval_time_t rdump;        /* ResourceSyncResourceDump: 0 off, else min interval */
+    const char *rdump_dir;            /* <statedir>/dumps/<name> */
+    apr_int64_t dump_entries;         /* ResourceSyncDumpMaxEntries */
+    apr_int64_t dump_size;            /* ResourceSyncDumpMaxSize, bytes */
+    apr_interval_time_t dump_grace;   /* ResourceSyncDumpGrace */
+    int cdump;                        /* ResourceSyncChangeDump on */
+    const char *capture_dir;          /* <statedir>/capture/<name> */
+    const char *cdump_dir;            /* <statedir>/changedumps/<name> */
+    int notify;                       /* ResourceSyncNotify on */
+    apr_interval_time_t notify_delay; /* ResourceSyncNotifyDelay */
     /* ResourceSyncNotifyHub (rs_notify_hub_t), section's after the
      * server's; NULL: none.  ResourceSyncNotifyRetry. */
     apr_array_header_t *notify_pub;
     apr_interval_time_t notify_retry;
-    const char *notify_dir;     /* <statedir>/notify/<name> */
+    const char *notify_dir; /* <statedir>/notify/<name> */
     /* URLs (const char *) of the hubs the topics advertise (Link header,
      * Capability List), filled at post_config before the documents are
      * rendered; NULL or empty: none. */
     apr_array_header_t *notify_hubs;
-    const char *cl_dir;         /* <statedir>/changelists/<name> */
-    const char *cl_index_url;   /* .../changelist.xml */
-    const char *root_url;       /* absolute URL of dir, escaped, ends "/" */
-    const char *doc_base;       /* absolute URL of <prefix>/<name>/ */
+    const char *cl_dir;       /* <statedir>/changelists/<name> */
+    const char *cl_index_url; /* .../changelist.xml */
+    const char *root_url;     /* absolute URL of dir, escaped, ends "/" */
+    const char *doc_base;     /* absolute URL of <prefix>/<name>/ */
     const char *capability_url;
     const char *list_url;
-    const char *snap_dir;       /* <statedir>/snapshots/<name> */
-    int slot;                   /* index in the status segment */
-    const char *cl_body;        /* pre-rendered Capability List */
+    const char *snap_dir; /* <statedir>/snapshots/<name> */
+    int slot;             /* index in the status segment */
+    const char *cl_body;  /* pre-rendered Capability List */
     apr_size_t cl_len;
     const char *cl_etag;
     /* Access checks per directory (mod_resourcesync_uniform.c): the
@@ -124,30 +124,30 @@ typedef struct rs_set_t {
 } rs_set_t;
 
 struct rs_dir_conf {
-    rs_set_t *set;              /* NULL: not inside a set */
-    int hashes;                 /* RS_UNSET or RS_HASH_* mask (0 = none) */
-    int max_entries;            /* RS_UNSET or 1..50000 */
-    apr_array_header_t *excludes;   /* NULL: unset */
-    const char *describedby;    /* NULL: unset */
-    int dotfiles;               /* RS_UNSET, 0, 1 */
-    apr_interval_time_t cl_period;  /* RS_UNSET or > 0 */
-    apr_interval_time_t retention;  /* RS_UNSET or > 0 */
-    int spec10;                 /* RS_UNSET, 0 (1.1), 1 (1.0) */
-    apr_interval_time_t rdump;  /* RS_UNSET, 0 (off) or > 0 */
-    apr_int64_t dump_entries;   /* RS_UNSET or 1..RS_MAX_DUMP_ENTRIES */
-    apr_int64_t dump_size;      /* RS_UNSET or bytes (MiB given) */
-    apr_interval_time_t dump_grace;  /* RS_UNSET or > 0 */
-    int cdump;                  /* RS_UNSET, 0 (off), 1 (on) */
-    int notify;                 /* RS_UNSET, 0 (off), 1 (on) */
-    apr_interval_time_t notify_delay;   /* RS_UNSET or 0..1 h */
-    apr_array_header_t *notify_pub;     /* rs_notify_hub_t; NULL: unset */
-    apr_interval_time_t notify_retry;   /* RS_UNSET or > 0 */
+    rs_set_t *set;                    /* NULL: not inside a set */
+    int hashes;                       /* RS_UNSET or RS_HASH_* mask (0 = none) */
+    int max_entries;                  /* RS_UNSET or 1..50000 */
+    apr_array_header_t *excludes;     /* NULL: unset */
+    const char *describedby;          /* NULL: unset */
+    int dotfiles;                     /* RS_UNSET, 0, 1 */
+    apr_interval_time_t cl_period;    /* RS_UNSET or > 0 */
+    apr_interval_time_t retention;    /* RS_UNSET or > 0 */
+    int spec10;                       /* RS_UNSET, 0 (1.1), 1 (1.0) */
+    apr_interval_time_t rdump;        /* RS_UNSET, 0 (off) or > 0 */
+    apr_int64_t dump_entries;         /* RS_UNSET or 1..RS_MAX_DUMP_ENTRIES */
+    apr_int64_t dump_size;            /* RS_UNSET or bytes (MiB given) */
+    apr_interval_time_t dump_grace;   /* RS_UNSET or > 0 */
+    int cdump;                        /* RS_UNSET, 0 (off), 1 (on) */
+    int notify;                       /* RS_UNSET, 0 (off), 1 (on) */
+    apr_interval_time_t notify_delay; /* RS_UNSET or 0..1 h */
+    apr_array_header_t *notify_pub;   /* rs_notify_hub_t; NULL: unset */
+    apr_interval_time_t notify_retry; /* RS_UNSET or > 0 */
 };
 
 /* One ResourceSyncNotifyHub: a hub the set publishes to. */
 typedef struct rs_notify_hub_t {
-    const char *url;            /* absolute http/https */
-    int ping;                   /* 1: ping mode, 0: fat */
+    const char *url; /* absolute http/https */
+    int ping;        /* 1: ping mode, 0: fat */
     /* Who may be connected to when publishing there (rs_notifyconf_resolve,
      * from the set's server): trusted when the URL's host is named in
      * ResourceSyncHubAllowCallback; else an address must pass that
@@ -160,28 +160,28 @@ typedef struct rs_notify_hub_t {
 } rs_notify_hub_t;
 
 typedef struct rs_srv_conf {
-    const char *prefix;         /* NULL: unset */
-    const char *base_url;       /* NULL: unset */
-    const char *describedby;    /* source-level; NULL: unset */
-    apr_array_header_t *sets;   /* rs_set_t* declared in this server */
+    const char *prefix;       /* NULL: unset */
+    const char *base_url;     /* NULL: unset */
+    const char *describedby;  /* source-level; NULL: unset */
+    apr_array_header_t *sets; /* rs_set_t* declared in this server */
     /* The built-in hub (mod_resourcesync_hubconf.c): RS_UNSET or a value. */
-    int hub;                    /* ResourceSyncHub: 0, 1 */
-    apr_int64_t hub_lease_min;  /* ResourceSyncHubLease, seconds */
+    int hub;                   /* ResourceSyncHub: 0, 1 */
+    apr_int64_t hub_lease_min; /* ResourceSyncHubLease, seconds */
     apr_int64_t hub_lease_max;
     apr_array_header_t *hub_allow;  /* ResourceSyncHubAllowCallback:
                                      * rs_hubaddr_allow_t, NULL unset */
-    apr_int64_t hub_backlog;    /* ResourceSyncHubMaxBacklog */
-    apr_int64_t hub_max_subs;   /* ResourceSyncHubMaxSubscriptions total */
+    apr_int64_t hub_backlog;        /* ResourceSyncHubMaxBacklog */
+    apr_int64_t hub_max_subs;       /* ResourceSyncHubMaxSubscriptions total */
     apr_int64_t hub_max_per_addr;   /* ... per callback address */
     apr_int64_t hub_max_per_client; /* ... per client address */
-    int hub_sig;                /* ResourceSyncHubSignature: RS_UNSET or an
+    int hub_sig;                    /* ResourceSyncHubSignature: RS_UNSET or an
                                  * index of rs_notifyconf_sig_names */
     /* resolved in post_config */
-    const char *canonical;      /* scheme://host[:port] */
-    const char *sd_body;        /* pre-rendered Source Description */
+    const char *canonical; /* scheme://host[:port] */
+    const char *sd_body;   /* pre-rendered Source Description */
     apr_size_t sd_len;
     const char *sd_etag;
-    int access_check;           /* ResourceSyncAccessCheck: RS_UNSET,
+    int access_check; /* ResourceSyncAccessCheck: RS_UNSET,
                                  * RS_ACCESS_AUTO, RS_ACCESS_PER_FILE */
 } rs_srv_conf;
 
@@ -191,30 +191,30 @@ typedef struct rs_srv_conf {
 /* Process-wide state of one server generation (reset in pre_config). */
 typedef struct rs_global_t {
     apr_pool_t *pconf;
-    const char *state_dir;      /* ResourceSyncStateDir, absolute */
-    const char *state_dir_arg;  /* ... as given (maybe relative to ServerRoot) */
-    const char *state_dir_where;    /* ... "file:line" */
-    apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
-    int recent;                 /* ResourceSyncRecentChanges: ring slots */
-    int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
-    apr_int64_t massdel_min;    /* ... and more than this many files */
-    apr_int64_t large_file;     /* ResourceSyncLargeFileSize in bytes, 0: off */
-    apr_interval_time_t verify; /* ResourceSyncVerifyInterval, 0: off */
-    apr_array_header_t *sets;   /* every rs_set_t*, all servers */
-    apr_time_t config_time;     /* Last-Modified of config documents */
-    const char *fingerprint;    /* of the httpd configuration */
+    const char *state_dir;       /* ResourceSyncStateDir, absolute */
+    const char *state_dir_arg;   /* ... as given (maybe relative to ServerRoot) */
+    const char *state_dir_where; /* ... "file:line" */
+    apr_interval_time_t rescan;  /* ResourceSyncRescanInterval */
+    int recent;                  /* ResourceSyncRecentChanges: ring slots */
+    int massdel_share;           /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
+    apr_int64_t massdel_min;     /* ... and more than this many files */
+    apr_int64_t large_file;      /* ResourceSyncLargeFileSize in bytes, 0: off */
+    apr_interval_time_t verify;  /* ResourceSyncVerifyInterval, 0: off */
+    apr_array_header_t *sets;    /* every rs_set_t*, all servers */
+    apr_time_t config_time;      /* Last-Modified of config documents */
+    const char *fingerprint;     /* of the httpd configuration */
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
-    apr_array_header_t *option_uses;  /* set options in directory sections
+    apr_array_header_t *option_uses; /* set options in directory sections
                                        * (mod_resourcesync_cmd.c) */
-    int restart;                /* an earlier generation of this httpd really started */
-    int state_unusable;         /* restart: state directory unusable, no watcher */
+    int restart;                     /* an earlier generation of this httpd really started */
+    int state_unusable;              /* restart: state directory unusable, no watcher */
     /* The built-in hub's global limits (mod_resourcesync_hubconf.c); 0:
      * unset (the defaults are applied where they are read). */
-    apr_int64_t hub_spool_max;  /* ResourceSyncHubSpoolLimit: requests */
-    apr_int64_t hub_spool_kib;  /* ... KiB */
-    apr_int64_t hub_rate;       /* ResourceSyncHubRequestRate: requests */
-    apr_interval_time_t hub_rate_per;   /* ... per */
+    apr_int64_t hub_spool_max;              /* ResourceSyncHubSpoolLimit: requests */
+    apr_int64_t hub_spool_kib;              /* ... KiB */
+    apr_int64_t hub_rate;                   /* ResourceSyncHubRequestRate: requests */
+    apr_interval_time_t hub_rate_per;       /* ... per */
     apr_interval_time_t hub_verify_timeout; /* ResourceSyncHubVerifyTimeout */
 } rs_global_t;
 

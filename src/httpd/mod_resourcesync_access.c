@@ -85,7 +85,7 @@ struct rs_access_t {
     const rs_set_t *set;
     conn_rec *c;
     apr_pool_t *cpool;
-    apr_array_header_t *access_files;   /* AccessFileName of the set's server */
+    apr_array_header_t *access_files; /* AccessFileName of the set's server */
     /* The per-directory cache (see the top): bound to pool `bound` and
      * directory `dir` (relative), in cache_pool; dir_uniform when its
      * files may be answered by key. */
@@ -94,7 +94,7 @@ struct rs_access_t {
     const char *dir;
     apr_hash_t *cache;
     int dir_uniform;
-    int files, requests;                /* of the bound directory */
+    int files, requests; /* of the bound directory */
     /* The bound directory's signature (rs_uniform_dir_sig), or NULL; the
      * answers shared between directories (see the top), in shared_pool. */
     const char *sig;
@@ -254,15 +254,16 @@ const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
     request_rec *r = run_request(a, rs_uri_escape_path(p, set->url_path), &status);
 
     /* mod_dir may already have mapped the directory to its index file. */
-    if (r->filename && strncmp(r->filename, want, strlen(want))
-        && strcmp(r->filename, set->dir)) {
-        err = apr_psprintf(p, "set %s: its URL-path %s maps to %s, not to %s (check the "
+    if (r->filename && strncmp(r->filename, want, strlen(want)) && strcmp(r->filename, set->dir)) {
+        err = apr_psprintf(p,
+                           "set %s: its URL-path %s maps to %s, not to %s (check the "
                            "second argument of ResourceSyncSet and Alias); nothing can be "
-                           "listed", set->name, set->url_path, r->filename, want);
+                           "listed",
+                           set->name, set->url_path, r->filename, want);
     }
     else if (status != OK && status != HTTP_UNAUTHORIZED && status != HTTP_FORBIDDEN) {
-        err = apr_psprintf(p, "set %s: GET %s answers %d; nothing can be listed",
-                           set->name, set->url_path, status);
+        err = apr_psprintf(p, "set %s: GET %s answers %d; nothing can be listed", set->name,
+                           set->url_path, status);
     }
     apr_pool_destroy(r->pool);
     return err;
@@ -334,12 +335,11 @@ static int access_file_above(const rs_access_t *a, apr_pool_t *p, const char *pa
  * slot of this module's connection config (set only during that walk). */
 typedef struct above_note_t {
     apr_pool_t *p;
-    apr_array_header_t *dirs;           /* as httpd names them: "/srv/www/" */
+    apr_array_header_t *dirs; /* as httpd names them: "/srv/www/" */
 } above_note_t;
 
-apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name,
-                                     const char *access_name, ap_configfile_t **conffile,
-                                     const char **full_name)
+apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name, const char *access_name,
+                                     ap_configfile_t **conffile, const char **full_name)
 {
     above_note_t *n;
 
@@ -423,9 +423,10 @@ static apr_status_t cache_unbind(void *data)
     rs_access_t *a = data;
 
     if (a->files) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, a->set->s, RS_TAG "set %s: access of "
-                     "directory /%s decided %s: %d files, %d requests", a->set->name,
-                     a->dir, a->dir_uniform ? "per directory" : "per file", a->files,
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, a->set->s,
+                     RS_TAG "set %s: access of "
+                            "directory /%s decided %s: %d files, %d requests",
+                     a->set->name, a->dir, a->dir_uniform ? "per directory" : "per file", a->files,
                      a->requests);
     }
     a->bound = NULL;
@@ -456,11 +457,9 @@ static void cache_bind(rs_access_t *a, apr_pool_t *p, const char *relpath)
     apr_pool_cleanup_register(p, a, cache_unbind, apr_pool_cleanup_null);
     a->dir = apr_pstrndup(a->cache_pool, relpath, n);
     {
-        const char *abs = *a->dir ? apr_pstrcat(p, a->set->dir, "/", a->dir, NULL)
-                                  : a->set->dir;
+        const char *abs = *a->dir ? apr_pstrcat(p, a->set->dir, "/", a->dir, NULL) : a->set->dir;
         a->dir_uniform = a->set->uniform && !access_file_above(a, p, abs);
-        a->sig = a->dir_uniform ? rs_uniform_dir_sig(a->set->uniform, a->cache_pool, abs)
-                                : NULL;
+        a->sig = a->dir_uniform ? rs_uniform_dir_sig(a->set->uniform, a->cache_pool, abs) : NULL;
     }
 }
 
@@ -486,8 +485,7 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
     else {
         char *uri = apr_pstrcat(p, set->url_path, relpath, NULL);
         ap_no2slash(uri);
-        key = rs_uniform_key(set->uniform, p, apr_pstrcat(p, set->dir, "/", relpath, NULL),
-                             uri);
+        key = rs_uniform_key(set->uniform, p, apr_pstrcat(p, set->dir, "/", relpath, NULL), uri);
     }
     if (a->sig) {
         /* across directories: the signature, then the key ('/' never
@@ -505,8 +503,7 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
             ans = apr_palloc(a->shared_pool, sizeof(*ans));
             ans->served = served;
             ans->type = t ? apr_pstrdup(a->shared_pool, t) : NULL;
-            apr_hash_set(a->shared, apr_pstrdup(a->shared_pool, skey), APR_HASH_KEY_STRING,
-                         ans);
+            apr_hash_set(a->shared, apr_pstrdup(a->shared_pool, skey), APR_HASH_KEY_STRING, ans);
         }
     }
     else if (!(ans = apr_hash_get(a->cache, key, APR_HASH_KEY_STRING))) {
@@ -518,7 +515,7 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
     }
     if (key == kbuf) {
         a->last = ans;
-        strcpy(a->last_key, kbuf);      /* fits: both sizeof(a->last_key) */
+        strcpy(a->last_key, kbuf); /* fits: both sizeof(a->last_key) */
     }
 answered:
     if (ans->served && type) {
@@ -527,8 +524,7 @@ answered:
     return ans->served;
 }
 
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                    const char **type)
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
 {
     rs_access_t *a = baton;
 

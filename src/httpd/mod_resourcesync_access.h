@@ -14,8 +14,7 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
  * directory without access files in it or above it are answered from a
  * cache of the directory's earlier answers by key (rs_uniform_key); the
  * cache lives as long as the pool p of the first file it holds. */
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                    const char **type);
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type);
 int rs_access_post_perdir(request_rec *r);
 int rs_access_map_to_storage(request_rec *r);
 /* Whether r is one of the watcher's internal access-check requests (or a
@@ -35,9 +34,8 @@ const apr_array_header_t *rs_access_files(const rs_access_t *a);
 apr_array_header_t *rs_access_above(rs_access_t *a, apr_pool_t *p, int *complete);
 /* open_htaccess hook (declining): notes the directories rs_access_above's
  * walk tries access files in. */
-apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name,
-                                     const char *access_name, ap_configfile_t **conffile,
-                                     const char **full_name);
+apr_status_t rs_access_open_htaccess(request_rec *r, const char *dir_name, const char *access_name,
+                                     ap_configfile_t **conffile, const char **full_name);
 /* Drop the answers the checker shares between directories (an access
  * file above the set's root changed). */
 void rs_access_forget(rs_access_t *a);

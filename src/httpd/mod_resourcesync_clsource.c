@@ -39,12 +39,11 @@ void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,
 rs_entry_renderer_t *rs_clsource_renderer(apr_pool_t *p, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
-    rs_clsource_opts(p, set, "", o);     /* entries only: no list URL */
+    rs_clsource_opts(p, set, "", o); /* entries only: no list URL */
     return rs_entry_renderer_create(p, &o->entry);
 }
 
-void rs_clsource_init(rs_clsource_t *s, const rs_set_t *set, rs_clsource_more_fn *more,
-                      void *baton)
+void rs_clsource_init(rs_clsource_t *s, const rs_set_t *set, rs_clsource_more_fn *more, void *baton)
 {
     memset(s, 0, sizeof(*s));
     s->set = set;

@@ -27,10 +27,10 @@ typedef apr_status_t rs_clsource_more_fn(void *baton, apr_pool_t *p, apr_int64_t
 /* A ring-first source: one per document written. */
 typedef struct rs_clsource_t {
     const rs_set_t *set;
-    int from_store;             /* the ring no longer holds the rest */
+    int from_store; /* the ring no longer holds the rest */
     rs_clsource_more_fn *more;
     void *baton;
-    apr_status_t err;           /* of `more`: the store failed */
+    apr_status_t err; /* of `more`: the store failed */
 } rs_clsource_t;
 /* Prepare s for a document of set, `more` reading the store. */
 void rs_clsource_init(rs_clsource_t *s, const rs_set_t *set, rs_clsource_more_fn *more,

@@ -12,16 +12,15 @@
 /* One set option used in a directory section: whether that section holds
  * a set is only known once the whole configuration is read. */
 typedef struct option_use_t {
-    const void *mconfig;        /* the section's rs_dir_conf */
+    const void *mconfig; /* the section's rs_dir_conf */
     const char *directive;
-    const char *where;          /* "file:line" */
+    const char *where; /* "file:line" */
 } option_use_t;
 
 const char *rs_cmd_where(cmd_parms *cmd)
 {
     if (cmd->directive && cmd->directive->filename) {
-        return apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename,
-                            cmd->directive->line_num);
+        return apr_psprintf(cmd->pool, "%s:%d", cmd->directive->filename, cmd->directive->line_num);
     }
     return "(command line)";
 }
@@ -117,8 +116,7 @@ const char *rs_cmd_argv(cmd_parms *cmd, void *mconfig, int argc, char *const arg
     return run(cmd, mconfig, argc, (const char *const *)argv);
 }
 
-const char *rs_cmd_parse(cmd_parms *cmd, const rs_confval_t *v, const char *arg,
-                         apr_int64_t *out)
+const char *rs_cmd_parse(cmd_parms *cmd, const rs_confval_t *v, const char *arg, apr_int64_t *out)
 {
     return rs_confval_parse(cmd->pool, cmd->cmd->name, v, arg, out);
 }
@@ -172,7 +170,8 @@ const char *rs_cmd_misplaced(apr_pool_t *p)
             found = APR_ARRAY_IDX(rs_global.sets, j, rs_set_t *)->section == u->mconfig;
         }
         if (!found) {
-            return apr_psprintf(p, "%s (%s) is in a <Directory> section without "
+            return apr_psprintf(p,
+                                "%s (%s) is in a <Directory> section without "
                                 "ResourceSyncSet, where it has no effect: put set options in "
                                 "the section that holds ResourceSyncSet, or at server level",
                                 u->directive, u->where);

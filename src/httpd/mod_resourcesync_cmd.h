@@ -36,14 +36,14 @@
 
 /* Where a directive may stand, and the record it sets. */
 typedef enum rs_cmd_scope_t {
-    RS_MAIN,        /* the main server only (GLOBAL_ONLY): rs_global */
-    RS_SERVER,      /* the main server or a <VirtualHost> (not in a
+    RS_MAIN,       /* the main server only (GLOBAL_ONLY): rs_global */
+    RS_SERVER,     /* the main server or a <VirtualHost> (not in a
                      * directory section): the server's rs_srv_conf */
-    RS_SET_OPTION,  /* server level, or the <Directory> section of a set
+    RS_SET_OPTION, /* server level, or the <Directory> section of a set
                      * (not <Location>, <Files>, <If>): the rs_dir_conf
                      * of that level; a use in a directory section is
                      * recorded and checked by rs_cmd_misplaced */
-    RS_SET_SECTION  /* a <Directory> section (ResourceSyncSet): its
+    RS_SET_SECTION /* a <Directory> section (ResourceSyncSet): its
                      * rs_dir_conf */
 } rs_cmd_scope_t;
 
@@ -60,18 +60,17 @@ typedef const char *rs_cmd_fn(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int
                               const char *const argv[]);
 /* One element of a list directive from its arguments into elem (zeroed,
  * d->size bytes).  Returns NULL or the error. */
-typedef const char *rs_cmd_elem_fn(cmd_parms *cmd, int argc, const char *const argv[],
-                                   void *elem);
+typedef const char *rs_cmd_elem_fn(cmd_parms *cmd, int argc, const char *const argv[], void *elem);
 
 /* The cmd_data of a table entry. */
 struct rs_cmd_t {
     rs_cmd_scope_t scope;
     rs_cmd_fn *fn;
-    apr_size_t offset;      /* rs_cmd_value, rs_cmd_list: the field */
-    apr_size_t size;        /* rs_cmd_value: the field's size (int or
+    apr_size_t offset;    /* rs_cmd_value, rs_cmd_list: the field */
+    apr_size_t size;      /* rs_cmd_value: the field's size (int or
                              * apr_int64_t); rs_cmd_list: an element's */
-    rs_confval_t val;       /* rs_cmd_value: the value */
-    rs_cmd_elem_fn *elem;   /* rs_cmd_list: parses one element */
+    rs_confval_t val;     /* rs_cmd_value: the value */
+    rs_cmd_elem_fn *elem; /* rs_cmd_list: parses one element */
 };
 
 #define RS_CMD(...) ((void *)&(rs_cmd_t){ __VA_ARGS__ })
@@ -80,17 +79,17 @@ struct rs_cmd_t {
 /* A value (rs_confval_t initializers: RS_NUMBER, RS_FLAG, ...) stored in
  * field of the scope's record, an int or an apr_int64_t (another size does
  * not compile). */
-#define RS_CMD_VALUE(scope_, field, ...)                                              \
-    RS_CMD(.scope = scope_, .fn = rs_cmd_value,                                      \
-           .offset = APR_OFFSETOF(RS_CMD_RECORD_##scope_, field),                    \
-           .size = RS_CMD_INT_SIZE(sizeof(((RS_CMD_RECORD_##scope_ *)0)->field)),    \
+#define RS_CMD_VALUE(scope_, field, ...)                                          \
+    RS_CMD(.scope = scope_, .fn = rs_cmd_value,                                   \
+           .offset = APR_OFFSETOF(RS_CMD_RECORD_##scope_, field),                 \
+           .size = RS_CMD_INT_SIZE(sizeof(((RS_CMD_RECORD_##scope_ *)0)->field)), \
            .val = { __VA_ARGS__ })
-#define RS_CMD_INT_SIZE(n)                                                            \
+#define RS_CMD_INT_SIZE(n) \
     ((n) + 0 * sizeof(char[(n) == sizeof(int) || (n) == sizeof(apr_int64_t) ? 1 : -1]))
 /* Elements of type, each parsed by elem_fn, appended to the array in field
  * (created at the first). */
-#define RS_CMD_LIST(scope_, field, elem_fn, type)                                     \
-    RS_CMD(.scope = scope_, .fn = rs_cmd_list,                                       \
+#define RS_CMD_LIST(scope_, field, elem_fn, type)                                       \
+    RS_CMD(.scope = scope_, .fn = rs_cmd_list,                                          \
            .offset = APR_OFFSETOF(RS_CMD_RECORD_##scope_, field), .size = sizeof(type), \
            .elem = elem_fn)
 
@@ -109,8 +108,7 @@ const char *rs_cmd_list(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
 
 /* For the directives' own functions: arg parsed as v describes it, with
  * the directive's name in the message (rs_confval_parse). */
-const char *rs_cmd_parse(cmd_parms *cmd, const rs_confval_t *v, const char *arg,
-                         apr_int64_t *out);
+const char *rs_cmd_parse(cmd_parms *cmd, const rs_confval_t *v, const char *arg, apr_int64_t *out);
 /* "file:line" of the directive being read, for messages. */
 const char *rs_cmd_where(cmd_parms *cmd);
 /* The rs_srv_conf of the server being configured. */

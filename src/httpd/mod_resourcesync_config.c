@@ -110,7 +110,7 @@ void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
      * sets ResourceSyncBaseURL itself. */
     c->base_url = add->base_url;
     c->describedby = add->describedby ? add->describedby : base->describedby;
-    c->sets = add->sets;    /* sets belong to the server that declares them */
+    c->sets = add->sets; /* sets belong to the server that declares them */
     c->access_check = add->access_check != RS_UNSET ? add->access_check : base->access_check;
     rs_hubconf_merge(c, base, add);
     return c;
@@ -172,8 +172,8 @@ static const ap_directive_t *vhost_section(const ap_directive_t *d, const server
 
     for (; d; d = d->next) {
         if (!strcasecmp(d->directive, "<VirtualHost")
-            && (unsigned)d->line_num == s->defn_line_number
-            && d->filename && s->defn_name && !strcmp(d->filename, s->defn_name)) {
+            && (unsigned)d->line_num == s->defn_line_number && d->filename && s->defn_name
+            && !strcmp(d->filename, s->defn_name)) {
             return d;
         }
         if (d->first_child && (found = vhost_section(d->first_child, s))) {
@@ -225,7 +225,7 @@ static const char *canonical_base(apr_pool_t *p, server_rec *s, server_rec *s0,
         port = strcasecmp(scheme, "https") ? 80 : 443;
     }
     dflt = (port == 80 && !strcasecmp(scheme, "http"))
-        || (port == 443 && !strcasecmp(scheme, "https"));
+           || (port == 443 && !strcasecmp(scheme, "https"));
     return dflt ? apr_psprintf(p, "%s://%s", scheme, s->server_hostname)
                 : apr_psprintf(p, "%s://%s:%u", scheme, s->server_hostname, port);
 }
@@ -274,8 +274,8 @@ static const char *server_docroot(apr_pool_t *ptemp, server_rec *s, server_rec *
 
 /* set->url_path: the second argument of ResourceSyncSet, else the set's
  * directory relative to DocumentRoot; always ending with "/". */
-static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
-                            rs_set_t *set, const char *docroot)
+static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_set_t *set,
+                            const char *docroot)
 {
     if (set->url_arg) {
         set->url_path = set->url_arg;
@@ -287,10 +287,12 @@ static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
         }
     }
     else {
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: directory '%s' is "
-                                     "not below DocumentRoot '%s'; give its URL-path "
-                                     "as the second argument (%s)", set->name,
-                                     set->dir, docroot ? docroot : "(none)", set->where));
+        return fatal(s,
+                     apr_psprintf(ptemp,
+                                  "ResourceSyncSet %s: directory '%s' is "
+                                  "not below DocumentRoot '%s'; give its URL-path "
+                                  "as the second argument (%s)",
+                                  set->name, set->dir, docroot ? docroot : "(none)", set->where));
     }
     if (strcmp(set->url_path, "/")) {
         set->url_path = apr_pstrcat(pconf, set->url_path, "/", NULL);
@@ -300,22 +302,22 @@ static int resolve_url_path(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
 
 /* The documents' URLs must not hide the set's files: its URL-path may be
  * neither inside the prefix nor cover the well-known URI. */
-static int check_url_path(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set,
-                          const char *prefix)
+static int check_url_path(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set, const char *prefix)
 {
     apr_size_t n = strlen(prefix);
 
-    if (!strncmp(set->url_path, prefix, n)
-        && (set->url_path[n] == '/' || !set->url_path[n])) {
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' is "
-                                     "inside ResourceSyncPrefix '%s' (%s)", set->name,
-                                     set->url_path, prefix, set->where));
+    if (!strncmp(set->url_path, prefix, n) && (set->url_path[n] == '/' || !set->url_path[n])) {
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncSet %s: its URL-path '%s' is "
+                                     "inside ResourceSyncPrefix '%s' (%s)",
+                                     set->name, set->url_path, prefix, set->where));
     }
     if (!strncmp(RS_WELL_KNOWN, set->url_path, strlen(set->url_path))
         && strcmp(set->url_path, "/")) {
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncSet %s: its URL-path '%s' "
-                                     "covers %s (%s)", set->name, set->url_path,
-                                     RS_WELL_KNOWN, set->where));
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncSet %s: its URL-path '%s' "
+                                     "covers %s (%s)",
+                                     set->name, set->url_path, RS_WELL_KNOWN, set->where));
     }
     return OK;
 }
@@ -335,16 +337,14 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
     set->spec10 = eff->spec10 == 1;
     set->rdump = eff->rdump == RS_UNSET ? 0 : eff->rdump;
-    set->dump_entries = eff->dump_entries == RS_UNSET ? RS_DEFAULT_DUMP_ENTRIES
-                                                      : eff->dump_entries;
+    set->dump_entries = eff->dump_entries == RS_UNSET ? RS_DEFAULT_DUMP_ENTRIES : eff->dump_entries;
     set->dump_size = eff->dump_size == RS_UNSET ? (apr_int64_t)RS_DEFAULT_DUMP_SIZE << 20
                                                 : eff->dump_size;
     set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
     set->cdump = eff->cdump == 1;
     set->digests = set->hashes | (set->cdump ? RS_CAPTURE_HASH : 0);
     set->notify = eff->notify == 1;
-    set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY
-                                                      : eff->notify_delay;
+    set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY : eff->notify_delay;
     set->notify_pub = eff->notify_pub;
     set->notify_retry = eff->notify_retry;
 }
@@ -354,8 +354,8 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
 static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf *sc,
                              const char *prefix)
 {
-    set->root_url = apr_pstrcat(pconf, sc->canonical,
-                                rs_uri_escape_path(pconf, set->url_path), NULL);
+    set->root_url =
+        apr_pstrcat(pconf, sc->canonical, rs_uri_escape_path(pconf, set->url_path), NULL);
     set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/", NULL);
     set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
     set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
@@ -373,7 +373,8 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
 static int check_state_outside_set(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set)
 {
     if (rs_path_within(rs_global.state_dir, set->dir)) {
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncStateDir '%s' is inside "
                                      "set '%s' (%s): the state must never be served",
                                      rs_global.state_dir, set->name, set->dir));
     }
@@ -390,12 +391,16 @@ static void resolve_set_access(apr_pool_t *pconf, server_rec *s, const rs_srv_co
         return;
     }
     if (set->uniform) {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "set %s: access decided per "
-                     "directory", set->name);
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     RS_TAG "set %s: access decided per "
+                            "directory",
+                     set->name);
     }
     else {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "set %s: access decided per file: "
-                     "%s", set->name, set->uniform_why);
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s,
+                     RS_TAG "set %s: access decided per file: "
+                            "%s",
+                     set->name, set->uniform_why);
     }
 }
 
@@ -415,30 +420,32 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     if (!create) {
         return OK;
     }
-    resolve_set_options(pconf, set,
-                        ap_get_module_config(s->lookup_defaults, &resourcesync_module));
+    resolve_set_options(pconf, set, ap_get_module_config(s->lookup_defaults, &resourcesync_module));
     resolve_set_urls(pconf, set, sc, prefix);
     rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {
         /* Captured bytes are read by the hashing, which this turns off. */
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncChangeDump on (set %s, %s): needs a "
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncChangeDump on (set %s, %s): needs a "
                                      "digest, but the set has ResourceSyncHash none",
                                      set->name, set->where));
     }
     if (set->notify && set->notify_hubs->nelts == 0) {
         /* A topic must name its hub (Change Notification 4.1). */
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncNotify on (set %s, %s): needs a hub, "
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncNotify on (set %s, %s): needs a hub, "
                                      "but neither ResourceSyncHub on nor ResourceSyncNotifyHub "
-                                     "names one", set->name, set->where));
+                                     "names one",
+                                     set->name, set->where));
     }
     return check_state_outside_set(ptemp, s, set);
 }
 
 /* One server: its canonical base URL (with create), the state directory
  * outside its DocumentRoot, then each of its sets in declaration order. */
-static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
-                          server_rec *s0, int create)
+static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, server_rec *s0,
+                          int create)
 {
     rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
     const char *docroot = server_docroot(ptemp, s, s0);
@@ -448,13 +455,13 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s,
         sc->canonical = canonical_base(pconf, s, s0, sc);
     }
     if (docroot && rs_path_within(rs_global.state_dir, docroot)) {
-        return fatal(s, apr_psprintf(ptemp, "ResourceSyncStateDir '%s' is inside "
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncStateDir '%s' is inside "
                                      "DocumentRoot '%s': the state must never be served",
                                      rs_global.state_dir, docroot));
     }
     for (i = 0; i < sc->sets->nelts; i++) {
-        rc = resolve_set(pconf, ptemp, s, APR_ARRAY_IDX(sc->sets, i, rs_set_t *), docroot,
-                         create);
+        rc = resolve_set(pconf, ptemp, s, APR_ARRAY_IDX(sc->sets, i, rs_set_t *), docroot, create);
         if (rc != OK) {
             return rc;
         }
@@ -482,9 +489,10 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
         && ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
         /* Like every path of httpd's configuration; said once per start so
          * that nobody has to guess where the state went. */
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s0, RS_TAG "ResourceSyncStateDir '%s' is "
-                     "relative: using '%s' (relative to ServerRoot)", rs_global.state_dir_arg,
-                     rs_global.state_dir);
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s0,
+                     RS_TAG "ResourceSyncStateDir '%s' is "
+                            "relative: using '%s' (relative to ServerRoot)",
+                     rs_global.state_dir_arg, rs_global.state_dir);
     }
     why = rs_os_statedir_make(ptemp, rs_global.state_dir);
     if (!why) {
@@ -494,9 +502,11 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
         return fatal(s0, apr_psprintf(ptemp, "ResourceSyncStateDir: %s", why));
     }
     if (ap_state_query(AP_SQ_MAIN_STATE) != AP_SQ_MS_CREATE_PRE_CONFIG) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s0, RS_TAG "ResourceSyncStateDir: %s; "
-                     "changes are not followed until a restart finds it usable, the "
-                     "documents it holds are still served", why);
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s0,
+                     RS_TAG "ResourceSyncStateDir: %s; "
+                            "changes are not followed until a restart finds it usable, the "
+                            "documents it holds are still served",
+                     why);
     }
     rs_global.state_unusable = 1;
     return OK;
@@ -519,7 +529,8 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
         return OK;
     }
     if (!rs_global.state_dir) {
-        return fatal(s0, "ResourceSyncStateDir is not set: it is required when "
+        return fatal(s0,
+                     "ResourceSyncStateDir is not set: it is required when "
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
     }
     rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);

@@ -54,17 +54,15 @@ static const char *const ignored[] = {
     "PidFile", "Timeout", "KeepAlive", "KeepAliveTimeout", "MaxKeepAliveRequests",
     "MaxRequestWorkers", "MaxClients", "StartServers", "MinSpareServers", "MaxSpareServers",
     "MinSpareThreads", "MaxSpareThreads", "ThreadsPerChild", "ThreadLimit", "ServerLimit",
-    "ThreadStackSize", "MaxConnectionsPerChild", "MaxRequestsPerChild",
-    "AsyncRequestWorkerFactor", "GracefulShutdownTimeout", "ListenBacklog",
-    "SendBufferSize", "ReceiveBufferSize", "MaxMemFree", "RequestReadTimeout",
-    "EnableMMAP", "EnableSendfile", "CoreDumpDirectory",
+    "ThreadStackSize", "MaxConnectionsPerChild", "MaxRequestsPerChild", "AsyncRequestWorkerFactor",
+    "GracefulShutdownTimeout", "ListenBacklog", "SendBufferSize", "ReceiveBufferSize", "MaxMemFree",
+    "RequestReadTimeout", "EnableMMAP", "EnableSendfile", "CoreDumpDirectory",
     /* mod_status, mod_info */
     "ExtendedStatus", "SeeRequestTail", "AddModuleInfo",
     /* mod_ssl: certificates and sessions, not access */
-    "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile",
-    "SSLSessionCache", "SSLSessionCacheTimeout", "SSLSessionTickets", "SSLUseStapling",
-    "SSLStaplingCache", "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression",
-    NULL
+    "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile", "SSLSessionCache",
+    "SSLSessionCacheTimeout", "SSLSessionTickets", "SSLUseStapling", "SSLStaplingCache",
+    "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's
@@ -80,8 +78,9 @@ static const char *const identity[] = { "ServerTokens", "ServerAdmin", NULL };
 static int identity_tested(const ap_directive_t *d)
 {
     for (; d; d = d->next) {
-        if (d->args && (ap_strcasestr(d->args, "SERVER_SOFTWARE")
-                        || ap_strcasestr(d->args, "SERVER_ADMIN"))) {
+        if (d->args
+            && (ap_strcasestr(d->args, "SERVER_SOFTWARE")
+                || ap_strcasestr(d->args, "SERVER_ADMIN"))) {
             return 1;
         }
         if (identity_tested(d->first_child)) {

@@ -44,17 +44,15 @@ void rs_hubconf_init(rs_srv_conf *c)
 void rs_hubconf_merge(rs_srv_conf *c, const rs_srv_conf *base, const rs_srv_conf *add)
 {
     c->hub = add->hub != RS_UNSET ? add->hub : base->hub;
-    c->hub_lease_min = add->hub_lease_min != RS_UNSET ? add->hub_lease_min
-                                                       : base->hub_lease_min;
-    c->hub_lease_max = add->hub_lease_max != RS_UNSET ? add->hub_lease_max
-                                                       : base->hub_lease_max;
+    c->hub_lease_min = add->hub_lease_min != RS_UNSET ? add->hub_lease_min : base->hub_lease_min;
+    c->hub_lease_max = add->hub_lease_max != RS_UNSET ? add->hub_lease_max : base->hub_lease_max;
     c->hub_allow = add->hub_allow ? add->hub_allow : base->hub_allow;
     c->hub_backlog = add->hub_backlog != RS_UNSET ? add->hub_backlog : base->hub_backlog;
     c->hub_max_subs = add->hub_max_subs != RS_UNSET ? add->hub_max_subs : base->hub_max_subs;
     c->hub_max_per_addr = add->hub_max_per_addr != RS_UNSET ? add->hub_max_per_addr
-                                                             : base->hub_max_per_addr;
+                                                            : base->hub_max_per_addr;
     c->hub_max_per_client = add->hub_max_per_client != RS_UNSET ? add->hub_max_per_client
-                                                                 : base->hub_max_per_client;
+                                                                : base->hub_max_per_client;
     c->hub_sig = add->hub_sig != RS_UNSET ? add->hub_sig : base->hub_sig;
 }
 
@@ -85,8 +83,7 @@ apr_int64_t rs_hubconf_max_subs(const rs_srv_conf *sc)
 
 apr_int64_t rs_hubconf_max_per_addr(const rs_srv_conf *sc)
 {
-    return sc->hub_max_per_addr != RS_UNSET ? sc->hub_max_per_addr
-                                            : RS_DEFAULT_HUB_MAX_PER_ADDR;
+    return sc->hub_max_per_addr != RS_UNSET ? sc->hub_max_per_addr : RS_DEFAULT_HUB_MAX_PER_ADDR;
 }
 
 apr_int64_t rs_hubconf_max_per_client(const rs_srv_conf *sc)
@@ -97,14 +94,14 @@ apr_int64_t rs_hubconf_max_per_client(const rs_srv_conf *sc)
 
 apr_uint32_t rs_hubconf_spool_max(void)
 {
-    return (apr_uint32_t)(rs_global.hub_spool_max ? rs_global.hub_spool_max
-                                                  : RS_DEFAULT_HUB_SPOOL);
+    return (apr_uint32_t)(rs_global.hub_spool_max ? rs_global.hub_spool_max : RS_DEFAULT_HUB_SPOOL);
 }
 
 apr_uint32_t rs_hubconf_spool_bytes(void)
 {
     return (apr_uint32_t)(rs_global.hub_spool_kib ? rs_global.hub_spool_kib
-                                                  : RS_DEFAULT_HUB_SPOOL_KIB) * 1024;
+                                                  : RS_DEFAULT_HUB_SPOOL_KIB)
+           * 1024;
 }
 
 apr_int64_t rs_hubconf_rate(apr_interval_time_t *per)
@@ -153,20 +150,23 @@ const char *rs_hubconf_set_lease(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
     lo = apr_time_sec(lo);
     hi = apr_time_sec(hi);
     if (lo > hi) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubLease: minimum '%s' is longer than "
-                            "maximum '%s'", argv[0], argv[1]);
+        return apr_psprintf(cmd->pool,
+                            "ResourceSyncHubLease: minimum '%s' is longer than "
+                            "maximum '%s'",
+                            argv[0], argv[1]);
     }
     sc->hub_lease_min = lo;
     sc->hub_lease_max = hi;
     return NULL;
 }
 
-const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
-                                   void *elem)
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[], void *elem)
 {
     if (!rs_hubaddr_allow_parse(cmd->pool, argv[0], elem)) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubAllowCallback: '%s' is not a host "
-                            "name, an IP address or a CIDR block (e.g. 10.0.0.0/8)", argv[0]);
+        return apr_psprintf(cmd->pool,
+                            "ResourceSyncHubAllowCallback: '%s' is not a host "
+                            "name, an IP address or a CIDR block (e.g. 10.0.0.0/8)",
+                            argv[0]);
     }
     return NULL;
 }
@@ -190,12 +190,16 @@ const char *rs_hubconf_set_max_subs(cmd_parms *cmd, const rs_cmd_t *d, void *con
         return err;
     }
     if (argc > 1 && a > t) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubMaxSubscriptions: per-address '%s' is "
-                            "larger than total '%s'", argv[1], argv[0]);
+        return apr_psprintf(cmd->pool,
+                            "ResourceSyncHubMaxSubscriptions: per-address '%s' is "
+                            "larger than total '%s'",
+                            argv[1], argv[0]);
     }
     if (argc > 2 && c > t) {
-        return apr_psprintf(cmd->pool, "ResourceSyncHubMaxSubscriptions: per-client '%s' is "
-                            "larger than total '%s'", argv[2], argv[0]);
+        return apr_psprintf(cmd->pool,
+                            "ResourceSyncHubMaxSubscriptions: per-client '%s' is "
+                            "larger than total '%s'",
+                            argv[2], argv[0]);
     }
     sc->hub_max_subs = t;
     sc->hub_max_per_addr = a < t ? a : t;

@@ -47,7 +47,6 @@ const char *rs_hubconf_set_spool(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
                                  const char *const argv[]);
 const char *rs_hubconf_set_rate(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
                                 const char *const argv[]);
-const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[],
-                                   void *elem);
+const char *rs_hubconf_parse_allow(cmd_parms *cmd, int argc, const char *const argv[], void *elem);
 
 #endif

@@ -27,18 +27,19 @@
 
 const char *const rs_notifyconf_sig_names[] = { "sha1", "sha256", "sha384", "sha512", NULL };
 
-const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
-                                    void *elem)
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[], void *elem)
 {
     rs_notify_hub_t *h = elem;
     const char *url = argv[0], *mode = argc > 1 ? argv[1] : NULL;
     apr_uri_t u;
 
-    if (apr_uri_parse(cmd->pool, url, &u) != APR_SUCCESS || !u.scheme || !u.hostname
-        || !*u.hostname || (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https"))
-        || u.fragment || u.user) {
-        return apr_psprintf(cmd->pool, "ResourceSyncNotifyHub: '%s' is not an absolute "
-                            "http or https URL", url);
+    if (apr_uri_parse(cmd->pool, url, &u) != APR_SUCCESS || !u.scheme || !u.hostname || !*u.hostname
+        || (strcasecmp(u.scheme, "http") && strcasecmp(u.scheme, "https")) || u.fragment
+        || u.user) {
+        return apr_psprintf(cmd->pool,
+                            "ResourceSyncNotifyHub: '%s' is not an absolute "
+                            "http or https URL",
+                            url);
     }
     if (mode && strcasecmp(mode, "fat") && strcasecmp(mode, "ping")) {
         return apr_psprintf(cmd->pool, "ResourceSyncNotifyHub: '%s' is not fat or ping", mode);
@@ -97,19 +98,18 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix)
     }
     set->notify_hubs = apr_array_make(pconf, 2, sizeof(const char *));
     for (i = 0; set->notify_pub && i < set->notify_pub->nelts; i++) {
-        APR_ARRAY_PUSH(set->notify_hubs, const char *)
-            = APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t).url;
+        APR_ARRAY_PUSH(set->notify_hubs, const char *) =
+            APR_ARRAY_IDX(set->notify_pub, i, rs_notify_hub_t).url;
     }
     if (rs_hubconf_on(sc)) {
-        APR_ARRAY_PUSH(set->notify_hubs, const char *)
-            = apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
+        APR_ARRAY_PUSH(set->notify_hubs, const char *) =
+            apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
     }
 }
 
 const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
 {
-    const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"",
-                                NULL);
+    const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"", NULL);
     int i;
 
     for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {

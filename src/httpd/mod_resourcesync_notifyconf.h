@@ -11,8 +11,7 @@
 #define RS_DEFAULT_NOTIFY_RETRY apr_time_from_sec(86400)
 /* One ResourceSyncNotifyHub (rs_cmd_elem_fn: URL and optional mode into an
  * rs_notify_hub_t). */
-const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[],
-                                    void *elem);
+const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const argv[], void *elem);
 /* The algorithms of ResourceSyncHubSignature, NULL-terminated: the
  * directive stores the index of the one given. */
 extern const char *const rs_notifyconf_sig_names[];

@@ -47,9 +47,9 @@
 
 /* Parents root creates for the state directory: the operator's, not the
  * run user's (0755 at most, whatever the umask). */
-#define PARENT_PERMS (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE \
-                      | APR_FPROT_GREAD | APR_FPROT_GEXECUTE \
-                      | APR_FPROT_WREAD | APR_FPROT_WEXECUTE)
+#define PARENT_PERMS                                                           \
+    (APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE | APR_FPROT_GREAD \
+     | APR_FPROT_GEXECUTE | APR_FPROT_WREAD | APR_FPROT_WEXECUTE)
 
 /* NULL if path (absolute) is a usable directory or could be created: it
  * exists as a directory (not a symbolic link to one) this process may
@@ -66,13 +66,12 @@ static const char *usable(apr_pool_t *p, const char *path)
     for (;;) {
         if ((self ? lstat(at, &st) : stat(at, &st)) == 0) {
             if (self && S_ISLNK(st.st_mode)) {
-                return apr_psprintf(p, "'%s' is a symbolic link: name the directory itself",
-                                    at);
+                return apr_psprintf(p, "'%s' is a symbolic link: name the directory itself", at);
             }
             if (!S_ISDIR(st.st_mode)) {
                 return self ? apr_psprintf(p, "'%s' exists and is not a directory", at)
-                            : apr_psprintf(p, "cannot create '%s': '%s' is not a directory",
-                                           path, at);
+                            : apr_psprintf(p, "cannot create '%s': '%s' is not a directory", path,
+                                           at);
             }
             if (access(at, W_OK | X_OK) != 0) {
                 return self ? apr_psprintf(p, "'%s' is not writable: %s", at, strerror(errno))
@@ -150,8 +149,7 @@ const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir)
                             apr_strerror(rv, buf, sizeof(buf)));
     }
     if ((pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-        return apr_psprintf(ptemp, "cannot create '%s': '%s': %s", dir, parent,
-                            strerror(errno));
+        return apr_psprintf(ptemp, "cannot create '%s': '%s': %s", dir, parent, strerror(errno));
     }
     fd = open_statedir(ptemp, pfd, dir, name, &why);
     close(pfd);
@@ -174,8 +172,10 @@ const char *rs_os_statedir_make(apr_pool_t *ptemp, const char *dir)
     else if (st.st_uid != geteuid()) {
         /* Started by its run user: the directory must be that user's, or
          * its owner could change what the watcher writes. */
-        why = apr_psprintf(ptemp, "'%s' belongs to uid %ld, not to the user httpd runs as "
-                           "(uid %ld)", dir, (long)st.st_uid, (long)geteuid());
+        why = apr_psprintf(ptemp,
+                           "'%s' belongs to uid %ld, not to the user httpd runs as "
+                           "(uid %ld)",
+                           dir, (long)st.st_uid, (long)geteuid());
     }
     if (!why && fchmod(fd, 0700) != 0) {
         why = apr_psprintf(ptemp, "cannot make '%s' mode 0700: %s", dir, strerror(errno));
@@ -196,20 +196,28 @@ static apr_status_t make_private(apr_pool_t *p, server_rec *s, int depth)
     apr_status_t rv = rs_file_restrict_tree(p, dir, depth, &r);
 
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot make every "
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     RS_TAG
+                     "watcher: cannot make every "
                      "entry of ResourceSyncStateDir '%s' private to the run user (directories "
-                     "0700, files 0600)", dir);
+                     "0700, files 0600)",
+                     dir);
     }
     else if (r.changed) {
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, RS_TAG "watcher: %" APR_INT64_T_FMT
-                     " entries of ResourceSyncStateDir '%s' made private to the run user "
-                     "(directories 0700, files 0600)", r.changed, dir);
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                     RS_TAG "watcher: %" APR_INT64_T_FMT
+                            " entries of ResourceSyncStateDir '%s' made private to the run user "
+                            "(directories 0700, files 0600)",
+                     r.changed, dir);
     }
     if (r.foreign || r.other) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, RS_TAG "watcher: ResourceSyncStateDir "
-                     "'%s' holds %" APR_INT64_T_FMT " entries of other users and %"
-                     APR_INT64_T_FMT " that are neither files nor directories; left as they "
-                     "are", dir, r.foreign, r.other);
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
+                     RS_TAG "watcher: ResourceSyncStateDir "
+                            "'%s' holds %" APR_INT64_T_FMT
+                            " entries of other users and %" APR_INT64_T_FMT
+                            " that are neither files nor directories; left as they "
+                            "are",
+                     dir, r.foreign, r.other);
     }
     return rv;
 }
@@ -223,8 +231,8 @@ void rs_os_statedir_prepare(apr_pool_t *p, server_rec *s)
     make_private(p, s, 1);
     if (mkdir(snap, 0700) != 0 && errno != EEXIST) {
         /* The snapshot job says it again with its own cause if it fails. */
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, APR_FROM_OS_ERROR(errno), s, RS_TAG
-                     "watcher: cannot create '%s'", snap);
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, APR_FROM_OS_ERROR(errno), s,
+                     RS_TAG "watcher: cannot create '%s'", snap);
     }
 }
 

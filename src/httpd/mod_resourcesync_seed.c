@@ -84,8 +84,8 @@ static int seed_snapshot(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         if (*end || gen <= e->gen) {
             continue;
         }
-        if (rs_snapinfo_read(rs_statedir_gen(p, set->snap_dir, gen), p, &info)
-            == APR_SUCCESS && info.gen == gen) {
+        if (rs_snapinfo_read(rs_statedir_gen(p, set->snap_dir, gen), p, &info) == APR_SUCCESS
+            && info.gen == gen) {
             e->gen = gen;
             e->at = info.at;
             e->completed = info.completed;
@@ -115,8 +115,7 @@ static void seed_dump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         const char *dir = APR_ARRAY_IDX(gens, i, const char *);
         char h[RS_HISTORY_LEN + 1];
         if (rs_history_read(p, rs_statedir_dump_history(p, dir), h) == APR_SUCCESS
-            && !strcmp(h, e->history)
-            && rs_file_exists(p, rs_statedir_dump_file(p, dir))) {
+            && !strcmp(h, e->history) && rs_file_exists(p, rs_statedir_dump_file(p, dir))) {
             e->dump_gen = (apr_uint64_t)apr_atoi64(strrchr(dir, '/') + 1);
             return;
         }
@@ -140,8 +139,7 @@ static void seed_cdump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
         || apr_dir_open(&d, set->cdump_dir, p) != APR_SUCCESS) {
         return;
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d)
-           == APR_SUCCESS) {
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
         n = strlen(fi.name);
         if (fi.filetype == APR_REG && n > 4 && !strcmp(fi.name + n - 4, ".zip")) {
             e->cdump_bytes += fi.size;
@@ -168,7 +166,7 @@ static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *
         apr_int64_t id;
         if (fi.filetype == APR_REG && rs_statedir_is_cl_list(fi.name, h, &id)
             && !strcmp(h, e->history) && id + 1 > e->cl_open_id) {
-            e->cl_open_id = id + 1;                  /* closed: the next is open */
+            e->cl_open_id = id + 1; /* closed: the next is open */
         }
     }
     apr_dir_close(d);
@@ -180,8 +178,7 @@ static void seed_sets(apr_pool_t *p, rs_status_set_t *sets)
     char history[RS_HISTORY_LEN + 1];
     int i;
 
-    if (rs_history_read(p, rs_statedir_history(p, rs_global.state_dir), history)
-        != APR_SUCCESS) {
+    if (rs_history_read(p, rs_statedir_history(p, rs_global.state_dir), history) != APR_SUCCESS) {
         return;
     }
     for (i = 0; i < rs_global.sets->nelts; i++) {
@@ -268,9 +265,8 @@ static const char *seed_outcome(apr_pool_t *p, pid_t pid, int rfd)
     if (WIFEXITED(status) && WEXITSTATUS(status) == RS_SEED_NOUSER) {
         return "it could not drop its privileges";
     }
-    return WIFSIGNALED(status)
-           ? apr_psprintf(p, "it ended by signal %d", WTERMSIG(status))
-           : apr_psprintf(p, "it exited with status %d", WEXITSTATUS(status));
+    return WIFSIGNALED(status) ? apr_psprintf(p, "it ended by signal %d", WTERMSIG(status))
+                               : apr_psprintf(p, "it exited with status %d", WEXITSTATUS(status));
 }
 
 void rs_seed_fill(apr_pool_t *pconf, server_rec *s, rs_status_set_t *sets, int nsets)
@@ -288,7 +284,7 @@ void rs_seed_fill(apr_pool_t *pconf, server_rec *s, rs_status_set_t *sets, int n
     }
     else if ((rv = apr_proc_fork(&proc, p)) == APR_INCHILD) {
         close(fds[0]);
-        seed_main(pconf, s, sets);      /* holds fds[1] until it exits */
+        seed_main(pconf, s, sets); /* holds fds[1] until it exits */
     }
     else if (rv != APR_INPARENT) {
         why = apr_psprintf(p, "cannot fork: %s", apr_strerror(rv, buf, sizeof(buf)));
@@ -307,9 +303,10 @@ void rs_seed_fill(apr_pool_t *pconf, server_rec *s, rs_status_set_t *sets, int n
             memset(&sets[i], 0, sizeof(sets[i]));
             memcpy(sets[i].name, name, sizeof(name));
         }
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, RS_TAG "cannot read what "
-                     "ResourceSyncStateDir '%s' holds as the run user (%s): the documents "
-                     "are served again once the watcher has published them",
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     RS_TAG "cannot read what "
+                            "ResourceSyncStateDir '%s' holds as the run user (%s): the documents "
+                            "are served again once the watcher has published them",
                      rs_global.state_dir, why);
     }
     apr_pool_destroy(p);

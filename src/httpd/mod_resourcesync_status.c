@@ -31,7 +31,7 @@
 #include "mod_resourcesync_status.h"
 #include "rs_ring.h"
 
-#define RS_STATUS_MAGIC  0x52535331u   /* "RSS1" */
+#define RS_STATUS_MAGIC  0x52535331u /* "RSS1" */
 #define RS_STATUS_LAYOUT 6
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
@@ -88,13 +88,15 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
     size = sets_size + rs_ring_size(nslots);
     rv = apr_shm_create(&rs_global.shm, size, NULL, pconf);
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, RS_TAG "cannot create the shared "
-                     "status segment (%" APR_SIZE_T_FMT " bytes)", size);
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
+                     RS_TAG "cannot create the shared "
+                            "status segment (%" APR_SIZE_T_FMT " bytes)",
+                     size);
         return !OK;
     }
     rv = ap_global_mutex_create(&rs_global.mutex, NULL, RS_MUTEX_TYPE, NULL, s, pconf, 0);
     if (rv != APR_SUCCESS) {
-        return !OK;   /* ap_global_mutex_create logged why */
+        return !OK; /* ap_global_mutex_create logged why */
     }
     status = apr_shm_baseaddr_get(rs_global.shm);
     memset(status, 0, size);
@@ -124,12 +126,12 @@ int rs_status_create(apr_pool_t *pconf, server_rec *s)
 void rs_status_child_init(apr_pool_t *p, server_rec *s)
 {
     if (rs_global.mutex) {
-        apr_status_t rv = apr_global_mutex_child_init(&rs_global.mutex,
-                                                      apr_global_mutex_lockfile(rs_global.mutex),
-                                                      p);
+        apr_status_t rv = apr_global_mutex_child_init(
+            &rs_global.mutex, apr_global_mutex_lockfile(rs_global.mutex), p);
         if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "cannot attach to the "
-                         "status mutex in this child");
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                         RS_TAG "cannot attach to the "
+                                "status mutex in this child");
         }
     }
 }
@@ -178,7 +180,7 @@ void rs_status_ring_reset(void)
         return;
     }
     locked = segment_lock();
-    ring = rs_ring_init(ring, (apr_uint32_t)rs_global.recent);   /* as created */
+    ring = rs_ring_init(ring, (apr_uint32_t)rs_global.recent); /* as created */
     segment_unlock(locked);
 }
 

@@ -11,10 +11,10 @@
 #include "rs_scanrate.h"
 
 /* mod_resourcesync_status.c: see that file for the segment's layout. */
-#define RS_STATE_STARTING  0
-#define RS_STATE_SCANNING  1
-#define RS_STATE_WATCHING  2
-#define RS_STATE_DEGRADED  3
+#define RS_STATE_STARTING 0
+#define RS_STATE_SCANNING 1
+#define RS_STATE_WATCHING 2
+#define RS_STATE_DEGRADED 3
 
 typedef struct rs_status_set_t {
     char name[RS_SET_NAME_MAX + 1];
@@ -22,31 +22,31 @@ typedef struct rs_status_set_t {
      * list URLs carry it, and a child serves one only when it matches.
      * "" while unknown (no history on disk, the watcher not started). */
     char history[RS_HISTORY_LEN + 1];
-    apr_uint64_t gen;               /* current snapshot, 0: none yet */
+    apr_uint64_t gen; /* current snapshot, 0: none yet */
     apr_time_t at;
     apr_time_t completed;
     apr_int64_t entries;
     apr_int32_t parts;
-    apr_time_t consistent;          /* inventory consistent as of */
-    apr_int64_t cl_open_id;         /* id of the open Change List, 0: none yet */
-    apr_int32_t mode;               /* RS_MODE_* */
+    apr_time_t consistent;  /* inventory consistent as of */
+    apr_int64_t cl_open_id; /* id of the open Change List, 0: none yet */
+    apr_int32_t mode;       /* RS_MODE_* */
     /* The open Change List, set by the watcher (cl_ready) from the store at
      * its start, then after every commit of records and every close. */
     apr_int32_t cl_ready;
     apr_time_t cl_from;
     apr_int64_t cl_first_seq;
-    apr_int64_t cl_last_seq;        /* cl_first_seq - 1: empty */
+    apr_int64_t cl_last_seq; /* cl_first_seq - 1: empty */
     apr_int64_t cl_count;
-    apr_time_t cl_last_dt;          /* datetime of its newest record */
-    apr_int64_t cl_bytes;           /* its entries' rendered bytes, -1: unknown
+    apr_time_t cl_last_dt; /* datetime of its newest record */
+    apr_int64_t cl_bytes;  /* its entries' rendered bytes, -1: unknown
                                      * (HEAD then renders the list to count) */
     /* Set by the watcher (rs_massdel.h): the set cannot be
      * listed (root missing, unmounted, URL-path elsewhere); its documents
      * but the Capability List answer 503 while it is. */
     apr_int32_t unavailable;
-    char why[256];                  /* why, while unavailable */
-    apr_int64_t held;               /* deletions waiting for a confirming scan */
-    apr_uint64_t dump_gen;          /* current Resource Dump, 0: none */
+    char why[256];         /* why, while unavailable */
+    apr_int64_t held;      /* deletions waiting for a confirming scan */
+    apr_uint64_t dump_gen; /* current Resource Dump, 0: none */
     /* Change Dumps (mod_resourcesync_cdumpjob.c): changedump.xml was
      * written by this history; bytes of the listed packages and of the
      * captured versions when it was last written. */
@@ -60,12 +60,12 @@ typedef struct rs_status_set_t {
     apr_int64_t watches;
 } rs_status_set_t;
 
-#define RS_STATUS_PATH_MAX 512     /* rs_status_t.hash_path */
-#define RS_STATUS_ERR_MAX  512     /* rs_status_t.last_err */
+#define RS_STATUS_PATH_MAX 512 /* rs_status_t.hash_path */
+#define RS_STATUS_ERR_MAX  512 /* rs_status_t.last_err */
 
-#define RS_MODE_STARTING  0         /* no full scan yet */
-#define RS_MODE_WATCHING  1         /* inotify follows the whole tree */
-#define RS_MODE_RESCANS   2         /* degraded: periodic full rescans */
+#define RS_MODE_STARTING 0 /* no full scan yet */
+#define RS_MODE_WATCHING 1 /* inotify follows the whole tree */
+#define RS_MODE_RESCANS  2 /* degraded: periodic full rescans */
 
 typedef struct rs_status_t {
     apr_uint32_t magic;
@@ -74,7 +74,7 @@ typedef struct rs_status_t {
     volatile apr_uint32_t state;
     volatile apr_time_t heartbeat;
     volatile apr_int64_t scan_files;
-    volatile apr_int32_t scan_set;  /* slot being scanned, -1 none */
+    volatile apr_int32_t scan_set; /* slot being scanned, -1 none */
     apr_uint32_t nsets;
     /* The hashing lane (mod_resourcesync_hashlane.c), written by its
      * thread: the large file being hashed ("set: relpath", "" none; under
@@ -101,7 +101,7 @@ typedef struct rs_status_t {
      * the watcher, which sets them from a listing at its start), and the
      * request rates per client (under the mutex: rs_status_hub_rate). */
     rs_hubgate_t hub;
-    rs_status_set_t sets[1];        /* nsets entries */
+    rs_status_set_t sets[1]; /* nsets entries */
 } rs_status_t;
 
 int rs_status_pre(apr_pool_t *pconf);

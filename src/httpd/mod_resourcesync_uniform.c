@@ -69,10 +69,10 @@
 #include "mod_resourcesync_uniform.h"
 
 struct rs_uniform_t {
-    apr_array_header_t *files;  /* core_dir_config * of <Files> sections */
-    apr_array_header_t *dirre;  /* core_dir_config * of regex <Directory> */
-    apr_array_header_t *locs;   /* core_dir_config * of <Location> sections */
-    apr_array_header_t *paths;  /* const char *: URL-paths of (e) */
+    apr_array_header_t *files; /* core_dir_config * of <Files> sections */
+    apr_array_header_t *dirre; /* core_dir_config * of regex <Directory> */
+    apr_array_header_t *locs;  /* core_dir_config * of <Location> sections */
+    apr_array_header_t *paths; /* const char *: URL-paths of (e) */
     int nbits;
     /* The <Directory> sections (plain and regex) in the order of the
      * server's list, for rs_uniform_dir_sig; dirwild: one of them has a
@@ -95,34 +95,53 @@ typedef apr_array_header_t *hook_get_fn(void);
 static const struct {
     const char *hook;
     hook_get_fn *get;
-} hooks[] = {
-    { "pre_translate_name", ap_hook_get_pre_translate_name },
-    { "translate_name", ap_hook_get_translate_name },
-    { "map_to_storage", ap_hook_get_map_to_storage },
-    { "post_perdir_config", ap_hook_get_post_perdir_config },
-    { "dirwalk_stat", ap_hook_get_dirwalk_stat },
-    { "header_parser", ap_hook_get_header_parser },
-    { "check_user_id", ap_hook_get_check_user_id },
-    { "access_checker", ap_hook_get_access_checker },
-    { "access_checker_ex", ap_hook_get_access_checker_ex },
-    { "force_authn", ap_hook_get_force_authn },
-    { "auth_checker", ap_hook_get_auth_checker },
-    { "type_checker", ap_hook_get_type_checker },
-    { "fixups", ap_hook_get_fixups },
-    { NULL, NULL }
-};
+} hooks[] = { { "pre_translate_name", ap_hook_get_pre_translate_name },
+              { "translate_name", ap_hook_get_translate_name },
+              { "map_to_storage", ap_hook_get_map_to_storage },
+              { "post_perdir_config", ap_hook_get_post_perdir_config },
+              { "dirwalk_stat", ap_hook_get_dirwalk_stat },
+              { "header_parser", ap_hook_get_header_parser },
+              { "check_user_id", ap_hook_get_check_user_id },
+              { "access_checker", ap_hook_get_access_checker },
+              { "access_checker_ex", ap_hook_get_access_checker_ex },
+              { "force_authn", ap_hook_get_force_authn },
+              { "auth_checker", ap_hook_get_auth_checker },
+              { "type_checker", ap_hook_get_type_checker },
+              { "fixups", ap_hook_get_fixups },
+              { NULL, NULL } };
 
 /* Modules whose request hooks decide by directory, section, extension or
  * the (fixed) client only.  mod_alias and mod_proxy are here because
  * their rules are looked at below (conf_why). */
-static const char *const known_modules[] = {
-    "core.c", "http_core.c", "mod_so.c", "mod_watchdog.c", "mod_unixd.c", "mod_version.c",
-    "mod_access_compat.c", "mod_auth_basic.c", "mod_auth_digest.c", "mod_alias.c",
-    "mod_dir.c", "mod_mime.c", "mod_negotiation.c", "mod_setenvif.c", "mod_env.c",
-    "mod_headers.c", "mod_expires.c", "mod_status.c", "mod_info.c", "mod_autoindex.c",
-    "mod_log_config.c", "mod_logio.c", "mod_reqtimeout.c", "mod_filter.c", "mod_deflate.c",
-    "mod_ssl.c", "mod_proxy.c", "mod_resourcesync.c", NULL
-};
+static const char *const known_modules[] = { "core.c",
+                                             "http_core.c",
+                                             "mod_so.c",
+                                             "mod_watchdog.c",
+                                             "mod_unixd.c",
+                                             "mod_version.c",
+                                             "mod_access_compat.c",
+                                             "mod_auth_basic.c",
+                                             "mod_auth_digest.c",
+                                             "mod_alias.c",
+                                             "mod_dir.c",
+                                             "mod_mime.c",
+                                             "mod_negotiation.c",
+                                             "mod_setenvif.c",
+                                             "mod_env.c",
+                                             "mod_headers.c",
+                                             "mod_expires.c",
+                                             "mod_status.c",
+                                             "mod_info.c",
+                                             "mod_autoindex.c",
+                                             "mod_log_config.c",
+                                             "mod_logio.c",
+                                             "mod_reqtimeout.c",
+                                             "mod_filter.c",
+                                             "mod_deflate.c",
+                                             "mod_ssl.c",
+                                             "mod_proxy.c",
+                                             "mod_resourcesync.c",
+                                             NULL };
 static const char *const known_prefixes[] = { "mod_authz_", "mod_authn_", NULL };
 
 static int module_known(const char *name)
@@ -155,8 +174,8 @@ static const char *hooks_why(apr_pool_t *p)
     for (h = 0; hooks[h].hook; h++) {
         apr_array_header_t *links = hooks[h].get();
         for (i = 0; links && i < links->nelts; i++) {
-            const hook_link_t *l = (const hook_link_t *)(links->elts
-                                                         + (apr_size_t)i * links->elt_size);
+            const hook_link_t *l =
+                (const hook_link_t *)(links->elts + (apr_size_t)i * links->elt_size);
             if (!module_known(l->name)) {
                 return apr_psprintf(p, "%s has a %s hook", l->name ? l->name : "a module",
                                     hooks[h].hook);
@@ -169,41 +188,51 @@ static const char *hooks_why(apr_pool_t *p)
 /* ------------------------------------------------------ the directives */
 
 /* Directives that make the answer depend on more than the key, anywhere. */
-static const char *const never[] = {
-    "AliasMatch", "ScriptAliasMatch", "RedirectMatch", "ProxyPassMatch", "SetEnvIfExpr",
-    "XBitHack", "MimeMagicFile", "SSLRequire", NULL
-};
+static const char *const never[] = { "AliasMatch",     "ScriptAliasMatch", "RedirectMatch",
+                                     "ProxyPassMatch", "SetEnvIfExpr",     "XBitHack",
+                                     "MimeMagicFile",  "SSLRequire",       NULL };
 
 /* Variables of ap_expr that are the same for every internal request of
  * the access check (one method, no query string, one client, one
  * server, no user): an <If> or <ElseIf> that reads only these, constants
  * and the operators below decides alike for every file. */
-static const char *const constant_vars[] = {
-    "QUERY_STRING", "REQUEST_METHOD", "REQUEST_SCHEME", "HTTPS", "IPV6", "REMOTE_ADDR",
-    "REMOTE_HOST", "REMOTE_USER", "AUTH_TYPE", "SERVER_NAME", "SERVER_PORT", "SERVER_ADDR",
-    "SERVER_PROTOCOL", "SERVER_SOFTWARE", "SERVER_ADMIN", "HTTP_HOST", "HTTP_USER_AGENT",
-    "API_VERSION", NULL
-};
+static const char *const constant_vars[] = { "QUERY_STRING",
+                                             "REQUEST_METHOD",
+                                             "REQUEST_SCHEME",
+                                             "HTTPS",
+                                             "IPV6",
+                                             "REMOTE_ADDR",
+                                             "REMOTE_HOST",
+                                             "REMOTE_USER",
+                                             "AUTH_TYPE",
+                                             "SERVER_NAME",
+                                             "SERVER_PORT",
+                                             "SERVER_ADDR",
+                                             "SERVER_PROTOCOL",
+                                             "SERVER_SOFTWARE",
+                                             "SERVER_ADMIN",
+                                             "HTTP_HOST",
+                                             "HTTP_USER_AGENT",
+                                             "API_VERSION",
+                                             NULL };
 
 /* Operators (after '-') that compare strings or test the client; the
  * file tests (-d, -e, -f, -s, -L, -h, -F, -U, -A) and any other are not
  * allowed. */
-static const char *const constant_ops[] = {
-    "eq", "ne", "lt", "le", "gt", "ge", "ipmatch", "strmatch", "strcmatch", "fnmatch", "in",
-    "n", "z", "T", "R", NULL
-};
+static const char *const constant_ops[] = { "eq",        "ne",      "lt",      "le",
+                                            "gt",        "ge",      "ipmatch", "strmatch",
+                                            "strcmatch", "fnmatch", "in",      "n",
+                                            "z",         "T",       "R",       NULL };
 
 /* Require providers that decide from the (fixed) client, the method or
  * the (absent) user: the same for every file. */
-static const char *const plain_providers[] = {
-    "all", "env", "ip", "host", "forward-dns", "local", "method", "user", "valid-user",
-    "group", NULL
-};
+static const char *const plain_providers[] = { "all",         "env",   "ip",     "host",
+                                               "forward-dns", "local", "method", "user",
+                                               "valid-user",  "group", NULL };
 
 /* Directives whose URL-path arguments join the key (e). */
 static const char *const path_directives[] = {
-    "Alias", "ScriptAlias", "Redirect", "RedirectPermanent", "RedirectTemp", "ProxyPass",
-    NULL
+    "Alias", "ScriptAlias", "Redirect", "RedirectPermanent", "RedirectTemp", "ProxyPass", NULL
 };
 
 static int in_list(const char *const *list, const char *name)
@@ -356,22 +385,20 @@ static const char *section_why(apr_pool_t *p, const core_dir_config *c)
 /* The <Files> sections inside section c and inside its <If> sections
  * (whose conditions conf_why found constant), pushed on files; NULL or
  * why not. */
-static const char *add_files(apr_pool_t *p, const core_dir_config *c,
-                             apr_array_header_t *files)
+static const char *add_files(apr_pool_t *p, const core_dir_config *c, apr_array_header_t *files)
 {
     const char *why = section_why(p, c);
     int i;
 
     for (i = 0; !why && c->sec_file && i < c->sec_file->nelts; i++) {
-        core_dir_config *f = ap_get_core_module_config(APR_ARRAY_IDX(c->sec_file, i,
-                                                                     ap_conf_vector_t *));
+        core_dir_config *f =
+            ap_get_core_module_config(APR_ARRAY_IDX(c->sec_file, i, ap_conf_vector_t *));
         why = section_why(p, f);
         APR_ARRAY_PUSH(files, core_dir_config *) = f;
     }
     for (i = 0; !why && c->sec_if && i < c->sec_if->nelts; i++) {
-        why = add_files(p, ap_get_core_module_config(APR_ARRAY_IDX(c->sec_if, i,
-                                                                  ap_conf_vector_t *)),
-                        files);
+        why = add_files(
+            p, ap_get_core_module_config(APR_ARRAY_IDX(c->sec_if, i, ap_conf_vector_t *)), files);
     }
     return why;
 }
@@ -385,8 +412,8 @@ static const char *sections_why(apr_pool_t *p, server_rec *s, rs_uniform_t *u)
     int i;
 
     for (i = 0; !why && sc->sec_dir && i < sc->sec_dir->nelts; i++) {
-        core_dir_config *c = ap_get_core_module_config(APR_ARRAY_IDX(sc->sec_dir, i,
-                                                                     ap_conf_vector_t *));
+        core_dir_config *c =
+            ap_get_core_module_config(APR_ARRAY_IDX(sc->sec_dir, i, ap_conf_vector_t *));
         why = add_files(p, c, u->files);
         if (c->r) {
             APR_ARRAY_PUSH(u->dirre, core_dir_config *) = c;
@@ -397,8 +424,8 @@ static const char *sections_why(apr_pool_t *p, server_rec *s, rs_uniform_t *u)
         APR_ARRAY_PUSH(u->dirs, core_dir_config *) = c;
     }
     for (i = 0; !why && sc->sec_url && i < sc->sec_url->nelts; i++) {
-        core_dir_config *c = ap_get_core_module_config(APR_ARRAY_IDX(sc->sec_url, i,
-                                                                     ap_conf_vector_t *));
+        core_dir_config *c =
+            ap_get_core_module_config(APR_ARRAY_IDX(sc->sec_url, i, ap_conf_vector_t *));
         why = add_files(p, c, u->files);
         APR_ARRAY_PUSH(u->locs, core_dir_config *) = c;
     }
@@ -435,9 +462,9 @@ void rs_uniform_resolve(apr_pool_t *pconf, server_rec *s, rs_set_t *set, int per
 /* ap_file_walk's test of a <Files> section against the basename. */
 static int files_match(const core_dir_config *c, const char *base)
 {
-    return c->r ? !ap_regexec(c->r, base, 0, NULL, 0)
-         : c->d_is_fnmatch ? apr_fnmatch(c->d, base, APR_FNM_PATHNAME) == APR_SUCCESS
-         : !strcmp(c->d, base);
+    return c->r              ? !ap_regexec(c->r, base, 0, NULL, 0)
+           : c->d_is_fnmatch ? apr_fnmatch(c->d, base, APR_FNM_PATHNAME) == APR_SUCCESS
+                             : !strcmp(c->d, base);
 }
 
 /* A prefix test that ends at a '/' (ap_location_walk's string case). */
@@ -452,9 +479,9 @@ static int prefix_match(const char *d, const char *uri)
 /* ap_location_walk's test of a <Location> section (uri has no "//"). */
 static int location_match(const core_dir_config *c, const char *uri)
 {
-    return c->r ? !ap_regexec(c->r, uri, 0, NULL, 0)
-         : c->d_is_fnmatch ? apr_fnmatch(c->d, uri, APR_FNM_PATHNAME) == APR_SUCCESS
-         : prefix_match(c->d, uri);
+    return c->r              ? !ap_regexec(c->r, uri, 0, NULL, 0)
+           : c->d_is_fnmatch ? apr_fnmatch(c->d, uri, APR_FNM_PATHNAME) == APR_SUCCESS
+                             : prefix_match(c->d, uri);
 }
 
 /* The extensions of base (everything after its first dot), lowercased,
@@ -497,7 +524,7 @@ const char *rs_uniform_key(const rs_uniform_t *u, apr_pool_t *p, const char *fil
     extlen = dot ? strlen(dot + 1) : 0;
     key = apr_palloc(p, extlen + 2 + (apr_size_t)u->nbits);
     k = put_extensions(key, dot);
-    *k++ = '/';     /* never in a name: ends the extensions */
+    *k++ = '/'; /* never in a name: ends the extensions */
     for (i = 0; i < u->files->nelts; i++) {
         *k++ = files_match(APR_ARRAY_IDX(u->files, i, core_dir_config *), base) ? '1' : '0';
     }

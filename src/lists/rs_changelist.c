@@ -13,9 +13,12 @@ static int head(rs_xml_t *w, const rs_changelist_opts_t *o, const char *root,
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
 
-    md[0].name = "capability"; md[0].value = "changelist";
-    md[1].name = "from"; md[1].value = rs_time_format(from, cl->from);
-    md[2].name = "until"; md[2].value = cl->until ? rs_time_format(until, cl->until) : NULL;
+    md[0].name = "capability";
+    md[0].value = "changelist";
+    md[1].name = "from";
+    md[1].value = rs_time_format(from, cl->from);
+    md[2].name = "until";
+    md[2].value = cl->until ? rs_time_format(until, cl->until) : NULL;
     if (rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || (with_index && rs_xml_ln(w, "index", o->index_url, NULL, 0) < 0)
         || rs_xml_md(w, md, 3) < 0) {
@@ -31,8 +34,8 @@ typedef struct {
     const char *set;
 } jsource_t;
 
-static apr_status_t from_journal(void *baton, apr_pool_t *p, apr_int64_t next,
-                                 apr_int64_t last, int limit, apr_array_header_t **out)
+static apr_status_t from_journal(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                 int limit, apr_array_header_t **out)
 {
     jsource_t *js = baton;
     return rs_journal_records(js->j, p, js->set, next, last, limit, out);
@@ -118,8 +121,8 @@ static int to_writer(void *baton, const char *buf, apr_size_t len)
 }
 
 apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
-                                      const rs_changelist_opts_t *o,
-                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p)
+                                      const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                                      rs_xml_t *w, apr_pool_t *p)
 {
     raw_t x;
     apr_status_t rv;
@@ -129,8 +132,7 @@ apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
     }
     x.w = w;
     x.failed = 0;
-    rv = rs_changelist_write_entries(src, baton, o, cl->first_seq, cl->last_seq, to_writer,
-                                     &x, p);
+    rv = rs_changelist_write_entries(src, baton, o, cl->first_seq, cl->last_seq, to_writer, &x, p);
     if (x.failed) {
         return rs_xml_error(w);
     }
@@ -165,8 +167,7 @@ apr_status_t rs_changelist_frame(const rs_changelist_opts_t *o, const rs_changel
 
 apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
                                        const apr_array_header_t *closed,
-                                       const rs_changelist_t *open, rs_xml_t *w,
-                                       apr_pool_t *p)
+                                       const rs_changelist_t *open, rs_xml_t *w, apr_pool_t *p)
 {
     rs_changelist_t whole;
     int i;
@@ -178,14 +179,17 @@ apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
         return rs_xml_error(w);
     }
     for (i = 0; i <= closed->nelts; i++) {
-        const rs_changelist_t *cl = i < closed->nelts
-                                    ? &APR_ARRAY_IDX(closed, i, rs_changelist_t) : open;
+        const rs_changelist_t *cl = i < closed->nelts ? &APR_ARRAY_IDX(closed, i, rs_changelist_t)
+                                                      : open;
         char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
         rs_xml_attr_t md[2];
-        md[0].name = "from"; md[0].value = rs_time_format(from, cl->from);
-        md[1].name = "until"; md[1].value = cl->until ? rs_time_format(until, cl->until) : NULL;
-        if (rs_xml_entry_begin(w, apr_psprintf(p, "%s%" APR_INT64_T_FMT ".xml",
-                                               o->list_url_prefix, cl->id), NULL) < 0
+        md[0].name = "from";
+        md[0].value = rs_time_format(from, cl->from);
+        md[1].name = "until";
+        md[1].value = cl->until ? rs_time_format(until, cl->until) : NULL;
+        if (rs_xml_entry_begin(
+                w, apr_psprintf(p, "%s%" APR_INT64_T_FMT ".xml", o->list_url_prefix, cl->id), NULL)
+                < 0
             || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0) {
             return rs_xml_error(w);
         }

@@ -19,18 +19,17 @@
 
 typedef struct rs_changelist_opts_t {
     const char *set;
-    rs_entry_opts_t entry;        /* URL base, hashes, 1.0 mode (spec10) */
-    const char *capability_url;   /* rel="up" */
-    const char *index_url;        /* changelist.xml (rel="index") */
-    const char *list_url_prefix;  /* lists are <prefix><id>.xml */
+    rs_entry_opts_t entry;       /* URL base, hashes, 1.0 mode (spec10) */
+    const char *capability_url;  /* rel="up" */
+    const char *index_url;       /* changelist.xml (rel="index") */
+    const char *list_url_prefix; /* lists are <prefix><id>.xml */
 } rs_changelist_opts_t;
 
 /* Where a list's records come from: records of o->set with
  * next <= seq <= last, at most limit, in sequence order, into *out (an
  * array of rs_record_t allocated from p).  Fewer than limit: no more. */
 typedef apr_status_t rs_changelist_source_fn(void *baton, apr_pool_t *p, apr_int64_t next,
-                                             apr_int64_t last, int limit,
-                                             apr_array_header_t **out);
+                                             apr_int64_t last, int limit, apr_array_header_t **out);
 
 /* Write the Change List cl: records cl->first_seq .. cl->last_seq, read
  * from the journal.  The open list (cl->until == 0) has no `until`. */
@@ -42,8 +41,8 @@ apr_status_t rs_changelist_write(rs_journal_t *j, const rs_changelist_opts_t *o,
  * in the ring), and is rendered otherwise, so a list is the same bytes
  * whichever source its records came from. */
 apr_status_t rs_changelist_write_from(rs_changelist_source_fn *src, void *baton,
-                                      const rs_changelist_opts_t *o,
-                                      const rs_changelist_t *cl, rs_xml_t *w, apr_pool_t *p);
+                                      const rs_changelist_opts_t *o, const rs_changelist_t *cl,
+                                      rs_xml_t *w, apr_pool_t *p);
 
 /* Receives an entry's bytes; returns 0 to go on, 1 when it needs no more
  * entries, -1 on error. */
@@ -81,7 +80,6 @@ apr_status_t rs_changelist_frame(const rs_changelist_opts_t *o, const rs_changel
  * then the open one. */
 apr_status_t rs_changelist_write_index(const rs_changelist_opts_t *o,
                                        const apr_array_header_t *closed,
-                                       const rs_changelist_t *open, rs_xml_t *w,
-                                       apr_pool_t *p);
+                                       const rs_changelist_t *open, rs_xml_t *w, apr_pool_t *p);
 
 #endif

@@ -42,21 +42,26 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
     const char *lm;
 
     if (change) {
-        md[n].name = "change"; md[n++].value = rs_journal_change_name(r->change);
+        md[n].name = "change";
+        md[n++].value = rs_journal_change_name(r->change);
         if (!o->spec10) {
-            md[n].name = "datetime"; md[n++].value = rs_time_format(dt, r->datetime);
+            md[n].name = "datetime";
+            md[n++].value = rs_time_format(dt, r->datetime);
         }
     }
     if (r->change != RS_CHANGE_DELETED) {
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, r->size);
-        md[n].name = "hash"; md[n++].value = rs_hash_attr(p, o->hashes, r->hash);
-        md[n].name = "length"; md[n++].value = len;
-        md[n].name = "type"; md[n++].value = r->type;
+        md[n].name = "hash";
+        md[n++].value = rs_hash_attr(p, o->hashes, r->hash);
+        md[n].name = "length";
+        md[n++].value = len;
+        md[n].name = "type";
+        md[n++].value = r->type;
     }
     lm = change && o->spec10 ? rs_time_format(lastmod, r->datetime)
                              : rs_time_format_ns(lastmod, r->lastmod_ns);
-    if (rs_xml_entry_begin(w, location(p, o, r), lm) < 0
-        || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0) {
+    if (rs_xml_entry_begin(w, location(p, o, r), lm) < 0 || rs_xml_md(w, md, n) < 0
+        || rs_xml_entry_end(w) < 0) {
         return -1;
     }
     return 0;
@@ -72,11 +77,11 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
 struct rs_entry_renderer_t {
     const rs_entry_opts_t *o;
     rs_xml_t *w;
-    apr_pool_t *pool;       /* of buf */
-    apr_pool_t *ep;         /* per entry */
+    apr_pool_t *pool; /* of buf */
+    apr_pool_t *ep;   /* per entry */
     char *buf;
     apr_size_t len, cap;
-    int plain_base;         /* o->url_base needs no escaping (plain()) */
+    int plain_base; /* o->url_base needs no escaping (plain()) */
 };
 
 /* Room for len more bytes in buf. */
@@ -228,7 +233,7 @@ rs_entry_renderer_t *rs_entry_renderer_create(apr_pool_t *p, const rs_entry_opts
     if (!rr->w || rs_xml_fragment_begin(rr->w, "urlset") < 0) {
         return NULL;
     }
-    rr->len = 0;            /* the priming output */
+    rr->len = 0; /* the priming output */
     return rr;
 }
 

@@ -29,9 +29,9 @@
 /* How the entries of one resource set are written; document-level
  * options (rs_snapshot_opts_t, rs_changelist_opts_t) embed it. */
 typedef struct rs_entry_opts_t {
-    const char *url_base;         /* absolute URL of the set's root, ends with "/" */
-    unsigned hashes;              /* RS_HASH_* mask: which hashes to list */
-    int spec10;                   /* 1: ResourceSync 1.0 change entries */
+    const char *url_base; /* absolute URL of the set's root, ends with "/" */
+    unsigned hashes;      /* RS_HASH_* mask: which hashes to list */
+    int spec10;           /* 1: ResourceSync 1.0 change entries */
 } rs_entry_opts_t;
 
 /* The resource entry of an inventory row: fills *r (change 0) with

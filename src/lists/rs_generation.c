@@ -27,8 +27,7 @@ apr_status_t rs_generation_begin(apr_pool_t *p, const char *snapset, apr_uint64_
     return apr_dir_make(g->tmp, APR_FPROT_OS_DEFAULT, p);
 }
 
-apr_status_t rs_generation_publish(apr_pool_t *p, const char *snapset,
-                                   const rs_generation_t *g)
+apr_status_t rs_generation_publish(apr_pool_t *p, const char *snapset, const rs_generation_t *g)
 {
     apr_status_t rv = apr_file_rename(g->tmp, g->final, p);
 
@@ -44,8 +43,7 @@ void rs_generation_abandon(apr_pool_t *p, const rs_generation_t *g)
 }
 
 /* One entry of snapset that is not the current generation. */
-static void prune_one(apr_pool_t *p, const char *path, apr_interval_time_t keep,
-                      apr_time_t now)
+static void prune_one(apr_pool_t *p, const char *path, apr_interval_time_t keep, apr_time_t now)
 {
     const char *marker = rs_statedir_gen_superseded(p, path);
     apr_finfo_t sf;

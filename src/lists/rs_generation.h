@@ -28,9 +28,9 @@
 #include <apr_time.h>
 
 typedef struct rs_generation_t {
-    apr_uint64_t gen;           /* the chosen number */
-    const char *tmp;            /* <snapset>/tmp-<gen>: written into */
-    const char *final;          /* <snapset>/<gen>: its published name */
+    apr_uint64_t gen;  /* the chosen number */
+    const char *tmp;   /* <snapset>/tmp-<gen>: written into */
+    const char *final; /* <snapset>/<gen>: its published name */
 } rs_generation_t;
 
 /* Choose the next generation of the set whose generations live in
@@ -47,8 +47,7 @@ apr_status_t rs_generation_begin(apr_pool_t *p, const char *snapset, apr_uint64_
  * left for rs_generation_abandon).  A failed fsync of snapset is not an
  * error: the generation is in place and will be durable with the next
  * sync of the file system. */
-apr_status_t rs_generation_publish(apr_pool_t *p, const char *snapset,
-                                   const rs_generation_t *g);
+apr_status_t rs_generation_publish(apr_pool_t *p, const char *snapset, const rs_generation_t *g);
 
 /* Remove g's temporary directory (a failed or interrupted write). */
 void rs_generation_abandon(apr_pool_t *p, const rs_generation_t *g);

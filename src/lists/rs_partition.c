@@ -31,13 +31,13 @@ void rs_partition_init(rs_partition_t *pt, apr_int64_t max_entries, apr_int64_t 
     pt->entries = pt->bytes = 0;
 }
 
-unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len,
-                          apr_int64_t size)
+unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len, apr_int64_t size)
 {
     unsigned cut = 0;
 
-    if (pt->entries > 0 && (size > pt->max_bytes || pt->entries + 1 > pt->max_entries
-                            || size > pt->max_bytes - pt->bytes)) {
+    if (pt->entries > 0
+        && (size > pt->max_bytes || pt->entries + 1 > pt->max_entries
+            || size > pt->max_bytes - pt->bytes)) {
         cut |= RS_PARTITION_CUT_BEFORE;
         pt->entries = pt->bytes = 0;
     }

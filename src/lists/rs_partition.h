@@ -22,13 +22,13 @@
 
 #include <apr.h>
 
-#define RS_PARTITION_CUT_BEFORE 0x1   /* the entry starts a new package */
-#define RS_PARTITION_CUT_AFTER  0x2   /* the package ends with the entry */
+#define RS_PARTITION_CUT_BEFORE 0x1 /* the entry starts a new package */
+#define RS_PARTITION_CUT_AFTER  0x2 /* the package ends with the entry */
 
 typedef struct rs_partition_t {
     apr_int64_t max_entries, max_bytes;
-    apr_uint64_t interval;            /* K, a power of two */
-    apr_int64_t entries, bytes;       /* of the package being filled */
+    apr_uint64_t interval;      /* K, a power of two */
+    apr_int64_t entries, bytes; /* of the package being filled */
 } rs_partition_t;
 
 /* The cut interval for a limit of max_entries: the largest power of two
@@ -43,8 +43,7 @@ void rs_partition_init(rs_partition_t *pt, apr_int64_t max_entries, apr_int64_t 
 
 /* The next entry of the listing (path bytes of len, its size): returns a
  * mask of RS_PARTITION_CUT_*.  CUT_BEFORE is never set on the first entry. */
-unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len,
-                          apr_int64_t size);
+unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len, apr_int64_t size);
 
 /* FNV-1a 64 of len bytes (the boundary hash). */
 apr_uint64_t rs_partition_hash(const char *path, apr_size_t len);

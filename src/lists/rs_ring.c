@@ -4,24 +4,24 @@
 #include <apr_strings.h>
 #include "rs_ring.h"
 
-#define RING_MAGIC 0x52535247u   /* "RSRG" */
+#define RING_MAGIC 0x52535247u /* "RSRG" */
 
 typedef struct {
-    apr_int64_t seq;             /* 0: empty */
+    apr_int64_t seq; /* 0: empty */
     apr_int64_t datetime;
     apr_int64_t lastmod_ns;
     apr_int64_t size;
     apr_int32_t set;
     apr_int16_t change;
-    apr_int16_t overlong;        /* no entry kept: readers use the store */
-    apr_uint32_t len;            /* bytes of the rendered entry */
+    apr_int16_t overlong; /* no entry kept: readers use the store */
+    apr_uint32_t len;     /* bytes of the rendered entry */
     char data[RS_RING_SLOT_DATA];
 } slot_t;
 
 struct rs_ring_t {
     apr_uint32_t magic;
     apr_uint32_t nslots;
-    apr_int64_t base;            /* the first sequence put (0: none) */
+    apr_int64_t base; /* the first sequence put (0: none) */
     apr_int64_t head;
     slot_t slots[1];
 };
@@ -83,13 +83,12 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
         rs_record_t *rec;
 
         *next = seq;
-        if (seq <= r->head - (apr_int64_t)r->nslots || seq > r->head || seq < r->base
-            || !r->base) {
-            return -1;              /* overwritten by now, or never put here
+        if (seq <= r->head - (apr_int64_t)r->nslots || seq > r->head || seq < r->base || !r->base) {
+            return -1; /* overwritten by now, or never put here
                                      * (published before a restart) */
         }
         if (s->seq != seq) {
-            continue;               /* a sequence never put */
+            continue; /* a sequence never put */
         }
         if (s->set != set) {
             continue;
@@ -112,8 +111,8 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
     return n;
 }
 
-int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last,
-                 apr_int64_t need, apr_int64_t *seq, apr_int64_t *bytes)
+int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last, apr_int64_t need,
+                 apr_int64_t *seq, apr_int64_t *bytes)
 {
     apr_int64_t s, sum = 0;
 

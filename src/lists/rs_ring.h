@@ -27,7 +27,7 @@
 #include <apr_tables.h>
 #include "rs_journal.h"
 
-#define RS_RING_SLOT_DATA 980     /* bytes of a rendered entry (a slot: 1 KiB) */
+#define RS_RING_SLOT_DATA 980 /* bytes of a rendered entry (a slot: 1 KiB) */
 
 typedef struct rs_ring_t rs_ring_t;
 
@@ -62,7 +62,7 @@ int rs_ring_get(const rs_ring_t *r, int set, apr_int64_t from, apr_int64_t last,
  * The cost is the number of sequences walked, not the list's length.
  * Returns 0, or -1 when a record needed has left the ring or is overlong
  * (the caller starts from `first` then). */
-int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last,
-                 apr_int64_t need, apr_int64_t *seq, apr_int64_t *bytes);
+int rs_ring_seek(const rs_ring_t *r, int set, apr_int64_t first, apr_int64_t last, apr_int64_t need,
+                 apr_int64_t *seq, apr_int64_t *bytes);
 
 #endif

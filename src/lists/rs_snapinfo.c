@@ -17,7 +17,7 @@ static const char *info_field(const char *s, apr_uint64_t max, char sep, apr_uin
     while (*s >= '0' && *s <= '9') {
         apr_uint64_t d = (apr_uint64_t)(*s++ - '0');
         if (v > (max - d) / 10) {
-            return NULL;                /* out of range: never wrapped */
+            return NULL; /* out of range: never wrapped */
         }
         v = v * 10 + d;
     }
@@ -39,7 +39,7 @@ apr_status_t rs_snapinfo_read(const char *dir, apr_pool_t *p, rs_snapshot_info_t
     /* Six numbers of at most 20 digits: far below 256 bytes. */
     rv = rs_file_read_small(p, rs_statedir_gen_info(p, dir), 255, &buf, &n);
     if (APR_TO_OS_ERROR(rv) == EFBIG) {
-        return APR_EINVAL;              /* malformed: longer than any */
+        return APR_EINVAL; /* malformed: longer than any */
     }
     if (rv != APR_SUCCESS) {
         return rv;
@@ -56,7 +56,7 @@ apr_status_t rs_snapinfo_read(const char *dir, apr_pool_t *p, rs_snapshot_info_t
     }
     if ((rest = info_field(s, APR_INT32_MAX, '\n', &parts))) {
         s = rest;
-        info->bytes = -1;                         /* five fields: unknown */
+        info->bytes = -1; /* five fields: unknown */
     }
     else if (!(s = info_field(s, APR_INT32_MAX, ' ', &parts))
              || !(s = info_field(s, APR_INT64_MAX, '\n', &bytes))) {

@@ -69,14 +69,19 @@ static apr_status_t parts_fill(const rs_snapparts_t *t, apr_file_t *f, apr_pool_
     apr_status_t rv;
     int i;
 
-    rv = apr_file_printf(f, PARTS_MAGIC " %" APR_INT64_T_FMT " %" APR_TIME_T_FMT " %s\n",
-                         t->seq, t->at, hex(p, t->ident)) < 0 ? APR_EGENERAL : APR_SUCCESS;
+    rv = apr_file_printf(f, PARTS_MAGIC " %" APR_INT64_T_FMT " %" APR_TIME_T_FMT " %s\n", t->seq,
+                         t->at, hex(p, t->ident))
+                 < 0
+             ? APR_EGENERAL
+             : APR_SUCCESS;
     for (i = 0; rv == APR_SUCCESS && i < t->parts->nelts; i++) {
         const rs_snappart_t *s = &APR_ARRAY_IDX(t->parts, i, rs_snappart_t);
-        if (apr_file_printf(f, "%" APR_UINT64_T_FMT " %d %" APR_TIME_T_FMT " %" APR_TIME_T_FMT
-                            " %" APR_INT64_T_FMT " %" APR_INT64_T_FMT " %s %s\n", s->gen, s->n,
-                            s->at, s->completed, s->entries, s->bytes, hex(p, s->last_dir),
-                            hex(p, s->last_name)) < 0) {
+        if (apr_file_printf(f,
+                            "%" APR_UINT64_T_FMT " %d %" APR_TIME_T_FMT " %" APR_TIME_T_FMT
+                            " %" APR_INT64_T_FMT " %" APR_INT64_T_FMT " %s %s\n",
+                            s->gen, s->n, s->at, s->completed, s->entries, s->bytes,
+                            hex(p, s->last_dir), hex(p, s->last_name))
+            < 0) {
             rv = APR_EGENERAL;
         }
     }
@@ -88,8 +93,7 @@ apr_status_t rs_snapparts_write(apr_pool_t *p, const char *gendir, const rs_snap
     apr_file_t *f;
     apr_status_t rv, frv;
 
-    if ((rv = rs_file_create(&f, rs_statedir_gen_parts(p, gendir), 64 * 1024, p))
-        != APR_SUCCESS) {
+    if ((rv = rs_file_create(&f, rs_statedir_gen_parts(p, gendir), 64 * 1024, p)) != APR_SUCCESS) {
         return rv;
     }
     rv = parts_fill(t, f, p);
@@ -150,8 +154,8 @@ apr_status_t rs_snapparts_read(apr_pool_t *p, const char *gendir, rs_snapparts_t
     apr_status_t rv;
     int i;
 
-    rv = apr_file_open(&f, rs_statedir_gen_parts(p, gendir), APR_FOPEN_READ,
-                       APR_FPROT_OS_DEFAULT, p);
+    rv = apr_file_open(&f, rs_statedir_gen_parts(p, gendir), APR_FOPEN_READ, APR_FPROT_OS_DEFAULT,
+                       p);
     if (rv != APR_SUCCESS) {
         return APR_STATUS_IS_ENOENT(rv) ? APR_ENOENT : rv;
     }
@@ -171,8 +175,8 @@ apr_status_t rs_snapparts_read(apr_pool_t *p, const char *gendir, rs_snapparts_t
     for (i = 0; i < 5; i++) {
         hdr[i] = apr_strtok(i ? NULL : line, " ", &hl);
     }
-    if (!hdr[4] || strcmp(hdr[0], "rs-parts") || strcmp(hdr[1], "1")
-        || !num(hdr[2], &t->seq) || !num(hdr[3], &t->at) || !(t->ident = unhex(p, hdr[4]))) {
+    if (!hdr[4] || strcmp(hdr[0], "rs-parts") || strcmp(hdr[1], "1") || !num(hdr[2], &t->seq)
+        || !num(hdr[3], &t->at) || !(t->ident = unhex(p, hdr[4]))) {
         return APR_EINVAL;
     }
     t->parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
@@ -208,8 +212,8 @@ static int journal_covers(rs_journal_t *j, apr_pool_t *p, const char *set, apr_t
 }
 
 apr_status_t rs_snapparts_changes(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                  apr_int64_t after, apr_int64_t upto, apr_time_t at,
-                                  int max, apr_array_header_t **out)
+                                  apr_int64_t after, apr_int64_t upto, apr_time_t at, int max,
+                                  apr_array_header_t **out)
 {
     apr_array_header_t *keys = apr_array_make(p, 64, sizeof(rs_snapkey_t)), *recs;
     apr_pool_t *pp;
@@ -220,7 +224,7 @@ apr_status_t rs_snapparts_changes(rs_journal_t *j, apr_pool_t *p, const char *se
     if (!journal_covers(j, p, set, at)) {
         return APR_ENOENT;
     }
-    apr_pool_create(&pp, p);   /* per page of records */
+    apr_pool_create(&pp, p); /* per page of records */
     while (rv == APR_SUCCESS && after < upto) {
         apr_pool_clear(pp);
         rv = rs_journal_records(j, pp, set, after + 1, upto, CHANGE_PAGE, &recs);
@@ -285,8 +289,7 @@ const char *rs_snapparts_find(apr_pool_t *p, const char *snapset, apr_uint64_t c
         char *end;
         apr_uint64_t g = (apr_uint64_t)apr_strtoi64(fi.name, &end, 10);
         if (*fi.name >= '1' && *fi.name <= '9' && !*end && g > gen && g < cur
-            && !exists(p, path = rs_statedir_gen_kept(p, rs_statedir_gen(p, snapset, g),
-                                                      gen, n))) {
+            && !exists(p, path = rs_statedir_gen_kept(p, rs_statedir_gen(p, snapset, g), gen, n))) {
             path = NULL;
         }
     }

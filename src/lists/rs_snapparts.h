@@ -28,20 +28,20 @@
 
 /* One part of an index. */
 typedef struct rs_snappart_t {
-    apr_uint64_t gen;             /* the generation it was written in */
-    int n;                        /* its number there */
-    apr_time_t at, completed;     /* of that generation (in its header) */
+    apr_uint64_t gen;         /* the generation it was written in */
+    int n;                    /* its number there */
+    apr_time_t at, completed; /* of that generation (in its header) */
     apr_int64_t entries, bytes;
-    const char *last_dir;         /* its last entry, in listing order */
+    const char *last_dir; /* its last entry, in listing order */
     const char *last_name;
 } rs_snappart_t;
 
 /* The part table of a generation. */
 typedef struct rs_snapparts_t {
-    apr_int64_t seq;              /* journal sequence the snapshot reflects */
-    apr_time_t at;                /* its `at` */
-    const char *ident;            /* history and options it was written under */
-    apr_array_header_t *parts;    /* rs_snappart_t, in index order */
+    apr_int64_t seq;           /* journal sequence the snapshot reflects */
+    apr_time_t at;             /* its `at` */
+    const char *ident;         /* history and options it was written under */
+    apr_array_header_t *parts; /* rs_snappart_t, in index order */
 } rs_snapparts_t;
 
 /* A changed path (dir, name), in listing order. */
@@ -68,8 +68,8 @@ apr_status_t rs_snapparts_read(apr_pool_t *p, const char *gendir, rs_snapparts_t
  * longer hold every record after `after` (retention dropped lists that
  * began after at, the previous snapshot's `at`). */
 apr_status_t rs_snapparts_changes(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                  apr_int64_t after, apr_int64_t upto, apr_time_t at,
-                                  int max, apr_array_header_t **out);
+                                  apr_int64_t after, apr_int64_t upto, apr_time_t at, int max,
+                                  apr_array_header_t **out);
 
 /* The file of part (gen, n) for a reader whose current generation is
  * cur, in the set's generations directory snapset: part-<n>.xml of cur

@@ -32,11 +32,13 @@ static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
 
-    md[0].name = "capability"; md[0].value = "resourcelist";
-    md[1].name = "at"; md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed"; md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "urlset") < 0
-        || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+    md[0].name = "capability";
+    md[0].value = "resourcelist";
+    md[1].name = "at";
+    md[1].value = rs_time_format(at, o->at);
+    md[2].name = "completed";
+    md[2].value = rs_time_format(done, o->completed);
+    if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || (with_index && rs_xml_ln(w, "index", o->list_url, NULL, 0) < 0)
         || rs_xml_md(w, md, 3) < 0) {
         return -1;
@@ -53,23 +55,23 @@ typedef struct {
     const rs_snapshot_opts_t *o;
     const char *dir;
     apr_uint64_t gen;
-    apr_int64_t max;              /* entries per document */
-    int indexed;                  /* an index and parts, not one list */
-    rs_partition_t pt;            /* the cuts of the parts (indexed) */
-    apr_array_header_t *parts;    /* rs_snappart_t of the index, in order */
-    rs_snappart_t *cur;           /* the part being written (indexed) */
+    apr_int64_t max;           /* entries per document */
+    int indexed;               /* an index and parts, not one list */
+    rs_partition_t pt;         /* the cuts of the parts (indexed) */
+    apr_array_header_t *parts; /* rs_snappart_t of the index, in order */
+    rs_snappart_t *cur;        /* the part being written (indexed) */
     apr_pool_t *p, *fp, *ep;
     apr_file_t *f;
-    rs_xml_t *w;                  /* NULL: no document open */
-    rs_entry_renderer_t *rr;      /* renders each entry (from p) */
+    rs_xml_t *w;             /* NULL: no document open */
+    rs_entry_renderer_t *rr; /* renders each entry (from p) */
     rs_snapshot_info_t *info;
 } swriter_t;
 
 /* Open document n of the snapshot (0: resourcelist.xml) for writing. */
 static apr_status_t doc_open(swriter_t *sw, int n)
 {
-    apr_status_t rv = rs_file_create(&sw->f, rs_statedir_gen_file(sw->fp, sw->dir, n),
-                                     OUT_BUFSIZE, sw->fp);
+    apr_status_t rv =
+        rs_file_create(&sw->f, rs_statedir_gen_file(sw->fp, sw->dir, n), OUT_BUFSIZE, sw->fp);
     if (rv != APR_SUCCESS) {
         return rv;
     }
@@ -192,10 +194,10 @@ typedef struct {
     swriter_t *sw;
     rs_stop_fn *stop;
     void *baton;
-    apr_status_t rv;              /* the first failure */
-    int n;                        /* rows of this page */
+    apr_status_t rv; /* the first failure */
+    int n;           /* rows of this page */
     int stopped;
-    char *key;                    /* last row: dir, NUL, name, NUL */
+    char *key; /* last row: dir, NUL, name, NUL */
     apr_size_t dlen, cap;
 } rows_t;
 
@@ -227,8 +229,8 @@ static int take_row(void *baton, const rs_item_t *it)
  * partition state, until stop accepts a cut (returns 1, the position is
  * then that row) or the listing ends (returns 0, the last document
  * finished). */
-static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir,
-                               const char **aname, rs_stop_fn *stop, void *baton, int *stopped)
+static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, const char **aname,
+                               rs_stop_fn *stop, void *baton, int *stopped)
 {
     apr_status_t rv = APR_SUCCESS;
     rows_t r;
@@ -284,9 +286,12 @@ static apr_status_t write_index(swriter_t *sw)
     if ((rv = doc_open(sw, 0)) != APR_SUCCESS) {
         return rv;
     }
-    md[0].name = "capability"; md[0].value = "resourcelist";
-    md[1].name = "at"; md[1].value = rs_time_format(at, sw->o->at);
-    md[2].name = "completed"; md[2].value = rs_time_format(done, sw->o->completed);
+    md[0].name = "capability";
+    md[0].value = "resourcelist";
+    md[1].name = "at";
+    md[1].value = rs_time_format(at, sw->o->at);
+    md[2].name = "completed";
+    md[2].value = rs_time_format(done, sw->o->completed);
     if (rs_xml_begin(sw->w, "sitemapindex") < 0
         || rs_xml_ln(sw->w, "up", sw->o->capability_url, NULL, 0) < 0
         || rs_xml_md(sw->w, md, 3) < 0) {
@@ -314,10 +319,11 @@ static apr_status_t write_index(swriter_t *sw)
 static apr_status_t write_info(swriter_t *sw)
 {
     const rs_snapshot_info_t *info = sw->info;
-    const char *s = apr_psprintf(sw->fp, "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %"
-                                 APR_TIME_T_FMT " %" APR_INT64_T_FMT " %d %" APR_INT64_T_FMT "\n",
-                                 info->gen, info->at, info->completed, info->entries,
-                                 info->parts, info->bytes);
+    const char *s = apr_psprintf(sw->fp,
+                                 "%" APR_UINT64_T_FMT " %" APR_TIME_T_FMT " %" APR_TIME_T_FMT
+                                 " %" APR_INT64_T_FMT " %d %" APR_INT64_T_FMT "\n",
+                                 info->gen, info->at, info->completed, info->entries, info->parts,
+                                 info->bytes);
     apr_file_t *f;
     apr_status_t rv, frv;
 
@@ -378,8 +384,8 @@ static apr_status_t write_tail(swriter_t *sw)
  * rs_partition depends on nothing before a cut) or the listing ends.
  * So the parts are exactly those a write from scratch would cut. */
 typedef struct {
-    const apr_array_header_t *old;     /* rs_snappart_t */
-    int i;                             /* the next old part */
+    const apr_array_header_t *old; /* rs_snappart_t */
+    int i;                         /* the next old part */
 } walk_t;
 
 static int key_cmp(const rs_snappart_t *s, const char *dir, const char *name)
@@ -394,12 +400,12 @@ static int aligned(void *baton, const rs_item_t *it)
     walk_t *wk = baton;
     int m = wk->old->nelts;
 
-    while (wk->i < m - 1 && key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir,
-                                    it->name) < 0) {
+    while (wk->i < m - 1
+           && key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir, it->name) < 0) {
         wk->i++;
     }
-    if (wk->i < m - 1 && !key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir,
-                                  it->name)) {
+    if (wk->i < m - 1
+        && !key_cmp(&APR_ARRAY_IDX(wk->old, wk->i, rs_snappart_t), it->dir, it->name)) {
         wk->i++;
         return 1;
     }
@@ -410,8 +416,8 @@ static int aligned(void *baton, const rs_item_t *it)
 static apr_status_t keep_part(swriter_t *sw, const rs_snappart_t *s)
 {
     const char *from = s->gen == sw->o->prev_gen
-                       ? rs_statedir_gen_file(sw->ep, sw->o->prev_dir, s->n)
-                       : rs_statedir_gen_kept(sw->ep, sw->o->prev_dir, s->gen, s->n);
+                           ? rs_statedir_gen_file(sw->ep, sw->o->prev_dir, s->n)
+                           : rs_statedir_gen_kept(sw->ep, sw->o->prev_dir, s->gen, s->n);
     const char *to = rs_statedir_gen_kept(sw->ep, sw->dir, s->gen, s->n);
     apr_status_t rv = apr_file_link(from, to);
 
@@ -439,8 +445,8 @@ static apr_status_t start_over(swriter_t *sw)
     if ((rv = apr_dir_open(&d, sw->dir, sw->fp)) != APR_SUCCESS) {
         return rv;
     }
-    while (rv == APR_SUCCESS && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d)
-                                == APR_SUCCESS) {
+    while (rv == APR_SUCCESS
+           && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         if (fi.filetype == APR_REG) {
             rv = apr_file_remove(apr_pstrcat(sw->fp, sw->dir, "/", fi.name, NULL), sw->fp);
         }
@@ -467,8 +473,9 @@ static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
     if (!o->prev_dir || !o->journal || !o->ident
         || rs_snapparts_read(sw->p, o->prev_dir, &prev) != APR_SUCCESS
         || strcmp(prev.ident, o->ident) || prev.seq > o->seq
-        || rs_snapparts_changes(o->journal, sw->p, o->set, prev.seq, o->seq, prev.at,
-                                CHANGES_MAX, &keys) != APR_SUCCESS) {
+        || rs_snapparts_changes(o->journal, sw->p, o->set, prev.seq, o->seq, prev.at, CHANGES_MAX,
+                                &keys)
+               != APR_SUCCESS) {
         return APR_SUCCESS;
     }
     *full = 0;
@@ -485,7 +492,7 @@ static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
         k = ci < keys->nelts ? &APR_ARRAY_IDX(keys, ci, rs_snapkey_t) : NULL;
         if (!k || (wk.i < prev.parts->nelts - 1 && key_cmp(s, k->dir, k->name) < 0)) {
             if ((rv = keep_part(sw, s)) != APR_SUCCESS) {
-                *full = 1;           /* cannot link: write it all */
+                *full = 1; /* cannot link: write it all */
                 return start_over(sw) == APR_SUCCESS ? APR_SUCCESS : rv;
             }
             adir = s->last_dir;
@@ -499,15 +506,14 @@ static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
         }
     }
     if (rv == APR_SUCCESS && sw->info->entries <= sw->max) {
-        *full = 1;                   /* a single list now */
+        *full = 1; /* a single list now */
         rv = start_over(sw);
     }
     return rv;
 }
 
-apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
-                               const char *dir, apr_uint64_t gen, apr_pool_t *p,
-                               rs_snapshot_info_t *info)
+apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const char *dir,
+                               apr_uint64_t gen, apr_pool_t *p, rs_snapshot_info_t *info)
 {
     swriter_t sw;
     apr_status_t rv;
@@ -522,8 +528,8 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
     sw.p = p;
     sw.max = o->max_entries > 0 ? o->max_entries : 50000;
     sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
-    apr_pool_create(&sw.fp, p);   /* per output file */
-    apr_pool_create(&sw.ep, p);   /* per entry */
+    apr_pool_create(&sw.fp, p); /* per output file */
+    apr_pool_create(&sw.ep, p); /* per entry */
     sw.rr = rs_entry_renderer_create(p, &o->entry);
 
     rv = sw.rr ? write_changed(st, &sw, &full) : APR_ENOMEM;

@@ -36,13 +36,13 @@
 
 typedef struct rs_snapshot_opts_t {
     const char *set;
-    rs_entry_opts_t entry;        /* URL base, hashes (spec10 is not used) */
-    const char *capability_url;   /* rel="up" */
-    const char *list_url;         /* URL of resourcelist.xml (rel="index") */
-    const char *part_url_prefix;  /* parts are <prefix><gen>-<n>.xml */
-    apr_int64_t max_entries;      /* entries per document */
-    apr_time_t at;                /* start of the scan the inventory reflects */
-    apr_time_t completed;         /* end of that scan */
+    rs_entry_opts_t entry;       /* URL base, hashes (spec10 is not used) */
+    const char *capability_url;  /* rel="up" */
+    const char *list_url;        /* URL of resourcelist.xml (rel="index") */
+    const char *part_url_prefix; /* parts are <prefix><gen>-<n>.xml */
+    apr_int64_t max_entries;     /* entries per document */
+    apr_time_t at;               /* start of the scan the inventory reflects */
+    apr_time_t completed;        /* end of that scan */
     const rs_logger_t *log;
     /* Stable parts (rs_snapparts.h).  ident: the history and options the
      * snapshot is written under (parts are only kept under the same);
@@ -61,8 +61,8 @@ typedef struct rs_snapshot_info_t {
     apr_time_t at;
     apr_time_t completed;
     apr_int64_t entries;
-    int parts;                    /* 0: single list, else index + parts */
-    apr_int64_t bytes;            /* sum of the listed files' sizes; -1: unknown
+    int parts;         /* 0: single list, else index + parts */
+    apr_int64_t bytes; /* sum of the listed files' sizes; -1: unknown
                                    * (an info file without it) */
     /* Of the writing only (not in the info file): parts kept from the
      * previous generation, and the number of the first part written in
@@ -75,10 +75,8 @@ typedef struct rs_snapshot_info_t {
  * dir, building on o->prev_dir when it can.  Memory is bounded by one
  * page of rows, the part table and the changed paths (at most 100 000,
  * else every part is written). */
-apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o,
-                               const char *dir, apr_uint64_t gen, apr_pool_t *p,
-                               rs_snapshot_info_t *info);
-
+apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const char *dir,
+                               apr_uint64_t gen, apr_pool_t *p, rs_snapshot_info_t *info);
 
 
 #endif

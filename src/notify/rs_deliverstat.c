@@ -24,25 +24,29 @@ const char *rs_deliverstat_topic(apr_pool_t *p, rs_notify_t *box, const char *se
     if (rs_notify_latest(box, p, set, topic, &x) != APR_SUCCESS) {
         return "";
     }
-    return apr_psprintf(p, "notify-topic: %s %s last=%" APR_INT64_T_FMT " until=%s\n", set,
-                        topic, x.id, when(p, x.id ? x.until : 0));
+    return apr_psprintf(p, "notify-topic: %s %s last=%" APR_INT64_T_FMT " until=%s\n", set, topic,
+                        x.id, when(p, x.id ? x.until : 0));
 }
 
-const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row,
-                                apr_time_t last_at, apr_int64_t count)
+const char *rs_deliverstat_line(apr_pool_t *p, const rs_notifydest_t *row, apr_time_t last_at,
+                                apr_int64_t count)
 {
-    const char *st = row->last_status ? apr_ltoa(p, row->last_status)
-                                      : row->last_error ? "none" : "-";
+    const char *st = row->last_status  ? apr_ltoa(p, row->last_status)
+                     : row->last_error ? "none"
+                                       : "-";
 
     if (!strcmp(row->kind, RS_NOTIFYDEST_SUB)) {
-        return apr_psprintf(p, "notify-subscriber: %s %s %s pending=%" APR_INT64_T_FMT
+        return apr_psprintf(p,
+                            "notify-subscriber: %s %s %s pending=%" APR_INT64_T_FMT
                             " failures=%d last-status=%s last-try=%s lease-until=%s\n",
                             row->set, row->topic, row->url, count, row->attempts, st,
                             when(p, last_at), when(p, row->lease_until));
     }
-    return apr_psprintf(p, "notify-hub: %s %s %s mode=%s backlog=%" APR_INT64_T_FMT
-                        " last-status=%s last-try=%s attempts=%d\n", row->set, row->topic,
-                        row->url, row->kind, count, st, when(p, last_at), row->attempts);
+    return apr_psprintf(p,
+                        "notify-hub: %s %s %s mode=%s backlog=%" APR_INT64_T_FMT
+                        " last-status=%s last-try=%s attempts=%d\n",
+                        row->set, row->topic, row->url, row->kind, count, st, when(p, last_at),
+                        row->attempts);
 }
 
 void rs_deliverstat_write(apr_pool_t *p, const char *statedir, const char *text, char **prev)
@@ -54,7 +58,8 @@ void rs_deliverstat_write(apr_pool_t *p, const char *statedir, const char *text,
     }
     dir = rs_statedir_notify(p, statedir);
     apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT, p);
-    if (rs_file_replace_buf(p, rs_statedir_delivery(p, statedir), text, strlen(text)) == APR_SUCCESS) {
+    if (rs_file_replace_buf(p, rs_statedir_delivery(p, statedir), text, strlen(text))
+        == APR_SUCCESS) {
         free(*prev);
         *prev = strdup(text);
     }

@@ -17,32 +17,32 @@ typedef struct special_t {
 } special_t;
 
 static const special_t special4[] = {
-    { 4, { 0 }, 8, "unspecified" },                 /* 0.0.0.0/8 "this network" */
+    { 4, { 0 }, 8, "unspecified" }, /* 0.0.0.0/8 "this network" */
     { 4, { 10 }, 8, "private" },
     { 4, { 100, 64 }, 10, "shared (carrier-grade NAT)" },
     { 4, { 127 }, 8, "loopback" },
     { 4, { 169, 254 }, 16, "link-local" },
     { 4, { 172, 16 }, 12, "private" },
-    { 4, { 192, 0, 0 }, 24, "reserved" },           /* IETF protocol assignments */
+    { 4, { 192, 0, 0 }, 24, "reserved" }, /* IETF protocol assignments */
     { 4, { 192, 0, 2 }, 24, "documentation" },
     { 4, { 192, 168 }, 16, "private" },
     { 4, { 198, 18 }, 15, "benchmarking" },
     { 4, { 198, 51, 100 }, 24, "documentation" },
     { 4, { 203, 0, 113 }, 24, "documentation" },
     { 4, { 224 }, 4, "multicast" },
-    { 4, { 240 }, 4, "reserved" },                  /* and 255.255.255.255 */
+    { 4, { 240 }, 4, "reserved" }, /* and 255.255.255.255 */
 };
 
 static const special_t special6[] = {
     { 16, { 0 }, 128, "unspecified" },
     { 16, { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, 128, "loopback" },
-    { 16, { 0x00, 0x64, 0xff, 0x9b, 0, 1 }, 48, "private" },   /* local-use NAT64 */
-    { 16, { 0x01, 0x00 }, 64, "reserved" },                    /* discard-only */
+    { 16, { 0x00, 0x64, 0xff, 0x9b, 0, 1 }, 48, "private" }, /* local-use NAT64 */
+    { 16, { 0x01, 0x00 }, 64, "reserved" },                  /* discard-only */
     { 16, { 0x20, 0x01, 0x0d, 0xb8 }, 32, "documentation" },
     { 16, { 0x20, 0x01, 0x00, 0x00 }, 32, "tunnel (Teredo)" },
-    { 16, { 0xfc }, 7, "private" },                            /* unique local */
+    { 16, { 0xfc }, 7, "private" }, /* unique local */
     { 16, { 0xfe, 0x80 }, 10, "link-local" },
-    { 16, { 0xfe, 0xc0 }, 10, "private" },                     /* site-local */
+    { 16, { 0xfe, 0xc0 }, 10, "private" }, /* site-local */
     { 16, { 0xff }, 8, "multicast" },
 };
 
@@ -169,8 +169,8 @@ int rs_hubaddr_allow_parse(apr_pool_t *p, const char *s, rs_hubaddr_allow_t *out
 int rs_hubaddr_allow_addr(const apr_array_header_t *allow, const unsigned char *addr, int len)
 {
     static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-    const unsigned char *v4 = len == 4 ? addr
-                              : (len == 16 && !memcmp(addr, mapped, 12) ? addr + 12 : NULL);
+    const unsigned char *v4 =
+        len == 4 ? addr : (len == 16 && !memcmp(addr, mapped, 12) ? addr + 12 : NULL);
     int i;
 
     for (i = 0; allow && i < allow->nelts; i++) {
@@ -198,8 +198,7 @@ int rs_hubaddr_allow_host(const apr_array_header_t *allow, const char *host)
     return 0;
 }
 
-const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr,
-                             int len)
+const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr, int len)
 {
     const char *why = rs_hubaddr_class(addr, len);
     return why && !rs_hubaddr_allow_addr(allow, addr, len) ? why : NULL;

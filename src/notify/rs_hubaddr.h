@@ -19,10 +19,10 @@
 /* One entry of ResourceSyncHubAllowCallback: a host name (compared with
  * the callback's host, case-insensitively) or a CIDR block. */
 typedef struct rs_hubaddr_allow_t {
-    const char *host;           /* NULL: a CIDR block */
-    int len;                    /* 4 or 16: bytes of addr */
-    unsigned char addr[16];     /* network address (host bits zero) */
-    int bits;                   /* prefix length */
+    const char *host;       /* NULL: a CIDR block */
+    int len;                /* 4 or 16: bytes of addr */
+    unsigned char addr[16]; /* network address (host bits zero) */
+    int bits;               /* prefix length */
 } rs_hubaddr_allow_t;
 
 /* Why the address of len bytes (4: IPv4, 16: IPv6, network order) must
@@ -47,8 +47,7 @@ int rs_hubaddr_allow_host(const apr_array_header_t *allow, const char *host);
 /* The callback policy for one address: NULL when it may be called (an
  * ordinary public address, or inside a CIDR entry of allow), else why
  * not (its class, as rs_hubaddr_class). */
-const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr,
-                             int len);
+const char *rs_hubaddr_check(const apr_array_header_t *allow, const unsigned char *addr, int len);
 
 /* Whether host (a URL's host, IPv6 without brackets) is an IP address
  * written literally, in any form the resolver takes without asking DNS:

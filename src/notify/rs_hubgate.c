@@ -95,8 +95,7 @@ apr_int64_t rs_hubgate_rate(rs_hubgate_t *g, const char *client, apr_time_t now,
                             apr_interval_time_t per)
 {
     apr_uint64_t k = hash(g->seed, client);
-    rs_hubgate_slot_t *set = &g->rate[(k % (RS_HUBGATE_SLOTS / RS_HUBGATE_WAYS))
-                                      * RS_HUBGATE_WAYS];
+    rs_hubgate_slot_t *set = &g->rate[(k % (RS_HUBGATE_SLOTS / RS_HUBGATE_WAYS)) * RS_HUBGATE_WAYS];
     rs_hubgate_slot_t *s = NULL;
     apr_interval_time_t step = n > 0 ? per / n : per;
     apr_time_t tat;
@@ -130,7 +129,8 @@ apr_int64_t rs_hubgate_rate(rs_hubgate_t *g, const char *client, apr_time_t now,
     if (tat - now > per) {
         apr_interval_time_t wait = tat - now - per;
         return (wait + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC > 0
-               ? (wait + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC : 1;
+                   ? (wait + APR_USEC_PER_SEC - 1) / APR_USEC_PER_SEC
+                   : 1;
     }
     s->tat = tat;
     return 0;

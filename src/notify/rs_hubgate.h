@@ -51,16 +51,16 @@
 #define RS_HUBGATE_WAYS  4
 
 typedef struct rs_hubgate_slot_t {
-    apr_uint64_t key;               /* 0: free */
-    apr_time_t tat;                 /* theoretical arrival time */
+    apr_uint64_t key; /* 0: free */
+    apr_time_t tat;   /* theoretical arrival time */
 } rs_hubgate_slot_t;
 
 typedef struct rs_hubgate_t {
-    volatile apr_uint32_t count;    /* requests reserved or in the spool */
-    volatile apr_uint32_t bytes;    /* their bytes */
-    volatile apr_uint32_t full;     /* 1 during a "spool full" episode */
+    volatile apr_uint32_t count; /* requests reserved or in the spool */
+    volatile apr_uint32_t bytes; /* their bytes */
+    volatile apr_uint32_t full;  /* 1 during a "spool full" episode */
     apr_uint32_t pad;
-    apr_uint64_t seed;              /* salt of the rate table's hash */
+    apr_uint64_t seed; /* salt of the rate table's hash */
     rs_hubgate_slot_t rate[RS_HUBGATE_SLOTS];
 } rs_hubgate_t;
 

@@ -17,8 +17,9 @@
 
 const char *rs_hubreq_mode_name(rs_hubreq_mode_t mode)
 {
-    return mode == RS_HUBREQ_SUBSCRIBE ? "subscribe"
-           : mode == RS_HUBREQ_UNSUBSCRIBE ? "unsubscribe" : "";
+    return mode == RS_HUBREQ_SUBSCRIBE     ? "subscribe"
+           : mode == RS_HUBREQ_UNSUBSCRIBE ? "unsubscribe"
+                                           : "";
 }
 
 static int hexval(char c)
@@ -56,9 +57,8 @@ static char *unescape(apr_pool_t *p, const char *s, apr_size_t n, int plus, apr_
     return out;
 }
 
-static const char *const form_keys[] = {
-    "hub.callback", "hub.mode", "hub.topic", "hub.lease_seconds", "hub.secret"
-};
+static const char *const form_keys[] = { "hub.callback", "hub.mode", "hub.topic",
+                                         "hub.lease_seconds", "hub.secret" };
 #define NKEYS (sizeof(form_keys) / sizeof(form_keys[0]))
 
 /* Store one decoded pair in vals (the value of form_keys[i]). */
@@ -70,7 +70,7 @@ static const char *form_pair(apr_pool_t *p, const char *s, apr_size_t n, const c
     size_t i;
 
     if (!key || strlen(key) != kdec) {
-        return NULL;        /* an unknown parameter: ignored whatever it holds */
+        return NULL; /* an unknown parameter: ignored whatever it holds */
     }
     for (i = 0; i < NKEYS && strcmp(key, form_keys[i]); i++) {
     }
@@ -109,8 +109,7 @@ static const char *form_lease(const char *v, apr_int64_t *out)
     return NULL;
 }
 
-const char *rs_hubreq_parse_form(apr_pool_t *p, const char *body, apr_size_t len,
-                                 rs_hubreq_t *out)
+const char *rs_hubreq_parse_form(apr_pool_t *p, const char *body, apr_size_t len, rs_hubreq_t *out)
 {
     const char *vals[NKEYS] = { NULL };
     apr_size_t i = 0;
@@ -220,8 +219,9 @@ const char *rs_hubreq_validate(apr_pool_t *p, rs_hubreq_t *req, apr_int64_t leas
     if (req->lease < 0) {
         req->lease = RS_HUBREQ_DEFAULT_LEASE;
     }
-    req->lease = req->lease < lease_min ? lease_min
-                 : req->lease > lease_max ? lease_max : req->lease;
+    req->lease = req->lease < lease_min   ? lease_min
+                 : req->lease > lease_max ? lease_max
+                                          : req->lease;
     return NULL;
 }
 
@@ -268,23 +268,33 @@ static const char *encode(apr_pool_t *p, const char *s)
 
 const char *rs_hubreq_record_format(apr_pool_t *p, const rs_hubreq_t *req)
 {
-    return apr_psprintf(p, RECORD_MAGIC "\nmode=%s\ncallback=%s\ntopic=%s\nlease=%"
-                        APR_INT64_T_FMT "\n%s%s%sset=%s\nkind=%s\nclient=%s\nreceived=%"
-                        APR_INT64_T_FMT "\n", rs_hubreq_mode_name(req->mode),
-                        encode(p, req->callback), encode(p, req->topic), req->lease,
-                        req->secret ? "secret=" : "",
-                        req->secret ? encode(p, req->secret) : "", req->secret ? "\n" : "",
-                        encode(p, req->set), encode(p, req->kind),
-                        encode(p, req->client ? req->client : ""), (apr_int64_t)req->received);
+    return apr_psprintf(
+        p,
+        RECORD_MAGIC "\nmode=%s\ncallback=%s\ntopic=%s\nlease=%" APR_INT64_T_FMT
+                     "\n%s%s%sset=%s\nkind=%s\nclient=%s\nreceived=%" APR_INT64_T_FMT "\n",
+        rs_hubreq_mode_name(req->mode), encode(p, req->callback), encode(p, req->topic), req->lease,
+        req->secret ? "secret=" : "", req->secret ? encode(p, req->secret) : "",
+        req->secret ? "\n" : "", encode(p, req->set), encode(p, req->kind),
+        encode(p, req->client ? req->client : ""), (apr_int64_t)req->received);
 }
 
 /* The keys of a record; K_DENY only in version 1, K_CLIENT only in
  * version 2, K_SECRET optional. */
-enum { K_MODE, K_CALLBACK, K_TOPIC, K_LEASE, K_SECRET, K_SET, K_KIND, K_DENY, K_RECEIVED,
-       K_CLIENT, NREC };
-static const char *const rec_keys[NREC] = {
-    "mode", "callback", "topic", "lease", "secret", "set", "kind", "deny", "received", "client"
+enum {
+    K_MODE,
+    K_CALLBACK,
+    K_TOPIC,
+    K_LEASE,
+    K_SECRET,
+    K_SET,
+    K_KIND,
+    K_DENY,
+    K_RECEIVED,
+    K_CLIENT,
+    NREC
 };
+static const char *const rec_keys[NREC] = { "mode", "callback", "topic", "lease",    "secret",
+                                            "set",  "kind",     "deny",  "received", "client" };
 
 /* Whether the n bytes of an encoded value are all in '!'..'~'. */
 static int raw_value(const char *s, apr_size_t n)
@@ -300,10 +310,10 @@ static int raw_value(const char *s, apr_size_t n)
 
 /* Split the record's lines into vals (decoded); *version gets 1 or 2.
  * NULL or why not. */
-static const char *record_lines(apr_pool_t *p, const char *buf, apr_size_t len,
-                                const char **vals, int *version)
+static const char *record_lines(apr_pool_t *p, const char *buf, apr_size_t len, const char **vals,
+                                int *version)
 {
-    apr_size_t i = sizeof(RECORD_MAGIC);    /* magic and its newline */
+    apr_size_t i = sizeof(RECORD_MAGIC); /* magic and its newline */
 
     if (len >= i && !memcmp(buf, RECORD_MAGIC "\n", i)) {
         *version = 2;
@@ -362,8 +372,7 @@ static int record_int(const char *s, apr_int64_t min, apr_int64_t max, apr_int64
     return *out >= min && *out <= max;
 }
 
-const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t len,
-                                   rs_hubreq_t *out)
+const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t len, rs_hubreq_t *out)
 {
     const char *vals[NREC] = { NULL }, *err, *host;
     apr_int64_t deny = 0, received;
@@ -386,9 +395,9 @@ const char *rs_hubreq_record_parse(apr_pool_t *p, const char *buf, apr_size_t le
             return "unknown line";
         }
     }
-    out->mode = !strcmp(vals[K_MODE], "subscribe") ? RS_HUBREQ_SUBSCRIBE
+    out->mode = !strcmp(vals[K_MODE], "subscribe")     ? RS_HUBREQ_SUBSCRIBE
                 : !strcmp(vals[K_MODE], "unsubscribe") ? RS_HUBREQ_UNSUBSCRIBE
-                : RS_HUBREQ_NONE;
+                                                       : RS_HUBREQ_NONE;
     out->callback = vals[K_CALLBACK];
     out->topic = vals[K_TOPIC];
     out->secret = vals[K_SECRET];
@@ -469,9 +478,9 @@ apr_status_t rs_hubreq_spool_write(apr_pool_t *p, const char *dir, const char *r
         || (rv = write_tmp(p, dir, record, &tmp)) != APR_SUCCESS) {
         return rv;
     }
-    *name = apr_psprintf(p, "%s/%020" APR_INT64_T_FMT "-%02x%02x%02x%02x%02x%02x%02x%02x.req",
-                         dir, (apr_int64_t)apr_time_now(), rnd[0], rnd[1], rnd[2], rnd[3],
-                         rnd[4], rnd[5], rnd[6], rnd[7]);
+    *name = apr_psprintf(p, "%s/%020" APR_INT64_T_FMT "-%02x%02x%02x%02x%02x%02x%02x%02x.req", dir,
+                         (apr_int64_t)apr_time_now(), rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+                         rnd[5], rnd[6], rnd[7]);
     if ((rv = apr_file_rename(tmp, *name, p)) != APR_SUCCESS) {
         apr_file_remove(tmp, p);
         return rv;

@@ -41,11 +41,11 @@
 #include <apr_time.h>
 #include "rs_hubaddr.h"
 
-#define RS_HUBREQ_MAX_BODY    8192      /* bytes of a form body */
-#define RS_HUBREQ_MAX_URL     2048      /* bytes of hub.callback, hub.topic */
-#define RS_HUBREQ_MAX_SECRET  199       /* hub.secret: under 200 bytes */
-#define RS_HUBREQ_MAX_RECORD  16384     /* bytes of a spool record */
-#define RS_HUBREQ_DEFAULT_LEASE 864000  /* s, when hub.lease_seconds is absent */
+#define RS_HUBREQ_MAX_BODY      8192   /* bytes of a form body */
+#define RS_HUBREQ_MAX_URL       2048   /* bytes of hub.callback, hub.topic */
+#define RS_HUBREQ_MAX_SECRET    199    /* hub.secret: under 200 bytes */
+#define RS_HUBREQ_MAX_RECORD    16384  /* bytes of a spool record */
+#define RS_HUBREQ_DEFAULT_LEASE 864000 /* s, when hub.lease_seconds is absent */
 
 typedef enum rs_hubreq_mode_t {
     RS_HUBREQ_NONE = 0,
@@ -57,15 +57,15 @@ typedef enum rs_hubreq_mode_t {
  * the function that filled it. */
 typedef struct rs_hubreq_t {
     rs_hubreq_mode_t mode;
-    const char *callback;       /* as given (query string preserved) */
+    const char *callback; /* as given (query string preserved) */
     const char *topic;
-    apr_int64_t lease;          /* seconds; -1: not given (form only) */
-    const char *secret;         /* NULL: none */
-    const char *set;            /* topic's set, "" when deny */
-    const char *kind;           /* "change", "framework", "" when deny */
-    const char *client;         /* address of the client that sent it ("" in
+    apr_int64_t lease;  /* seconds; -1: not given (form only) */
+    const char *secret; /* NULL: none */
+    const char *set;    /* topic's set, "" when deny */
+    const char *kind;   /* "change", "framework", "" when deny */
+    const char *client; /* address of the client that sent it ("" in
                                  * records of version 1) */
-    int deny;                   /* version 1 only: not one of the server's
+    int deny;           /* version 1 only: not one of the server's
                                  * topics (never written now) */
     apr_time_t received;
 } rs_hubreq_t;
@@ -79,8 +79,7 @@ const char *rs_hubreq_mode_name(rs_hubreq_mode_t mode);
  * a hub.* parameter given twice, a bad %-escape or a NUL byte in a hub.*
  * parameter is an error (a request whose meaning is unclear is refused,
  * not guessed).  Returns NULL, or a short reason (from p) for a 400. */
-const char *rs_hubreq_parse_form(apr_pool_t *p, const char *body, apr_size_t len,
-                                 rs_hubreq_t *out);
+const char *rs_hubreq_parse_form(apr_pool_t *p, const char *body, apr_size_t len, rs_hubreq_t *out);
 
 /* Check a parsed request: mode, callback syntax (rs_hubreq_callback_syntax),
  * topic present and at most RS_HUBREQ_MAX_URL bytes, secret size; clamp

@@ -15,7 +15,7 @@
 typedef struct host_t {
     char *key;
     int running;
-    int users;                  /* queues and running entries naming it */
+    int users; /* queues and running entries naming it */
 } host_t;
 
 typedef struct client_t client_t;
@@ -25,31 +25,31 @@ typedef struct queue_t {
     host_t *host;
     client_t *client;
     rs_hubsched_entry_t *head, *tail;
-    struct queue_t *prev, *next;    /* the client's ring */
+    struct queue_t *prev, *next; /* the client's ring */
 } queue_t;
 
 struct client_t {
     char *key;
     int running;
-    queue_t *queues;            /* ring; the next to serve */
-    client_t *prev, *next;      /* the scheduler's ring */
-    int linked;                 /* in the ring (has queued entries) */
+    queue_t *queues;       /* ring; the next to serve */
+    client_t *prev, *next; /* the scheduler's ring */
+    int linked;            /* in the ring (has queued entries) */
 };
 
 struct rs_hubsched_entry_t {
     void *item;
     client_t *client;
     host_t *host;
-    rs_hubsched_entry_t *next;      /* queued: its FIFO; running: the running list */
-    rs_hubsched_entry_t *prev;      /* running: the running list */
+    rs_hubsched_entry_t *next; /* queued: its FIFO; running: the running list */
+    rs_hubsched_entry_t *prev; /* running: the running list */
 };
 
 struct rs_hubsched_t {
     rs_hubsched_limits_t lim;
-    apr_hash_t *hosts;          /* key -> host_t */
-    apr_hash_t *clients;        /* key -> client_t */
-    client_t *ring;             /* the next client to serve */
-    rs_hubsched_entry_t *run;   /* running entries (freed with the scheduler) */
+    apr_hash_t *hosts;        /* key -> host_t */
+    apr_hash_t *clients;      /* key -> client_t */
+    client_t *ring;           /* the next client to serve */
+    rs_hubsched_entry_t *run; /* running entries (freed with the scheduler) */
     int queued, running;
 };
 
@@ -186,7 +186,7 @@ rs_hubsched_entry_t *rs_hubsched_add(rs_hubsched_t *s, const char *client, const
     }
     h = host_get(s, host);
     if ((q = queue_find(c, h))) {
-        host_put(s, h);         /* the queue holds the host already */
+        host_put(s, h); /* the queue holds the host already */
     }
     else {
         q = xcalloc(sizeof(*q));

@@ -40,9 +40,9 @@ typedef struct rs_hubsched_t rs_hubsched_t;
 typedef struct rs_hubsched_entry_t rs_hubsched_entry_t;
 
 typedef struct rs_hubsched_limits_t {
-    int total;                  /* running at once, in all */
-    int per_host;               /* ... for one callback host */
-    int per_client;             /* ... for one client */
+    int total;      /* running at once, in all */
+    int per_host;   /* ... for one callback host */
+    int per_client; /* ... for one client */
 } rs_hubsched_limits_t;
 
 /* A scheduler with these limits (each at least 1). */

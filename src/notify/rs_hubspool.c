@@ -12,8 +12,9 @@
 #include "rs_hubreq.h"
 #include "rs_hubspool.h"
 
-#define MASK (IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_FROM | IN_DELETE \
-              | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+#define MASK                                                                               \
+    (IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF \
+     | IN_MOVE_SELF | IN_ONLYDIR)
 
 /* A write in progress ("tmp-*"); malloc'd, as its key. */
 typedef struct tmp_t {
@@ -25,9 +26,9 @@ struct rs_hubspool_t {
     const char *dir;
     apr_fileperms_t perms;
     int fd;
-    int wd;                     /* -1: no watch (the directory went) */
-    int relist;                 /* the next take lists the directory */
-    apr_hash_t *tmps;           /* name -> tmp_t */
+    int wd;           /* -1: no watch (the directory went) */
+    int relist;       /* the next take lists the directory */
+    apr_hash_t *tmps; /* name -> tmp_t */
     char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
 };
 
@@ -55,7 +56,7 @@ static void tmp_note(rs_hubspool_t *s, const char *name)
     t = malloc(sizeof(*t));
     if (!t || !(t->name = strdup(name))) {
         free(t);
-        return;                 /* not swept: a listing finds it again */
+        return; /* not swept: a listing finds it again */
     }
     apr_hash_set(s->tmps, t->name, APR_HASH_KEY_STRING, t);
 }
@@ -142,7 +143,7 @@ static void read_events(rs_hubspool_t *s, apr_pool_t *p, apr_array_header_t *nam
             }
             else if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
                 if (ev->wd != s->wd) {
-                    continue;           /* of a watch replaced since */
+                    continue; /* of a watch replaced since */
                 }
                 if (!(ev->mask & IN_IGNORED)) {
                     inotify_rm_watch(s->fd, s->wd);
@@ -158,8 +159,7 @@ static void read_events(rs_hubspool_t *s, apr_pool_t *p, apr_array_header_t *nam
                     tmp_forget(s, name);
                 }
             }
-            else if ((ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE))
-                     && rs_hubreq_spool_is_req(name)) {
+            else if ((ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)) && rs_hubreq_spool_is_req(name)) {
                 APR_ARRAY_PUSH(names, const char *) = apr_pstrdup(p, name);
             }
         }
@@ -183,8 +183,8 @@ static apr_status_t list(rs_hubspool_t *s, apr_pool_t *p, apr_array_header_t *na
         return rv;
     }
     tmp_clear(s);
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE
-                        | APR_FINFO_MTIME, d) == APR_SUCCESS) {
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME, d)
+           == APR_SUCCESS) {
         int req = rs_hubreq_spool_is_req(fi.name), tmp = is_tmp(fi.name);
         if (fi.filetype != APR_REG || (!req && !tmp)) {
             continue;

@@ -38,7 +38,7 @@ typedef struct rs_hubspool_t rs_hubspool_t;
 /* What a listing found (rs_hubspool_take): every file that holds a
  * reservation of the spool's gate (requests and temporary files). */
 typedef struct rs_hubspool_census_t {
-    int listed;                 /* this take listed the directory */
+    int listed; /* this take listed the directory */
     apr_uint32_t files;
     apr_uint64_t bytes;
 } rs_hubspool_census_t;

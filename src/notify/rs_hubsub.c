@@ -6,7 +6,7 @@
 
 enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
 
-#define COLS "setname, topic, url, secret, lease_until, cursor, cb_addr, client"
+#define COLS  "setname, topic, url, secret, lease_until, cursor, cb_addr, client"
 #define NCOLS 8
 
 static const char *const sql[S_MAX] = {
@@ -29,11 +29,8 @@ static const char *const sql[S_MAX] = {
      "AND lease_until < %lld"),
 };
 
-static const char *const schema_v4[] = {
-    "ALTER TABLE notify_dests ADD COLUMN cb_addr TEXT",
-    "ALTER TABLE notify_dests ADD COLUMN client TEXT",
-    NULL
-};
+static const char *const schema_v4[] = { "ALTER TABLE notify_dests ADD COLUMN cb_addr TEXT",
+                                         "ALTER TABLE notify_dests ADD COLUMN client TEXT", NULL };
 
 const char *const *rs_hubsub_schema(int version)
 {
@@ -76,8 +73,8 @@ static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **ar
 apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
 {
     const void *key[] = { x->set, x->topic, x->url };
-    const void *put[] = { x->set, x->topic, x->url, x->secret, &x->lease_until, x->addr,
-                          x->client, x->set, x->topic };
+    const void *put[] = { x->set,  x->topic,  x->url, x->secret, &x->lease_until,
+                          x->addr, x->client, x->set, x->topic };
     apr_array_header_t *have;
     apr_pool_t *p;
     apr_status_t rv;
@@ -109,8 +106,7 @@ apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out
     return query(db, p, S_LIST, NULL, out);
 }
 
-apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
-                              apr_array_header_t **gone)
+apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now, apr_array_header_t **gone)
 {
     const void *args[] = { &now };
     apr_array_header_t *due;
@@ -144,7 +140,7 @@ const char *rs_hubsub_limit(const apr_array_header_t *subs, const rs_hubsub_t *x
     for (i = 0; i < subs->nelts; i++) {
         const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
         if (!strcmp(y->set, x->set) && !strcmp(y->topic, x->topic) && !strcmp(y->url, x->url)) {
-            return NULL;                /* a renewal */
+            return NULL; /* a renewal */
         }
         same_addr += same_key(y->addr, x->addr);
         same_client += same_key(y->client, x->client);

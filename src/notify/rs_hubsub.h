@@ -43,20 +43,20 @@
 /* One subscription row. */
 typedef struct rs_hubsub_t {
     const char *set;
-    const char *topic;            /* "change" or "framework" */
-    const char *url;              /* callback */
-    const char *secret;           /* NULL: none */
+    const char *topic;  /* "change" or "framework" */
+    const char *url;    /* callback */
+    const char *secret; /* NULL: none */
     apr_time_t lease_until;
     apr_int64_t cursor;
-    const char *addr;             /* key of the callback's address, NULL: unknown */
-    const char *client;           /* key of the requesting client, NULL: unknown */
+    const char *addr;   /* key of the callback's address, NULL: unknown */
+    const char *client; /* key of the requesting client, NULL: unknown */
 } rs_hubsub_t;
 
 /* The limits of one server's subscriptions (ResourceSyncHubMaxSubscriptions). */
 typedef struct rs_hubsub_quota_t {
     apr_int64_t total;
-    apr_int64_t per_addr;         /* for one callback address (IPv6: /64) */
-    apr_int64_t per_client;       /* from one client address (IPv6: /64) */
+    apr_int64_t per_addr;   /* for one callback address (IPv6: /64) */
+    apr_int64_t per_client; /* from one client address (IPv6: /64) */
 } rs_hubsub_quota_t;
 
 /* The DDL of the subscriptions' own columns for schema version (the

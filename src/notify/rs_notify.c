@@ -6,12 +6,23 @@
 #include "rs_time.h"
 #include "rs_xml.h"
 
-#define PAGE 2000
+#define PAGE  2000
 #define NCOLS "id, from_dt, until_dt, first_seq, last_seq, count, sealed"
 
 enum {
-    N_NEWEST, N_UPDATE, N_INSERT, N_OPEN, N_SEAL, N_AFTER, N_LATEST, N_ADD_SEALED,
-    N_PRUNE, N_RESET, N_HAS_OPEN, N_WINDOW, N_MAX
+    N_NEWEST,
+    N_UPDATE,
+    N_INSERT,
+    N_OPEN,
+    N_SEAL,
+    N_AFTER,
+    N_LATEST,
+    N_ADD_SEALED,
+    N_PRUNE,
+    N_RESET,
+    N_HAS_OPEN,
+    N_WINDOW,
+    N_MAX
 };
 
 static const char *const sql[N_MAX] = {
@@ -168,8 +179,7 @@ static apr_status_t uncarried(rs_notify_t *n, const char *set, apr_int64_t after
     return rv;
 }
 
-apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t *rec,
-                              int max)
+apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t *rec, int max)
 {
     rs_notification_t last;
     apr_pool_t *p;
@@ -212,15 +222,18 @@ apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t
 }
 
 /* The document's head: urlset, rel="up", rs:md with from and until. */
-static int head(rs_xml_t *w, const rs_notify_opts_t *o, const char *capability,
-                apr_time_t from, apr_time_t until)
+static int head(rs_xml_t *w, const rs_notify_opts_t *o, const char *capability, apr_time_t from,
+                apr_time_t until)
 {
     char f[RS_TIME_BUFSIZE], u[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
 
-    md[0].name = "capability"; md[0].value = capability;
-    md[1].name = "from"; md[1].value = rs_time_format(f, from);
-    md[2].name = "until"; md[2].value = rs_time_format(u, until);
+    md[0].name = "capability";
+    md[0].value = capability;
+    md[1].name = "from";
+    md[1].value = rs_time_format(f, from);
+    md[2].name = "until";
+    md[2].value = rs_time_format(u, until);
     if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
         || rs_xml_md(w, md, 3) < 0) {
         return -1;
@@ -347,9 +360,12 @@ static int fw_entry(rs_xml_t *w, const rs_notify_fw_entry_t *e)
     char dt[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
 
-    md[0].name = "change"; md[0].value = e->change;
-    md[1].name = "capability"; md[1].value = e->capability;
-    md[2].name = "datetime"; md[2].value = e->datetime ? rs_time_format(dt, e->datetime) : NULL;
+    md[0].name = "change";
+    md[0].value = e->change;
+    md[1].name = "capability";
+    md[1].value = e->capability;
+    md[2].name = "datetime";
+    md[2].value = e->datetime ? rs_time_format(dt, e->datetime) : NULL;
     if (rs_xml_entry_begin(w, e->loc, NULL) < 0 || rs_xml_md(w, md, 3) < 0
         || (e->index && rs_xml_ln(w, "index", e->index, NULL, 0) < 0)) {
         return -1;
@@ -416,8 +432,8 @@ apr_status_t rs_notify_after(rs_notify_t *n, apr_pool_t *p, const char *set, con
     return rv;
 }
 
-apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set,
-                              const char *topic, rs_notification_t *out)
+apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set, const char *topic,
+                              rs_notification_t *out)
 {
     const void *args[] = { set, topic };
     apr_status_t rv;
@@ -428,8 +444,8 @@ apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set,
     return rv;
 }
 
-apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
-                             apr_time_t cutoff, int *deleted)
+apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic, apr_time_t cutoff,
+                             int *deleted)
 {
     const void *args[] = { set, topic, &cutoff, set, topic, set, topic };
     int nrows = 0;

@@ -62,26 +62,26 @@ typedef struct rs_notification_t {
     apr_time_t from, until;
     apr_int64_t first_seq, last_seq, count;
     int sealed;
-    const char *payload;              /* sealed: the document; else NULL */
+    const char *payload; /* sealed: the document; else NULL */
     apr_size_t payload_len;
 } rs_notification_t;
 
 /* How a set's notification documents are written. */
 typedef struct rs_notify_opts_t {
     const char *set;
-    rs_entry_opts_t entry;            /* as the set's Change Lists */
-    const char *capability_url;       /* rel="up" */
-    int max_entries;                  /* per notification (>= 1) */
+    rs_entry_opts_t entry;      /* as the set's Change Lists */
+    const char *capability_url; /* rel="up" */
+    int max_entries;            /* per notification (>= 1) */
 } rs_notify_opts_t;
 
 /* One entry of a framework notification (Framework Notification 1.0.1,
  * Table 2). */
 typedef struct rs_notify_fw_entry_t {
-    const char *loc;                  /* the changed document */
-    const char *change;               /* "created", "updated", "deleted" */
-    const char *capability;           /* "resourcelist", "changelist", ... */
-    apr_time_t datetime;              /* 0: left out */
-    const char *index;                /* rel="index" when under an index, or NULL */
+    const char *loc;        /* the changed document */
+    const char *change;     /* "created", "updated", "deleted" */
+    const char *capability; /* "resourcelist", "changelist", ... */
+    apr_time_t datetime;    /* 0: left out */
+    const char *index;      /* rel="index" when under an index, or NULL */
 } rs_notify_fw_entry_t;
 
 typedef struct rs_notify_t rs_notify_t;
@@ -103,8 +103,7 @@ const char *const *rs_notify_tables(void);
  * of set to the set's open change notification, or open one, in the
  * caller's transaction.  An open notification already holding max
  * records stays as it is (rs_notify_seal seals it) and a new one opens. */
-apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t *rec,
-                              int max);
+apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t *rec, int max);
 
 /* Seal the set's open change notifications that are due: every one but
  * the newest, the newest when it is full (o->max_entries) or its last
@@ -142,8 +141,8 @@ apr_status_t rs_notify_window(rs_notify_t *n, apr_pool_t *p, const rs_notify_opt
                               apr_int64_t since, rs_notification_t *out);
 
 /* The newest sealed notification of (set, topic); out->id is 0 if none. */
-apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set,
-                              const char *topic, rs_notification_t *out);
+apr_status_t rs_notify_latest(rs_notify_t *n, apr_pool_t *p, const char *set, const char *topic,
+                              rs_notification_t *out);
 
 /* Whether the set has unsealed change notifications (*open set to 1). */
 apr_status_t rs_notify_has_open(rs_notify_t *n, const char *set, int *open);
@@ -152,8 +151,8 @@ apr_status_t rs_notify_has_open(rs_notify_t *n, const char *set, int *open);
  * row of that (set, topic) has passed (id <= its cursor; all of them
  * when there is none), whose until is before cutoff, except the newest
  * sealed one.  *deleted (may be NULL) gets the count. */
-apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
-                             apr_time_t cutoff, int *deleted);
+apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic, apr_time_t cutoff,
+                             int *deleted);
 
 /* Forget the open (unsealed) notifications: their journal records are
  * gone (a new history: the journal started over).  Sealed ones stay, so

@@ -69,9 +69,8 @@ apr_status_t rs_notifydest_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t *
     return rv == APR_SUCCESS ? rs_db_query(db, p, s, NULL, row, *out) : rv;
 }
 
-apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topic,
-                                  const char *kind, const char *url, apr_int64_t cursor,
-                                  int *added)
+apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topic, const char *kind,
+                                  const char *url, apr_int64_t cursor, int *added)
 {
     const void *args[] = { set, topic, kind, url, &cursor };
     int n = 0;
@@ -90,8 +89,8 @@ apr_status_t rs_notifydest_delete(rs_db_t *db, const rs_notifydest_t *d)
 
 apr_status_t rs_notifydest_update(rs_db_t *db, const rs_notifydest_t *d, int *found)
 {
-    const void *args[] = { &d->cursor, &d->attempts, &d->next_try, &d->last_status,
-                           d->last_error, d->set, d->topic, d->kind, d->url };
+    const void *args[] = { &d->cursor, &d->attempts, &d->next_try, &d->last_status, d->last_error,
+                           d->set,     d->topic,     d->kind,      d->url };
     int n = 0;
     apr_status_t rv = exec(db, Q_UPDATE, args, &n);
     if (found) {

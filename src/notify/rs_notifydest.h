@@ -26,13 +26,13 @@
 
 typedef struct rs_notifydest_t {
     const char *set, *topic, *kind, *url;
-    const char *secret;            /* NULL: none */
-    apr_time_t lease_until;        /* µs, 0: none */
+    const char *secret;     /* NULL: none */
+    apr_time_t lease_until; /* µs, 0: none */
     apr_int64_t cursor;
     int attempts;
-    apr_time_t next_try;           /* µs, 0: now */
-    int last_status;               /* HTTP status of the last attempt, 0: none */
-    const char *last_error;        /* NULL: none */
+    apr_time_t next_try;    /* µs, 0: now */
+    int last_status;        /* HTTP status of the last attempt, 0: none */
+    const char *last_error; /* NULL: none */
 } rs_notifydest_t;
 
 /* Every row (array of rs_notifydest_t, strings in p), ordered by set,
@@ -42,9 +42,8 @@ apr_status_t rs_notifydest_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t *
 /* Insert the row (set, topic, kind, url) with the given cursor unless it
  * exists (then it is left as it is).  *added (may be NULL) gets 1 when
  * it was inserted. */
-apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topic,
-                                  const char *kind, const char *url, apr_int64_t cursor,
-                                  int *added);
+apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topic, const char *kind,
+                                  const char *url, apr_int64_t cursor, int *added);
 
 /* Delete one row. */
 apr_status_t rs_notifydest_delete(rs_db_t *db, const rs_notifydest_t *d);

@@ -22,13 +22,13 @@ typedef struct item_t {
     apr_pool_t *pool;
     dest_t *dest;
     rs_websub_kind_e kind;
-    const char *url;              /* final URL (VERIFY: with the query) */
+    const char *url; /* final URL (VERIFY: with the query) */
     const char *body;
     apr_size_t body_len;
     struct curl_slist *hdrs;
     const char *challenge;
     void *baton;
-    char *resp;                   /* response body, resp_max + 1 bytes, allocated at
+    char *resp; /* response body, resp_max + 1 bytes, allocated at
                                    * the first byte (most answers have none) */
     apr_size_t resp_len, resp_max;
     apr_int64_t retry_after;
@@ -36,18 +36,18 @@ typedef struct item_t {
     char errbuf[CURL_ERROR_SIZE];
     const char *(*addr_filter)(void *, const unsigned char *, int);
     void *filter_baton;
-    const char *refused;          /* why the filter refused an address */
+    const char *refused; /* why the filter refused an address */
 } item_t;
 
 /* A destination key: FIFO of items, at most one in flight.  malloc'd,
  * freed when it has neither (so the set of keys does not grow forever). */
 struct dest_t {
     char *key;
-    item_t *head, *tail;          /* queued, not started */
+    item_t *head, *tail; /* queued, not started */
     item_t *inflight;
     int queued;
-    int in_ready;                 /* on the ready list */
-    int held;                     /* its completion callback is running */
+    int in_ready; /* on the ready list */
+    int held;     /* its completion callback is running */
     dest_t *ready_next;
 };
 
@@ -58,13 +58,13 @@ struct rs_websub_t {
     rs_websub_done_fn *done;
     void *baton;
     rs_logger_t lg;
-    apr_hash_t *dests;            /* key -> dest_t */
+    apr_hash_t *dests; /* key -> dest_t */
     dest_t *ready_head, *ready_tail;
-    CURL **free_easy;             /* reusable easy handles */
+    CURL **free_easy; /* reusable easy handles */
     int nfree_easy;
     int inflight;
     int pending;
-    int poll_fd;                  /* also waited for by rs_websub_run; -1: none */
+    int poll_fd; /* also waited for by rs_websub_run; -1: none */
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -96,7 +96,7 @@ static size_t on_write(char *ptr, size_t sz, size_t n, void *ud)
     memcpy(it->resp + it->resp_len, ptr, take);
     it->resp_len += take;
     it->resp[it->resp_len] = '\0';
-    return len;   /* the rest is read and dropped: the connection stays usable */
+    return len; /* the rest is read and dropped: the connection stays usable */
 }
 
 static size_t on_header(char *buf, size_t sz, size_t n, void *ud)
@@ -123,7 +123,8 @@ static void ready_push(rs_websub_t *ws, dest_t *d)
     d->ready_next = NULL;
     if (ws->ready_tail) {
         ws->ready_tail->ready_next = d;
-    } else {
+    }
+    else {
         ws->ready_head = d;
     }
     ws->ready_tail = d;
@@ -211,7 +212,8 @@ apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_
     it->dest = d;
     if (d->tail) {
         d->tail->next = it;
-    } else {
+    }
+    else {
         d->head = it;
     }
     d->tail = it;
@@ -224,7 +226,7 @@ apr_status_t rs_websub_submit(rs_websub_t *ws, const char *key, const rs_websub_
 /* ---- transfers --------------------------------------------------------- */
 
 #define RS_WEBSUB_RECV_BUFFER 4096L
-#define RS_WEBSUB_SEND_BUFFER 16384L   /* libcurl's minimum */
+#define RS_WEBSUB_SEND_BUFFER 16384L /* libcurl's minimum */
 
 static CURL *easy_get(rs_websub_t *ws)
 {
@@ -242,7 +244,8 @@ static void easy_put(rs_websub_t *ws, CURL *e)
          * Connections live in the multi handle's cache and stay. */
         curl_easy_reset(e);
         ws->free_easy[ws->nfree_easy++] = e;
-    } else {
+    }
+    else {
         curl_easy_cleanup(e);
     }
 }
@@ -256,8 +259,7 @@ static int refused(item_t *it, const unsigned char *addr, int len)
 }
 
 /* CURLOPT_OPENSOCKETFUNCTION of a request with an address filter. */
-static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
-                                 struct curl_sockaddr *a)
+static curl_socket_t open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
 {
     item_t *it = clientp;
     const unsigned char *addr = NULL;
@@ -283,8 +285,7 @@ static curl_socket_t open_socket(void *clientp, curlsocktype purpose,
  * kept from an earlier request, right before the request is sent.  The
  * address it is connected to is checked again: a kept connection may have
  * been opened by a request under other rules (another filter, or none). */
-static int prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port,
-                  int local_port)
+static int prereq(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port)
 {
     item_t *it = clientp;
     unsigned char addr[16];
@@ -345,7 +346,8 @@ static int item_start(rs_websub_t *ws, item_t *it)
     }
     if (it->kind == RS_WEBSUB_VERIFY || it->kind == RS_WEBSUB_DENY) {
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    } else {
+    }
+    else {
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->body_len);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, it->body);
@@ -377,7 +379,8 @@ static void start_ready(rs_websub_t *ws)
             d->inflight = NULL;
             it->next = d->head;
             d->head = it;
-            if (!d->tail) d->tail = it;
+            if (!d->tail)
+                d->tail = it;
             d->queued++;
             ready_push(ws, d);
             rs_log_emit(&ws->lg, RS_LOG_WARN, APR_EGENERAL,
@@ -389,10 +392,14 @@ static void start_ready(rs_websub_t *ws)
 
 static rs_websub_outcome_e classify(CURLcode cc, long status)
 {
-    if (cc != CURLE_OK) return RS_WEBSUB_RETRY;
-    if (status >= 200 && status < 300) return RS_WEBSUB_OK;
-    if (status == 410) return RS_WEBSUB_GONE;
-    if (status == 429 || status >= 500) return RS_WEBSUB_RETRY;
+    if (cc != CURLE_OK)
+        return RS_WEBSUB_RETRY;
+    if (status >= 200 && status < 300)
+        return RS_WEBSUB_OK;
+    if (status == 410)
+        return RS_WEBSUB_GONE;
+    if (status == 429 || status >= 500)
+        return RS_WEBSUB_RETRY;
     return RS_WEBSUB_PERMANENT;
 }
 
@@ -417,7 +424,7 @@ static void finish(rs_websub_t *ws, CURL *e, CURLcode cc)
     ws->pending--;
     d = it->dest;
     d->inflight = NULL;
-    ready_push(ws, d);          /* the next of this key may start */
+    ready_push(ws, d); /* the next of this key may start */
 
     memset(&res, 0, sizeof(res));
     res.key = d->key;
@@ -555,15 +562,22 @@ apr_status_t rs_websub_create(rs_websub_t **out, apr_pool_t *p, const rs_websub_
         return APR_EGENERAL;
     }
     ws->pool = p;
-    if (o) ws->o = *o;
-    if (ws->o.max_parallel <= 0) ws->o.max_parallel = 8;
-    if (ws->o.timeout_ms <= 0) ws->o.timeout_ms = 30000;
-    if (ws->o.connect_timeout_ms <= 0) ws->o.connect_timeout_ms = 10000;
-    if (ws->o.body_max == 0) ws->o.body_max = 4096;
-    if (!ws->o.user_agent) ws->o.user_agent = "mod_resourcesync";
+    if (o)
+        ws->o = *o;
+    if (ws->o.max_parallel <= 0)
+        ws->o.max_parallel = 8;
+    if (ws->o.timeout_ms <= 0)
+        ws->o.timeout_ms = 30000;
+    if (ws->o.connect_timeout_ms <= 0)
+        ws->o.connect_timeout_ms = 10000;
+    if (ws->o.body_max == 0)
+        ws->o.body_max = 4096;
+    if (!ws->o.user_agent)
+        ws->o.user_agent = "mod_resourcesync";
     ws->done = done;
     ws->baton = baton;
-    if (lg) ws->lg = *lg;
+    if (lg)
+        ws->lg = *lg;
     ws->dests = apr_hash_make(p);
     ws->poll_fd = -1;
     ws->free_easy = apr_pcalloc(p, sizeof(CURL *) * ws->o.max_parallel);

@@ -51,43 +51,43 @@ typedef struct rs_websub_t rs_websub_t;
 
 /* Request kinds. */
 typedef enum {
-    RS_WEBSUB_FAT = 0,     /* POST body, Content-Type: application/xml */
-    RS_WEBSUB_PING,        /* POST hub.mode=publish&hub.topic=..&hub.url=.. */
-    RS_WEBSUB_DELIVER,     /* FAT plus X-Hub-Signature when secret is set */
-    RS_WEBSUB_VERIFY,      /* GET callback?...&hub.mode=..&hub.challenge=.. */
-    RS_WEBSUB_DENY         /* GET callback?...&hub.mode=denied&hub.topic=..
+    RS_WEBSUB_FAT = 0, /* POST body, Content-Type: application/xml */
+    RS_WEBSUB_PING,    /* POST hub.mode=publish&hub.topic=..&hub.url=.. */
+    RS_WEBSUB_DELIVER, /* FAT plus X-Hub-Signature when secret is set */
+    RS_WEBSUB_VERIFY,  /* GET callback?...&hub.mode=..&hub.challenge=.. */
+    RS_WEBSUB_DENY     /* GET callback?...&hub.mode=denied&hub.topic=..
                             * &hub.reason=.. (WebSub 5.2) */
 } rs_websub_kind_e;
 
 /* Outcomes. */
 typedef enum {
-    RS_WEBSUB_OK = 0,      /* 2xx */
-    RS_WEBSUB_RETRY,       /* network error, timeout, 5xx, 429 */
-    RS_WEBSUB_PERMANENT,   /* any other status (1xx, 3xx, 4xx but 410/429) */
-    RS_WEBSUB_GONE         /* 410 */
+    RS_WEBSUB_OK = 0,    /* 2xx */
+    RS_WEBSUB_RETRY,     /* network error, timeout, 5xx, 429 */
+    RS_WEBSUB_PERMANENT, /* any other status (1xx, 3xx, 4xx but 410/429) */
+    RS_WEBSUB_GONE       /* 410 */
 } rs_websub_outcome_e;
 
 /* One request.  Everything is copied by rs_websub_submit, except the
  * body with body_borrowed. */
 typedef struct rs_websub_req_t {
     rs_websub_kind_e kind;
-    const char *url;              /* hub URL (FAT, PING) or callback URL */
-    const char *body;             /* FAT, DELIVER: body bytes */
+    const char *url;  /* hub URL (FAT, PING) or callback URL */
+    const char *body; /* FAT, DELIVER: body bytes */
     apr_size_t body_len;
-    int body_borrowed;            /* the body is not copied: the caller keeps
+    int body_borrowed;          /* the body is not copied: the caller keeps
                                    * it unchanged until the completion (one
                                    * payload shared by many requests) */
-    const char *const *headers;   /* FAT, DELIVER: NULL-terminated extra header
+    const char *const *headers; /* FAT, DELIVER: NULL-terminated extra header
                                    * lines, e.g. "Link: <..>; rel=\"hub\"" */
-    const char *topic;            /* PING, VERIFY, DENY: hub.topic */
-    const char *ping_url;         /* PING: hub.url (NULL: same as topic) */
-    const char *secret;           /* DELIVER: hub.secret (NULL: unsigned) */
-    const char *sig_algo;         /* DELIVER: sha1|sha256|sha384|sha512
+    const char *topic;          /* PING, VERIFY, DENY: hub.topic */
+    const char *ping_url;       /* PING: hub.url (NULL: same as topic) */
+    const char *secret;         /* DELIVER: hub.secret (NULL: unsigned) */
+    const char *sig_algo;       /* DELIVER: sha1|sha256|sha384|sha512
                                    * (NULL: sha256) */
-    const char *mode;             /* VERIFY: subscribe|unsubscribe */
-    apr_int64_t lease_seconds;    /* VERIFY: < 0 leaves hub.lease_seconds out */
-    const char *reason;           /* DENY: hub.reason (NULL: left out) */
-    void *baton;                  /* handed back in the result */
+    const char *mode;           /* VERIFY: subscribe|unsubscribe */
+    apr_int64_t lease_seconds;  /* VERIFY: < 0 leaves hub.lease_seconds out */
+    const char *reason;         /* DENY: hub.reason (NULL: left out) */
+    void *baton;                /* handed back in the result */
     /* Address filter (NULL: none), checked after DNS, at connect time:
      * for every address a new connection of this request is about to use
      * (a refused one lets libcurl try the name's next address), and then
@@ -110,15 +110,15 @@ typedef struct rs_websub_result_t {
     rs_websub_kind_e kind;
     void *baton;
     rs_websub_outcome_e outcome;
-    long status;                  /* HTTP status; 0 when no response */
-    const char *error;            /* curl error text, "" when none */
-    const char *body;             /* response body, NUL-terminated, at most
+    long status;       /* HTTP status; 0 when no response */
+    const char *error; /* curl error text, "" when none */
+    const char *body;  /* response body, NUL-terminated, at most
                                    * body_max bytes kept (truncated beyond) */
     apr_size_t body_len;
-    const char *challenge;        /* VERIFY: the hub.challenge sent */
-    int challenge_ok;             /* VERIFY: 2xx and body == challenge */
-    apr_int64_t retry_after;      /* seconds from Retry-After; -1: none */
-    const char *primary_ip;       /* the address the request was sent to
+    const char *challenge;   /* VERIFY: the hub.challenge sent */
+    int challenge_ok;        /* VERIFY: 2xx and body == challenge */
+    apr_int64_t retry_after; /* seconds from Retry-After; -1: none */
+    const char *primary_ip;  /* the address the request was sent to
                                    * (text, as libcurl gives it); "" when
                                    * the transfer failed */
 } rs_websub_result_t;
@@ -127,11 +127,11 @@ typedef void rs_websub_done_fn(void *baton, const rs_websub_result_t *res);
 
 /* Options; zero fields take the defaults in brackets. */
 typedef struct rs_websub_opts_t {
-    int max_parallel;             /* total transfers in flight [8] */
-    long timeout_ms;              /* whole transfer [30000] */
-    long connect_timeout_ms;      /* connect phase [10000] */
-    apr_size_t body_max;          /* response bytes kept [4096] */
-    const char *user_agent;       /* [mod_resourcesync] */
+    int max_parallel;        /* total transfers in flight [8] */
+    long timeout_ms;         /* whole transfer [30000] */
+    long connect_timeout_ms; /* connect phase [10000] */
+    apr_size_t body_max;     /* response bytes kept [4096] */
+    const char *user_agent;  /* [mod_resourcesync] */
 } rs_websub_opts_t;
 
 /* Create a sender in pool p (its cleanup destroys the sender).  done(baton,
@@ -183,8 +183,8 @@ char *rs_websub_hex(apr_pool_t *p, const unsigned char *d, apr_size_t n);
 /* The X-Hub-Signature value "<algo>=<hex HMAC of data keyed with secret>"
  * for algo sha1|sha256|sha384|sha512 (NULL: sha256), allocated in p; NULL
  * for an unknown algorithm. */
-char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret,
-                     const void *data, apr_size_t len);
+char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret, const void *data,
+                     apr_size_t len);
 
 /* Percent-encode s for application/x-www-form-urlencoded and query strings
  * (RFC 3986 unreserved characters kept, everything else %XX). */

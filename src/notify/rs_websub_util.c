@@ -13,10 +13,14 @@
 
 static const EVP_MD *algo_md(const char *algo)
 {
-    if (!algo || !strcmp(algo, "sha256")) return EVP_sha256();
-    if (!strcmp(algo, "sha1")) return EVP_sha1();
-    if (!strcmp(algo, "sha384")) return EVP_sha384();
-    if (!strcmp(algo, "sha512")) return EVP_sha512();
+    if (!algo || !strcmp(algo, "sha256"))
+        return EVP_sha256();
+    if (!strcmp(algo, "sha1"))
+        return EVP_sha1();
+    if (!strcmp(algo, "sha384"))
+        return EVP_sha384();
+    if (!strcmp(algo, "sha512"))
+        return EVP_sha512();
     return NULL;
 }
 
@@ -38,8 +42,8 @@ char *rs_websub_hex(apr_pool_t *p, const unsigned char *d, apr_size_t n)
     return s;
 }
 
-char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret,
-                     const void *data, apr_size_t len)
+char *rs_websub_sign(apr_pool_t *p, const char *algo, const char *secret, const void *data,
+                     apr_size_t len)
 {
     const EVP_MD *md = algo_md(algo);
     unsigned char mac[EVP_MAX_MD_SIZE];
@@ -62,7 +66,8 @@ char *rs_websub_urlencode(apr_pool_t *p, const char *s)
         unsigned char c = (unsigned char)*s;
         if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
             *o++ = (char)c;
-        } else {
+        }
+        else {
             *o++ = '%';
             *o++ = hx[c >> 4];
             *o++ = hx[c & 15];
@@ -72,8 +77,7 @@ char *rs_websub_urlencode(apr_pool_t *p, const char *s)
     return out;
 }
 
-apr_int64_t rs_websub_backoff(apr_int64_t base, apr_int64_t cap, unsigned attempt,
-                              apr_uint32_t rnd)
+apr_int64_t rs_websub_backoff(apr_int64_t base, apr_int64_t cap, unsigned attempt, apr_uint32_t rnd)
 {
     apr_int64_t ceil = base;
     unsigned i;
@@ -82,7 +86,7 @@ apr_int64_t rs_websub_backoff(apr_int64_t base, apr_int64_t cap, unsigned attemp
         return 0;
     }
     for (i = 1; i < attempt && ceil < cap; i++) {
-        ceil *= 2;                 /* stops at cap: no overflow */
+        ceil *= 2; /* stops at cap: no overflow */
     }
     if (ceil > cap) {
         ceil = cap;
@@ -99,11 +103,13 @@ apr_int64_t rs_websub_retry_after(const char *v, apr_int64_t now_sec)
     if (!v) {
         return -1;
     }
-    while (*v == ' ' || *v == '\t') v++;
+    while (*v == ' ' || *v == '\t')
+        v++;
     for (q = v; *q >= '0' && *q <= '9'; q++)
         ;
     if (q > v && q - v < 10) {
-        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
+        while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n')
+            q++;
         if (!*q) {
             return apr_atoi64(v);
         }

@@ -33,15 +33,17 @@ static void payload(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
     const char *const *h;
 
     m->body = r->body_borrowed && r->body ? r->body
-            : apr_pmemdup(p, r->body ? r->body : "", r->body_len);
+                                          : apr_pmemdup(p, r->body ? r->body : "", r->body_len);
     m->body_len = r->body_len;
     m->hdrs = curl_slist_append(m->hdrs, "Content-Type: application/xml");
     for (h = r->headers; h && *h; h++) {
         m->hdrs = curl_slist_append(m->hdrs, *h);
     }
     if (r->kind == RS_WEBSUB_DELIVER && r->secret) {
-        m->hdrs = curl_slist_append(m->hdrs, apr_pstrcat(p, "X-Hub-Signature: ",
-            rs_websub_sign(p, r->sig_algo, r->secret, m->body, m->body_len), NULL));
+        m->hdrs = curl_slist_append(
+            m->hdrs,
+            apr_pstrcat(p, "X-Hub-Signature: ",
+                        rs_websub_sign(p, r->sig_algo, r->secret, m->body, m->body_len), NULL));
     }
 }
 
@@ -49,8 +51,8 @@ static void payload(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
 static void ping(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
 {
     m->body = apr_pstrcat(p, "hub.mode=publish&hub.topic=", rs_websub_urlencode(p, r->topic),
-                          "&hub.url=", rs_websub_urlencode(p, r->ping_url ? r->ping_url
-                                                                           : r->topic), NULL);
+                          "&hub.url=", rs_websub_urlencode(p, r->ping_url ? r->ping_url : r->topic),
+                          NULL);
     m->body_len = strlen(m->body);
     m->hdrs = curl_slist_append(m->hdrs, "Content-Type: application/x-www-form-urlencoded");
 }
@@ -77,13 +79,13 @@ static apr_status_t verify(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg
         return rv;
     }
     m->challenge = rs_websub_hex(p, rnd, sizeof(rnd));
-    m->url = apr_pstrcat(p, base, sep, "hub.mode=", rs_websub_urlencode(p, r->mode),
-                         "&hub.topic=", rs_websub_urlencode(p, r->topic),
-                         "&hub.challenge=", m->challenge,
-                         r->lease_seconds >= 0
-                             ? apr_psprintf(p, "&hub.lease_seconds=%" APR_INT64_T_FMT,
-                                            r->lease_seconds) : "",
-                         NULL);
+    m->url = apr_pstrcat(
+        p, base, sep, "hub.mode=", rs_websub_urlencode(p, r->mode),
+        "&hub.topic=", rs_websub_urlencode(p, r->topic), "&hub.challenge=", m->challenge,
+        r->lease_seconds >= 0
+            ? apr_psprintf(p, "&hub.lease_seconds=%" APR_INT64_T_FMT, r->lease_seconds)
+            : "",
+        NULL);
     return APR_SUCCESS;
 }
 
@@ -93,9 +95,9 @@ static void deny(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
 {
     const char *sep, *base = callback_base(p, m->url, &sep);
 
-    m->url = apr_pstrcat(p, base, sep, "hub.mode=denied&hub.topic=",
-                         rs_websub_urlencode(p, r->topic), r->reason ? "&hub.reason=" : "",
-                         r->reason ? rs_websub_urlencode(p, r->reason) : "", NULL);
+    m->url = apr_pstrcat(
+        p, base, sep, "hub.mode=denied&hub.topic=", rs_websub_urlencode(p, r->topic),
+        r->reason ? "&hub.reason=" : "", r->reason ? rs_websub_urlencode(p, r->reason) : "", NULL);
 }
 
 apr_status_t rs_websubmsg_build(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)

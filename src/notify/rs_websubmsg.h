@@ -16,11 +16,11 @@
 #include "rs_websub.h"
 
 typedef struct rs_websubmsg_t {
-    const char *url;               /* VERIFY and DENY: with their query */
-    const char *body;              /* NULL: none (GET) */
+    const char *url;  /* VERIFY and DENY: with their query */
+    const char *body; /* NULL: none (GET) */
     apr_size_t body_len;
-    struct curl_slist *hdrs;       /* the caller frees it (curl_slist_free_all) */
-    const char *challenge;         /* VERIFY: hub.challenge, NULL otherwise */
+    struct curl_slist *hdrs; /* the caller frees it (curl_slist_free_all) */
+    const char *challenge;   /* VERIFY: hub.challenge, NULL otherwise */
 } rs_websubmsg_t;
 
 /* Build request r's message in p.  APR_EINVAL: a field its kind needs is

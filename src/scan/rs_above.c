@@ -14,7 +14,7 @@ apr_array_header_t *rs_above_dirs(apr_pool_t *p, const char *root)
     const char *s;
 
     if (root[0] != '/' || !root[1]) {
-        return out;            /* "/" has nothing above it */
+        return out; /* "/" has nothing above it */
     }
     APR_ARRAY_PUSH(out, const char *) = "/";
     for (s = strchr(root + 1, '/'); s; s = strchr(s + 1, '/')) {
@@ -39,16 +39,16 @@ const char *rs_above_state(apr_pool_t *p, const apr_array_header_t *dirs,
 
             if (stat(path, &sb) == 0) {
                 /* (APR's formatter knows no "ll": its own 64-bit ones.) */
-                what = apr_psprintf(p, "%" APR_UINT64_T_FMT " %" APR_UINT64_T_FMT " %"
-                                    APR_INT64_T_FMT " %" APR_INT64_T_FMT ".%09ld %"
-                                    APR_INT64_T_FMT ".%09ld",
+                what = apr_psprintf(p,
+                                    "%" APR_UINT64_T_FMT " %" APR_UINT64_T_FMT " %" APR_INT64_T_FMT
+                                    " %" APR_INT64_T_FMT ".%09ld %" APR_INT64_T_FMT ".%09ld",
                                     (apr_uint64_t)sb.st_dev, (apr_uint64_t)sb.st_ino,
                                     (apr_int64_t)sb.st_size, (apr_int64_t)sb.st_mtim.tv_sec,
                                     (long)sb.st_mtim.tv_nsec, (apr_int64_t)sb.st_ctim.tv_sec,
                                     (long)sb.st_ctim.tv_nsec);
             }
             else if (errno == ENOENT || errno == ENOTDIR) {
-                what = "-";    /* as httpd takes it: no access file */
+                what = "-"; /* as httpd takes it: no access file */
             }
             else {
                 what = apr_psprintf(p, "!%d", errno);
@@ -78,7 +78,7 @@ const char *rs_above_diff(apr_pool_t *p, const char *a, const char *b)
     for (;;) {
         apr_size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
         if (!*a && !*b) {
-            return "";         /* (not reached: a and b differ) */
+            return ""; /* (not reached: a and b differ) */
         }
         if (la != lb || memcmp(a, b, la)) {
             first = la ? a : b;

@@ -12,9 +12,9 @@
 
 struct rs_mounts_t {
     const char *path;
-    int fd;                 /* polled; never read */
-    apr_pool_t *tpool;      /* holds `table`, replaced at every read */
-    apr_hash_t *table;      /* "<id> <mount point>" -> mount point */
+    int fd;            /* polled; never read */
+    apr_pool_t *tpool; /* holds `table`, replaced at every read */
+    apr_hash_t *table; /* "<id> <mount point>" -> mount point */
 };
 
 static apr_status_t close_fd(void *data)
@@ -34,7 +34,7 @@ const char *rs_mounts_parse_line(apr_pool_t *p, const char *line, long *id)
     int i;
 
     *id = strtol(line, NULL, 10);
-    for (i = 0; i < 4; i++) {           /* id, parent, major:minor, root */
+    for (i = 0; i < 4; i++) { /* id, parent, major:minor, root */
         f = strchr(f, ' ');
         if (!f) {
             return NULL;
@@ -43,8 +43,8 @@ const char *rs_mounts_parse_line(apr_pool_t *p, const char *line, long *id)
     }
     o = out = apr_palloc(p, strcspn(f, " \n") + 1);
     while (*f && *f != ' ' && *f != '\n') {
-        if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] >= '0' && f[2] <= '7'
-            && f[3] >= '0' && f[3] <= '7') {
+        if (f[0] == '\\' && f[1] >= '0' && f[1] <= '3' && f[2] >= '0' && f[2] <= '7' && f[3] >= '0'
+            && f[3] <= '7') {
             *o++ = (char)(((f[1] - '0') << 6) | ((f[2] - '0') << 3) | (f[3] - '0'));
             f += 4;
         }

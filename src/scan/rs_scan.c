@@ -69,8 +69,8 @@ void rs_scan_finish_jobs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
         }
         if (j->rc != 0) {
             rs_log_emit(o->log, RS_LOG_WARN, j->rc,
-                        "set %s: cannot read '%s', not listed until it is readable",
-                        o->set, j->relpath);
+                        "set %s: cannot read '%s', not listed until it is readable", o->set,
+                        j->relpath);
         }
         rs_scanpipe_row(sc, &j->it, j->row, j->hashed);
     }
@@ -98,17 +98,17 @@ int rs_scan_classify(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *name
                      const char *relpath, struct stat *sb, const char **target)
 {
     *target = NULL;
-    if (name_skipped(sc, name, relpath)
-        || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
-        return RS_SCAN_ENT_NONE;     /* (fstatat: vanished since readdir) */
+    if (name_skipped(sc, name, relpath) || fstatat(dfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+        return RS_SCAN_ENT_NONE; /* (fstatat: vanished since readdir) */
     }
     if (S_ISLNK(sb->st_mode)) {
         /* Only links to regular files inside the root are followed. */
         *target = resolve_link(sc, p, relpath, sb);
         return *target ? RS_SCAN_ENT_FILE : RS_SCAN_ENT_NONE;
     }
-    return S_ISDIR(sb->st_mode) ? RS_SCAN_ENT_DIR
-         : S_ISREG(sb->st_mode) ? RS_SCAN_ENT_FILE : RS_SCAN_ENT_OTHER;
+    return S_ISDIR(sb->st_mode)   ? RS_SCAN_ENT_DIR
+           : S_ISREG(sb->st_mode) ? RS_SCAN_ENT_FILE
+                                  : RS_SCAN_ENT_OTHER;
 }
 
 /* Would the caller serve directory relpath (the check callback)? */
@@ -237,8 +237,8 @@ static void walk_subdirs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
         const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
         int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0) {
-            rs_log_emit(sc->o->log, RS_LOG_WARN, errno,
-                        "set %s: cannot open directory '%s'", sc->o->set, relpath);
+            rs_log_emit(sc->o->log, RS_LOG_WARN, errno, "set %s: cannot open directory '%s'",
+                        sc->o->set, relpath);
             continue;
         }
         rs_scan_walk(sc, cfd, relpath, p);
@@ -295,7 +295,7 @@ void rs_scan_walk(rs_scan_ctx_t *sc, int dfd, const char *dir, apr_pool_t *paren
     jobs = apr_array_make(p, 16, sizeof(rs_scanfile_job_t));
     subdirs = apr_array_make(p, 8, sizeof(const char *));
     if (rs_scan_access_changed(sc, p, dfd, dir, rows)) {
-        sc->recheck = 1;       /* for this directory's subtree only */
+        sc->recheck = 1; /* for this directory's subtree only */
     }
     classify_entries(sc, p, dfd, dir, ents, rows, jobs, subdirs);
     rs_scan_finish_jobs(sc, p, dfd, dir, jobs);
@@ -377,8 +377,10 @@ static apr_status_t open_root(rs_scan_ctx_t *sc, apr_pool_t *sp, int *rootfd)
         if (*rootfd >= 0) {
             close(*rootfd);
         }
-        rs_log_emit(o->log, RS_LOG_ERR, rv, "set %s: cannot open root directory %s; "
-                    "nothing of the set changes until it is back", o->set, o->root);
+        rs_log_emit(o->log, RS_LOG_ERR, rv,
+                    "set %s: cannot open root directory %s; "
+                    "nothing of the set changes until it is back",
+                    o->set, o->root);
         rs_db_rollback(sc->st);
         return rv;
     }

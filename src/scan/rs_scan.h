@@ -47,7 +47,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
 
 /* One part of a set's tree to reconcile, for rs_scan_targets. */
 typedef struct rs_scan_target_t {
-    const char *dir;                    /* relative directory, "" = the root */
+    const char *dir; /* relative directory, "" = the root */
     /* Names of entries of dir to look at (array of char*): each may be a
      * file (reconciled alone), a directory (reconciled with everything
      * below it) or gone (its row, and rows below it, are removed).  NULL:
@@ -62,7 +62,6 @@ typedef struct rs_scan_target_t {
  * (without changing anything) if the set's root cannot be opened: the
  * caller then runs rs_scan_set. */
 apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
-                             const rs_scan_target_t *targets, int ntargets,
-                             rs_scan_stats_t *stats);
+                             const rs_scan_target_t *targets, int ntargets, rs_scan_stats_t *stats);
 
 #endif

@@ -19,10 +19,10 @@
 #include "rs_scanctx.h"
 
 /* What a directory entry is to a scan (rs_scan_classify). */
-#define RS_SCAN_ENT_NONE   0    /* hidden, excluded, gone, or a link that leads out */
-#define RS_SCAN_ENT_FILE   1    /* a regular file, or a link to one inside the root */
-#define RS_SCAN_ENT_DIR    2    /* a directory (not a link to one) */
-#define RS_SCAN_ENT_OTHER  3    /* anything else: never listed */
+#define RS_SCAN_ENT_NONE  0 /* hidden, excluded, gone, or a link that leads out */
+#define RS_SCAN_ENT_FILE  1 /* a regular file, or a link to one inside the root */
+#define RS_SCAN_ENT_DIR   2 /* a directory (not a link to one) */
+#define RS_SCAN_ENT_OTHER 3 /* anything else: never listed */
 
 /* End the scan's transaction: rolled back when the mass-deletion guard
  * (rs_scan_opts_t.max_deleted) holds its deletions - sc->err becomes

@@ -46,8 +46,8 @@ int rs_scan_is_access_name(const rs_scan_opts_t *o, const char *name)
 }
 
 /* The row an access file `name` of dir described by sb should have. */
-static void access_row(const rs_scan_opts_t *o, rs_item_t *it, const char *dir,
-                       const char *name, const struct stat *sb)
+static void access_row(const rs_scan_opts_t *o, rs_item_t *it, const char *dir, const char *name,
+                       const struct stat *sb)
 {
     memset(it, 0, sizeof(*it));
     it->dir = dir;
@@ -64,7 +64,7 @@ static void access_row(const rs_scan_opts_t *o, rs_item_t *it, const char *dir,
 static int same_stat(const rs_item_t *a, const rs_item_t *b)
 {
     return a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns
-        && a->dev == b->dev && a->ino == b->ino;
+           && a->dev == b->dev && a->ino == b->ino;
 }
 
 void rs_scan_access_watch(rs_scan_ctx_t *sc, int dfd, const char *name, const char *relpath)

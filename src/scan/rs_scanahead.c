@@ -66,14 +66,14 @@
 typedef struct ra_dir_t {
     struct ra_dir_t *next;
     int depth;
-    char rel[1];                    /* "" for the root */
+    char rel[1]; /* "" for the root */
 } ra_dir_t;
 
 struct rs_scanahead_t {
-    apr_pool_t *pool;               /* own allocator: the threads' pools */
+    apr_pool_t *pool; /* own allocator: the threads' pools */
     int rootfd;
     apr_thread_mutex_t *lock;
-    apr_thread_cond_t *cond;        /* broadcast on every change below */
+    apr_thread_cond_t *cond; /* broadcast on every change below */
     apr_thread_t *th[RS_SCANAHEAD_THREADS];
     int nth;
     /* Under lock: */
@@ -151,7 +151,8 @@ static int read_dir(rs_scanahead_t *ra, const ra_dir_t *d, apr_int64_t *n, ra_di
     int fd;
 
     rs_scanahead_mark(&before);
-    fd = openat(ra->rootfd, *d->rel ? d->rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd =
+        openat(ra->rootfd, *d->rel ? d->rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     *n = 0;
     if (fd < 0 || !(dp = fdopendir(fd))) {
         if (fd >= 0) {
@@ -162,8 +163,7 @@ static int read_dir(rs_scanahead_t *ra, const ra_dir_t *d, apr_int64_t *n, ra_di
     }
     while ((de = readdir(dp)) != NULL) {
         int is_dir = de->d_type == DT_DIR;
-        if (de->d_name[0] == '.' && (!de->d_name[1]
-                                     || (de->d_name[1] == '.' && !de->d_name[2]))) {
+        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))) {
             continue;
         }
         if ((++*n & 255) == 0 && apr_atomic_read32(&ra->stopping)) {
@@ -216,7 +216,7 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
         if (subs) {
             for (last = subs; last->next; last = last->next) {
             }
-            last->next = ra->stack;     /* the first subdirectory on top */
+            last->next = ra->stack; /* the first subdirectory on top */
             ra->stack = subs;
         }
         ra->ahead_files += n;
@@ -225,7 +225,7 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
             ra->warm_run = 0;
         }
         else if (++ra->warm_run >= RS_SCANAHEAD_WARM && !ra->force) {
-            ra->active = 0;             /* until the walk finds the disk again */
+            ra->active = 0; /* until the walk finds the disk again */
         }
         apr_thread_cond_broadcast(ra->cond);
     }
@@ -289,8 +289,8 @@ rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force)
     return ra;
 }
 
-void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
-                       apr_int64_t entries, apr_int64_t walk_files)
+void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from, apr_int64_t entries,
+                       apr_int64_t walk_files)
 {
     int cold = is_cold(from, entries);
 
@@ -319,7 +319,7 @@ void rs_scanahead_stop(rs_scanahead_t *ra, apr_int64_t *dirs)
     }
     apr_thread_mutex_lock(ra->lock);
     while (ra->force && (ra->stack || ra->busy)) {
-        apr_thread_cond_wait(ra->cond, ra->lock);   /* forced: the whole tree */
+        apr_thread_cond_wait(ra->cond, ra->lock); /* forced: the whole tree */
     }
     apr_atomic_set32(&ra->stopping, 1);
     apr_thread_cond_broadcast(ra->cond);

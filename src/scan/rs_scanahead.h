@@ -18,12 +18,12 @@
 typedef struct rs_scanahead_t rs_scanahead_t;
 typedef struct rs_scanahead_mark_t {
     long blocks;
-    apr_int64_t cpu, wall;      /* nanoseconds */
+    apr_int64_t cpu, wall; /* nanoseconds */
 } rs_scanahead_mark_t;
 void rs_scanahead_mark(rs_scanahead_mark_t *m);
 rs_scanahead_t *rs_scanahead_start(apr_pool_t *p, int rootfd, int force);
-void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from,
-                       apr_int64_t entries, apr_int64_t walk_files);
+void rs_scanahead_note(rs_scanahead_t *ra, const rs_scanahead_mark_t *from, apr_int64_t entries,
+                       apr_int64_t walk_files);
 void rs_scanahead_stop(rs_scanahead_t *ra, apr_int64_t *dirs);
 
 #endif

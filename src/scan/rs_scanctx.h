@@ -27,12 +27,12 @@ typedef struct rs_scan_ctx_t {
     rs_db_t *st;
     const rs_scan_opts_t *o;
     rs_scan_stats_t *stats;
-    apr_hash_t *visited;      /* dirs walked (relpath -> "") */
-    apr_pool_t *vpool;        /* for visited */
-    const char *realroot;     /* the root with links resolved (realpath) */
+    apr_hash_t *visited;  /* dirs walked (relpath -> "") */
+    apr_pool_t *vpool;    /* for visited */
+    const char *realroot; /* the root with links resolved (realpath) */
     apr_size_t realroot_len;
-    apr_int64_t pending;      /* writes in the open transaction */
-    apr_status_t err;         /* first failure; APR_SUCCESS while none */
+    apr_int64_t pending; /* writes in the open transaction */
+    apr_status_t err;    /* first failure; APR_SUCCESS while none */
     /* While walking a directory whose access file (or one of an
      * ancestor's, within this walk) appeared, changed or vanished: every
      * file gets its access check again, even if its row describes it.

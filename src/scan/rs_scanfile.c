@@ -27,7 +27,7 @@ apr_int64_t rs_scanfile_ctime_ns(const struct stat *sb)
 static int same_version(const rs_item_t *row, const struct stat *sb)
 {
     return row->size == (apr_int64_t)sb->st_size && row->mtime_ns == rs_scanfile_mtime_ns(sb)
-        && row->dev == (apr_int64_t)sb->st_dev && row->ino == (apr_int64_t)sb->st_ino;
+           && row->dev == (apr_int64_t)sb->st_dev && row->ino == (apr_int64_t)sb->st_ino;
 }
 
 static int has_hashes(const rs_item_t *row, unsigned mask)
@@ -67,7 +67,7 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
         apr_status_t rv;
 
         if (attempt == 0 && fd0 >= 0) {
-            fd = fd0;          /* opened and described (sb) by the caller */
+            fd = fd0; /* opened and described (sb) by the caller */
         }
         else if ((fd = open_file(dfd, name, target)) < 0) {
             return errno;
@@ -81,7 +81,7 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             return 0;
         }
 #ifdef POSIX_FADV_SEQUENTIAL
-        if (sb->st_size > 256 * 1024) {   /* a small file is one or two reads anyway */
+        if (sb->st_size > 256 * 1024) { /* a small file is one or two reads anyway */
             posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         }
 #endif
@@ -89,9 +89,8 @@ static int hash_file(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, const char
             cap.fd = -1;
         }
         rv = rs_hash_fd_upto(fd, o->hashes, hex, sb->st_size, &n, NULL, cap.fd, &werr);
-        if (rv == APR_SUCCESS && fstat(fd, &after) == 0
-            && after.st_size == sb->st_size && n == after.st_size
-            && rs_scanfile_mtime_ns(&after) == rs_scanfile_mtime_ns(sb)) {
+        if (rv == APR_SUCCESS && fstat(fd, &after) == 0 && after.st_size == sb->st_size
+            && n == after.st_size && rs_scanfile_mtime_ns(&after) == rs_scanfile_mtime_ns(sb)) {
             close(fd);
             *hashed += n;
             if (cap.fd >= 0 && !werr) {
@@ -136,24 +135,22 @@ static int take_deferred(const rs_scan_opts_t *o, apr_pool_t *p, rs_scanfile_job
     }
     memset(&dg, 0, sizeof(dg));
     ready = o->defer(o->defer_baton, j->relpath,
-                     j->target ? j->target : apr_pstrcat(p, o->root, "/", j->relpath, NULL),
-                     &j->sb, &dg);
+                     j->target ? j->target : apr_pstrcat(p, o->root, "/", j->relpath, NULL), &j->sb,
+                     &dg);
     if (ready <= 0) {
         return ready < 0 ? -1 : 0;
     }
     j->rc = dg.rc;
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        it->hash[i] = (o->hashes & (1u << i)) && dg.hex[i][0] ? apr_pstrdup(p, dg.hex[i])
-                                                              : NULL;
+        it->hash[i] = (o->hashes & (1u << i)) && dg.hex[i][0] ? apr_pstrdup(p, dg.hex[i]) : NULL;
     }
     return 1;
 }
 
 int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb)
 {
-    return row && same_version(row, sb) && row->ctime_ns == rs_scanfile_ctime_ns(sb)
-        && row->cfg && o->cfg && !strcmp(row->cfg, o->cfg)
-        && (!row->listed || has_hashes(row, o->hashes));
+    return row && same_version(row, sb) && row->ctime_ns == rs_scanfile_ctime_ns(sb) && row->cfg
+           && o->cfg && !strcmp(row->cfg, o->cfg) && (!row->listed || has_hashes(row, o->hashes));
 }
 
 /* The first half of the per-file work: would the caller serve the file,
@@ -197,14 +194,14 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
             }
         }
         if (fd0 < 0 && fstatat(dfd, j->name, &j->sb, AT_SYMLINK_NOFOLLOW) != 0) {
-            j->gone = 1;       /* vanished since readdir */
+            j->gone = 1; /* vanished since readdir */
             return;
         }
         if (!S_ISREG(j->sb.st_mode)) {
             if (fd0 >= 0) {
                 close(fd0);
             }
-            j->gone = 1;       /* replaced since readdir: the next event or scan sees it */
+            j->gone = 1; /* replaced since readdir: the next event or scan sees it */
             return;
         }
         j->need_stat = 0;
@@ -254,8 +251,8 @@ static void job_read(const rs_scan_opts_t *o, apr_pool_t *p, int dfd, rs_scanfil
 
 /* The whole per-file work; runs on any worker thread, allocating only
  * from p. */
-static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd,
-                    const char *dir, rs_scanfile_job_t *j)
+static void run_job(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, int dfd, const char *dir,
+                    rs_scanfile_job_t *j)
 {
     job_check(o, baton, p, dir, j);
     job_read(o, p, dfd, j);
@@ -267,7 +264,7 @@ typedef struct {
     int dfd;
     rs_scanfile_job_t *jobs;
     apr_uint32_t njobs;
-    int checked;                 /* the checks are done: read and hash only */
+    int checked; /* the checks are done: read and hash only */
     volatile apr_uint32_t next;
 } batch_t;
 
@@ -276,7 +273,7 @@ typedef struct {
     void *baton;
     apr_pool_t *pool;
     struct rs_scanfile_crew_t *crew;
-    apr_uint64_t seen;                 /* the last batch number taken */
+    apr_uint64_t seen; /* the last batch number taken */
 } worker_t;
 
 /* The threads of a whole scan (see rs_scanfile.h).  Lifecycle of a
@@ -288,12 +285,12 @@ typedef struct {
  * the crew does (the check batons are one per crew thread). */
 struct rs_scanfile_crew_t {
     apr_thread_mutex_t *lock;
-    apr_thread_cond_t *cond;      /* broadcast on every change below */
-    batch_t *b;                   /* the batch being worked on */
-    apr_uint64_t seq;             /* batches published so far */
-    int busy;                     /* threads still on batch seq */
+    apr_thread_cond_t *cond; /* broadcast on every change below */
+    batch_t *b;              /* the batch being worked on */
+    apr_uint64_t seq;        /* batches published so far */
+    int busy;                /* threads still on batch seq */
     int closing;
-    int n;                        /* threads started */
+    int n; /* threads started */
     apr_thread_t **th;
     worker_t *w;
 };
@@ -422,8 +419,8 @@ static void crew_run(rs_scanfile_crew_t *c, batch_t *b)
     apr_thread_mutex_unlock(c->lock);
 }
 
-void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
-                     int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs)
+void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p, int dfd,
+                     const char *dir, rs_scanfile_job_t *jobs, int njobs)
 {
     int parallel_checks = o->workers > 1 && o->check_batons, i;
     void *baton = parallel_checks ? o->check_batons[0] : o->check_baton;

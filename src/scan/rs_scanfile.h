@@ -20,13 +20,13 @@
 typedef struct rs_scanfile_job_t {
     const char *name;
     const char *relpath;
-    const char *target;     /* resolved symlink target or NULL */
+    const char *target; /* resolved symlink target or NULL */
     struct stat sb;
-    const rs_item_t *row;   /* stored row or NULL */
-    rs_item_t it;           /* result */
-    int rc;                 /* errno of a failed read, else 0 */
-    apr_int64_t hashed;     /* bytes read for hashing */
-    int deferred;           /* a large file not hashed yet: leave its row */
+    const rs_item_t *row; /* stored row or NULL */
+    rs_item_t it;         /* result */
+    int rc;               /* errno of a failed read, else 0 */
+    apr_int64_t hashed;   /* bytes read for hashing */
+    int deferred;         /* a large file not hashed yet: leave its row */
     /* sb is not filled yet (a plain file of a first scan): the thread
      * that reads the file fills it, from the descriptor it hashes (one
      * path lookup fewer per file) or by fstatat; gone: it vanished or is
@@ -42,8 +42,7 @@ apr_int64_t rs_scanfile_ctime_ns(const struct stat *sb);
 /* 1 if the stored row (or NULL) still describes the file sb under the
  * scan's configuration: same version, same check fingerprint, and the
  * hashes the configuration asks for. */
-int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row,
-                          const struct stat *sb);
+int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const struct stat *sb);
 
 /* The worker threads of a whole scan, started once instead of once per
  * directory (thread creation, and the fresh memory each new thread
@@ -60,7 +59,7 @@ void rs_scanfile_crew_stop(rs_scanfile_crew_t *crew);
  * one and at least 8 jobs, else on the calling thread.  Results are
  * allocated from p or from the crew's pools, and stay valid until p is
  * cleared or the next call with the same crew, whichever comes first. */
-void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p,
-                     int dfd, const char *dir, rs_scanfile_job_t *jobs, int njobs);
+void rs_scanfile_run(const rs_scan_opts_t *o, rs_scanfile_crew_t *crew, apr_pool_t *p, int dfd,
+                     const char *dir, rs_scanfile_job_t *jobs, int njobs);
 
 #endif

@@ -30,8 +30,8 @@
  * directory's batch: it is cleared before another directory's files are
  * checked with the same baton, so a callee may keep per-directory state
  * tied to it (a cleanup registered on p). */
-typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath,
-                             int flags, const char **type);
+typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                             const char **type);
 
 /* Called every few thousand entries with the running count of files. */
 typedef void rs_scan_progress_fn(void *baton, apr_int64_t files);
@@ -58,12 +58,12 @@ typedef int rs_scan_defer_fn(void *baton, const char *relpath, const char *path,
                              const struct stat *sb, rs_scan_digest_t *out);
 
 typedef struct rs_scan_opts_t {
-    const char *set;                      /* set name (store key) */
-    const char *root;                     /* absolute directory */
-    unsigned hashes;                      /* RS_HASH_* mask */
-    const apr_array_header_t *excludes;   /* glob patterns or NULL */
-    int dotfiles;                         /* list dotfiles (not .ht*) */
-    const char *cfg;                      /* fingerprint of check config */
+    const char *set;                    /* set name (store key) */
+    const char *root;                   /* absolute directory */
+    unsigned hashes;                    /* RS_HASH_* mask */
+    const apr_array_header_t *excludes; /* glob patterns or NULL */
+    int dotfiles;                       /* list dotfiles (not .ht*) */
+    const char *cfg;                    /* fingerprint of check config */
     /* Names of access files (httpd's AccessFileName, e.g. ".htaccess"),
      * array of char*, or NULL.  Never listed; when one appears, changes
      * or vanishes, every file below its directory is checked again (and
@@ -74,7 +74,7 @@ typedef struct rs_scan_opts_t {
      * outside the tree changed what httpd serves in all of it, an access
      * file above the set's root (rs_above.h). */
     int recheck;
-    rs_scan_check_fn *check;              /* NULL: everything is served */
+    rs_scan_check_fn *check; /* NULL: everything is served */
     void *check_baton;
     /* Parallel work: files that need a check or hashing are processed by
      * `workers` threads (0 or 1: inline).  Worker i calls check with
@@ -140,15 +140,15 @@ typedef struct rs_scan_opts_t {
 #define RS_SCAN_EMASSDEL (APR_OS_START_USERERR + 1)
 
 typedef struct rs_scan_stats_t {
-    apr_int64_t files;       /* regular files seen */
-    apr_int64_t dirs;        /* directories walked */
-    apr_int64_t listed;      /* files listed */
-    apr_int64_t written;     /* rows inserted or updated */
-    apr_int64_t removed;     /* rows deleted */
-    apr_int64_t hashed;      /* bytes read for hashing */
-    apr_int64_t deleted;     /* listed files reported deleted */
-    apr_int64_t deferred;    /* large files left for later (opts.defer) */
-    apr_int64_t ahead_dirs;  /* directories read ahead of the walk (opts.readahead) */
+    apr_int64_t files;      /* regular files seen */
+    apr_int64_t dirs;       /* directories walked */
+    apr_int64_t listed;     /* files listed */
+    apr_int64_t written;    /* rows inserted or updated */
+    apr_int64_t removed;    /* rows deleted */
+    apr_int64_t hashed;     /* bytes read for hashing */
+    apr_int64_t deleted;    /* listed files reported deleted */
+    apr_int64_t deferred;   /* large files left for later (opts.defer) */
+    apr_int64_t ahead_dirs; /* directories read ahead of the walk (opts.readahead) */
 } rs_scan_stats_t;
 
 #endif

@@ -53,8 +53,8 @@
 #include "rs_scanpipe.h"
 #include "rs_scanwrite.h"
 
-#define RS_SCANPIPE_OPS   512   /* operations per batch */
-#define RS_SCANPIPE_QUEUE 16    /* batches queued at most */
+#define RS_SCANPIPE_OPS   512 /* operations per batch */
+#define RS_SCANPIPE_QUEUE 16  /* batches queued at most */
 
 typedef struct rs_scanpipe_t rs_scanpipe_t;
 
@@ -62,35 +62,35 @@ enum { OP_ROW, OP_ACCESS, OP_DROP };
 
 typedef struct op_t {
     int kind;
-    rs_item_t it;          /* the new row; OP_DROP: the row dropped */
-    rs_item_t old;         /* OP_ROW: the stored row, when has_old */
+    rs_item_t it;  /* the new row; OP_DROP: the row dropped */
+    rs_item_t old; /* OP_ROW: the stored row, when has_old */
     int has_old;
     apr_int64_t hashed;
 } op_t;
 
 typedef struct batch_t {
     struct batch_t *next;
-    apr_pool_t *pool;      /* the batch's own: unmanaged, own allocator */
+    apr_pool_t *pool; /* the batch's own: unmanaged, own allocator */
     apr_array_header_t *ops;
 } batch_t;
 
 struct rs_scanpipe_t {
-    rs_scan_ctx_t w;                /* the writer's context */
+    rs_scan_ctx_t w; /* the writer's context */
     rs_scan_stats_t wstats;
     apr_thread_t *thread;
     apr_thread_mutex_t *lock;
-    apr_thread_cond_t *cond;        /* broadcast on every change below */
+    apr_thread_cond_t *cond; /* broadcast on every change below */
     batch_t *head, *tail;
     int queued;
     int closing;
-    apr_status_t err;               /* the writer's first failure */
+    apr_status_t err; /* the writer's first failure */
     /* A load request: state 1 asked, 2 answered. */
     int load_state;
     const char *load_dir;
     apr_pool_t *load_pool;
     apr_hash_t *load_rows;
     apr_status_t load_rv;
-    batch_t *cur;                   /* being filled (walking thread only) */
+    batch_t *cur; /* being filled (walking thread only) */
     /* Pools of batches that ran, cleared, for the walk's next batches
      * (under lock); destroyed by rs_scanpipe_finish. */
     apr_pool_t *spare[RS_SCANPIPE_QUEUE + 2];
@@ -143,8 +143,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
             /* The walk waits for this answer: its pool is ours until
              * then. */
             apr_thread_mutex_unlock(pp->lock);
-            rv = rs_inventory_dir_load(pp->w.st, pp->load_pool, pp->w.o->set, pp->load_dir,
-                                       &rows);
+            rv = rs_inventory_dir_load(pp->w.st, pp->load_pool, pp->w.o->set, pp->load_dir, &rows);
             apr_thread_mutex_lock(pp->lock);
             pp->load_rows = rows;
             pp->load_rv = rv;
@@ -163,7 +162,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
             run_batch(pp, b);
             {
                 apr_pool_t *bp = b->pool;
-                apr_pool_clear(bp);     /* b is gone with it */
+                apr_pool_clear(bp); /* b is gone with it */
                 apr_thread_mutex_lock(pp->lock);
                 if (pp->nspare < (int)(sizeof(pp->spare) / sizeof(pp->spare[0]))) {
                     pp->spare[pp->nspare++] = bp;
@@ -212,7 +211,7 @@ apr_status_t rs_scanpipe_start(rs_scan_ctx_t *sc, apr_pool_t *p)
     if ((rv = apr_thread_mutex_create(&pp->lock, APR_THREAD_MUTEX_DEFAULT, p)) != APR_SUCCESS
         || (rv = apr_thread_cond_create(&pp->cond, p)) != APR_SUCCESS
         || (rv = apr_thread_create(&pp->thread, NULL, writer_main, pp, p)) != APR_SUCCESS) {
-        return rv;     /* the scan runs without the pipe */
+        return rv; /* the scan runs without the pipe */
     }
     sc->pipe = pp;
     return APR_SUCCESS;
@@ -241,7 +240,7 @@ static void flush(rs_scan_ctx_t *sc)
         apr_thread_cond_broadcast(pp->cond);
     }
     if (pp->err != APR_SUCCESS && sc->err == APR_SUCCESS) {
-        sc->err = pp->err;      /* the walk stops at the writer's failure */
+        sc->err = pp->err; /* the walk stops at the writer's failure */
     }
     apr_thread_mutex_unlock(pp->lock);
 }
@@ -315,8 +314,7 @@ void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it)
     added(sc);
 }
 
-void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                      const rs_item_t *row)
+void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row)
 {
     op_t *op;
     apr_pool_t *bp;
@@ -333,8 +331,7 @@ void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
     added(sc);
 }
 
-apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
-                              apr_hash_t **rows)
+apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir, apr_hash_t **rows)
 {
     rs_scanpipe_t *pp = sc->pipe;
     apr_status_t rv;

@@ -30,9 +30,7 @@ void rs_scanpipe_finish(rs_scan_ctx_t *sc);
 void rs_scanpipe_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                      apr_int64_t hashed);
 void rs_scanpipe_access(rs_scan_ctx_t *sc, const rs_item_t *it);
-void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                      const rs_item_t *row);
-apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
-                              apr_hash_t **rows);
+void rs_scanpipe_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row);
+apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir, apr_hash_t **rows);
 
 #endif

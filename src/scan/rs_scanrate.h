@@ -14,9 +14,9 @@
 
 /* Where a scan's expected total (the segment's scan_total_src) comes
  * from. */
-#define RS_SCAN_TOTAL_UNKNOWN  0    /* no estimate */
-#define RS_SCAN_TOTAL_PREVIOUS 1    /* the files the store knows from before */
-#define RS_SCAN_TOTAL_COUNTED  2    /* a count of the tree's names (first scan) */
+#define RS_SCAN_TOTAL_UNKNOWN  0 /* no estimate */
+#define RS_SCAN_TOTAL_PREVIOUS 1 /* the files the store knows from before */
+#define RS_SCAN_TOTAL_COUNTED  2 /* a count of the tree's names (first scan) */
 
 /* A scan's rate (files/s) after elapsed, and the seconds left to reach
  * total (-1: total unknown or no rate yet). */

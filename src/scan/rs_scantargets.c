@@ -143,8 +143,8 @@ static void scan_name(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir
 static int is_dir(int rootfd, const char *relpath)
 {
     struct stat sb;
-    return !*relpath || (fstatat(rootfd, relpath, &sb, AT_SYMLINK_NOFOLLOW) == 0
-                         && S_ISDIR(sb.st_mode));
+    return !*relpath
+           || (fstatat(rootfd, relpath, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode));
 }
 
 /* 1 if names (or NULL) holds the name of an access file. */
@@ -188,8 +188,7 @@ static void scan_names(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *di
 }
 
 apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
-                             const rs_scan_target_t *targets, int ntargets,
-                             rs_scan_stats_t *stats)
+                             const rs_scan_target_t *targets, int ntargets, rs_scan_stats_t *stats)
 {
     rs_scan_ctx_t sc;
     apr_pool_t *sp, *tp;

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "rs_scanwrite.h"
 
-#define RS_SCAN_BATCH 20000   /* writes per transaction */
+#define RS_SCAN_BATCH 20000 /* writes per transaction */
 
 /* Note a failed store call: the scan stops with the first failure's
  * status (its cause, e.g. "No space left on device", reaches the log).
@@ -64,8 +64,7 @@ static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t 
         rs_scanwrite_notify(sc, RS_CHANGE_CREATED, now);
     }
     else if (now->listed) {
-        if (old->size != now->size || old->mtime_ns != now->mtime_ns
-            || !same_hashes(old, now)
+        if (old->size != now->size || old->mtime_ns != now->mtime_ns || !same_hashes(old, now)
             || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
             rs_scanwrite_notify(sc, RS_CHANGE_UPDATED, now);
         }
@@ -93,8 +92,7 @@ void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it)
     rs_scanwrite_count(sc);
 }
 
-void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                       const rs_item_t *row)
+void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row)
 {
     rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
     if (row->listed) {

@@ -31,7 +31,6 @@ void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);
 void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                       apr_int64_t hashed);
 void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it);
-void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name,
-                       const rs_item_t *row);
+void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row);
 
 #endif

@@ -11,17 +11,17 @@
 #include "rs_time.h"
 #include "rs_watch.h"
 
-#define MASK (IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO \
-              | IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR \
-              | IN_EXCL_UNLINK)
+#define MASK                                                                                      \
+    (IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_MODIFY \
+     | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
 
 /* One watched directory.  Entries are malloc'ed: watches come and go for
  * the life of the process, and a pool would only grow. */
 typedef struct {
     int wd;
-    char *path;               /* relative to the root, "" for the root; or,
+    char *path; /* relative to the root, "" for the root; or,
                                * above: the absolute path (starts with '/') */
-    int above;                /* a directory above the root (rs_watch_above) */
+    int above;  /* a directory above the root (rs_watch_above) */
 } wentry_t;
 
 /* A settling entry (see rs_watch.h). */
@@ -35,8 +35,8 @@ struct rs_watch_t {
     int fd;
     const char *root;
     long max;
-    apr_hash_t *by_wd;        /* int wd -> wentry_t* */
-    apr_hash_t *by_path;      /* path -> wentry_t* */
+    apr_hash_t *by_wd;   /* int wd -> wentry_t* */
+    apr_hash_t *by_path; /* path -> wentry_t* */
     /* Work: "now" entries (dir -> apr_hash_t of names), cleared with
      * npool when taken; settling entries (relpath -> settle_t*), cleared
      * with spool when none is left. */
@@ -44,7 +44,7 @@ struct rs_watch_t {
     apr_hash_t *now;
     apr_hash_t *settling;
     apr_time_t next_due;
-    long sgarbage;            /* settling entries dropped since spool was fresh */
+    long sgarbage; /* settling entries dropped since spool was fresh */
     unsigned flags;
     /* Directories above the root (rs_watch_above): the access file names
      * their events are filtered to, and when the change they reported is
@@ -73,8 +73,7 @@ static apr_status_t cleanup(void *data)
     return APR_SUCCESS;
 }
 
-apr_status_t rs_watch_create(rs_watch_t **out, apr_pool_t *p, const char *root,
-                             long max_watches)
+apr_status_t rs_watch_create(rs_watch_t **out, apr_pool_t *p, const char *root, long max_watches)
 {
     rs_watch_t *w = apr_pcalloc(p, sizeof(*w));
 
@@ -230,7 +229,7 @@ void rs_watch_forget(rs_watch_t *w, const char *relpath)
         apr_hash_this(hi, NULL, NULL, &v);
         e = v;
         if (e->above) {
-            continue;         /* above the root: not part of the tree */
+            continue; /* above the root: not part of the tree */
         }
         if (!n || (!strncmp(e->path, relpath, n) && (e->path[n] == '/' || !e->path[n]))) {
             APR_ARRAY_PUSH(gone, wentry_t *) = e;
@@ -283,8 +282,7 @@ static int above_name(const rs_watch_t *w, const char *name)
  * the directory itself gone, moved or changed (its permissions decide
  * whether httpd can read them), which the owner answers by looking at
  * every access file above again and watching the directories anew. */
-static void above_event(rs_watch_t *w, wentry_t *e, const struct inotify_event *ev,
-                        apr_time_t now)
+static void above_event(rs_watch_t *w, wentry_t *e, const struct inotify_event *ev, apr_time_t now)
 {
     if (ev->mask & IN_IGNORED) {
         unmap(w, e);
@@ -315,7 +313,7 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
     }
     e = apr_hash_get(w->by_wd, &ev->wd, sizeof(ev->wd));
     if (!e) {
-        return;               /* a watch already forgotten */
+        return; /* a watch already forgotten */
     }
     if (e->above) {
         above_event(w, e, ev, now);
@@ -341,7 +339,7 @@ static void event(rs_watch_t *w, const struct inotify_event *ev, apr_time_t now)
     if ((ev->mask & (IN_CREATE | IN_MODIFY)) && !(ev->mask & IN_ISDIR)) {
         settle_t *s;
         if (apr_hash_get(w->settling, relpath, APR_HASH_KEY_STRING)) {
-            return;           /* not postponed again: seen within the delay */
+            return; /* not postponed again: seen within the delay */
         }
         s = apr_palloc(w->spool, sizeof(*s));
         s->dir = apr_pstrdup(w->spool, e->path);
@@ -379,7 +377,7 @@ apr_status_t rs_watch_read(rs_watch_t *w)
         if (n == 0) {
             return APR_SUCCESS;
         }
-        for (ptr = w->buf; ptr < w->buf + n; ) {
+        for (ptr = w->buf; ptr < w->buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)ptr;
             event(w, ev, now);
             ptr += sizeof(struct inotify_event) + ev->len;

@@ -53,8 +53,8 @@
 #define RS_WATCH_SETTLE apr_time_from_sec(1)
 
 /* rs_watch_take_flags bits */
-#define RS_WATCH_OVERFLOW  1u     /* events were lost */
-#define RS_WATCH_ROOT      2u     /* the root changed: deleted, moved, attributes */
+#define RS_WATCH_OVERFLOW 1u /* events were lost */
+#define RS_WATCH_ROOT     2u /* the root changed: deleted, moved, attributes */
 
 typedef struct rs_watch_t rs_watch_t;
 
@@ -62,8 +62,7 @@ typedef struct rs_watch_t rs_watch_t;
  * number of watches (rs_watch_add then fails with ENOSPC, as the kernel
  * does at fs.inotify.max_user_watches); 0: no cap of our own.  Returns
  * an errno value on failure (EMFILE: max_user_instances reached). */
-apr_status_t rs_watch_create(rs_watch_t **out, apr_pool_t *p, const char *root,
-                             long max_watches);
+apr_status_t rs_watch_create(rs_watch_t **out, apr_pool_t *p, const char *root, long max_watches);
 
 /* The descriptor to poll for input. */
 int rs_watch_fd(const rs_watch_t *w);

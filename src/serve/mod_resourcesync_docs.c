@@ -56,8 +56,8 @@ static const char *etag_of(apr_pool_t *p, const char *body, apr_size_t len)
 /* The writer lives in its own pool (wp), destroyed here: rendering happens
  * in the parent, and children exit without destroying pconf, so a writer
  * left there would be reported as a leak. */
-static int finish(apr_pool_t *p, apr_pool_t *wp, rs_xml_t *w, buf_t *a,
-                  const char **body, apr_size_t *len, const char **etag)
+static int finish(apr_pool_t *p, apr_pool_t *wp, rs_xml_t *w, buf_t *a, const char **body,
+                  apr_size_t *len, const char **etag)
 {
     int rc = rs_xml_end(w);
     apr_pool_destroy(wp);
@@ -78,15 +78,14 @@ static int topics(rs_xml_t *w, apr_pool_t *p, const rs_set_t *set)
     int t, i;
 
     for (t = 0; set->notify && t < 2; t++) {
-        rs_xml_attr_t md = { "capability", t ? "framework-notification"
-                                             : "change-notification" };
-        if (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base, "notify/", names[t], NULL),
-                               NULL) < 0) {
+        rs_xml_attr_t md = { "capability", t ? "framework-notification" : "change-notification" };
+        if (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base, "notify/", names[t], NULL), NULL)
+            < 0) {
             return -1;
         }
         for (i = 0; set->notify_hubs && i < set->notify_hubs->nelts; i++) {
-            if (rs_xml_ln(w, "hub", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
-                          NULL, 0) < 0) {
+            if (rs_xml_ln(w, "hub", APR_ARRAY_IDX(set->notify_hubs, i, const char *), NULL, 0)
+                < 0) {
                 return -1;
             }
         }
@@ -113,15 +112,16 @@ static int render_capability_list(apr_pool_t *p, const rs_srv_conf *sc, rs_set_t
         || (set->describedby && rs_xml_ln(w, "describedby", set->describedby, NULL, 0) < 0)
         || rs_xml_ln(w, "up", sd, NULL, 0) < 0 || rs_xml_md(w, &md, 1) < 0
         || rs_xml_entry_begin(w, set->list_url, NULL) < 0 || rs_xml_md(w, &rl, 1) < 0
-        || rs_xml_entry_end(w) < 0
-        || rs_xml_entry_begin(w, set->cl_index_url, NULL) < 0 || rs_xml_md(w, &cls, 1) < 0
-        || rs_xml_entry_end(w) < 0
-        || (set->rdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
-                                                             "resourcedump.xml", NULL), NULL) < 0
-                           || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))
-        || (set->cdump && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base,
-                                                             "changedump.xml", NULL), NULL) < 0
-                           || rs_xml_md(w, &cd, 1) < 0 || rs_xml_entry_end(w) < 0))
+        || rs_xml_entry_end(w) < 0 || rs_xml_entry_begin(w, set->cl_index_url, NULL) < 0
+        || rs_xml_md(w, &cls, 1) < 0 || rs_xml_entry_end(w) < 0
+        || (set->rdump
+            && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base, "resourcedump.xml", NULL), NULL)
+                    < 0
+                || rs_xml_md(w, &rd, 1) < 0 || rs_xml_entry_end(w) < 0))
+        || (set->cdump
+            && (rs_xml_entry_begin(w, apr_pstrcat(p, set->doc_base, "changedump.xml", NULL), NULL)
+                    < 0
+                || rs_xml_md(w, &cd, 1) < 0 || rs_xml_entry_end(w) < 0))
         || topics(w, p, set) < 0) {
         apr_pool_destroy(wp);
         return -1;
@@ -165,14 +165,16 @@ int rs_docs_render(apr_pool_t *pconf, server_rec *s0)
             continue;
         }
         if (render_description(pconf, sc) < 0) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "cannot render the Source "
-                         "Description");
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                         RS_TAG "cannot render the Source "
+                                "Description");
             return !OK;
         }
         for (i = 0; i < sc->sets->nelts; i++) {
             if (render_capability_list(pconf, sc, APR_ARRAY_IDX(sc->sets, i, rs_set_t *)) < 0) {
-                ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "cannot render a "
-                             "Capability List");
+                ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                             RS_TAG "cannot render a "
+                                    "Capability List");
                 return !OK;
             }
         }

@@ -79,7 +79,7 @@ int rs_handler_map(request_rec *r)
      * hook): it answers or refuses it as TraceEnable says, which is also
      * what decides whether the Allow header of a 405 lists TRACE. */
     if (apr_table_get(r->notes, RS_NOTE) && r->method_number != M_TRACE) {
-        return OK;   /* no file behind it: skip the directory walk */
+        return OK; /* no file behind it: skip the directory walk */
     }
     return DECLINED;
 }
@@ -122,12 +122,13 @@ static int send_file(request_rec *r, const char *path, int immutable)
 
     core_dir_config *core = ap_get_core_module_config(r->per_dir_config);
     /* Honour EnableSendfile like the default handler does. */
-    apr_int32_t flags = APR_FOPEN_READ
+    apr_int32_t flags =
+        APR_FOPEN_READ
         | (core->enable_sendfile == ENABLE_SENDFILE_ON ? APR_FOPEN_SENDFILE_ENABLED : 0);
 
     rv = apr_file_open(&f, path, flags, 0, r->pool);
     if (rv != APR_SUCCESS) {
-        return HTTP_NOT_FOUND;    /* a part pruned with its snapshot */
+        return HTTP_NOT_FOUND; /* a part pruned with its snapshot */
     }
     rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_INODE, f);
     if (rv != APR_SUCCESS) {
@@ -136,9 +137,12 @@ static int send_file(request_rec *r, const char *path, int immutable)
     }
     /* Snapshot files are never rewritten: inode, size and mtime identify
      * the bytes, so the ETag is strong. */
-    set_validators(r, apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                                   "-%" APR_UINT64_T_HEX_FMT "\"", (apr_uint64_t)fi.inode,
-                                   (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
+    set_validators(r,
+                   apr_psprintf(r->pool,
+                                "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
+                                "-%" APR_UINT64_T_HEX_FMT "\"",
+                                (apr_uint64_t)fi.inode, (apr_uint64_t)fi.size,
+                                (apr_uint64_t)fi.mtime),
                    fi.mtime);
     /* immutable: 1 = a Resource List part (kept an hour after it is
      * superseded), 2 = a closed Change List or a dump's manifest copy
@@ -146,8 +150,10 @@ static int send_file(request_rec *r, const char *path, int immutable)
     if (immutable == 3) {
         ap_set_content_type(r, "application/zip");
     }
-    apr_table_setn(r->headers_out, "Cache-Control", immutable >= 2 ? "max-age=31536000, immutable"
-                                                   : immutable ? "max-age=3600" : "no-cache");
+    apr_table_setn(r->headers_out, "Cache-Control",
+                   immutable >= 2 ? "max-age=31536000, immutable"
+                   : immutable    ? "max-age=3600"
+                                  : "no-cache");
     if ((rc = ap_meets_conditions(r)) != OK) {
         return rc;
     }
@@ -184,8 +190,10 @@ static int unavailable(request_rec *r, const rs_status_set_t *cur)
         return 0;
     }
     apr_table_setn(r->err_headers_out, "Retry-After",
-                   apr_psprintf(r->pool, "%d", (int)apr_time_sec(rs_global.rescan) > 0
-                                               ? (int)apr_time_sec(rs_global.rescan) : 1));
+                   apr_psprintf(r->pool, "%d",
+                                (int)apr_time_sec(rs_global.rescan) > 0
+                                    ? (int)apr_time_sec(rs_global.rescan)
+                                    : 1));
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
@@ -215,8 +223,9 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool,
-                                                 set->snap_dir, cur.gen), 0), 0);
+        return send_file(
+            r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir, cur.gen), 0),
+            0);
     }
     if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || gen > cur.gen
         || n < 1) {
@@ -278,8 +287,8 @@ static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set
                         const char *key, int manifest)
 {
     const char *ext = manifest ? "xml" : "zip";
-    const char *path = rs_statedir_dump_pkg(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
-                                                                      cur->dump_gen), key, ext);
+    const char *path = rs_statedir_dump_pkg(
+        r->pool, rs_statedir_gen(r->pool, set->rdump_dir, cur->dump_gen), key, ext);
     apr_array_header_t *gens;
     int i;
 
@@ -320,8 +329,10 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (!part) {
-        return send_file(r, rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool,
-                                                  set->rdump_dir, cur.dump_gen)), 0);
+        return send_file(
+            r,
+            rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir, cur.dump_gen)),
+            0);
     }
     if (!(part = this_history(&cur, part))) {
         return HTTP_NOT_FOUND;
@@ -329,9 +340,12 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
     if (rs_parse_part(part, &gen, &n)) {
         /* A part of a Resource Dump Index: "<gen>-<n>.xml", kept while
          * its generation is on disk. */
-        return gen > cur.dump_gen ? HTTP_NOT_FOUND
-            : send_file(r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir,
-                                                                           gen), n), 1);
+        return gen > cur.dump_gen
+                   ? HTTP_NOT_FOUND
+                   : send_file(r,
+                               rs_statedir_gen_file(
+                                   r->pool, rs_statedir_gen(r->pool, set->rdump_dir, gen), n),
+                               1);
     }
     if (!rs_parse_dump_part(part, key, &manifest)) {
         return HTTP_NOT_FOUND;
@@ -361,17 +375,16 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0),
-                         0);
+        return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0), 0);
     }
-    if (!(part = this_history(&cur, part))
-        || !rs_parse_cdump_part(part, &id, &rev, &manifest)) {
+    if (!(part = this_history(&cur, part)) || !rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     /* Only the list's current revision is on disk: a package withdrawn
      * and rebuilt under a new name answers 404 at its old one. */
-    return send_file(r, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev,
-                                              manifest), manifest ? 2 : 3);
+    return send_file(r,
+                     rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
+                     manifest ? 2 : 3);
 }
 
 /* A notification topic: the newest payload the watcher wrote (a file
@@ -471,10 +484,10 @@ static int link_real_inside(request_rec *r, const rs_set_t *set, const char *rel
     if (strncmp(real, root, n) || real[n] != '/') {
         return 0;
     }
-    parent = apr_pstrndup(r->pool, r->filename, (apr_size_t)(strrchr(r->filename, '/')
-                                                              - r->filename));
-    want = slash ? apr_pstrcat(r->pool, root, "/", apr_pstrndup(r->pool, rel,
-                                                               (apr_size_t)(slash - rel)), NULL)
+    parent =
+        apr_pstrndup(r->pool, r->filename, (apr_size_t)(strrchr(r->filename, '/') - r->filename));
+    want = slash ? apr_pstrcat(r->pool, root, "/",
+                               apr_pstrndup(r->pool, rel, (apr_size_t)(slash - rel)), NULL)
                  : root;
     return realpath(parent, real) && !strcmp(real, want);
 }
@@ -492,8 +505,8 @@ static int link_applies(request_rec *r, const rs_set_t *set)
     apr_size_t n = strlen(set->dir);
     const char *rel, *seg, *end;
 
-    if (set->s != r->server || !set->capability_url || r->finfo.filetype != APR_REG
-        || !r->filename || strncmp(r->filename, set->dir, n) || r->filename[n] != '/') {
+    if (set->s != r->server || !set->capability_url || r->finfo.filetype != APR_REG || !r->filename
+        || strncmp(r->filename, set->dir, n) || r->filename[n] != '/') {
         return 0;
     }
     rel = r->filename + n + 1;
@@ -502,8 +515,8 @@ static int link_applies(request_rec *r, const rs_set_t *set)
     for (seg = rel; seg; seg = end ? end + 1 : NULL) {
         end = strchr(seg, '/');
         if (rs_glob_hidden(seg, set->dotfiles)
-            || rs_glob_match(set->excludes, end ? apr_pstrndup(r->pool, rel, (apr_size_t)(end - rel))
-                                                : rel)) {
+            || rs_glob_match(set->excludes,
+                             end ? apr_pstrndup(r->pool, rel, (apr_size_t)(end - rel)) : rel)) {
             return 0;
         }
     }

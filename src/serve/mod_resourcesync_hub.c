@@ -52,8 +52,8 @@
 #include "rs_hubreq.h"
 #include "rs_statedir.h"
 
-#define FORM_TYPE       "application/x-www-form-urlencoded"
-#define RETRY_AFTER     "60"
+#define FORM_TYPE   "application/x-www-form-urlencoded"
+#define RETRY_AFTER "60"
 
 /* Set while a spool write failed in this child and none succeeded since:
  * the failure is logged once per episode (disk full: every request
@@ -154,9 +154,11 @@ static int rate(request_rec *r, const rs_hubreq_t *req)
     if (!wait) {
         return DECLINED;
     }
-    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s sent more than %"
-                  APR_INT64_T_FMT " requests in %" APR_TIME_T_FMT " s "
-                  "(ResourceSyncHubRequestRate): 429", req->client, n, apr_time_sec(per));
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r,
+                  RS_TAG "hub: %s sent more than %" APR_INT64_T_FMT " requests in %" APR_TIME_T_FMT
+                         " s "
+                         "(ResourceSyncHubRequestRate): 429",
+                  req->client, n, apr_time_sec(per));
     apr_table_setn(r->err_headers_out, "Retry-After", apr_ltoa(r->pool, (long)wait));
     return reply(r, HTTP_TOO_MANY_REQUESTS, "too many requests from this address");
 }
@@ -170,17 +172,19 @@ static int reserve(request_rec *r, rs_hubgate_t *g, apr_size_t len)
 
     if (g && len <= bytes && rs_hubgate_reserve(g, (apr_uint32_t)len, max, bytes)) {
         if (rs_hubgate_eased(g, (apr_uint32_t)len, max, bytes)) {
-            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RS_TAG "hub: the spool of "
-                          "subscription requests takes requests again");
+            ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                          RS_TAG "hub: the spool of "
+                                 "subscription requests takes requests again");
         }
         return DECLINED;
     }
     if (!g || rs_hubgate_full(g)) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, RS_TAG "hub: the spool of "
-                      "subscription requests is full (%u requests, %u bytes; "
-                      "ResourceSyncHubSpoolLimit %u %u KiB): answering 503 until the "
-                      "watcher has taken some", g ? g->count : 0, g ? g->bytes : 0, max,
-                      bytes / 1024);
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
+                      RS_TAG "hub: the spool of "
+                             "subscription requests is full (%u requests, %u bytes; "
+                             "ResourceSyncHubSpoolLimit %u %u KiB): answering 503 until the "
+                             "watcher has taken some",
+                      g ? g->count : 0, g ? g->bytes : 0, max, bytes / 1024);
     }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return reply(r, HTTP_SERVICE_UNAVAILABLE, "the hub cannot take requests now");
@@ -203,14 +207,16 @@ static int spool(request_rec *r, const rs_hubreq_t *req)
         rs_hubgate_release(g, 1, (apr_uint32_t)len);
         ap_log_rerror(APLOG_MARK, spool_failing ? APLOG_DEBUG : APLOG_ERR, rv, r,
                       RS_TAG "hub: cannot write a subscription request into %s "
-                      "(answering 503 until it works again)", dir);
+                             "(answering 503 until it works again)",
+                      dir);
         spool_failing = 1;
         apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
         return reply(r, HTTP_SERVICE_UNAVAILABLE, "the hub cannot take requests now");
     }
     if (spool_failing) {
-        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r, RS_TAG "hub: subscription requests "
-                      "are written again");
+        ap_log_rerror(APLOG_MARK, APLOG_NOTICE, 0, r,
+                      RS_TAG "hub: subscription requests "
+                             "are written again");
         spool_failing = 0;
     }
     ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, RS_TAG "hub: %s of %s to %s spooled as %s",
@@ -238,14 +244,17 @@ static int take_request(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
         if (!detail) {
             return reply(r, HTTP_BAD_REQUEST, why);
         }
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RS_TAG "hub: callback %s refused: %s "
-                      "(not allowed by ResourceSyncHubAllowCallback)", req->callback, detail);
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      RS_TAG "hub: callback %s refused: %s "
+                             "(not allowed by ResourceSyncHubAllowCallback)",
+                      req->callback, detail);
         return reply(r, HTTP_FORBIDDEN, why);
     }
     if (!match_topic(r, sc, req)) {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, RS_TAG "hub: %s of %s refused: %s is not "
-                      "a topic of this server", rs_hubreq_mode_name(req->mode), req->callback,
-                      req->topic);
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      RS_TAG "hub: %s of %s refused: %s is not "
+                             "a topic of this server",
+                      rs_hubreq_mode_name(req->mode), req->callback, req->topic);
         return reply(r, HTTP_BAD_REQUEST, "hub.topic is not a topic of this hub");
     }
     req->client = r->useragent_ip;
@@ -262,8 +271,8 @@ int rs_hub_handle(request_rec *r)
         return DECLINED;
     }
     sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
-    if (!rs_hubconf_on(sc) || strcmp(r->uri, apr_pstrcat(r->pool, rs_config_prefix(sc),
-                                                         "/hub", NULL))) {
+    if (!rs_hubconf_on(sc)
+        || strcmp(r->uri, apr_pstrcat(r->pool, rs_config_prefix(sc), "/hub", NULL))) {
         return DECLINED;
     }
     r->allowed = AP_METHOD_BIT << M_POST;

@@ -62,7 +62,7 @@ static void child_log(void *baton, int level, apr_status_t rv, const char *msg)
 typedef struct {
     request_rec *r;
     const rs_set_t *set;
-    const char *history;        /* of the list being served */
+    const char *history; /* of the list being served */
 } open_src_t;
 
 static void child_drop(void)
@@ -104,12 +104,12 @@ static apr_status_t child_connect(server_rec *srv, apr_pool_t *p, const char *hi
         }
         child_drop();
     }
-    return APR_ENOENT;     /* the store holds another history than the list */
+    return APR_ENOENT; /* the store holds another history than the list */
 }
 
 /* rs_clsource_more_fn of a child: its read connection to the store. */
-static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
-                                  apr_int64_t last, int limit, apr_array_header_t *out)
+static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next, apr_int64_t last,
+                                  int limit, apr_array_header_t *out)
 {
     open_src_t *s = baton;
     apr_array_header_t *more = NULL;
@@ -121,7 +121,7 @@ static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
     rv = child_connect(s->r->server, p, s->history);
     if (rv == APR_SUCCESS
         && (rv = rs_journal_records(child_journal, p, s->set->name, next, last, limit, &more))
-           != APR_SUCCESS) {
+               != APR_SUCCESS) {
         child_drop();
     }
     if (child_lock) {
@@ -129,8 +129,9 @@ static apr_status_t store_records(void *baton, apr_pool_t *p, apr_int64_t next,
     }
     if (rv != APR_SUCCESS) {
         if (!child_failed_logged++) {
-            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, s->r, RS_TAG "cannot read the journal "
-                          "in the state store of ResourceSyncStateDir '%s'",
+            ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, s->r,
+                          RS_TAG "cannot read the journal "
+                                 "in the state store of ResourceSyncStateDir '%s'",
                           rs_global.state_dir);
         }
         return rv;
@@ -159,10 +160,11 @@ static int to_brigade(void *baton, const char *buf, apr_size_t len)
  * spec version), so the strong ETag is made of those: it survives
  * restarts that change nothing, and changes with any directive.  Returns
  * OK, or the status of a conditional request (304, 412). */
-static const char *etag_of(apr_pool_t *p, apr_uint64_t id, apr_uint64_t first,
-                           apr_uint64_t last, apr_uint64_t from)
+static const char *etag_of(apr_pool_t *p, apr_uint64_t id, apr_uint64_t first, apr_uint64_t last,
+                           apr_uint64_t from)
 {
-    return apr_psprintf(p, "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
+    return apr_psprintf(p,
+                        "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
                         "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s\"",
                         id, first, last, from, rs_global.fingerprint);
 }
@@ -171,9 +173,8 @@ static int set_headers(request_rec *r, const rs_status_set_t *cur)
 {
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
-                   etag_of(r->pool, (apr_uint64_t)cur->cl_open_id,
-                           (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
-                           (apr_uint64_t)cur->cl_from));
+                   etag_of(r->pool, (apr_uint64_t)cur->cl_open_id, (apr_uint64_t)cur->cl_first_seq,
+                           (apr_uint64_t)cur->cl_last_seq, (apr_uint64_t)cur->cl_from));
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
     ap_set_last_modified(r);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
@@ -266,7 +267,7 @@ static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_
     rs_xml_t *w = rs_xml_open(r->pool, count_bytes, &n);
 
     if (cur->cl_bytes >= 0) {
-        frame.cl_last_seq = frame.cl_first_seq - 1;     /* no entries */
+        frame.cl_last_seq = frame.cl_first_seq - 1; /* no entries */
         frame.cl_count = 0;
     }
     if (!w || render(r, set, &frame, w, &store_err) != APR_SUCCESS) {
@@ -304,8 +305,10 @@ static int if_range_allows(request_rec *r, const rs_status_set_t *cur)
     if (!v) {
         return 1;
     }
-    if (sscanf(v, "\"o%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%n", &id, &first,
-               &last, &from, &used) != 4 || !used) {
+    if (sscanf(v, "\"o%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%" SCNx64 "-%n", &id, &first, &last,
+               &from, &used)
+            != 4
+        || !used) {
         return 0;
     }
     /* The value must be exactly a tag we would send, with this
@@ -328,7 +331,7 @@ typedef struct {
 static int to_range(void *baton, const char *buf, apr_size_t len)
 {
     range_sink_t *rs = baton;
-    apr_off_t a = rs->pos, b = rs->pos + (apr_off_t)len;    /* [a, b) */
+    apr_off_t a = rs->pos, b = rs->pos + (apr_off_t)len; /* [a, b) */
 
     rs->pos = b;
     if (b > rs->first && a <= rs->last) {
@@ -348,9 +351,8 @@ static int to_range(void *baton, const char *buf, apr_size_t len)
  * When the ring no longer holds them all, the entries are read from the
  * list's first record on and skipped up to `first`: that costs what a
  * whole GET costs (a reader that fell behind the ring). */
-static apr_status_t range_entries(request_rec *r, const rs_set_t *set,
-                                  const rs_status_set_t *cur, apr_off_t head_len,
-                                  range_sink_t *rs, apr_status_t *store_err)
+static apr_status_t range_entries(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                                  apr_off_t head_len, range_sink_t *rs, apr_status_t *store_err)
 {
     rs_changelist_opts_t o;
     open_src_t src;
@@ -361,8 +363,8 @@ static apr_status_t range_entries(request_rec *r, const rs_set_t *set,
     rs->pos = head_len;
     if (rs->first > head_len) {
         apr_int64_t need = cur->cl_bytes - (rs->first - head_len);
-        if (rs_status_ring_seek(set->slot, cur->cl_first_seq, cur->cl_last_seq, need, &seq,
-                                &bytes) == 0
+        if (rs_status_ring_seek(set->slot, cur->cl_first_seq, cur->cl_last_seq, need, &seq, &bytes)
+                == 0
             && bytes >= need && bytes <= cur->cl_bytes
             && (seq != cur->cl_first_seq || bytes == cur->cl_bytes)) {
             start = seq;
@@ -370,8 +372,8 @@ static apr_status_t range_entries(request_rec *r, const rs_set_t *set,
         }
     }
     source_init(r, set, cur, &o, &src, &rsrc);
-    rv = rs_changelist_write_entries(rs_clsource_read, &rsrc, &o, start, cur->cl_last_seq,
-                                     to_range, rs, r->pool);
+    rv = rs_changelist_write_entries(rs_clsource_read, &rsrc, &o, start, cur->cl_last_seq, to_range,
+                                     rs, r->pool);
     *store_err = rsrc.err;
     return rv;
 }
@@ -387,9 +389,9 @@ static int send_range(request_rec *r, const rs_set_t *set, const rs_status_set_t
 
     r->status = HTTP_PARTIAL_CONTENT;
     apr_table_setn(r->headers_out, "Content-Range",
-                   apr_psprintf(r->pool, "bytes %" APR_OFF_T_FMT "-%" APR_OFF_T_FMT "/%"
-                                APR_OFF_T_FMT, first, last,
-                                end + (apr_off_t)fr->tail_len));
+                   apr_psprintf(r->pool,
+                                "bytes %" APR_OFF_T_FMT "-%" APR_OFF_T_FMT "/%" APR_OFF_T_FMT,
+                                first, last, end + (apr_off_t)fr->tail_len));
     ap_set_content_length(r, last - first + 1);
     rs.k.f = r->output_filters;
     rs.k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
@@ -439,7 +441,7 @@ static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_
     apr_off_t first, last, total;
 
     if (cur->cl_bytes < 0 || !if_range_allows(r, cur)) {
-        return -1;              /* entries' length unknown, or a stale If-Range */
+        return -1; /* entries' length unknown, or a stale If-Range */
     }
     memset(&cl, 0, sizeof(cl));
     cl.id = cur->cl_open_id;
@@ -465,7 +467,7 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
 {
     int rc = set_headers(r, cur);
     if (rc != OK) {
-        return rc;      /* 304, 412: before anything is rendered */
+        return rc; /* 304, 412: before anything is rendered */
     }
     /* httpd's ap_meets_conditions never answers 304 to a request with
      * If-Range; RFC 9110 13.2.2 evaluates If-None-Match first, and a

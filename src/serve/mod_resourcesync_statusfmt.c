@@ -46,7 +46,8 @@ void rs_statusfmt_html(request_rec *r, const rs_statmodel_t *m, int page)
 
     if (page) {
         ap_rputs(DOCTYPE_HTML_4_01 "<html><head>\n<title>ResourceSync status</title>\n"
-                 "</head><body>\n<h1>ResourceSync status</h1>\n", r);
+                                   "</head><body>\n<h1>ResourceSync status</h1>\n",
+                 r);
     }
     else {
         ap_rputs("<hr /><h2>ResourceSync</h2>\n", r);
@@ -131,8 +132,8 @@ void rs_statusfmt_json(request_rec *r, const rs_statmodel_t *m)
     ap_rputs("  },\n  \"lines\": [\n", r);
     for (i = 0; i < m->lines->nelts; i++) {
         const rs_statkv_t *e = &APR_ARRAY_IDX(m->lines, i, rs_statkv_t);
-        ap_rprintf(r, "    [%s, %s]%s\n", rs_json_str(r->pool, e->key),
-                   json_val(r->pool, e->val), i + 1 < m->lines->nelts ? "," : "");
+        ap_rprintf(r, "    [%s, %s]%s\n", rs_json_str(r->pool, e->key), json_val(r->pool, e->val),
+                   i + 1 < m->lines->nelts ? "," : "");
     }
     ap_rputs("  ]\n}\n", r);
 }
@@ -142,7 +143,7 @@ int rs_statusfmt_hook(request_rec *r, int flags)
     rs_statmodel_t *m;
 
     if (!rs_status_get()) {
-        return OK;                 /* no set configured: no section */
+        return OK; /* no set configured: no section */
     }
     m = rs_statusmodel_build(r);
     if (flags & AP_STATUS_SHORT) {

@@ -12,17 +12,17 @@
 /* mod_resourcesync_statusmodel.c: the status page's data, one model for
  * every format.  A value is NULL when there is nothing to show. */
 typedef struct rs_statkv_t {
-    const char *key;              /* CamelCase, no spaces */
+    const char *key; /* CamelCase, no spaces */
     const char *val;
 } rs_statkv_t;
 typedef struct rs_statgroup_t {
-    const char *name;             /* the set's name */
-    apr_array_header_t *kv;       /* rs_statkv_t */
+    const char *name;       /* the set's name */
+    apr_array_header_t *kv; /* rs_statkv_t */
 } rs_statgroup_t;
 typedef struct rs_statmodel_t {
-    apr_array_header_t *global;   /* rs_statkv_t: watcher, store, scan, ... */
-    apr_array_header_t *sets;     /* rs_statgroup_t, in the segment's order */
-    apr_array_header_t *lines;    /* rs_statkv_t, keys repeat: hub, delivery */
+    apr_array_header_t *global; /* rs_statkv_t: watcher, store, scan, ... */
+    apr_array_header_t *sets;   /* rs_statgroup_t, in the segment's order */
+    apr_array_header_t *lines;  /* rs_statkv_t, keys repeat: hub, delivery */
 } rs_statmodel_t;
 /* The model, from r->pool (never reads the store). */
 rs_statmodel_t *rs_statusmodel_build(request_rec *r);

@@ -58,11 +58,16 @@ static const char *age(apr_pool_t *p, apr_time_t t)
 const char *rs_statusmodel_state_name(apr_uint32_t s)
 {
     switch (s) {
-    case RS_STATE_STARTING: return "starting";
-    case RS_STATE_SCANNING: return "scanning";
-    case RS_STATE_WATCHING: return "watching";
-    case RS_STATE_DEGRADED: return "degraded";
-    default: return "unknown";
+    case RS_STATE_STARTING:
+        return "starting";
+    case RS_STATE_SCANNING:
+        return "scanning";
+    case RS_STATE_WATCHING:
+        return "watching";
+    case RS_STATE_DEGRADED:
+        return "degraded";
+    default:
+        return "unknown";
     }
 }
 
@@ -140,11 +145,15 @@ static void global_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *
     put(kv, "Heartbeat", when(p, st->heartbeat));
     put(kv, "HeartbeatAge", age(p, st->heartbeat));
     put(kv, "StoreHealth", st->store_err ? "failing" : "ok");
-    put(kv, "StoreError", st->store_err ? apr_pstrdup(p, apr_strerror(
-        (apr_status_t)st->store_err, cause, sizeof(cause))) : NULL);
+    put(kv, "StoreError",
+        st->store_err
+            ? apr_pstrdup(p, apr_strerror((apr_status_t)st->store_err, cause, sizeof(cause)))
+            : NULL);
     put(kv, "StoreBytes", num(p, store_bytes(p)));
-    put(kv, "ScanSet", scanning >= 0 && (apr_uint32_t)scanning < st->nsets
-                       ? apr_pstrdup(p, st->sets[scanning].name) : NULL);
+    put(kv, "ScanSet",
+        scanning >= 0 && (apr_uint32_t)scanning < st->nsets
+            ? apr_pstrdup(p, st->sets[scanning].name)
+            : NULL);
     scan_fields(p, kv, st);
     rs_status_hashing_get(hashing);
     put(kv, "Hashing", hashing[0] ? apr_pstrdup(p, hashing) : NULL);
@@ -166,16 +175,16 @@ static void set_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *st,
     apr_pool_t *p = r->pool;
     rs_statgroup_t *g = apr_array_push(m->sets);
     apr_array_header_t *kv = apr_array_make(p, 32, sizeof(rs_statkv_t));
-    const rs_set_t *set = i < rs_global.sets->nelts
-                          ? APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *) : NULL;
+    const rs_set_t *set = i < rs_global.sets->nelts ? APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)
+                                                    : NULL;
     int open = e->cl_ready;
 
     g->name = apr_pstrdup(p, e->name);
     g->kv = kv;
     put(kv, "Mode", mode_name(e->mode));
     put(kv, "Available", e->unavailable ? "no" : "yes");
-    put(kv, "UnavailableReason", e->unavailable ? apr_pstrndup(p, e->why, sizeof(e->why) - 1)
-                                                : NULL);
+    put(kv, "UnavailableReason",
+        e->unavailable ? apr_pstrndup(p, e->why, sizeof(e->why) - 1) : NULL);
     put(kv, "Files", num(p, e->entries));
     put(kv, "Bytes", e->gen && e->bytes >= 0 ? num(p, e->bytes) : NULL);
     put(kv, "Generation", num(p, (apr_int64_t)e->gen));
@@ -236,8 +245,7 @@ static void text_lines(apr_pool_t *p, apr_array_header_t *kv, const char *text)
 /* The hub's intake (spool, summary) and the notifications' delivery. */
 static void other_lines(request_rec *r, rs_statmodel_t *m)
 {
-    const rs_srv_conf *sc = ap_get_module_config(r->server->module_config,
-                                                 &resourcesync_module);
+    const rs_srv_conf *sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
     const rs_hubgate_t *g = rs_status_hub_gate();
     apr_file_t *f;
     apr_size_t n = 65536;
@@ -250,8 +258,9 @@ static void other_lines(request_rec *r, rs_statmodel_t *m)
         put(m->lines, "HubSpoolPending", num(r->pool, g ? g->count : 0));
         put(m->lines, "HubSpoolBytes", num(r->pool, g ? g->bytes : 0));
         buf = apr_palloc(r->pool, n + 1);
-        if (apr_file_open(&f, rs_statedir_hubintake(r->pool, rs_global.state_dir),
-                          APR_FOPEN_READ, APR_FPROT_OS_DEFAULT, r->pool) == APR_SUCCESS) {
+        if (apr_file_open(&f, rs_statedir_hubintake(r->pool, rs_global.state_dir), APR_FOPEN_READ,
+                          APR_FPROT_OS_DEFAULT, r->pool)
+            == APR_SUCCESS) {
             if (apr_file_read_full(f, buf, n, &n) == APR_SUCCESS || n > 0) {
                 buf[n] = '\0';
                 text_lines(r->pool, m->lines, buf);

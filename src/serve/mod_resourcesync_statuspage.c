@@ -54,11 +54,10 @@
  * (copied as it is; nothing before the watcher first wrote it). */
 static void hub_intake_lines(request_rec *r)
 {
-    const rs_srv_conf *sc = ap_get_module_config(r->server->module_config,
-                                                 &resourcesync_module);
+    const rs_srv_conf *sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
     const rs_hubgate_t *g = rs_status_hub_gate();
     apr_file_t *f;
-    apr_size_t n = 65536;             /* a line per topic with subscribers */
+    apr_size_t n = 65536; /* a line per topic with subscribers */
     char *buf = apr_palloc(r->pool, n);
 
     if (!sc || !rs_hubconf_on(sc)) {
@@ -68,7 +67,8 @@ static void hub_intake_lines(request_rec *r)
     ap_rprintf(r, "hub-spool-pending: %u\nhub-spool-bytes: %u\n", g ? g->count : 0,
                g ? g->bytes : 0);
     if (apr_file_open(&f, rs_statedir_hubintake(r->pool, rs_global.state_dir), APR_FOPEN_READ,
-                      APR_FPROT_OS_DEFAULT, r->pool) == APR_SUCCESS) {
+                      APR_FPROT_OS_DEFAULT, r->pool)
+        == APR_SUCCESS) {
         if (apr_file_read_full(f, buf, n, &n) == APR_SUCCESS || n > 0) {
             ap_rwrite(buf, (int)n, r);
         }
@@ -83,17 +83,18 @@ static void text_set_lines(request_rec *r, apr_uint32_t i)
     rs_status_set_t e;
 
     rs_status_read_set((int)i, &e);
-    ap_rprintf(r, "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
-               " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%"
-               APR_INT64_T_FMT " open-changes=%" APR_INT64_T_FMT " last-change=%s mode=%s\n",
-               e.name, e.gen,
-               e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
+    ap_rprintf(r,
+               "set: %s generation=%" APR_UINT64_T_FMT " entries=%" APR_INT64_T_FMT
+               " parts=%d at=%s completed=%s consistent-as-of=%s open-changelist=%" APR_INT64_T_FMT
+               " open-changes=%" APR_INT64_T_FMT " last-change=%s mode=%s\n",
+               e.name, e.gen, e.entries, (int)e.parts, e.at ? rs_time_format(t1, e.at) : "-",
                e.completed ? rs_time_format(t2, e.completed) : "-",
                e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
                e.cl_ready ? e.cl_count : 0,
                e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
-               e.mode == RS_MODE_WATCHING ? "watching"
-               : e.mode == RS_MODE_RESCANS ? "rescans" : "starting");
+               e.mode == RS_MODE_WATCHING  ? "watching"
+               : e.mode == RS_MODE_RESCANS ? "rescans"
+                                           : "starting");
     if (e.unavailable) {
         e.why[sizeof(e.why) - 1] = '\0';
         ap_rprintf(r, "set-unavailable: %s %s\n", e.name, e.why);
@@ -105,15 +106,17 @@ static void text_set_lines(request_rec *r, apr_uint32_t i)
         && APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->rdump) {
         /* Read from disk on each request: a few entries per package. */
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
-        ap_rprintf(r, "set-resource-dump: %s generation=%" APR_UINT64_T_FMT
-                   " disk-bytes=%" APR_INT64_T_FMT "\n", e.name, e.dump_gen,
-                   rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
+        ap_rprintf(r,
+                   "set-resource-dump: %s generation=%" APR_UINT64_T_FMT
+                   " disk-bytes=%" APR_INT64_T_FMT "\n",
+                   e.name, e.dump_gen, rs_dumppkg_disk_bytes(r->pool, set->rdump_dir));
     }
     if (e.cdump_ready) {
         /* Disk use of ResourceSyncChangeDump, as of its last job. */
-        ap_rprintf(r, "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
-                   " captured-bytes=%" APR_INT64_T_FMT "\n", e.name, e.cdump_bytes,
-                   e.capture_bytes);
+        ap_rprintf(r,
+                   "set-changedump: %s packages-bytes=%" APR_INT64_T_FMT
+                   " captured-bytes=%" APR_INT64_T_FMT "\n",
+                   e.name, e.cdump_bytes, e.capture_bytes);
     }
 }
 
@@ -146,12 +149,12 @@ static int text_page(request_rec *r)
     }
     ap_rprintf(r, "heartbeat: %s (age %.1f s)\n", hb ? rs_time_format(t1, hb) : "-",
                hb ? (double)(apr_time_now() - hb) / APR_USEC_PER_SEC : 0.0);
-    ap_rprintf(r, "scan-set: %s\n", scanning >= 0 && (apr_uint32_t)scanning < st->nsets
-                                    ? st->sets[scanning].name : "-");
+    ap_rprintf(r, "scan-set: %s\n",
+               scanning >= 0 && (apr_uint32_t)scanning < st->nsets ? st->sets[scanning].name : "-");
     ap_rprintf(r, "scan-files: %" APR_INT64_T_FMT "\n", (apr_int64_t)st->scan_files);
     rs_status_hashing_get(hashing);
-    ap_rprintf(r, "hashing: %s size=%" APR_INT64_T_FMT " done=%" APR_INT64_T_FMT
-               " queue=%d\n", hashing[0] ? hashing : "-", hashing[0] ? st->hash_size : 0,
+    ap_rprintf(r, "hashing: %s size=%" APR_INT64_T_FMT " done=%" APR_INT64_T_FMT " queue=%d\n",
+               hashing[0] ? hashing : "-", hashing[0] ? st->hash_size : 0,
                hashing[0] ? st->hash_done : 0, (int)st->hash_queue);
     ap_rprintf(r, "recent-changes: slots=%d newest-sequence=%" APR_INT64_T_FMT "\n",
                rs_global.recent, rs_status_ring_head());
@@ -193,9 +196,9 @@ int rs_statuspage_handle(request_rec *r)
         return HTTP_METHOD_NOT_ALLOWED;
     }
     fmt = format_of(r);
-    ap_set_content_type(r, fmt == 'j' ? "application/json"
+    ap_set_content_type(r, fmt == 'j'   ? "application/json"
                            : fmt == 'h' ? "text/html; charset=utf-8"
-                           : "text/plain; charset=utf-8");
+                                        : "text/plain; charset=utf-8");
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     if (r->header_only) {
         return OK;

@@ -28,7 +28,7 @@ apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
     apr_status_t rv = rs_db_drv_status(db, rc);
     const char *msg = apr_dbd_error(db->drv, db->h, rc);
     if (db->txn && db->txn_rv == APR_SUCCESS) {
-        db->txn_rv = rv;   /* the driver will roll back at the end */
+        db->txn_rv = rv; /* the driver will roll back at the end */
     }
     apr_cpystrn(db->errmsg, msg ? msg : "", sizeof(db->errmsg));
     rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s", what, db->errmsg);
@@ -94,7 +94,8 @@ static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
         rv = rs_db_run(db, APR_ARRAY_IDX(steps, i, const char *));
     }
     if (rv == APR_SUCCESS && cur < version) {
-        rv = rs_db_run(db, apr_psprintf(p, "INSERT INTO meta (k, v) VALUES ('" VERSION_KEY
+        rv = rs_db_run(db, apr_psprintf(p,
+                                        "INSERT INTO meta (k, v) VALUES ('" VERSION_KEY
                                         "', '%d') ON CONFLICT (k) DO UPDATE SET v = excluded.v",
                                         version));
     }
@@ -104,9 +105,13 @@ static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
         return rv;
     }
     if ((rv = rs_db_run(db, "COMMIT")) == APR_SUCCESS && cur < version) {
-        rs_log_emit(db->log, RS_LOG_INFO, APR_SUCCESS, "state store: schema version %d "
-                    "(from %d%s)", version, cur, cur ? "" : ": a new database, or one "
-                    "written before versions were recorded");
+        rs_log_emit(db->log, RS_LOG_INFO, APR_SUCCESS,
+                    "state store: schema version %d "
+                    "(from %d%s)",
+                    version, cur,
+                    cur ? ""
+                        : ": a new database, or one "
+                          "written before versions were recorded");
     }
     return rv;
 }
@@ -118,13 +123,16 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
 
     /* meta holds the version; it is part of every layout, versioned or not. */
     if ((rv = rs_db_run(db, "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"))
-        != APR_SUCCESS || (rv = read_version(db, p, &v)) != APR_SUCCESS) {
+            != APR_SUCCESS
+        || (rv = read_version(db, p, &v)) != APR_SUCCESS) {
         return rv;
     }
     if (v > db->schema->version) {
-        rs_log_emit(db->log, RS_LOG_ERR, APR_EGENERAL, "state store: '%s' has schema version "
+        rs_log_emit(db->log, RS_LOG_ERR, APR_EGENERAL,
+                    "state store: '%s' has schema version "
                     "%d, newer than version %d that this module knows: refusing to use it "
-                    "(was it written by a newer mod_resourcesync?)", dsn, v, db->schema->version);
+                    "(was it written by a newer mod_resourcesync?)",
+                    dsn, v, db->schema->version);
         return APR_EGENERAL;
     }
     for (; v < db->schema->version; v++) {
@@ -155,8 +163,8 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
 }
 
 /* The connection itself: driver, DSN for the mode, checks. */
-static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver,
-                               const char *dsn, const char **error)
+static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver, const char *dsn,
+                               const char **error)
 {
     const char *err = NULL, *open_dsn;
     apr_status_t rv;
@@ -170,8 +178,8 @@ static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver,
     db->kind = rs_db_drv_kind(db->drv);
     if (!(open_dsn = rs_db_drv_dsn(db, p, dsn, db->mode))) {
         *error = "the driver cannot open the database read-only";
-        rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s",
-                    dsn, *error);
+        rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s", dsn,
+                    *error);
         return APR_ENOTIMPL;
     }
     rv = apr_dbd_open_ex(db->drv, p, open_dsn, &db->h, &err);
@@ -298,7 +306,8 @@ apr_status_t rs_db_commit(rs_db_t *db)
     txn_done(db);
     if (failed != APR_SUCCESS) {
         /* apr_dbd rolled the transaction back and reports success. */
-        rs_log_emit(db->log, RS_LOG_ERR, failed, "state store: a transaction was "
+        rs_log_emit(db->log, RS_LOG_ERR, failed,
+                    "state store: a transaction was "
                     "rolled back after a failed statement");
         return failed;
     }

@@ -71,9 +71,9 @@ apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const 
                         const rs_db_schema_t *schema, const rs_logger_t *log);
 
 /* How rs_db_open_ex treats the database. */
-#define RS_DB_MIGRATE   0   /* as rs_db_open: the schema brought up to date */
-#define RS_DB_AS_IS     1   /* read and write; no schema change, no setting */
-#define RS_DB_READONLY  2   /* nothing written at all */
+#define RS_DB_MIGRATE  0 /* as rs_db_open: the schema brought up to date */
+#define RS_DB_AS_IS    1 /* read and write; no schema change, no setting */
+#define RS_DB_READONLY 2 /* nothing written at all */
 
 /* Open a connection as rs_db_open does (mode RS_DB_MIGRATE), or for a
  * tool that must not change what the module made of the database:
@@ -222,8 +222,8 @@ typedef int rs_db_each_fn(void *baton, const rs_db_row_t *row);
  * writer, so no other connection can wait for it either.  While fn runs
  * the statement holds a read snapshot: fn must not use this connection.
  * Other drivers go through rs_db_query (rows copied as text). */
-apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
-                        rs_db_each_fn *fn, void *baton);
+apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
+                        void *baton);
 
 /* The small key/value table for bookkeeping.  *value is NULL when the key
  * is absent (or its value is empty), else a copy in p.  The keys of one

@@ -22,22 +22,22 @@ enum { DB_SQLITE, DB_OTHER };
 #endif
 
 struct rs_db_t {
-    apr_pool_t *pool;               /* the connection's lifetime */
+    apr_pool_t *pool; /* the connection's lifetime */
     const apr_dbd_driver_t *drv;
     apr_dbd_t *h;
-    const char *dsn;                /* SQLite: the database file */
+    const char *dsn; /* SQLite: the database file */
     const rs_logger_t *log;
-    int kind;                       /* DB_* */
-    int mode;                       /* RS_DB_MIGRATE, _AS_IS, _READONLY */
-    int version;                    /* schema version */
-    const rs_db_schema_t *schema;   /* what rs_db_open brings it to */
-    apr_hash_t *stmts;              /* sql address -> rs_db_stmt_t (rs_db_stmt) */
+    int kind;                     /* DB_* */
+    int mode;                     /* RS_DB_MIGRATE, _AS_IS, _READONLY */
+    int version;                  /* schema version */
+    const rs_db_schema_t *schema; /* what rs_db_open brings it to */
+    apr_hash_t *stmts;            /* sql address -> rs_db_stmt_t (rs_db_stmt) */
     /* The open transaction: its pool lives from BEGIN to its end, so a
      * connection that runs many transactions does not grow. */
     apr_pool_t *txn_pool;
     apr_dbd_transaction_t *txn;
-    apr_status_t txn_rv;            /* first failure inside it, or APR_SUCCESS */
-    apr_uint64_t txn_serial;        /* counts BEGINs */
+    apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
+    apr_uint64_t txn_serial; /* counts BEGINs */
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;
@@ -52,7 +52,7 @@ struct rs_db_stmt_t {
     apr_dbd_prepared_t *prep;
     const char *sql;
     sqlite3_stmt *native;
-    char *types;                    /* per argument: 's', 'd', 'l' (%lld) */
+    char *types; /* per argument: 's', 'd', 'l' (%lld) */
     int nargs;
 };
 

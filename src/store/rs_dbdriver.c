@@ -75,8 +75,7 @@ apr_status_t rs_db_drv_opened(rs_db_t *db, int mode)
         sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
         /* Never write through a connection that was meant to be read-only. */
         if (!conn || sqlite3_db_readonly(conn, "main") != 1) {
-            apr_cpystrn(db->errmsg, "the database was not opened read-only",
-                        sizeof(db->errmsg));
+            apr_cpystrn(db->errmsg, "the database was not opened read-only", sizeof(db->errmsg));
             return APR_EGENERAL;
         }
     }
@@ -181,14 +180,20 @@ apr_status_t rs_db_drv_status(rs_db_t *db, int rc)
             return APR_FROM_OS_ERROR(sys);
         }
         switch (code & 0xff) {
-        case SQLITE_FULL:     return APR_ENOSPC;
-        case SQLITE_READONLY: return APR_EROFS;
+        case SQLITE_FULL:
+            return APR_ENOSPC;
+        case SQLITE_READONLY:
+            return APR_EROFS;
         case SQLITE_PERM:
-        case SQLITE_CANTOPEN: return APR_EACCES;
+        case SQLITE_CANTOPEN:
+            return APR_EACCES;
         case SQLITE_BUSY:
-        case SQLITE_LOCKED:   return APR_EBUSY;
-        case SQLITE_IOERR:    return APR_EIO;
-        default:              return APR_EGENERAL;
+        case SQLITE_LOCKED:
+            return APR_EBUSY;
+        case SQLITE_IOERR:
+            return APR_EIO;
+        default:
+            return APR_EGENERAL;
         }
     }
     /* PostgreSQL: map the driver's codes here when it is wired up. */
@@ -216,7 +221,7 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc)
 const char *rs_db_drv_begin_migration(const rs_db_t *db)
 {
     if (db->kind == DB_SQLITE) {
-        return "BEGIN IMMEDIATE";   /* waits up to busy_timeout for the lock */
+        return "BEGIN IMMEDIATE"; /* waits up to busy_timeout for the lock */
     }
     /* PostgreSQL: BEGIN, then LOCK TABLE meta IN EXCLUSIVE MODE. */
     return "BEGIN";
@@ -238,16 +243,24 @@ const char *rs_db_drv_table_sql(const rs_db_t *db)
  * it has none) as the connection db's last error; its status. */
 static apr_status_t native_fail(rs_db_t *db, sqlite3 *conn, int rc, const char *msg)
 {
-    apr_cpystrn(db->errmsg, msg ? msg : conn ? sqlite3_errmsg(conn) : sqlite3_errstr(rc),
+    apr_cpystrn(db->errmsg,
+                msg    ? msg
+                : conn ? sqlite3_errmsg(conn)
+                       : sqlite3_errstr(rc),
                 sizeof(db->errmsg));
     switch (rc & 0xff) {
-    case SQLITE_FULL:     return APR_ENOSPC;
+    case SQLITE_FULL:
+        return APR_ENOSPC;
     case SQLITE_BUSY:
-    case SQLITE_LOCKED:   return APR_EBUSY;
+    case SQLITE_LOCKED:
+        return APR_EBUSY;
     case SQLITE_PERM:
-    case SQLITE_CANTOPEN: return APR_EACCES;
-    case SQLITE_IOERR:    return APR_EIO;
-    default:              return APR_EGENERAL;
+    case SQLITE_CANTOPEN:
+        return APR_EACCES;
+    case SQLITE_IOERR:
+        return APR_EIO;
+    default:
+        return APR_EGENERAL;
     }
 }
 
@@ -322,7 +335,7 @@ apr_status_t rs_db_remove(apr_pool_t *p, const char *driver, const char *dsn)
     int i;
 
     if (strcmp(driver, "sqlite3")) {
-        return APR_ENOTIMPL;       /* a server's database is dropped by its operator */
+        return APR_ENOTIMPL; /* a server's database is dropped by its operator */
     }
     for (i = 0; i < 4; i++) {
         if (unlink(apr_pstrcat(p, dsn, ext[i], NULL)) != 0 && errno != ENOENT) {

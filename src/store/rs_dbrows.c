@@ -49,7 +49,7 @@ static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
 
     s->types = apr_palloc(db->pool, n / 2 + 1);
     s->nargs = 0;
-    for (c = s->sql; *c; ) {
+    for (c = s->sql; *c;) {
         if (c[0] == '%' && (c[1] == 's' || c[1] == 'd')) {
             s->types[s->nargs++] = c[1];
             *d++ = '?';
@@ -61,8 +61,10 @@ static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
             c += 4;
         }
         else if (c[0] == '%') {
-            rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: unsupported marker "
-                        "in \"%s\"", s->sql);
+            rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL,
+                        "state store: unsupported marker "
+                        "in \"%s\"",
+                        s->sql);
             return APR_ENOTIMPL;
         }
         else {
@@ -131,8 +133,8 @@ static void each_row(void *baton, apr_pool_t *p, const char *const *cols, int nc
     }
 }
 
-apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
-                        rs_db_each_fn *fn, void *baton)
+apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
+                        void *baton)
 {
     apr_status_t rv = APR_SUCCESS;
     rs_db_row_t row;
@@ -167,4 +169,3 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args,
     sqlite3_clear_bindings(s->native);
     return rv;
 }
-

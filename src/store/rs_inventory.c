@@ -6,20 +6,38 @@
 #include "rs_inventory.h"
 
 enum {
-    ST_DIR_LOAD, ST_PUT, ST_DEL, ST_DEL_TREE, ST_DEL_SET, ST_DIRS, ST_COUNT,
-    ST_PAGE_FIRST, ST_PAGE, ST_DEL_DIR, ST_GET, ST_DIRS_UNDER,
-    ST_LIST_FIRST, ST_LIST, ST_ANY, ST_NEXT_SET, ST_SUMMARY, ST_ALL,
+    ST_DIR_LOAD,
+    ST_PUT,
+    ST_DEL,
+    ST_DEL_TREE,
+    ST_DEL_SET,
+    ST_DIRS,
+    ST_COUNT,
+    ST_PAGE_FIRST,
+    ST_PAGE,
+    ST_DEL_DIR,
+    ST_GET,
+    ST_DIRS_UNDER,
+    ST_LIST_FIRST,
+    ST_LIST,
+    ST_ANY,
+    ST_NEXT_SET,
+    ST_SUMMARY,
+    ST_ALL,
     ST_MAX
 };
 
-#define COLS "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+#define COLS \
+    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
 /* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
  * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
 #define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512"
 #define PAGE_COLS LIST_COLS ", ctime_ns, dev, ino, listed, cfg"
-#define PAGE_FIRST(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+#define PAGE_FIRST(cols)                                                \
+    "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
     "ORDER BY dir, name LIMIT %d"
-#define PAGE_AFTER(cols) "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
+#define PAGE_AFTER(cols)                                                \
+    "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
     "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d"
 
 static const char *const sql[ST_MAX] = {
@@ -78,11 +96,8 @@ static const char *const schema_v3[] = {
     " ino BIGINT NOT NULL, type TEXT, md5 TEXT, sha1 TEXT, sha256 TEXT,"
     " sha512 TEXT, listed INTEGER NOT NULL, cfg TEXT,"
     " PRIMARY KEY (setname, dir, name)) WITHOUT ROWID",
-    "INSERT INTO inventory_v3 (" INVENTORY_V3_COLS ") SELECT " INVENTORY_V3_COLS
-    " FROM inventory",
-    "DROP TABLE inventory",
-    "ALTER TABLE inventory_v3 RENAME TO inventory",
-    NULL
+    "INSERT INTO inventory_v3 (" INVENTORY_V3_COLS ") SELECT " INVENTORY_V3_COLS " FROM inventory",
+    "DROP TABLE inventory", "ALTER TABLE inventory_v3 RENAME TO inventory", NULL
 };
 
 const char *const *rs_inventory_schema(int version)
@@ -124,7 +139,7 @@ static const char *col_str(apr_pool_t *p, const char *v)
 static void row_item(apr_pool_t *p, const char *const *c, int n, rs_item_t *it)
 {
     int i;
-    (void)n;   /* every select of this file has the COLS */
+    (void)n; /* every select of this file has the COLS */
     it->dir = apr_pstrdup(p, c[0] ? c[0] : "");
     it->name = apr_pstrdup(p, c[1] ? c[1] : "");
     it->size = col_int(c[2]);
@@ -147,8 +162,8 @@ static void add_to_hash(void *baton, apr_pool_t *p, const char *const *c, int n)
     apr_hash_set(baton, it->name, APR_HASH_KEY_STRING, it);
 }
 
-apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set,
-                                   const char *dir, apr_hash_t **out)
+apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                   apr_hash_t **out)
 {
     const void *args[] = { set, dir };
     *out = apr_hash_make(p);
@@ -157,16 +172,13 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set,
 
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
 {
-    const void *args[] = {
-        set, it->dir, it->name, &it->size, &it->mtime_ns, &it->ctime_ns, &it->dev, &it->ino,
-        it->type, it->hash[0], it->hash[1], it->hash[2], it->hash[3],
-        &it->listed, it->cfg
-    };
+    const void *args[] = { set,           it->dir,     it->name,    &it->size,   &it->mtime_ns,
+                           &it->ctime_ns, &it->dev,    &it->ino,    it->type,    it->hash[0],
+                           it->hash[1],   it->hash[2], it->hash[3], &it->listed, it->cfg };
     return exec(db, ST_PUT, args, NULL);
 }
 
-apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir,
-                                 const char *name)
+apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir, const char *name)
 {
     const void *args[] = { set, dir, name };
     return exec(db, ST_DEL, args, NULL);
@@ -232,8 +244,8 @@ apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
     return query(db, p, ST_DIRS, args, add_dir, *out);
 }
 
-apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set,
-                                     const char *dir, apr_array_header_t **out)
+apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                     apr_array_header_t **out)
 {
     const void *args[3];
     *out = apr_array_make(p, 8, sizeof(const char *));
@@ -378,16 +390,15 @@ static int copy_item(void *baton, const rs_item_t *src)
     return 0;
 }
 
-apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
-                               const char *after_dir, const char *after_name,
-                               int limit, apr_array_header_t **out)
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set, const char *after_dir,
+                               const char *after_name, int limit, apr_array_header_t **out)
 {
     page_t pg;
     *out = apr_array_make(p, limit > 0 && limit < 65536 ? limit : 1024, sizeof(rs_item_t));
     pg.p = p;
     pg.out = *out;
-    return rs_inventory_each(db, set, after_dir, after_name, limit, RS_INVENTORY_ROW,
-                             copy_item, &pg);
+    return rs_inventory_each(db, set, after_dir, after_name, limit, RS_INVENTORY_ROW, copy_item,
+                             &pg);
 }
 
 static void get_str(void *baton, apr_pool_t *p, const char *const *c, int n)

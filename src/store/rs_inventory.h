@@ -26,25 +26,24 @@ typedef struct rs_item_t {
     const char *name;
     apr_int64_t size;
     apr_int64_t mtime_ns;
-    apr_int64_t ctime_ns;                 /* inode change time */
+    apr_int64_t ctime_ns; /* inode change time */
     apr_int64_t dev;
     apr_int64_t ino;
-    const char *type;                     /* media type or NULL */
-    const char *hash[RS_HASH_COUNT];      /* hex or NULL */
-    int listed;                           /* 0: known but not served */
-    const char *cfg;                      /* config fingerprint of checks */
+    const char *type;                /* media type or NULL */
+    const char *hash[RS_HASH_COUNT]; /* hex or NULL */
+    int listed;                      /* 0: known but not served */
+    const char *cfg;                 /* config fingerprint of checks */
 } rs_item_t;
 
 /* Load the rows of one directory into *out (name -> rs_item_t*). */
-apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set,
-                                   const char *dir, apr_hash_t **out);
+apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                   apr_hash_t **out);
 
 /* Insert or replace one row. */
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it);
 
 /* Delete one row. */
-apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir,
-                                 const char *name);
+apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir, const char *name);
 
 /* Delete every row at or below dir. */
 apr_status_t rs_inventory_delete_tree(rs_db_t *db, const char *set, const char *dir);
@@ -62,8 +61,8 @@ apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
 
 /* The distinct directories strictly below dir that hold rows (array of
  * char*); every directory of the set when dir is "". */
-apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set,
-                                     const char *dir, apr_array_header_t **out);
+apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                     apr_array_header_t **out);
 
 /* One row, or *out = NULL if there is none. */
 apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
@@ -78,16 +77,15 @@ apr_status_t rs_inventory_any(rs_db_t *db, const char *set, int *any);
 /* Up to limit listed rows after (after_dir, after_name) in listing order;
  * pass NULLs for the first page.  *out is an array of rs_item_t, copied
  * into p (rs_inventory_each, below, does without the copies). */
-apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set,
-                               const char *after_dir, const char *after_name,
-                               int limit, apr_array_header_t **out);
+apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set, const char *after_dir,
+                               const char *after_name, int limit, apr_array_header_t **out);
 
 /* What rs_inventory_each reads of a row: every column, or what a
  * document lists (dir, name, size, mtime_ns, type, hashes; ctime_ns,
  * dev and ino are then 0, cfg NULL, listed 1): fewer columns read per
  * row when a Resource List is written. */
-#define RS_INVENTORY_ROW      0
-#define RS_INVENTORY_LISTING  1
+#define RS_INVENTORY_ROW     0
+#define RS_INVENTORY_LISTING 1
 
 /* The listed rows after (after_dir, after_name) in listing order (NULLs:
  * from the first), at most limit, each handed to fn as it is read from
@@ -113,10 +111,10 @@ apr_status_t rs_inventory_sets(rs_db_t *db, apr_pool_t *p, apr_array_header_t **
 
 /* What a set's listed rows sum up to (rs-tool status). */
 typedef struct rs_inventory_summary_t {
-    apr_int64_t files;                    /* listed rows */
-    apr_int64_t bytes;                    /* their sizes */
-    int newest;                           /* 0: no listed row ... */
-    apr_int64_t newest_mtime_ns;          /* ... else the newest modification */
+    apr_int64_t files;           /* listed rows */
+    apr_int64_t bytes;           /* their sizes */
+    int newest;                  /* 0: no listed row ... */
+    apr_int64_t newest_mtime_ns; /* ... else the newest modification */
 } rs_inventory_summary_t;
 apr_status_t rs_inventory_summary(rs_db_t *db, const char *set, rs_inventory_summary_t *s);
 

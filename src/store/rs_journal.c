@@ -17,16 +17,16 @@
  * it), so the cache holds until its end: a few indexed reads per
  * transaction, not per record. */
 typedef struct {
-    apr_time_t t;             /* the set's last datetime */
+    apr_time_t t; /* the set's last datetime */
     apr_uint64_t serial;
 } last_dt_t;
 
 struct rs_journal_t {
     rs_db_t *db;
     apr_pool_t *pool;
-    apr_int64_t seq;          /* last assigned sequence */
-    apr_uint64_t seq_serial;  /* transaction seq was valid in */
-    apr_hash_t *last_dt;      /* set -> last_dt_t* */
+    apr_int64_t seq;         /* last assigned sequence */
+    apr_uint64_t seq_serial; /* transaction seq was valid in */
+    apr_hash_t *last_dt;     /* set -> last_dt_t* */
 };
 
 static apr_status_t exec(rs_journal_t *j, int which, const void **args)
@@ -109,10 +109,14 @@ apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p)
 const char *rs_journal_change_name(int change)
 {
     switch (change) {
-    case RS_CHANGE_CREATED: return "created";
-    case RS_CHANGE_UPDATED: return "updated";
-    case RS_CHANGE_DELETED: return "deleted";
-    default: return NULL;
+    case RS_CHANGE_CREATED:
+        return "created";
+    case RS_CHANGE_UPDATED:
+        return "updated";
+    case RS_CHANGE_DELETED:
+        return "deleted";
+    default:
+        return NULL;
     }
 }
 
@@ -234,7 +238,7 @@ static apr_status_t set_row(rs_journal_t *j, apr_pool_t *p, const char *set, apr
 apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
 {
     apr_int64_t v[2];
-    apr_status_t rv = set_row(j, NULL, set, v);   /* get_two allocates nothing */
+    apr_status_t rv = set_row(j, NULL, set, v); /* get_two allocates nothing */
     *start = v[0];
     return rv;
 }
@@ -287,8 +291,8 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
     }
     memset(open, 0, sizeof(*open));
     if ((*closed)->nelts) {
-        const rs_changelist_t *last = &APR_ARRAY_IDX(*closed, (*closed)->nelts - 1,
-                                                     rs_changelist_t);
+        const rs_changelist_t *last =
+            &APR_ARRAY_IDX(*closed, (*closed)->nelts - 1, rs_changelist_t);
         open->id = last->id + 1;
         open->from = last->until;
         open->first_seq = last->last_seq + 1;
@@ -300,7 +304,7 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
         }
         open->id = v[1];
         open->from = v[0];
-        open->first_seq = 1;   /* older records went with their lists */
+        open->first_seq = 1; /* older records went with their lists */
     }
     {
         const void *a2[] = { set, &open->first_seq };
@@ -329,9 +333,8 @@ static void add_record(void *baton, apr_pool_t *p, const char *const *c, int n)
     }
 }
 
-apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                apr_int64_t first, apr_int64_t last, int limit,
-                                apr_array_header_t **out)
+apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
+                                apr_int64_t last, int limit, apr_array_header_t **out)
 {
     *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256, sizeof(rs_record_t));
     if (last < 0) {
@@ -360,8 +363,7 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
 {
     const void *args[] = { &after, &limit };
     recent_t r;
-    r.recs = *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256,
-                                   sizeof(rs_record_t));
+    r.recs = *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256, sizeof(rs_record_t));
     r.sets = *sets = apr_array_make(p, r.recs->nalloc, sizeof(const char *));
     return query(j, p, J_RECENT, args, add_recent, &r);
 }
@@ -375,14 +377,12 @@ static void add_version(void *baton, apr_pool_t *p, const char *const *c, int n)
     v->deleted = num(c[2]);
 }
 
-apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                 apr_int64_t first, apr_int64_t last, int limit,
-                                 apr_array_header_t **out)
+apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
+                                 apr_int64_t last, int limit, apr_array_header_t **out)
 {
     apr_int64_t upto = last < 0 ? APR_INT64_MAX : last;
     const void *args[] = { set, &first, &upto, &limit };
-    *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256,
-                          sizeof(rs_journal_version_t));
+    *out = apr_array_make(p, limit > 0 && limit < 4096 ? limit : 256, sizeof(rs_journal_version_t));
     return query(j, p, J_VERSIONS, args, add_version, *out);
 }
 
@@ -394,8 +394,7 @@ static void add_seq(void *baton, apr_pool_t *p, const char *const *c, int n)
 }
 
 apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                      const char *dir, const char *name,
-                                      apr_array_header_t **seqs)
+                                      const char *dir, const char *name, apr_array_header_t **seqs)
 {
     const void *args[] = { set, dir, name };
     *seqs = apr_array_make(p, 8, sizeof(apr_int64_t));
@@ -406,7 +405,7 @@ apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *s
                                    const char *sha256, int *kept, apr_time_t *deleted)
 {
     const void *args[] = { set, sha256 };
-    stats_t s = { 0, 0, 0 };       /* records, deleted later, latest deletion */
+    stats_t s = { 0, 0, 0 }; /* records, deleted later, latest deletion */
     apr_status_t rv = query(j, p, J_DIGEST, args, get_stats, &s);
 
     *kept = rv == APR_SUCCESS && s.count > s.max_seq;
@@ -414,8 +413,7 @@ apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *s
     return rv;
 }
 
-apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
-                               apr_int64_t *seq)
+apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t *seq)
 {
     const void *args[] = { set };
     *seq = 0;
@@ -424,9 +422,8 @@ apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
 
 apr_status_t rs_journal_reset(rs_journal_t *j)
 {
-    static const char *const del[] = {
-        "DELETE FROM journal", "DELETE FROM changelists", "DELETE FROM journal_sets", NULL
-    };
+    static const char *const del[] = { "DELETE FROM journal", "DELETE FROM changelists",
+                                       "DELETE FROM journal_sets", NULL };
     apr_status_t rv = rs_db_begin(j->db);
     int i;
 
@@ -449,9 +446,8 @@ apr_int64_t rs_journal_last_seq(const rs_journal_t *j)
     return j->seq;
 }
 
-apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
-                              apr_int64_t last_seq, apr_int64_t count, apr_time_t until,
-                              rs_changelist_t *closed)
+apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t last_seq,
+                              apr_int64_t count, apr_time_t until, rs_changelist_t *closed)
 {
     apr_array_header_t *lists;
     rs_changelist_t open;
@@ -498,8 +494,8 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
     return rv;
 }
 
-apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
-                               apr_time_t cutoff, apr_array_header_t **dropped)
+apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
+                               apr_array_header_t **dropped)
 {
     apr_array_header_t *lists;
     rs_changelist_t open;
@@ -530,14 +526,12 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
         /* The journal now starts where the last dropped list ended, and
          * list ids go on from there. */
         /* The high-water mark is read before the records go. */
-        if ((rv = fresh_seq(j)) == APR_SUCCESS
-            && (rv = exec(j, J_EXPIRE_LISTS, a1)) == APR_SUCCESS
+        if ((rv = fresh_seq(j)) == APR_SUCCESS && (rv = exec(j, J_EXPIRE_LISTS, a1)) == APR_SUCCESS
             && (rv = exec(j, J_EXPIRE_RECORDS, a2)) == APR_SUCCESS) {
             rv = exec(j, J_START_MOVE, a3);
         }
         if (rv == APR_SUCCESS) {
-            rv = rs_db_meta_put(j->db, SEQ_FLOOR,
-                                apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+            rv = rs_db_meta_put(j->db, SEQ_FLOOR, apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
         }
     }
     return rv;

@@ -36,8 +36,8 @@ typedef struct rs_record_t {
     apr_int64_t seq;
     const char *dir;
     const char *name;
-    int change;                           /* RS_CHANGE_* */
-    apr_time_t datetime;                  /* observed, µs */
+    int change;          /* RS_CHANGE_* */
+    apr_time_t datetime; /* observed, µs */
     apr_int64_t lastmod_ns;
     apr_int64_t size;
     const char *type;
@@ -49,10 +49,10 @@ typedef struct rs_record_t {
 } rs_record_t;
 
 typedef struct rs_changelist_t {
-    apr_int64_t id;                       /* 1, 2, ... per set */
+    apr_int64_t id; /* 1, 2, ... per set */
     apr_time_t from;
-    apr_time_t until;                     /* 0: the open list */
-    apr_int64_t first_seq;                /* records first_seq .. last_seq */
+    apr_time_t until;      /* 0: the open list */
+    apr_int64_t first_seq; /* records first_seq .. last_seq */
     apr_int64_t last_seq;
     apr_int64_t count;
 } rs_changelist_t;
@@ -94,9 +94,8 @@ apr_status_t rs_journal_lists(rs_journal_t *j, apr_pool_t *p, const char *set,
 
 /* Records of a set with first <= seq <= last (last < 0: no upper bound),
  * at most limit, in sequence order (array of rs_record_t). */
-apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                apr_int64_t first, apr_int64_t last, int limit,
-                                apr_array_header_t **out);
+apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
+                                apr_int64_t last, int limit, apr_array_header_t **out);
 
 /* Records of every set with seq > after, at most limit, in sequence order
  * (array of rs_record_t), and the name of each one's set in *sets (array
@@ -110,22 +109,20 @@ apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after
  * every Change Dump package built afterwards (rs_cdump.h). */
 typedef struct rs_journal_version_t {
     apr_int64_t seq;
-    const char *sha256;                   /* its SHA-256 digest, NULL if none */
+    const char *sha256; /* its SHA-256 digest, NULL if none */
     apr_time_t deleted;
 } rs_journal_version_t;
 
 /* The created/updated records of a set with first <= seq <= last (last
  * < 0: no upper bound), at most limit, in sequence order (array of
  * rs_journal_version_t). */
-apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                 apr_int64_t first, apr_int64_t last, int limit,
-                                 apr_array_header_t **out);
+apr_status_t rs_journal_versions(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
+                                 apr_int64_t last, int limit, apr_array_header_t **out);
 
 /* The sequences of the created/updated records of path dir/name in the
  * set, in order (array of apr_int64_t). */
 apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char *set,
-                                      const char *dir, const char *name,
-                                      apr_array_header_t **seqs);
+                                      const char *dir, const char *name, apr_array_header_t **seqs);
 
 /* How the set's retained records use a content: of its created/updated
  * records whose SHA-256 digest is sha256, whether one was not deleted
@@ -138,8 +135,7 @@ apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *s
                                    const char *sha256, int *kept, apr_time_t *deleted);
 
 /* The sequence of the set's newest record in the journal (0: none). */
-apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set,
-                               apr_int64_t *seq);
+apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t *seq);
 
 /* The sets whose journal was started (rs_journal_begin_set), in byte
  * order (array of const char *, in p). */
@@ -159,13 +155,12 @@ apr_int64_t rs_journal_last_seq(const rs_journal_t *j);
  * records up to last_seq (count of them), with `until` = the datetime of
  * the first record after them, which opens the next list.  Nothing
  * happens (closed->id is 0) if until <= from. */
-apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set,
-                              apr_int64_t last_seq, apr_int64_t count, apr_time_t until,
-                              rs_changelist_t *closed);
+apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t last_seq,
+                              apr_int64_t count, apr_time_t until, rs_changelist_t *closed);
 
 /* Drop closed lists whose until < cutoff, and their records.  *dropped
  * gets the ids removed (array of apr_int64_t). */
-apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set,
-                               apr_time_t cutoff, apr_array_header_t **dropped);
+apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
+                               apr_array_header_t **dropped);
 
 #endif

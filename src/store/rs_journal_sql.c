@@ -67,8 +67,7 @@ static const char *const schema_v1[] = {
  * the set's records (rs_journal_versions: is a version superseded by a
  * later deletion of its path?). */
 static const char *const schema_v4[] = {
-    "CREATE INDEX IF NOT EXISTS journal_set_path ON journal (setname, dir, name, seq)",
-    NULL
+    "CREATE INDEX IF NOT EXISTS journal_set_path ON journal (setname, dir, name, seq)", NULL
 };
 
 /* Version 5: the records of a content (a SHA-256 digest), found without
@@ -82,8 +81,7 @@ static const char *const schema_v5[] = {
 
 const char *const *rs_journal_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : version == 5 ? schema_v5
-                                                                               : NULL;
+    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : version == 5 ? schema_v5 : NULL;
 }
 
 const char *const *rs_journal_tables(void)

@@ -8,15 +8,32 @@
 #define RS_JOURNAL_SQL_H
 
 enum {
-    J_APPEND, J_MAXSEQ, J_LASTDT, J_START_GET, J_START_PUT, J_LISTS, J_OPEN_STATS,
-    J_RECORDS, J_RECORDS_ALL, J_CLOSE, J_EXPIRE_LISTS, J_EXPIRE_RECORDS, J_START_MOVE,
-    J_RECENT, J_NEWEST, J_VERSIONS, J_PATH_SEQS, J_SETS, J_DIGEST, J_MAX
+    J_APPEND,
+    J_MAXSEQ,
+    J_LASTDT,
+    J_START_GET,
+    J_START_PUT,
+    J_LISTS,
+    J_OPEN_STATS,
+    J_RECORDS,
+    J_RECORDS_ALL,
+    J_CLOSE,
+    J_EXPIRE_LISTS,
+    J_EXPIRE_RECORDS,
+    J_START_MOVE,
+    J_RECENT,
+    J_NEWEST,
+    J_VERSIONS,
+    J_PATH_SEQS,
+    J_SETS,
+    J_DIGEST,
+    J_MAX
 };
 
 /* Meta keys: the sequence floor kept across an emptied journal, and the
  * marks of a set (rs_journal_mark). */
 #define SEQ_FLOOR "journal-seq-floor"
-#define MARK "journal-mark:"
+#define MARK      "journal-mark:"
 /* The columns of a record, in rs_record_t's order. */
 #define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
 

@@ -15,13 +15,11 @@ typedef struct {
     const char *const *(*tables)(void);
 } unit_t;
 
-static const unit_t units[] = {
-    { rs_inventory_schema, rs_inventory_tables },
-    { rs_journal_schema, rs_journal_tables },
-    { rs_notify_schema, rs_notify_tables },
-    { rs_hubsub_schema, NULL },
-    { NULL, NULL }
-};
+static const unit_t units[] = { { rs_inventory_schema, rs_inventory_tables },
+                                { rs_journal_schema, rs_journal_tables },
+                                { rs_notify_schema, rs_notify_tables },
+                                { rs_hubsub_schema, NULL },
+                                { NULL, NULL } };
 
 apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)
 {
@@ -45,9 +43,8 @@ apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, co
     return rs_db_open(out, p, driver, dsn, &schema, log);
 }
 
-apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver,
-                               const char *dsn, int mode, const rs_logger_t *log,
-                               const char **error)
+apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                               int mode, const rs_logger_t *log, const char **error)
 {
     return rs_db_open_ex(out, p, driver, dsn, &schema, mode, log, error);
 }
@@ -113,8 +110,7 @@ apr_status_t rs_schema_set_exists(rs_db_t *db, apr_pool_t *p, const char *set, i
     return rv;
 }
 
-apr_status_t rs_schema_forget_set(rs_db_t *db, apr_pool_t *p, const char *set,
-                                  apr_int64_t *rows)
+apr_status_t rs_schema_forget_set(rs_db_t *db, apr_pool_t *p, const char *set, apr_int64_t *rows)
 {
     const void *args[] = { set };
     apr_array_header_t *tables;

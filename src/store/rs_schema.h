@@ -56,9 +56,8 @@ apr_status_t rs_schema_open(rs_db_t **out, apr_pool_t *p, const char *driver, co
 /* The same through rs_db_open_ex: mode RS_DB_AS_IS or RS_DB_READONLY for
  * a tool that must not migrate the store (the module does, at its
  * start); the tool refuses a version above RS_SCHEMA_VERSION. */
-apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver,
-                               const char *dsn, int mode, const rs_logger_t *log,
-                               const char **error);
+apr_status_t rs_schema_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
+                               int mode, const rs_logger_t *log, const char **error);
 
 /* Every table of the store but rs_db's meta holds rows of sets, keyed by
  * a column setname.  The tables, as the units that own them list them,
@@ -74,7 +73,6 @@ apr_status_t rs_schema_set_exists(rs_db_t *db, apr_pool_t *p, const char *set, i
  * keys (rs_db_meta_forget_set); *rows gets how many.  In the caller's
  * transaction when one is open (rs_db_begin: then all or nothing).
  * Scratch allocations from p. */
-apr_status_t rs_schema_forget_set(rs_db_t *db, apr_pool_t *p, const char *set,
-                                  apr_int64_t *rows);
+apr_status_t rs_schema_forget_set(rs_db_t *db, apr_pool_t *p, const char *set, apr_int64_t *rows);
 
 #endif

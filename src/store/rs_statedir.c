@@ -209,8 +209,7 @@ const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir)
     return apr_pstrcat(p, statedir, "/withdraw", NULL);
 }
 
-const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id,
-                                      int done)
+const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id, int done)
 {
     const char *ext = done ? ".done" : ".req";
     return wdir ? apr_pstrcat(p, wdir, "/", id, ext, NULL) : apr_pstrcat(p, id, ext, NULL);

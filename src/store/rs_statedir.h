@@ -135,8 +135,7 @@ const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir);
 /* Files of that directory: request id ("<id>.req", done == 0) or its
  * outcome ("<id>.done"); below wdir (that directory), or the name alone
  * when wdir is NULL (rs_withdraw opens them relative to the directory). */
-const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id,
-                                      int done);
+const char *rs_statedir_withdraw_file(apr_pool_t *p, const char *wdir, const char *id, int done);
 /* <statedir>/.backup-XXXXXX: the template (mkstemp) of rs-tool backup's
  * temporary copy of the store. */
 char *rs_statedir_backup_tmp(apr_pool_t *p, const char *statedir);

@@ -70,7 +70,8 @@ static void watch_dirs(wset_t *ws)
             rs_wset_watch_failed(ws, dir, err);
         }
         else if (err && err != ENOENT) {
-            rs_log_emit(ws->log, RS_LOG_WARN, err, "set %s: cannot watch directory %s "
+            rs_log_emit(ws->log, RS_LOG_WARN, err,
+                        "set %s: cannot watch directory %s "
                         "above its root for changes of its access files; they are "
                         "compared every %d s (ResourceSyncRescanInterval) instead",
                         ws->set->name, dir, (int)apr_time_sec(rs_global.rescan));
@@ -99,18 +100,23 @@ void rs_abovew_init(wset_t *ws, apr_pool_t *p)
 
     ws->above_dirs = rs_access_above(ws->acc[0], ws->d->pool, &complete);
     if (!complete) {
-        rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: httpd's directory walk does not "
+        rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                    "set %s: httpd's directory walk does not "
                     "reach its root %s; following the access files of every directory "
-                    "above it", ws->set->name, ws->set->dir);
+                    "above it",
+                    ws->set->name, ws->set->dir);
     }
-    rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: access files above its root followed in "
-                "%d director%s%s%s", ws->set->name, ws->above_dirs->nelts,
-                ws->above_dirs->nelts == 1 ? "y" : "ies", ws->above_dirs->nelts ? ": " : "",
-                apr_array_pstrcat(p, ws->above_dirs, ' '));
+    rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                "set %s: access files above its root followed in "
+                "%d director%s%s%s",
+                ws->set->name, ws->above_dirs->nelts, ws->above_dirs->nelts == 1 ? "y" : "ies",
+                ws->above_dirs->nelts ? ": " : "", apr_array_pstrcat(p, ws->above_dirs, ' '));
     if ((rv = rs_above_load(ws->d->store, p, ws->set->name, &stored)) != APR_SUCCESS) {
         /* Taken as never stored: the startup scan decides everything. */
-        rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: cannot read the state of the access "
-                    "files above its root", ws->set->name);
+        rs_log_emit(ws->log, RS_LOG_DEBUG, rv,
+                    "set %s: cannot read the state of the access "
+                    "files above its root",
+                    ws->set->name);
     }
     keep(&ws->above_state, stored);
 }
@@ -127,8 +133,10 @@ int rs_abovew_begin(wset_t *ws, apr_pool_t *p)
         return 0;
     }
     if (ws->above_state) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: access file %s above its root "
-                    "changed; deciding every file of the set again", ws->set->name, path);
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: access file %s above its root "
+                    "changed; deciding every file of the set again",
+                    ws->set->name, path);
     }
     for (k = 0; k < ws->d->workers; k++) {
         rs_access_forget(ws->acc[k]);
@@ -146,8 +154,10 @@ void rs_abovew_end(wset_t *ws, apr_pool_t *p)
     if ((rv = rs_above_save(ws->d->store, p, ws->set->name, ws->above_next)) != APR_SUCCESS) {
         /* The next watcher decides everything again: wasted work, never
          * a stale answer. */
-        rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: cannot store the state of the access "
-                    "files above its root", ws->set->name);
+        rs_log_emit(ws->log, RS_LOG_DEBUG, rv,
+                    "set %s: cannot store the state of the access "
+                    "files above its root",
+                    ws->set->name);
     }
     keep(&ws->above_state, ws->above_next);
 }

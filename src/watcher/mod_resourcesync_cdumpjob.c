@@ -48,19 +48,19 @@
 #define CDUMP_RECHECK apr_time_from_sec(3600)
 /* How soon a job that found the disk full runs again. */
 #define CDUMP_NOSPACE_RETRY apr_time_from_sec(10)
-#define CAPTURE_YOUNG apr_time_from_sec(3600)
-#define CDUMP_GC_MIN apr_time_from_sec(2)
+#define CAPTURE_YOUNG       apr_time_from_sec(3600)
+#define CDUMP_GC_MIN        apr_time_from_sec(2)
 
 typedef struct cdjob_t {
     wset_t *ws;
     rs_cdump_opts_t o;
-    const char *store_history;     /* of the driver's store when prepared */
-    int first;                     /* the first job of this watcher for the set */
-    int written;                   /* changedump.xml was written */
-    int collect;                   /* collect captures (deletions were journaled) */
-    apr_interval_time_t gc_took;   /* the collection's time, 0: none ran */
+    const char *store_history;   /* of the driver's store when prepared */
+    int first;                   /* the first job of this watcher for the set */
+    int written;                 /* changedump.xml was written */
+    int collect;                 /* collect captures (deletions were journaled) */
+    apr_interval_time_t gc_took; /* the collection's time, 0: none ran */
     int built, skipped, withheld;
-    const char *skip_what;         /* the first skipped list's cause */
+    const char *skip_what; /* the first skipped list's cause */
     apr_int64_t skip_id;
     apr_int64_t pkg_bytes, cap_bytes;
 } cdjob_t;
@@ -157,7 +157,8 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 
     running = 0;
     if (c->skipped) {
-        rs_log_emit(ws->log, RS_LOG_WARN, 0, "set %s: no Change Dump package for %d Change "
+        rs_log_emit(ws->log, RS_LOG_WARN, 0,
+                    "set %s: no Change Dump package for %d Change "
                     "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
                     name, c->skipped, c->skip_id, c->skip_what);
     }
@@ -167,15 +168,17 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
          * job runs again within CDUMP_NOSPACE_RETRY, so it resumes by itself. */
         rs_log_emit(ws->log, ws->cdump_nospace ? RS_LOG_DEBUG : RS_LOG_WARN, rv,
                     "set %s: no space left to build its Change Dump in %s; the packages "
-                    "built stay served, building resumes when there is space", name,
-                    ws->set->cdump_dir);
+                    "built stay served, building resumes when there is space",
+                    name, ws->set->cdump_dir);
         ws->cdump_nospace = 1;
         ws->cdump_next = rs_time_mono() + CDUMP_NOSPACE_RETRY;
         return;
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot build its Change Dump; trying "
-                    "again when the next Change List closes", name);
+        rs_log_emit(ws->log, RS_LOG_ERR, rv,
+                    "set %s: cannot build its Change Dump; trying "
+                    "again when the next Change List closes",
+                    name);
         return;
     }
     if (ws->cdump_nospace) {
@@ -189,8 +192,10 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     }
     if (c->built) {
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)%s%s",
-                    name, c->built, c->withheld ? "; versions of paths no longer listed, "
-                    "written as deletions without bytes: " : "",
+                    name, c->built,
+                    c->withheld ? "; versions of paths no longer listed, "
+                                  "written as deletions without bytes: "
+                                : "",
                     c->withheld ? apr_itoa(p, c->withheld) : "");
     }
     if (!c->written) {
@@ -221,8 +226,7 @@ void rs_cdumpjob_opts(const wset_t *ws, apr_pool_t *p, rs_cdump_opts_t *o)
     o->history = apr_pstrdup(p, ws->status.history);
     o->url_base = set->root_url;
     o->capability_url = set->capability_url;
-    o->pkg_url_prefix = apr_pstrcat(p, set->doc_base, "changedump/", ws->status.history, "-",
-                                    NULL);
+    o->pkg_url_prefix = apr_pstrcat(p, set->doc_base, "changedump/", ws->status.history, "-", NULL);
     o->hashes = set->hashes;
     /* Versions denied since the last scan are withheld (rs_cdump.h). */
     o->root = set->dir;

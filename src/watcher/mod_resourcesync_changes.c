@@ -34,7 +34,7 @@
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
-    rs_clsource_opts(p, set, "", o);     /* entries only: no list URL */
+    rs_clsource_opts(p, set, "", o); /* entries only: no list URL */
     return rs_recorder_create(p, j, set->name, &o->entry,
                               rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
 }
@@ -50,8 +50,7 @@ static void add_bytes(rs_status_set_t *own, const apr_array_header_t *recs)
     }
 }
 
-void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
-                        rs_status_set_t *own)
+void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set, rs_status_set_t *own)
 {
     apr_array_header_t *recs;
     apr_int64_t n;
@@ -135,15 +134,16 @@ static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *se
         apr_array_header_t *recs;
         int i;
         apr_pool_clear(pp);
-        if (rs_journal_records(j, pp, set->name, next, openl->last_seq, 1000, &recs)
-            != APR_SUCCESS || !recs->nelts) {
+        if (rs_journal_records(j, pp, set->name, next, openl->last_seq, 1000, &recs) != APR_SUCCESS
+            || !recs->nelts) {
             bytes = -1;
             break;
         }
         for (i = 0; i < recs->nelts && bytes >= 0; i++) {
             apr_size_t len;
             bytes = rs_entry_render(x, &APR_ARRAY_IDX(recs, i, rs_record_t), &len)
-                    ? bytes + (apr_int64_t)len : -1;
+                        ? bytes + (apr_int64_t)len
+                        : -1;
         }
         next = APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t).seq + 1;
     }
@@ -154,8 +154,7 @@ static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *se
 /* The open list's extent in the set's status entry (published only when
  * it changed). */
 static void publish_extent(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                           const rs_changelist_t *openl, apr_time_t last_dt,
-                           rs_status_set_t *own)
+                           const rs_changelist_t *openl, apr_time_t last_dt, rs_status_set_t *own)
 {
     if (own->cl_ready && own->cl_open_id == openl->id && own->cl_from == openl->from
         && own->cl_first_seq == openl->first_seq && own->cl_last_seq == openl->last_seq
@@ -180,7 +179,8 @@ static apr_time_t open_last_dt(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     apr_array_header_t *recs;
     if (openl->count
         && rs_journal_records(j, p, set->name, openl->last_seq, openl->last_seq, 1, &recs)
-           == APR_SUCCESS && recs->nelts) {
+               == APR_SUCCESS
+        && recs->nelts) {
         return APR_ARRAY_IDX(recs, 0, rs_record_t).datetime;
     }
     return 0;
@@ -245,7 +245,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     wmore_t w;
 
     if (!*own->history) {
-        return APR_EINVAL;      /* no history yet: nothing may be published */
+        return APR_EINVAL; /* no history yet: nothing may be published */
     }
     rs_clsource_opts(p, set, own->history, &o);
     listclose_conf(set, &c);
@@ -271,7 +271,7 @@ apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set
         return rv;
     }
     if (!openl.from) {
-        return APR_SUCCESS;      /* the journal has not started yet */
+        return APR_SUCCESS; /* the journal has not started yet */
     }
     publish_extent(p, j, set, &openl, open_last_dt(p, j, set, &openl), own);
     return APR_SUCCESS;
@@ -300,7 +300,8 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
         int *slots;
         apr_pool_clear(pp);
         if ((rv = rs_journal_recent(j, pp, after, 2000, &recs, &names)) != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_WARN, rv, "cannot read the newest journal records: "
+            rs_log_emit(log, RS_LOG_WARN, rv,
+                        "cannot read the newest journal records: "
                         "open Change Lists are served from the store");
             break;
         }
@@ -330,6 +331,8 @@ void rs_changes_seed_ring(apr_pool_t *p, rs_journal_t *j, const rs_logger_t *log
         put += recs->nelts;
     }
     apr_pool_destroy(pp);
-    rs_log_emit(log, RS_LOG_DEBUG, 0, "%" APR_INT64_T_FMT " journal records put into the "
-                "ring of recent changes", put);
+    rs_log_emit(log, RS_LOG_DEBUG, 0,
+                "%" APR_INT64_T_FMT " journal records put into the "
+                "ring of recent changes",
+                put);
 }

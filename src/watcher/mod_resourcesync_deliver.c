@@ -72,10 +72,10 @@
 #include "rs_statedir.h"
 #include "rs_websub.h"
 
-#define REFRESH apr_time_from_sec(1)
-#define STATUS apr_time_from_sec(2)     /* how often the status file is renewed */
-#define DELIVER_PARALLEL 256            /* requests in flight at most, in all */
-#define DELIVER_MAX_FREE (4 * 1024 * 1024)  /* bytes of freed memory the thread keeps */
+#define REFRESH          apr_time_from_sec(1)
+#define STATUS           apr_time_from_sec(2) /* how often the status file is renewed */
+#define DELIVER_PARALLEL 256                  /* requests in flight at most, in all */
+#define DELIVER_MAX_FREE (4 * 1024 * 1024)    /* bytes of freed memory the thread keeps */
 
 typedef rs_deliverlook_payload_t payload_t;
 typedef rs_deliverlook_t look_t;
@@ -86,28 +86,28 @@ typedef struct dest_t {
     const rs_set_t *set;
     const char *key;
     int ping, sub;
-    rs_notify_hub_t *hub;           /* fat, ping: the hub as configured */
-    int inflight;                   /* a request is in flight */
-    int dirty;                      /* row state not yet written */
-    int again;                      /* step it in the next round */
-    apr_int64_t sending;            /* id of the notification in flight */
-    payload_t *payload;             /* its payload (a reference), or NULL */
+    rs_notify_hub_t *hub; /* fat, ping: the hub as configured */
+    int inflight;         /* a request is in flight */
+    int dirty;            /* row state not yet written */
+    int again;            /* step it in the next round */
+    apr_int64_t sending;  /* id of the notification in flight */
+    payload_t *payload;   /* its payload (a reference), or NULL */
     apr_time_t sending_until;
-    apr_time_t last_at;             /* of the last completion, 0: none yet */
+    apr_time_t last_at; /* of the last completion, 0: none yet */
 } dest_t;
 
 static struct {
     server_rec *s;
     rs_logger_t log;
-    apr_pool_t *pool;               /* the thread's, own allocator */
+    apr_pool_t *pool; /* the thread's, own allocator */
     rs_websub_t *ws;
     rs_db_t *db;
     apr_pool_t *db_pool;
     rs_notify_t *box;
-    apr_pool_t *tbl;                /* of dests, replaced at every refresh */
-    apr_hash_t *dests;              /* key -> dest_t */
+    apr_pool_t *tbl;   /* of dests, replaced at every refresh */
+    apr_hash_t *dests; /* key -> dest_t */
     apr_pool_t *iter;
-    char *status;                   /* the status file's text (malloc), NULL: none */
+    char *status; /* the status file's text (malloc), NULL: none */
     volatile apr_uint32_t woken;
     volatile apr_uint32_t started;
 } dl;
@@ -263,7 +263,7 @@ static void refresh(apr_pool_t *p)
         d->sub = !strcmp(r->kind, RS_NOTIFYDEST_SUB);
         d->hub = d->sub ? NULL : configured(set, r->url, d->ping);
         if (!d->sub && !d->hub) {
-            continue;               /* no longer configured: reconcile() deletes it */
+            continue; /* no longer configured: reconcile() deletes it */
         }
         if (old) {
             d->inflight = old->inflight;
@@ -299,8 +299,7 @@ static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
     apr_status_t rv;
 
     memset(&req, 0, sizeof(req));
-    headers[0] = apr_pstrcat(p, "Link: ", rs_notifyconf_link_header(p, d->set, d->row.topic),
-                             NULL);
+    headers[0] = apr_pstrcat(p, "Link: ", rs_notifyconf_link_header(p, d->set, d->row.topic), NULL);
     headers[1] = NULL;
     req.url = d->row.url;
     if (d->ping) {
@@ -328,10 +327,12 @@ static void submit(dest_t *d, apr_pool_t *p, payload_t *x)
         req.addr_filter = rs_notifyconf_filter;
         req.filter_baton = d->hub;
     }
-    req.baton = x;                  /* released at the completion */
+    req.baton = x; /* released at the completion */
     if ((rv = rs_websub_submit(dl.ws, d->key, &req)) != APR_SUCCESS) {
-        rs_log_emit(&dl.log, RS_LOG_ERR, rv, "set %s: cannot send to %s (%s); the "
-                    "destination is dropped", d->row.set, d->row.url, d->row.kind);
+        rs_log_emit(&dl.log, RS_LOG_ERR, rv,
+                    "set %s: cannot send to %s (%s); the "
+                    "destination is dropped",
+                    d->row.set, d->row.url, d->row.kind);
         drop(d);
         return;
     }
@@ -354,11 +355,9 @@ static void step(dest_t *d, apr_pool_t *p, apr_hash_t *looks, apr_time_t now)
     d->again = 0;
     act = rs_deliverpolicy_ready(&d->row, d->sub, d->inflight, now, &dl.log);
     if (act == RS_DELIVERPOLICY_GO) {
-        l = rs_deliverlook_get(dl.db, dl.box, p, looks, d->row.set, d->row.topic,
-                               d->row.cursor);
+        l = rs_deliverlook_get(dl.db, dl.box, p, looks, d->row.set, d->row.topic, d->row.cursor);
         sc = ap_get_module_config(d->set->s->module_config, &resourcesync_module);
-        act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count, rs_hubconf_backlog(sc),
-                                       &dl.log);
+        act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count, rs_hubconf_backlog(sc), &dl.log);
         if (act == RS_DELIVERPOLICY_GO && l->next) {
             submit(d, p, l->next);
         }
@@ -385,8 +384,8 @@ static void done(void *baton, const rs_websub_result_t *r)
     d->inflight = 0;
     d->again = 1;
     d->last_at = apr_time_now();
-    if (rs_deliverpolicy_done(&d->row, d->sub, d->sending, d->sending_until,
-                              d->set->notify_retry, r, d->last_at, &dl.log, dl.tbl)
+    if (rs_deliverpolicy_done(&d->row, d->sub, d->sending, d->sending_until, d->set->notify_retry,
+                              r, d->last_at, &dl.log, dl.tbl)
         == RS_DELIVERPOLICY_DROP) {
         drop(d);
         return;
@@ -406,8 +405,7 @@ static void step_some(apr_hash_t *looks, apr_time_t now)
     apr_hash_index_t *hi;
     int i, n;
 
-    for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi;
-         hi = apr_hash_next(hi)) {
+    for (hi = dl.dests ? apr_hash_first(dl.iter, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
         dest_t *d = apr_hash_this_val(hi);
         if (d->again) {
             APR_ARRAY_PUSH(rows, dest_t *) = d;
@@ -443,10 +441,10 @@ static void write_status(apr_pool_t *p)
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, const rs_set_t *);
         if (set->notify) {
-            APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topic(p, dl.box, set->name,
-                                                                        RS_NOTIFY_CHANGE);
-            APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_topic(p, dl.box, set->name,
-                                                                        RS_NOTIFY_FRAMEWORK);
+            APR_ARRAY_PUSH(lines, const char *) =
+                rs_deliverstat_topic(p, dl.box, set->name, RS_NOTIFY_CHANGE);
+            APR_ARRAY_PUSH(lines, const char *) =
+                rs_deliverstat_topic(p, dl.box, set->name, RS_NOTIFY_FRAMEWORK);
         }
     }
     for (hi = dl.dests ? apr_hash_first(p, dl.dests) : NULL; hi; hi = apr_hash_next(hi)) {
@@ -454,20 +452,18 @@ static void write_status(apr_pool_t *p)
     }
     qsort(keys->elts, keys->nelts, sizeof(const char *), cmp_keys);
     for (i = 0; i < keys->nelts; i++) {
-        const dest_t *d = apr_hash_get(dl.dests, APR_ARRAY_IDX(keys, i, const char *),
-                                       APR_HASH_KEY_STRING);
-        const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, d->row.set, d->row.topic,
-                                     d->row.cursor);
+        const dest_t *d =
+            apr_hash_get(dl.dests, APR_ARRAY_IDX(keys, i, const char *), APR_HASH_KEY_STRING);
+        const char *k =
+            apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, d->row.set, d->row.topic, d->row.cursor);
         apr_int64_t *count = apr_hash_get(backlogs, k, APR_HASH_KEY_STRING);
         if (!count) {
             apr_int64_t newest = 0;
             count = apr_pcalloc(p, sizeof(*count));
-            rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, count,
-                                  &newest);
+            rs_notifydest_backlog(dl.db, d->row.set, d->row.topic, d->row.cursor, count, &newest);
             apr_hash_set(backlogs, k, APR_HASH_KEY_STRING, count);
         }
-        APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_line(p, &d->row, d->last_at,
-                                                                   *count);
+        APR_ARRAY_PUSH(lines, const char *) = rs_deliverstat_line(p, &d->row, d->last_at, *count);
     }
     text = apr_array_pstrcat(p, lines, 0);
     rs_deliverstat_write(p, rs_global.state_dir, text, &dl.status);
@@ -485,7 +481,7 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     apr_pool_create(&dl.iter, dl.pool);
     while (store_open() != APR_SUCCESS || reconcile(dl.iter) != APR_SUCCESS) {
         apr_pool_clear(dl.iter);
-        rs_websub_run(dl.ws, 1000);     /* the store busy or failing: again */
+        rs_websub_run(dl.ws, 1000); /* the store busy or failing: again */
     }
     for (;;) {
         apr_time_t now = apr_time_now();
@@ -552,8 +548,9 @@ void rs_deliver_start(server_rec *s)
     apr_allocator_max_free_set(alloc, DELIVER_MAX_FREE);
     if ((rv = rs_websub_create(&dl.ws, dl.pool, &o, done, NULL, &dl.log)) != APR_SUCCESS
         || (rv = apr_thread_create(&t, NULL, deliver_thread, NULL, dl.pool)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "watcher: cannot start the "
-                     "delivery of notifications");
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                     RS_TAG "watcher: cannot start the "
+                            "delivery of notifications");
         return;
     }
     apr_atomic_set32(&dl.started, 1);

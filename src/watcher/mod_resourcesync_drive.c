@@ -95,8 +95,7 @@ static void lane_ready(rs_drive_t *d)
         wset_t *ws = set_of(d, f->set);
         rs_scan_target_t t;
 
-        t.dir = slash ? apr_pstrmemdup(d->iter, f->relpath, (apr_size_t)(slash - f->relpath))
-                      : "";
+        t.dir = slash ? apr_pstrmemdup(d->iter, f->relpath, (apr_size_t)(slash - f->relpath)) : "";
         APR_ARRAY_PUSH(names, const char *) = slash ? slash + 1 : f->relpath;
         t.names = names;
         /* A set that fails to store, is unavailable or holds deletions
@@ -132,10 +131,10 @@ static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
     int more, n;
 
     if (!ws->w || ws->degraded || ws->root_lost) {
-        return 0;      /* rescanned in full at every tick: nothing to verify */
+        return 0; /* rescanned in full at every tick: nothing to verify */
     }
-    n = rs_verifypass_slice(&ws->verify, d->store, d->iter, ws->set->name, ws->set->dir,
-                            ws->log, now, &t, &more);
+    n = rs_verifypass_slice(&ws->verify, d->store, d->iter, ws->set->name, ws->set->dir, ws->log,
+                            now, &t, &more);
     if (n) {
         rs_reconcile_targets(d->iter, ws, t, n);
     }
@@ -190,7 +189,7 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         }
         degraded |= ws->degraded || !ws->w || ws->root_lost;
         if (slice && slice < next) {
-            next = slice;  /* next slice of a verification pass soon, events first */
+            next = slice; /* next slice of a verification pass soon, events first */
         }
     }
     if (d->mounts) {
@@ -226,7 +225,7 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
         }
         ws = &d->ws[l->map[i]];
         if (l->pfd[i].revents && rs_watch_read(ws->w) != APR_SUCCESS) {
-            ws->root_lost = 1;     /* unreadable queue: treat as lost events */
+            ws->root_lost = 1; /* unreadable queue: treat as lost events */
         }
     }
 }
@@ -254,16 +253,18 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
         rs_log_emit(ws->log, ws->overflows == 1 ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
                     "set %s: the inotify event queue overflowed "
                     "(fs.inotify.max_queued_events), events lost (%d time%s); reconciling "
-                    "the set with a full scan%s", ws->set->name, ws->overflows,
-                    ws->overflows == 1 ? "" : "s",
+                    "the set with a full scan%s",
+                    ws->set->name, ws->overflows, ws->overflows == 1 ? "" : "s",
                     ws->overflows == 1 ? " (further overflows are logged at debug)" : "");
     }
     else if (flags) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: its root directory changed; "
-                    "reconciling the set with a full scan", ws->set->name);
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: its root directory changed; "
+                    "reconciling the set with a full scan",
+                    ws->set->name);
     }
     if (flags) {
-        rs_watch_take(ws->w, d->iter, now, &t);   /* the scan covers it */
+        rs_watch_take(ws->w, d->iter, now, &t); /* the scan covers it */
         rs_reconcile_full(d->iter, ws, 0);
         apr_pool_clear(d->iter);
         return 1;
@@ -271,7 +272,7 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
     if (rs_watch_take_above(ws->w, now) && rs_abovew_changed(ws, d->iter)) {
         /* An access file above the root: every file may be served
          * differently now. */
-        rs_watch_take(ws->w, d->iter, now, &t);   /* the scan covers it */
+        rs_watch_take(ws->w, d->iter, now, &t); /* the scan covers it */
         rs_reconcile_full(d->iter, ws, 0);
         apr_pool_clear(d->iter);
         return 1;
@@ -298,7 +299,8 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
          * there cannot be watched.) */
         rs_reconcile_full(d->iter, ws, 0);
     }
-    else if ((rv = rs_reconcile_changes(d->iter, ws, NULL, 1)) != APR_SUCCESS) {   /* close; retention */
+    else if ((rv = rs_reconcile_changes(d->iter, ws, NULL, 1))
+             != APR_SUCCESS) { /* close; retention */
         rs_storefail_failed(d->iter, ws, rv, "closing a Change List");
     }
     else {
@@ -418,9 +420,11 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     ws->job_acc = rs_access_create(d->pool, set);
     if ((rv = rs_watch_create(&ws->w, d->pool, set->dir, RS_DRIVE_MAX_WATCHES)) != APR_SUCCESS) {
         ws->w = NULL;
-        rs_log_emit(&d->log, RS_LOG_WARN, rv, "set %s: cannot create an inotify instance "
+        rs_log_emit(&d->log, RS_LOG_WARN, rv,
+                    "set %s: cannot create an inotify instance "
                     "(see fs.inotify.max_user_instances): changes are found by rescans "
-                    "every %d s", set->name, (int)apr_time_sec(rs_global.rescan));
+                    "every %d s",
+                    set->name, (int)apr_time_sec(rs_global.rescan));
     }
     rs_status_read_set(set->slot, &ws->status);
     rs_massdelw_init(ws, d->iter);
@@ -460,8 +464,10 @@ static apr_status_t drive_open(rs_drive_t *d)
     apr_status_t rv = rs_storefail_open(d);
 
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the "
-                     "state store in ResourceSyncStateDir '%s'", rs_global.state_dir);
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s,
+                     RS_TAG "watcher: cannot open the "
+                            "state store in ResourceSyncStateDir '%s'",
+                     rs_global.state_dir);
     }
     return rv;
 }
@@ -498,8 +504,9 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     rs_jobs_init(pool, s, d->store);
     rs_hubintake_start(pool, s);
     if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, RS_TAG "watcher: cannot start the "
-                     "hashing lane; large files are hashed by the scans");
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     RS_TAG "watcher: cannot start the "
+                            "hashing lane; large files are hashed by the scans");
     }
     rs_massdelw_mounts_open(d);
     sets_init(d);

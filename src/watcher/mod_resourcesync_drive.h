@@ -36,8 +36,8 @@ void rs_progress_end(wset_t *ws);
  * later from the event loop (rs_jobs_reap); otherwise done on return.
  * Clears ws->dirty when a snapshot is started (or not needed); sets it
  * again when writing fails. */
-void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
-                         int force, int async);
+void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force,
+                         int async);
 /* A live change of the set's inventory at now (monotonic): the set is
  * dirty, and a fresh snapshot becomes due (rs_snapjob_due). */
 void rs_snapjob_changed(wset_t *ws, apr_time_t now);
@@ -138,8 +138,8 @@ typedef struct rs_hashlane_file_t {
 apr_status_t rs_hashlane_init(apr_pool_t *pool, server_rec *s);
 /* rs_scan_defer_fn (baton: the rs_set_t): the digests of that version if
  * the lane has them (1), else queue the file (0); -1 without a lane. */
-int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
-                      const struct stat *sb, rs_scan_digest_t *out);
+int rs_hashlane_defer(void *baton, const char *relpath, const char *path, const struct stat *sb,
+                      rs_scan_digest_t *out);
 /* The files finished since the last call (array of rs_hashlane_file_t in
  * p, each handed out once); returns their number. */
 int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
@@ -175,8 +175,7 @@ apr_status_t rs_storefail_reopen(rs_drive_t *d);
 apr_status_t rs_storefail_open(rs_drive_t *d);
 /* Make the store's generation counter of set at least gen (the next
  * snapshot gets a larger number). */
-void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
-                          apr_uint64_t gen);
+void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set, apr_uint64_t gen);
 
 /* mod_resourcesync_history.c (rs_statecheck_start).  At watcher start,
  * after the store is opened and before the sets are set up: adopt the

@@ -43,8 +43,8 @@ typedef struct dumpjob_t {
     rs_dump_opts_t o;
     rs_generation_t g;
     rs_dump_info_t info;
-    const char *history;           /* of the driver's store when prepared */
-    const char *url_history;       /* in the package URLs (the status entry's) */
+    const char *history;     /* of the driver's store when prepared */
+    const char *url_history; /* in the package URLs (the status entry's) */
 } dumpjob_t;
 
 /* The dump job in progress (driver's thread only). */
@@ -74,8 +74,9 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
     rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
     /* Written last: post_config serves a dump after a restart only when
      * its URLs belong to the history on disk (rs_status_create). */
-    return rv == APR_SUCCESS ? rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp),
-                                                j->url_history) : rv;
+    return rv == APR_SUCCESS
+               ? rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp), j->url_history)
+               : rv;
 }
 
 /* Whether rv says the file system is full (or the quota reached). */
@@ -83,7 +84,7 @@ int rs_dumpjob_no_space(apr_status_t rv)
 {
     return APR_STATUS_IS_ENOSPC(rv)
 #ifdef EDQUOT
-        || rv == APR_FROM_OS_ERROR(EDQUOT)
+           || rv == APR_FROM_OS_ERROR(EDQUOT)
 #endif
         ;
 }
@@ -99,13 +100,13 @@ static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
 
     ap_log_error(APLOG_MARK, ws->dump_nospace ? APLOG_DEBUG : APLOG_WARNING, rv, ws->d->s,
                  RS_TAG "set %s: no space left to build the Resource Dump in %s%s%s; the "
-                 "previous dump stays served, building resumes when there is space",
+                        "previous dump stays served, building resumes when there is space",
                  set->name, set->rdump_dir, j->info.failed ? ": " : "",
                  j->info.failed ? j->info.failed : "");
     ws->dump_nospace = 1;
     ws->dump_due = 1;
-    ws->dump_next = rs_time_mono() + (set->rdump > apr_time_from_sec(1) ? set->rdump
-                                      : apr_time_from_sec(1));
+    ws->dump_next =
+        rs_time_mono() + (set->rdump > apr_time_from_sec(1) ? set->rdump : apr_time_from_sec(1));
 }
 
 /* Framework notification of a new Resource Dump (Framework Notification
@@ -113,8 +114,8 @@ static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
 static void dump_notify(wset_t *ws, apr_pool_t *p)
 {
     apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
-    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "resourcedump.xml", NULL),
-                      "created", "resourcedump", apr_time_now(), NULL);
+    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "resourcedump.xml", NULL), "created",
+                      "resourcedump", apr_time_now(), NULL);
     rs_notifyw_framework(ws, p, e);
 }
 
@@ -137,14 +138,14 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, rv == RS_ZIP_ECHANGED ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
                     "set %s: cannot build Resource Dump %" APR_UINT64_T_FMT "%s%s; "
-                    "trying again after the next snapshot", set->name, j->g.gen,
-                    j->info.failed ? ": " : "", j->info.failed ? j->info.failed : "");
+                    "trying again after the next snapshot",
+                    set->name, j->g.gen, j->info.failed ? ": " : "",
+                    j->info.failed ? j->info.failed : "");
         rs_generation_abandon(p, &j->g);
-        ws->dump_next = 0;     /* the next snapshot tries again */
+        ws->dump_next = 0; /* the next snapshot tries again */
         return;
     }
-    rs_db_meta_put(ws->d->store, gen_key(p, set),
-                   apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+    rs_db_meta_put(ws->d->store, gen_key(p, set), apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     ws->status.dump_gen = j->g.gen;
     rs_wset_status_put(ws);
     if (ws->dump_nospace) {
@@ -152,11 +153,14 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump",
                     set->name);
     }
-    rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource Dump %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT
-                " bytes%s%s)", set->name, j->g.gen, j->info.entries, j->info.packages,
-                j->info.reused, j->info.bytes, j->info.withheld ? "; files denied since the "
-                "last scan left out: " : "",
+    rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                "set %s: published Resource Dump %" APR_UINT64_T_FMT " (%" APR_INT64_T_FMT
+                " files, %d packages of which %d unchanged, %" APR_INT64_T_FMT " bytes%s%s)",
+                set->name, j->g.gen, j->info.entries, j->info.packages, j->info.reused,
+                j->info.bytes,
+                j->info.withheld ? "; files denied since the "
+                                   "last scan left out: "
+                                 : "",
                 j->info.withheld ? apr_itoa(p, j->info.withheld) : "");
     dump_notify(ws, p);
     rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
@@ -197,9 +201,8 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
      * one post_config found on disk (rs_status_create), perhaps of an
      * older snapshot; the build at start links every package that did not
      * change, so it reads only what changed while no watcher ran. */
-    if ( rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->retry.err
-        || !(ws->dump_due || !ws->dump_tried)
-        || now < ws->dump_next) {
+    if (rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->retry.err
+        || !(ws->dump_due || !ws->dump_tried) || now < ws->dump_next) {
         return;
     }
     job = rs_jobs_create(&jp);
@@ -212,8 +215,8 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.url_base = set->root_url;
     j->o.capability_url = set->capability_url;
     j->o.dump_url = apr_pstrcat(jp, set->doc_base, "resourcedump.xml", NULL);
-    j->o.pkg_url_prefix = apr_pstrcat(jp, set->doc_base, "resourcedump/", ws->status.history,
-                                      "-", NULL);
+    j->o.pkg_url_prefix =
+        apr_pstrcat(jp, set->doc_base, "resourcedump/", ws->status.history, "-", NULL);
     j->o.dumpset = set->rdump_dir;
     j->o.hashes = set->hashes;
     j->o.max_entries = set->dump_entries;
@@ -227,8 +230,8 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     rv = rs_generation_begin(jp, set->rdump_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
                              ws->status.dump_gen, &j->g);
     j->o.list_max = set->max_entries;
-    j->o.part_url_prefix = apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix,
-                                        j->g.gen);
+    j->o.part_url_prefix =
+        apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix, j->g.gen);
     ws->dump_next = now + set->rdump;
     ws->dump_due = 0;
     ws->dump_tried = 1;

@@ -64,23 +64,23 @@ typedef struct version_t {
 } version_t;
 
 typedef struct entry_t {
-    char *key;                /* "<slot>/<relpath>" (malloc) */
-    const char *relpath;      /* inside key */
-    char *path;               /* the file to read (malloc) */
+    char *key;           /* "<slot>/<relpath>" (malloc) */
+    const char *relpath; /* inside key */
+    char *path;          /* the file to read (malloc) */
     const rs_set_t *set;
-    int state;                /* E_* */
-    int attempts;             /* reads that found the file changing */
-    int taken;                /* E_DONE and handed to the driver */
-    version_t v;              /* asked for (queued), or read (done) */
-    rs_scan_digest_t dg;      /* E_DONE: the result */
-    struct entry_t *next;     /* in the queue */
+    int state;            /* E_* */
+    int attempts;         /* reads that found the file changing */
+    int taken;            /* E_DONE and handed to the driver */
+    version_t v;          /* asked for (queued), or read (done) */
+    rs_scan_digest_t dg;  /* E_DONE: the result */
+    struct entry_t *next; /* in the queue */
 } entry_t;
 
 static struct {
-    apr_pool_t *pool;         /* own allocator: used under lock only */
+    apr_pool_t *pool; /* own allocator: used under lock only */
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *cond;
-    apr_hash_t *entries;      /* key -> entry_t */
+    apr_hash_t *entries; /* key -> entry_t */
     entry_t *qhead, *qtail;
     int nqueued;
     server_rec *s;
@@ -97,8 +97,8 @@ static void version_of(const struct stat *sb, version_t *v)
 
 static int same_version(const version_t *a, const version_t *b)
 {
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size
-        && a->mtime == b->mtime && a->ctime == b->ctime;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime
+           && a->ctime == b->ctime;
 }
 
 static void publish_queue(void)
@@ -208,7 +208,7 @@ static int hash_one(const char *path, unsigned mask, const char *capture_dir, ve
         }
         (void)rs_capture_keep(&cap, rs_capture_key(hex),
                               (apr_int64_t)before.st_mtim.tv_sec * 1000000000
-                              + before.st_mtim.tv_nsec);
+                                  + before.st_mtim.tv_nsec);
     }
     rs_capture_drop(&cap);
     if (rv != APR_SUCCESS) {
@@ -235,7 +235,7 @@ static void finish_one(entry_t *e, int rc, int changed, const version_t *read,
         memset(e->dg.hex, 0, sizeof(e->dg.hex));
     }
     if (rc == 0) {
-        e->v = *read;       /* what the digests are valid for */
+        e->v = *read; /* what the digests are valid for */
     }
 }
 
@@ -264,8 +264,10 @@ static void *APR_THREAD_FUNC lane_main(apr_thread_t *t, void *data)
         rs_status_hashing_put(e->set->name, name ? name : "?", e->v.size);
         apr_thread_mutex_unlock(lane.lock);
 
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, lane.s, RS_TAG "set %s: hashing '%s' "
-                     "on the hashing lane", e->set->name, name ? name : "?");
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, lane.s,
+                     RS_TAG "set %s: hashing '%s' "
+                            "on the hashing lane",
+                     e->set->name, name ? name : "?");
         rc = hash_one(path, mask, capdir, &read, &dg, &changed);
 
         apr_thread_mutex_lock(lane.lock);
@@ -292,18 +294,17 @@ apr_status_t rs_hashlane_init(apr_pool_t *pool, server_rec *s)
     apr_allocator_owner_set(alloc, lane.pool);
     lane.entries = apr_hash_make(lane.pool);
     if ((rv = apr_thread_mutex_create(&lane.lock, APR_THREAD_MUTEX_DEFAULT, lane.pool))
-        != APR_SUCCESS
+            != APR_SUCCESS
         || (rv = apr_thread_cond_create(&lane.cond, lane.pool)) != APR_SUCCESS
-        || (rv = apr_thread_create(&thread, NULL, lane_main, NULL, lane.pool))
-           != APR_SUCCESS) {
+        || (rv = apr_thread_create(&thread, NULL, lane_main, NULL, lane.pool)) != APR_SUCCESS) {
         lane.lock = NULL;
         return rv;
     }
     return APR_SUCCESS;
 }
 
-int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
-                      const struct stat *sb, rs_scan_digest_t *out)
+int rs_hashlane_defer(void *baton, const char *relpath, const char *path, const struct stat *sb,
+                      rs_scan_digest_t *out)
 {
     const rs_set_t *set = baton;
     char *key;
@@ -324,7 +325,7 @@ int rs_hashlane_defer(void *baton, const char *relpath, const char *path,
     apr_thread_mutex_lock(lane.lock);
     e = apr_hash_get(lane.entries, key, APR_HASH_KEY_STRING);
     if (!e && !(e = calloc(1, sizeof(*e)))) {
-        ready = -1;         /* no memory for an entry: hash in the scan */
+        ready = -1; /* no memory for an entry: hash in the scan */
     }
     else if (!e->key) {
         e->key = key;

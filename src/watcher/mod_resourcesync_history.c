@@ -52,8 +52,7 @@ static apr_status_t forget_notifications(void *baton)
 static void gen_floor(void *baton, int i, apr_uint64_t gen)
 {
     rs_drive_t *d = baton;
-    rs_snapjob_gen_floor(d->store, d->iter, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *),
-                         gen);
+    rs_snapjob_gen_floor(d->store, d->iter, APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *), gen);
 }
 
 static void ring_emptied(void *baton)
@@ -64,8 +63,8 @@ static void ring_emptied(void *baton)
 
 apr_status_t rs_drive_history_start(rs_drive_t *d)
 {
-    rs_statecheck_hooks_t hooks = { forget_notifications, gen_floor, status_adopt,
-                                    ring_emptied, d };
+    rs_statecheck_hooks_t hooks = { forget_notifications, gen_floor, status_adopt, ring_emptied,
+                                    d };
     rs_logger_t log = { history_log, d->s };
     rs_statecheck_where_t w;
     const char **names = apr_palloc(d->iter, sizeof(*names) * (apr_size_t)(d->nsets + 1));
@@ -80,8 +79,7 @@ apr_status_t rs_drive_history_start(rs_drive_t *d)
     w.nsets = d->nsets;
     w.hooks = &hooks;
     w.log = &log;
-    rv = rs_statecheck_start(&d->statecheck, &w, d->iter, d->store, d->journal,
-                             rs_time_mono());
+    rv = rs_statecheck_start(&d->statecheck, &w, d->iter, d->store, d->journal, rs_time_mono());
     apr_pool_clear(d->iter);
     return rv;
 }
@@ -89,8 +87,8 @@ apr_status_t rs_drive_history_start(rs_drive_t *d)
 int rs_drive_history_lost(rs_drive_t *d, apr_time_t now)
 {
     rs_logger_t log = { history_log, d->s };
-    int lost = rs_statecheck_lost(&d->statecheck, rs_global.state_dir, d->iter, d->store,
-                                  &log, now);
+    int lost =
+        rs_statecheck_lost(&d->statecheck, rs_global.state_dir, d->iter, d->store, &log, now);
     apr_pool_clear(d->iter);
     return lost;
 }

@@ -72,13 +72,13 @@
 #include "rs_time.h"
 #include "rs_websub.h"
 
-#define WAIT_MS     1000                       /* longest wait for events */
-#define MAX_RUNNING 32                         /* verifications at once */
-#define PER_HOST    2                          /* ... for one callback host */
-#define PER_CLIENT  8                          /* ... for one client */
-#define TMP_AGE     apr_time_from_sec(60)      /* "tmp-*" older: abandoned */
-#define SWEEP_EVERY apr_time_from_sec(1)
-#define INTAKE_MAX_FREE (1024 * 1024)       /* bytes of freed memory the thread keeps */
+#define WAIT_MS         1000                  /* longest wait for events */
+#define MAX_RUNNING     32                    /* verifications at once */
+#define PER_HOST        2                     /* ... for one callback host */
+#define PER_CLIENT      8                     /* ... for one client */
+#define TMP_AGE         apr_time_from_sec(60) /* "tmp-*" older: abandoned */
+#define SWEEP_EVERY     apr_time_from_sec(1)
+#define INTAKE_MAX_FREE (1024 * 1024) /* bytes of freed memory the thread keeps */
 
 /* A busy store (the driver's write in progress) is retried, not an error:
  * its messages, rs_db's included, go to the debug level. */
@@ -105,7 +105,7 @@ static void arrive(apr_pool_t *p, const char *name)
 
     if (apr_hash_get(rs_hi.known, name, APR_HASH_KEY_STRING)
         || apr_hash_get(rs_hi.stuck, name, APR_HASH_KEY_STRING)) {
-        return;                         /* reported twice */
+        return; /* reported twice */
     }
     rv = rs_hubreq_spool_read(p, path, &req, &why, &size);
     if (rv != APR_SUCCESS && !why) {
@@ -115,16 +115,21 @@ static void arrive(apr_pool_t *p, const char *name)
         return;
     }
     if (why) {
-        rs_log_emit(&rs_hi.log, RS_LOG_WARN, APR_SUCCESS, "hub: removed the malformed spool "
-                    "file '%s': %s", path, why);
+        rs_log_emit(&rs_hi.log, RS_LOG_WARN, APR_SUCCESS,
+                    "hub: removed the malformed spool "
+                    "file '%s': %s",
+                    path, why);
     }
     else if (req.deny || !(set = rs_config_find_set(req.set))) {
         /* Nothing goes out: an unknown topic of an older child, or a set
          * no longer configured. */
-        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s': "
-                    "dropped (%s)", rs_hubreq_mode_name(req.mode), name, req.callback,
-                    req.topic, req.deny ? "not a topic of this hub" : "its set is not "
-                    "configured any more");
+        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS,
+                    "hub: %s %s of '%s' for '%s': "
+                    "dropped (%s)",
+                    rs_hubreq_mode_name(req.mode), name, req.callback, req.topic,
+                    req.deny ? "not a topic of this hub"
+                             : "its set is not "
+                               "configured any more");
     }
     if (!set || rs_hubreq_callback_syntax(p, req.callback, &host, &port)) {
         rs_hubstate_drop_file(p, name, size);
@@ -133,7 +138,7 @@ static void arrive(apr_pool_t *p, const char *name)
     client = rs_hubaddr_key_text(p, req.client);
     pend = malloc(sizeof(*pend) + n);
     if (!pend) {
-        return;                         /* found again at the next listing */
+        return; /* found again at the next listing */
     }
     memcpy(pend->name, name, n + 1);
     pend->size = size;
@@ -201,8 +206,10 @@ static void expire(apr_pool_t *p)
     }
     for (i = 0; i < gone->nelts; i++) {
         const rs_hubsub_t *x = &APR_ARRAY_IDX(gone, i, rs_hubsub_t);
-        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS, "hub: the lease of '%s' on set %s, "
-                    "topic %s ended; subscription removed", x->url, x->set, x->topic);
+        rs_log_emit(&rs_hi.log, RS_LOG_INFO, APR_SUCCESS,
+                    "hub: the lease of '%s' on set %s, "
+                    "topic %s ended; subscription removed",
+                    x->url, x->set, x->topic);
         rs_hi.changed = 1;
     }
 }
@@ -261,13 +268,16 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     o.max_parallel = MAX_RUNNING;
     o.timeout_ms = (long)apr_time_as_msec(rs_hubconf_verify_timeout());
     o.connect_timeout_ms = o.timeout_ms;
-    if (rs_websub_create(&rs_hi.ws, rs_hi.pool, &o, rs_hubverify_done, NULL, &rs_hi.log) != APR_SUCCESS) {
-        return NULL;                      /* logged; requests stay spooled */
+    if (rs_websub_create(&rs_hi.ws, rs_hi.pool, &o, rs_hubverify_done, NULL, &rs_hi.log)
+        != APR_SUCCESS) {
+        return NULL; /* logged; requests stay spooled */
     }
     if ((rv = rs_hubspool_open(&rs_hi.follow, rs_hi.pool, rs_hi.spool, RS_HUBREQ_DIR_PERMS))
         != APR_SUCCESS) {
-        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot follow the spool '%s'; "
-                    "subscription requests stay there until the watcher restarts", rs_hi.spool);
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv,
+                    "hub: cannot follow the spool '%s'; "
+                    "subscription requests stay there until the watcher restarts",
+                    rs_hi.spool);
         return NULL;
     }
     rs_websub_poll_fd(rs_hi.ws, rs_hubspool_fd(rs_hi.follow));
@@ -276,7 +286,7 @@ static void *APR_THREAD_FUNC intake_thread(apr_thread_t *t, void *data)
     lim.per_client = PER_CLIENT;
     rs_hi.sched = rs_hubsched_create(rs_hi.pool, &lim);
     apr_pool_create(&iter, rs_hi.pool);
-    rs_hubstate_store();                              /* early: before the driver is busy */
+    rs_hubstate_store(); /* early: before the driver is busy */
     /* The status file's directory, as the children make the spool's. */
     apr_dir_make_recursive(rs_statedir_hub(iter, rs_global.state_dir),
                            APR_FPROT_UREAD | APR_FPROT_UWRITE | APR_FPROT_UEXECUTE, iter);
@@ -338,7 +348,9 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
     apr_threadattr_create(&attr, pool);
     apr_threadattr_detach_set(attr, 1);
     if ((rv = apr_thread_create(&thread, attr, intake_thread, NULL, pool)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, RS_TAG "watcher: cannot start the hub's "
-                     "intake thread; subscription requests stay in '%s'", rs_hi.spool);
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                     RS_TAG "watcher: cannot start the hub's "
+                            "intake thread; subscription requests stay in '%s'",
+                     rs_hi.spool);
     }
 }

@@ -23,8 +23,8 @@
  * more than they hold). */
 typedef struct pending_t {
     rs_hubsched_entry_t *entry;
-    apr_size_t size;                   /* its bytes in the gate */
-    char name[1];                      /* entry name in the spool */
+    apr_size_t size; /* its bytes in the gate */
+    char name[1];    /* entry name in the spool */
 } pending_t;
 
 /* A request started; lives in its own pool. */
@@ -34,15 +34,15 @@ typedef struct intake_req_t {
     const char *name;
     const char *path;
     rs_hubreq_t req;
-    const rs_srv_conf *sc;             /* the server that received it */
-    const char *client;                /* key of the client's address */
-    const char *addr;                  /* key of the address verified, NULL before */
-    int denial;                        /* a denial GET was sent */
+    const rs_srv_conf *sc; /* the server that received it */
+    const char *client;    /* key of the client's address */
+    const char *addr;      /* key of the address verified, NULL before */
+    int denial;            /* a denial GET was sent */
 } intake_req_t;
 
 typedef struct rs_hubintake_t {
     server_rec *s;
-    apr_pool_t *pool;                  /* own allocator */
+    apr_pool_t *pool; /* own allocator */
     rs_logger_t log;
     const char *spool;
     const char *status_path;
@@ -52,11 +52,11 @@ typedef struct rs_hubintake_t {
     rs_db_t *db;
     apr_pool_t *db_pool;
     rs_websub_t *ws;
-    apr_hash_t *known;                 /* name -> pending_t, waiting or started */
-    apr_hash_t *stuck;                 /* names that could not be removed */
-    apr_array_header_t *unstored;      /* confirmed, store failed: retried */
-    int changed;                       /* the status file is out of date */
-    char last[512];                    /* last intake outcome */
+    apr_hash_t *known;            /* name -> pending_t, waiting or started */
+    apr_hash_t *stuck;            /* names that could not be removed */
+    apr_array_header_t *unstored; /* confirmed, store failed: retried */
+    int changed;                  /* the status file is out of date */
+    char last[512];               /* last intake outcome */
 } rs_hubintake_t;
 
 /* The intake's state: one per watcher, touched by the intake thread only

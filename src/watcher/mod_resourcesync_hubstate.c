@@ -58,8 +58,10 @@ void rs_hubstate_drop_file(apr_pool_t *p, const char *name, apr_size_t size)
     apr_status_t rv = apr_file_remove(path, p);
 
     if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
-        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot remove the spool file '%s'; it is "
-                    "not handled again until the watcher restarts", path);
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv,
+                    "hub: cannot remove the spool file '%s'; it is "
+                    "not handled again until the watcher restarts",
+                    path);
         apr_hash_set(rs_hi.stuck, apr_pstrdup(rs_hi.pool, name), APR_HASH_KEY_STRING, stuck);
         return;
     }

@@ -71,8 +71,7 @@ static const char *over_limit(intake_req_t *q)
         for (i = 0; i < subs->nelts; i++) {
             const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
             const rs_set_t *set = rs_config_find_set(y->set);
-            if (set && ap_get_module_config(set->s->module_config, &resourcesync_module)
-                       == q->sc) {
+            if (set && ap_get_module_config(set->s->module_config, &resourcesync_module) == q->sc) {
                 APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
             }
         }
@@ -159,7 +158,7 @@ static int apply(intake_req_t *q)
         rv = rs_hubsub_put(db, &x, &created);
         if (rv == APR_SUCCESS) {
             rs_hubstate_outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
-                                    created ? "subscribed" : "renewed", q->req.lease));
+                                                created ? "subscribed" : "renewed", q->req.lease));
         }
     }
     else if (db) {
@@ -169,8 +168,10 @@ static int apply(intake_req_t *q)
         }
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv, "hub: cannot store the %s of '%s'; the request "
-                    "stays in the spool", rs_hubreq_mode_name(q->req.mode), q->req.callback);
+        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv,
+                    "hub: cannot store the %s of '%s'; the request "
+                    "stays in the spool",
+                    rs_hubreq_mode_name(q->req.mode), q->req.callback);
         rs_hubstate_store_failed(rv);
         return 0;
     }
@@ -191,12 +192,11 @@ void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
     if (!res->challenge_ok) {
         /* A refused address: the callback's name resolved to one its
          * server does not allow (the detail is in res->error). */
-        rs_hubstate_outcome(q, res->status ? apr_psprintf(q->pool, "not confirmed (HTTP %ld%s)",
-                                              res->status, res->outcome == RS_WEBSUB_OK
-                                              ? ", wrong challenge" : "")
-                   : !strncmp(res->error, "address refused", 15)
-                   ? apr_pstrcat(q->pool, "callback address not allowed (", res->error, ")",
-                                 NULL)
+        rs_hubstate_outcome(
+            q, res->status ? apr_psprintf(q->pool, "not confirmed (HTTP %ld%s)", res->status,
+                                          res->outcome == RS_WEBSUB_OK ? ", wrong challenge" : "")
+               : !strncmp(res->error, "address refused", 15)
+                   ? apr_pstrcat(q->pool, "callback address not allowed (", res->error, ")", NULL)
                    : apr_pstrcat(q->pool, "not confirmed (", res->error, ")", NULL));
         rs_hubstate_finish(q, 1);
         return;
@@ -223,7 +223,7 @@ void rs_hubverify_retry(void)
             rs_hubstate_finish(q, 1);
         }
         else if (durable == 0) {
-            APR_ARRAY_IDX(rs_hi.unstored, kept++, intake_req_t *) = q;   /* in place */
+            APR_ARRAY_IDX(rs_hi.unstored, kept++, intake_req_t *) = q; /* in place */
         }
     }
     rs_hi.unstored->nelts = kept;

@@ -39,28 +39,28 @@
 #include "rs_schema.h"
 
 struct rs_job_t {
-    apr_pool_t *pool;              /* own allocator: used by the job thread */
+    apr_pool_t *pool; /* own allocator: used by the job thread */
     rs_job_run_fn *run;
     rs_job_finish_fn *finish;
     void *baton;
     apr_status_t rv;
-    volatile apr_uint32_t done;    /* set by the runner, read by the driver */
+    volatile apr_uint32_t done; /* set by the runner, read by the driver */
 };
 
 /* State of the job machinery.  Everything except `next` (handed over
  * under `lock`) and the job thread's store is only touched by the
  * driver's thread. */
 static struct {
-    apr_pool_t *pool;              /* the watcher's: mutex, cond, thread */
-    rs_db_t *store;             /* the driver's connection (inline jobs) */
-    rs_logger_t log;               /* for messages of the job thread */
+    apr_pool_t *pool; /* the watcher's: mutex, cond, thread */
+    rs_db_t *store;   /* the driver's connection (inline jobs) */
+    rs_logger_t log;  /* for messages of the job thread */
     apr_thread_t *thread;
     int thread_failed;
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *cond;
-    rs_job_t *next;                /* handed to the thread under lock */
-    rs_job_t *running;             /* submitted, not finished yet */
-    rs_db_t *tstore;            /* the job thread's connection */
+    rs_job_t *next;    /* handed to the thread under lock */
+    rs_job_t *running; /* submitted, not finished yet */
+    rs_db_t *tstore;   /* the job thread's connection */
     apr_pool_t *tstore_pool;
 } jobs;
 
@@ -152,11 +152,9 @@ static void *APR_THREAD_FUNC job_thread(apr_thread_t *t, void *data)
 static int hand_over(rs_job_t *j)
 {
     if (!jobs.thread && !jobs.thread_failed) {
-        if (apr_thread_mutex_create(&jobs.lock, APR_THREAD_MUTEX_DEFAULT, jobs.pool)
-            != APR_SUCCESS
+        if (apr_thread_mutex_create(&jobs.lock, APR_THREAD_MUTEX_DEFAULT, jobs.pool) != APR_SUCCESS
             || apr_thread_cond_create(&jobs.cond, jobs.pool) != APR_SUCCESS
-            || apr_thread_create(&jobs.thread, NULL, job_thread, NULL, jobs.pool)
-            != APR_SUCCESS) {
+            || apr_thread_create(&jobs.thread, NULL, job_thread, NULL, jobs.pool) != APR_SUCCESS) {
             jobs.thread_failed = 1;
         }
     }
@@ -199,8 +197,7 @@ void rs_jobs_drop(rs_job_t *j, rs_job_finish_fn *fin, void *baton, apr_status_t 
     finish(j);
 }
 
-void rs_jobs_submit(rs_job_t *j, rs_job_run_fn *run, rs_job_finish_fn *fin, void *baton,
-                    int async)
+void rs_jobs_submit(rs_job_t *j, rs_job_run_fn *run, rs_job_finish_fn *fin, void *baton, int async)
 {
     rs_jobs_reap(1);
     j->run = run;

@@ -63,8 +63,8 @@ void rs_massdelw_init(wset_t *ws, apr_pool_t *p)
     g->hooks.baton = ws;
     g->hooks.log = ws->log;
     g->hooks.episodes = &g->episodes;
-    rs_massdel_init(&ws->massdel, &g->hooks, ws->set->name, ws->set->dir,
-                    rs_global.massdel_share, rs_global.massdel_min);
+    rs_massdel_init(&ws->massdel, &g->hooks, ws->set->name, ws->set->dir, rs_global.massdel_share,
+                    rs_global.massdel_min);
     rs_massdel_adopt(&ws->massdel, ws->d->store, p, ws->status.unavailable, ws->status.why,
                      ws->status.held);
 }

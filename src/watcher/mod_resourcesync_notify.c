@@ -95,9 +95,9 @@ void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
          * journals anything (its startup reconciliation comes first). */
         if (!ws->notify.started) {
             opts(ws, &o);
-            poll_done(ws, ws->d->iter,
-                      rs_notifyseal_start(&ws->notify, n, &o, rs_time_mono(), ws->log,
-                                          ws->d->iter));
+            poll_done(
+                ws, ws->d->iter,
+                rs_notifyseal_start(&ws->notify, n, &o, rs_time_mono(), ws->log, ws->d->iter));
         }
         rs_recorder_notify(rc, n, ws->set->max_entries);
     }
@@ -145,8 +145,10 @@ static apr_status_t topic_doc(wset_t *ws, apr_pool_t *p, rs_notify_t *n, const c
     int found = 0;
 
     if (strcmp(topic, RS_NOTIFY_CHANGE) || !has_ping_hub(ws->set)
-        || rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING,
-                                    &since, &found) != APR_SUCCESS || !found) {
+        || rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING, &since,
+                                    &found)
+               != APR_SUCCESS
+        || !found) {
         return rs_notify_latest(n, p, ws->set->name, topic, x);
     }
     opts(ws, &o);
@@ -180,18 +182,17 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
 /* ------------------------------------------------- framework notifications */
 
 /* Store a framework notification of entries and rewrite framework.xml. */
-static apr_status_t store_framework(wset_t *ws, apr_pool_t *p,
-                                    const apr_array_header_t *entries)
+static apr_status_t store_framework(wset_t *ws, apr_pool_t *p, const apr_array_header_t *entries)
 {
     rs_notify_t *n = outbox(ws->d);
     rs_notify_opts_t o;
     apr_status_t rv = APR_EGENERAL;
 
     opts(ws, &o);
-    if (!n || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL))
-              != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv,
-                    "set %s: cannot store a framework notification", ws->set->name);
+    if (!n
+        || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL)) != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot store a framework notification",
+                    ws->set->name);
         return rv;
     }
     write_topic(ws, p, RS_NOTIFY_FRAMEWORK);
@@ -208,8 +209,7 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
     const char *sd_url = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
     const char *path = rs_statedir_notify_digests(p, set->notify_dir);
-    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body,
-                                           sc->sd_len);
+    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body, sc->sd_len);
     const char *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
@@ -217,8 +217,7 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     int what;
 
     if (ws->notify.fw_checked || !outbox(ws->d)
-        || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x)
-           != APR_SUCCESS) {
+        || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x) != APR_SUCCESS) {
         return;
     }
     ws->notify.fw_checked = 1;
@@ -292,6 +291,5 @@ void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         return;
     }
     opts(ws, &o);
-    poll_done(ws, p, rs_notifyseal_poll(&ws->notify, n, &o, now, apr_time_now(), ws->log,
-                                        p));
+    poll_done(ws, p, rs_notifyseal_poll(&ws->notify, n, &o, now, apr_time_now(), ws->log, p));
 }

@@ -52,15 +52,15 @@
 
 static struct {
     apr_interval_time_t interval;
-    apr_time_t next_log;            /* monotonic */
-    apr_time_t next_put;            /* monotonic */
-    apr_time_t t0;                  /* monotonic start of the scan */
+    apr_time_t next_log; /* monotonic */
+    apr_time_t next_put; /* monotonic */
+    apr_time_t t0;       /* monotonic start of the scan */
     /* The count of a first scan (see the top). */
-    apr_time_t count_at;            /* monotonic; 0: no count to start */
-    apr_pool_t *count_pool;         /* NULL: no count running */
+    apr_time_t count_at;    /* monotonic; 0: no count to start */
+    apr_pool_t *count_pool; /* NULL: no count running */
     apr_thread_t *count_thread;
     int count_fd;
-    apr_int64_t count_n;            /* written by the thread before count_done */
+    apr_int64_t count_n; /* written by the thread before count_done */
     volatile apr_uint32_t count_done;
     volatile apr_uint32_t count_stop;
 } pg;
@@ -83,12 +83,11 @@ static apr_int64_t count_tree(int fd, apr_time_t deadline, int depth)
             break;
         }
         int cfd;
-        if (de->d_name[0] == '.' && (!de->d_name[1]
-                                     || (de->d_name[1] == '.' && !de->d_name[2]))) {
+        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2]))) {
             continue;
         }
         if (de->d_type != DT_DIR) {
-            n++;                    /* DT_UNKNOWN counted as a file: an estimate */
+            n++; /* DT_UNKNOWN counted as a file: an estimate */
             continue;
         }
         if (depth >= RS_PROGRESS_DEPTH_MAX || rs_time_mono() > deadline) {
@@ -131,8 +130,7 @@ static int count_start(wset_t *ws)
     pg.count_n = -1;
     apr_atomic_set32(&pg.count_done, 0);
     apr_atomic_set32(&pg.count_stop, 0);
-    if (apr_thread_create(&pg.count_thread, NULL, count_main, NULL, pg.count_pool)
-        != APR_SUCCESS) {
+    if (apr_thread_create(&pg.count_thread, NULL, count_main, NULL, pg.count_pool) != APR_SUCCESS) {
         close(fd);
         apr_pool_destroy(pg.count_pool);
         pg.count_pool = NULL;
@@ -169,14 +167,14 @@ static apr_int64_t expected(wset_t *ws, apr_int32_t *src)
 {
     apr_int64_t n = 0;
 
-    count_take(1);          /* a count left from an earlier scan */
+    count_take(1); /* a count left from an earlier scan */
     pg.count_at = 0;
     *src = RS_SCAN_TOTAL_UNKNOWN;
     if (rs_inventory_count(ws->d->store, ws->set->name, &n) == APR_SUCCESS && n > 0) {
         *src = RS_SCAN_TOTAL_PREVIOUS;
         return n;
     }
-    pg.count_at = -1;       /* rs_progress_begin sets the time */
+    pg.count_at = -1; /* rs_progress_begin sets the time */
     return -1;
 }
 
@@ -184,7 +182,7 @@ void rs_progress_end(wset_t *ws)
 {
     (void)ws;
     pg.count_at = 0;
-    count_take(1);      /* a total it found first is kept */
+    count_take(1); /* a total it found first is kept */
 }
 
 void rs_progress_begin(wset_t *ws)
@@ -234,13 +232,17 @@ void rs_progress_tick(wset_t *ws, apr_int64_t files)
     pg.next_log = now + pg.interval;
     rs_scanrate_estimate(files, total, now - pg.t0, &rate, &left);
     if (total >= 0) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT
-                    " of about %" APR_INT64_T_FMT " files (estimate: %s), %.0f files/s, "
-                    "about %.0f s left", ws->set->name, files, total,
-                    rs_scanrate_source(st->scan_total_src), rate, left);
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: scanning: %" APR_INT64_T_FMT " of about %" APR_INT64_T_FMT
+                    " files (estimate: %s), %.0f files/s, "
+                    "about %.0f s left",
+                    ws->set->name, files, total, rs_scanrate_source(st->scan_total_src), rate,
+                    left);
     }
     else {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: scanning: %" APR_INT64_T_FMT
-                    " files so far (total unknown), %.0f files/s", ws->set->name, files, rate);
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: scanning: %" APR_INT64_T_FMT
+                    " files so far (total unknown), %.0f files/s",
+                    ws->set->name, files, rate);
     }
 }

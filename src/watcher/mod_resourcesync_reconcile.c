@@ -114,8 +114,8 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
 static void lists_closed(apr_pool_t *p, wset_t *ws, apr_int64_t old_id, apr_int64_t new_id)
 {
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
-    const char *prefix = apr_pstrcat(p, ws->set->doc_base, "changelist/", ws->status.history,
-                                     "-", NULL);
+    const char *prefix =
+        apr_pstrcat(p, ws->set->doc_base, "changelist/", ws->status.history, "-", NULL);
     apr_time_t now = apr_time_now();
     apr_int64_t id;
 
@@ -145,22 +145,25 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
          * now, not with the journal's retention (rs_cdump_gc). */
         ws->cdump_deleted = 1;
     }
-    if (!full && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,
-                                         ws->status.cl_count)) {
+    if (!full
+        && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,
+                                   ws->status.cl_count)) {
         return APR_SUCCESS;
     }
     t0 = rs_time_mono();
     open_id = ws->status.cl_open_id;
-    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->listclose, &ws->status,
-                                ws->log)) != APR_SUCCESS) {
+    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->listclose, &ws->status, ws->log))
+        != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
                     ws->set->name);
         return rv;
     }
     if (ws->status.cl_open_id != open_id) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0, "set %s: Change List %" APR_INT64_T_FMT
-                    " closed, %" APR_INT64_T_FMT " open, in %.1f ms", ws->set->name,
-                    open_id, ws->status.cl_open_id, (double)(rs_time_mono() - t0) / 1000.0);
+        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
+                    "set %s: Change List %" APR_INT64_T_FMT " closed, %" APR_INT64_T_FMT
+                    " open, in %.1f ms",
+                    ws->set->name, open_id, ws->status.cl_open_id,
+                    (double)(rs_time_mono() - t0) / 1000.0);
         lists_closed(p, ws, open_id, ws->status.cl_open_id);
     }
     return APR_SUCCESS;
@@ -173,38 +176,41 @@ static int list_behind_journal(apr_pool_t *p, wset_t *ws)
     const char *v = NULL;
     apr_int64_t newest = 0;
 
-    return rs_db_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name,
-                                                          NULL), &v) == APR_SUCCESS
+    return rs_db_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name, NULL), &v)
+               == APR_SUCCESS
            && v && rs_journal_newest(ws->d->journal, p, ws->set->name, &newest) == APR_SUCCESS
            && newest > apr_atoi64(v);
 }
 
 /* The log lines after a successful full scan. */
-static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_degraded,
-                             int first, apr_time_t t0)
+static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_degraded, int first,
+                             apr_time_t t0)
 {
     const rs_set_t *set = ws->set;
     char ahead[96] = "";
 
     if (stats->ahead_dirs) {
-        apr_snprintf(ahead, sizeof(ahead), "; %" APR_INT64_T_FMT " directories read ahead "
-                     "(a cold cache)", stats->ahead_dirs);
+        apr_snprintf(ahead, sizeof(ahead),
+                     "; %" APR_INT64_T_FMT " directories read ahead "
+                     "(a cold cache)",
+                     stats->ahead_dirs);
     }
     if (was_degraded && !ws->degraded && ws->w && !ws->root_lost) {
         /* The end of a degraded episode: say so, and let the next one be
          * reported again. */
         ws->degraded_logged = 0;
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: every directory is watched again "
-                    "(%ld watches); changes are followed live", set->name,
-                    rs_watch_count(ws->w));
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: every directory is watched again "
+                    "(%ld watches); changes are followed live",
+                    set->name, rs_watch_count(ws->w));
     }
     rs_log_emit(ws->log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
                 "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
                 " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
                 " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
-                " bytes hashed) in %.3f s; %ld directories watched%s", set->name, stats->files,
-                stats->dirs, stats->listed, stats->written, stats->removed, stats->hashed,
-                (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
+                " bytes hashed) in %.3f s; %ld directories watched%s",
+                set->name, stats->files, stats->dirs, stats->listed, stats->written, stats->removed,
+                stats->hashed, (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
                 ws->w ? rs_watch_count(ws->w) : 0L, ahead);
 }
 
@@ -268,8 +274,8 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     if (!scan_ready(p, ws, &jstart, &start)) {
         return;
     }
-    if (!ws->w && rs_watch_create(&ws->w, ws->d->pool, set->dir, RS_DRIVE_MAX_WATCHES)
-                  != APR_SUCCESS) {
+    if (!ws->w
+        && rs_watch_create(&ws->w, ws->d->pool, set->dir, RS_DRIVE_MAX_WATCHES) != APR_SUCCESS) {
         ws->w = NULL;
     }
     ws->degraded = 0;
@@ -284,17 +290,19 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
         return;
     }
     if (rv != APR_SUCCESS && !rs_massdel_check(&ws->massdel, ws->d->store, p)) {
-        ws->root_lost = 1;     /* gone during the scan: nothing was changed */
+        ws->root_lost = 1; /* gone during the scan: nothing was changed */
         rs_reconcile_mode(ws);
         return;
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, rv, "set %s: scan failed; keeping the previous "
-                    "Resource List", set->name);
+        rs_log_emit(ws->log, RS_LOG_DEBUG, rv,
+                    "set %s: scan failed; keeping the previous "
+                    "Resource List",
+                    set->name);
         rs_storefail_failed(p, ws, rv, "a full scan");
         return;
     }
-    rs_abovew_end(ws, p);      /* every file was decided under that state */
+    rs_abovew_end(ws, p); /* every file was decided under that state */
     full_scan_report(ws, &stats, was_degraded, first, t0);
     if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
         /* The journal starts where this scan's Resource List does. */
@@ -308,10 +316,10 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     rs_storeretry_ok(&ws->retry, &ws->d->episode);
     rs_reconcile_mode(ws);
     if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
-        ws->dirty = 1;         /* a new list now, not after the next change */
+        ws->dirty = 1; /* a new list now, not after the next change */
     }
-    rs_snapjob_schedule(ws, p, start, end, !jstart || stats.written || stats.removed
-                        || ws->dirty, 0);
+    rs_snapjob_schedule(ws, p, start, end, !jstart || stats.written || stats.removed || ws->dirty,
+                        0);
 }
 
 /* Reconcile what inotify reported. */
@@ -323,7 +331,7 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
     apr_status_t rv;
 
     scan_opts(ws, &so, &rc, 1);
-    so.progress = NULL;     /* scan-files counts the last full scan */
+    so.progress = NULL; /* scan-files counts the last full scan */
     rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
     if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
         return;
@@ -346,4 +354,3 @@ void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, 
         rs_reconcile_mode(ws);
     }
 }
-

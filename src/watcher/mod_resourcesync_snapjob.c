@@ -52,10 +52,10 @@
 #include "rs_statedir.h"
 #include "rs_time.h"
 
-#define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
-#define RS_SNAPSHOT_QUIET apr_time_from_sec(1)     /* quiet before a fresh list */
+#define RS_SNAPSHOT_KEEP    apr_time_from_sec(3600)
+#define RS_SNAPSHOT_QUIET   apr_time_from_sec(1)     /* quiet before a fresh list */
 #define RS_SNAPSHOT_MAXWAIT apr_time_from_msec(1500) /* under continuous change */
-#define RS_SNAPSHOT_RETRY apr_time_from_msec(200)  /* the job thread was busy */
+#define RS_SNAPSHOT_RETRY   apr_time_from_msec(200)  /* the job thread was busy */
 
 typedef struct snapjob_t {
     wset_t *ws;
@@ -63,18 +63,18 @@ typedef struct snapjob_t {
     const char *key;
     rs_generation_t g;
     apr_time_t at;
-    apr_time_t t0;                 /* monotonic: when it was submitted */
-    apr_int64_t seq;               /* the journal's last sequence when prepared */
-    const char *history;           /* of the driver's store when prepared */
-    int other_store;               /* the job's connection found another */
+    apr_time_t t0;       /* monotonic: when it was submitted */
+    apr_int64_t seq;     /* the journal's last sequence when prepared */
+    const char *history; /* of the driver's store when prepared */
+    int other_store;     /* the job's connection found another */
     rs_snapshot_info_t info;
 } snapjob_t;
 
 /* Options of a set that shape its snapshot; a change forces a new one. */
 static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
 {
-    return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url,
-                        set->list_url, set->max_entries, set->hashes);
+    return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url, set->list_url,
+                        set->max_entries, set->hashes);
 }
 
 /* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
@@ -89,15 +89,13 @@ static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set
     return apr_pstrcat(p, "snapshot-", what, ":", set->name, NULL);
 }
 
-void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set,
-                          apr_uint64_t gen)
+void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set, apr_uint64_t gen)
 {
     const char *g = NULL;
 
     if (gen && rs_db_meta_get(store, p, meta_key(p, "gen", set), &g) == APR_SUCCESS
         && (!g || (apr_uint64_t)apr_atoi64(g) < gen)) {
-        rs_db_meta_put(store, meta_key(p, "gen", set),
-                       apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
+        rs_db_meta_put(store, meta_key(p, "gen", set), apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
     }
 }
 
@@ -120,7 +118,7 @@ static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
      * the job's connection reads the journal for what changed. */
     if (rv == APR_SUCCESS && j->sn.prev_dir
         && rs_journal_open(&j->sn.journal, store, p) != APR_SUCCESS) {
-        j->sn.journal = NULL;         /* every part is written */
+        j->sn.journal = NULL; /* every part is written */
     }
     return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
                              : rv;
@@ -169,9 +167,9 @@ static void snap_notify(snapjob_t *j, apr_pool_t *p)
     const char *change = j->info.gen <= 1 ? "created" : "updated";
 
     if (j->info.parts > 1 && j->info.first_new) {
-        rs_notifyw_fw_add(e, apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-%d.xml",
-                                          j->sn.part_url_prefix, j->info.gen,
-                                          j->info.first_new),
+        rs_notifyw_fw_add(e,
+                          apr_psprintf(p, "%s%" APR_UINT64_T_FMT "-%d.xml", j->sn.part_url_prefix,
+                                       j->info.gen, j->info.first_new),
                           change, "resourcelist", j->info.at, set->list_url);
     }
     else {
@@ -192,7 +190,8 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->snap_next = now + (j->t0 && now > j->t0 ? now - j->t0 : 0);
 
     if (j->other_store) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: the state store changed while "
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: the state store changed while "
                     "Resource List %" APR_UINT64_T_FMT " was written; it is dropped",
                     set->name, j->g.gen);
         rs_generation_abandon(p, &j->g);
@@ -205,7 +204,8 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, ws->failing++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
                     "set %s: cannot write Resource List snapshot "
-                    "%s; keeping the previous one", set->name, j->g.final);
+                    "%s; keeping the previous one",
+                    set->name, j->g.final);
         rs_generation_abandon(p, &j->g);
         ws->dirty = 1;
         return;
@@ -220,9 +220,10 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     ws->status.bytes = j->info.bytes;
     ws->status.consistent = j->at;
     rs_wset_status_put(ws);
-    rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published Resource List %" APR_UINT64_T_FMT
-                " (%" APR_INT64_T_FMT " entries, %d parts, %d kept)", set->name, j->info.gen,
-                j->info.entries, j->info.parts, j->info.reused);
+    rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                "set %s: published Resource List %" APR_UINT64_T_FMT " (%" APR_INT64_T_FMT
+                " entries, %d parts, %d kept)",
+                set->name, j->info.gen, j->info.entries, j->info.parts, j->info.reused);
     snap_notify(j, p);
     prune(p, set, j->info.gen);
 }
@@ -246,8 +247,8 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     j->sn.capability_url = set->capability_url;
     j->sn.list_url = set->list_url;
     /* Part URLs carry the history: "resourcelist/<history>-<gen>-<n>.xml". */
-    j->sn.part_url_prefix = apr_pstrcat(p, set->doc_base, "resourcelist/",
-                                        ws->status.history, "-", NULL);
+    j->sn.part_url_prefix =
+        apr_pstrcat(p, set->doc_base, "resourcelist/", ws->status.history, "-", NULL);
     j->sn.max_entries = set->max_entries;
     j->sn.entry.hashes = set->hashes;
     j->sn.at = at;
@@ -264,8 +265,8 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
     return j;
 }
 
-void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed,
-                         int force, int async)
+void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force,
+                         int async)
 {
     const rs_set_t *set = ws->set;
     rs_db_t *store = ws->d->store;
@@ -314,8 +315,8 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     /* Generations only grow, also across restarts and the loss of the
      * status segment: the larger of the store's counter and ours. */
     rs_db_meta_get(store, jp, meta_key(jp, "gen", set), &g);
-    rv = rs_generation_begin(jp, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0,
-                             ws->status.gen, &j->g);
+    rv = rs_generation_begin(jp, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0, ws->status.gen,
+                             &j->g);
     if (rv != APR_SUCCESS) {
         rs_jobs_drop(job, snap_finish, j, rv);
         return;

@@ -77,7 +77,7 @@ void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)
 {
     rs_storeretry_note(&ws->retry, &ws->d->episode, rv, ws->set->name, what, rs_time_mono(),
                        ws->log);
-    ws->dirty = 1;      /* a new Resource List once it works */
+    ws->dirty = 1; /* a new Resource List once it works */
 }
 
 apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws)
@@ -103,8 +103,8 @@ apr_status_t rs_storefail_reopen(rs_drive_t *d)
      * locks and -shm index among them, and one opened read-only would
      * keep the new one read-only. */
     rs_jobs_close_store();
-    rv = rs_storeretry_reopen(&d->episode, d->pool, &d->log, &d->store_pool, &d->store,
-                              &d->journal);
+    rv =
+        rs_storeretry_reopen(&d->episode, d->pool, &d->log, &d->store_pool, &d->store, &d->journal);
     if (rv == APR_SUCCESS) {
         rs_jobs_init(d->pool, d->s, d->store);
         return APR_SUCCESS;

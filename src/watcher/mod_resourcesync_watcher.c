@@ -45,19 +45,19 @@
 #include "rs_db.h"
 #include "rs_time.h"
 
-#define RS_WATCHER_FATAL      78            /* EX_CONFIG: do not respawn */
-#define RS_WATCHER_RESTART    75            /* EX_TEMPFAIL: respawn, said already */
+#define RS_WATCHER_FATAL   78 /* EX_CONFIG: do not respawn */
+#define RS_WATCHER_RESTART 75 /* EX_TEMPFAIL: respawn, said already */
 
 /* Respawn throttling (parent side; a forked watcher inherits the delay):
  * a watcher that dies within RS_QUICK_DEATH of its start makes the next
  * one wait 1, 2, 4 ... up to 60 s before it starts working, so a watcher
  * that crashes at once cannot spin the parent. */
-#define RS_QUICK_DEATH   apr_time_from_sec(10)
-#define RS_MAX_DELAY     apr_time_from_sec(60)
+#define RS_QUICK_DEATH apr_time_from_sec(10)
+#define RS_MAX_DELAY   apr_time_from_sec(60)
 
 static struct {
-    server_rec *s;                  /* the main server of this generation */
-    apr_time_t last_fork;           /* rs_time_mono() */
+    server_rec *s;        /* the main server of this generation */
+    apr_time_t last_fork; /* rs_time_mono() */
     int quick_deaths;
     apr_interval_time_t start_delay;
 } wd;
@@ -115,9 +115,9 @@ static void watcher_main(apr_pool_t *pool, server_rec *s)
     case APR_SUCCESS:
         break;
     case RS_DRIVE_RESTART:
-        _exit(RS_WATCHER_RESTART);    /* the store changed under it: logged */
+        _exit(RS_WATCHER_RESTART); /* the store changed under it: logged */
     default:
-        _exit(RS_WATCHER_FATAL);      /* logged by the driver */
+        _exit(RS_WATCHER_FATAL); /* logged by the driver */
     }
     /* _exit: never run the parent's atexit handlers or pool cleanups. */
     _exit(0);
@@ -135,8 +135,8 @@ static void throttle(void)
         wd.quick_deaths = 0;
     }
     wd.start_delay = wd.quick_deaths
-                     ? apr_time_from_sec(1 << (wd.quick_deaths > 6 ? 6 : wd.quick_deaths - 1))
-                     : 0;
+                         ? apr_time_from_sec(1 << (wd.quick_deaths > 6 ? 6 : wd.quick_deaths - 1))
+                         : 0;
     if (wd.start_delay > RS_MAX_DELAY) {
         wd.start_delay = RS_MAX_DELAY;
     }
@@ -155,9 +155,11 @@ static void watcher_died(int reason, apr_proc_t *proc, apr_wait_t status)
     /* The MPMs pass the exit code, or the number of the signal that
      * ended the process (no signal has the number 78). */
     if (reason == APR_OC_REASON_DEATH && status == RS_WATCHER_FATAL) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, wd.s, RS_TAG "watcher "
-                     "(pid %d) could not start; not restarting it until the next "
-                     "server restart", (int)proc->pid);
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, wd.s,
+                     RS_TAG "watcher "
+                            "(pid %d) could not start; not restarting it until the next "
+                            "server restart",
+                     (int)proc->pid);
         return;
     }
     throttle();
@@ -166,13 +168,16 @@ static void watcher_died(int reason, apr_proc_t *proc, apr_wait_t status)
     }
     if (reason == APR_OC_REASON_DEATH && status == RS_WATCHER_RESTART) {
         /* It found its state store deleted or replaced, and said so. */
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, wd.s, RS_TAG "watcher (pid %d) ended "
-                     "for a new state store; starting a new one%s", (int)proc->pid, delay);
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, wd.s,
+                     RS_TAG "watcher (pid %d) ended "
+                            "for a new state store; starting a new one%s",
+                     (int)proc->pid, delay);
         fork_watcher(rs_global.pconf, wd.s);
         return;
     }
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wd.s, RS_TAG "watcher "
-                 "(pid %d) died (exit status or signal %d); starting a new one%s",
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, wd.s,
+                 RS_TAG "watcher "
+                        "(pid %d) died (exit status or signal %d); starting a new one%s",
                  (int)proc->pid, (int)status, delay);
     fork_watcher(rs_global.pconf, wd.s);
 }
@@ -223,10 +228,10 @@ static apr_status_t fork_watcher(apr_pool_t *pconf, server_rec *s)
         apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
         apr_pool_create_ex(&wpool, NULL, NULL, alloc);
         apr_allocator_owner_set(alloc, wpool);
-        if (apr_thread_mutex_create(&amutex, APR_THREAD_MUTEX_DEFAULT, wpool)
-            != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, RS_TAG "watcher: cannot create "
-                         "its memory allocator's mutex");
+        if (apr_thread_mutex_create(&amutex, APR_THREAD_MUTEX_DEFAULT, wpool) != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                         RS_TAG "watcher: cannot create "
+                                "its memory allocator's mutex");
             _exit(RS_WATCHER_FATAL);
         }
         apr_allocator_mutex_set(alloc, amutex);

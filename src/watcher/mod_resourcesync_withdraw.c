@@ -48,9 +48,9 @@ typedef struct wdjob_t {
     wset_t *ws;
     const char *id, *rel, *dir, *name;
     const char *store_history;
-    rs_cdump_opts_t o;             /* o.set NULL: the set has no Change Dump */
-    const char *dumpset;           /* NULL: the set has no Resource Dump */
-    int cdump_n, rdump_n;          /* packages withdrawn */
+    rs_cdump_opts_t o;    /* o.set NULL: the set has no Change Dump */
+    const char *dumpset;  /* NULL: the set has no Resource Dump */
+    int cdump_n, rdump_n; /* packages withdrawn */
 } wdjob_t;
 
 static int running;
@@ -73,21 +73,21 @@ static apr_status_t wd_run(void *baton, rs_db_t *store, apr_pool_t *p)
         if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
             || (rv = rs_journal_lists(j, p, w->o.set, &closed, &openl)) != APR_SUCCESS
             || (rv = rs_journal_path_versions(j, p, w->o.set, w->dir, w->name, &seqs))
-               != APR_SUCCESS
+                   != APR_SUCCESS
             || (rv = rs_cdump_withdraw(&w->o, closed, seqs, p, &ids)) != APR_SUCCESS) {
             return rv;
         }
         w->cdump_n = ids->nelts;
         /* No removed package stays listed while they are built again. */
-        if (ids->nelts && (rv = rs_cdump_index(&w->o, closed, openl.from, p, &bytes))
-                          != APR_SUCCESS) {
+        if (ids->nelts
+            && (rv = rs_cdump_index(&w->o, closed, openl.from, p, &bytes)) != APR_SUCCESS) {
             return rv;
         }
     }
     if (w->dumpset) {
-        rv = rs_dumppkg_withdraw(p, w->dumpset,
-                                 rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR,
-                                                    w->rel), &w->rdump_n);
+        rv = rs_dumppkg_withdraw(
+            p, w->dumpset, rs_zip_member_name(p, RS_DUMP_MEMBER_DIR, RS_DUMP_ENCODED_DIR, w->rel),
+            &w->rdump_n);
     }
     return rv;
 }
@@ -103,21 +103,24 @@ static void wd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     running = 0;
     next_check = 0;
     if (rv != APR_SUCCESS) {
-        text = apr_psprintf(p, "set %s: cannot withdraw '%s': %s (the request stays; it is "
-                            "tried again)", ws->set->name, w->rel,
-                            apr_strerror(rv, buf, sizeof(buf)));
+        text = apr_psprintf(p,
+                            "set %s: cannot withdraw '%s': %s (the request stays; it is "
+                            "tried again)",
+                            ws->set->name, w->rel, apr_strerror(rv, buf, sizeof(buf)));
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "%s", text);
         next_check = rs_time_mono() + apr_time_from_sec(10);
         return;
     }
-    text = apr_psprintf(p, "set %s: withdrew '%s': %d Change Dump and %d Resource Dump "
-                        "package(s) held it and are gone; %s", ws->set->name, w->rel,
-                        w->cdump_n, w->rdump_n,
+    text = apr_psprintf(p,
+                        "set %s: withdrew '%s': %d Change Dump and %d Resource Dump "
+                        "package(s) held it and are gone; %s",
+                        ws->set->name, w->rel, w->cdump_n, w->rdump_n,
                         w->cdump_n + w->rdump_n ? "they are built again under new names "
-                        "without it" : "nothing to build again");
+                                                  "without it"
+                                                : "nothing to build again");
     rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "%s", text);
     if (w->cdump_n) {
-        ws->cdump_next = 0;            /* the Change Dump job runs next */
+        ws->cdump_next = 0; /* the Change Dump job runs next */
     }
     /* Its versions' captures go with the next collection. */
     ws->cdump_deleted = 1;
@@ -164,16 +167,20 @@ static void start(rs_drive_t *d, wset_t *ws, const rs_withdraw_req_t *r)
     t.names = names;
     rs_reconcile_targets(d->iter, ws, &t, 1);
     if (ws->retry.err) {
-        return;                        /* tried again once the store is back */
+        return; /* tried again once the store is back */
     }
-    if (rs_inventory_get(d->store, d->iter, set->name, t.dir,
-                         APR_ARRAY_IDX(names, 0, const char *), &row) != APR_SUCCESS) {
+    if (rs_inventory_get(d->store, d->iter, set->name, t.dir, APR_ARRAY_IDX(names, 0, const char *),
+                         &row)
+        != APR_SUCCESS) {
         return;
     }
     if (row && row->listed) {
-        refuse(d, r, apr_psprintf(d->iter, "set %s: '%s' is still served and listed: deny it "
-                                  "(an access file, a <Files> section), exclude it or remove "
-                                  "it first, then withdraw it", set->name, r->rel));
+        refuse(d, r,
+               apr_psprintf(d->iter,
+                            "set %s: '%s' is still served and listed: deny it "
+                            "(an access file, a <Files> section), exclude it or remove "
+                            "it first, then withdraw it",
+                            set->name, r->rel));
         return;
     }
     job = rs_jobs_create(&jp);
@@ -202,8 +209,7 @@ void rs_withdraw_poll(rs_drive_t *d, apr_time_t now)
         return;
     }
     next_check = now + WITHDRAW_CHECK;
-    if (rs_withdraw_pending(d->iter, rs_global.state_dir, &reqs) != APR_SUCCESS
-        || !reqs->nelts) {
+    if (rs_withdraw_pending(d->iter, rs_global.state_dir, &reqs) != APR_SUCCESS || !reqs->nelts) {
         return;
     }
     r = &APR_ARRAY_IDX(reqs, 0, rs_withdraw_req_t);

@@ -30,17 +30,17 @@
 /* What the driver works with, for the watcher's lifetime. */
 typedef struct rs_drive_t {
     server_rec *s;
-    rs_logger_t log;           /* the once-only log (rs_logonce) */
-    rs_db_t *store;         /* the driver's connection */
+    rs_logger_t log; /* the once-only log (rs_logonce) */
+    rs_db_t *store;  /* the driver's connection */
     rs_journal_t *journal;
-    apr_pool_t *pool;          /* the watcher's */
-    apr_pool_t *iter;          /* cleared after each piece of work */
-    int workers;               /* scan threads (scan_workers) */
-    int hash_workers;          /* threads that only read and hash (hash_workers) */
-    rs_mounts_t *mounts;       /* the mount table, NULL if it cannot be followed */
+    apr_pool_t *pool;    /* the watcher's */
+    apr_pool_t *iter;    /* cleared after each piece of work */
+    int workers;         /* scan threads (scan_workers) */
+    int hash_workers;    /* threads that only read and hash (hash_workers) */
+    rs_mounts_t *mounts; /* the mount table, NULL if it cannot be followed */
     struct wset_t *ws;
     int nsets;
-    apr_pool_t *store_pool;    /* of store and journal (replaced on a retry) */
+    apr_pool_t *store_pool; /* of store and journal (replaced on a retry) */
     /* The store failing (rs_storeretry): the watcher-wide episode, whose
      * lines go to episode_log (mod_resourcesync_storefail.c). */
     rs_storeretry_episode_t episode;
@@ -64,14 +64,14 @@ typedef struct rs_drive_t {
 typedef struct wset_t {
     rs_drive_t *d;
     const rs_set_t *set;
-    rs_access_t **acc;         /* one per scan worker */
-    rs_access_t *job_acc;      /* the dump jobs' (on the job thread) */
+    rs_access_t **acc;    /* one per scan worker */
+    rs_access_t *job_acc; /* the dump jobs' (on the job thread) */
     rs_watch_t *w;
     rs_status_set_t status;
-    rs_listclose_t listclose;  /* closing its Change Lists (rs_changes_update) */
-    int degraded;              /* errno of the failed watch, 0: none */
-    int degraded_logged;       /* the error log was told (once per episode) */
-    int dirty;                 /* inventory changed since the last snapshot */
+    rs_listclose_t listclose; /* closing its Change Lists (rs_changes_update) */
+    int degraded;             /* errno of the failed watch, 0: none */
+    int degraded_logged;      /* the error log was told (once per episode) */
+    int dirty;                /* inventory changed since the last snapshot */
     /* Fresh Resource Lists (mod_resourcesync_snapjob.c, rs_snapjob_due),
      * monotonic times: the first and the last live change since the last
      * snapshot started (0: none), and the earliest start of the next one
@@ -79,15 +79,15 @@ typedef struct wset_t {
     apr_time_t dirty_first;
     apr_time_t dirty_last;
     apr_time_t snap_next;
-    int root_lost;             /* the root is gone: retry at every tick */
-    int failing;               /* failures since the last success */
-    int overflows;             /* inotify queue overflows in this watcher's life */
-    apr_time_t next_tick;      /* on the monotonic clock (rs_time_mono) */
+    int root_lost;        /* the root is gone: retry at every tick */
+    int failing;          /* failures since the last success */
+    int overflows;        /* inotify queue overflows in this watcher's life */
+    apr_time_t next_tick; /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
     /* The mass-deletion guard (rs_massdel.h, mod_resourcesync_massdel.c):
      * publishes status.unavailable, why and held. */
     rs_massdel_t massdel;
-    rs_verifypass_t verify;    /* the verification pass (rs_verifypass.h) */
+    rs_verifypass_t verify; /* the verification pass (rs_verifypass.h) */
     /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
      * retry.err is the cause of the set's last failed transaction until a
      * full scan succeeds (APR_SUCCESS: none), retry.at the next retry;
@@ -98,21 +98,21 @@ typedef struct wset_t {
      * published since the last dump; the next may start at dump_next
      * (monotonic). */
     int dump_due;
-    int dump_tried;            /* a build was started in this watcher's life */
+    int dump_tried; /* a build was started in this watcher's life */
     apr_time_t dump_next;
-    apr_time_t dump_prune_next;  /* next pruning of old dump generations (monotonic) */
-    int dump_nospace;          /* the last build found the disk full (logged once) */
+    apr_time_t dump_prune_next; /* next pruning of old dump generations (monotonic) */
+    int dump_nospace;           /* the last build found the disk full (logged once) */
     /* Change Dumps (mod_resourcesync_cdumpjob.c): the open list id the
      * last job saw, and when the next one is due anyway (monotonic). */
     apr_int64_t cdump_seen;
     apr_time_t cdump_next;
-    int cdump_written;         /* a job of this watcher wrote changedump.xml */
+    int cdump_written; /* a job of this watcher wrote changedump.xml */
     /* Deletions were journaled since the last collection of captures
      * (their versions' captures go); the next collection after
      * deletions, not before (monotonic). */
     int cdump_deleted;
     apr_time_t cdump_gc_next;
-    int cdump_nospace;         /* the last job found the disk full (logged once) */
+    int cdump_nospace; /* the last job found the disk full (logged once) */
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;

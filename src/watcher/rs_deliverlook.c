@@ -24,8 +24,8 @@ static rs_deliverlook_payload_t *payload_copy(const rs_notification_t *x)
 }
 
 const rs_deliverlook_t *rs_deliverlook_get(rs_db_t *db, rs_notify_t *box, apr_pool_t *p,
-                                           apr_hash_t *looks, const char *set,
-                                           const char *topic, apr_int64_t cursor)
+                                           apr_hash_t *looks, const char *set, const char *topic,
+                                           apr_int64_t cursor)
 {
     const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, set, topic, cursor);
     rs_deliverlook_t *l = apr_hash_get(looks, k, APR_HASH_KEY_STRING);

@@ -33,16 +33,16 @@ typedef struct rs_deliverlook_payload_t {
 } rs_deliverlook_payload_t;
 
 typedef struct rs_deliverlook_t {
-    apr_int64_t count;                    /* sealed notifications after the cursor */
-    rs_deliverlook_payload_t *next;       /* the first of them, NULL: none or failed */
+    apr_int64_t count;              /* sealed notifications after the cursor */
+    rs_deliverlook_payload_t *next; /* the first of them, NULL: none or failed */
 } rs_deliverlook_t;
 
 /* The look of (set, topic, cursor) in looks (a hash in p, the turn's),
  * read from db (the backlog, rs_notifydest_backlog) and box (the next
  * notification) at its first call; a read that fails gives count 0. */
 const rs_deliverlook_t *rs_deliverlook_get(rs_db_t *db, rs_notify_t *box, apr_pool_t *p,
-                                           apr_hash_t *looks, const char *set,
-                                           const char *topic, apr_int64_t cursor);
+                                           apr_hash_t *looks, const char *set, const char *topic,
+                                           apr_int64_t cursor);
 
 /* The end of a turn: its references to payloads go. */
 void rs_deliverlook_release(apr_pool_t *p, apr_hash_t *looks);

@@ -7,8 +7,7 @@
 #include "rs_notify.h"
 
 /* Add the rows of hub h that are missing, for both topics. */
-static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h,
-                            const rs_logger_t *log)
+static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h, const rs_logger_t *log)
 {
     static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
     apr_status_t rv = APR_SUCCESS;
@@ -17,13 +16,14 @@ static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h,
     for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
         apr_int64_t count, newest;
         int added = 0;
-        if ((rv = rs_notifydest_backlog(db, h->set, topics[t], 0, &count, &newest))
-            == APR_SUCCESS
+        if ((rv = rs_notifydest_backlog(db, h->set, topics[t], 0, &count, &newest)) == APR_SUCCESS
             && (rv = rs_notifydest_ensure(db, h->set, topics[t],
-                                          h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT,
-                                          h->url, newest, &added)) == APR_SUCCESS
+                                          h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT, h->url,
+                                          newest, &added))
+                   == APR_SUCCESS
             && added) {
-            rs_log_emit(log, RS_LOG_INFO, 0, "set %s: publishing its %s topic to "
+            rs_log_emit(log, RS_LOG_INFO, 0,
+                        "set %s: publishing its %s topic to "
                         "hub %s (%s), from notification %" APR_INT64_T_FMT " on",
                         h->set, topics[t], h->url, h->ping ? "ping" : "fat", newest + 1);
         }
@@ -64,7 +64,8 @@ apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *h
             if ((rv = rs_notifydest_delete(db, d)) != APR_SUCCESS) {
                 return rv;
             }
-            rs_log_emit(log, RS_LOG_INFO, 0, "set %s: hub %s (%s) is no longer "
+            rs_log_emit(log, RS_LOG_INFO, 0,
+                        "set %s: hub %s (%s) is no longer "
                         "configured; its %s topic is no longer published there",
                         d->set, d->url, d->kind, d->topic);
         }
@@ -79,8 +80,10 @@ int rs_deliverpolicy_ready(const rs_notifydest_t *row, int sub, int inflight, ap
         return RS_DELIVERPOLICY_WAIT;
     }
     if (sub && row->lease_until && row->lease_until < now) {
-        rs_log_emit(log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                    "ended: its lease expired", row->set, row->url, row->topic);
+        rs_log_emit(log, RS_LOG_INFO, 0,
+                    "set %s: subscription of %s to its %s topic "
+                    "ended: its lease expired",
+                    row->set, row->url, row->topic);
         return RS_DELIVERPOLICY_DROP;
     }
     return RS_DELIVERPOLICY_GO;
@@ -93,10 +96,11 @@ int rs_deliverpolicy_backlog(const rs_notifydest_t *row, int sub, apr_int64_t co
         return RS_DELIVERPOLICY_WAIT;
     }
     if (sub && count > max_backlog) {
-        rs_log_emit(log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
+        rs_log_emit(log, RS_LOG_WARN, 0,
+                    "set %s: subscription of %s to its %s topic "
                     "ended: %" APR_INT64_T_FMT " notifications undelivered, more than "
-                    "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT, row->set, row->url,
-                    row->topic, count, max_backlog);
+                    "ResourceSyncHubMaxBacklog %" APR_INT64_T_FMT,
+                    row->set, row->url, row->topic, count, max_backlog);
         return RS_DELIVERPOLICY_DROP;
     }
     return RS_DELIVERPOLICY_GO;
@@ -113,16 +117,17 @@ static void advance(rs_notifydest_t *row, apr_int64_t sending)
 /* A retryable failure: try again later, or (at a hub) give the
  * notification up when it waited longer than `retry`. */
 static void retry_later(rs_notifydest_t *row, int sub, apr_int64_t sending,
-                        apr_time_t sending_until, apr_time_t retry,
-                        const rs_websub_result_t *r, apr_time_t now, const rs_logger_t *log,
-                        apr_pool_t *p)
+                        apr_time_t sending_until, apr_time_t retry, const rs_websub_result_t *r,
+                        apr_time_t now, const rs_logger_t *log, apr_pool_t *p)
 {
     apr_int64_t wait;
 
     if (!sub && sending_until < now - retry) {
-        rs_log_emit(log, RS_LOG_WARN, 0, "set %s: hub %s did not take notification "
+        rs_log_emit(log, RS_LOG_WARN, 0,
+                    "set %s: hub %s did not take notification "
                     "%" APR_INT64_T_FMT " of its %s topic within ResourceSyncNotifyRetry "
-                    "(last: %s); it is skipped", row->set, row->url, sending, row->topic,
+                    "(last: %s); it is skipped",
+                    row->set, row->url, sending, row->topic,
                     r->status ? apr_ltoa(p, r->status) : r->error);
         advance(row, sending);
         return;
@@ -146,9 +151,8 @@ static const char *answer(apr_pool_t *p, const rs_websub_result_t *r)
 }
 
 int rs_deliverpolicy_done(rs_notifydest_t *row, int sub, apr_int64_t sending,
-                          apr_time_t sending_until, apr_time_t retry,
-                          const rs_websub_result_t *r, apr_time_t now, const rs_logger_t *log,
-                          apr_pool_t *p)
+                          apr_time_t sending_until, apr_time_t retry, const rs_websub_result_t *r,
+                          apr_time_t now, const rs_logger_t *log, apr_pool_t *p)
 {
     row->last_status = (int)r->status;
     row->last_error = r->error && *r->error ? apr_pstrdup(p, r->error) : NULL;
@@ -161,8 +165,10 @@ int rs_deliverpolicy_done(rs_notifydest_t *row, int sub, apr_int64_t sending,
         break;
     case RS_WEBSUB_GONE:
         if (sub) {
-            rs_log_emit(log, RS_LOG_INFO, 0, "set %s: subscription of %s to its %s topic "
-                        "ended by the subscriber (410 Gone)", row->set, row->url, row->topic);
+            rs_log_emit(log, RS_LOG_INFO, 0,
+                        "set %s: subscription of %s to its %s topic "
+                        "ended by the subscriber (410 Gone)",
+                        row->set, row->url, row->topic);
             return RS_DELIVERPOLICY_DROP;
         }
         /* fall through - at a hub, 410 is a refusal like any other */
@@ -174,12 +180,14 @@ int rs_deliverpolicy_done(rs_notifydest_t *row, int sub, apr_int64_t sending,
             break;
         }
         if (sub) {
-            rs_log_emit(log, RS_LOG_WARN, 0, "set %s: subscription of %s to its %s topic "
+            rs_log_emit(log, RS_LOG_WARN, 0,
+                        "set %s: subscription of %s to its %s topic "
                         "ended: the callback refused notification %" APR_INT64_T_FMT " (%s)",
                         row->set, row->url, row->topic, sending, answer(p, r));
             return RS_DELIVERPOLICY_DROP;
         }
-        rs_log_emit(log, RS_LOG_ERR, 0, "set %s: hub %s refused notification "
+        rs_log_emit(log, RS_LOG_ERR, 0,
+                    "set %s: hub %s refused notification "
                     "%" APR_INT64_T_FMT " of its %s topic (%s); it is skipped",
                     row->set, row->url, sending, row->topic, answer(p, r));
         advance(row, sending);

@@ -30,16 +30,16 @@
 #define RS_DELIVERPOLICY_BACKOFF_CAP  3600
 
 /* What the caller does with the row. */
-#define RS_DELIVERPOLICY_WAIT 0     /* nothing now */
-#define RS_DELIVERPOLICY_GO   1     /* go on (look at its backlog; send the next) */
-#define RS_DELIVERPOLICY_DROP 2     /* the subscription ended (logged): delete the row */
+#define RS_DELIVERPOLICY_WAIT 0 /* nothing now */
+#define RS_DELIVERPOLICY_GO   1 /* go on (look at its backlog; send the next) */
+#define RS_DELIVERPOLICY_DROP 2 /* the subscription ended (logged): delete the row */
 
 /* A hub a set publishes to, as configured (ResourceSyncNotifyHub of a
  * set with notifications on). */
 typedef struct rs_deliverpolicy_hub_t {
     const char *set;
     const char *url;
-    int ping;                       /* ping mode, else fat */
+    int ping; /* ping mode, else fat */
 } rs_deliverpolicy_hub_t;
 
 /* Make the hub rows (kinds fat and ping) of db match the configured hubs
@@ -82,8 +82,7 @@ int rs_deliverpolicy_backlog(const rs_notifydest_t *row, int sub, apr_int64_t co
  *                       (the cursor moves).
  * Returns DROP or GO. */
 int rs_deliverpolicy_done(rs_notifydest_t *row, int sub, apr_int64_t sending,
-                          apr_time_t sending_until, apr_time_t retry,
-                          const rs_websub_result_t *r, apr_time_t now, const rs_logger_t *log,
-                          apr_pool_t *p);
+                          apr_time_t sending_until, apr_time_t retry, const rs_websub_result_t *r,
+                          apr_time_t now, const rs_logger_t *log, apr_pool_t *p);
 
 #endif

@@ -8,11 +8,9 @@
 #include "rs_statedir.h"
 #include "rs_xml.h"
 
-int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
-                     apr_time_t now)
+int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl, apr_time_t now)
 {
-    return openl->count > 0
-           && (openl->count >= c->max_entries || now - openl->from >= c->period);
+    return openl->count > 0 && (openl->count >= c->max_entries || now - openl->from >= c->period);
 }
 
 int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count)
@@ -23,9 +21,8 @@ int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count)
 /* Records read at a time while looking for where a full list ends. */
 #define CUT_PAGE 1000
 
-apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set,
-                              apr_int64_t first, int n, apr_int64_t *last_seq,
-                              apr_time_t *until)
+apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
+                              int n, apr_int64_t *last_seq, apr_time_t *until)
 {
     apr_pool_t *pp;
     apr_status_t rv = APR_SUCCESS;
@@ -36,8 +33,8 @@ apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set,
     while (seen <= n) {
         apr_array_header_t *recs;
         apr_pool_clear(pp);
-        if ((rv = rs_journal_records(j, pp, set, first, -1, CUT_PAGE, &recs))
-            != APR_SUCCESS || !recs->nelts) {
+        if ((rv = rs_journal_records(j, pp, set, first, -1, CUT_PAGE, &recs)) != APR_SUCCESS
+            || !recs->nelts) {
             break;
         }
         for (i = 0; i < recs->nelts && seen <= n; i++, seen++) {
@@ -52,7 +49,7 @@ apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set,
         }
     }
     if (seen <= n) {
-        *last_seq = 0;         /* no record after the n-th: nothing to close */
+        *last_seq = 0; /* no record after the n-th: nothing to close */
     }
     apr_pool_destroy(pp);
     return rv;
@@ -76,10 +73,12 @@ apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclos
             break;
         }
         if (openl.count <= c->max_entries
-            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, &last_seq,
-                                &until) != APR_SUCCESS || !last_seq
+            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, &last_seq, &until)
+                   != APR_SUCCESS
+            || !last_seq
             || rs_journal_close(j, rp, c->set, last_seq, c->max_entries, until, &done)
-               != APR_SUCCESS || !done.id) {
+                   != APR_SUCCESS
+            || !done.id) {
             break;
         }
         *closed_some = 1;
@@ -88,9 +87,8 @@ apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclos
     return rv;
 }
 
-apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j,
-                                  const rs_listclose_conf_t *c, apr_time_t now,
-                                  int *closed_some)
+apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                                  apr_time_t now, int *closed_some)
 {
     apr_array_header_t *closed;
     rs_changelist_t openl, done;
@@ -118,11 +116,10 @@ void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf
         return;
     }
     for (i = 0; i < dropped->nelts; i++) {
-        apr_file_remove(rs_statedir_cl_list(p, c->dir, history,
-                                            APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
+        apr_file_remove(
+            rs_statedir_cl_list(p, c->dir, history, APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
     }
-    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", c->set,
-                dropped->nelts);
+    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", c->set, dropped->nelts);
     *dropped_some = 1;
 }
 
@@ -146,14 +143,13 @@ static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
     if (c->closed) {
         return rs_changelist_write_index(c->o, c->closed, c->cl, w, p);
     }
-    return rs_changelist_write_from(c->io->read, c->io->source(c->io->baton, p), c->o, c->cl,
-                                    w, p);
+    return rs_changelist_write_from(c->io->read, c->io->source(c->io->baton, p), c->o, c->cl, w, p);
 }
 
 /* Write a Change List file (atomically: rs_file_replace). */
-static apr_status_t publish_file(apr_pool_t *p, const char *path,
-                                 const rs_changelist_opts_t *o, const rs_listclose_io_t *io,
-                                 const rs_changelist_t *cl, const apr_array_header_t *closed)
+static apr_status_t publish_file(apr_pool_t *p, const char *path, const rs_changelist_opts_t *o,
+                                 const rs_listclose_io_t *io, const rs_changelist_t *cl,
+                                 const apr_array_header_t *closed)
 {
     clfile_t c;
     c.o = o;
@@ -166,8 +162,7 @@ static apr_status_t publish_file(apr_pool_t *p, const char *path,
 apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t *c,
                                        const char *history, const rs_changelist_opts_t *o,
                                        const rs_listclose_io_t *io,
-                                       const apr_array_header_t *closed,
-                                       const rs_logger_t *log)
+                                       const apr_array_header_t *closed, const rs_logger_t *log)
 {
     apr_status_t rv = APR_SUCCESS;
     apr_pool_t *lp;
@@ -181,8 +176,7 @@ apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t 
         path = rs_statedir_cl_list(lp, c->dir, history, cl->id);
         if (!rs_file_exists(lp, path)
             && (rv = publish_file(lp, path, o, io, cl, NULL)) != APR_SUCCESS) {
-            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s",
-                        c->set, path);
+            rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s", c->set, path);
         }
     }
     apr_pool_destroy(lp);
@@ -195,8 +189,7 @@ apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t 
  * closing a list in the store and writing the index, which would
  * otherwise stay stale until the next close. */
 apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
-                                      const rs_listclose_conf_t *c,
-                                      const rs_changelist_opts_t *o,
+                                      const rs_listclose_conf_t *c, const rs_changelist_opts_t *o,
                                       const rs_changelist_t *openl,
                                       const apr_array_header_t *closed, int dirty,
                                       const rs_logger_t *log)
@@ -208,8 +201,7 @@ apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
         return APR_SUCCESS;
     }
     if ((rv = publish_file(p, path, o, NULL, openl, closed)) != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index",
-                    c->set);
+        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index", c->set);
         return rv;
     }
     lc->index_written = 1;
@@ -233,8 +225,7 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
     }
     rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
     if ((rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS
-        || (rv = rs_listclose_write_closed(p, c, history, o, io, closed, log))
-           != APR_SUCCESS) {
+        || (rv = rs_listclose_write_closed(p, c, history, o, io, closed, log)) != APR_SUCCESS) {
         return rv;
     }
     if (io->publish) {

@@ -44,16 +44,16 @@
 
 /* A set's state for its watcher's life (zeroed at watcher start). */
 typedef struct rs_listclose_t {
-    int index_written;         /* this watcher wrote the set's index */
+    int index_written; /* this watcher wrote the set's index */
 } rs_listclose_t;
 
 /* A set's settings. */
 typedef struct rs_listclose_conf_t {
-    const char *set;                  /* its name in the journal */
-    int max_entries;                  /* ResourceSyncMaxEntries (> 0) */
-    apr_interval_time_t period;       /* ResourceSyncChangeListPeriod */
-    apr_interval_time_t retention;    /* ResourceSyncJournalRetention */
-    const char *dir;                  /* <statedir>/changelists/<set> */
+    const char *set;               /* its name in the journal */
+    int max_entries;               /* ResourceSyncMaxEntries (> 0) */
+    apr_interval_time_t period;    /* ResourceSyncChangeListPeriod */
+    apr_interval_time_t retention; /* ResourceSyncJournalRetention */
+    const char *dir;               /* <statedir>/changelists/<set> */
 } rs_listclose_conf_t;
 
 /* What the glue provides for an update.  `source` makes a fresh record
@@ -73,8 +73,7 @@ typedef struct rs_listclose_io_t {
 
 /* Whether the whole open list openl is due to close at now: it has
  * records, and holds max_entries of them or began a period or more ago. */
-int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
-                     apr_time_t now);
+int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl, apr_time_t now);
 
 /* Whether an update after an event batch is worth reading the journal's
  * lists: only when the open list may hold max_entries records (known: the
@@ -87,9 +86,8 @@ int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count);
  * (*until), which opens the next list; *last_seq is 0 when there are no
  * more than n (nothing to close).  Read 1,000 records at a time, each page
  * in a pool cleared for the next. */
-apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set,
-                              apr_int64_t first, int n, apr_int64_t *last_seq,
-                              apr_time_t *until);
+apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
+                              int n, apr_int64_t *last_seq, apr_time_t *until);
 
 /* Close the open list after its first max_entries records, at record
  * boundaries, as often as it holds more than that (each list closed with
@@ -100,9 +98,8 @@ apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclos
 
 /* Close the whole open list at now when rs_listclose_due says so.
  * *closed_some is set when a list closed. */
-apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j,
-                                  const rs_listclose_conf_t *c, apr_time_t now,
-                                  int *closed_some);
+apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                                  apr_time_t now, int *closed_some);
 
 /* Retention: drop the closed lists that ended before now - retention from
  * the store, and their files (of history); logs at info how many went.
@@ -119,15 +116,13 @@ void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf
 apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t *c,
                                        const char *history, const rs_changelist_opts_t *o,
                                        const rs_listclose_io_t *io,
-                                       const apr_array_header_t *closed,
-                                       const rs_logger_t *log);
+                                       const apr_array_header_t *closed, const rs_logger_t *log);
 
 /* Write the index when dirty (a list closed or expired), when this
  * watcher has not written it yet (lc), or when it is missing; logs an
  * error when it cannot be written. */
 apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
-                                      const rs_listclose_conf_t *c,
-                                      const rs_changelist_opts_t *o,
+                                      const rs_listclose_conf_t *c, const rs_changelist_opts_t *o,
                                       const rs_changelist_t *openl,
                                       const apr_array_header_t *closed, int dirty,
                                       const rs_logger_t *log);

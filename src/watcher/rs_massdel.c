@@ -48,8 +48,8 @@ void rs_massdel_adopt(rs_massdel_t *md, rs_db_t *store, apr_pool_t *p, int unava
 {
     const char *v = NULL;
 
-    if (rs_db_meta_get(store, p, apr_pstrcat(p, "root-dev:", md->name, NULL), &v)
-        == APR_SUCCESS && v) {
+    if (rs_db_meta_get(store, p, apr_pstrcat(p, "root-dev:", md->name, NULL), &v) == APR_SUCCESS
+        && v) {
         md->root_dev = (apr_uint64_t)apr_atoi64(v);
     }
     md->unavailable = unavailable;
@@ -99,16 +99,17 @@ static const char *root_problem(const rs_massdel_t *md, apr_pool_t *p, apr_uint6
         if (fd >= 0) {
             close(fd);
         }
-        return apr_psprintf(p, "root missing: %s: %s", dir, apr_strerror(rv, err,
-                                                                         sizeof(err)));
+        return apr_psprintf(p, "root missing: %s: %s", dir, apr_strerror(rv, err, sizeof(err)));
     }
     *dev = (apr_uint64_t)sb.st_dev;
     empty = md->root_dev && *dev != md->root_dev && dir_empty(fd);
     close(fd);
     if (empty) {
-        return apr_psprintf(p, "root %s is an empty directory on another file system "
+        return apr_psprintf(p,
+                            "root %s is an empty directory on another file system "
                             "(device %" APR_UINT64_T_FMT ", was %" APR_UINT64_T_FMT
-                            "): not mounted?", dir, *dev, md->root_dev);
+                            "): not mounted?",
+                            dir, *dev, md->root_dev);
     }
     return NULL;
 }
@@ -125,8 +126,10 @@ static void note_dev(rs_massdel_t *md, rs_db_t *store, apr_pool_t *p, apr_uint64
     rv = rs_db_meta_put(store, apr_pstrcat(p, "root-dev:", md->name, NULL),
                         apr_psprintf(p, "%" APR_UINT64_T_FMT, dev));
     if (rv != APR_SUCCESS) {
-        rs_log_emit(log_of(md), RS_LOG_WARN, rv, "set %s: cannot record the device of its "
-                    "root", md->name);
+        rs_log_emit(log_of(md), RS_LOG_WARN, rv,
+                    "set %s: cannot record the device of its "
+                    "root",
+                    md->name);
     }
 }
 
@@ -140,7 +143,8 @@ int rs_massdel_check(rs_massdel_t *md, rs_db_t *store, apr_pool_t *p)
     }
     if (why) {
         if (!md->unavailable || strcmp(md->why, why)) {
-            rs_log_emit(episodes_of(md), RS_LOG_ERR, 0, "set %s: %s; the set is unavailable: "
+            rs_log_emit(episodes_of(md), RS_LOG_ERR, 0,
+                        "set %s: %s; the set is unavailable: "
                         "its documents answer 503 and nothing is recorded until it is back",
                         md->name, why);
             md->unavailable = 1;
@@ -151,8 +155,10 @@ int rs_massdel_check(rs_massdel_t *md, rs_db_t *store, apr_pool_t *p)
     }
     note_dev(md, store, p, dev);
     if (md->unavailable) {
-        rs_log_emit(episodes_of(md), RS_LOG_NOTICE, 0, "set %s is available again; "
-                    "reconciling it with a full scan", md->name);
+        rs_log_emit(episodes_of(md), RS_LOG_NOTICE, 0,
+                    "set %s is available again; "
+                    "reconciling it with a full scan",
+                    md->name);
         md->unavailable = 0;
         md->why[0] = '\0';
         publish(md);
@@ -193,9 +199,10 @@ static void confirmed(rs_massdel_t *md, apr_status_t rv, apr_int64_t deleted, ap
         md->confirm_at = now + RS_MASSDEL_CONFIRM;
         return;
     }
-    rs_log_emit(episodes_of(md), RS_LOG_NOTICE, 0, "set %s: the confirming scan found %"
-                APR_INT64_T_FMT " of the %" APR_INT64_T_FMT " files gone; %s", md->name,
-                deleted, md->held,
+    rs_log_emit(episodes_of(md), RS_LOG_NOTICE, 0,
+                "set %s: the confirming scan found %" APR_INT64_T_FMT " of the %" APR_INT64_T_FMT
+                " files gone; %s",
+                md->name, deleted, md->held,
                 deleted ? "their deletions are recorded" : "nothing is deleted");
     md->confirm_at = 0;
     md->held = 0;
@@ -205,11 +212,12 @@ static void confirmed(rs_massdel_t *md, apr_status_t rv, apr_int64_t deleted, ap
 static void hold(rs_massdel_t *md, apr_int64_t deleted, apr_time_t now)
 {
     if (!md->confirm_at) {
-        rs_log_emit(episodes_of(md), RS_LOG_WARN, 0, "set %s: %" APR_INT64_T_FMT " of its %"
-                    APR_INT64_T_FMT " listed files are gone (more than "
+        rs_log_emit(episodes_of(md), RS_LOG_WARN, 0,
+                    "set %s: %" APR_INT64_T_FMT " of its %" APR_INT64_T_FMT
+                    " listed files are gone (more than "
                     "ResourceSyncMassDeletion %d%% and %" APR_INT64_T_FMT " files); nothing "
-                    "is deleted unless a full scan in %d s finds them gone too", md->name,
-                    deleted, md->listed, md->share, md->min,
+                    "is deleted unless a full scan in %d s finds them gone too",
+                    md->name, deleted, md->listed, md->share, md->min,
                     (int)apr_time_sec(RS_MASSDEL_CONFIRM));
         md->confirm_at = now + RS_MASSDEL_CONFIRM;
     }
@@ -267,20 +275,22 @@ apr_status_t rs_massdel_mounts_open(rs_mounts_t **out, apr_pool_t *p, const char
 
     if (rv != APR_SUCCESS) {
         *out = NULL;
-        rs_log_emit(log, RS_LOG_WARN, rv, "watcher: cannot follow the mount table (%s); "
-                    "mounts and unmounts inside sets are found by the next full scan", path);
+        rs_log_emit(log, RS_LOG_WARN, rv,
+                    "watcher: cannot follow the mount table (%s); "
+                    "mounts and unmounts inside sets are found by the next full scan",
+                    path);
     }
     return rv;
 }
 
-apr_array_header_t *rs_massdel_mounts_read(rs_mounts_t *m, apr_pool_t *p,
-                                           const rs_logger_t *log)
+apr_array_header_t *rs_massdel_mounts_read(rs_mounts_t *m, apr_pool_t *p, const rs_logger_t *log)
 {
     apr_array_header_t *mps;
     apr_status_t rv = rs_mounts_changed(m, p, &mps);
 
     if (rv != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_WARN, rv, "cannot read the mount table; mounts and "
+        rs_log_emit(log, RS_LOG_WARN, rv,
+                    "cannot read the mount table; mounts and "
                     "unmounts inside sets are found by the next full scan");
         return NULL;
     }
@@ -295,8 +305,10 @@ int rs_massdel_mounts_changed(rs_massdel_t *md, const apr_array_header_t *mps)
         const char *mp = APR_ARRAY_IDX(mps, k, const char *);
         if (rs_mounts_affects(mp, md->dir)) {
             md->remount = 1;
-            rs_log_emit(log_of(md), RS_LOG_NOTICE, 0, "set %s: %s was mounted or unmounted; "
-                        "reconciling the set with a full scan", md->name, mp);
+            rs_log_emit(log_of(md), RS_LOG_NOTICE, 0,
+                        "set %s: %s was mounted or unmounted; "
+                        "reconciling the set with a full scan",
+                        md->name, mp);
         }
     }
     return md->remount;

@@ -47,8 +47,8 @@
 #include "rs_log.h"
 #include "rs_mounts.h"
 
-#define RS_MASSDEL_CONFIRM apr_time_from_sec(5)   /* delay of a confirming scan */
-#define RS_MASSDEL_WHY_MAX 256                    /* `why` kept, with its NUL */
+#define RS_MASSDEL_CONFIRM apr_time_from_sec(5) /* delay of a confirming scan */
+#define RS_MASSDEL_WHY_MAX 256                  /* `why` kept, with its NUL */
 
 typedef struct rs_massdel_t rs_massdel_t;
 
@@ -75,10 +75,10 @@ typedef struct rs_massdel_hooks_t {
  * watcher.  Read its fields, change them only through the functions. */
 struct rs_massdel_t {
     const rs_massdel_hooks_t *h;
-    const char *name;          /* the set's (log lines, the store's key) */
-    const char *dir;           /* its root */
-    int share;                 /* ResourceSyncMassDeletion share (%), 0: off */
-    apr_int64_t min;           /* and its least number of files */
+    const char *name; /* the set's (log lines, the store's key) */
+    const char *dir;  /* its root */
+    int share;        /* ResourceSyncMassDeletion share (%), 0: off */
+    apr_int64_t min;  /* and its least number of files */
     /* Published (hooks->publish): the set cannot be listed, and why; the
      * deletions held until the confirming scan. */
     int unavailable;
@@ -90,8 +90,8 @@ struct rs_massdel_t {
      * confirm_at (monotonic, 0: none), which runs with confirming set. */
     apr_time_t confirm_at;
     int confirming;
-    apr_int64_t listed;        /* listed files when the last limit was taken */
-    int remount;               /* the mount table changed below or above the root */
+    apr_int64_t listed; /* listed files when the last limit was taken */
+    int remount;        /* the mount table changed below or above the root */
 };
 
 /* Make the guard of set `name` rooted at dir (both kept, not copied):
@@ -164,8 +164,7 @@ apr_status_t rs_massdel_mounts_open(rs_mounts_t **out, apr_pool_t *p, const char
 /* m polled POLLPRI: the mount points that appeared or went (rs_mounts_
  * changed, from p), or NULL, with a warning to log, when the table cannot
  * be read (the next full scan finds them). */
-apr_array_header_t *rs_massdel_mounts_read(rs_mounts_t *m, apr_pool_t *p,
-                                           const rs_logger_t *log);
+apr_array_header_t *rs_massdel_mounts_read(rs_mounts_t *m, apr_pool_t *p, const rs_logger_t *log);
 
 /* Mark the set (remount, logged through hooks->log) when one of the
  * mount points mps (const char *) is in, at or above its root; returns

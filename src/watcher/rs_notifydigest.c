@@ -7,8 +7,8 @@
 #include "rs_hash.h"
 #include "rs_notifydigest.h"
 
-const char *rs_notifydigest_text(apr_pool_t *p, const char *cl, apr_size_t cl_len,
-                                 const char *sd, apr_size_t sd_len)
+const char *rs_notifydigest_text(apr_pool_t *p, const char *cl, apr_size_t cl_len, const char *sd,
+                                 apr_size_t sd_len)
 {
     char c[RS_HASH_COUNT][RS_HASH_HEXMAX], s[RS_HASH_COUNT][RS_HASH_HEXMAX];
     rs_hash_buf(cl, cl_len, RS_HASH_SHA256, c);
@@ -46,8 +46,7 @@ static int differs(apr_pool_t *p, const char *old, const char *cur, const char *
 {
     const char *key = apr_pstrcat(p, name, " ", NULL);
     const char *a = strstr(old, key), *b = strstr(cur, key);
-    return !a || !b || strcspn(a, "\n") != strcspn(b, "\n")
-           || strncmp(a, b, strcspn(b, "\n"));
+    return !a || !b || strcspn(a, "\n") != strcspn(b, "\n") || strncmp(a, b, strcspn(b, "\n"));
 }
 
 int rs_notifydigest_decide(apr_pool_t *p, int has_framework, const char *old, const char *cur)

@@ -17,15 +17,15 @@
 #include <apr_pools.h>
 
 /* Flags returned by rs_notifydigest_decide. */
-#define RS_NOTIFYDIGEST_CL_CREATED 1   /* announce the Capability List, created */
-#define RS_NOTIFYDIGEST_CL_UPDATED 2   /* announce the Capability List, updated */
-#define RS_NOTIFYDIGEST_SD_UPDATED 4   /* announce the Source Description, updated */
-#define RS_NOTIFYDIGEST_RECORD     8   /* then record the current digests */
+#define RS_NOTIFYDIGEST_CL_CREATED 1 /* announce the Capability List, created */
+#define RS_NOTIFYDIGEST_CL_UPDATED 2 /* announce the Capability List, updated */
+#define RS_NOTIFYDIGEST_SD_UPDATED 4 /* announce the Source Description, updated */
+#define RS_NOTIFYDIGEST_RECORD     8 /* then record the current digests */
 
 /* The digests text of the Capability List's bytes and the Source
  * Description's, from p. */
-const char *rs_notifydigest_text(apr_pool_t *p, const char *cl, apr_size_t cl_len,
-                                 const char *sd, apr_size_t sd_len);
+const char *rs_notifydigest_text(apr_pool_t *p, const char *cl, apr_size_t cl_len, const char *sd,
+                                 apr_size_t sd_len);
 
 /* The digests recorded in the file at path into *text (from p; NULL when
  * the file does not exist); the cause of any other failure. */

@@ -19,15 +19,14 @@ apr_time_t rs_notifyseal_next(const rs_notifyseal_t *st)
 /* Seal every open notification (quiet_before APR_INT64_MAX: the outbox
  * leaves none open); returns whether any was sealed.  A failure is tried
  * again after RS_NOTIFYSEAL_SWEEP. */
-static int seal(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opts_t *o,
-                apr_time_t now, const rs_logger_t *log, apr_pool_t *p)
+static int seal(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opts_t *o, apr_time_t now,
+                const rs_logger_t *log, apr_pool_t *p)
 {
     int sealed = 0;
     apr_status_t rv = APR_EGENERAL;
 
     if (!n || (rv = rs_notify_seal(n, p, o, APR_INT64_MAX, &sealed, NULL)) != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot seal its change notifications",
-                    o->set);
+        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot seal its change notifications", o->set);
         st->due = now + RS_NOTIFYSEAL_SWEEP;
         return 0;
     }
@@ -61,13 +60,11 @@ int rs_notifyseal_start(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opt
                         apr_time_t now, const rs_logger_t *log, apr_pool_t *p)
 {
     st->started = 1;
-    return RS_NOTIFYSEAL_STARTED
-           | (seal(st, n, o, now, log, p) ? RS_NOTIFYSEAL_SEALED : 0);
+    return RS_NOTIFYSEAL_STARTED | (seal(st, n, o, now, log, p) ? RS_NOTIFYSEAL_SEALED : 0);
 }
 
 int rs_notifyseal_poll(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opts_t *o,
-                       apr_time_t now, apr_time_t wall, const rs_logger_t *log,
-                       apr_pool_t *p)
+                       apr_time_t now, apr_time_t wall, const rs_logger_t *log, apr_pool_t *p)
 {
     if (!st->started) {
         return rs_notifyseal_start(st, n, o, now, log, p);

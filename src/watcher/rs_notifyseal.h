@@ -41,18 +41,20 @@
 #define RS_NOTIFYSEAL_PRUNE apr_time_from_sec(60)
 
 /* Flags returned by rs_notifyseal_start and rs_notifyseal_poll. */
-#define RS_NOTIFYSEAL_STARTED 1    /* the first poll ran: rebuild both topic files
+#define RS_NOTIFYSEAL_STARTED \
+    1 /* the first poll ran: rebuild both topic files
                                     * and run the framework check */
-#define RS_NOTIFYSEAL_SEALED  2    /* change notifications were sealed: rewrite
+#define RS_NOTIFYSEAL_SEALED \
+    2 /* change notifications were sealed: rewrite
                                     * the change topic's file */
 
 /* A set's sealing state (zeroed: not started, nothing due). */
 typedef struct rs_notifyseal_t {
-    apr_time_t due;         /* when the open notification is looked at (0: none) */
-    apr_time_t sweep;       /* the next sweep */
-    apr_time_t prune;       /* the next pruning */
-    int started;            /* rs_notifyseal_start ran in this watcher */
-    int fw_checked;         /* the glue's framework check of this start is done
+    apr_time_t due;   /* when the open notification is looked at (0: none) */
+    apr_time_t sweep; /* the next sweep */
+    apr_time_t prune; /* the next pruning */
+    int started;      /* rs_notifyseal_start ran in this watcher */
+    int fw_checked;   /* the glue's framework check of this start is done
                              * (kept here with the rest of the set's notification
                              * state; this unit never reads it) */
 } rs_notifyseal_t;
@@ -86,7 +88,6 @@ int rs_notifyseal_start(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opt
  * its change notifications") and tried again after RS_NOTIFYSEAL_SWEEP.
  * Returns the flags of what the caller has to do (0: nothing). */
 int rs_notifyseal_poll(rs_notifyseal_t *st, rs_notify_t *n, const rs_notify_opts_t *o,
-                       apr_time_t now, apr_time_t wall, const rs_logger_t *log,
-                       apr_pool_t *p);
+                       apr_time_t now, apr_time_t wall, const rs_logger_t *log, apr_pool_t *p);
 
 #endif

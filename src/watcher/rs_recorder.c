@@ -9,11 +9,11 @@ struct rs_recorder_t {
     rs_journal_t *journal;
     const char *set;
     const rs_entry_opts_t *eo;
-    apr_pool_t *pool;           /* of the window and the renderer */
-    rs_entry_renderer_t *rr;    /* made on first use */
+    apr_pool_t *pool;        /* of the window and the renderer */
+    rs_entry_renderer_t *rr; /* made on first use */
     apr_int64_t appended;
-    apr_int64_t deleted;          /* of which deletions */
-    rs_notify_t *notify;        /* NULL: notifications off */
+    apr_int64_t deleted; /* of which deletions */
+    rs_notify_t *notify; /* NULL: notifications off */
     int notify_max;
     /* The window: record k of the ones since the last take is in
      * win[k % cap], its entry's bytes in the slot-sized wbuf[k % cap].
@@ -106,8 +106,8 @@ apr_status_t rs_recorder_record(void *baton, int change, const rs_item_t *it)
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    if (rc->notify && (rv = rs_notify_extend(rc->notify, rc->set, &r, rc->notify_max))
-                      != APR_SUCCESS) {
+    if (rc->notify
+        && (rv = rs_notify_extend(rc->notify, rc->set, &r, rc->notify_max)) != APR_SUCCESS) {
         return rv;
     }
     rc->appended++;

@@ -94,19 +94,19 @@ static const char *store_behind(const rs_statecheck_where_t *w, apr_pool_t *p,
         const char *why = NULL;
 
         if (rs_journal_lists(journal, p, set, &closed, &openl) != APR_SUCCESS
-            || apr_dir_open(&dir, rs_statedir_clset(p, w->statedir, set), p)
-               != APR_SUCCESS) {
+            || apr_dir_open(&dir, rs_statedir_clset(p, w->statedir, set), p) != APR_SUCCESS) {
             continue;
         }
         while (!why && apr_dir_read(&fi, APR_FINFO_NAME, dir) == APR_SUCCESS) {
             char h[RS_HISTORY_LEN + 1];
             apr_int64_t id;
-            if (rs_statedir_is_cl_list(fi.name, h, &id) && !strcmp(h, history)
-                && id >= openl.id) {
-                why = apr_psprintf(p, "Change List %" APR_INT64_T_FMT " of set %s was "
+            if (rs_statedir_is_cl_list(fi.name, h, &id) && !strcmp(h, history) && id >= openl.id) {
+                why = apr_psprintf(p,
+                                   "Change List %" APR_INT64_T_FMT " of set %s was "
                                    "published, but the store knows only %d closed lists of "
                                    "it (restored from an older copy, or its write-ahead "
-                                   "log was lost)", id, set, closed->nelts);
+                                   "log was lost)",
+                                   id, set, closed->nelts);
             }
         }
         apr_dir_close(dir);
@@ -117,9 +117,8 @@ static const char *store_behind(const rs_statecheck_where_t *w, apr_pool_t *p,
     return NULL;
 }
 
-apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
-                                 rs_db_t *store, rs_journal_t *journal,
-                                 rs_statecheck_verdict_t *v)
+apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store,
+                                 rs_journal_t *journal, rs_statecheck_verdict_t *v)
 {
     const char *statedir = w->statedir;
     char published[RS_HISTORY_LEN + 1];
@@ -128,8 +127,10 @@ apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
 
     memset(v, 0, sizeof(*v));
     if ((rv = rs_db_meta_get(store, p, RS_HISTORY_META, &v->stored)) != APR_SUCCESS) {
-        rs_log_emit(w->log, RS_LOG_EMERG, rv, "watcher: cannot read the history of the "
-                    "state store in ResourceSyncStateDir '%s'", statedir);
+        rs_log_emit(w->log, RS_LOG_EMERG, rv,
+                    "watcher: cannot read the history of the "
+                    "state store in ResourceSyncStateDir '%s'",
+                    statedir);
         v->stored = NULL;
         return rv;
     }
@@ -149,8 +150,8 @@ apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
     }
     else if (!v->published) {
         if (ondisk) {
-            v->why = apr_psprintf(p, "%s is missing or unreadable",
-                                  rs_statedir_history(p, statedir));
+            v->why =
+                apr_psprintf(p, "%s is missing or unreadable", rs_statedir_history(p, statedir));
         }
     }
     else if (strcmp(v->stored, v->published)) {
@@ -163,8 +164,8 @@ apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
 }
 
 /* Start a new history (see step 1 in rs_statecheck.h). */
-static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t *w,
-                                apr_pool_t *p, rs_db_t *store, rs_journal_t *journal,
+static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t *w, apr_pool_t *p,
+                                rs_db_t *store, rs_journal_t *journal,
                                 const rs_statecheck_verdict_t *v)
 {
     const rs_statecheck_hooks_t *hk = w->hooks;
@@ -179,16 +180,17 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
         || (hk && hk->forget && (rv = hk->forget(hk->baton)) != APR_SUCCESS)
         || (rv = rs_history_new(sc->history)) != APR_SUCCESS
         || (rv = rs_db_meta_put(store, RS_HISTORY_META, sc->history)) != APR_SUCCESS) {
-        rs_log_emit(w->log, RS_LOG_EMERG, rv, "watcher: cannot start a new history in the "
-                    "state store of ResourceSyncStateDir '%s'", statedir);
+        rs_log_emit(w->log, RS_LOG_EMERG, rv,
+                    "watcher: cannot start a new history in the "
+                    "state store of ResourceSyncStateDir '%s'",
+                    statedir);
         return rv;
     }
     /* Generation numbers go on from the old history's: a child that read
      * the old entry just before it was emptied never finds a new
      * generation under an old part's number. */
     for (i = 0; hk && hk->gen_floor && i < w->nsets; i++) {
-        hk->gen_floor(hk->baton, i,
-                      newest_gen(p, rs_statedir_snapset(p, statedir, w->sets[i])));
+        hk->gen_floor(hk->baton, i, newest_gen(p, rs_statedir_snapset(p, statedir, w->sets[i])));
     }
     if (hk && hk->adopt) {
         hk->adopt(hk->baton, sc->history);
@@ -203,13 +205,13 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
      * them, and the new history's first dump reuses their unchanged
      * packages (a package's bytes do not depend on the history). */
     remove_documents(p, rs_statedir_changedumps(p, statedir));
-    if ((rv = rs_history_write(p, rs_statedir_history(p, statedir), sc->history))
-        != APR_SUCCESS) {
+    if ((rv = rs_history_write(p, rs_statedir_history(p, statedir), sc->history)) != APR_SUCCESS) {
         rs_log_emit(w->log, RS_LOG_EMERG, rv, "watcher: cannot write %s",
                     rs_statedir_history(p, statedir));
         return rv;
     }
-    rs_log_emit(w->log, RS_LOG_WARN, 0, "state store %s does not continue the published "
+    rs_log_emit(w->log, RS_LOG_WARN, 0,
+                "state store %s does not continue the published "
                 "history%s%s: %s; history %s starts, the documents of the old one are "
                 "removed, and destinations must take a new baseline",
                 rs_statedir_db(p, statedir), v->published ? " " : "",
@@ -217,9 +219,8 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
     return APR_SUCCESS;
 }
 
-apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_t *w,
-                                 apr_pool_t *p, rs_db_t *store, rs_journal_t *journal,
-                                 apr_time_t now)
+apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_t *w, apr_pool_t *p,
+                                 rs_db_t *store, rs_journal_t *journal, apr_time_t now)
 {
     const char *history = rs_statedir_history(p, w->statedir);
     rs_statecheck_verdict_t v;
@@ -243,8 +244,10 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
     }
     if (rv != APR_SUCCESS) {
         if (!v.why) {
-            rs_log_emit(w->log, RS_LOG_EMERG, rv, "watcher: cannot record the history of "
-                        "the state store in ResourceSyncStateDir '%s'", w->statedir);
+            rs_log_emit(w->log, RS_LOG_EMERG, rv,
+                        "watcher: cannot record the history of "
+                        "the state store in ResourceSyncStateDir '%s'",
+                        w->statedir);
         }
         return rv;
     }
@@ -260,8 +263,8 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
     return APR_SUCCESS;
 }
 
-int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p,
-                       rs_db_t *store, const rs_logger_t *log, apr_time_t now)
+int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p, rs_db_t *store,
+                       const rs_logger_t *log, apr_time_t now)
 {
     const char *db, *why = NULL, *h = NULL;
     apr_finfo_t fi;
@@ -283,8 +286,10 @@ int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p,
         why = apr_psprintf(p, "now holds history %s", h);
     }
     if (why) {
-        rs_log_emit(log, RS_LOG_WARN, 0, "state store %s %s while the watcher ran "
-                    "(history %s); restarting the watcher", db, why, sc->history);
+        rs_log_emit(log, RS_LOG_WARN, 0,
+                    "state store %s %s while the watcher ran "
+                    "(history %s); restarting the watcher",
+                    db, why, sc->history);
     }
     return why != NULL;
 }

@@ -55,10 +55,10 @@
  * rs_statecheck_start, which fills it; then read by the watcher (history
  * goes into the jobs) and advanced by rs_statecheck_lost. */
 typedef struct rs_statecheck_t {
-    char history[RS_HISTORY_LEN + 1];   /* the store's history id */
-    apr_dev_t db_dev;                    /* the store file at start */
+    char history[RS_HISTORY_LEN + 1]; /* the store's history id */
+    apr_dev_t db_dev;                 /* the store file at start */
     apr_ino_t db_ino;
-    apr_time_t next_check;               /* of the store file, monotonic */
+    apr_time_t next_check; /* of the store file, monotonic */
 } rs_statecheck_t;
 
 /* What the caller does at the steps of rs_statecheck_start.  Every member
@@ -107,9 +107,8 @@ typedef struct rs_statecheck_verdict_t {
 /* Judge (step 1) whether store and journal continue the documents below
  * w->statedir, into *v.  Changes nothing.  Returns the cause (logged at
  * the emergency level) when the store's id cannot be read. */
-apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
-                                 rs_db_t *store, rs_journal_t *journal,
-                                 rs_statecheck_verdict_t *v);
+apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store,
+                                 rs_journal_t *journal, rs_statecheck_verdict_t *v);
 
 /* Step 1: judge, then adopt the store's history into sc->history, or
  * start a new one (see above; one warning), or give a new store without
@@ -118,9 +117,8 @@ apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p,
  * (w->statedir's rs_statedir_db) with the first look at now +
  * RS_STATECHECK_INTERVAL (now: monotonic).  Returns the cause (logged at
  * the emergency level) when the history cannot be read or recorded. */
-apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_t *w,
-                                 apr_pool_t *p, rs_db_t *store, rs_journal_t *journal,
-                                 apr_time_t now);
+apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_t *w, apr_pool_t *p,
+                                 rs_db_t *store, rs_journal_t *journal, apr_time_t now);
 
 /* Step 2, at monotonic time now: when the look is due, whether the store
  * file of statedir was deleted or replaced by another file, or store holds
@@ -130,7 +128,7 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
  * finds the same store, also when the store file cannot be looked at for
  * another cause than its absence.  A look moves sc->next_check to now +
  * RS_STATECHECK_INTERVAL. */
-int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p,
-                       rs_db_t *store, const rs_logger_t *log, apr_time_t now);
+int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p, rs_db_t *store,
+                       const rs_logger_t *log, apr_time_t now);
 
 #endif

@@ -4,8 +4,8 @@
 #include "rs_schema.h"
 #include "rs_statedir.h"
 
-void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir,
-                        const rs_logger_t *log, const rs_storeretry_cb_t *cb)
+void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir, const rs_logger_t *log,
+                        const rs_storeretry_cb_t *cb)
 {
     ep->nfailing = 0;
     ep->err = APR_SUCCESS;
@@ -29,9 +29,11 @@ static void episode_start(rs_storeretry_episode_t *ep, apr_status_t rv, const ch
 
     ep->err = rv;
     publish(ep, rv);
-    rs_log_emit(ep->log, RS_LOG_ERR, rv, "store failing: %s (%s, in ResourceSyncStateDir "
+    rs_log_emit(ep->log, RS_LOG_ERR, rv,
+                "store failing: %s (%s, in ResourceSyncStateDir "
                 "'%s'); changes are kept and published once it works again, retrying every "
-                "few seconds", apr_strerror(rv, buf, sizeof(buf)), what, ep->state_dir);
+                "few seconds",
+                apr_strerror(rv, buf, sizeof(buf)), what, ep->state_dir);
 }
 
 static void episode_end(rs_storeretry_episode_t *ep)
@@ -61,12 +63,14 @@ int rs_storeretry_note(rs_storeretry_t *sr, rs_storeretry_episode_t *ep, apr_sta
     if (rv == APR_SUCCESS) {
         rv = APR_EGENERAL;
     }
-    if (entered) {         /* (sr->delay is 0: rs_storeretry_ok) */
+    if (entered) { /* (sr->delay is 0: rs_storeretry_ok) */
         if (ep->nfailing++ == 0) {
             episode_start(ep, rv, what);
         }
-        rs_log_emit(setlog, RS_LOG_DEBUG, rv, "set %s: %s failed; reconciling the set "
-                    "once the store works again", name, what);
+        rs_log_emit(setlog, RS_LOG_DEBUG, rv,
+                    "set %s: %s failed; reconciling the set "
+                    "once the store works again",
+                    name, what);
     }
     sr->err = rv;
     sr->delay = rs_storeretry_next_delay(sr->delay);
@@ -93,21 +97,21 @@ int rs_storeretry_ok(rs_storeretry_t *sr, rs_storeretry_episode_t *ep)
 }
 
 apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                   const rs_logger_t *storelog, apr_pool_t **pool,
-                                   rs_db_t **store, rs_journal_t **journal)
+                                   const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                   rs_journal_t **journal)
 {
     apr_status_t rv;
 
     *store = NULL;
     *journal = NULL;
     apr_pool_create(pool, parent);
-    rv = rs_schema_open(store, *pool, RS_STATEDIR_DB_DRIVER,
-                        rs_statedir_db(*pool, ep->state_dir), storelog);
+    rv = rs_schema_open(store, *pool, RS_STATEDIR_DB_DRIVER, rs_statedir_db(*pool, ep->state_dir),
+                        storelog);
     if (rv == APR_SUCCESS) {
         rv = rs_journal_open(journal, *store, *pool);
     }
     if (rv != APR_SUCCESS) {
-        apr_pool_destroy(*pool);    /* closes the connection, if any */
+        apr_pool_destroy(*pool); /* closes the connection, if any */
         *pool = NULL;
         *store = NULL;
         *journal = NULL;
@@ -116,8 +120,8 @@ apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t
 }
 
 apr_status_t rs_storeretry_reopen(const rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                  const rs_logger_t *storelog, apr_pool_t **pool,
-                                  rs_db_t **store, rs_journal_t **journal)
+                                  const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                  rs_journal_t **journal)
 {
     if (*pool) {
         apr_pool_destroy(*pool);
@@ -127,8 +131,8 @@ apr_status_t rs_storeretry_reopen(const rs_storeretry_episode_t *ep, apr_pool_t 
 }
 
 apr_status_t rs_storeretry_open(rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                const rs_logger_t *storelog, apr_pool_t **pool,
-                                rs_db_t **store, rs_journal_t **journal)
+                                const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                rs_journal_t **journal)
 {
     apr_interval_time_t delay = 0;
     apr_status_t rv;
@@ -149,7 +153,7 @@ apr_status_t rs_storeretry_open(rs_storeretry_episode_t *ep, apr_pool_t *parent,
         }
         delay = rs_storeretry_next_delay(delay);
         if (!ep->cb || !ep->cb->wait || !ep->cb->wait(ep->cb->baton, delay)) {
-            return rv;      /* the parent is gone: the watcher ends */
+            return rv; /* the parent is gone: the watcher ends */
         }
     }
 }

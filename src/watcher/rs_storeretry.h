@@ -67,17 +67,17 @@ typedef struct rs_storeretry_cb_t {
 /* The driver's episode.  Fill state_dir, log and cb (rs_storeretry_init);
  * nfailing and err are the engine's. */
 typedef struct rs_storeretry_episode_t {
-    int nfailing;              /* sets whose store writes fail */
-    apr_status_t err;          /* cause of the episode, APR_SUCCESS: none */
-    const char *state_dir;     /* named in the error line */
-    const rs_logger_t *log;    /* the episode's two lines (not once-only) */
+    int nfailing;           /* sets whose store writes fail */
+    apr_status_t err;       /* cause of the episode, APR_SUCCESS: none */
+    const char *state_dir;  /* named in the error line */
+    const rs_logger_t *log; /* the episode's two lines (not once-only) */
     const rs_storeretry_cb_t *cb;
 } rs_storeretry_episode_t;
 
 /* Prepare ep (no episode) for the store in state_dir; log and cb are kept
  * (they must live as long as ep). */
-void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir,
-                        const rs_logger_t *log, const rs_storeretry_cb_t *cb);
+void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir, const rs_logger_t *log,
+                        const rs_storeretry_cb_t *cb);
 
 /* The next delay of the back-off after delay (0: the first). */
 apr_interval_time_t rs_storeretry_next_delay(apr_interval_time_t delay);
@@ -104,8 +104,8 @@ int rs_storeretry_ok(rs_storeretry_t *sr, rs_storeretry_episode_t *ep);
  * parent (*pool; on failure none is left and the three are NULL).
  * storelog is the store's own logger. */
 apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                   const rs_logger_t *storelog, apr_pool_t **pool,
-                                   rs_db_t **store, rs_journal_t **journal);
+                                   const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                   rs_journal_t **journal);
 
 /* Replace a connection by a new one (one opened read-only while the file
  * was immutable stays read-only): the old *pool (NULL: none) with its
@@ -114,8 +114,8 @@ apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t
  * file's locks and -shm index among them).  On failure there is none,
  * and the caller notes each set failing. */
 apr_status_t rs_storeretry_reopen(const rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                  const rs_logger_t *storelog, apr_pool_t **pool,
-                                  rs_db_t **store, rs_journal_t **journal);
+                                  const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                  rs_journal_t **journal);
 
 /* Open the store at the watcher's start (rs_storeretry_connect), retrying
  * while the cause is transient (rs_db_transient) with the back-off
@@ -123,7 +123,7 @@ apr_status_t rs_storeretry_reopen(const rs_storeretry_episode_t *ep, apr_pool_t 
  * starts the episode, the success after it ends it.  Returns the cause of
  * a failure that is not transient, or the last one when wait says to end. */
 apr_status_t rs_storeretry_open(rs_storeretry_episode_t *ep, apr_pool_t *parent,
-                                const rs_logger_t *storelog, apr_pool_t **pool,
-                                rs_db_t **store, rs_journal_t **journal);
+                                const rs_logger_t *storelog, apr_pool_t **pool, rs_db_t **store,
+                                rs_journal_t **journal);
 
 #endif

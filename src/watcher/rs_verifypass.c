@@ -13,12 +13,12 @@ static int differs(const char *path, const rs_item_t *row)
     struct stat sb;
 
     if (stat(path, &sb) != 0) {
-        return 1;          /* gone (or unreachable): the target says which */
+        return 1; /* gone (or unreachable): the target says which */
     }
     return row->size != (apr_int64_t)sb.st_size
-        || row->mtime_ns != (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec
-        || row->ctime_ns != (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec
-        || row->dev != (apr_int64_t)sb.st_dev || row->ino != (apr_int64_t)sb.st_ino;
+           || row->mtime_ns != (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec
+           || row->ctime_ns != (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec
+           || row->dev != (apr_int64_t)sb.st_dev || row->ino != (apr_int64_t)sb.st_ino;
 }
 
 /* Move the cursor to (dir, name) (NULLs: back to the first row).  The
@@ -37,8 +37,8 @@ static apr_status_t cursor_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-void rs_verifypass_init(rs_verifypass_t *vp, apr_pool_t *pool,
-                        apr_interval_time_t interval, apr_time_t now)
+void rs_verifypass_init(rs_verifypass_t *vp, apr_pool_t *pool, apr_interval_time_t interval,
+                        apr_time_t now)
 {
     memset(vp, 0, sizeof(*vp));
     vp->interval = interval;
@@ -47,8 +47,7 @@ void rs_verifypass_init(rs_verifypass_t *vp, apr_pool_t *pool,
 }
 
 /* The pass is over: say what it found, and schedule the next one. */
-static void pass_done(rs_verifypass_t *vp, const char *set, const rs_logger_t *log,
-                      apr_time_t now)
+static void pass_done(rs_verifypass_t *vp, const char *set, const rs_logger_t *log, apr_time_t now)
 {
     rs_log_emit(log, vp->differ ? RS_LOG_INFO : RS_LOG_DEBUG, 0,
                 "set %s: verified %" APR_INT64_T_FMT " files; %" APR_INT64_T_FMT
@@ -79,9 +78,10 @@ int rs_verifypass_slice(rs_verifypass_t *vp, rs_db_t *db, apr_pool_t *p, const c
     }
     rv = rs_inventory_page(db, p, set, vp->dir, vp->name, RS_VERIFYPASS_SLICE, &rows);
     if (rv != APR_SUCCESS) {
-        rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot read its inventory for the "
-                    "verification pass; next try in %d s", set,
-                    (int)apr_time_sec(vp->interval));
+        rs_log_emit(log, RS_LOG_ERR, rv,
+                    "set %s: cannot read its inventory for the "
+                    "verification pass; next try in %d s",
+                    set, (int)apr_time_sec(vp->interval));
         pass_done(vp, set, log, now);
         return 0;
     }

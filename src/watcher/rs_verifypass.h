@@ -65,8 +65,8 @@ typedef struct rs_verifypass_t {
 /* Set vp up (any earlier content is dropped without being freed): no
  * pass in progress, the first one due at now + interval (0: never).
  * pool: its cleanup frees the cursor; it must not outlive vp. */
-void rs_verifypass_init(rs_verifypass_t *vp, apr_pool_t *pool,
-                        apr_interval_time_t interval, apr_time_t now);
+void rs_verifypass_init(rs_verifypass_t *vp, apr_pool_t *pool, apr_interval_time_t interval,
+                        apr_time_t now);
 
 /* The next slice of the pass of set `set` (its root directory: root),
  * when one is in progress or due at now: the listed rows of db after the

@@ -27,10 +27,11 @@ static void fx_init(fx_t *f)
     const char *base = ut_tempdir("capture");
     memset(f, 0, sizeof(*f));
     f->root = ut_path(base, "root");
-    f->cap = ut_path(base, "capture/s");   /* made by the first capture */
+    f->cap = ut_path(base, "capture/s"); /* made by the first capture */
     ut_mkdir(f->root);
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     f->o.set = "s";
     f->o.root = f->root;
     f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
@@ -122,19 +123,19 @@ START_TEST(versions_captured_by_the_scan)
     ut_write_str(ut_path(f.root, "a.txt"), "version two!");
     ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(f.root, "a.txt"), ts, 0), 0);
     scan(&f);
-    assert_captured(&f, "version one");     /* kept until collected */
+    assert_captured(&f, "version one"); /* kept until collected */
     assert_captured(&f, "version two!");
     /* The capture carries the version's mtime (deterministic members). */
     {
         struct stat sb;
-        ck_assert_int_eq(stat(rs_capture_path(ut_pool, f.cap, sha256_of("version two!")), &sb),
-                         0);
+        ck_assert_int_eq(stat(rs_capture_path(ut_pool, f.cap, sha256_of("version two!")), &sb), 0);
         ck_assert_int_eq(sb.st_mtime, 1000000000);
     }
     /* A temporary file left by a crash, and a version no record names. */
     ut_write_str(ut_path(f.cap, ".tmp-abcdef"), "partial");
     apr_hash_set(keep, sha256_of("version two!"), APR_HASH_KEY_STRING, "");
-    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep), 0, ut_pool, &removed, &bytes), APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep), 0, ut_pool, &removed, &bytes),
+                     APR_SUCCESS);
     ck_assert_int_eq(removed, 2);
     ck_assert_int_eq(bytes, (apr_int64_t)strlen("version two!"));
     ck_assert(!ut_exists(rs_capture_path(ut_pool, f.cap, sha256_of("version one"))));
@@ -142,16 +143,19 @@ START_TEST(versions_captured_by_the_scan)
     assert_captured(&f, "version two!");
     /* Files younger than the limit stay, whatever their name. */
     ut_write_str(ut_path(f.cap, ".tmp-young"), "being written");
-    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep), apr_time_now() - apr_time_from_sec(3600),
-                                   ut_pool, &removed, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(f.cap, use_of, uses(keep),
+                                   apr_time_now() - apr_time_from_sec(3600), ut_pool, &removed,
+                                   NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(removed, 0);
     ck_assert(ut_exists(ut_path(f.cap, ".tmp-young")));
     ck_assert_int_eq(rs_capture_bytes(f.cap, ut_pool),
                      (apr_int64_t)(strlen("version two!") + strlen("being written")));
     ck_assert_int_eq(rs_capture_bytes(ut_path(f.cap, "none"), ut_pool), 0);
     /* A missing directory is nothing to collect. */
-    ck_assert_int_eq(rs_capture_gc(ut_path(f.cap, "none"), use_of, uses(keep), 0, ut_pool,
-                                   &removed, NULL), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_capture_gc(ut_path(f.cap, "none"), use_of, uses(keep), 0, ut_pool, &removed, NULL),
+        APR_SUCCESS);
 }
 END_TEST
 
@@ -206,15 +210,15 @@ START_TEST(md5_collision_gets_two_captures)
     unhex(collision_hex[1], b, sizeof(b));
     rs_hash_buf(a, sizeof(a), RS_HASH_MD5, ha);
     rs_hash_buf(b, sizeof(b), RS_HASH_MD5, hb);
-    ck_assert_str_eq(ha[0], hb[0]);           /* the same MD5 ... */
-    ck_assert(memcmp(a, b, sizeof(a)) != 0);  /* ... of other bytes */
+    ck_assert_str_eq(ha[0], hb[0]);          /* the same MD5 ... */
+    ck_assert(memcmp(a, b, sizeof(a)) != 0); /* ... of other bytes */
     fx_init(&f);
     ut_write(ut_path(f.root, "a.bin"), a, sizeof(a));
     ut_write(ut_path(f.root, "b.bin"), b, sizeof(b));
     scan(&f);
     assert_captured_n(&f, a, sizeof(a));
     assert_captured_n(&f, b, sizeof(b));
-    ck_assert(!rs_capture_has(f.cap, ha[0]));  /* nothing named by MD5 */
+    ck_assert(!rs_capture_has(f.cap, ha[0])); /* nothing named by MD5 */
 }
 END_TEST
 
@@ -237,8 +241,10 @@ START_TEST(keep_and_drop)
     const char *s256 = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     const char *hex[RS_HASH_COUNT] = { "0123456789abcdef0123456789abcdef", "sha1", s256, NULL };
     const char *md5only[RS_HASH_COUNT] = { "0123456789abcdef0123456789abcdef", NULL, NULL, NULL };
-    const char *bad[RS_HASH_COUNT] = { NULL, NULL, "../0123456789abcdef0123456789abcdef"
-                                       "0123456789abcdef01234567890", NULL };
+    const char *bad[RS_HASH_COUNT] = { NULL, NULL,
+                                       "../0123456789abcdef0123456789abcdef"
+                                       "0123456789abcdef01234567890",
+                                       NULL };
 
     ck_assert_str_eq(rs_capture_key(hex), s256);
     ck_assert_ptr_null(rs_capture_key(md5only));
@@ -256,8 +262,9 @@ START_TEST(keep_and_drop)
         apr_int64_t bytes;
         int removed;
         apr_hash_set(keep, "00ff", APR_HASH_KEY_STRING, "");
-        ck_assert_int_eq(rs_capture_gc(dir, use_of, uses(keep), 0, ut_pool, &removed, &bytes), APR_SUCCESS);
-        ck_assert_int_eq(removed, 0);      /* dropped files left nothing behind */
+        ck_assert_int_eq(rs_capture_gc(dir, use_of, uses(keep), 0, ut_pool, &removed, &bytes),
+                         APR_SUCCESS);
+        ck_assert_int_eq(removed, 0); /* dropped files left nothing behind */
         ck_assert_int_eq(bytes, 2);
     }
 }
@@ -300,20 +307,18 @@ START_TEST(collection_asks_about_each_capture)
     apr_hash_set(u->withdrawn, gone, APR_HASH_KEY_STRING, &after);
     /* Everything is young: only the capture withdrawn after its inode
      * changed goes. */
-    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, before, ut_pool, &removed, &bytes),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, before, ut_pool, &removed, &bytes), APR_SUCCESS);
     ck_assert_int_eq(u->calls, 6);
     ck_assert_int_eq(removed, 1);
     ck_assert(!rs_capture_has(dir, gone));
-    ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both)
-              && rs_capture_has(dir, again) && rs_capture_has(dir, plain));
+    ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both) && rs_capture_has(dir, again)
+              && rs_capture_has(dir, plain));
     ck_assert_int_eq(bytes, rs_capture_bytes(dir, ut_pool));
     /* Everything is old: what is kept stays. */
     u->calls = 0;
-    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL), APR_SUCCESS);
     ck_assert_int_eq(u->calls, 5);
-    ck_assert_int_eq(removed, 4);      /* again, plain, the temporary file, not-a-digest */
+    ck_assert_int_eq(removed, 4); /* again, plain, the temporary file, not-a-digest */
     ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both));
     ck_assert(!rs_capture_has(dir, again) && !rs_capture_has(dir, plain));
     ck_assert(!ut_exists(ut_path(dir, ".tmp-young")) && !ut_exists(ut_path(dir, "not-a-digest")));
@@ -322,8 +327,7 @@ START_TEST(collection_asks_about_each_capture)
     u->calls = 0;
     u->fail = APR_EGENERAL;
     u->fail_after = 0;
-    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL),
-                     APR_EGENERAL);
+    ck_assert_int_eq(rs_capture_gc(dir, use_of, u, after, ut_pool, &removed, NULL), APR_EGENERAL);
     ck_assert_int_eq(u->calls, 1);
     ck_assert_int_eq(removed, 0);
     ck_assert(rs_capture_has(dir, kept) && rs_capture_has(dir, both));

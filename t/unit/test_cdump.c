@@ -26,8 +26,9 @@ static void cf_init(cf_t *f)
 {
     const char *base = ut_tempdir("cdump");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now()), APR_SUCCESS);
     f->o.set = "s";
@@ -68,8 +69,7 @@ static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
 static rs_changelist_t close_list(cf_t *f)
 {
     rs_changelist_t cl;
-    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), &cl),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), &cl), APR_SUCCESS);
     ck_assert_int_gt(cl.id, 0);
     return cl;
 }
@@ -111,7 +111,7 @@ START_TEST(package_holds_every_version)
     r2 = change(&f, "", "a.txt", RS_CHANGE_UPDATED, "two 2", 1);
     change(&f, "", "b.txt", RS_CHANGE_DELETED, "bee", 0);
     r3 = change(&f, "", "a.txt", RS_CHANGE_UPDATED, "three 3", 1);
-    rc = change(&f, "sub", "c d.txt", RS_CHANGE_CREATED, "one", 1);   /* same bytes as r1 */
+    rc = change(&f, "sub", "c d.txt", RS_CHANGE_CREATED, "one", 1); /* same bytes as r1 */
     cl = close_list(&f);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl.id, ut_pool), 0);
     ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
@@ -123,16 +123,21 @@ START_TEST(package_holds_every_version)
 
     za = zip_open(zpath, ZIP_RDONLY | ZIP_CHECKCONS, &err);
     ck_assert_ptr_nonnull(za);
-    ck_assert_int_eq(zip_get_num_entries(za, 0), 5);     /* manifest + 4 versions */
+    ck_assert_int_eq(zip_get_num_entries(za, 0), 5); /* manifest + 4 versions */
     ck_assert_str_eq(zip_get_name(za, 0, 0), "manifest.xml");
-    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
-                                             r1->seq), &len), "one");
-    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
-                                             r2->seq), &len), "two 2");
-    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt",
-                                             r3->seq), &len), "three 3");
-    ck_assert_str_eq(member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT
-                                             "/sub/c d.txt", rc->seq), &len), "one");
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt", r1->seq), &len),
+        "one");
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt", r2->seq), &len),
+        "two 2");
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/a.txt", r3->seq), &len),
+        "three 3");
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/sub/c d.txt", rc->seq),
+               &len),
+        "one");
     man = member(za, "manifest.xml", &len);
     zip_close(za);
     copy = ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &mlen);
@@ -147,7 +152,7 @@ START_TEST(package_holds_every_version)
     ck_assert_str_eq(ut_xml_attr(ut_xml_ln(xmlDocGetRootElement(doc), "up"), "href"),
                      f.o.capability_url);
     ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 5);
-    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 2);   /* the deletion */
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 2); /* the deletion */
     md = ut_xml_child(url, UT_NS_RS, "md", 0);
     ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"), "http://example.org/files/b.txt");
     ck_assert_str_eq(ut_xml_attr(md, "change"), "deleted");
@@ -158,8 +163,7 @@ START_TEST(package_holds_every_version)
                      "http://example.org/files/sub/c%20d.txt");
     ck_assert_str_eq(ut_xml_attr(md, "change"), "created");
     ck_assert_str_eq(ut_xml_attr(md, "path"),
-                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/sub/c d.txt",
-                                  rc->seq));
+                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/sub/c d.txt", rc->seq));
     ck_assert_str_eq(ut_xml_attr(md, "length"), "3");
 
     /* The Change Dump lists the package with its length and digests. */
@@ -171,21 +175,21 @@ START_TEST(package_holds_every_version)
         char *zbytes = ut_read(zpath, &zlen);
         rs_hash_buf(zbytes, zlen, RS_HASH_MD5, hex);
         ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
-        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total),
-                         APR_SUCCESS);
+        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
         ck_assert_int_eq(total, (apr_int64_t)zlen);
         doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
         md = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0);
         ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
         ck_assert_ptr_null(ut_xml_attr(md, "until"));
         url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0);
-        ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
-                         apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT ".zip",
-                                      f.o.pkg_url_prefix, cl.id));
+        ck_assert_str_eq(
+            ut_xml_child_text(url, UT_NS_SM, "loc"),
+            apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT ".zip", f.o.pkg_url_prefix, cl.id));
         md = ut_xml_child(url, UT_NS_RS, "md", 0);
-        ck_assert_str_eq(ut_xml_attr(md, "length"), apr_psprintf(ut_pool, "%" APR_SIZE_T_FMT, zlen));
-        ck_assert(!strncmp(ut_xml_attr(md, "hash"), apr_pstrcat(ut_pool, "md5:", hex[0], NULL),
-                           36));
+        ck_assert_str_eq(ut_xml_attr(md, "length"),
+                         apr_psprintf(ut_pool, "%" APR_SIZE_T_FMT, zlen));
+        ck_assert(
+            !strncmp(ut_xml_attr(md, "hash"), apr_pstrcat(ut_pool, "md5:", hex[0], NULL), 36));
         ck_assert_str_eq(ut_xml_attr(md, "type"), "application/zip");
     }
 }
@@ -209,7 +213,7 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &res), APR_SUCCESS);
     ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
     ck_assert_ptr_nonnull(strstr(res.missing, "lost.txt"));
-    ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);       /* not tried again */
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1); /* not tried again */
     ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl2.id, 0)));
     ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
     ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
@@ -252,7 +256,7 @@ static xmlNodePtr entry_of(cf_t *f, apr_int64_t id, int rev, const char *loc_tai
     for (i = 1, n = zip_get_num_entries(za, 0); i < n; i++) {
         const char *nm = zip_get_name(za, (zip_uint64_t)i, 0);
         *has |= strlen(nm) > strlen(loc_tail)
-                   && !strcmp(nm + strlen(nm) - strlen(loc_tail), loc_tail);
+                && !strcmp(nm + strlen(nm) - strlen(loc_tail), loc_tail);
     }
     zip_close(za);
     doc = ut_xml_parse(man, len);
@@ -299,8 +303,9 @@ START_TEST(deleted_paths_are_withheld)
     (void)rb;
 
     /* Both captures are young: only the withheld one goes. */
-    ck_assert_int_eq(rs_cdump_gc(f.j, &f.o, apr_time_now() - apr_time_from_sec(3600), ut_pool,
-                                 NULL, NULL), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_cdump_gc(f.j, &f.o, apr_time_now() - apr_time_from_sec(3600), ut_pool, NULL, NULL),
+        APR_SUCCESS);
     rs_hash_buf("SECRET", 6, RS_HASH_SHA256, hex);
     ck_assert(!rs_capture_has(f.o.capture_dir, hex[2]));
     rs_hash_buf("public", 6, RS_HASH_SHA256, hex);
@@ -328,8 +333,7 @@ START_TEST(versions_denied_now_are_withheld)
     cl = close_list(&f);
     ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
     ck_assert_int_eq(res.withheld, 1);
-    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl.id, 0, "/denied.txt", &has), "change"),
-                     "deleted");
+    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl.id, 0, "/denied.txt", &has), "change"), "deleted");
     ck_assert(!has);
     ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl.id, 0, "/gone-denied.txt", &has), "change"),
                      "created");
@@ -376,23 +380,22 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     ck_assert(!ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 1)));
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 0);
     ck_assert_int_eq(rs_cdump_rev(&f.o, cl2.id, ut_pool), 1);
-    ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 1);     /* untouched */
+    ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 1); /* untouched */
 
     ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), APR_SUCCESS);
     ck_assert_int_eq(res.withheld, 2);
-    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl2.id, 1, "/oops.txt", &has), "change"),
-                     "deleted");
+    ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl2.id, 1, "/oops.txt", &has), "change"), "deleted");
     ck_assert(!has);
     ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 1)));
     ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
     doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
     url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
-    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
-                     apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.zip", f.o.pkg_url_prefix,
-                                  cl2.id));
-    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(url, "contents"), "href"),
-                     apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.xml", f.o.pkg_url_prefix,
-                                  cl2.id));
+    ck_assert_str_eq(
+        ut_xml_child_text(url, UT_NS_SM, "loc"),
+        apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.zip", f.o.pkg_url_prefix, cl2.id));
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_ln(url, "contents"), "href"),
+        apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT "-1.xml", f.o.pkg_url_prefix, cl2.id));
 
     /* A crash between the new revision and the removal: pruned. */
     ut_write_str(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 0, 0), "old");
@@ -441,7 +444,7 @@ START_TEST(withdraw_requests_round_trip)
     ck_assert(!rs_withdraw_path_ok("") && !rs_withdraw_path_ok("/a")
               && !rs_withdraw_path_ok("a/../b") && !rs_withdraw_path_ok("a//b")
               && !rs_withdraw_path_ok("./a") && !rs_withdraw_path_ok("a/"));
-    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS);  /* no directory */
+    ck_assert_int_eq(rs_withdraw_pending(ut_pool, sd, &reqs), APR_SUCCESS); /* no directory */
     ck_assert_int_eq(reqs->nelts, 0);
     ck_assert_int_eq(rs_withdraw_request(ut_pool, sd, "s1", "d/new\nline %41.txt", &id1),
                      APR_SUCCESS);
@@ -518,7 +521,7 @@ START_TEST(collection_follows_the_journal)
     ck_assert(!rs_capture_has(f.o.capture_dir, key_of("withheld")));
     ck_assert(!rs_capture_has(f.o.capture_dir, key_of("withheld too")));
     ck_assert(rs_capture_has(f.o.capture_dir, key_of("shared")));
-    ck_assert(rs_capture_has(f.o.capture_dir, key_of("expired")));     /* young */
+    ck_assert(rs_capture_has(f.o.capture_dir, key_of("expired"))); /* young */
     ck_assert(rs_capture_has(f.o.capture_dir, key_of("nobody's")));
     ck_assert_int_eq(bytes, (apr_int64_t)strlen("sharedexpirednobody's"));
 
@@ -568,7 +571,7 @@ START_TEST(collection_memory_does_not_grow_with_the_journal)
     int removed;
 
     if (!ut_forking || ut_sanitized()) {
-        return;                /* the peak would include other tests, or
+        return; /* the peak would include other tests, or
                                 * AddressSanitizer's quarantine of freed memory */
     }
     cf_init(&small);

@@ -35,8 +35,9 @@ static void cf_init(cf_t *f)
 {
     const char *base = ut_tempdir("changelist");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     f->o.set = "s";
     f->o.entry.url_base = BASE;
@@ -48,8 +49,8 @@ static void cf_init(cf_t *f)
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", f->t0), APR_SUCCESS);
 }
 
-static rs_record_t *append(cf_t *f, const char *set, const char *dir, const char *name,
-                           int change, apr_int64_t size)
+static rs_record_t *append(cf_t *f, const char *set, const char *dir, const char *name, int change,
+                           apr_int64_t size)
 {
     rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
     r->dir = dir;
@@ -102,14 +103,13 @@ static xmlNodePtr write_index(cf_t *f)
 
 static void close_all(cf_t *f, rs_changelist_t *cl)
 {
-    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), cl),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s", -1, 0, apr_time_now(), cl), APR_SUCCESS);
     ck_assert_int_gt(cl->id, 0);
 }
 
 /* Header of a Change List. */
-static void assert_head(xmlNodePtr root, const char *root_name, int with_index,
-                        apr_time_t from, apr_time_t until)
+static void assert_head(xmlNodePtr root, const char *root_name, int with_index, apr_time_t from,
+                        apr_time_t until)
 {
     xmlNodePtr md, ln;
     ck_assert_str_eq((const char *)root->name, root_name);
@@ -139,8 +139,7 @@ static void assert_head(xmlNodePtr root, const char *root_name, int with_index,
 }
 
 /* The i-th <url> against a record. */
-static void assert_entry(cf_t *f, xmlNodePtr root, int i, const rs_record_t *r,
-                         const char *loc)
+static void assert_entry(cf_t *f, xmlNodePtr root, int i, const rs_record_t *r, const char *loc)
 {
     xmlNodePtr u = ut_xml_child(root, UT_NS_SM, "url", i), md;
     ck_assert_ptr_nonnull(u);
@@ -163,8 +162,8 @@ static void assert_entry(cf_t *f, xmlNodePtr root, int i, const rs_record_t *r,
     }
     else {
         ck_assert_str_eq(ut_xml_attr(md, "hash"), "md5:" MD5 " sha-256:" SHA256);
-        ck_assert_str_eq(ut_xml_attr(md, "length"), apr_psprintf(ut_pool, "%" APR_INT64_T_FMT,
-                                                                 r->size));
+        ck_assert_str_eq(ut_xml_attr(md, "length"),
+                         apr_psprintf(ut_pool, "%" APR_INT64_T_FMT, r->size));
         ck_assert_str_eq(ut_xml_attr(md, "type"), "text/plain");
     }
 }
@@ -272,8 +271,8 @@ START_TEST(spec10)
     assert_entry(&f, root, 0, a, BASE "a.txt");
     assert_entry(&f, root, 1, b, BASE "b.txt");
     /* lastmod is the change time, not the file's modification time. */
-    ck_assert_str_ne(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM,
-                                       "lastmod"), fmt_ns(a->lastmod_ns));
+    ck_assert_str_ne(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM, "lastmod"),
+                     fmt_ns(a->lastmod_ns));
 }
 END_TEST
 
@@ -403,16 +402,17 @@ START_TEST(many_records_across_pages)
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), n - cut);
     ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM, "loc"),
                      apr_psprintf(ut_pool, BASE "f%05d", cut));
-    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", n - cut - 1),
-                                       UT_NS_SM, "loc"),
-                     apr_psprintf(ut_pool, BASE "f%05d", n - 1));
+    ck_assert_str_eq(
+        ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", n - cut - 1), UT_NS_SM, "loc"),
+        apr_psprintf(ut_pool, BASE "f%05d", n - 1));
 }
 END_TEST
 
 /* libxml2 reports a failing sink on stderr; the test expects it. */
 static void quiet(void *ctx, const char *msg, ...)
 {
-    (void)ctx; (void)msg;
+    (void)ctx;
+    (void)msg;
 }
 
 START_TEST(sink_errors)
@@ -481,8 +481,8 @@ static void check_frame(const rs_changelist_opts_t *o, const rs_changelist_t *cl
     fx.recs = recs;
     ck_assert_int_eq(rs_changelist_frame(o, cl, ut_pool, &fr), APR_SUCCESS);
     memset(&b, 0, sizeof(b));
-    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq,
-                                                 cl->last_seq, ut_buf_sink, &b, ut_pool),
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq, cl->last_seq,
+                                                 ut_buf_sink, &b, ut_pool),
                      APR_SUCCESS);
     whole = apr_pstrcat(ut_pool, apr_pstrmemdup(ut_pool, fr.head, fr.head_len),
                         apr_pstrmemdup(ut_pool, b.data, b.len),
@@ -491,15 +491,15 @@ static void check_frame(const rs_changelist_opts_t *o, const rs_changelist_t *cl
     ck_assert_str_eq(apr_pstrmemdup(ut_pool, fr.tail, fr.tail_len), "</urlset>\n");
     /* From the last record on: the last entry, the end of the entries. */
     memset(&b, 0, sizeof(b));
-    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->last_seq,
-                                                 cl->last_seq, ut_buf_sink, &b, ut_pool),
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->last_seq, cl->last_seq,
+                                                 ut_buf_sink, &b, ut_pool),
                      APR_SUCCESS);
     ck_assert_uint_gt(b.len, 0);
     ck_assert_int_eq(memcmp(doc + strlen(doc) - fr.tail_len - b.len, b.data, b.len), 0);
     /* emit stops after the first entry. */
     memset(&b, 0, sizeof(b));
-    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq,
-                                                 cl->last_seq, stop_after_one, &b, ut_pool),
+    ck_assert_int_eq(rs_changelist_write_entries(fixed_source, &fx, o, cl->first_seq, cl->last_seq,
+                                                 stop_after_one, &b, ut_pool),
                      APR_SUCCESS);
     ck_assert_int_eq(b.calls, 1);
     ck_assert_int_eq(memcmp(doc + fr.head_len, b.data, b.len), 0);
@@ -524,8 +524,7 @@ static char *write_fixed(const rs_changelist_opts_t *o, const rs_changelist_t *c
     memset(&b, 0, sizeof(b));
     fx.recs = recs;
     w = rs_xml_open(ut_pool, ut_buf_sink, &b);
-    ck_assert_int_eq(rs_changelist_write_from(fixed_source, &fx, o, cl, w, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_changelist_write_from(fixed_source, &fx, o, cl, w, ut_pool), APR_SUCCESS);
     return apr_pstrmemdup(ut_pool, b.data, b.len);
 }
 
@@ -570,32 +569,31 @@ START_TEST(exact_bytes_and_prerendered_entries)
     r->hash[2] = SHA256;
     r = apr_array_push(recs);
     memset(r, 0, sizeof(*r));
-    r->seq = 12;               /* 11 was never used */
+    r->seq = 12; /* 11 was never used */
     r->dir = "";
     r->name = "gone";
     r->change = RS_CHANGE_DELETED;
     r->datetime = cl.from + 1000000;
     r->lastmod_ns = LASTMOD_NS;
 
-    expected =
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
-        "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
-        "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
-        "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
-        "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
-        "  <url>\n"
-        "    <loc>" BASE "a%26b/%3Cx%3E%20%22q%22.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:40.000005Z\" "
-        "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n"
-        "  <url>\n"
-        "    <loc>" BASE "gone</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41Z\"/>\n"
-        "  </url>\n"
-        "</urlset>\n";
+    expected = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
+               "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
+               "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
+               "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
+               "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
+               "  <url>\n"
+               "    <loc>" BASE "a%26b/%3Cx%3E%20%22q%22.txt</loc>\n"
+               "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+               "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:40.000005Z\" "
+               "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
+               "  </url>\n"
+               "  <url>\n"
+               "    <loc>" BASE "gone</loc>\n"
+               "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+               "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41Z\"/>\n"
+               "  </url>\n"
+               "</urlset>\n";
     doc = write_fixed(&o, &cl, recs);
     ck_assert_str_eq(doc, expected);
     check_frame(&o, &cl, recs, expected);
@@ -628,13 +626,13 @@ START_TEST(exact_bytes_and_prerendered_entries)
     cl.last_seq = cl.first_seq - 1;
     cl.count = 0;
     ck_assert_str_eq(write_fixed(&o, &cl, recs),
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
-        "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
-        "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
-        "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
-        "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
-        "</urlset>\n");
+                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                     "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" "
+                     "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
+                     "  <rs:ln rel=\"up\" href=\"" CAP "\"/>\n"
+                     "  <rs:ln rel=\"index\" href=\"" INDEX "\"/>\n"
+                     "  <rs:md capability=\"changelist\" from=\"2020-09-13T12:26:40Z\"/>\n"
+                     "</urlset>\n");
 }
 END_TEST
 

@@ -26,8 +26,7 @@ static const char *bad(const rs_confval_t *v, const char *name, const char *arg)
 
 START_TEST(numbers)
 {
-    static const rs_confval_t secs = { RS_NUMBER(1, 86400, "seconds"),
-                                       .scale = APR_USEC_PER_SEC };
+    static const rs_confval_t secs = { RS_NUMBER(1, 86400, "seconds"), .scale = APR_USEC_PER_SEC };
     static const rs_confval_t plain = { RS_NUMBER(1, 50000, "") };
     static const rs_confval_t unnamed = { RS_NUMBER(1, 10, NULL) };
 
@@ -73,7 +72,8 @@ START_TEST(durations)
     static const rs_confval_t period = { RS_DURATION("is not a duration (e.g. 3600, 90m, 12h, "
                                                      "1d)") };
     static const rs_confval_t dump = { RS_DURATION("is not a duration (e.g. 3600, 90m, 12h, "
-                                                   "1d) or off"), .off = 1 };
+                                                   "1d) or off"),
+                                       .off = 1 };
 
     ck_assert_int_eq(ok(&period, "1h"), apr_time_from_sec(3600));
     ck_assert_int_eq(ok(&period, "90"), apr_time_from_sec(90));
@@ -95,8 +95,7 @@ START_TEST(delays)
     static const rs_confval_t notify = { RS_DELAY(0, apr_time_from_sec(3600),
                                                   "is not a delay from 0 to 1h (e.g. 100ms, "
                                                   "2s)") };
-    static const rs_confval_t timeout = { RS_DELAY(apr_time_from_msec(100),
-                                                   apr_time_from_sec(600),
+    static const rs_confval_t timeout = { RS_DELAY(apr_time_from_msec(100), apr_time_from_sec(600),
                                                    "is not a duration from 100ms to 10m") };
 
     ck_assert_int_eq(ok(&notify, "0"), 0);

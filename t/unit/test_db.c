@@ -64,11 +64,13 @@ START_TEST(open_errors)
     rs_db_t *st = NULL;
     const char *dir = ut_tempdir("db");
 
-    ck_assert_int_ne(rs_schema_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"),
-                                ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ne(
+        rs_schema_open(&st, ut_pool, "no-such-driver", ut_path(dir, "x.db"), ut_log_init(&ul)),
+        APR_SUCCESS);
     ck_assert_int_ge(ut_log_count(&ul, "no-such-driver"), 1);
-    ck_assert_int_ne(rs_schema_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"),
-                                ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_ne(
+        rs_schema_open(&st, ut_pool, "sqlite3", ut_path(dir, "missing/dir/x.db"), ut_log_init(&ul)),
+        APR_SUCCESS);
     ck_assert_int_ge(ul.nerr, 1);
 }
 END_TEST
@@ -82,7 +84,8 @@ START_TEST(meta)
     ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
     ck_assert_ptr_null(v);
     ck_assert_int_eq(rs_db_meta_put(st, "k", "one"), APR_SUCCESS);
-    ck_assert_int_eq(rs_db_meta_put(st, "snapshot-key:s\xE9t", "a 'quoted' \"value\"; DROP"), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(st, "snapshot-key:s\xE9t", "a 'quoted' \"value\"; DROP"),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_meta_get(st, ut_pool, "k", &v), APR_SUCCESS);
     ck_assert_str_eq(v, "one");
     ck_assert_int_eq(rs_db_meta_put(st, "k", "two"), APR_SUCCESS);
@@ -124,7 +127,8 @@ START_TEST(unversioned_layout_is_migrated)
     rs_item_t *it = NULL;
     const char *v = NULL;
 
-    sqlite_exec(path,
+    sqlite_exec(
+        path,
         "CREATE TABLE inventory ("
         " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
         " size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, ctime_ns BIGINT NOT NULL,"
@@ -190,35 +194,47 @@ START_TEST(version2_inventory_is_clustered)
             ddl = apr_pstrcat(ut_pool, ddl, APR_ARRAY_IDX(steps, i, const char *), ";", NULL);
         }
     }
-    sqlite_exec(path, apr_pstrcat(ut_pool, ddl,
-        "INSERT INTO meta VALUES ('schema-version', '2');"
-        "INSERT INTO inventory VALUES ('s', 'd', 'b', 9007199254740993, -5, 2, 3, 4,"
-        " 'text/plain', 'm', NULL, 's2', NULL, 1, 'fp');"
-        "INSERT INTO inventory VALUES ('s', '', 'z', 1, 1, 1, 1, 1, NULL, NULL, NULL, NULL,"
-        " NULL, 1, NULL);"
-        "INSERT INTO inventory VALUES ('s', 'd', 'a', 2, 2, 2, 2, 2, NULL, NULL, NULL, NULL,"
-        " NULL, 0, NULL);"
-        "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
-        " NULL, 1, NULL);", NULL));
+    sqlite_exec(
+        path,
+        apr_pstrcat(
+            ut_pool, ddl,
+            "INSERT INTO meta VALUES ('schema-version', '2');"
+            "INSERT INTO inventory VALUES ('s', 'd', 'b', 9007199254740993, -5, 2, 3, 4,"
+            " 'text/plain', 'm', NULL, 's2', NULL, 1, 'fp');"
+            "INSERT INTO inventory VALUES ('s', '', 'z', 1, 1, 1, 1, 1, NULL, NULL, NULL, NULL,"
+            " NULL, 1, NULL);"
+            "INSERT INTO inventory VALUES ('s', 'd', 'a', 2, 2, 2, 2, 2, NULL, NULL, NULL, NULL,"
+            " NULL, 0, NULL);"
+            "INSERT INTO inventory VALUES ('t', 'd', 'a', 3, 3, 3, 3, 3, NULL, NULL, NULL, NULL,"
+            " NULL, 1, NULL);",
+            NULL));
     db = open_db_at(&ul, ut_pool, path);
-    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);   /* through 3 */
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION); /* through 3 */
     ck_assert_int_eq(rs_db_meta_get(db, ut_pool, "schema-version", &v), APR_SUCCESS);
     ck_assert_str_eq(v, apr_itoa(ut_pool, RS_SCHEMA_VERSION));
     sql = NULL;
-    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = "
-                               "'journal_set_path'", keep_str, &sql), APR_SUCCESS);
-    ck_assert_ptr_nonnull(sql);                                       /* version 4 */
+    ck_assert_int_eq(query_sql(db,
+                               "SELECT name FROM sqlite_master WHERE name = "
+                               "'journal_set_path'",
+                               keep_str, &sql),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql); /* version 4 */
     sql = NULL;
-    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = "
-                               "'journal_set_sha256'", keep_str, &sql), APR_SUCCESS);
-    ck_assert_ptr_nonnull(sql);                                       /* version 5 */
-    ck_assert_int_eq(query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'",
-                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_int_eq(query_sql(db,
+                               "SELECT name FROM sqlite_master WHERE name = "
+                               "'journal_set_sha256'",
+                               keep_str, &sql),
+                     APR_SUCCESS);
+    ck_assert_ptr_nonnull(sql); /* version 5 */
+    ck_assert_int_eq(
+        query_sql(db, "SELECT sql FROM sqlite_master WHERE name = 'inventory'", keep_str, &sql),
+        APR_SUCCESS);
     ck_assert_ptr_nonnull(sql);
     ck_assert_ptr_nonnull(strstr(sql, "WITHOUT ROWID"));
     sql = NULL;
-    ck_assert_int_eq(query_sql(db, "SELECT name FROM sqlite_master WHERE name = 'inventory_v3'",
-                               keep_str, &sql), APR_SUCCESS);
+    ck_assert_int_eq(
+        query_sql(db, "SELECT name FROM sqlite_master WHERE name = 'inventory_v3'", keep_str, &sql),
+        APR_SUCCESS);
     ck_assert_ptr_null(sql);
 
     ck_assert_int_eq(rs_inventory_page(db, ut_pool, "s", NULL, NULL, 10, &rows), APR_SUCCESS);
@@ -254,12 +270,11 @@ START_TEST(newer_version_is_refused)
 
     apr_pool_create(&p, ut_pool);
     db = open_db_at(&ul, p, path);
-    ck_assert_int_eq(rs_db_meta_put(db, "schema-version",
-                                    apr_itoa(p, RS_SCHEMA_VERSION + 1)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_meta_put(db, "schema-version", apr_itoa(p, RS_SCHEMA_VERSION + 1)),
+                     APR_SUCCESS);
     apr_pool_destroy(p);
     db = NULL;
-    ck_assert_int_ne(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)),
-                     APR_SUCCESS);
+    ck_assert_int_ne(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)), APR_SUCCESS);
     ck_assert_ptr_null(db);
     ck_assert_int_eq(ut_log_count(&ul, "newer"), 1);
     ck_assert_int_eq(ul.nerr, 1);
@@ -380,11 +395,12 @@ START_TEST(each_streams_typed_rows)
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_run(db, "INSERT INTO et VALUES ('a', 1, 9007199254740993, 'x'), "
                                    "('b', 2, -9223372036854775807, NULL), "
-                                   "('c', 3, NULL, ''), ('d', 4, 5, 'y')"), APR_SUCCESS);
+                                   "('c', 3, NULL, ''), ('d', 4, 5, 'y')"),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_stmt(db, sql, &s), APR_SUCCESS);
     memset(&e, 0, sizeof(e));
     ck_assert_int_eq(rs_db_each(db, s, args, each_row, &e), APR_SUCCESS);
-    ck_assert_int_eq(e.rows, 3);          /* NULL >= min is not true */
+    ck_assert_int_eq(e.rows, 3); /* NULL >= min is not true */
     ck_assert(e.ints[0] == -9223372036854775807LL);
     ck_assert_ptr_null(e.texts[0]);
     ck_assert(e.ints[1] == 5);
@@ -448,12 +464,11 @@ START_TEST(full_database_keeps_cause)
     l.last_rv = APR_SUCCESS;
     l.logger.fn = log_rv;
     l.logger.baton = &l;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3",
-                                ut_path(ut_tempdir("db"), "state.db"), &l.logger),
-                     APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&db, ut_pool, "sqlite3", ut_path(ut_tempdir("db"), "state.db"), &l.logger),
+        APR_SUCCESS);
     /* The database cannot grow past its size now (on this connection). */
-    ck_assert_int_eq(query_sql(db, "PRAGMA max_page_count = 1", ignore_row, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(query_sql(db, "PRAGMA max_page_count = 1", ignore_row, NULL), APR_SUCCESS);
     for (i = 0; i < 1000 && rv == APR_SUCCESS; i++) {
         char *big = apr_pcalloc(ut_pool, 8193);
         memset(big, 'x', 8192);
@@ -465,8 +480,7 @@ START_TEST(full_database_keeps_cause)
 
     /* In a transaction: the commit reports the same cause. */
     ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
-    ck_assert_int_eq(rs_db_meta_put(db, "big", apr_psprintf(ut_pool, "%08192d", 0)),
-                     APR_ENOSPC);
+    ck_assert_int_eq(rs_db_meta_put(db, "big", apr_psprintf(ut_pool, "%08192d", 0)), APR_ENOSPC);
     ck_assert_int_eq(rs_db_commit(db), APR_ENOSPC);
 }
 END_TEST
@@ -563,14 +577,14 @@ START_TEST(busy_timeout_zero_fails_fast)
     apr_status_t rv;
 
     ck_assert_int_eq(rs_db_begin(a), APR_SUCCESS);
-    ck_assert_int_eq(rs_db_meta_put(a, "k", "a"), APR_SUCCESS);   /* a holds the lock */
+    ck_assert_int_eq(rs_db_meta_put(a, "k", "a"), APR_SUCCESS); /* a holds the lock */
     rs_db_busy_timeout(b, 0);
     t0 = apr_time_now();
     rv = rs_db_meta_put(b, "k", "b");
     ck_assert_int_eq(rv, APR_EBUSY);
     ck_assert_int_lt(apr_time_now() - t0, apr_time_from_sec(5));
     ck_assert_int_eq(rs_db_commit(a), APR_SUCCESS);
-    ck_assert_int_eq(rs_db_meta_put(b, "k", "b"), APR_SUCCESS);   /* free again */
+    ck_assert_int_eq(rs_db_meta_put(b, "k", "b"), APR_SUCCESS); /* free again */
 }
 END_TEST
 

@@ -74,8 +74,7 @@ static rs_db_t *open_mode(apr_pool_t *p, const char *path, int mode)
     rs_db_t *db = NULL;
     const char *err = "unset";
     apr_status_t rv = rs_schema_open_ex(&db, p, "sqlite3", path, mode, NULL, &err);
-    ck_assert_msg(rv == APR_SUCCESS, "open %s mode %d: %d %s", path, mode, rv,
-                  err ? err : "");
+    ck_assert_msg(rv == APR_SUCCESS, "open %s mode %d: %d %s", path, mode, rv, err ? err : "");
     ck_assert_ptr_null(err);
     return db;
 }
@@ -117,8 +116,9 @@ START_TEST(readonly_creates_no_store)
     rs_db_t *db = NULL;
     ut_log_t ul;
 
-    ck_assert_int_ne(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY,
-                                       ut_log_init(&ul), &err), APR_SUCCESS);
+    ck_assert_int_ne(
+        rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY, ut_log_init(&ul), &err),
+        APR_SUCCESS);
     ck_assert_ptr_null(db);
     ck_assert_ptr_nonnull(err);
     ck_assert_int_eq(ut_log_count(&ul, "cannot open"), 1);
@@ -185,11 +185,12 @@ START_TEST(as_is_keeps_what_it_finds)
     ck_assert_int_eq(has, 0);
     apr_pool_destroy(p);
     ck_assert_str_eq(raw_text(old, "PRAGMA journal_mode"), "delete");
-    ck_assert_str_eq(raw_text(old, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'meta'"),
-                     "0");
+    ck_assert_str_eq(raw_text(old, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'meta'"), "0");
 
-    raw_exec(newer, apr_psprintf(ut_pool, "UPDATE meta SET v = '%d' WHERE k = "
-                                 "'schema-version'", RS_SCHEMA_VERSION + 1));
+    raw_exec(newer, apr_psprintf(ut_pool,
+                                 "UPDATE meta SET v = '%d' WHERE k = "
+                                 "'schema-version'",
+                                 RS_SCHEMA_VERSION + 1));
     db = open_mode(ut_pool, newer, RS_DB_AS_IS);
     ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION + 1);
     db = open_mode(ut_pool, newer, RS_DB_READONLY);
@@ -249,9 +250,9 @@ END_TEST
  * holds (no pattern characters). */
 START_TEST(meta_forget_set_only_its_keys)
 {
-    static const char *const keys[] = { "snapshot-gen:a_", "journal-mark:a_", "x:b:a_",
+    static const char *const keys[] = { "snapshot-gen:a_",  "journal-mark:a_",  "x:b:a_",
                                         "snapshot-gen:ab_", "snapshot-gen:xa_", "a_",
-                                        "snapshot-gen:a%", "snapshot-gen:b", NULL };
+                                        "snapshot-gen:a%",  "snapshot-gen:b",   NULL };
     rs_db_t *db = open_mode(ut_pool, made_store(), RS_DB_MIGRATE);
     const char *v;
     int i, n = -1;

@@ -14,15 +14,15 @@
 #include "rs_schema.h"
 
 #define SEC(s) apr_time_from_sec(s)
-#define NOW (apr_time_from_sec(1700000000))     /* a wall-clock "now" */
-#define RETRY SEC(600)                           /* ResourceSyncNotifyRetry */
-#define HUB "http://hub.example/"
-#define CB "http://subscriber.example/cb"
+#define NOW    (apr_time_from_sec(1700000000)) /* a wall-clock "now" */
+#define RETRY  SEC(600)                        /* ResourceSyncNotifyRetry */
+#define HUB    "http://hub.example/"
+#define CB     "http://subscriber.example/cb"
 
 typedef struct {
     rs_db_t *db;
-    ut_log_t sl;                /* the store's */
-    ut_log_t ul;                /* the policy's */
+    ut_log_t sl; /* the store's */
+    ut_log_t ul; /* the policy's */
 } df_t;
 
 /* A store with 3 sealed framework notifications of set "s" (ids 1..3), a
@@ -39,7 +39,8 @@ static void df_init(df_t *f)
     memset(f, 0, sizeof(*f));
     ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3",
                                     ut_path(ut_tempdir("deliverpolicy"), "state.db"),
-                                    ut_log_init(&f->sl)), APR_SUCCESS);
+                                    ut_log_init(&f->sl)),
+                     APR_SUCCESS);
     ut_log_init(&f->ul);
     ck_assert_int_eq(rs_notify_open(&n, f->db, NULL, ut_pool), APR_SUCCESS);
     memset(&o, 0, sizeof(o));
@@ -53,8 +54,9 @@ static void df_init(df_t *f)
         ck_assert_int_eq(rs_notify_add_framework(n, ut_pool, &o, e, NOW - SEC(60 - i), NULL),
                          APR_SUCCESS);
     }
-    ck_assert_int_eq(rs_notifydest_ensure(f->db, "s", RS_NOTIFY_FRAMEWORK, RS_NOTIFYDEST_FAT,
-                                          HUB, 0, NULL), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_notifydest_ensure(f->db, "s", RS_NOTIFY_FRAMEWORK, RS_NOTIFYDEST_FAT, HUB, 0, NULL),
+        APR_SUCCESS);
     memset(&x, 0, sizeof(x));
     x.set = "s";
     x.topic = RS_NOTIFY_FRAMEWORK;
@@ -121,28 +123,25 @@ START_TEST(ready_when_idle_due_and_leased)
     sub = row(&f, RS_NOTIFYDEST_SUB);
     ck_assert_int_eq(sub->lease_until, NOW);
     ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW, &f.ul.logger), RS_DELIVERPOLICY_GO);
-    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 1, NOW, &f.ul.logger),
-                     RS_DELIVERPOLICY_WAIT);
+    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 1, NOW, &f.ul.logger), RS_DELIVERPOLICY_WAIT);
     hub->next_try = NOW + 1;
-    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW, &f.ul.logger),
-                     RS_DELIVERPOLICY_WAIT);
-    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW + 1, &f.ul.logger),
-                     RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW, &f.ul.logger), RS_DELIVERPOLICY_WAIT);
+    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW + 1, &f.ul.logger), RS_DELIVERPOLICY_GO);
     /* The lease lasts up to its end. */
     ck_assert_int_eq(rs_deliverpolicy_ready(sub, 1, 0, NOW, &f.ul.logger), RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
     ck_assert_int_eq(rs_deliverpolicy_ready(sub, 1, 0, NOW + 1, &f.ul.logger),
                      RS_DELIVERPOLICY_DROP);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: subscription of " CB " to its framework "
-                                  "topic ended: its lease expired"), 1);
+                                         "topic ended: its lease expired"),
+                     1);
     /* In flight or backing off: it waits, lease or not. */
     ck_assert_int_eq(rs_deliverpolicy_ready(sub, 1, 1, NOW + 1, &f.ul.logger),
                      RS_DELIVERPOLICY_WAIT);
     /* The same lease on a hub's row means nothing. */
     hub->next_try = 0;
     hub->lease_until = NOW;
-    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW + 1, &f.ul.logger),
-                     RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(rs_deliverpolicy_ready(hub, 0, 0, NOW + 1, &f.ul.logger), RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
 }
 END_TEST
@@ -166,12 +165,12 @@ START_TEST(backlog_limit_ends_subscriptions)
     ck_assert_int_eq(rs_deliverpolicy_backlog(sub, 1, backlog(&f, sub), 2, &f.ul.logger),
                      RS_DELIVERPOLICY_DROP);
     ck_assert_int_eq(ut_log_count(&f.ul, "4: set s: subscription of " CB " to its framework "
-                                  "topic ended: 3 notifications undelivered, more than "
-                                  "ResourceSyncHubMaxBacklog 2"), 1);
+                                         "topic ended: 3 notifications undelivered, more than "
+                                         "ResourceSyncHubMaxBacklog 2"),
+                     1);
     sub->cursor = 3;
     ck_assert_int_eq(backlog(&f, sub), 0);
-    ck_assert_int_eq(rs_deliverpolicy_backlog(sub, 1, 0, 2, &f.ul.logger),
-                     RS_DELIVERPOLICY_WAIT);
+    ck_assert_int_eq(rs_deliverpolicy_backlog(sub, 1, 0, 2, &f.ul.logger), RS_DELIVERPOLICY_WAIT);
 }
 END_TEST
 
@@ -188,8 +187,9 @@ START_TEST(acknowledged_moves_the_cursor)
     hub->attempts = 4;
     hub->next_try = NOW - 1;
     hub->last_error = "earlier";
-    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 1, NOW - SEC(60), RETRY, &r, NOW,
-                                           &f.ul.logger, ut_pool), RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(
+        rs_deliverpolicy_done(hub, 0, 1, NOW - SEC(60), RETRY, &r, NOW, &f.ul.logger, ut_pool),
+        RS_DELIVERPOLICY_GO);
     hub = stored(&f, hub);
     ck_assert_int_eq(hub->cursor, 1);
     ck_assert_int_eq(hub->attempts, 0);
@@ -216,7 +216,8 @@ START_TEST(retry_backs_off)
         apr_int64_t bound = i > 12 ? 3600 : (1 << (i - 1));
         bound = bound > 3600 ? 3600 : bound;
         ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 1, NOW - SEC(60), RETRY, &r, NOW + i,
-                                               &f.ul.logger, ut_pool), RS_DELIVERPOLICY_GO);
+                                               &f.ul.logger, ut_pool),
+                         RS_DELIVERPOLICY_GO);
         ck_assert_int_eq(hub->attempts, i);
         ck_assert_int_ge(hub->next_try, NOW + i);
         ck_assert_int_le(hub->next_try, NOW + i + SEC(bound));
@@ -251,11 +252,13 @@ START_TEST(hub_gives_up_after_the_retry_window)
     ck_assert_int_eq(hub->cursor, 0);
     ck_assert_int_eq(hub->attempts, 1);
     r = result(RS_WEBSUB_RETRY, 0, "Timeout was reached", -1);
-    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 1, NOW - RETRY - 1, RETRY, &r, NOW,
-                                           &f.ul.logger, ut_pool), RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(
+        rs_deliverpolicy_done(hub, 0, 1, NOW - RETRY - 1, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+        RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(ut_log_count(&f.ul, "4: set s: hub " HUB " did not take notification 1 "
-                                  "of its framework topic within ResourceSyncNotifyRetry "
-                                  "(last: Timeout was reached); it is skipped"), 1);
+                                         "of its framework topic within ResourceSyncNotifyRetry "
+                                         "(last: Timeout was reached); it is skipped"),
+                     1);
     hub = stored(&f, hub);
     ck_assert_int_eq(hub->cursor, 1);
     ck_assert_int_eq(hub->attempts, 0);
@@ -283,35 +286,39 @@ START_TEST(refusals)
     df_init(&f);
     hub = row(&f, RS_NOTIFYDEST_FAT);
     sub = row(&f, RS_NOTIFYDEST_SUB);
-    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger,
-                                           ut_pool), RS_DELIVERPOLICY_DROP);
+    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+                     RS_DELIVERPOLICY_DROP);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: subscription of " CB " to its framework "
-                                  "topic ended by the subscriber (410 Gone)"), 1);
-    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 1, NOW, RETRY, &r, NOW, &f.ul.logger,
-                                           ut_pool), RS_DELIVERPOLICY_GO);
+                                         "topic ended by the subscriber (410 Gone)"),
+                     1);
+    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 1, NOW, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+                     RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(ut_log_count(&f.ul, "3: set s: hub " HUB " refused notification 1 of "
-                                  "its framework topic (HTTP 410); it is skipped"), 1);
+                                         "its framework topic (HTTP 410); it is skipped"),
+                     1);
     ck_assert_int_eq(stored(&f, hub)->cursor, 1);
 
     r = result(RS_WEBSUB_PERMANENT, 404, "", -1);
-    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger,
-                                           ut_pool), RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+                     RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(sub->cursor, 0);
     ck_assert_int_eq(sub->attempts, 1);
     ck_assert_int_gt(sub->next_try, 0);
     ck_assert_int_eq(stored(&f, sub)->last_status, 404);
-    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 2, NOW, RETRY, &r, NOW, &f.ul.logger,
-                                           ut_pool), RS_DELIVERPOLICY_GO);
+    ck_assert_int_eq(rs_deliverpolicy_done(hub, 0, 2, NOW, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+                     RS_DELIVERPOLICY_GO);
     ck_assert_int_eq(ut_log_count(&f.ul, "refused notification 2 of its framework topic "
-                                  "(HTTP 404); it is skipped"), 1);
+                                         "(HTTP 404); it is skipped"),
+                     1);
     ck_assert_int_eq(hub->cursor, 2);
 
     r = result(RS_WEBSUB_PERMANENT, 0, "address refused: private", -1);
-    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger,
-                                           ut_pool), RS_DELIVERPOLICY_DROP);
+    ck_assert_int_eq(rs_deliverpolicy_done(sub, 1, 1, NOW, RETRY, &r, NOW, &f.ul.logger, ut_pool),
+                     RS_DELIVERPOLICY_DROP);
     ck_assert_int_eq(ut_log_count(&f.ul, "4: set s: subscription of " CB " to its framework "
-                                  "topic ended: the callback refused notification 1 "
-                                  "(address refused: private)"), 1);
+                                         "topic ended: the callback refused notification 1 "
+                                         "(address refused: private)"),
+                     1);
     ck_assert_str_eq(sub->last_error, "address refused: private");
     ck_assert_int_eq(f.ul.msgs->nelts, 4);
 }
@@ -347,41 +354,42 @@ START_TEST(reconcile_hub_rows_with_the_configuration)
 
     df_init(&f);
     h->set = "s";
-    h->url = HUB;           /* fat: its framework row exists at cursor 0 */
+    h->url = HUB; /* fat: its framework row exists at cursor 0 */
     h = apr_array_push(hubs);
     h->set = "s";
     h->url = "http://ping.example/";
     h->ping = 1;
-    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_PING, "http://ping.example/", &cursor), 2);
     ck_assert_int_eq(cursor, 3);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, HUB, &cursor), 2);
     ck_assert_int_eq(cursor, 0);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its framework topic to hub "
-                                  "http://ping.example/ (ping), from notification 4 on"), 1);
+                                         "http://ping.example/ (ping), from notification 4 on"),
+                     1);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its change topic to hub "
-                                  "http://ping.example/ (ping), from notification 1 on"), 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its change topic to hub "
-                                  HUB " (fat), from notification 1 on"), 1);
+                                         "http://ping.example/ (ping), from notification 1 on"),
+                     1);
+    ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: publishing its change topic to hub " HUB
+                                         " (fat), from notification 1 on"),
+                     1);
     ck_assert_int_eq(f.ul.msgs->nelts, 3);
     /* Again: nothing to do. */
-    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(f.ul.msgs->nelts, 3);
     /* The fat hub goes; the ping hub becomes fat. */
     apr_array_clear(hubs);
     h = apr_array_push(hubs);
     h->set = "s";
     h->url = "http://ping.example/";
-    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_deliverpolicy_reconcile(f.db, hubs, &f.ul.logger, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, HUB, NULL), 0);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_PING, "http://ping.example/", NULL), 0);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_FAT, "http://ping.example/", NULL), 2);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: hub " HUB " (fat) is no longer "
-                                  "configured; its framework topic is no longer published "
-                                  "there"), 1);
+                                         "configured; its framework topic is no longer published "
+                                         "there"),
+                     1);
     ck_assert_int_eq(ut_log_count(&f.ul, "no longer configured"), 4);
     ck_assert_int_eq(count_kind(&f, RS_NOTIFYDEST_SUB, CB, NULL), 1);
 }

@@ -14,10 +14,20 @@
  * state; a destination never tried shows "-". */
 START_TEST(destination_lines)
 {
-    rs_notifydest_t hub = { "s", "change", "fat", "http://hub.example/", NULL, 0, 7, 3, 0, 503,
-                            NULL };
-    rs_notifydest_t sub = { "s", "framework", RS_NOTIFYDEST_SUB, "http://cb.example/x", NULL,
-                            apr_time_from_sec(1700000000), 0, 0, 0, 0, "refused" };
+    rs_notifydest_t hub = {
+        "s", "change", "fat", "http://hub.example/", NULL, 0, 7, 3, 0, 503, NULL
+    };
+    rs_notifydest_t sub = { "s",
+                            "framework",
+                            RS_NOTIFYDEST_SUB,
+                            "http://cb.example/x",
+                            NULL,
+                            apr_time_from_sec(1700000000),
+                            0,
+                            0,
+                            0,
+                            0,
+                            "refused" };
 
     ck_assert_str_eq(rs_deliverstat_line(ut_pool, &hub, apr_time_from_sec(1700000001), 4),
                      "notify-hub: s change http://hub.example/ mode=fat backlog=4 "
@@ -26,8 +36,8 @@ START_TEST(destination_lines)
                      "notify-subscriber: s framework http://cb.example/x pending=2 failures=0 "
                      "last-status=none last-try=- lease-until=2023-11-14T22:13:20Z\n");
     hub.last_status = 0;
-    ck_assert_ptr_nonnull(strstr(rs_deliverstat_line(ut_pool, &hub, 0, 0),
-                                 " last-status=- last-try=- "));
+    ck_assert_ptr_nonnull(
+        strstr(rs_deliverstat_line(ut_pool, &hub, 0, 0), " last-status=- last-try=- "));
 }
 END_TEST
 
@@ -40,8 +50,9 @@ START_TEST(topic_line)
     rs_journal_t *j;
     rs_notify_t *n;
 
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&db, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&ul)),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&n, db, j, ut_pool), APR_SUCCESS);
     ck_assert_str_eq(rs_deliverstat_topic(ut_pool, n, "s", RS_NOTIFY_CHANGE),

@@ -21,17 +21,18 @@ typedef struct {
     rs_db_t *st;
     ut_log_t ul;
     rs_dump_opts_t o;
-    const char *root;         /* the set's files */
-    const char *dumps;        /* the set's dump generations (o.dumpset) */
-    const char *dir;          /* the last generation built (build()) */
+    const char *root;  /* the set's files */
+    const char *dumps; /* the set's dump generations (o.dumpset) */
+    const char *dir;   /* the last generation built (build()) */
 } fx_t;
 
 static void fx_init(fx_t *f, apr_int64_t max_entries)
 {
     const char *base = ut_tempdir("dump");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     f->root = ut_path(base, "root");
     f->dumps = ut_path(base, "dumps");
     ut_mkdir(f->root);
@@ -133,7 +134,7 @@ START_TEST(packages_manifests_and_dump)
     /* max_entries 1: one package per file. */
     fx_init(&f, 1);
     add(&f, "", "a.txt", "alpha\n", 0);
-    add(&f, "", "manifest.xml", "<x/>\n", 0);     /* must not collide */
+    add(&f, "", "manifest.xml", "<x/>\n", 0); /* must not collide */
     add(&f, "sub", "b c.txt", "bee\n", 0);
     ck_assert_int_eq(build(&f, 7, &info), APR_SUCCESS);
     ck_assert_int_eq(info.packages, 3);
@@ -169,7 +170,7 @@ START_TEST(changed_file_fails_the_dump)
 
     fx_init(&f, 1000);
     add(&f, "", "a.txt", "alpha\n", 0);
-    add(&f, "", "b.txt", "bravo\n", 1);            /* the row is another version */
+    add(&f, "", "b.txt", "bravo\n", 1); /* the row is another version */
     ck_assert_int_eq(build(&f, 1, &info), RS_ZIP_ECHANGED);
     ck_assert_ptr_nonnull(info.failed);
     ck_assert(!ut_exists(rs_statedir_dump_file(ut_pool, ut_path(f.dumps, "tmp-1"))));
@@ -231,7 +232,7 @@ START_TEST(rebuild_reuses_unchanged_packages)
     xmlNodePtr root;
     int i, n1, n2, fresh = 0;
 
-    fx_init(&f, 16);           /* content-defined cuts every ~4 files */
+    fx_init(&f, 16); /* content-defined cuts every ~4 files */
     for (i = 0; i < 40; i++) {
         add(&f, "d", apr_psprintf(ut_pool, "f%02d.txt", i), apr_psprintf(ut_pool, "file %d\n", i),
             0);
@@ -271,8 +272,8 @@ START_TEST(rebuild_reuses_unchanged_packages)
     root = xmlDocGetRootElement(d);
     for (i = 0; i < n2; i++) {
         const char *k = pkg_key(&f, i);
-        xmlNodePtr md = ut_xml_child(ut_xml_child(root, RS_XML_NS_SITEMAP, "url", i),
-                                     RS_XML_NS_RS, "md", 0);
+        xmlNodePtr md =
+            ut_xml_child(ut_xml_child(root, RS_XML_NS_SITEMAP, "url", i), RS_XML_NS_RS, "md", 0);
         if (apr_hash_get(first, k, APR_HASH_KEY_STRING)) {
             ck_assert(inode_of(rs_statedir_dump_pkg(ut_pool, f.dir, k, "zip"))
                       == inode_of(rs_statedir_dump_pkg(ut_pool, dir1, k, "zip")));
@@ -290,8 +291,9 @@ START_TEST(rebuild_reuses_unchanged_packages)
     ck_assert_str_eq(ut_xml_attr(ut_xml_child(root, RS_XML_NS_RS, "md", 0), "at"),
                      "2023-11-14T23:13:20Z");
     d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, changed, "xml"));
-    ck_assert_str_eq(ut_xml_attr(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_RS, "md", 0),
-                                 "at"), "2023-11-14T23:13:20Z");
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_RS, "md", 0), "at"),
+        "2023-11-14T23:13:20Z");
 }
 END_TEST
 
@@ -393,10 +395,11 @@ START_TEST(swap_while_the_package_is_written)
     ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(out, "r.txt"), ts, 0), 0);
     ck_assert_int_eq(rs_beneath_open_root(&tree, root, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_zip_create(&z, target, "m", 1, 0, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt",
-                                        sb.st_size, (apr_int64_t)sb.st_mtim.tv_sec * 1000000000
-                                        + sb.st_mtim.tv_nsec, (apr_int64_t)sb.st_dev,
-                                        (apr_int64_t)sb.st_ino), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt", sb.st_size,
+                           (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec,
+                           (apr_int64_t)sb.st_dev, (apr_int64_t)sb.st_ino),
+        APR_SUCCESS);
     ck_assert_int_eq(rename(ut_path(root, "sub"), ut_path(base, "sub.moved")), 0);
     ck_assert_int_eq(symlink(out, ut_path(root, "sub")), 0);
     ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
@@ -410,10 +413,11 @@ START_TEST(swap_while_the_package_is_written)
     ck_assert_int_eq(utimensat(AT_FDCWD, ut_path(base, "new"), ts, 0), 0);
     ck_assert_int_eq(rename(ut_path(base, "new"), ut_path(root, "sub/r.txt")), 0);
     ck_assert_int_eq(rs_zip_create(&z, target, "m", 1, 0, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt",
-                                        sb.st_size, (apr_int64_t)sb.st_mtim.tv_sec * 1000000000
-                                        + sb.st_mtim.tv_nsec, (apr_int64_t)sb.st_dev,
-                                        (apr_int64_t)sb.st_ino), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_zip_add_beneath(z, "resources/sub/r.txt", tree, "sub/r.txt", sb.st_size,
+                           (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec,
+                           (apr_int64_t)sb.st_dev, (apr_int64_t)sb.st_ino),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
     ck_assert(!ut_exists(target));
 }
@@ -448,16 +452,16 @@ START_TEST(withdraw_removes_the_packages_in_every_generation)
     const char *k_oops, *k_keep;
     int removed;
 
-    fx_init(&f, 1);           /* one package per file */
+    fx_init(&f, 1); /* one package per file */
     add(&f, "", "keep.txt", "kept\n", 0);
     add(&f, "d", "oops & x.txt", "OOPS\n", 0);
     ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
     k_keep = pkg_key(&f, 0);
     k_oops = pkg_key(&f, 1);
-    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);    /* linked into generation 2 */
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS); /* linked into generation 2 */
     ck_assert_int_eq(info.reused, 2);
-    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/d/oops & x.txt",
-                                         &removed), APR_SUCCESS);
+    ck_assert_int_eq(rs_dumppkg_withdraw(ut_pool, f.dumps, "resources/d/oops & x.txt", &removed),
+                     APR_SUCCESS);
     ck_assert_int_eq(removed, 1);
     ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "1"), k_oops, "zip")));
     ck_assert(!ut_exists(rs_statedir_dump_pkg(ut_pool, ut_path(f.dumps, "2"), k_oops, "xml")));
@@ -622,7 +626,7 @@ START_TEST(memory_does_not_grow_with_the_manifest)
     int i;
 
     if (!ut_forking || ut_sanitized()) {
-        return;                /* the peak would include other tests, or
+        return; /* the peak would include other tests, or
                                 * AddressSanitizer's quarantine of freed memory */
     }
     fx_init(&f, 100000);
@@ -640,7 +644,7 @@ START_TEST(memory_does_not_grow_with_the_manifest)
     for (; i < 4500; i++) {
         add(&f, "d", apr_psprintf(ut_pool, "f%05d", i), "x", 0);
     }
-    f.o.dumpset = NULL;        /* built again, not reused */
+    f.o.dumpset = NULL; /* built again, not reused */
     ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
     ck_assert_int_eq(info.packages, 1);
     ck_assert_int_eq((int)info.entries, 4500);

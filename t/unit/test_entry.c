@@ -16,7 +16,7 @@
 /* 2020-09-13T12:26:40.123456789Z */
 #define LASTMOD_NS (1600000000LL * 1000000000 + 123456789)
 /* 2020-09-13T12:26:41.000005Z */
-#define DATETIME   (1600000001LL * APR_USEC_PER_SEC + 5)
+#define DATETIME (1600000001LL * APR_USEC_PER_SEC + 5)
 
 static void opts(rs_entry_opts_t *o, int spec10)
 {
@@ -68,7 +68,8 @@ static const char *document(const rs_entry_opts_t *o, const rs_record_t *r)
     return apr_pstrmemdup(ut_pool, b.data, b.len);
 }
 
-#define DOC_HEAD "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" \
+#define DOC_HEAD                                                     \
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"                   \
     "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" " \
     "xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n"
 
@@ -76,8 +77,7 @@ static const char *document(const rs_entry_opts_t *o, const rs_record_t *r)
 static void assert_entry(const rs_entry_opts_t *o, const rs_record_t *r, const char *expected)
 {
     ck_assert_str_eq(render(o, r), expected);
-    ck_assert_str_eq(document(o, r), apr_pstrcat(ut_pool, DOC_HEAD, expected, "</urlset>\n",
-                                                 NULL));
+    ck_assert_str_eq(document(o, r), apr_pstrcat(ut_pool, DOC_HEAD, expected, "</urlset>\n", NULL));
 }
 
 START_TEST(resource_entry)
@@ -99,11 +99,12 @@ START_TEST(resource_entry)
     rs_entry_from_item(&r, &it);
     ck_assert_int_eq(r.change, 0);
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "sub/dir/a.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "sub/dir/a.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                 "\" length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
     /* 1.0 mode changes nothing in a resource entry; no type, no hashes. */
     o.spec10 = 1;
     o.hashes = 0;
@@ -111,11 +112,11 @@ START_TEST(resource_entry)
     it.dir = "";
     rs_entry_from_item(&r, &it);
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "a.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md length=\"3\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "a.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md length=\"3\"/>\n"
+                 "  </url>\n");
 }
 END_TEST
 
@@ -127,29 +128,29 @@ START_TEST(change_entries)
     opts(&o, 0);
     record(&r, RS_CHANGE_CREATED, "", "new.txt");
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "new.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
-        "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "new.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                 "hash=\"md5:" MD5 " sha-256:" SHA256 "\" length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
     record(&r, RS_CHANGE_UPDATED, "d", "u.txt");
     o.hashes = RS_HASH_SHA1;
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "d/u.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
-        "hash=\"sha-1:" SHA1 "\" length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "d/u.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                 "hash=\"sha-1:" SHA1 "\" length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
     /* A deletion: no hash, length or type. */
     record(&r, RS_CHANGE_DELETED, "d", "gone");
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "d/gone</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "d/gone</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+                 "  </url>\n");
 }
 END_TEST
 
@@ -162,19 +163,19 @@ START_TEST(spec10_entries)
     opts(&o, 1);
     record(&r, RS_CHANGE_UPDATED, "", "u.txt");
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "u.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
-        "    <rs:md change=\"updated\" hash=\"md5:" MD5 " sha-256:" SHA256 "\" "
-        "length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "u.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
+                 "    <rs:md change=\"updated\" hash=\"md5:" MD5 " sha-256:" SHA256 "\" "
+                 "length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
     record(&r, RS_CHANGE_DELETED, "", "gone");
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "gone</loc>\n"
-        "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
-        "    <rs:md change=\"deleted\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "gone</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:41.000005Z</lastmod>\n"
+                 "    <rs:md change=\"deleted\"/>\n"
+                 "  </url>\n");
 }
 END_TEST
 
@@ -193,12 +194,12 @@ START_TEST(odd_bytes_in_names)
     record(&r, RS_CHANGE_CREATED, "a&b/\xC3\xA9t\xE9", "<x> \"q\"%#?.txt");
     o.hashes = 0;
     assert_entry(&o, &r,
-        "  <url>\n"
-        "    <loc>" BASE "a%26b/%C3%A9t%E9/%3Cx%3E%20%22q%22%25%23%3F.txt</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
-        "length=\"3\" type=\"text/plain\"/>\n"
-        "  </url>\n");
+                 "  <url>\n"
+                 "    <loc>" BASE "a%26b/%C3%A9t%E9/%3Cx%3E%20%22q%22%25%23%3F.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                 "length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
 
     /* A name longer than PATH_MAX, every byte escaped, then a short one
      * from the same renderer: the buffer grows and is reused. */
@@ -214,11 +215,11 @@ START_TEST(odd_bytes_in_names)
     record(&r, RS_CHANGE_DELETED, "", "x");
     b = rs_entry_render(rr, &r, &len);
     ck_assert_str_eq(apr_pstrmemdup(ut_pool, b, len),
-        "  <url>\n"
-        "    <loc>" BASE "x</loc>\n"
-        "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-        "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
-        "  </url>\n");
+                     "  <url>\n"
+                     "    <loc>" BASE "x</loc>\n"
+                     "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                     "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+                     "  </url>\n");
 }
 END_TEST
 
@@ -236,8 +237,7 @@ static const char *written(const rs_entry_opts_t *o, const rs_record_t *r)
 
 /* The renderer's bytes equal the writer's, for one renderer reused
  * across entries (its buffer and writer state carry over). */
-static void assert_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o,
-                        const rs_record_t *r)
+static void assert_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o, const rs_record_t *r)
 {
     apr_size_t len = 0;
     const char *b = rs_entry_render(rr, r, &len);
@@ -252,11 +252,12 @@ static void assert_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o,
 START_TEST(render_matches_writer)
 {
     static const apr_int64_t sizes[] = { 0, 7, 1234567890123LL, -1, APR_INT64_MAX };
-    static const apr_int64_t times[] = { LASTMOD_NS, 0, 1600000000LL * 1000000000,
-                                         -1, -1600000000LL * 1000000000 - 5000 };
-    static const char *const types[] = { NULL, "", "text/plain", "text/html; charset=utf-8",
-                                         "a/b; q=\"x\"", "a/<b>&'c'",
-                                         "a/\xc3\xa9\tb\nc\r" };
+    static const apr_int64_t times[] = { LASTMOD_NS, 0, 1600000000LL * 1000000000, -1,
+                                         -1600000000LL * 1000000000 - 5000 };
+    static const char *const types[] = {
+        NULL,           "",          "text/plain",        "text/html; charset=utf-8",
+        "a/b; q=\"x\"", "a/<b>&'c'", "a/\xc3\xa9\tb\nc\r"
+    };
     rs_entry_opts_t o;
     rs_entry_renderer_t *rr;
     rs_record_t r;
@@ -295,7 +296,7 @@ START_TEST(render_matches_writer)
         record(&r, 0, s, "n");
         assert_same(rr, &o, &r);
         if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c > 0x7f) {
-            continue;    /* not XML characters (alone): the writer refuses them */
+            continue; /* not XML characters (alone): the writer refuses them */
         }
         record(&r, 0, "d", "n");
         r.type = s;

@@ -51,8 +51,8 @@ START_TEST(replace_failure_keeps_old)
     ck_assert_str_eq(ut_read(path, &len), "old");
     ck_assert(!ut_exists(ut_path(dir, ".tmp-doc.xml")));
     /* A directory that does not exist: the cause is ENOENT. */
-    ck_assert(APR_STATUS_IS_ENOENT(rs_file_replace(ut_pool, ut_path(dir, "no/doc.xml"),
-                                                   write_hello, "x")));
+    ck_assert(APR_STATUS_IS_ENOENT(
+        rs_file_replace(ut_pool, ut_path(dir, "no/doc.xml"), write_hello, "x")));
 }
 END_TEST
 
@@ -126,7 +126,7 @@ START_TEST(statedir_layout)
         ck_assert(rs_statedir_is_cl_list("0a1b2c3d-7.xml", h, &id));
         ck_assert_str_eq(h, "0a1b2c3d");
         ck_assert(id == 7);
-        ck_assert(!rs_statedir_is_cl_list("7.xml", h, &id));     /* before histories */
+        ck_assert(!rs_statedir_is_cl_list("7.xml", h, &id)); /* before histories */
         ck_assert(!rs_statedir_is_cl_list("0a1b2c3d-7.xml.tmp", h, &id));
         ck_assert(!rs_statedir_is_cl_list(".tmp-0a1b2c3d-7.xml", h, &id));
         ck_assert(!rs_statedir_is_cl_list("index.xml", h, &id));
@@ -199,8 +199,7 @@ START_TEST(read_small_refusals)
     ck_assert_int_eq(rs_file_read_small(ut_pool, f, 9, &buf, &n), APR_SUCCESS);
     ck_assert_uint_eq(n, 0);
     ck_assert_str_eq(buf, "");
-    ck_assert(APR_STATUS_IS_ENOENT(rs_file_read_small(ut_pool, ut_path(dir, "none"), 9, &buf,
-                                                      &n)));
+    ck_assert(APR_STATUS_IS_ENOENT(rs_file_read_small(ut_pool, ut_path(dir, "none"), 9, &buf, &n)));
     ck_assert_int_eq(symlink(f, link), 0);
     ck_assert_int_eq(rs_file_read_small(ut_pool, link, 9, &buf, &n), APR_FROM_OS_ERROR(ELOOP));
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
@@ -240,7 +239,7 @@ START_TEST(restrict_tree_modes)
     ut_write_str(ut_path(outside, "target"), "t");
     ck_assert_int_eq(chmod(top, 0755), 0);
     ck_assert_int_eq(chmod(ut_path(top, "a"), 02750), 0);
-    ck_assert_int_eq(chmod(ut_path(top, "a/b"), 0), 0);      /* not even readable */
+    ck_assert_int_eq(chmod(ut_path(top, "a/b"), 0), 0); /* not even readable */
     ck_assert_int_eq(chmod(ut_path(top, "state.db"), 0644), 0);
     ck_assert_int_eq(chmod(ut_path(top, "a/ok"), 0600), 0);
     ck_assert_int_eq(chmod(outside, 0755), 0);
@@ -288,7 +287,8 @@ START_TEST(restrict_tree_modes)
     ck_assert_int_eq((int)r.changed, 0);
     /* The top itself a symbolic link: refused, its target untouched. */
     {
-        apr_status_t rv = rs_file_restrict_tree(ut_pool, ut_path(top, "dirlink"), RS_FILE_ALL_LEVELS, &r);
+        apr_status_t rv =
+            rs_file_restrict_tree(ut_pool, ut_path(top, "dirlink"), RS_FILE_ALL_LEVELS, &r);
         /* Linux says ENOTDIR for O_DIRECTORY | O_NOFOLLOW on a link. */
         ck_assert(rv == APR_FROM_OS_ERROR(ENOTDIR) || rv == APR_FROM_OS_ERROR(ELOOP));
     }

@@ -36,11 +36,11 @@ START_TEST(basename_patterns)
     MATCH(p, "dir/a.tmp");
     MATCH(p, "dir/sub/deeper/x.tmp");
     MATCH(p, ".tmp");
-    MATCH(p, "dir.tmp");               /* a directory: the scan prunes it */
+    MATCH(p, "dir.tmp"); /* a directory: the scan prunes it */
     NOMATCH(p, "a.tmp.txt");
     NOMATCH(p, "a.tmpx");
     NOMATCH(p, "a.TMP");
-    NOMATCH(p, "dir.tmp/x");           /* only the base name is matched */
+    NOMATCH(p, "dir.tmp/x"); /* only the base name is matched */
 
     p = pats("cache", NULL);
     MATCH(p, "cache");
@@ -70,13 +70,13 @@ START_TEST(anchored_patterns)
     MATCH(p, "private/x");
     MATCH(p, "private/.x");
     NOMATCH(p, "private");
-    NOMATCH(p, "private/x/y");         /* "*" does not cross "/" */
-    NOMATCH(p, "a/private/x");         /* anchored at the root */
+    NOMATCH(p, "private/x/y"); /* "*" does not cross "/" */
+    NOMATCH(p, "a/private/x"); /* anchored at the root */
     NOMATCH(p, "privatex/y");
 
     p = pats("a/b?.txt", NULL);
     MATCH(p, "a/b1.txt");
-    NOMATCH(p, "a/b/.txt");            /* "?" does not match "/" */
+    NOMATCH(p, "a/b/.txt"); /* "?" does not match "/" */
     NOMATCH(p, "b1.txt");
     NOMATCH(p, "x/a/b1.txt");
 
@@ -85,7 +85,7 @@ START_TEST(anchored_patterns)
     NOMATCH(p, "docs/draft-1");
     NOMATCH(p, "docs/a/b/draft-1");
 
-    p = pats("a/**/z", NULL);          /* "**" is not special */
+    p = pats("a/**/z", NULL); /* "**" is not special */
     MATCH(p, "a/b/z");
     NOMATCH(p, "a/b/c/z");
 }
@@ -155,14 +155,12 @@ END_TEST
 
 START_TEST(check_ok)
 {
-    static const char *const good[] = {
-        "*.tmp", "cache", "/drafts", "private/*", "a/b/c", "[abc].txt", "[!a]*",
-        "[]a]", "[!]a]", "\\[x", "x\\]", "a]b", "\\\\", "[a-z]?",
-        "[[]",           /* a bracket expression matching "[" */
-        "[a[]b",
-        "[\\]]",         /* escaped "]" inside the bracket */
-        NULL
-    };
+    static const char
+        *const good[] = { "*.tmp", "cache",  "/drafts", "private/*", "a/b/c", "[abc].txt",
+                          "[!a]*", "[]a]",   "[!]a]",   "\\[x",      "x\\]",  "a]b",
+                          "\\\\",  "[a-z]?", "[[]", /* a bracket expression matching "[" */
+                          "[a[]b", "[\\]]",         /* escaped "]" inside the bracket */
+                          NULL };
     int i;
     for (i = 0; good[i]; i++) {
         const char *err = rs_glob_check(ut_pool, good[i]);

@@ -118,7 +118,7 @@ START_TEST(hash_fd_file)
 {
     const char *dir = ut_tempdir("hash");
     const char *path = ut_path(dir, "big.bin");
-    apr_size_t len = 200000 + 17;      /* several 64 KiB reads, odd tail */
+    apr_size_t len = 200000 + 17; /* several 64 KiB reads, odd tail */
     unsigned char *data = apr_palloc(ut_pool, len);
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX], want[RS_HASH_COUNT][RS_HASH_HEXMAX];
     apr_off_t n = -1;
@@ -180,14 +180,12 @@ START_TEST(hash_fd_upto)
     ck_assert_int_eq(pipe(fds), 0);
     ck_assert_int_eq(write(fds[1], "abc", 3), 3);
     fill(hex);
-    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 3, &n, NULL, -1, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 3, &n, NULL, -1, NULL), APR_SUCCESS);
     ck_assert_int_eq(n, 3);
     ck_assert_str_eq(hex[0], abc_hex[0]);
     ck_assert_int_eq(write(fds[1], "abc", 3), 3);
     close(fds[1]);
-    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 2, &n, NULL, -1, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_hash_fd_upto(fds[0], RS_HASH_MD5, hex, 2, &n, NULL, -1, NULL), APR_SUCCESS);
     ck_assert_int_eq(n, 3);
     ck_assert_str_eq(hex[0], abc_hex[0]);
     close(fds[0]);

@@ -33,14 +33,14 @@ START_TEST(gate_bounds)
     ck_assert_int_eq(rs_hubgate_reserve(g, 100, 3, 1000), 1);
     ck_assert_int_eq(rs_hubgate_reserve(g, 100, 3, 1000), 1);
     ck_assert_int_eq(rs_hubgate_reserve(g, 100, 3, 1000), 1);
-    ck_assert_int_eq(rs_hubgate_reserve(g, 100, 3, 1000), 0);      /* count */
+    ck_assert_int_eq(rs_hubgate_reserve(g, 100, 3, 1000), 0); /* count */
     ck_assert_uint_eq(g->count, 3);
     ck_assert_uint_eq(g->bytes, 300);
     rs_hubgate_release(g, 1, 100);
-    ck_assert_int_eq(rs_hubgate_reserve(g, 801, 10, 1000), 0);     /* bytes */
-    ck_assert_int_eq(rs_hubgate_reserve(g, 800, 10, 1000), 1);     /* exactly full */
+    ck_assert_int_eq(rs_hubgate_reserve(g, 801, 10, 1000), 0); /* bytes */
+    ck_assert_int_eq(rs_hubgate_reserve(g, 800, 10, 1000), 1); /* exactly full */
     ck_assert_uint_eq(g->bytes, 1000);
-    ck_assert_int_eq(rs_hubgate_reserve(g, 0xffffffffu, 10, 1000), 0);  /* no wrap */
+    ck_assert_int_eq(rs_hubgate_reserve(g, 0xffffffffu, 10, 1000), 0); /* no wrap */
     ck_assert_uint_eq(g->bytes, 1000);
     rs_hubgate_set(g, 1, 50);
     rs_hubgate_release(g, 1, 100);
@@ -64,16 +64,16 @@ START_TEST(gate_episodes)
     ck_assert_int_eq(rs_hubgate_full(g), 1);
     ck_assert_int_eq(rs_hubgate_full(g), 0);
     ck_assert_int_eq(rs_hubgate_full(g), 0);
-    rs_hubgate_release(g, 1, 1);                   /* 7 of 8: hovering */
+    rs_hubgate_release(g, 1, 1); /* 7 of 8: hovering */
     ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1);
     ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 0);
     for (i = 0; i < 2; i++) {
         rs_hubgate_release(g, 1, 1);
     }
-    ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1);       /* made at 6 of 8 */
+    ck_assert_int_eq(rs_hubgate_reserve(g, 1, 8, 1000), 1); /* made at 6 of 8 */
     ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 1);
     ck_assert_int_eq(rs_hubgate_eased(g, 1, 8, 1000), 0);
-    ck_assert_int_eq(rs_hubgate_full(g), 1);                      /* a new episode */
+    ck_assert_int_eq(rs_hubgate_full(g), 1); /* a new episode */
     /* A bound of one request: the first reservation after the episode
      * ends it. */
     rs_hubgate_set(g, 0, 0);
@@ -160,7 +160,7 @@ START_TEST(sched_hanging_host)
     ck_assert_str_eq(next_tag(s, &e), "hang");
     ck_assert_str_eq(next_tag(s, &e), "good");
     ck_assert_str_eq(next_tag(s, &e), "hang");
-    ck_assert_str_eq(next_tag(s, &e), "-");             /* the host at its limit */
+    ck_assert_str_eq(next_tag(s, &e), "-"); /* the host at its limit */
     ck_assert_int_eq(rs_hubsched_running(s), 3);
     ck_assert_int_eq(rs_hubsched_queued(s), 98);
 }
@@ -183,9 +183,9 @@ START_TEST(sched_turns)
     ck_assert_str_eq(next_tag(s, &first), "ax1");
     ck_assert_str_eq(next_tag(s, &e), "bx1");
     ck_assert_str_eq(next_tag(s, &e), "cz1");
-    ck_assert_str_eq(next_tag(s, &e), "ay1");           /* a's next host */
-    ck_assert_str_eq(next_tag(s, &e), "cz2");           /* a at its limit of 2 */
-    ck_assert_str_eq(next_tag(s, &e), "-");             /* 5 in total */
+    ck_assert_str_eq(next_tag(s, &e), "ay1"); /* a's next host */
+    ck_assert_str_eq(next_tag(s, &e), "cz2"); /* a at its limit of 2 */
+    ck_assert_str_eq(next_tag(s, &e), "-");   /* 5 in total */
     rs_hubsched_done(s, first);
     ck_assert_str_eq(next_tag(s, &e), "ax2");
     ck_assert_int_eq(rs_hubsched_queued(s), 1);
@@ -222,8 +222,9 @@ END_TEST
 static void touch(const char *path, const char *text)
 {
     apr_file_t *f;
-    ck_assert_int_eq(apr_file_open(&f, path, APR_FOPEN_CREATE | APR_FOPEN_WRITE
-                                   | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT, ut_pool),
+    ck_assert_int_eq(apr_file_open(&f, path,
+                                   APR_FOPEN_CREATE | APR_FOPEN_WRITE | APR_FOPEN_TRUNCATE,
+                                   APR_FPROT_OS_DEFAULT, ut_pool),
                      APR_SUCCESS);
     apr_file_puts(text, f);
     apr_file_close(f);
@@ -280,7 +281,7 @@ START_TEST(spool_follows_events)
     touch(ut_path(dir, "tmp-def"), "x");
     ck_assert_int_eq(rename(ut_path(dir, "tmp-def"), ut_path(dir, "00000000000000000003-c.req")),
                      0);
-    touch(ut_path(dir, "00000000000000000004-d.req"), "y");     /* written in place */
+    touch(ut_path(dir, "00000000000000000004-d.req"), "y"); /* written in place */
     touch(ut_path(dir, "notes.txt"), "z");
     n = take(s, &c);
     ck_assert_int_eq(c.listed, 0);
@@ -310,14 +311,14 @@ START_TEST(spool_sweeps_abandoned_writes)
     rs_hubspool_sweep(s, apr_time_now(), apr_time_from_sec(60), &files, &bytes);
     ck_assert_uint_eq(files, 0);
     ck_assert_int_eq(access(ut_path(dir, "tmp-left"), F_OK), 0);
-    rs_hubspool_sweep(s, apr_time_now() + apr_time_from_sec(61), apr_time_from_sec(60),
-                      &files, &bytes);
+    rs_hubspool_sweep(s, apr_time_now() + apr_time_from_sec(61), apr_time_from_sec(60), &files,
+                      &bytes);
     ck_assert_uint_eq(files, 1);
     ck_assert_uint_eq(bytes, 5);
     ck_assert_int_ne(access(ut_path(dir, "tmp-left"), F_OK), 0);
     ck_assert_int_eq(access(ut_path(dir, "1-x.req"), F_OK), 0);
-    rs_hubspool_sweep(s, apr_time_now() + apr_time_from_sec(61), apr_time_from_sec(60),
-                      &files, &bytes);
+    rs_hubspool_sweep(s, apr_time_now() + apr_time_from_sec(61), apr_time_from_sec(60), &files,
+                      &bytes);
     ck_assert_uint_eq(files, 0);
 }
 END_TEST
@@ -331,7 +332,7 @@ START_TEST(spool_recreated)
     apr_array_header_t *n;
 
     ck_assert_int_eq(rmdir(dir), 0);
-    take(s, &c);            /* the loss seen, the directory back */
+    take(s, &c); /* the loss seen, the directory back */
     touch(ut_path(dir, "5-e.req"), "e");
     n = take(s, &c);
     ck_assert_int_eq(n->nelts, 1);

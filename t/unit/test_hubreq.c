@@ -19,7 +19,8 @@ START_TEST(form_subscribe)
     rs_hubreq_t r;
     ck_assert_ptr_null(form("hub.callback=http%3A%2F%2Fsub.example.org%2Fcb%3Fa%3D1%26b%3D2"
                             "&hub.mode=subscribe&hub.topic=http://h/t&hub.lease_seconds=600"
-                            "&hub.secret=a+b%25c&other=%zz&&=x", &r));
+                            "&hub.secret=a+b%25c&other=%zz&&=x",
+                            &r));
     ck_assert_int_eq(r.mode, RS_HUBREQ_SUBSCRIBE);
     ck_assert_str_eq(r.callback, "http://sub.example.org/cb?a=1&b=2");
     ck_assert_str_eq(r.topic, "http://h/t");
@@ -31,8 +32,8 @@ END_TEST
 START_TEST(form_absent_and_empty)
 {
     rs_hubreq_t r;
-    ck_assert_ptr_null(form("hub.mode=unsubscribe&hub.secret=&hub.lease_seconds=&hub.callback",
-                            &r));
+    ck_assert_ptr_null(
+        form("hub.mode=unsubscribe&hub.secret=&hub.lease_seconds=&hub.callback", &r));
     ck_assert_int_eq(r.mode, RS_HUBREQ_UNSUBSCRIBE);
     ck_assert_ptr_null(r.callback);
     ck_assert_ptr_null(r.topic);
@@ -47,8 +48,7 @@ START_TEST(form_rejects)
 {
     rs_hubreq_t r;
     char *big = apr_pcalloc(ut_pool, RS_HUBREQ_MAX_BODY + 2);
-    ck_assert_str_eq(form("hub.mode=subscribe&hub.mode=subscribe", &r),
-                     "hub.mode given twice");
+    ck_assert_str_eq(form("hub.mode=subscribe&hub.mode=subscribe", &r), "hub.mode given twice");
     ck_assert_str_eq(form("hub.callback=a&hub.call%62ack=b", &r), "hub.callback given twice");
     ck_assert_str_eq(form("hub.topic=%4", &r), "hub.topic: bad %-escape");
     ck_assert_str_eq(form("hub.topic=%g0", &r), "hub.topic: bad %-escape");
@@ -83,12 +83,17 @@ START_TEST(validate_fields)
     ck_assert_str_eq(validate("hub.mode=subscribe&hub.callback=http://x/&hub.topic=a+b", &r),
                      "hub.topic is too long or holds spaces, control or non-ASCII bytes");
     memset(secret, 's', 200);
-    ck_assert_str_eq(validate(apr_pstrcat(ut_pool, "hub.mode=subscribe&hub.callback=http://x/"
-                                          "&hub.topic=t&hub.secret=", secret, NULL), &r),
+    ck_assert_str_eq(validate(apr_pstrcat(ut_pool,
+                                          "hub.mode=subscribe&hub.callback=http://x/"
+                                          "&hub.topic=t&hub.secret=",
+                                          secret, NULL),
+                              &r),
                      "hub.secret is 200 bytes or longer");
     secret[199] = '\0';
-    ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, "hub.mode=subscribe&hub.callback="
-                                            "http://x/&hub.topic=t&hub.secret=", secret, NULL),
+    ck_assert_ptr_null(validate(apr_pstrcat(ut_pool,
+                                            "hub.mode=subscribe&hub.callback="
+                                            "http://x/&hub.topic=t&hub.secret=",
+                                            secret, NULL),
                                 &r));
     ck_assert_uint_eq(strlen(r.secret), 199);
 }
@@ -99,15 +104,18 @@ START_TEST(validate_lease)
     rs_hubreq_t r;
     const char *b = "hub.mode=subscribe&hub.callback=http://x/&hub.topic=t";
     ck_assert_ptr_null(validate(b, &r));
-    ck_assert_int_eq(r.lease, 86400);                   /* default 10 days, clamped */
+    ck_assert_int_eq(r.lease, 86400); /* default 10 days, clamped */
     ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, b, "&hub.lease_seconds=1", NULL), &r));
     ck_assert_int_eq(r.lease, 300);
     ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, b, "&hub.lease_seconds=0", NULL), &r));
     ck_assert_int_eq(r.lease, 300);
     ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, b, "&hub.lease_seconds=4000", NULL), &r));
     ck_assert_int_eq(r.lease, 4000);
-    ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, b, "&hub.lease_seconds="
-                                            "99999999999999999999999999", NULL), &r));
+    ck_assert_ptr_null(validate(apr_pstrcat(ut_pool, b,
+                                            "&hub.lease_seconds="
+                                            "99999999999999999999999999",
+                                            NULL),
+                                &r));
     ck_assert_int_eq(r.lease, 86400);
     ck_assert_ptr_null(form(b, &r));
     ck_assert_ptr_null(rs_hubreq_validate(ut_pool, &r, 300, 31 * 86400));
@@ -136,8 +144,7 @@ START_TEST(callback_syntax)
     ck_assert_str_eq(syntax("http:///cb"), "hub.callback has no host");
     ck_assert_str_eq(syntax("http://u:p@x/"),
                      "hub.callback holds user information (user:password@)");
-    ck_assert_str_eq(syntax("http://u@x/"),
-                     "hub.callback holds user information (user:password@)");
+    ck_assert_str_eq(syntax("http://u@x/"), "hub.callback holds user information (user:password@)");
     ck_assert_str_eq(syntax("http://x/#f"), "hub.callback holds a fragment");
     ck_assert_str_eq(syntax("http://x/a b"),
                      "hub.callback holds spaces, control or non-ASCII bytes");
@@ -192,7 +199,7 @@ START_TEST(addr_classes)
     ck_assert_ptr_null(cls("::ffff:8.8.8.8"));
     ck_assert_str_eq(cls("::127.0.0.1"), "loopback");
     ck_assert_str_eq(cls("64:ff9b::192.168.0.1"), "private");
-    ck_assert_str_eq(cls("2002:a9fe:a9fe::1"), "link-local");     /* 6to4 of 169.254.169.254 */
+    ck_assert_str_eq(cls("2002:a9fe:a9fe::1"), "link-local"); /* 6to4 of 169.254.169.254 */
     ck_assert_str_eq(cls("2001:db8::1"), "documentation");
     ck_assert_ptr_null(cls("2001:4860:4860::8888"));
     ck_assert_ptr_null(cls("2a00:1450::1"));
@@ -203,8 +210,7 @@ static apr_array_header_t *allow_list(const char *const *items)
 {
     apr_array_header_t *a = apr_array_make(ut_pool, 4, sizeof(rs_hubaddr_allow_t));
     for (; *items; items++) {
-        ck_assert_int_eq(rs_hubaddr_allow_parse(ut_pool, *items,
-                                                apr_array_push(a)), 1);
+        ck_assert_int_eq(rs_hubaddr_allow_parse(ut_pool, *items, apr_array_push(a)), 1);
     }
     return a;
 }
@@ -221,8 +227,8 @@ static int allowed(const apr_array_header_t *a, const char *ip)
 
 START_TEST(allow_lists)
 {
-    static const char *const items[] = { "127.0.0.1", "10.1.2.3/8", "fd00::/8",
-                                         "Hooks.Example.ORG", NULL };
+    static const char *const items[] = { "127.0.0.1", "10.1.2.3/8", "fd00::/8", "Hooks.Example.ORG",
+                                         NULL };
     apr_array_header_t *a = allow_list(items);
     rs_hubaddr_allow_t e;
     ck_assert_int_eq(allowed(a, "127.0.0.1"), 1);
@@ -264,10 +270,9 @@ START_TEST(check_callback_without_resolver)
 {
     static const char *const lo[] = { "127.0.0.1", NULL };
     static const char *const name[] = { "localhost", NULL };
-    static const char *const spellings[] = {
-        "127.0.0.2", "127.2", "2130706434", "0x7f000002", "0177.0.0.2", "[::ffff:127.0.0.2]",
-        "[::ffff:7f00:2]", NULL
-    };
+    static const char *const spellings[] = { "127.0.0.2",       "127.2",      "2130706434",
+                                             "0x7f000002",      "0177.0.0.2", "[::ffff:127.0.0.2]",
+                                             "[::ffff:7f00:2]", NULL };
     const char *detail;
     int i;
 
@@ -283,23 +288,21 @@ START_TEST(check_callback_without_resolver)
     for (i = 0; spellings[i]; i++) {
         const char *u = apr_psprintf(ut_pool, "http://%s:8080/cb", spellings[i]);
         ck_assert_msg(rs_hubreq_check_callback(ut_pool, u, NULL, &detail) != NULL, "%s", u);
-        ck_assert_str_eq(detail, spellings[i][0] == '['
-                                 ? "address ::ffff:127.0.0.2 is loopback"
-                                 : "address 127.0.0.2 is loopback");
+        ck_assert_str_eq(detail, spellings[i][0] == '[' ? "address ::ffff:127.0.0.2 is loopback"
+                                                        : "address 127.0.0.2 is loopback");
     }
-    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://127.0.0.1:9/cb",
-                                                allow_list(lo), &detail));
+    ck_assert_ptr_null(
+        rs_hubreq_check_callback(ut_pool, "http://127.0.0.1:9/cb", allow_list(lo), &detail));
     ck_assert_ptr_null(detail);
     ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://8.8.8.8/cb", NULL, &detail));
-    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://LOCALHOST/cb",
-                                                allow_list(name), &detail));
+    ck_assert_ptr_null(
+        rs_hubreq_check_callback(ut_pool, "http://LOCALHOST/cb", allow_list(name), &detail));
     /* Names are not looked up here: one that does not resolve, or that
      * resolves to loopback, passes. */
-    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://no-such-host.invalid/",
-                                                NULL, &detail));
+    ck_assert_ptr_null(
+        rs_hubreq_check_callback(ut_pool, "http://no-such-host.invalid/", NULL, &detail));
     ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://localhost/", NULL, &detail));
-    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://1.2.3.4.example/", NULL,
-                                                &detail));
+    ck_assert_ptr_null(rs_hubreq_check_callback(ut_pool, "http://1.2.3.4.example/", NULL, &detail));
     ck_assert_str_eq(rs_hubreq_check_callback(ut_pool, "gopher://x/", NULL, &detail),
                      "hub.callback is not an http or https URL");
     ck_assert_ptr_null(detail);
@@ -377,10 +380,10 @@ START_TEST(record_round_trip)
     rs_hubreq_t r = sample(), back;
     const char *rec = rs_hubreq_record_format(ut_pool, &r);
     ck_assert_str_eq(rec, "rs-hubreq 2\nmode=subscribe\n"
-                     "callback=https://sub.example.org/cb?x=%2541&y=1\n"
-                     "topic=http://h/resourcesync/data/notify/change\nlease=3600\n"
-                     "secret=s3cr%C3%A9t%20with%0Anewline=%25\nset=data\nkind=change\n"
-                     "client=2001:db8::7\nreceived=1700000000123456\n");
+                          "callback=https://sub.example.org/cb?x=%2541&y=1\n"
+                          "topic=http://h/resourcesync/data/notify/change\nlease=3600\n"
+                          "secret=s3cr%C3%A9t%20with%0Anewline=%25\nset=data\nkind=change\n"
+                          "client=2001:db8::7\nreceived=1700000000123456\n");
     ck_assert_ptr_null(rs_hubreq_record_parse(ut_pool, rec, strlen(rec), &back));
     same(&r, &back);
     r.secret = NULL;
@@ -418,23 +421,22 @@ START_TEST(record_rejects)
 {
     ck_assert_str_eq(bad(""), "no 'rs-hubreq 2' (or 1) first line");
     ck_assert_str_eq(bad("rs-hubreq 3\n"), "no 'rs-hubreq 2' (or 1) first line");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
-                         "extra=1\n"), "unknown line");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
-                         "client=1.2.3.4\n"), "client twice");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
-                         "deny=0\n"), "unknown line");
-    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL),
-                     "no deny");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL "extra=1\n"),
+                     "unknown line");
+    ck_assert_str_eq(
+        bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL "client=1.2.3.4\n"),
+        "client twice");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL "deny=0\n"),
+                     "unknown line");
+    ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n" REC_TAIL), "no deny");
     ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\n" REC_TAIL), "no callback");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=publish\ncallback=http://x/\n" REC_TAIL),
-                     "bad mode");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL
-                         "secret=abc"), "last line unterminated");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a%0\n"
-                         REC_TAIL), "secret: bad value");
-    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a b\n"
-                         REC_TAIL), "secret: bad value");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=publish\ncallback=http://x/\n" REC_TAIL), "bad mode");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\n" REC_TAIL "secret=abc"),
+                     "last line unterminated");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a%0\n" REC_TAIL),
+                     "secret: bad value");
+    ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=http://x/\nsecret=a b\n" REC_TAIL),
+                     "secret: bad value");
     ck_assert_str_eq(bad("rs-hubreq 2\nmode=subscribe\ncallback=ftp://x/\n" REC_TAIL),
                      "hub.callback is not an http or https URL");
     ck_assert_str_eq(bad("rs-hubreq 1\nmode=subscribe\ncallback=http://x/\n"
@@ -462,8 +464,9 @@ START_TEST(spool_write_read)
     apr_finfo_t fi;
     int files = 0;
 
-    ck_assert_int_eq(rs_hubreq_spool_write(ut_pool, dir, rs_hubreq_record_format(ut_pool, &r),
-                                           &name), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_hubreq_spool_write(ut_pool, dir, rs_hubreq_record_format(ut_pool, &r), &name),
+        APR_SUCCESS);
     base = strrchr(name, '/') + 1;
     ck_assert_uint_eq(strlen(base), 20 + 1 + 16 + 4);
     ck_assert_int_eq(rs_hubreq_spool_is_req(base), 1);
@@ -473,7 +476,7 @@ START_TEST(spool_write_read)
     ck_assert_int_eq(apr_dir_open(&d, dir, ut_pool), APR_SUCCESS);
     while (apr_dir_read(&fi, APR_FINFO_NAME, d) == APR_SUCCESS) {
         if (strcmp(fi.name, ".") && strcmp(fi.name, "..")) {
-            ck_assert_str_eq(fi.name, base);     /* no temporary file left */
+            ck_assert_str_eq(fi.name, base); /* no temporary file left */
             files++;
         }
     }
@@ -488,8 +491,9 @@ START_TEST(spool_write_read)
     ck_assert_ptr_null(why);
     ck_assert_uint_eq(size, strlen(rs_hubreq_record_format(ut_pool, &r)));
     same(&r, &back);
-    ck_assert_int_eq(APR_STATUS_IS_ENOENT(rs_hubreq_spool_read(ut_pool, ut_path(dir, "x.req"),
-                                                               &back, &why, NULL)), 1);
+    ck_assert_int_eq(APR_STATUS_IS_ENOENT(
+                         rs_hubreq_spool_read(ut_pool, ut_path(dir, "x.req"), &back, &why, NULL)),
+                     1);
     ck_assert_ptr_null(why);
 }
 END_TEST
@@ -501,8 +505,9 @@ START_TEST(spool_read_malformed)
     const char *why;
     apr_file_t *f;
     apr_size_t size;
-    ck_assert_int_eq(apr_file_open(&f, path, APR_FOPEN_CREATE | APR_FOPEN_WRITE,
-                                   APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(
+        apr_file_open(&f, path, APR_FOPEN_CREATE | APR_FOPEN_WRITE, APR_FPROT_OS_DEFAULT, ut_pool),
+        APR_SUCCESS);
     apr_file_puts("rs-hubreq 2\nmode=subscribe\n", f);
     apr_file_close(f);
     ck_assert_int_eq(rs_hubreq_spool_read(ut_pool, path, &back, &why, &size), APR_EGENERAL);

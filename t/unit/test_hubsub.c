@@ -14,8 +14,7 @@ static ut_log_t ul;
 
 static void open_db_path(const char *path)
 {
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)), APR_SUCCESS);
 }
 
 static void open_db(void)
@@ -79,11 +78,11 @@ START_TEST(put_and_renew)
         " count, sealed) VALUES ('s', 'change', 3, 4, 3, 3, 1, 0)");
     run("INSERT INTO notifications (setname, topic, from_dt, until_dt, first_seq, last_seq,"
         " count, sealed) VALUES ('t', 'change', 3, 4, 3, 3, 1, 1)");
-    ck_assert_int_eq(put("s", "change", "http://a.example/cb?x=1", "k1", 1000,
-                                   &created), APR_SUCCESS);
+    ck_assert_int_eq(put("s", "change", "http://a.example/cb?x=1", "k1", 1000, &created),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 1);
-    ck_assert_int_eq(put("s", "framework", "http://a.example/cb?x=1", NULL, 500,
-                                   &created), APR_SUCCESS);
+    ck_assert_int_eq(put("s", "framework", "http://a.example/cb?x=1", NULL, 500, &created),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 1);
     a = subs();
     ck_assert_int_eq(a->nelts, 2);
@@ -91,13 +90,13 @@ START_TEST(put_and_renew)
     ck_assert_str_eq(SUB(a, 0).url, "http://a.example/cb?x=1");
     ck_assert_str_eq(SUB(a, 0).secret, "k1");
     ck_assert_int_eq(SUB(a, 0).lease_until, 1000);
-    ck_assert_int_eq(SUB(a, 0).cursor, 2);          /* newest sealed of (s, change) */
+    ck_assert_int_eq(SUB(a, 0).cursor, 2); /* newest sealed of (s, change) */
     ck_assert_ptr_null(SUB(a, 1).secret);
-    ck_assert_int_eq(SUB(a, 1).cursor, 0);          /* no framework notification */
+    ck_assert_int_eq(SUB(a, 1).cursor, 0); /* no framework notification */
 
     run("UPDATE notify_dests SET cursor = 7, attempts = 3 WHERE topic = 'change'");
-    ck_assert_int_eq(put("s", "change", "http://a.example/cb?x=1", NULL, 2000,
-                                   &created), APR_SUCCESS);
+    ck_assert_int_eq(put("s", "change", "http://a.example/cb?x=1", NULL, 2000, &created),
+                     APR_SUCCESS);
     ck_assert_int_eq(created, 0);
     a = subs();
     ck_assert_int_eq(a->nelts, 2);
@@ -113,12 +112,9 @@ START_TEST(remove_and_expire)
     int removed = -1;
 
     open_db();
-    ck_assert_int_eq(put("s", "change", "http://a/1", NULL, 100, NULL),
-                     APR_SUCCESS);
-    ck_assert_int_eq(put("s", "change", "http://a/2", NULL, 200, NULL),
-                     APR_SUCCESS);
-    ck_assert_int_eq(put("s", "change", "http://a/3", NULL, 300, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(put("s", "change", "http://a/1", NULL, 100, NULL), APR_SUCCESS);
+    ck_assert_int_eq(put("s", "change", "http://a/2", NULL, 200, NULL), APR_SUCCESS);
+    ck_assert_int_eq(put("s", "change", "http://a/3", NULL, 300, NULL), APR_SUCCESS);
     /* A publishing destination of the same URL is not a subscription. */
     run("INSERT INTO notify_dests (setname, topic, kind, url, lease_until) "
         "VALUES ('s', 'change', 'fat', 'http://a/1', 0)");
@@ -151,9 +147,9 @@ START_TEST(limits)
     put_keyed("http://127.2:8080/1", "127.0.0.2", "192.0.2.1");
     put_keyed("http://0x7f000002:8080/2", "127.0.0.2", "192.0.2.1");
     put_keyed("http://b.example/1", "198.51.100.7", "2001:db8:1:2::/64");
-    put_keyed("http://old.example/1", NULL, NULL);      /* a row from before the keys */
+    put_keyed("http://old.example/1", NULL, NULL); /* a row from before the keys */
     a = subs();
-    ck_assert_str_eq(SUB(a, 2).addr, "198.51.100.7");      /* ordered by url */
+    ck_assert_str_eq(SUB(a, 2).addr, "198.51.100.7"); /* ordered by url */
     ck_assert_str_eq(SUB(a, 2).client, "2001:db8:1:2::/64");
     ck_assert_ptr_null(SUB(a, 3).addr);
     x.set = "s";
@@ -162,7 +158,8 @@ START_TEST(limits)
     x.url = "http://[::ffff:127.0.0.2]:8080/3";
     x.addr = "127.0.0.2";
     x.client = "203.0.113.9";
-    ck_assert_str_eq(rs_hubsub_limit(a, &x, &q), "too many subscriptions for this callback address");
+    ck_assert_str_eq(rs_hubsub_limit(a, &x, &q),
+                     "too many subscriptions for this callback address");
     q.per_addr = 3;
     ck_assert_ptr_null(rs_hubsub_limit(a, &x, &q));
     /* Not known yet (before the verification): not checked. */
@@ -206,7 +203,7 @@ START_TEST(schema_v4_keeps_rows)
     ck_assert_int_eq(rs_db_schema_version(db), 3);
     run("INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cursor) "
         "VALUES ('s', 'change', 'sub', 'http://a/1', 'k', 5, 3)");
-    apr_pool_destroy(p);            /* closes the connection */
+    apr_pool_destroy(p); /* closes the connection */
     open_db_path(path);
     ck_assert_int_eq(ut_log_count(&ul, "schema version 4 (from 3"), 1);
     ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
@@ -217,7 +214,7 @@ START_TEST(schema_v4_keeps_rows)
     ck_assert_int_eq(SUB(a, 0).cursor, 3);
     ck_assert_ptr_null(SUB(a, 0).addr);
     ck_assert_ptr_null(SUB(a, 0).client);
-    put_keyed("http://a/1", "192.0.2.5", "192.0.2.6");    /* a renewal sets them */
+    put_keyed("http://a/1", "192.0.2.5", "192.0.2.6"); /* a renewal sets them */
     a = subs();
     ck_assert_str_eq(SUB(a, 0).addr, "192.0.2.5");
     ck_assert_int_eq(SUB(a, 0).cursor, 3);

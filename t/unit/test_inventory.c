@@ -152,7 +152,7 @@ START_TEST(upsert)
     ck_assert_int_eq(dir_rows(st, "s", "d"), 1);
     r = get(st, "s", "d", "a.txt");
     assert_same(r, &a);
-    ck_assert_int_eq(count(st, "s"), 0);       /* unlisted now */
+    ck_assert_int_eq(count(st, "s"), 0); /* unlisted now */
     a.listed = 1;
     put(st, "s", a);
     ck_assert_int_eq(count(st, "s"), 1);
@@ -259,10 +259,8 @@ START_TEST(delete_tree_and_dirs)
 {
     ut_log_t ul;
     rs_db_t *st = open_store(&ul);
-    static const char *const dirs[] = {
-        "", "a", "a/b", "a/b/c", "a/\xE9", "a.b", "a-b", "a b", "a0", "ab", "a\xE9",
-        "b/a", "x/a", NULL
-    };
+    static const char *const dirs[] = { "",    "a",  "a/b", "a/b/c", "a/\xE9", "a.b", "a-b",
+                                        "a b", "a0", "ab",  "a\xE9", "b/a",    "x/a", NULL };
     int i;
 
     for (i = 0; dirs[i]; i++) {
@@ -278,7 +276,7 @@ START_TEST(delete_tree_and_dirs)
     ck_assert_str_eq(dirs_of(st, "s"), "|a b|a-b|a.b|a0|ab|a\xE9|b/a|x/a");
     ck_assert_int_eq(dir_rows(st, "s", "a/b/c"), 0);
     ck_assert_int_eq(dir_rows(st, "s", "a.b"), 2);
-    ck_assert_int_eq(dir_rows(st, "t", "a"), 1);      /* other set untouched */
+    ck_assert_int_eq(dir_rows(st, "t", "a"), 1); /* other set untouched */
 
     /* "b" takes "b/a" only; a directory without rows is no error. */
     ck_assert_int_eq(rs_inventory_delete_tree(st, "s", "b"), APR_SUCCESS);
@@ -309,9 +307,8 @@ START_TEST(paging)
     ut_log_t ul;
     rs_db_t *st = open_store(&ul);
     static const char *const dirs[] = { "", "a", "a b", "a/b", "B", "\xC3\xA9", "\xE9", NULL };
-    static const char *const names[] = {
-        "z", "a", "B", "_", "Z", "a b", "a.txt", "\xC3\xA9", "\xE9", "\xFF", "0", "~", NULL
-    };
+    static const char *const names[] = { "z",        "a",    "B",    "_", "Z", "a b", "a.txt",
+                                         "\xC3\xA9", "\xE9", "\xFF", "0", "~", NULL };
     ukey_t want[7 * 12];
     int nwant = 0, i, j, limit;
     apr_int64_t sz = 0;
@@ -338,14 +335,15 @@ START_TEST(paging)
         int got = 0;
         for (;;) {
             apr_array_header_t *rows = NULL;
-            ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", ad, an, limit, &rows), APR_SUCCESS);
+            ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", ad, an, limit, &rows),
+                             APR_SUCCESS);
             ck_assert_int_le(rows->nelts, limit);
             for (i = 0; i < rows->nelts; i++) {
                 const rs_item_t *it = &APR_ARRAY_IDX(rows, i, rs_item_t);
                 ck_assert_int_lt(got, nwant);
                 ck_assert_msg(!strcmp(it->dir, want[got].dir) && !strcmp(it->name, want[got].name),
-                              "limit %d, row %d: got (%s,%s), want (%s,%s)", limit, got,
-                              it->dir, it->name, want[got].dir, want[got].name);
+                              "limit %d, row %d: got (%s,%s), want (%s,%s)", limit, got, it->dir,
+                              it->name, want[got].dir, want[got].name);
                 ck_assert_int_eq(it->listed, 1);
                 ck_assert_str_eq(it->type, "text/plain");
                 got++;
@@ -430,8 +428,8 @@ START_TEST(each_streams_listed_rows)
     put(st, "t", item("d", "a", 5, 1));
     e.rows = apr_array_make(ut_pool, 4, sizeof(rs_item_t));
     e.stop_at = 0;
-    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
-                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item, &e),
+                     APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 3);
     assert_same(&APR_ARRAY_IDX(e.rows, 0, rs_item_t), &b);
     a.type = NULL;
@@ -440,16 +438,16 @@ START_TEST(each_streams_listed_rows)
     assert_same(&APR_ARRAY_IDX(e.rows, 2, rs_item_t), &a);
 
     apr_array_clear(e.rows);
-    ck_assert_int_eq(rs_inventory_each(st, "s", "", "z", 1, RS_INVENTORY_ROW, each_item,
-                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "", "z", 1, RS_INVENTORY_ROW, each_item, &e),
+                     APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 1);
     r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
     assert_same(r, &c);
 
     /* What a document lists: the rest is left out. */
     apr_array_clear(e.rows);
-    ck_assert_int_eq(rs_inventory_each(st, "s", "d", "a", 10, RS_INVENTORY_LISTING, each_item,
-                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", "d", "a", 10, RS_INVENTORY_LISTING, each_item, &e),
+                     APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 1);
     r = &APR_ARRAY_IDX(e.rows, 0, rs_item_t);
     ck_assert_str_eq(r->dir, "d");
@@ -467,8 +465,8 @@ START_TEST(each_streams_listed_rows)
 
     apr_array_clear(e.rows);
     e.stop_at = 2;
-    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item,
-                                       &e), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_ROW, each_item, &e),
+                     APR_SUCCESS);
     ck_assert_int_eq(e.rows->nelts, 2);
 }
 END_TEST
@@ -493,7 +491,7 @@ START_TEST(transactions_and_reopen)
     ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "c", 3, 1));
     ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
-    apr_pool_destroy(p1);       /* closes the database */
+    apr_pool_destroy(p1); /* closes the database */
 
     ck_assert_int_eq(apr_pool_create(&p2, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_schema_open(&st2, p2, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
@@ -522,10 +520,10 @@ START_TEST(failed_statement_fails_commit)
 
     ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "a", 1, 1));
-    bad.name = NULL;                       /* violates NOT NULL */
+    bad.name = NULL; /* violates NOT NULL */
     ck_assert_int_ne(rs_inventory_put(st, "s", &bad), APR_SUCCESS);
     ck_assert_int_ne(rs_db_commit(st), APR_SUCCESS);
-    ck_assert_int_eq(count(st, "s"), 0);   /* the good row went too */
+    ck_assert_int_eq(count(st, "s"), 0); /* the good row went too */
     ck_assert_int_gt(ul.nerr, 0);
 
     /* The next transaction starts clean. */
@@ -547,7 +545,7 @@ START_TEST(delete_dir_counts)
     put(st, "s", item("a/b", "3", 3, 1));
     put(st, "t", item("a", "4", 4, 1));
     ck_assert_int_eq(rs_inventory_delete_dir(st, "s", "a", &n), APR_SUCCESS);
-    ck_assert_int_eq(n, 2);                /* listed or not, not a/b */
+    ck_assert_int_eq(n, 2); /* listed or not, not a/b */
     ck_assert_int_eq(dir_rows(st, "s", "a/b"), 1);
     ck_assert_int_eq(dir_rows(st, "t", "a"), 1);
     ck_assert_int_eq(rs_inventory_delete_dir(st, "s", "a", &n), APR_SUCCESS);

@@ -9,8 +9,8 @@
 #include "rs_inventory.h"
 #include "rs_schema.h"
 
-#define MD5    "900150983cd24fb0d6963f7d28e17f72"
-#define SHA256 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+#define MD5        "900150983cd24fb0d6963f7d28e17f72"
+#define SHA256     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define LASTMOD_NS (1600000000LL * 1000000000 + 123456789)
 
 /* A store file, and a store + journal opened on it in a sub-pool (so
@@ -44,8 +44,7 @@ static void jf_reopen(jf_t *f)
     jf_open(f);
 }
 
-static rs_record_t *append(jf_t *f, const char *set, const char *dir, const char *name,
-                           int change)
+static rs_record_t *append(jf_t *f, const char *set, const char *dir, const char *name, int change)
 {
     rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
     r->dir = dir;
@@ -69,22 +68,20 @@ static void lists(jf_t *f, const char *set, apr_array_header_t **closed, rs_chan
     ck_assert_int_eq(open->until, 0);
 }
 
-static apr_array_header_t *records(jf_t *f, const char *set, apr_int64_t first,
-                                   apr_int64_t last, int limit)
+static apr_array_header_t *records(jf_t *f, const char *set, apr_int64_t first, apr_int64_t last,
+                                   int limit)
 {
     apr_array_header_t *a = NULL;
-    ck_assert_int_eq(rs_journal_records(f->j, ut_pool, set, first, last, limit, &a),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_records(f->j, ut_pool, set, first, last, limit, &a), APR_SUCCESS);
     ck_assert_ptr_nonnull(a);
     return a;
 }
 
 #define REC(a, i) (&APR_ARRAY_IDX((a), (i), rs_record_t))
-#define CL(a, i) (&APR_ARRAY_IDX((a), (i), rs_changelist_t))
+#define CL(a, i)  (&APR_ARRAY_IDX((a), (i), rs_changelist_t))
 
 static void assert_list(const rs_changelist_t *cl, apr_int64_t id, apr_time_t from,
-                        apr_time_t until, apr_int64_t first, apr_int64_t last,
-                        apr_int64_t count)
+                        apr_time_t until, apr_int64_t first, apr_int64_t last, apr_int64_t count)
 {
     ck_assert_int_eq(cl->id, id);
     ck_assert_int_eq(cl->from, from);
@@ -179,15 +176,15 @@ START_TEST(seq_across_sets_and_reopen)
 
     jf_init(&f);
     for (i = 0; i < 5; i++) {
-        rs_record_t *r = append(&f, sets[i], "", apr_psprintf(ut_pool, "f%d", i),
-                                RS_CHANGE_CREATED);
+        rs_record_t *r =
+            append(&f, sets[i], "", apr_psprintf(ut_pool, "f%d", i), RS_CHANGE_CREATED);
         ck_assert_int_eq(r->seq, prev + 1);
         prev = r->seq;
     }
     jf_reopen(&f);
     for (i = 0; i < 5; i++) {
-        rs_record_t *r = append(&f, sets[4 - i], "", apr_psprintf(ut_pool, "g%d", i),
-                                RS_CHANGE_UPDATED);
+        rs_record_t *r =
+            append(&f, sets[4 - i], "", apr_psprintf(ut_pool, "g%d", i), RS_CHANGE_UPDATED);
         ck_assert_int_eq(r->seq, prev + 1);
         prev = r->seq;
     }
@@ -261,8 +258,8 @@ START_TEST(datetimes_strictly_increasing)
     ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
     before = apr_time_now();
     for (i = 0; i < n; i++) {
-        rs_record_t *r = append(&f, i % 3 ? "s" : "t", "", apr_psprintf(ut_pool, "f%d", i),
-                                RS_CHANGE_CREATED);
+        rs_record_t *r =
+            append(&f, i % 3 ? "s" : "t", "", apr_psprintf(ut_pool, "f%d", i), RS_CHANGE_CREATED);
         apr_time_t *last = i % 3 ? &last_s : &last_t;
         ck_assert_int_ge(r->datetime, before);
         ck_assert_int_gt(r->datetime, *last);
@@ -622,8 +619,7 @@ START_TEST(expire)
     jf_init(&f);
     ck_assert_int_eq(rs_journal_begin_set(f.j, "s", t0), APR_SUCCESS);
     /* Nothing to expire. */
-    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", apr_time_now(), &dropped),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", apr_time_now(), &dropped), APR_SUCCESS);
     ck_assert_int_eq(dropped->nelts, 0);
 
     for (i = 0; i < 5; i++) {
@@ -700,8 +696,7 @@ START_TEST(expire)
         assert_list(CL(closed, 0), 3, l2.until, l3.until, 1, 11, 2);
         assert_list(&open, 4, l3.until, 0, 12, 11, 0);
         /* Expiring it too keeps the numbering. */
-        ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", l3.until + 1, &dropped),
-                         APR_SUCCESS);
+        ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", l3.until + 1, &dropped), APR_SUCCESS);
         ck_assert_int_eq(dropped->nelts, 1);
         ck_assert_int_eq(APR_ARRAY_IDX(dropped, 0, apr_int64_t), 3);
         lists(&f, "s", &closed, &open);
@@ -725,10 +720,9 @@ START_TEST(lists_reports_set_row_error)
     memset(&f, 0, sizeof(f));
     f.db = ut_path(ut_tempdir("journal"), "state.db");
     apr_pool_create(&f.sp, ut_pool);
-    ck_assert_int_eq(rs_schema_open(&f.st, f.sp, "sqlite3", f.db, ut_log_init(&f.ul)),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&f.st, f.sp, "sqlite3", f.db, ut_log_init(&f.ul)), APR_SUCCESS);
     ck_assert_int_eq(rs_db_run(f.st, "CREATE TEMP VIEW journal_sets AS SELECT 's' AS setname,"
-                               " abs(-9223372036854775807 - 1) AS started, 1 AS open_id"),
+                                     " abs(-9223372036854775807 - 1) AS started, 1 AS open_id"),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f.j, f.st, f.sp), APR_SUCCESS);
     ck_assert_int_ne(rs_journal_lists(f.j, ut_pool, "s", &closed, &open), APR_SUCCESS);
@@ -821,8 +815,7 @@ static rs_record_t *append_digest(jf_t *f, const char *set, const char *dir, con
     return r;
 }
 
-static void digest_use(jf_t *f, const char *set, const char *sha256, int kept,
-                       apr_time_t deleted)
+static void digest_use(jf_t *f, const char *set, const char *sha256, int kept, apr_time_t deleted)
 {
     int k = -1;
     apr_time_t d = -1;
@@ -857,18 +850,17 @@ START_TEST(digest_use_follows_versions_and_deletions)
     d2 = append_digest(&f, "s", "", "c", RS_CHANGE_DELETED, y);
     append_digest(&f, "s", "", "e", RS_CHANGE_UPDATED, y);
     d3 = append_digest(&f, "s", "", "e", RS_CHANGE_DELETED, y);
-    append_digest(&f, "s", "", "c", RS_CHANGE_CREATED, z);     /* after c's deletion */
+    append_digest(&f, "s", "", "c", RS_CHANGE_CREATED, z); /* after c's deletion */
     append_digest(&f, "t", "", "a", RS_CHANGE_CREATED, y);
     append_digest(&f, "t", "", "w", RS_CHANGE_DELETED, x);
 
-    digest_use(&f, "s", x, 1, d1->datetime);       /* a keeps it; b's went */
-    digest_use(&f, "s", y, 0, d3->datetime);       /* the later of c's and e's deletions */
+    digest_use(&f, "s", x, 1, d1->datetime); /* a keeps it; b's went */
+    digest_use(&f, "s", y, 0, d3->datetime); /* the later of c's and e's deletions */
     ck_assert_int_lt(d2->datetime, d3->datetime);
     digest_use(&f, "s", z, 1, 0);
     digest_use(&f, "t", y, 1, 0);
-    digest_use(&f, "t", x, 0, 0);                  /* only a deletion names it */
-    digest_use(&f, "s", "4444444444444444444444444444444444444444444444444444444444444444", 0,
-               0);
+    digest_use(&f, "t", x, 0, 0); /* only a deletion names it */
+    digest_use(&f, "s", "4444444444444444444444444444444444444444444444444444444444444444", 0, 0);
     /* "old" goes with its list; the later c keeps z. */
     ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", cl.until + 1, &dropped), APR_SUCCESS);
     ck_assert_int_eq(dropped->nelts, 1);
@@ -884,12 +876,15 @@ START_TEST(digest_use_is_indexed)
     jf_t f;
     rs_db_stmt_t *st = NULL;
     const char *plan = "";
-    const void *args[] = { "s", "1111111111111111111111111111111111111111111111111111111111111111" };
+    const void *args[] = { "s",
+                           "1111111111111111111111111111111111111111111111111111111111111111" };
 
     jf_init(&f);
-    ck_assert_int_eq(rs_db_prepare(f.st, "EXPLAIN QUERY PLAN SELECT seq FROM journal r"
+    ck_assert_int_eq(rs_db_prepare(f.st,
+                                   "EXPLAIN QUERY PLAN SELECT seq FROM journal r"
                                    " WHERE r.setname = %s AND r.sha256 = %s AND r.change <> 3",
-                                   &st), APR_SUCCESS);
+                                   &st),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(f.st, ut_pool, st, args, add_plan, &plan), APR_SUCCESS);
     ck_assert_msg(strstr(plan, "USING INDEX journal_set_sha256"), "plan: %s", plan);
 }

@@ -52,7 +52,7 @@ START_TEST(str_every_byte)
             ck_assert_int_ge((unsigned char)out[i], 0x20);
             ck_assert_int_ne((unsigned char)out[i], 0x7f);
             if (out[i] == '\\') {
-                i++;          /* the escaped character */
+                i++; /* the escaped character */
             }
             else {
                 ck_assert_int_ne(out[i], '"');

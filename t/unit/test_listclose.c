@@ -23,8 +23,8 @@ typedef struct lf_t lf_t;
 typedef struct {
     int calls;
     rs_changelist_t openl;
-    int index_existed;         /* index.xml was there when it was called */
-    int closed_files;          /* closed lists' files there when it was called */
+    int index_existed; /* index.xml was there when it was called */
+    int closed_files;  /* closed lists' files there when it was called */
 } pub_t;
 
 struct lf_t {
@@ -37,9 +37,9 @@ struct lf_t {
     rs_listclose_io_t io;
     rs_listclose_t lc;
     pub_t pub;
-    int sources;               /* record sources made (one per list file) */
-    apr_int64_t fail_seq;      /* reading this record fails (0: none) */
-    apr_time_t t0;             /* the journal's start */
+    int sources;          /* record sources made (one per list file) */
+    apr_int64_t fail_seq; /* reading this record fails (0: none) */
+    apr_time_t t0;        /* the journal's start */
 };
 
 static void *src_make(void *baton, apr_pool_t *p)
@@ -88,9 +88,10 @@ static void lf_init(lf_t *f, int max_entries)
 {
     const char *base = ut_tempdir("listclose");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
-    f->log = ut_log_init(&f->ul);      /* this unit's lines only */
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
+    f->log = ut_log_init(&f->ul); /* this unit's lines only */
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
     f->t0 = apr_time_now() - SEC(1000);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", f->t0), APR_SUCCESS);
@@ -231,8 +232,7 @@ START_TEST(cut_across_pages)
                      APR_SUCCESS);
     ck_assert_int_eq(last_seq, 0);
     /* Another set's records do not count. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, &last_seq, &until),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, &last_seq, &until), APR_SUCCESS);
     ck_assert_int_eq(last_seq, 0);
 }
 END_TEST
@@ -293,8 +293,9 @@ START_TEST(on_time_closes_the_whole_list)
     append_n(&f, 2);
     lists(&f, &closed, &openl);
     /* Before the end of its period: stays open. */
-    ck_assert_int_eq(rs_listclose_on_time(ut_pool, f.j, &f.c, openl.from + SEC(60) - 1,
-                                          &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_on_time(ut_pool, f.j, &f.c, openl.from + SEC(60) - 1, &closed_some),
+        APR_SUCCESS);
     ck_assert_int_eq(closed_some, 0);
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 0);
@@ -333,8 +334,7 @@ START_TEST(expire_drops_old_lists_and_files)
     int dropped = 0;
 
     lf_init(&f, 100);
-    ck_assert_int_eq(apr_dir_make_recursive(f.c.dir, APR_FPROT_OS_DEFAULT, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(apr_dir_make_recursive(f.c.dir, APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
     append_n(&f, 2);
     until1 = apr_time_now() + SEC(1);
     ck_assert_int_eq(rs_journal_close(f.j, ut_pool, "s", -1, 0, until1, &done), APR_SUCCESS);
@@ -351,14 +351,16 @@ START_TEST(expire_drops_old_lists_and_files)
     ck_assert(ut_exists(list_path(&f, 1)));
 
     /* The first ended more than retention ago: it goes, with its file. */
-    rs_listclose_expire(ut_pool, f.j, &f.c, "h1", until1 + f.c.retention + 1, f.log,
-                        &dropped);
+    rs_listclose_expire(ut_pool, f.j, &f.c, "h1", until1 + f.c.retention + 1, f.log, &dropped);
     ck_assert_int_eq(dropped, 1);
     ck_assert(!ut_exists(list_path(&f, 1)));
     ck_assert(ut_exists(list_path(&f, 2)));
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "%d: set s: 1 Change Lists "
-                                                      "expired", RS_LOG_INFO)), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "%d: set s: 1 Change Lists "
+                                                      "expired",
+                                                      RS_LOG_INFO)),
+                     1);
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 1);
     ck_assert_int_eq(APR_ARRAY_IDX(closed, 0, rs_changelist_t).id, 2);
@@ -378,8 +380,9 @@ START_TEST(update_writes_closed_lists_then_extent_then_index)
     lf_init(&f, 3);
     append_n(&f, 7);
     /* now: within the open list's period. */
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 2);
@@ -417,15 +420,17 @@ START_TEST(update_writes_each_file_when_needed)
     lf_init(&f, 3);
     index = ut_path(f.c.dir, "index.xml");
     append_n(&f, 7);
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     /* Nothing closed since: neither a list nor the index is written
      * again. */
     ut_write_str(index, "kept");
     ut_write_str(list_path(&f, 1), "kept 1");
     f.sources = 0;
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_str_eq(ut_read(index, &len), "kept");
     ck_assert_str_eq(ut_read(list_path(&f, 1), &len), "kept 1");
     ck_assert_int_eq(f.sources, 0);
@@ -433,31 +438,36 @@ START_TEST(update_writes_each_file_when_needed)
     /* A list file missing (a crash after the close): written again; the
      * index stays. */
     ck_assert_int_eq(apr_file_remove(list_path(&f, 2), ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert(ut_exists(list_path(&f, 2)));
     ck_assert_int_eq(f.sources, 1);
     ck_assert_str_eq(ut_read(index, &len), "kept");
     /* The index missing: written again. */
     ck_assert_int_eq(apr_file_remove(index, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_int_ne(strcmp(ut_read(index, &len), "kept"), 0);
     /* A new watcher (its state zeroed) writes the index once. */
     ut_write_str(index, "kept");
     memset(&f.lc, 0, sizeof(f.lc));
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_int_ne(strcmp(ut_read(index, &len), "kept"), 0);
     ut_write_str(index, "kept");
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_str_eq(ut_read(index, &len), "kept");
     /* The period of the open list ended: it closes, the index is
      * rewritten with it. */
     lists(&f, &closed, &openl);
     ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now() + f.c.period, f.log), APR_SUCCESS);
+                                         apr_time_now() + f.c.period, f.log),
+                     APR_SUCCESS);
     ck_assert(ut_exists(list_path(&f, openl.id)));
     ck_assert_int_ne(strcmp(ut_read(index, &len), "kept"), 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
@@ -475,21 +485,21 @@ START_TEST(update_expires_and_rewrites_the_index)
     index = ut_path(f.c.dir, "index.xml");
     append_n(&f, 4);
     now = apr_time_now();
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now,
-                                         f.log), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now, f.log),
+                     APR_SUCCESS);
     ck_assert(ut_exists(list_path(&f, 1)));
     ut_write_str(index, "kept");
     /* Retention later: list 1 goes with its file, the index is rewritten
      * without it (the open list, closed on time at the same update, is
      * the only closed one left). */
     now += f.c.retention + SEC(10);
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now,
-                                         f.log), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now, f.log),
+                     APR_SUCCESS);
     ck_assert(!ut_exists(list_path(&f, 1)));
     ck_assert(ut_exists(list_path(&f, 2)));
     ck_assert_int_eq(ut_log_count(&f.ul, "set s: 1 Change Lists expired"), 1);
-    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(ut_xml_parse_file(index)), UT_NS_SM,
-                                  "sitemap"), 2);
+    ck_assert_int_eq(
+        ut_xml_count(xmlDocGetRootElement(ut_xml_parse_file(index)), UT_NS_SM, "sitemap"), 2);
     (void)len;
 }
 END_TEST
@@ -508,19 +518,24 @@ START_TEST(update_reports_files_it_cannot_write)
      * with its cause, list 3 waits, the extent and the index too. */
     lists(&f, &closed, &openl);
     f.fail_seq = openl.first_seq + 4;
-    ck_assert_int_ne(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_ne(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert(ut_exists(list_path(&f, 1)));
     ck_assert(!ut_exists(list_path(&f, 3)));
     ck_assert_int_eq(f.pub.calls, 0);
     ck_assert(!ut_exists(index));
     ck_assert_int_eq(f.ul.nerr, 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "set s: cannot write Change "
-                                                      "List %s", list_path(&f, 2))), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "set s: cannot write Change "
+                                                      "List %s",
+                                                      list_path(&f, 2))),
+                     1);
     /* Readable again: the next update writes what is missing. */
     f.fail_seq = 0;
-    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert(ut_exists(list_path(&f, 2)));
     ck_assert(ut_exists(list_path(&f, 3)));
     ck_assert(ut_exists(index));
@@ -531,8 +546,9 @@ START_TEST(update_reports_files_it_cannot_write)
     ut_mkdir(index);
     ut_write_str(ut_path(index, "x"), "x");
     memset(&f.lc, 0, sizeof(f.lc));
-    ck_assert_int_ne(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io,
-                                         apr_time_now(), f.log), APR_SUCCESS);
+    ck_assert_int_ne(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
     ck_assert_int_eq(f.ul.nerr, 2);
     ck_assert_int_eq(ut_log_count(&f.ul, "set s: cannot write its Change List Index"), 1);
 }

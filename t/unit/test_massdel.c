@@ -20,13 +20,13 @@
 typedef struct fx_t {
     rs_massdel_hooks_t h;
     rs_massdel_t md;
-    ut_log_t ul;               /* hooks.log: the once-only log */
-    ut_log_t ue;               /* hooks.episodes */
+    ut_log_t ul; /* hooks.log: the once-only log */
+    ut_log_t ue; /* hooks.episodes */
     rs_db_t *st;
     const char *base, *dbpath, *root;
-    const char *url_why;       /* verify_root's answer */
-    int asked;                 /* verify_root calls */
-    int published;             /* publish calls */
+    const char *url_why; /* verify_root's answer */
+    int asked;           /* verify_root calls */
+    int published;       /* publish calls */
     int pub_unavailable;
     char pub_why[RS_MASSDEL_WHY_MAX];
     apr_int64_t pub_held;
@@ -61,8 +61,7 @@ static void fx_init(fx_t *f)
     f->h.baton = f;
     f->h.log = ut_log_init(&f->ul);
     f->h.episodes = ut_log_init(&f->ue);
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", f->dbpath, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", f->dbpath, NULL), APR_SUCCESS);
     rs_massdel_init(&f->md, &f->h, "s", f->root, 10, 50);
 }
 
@@ -95,17 +94,21 @@ START_TEST(root_missing_then_back)
 
     fx_init(&f);
     ut_rmtree(f.root);
-    gone = apr_psprintf(ut_pool, "3: set s: root missing: %s: No such file or directory; the "
+    gone = apr_psprintf(ut_pool,
+                        "3: set s: root missing: %s: No such file or directory; the "
                         "set is unavailable: its documents answer 503 and nothing is "
-                        "recorded until it is back", f.root);
+                        "recorded until it is back",
+                        f.root);
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 0);
     ck_assert_int_eq(f.ue.msgs->nelts, 1);
     ck_assert_str_eq(msg(&f.ue, 0), gone);
     ck_assert_int_eq(f.published, 1);
     ck_assert_int_eq(f.pub_unavailable, 1);
-    ck_assert_str_eq(f.pub_why, apr_psprintf(ut_pool, "root missing: %s: No such file or "
-                                             "directory", f.root));
-    ck_assert_int_eq(f.asked, 0);          /* the URL-path is asked of a root that opens */
+    ck_assert_str_eq(f.pub_why, apr_psprintf(ut_pool,
+                                             "root missing: %s: No such file or "
+                                             "directory",
+                                             f.root));
+    ck_assert_int_eq(f.asked, 0); /* the URL-path is asked of a root that opens */
     /* The same cause again: nothing new logged or published. */
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 0);
     ck_assert_int_eq(f.ue.msgs->nelts, 1);
@@ -116,13 +119,12 @@ START_TEST(root_missing_then_back)
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 1);
     ck_assert_int_eq(f.ue.msgs->nelts, 2);
     ck_assert_str_eq(msg(&f.ue, 1), "5: set s is available again; reconciling it with a full "
-                     "scan");
+                                    "scan");
     ck_assert_int_eq(f.published, 2);
     ck_assert_int_eq(f.pub_unavailable, 0);
     ck_assert_str_eq(f.pub_why, "");
     ck_assert_int_eq(f.asked, 1);
-    ck_assert_str_eq(stored_dev(&f), apr_psprintf(ut_pool, "%" APR_UINT64_T_FMT,
-                                                  dev_of(f.root)));
+    ck_assert_str_eq(stored_dev(&f), apr_psprintf(ut_pool, "%" APR_UINT64_T_FMT, dev_of(f.root)));
     /* Available and staying so: nothing logged or published. */
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 1);
     ck_assert_int_eq(f.ue.msgs->nelts, 2);
@@ -149,13 +151,14 @@ START_TEST(empty_root_other_device)
     ck_assert_int_eq(f.md.root_dev, dev + 1);
     ck_assert_int_eq(f.published, 0);
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 0);
-    ck_assert_str_eq(f.pub_why, apr_psprintf(ut_pool, "root %s is an empty directory on "
+    ck_assert_str_eq(f.pub_why, apr_psprintf(ut_pool,
+                                             "root %s is an empty directory on "
                                              "another file system (device %" APR_UINT64_T_FMT
                                              ", was %" APR_UINT64_T_FMT "): not mounted?",
                                              f.root, dev, dev + 1));
     ck_assert_int_eq(f.ue.nerr, 1);
     ck_assert_int_eq(f.asked, 0);
-    ck_assert_str_eq(stored_dev(&f), was);     /* not taken while unavailable */
+    ck_assert_str_eq(stored_dev(&f), was); /* not taken while unavailable */
     /* Not empty: the new device is the root's. */
     ut_write_str(ut_path(f.root, "a"), "x");
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 1);
@@ -178,7 +181,8 @@ START_TEST(url_path)
     ck_assert_int_eq(rs_massdel_check(&f.md, f.st, ut_pool), 0);
     ck_assert_int_eq(f.asked, 1);
     ck_assert_str_eq(f.pub_why, "URL-path /s/ maps to /elsewhere");
-    ck_assert_str_eq(msg(&f.ue, 0), "3: set s: URL-path /s/ maps to /elsewhere; the set is "
+    ck_assert_str_eq(msg(&f.ue, 0),
+                     "3: set s: URL-path /s/ maps to /elsewhere; the set is "
                      "unavailable: its documents answer 503 and nothing is recorded until "
                      "it is back");
     ck_assert_ptr_null(stored_dev(&f));
@@ -205,8 +209,9 @@ START_TEST(device_not_recorded)
     const char *err = NULL;
 
     fx_init(&f);
-    ck_assert_int_eq(rs_schema_open_ex(&ro, ut_pool, "sqlite3", f.dbpath, RS_DB_READONLY,
-                                       f.h.log, &err), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open_ex(&ro, ut_pool, "sqlite3", f.dbpath, RS_DB_READONLY, f.h.log, &err),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_massdel_check(&f.md, ro, ut_pool), 1);
     ck_assert_int_eq(f.ul.nwarn, 1);
     ck_assert_int_eq(ut_log_count(&f.ul, "4: set s: cannot record the device of its root"), 1);
@@ -226,7 +231,7 @@ START_TEST(adopt)
 
     fx_init(&f);
     rs_massdel_adopt(&f.md, f.st, ut_pool, 1, "root missing: x", 0);
-    ck_assert_int_eq(f.md.root_dev, 0);        /* none recorded */
+    ck_assert_int_eq(f.md.root_dev, 0); /* none recorded */
     ck_assert_int_eq(f.md.unavailable, 1);
     ck_assert_str_eq(f.md.why, "root missing: x");
     ck_assert_int_eq(f.published, 0);
@@ -251,24 +256,25 @@ START_TEST(limit)
     fx_t f;
 
     fx_init(&f);
-    ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 100);    /* 10 % */
+    ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 100); /* 10 % */
     ck_assert_int_eq(f.md.listed, 1000);
-    ck_assert_int_eq(rs_massdel_limit(&f.md, 499), 50);      /* at least min */
+    ck_assert_int_eq(rs_massdel_limit(&f.md, 499), 50); /* at least min */
     ck_assert_int_eq(rs_massdel_limit(&f.md, 0), 50);
     ck_assert_int_eq(rs_massdel_limit(&f.md, 509), 50);
     ck_assert_int_eq(rs_massdel_limit(&f.md, 519), 51);
     ck_assert_int_eq(f.md.listed, 519);
-    f.md.confirming = 1;                                      /* the confirming scan */
+    f.md.confirming = 1; /* the confirming scan */
     ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 0);
     ck_assert_int_eq(f.md.listed, 519);
-    rs_massdel_init(&f.md, &f.h, "s", f.root, 0, 50);        /* off */
+    rs_massdel_init(&f.md, &f.h, "s", f.root, 0, 50); /* off */
     ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 0);
 }
 END_TEST
 
 /* ------------------------------------------------------------ held deletions */
 
-#define HOLD_WARN "4: set s: 300 of its 1000 listed files are gone (more than " \
+#define HOLD_WARN                                                                        \
+    "4: set s: 300 of its 1000 listed files are gone (more than "                        \
     "ResourceSyncMassDeletion 10% and 50 files); nothing is deleted unless a full scan " \
     "in 5 s finds them gone too"
 
@@ -341,12 +347,12 @@ START_TEST(confirm)
         ck_assert_int_eq(rs_massdel_waiting(&f.md), 0);
         ck_assert_int_eq(f.pub_held, 0);
         ck_assert_int_eq(f.ue.msgs->nelts, 2);
-        ck_assert_str_eq(msg(&f.ue, 1), deleted
-                         ? "5: set s: the confirming scan found 120 of the 300 files gone; "
-                           "their deletions are recorded"
-                         : "5: set s: the confirming scan found 0 of the 300 files gone; "
-                           "nothing is deleted");
-        ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 100);   /* guarded again */
+        ck_assert_str_eq(msg(&f.ue, 1),
+                         deleted ? "5: set s: the confirming scan found 120 of the 300 files gone; "
+                                   "their deletions are recorded"
+                                 : "5: set s: the confirming scan found 0 of the 300 files gone; "
+                                   "nothing is deleted");
+        ck_assert_int_eq(rs_massdel_limit(&f.md, 1000), 100); /* guarded again */
     }
 }
 END_TEST
@@ -421,33 +427,39 @@ START_TEST(mounts)
     /* No table: a warning, and none to follow. */
     ck_assert_int_eq(rs_massdel_mounts_open(&m, ut_pool, tab, &ul.logger), ENOENT);
     ck_assert_ptr_null(m);
-    ck_assert_int_eq(ut_log_count(&ul, apr_psprintf(ut_pool, "4: watcher: cannot follow the "
+    ck_assert_int_eq(ut_log_count(&ul, apr_psprintf(ut_pool,
+                                                    "4: watcher: cannot follow the "
                                                     "mount table (%s); mounts and unmounts "
                                                     "inside sets are found by the next full "
-                                                    "scan", tab)), 1);
+                                                    "scan",
+                                                    tab)),
+                     1);
     ut_write_str(tab, "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n");
     ck_assert_int_eq(rs_massdel_mounts_open(&m, ut_pool, tab, &ul.logger), APR_SUCCESS);
     ck_assert_ptr_nonnull(m);
     ck_assert_int_eq(ul.msgs->nelts, 1);
     /* Mounted beside the set: not its business. */
     ut_write_str(tab, "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
-                 "31 22 0:40 / /elsewhere rw - tmpfs tmpfs rw\n");
+                      "31 22 0:40 / /elsewhere rw - tmpfs tmpfs rw\n");
     mps = rs_massdel_mounts_read(m, ut_pool, &ul.logger);
     ck_assert_ptr_nonnull(mps);
     ck_assert_int_eq(mps->nelts, 1);
     ck_assert_int_eq(rs_massdel_mounts_changed(&f.md, mps), 0);
     ck_assert_int_eq(rs_massdel_due(&f.md, SEC(1)), 0);
     /* Mounted in the set's root, and above it. */
-    ut_write_str(tab, apr_psprintf(ut_pool, "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+    ut_write_str(tab, apr_psprintf(ut_pool,
+                                   "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
                                    "32 22 0:41 / %s/sub rw - tmpfs tmpfs rw\n"
-                                   "33 22 0:42 / %s rw - tmpfs tmpfs rw\n", f.root, f.base));
+                                   "33 22 0:42 / %s rw - tmpfs tmpfs rw\n",
+                                   f.root, f.base));
     mps = rs_massdel_mounts_read(m, ut_pool, &ul.logger);
     ck_assert_int_eq(mps->nelts, 3);
     ck_assert_int_eq(rs_massdel_mounts_changed(&f.md, mps), 1);
     ck_assert_int_eq(rs_massdel_due(&f.md, SEC(1)), 1);
-    ck_assert_int_eq(f.ul.msgs->nelts, 1);        /* one line for the set */
+    ck_assert_int_eq(f.ul.msgs->nelts, 1); /* one line for the set */
     ck_assert_int_eq(ut_log_count(&f.ul, "was mounted or unmounted; reconciling the set with "
-                                  "a full scan"), 1);
+                                         "a full scan"),
+                     1);
     ck_assert_int_eq(ut_log_count(&f.ul, "5: set s: /"), 1);
     /* Marked already: not logged again. */
     ck_assert_int_eq(rs_massdel_mounts_changed(&f.md, mps), 1);
@@ -458,7 +470,8 @@ START_TEST(mounts)
     unlink(tab);
     ck_assert_ptr_null(rs_massdel_mounts_read(m, ut_pool, &ul.logger));
     ck_assert_int_eq(ut_log_count(&ul, "4: cannot read the mount table; mounts and unmounts "
-                                  "inside sets are found by the next full scan"), 1);
+                                       "inside sets are found by the next full scan"),
+                     1);
 }
 END_TEST
 

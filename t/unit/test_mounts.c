@@ -8,8 +8,8 @@
 #include "unit.h"
 #include "rs_mounts.h"
 
-#define L_ROOT "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
-#define L_DATA "31 22 0:40 / /srv/www/data rw shared:20 - tmpfs tmpfs rw,size=1024k\n"
+#define L_ROOT  "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+#define L_DATA  "31 22 0:40 / /srv/www/data rw shared:20 - tmpfs tmpfs rw,size=1024k\n"
 #define L_SPACE "32 22 0:41 / /srv/my\\040dir rw - tmpfs tmpfs rw\n"
 
 START_TEST(parse_line)
@@ -19,8 +19,8 @@ START_TEST(parse_line)
     ck_assert_str_eq(rs_mounts_parse_line(ut_pool, L_DATA, &id), "/srv/www/data");
     ck_assert_int_eq(id, 31);
     ck_assert_str_eq(rs_mounts_parse_line(ut_pool, L_SPACE, &id), "/srv/my dir");
-    ck_assert_str_eq(rs_mounts_parse_line(ut_pool, "33 22 0:41 / /a\\134b\\011c rw - x y rw",
-                                          &id), "/a\\b\tc");
+    ck_assert_str_eq(rs_mounts_parse_line(ut_pool, "33 22 0:41 / /a\\134b\\011c rw - x y rw", &id),
+                     "/a\\b\tc");
     ck_assert_ptr_null(rs_mounts_parse_line(ut_pool, "1 2 3", &id));
     ck_assert_ptr_null(rs_mounts_parse_line(ut_pool, "", &id));
 }

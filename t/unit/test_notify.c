@@ -31,8 +31,9 @@ static void nf_init(nf_t *f, int max)
 {
     const char *base = ut_tempdir("notify");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->db, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&f->n, f->db, f->j, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now() - apr_time_from_sec(10)),
@@ -117,8 +118,9 @@ static const char *changelist(nf_t *f, apr_int64_t first, apr_int64_t last)
     cl.first_seq = first;
     cl.last_seq = last;
     cl.from = 1;
-    ck_assert_int_eq(rs_changelist_write(f->j, &co, &cl, rs_xml_open(ut_pool, ut_buf_sink, &b),
-                                         ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_changelist_write(f->j, &co, &cl, rs_xml_open(ut_pool, ut_buf_sink, &b), ut_pool),
+        APR_SUCCESS);
     return apr_pstrmemdup(ut_pool, b.data, b.len);
 }
 
@@ -192,19 +194,16 @@ START_TEST(split_at_max_entries_and_continuity)
     ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, 0, &sealed, NULL), APR_SUCCESS);
     ck_assert_int_eq(sealed, 2);
     record(&f, 2);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL), APR_SUCCESS);
     ck_assert_int_eq(sealed, 2);
     record(&f, 1);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL), APR_SUCCESS);
     ck_assert_int_eq(sealed, 1);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 5);
     ck_assert_int_eq(APR_ARRAY_IDX(a, 2, rs_notification_t).count, 2); /* 5, 6 */
     assert_outbox(&f, a, 8);
-    ck_assert_int_eq(rs_notify_latest(f.n, ut_pool, "s", RS_NOTIFY_CHANGE, &latest),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_latest(f.n, ut_pool, "s", RS_NOTIFY_CHANGE, &latest), APR_SUCCESS);
     ck_assert_int_eq(latest.id, APR_ARRAY_IDX(a, 4, rs_notification_t).id);
     ck_assert_str_eq(latest.topic, RS_NOTIFY_CHANGE);
     ck_assert_str_eq(APR_ARRAY_IDX(a, 4, rs_notification_t).topic, RS_NOTIFY_CHANGE);
@@ -222,8 +221,7 @@ START_TEST(open_notification_survives_a_new_connection)
     record(&f, 4);
     /* A later watcher (another rs_notify_t) seals what was left open. */
     ck_assert_int_eq(rs_notify_open(&n2, f.db, f.j, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_notify_seal(n2, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(n2, ut_pool, &f.o, APR_INT64_MAX, &sealed, NULL), APR_SUCCESS);
     ck_assert_int_eq(sealed, 1);
     assert_outbox(&f, all(&f, RS_NOTIFY_CHANGE), 4);
 }
@@ -285,8 +283,7 @@ START_TEST(prune_keeps_undelivered_and_newest)
     for (i = 0; i < 4; i++) {
         record(&f, 1);
     }
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 4);
     /* Too recent for the cutoff: nothing. */
@@ -294,8 +291,10 @@ START_TEST(prune_keeps_undelivered_and_newest)
     ck_assert_int_eq(deleted, 0);
     /* A destination that got the first only. */
     cursor = APR_ARRAY_IDX(a, 0, rs_notification_t).id;
-    q = apr_psprintf(ut_pool, "INSERT INTO notify_dests (setname, topic, kind, url, cursor) "
-                     "VALUES ('s', 'change', 'fat', 'http://h/', %" APR_INT64_T_FMT ")", cursor);
+    q = apr_psprintf(ut_pool,
+                     "INSERT INTO notify_dests (setname, topic, kind, url, cursor) "
+                     "VALUES ('s', 'change', 'fat', 'http://h/', %" APR_INT64_T_FMT ")",
+                     cursor);
     ck_assert_int_eq(rs_db_run(f.db, q), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_prune(f.n, "s", RS_NOTIFY_CHANGE, APR_INT64_MAX, &deleted),
                      APR_SUCCESS);
@@ -311,8 +310,7 @@ START_TEST(prune_keeps_undelivered_and_newest)
     ck_assert_int_eq(APR_ARRAY_IDX(a, 0, rs_notification_t).last_seq, 4);
     /* The next notification still continues the newest's interval. */
     record(&f, 1);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 2);
     ck_assert_int_eq(APR_ARRAY_IDX(a, 1, rs_notification_t).from,
@@ -348,8 +346,7 @@ START_TEST(recorder_carries_records_in_its_transaction)
     ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_CREATED, &it), APR_SUCCESS);
     ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_UPDATED, &it), APR_SUCCESS);
     ck_assert_int_eq(rs_db_commit(f.db), APR_SUCCESS);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 1);
     ck_assert_int_eq(APR_ARRAY_IDX(a, 0, rs_notification_t).count, 2);
@@ -368,17 +365,15 @@ START_TEST(gap_after_records_not_carried)
 
     nf_init(&f, 10);
     record(&f, 2);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     memset(&r, 0, sizeof(r));
     r.dir = "d";
     r.name = "off.txt";
     r.change = RS_CHANGE_CREATED;
     r.type = "text/plain";
-    ck_assert_int_eq(rs_journal_append(f.j, "s", &r), APR_SUCCESS);    /* not carried */
+    ck_assert_int_eq(rs_journal_append(f.j, "s", &r), APR_SUCCESS); /* not carried */
     record(&f, 1);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 2);
     x = &APR_ARRAY_IDX(a, 0, rs_notification_t);
@@ -387,9 +382,9 @@ START_TEST(gap_after_records_not_carried)
     ck_assert_int_eq(y->count, 1);
     ck_assert_int_gt(y->from, x->until);
     ck_assert_ptr_null(strstr(y->payload, "off.txt"));
-    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(ut_xml_parse(y->payload,
-                                                                    y->payload_len)),
-                                  UT_NS_SM, "url"), 1);
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(ut_xml_parse(y->payload, y->payload_len)),
+                                  UT_NS_SM, "url"),
+                     1);
 }
 END_TEST
 
@@ -402,8 +397,7 @@ START_TEST(reset_keeps_sealed)
 
     nf_init(&f, 10);
     record(&f, 2);
-    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     record(&f, 1);
     ck_assert_int_eq(rs_notify_reset(f.n), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_has_open(f.n, "s", &open), APR_SUCCESS);
@@ -458,10 +452,10 @@ START_TEST(window_merges_newest_first_within_max_entries)
     ck_assert_int_eq(w.first_seq, x[1].first_seq);
     ck_assert_int_eq(w.last_seq, x[2].last_seq);
     ck_assert_int_eq(count_urls(&w), 2);
-    ck_assert_ptr_nonnull(strstr(w.payload, apr_pstrcat(ut_pool, "from=\"",
-                                                        rs_time_format(buf, x[1].from), NULL)));
-    ck_assert_ptr_nonnull(strstr(w.payload, apr_pstrcat(ut_pool, "until=\"",
-                                                        rs_time_format(buf, x[2].until), NULL)));
+    ck_assert_ptr_nonnull(
+        strstr(w.payload, apr_pstrcat(ut_pool, "from=\"", rs_time_format(buf, x[1].from), NULL)));
+    ck_assert_ptr_nonnull(
+        strstr(w.payload, apr_pstrcat(ut_pool, "until=\"", rs_time_format(buf, x[2].until), NULL)));
     assert_valid(&w);
     /* From the newest on: the newest alone, its own bytes. */
     ck_assert_int_eq(rs_notify_window(f.n, ut_pool, &f.o, x[2].id, &w), APR_SUCCESS);
@@ -492,19 +486,19 @@ START_TEST(destinations_rows_cursor_backlog)
     nf_init(&f, 3);
     a = three(&f);
     x = (rs_notification_t *)a->elts;
-    ck_assert_int_eq(rs_notifydest_backlog(f.db, "s", "change", 0, &count, &newest),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_notifydest_backlog(f.db, "s", "change", 0, &count, &newest), APR_SUCCESS);
     ck_assert_int_eq(count, 3);
     ck_assert_int_eq(newest, x[2].id);
-    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://h/", x[0].id,
-                                          &added), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_notifydest_ensure(f.db, "s", "change", "ping", "http://h/", x[0].id, &added),
+        APR_SUCCESS);
     ck_assert_int_eq(added, 1);
     /* Ensuring again leaves the row as it is. */
     ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://h/", 0, &added),
                      APR_SUCCESS);
     ck_assert_int_eq(added, 0);
-    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://g/", x[1].id,
-                                          NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "ping", "http://g/", x[1].id, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_notifydest_min_cursor(f.db, "s", "change", "ping", &min, &found),
                      APR_SUCCESS);
     ck_assert_int_eq(found, 1);
@@ -514,7 +508,7 @@ START_TEST(destinations_rows_cursor_backlog)
     ck_assert_int_eq(found, 0);
     ck_assert_int_eq(rs_notifydest_list(f.db, ut_pool, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 2);
-    d = &APR_ARRAY_IDX(rows, 1, rs_notifydest_t);     /* ordered by url: h after g */
+    d = &APR_ARRAY_IDX(rows, 1, rs_notifydest_t); /* ordered by url: h after g */
     ck_assert_str_eq(d->url, "http://h/");
     ck_assert_int_eq(d->cursor, x[0].id);
     ck_assert_ptr_null(d->secret);

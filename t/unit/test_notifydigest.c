@@ -26,18 +26,18 @@ START_TEST(decide_what_to_announce)
     const char *sd = rs_notifydigest_text(ut_pool, "cl", 2, "sd2", 3);
     const char *both = rs_notifydigest_text(ut_pool, "cl2", 3, "sd2", 3);
 
-    ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 0, a, a),
-                     RS_NOTIFYDIGEST_CL_CREATED | RS_NOTIFYDIGEST_SD_UPDATED
-                     | RS_NOTIFYDIGEST_RECORD);
+    ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 0, a, a), RS_NOTIFYDIGEST_CL_CREATED
+                                                                   | RS_NOTIFYDIGEST_SD_UPDATED
+                                                                   | RS_NOTIFYDIGEST_RECORD);
     ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, NULL, a), RS_NOTIFYDIGEST_RECORD);
     ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, a, a), 0);
     ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, a, cl),
                      RS_NOTIFYDIGEST_CL_UPDATED | RS_NOTIFYDIGEST_RECORD);
     ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, a, sd),
                      RS_NOTIFYDIGEST_SD_UPDATED | RS_NOTIFYDIGEST_RECORD);
-    ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, a, both),
-                     RS_NOTIFYDIGEST_CL_UPDATED | RS_NOTIFYDIGEST_SD_UPDATED
-                     | RS_NOTIFYDIGEST_RECORD);
+    ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, a, both), RS_NOTIFYDIGEST_CL_UPDATED
+                                                                      | RS_NOTIFYDIGEST_SD_UPDATED
+                                                                      | RS_NOTIFYDIGEST_RECORD);
     /* A damaged file (a line missing): that document is announced. */
     ck_assert_int_eq(rs_notifydigest_decide(ut_pool, 1, "description " SHA_EMPTY "\n",
                                             rs_notifydigest_text(ut_pool, "", 0, "", 0)),

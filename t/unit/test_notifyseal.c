@@ -12,8 +12,8 @@
 #include "rs_schema.h"
 
 #define SEC(s) apr_time_from_sec(s)
-#define T0 SEC(1000)               /* a monotonic "now" */
-#define DELAY SEC(5)
+#define T0     SEC(1000) /* a monotonic "now" */
+#define DELAY  SEC(5)
 
 typedef struct {
     rs_db_t *db;
@@ -31,8 +31,8 @@ static void sf_init(sf_t *f)
     const char *dir = ut_tempdir("notifyseal");
     memset(f, 0, sizeof(*f));
     f->path = ut_path(dir, "state.db");
-    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", f->path,
-                                    ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", f->path, ut_log_init(&f->ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&f->n, f->db, f->j, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now() - SEC(10)), APR_SUCCESS);
@@ -102,8 +102,7 @@ START_TEST(start_seals_what_was_left_open)
     sf_init(&f);
     change(&f);
     change(&f);
-    ck_assert_int_eq(poll_at(&f, T0, apr_time_now()),
-                     RS_NOTIFYSEAL_STARTED | RS_NOTIFYSEAL_SEALED);
+    ck_assert_int_eq(poll_at(&f, T0, apr_time_now()), RS_NOTIFYSEAL_STARTED | RS_NOTIFYSEAL_SEALED);
     ck_assert_int_eq(f.st.started, 1);
     ck_assert_int_eq(is_open(&f), 0);
     ck_assert_int_eq(sealed(&f, RS_NOTIFY_CHANGE), 1);
@@ -151,13 +150,12 @@ START_TEST(sweep_finds_unannounced_records)
     sf_t f;
     sf_init(&f);
     ck_assert_int_eq(poll_at(&f, T0, apr_time_now()), RS_NOTIFYSEAL_STARTED);
-    ck_assert_int_eq(poll_at(&f, T0, apr_time_now()), 0);     /* first sweep: nothing */
+    ck_assert_int_eq(poll_at(&f, T0, apr_time_now()), 0); /* first sweep: nothing */
     ck_assert_int_eq(f.st.sweep, T0 + RS_NOTIFYSEAL_SWEEP);
     change(&f);
     ck_assert_int_eq(poll_at(&f, T0 + RS_NOTIFYSEAL_SWEEP - 1, apr_time_now()), 0);
     ck_assert_int_eq(is_open(&f), 1);
-    ck_assert_int_eq(poll_at(&f, T0 + RS_NOTIFYSEAL_SWEEP, apr_time_now()),
-                     RS_NOTIFYSEAL_SEALED);
+    ck_assert_int_eq(poll_at(&f, T0 + RS_NOTIFYSEAL_SWEEP, apr_time_now()), RS_NOTIFYSEAL_SEALED);
     ck_assert_int_eq(is_open(&f), 0);
     ck_assert_int_eq(f.st.sweep, T0 + 2 * RS_NOTIFYSEAL_SWEEP);
 }
@@ -220,8 +218,8 @@ START_TEST(prune_every_period_by_retention)
         change(&f);
         ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL),
                          APR_SUCCESS);
-        ck_assert_int_eq(rs_notify_add_framework(f.n, ut_pool, &f.o, fw, apr_time_now(),
-                                                 NULL), APR_SUCCESS);
+        ck_assert_int_eq(rs_notify_add_framework(f.n, ut_pool, &f.o, fw, apr_time_now(), NULL),
+                         APR_SUCCESS);
     }
     ck_assert_int_eq(poll_at(&f, T0, later), RS_NOTIFYSEAL_STARTED);
     /* Within the retention: nothing goes. */

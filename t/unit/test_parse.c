@@ -102,35 +102,66 @@ END_TEST
 
 START_TEST(part_invalid)
 {
-    static const char *const bad[] = {
-        "", ".xml", "-1.xml", "1-.xml", "1.xml", "1-1", "1-1.xm", "1-1.xml/", "1-1.xmlx",
-        "0-1.xml", "1-0.xml", "01-1.xml", "1-01.xml", "+1-1.xml", "1-+1.xml", "-1-1.xml",
-        " 1-1.xml", "1 -1.xml", "1- 1.xml", "1-1 .xml", "1--1.xml", "1-1-1.xml",
-        "1-1.XML", "a-1.xml", "1-b.xml", "0x1-1.xml",
-        "1000000000000000000-1.xml",          /* 19 digits */
-        "99999999999999999999999-1.xml",      /* beyond 64 bits */
-        "1-1000000000.xml",                   /* 10 digits */
-        "1-4294967297.xml",                   /* would wrap an int */
-        NULL
-    };
+    static const char *const bad[] = { "",
+                                       ".xml",
+                                       "-1.xml",
+                                       "1-.xml",
+                                       "1.xml",
+                                       "1-1",
+                                       "1-1.xm",
+                                       "1-1.xml/",
+                                       "1-1.xmlx",
+                                       "0-1.xml",
+                                       "1-0.xml",
+                                       "01-1.xml",
+                                       "1-01.xml",
+                                       "+1-1.xml",
+                                       "1-+1.xml",
+                                       "-1-1.xml",
+                                       " 1-1.xml",
+                                       "1 -1.xml",
+                                       "1- 1.xml",
+                                       "1-1 .xml",
+                                       "1--1.xml",
+                                       "1-1-1.xml",
+                                       "1-1.XML",
+                                       "a-1.xml",
+                                       "1-b.xml",
+                                       "0x1-1.xml",
+                                       "1000000000000000000-1.xml",     /* 19 digits */
+                                       "99999999999999999999999-1.xml", /* beyond 64 bits */
+                                       "1-1000000000.xml",              /* 10 digits */
+                                       "1-4294967297.xml",              /* would wrap an int */
+                                       NULL };
     apr_uint64_t gen = 77;
     int n = 77, i;
     for (i = 0; bad[i]; i++) {
         ck_assert_msg(!rs_parse_part(bad[i], &gen, &n), "accepted: '%s'", bad[i]);
     }
-    ck_assert(gen == 77 && n == 77);   /* untouched */
+    ck_assert(gen == 77 && n == 77); /* untouched */
 }
 END_TEST
 
 START_TEST(dump_part_parse)
 {
-    static const char *const bad[] = {
-        "", ".zip", "0123456789abcdef", "0123456789abcdef.xml.zip", "0123456789abcdef.zip/",
-        "0123456789abcdef.zipx", "0123456789abcdef.ZIP", "0123456789abcdef.tar",
-        "0123456789ABCDEF.zip", "0123456789abcde.zip", "0123456789abcdef0.zip",
-        "0123456789abcdeg.zip", "../0123456789abcdef.zip", "0123456789abcdef.zip\n",
-        "12-3.zip", "-0123456789abcdef.zip", "0123456789abcdef-1.zip", NULL
-    };
+    static const char *const bad[] = { "",
+                                       ".zip",
+                                       "0123456789abcdef",
+                                       "0123456789abcdef.xml.zip",
+                                       "0123456789abcdef.zip/",
+                                       "0123456789abcdef.zipx",
+                                       "0123456789abcdef.ZIP",
+                                       "0123456789abcdef.tar",
+                                       "0123456789ABCDEF.zip",
+                                       "0123456789abcde.zip",
+                                       "0123456789abcdef0.zip",
+                                       "0123456789abcdeg.zip",
+                                       "../0123456789abcdef.zip",
+                                       "0123456789abcdef.zip\n",
+                                       "12-3.zip",
+                                       "-0123456789abcdef.zip",
+                                       "0123456789abcdef-1.zip",
+                                       NULL };
     char key[RS_PARSE_DUMP_KEY_LEN + 1] = "untouched";
     int m = 77, i;
 
@@ -150,41 +181,74 @@ END_TEST
 
 START_TEST(cdump_part_parse)
 {
-    static const char *const bad[] = {
-        "", ".zip", "0.zip", "01.xml", "+1.zip", "-1.zip", "1", "1.ZIP", "1.zip/", "1-0.zip",
-        "1-02.zip", "1-.zip", "1--2.zip", "1-2-3.zip", "1-2", "1-x.zip", "1-2.zip/", "1-+2.zip",
-        "1-1234567890.zip",                                     /* 10 digits */
-        "1.zipx", "1.gz", "x1.zip", "1000000000000000.zip",    /* 16 digits */
-        "99999999999999999999.xml", "../1.zip", NULL
-    };
+    static const char *const bad[] = { "",
+                                       ".zip",
+                                       "0.zip",
+                                       "01.xml",
+                                       "+1.zip",
+                                       "-1.zip",
+                                       "1",
+                                       "1.ZIP",
+                                       "1.zip/",
+                                       "1-0.zip",
+                                       "1-02.zip",
+                                       "1-.zip",
+                                       "1--2.zip",
+                                       "1-2-3.zip",
+                                       "1-2",
+                                       "1-x.zip",
+                                       "1-2.zip/",
+                                       "1-+2.zip",
+                                       "1-1234567890.zip", /* 10 digits */
+                                       "1.zipx",
+                                       "1.gz",
+                                       "x1.zip",
+                                       "1000000000000000.zip", /* 16 digits */
+                                       "99999999999999999999.xml",
+                                       "../1.zip",
+                                       NULL };
     apr_int64_t id = 77;
     int i, m = 77, rev = 77;
     for (i = 0; bad[i]; i++) {
         ck_assert_msg(!rs_parse_cdump_part(bad[i], &id, &rev, &m), "accepted: '%s'", bad[i]);
     }
-    ck_assert(id == 77 && m == 77 && rev == 77);   /* untouched */
+    ck_assert(id == 77 && m == 77 && rev == 77); /* untouched */
     ck_assert(rs_parse_cdump_part("12.zip", &id, &rev, &m) && id == 12 && rev == 0 && m == 0);
     ck_assert(rs_parse_cdump_part("999999999999999.xml", &id, &rev, &m)
               && id == APR_INT64_C(999999999999999) && rev == 0 && m == 1);
     ck_assert(rs_parse_cdump_part("12-3.zip", &id, &rev, &m) && id == 12 && rev == 3 && m == 0);
-    ck_assert(rs_parse_cdump_part("7-999999999.xml", &id, &rev, &m) && id == 7
-              && rev == 999999999 && m == 1);
+    ck_assert(rs_parse_cdump_part("7-999999999.xml", &id, &rev, &m) && id == 7 && rev == 999999999
+              && m == 1);
 }
 END_TEST
 
 START_TEST(id_parse)
 {
-    static const char *const bad[] = {
-        "", ".xml", "0.xml", "00.xml", "01.xml", "+1.xml", "-1.xml", " 1.xml", "1 .xml",
-        "1.xmlx", "1.XML", "1", "1.xml/", "x1.xml", "1x.xml", "1-1.xml",
-        "1000000000000000.xml",               /* 16 digits */
-        "99999999999999999999.xml", NULL
-    };
+    static const char *const bad[] = { "",
+                                       ".xml",
+                                       "0.xml",
+                                       "00.xml",
+                                       "01.xml",
+                                       "+1.xml",
+                                       "-1.xml",
+                                       " 1.xml",
+                                       "1 .xml",
+                                       "1.xmlx",
+                                       "1.XML",
+                                       "1",
+                                       "1.xml/",
+                                       "x1.xml",
+                                       "1x.xml",
+                                       "1-1.xml",
+                                       "1000000000000000.xml", /* 16 digits */
+                                       "99999999999999999999.xml",
+                                       NULL };
     apr_int64_t id = 0;
     int i;
     ck_assert(rs_parse_id("1.xml", ".xml", &id) && id == 1);
     ck_assert(rs_parse_id("1234.xml", ".xml", &id) && id == 1234);
-    ck_assert(rs_parse_id("999999999999999.xml", ".xml", &id) && id == APR_INT64_C(999999999999999));
+    ck_assert(rs_parse_id("999999999999999.xml", ".xml", &id)
+              && id == APR_INT64_C(999999999999999));
     ck_assert(rs_parse_id("5", "", &id) && id == 5);
     id = 77;
     for (i = 0; bad[i]; i++) {
@@ -196,10 +260,9 @@ END_TEST
 
 START_TEST(history_parse)
 {
-    static const char *const bad[] = {
-        "", "-", "0a1b2c3d", "0a1b2c3-", "0a1b2c3d4-", "0A1B2C3D-", "0a1b2c3g-", " a1b2c3d-",
-        "0a1b2c3d_", "0a1b2c3d/", NULL
-    };
+    static const char *const bad[] = { "",           "-",         "0a1b2c3d",  "0a1b2c3-",
+                                       "0a1b2c3d4-", "0A1B2C3D-", "0a1b2c3g-", " a1b2c3d-",
+                                       "0a1b2c3d_",  "0a1b2c3d/", NULL };
     char h[RS_HISTORY_LEN + 1] = "unset";
     const char *rest;
     int i;
@@ -248,7 +311,7 @@ START_TEST(int_values)
     ck_assert(!rs_parse_int("1.5", 1, 50000, &v));
     ck_assert(!rs_parse_int("99999999999999999999", 1, 50000, &v));
     ck_assert(!rs_parse_int("-99999999999999999999", 1, 50000, &v));
-    ck_assert(!rs_parse_int("18446744073709551617", 1, 50000, &v));   /* 2^64 + 1 */
+    ck_assert(!rs_parse_int("18446744073709551617", 1, 50000, &v)); /* 2^64 + 1 */
     ck_assert(v == 77);
 }
 END_TEST
@@ -345,8 +408,8 @@ END_TEST
 START_TEST(set_names)
 {
     static const char *const good[] = { "a", "main", "data-1", "x_y", "v1.2", "A9", NULL };
-    static const char *const bad[] = { "", ".hidden", ".", "..", "a/b", "a b", "a%20",
-                                       "ü", "a\n", "a:b", NULL };
+    static const char *const bad[] = { "",     ".hidden", ".",   "..",  "a/b", "a b",
+                                       "a%20", "ü",       "a\n", "a:b", NULL };
     char longest[66];
     int i;
     for (i = 0; good[i]; i++) {
@@ -365,11 +428,11 @@ END_TEST
 
 START_TEST(url_paths)
 {
-    static const char *const good[] = { "/", "/data", "/a/b", "/a/", "/a.b/c..d", "/~x",
-                                        "/a/..b", NULL };
-    static const char *const bad[] = { "", "data", "//", "/a//b", "/a/../b", "/a/./b",
-                                       "/a?b", "/a#b", "/a%20b", "/a b", "/a\tb", "/a\"b",
-                                       "/a<b", "/a>b", "/a\\b", "/a\x7f", "/\xc3\xbc", NULL };
+    static const char *const good[] = { "/",         "/data", "/a/b",   "/a/",
+                                        "/a.b/c..d", "/~x",   "/a/..b", NULL };
+    static const char *const bad[] = { "",     "data", "//",     "/a//b",  "/a/../b",   "/a/./b",
+                                       "/a?b", "/a#b", "/a%20b", "/a b",   "/a\tb",     "/a\"b",
+                                       "/a<b", "/a>b", "/a\\b",  "/a\x7f", "/\xc3\xbc", NULL };
     int i;
     for (i = 0; good[i]; i++) {
         ck_assert_msg(rs_parse_url_path(good[i]), "rejected: '%s'", good[i]);
@@ -383,12 +446,20 @@ END_TEST
 START_TEST(urls)
 {
     static const char *const good[] = { "http://example.org", "https://example.org/",
-                                        "HTTPS://example.org:8443/about", "http://h/a%20b",
-                                        NULL };
-    static const char *const bad[] = { "", "example.org", "ftp://example.org", "http://",
-                                       "http:///x", "http://h/?q", "http://h/#f",
-                                       "http://h/a b", "http://h/<x>", "http://h/{x}",
-                                       "http://h/a|b", "http:/h", NULL };
+                                        "HTTPS://example.org:8443/about", "http://h/a%20b", NULL };
+    static const char *const bad[] = { "",
+                                       "example.org",
+                                       "ftp://example.org",
+                                       "http://",
+                                       "http:///x",
+                                       "http://h/?q",
+                                       "http://h/#f",
+                                       "http://h/a b",
+                                       "http://h/<x>",
+                                       "http://h/{x}",
+                                       "http://h/a|b",
+                                       "http:/h",
+                                       NULL };
     int i;
     for (i = 0; good[i]; i++) {
         ck_assert_msg(rs_parse_url(good[i]), "rejected: '%s'", good[i]);

@@ -50,8 +50,8 @@ static char **packages(const listing_t *l, apr_int64_t max_entries, apr_int64_t 
         unsigned cut = rs_partition_add(&pt, l->path[i], strlen(l->path[i]), l->size[i]);
         if (cut & RS_PARTITION_CUT_BEFORE) {
             ck_assert_int_gt(i, start);
-            out[k++] = apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[i - 1],
-                                    i - start);
+            out[k++] =
+                apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[i - 1], i - start);
             start = i;
             bytes = 0;
         }
@@ -60,15 +60,15 @@ static char **packages(const listing_t *l, apr_int64_t max_entries, apr_int64_t 
         ck_assert_int_le(i - start + 1, max_entries);
         ck_assert(bytes <= max_bytes || i == start);
         if (cut & RS_PARTITION_CUT_AFTER) {
-            out[k++] = apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[i],
-                                    i - start + 1);
+            out[k++] =
+                apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[i], i - start + 1);
             start = i + 1;
             bytes = 0;
         }
     }
     if (start < l->n) {
-        out[k++] = apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[l->n - 1],
-                                l->n - start);
+        out[k++] =
+            apr_psprintf(ut_pool, "%s..%s:%d", l->path[start], l->path[l->n - 1], l->n - start);
     }
     *npkg = k;
     return out;
@@ -92,7 +92,7 @@ START_TEST(insert_changes_one_or_two_packages)
     int n0, n1, at;
     char **p0 = packages(l, 1000, 1 << 30, &n0), **p1;
 
-    ck_assert_int_gt(n0, 20);        /* interval 128 on 20,000 entries */
+    ck_assert_int_gt(n0, 20); /* interval 128 on 20,000 entries */
     for (at = 1; at < N; at += 1777) {
         char name[32];
         snprintf(name, sizeof(name), "d/f%07d", 2 * at - 1);

@@ -27,11 +27,11 @@ START_TEST(range_forms)
     ck_assert_str_eq(rng("bytes=99-", 100), "99-99");
     ck_assert_str_eq(rng("bytes=10-19", 100), "10-19");
     ck_assert_str_eq(rng("bytes=10-10", 100), "10-10");
-    ck_assert_str_eq(rng("bytes=10-1000", 100), "10-99");      /* cut to the end */
+    ck_assert_str_eq(rng("bytes=10-1000", 100), "10-99"); /* cut to the end */
     ck_assert_str_eq(rng("bytes=-10", 100), "90-99");
     ck_assert_str_eq(rng("bytes=-100", 100), "0-99");
     ck_assert_str_eq(rng("bytes=-1000", 100), "0-99");
-    ck_assert_str_eq(rng("Bytes=5-", 100), "5-99");            /* the unit is case-insensitive */
+    ck_assert_str_eq(rng("Bytes=5-", 100), "5-99"); /* the unit is case-insensitive */
     ck_assert_str_eq(rng(" bytes=5-6 ", 100), "5-6");
 }
 END_TEST
@@ -50,9 +50,9 @@ START_TEST(range_ignored)
 {
     ck_assert_str_eq(rng(NULL, 100), "none");
     ck_assert_str_eq(rng("", 100), "none");
-    ck_assert_str_eq(rng("bytes=0-1,5-6", 100), "none");        /* several ranges */
+    ck_assert_str_eq(rng("bytes=0-1,5-6", 100), "none"); /* several ranges */
     ck_assert_str_eq(rng("bytes=-1,-2", 100), "none");
-    ck_assert_str_eq(rng("bytes=20-10", 100), "none");          /* last < first */
+    ck_assert_str_eq(rng("bytes=20-10", 100), "none"); /* last < first */
     ck_assert_str_eq(rng("items=0-1", 100), "none");
     ck_assert_str_eq(rng("bytes 0-1", 100), "none");
     ck_assert_str_eq(rng("bytes=", 100), "none");

@@ -358,7 +358,7 @@ START_TEST(gaps)
      * gap inside the window too. */
     put(r, 0, 5);
     put(r, 0, 6);
-    put(r, 0, 9);        /* slot 1, which held 5 */
+    put(r, 0, 9); /* slot 1, which held 5 */
     ck_assert_int_eq(rs_ring_head(r), 9);
     /* Window: 6..9; 7 (slot 3 is empty) and 8 (slot 0 holds 4) are gaps. */
     ck_assert_str_eq(get(r, 0, 6, 9, 100, &n, &next), "6,9");
@@ -475,7 +475,7 @@ START_TEST(overlong)
     ck_assert_int_eq(next, 9);
 
     /* A slot reused by a short record after an overlong one is whole. */
-    put(r, 0, 11);       /* 11 mod 8 = 3: the slot of overlong record 3 */
+    put(r, 0, 11); /* 11 mod 8 = 3: the slot of overlong record 3 */
     out = out_array();
     ck_assert_int_eq(rs_ring_get(r, 0, 11, 11, 100, ut_pool, out, &next), 1);
     rec = mkrec(11, "d", "f11");
@@ -492,7 +492,7 @@ START_TEST(no_entry_falls_back)
     int n;
 
     put(r, 0, 1);
-    rs_ring_put(r, 0, &rec);          /* rec.xml is NULL */
+    rs_ring_put(r, 0, &rec); /* rec.xml is NULL */
     put(r, 0, 3);
     ck_assert_str_eq(get(r, 0, 1, 3, 100, &n, &next), "1");
     ck_assert_int_eq(n, -1);
@@ -550,7 +550,8 @@ START_TEST(fields_round_trip)
         assert_same(REC(out, i), &in[i]);
     }
     ck_assert_int_eq(strncmp(REC(out, 0)->xml, "a dir/subn\xc3\xa4me with space.txt",
-                             strlen("a dir/subn\xc3\xa4me with space.txt")), 0);
+                             strlen("a dir/subn\xc3\xa4me with space.txt")),
+                     0);
     /* The copies are the reader's: they survive the slot being reused. */
     for (i = 9; i <= 12; i++) {
         put(r, 7, i);
@@ -578,8 +579,8 @@ START_TEST(seek_from_the_end)
     apr_int64_t seq = -1, bytes = -1;
 
     put_len(r, 0, 3, 10);
-    put_len(r, 1, 4, 500);      /* another set */
-    put_len(r, 0, 5, 20);       /* 6 never used */
+    put_len(r, 1, 4, 500); /* another set */
+    put_len(r, 0, 5, 20);  /* 6 never used */
     put_len(r, 0, 7, 30);
     /* Entries 3, 5, 7: 10 + 20 + 30 bytes. */
     ck_assert_int_eq(rs_ring_seek(r, 0, 3, 7, 0, &seq, &bytes), 0);

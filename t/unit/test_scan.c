@@ -44,7 +44,8 @@ static void fx_init(fx_t *f)
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
     ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
-                                ut_log_init(&f->ul)), APR_SUCCESS);
+                                    ut_log_init(&f->ul)),
+                     APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->o.set = "s";
     f->o.root = f->root;
@@ -219,7 +220,8 @@ START_TEST(first_scan)
     ck_assert_str_eq(r->dir, "");
     ck_assert_str_eq(r->name, "b.txt");
     ck_assert_str_eq(r->hash[0], "900150983cd24fb0d6963f7d28e17f72");
-    ck_assert_str_eq(r->hash[2], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ck_assert_str_eq(r->hash[2],
+                     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     ck_assert_ptr_null(r->hash[1]);
     ck_assert_ptr_null(r->hash[3]);
     ck_assert_int_eq(r->listed, 1);
@@ -229,7 +231,8 @@ START_TEST(first_scan)
 
     r = row(&f, "", "empty.txt");
     ck_assert_str_eq(r->hash[0], "d41d8cd98f00b204e9800998ecf8427e");
-    ck_assert_str_eq(r->hash[2], "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    ck_assert_str_eq(r->hash[2],
+                     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     ck_assert_int_eq(r->size, 0);
 
     assert_hashes(row(&f, "", "a.txt"), MD5_SHA256, "hello\n");
@@ -264,8 +267,9 @@ START_TEST(first_scan_same_as_full_path)
     fx_init(&f);
     build_tree(&f);
     fx_scan(&f);
-    ck_assert_int_eq(rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "other.db"),
-                                    &f.ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "other.db"), &f.ul.logger),
+        APR_SUCCESS);
     memset(&dummy, 0, sizeof(dummy));
     dummy.dir = "gone";
     dummy.name = "old.txt";
@@ -361,7 +365,8 @@ START_TEST(pipe_needs_thread_safe_allocators)
         ck_assert_int_eq(rs_scanpipe_allowed(ut_pool, np), round >= 1);
         ck_assert_int_eq(rs_schema_open(&st2, np, "sqlite3",
                                         ut_path(f.base, apr_psprintf(ut_pool, "r%d.db", round)),
-                                        &f.ul.logger), APR_SUCCESS);
+                                        &f.ul.logger),
+                         APR_SUCCESS);
         memset(&w, 0, sizeof(w));
         w.walker = pthread_self();
         memset(&s2, 0x55, sizeof(s2));
@@ -386,8 +391,7 @@ START_TEST(pipe_needs_thread_safe_allocators)
         ck_assert_int_eq(s2.hashed, f.s.hashed);
         {
             apr_hash_t *h = NULL;
-            ck_assert_int_eq(rs_inventory_dir_load(st2, ut_pool, "s", "sub/deep", &h),
-                             APR_SUCCESS);
+            ck_assert_int_eq(rs_inventory_dir_load(st2, ut_pool, "s", "sub/deep", &h), APR_SUCCESS);
             ck_assert_int_eq(apr_hash_count(h), 2);
             assert_hashes(apr_hash_get(h, "e.txt", APR_HASH_KEY_STRING), MD5_SHA256, "eee");
         }
@@ -415,8 +419,9 @@ START_TEST(readahead_same_result)
     fx_scan(&f);
     ck_assert_int_eq(f.s.ahead_dirs, 0);
     f.o.readahead = 1;
-    ck_assert_int_eq(rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "ahead.db"),
-                                    &f.ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&st2, ut_pool, "sqlite3", ut_path(f.base, "ahead.db"), &f.ul.logger),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_scan_set(st2, &f.o, ut_pool, &s2), APR_SUCCESS);
     /* Forced, the whole tree is read before the scan ends: the root,
      * sub, sub/deep and cache, not link-dir (a link). */
@@ -470,10 +475,10 @@ START_TEST(rescan_changes)
     build_tree(&f);
     fx_scan(&f);
 
-    put_file(&f, "a.txt", anew);                                   /* modified */
-    ck_assert_int_eq(unlink(ut_path(f.root, "empty.txt")), 0);     /* deleted */
-    put_file(&f, "sub/new.txt", "new");                            /* added */
-    ck_assert_int_eq(ut_rmtree(ut_path(f.root, "sub/deep")), 0);   /* subtree gone */
+    put_file(&f, "a.txt", anew);                                 /* modified */
+    ck_assert_int_eq(unlink(ut_path(f.root, "empty.txt")), 0);   /* deleted */
+    put_file(&f, "sub/new.txt", "new");                          /* added */
+    ck_assert_int_eq(ut_rmtree(ut_path(f.root, "sub/deep")), 0); /* subtree gone */
     fx_scan(&f);
 
     ck_assert_int_eq(f.s.files, 9);
@@ -557,8 +562,7 @@ typedef struct {
     int file_calls, dir_calls;
 } check_t;
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                    const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     check_t *c = baton;
@@ -597,7 +601,7 @@ START_TEST(check_callback)
     ck_assert_int_eq(f.s.files, 3);
     ck_assert_int_eq(f.s.listed, 2);
     ck_assert_int_eq(f.s.dirs, 2);
-    ck_assert_int_eq(f.s.hashed, 4 + 2);        /* a denied file is not read */
+    ck_assert_int_eq(f.s.hashed, 4 + 2); /* a denied file is not read */
     ck_assert_int_eq(c.file_calls, 3);
     ck_assert_int_eq(c.dir_calls, 2);
     ck_assert_int_eq(count(&f), 2);
@@ -702,7 +706,7 @@ START_TEST(excludes)
     ck_assert_int_eq(f.s.removed, 2);
     ck_assert_str_eq(names(&f, ""), "a.txt");
     ck_assert_str_eq(names(&f, "sub/deep"), "");
-    ck_assert_str_eq(names(&f, "deep"), "d.txt");      /* anchored pattern */
+    ck_assert_str_eq(names(&f, "deep"), "d.txt"); /* anchored pattern */
     ck_assert_str_eq(dirs(&f), "|deep|sub");
 }
 END_TEST
@@ -899,8 +903,9 @@ START_TEST(unreadable)
     f.base = base;
     f.root = ut_path(base, "root");
     ut_mkdir(f.root);
-    ck_assert_int_eq(rs_schema_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                ut_log_init(&f.ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f.st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f.ul)),
+        APR_SUCCESS);
     f.o.set = "s";
     f.o.root = f.root;
     f.o.hashes = MD5_SHA256;
@@ -978,7 +983,7 @@ static int defer_cb(void *baton, const char *relpath, const char *path, const st
         return 1;
     }
     strcpy(out->hex[0], "00112233445566778899aabbccddeeff");
-    return 1;      /* hex[2] (sha-256) left "": no digest */
+    return 1; /* hex[2] (sha-256) left "": no digest */
 }
 
 /* Large files are left to the defer callback: not written while it is

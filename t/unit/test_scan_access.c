@@ -23,15 +23,15 @@
 
 typedef struct {
     const char *root;
-    const char *above;            /* a directory above root whose access
+    const char *above; /* a directory above root whose access
                                    * file counts too (NULL: none) */
     rs_db_t *st;
     ut_log_t ul;
     rs_scan_opts_t o;
     rs_scan_stats_t s;
-    apr_array_header_t *changes;  /* "C:path", "U:path", "D:path" */
-    int drops;                    /* on_drop calls */
-    apr_hash_t *watched;          /* relpaths handed to on_dir */
+    apr_array_header_t *changes; /* "C:path", "U:path", "D:path" */
+    int drops;                   /* on_drop calls */
+    apr_hash_t *watched;         /* relpaths handed to on_dir */
 } ax_t;
 
 /* 1 if the access file of directory dir (relative, "" = root) denies name
@@ -47,11 +47,10 @@ static int denies(const char *root, const char *dir, const char *name)
     }
     text = ut_read(path, &len);
     return strstr(text, "deny all") != NULL
-        || (*name && strstr(text, apr_pstrcat(ut_pool, "deny ", name, "\n", NULL)) != NULL);
+           || (*name && strstr(text, apr_pstrcat(ut_pool, "deny ", name, "\n", NULL)) != NULL);
 }
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                    const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     ax_t *a = baton;
@@ -97,8 +96,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     ax_t *a = baton;
     static const char letters[] = "?CUD";
     APR_ARRAY_PUSH(a->changes, const char *) =
-        apr_psprintf(ut_pool, "%c:%s%s%s", letters[change], it->dir, *it->dir ? "/" : "",
-                     it->name);
+        apr_psprintf(ut_pool, "%c:%s%s%s", letters[change], it->dir, *it->dir ? "/" : "", it->name);
     return APR_SUCCESS;
 }
 
@@ -127,8 +125,8 @@ static void ax_init(ax_t *a)
     memset(a, 0, sizeof(*a));
     a->root = ut_path(ut_tempdir("scanaccess"), "root");
     ut_mkdir(a->root);
-    ck_assert_int_eq(rs_schema_open(&a->st, ut_pool, "sqlite3",
-                                    ut_path(a->root, "../state.db"), ut_log_init(&a->ul)),
+    ck_assert_int_eq(rs_schema_open(&a->st, ut_pool, "sqlite3", ut_path(a->root, "../state.db"),
+                                    ut_log_init(&a->ul)),
                      APR_SUCCESS);
     names = apr_array_make(ut_pool, 2, sizeof(const char *));
     APR_ARRAY_PUSH(names, const char *) = ".htaccess";
@@ -147,7 +145,7 @@ static void ax_init(ax_t *a)
     a->o.on_dir = on_dir;
     a->watched = apr_hash_make(ut_pool);
     a->o.dir_baton = a;
-    a->o.dotfiles = 1;                 /* access files stay unlisted anyway */
+    a->o.dotfiles = 1; /* access files stay unlisted anyway */
     a->o.log = &a->ul.logger;
     ut_mkdir(ut_path(a->root, "a"));
     ut_mkdir(ut_path(a->root, "a/b"));
@@ -361,8 +359,8 @@ START_TEST(above_state_follows_access_files)
     APR_ARRAY_PUSH(names, const char *) = ".htaccess";
     APR_ARRAY_PUSH(names, const char *) = ".acl";
     s0 = rs_above_state(ut_pool, dirs, names);
-    ck_assert_str_eq(s0, apr_pstrcat(ut_pool, top, "/.htaccess\t-\n", top, "/.acl\t-\n",
-                                     f, "\t-\n", mid, "/.acl\t-\n", NULL));
+    ck_assert_str_eq(s0, apr_pstrcat(ut_pool, top, "/.htaccess\t-\n", top, "/.acl\t-\n", f, "\t-\n",
+                                     mid, "/.acl\t-\n", NULL));
     ck_assert_ptr_null(rs_above_diff(ut_pool, s0, rs_above_state(ut_pool, dirs, names)));
 
     ut_write_str(ut_path(top, "other.txt"), "o");

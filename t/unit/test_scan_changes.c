@@ -25,12 +25,12 @@
 #define MD5_SHA256 (RS_HASH_MD5 | RS_HASH_SHA256)
 
 typedef struct {
-    apr_array_header_t *ev;        /* char * "C path" */
-    apr_array_header_t *items;     /* rs_item_t copies, same order */
-    int fail_at;                   /* > 0: fail the n-th call */
+    apr_array_header_t *ev;    /* char * "C path" */
+    apr_array_header_t *items; /* rs_item_t copies, same order */
+    int fail_at;               /* > 0: fail the n-th call */
     int calls;
-    const char *deny;              /* check callback denies this relpath */
-    rs_recorder_t *rec;            /* non-NULL: record the change too */
+    const char *deny;   /* check callback denies this relpath */
+    rs_recorder_t *rec; /* non-NULL: record the change too */
 } changes_t;
 
 typedef struct {
@@ -57,8 +57,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     ck_assert_int_ge(change, RS_CHANGE_CREATED);
     ck_assert_int_le(change, RS_CHANGE_DELETED);
     APR_ARRAY_PUSH(c->ev, const char *) =
-        apr_psprintf(ut_pool, "%c %s%s%s", letters[change], it->dir, *it->dir ? "/" : "",
-                     it->name);
+        apr_psprintf(ut_pool, "%c %s%s%s", letters[change], it->dir, *it->dir ? "/" : "", it->name);
     copy = apr_array_push(c->items);
     *copy = *it;
     copy->dir = apr_pstrdup(ut_pool, it->dir);
@@ -70,8 +69,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     return c->rec ? rs_recorder_record(c->rec, change, it) : APR_SUCCESS;
 }
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                    const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     const changes_t *c = baton;
@@ -92,7 +90,8 @@ static void fx_init(fx_t *f)
     f->root = ut_path(f->base, "root");
     ut_mkdir(f->root);
     ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(f->base, "state.db"),
-                                ut_log_init(&f->ul)), APR_SUCCESS);
+                                    ut_log_init(&f->ul)),
+                     APR_SUCCESS);
     f->ex = apr_array_make(ut_pool, 4, sizeof(const char *));
     f->c.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
     f->c.items = apr_array_make(ut_pool, 8, sizeof(rs_item_t));
@@ -340,7 +339,7 @@ START_TEST(mass_deletion_held)
     /* Exactly at the limit: allowed. */
     f.o.max_deleted = 8;
     ck_assert_str_eq(scan(&f), "C new.txt|D sub/f0.txt|D sub/f1.txt|D sub/f2.txt|"
-                     "D sub/f3.txt|D sub/f4.txt|D sub/f5.txt|D sub/f6.txt|D sub/f7.txt");
+                               "D sub/f3.txt|D sub/f4.txt|D sub/f5.txt|D sub/f6.txt|D sub/f7.txt");
     ck_assert_int_eq(f.s.deleted, 8);
     ck_assert_int_eq(journal_count(j), 18);
 }
@@ -479,8 +478,8 @@ START_TEST(many_writes_through_the_writer)
     for (d = 0; d < 3; d++) {
         int i;
         for (i = 0; i < 3000; i++) {
-            ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "d%d/f%d.txt", d,
-                                                                   i))), 0);
+            ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "d%d/f%d.txt", d, i))),
+                             0);
         }
     }
     f.c.calls = 0;
@@ -594,7 +593,7 @@ START_TEST(recorder_window)
         ck_assert_int_eq(w->size, s->size);
         ck_assert_uint_eq(w->xml_len, len);
         ck_assert_int_eq(memcmp(w->xml, b, len), 0);
-        ck_assert_ptr_null(w->name);     /* what a ring slot keeps */
+        ck_assert_ptr_null(w->name); /* what a ring slot keeps */
     }
     ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 0);
     ck_assert_ptr_null(recs);
@@ -626,7 +625,7 @@ START_TEST(recorder_overlong_entry)
     memset(&eo, 0, sizeof(eo));
     eo.url_base = "http://example.org/";
     f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 8);
-    memset(name, ' ', 250);            /* 1500 bytes escaped, dir and name */
+    memset(name, ' ', 250); /* 1500 bytes escaped, dir and name */
     name[250] = '\0';
     put_file(&f, "short", "a");
     ut_mkdir(ut_path(f.root, name));

@@ -30,9 +30,10 @@ static apr_int64_t rows_of(rs_db_t *db, const char *t, const char *set)
     if (!has) {
         return -1;
     }
-    ck_assert_int_eq(rs_db_prepare(db, apr_pstrcat(ut_pool, "SELECT COUNT(*) FROM ", t,
-                                                   " WHERE setname = %s", NULL), &s),
-                     APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_db_prepare(
+            db, apr_pstrcat(ut_pool, "SELECT COUNT(*) FROM ", t, " WHERE setname = %s", NULL), &s),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, args, get_n, &n), APR_SUCCESS);
     return n;
 }
@@ -80,9 +81,9 @@ static void fill(rs_db_t *db, const char *set)
 static rs_db_t *store(void)
 {
     rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3",
-                                    ut_path(ut_tempdir("schema"), "state.db"), NULL),
-                     APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&db, ut_pool, "sqlite3", ut_path(ut_tempdir("schema"), "state.db"), NULL),
+        APR_SUCCESS);
     return db;
 }
 
@@ -90,8 +91,9 @@ static rs_db_t *store(void)
  * migration, the database's tables are these and meta. */
 START_TEST(tables_are_the_units)
 {
-    static const char *const want[] = { "inventory", "journal", "changelists", "journal_sets",
-                                        "notifications", "notify_dests", NULL };
+    static const char *const want[] = {
+        "inventory", "journal", "changelists", "journal_sets", "notifications", "notify_dests", NULL
+    };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
     rs_db_t *db = store();
     rs_db_stmt_t *s;
@@ -104,8 +106,11 @@ START_TEST(tables_are_the_units)
         ck_assert_int_eq(rs_db_has_table(db, want[i], &has), APR_SUCCESS);
         ck_assert_int_eq(has, 1);
     }
-    ck_assert_int_eq(rs_db_prepare(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = "
-                                   "'table'", &s), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_prepare(db,
+                                   "SELECT COUNT(*) FROM sqlite_master WHERE type = "
+                                   "'table'",
+                                   &s),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 7);
 }
@@ -177,7 +182,8 @@ START_TEST(forget_set_older_schema)
     int any = 0;
 
     ck_assert_int_eq(sqlite3_open(path, &c), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(c, "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
+    ck_assert_int_eq(sqlite3_exec(c,
+                                  "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
                                   "INSERT INTO meta VALUES ('schema-version', '1'),"
                                   " ('snapshot-gen:a', '1');"
                                   "CREATE TABLE inventory (setname TEXT, dir TEXT, name TEXT);"
@@ -185,7 +191,8 @@ START_TEST(forget_set_older_schema)
                                   "CREATE TABLE journal_sets (setname TEXT, started BIGINT,"
                                   " open_id BIGINT);"
                                   "INSERT INTO journal_sets VALUES ('a', 1, 1);",
-                                  NULL, NULL, NULL), SQLITE_OK);
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
     sqlite3_close(c);
     ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_AS_IS, NULL, NULL),
                      APR_SUCCESS);

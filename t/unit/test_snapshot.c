@@ -37,15 +37,16 @@ typedef struct {
     rs_db_t *st;
     ut_log_t ul;
     rs_snapshot_opts_t o;
-    const char *dir;          /* snapshot directory */
+    const char *dir; /* snapshot directory */
 } fx_t;
 
 static void fx_init(fx_t *f, apr_int64_t max)
 {
     const char *base = ut_tempdir("snap");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"),
-                                ut_log_init(&f->ul)), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     f->dir = ut_path(base, "gen");
     ut_mkdir(f->dir);
     f->o.set = "s";
@@ -158,7 +159,7 @@ START_TEST(single_list)
     ck_assert_int_eq(info.parts, 0);
     ck_assert_int_eq(info.at, AT);
     ck_assert_int_eq(info.completed, DONE);
-    ck_assert_int_eq(info.bytes, 1 + 2 + 3 + 5 + 0);     /* listed rows only */
+    ck_assert_int_eq(info.bytes, 1 + 2 + 3 + 5 + 0); /* listed rows only */
     ck_assert(ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     ck_assert(!ut_exists(rs_statedir_gen_file(ut_pool, f.dir, 1)));
 
@@ -207,8 +208,8 @@ END_TEST
  * its type, non-ASCII). */
 START_TEST(bytes_as_the_writer_writes)
 {
-    static const char *const types[] = { "text/plain", NULL, "a/b; q=\"x\"", "a/<b>&c",
-                                         "t/\xC3\xA9", "" };
+    static const char *const types[] = { "text/plain", NULL,         "a/b; q=\"x\"",
+                                         "a/<b>&c",    "t/\xC3\xA9", "" };
     fx_t f;
     rs_snapshot_info_t info;
     rs_xml_attr_t md[3];
@@ -249,8 +250,7 @@ START_TEST(bytes_as_the_writer_writes)
     ck_assert_int_eq(rs_xml_begin(w, "urlset"), 0);
     ck_assert_int_eq(rs_xml_ln(w, "up", CAP, NULL, 0), 0);
     ck_assert_int_eq(rs_xml_md(w, md, 3), 0);
-    ck_assert_int_eq(rs_inventory_page(f.st, ut_pool, "s", NULL, NULL, 100, &rows),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_page(f.st, ut_pool, "s", NULL, NULL, 100, &rows), APR_SUCCESS);
     ck_assert_int_eq(rows->nelts, 24);
     for (i = 0; i < rows->nelts; i++) {
         rs_entry_from_item(&r, &APR_ARRAY_IDX(rows, i, rs_item_t));
@@ -345,7 +345,8 @@ static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max
 
     /* The parts: every entry once, in order, max per part. */
     for (p = 1; p <= parts; p++) {
-        xmlNodePtr root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, p)));
+        xmlNodePtr root =
+            xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, p)));
         xmlNodePtr u;
         int want = sizes[p - 1], i = 0;
         ck_assert_int_le(want, max);
@@ -371,7 +372,8 @@ static void fill(fx_t *f, int n, int per_dir, int unlisted_every)
     int i;
     ck_assert_int_eq(rs_db_begin(f->st), APR_SUCCESS);
     for (i = 0; i < n; i++) {
-        add(f, apr_psprintf(ut_pool, "d%03d", i / per_dir), apr_psprintf(ut_pool, "f%06d", i), i, 1);
+        add(f, apr_psprintf(ut_pool, "d%03d", i / per_dir), apr_psprintf(ut_pool, "f%06d", i), i,
+            1);
         if (unlisted_every && i % unlisted_every == 0) {
             add(f, apr_psprintf(ut_pool, "d%03d", i / per_dir),
                 apr_psprintf(ut_pool, "f%06d-unlisted", i), i, 0);
@@ -387,7 +389,7 @@ typedef struct {
     fx_t f;
     rs_journal_t *j;
     apr_uint64_t gen;
-    const char *dir;               /* the current generation's directory */
+    const char *dir; /* the current generation's directory */
     const char *base;
 } sp_t;
 
@@ -606,7 +608,8 @@ START_TEST(boundaries)
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.parts, 0);
     ck_assert_int_eq(info.entries, 6);
-    assert_list_head(xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0))), 0);
+    assert_list_head(
+        xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0))), 0);
 
     /* One more: index with a full part and a part of one. */
     fx_init(&f, 5);
@@ -667,7 +670,7 @@ START_TEST(write_errors_keep_their_cause)
     ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, ut_path(f.dir, "missing"), 1, ut_pool, &info),
                      APR_ENOENT);
     if (!ut_forking) {
-        return;                /* the limit would outlive the test */
+        return; /* the limit would outlive the test */
     }
     signal(SIGXFSZ, SIG_IGN);
     rl.rlim_cur = rl.rlim_max = 4096;
@@ -697,18 +700,32 @@ START_TEST(read_info_errors)
     /* Signs, wrapped or oversized numbers, torn or padded lines. */
     {
         static const char *const bad[] = {
-            "9 -2 3 4 5\n", "-1 2 3 4 5\n", "+1 2 3 4 5\n", "0 2 3 4 5\n",
-            "18446744073709551616 2 3 4 5\n", "1 9223372036854775808 3 4 5\n",
-            "1 2 3 4 2147483648\n", "1 5 3 4 5\n", "1  2 3 4 5\n", "1 2 3 4 5 \n",
-            "1 2 3 4 5\nmore", "1 2 3 4 5\n\n", " 1 2 3 4 5\n", "1\t2 3 4 5\n",
-            "1 2 3 4 5 -6\n", "1 2 3 4 5 6 \n", "1 2 3 4 5 6 7\n", "1 2 3 4 5 6",
-            "1 2 3 4 5 9223372036854775808\n", "1 2 3 4 5  6\n",
+            "9 -2 3 4 5\n",
+            "-1 2 3 4 5\n",
+            "+1 2 3 4 5\n",
+            "0 2 3 4 5\n",
+            "18446744073709551616 2 3 4 5\n",
+            "1 9223372036854775808 3 4 5\n",
+            "1 2 3 4 2147483648\n",
+            "1 5 3 4 5\n",
+            "1  2 3 4 5\n",
+            "1 2 3 4 5 \n",
+            "1 2 3 4 5\nmore",
+            "1 2 3 4 5\n\n",
+            " 1 2 3 4 5\n",
+            "1\t2 3 4 5\n",
+            "1 2 3 4 5 -6\n",
+            "1 2 3 4 5 6 \n",
+            "1 2 3 4 5 6 7\n",
+            "1 2 3 4 5 6",
+            "1 2 3 4 5 9223372036854775808\n",
+            "1 2 3 4 5  6\n",
         };
         size_t i;
         for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             ut_write_str(ut_path(dir, "info"), bad[i]);
-            ck_assert_msg(rs_snapinfo_read(dir, ut_pool, &info) == APR_EINVAL,
-                          "accepted: %s", bad[i]);
+            ck_assert_msg(rs_snapinfo_read(dir, ut_pool, &info) == APR_EINVAL, "accepted: %s",
+                          bad[i]);
         }
     }
     ut_write_str(ut_path(dir, "info"), "9 2 3 4 5\n");
@@ -718,7 +735,7 @@ START_TEST(read_info_errors)
     ck_assert_int_eq(info.completed, 3);
     ck_assert_int_eq(info.entries, 4);
     ck_assert_int_eq(info.parts, 5);
-    ck_assert_int_eq(info.bytes, -1);         /* written before bytes were */
+    ck_assert_int_eq(info.bytes, -1); /* written before bytes were */
     ut_write_str(ut_path(dir, "info"), "9 2 3 4 5 123\n");
     ck_assert_int_eq(rs_snapinfo_read(dir, ut_pool, &info), APR_SUCCESS);
     ck_assert_int_eq(info.parts, 5);
@@ -766,15 +783,19 @@ START_TEST(from_a_scan)
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 2);
     ck_assert_str_eq(loc_of(root, 0), BASE "abc.txt");
     ck_assert_str_eq(loc_of(root, 1), BASE "s%20p/%231.txt");
-    ck_assert_str_eq(ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_RS, "md", 0),
-                                 "hash"),
-                     apr_pstrcat(ut_pool, "md5:", abc_md5, " sha-256:", abc_sha256, NULL));
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_RS, "md", 0),
+                    "hash"),
+        apr_pstrcat(ut_pool, "md5:", abc_md5, " sha-256:", abc_sha256, NULL));
     rs_hash_buf("one", 3, RS_HASH_MD5 | RS_HASH_SHA256, hex);
-    ck_assert_str_eq(ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 1), UT_NS_RS, "md", 0),
-                                 "hash"),
-                     apr_pstrcat(ut_pool, "md5:", hex[0], " sha-256:", hex[2], NULL));
-    ck_assert_str_eq(ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 1), UT_NS_RS, "md", 0),
-                                 "length"), "3");
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 1), UT_NS_RS, "md", 0),
+                    "hash"),
+        apr_pstrcat(ut_pool, "md5:", hex[0], " sha-256:", hex[2], NULL));
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 1), UT_NS_RS, "md", 0),
+                    "length"),
+        "3");
 }
 END_TEST
 
@@ -804,8 +825,8 @@ START_TEST(long_paths)
     ck_assert_int_eq(info.entries, 2);
     root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f.dir, 0)));
     ck_assert_str_eq(loc_of(root, 0), BASE "short");
-    ck_assert_str_eq(loc_of(root, 1), apr_pstrcat(ut_pool, BASE, rs_uri_escape_path(ut_pool, dir), "/",
-                                                  rs_uri_escape_path(ut_pool, name), NULL));
+    ck_assert_str_eq(loc_of(root, 1), apr_pstrcat(ut_pool, BASE, rs_uri_escape_path(ut_pool, dir),
+                                                  "/", rs_uri_escape_path(ut_pool, name), NULL));
     ck_assert_uint_eq(strlen(loc_of(root, 1)), strlen(BASE) + 3 * 20000 + 1 + 1 + 3 * 255);
 }
 END_TEST

@@ -14,7 +14,7 @@
 #include "rs_statedir.h"
 
 #define OLD "0123abcd"
-#define T0 ((apr_time_t)1000000000)
+#define T0  ((apr_time_t)1000000000)
 
 /* A state directory with sets s1 and s2, its store opened in a sub-pool
  * (so that it can be closed, deleted, replaced and opened again), and
@@ -27,7 +27,7 @@ typedef struct {
     ut_log_t ul;
     rs_statecheck_hooks_t hooks;
     rs_statecheck_where_t w;
-    const char *calls;          /* "forget gen:0=7 ... adopt:<id> ..." */
+    const char *calls; /* "forget gen:0=7 ... adopt:<id> ..." */
     apr_status_t forget_rv;
 } sc_fix_t;
 
@@ -61,8 +61,9 @@ static void h_emptied(void *baton)
 static void sc_open(sc_fix_t *f)
 {
     apr_pool_create(&f->sp, ut_pool);
-    ck_assert_int_eq(rs_schema_open(&f->st, f->sp, "sqlite3", rs_statedir_db(ut_pool, f->dir),
-                                    NULL), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->st, f->sp, "sqlite3", rs_statedir_db(ut_pool, f->dir), NULL),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, f->sp), APR_SUCCESS);
 }
 
@@ -155,8 +156,7 @@ static void assert_removed(sc_fix_t *f)
 
 static void assert_kept(sc_fix_t *f)
 {
-    ck_assert(ut_exists(rs_statedir_gen(ut_pool, rs_statedir_snapset(ut_pool, f->dir, "s1"),
-                                        7)));
+    ck_assert(ut_exists(rs_statedir_gen(ut_pool, rs_statedir_snapset(ut_pool, f->dir, "s1"), 7)));
     ck_assert(ut_exists(rs_statedir_clset(ut_pool, f->dir, "s2")));
     ck_assert(ut_exists(rs_statedir_cdumpset(ut_pool, f->dir, "s1")));
 }
@@ -165,8 +165,7 @@ static void assert_kept(sc_fix_t *f)
  * newest generation gen of s1 on disk (s2 has none). */
 static const char *new_steps(const char *h, int gen)
 {
-    return apr_psprintf(ut_pool, "forget gen:0=%d gen:1=0 adopt:%s emptied adopt:%s ", gen, h,
-                        h);
+    return apr_psprintf(ut_pool, "forget gen:0=%d gen:1=0 adopt:%s emptied adopt:%s ", gen, h, h);
 }
 
 /* The history file names id. */
@@ -244,8 +243,12 @@ END_TEST
  * warning naming the old history when the history file did.  Cases: the
  * documents of an old history and its history file; the documents only;
  * the history file only (its id was published in the status entries). */
-static const struct { int docs, file, gen; } fresh_cases[] = {
-    { 1, 1, 7 }, { 1, 0, 7 }, { 0, 1, 0 },
+static const struct {
+    int docs, file, gen;
+} fresh_cases[] = {
+    { 1, 1, 7 },
+    { 1, 0, 7 },
+    { 0, 1, 0 },
 };
 
 START_TEST(fresh_store)
@@ -268,12 +271,17 @@ START_TEST(fresh_store)
     }
     ck_assert_int_eq(f.ul.nwarn, 1);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "4: state store %s does not "
-                     "continue the published history%s: the store is new (it was "
-                     "deleted, or written by a version without histories); history %s "
-                     "starts, the documents of the old one are removed, and destinations "
-                     "must take a new baseline", rs_statedir_db(ut_pool, f.dir),
-                     fresh_cases[_i].file ? " " OLD : "", h)), 1);
+    ck_assert_int_eq(
+        ut_log_count(
+            &f.ul,
+            apr_psprintf(ut_pool,
+                         "4: state store %s does not "
+                         "continue the published history%s: the store is new (it was "
+                         "deleted, or written by a version without histories); history %s "
+                         "starts, the documents of the old one are removed, and destinations "
+                         "must take a new baseline",
+                         rs_statedir_db(ut_pool, f.dir), fresh_cases[_i].file ? " " OLD : "", h)),
+        1);
 }
 END_TEST
 
@@ -292,9 +300,12 @@ START_TEST(store_replaced)
     ck_assert_str_ne(h2, h);
     ck_assert_str_ne(h2, OLD);
     assert_removed(&f);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "published history %s: the "
-                     "store holds history " OLD " (it was replaced); history %s starts", h,
-                     h2)), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "published history %s: the "
+                                                      "store holds history " OLD
+                                                      " (it was replaced); history %s starts",
+                                                      h, h2)),
+                     1);
 }
 END_TEST
 
@@ -313,8 +324,8 @@ START_TEST(store_behind)
     ck_assert_int_eq(rs_statecheck_judge(&f.w, ut_pool, f.st, f.j, &v), APR_SUCCESS);
     ck_assert_ptr_nonnull(v.why);
     ck_assert_str_eq(v.why, "Change List 1 of set s2 was published, but the store knows only "
-                     "0 closed lists of it (restored from an older copy, or its write-ahead "
-                     "log was lost)");
+                            "0 closed lists of it (restored from an older copy, or its write-ahead "
+                            "log was lost)");
     f.calls = "";
     ck_assert_str_ne(start(&f, &sc), h);
     assert_removed(&f);
@@ -372,9 +383,13 @@ START_TEST(new_history_fails)
     ck_assert_str_eq(history_file(&f), OLD);
     assert_kept(&f);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "0: watcher: cannot start a "
-                     "new history in the state store of ResourceSyncStateDir '%s'", f.dir)),
-                     1);
+    ck_assert_int_eq(
+        ut_log_count(&f.ul,
+                     apr_psprintf(ut_pool,
+                                  "0: watcher: cannot start a "
+                                  "new history in the state store of ResourceSyncStateDir '%s'",
+                                  f.dir)),
+        1);
 }
 END_TEST
 
@@ -392,16 +407,21 @@ START_TEST(lost_timing)
     ck_assert_int_eq(sc.next_check, due + RS_STATECHECK_INTERVAL);
     /* Deleted: not noticed before the next look is due, then noticed. */
     ck_assert_int_eq(unlink(rs_statedir_db(ut_pool, f.dir)), 0);
-    ck_assert_int_eq(rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log,
-                                        due + RS_STATECHECK_INTERVAL - 1), 0);
+    ck_assert_int_eq(
+        rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log, due + RS_STATECHECK_INTERVAL - 1),
+        0);
     ck_assert_int_eq(sc.next_check, due + RS_STATECHECK_INTERVAL);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
-    ck_assert_int_eq(rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log,
-                                        due + RS_STATECHECK_INTERVAL), 1);
+    ck_assert_int_eq(
+        rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log, due + RS_STATECHECK_INTERVAL), 1);
     ck_assert_int_eq(sc.next_check, due + 2 * RS_STATECHECK_INTERVAL);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "4: state store %s was deleted "
-                     "while the watcher ran (history %s); restarting the watcher",
-                     rs_statedir_db(ut_pool, f.dir), sc.history)), 1);
+    ck_assert_int_eq(
+        ut_log_count(&f.ul,
+                     apr_psprintf(ut_pool,
+                                  "4: state store %s was deleted "
+                                  "while the watcher ran (history %s); restarting the watcher",
+                                  rs_statedir_db(ut_pool, f.dir), sc.history)),
+        1);
 }
 END_TEST
 
@@ -419,8 +439,11 @@ START_TEST(lost_replaced)
     start(&f, &sc);
     ck_assert_int_eq(rs_db_meta_put(f.st, RS_HISTORY_META, OLD), APR_SUCCESS);
     ck_assert_int_eq(rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log, now), 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "state store %s now holds "
-                     "history " OLD " while the watcher ran", db)), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "state store %s now holds "
+                                                      "history " OLD " while the watcher ran",
+                                                      db)),
+                     1);
     ck_assert_int_eq(rs_db_meta_put(f.st, RS_HISTORY_META, sc.history), APR_SUCCESS);
     now += RS_STATECHECK_INTERVAL;
     ck_assert_int_eq(rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log, now), 0);
@@ -430,8 +453,11 @@ START_TEST(lost_replaced)
     ck_assert_int_eq(rename(other, db), 0);
     now += RS_STATECHECK_INTERVAL;
     ck_assert_int_eq(rs_statecheck_lost(&sc, f.dir, ut_pool, f.st, f.w.log, now), 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "state store %s was replaced "
-                     "by another file while the watcher ran", db)), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "state store %s was replaced "
+                                                      "by another file while the watcher ran",
+                                                      db)),
+                     1);
     ck_assert_int_eq(f.ul.nwarn, 2);
 }
 END_TEST
@@ -448,8 +474,8 @@ START_TEST(lost_unlookable)
     start(&f, &sc);
     notdir = ut_path(f.dir, "plain");
     ut_write_str(notdir, "");
-    ck_assert_int_eq(rs_statecheck_lost(&sc, notdir, ut_pool, f.st, f.w.log,
-                                        T0 + RS_STATECHECK_INTERVAL), 0);
+    ck_assert_int_eq(
+        rs_statecheck_lost(&sc, notdir, ut_pool, f.st, f.w.log, T0 + RS_STATECHECK_INTERVAL), 0);
     ck_assert_int_eq(sc.next_check, T0 + 2 * RS_STATECHECK_INTERVAL);
     ck_assert_int_eq(f.ul.msgs->nelts, 0);
 }
@@ -461,8 +487,7 @@ Suite *statecheck_suite(void)
     TCase *tc = ut_tcase("statecheck", 20);
     tcase_add_test(tc, first_history);
     tcase_add_test(tc, same_store_reopened);
-    tcase_add_loop_test(tc, fresh_store, 0,
-                        (int)(sizeof(fresh_cases) / sizeof(fresh_cases[0])));
+    tcase_add_loop_test(tc, fresh_store, 0, (int)(sizeof(fresh_cases) / sizeof(fresh_cases[0])));
     tcase_add_test(tc, store_replaced);
     tcase_add_test(tc, store_behind);
     tcase_add_test(tc, history_file_damaged);

@@ -15,7 +15,9 @@ START_TEST(layout)
     apr_pool_t *p = ut_pool;
     const char *ns = rs_statedir_notifyset(p, SD, "s1");
     const char *wd = rs_statedir_withdraw(p, SD);
-    const struct { const char *got, *want; } c[] = {
+    const struct {
+        const char *got, *want;
+    } c[] = {
         { rs_statedir_db(p, SD), SD "/state.db" },
         { rs_statedir_history(p, SD), SD "/history" },
         { rs_statedir_changelists(p, SD), SD "/changelists" },

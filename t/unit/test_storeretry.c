@@ -19,11 +19,11 @@ typedef struct cb_seen_t {
     apr_status_t published[8];
     int npublished;
     int ended;
-    int ended_after_notice;    /* "store works again" was logged before ended */
+    int ended_after_notice; /* "store works again" was logged before ended */
     apr_interval_time_t waits[16];
     int nwaits;
-    int wait_ok_until;         /* wait returns 0 from this call on (0: never) */
-    int restore_wait;          /* chattr -i the store at this call (0: never) */
+    int wait_ok_until; /* wait returns 0 from this call on (0: never) */
+    int restore_wait;  /* chattr -i the store at this call (0: never) */
     ut_log_t *log;
 } cb_seen_t;
 
@@ -70,7 +70,7 @@ static int chattr(const char *flag, const char *statedir)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static const char *wait_statedir;   /* chattr -i its store at the restore wait */
+static const char *wait_statedir; /* chattr -i its store at the restore wait */
 
 static int seen_wait(void *baton, apr_interval_time_t delay)
 {
@@ -84,7 +84,7 @@ static int seen_wait(void *baton, apr_interval_time_t delay)
 }
 
 typedef struct fixture_t {
-    ut_log_t log;              /* the episode's */
+    ut_log_t log; /* the episode's */
     ut_log_t setlog;
     cb_seen_t seen;
     rs_storeretry_cb_t cb;
@@ -130,8 +130,9 @@ START_TEST(set_backs_off)
     int i;
 
     ck_assert(!rs_storeretry_due(&sr, now));
-    ck_assert_int_eq(rs_storeretry_note(&sr, &f->ep, APR_ENOSPC, "docs", "a full scan", now,
-                                        &f->setlog.logger), 1);
+    ck_assert_int_eq(
+        rs_storeretry_note(&sr, &f->ep, APR_ENOSPC, "docs", "a full scan", now, &f->setlog.logger),
+        1);
     ck_assert_int_eq(sr.err, APR_ENOSPC);
     ck_assert_int_eq(f->ep.nfailing, 1);
     ck_assert_int_eq(f->ep.err, APR_ENOSPC);
@@ -139,13 +140,16 @@ START_TEST(set_backs_off)
     ck_assert_int_eq(f->seen.published[0], APR_ENOSPC);
     ck_assert_int_eq(f->log.msgs->nelts, 1);
     ck_assert_int_eq(f->log.nerr, 1);
-    ck_assert_int_eq(ut_log_count(&f->log, "3: store failing: No space left on device (a full "
+    ck_assert_int_eq(ut_log_count(&f->log,
+                                  "3: store failing: No space left on device (a full "
                                   "scan, in ResourceSyncStateDir '/var/state'); changes are "
                                   "kept and published once it works again, retrying every "
-                                  "few seconds"), 1);
+                                  "few seconds"),
+                     1);
     ck_assert_int_eq(f->setlog.msgs->nelts, 1);
     ck_assert_int_eq(ut_log_count(&f->setlog, "7: set docs: a full scan failed; reconciling "
-                                  "the set once the store works again"), 1);
+                                              "the set once the store works again"),
+                     1);
     for (i = 0; i < 6; i++) {
         ck_assert_int_eq(sr.delay, want[i]);
         ck_assert_int_eq(sr.at, now + want[i]);
@@ -153,12 +157,13 @@ START_TEST(set_backs_off)
         ck_assert(rs_storeretry_due(&sr, sr.at));
         now = sr.at;
         /* The retry fails again: no new line, a new cause is kept. */
-        ck_assert_int_eq(rs_storeretry_note(&sr, &f->ep, APR_FROM_OS_ERROR(EROFS), "docs", "opening the store",
-                                            now, &f->setlog.logger), 0);
+        ck_assert_int_eq(rs_storeretry_note(&sr, &f->ep, APR_FROM_OS_ERROR(EROFS), "docs",
+                                            "opening the store", now, &f->setlog.logger),
+                         0);
         ck_assert_int_eq(sr.err, APR_FROM_OS_ERROR(EROFS));
     }
     ck_assert_int_eq(f->ep.nfailing, 1);
-    ck_assert_int_eq(f->ep.err, APR_ENOSPC);       /* the episode's cause is its first */
+    ck_assert_int_eq(f->ep.err, APR_ENOSPC); /* the episode's cause is its first */
     ck_assert_int_eq(f->seen.npublished, 1);
     ck_assert_int_eq(f->log.msgs->nelts, 1);
     ck_assert_int_eq(f->setlog.msgs->nelts, 1);
@@ -187,13 +192,14 @@ START_TEST(episode_spans_sets)
     fixture_t *f = fixture("/s");
     rs_storeretry_t a = { 0 }, b = { 0 };
 
-    ck_assert_int_eq(rs_storeretry_ok(&a, &f->ep), 0);     /* not failing: nothing */
+    ck_assert_int_eq(rs_storeretry_ok(&a, &f->ep), 0); /* not failing: nothing */
     ck_assert_int_eq(f->log.msgs->nelts, 0);
     rs_storeretry_note(&a, &f->ep, APR_FROM_OS_ERROR(EIO), "a", "closing a Change List", SEC(10),
                        &f->setlog.logger);
     rs_storeretry_note(&a, &f->ep, APR_FROM_OS_ERROR(EIO), "a", "closing a Change List", SEC(12),
                        &f->setlog.logger);
-    rs_storeretry_note(&b, &f->ep, APR_FROM_OS_ERROR(EIO), "b", "a full scan", SEC(11), &f->setlog.logger);
+    rs_storeretry_note(&b, &f->ep, APR_FROM_OS_ERROR(EIO), "b", "a full scan", SEC(11),
+                       &f->setlog.logger);
     ck_assert_int_eq(f->ep.nfailing, 2);
     ck_assert_int_eq(ut_log_count(&f->log, "store failing"), 1);
     ck_assert_int_eq(f->setlog.msgs->nelts, 2);
@@ -218,7 +224,7 @@ START_TEST(episode_spans_sets)
     ck_assert_int_eq(f->seen.published[1], APR_SUCCESS);
     ck_assert_int_eq(f->seen.ended, 1);
     ck_assert(f->seen.ended_after_notice);
-    ck_assert_int_eq(rs_storeretry_ok(&b, &f->ep), 0);     /* once */
+    ck_assert_int_eq(rs_storeretry_ok(&b, &f->ep), 0); /* once */
     ck_assert_int_eq(f->ep.nfailing, 0);
 
     /* A new episode: logged again, the back-off from its start. */
@@ -316,8 +322,13 @@ START_TEST(open_waits_for_store)
     ck_assert_int_eq(f->seen.waits[1], SEC(4));
     ck_assert_int_eq(f->seen.waits[2], SEC(8));
     ck_assert_int_eq(f->log.msgs->nelts, 2);
-    ck_assert_int_eq(ut_log_count(&f->log, apr_psprintf(ut_pool, "3: store failing: Operation "
-                     "not permitted (opening the store, in ResourceSyncStateDir '%s')", dir)), 1);
+    ck_assert_int_eq(
+        ut_log_count(&f->log,
+                     apr_psprintf(ut_pool,
+                                  "3: store failing: Operation "
+                                  "not permitted (opening the store, in ResourceSyncStateDir '%s')",
+                                  dir)),
+        1);
     ck_assert_int_eq(ut_log_count(&f->log, "5: store works again"), 1);
     ck_assert_int_eq(f->seen.npublished, 2);
     ck_assert_int_eq(f->seen.published[0], APR_FROM_OS_ERROR(EPERM));
@@ -414,17 +425,17 @@ START_TEST(reopen_real_store)
     const char *value;
     int gone = 0;
 
-    if (geteuid() != 0 || chattr("+i", dir) != 0) {     /* state.db alone */
+    if (geteuid() != 0 || chattr("+i", dir) != 0) { /* state.db alone */
         fprintf(stderr, "reopen_real_store: skipped (needs root and chattr)\n");
         return;
     }
     ck_assert_int_eq(rs_storeretry_connect(&f->ep, ut_pool, NULL, &pool, &db, &j), APR_SUCCESS);
     ck_assert_int_ne(store_write(db, "3"), APR_SUCCESS);
     ck_assert_int_eq(chattr("-i", dir), 0);
-    ck_assert_int_ne(store_write(db, "3"), APR_SUCCESS);  /* still read-only */
+    ck_assert_int_ne(store_write(db, "3"), APR_SUCCESS); /* still read-only */
     apr_pool_cleanup_register(pool, &gone, flag_gone, apr_pool_cleanup_null);
     ck_assert_int_eq(rs_storeretry_reopen(&f->ep, ut_pool, NULL, &pool, &db, &j), APR_SUCCESS);
-    ck_assert_int_eq(gone, 1);          /* the old connection was closed */
+    ck_assert_int_eq(gone, 1); /* the old connection was closed */
     ck_assert_int_eq(store_write(db, "3"), APR_SUCCESS);
 
     /* The store's files removed under the connection and an empty

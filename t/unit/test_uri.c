@@ -49,8 +49,10 @@ END_TEST
 START_TEST(escape_non_ascii)
 {
     /* UTF-8 "café/Ünïcode €.txt" */
-    ck_assert_str_eq(esc("caf\xC3\xA9/\xC3\x9Cn\xC3\xAF" "code \xE2\x82\xAC.txt"),
-                     "caf%C3%A9/%C3%9Cn%C3%AF" "code%20%E2%82%AC.txt");
+    ck_assert_str_eq(esc("caf\xC3\xA9/\xC3\x9Cn\xC3\xAF"
+                         "code \xE2\x82\xAC.txt"),
+                     "caf%C3%A9/%C3%9Cn%C3%AF"
+                     "code%20%E2%82%AC.txt");
     /* Latin-1 bytes that are not UTF-8 at all. */
     ck_assert_str_eq(esc("caf\xE9"), "caf%E9");
     ck_assert_str_eq(esc("\x80\xFF\xC3"), "%80%FF%C3");
@@ -80,7 +82,10 @@ START_TEST(escape_every_byte)
         }
         else {
             ck_assert_msg(strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                 "0123456789-._~/", c) != NULL, "kept byte 0x%02x", c & 0xff);
+                                 "0123456789-._~/",
+                                 c)
+                              != NULL,
+                          "kept byte 0x%02x", c & 0xff);
         }
     }
     ck_assert_str_eq(rs_uri_unescape(ut_pool, buf), in);
@@ -96,7 +101,7 @@ START_TEST(unescape_ok)
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "caf%C3%a9"), "caf\xC3\xA9");
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "caf%E9"), "caf\xE9");
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "%2F%2f"), "//");
-    ck_assert_str_eq(rs_uri_unescape(ut_pool, "a+b"), "a+b");   /* no form decoding */
+    ck_assert_str_eq(rs_uri_unescape(ut_pool, "a+b"), "a+b"); /* no form decoding */
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "%01"), "\x01");
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "%FF%ff"), "\xFF\xFF");
     ck_assert_str_eq(rs_uri_unescape(ut_pool, "%10"), "\x10");
@@ -105,10 +110,8 @@ END_TEST
 
 START_TEST(unescape_rejects)
 {
-    static const char *const bad[] = {
-        "%", "a%", "%2", "a%2", "%G0", "%0G", "%-1", "% 1", "%%20", "abc%zz",
-        "%00", "a%00b", "%0", NULL
-    };
+    static const char *const bad[] = { "%",   "a%",   "%2",     "a%2", "%G0",   "%0G", "%-1",
+                                       "% 1", "%%20", "abc%zz", "%00", "a%00b", "%0",  NULL };
     int i;
     for (i = 0; bad[i]; i++) {
         ck_assert_msg(rs_uri_unescape(ut_pool, bad[i]) == NULL, "accepted '%s'", bad[i]);
@@ -118,10 +121,8 @@ END_TEST
 
 START_TEST(round_trip)
 {
-    static const char *const s[] = {
-        "a b/c%d#e?f&g\"h'i<j>k", "caf\xE9/\xC3\xA9t\xC3\xA9", "~user/.hidden/..",
-        NULL
-    };
+    static const char *const s[] = { "a b/c%d#e?f&g\"h'i<j>k", "caf\xE9/\xC3\xA9t\xC3\xA9",
+                                     "~user/.hidden/..", NULL };
     int i;
     for (i = 0; s[i]; i++) {
         ck_assert_str_eq(rs_uri_unescape(ut_pool, esc(s[i])), s[i]);

@@ -12,18 +12,18 @@
 #include "rs_schema.h"
 #include "rs_verifypass.h"
 
-#define SET "s"
+#define SET      "s"
 #define INTERVAL apr_time_from_sec(60)
-#define T0 apr_time_from_sec(1000)      /* a monotonic time */
+#define T0       apr_time_from_sec(1000) /* a monotonic time */
 
 typedef struct fixture_t {
-    ut_log_t ul;                /* the pass's log */
+    ut_log_t ul; /* the pass's log */
     ut_log_t store_log;
     rs_logger_t *log;
     rs_db_t *db;
     char *root;
-    rs_verifypass_t *vp;        /* from ut_pool, which its cleanup is on */
-    rs_scan_target_t *t;        /* what the last slice returned */
+    rs_verifypass_t *vp; /* from ut_pool, which its cleanup is on */
+    rs_scan_target_t *t; /* what the last slice returned */
     int more;
 } fixture_t;
 
@@ -35,7 +35,7 @@ static void fixture(fixture_t *f)
     f->log = ut_log_init(&f->ul);
     f->root = ut_tempdir("tree");
     f->vp = apr_pcalloc(ut_pool, sizeof(*f->vp));
-    f->t = (rs_scan_target_t *)f;   /* set by every slice */
+    f->t = (rs_scan_target_t *)f; /* set by every slice */
     f->more = -1;
     dsn = ut_path(ut_tempdir("store"), "state.db");
     f->db = NULL;
@@ -88,8 +88,7 @@ static void files(fixture_t *f, const char *dir, int n)
 /* A slice at now: the number of targets (f->t), f->more. */
 static int slice(fixture_t *f, apr_time_t now)
 {
-    return rs_verifypass_slice(f->vp, f->db, ut_pool, SET, f->root, f->log, now, &f->t,
-                               &f->more);
+    return rs_verifypass_slice(f->vp, f->db, ut_pool, SET, f->root, f->log, now, &f->t, &f->more);
 }
 
 /* The targets as "dir|name" lines, in order. */
@@ -131,7 +130,8 @@ START_TEST(first_pass_one_interval_after_init)
     ck_assert_int_eq(f.vp->differ, 0);
     ck_assert_int_eq(f.vp->next, T0 + 2 * INTERVAL);
     ck_assert_int_eq(ut_log_count(&f.ul, "7: set s: verified 3 files; 0 had changed without a "
-                                  "change notification and were reconciled"), 1);
+                                         "change notification and were reconciled"),
+                     1);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
     /* And not again before the next interval. */
     ck_assert_int_eq(slice(&f, T0 + 2 * INTERVAL - 1), 0);
@@ -192,8 +192,11 @@ START_TEST(pass_in_slices)
     ck_assert_int_eq(f.vp->next, now + INTERVAL);
     ck_assert_int_eq(rs_verifypass_wake(f.vp, now), 0);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
-    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool, "7: set s: verified %d files; 0 "
-                                                      "had changed", n)), 1);
+    ck_assert_int_eq(ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                                      "7: set s: verified %d files; 0 "
+                                                      "had changed",
+                                                      n)),
+                     1);
     /* The next pass starts from the first row again, with new counts. */
     ck_assert_int_eq(slice(&f, now + INTERVAL), 0);
     ck_assert_int_eq(f.more, 1);
@@ -235,8 +238,8 @@ START_TEST(cursor_survives_writes)
     last = apr_psprintf(ut_pool, "f%04d", RS_VERIFYPASS_SLICE - 1);
     ck_assert_str_eq(f.vp->name, last);
     ck_assert_int_eq(rs_inventory_delete(f.db, SET, "b", last), APR_SUCCESS);
-    file_and_row(&f, "a", "before", "y");         /* before the cursor */
-    file_and_row(&f, "b", "g", "y");              /* after it */
+    file_and_row(&f, "a", "before", "y"); /* before the cursor */
+    file_and_row(&f, "b", "g", "y");      /* after it */
     ck_assert_int_eq(slice(&f, T0 + INTERVAL + 1), 0);
     ck_assert_int_eq(f.more, 0);
     ck_assert_int_eq(f.vp->seen, RS_VERIFYPASS_SLICE + 10 + 1);
@@ -309,12 +312,13 @@ START_TEST(differing_rows_found)
     n = slice(&f, T0 + INTERVAL);
     ck_assert_int_eq(f.more, 0);
     ck_assert_str_eq(targets_text(f.t, n), "|link\n|size\nd|gone\nd|mtime\nd|written\n"
-                     "d/e|ctime\nd/e|dev\nd/e|ino\n");
+                                           "d/e|ctime\nd/e|dev\nd/e|ino\n");
     ck_assert_int_eq(n, 8);
     ck_assert_int_eq(f.vp->seen, 11);
     ck_assert_int_eq(f.vp->differ, 8);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: verified 11 files; 8 had changed without a "
-                                  "change notification and were reconciled"), 1);
+                                         "change notification and were reconciled"),
+                     1);
     ck_assert_int_eq(f.ul.msgs->nelts, 1);
 }
 END_TEST
@@ -328,15 +332,14 @@ START_TEST(differ_counted_over_slices)
     files(&f, "c", RS_VERIFYPASS_SLICE + 1);
     ck_assert_int_eq(unlink(ut_path(f.root, "c/f0000")), 0);
     ck_assert_int_eq(unlink(ut_path(f.root, "c/f0001")), 0);
-    ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "c/f%04d",
-                                                         RS_VERIFYPASS_SLICE))), 0);
+    ck_assert_int_eq(unlink(ut_path(f.root, apr_psprintf(ut_pool, "c/f%04d", RS_VERIFYPASS_SLICE))),
+                     0);
     rs_verifypass_init(f.vp, ut_pool, INTERVAL, T0);
     ck_assert_int_eq(slice(&f, T0 + INTERVAL), 2);
     ck_assert_str_eq(targets_text(f.t, 2), "c|f0000\nc|f0001\n");
     ck_assert_int_eq(f.more, 1);
     ck_assert_int_eq(slice(&f, T0 + INTERVAL), 1);
-    ck_assert_str_eq(targets_text(f.t, 1), apr_psprintf(ut_pool, "c|f%04d\n",
-                                                      RS_VERIFYPASS_SLICE));
+    ck_assert_str_eq(targets_text(f.t, 1), apr_psprintf(ut_pool, "c|f%04d\n", RS_VERIFYPASS_SLICE));
     ck_assert_int_eq(f.more, 0);
     ck_assert_int_eq(f.vp->differ, 3);
     ck_assert_int_eq(ut_log_count(&f.ul, "6: set s: verified 257 files; 3 had changed"), 1);
@@ -361,7 +364,8 @@ START_TEST(inventory_unreadable)
     ck_assert_ptr_null(f.vp->dir);
     ck_assert_int_eq(f.vp->next, T0 + 2 * INTERVAL + 5);
     ck_assert_int_eq(ut_log_count(&f.ul, "3: set s: cannot read its inventory for the "
-                                  "verification pass; next try in 60 s"), 1);
+                                         "verification pass; next try in 60 s"),
+                     1);
     ck_assert_int_eq(ut_log_count(&f.ul, "7: set s: verified 256 files; 0 had changed"), 1);
     ck_assert_int_eq(f.ul.msgs->nelts, 2);
 }

@@ -18,10 +18,10 @@
 #include "rs_time.h"
 #include "rs_watch.h"
 
-#define WAIT_MS 10000     /* deadline for an event that must come */
+#define WAIT_MS 10000 /* deadline for an event that must come */
 
 typedef struct {
-    const char *base;     /* holds root, and room outside the tree */
+    const char *base; /* holds root, and room outside the tree */
     const char *root;
     rs_watch_t *w;
 } fx_t;
@@ -127,9 +127,8 @@ static const char *take(fx_t *f, apr_time_t now)
         if (i > 0) {
             ck_assert_str_ne(t[i - 1].dir, t[i].dir);
         }
-        APR_ARRAY_PUSH(parts, char *) = apr_pstrcat(ut_pool, t[i].dir, ":",
-                                                    apr_array_pstrcat(ut_pool, names, ','),
-                                                    NULL);
+        APR_ARRAY_PUSH(parts, char *) =
+            apr_pstrcat(ut_pool, t[i].dir, ":", apr_array_pstrcat(ut_pool, names, ','), NULL);
     }
     return apr_array_pstrcat(ut_pool, parts, '|');
 }
@@ -543,7 +542,7 @@ START_TEST(forget_moved_out)
     fx_init(&f);
     mkdir_in(&f, "out");
     mkdir_in(&f, "out/deeper");
-    mkdir_in(&f, "outer");           /* shares the prefix, stays */
+    mkdir_in(&f, "outer"); /* shares the prefix, stays */
     ck_assert_int_eq(add(&f, ""), 0);
     ck_assert_int_eq(add(&f, "out"), 0);
     ck_assert_int_eq(add(&f, "out/deeper"), 0);
@@ -829,7 +828,7 @@ START_TEST(above_access_files)
     int fd;
 
     fx_init(&f);
-    up = f.base;                 /* the root's parent */
+    up = f.base; /* the root's parent */
     ck_assert_int_eq(add(&f, ""), 0);
     ck_assert_int_eq(rs_watch_above(f.w, up, access_names()), 0);
     ck_assert_int_eq(rs_watch_count(f.w), 2);

@@ -28,7 +28,7 @@
 /* ---- the server ---------------------------------------------------------- */
 
 static pid_t srv_pid;
-static char *srv_base;     /* "http://127.0.0.1:PORT" */
+static char *srv_base; /* "http://127.0.0.1:PORT" */
 static char *srv_logfile;
 
 static const char *script_path(void)
@@ -97,7 +97,8 @@ static char *pct_decode(const char *s)
             char hx[3] = { s[1], s[2], 0 };
             *o++ = (char)strtol(hx, NULL, 16);
             s += 2;
-        } else {
+        }
+        else {
             *o++ = *s;
         }
     }
@@ -147,7 +148,7 @@ typedef struct {
     int challenge_ok;
     apr_int64_t retry_after;
     char *primary_ip;
-    int inflight_key;          /* rs_websub_pending(key) seen in the callback */
+    int inflight_key; /* rs_websub_pending(key) seen in the callback */
 } done_t;
 
 static done_t done[64];
@@ -218,17 +219,17 @@ START_TEST(sign_vectors)
 {
     const char *d = "what do ya want for nothing?";
     ck_assert_str_eq(rs_websub_sign(ut_pool, "sha256", "Jefe", d, strlen(d)),
-        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+                     "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     ck_assert_str_eq(rs_websub_sign(ut_pool, NULL, "Jefe", d, strlen(d)),
-        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+                     "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     ck_assert_str_eq(rs_websub_sign(ut_pool, "sha384", "Jefe", d, strlen(d)),
-        "sha384=af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e"
-        "8e2240ca5e69e2c78b3239ecfab21649");
+                     "sha384=af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e"
+                     "8e2240ca5e69e2c78b3239ecfab21649");
     ck_assert_str_eq(rs_websub_sign(ut_pool, "sha512", "Jefe", d, strlen(d)),
-        "sha512=164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
-        "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737");
+                     "sha512=164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
+                     "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737");
     ck_assert_str_eq(rs_websub_sign(ut_pool, "sha1", "Jefe", d, strlen(d)),
-        "sha1=effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
+                     "sha1=effcdf6ae5eb2fa2d27416d5f184df9c259a7c79");
     ck_assert_ptr_null(rs_websub_sign(ut_pool, "md5", "Jefe", d, strlen(d)));
 }
 END_TEST
@@ -269,7 +270,7 @@ START_TEST(submit_rejects)
     q.url = "file:///etc/passwd";
     ck_assert_int_eq(rs_websub_submit(ws, "k", &q), APR_EBADPATH);
     q.url = "http://ex.org/";
-    q.kind = RS_WEBSUB_PING;      /* no topic */
+    q.kind = RS_WEBSUB_PING; /* no topic */
     ck_assert_int_eq(rs_websub_submit(ws, "k", &q), APR_EINVAL);
     q.kind = RS_WEBSUB_DELIVER;
     q.secret = "s";
@@ -319,8 +320,8 @@ START_TEST(ping_form)
     ck_assert_str_eq(r[0].method, "POST");
     ck_assert_str_eq(r[0].ct, "application/x-www-form-urlencoded");
     ck_assert_str_eq(r[0].body, "hub.mode=publish"
-                     "&hub.topic=http%3A%2F%2Fex.org%2Fset%20a%2Fchange.xml"
-                     "&hub.url=http%3A%2F%2Fex.org%2Fset%20a%2Fchange.xml");
+                                "&hub.topic=http%3A%2F%2Fex.org%2Fset%20a%2Fchange.xml"
+                                "&hub.url=http%3A%2F%2Fex.org%2Fset%20a%2Fchange.xml");
 }
 END_TEST
 
@@ -335,7 +336,8 @@ START_TEST(signed_delivery)
         "sha384=af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e"
         "8e2240ca5e69e2c78b3239ecfab21649",
         "sha512=164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554"
-        "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737" };
+        "9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737"
+    };
     rec_t r[8];
     int i;
 
@@ -349,7 +351,7 @@ START_TEST(signed_delivery)
         q.sig_algo = algos[i];
         ck_assert_int_eq(rs_websub_submit(ws, "sub", &q), APR_SUCCESS);
     }
-    {   /* no secret: no signature */
+    { /* no secret: no signature */
         rs_websub_req_t q = { 0 };
         q.kind = RS_WEBSUB_DELIVER;
         q.url = url("/ok/cb");
@@ -371,8 +373,12 @@ END_TEST
 START_TEST(outcomes_by_status)
 {
     rs_websub_t *ws = mk(8, 10000);
-    static const struct { const char *path; rs_websub_outcome_e oc; long st; apr_int64_t ra; }
-    cases[] = {
+    static const struct {
+        const char *path;
+        rs_websub_outcome_e oc;
+        long st;
+        apr_int64_t ra;
+    } cases[] = {
         { "/ok/x", RS_WEBSUB_OK, 200, -1 },
         { "/status/204/x", RS_WEBSUB_OK, 204, -1 },
         { "/status/404/x", RS_WEBSUB_PERMANENT, 404, -1 },
@@ -395,8 +401,8 @@ START_TEST(outcomes_by_status)
         ck_assert_int_lt(j, ndone);
         ck_assert_msg(done[j].outcome == cases[i].oc, "%s: outcome %d", cases[i].path,
                       done[j].outcome);
-        ck_assert_msg(done[j].status == cases[i].st, "%s: status %ld (error: %s)",
-                      cases[i].path, (long)done[j].status, done[j].error);
+        ck_assert_msg(done[j].status == cases[i].st, "%s: status %ld (error: %s)", cases[i].path,
+                      (long)done[j].status, done[j].error);
         ck_assert_int_eq(done[j].retry_after, cases[i].ra);
         ck_assert_str_eq(done[j].error, "");
     }
@@ -459,7 +465,7 @@ START_TEST(order_and_one_in_flight_per_key)
             }
             ck_assert_str_eq(r[i].target, want);
             ck_assert_str_eq(r[i].body, apr_psprintf(ut_pool, "%c%d", "ab"[k], seen));
-            ck_assert_int_gt(r[i].begin, prev_end);   /* one in flight per key */
+            ck_assert_int_gt(r[i].begin, prev_end); /* one in flight per key */
             prev_end = r[i].end;
             seen++;
         }
@@ -470,8 +476,8 @@ START_TEST(order_and_one_in_flight_per_key)
         int overlap = 0, j;
         for (i = 0; i < n; i++)
             for (j = 0; j < n; j++)
-                if (r[i].target[9] == 'a' && r[j].target[9] == 'b'
-                    && r[i].begin < r[j].end && r[j].begin < r[i].end)
+                if (r[i].target[9] == 'a' && r[j].target[9] == 'b' && r[i].begin < r[j].end
+                    && r[j].begin < r[i].end)
                     overlap = 1;
         ck_assert_int_eq(overlap, 1);
     }
@@ -505,8 +511,8 @@ START_TEST(parallel_cap)
     int i, j, n, most = 0;
 
     for (i = 0; i < 6; i++) {
-        fat(ws, apr_psprintf(ut_pool, "k%d", i), apr_psprintf(ut_pool, "/slow/80/%d", i),
-            "<x/>", i);
+        fat(ws, apr_psprintf(ut_pool, "k%d", i), apr_psprintf(ut_pool, "/slow/80/%d", i), "<x/>",
+            i);
     }
     run_until(ws, 6);
     ck_assert_int_le(max_inflight, 2);
@@ -518,7 +524,8 @@ START_TEST(parallel_cap)
         for (j = 0; j < n; j++)
             if (r[j].begin <= r[i].begin && r[i].begin < r[j].end)
                 open++;
-        if (open > most) most = open;
+        if (open > most)
+            most = open;
     }
     ck_assert_int_le(most, 2);
     ck_assert_int_ge(most, 1);
@@ -562,7 +569,7 @@ START_TEST(no_redirect_body_cap)
     q.lease_seconds = -1;
     ck_assert_int_eq(rs_websub_submit(ws, "big", &q), APR_SUCCESS);
     run_until(ws, 2);
-    ck_assert_int_eq(srv_log(r, 8), 2);     /* no request to /ok/redirected */
+    ck_assert_int_eq(srv_log(r, 8), 2); /* no request to /ok/redirected */
     ck_assert_int_eq(done[0].tag == 1 ? done[0].status : done[1].status, 307);
     ck_assert_int_eq(done[0].tag == 1 ? done[0].outcome : done[1].outcome, RS_WEBSUB_PERMANENT);
     {
@@ -619,13 +626,14 @@ START_TEST(verification_get)
     ck_assert_int_eq(done[0].challenge_ok, 1);
     ck_assert_int_eq(srv_log(r, 4), 1);
     ck_assert_str_eq(r[0].method, "GET");
-    want = apr_pstrcat(ut_pool, "/echo/cb?x=1&y=a%20b&hub.mode=subscribe"
+    want = apr_pstrcat(ut_pool,
+                       "/echo/cb?x=1&y=a%20b&hub.mode=subscribe"
                        "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml&hub.challenge=",
                        done[0].challenge, "&hub.lease_seconds=86400", NULL);
     ck_assert_str_eq(r[0].target, want);
 
-    verify(ws, "v", "/wrong/cb", -1);          /* 200, but not the challenge */
-    verify(ws, "v", "/status/404/cb", -1);     /* refused */
+    verify(ws, "v", "/wrong/cb", -1);      /* 200, but not the challenge */
+    verify(ws, "v", "/status/404/cb", -1); /* refused */
     run_until(ws, 3);
     ck_assert_int_eq(done[1].outcome, RS_WEBSUB_OK);
     ck_assert_int_eq(done[1].challenge_ok, 0);
@@ -661,10 +669,11 @@ START_TEST(denial_get)
     ck_assert_ptr_null(done[0].challenge);
     ck_assert_int_eq(srv_log(r, 4), 2);
     ck_assert_str_eq(r[0].method, "GET");
-    ck_assert_str_eq(r[0].target, "/ok/cb?x=1&hub.mode=denied"
+    ck_assert_str_eq(r[0].target,
+                     "/ok/cb?x=1&hub.mode=denied"
                      "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml&hub.reason=unknown%20topic");
     ck_assert_str_eq(r[1].target, "/ok/cb2?hub.mode=denied"
-                     "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml");
+                                  "&hub.topic=http%3A%2F%2Fex.org%2Fn%2Fchange.xml");
 }
 END_TEST
 
@@ -691,7 +700,7 @@ START_TEST(submit_from_callback)
     ck_assert_int_eq(done[3].tag, 50);
     ck_assert_int_eq(rs_websub_pending(ws, "c"), 0);
     rs_websub_destroy(ws);
-    rs_websub_destroy(ws);     /* twice is harmless; the pool cleanup a third time */
+    rs_websub_destroy(ws); /* twice is harmless; the pool cleanup a third time */
 }
 END_TEST
 
@@ -709,7 +718,7 @@ START_TEST(wakeup_from_other_thread)
     apr_time_t t0 = apr_time_now();
 
     ck_assert_int_eq(pthread_create(&t, NULL, waker, ws), 0);
-    rs_websub_run(ws, 10000);       /* returns on the wakeup, long before 10 s */
+    rs_websub_run(ws, 10000); /* returns on the wakeup, long before 10 s */
     ck_assert_int_lt(apr_time_now() - t0, apr_time_from_sec(9));
     pthread_join(t, NULL);
 }
@@ -749,7 +758,7 @@ START_TEST(address_filter)
     rs_websub_req_t q;
     rec_t r[4];
 
-    filtered(&q, "/ok/refused", NULL);    /* the hub's rules: loopback refused */
+    filtered(&q, "/ok/refused", NULL); /* the hub's rules: loopback refused */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
     run_until(ws, 1);
     ck_assert_int_eq(done[0].outcome, RS_WEBSUB_PERMANENT);
@@ -784,14 +793,14 @@ START_TEST(address_filter_on_kept_connection)
     rs_websub_req_t q;
     rec_t r[4];
 
-    filtered(&q, "/ok/first", (void *)1);         /* allowed */
+    filtered(&q, "/ok/first", (void *)1); /* allowed */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|a", &q), APR_SUCCESS);
     run_until(ws, 1);
     ck_assert_int_eq(done[0].outcome, RS_WEBSUB_OK);
     ck_assert_str_eq(done[0].primary_ip, "127.0.0.1");
     /* Same host and port, the connection kept: refused by this filter. */
     filter_calls = 0;
-    filtered(&q, "/ok/second", NULL);             /* loopback refused */
+    filtered(&q, "/ok/second", NULL); /* loopback refused */
     ck_assert_int_eq(rs_websub_submit(ws, "sub|b", &q), APR_SUCCESS);
     run_until(ws, 2);
     ck_assert_int_eq(done[1].outcome, RS_WEBSUB_PERMANENT);
@@ -884,7 +893,8 @@ START_TEST(message_by_kind)
     r.lease_seconds = 60;
     ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
     ck_assert_int_eq(strlen(m.challenge), 32);
-    ck_assert_str_eq(m.url, apr_pstrcat(ut_pool, "http://cb.example/c?id=1&hub.mode=subscribe"
+    ck_assert_str_eq(m.url, apr_pstrcat(ut_pool,
+                                        "http://cb.example/c?id=1&hub.mode=subscribe"
                                         "&hub.topic=http%3A%2F%2Fs%2Ft&hub.challenge=",
                                         m.challenge, "&hub.lease_seconds=60", NULL));
     ck_assert_ptr_null(m.body);

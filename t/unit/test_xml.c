@@ -12,7 +12,8 @@ static const char *const nasty = "a&b<c>d\"e'f";
 /* libxml2 reports a failing sink on stderr; the tests expect it. */
 static void quiet(void *ctx, const char *msg, ...)
 {
-    (void)ctx; (void)msg;
+    (void)ctx;
+    (void)msg;
 }
 
 START_TEST(urlset)
@@ -93,7 +94,8 @@ START_TEST(urlset)
     ck_assert_ptr_null(ut_xml_attr(n, "type"));
 
     url = ut_xml_child(root, UT_NS_SM, "url", 1);
-    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"), "http://example.org/q?x=1&y=<2>\"3\"");
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"),
+                     "http://example.org/q?x=1&y=<2>\"3\"");
     ck_assert_ptr_null(ut_xml_child(url, UT_NS_SM, "lastmod", 0));
     ck_assert_str_eq(ut_xml_attr(ut_xml_child(url, UT_NS_RS, "md", 0), "type"), nasty);
     n = ut_xml_ln(url, "alternate");
@@ -134,7 +136,8 @@ START_TEST(sitemapindex)
     root = xmlDocGetRootElement(doc);
     ck_assert_str_eq((const char *)root->name, "sitemapindex");
     ck_assert_str_eq((const char *)root->ns->href, UT_NS_SM);
-    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), "http://example.org/cap.xml?a=1&b=2");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"),
+                     "http://example.org/cap.xml?a=1&b=2");
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 3);
     ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 0);
     for (i = 0; i < 3; i++) {
@@ -188,8 +191,10 @@ START_TEST(utf8_text)
     root = xmlDocGetRootElement(ut_xml_parse(b.data, b.len));
     ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM, "loc"),
                      "http://example.org/\xC3\xA9");
-    ck_assert_str_eq(ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_RS, "md", 0),
-                                 "type"), "text/plain; title=\xC3\xA9t\xC3\xA9");
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_RS, "md", 0),
+                    "type"),
+        "text/plain; title=\xC3\xA9t\xC3\xA9");
 }
 END_TEST
 
@@ -224,7 +229,7 @@ START_TEST(sink_failure_at_flush)
     ck_assert_int_eq(rs_xml_begin(w, "urlset"), 0);
     ck_assert_int_eq(rs_xml_entry_begin(w, "http://example.org/", NULL), 0);
     ck_assert_int_eq(rs_xml_entry_end(w), 0);
-    ck_assert_int_eq(b.calls, 0);       /* still buffered */
+    ck_assert_int_eq(b.calls, 0); /* still buffered */
     xmlSetGenericErrorFunc(NULL, quiet);
     b.fail = 1;
     ck_assert_int_eq(rs_xml_end(w), -1);
@@ -240,8 +245,10 @@ START_TEST(to_file)
     rs_xml_t *w;
     xmlNodePtr root;
 
-    ck_assert_int_eq(apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_BUFFERED,
-                                   APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_file_open(&f, path,
+                                   APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_BUFFERED,
+                                   APR_FPROT_OS_DEFAULT, ut_pool),
+                     APR_SUCCESS);
     w = rs_xml_open_file(ut_pool, f);
     ck_assert_ptr_nonnull(w);
     ck_assert_int_eq(rs_xml_begin(w, "urlset"), 0);
@@ -280,10 +287,11 @@ START_TEST(file_error_cause)
     int i, rc = 0;
 
     ck_assert_int_eq(apr_file_open(&f, "/dev/full", APR_FOPEN_WRITE | APR_FOPEN_BUFFERED,
-                                   APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+                                   APR_FPROT_OS_DEFAULT, ut_pool),
+                     APR_SUCCESS);
     w = rs_xml_open_file(ut_pool, f);
     ck_assert_ptr_nonnull(w);
-    ck_assert_int_eq(rs_xml_error(w), APR_EGENERAL);     /* nothing failed yet */
+    ck_assert_int_eq(rs_xml_error(w), APR_EGENERAL); /* nothing failed yet */
     rc |= rs_xml_begin(w, "urlset");
     for (i = 0; i < 2000 && rc == 0; i++) {
         rc |= rs_xml_entry_begin(w, "http://example.org/a-resource-with-a-long-name", NULL);

@@ -24,7 +24,7 @@
 #include "rs_zip.h"
 
 #define MANIFEST "<?xml version=\"1.0\"?><urlset/>\n"
-#define T0_NS    1700000000123456789LL   /* 2023-11-14T22:13:20Z */
+#define T0_NS    1700000000123456789LL /* 2023-11-14T22:13:20Z */
 
 /* A file with given bytes and mtime (ns). */
 static char *mkfile(const char *dir, const char *name, const char *data, size_t len,
@@ -307,8 +307,8 @@ END_TEST
 START_TEST(names)
 {
     static const char *const bad[] = {
-        "", "/a", "a//b", "a/", "..", "../a", "a/../b", "a/..", ".", "./a", "a/./b", "a/.",
-        "a\\b", "..\\..\\x", "c:x", "d/C:/x",
+        "",  "/a",  "a//b",  "a/",  "..",   "../a",      "a/../b", "a/..",
+        ".", "./a", "a/./b", "a/.", "a\\b", "..\\..\\x", "c:x",    "d/C:/x",
     };
     static const char *const good[] = {
         "a", "a/b", "..a", "a..", "a/.b/c", "a b/%23?#'\"", "\xff",
@@ -327,11 +327,11 @@ START_TEST(names)
     ck_assert(!rs_zip_name_utf8("plain/ascii"));
     ck_assert(rs_zip_name_utf8("caf\xc3\xa9"));
     ck_assert(rs_zip_name_utf8("\xf0\x9f\x98\x80"));
-    ck_assert(!rs_zip_name_utf8("caf\xe9"));            /* Latin-1 */
-    ck_assert(!rs_zip_name_utf8("\xc0\xaf"));           /* overlong '/' */
-    ck_assert(!rs_zip_name_utf8("\xed\xa0\x80"));       /* surrogate */
-    ck_assert(!rs_zip_name_utf8("\xf4\x90\x80\x80"));   /* past U+10FFFF */
-    ck_assert(!rs_zip_name_utf8("\xc3"));               /* cut short */
+    ck_assert(!rs_zip_name_utf8("caf\xe9"));          /* Latin-1 */
+    ck_assert(!rs_zip_name_utf8("\xc0\xaf"));         /* overlong '/' */
+    ck_assert(!rs_zip_name_utf8("\xed\xa0\x80"));     /* surrogate */
+    ck_assert(!rs_zip_name_utf8("\xf4\x90\x80\x80")); /* past U+10FFFF */
+    ck_assert(!rs_zip_name_utf8("\xc3"));             /* cut short */
 
     /* Member names: literal when portable UTF-8, else encoded below their
      * own prefix (so "a%FF" and "a\xff" cannot collide). */
@@ -346,8 +346,7 @@ START_TEST(names)
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "del\x7f"), "e/del%7F");
     ck_assert_str_eq(rs_zip_member_name(ut_pool, "r/", "e/", "c1\xc2\x85"), "e/c1%C2%85");
 
-    ck_assert_int_eq(rs_zip_create(&z, ut_path(dir, "p.zip"), "m", 1, T0_NS, ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_create(&z, ut_path(dir, "p.zip"), "m", 1, T0_NS, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_zip_add_path(z, "../f", f, 1, T0_NS), APR_EINVAL);
     ck_assert_ptr_nonnull(strstr(rs_zip_error(z), "../f"));
     ck_assert_int_eq(rs_zip_add_path(z, "/f", f, 1, T0_NS), APR_EINVAL);
@@ -384,7 +383,9 @@ START_TEST(names_portable)
         { "con .txt", "e/%63on%20.txt" },
         { "conin$", "e/%63onin%24" },
         { "LPT\xc2\xb9.txt", "e/%4CPT%C2%B9.txt" },
-        { "a\xef\xbc\x8f..\xef\xbc\x8f" "b", "e/a%EF%BC%8F..%EF%BC%8Fb" },
+        { "a\xef\xbc\x8f..\xef\xbc\x8f"
+          "b",
+          "e/a%EF%BC%8F..%EF%BC%8Fb" },
         { "\xef\xbc\xbcwin", "e/%EF%BC%BCwin" },
         { "yen\xc2\xa5.txt", "e/yen%C2%A5.txt" },
         { "won\xe2\x82\xa9", "e/won%E2%82%A9" },
@@ -407,7 +408,9 @@ START_TEST(names_portable)
         if (got[0] == 'e') {
             /* ASCII letters, digits, -._~% and '/': nothing to misread. */
             ck_assert_msg(strspn(got, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                      "0123456789-._~%/") == strlen(got), "'%s'", got);
+                                      "0123456789-._~%/")
+                              == strlen(got),
+                          "'%s'", got);
         }
     }
 }
@@ -415,8 +418,8 @@ END_TEST
 
 /* A member that is not the version described fails the whole package with
  * RS_ZIP_ECHANGED, naming it; nothing is published. */
-static void expect_changed(const char *dir, const char *path, apr_off_t size,
-                           apr_int64_t mtime_ns, const char *why)
+static void expect_changed(const char *dir, const char *path, apr_off_t size, apr_int64_t mtime_ns,
+                           const char *why)
 {
     rs_zip_t *z;
     rs_zip_result_t res;
@@ -503,7 +506,7 @@ static void scribbled_package_refused(int content)
     ck_assert_int_eq(rs_zip_add_path(z, "f", f, (apr_off_t)big, T0_NS), APR_SUCCESS);
     ck_assert_int_eq(pthread_create(&th, NULL, scribble, &s), 0);
     while (s.writes == 0) {
-        sched_yield();         /* the writer is under way */
+        sched_yield(); /* the writer is under way */
     }
     ck_assert_int_eq(rs_zip_finish(z, RS_HASH_MD5, &res), RS_ZIP_ECHANGED);
     s.stop = 1;
@@ -595,11 +598,12 @@ START_TEST(zip64_many_members)
     outside_readers_accept(target);
     /* Python's zipfile reads the ZIP64 end records: every member, in
      * order, the last one's bytes. */
-    i = outside_check("python3 -c 'import zipfile' >/dev/null 2>&1",
-                      "python3 -c 'import sys,zipfile; z = zipfile.ZipFile(sys.argv[1]); "
-                      "n = z.namelist(); sys.exit(not (len(n) == 70001 and n[0] == \"manifest.xml\" "
-                      "and n[70000] == \"d62/69999\" and z.read(n[70000]) == b\"z\"))' '%s'",
-                      target);
+    i = outside_check(
+        "python3 -c 'import zipfile' >/dev/null 2>&1",
+        "python3 -c 'import sys,zipfile; z = zipfile.ZipFile(sys.argv[1]); "
+        "n = z.namelist(); sys.exit(not (len(n) == 70001 and n[0] == \"manifest.xml\" "
+        "and n[70000] == \"d62/69999\" and z.read(n[70000]) == b\"z\"))' '%s'",
+        target);
     ck_assert_msg(i == -1 || i == 0, "python3 zipfile does not read the 70,001 members of %s",
                   target);
 }
@@ -610,7 +614,10 @@ END_TEST
  * that is skipped. */
 START_TEST(dos_time_around_dst_changes)
 {
-    static const struct { long long sec; unsigned date, time; } t[] = {
+    static const struct {
+        long long sec;
+        unsigned date, time;
+    } t[] = {
         { 1699147800LL, ((2023 - 1980) << 9) | (11 << 5) | 5, (1 << 11) | (30 << 5) },
         { 1699151400LL, ((2023 - 1980) << 9) | (11 << 5) | 5, (2 << 11) | (30 << 5) },
         { 1678586398LL, ((2023 - 1980) << 9) | (3 << 5) | 12, (1 << 11) | (59 << 5) | 29 },
@@ -666,7 +673,7 @@ START_TEST(write_failure_publishes_nothing)
 
     free(bytes);
     if (!ut_forking) {
-        return;                /* the limit would outlive the test */
+        return; /* the limit would outlive the test */
     }
     ut_write_str(target, "old package");
     signal(SIGXFSZ, SIG_IGN);
@@ -733,8 +740,7 @@ START_TEST(write_then_publish)
     rs_zip_abort(z);
     ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);
     apr_pool_create(&zp, ut_pool);
-    ck_assert_int_eq(rs_zip_create_path(&z, ut_path(dir, "q.zip"), man, T0_NS, zp),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_zip_create_path(&z, ut_path(dir, "q.zip"), man, T0_NS, zp), APR_SUCCESS);
     ck_assert_int_eq(rs_zip_write(z, RS_HASH_MD5, NULL), APR_SUCCESS);
     apr_pool_destroy(zp);
     ck_assert_int_eq(count_prefixed(dir, ".tmp-"), 0);

@@ -62,7 +62,7 @@ START_TEST(writes_and_seeks_match_the_model)
     ck_assert_ptr_nonnull(src);
     ck_assert_int_eq(zip_source_begin_write(src), 0);
     while (at < total - 12345 - 100) {
-        size_t n = (at / 1000) % 3 ? 30 : 9000;      /* headers and data */
+        size_t n = (at / 1000) % 3 ? 30 : 9000; /* headers and data */
         put(src, model, at, n, (int)at);
         at += n;
     }
@@ -228,7 +228,7 @@ START_TEST(package_with_a_member_larger_than_the_buffer)
     ck_assert_ptr_nonnull(za);
     ck_assert_int_eq(zip_get_num_entries(za, 0), 4);
     got = malloc(big);
-    zf = zip_fopen(za, "b", 0);      /* libzip checks the CRC at the end */
+    zf = zip_fopen(za, "b", 0); /* libzip checks the CRC at the end */
     ck_assert_ptr_nonnull(zf);
     for (n = 0; n < big;) {
         zip_int64_t r = zip_fread(zf, got + n, big - n);

@@ -18,7 +18,7 @@
 
 /* Set by the runner. */
 extern const char *ut_tmproot;
-extern int ut_forking;          /* tests run in forked children (CK_FORK) */
+extern int ut_forking; /* tests run in forked children (CK_FORK) */
 
 /* Per-test pool. */
 extern apr_pool_t *ut_pool;
@@ -97,19 +97,19 @@ Suite *statecheck_suite(void);
 long long ut_vm_hwm(void);
 
 /* Files. */
-char *ut_tempdir(const char *tag);                 /* fresh dir below ut_tmproot */
-char *ut_path(const char *dir, const char *rel);   /* dir "/" rel */
+char *ut_tempdir(const char *tag);               /* fresh dir below ut_tmproot */
+char *ut_path(const char *dir, const char *rel); /* dir "/" rel */
 void ut_write(const char *path, const void *data, size_t len);
 void ut_write_str(const char *path, const char *s);
 void ut_mkdir(const char *path);
-char *ut_read(const char *path, size_t *len);      /* NUL-terminated, ut_pool */
+char *ut_read(const char *path, size_t *len); /* NUL-terminated, ut_pool */
 int ut_exists(const char *path);
 int ut_rmtree(const char *path);
 
 /* A logger that keeps every message. */
 typedef struct ut_log_t {
     rs_logger_t logger;
-    apr_array_header_t *msgs;     /* char * "level: message" */
+    apr_array_header_t *msgs; /* char * "level: message" */
     int nerr, nwarn;
 } ut_log_t;
 rs_logger_t *ut_log_init(ut_log_t *ul);
@@ -120,14 +120,13 @@ typedef struct ut_buf_t {
     char *data;
     size_t len, cap;
     int calls;
-    int fail;            /* non-zero: the sink reports an error */
+    int fail; /* non-zero: the sink reports an error */
 } ut_buf_t;
 int ut_buf_sink(void *baton, const char *buf, apr_size_t len);
 
 /* An access check callback (rs_scan_check_fn's shape) that denies every
  * path containing the string baton and serves the rest, without a type. */
-int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                  const char **type);
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type);
 
 /* XML inspection (libxml2 trees are freed by a ut_pool cleanup). */
 xmlDocPtr ut_xml_parse(const char *data, size_t len);

@@ -103,7 +103,8 @@ int ut_exists(const char *path)
 
 static int unlock_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void)sb; (void)ftw;
+    (void)sb;
+    (void)ftw;
     if (flag == FTW_D || flag == FTW_DNR) {
         chmod(path, 0700);
     }
@@ -112,7 +113,9 @@ static int unlock_one(const char *path, const struct stat *sb, int flag, struct 
 
 static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
-    (void)sb; (void)flag; (void)ftw;
+    (void)sb;
+    (void)flag;
+    (void)ftw;
     return remove(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
@@ -213,8 +216,8 @@ xmlDocPtr ut_xml_parse_file(const char *path)
 
 static int is_elem(xmlNodePtr n, const char *ns, const char *name)
 {
-    return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name)
-        && n->ns && n->ns->href && !strcmp((const char *)n->ns->href, ns);
+    return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name) && n->ns
+           && n->ns->href && !strcmp((const char *)n->ns->href, ns);
 }
 
 xmlNodePtr ut_xml_child(xmlNodePtr parent, const char *ns, const char *name, int idx)
@@ -277,8 +280,7 @@ xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel)
     return NULL;
 }
 
-int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                  const char **type)
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
 {
     (void)p;
     (void)flags;
