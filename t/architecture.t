@@ -4,7 +4,7 @@
 # it names exists ("x.[ch]" names x.c and x.h).  And the layout's rules,
 # on the symbols of the built objects (nm): no engine unit uses a symbol
 # of the glue, and serve/ and watcher/ use none of each other's.  No
-# server.  No two files call each other, directly or through others.
+# server.  No source file is over 600 lines, no function over 70.  No two files call each other, directly or through others.
 # And every source file of the project says its licence in an
 # SPDX line at its top (LICENSE: Apache-2.0).
 use strict;
@@ -43,6 +43,27 @@ is_deeply([grep { !-f "$top/$_" } sort keys %count], [], 'every file the table n
 is_deeply([grep { !$count{$_} } sort @tree], [], 'every source file and header is in the table')
     or diag(join("\n", "missing:", grep { !$count{$_} } sort @tree));
 is_deeply([grep { $count{$_} > 1 } sort keys %count], [], 'no file is named twice');
+
+# Sizes: no source file over 600 lines, no function over 70 (from the
+# line of its opening brace, alone in column 0, to its closing one).
+my (@long_files, @long_functions);
+for my $f (sort @tree) {
+    open my $src, '<', "$top/$f" or die "$f: $!";
+    my ($n, $start, $head) = (0, undef, '');
+    while (my $line = <$src>) {
+        $n++;
+        if ($line =~ /^\{\s*$/) {
+            $start = $n;
+        }
+        elsif ($line =~ /^\}/ && defined $start) {
+            push @long_functions, "$f:$start (" . ($n - $start + 1) . ' lines)' if $n - $start + 1 > 70;
+            undef $start;
+        }
+    }
+    push @long_files, "$f ($n lines)" if $n > 600;
+}
+is_deeply(\@long_files, [], 'no source file is over 600 lines');
+is_deeply(\@long_functions, [], 'no function is over 70 lines');
 
 # Which object defines each global symbol, and what each one uses.
 my $build = dirname(RSTest::Server::module_path());

@@ -21,3 +21,8 @@ const char *rs_path_strip_slash(apr_pool_t *p, const char *path)
     }
     return apr_pstrndup(p, path, n);
 }
+
+const char *rs_path_join(apr_pool_t *p, const char *dir, const char *name)
+{
+    return *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+}

@@ -12,6 +12,7 @@
 #include "rs_cdump.h"
 #include "rs_file.h"
 #include "rs_hash.h"
+#include "rs_path.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_uri.h"
@@ -62,11 +63,6 @@ int rs_cdump_rev(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p)
 static const char *pkg_file(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, int manifest)
 {
     return rs_statedir_cdump_pkg(p, o->dir, o->history, id, rs_cdump_rev(o, id, p), manifest);
-}
-
-static const char *rel_path(apr_pool_t *p, const rs_record_t *r)
-{
-    return *r->dir ? apr_pstrcat(p, r->dir, "/", r->name, NULL) : r->name;
 }
 
 /* One record of the package being built. */
@@ -174,7 +170,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
                 continue;
             }
             if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq))
-                || denied_now(&rc, &m->r, rel_path(p, &m->r))) {
+                || denied_now(&rc, &m->r, rs_path_join(p, m->r.dir, m->r.name))) {
                 m->withheld = 1;
                 (*withheld)++;
                 continue;
@@ -183,8 +179,8 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
             if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
                 || (apr_int64_t)sb.st_size != m->r.size) {
-                *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")", rel_path(p, &m->r),
-                                        m->r.seq);
+                *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")",
+                                        rs_path_join(p, m->r.dir, m->r.name), m->r.seq);
                 return RS_CDUMP_EMISSING;
             }
             m->cap_mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -202,7 +198,7 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
     const char *dir = apr_psprintf(p, RS_CDUMP_MEMBER_DIR "%" APR_INT64_T_FMT "/", r->seq);
     /* The sequence makes the name unique: an encoded name needs no
      * prefix of its own. */
-    return rs_zip_member_name(p, dir, dir, rel_path(p, r));
+    return rs_zip_member_name(p, dir, dir, rs_path_join(p, r->dir, r->name));
 }
 
 /* One manifest entry. */
@@ -211,7 +207,7 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, 
     char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[6];
     int n = 2;
-    const char *rel = rel_path(p, &m->r);
+    const char *rel = rs_path_join(p, m->r.dir, m->r.name);
 
     /* A withheld version is a deletion at its datetime (rs_cdump.h). */
     md[0].name = "change";

@@ -13,6 +13,7 @@
 #include "rs_hash.h"
 #include "rs_inventory.h"
 #include "rs_partition.h"
+#include "rs_path.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 #include "rs_uri.h"
@@ -86,11 +87,6 @@ static void rows_release(dwriter_t *dw)
 
 
 /* The row's path relative to the root ("dir/name" or "name"). */
-static const char *rel_path(apr_pool_t *p, const rs_item_t *it)
-{
-    return *it->dir ? apr_pstrcat(p, it->dir, "/", it->name, NULL) : it->name;
-}
-
 /* The member holding the file at rel. */
 static const char *member_name(apr_pool_t *p, const char *rel)
 {
@@ -110,7 +106,7 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
     apr_pool_create(&sp, dw->kp);
     for (i = 0; !bad && i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
-        const char *rel = rel_path(sp, it);
+        const char *rel = rs_path_join(sp, it->dir, it->name);
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
         md[0].name = "hash";
         md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
@@ -232,8 +228,8 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         for (h = 0; h < RS_HASH_COUNT; h++) {
             listed[h] = (dw->o->hashes & (1u << h)) ? it->hash[h] : NULL;
         }
-        rs_dumppkg_key_entry(&k, rel_path(dw->sp, it), it->size, it->mtime_ns, it->type, listed,
-                             RS_HASH_COUNT);
+        rs_dumppkg_key_entry(&k, rs_path_join(dw->sp, it->dir, it->name), it->size, it->mtime_ns,
+                             it->type, listed, RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
@@ -268,13 +264,14 @@ static apr_status_t package_build(dwriter_t *dw, const char *key, int pkg)
     }
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
-        const char *rel = rel_path(dw->sp, it);
+        const char *rel = rs_path_join(dw->sp, it->dir, it->name);
         rv = rs_zip_add_beneath(pd->z, member_name(dw->sp, rel), dw->tree, rel, it->size,
                                 it->mtime_ns, it->dev, it->ino);
         apr_pool_clear(dw->sp); /* rs_zip keeps its own copies */
         if (rv != APR_SUCCESS) {
-            dw->info->failed =
-                apr_pstrcat(dw->p, "member ", rel_path(dw->kp, it), ": not a valid name", NULL);
+            dw->info->failed = apr_pstrcat(dw->p, "member ",
+                                           rs_path_join(dw->kp, it->dir, it->name),
+                                           ": not a valid name", NULL);
             apr_pool_destroy(zp);
             return rv;
         }
@@ -369,7 +366,7 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
 /* The next row of the listing, copied (the page's pool is cleared). */
 static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
-    const char *rel = rel_path(dw->sp, it);
+    const char *rel = rs_path_join(dw->sp, it->dir, it->name);
     unsigned cut;
     const rs_item_t *prev;
     rs_item_t *c;

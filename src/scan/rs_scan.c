@@ -13,6 +13,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
+#include "rs_path.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
 #include "rs_scanaccess.h"
@@ -234,7 +235,7 @@ static void walk_subdirs(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
 
     for (i = 0; i < subdirs->nelts && sc->err == APR_SUCCESS; i++) {
         const char *name = APR_ARRAY_IDX(subdirs, i, const char *);
-        const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+        const char *relpath = rs_path_join(p, dir, name);
         int cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (cfd < 0) {
             rs_log_emit(sc->o->log, RS_LOG_WARN, errno, "set %s: cannot open directory '%s'",

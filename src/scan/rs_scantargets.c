@@ -12,6 +12,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
+#include "rs_path.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
 #include "rs_scanaccess.h"
@@ -102,7 +103,7 @@ static void walk_subtree(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *
 static void scan_name(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const char *dir, const char *name,
                       apr_array_header_t *jobs)
 {
-    const char *relpath = *dir ? apr_pstrcat(p, dir, "/", name, NULL) : name;
+    const char *relpath = rs_path_join(p, dir, name);
     const char *target;
     rs_item_t *row = NULL;
     struct stat sb;

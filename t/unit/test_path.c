@@ -31,12 +31,23 @@ START_TEST(strip_slash)
 }
 END_TEST
 
+/* A root-relative path: the root's entries have no leading "/". */
+START_TEST(join)
+{
+    const char *name = "a b.txt";
+
+    ck_assert_str_eq(rs_path_join(ut_pool, "d/e", name), "d/e/a b.txt");
+    ck_assert_ptr_eq(rs_path_join(ut_pool, "", name), name);
+}
+END_TEST
+
 Suite *path_suite(void)
 {
     Suite *s = suite_create("rs_path");
     TCase *tc = ut_tcase("path", 10);
     tcase_add_test(tc, within);
     tcase_add_test(tc, strip_slash);
+    tcase_add_test(tc, join);
     suite_add_tcase(s, tc);
     return s;
 }
