@@ -27,6 +27,7 @@
 #include "rs_hash.h"
 #include "rs_inventory.h"
 #include "rs_parse.h"
+#include "rs_path.h"
 #include "rs_scan.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
@@ -51,11 +52,6 @@ static void log_stderr(void *baton, int level, apr_status_t rv, const char *msg)
 }
 
 static const rs_logger_t verify_log = { log_stderr, NULL };
-
-static const char *relpath(apr_pool_t *p, const rs_item_t *it)
-{
-    return *it->dir ? apr_pstrcat(p, it->dir, "/", it->name, NULL) : it->name;
-}
 
 /* Whether the new row differs from the live one in what is published:
  * size, modification time, or a digest both have.  A row that is gone
@@ -87,7 +83,7 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     if (change == RS_CHANGE_UPDATED && !differs(v, it)) {
         return APR_SUCCESS;
     }
-    printf("%s %s\n", what, relpath(v->p, it));
+    printf("%s %s\n", what, rs_path_join(v->p, it->dir, it->name));
     v->diffs++;
     return APR_SUCCESS;
 }

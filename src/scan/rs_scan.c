@@ -191,7 +191,7 @@ static void classify_entries(rs_scan_ctx_t *sc, apr_pool_t *p, int dfd, const ch
     apr_pool_create(&ep, p);
     for (i = 0; i < ents->nelts && sc->err == APR_SUCCESS; i++) {
         const dent_t *e = &APR_ARRAY_IDX(ents, i, dent_t);
-        const char *relpath = *dir ? apr_pstrcat(ep, dir, "/", e->name, NULL) : e->name;
+        const char *relpath = rs_path_join(ep, dir, e->name);
         const char *target;
         struct stat sb;
 
