@@ -78,6 +78,7 @@ Suite *massdel_suite(void);
 Suite *listclose_suite(void);
 Suite *statecheck_suite(void);
 Suite *jobthread_suite(void);
+Suite *withdrawq_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
