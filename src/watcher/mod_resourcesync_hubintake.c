@@ -107,9 +107,12 @@ static int hub_on(server_rec *s)
 
 void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
 {
-    static const rs_hubintake_hooks_t hooks = { NULL,         server_of,         quota,
-                                                host_allowed, rs_hubconf_filter, store_open,
-                                                clock_now };
+    static const rs_hubintake_hooks_t hooks = { .server_of = server_of,
+                                                .quota = quota,
+                                                .host_allowed = host_allowed,
+                                                .addr_filter = rs_hubconf_filter,
+                                                .store_open = store_open,
+                                                .clock = clock_now };
     rs_logger_t log;
     rs_hubgate_t *gate;
     rs_hubintake_t *hi;

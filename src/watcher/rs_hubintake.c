@@ -15,7 +15,7 @@
 #define PER_HOST        2                     /* verifications at once for one callback host */
 #define PER_CLIENT      8                     /* ... for one client */
 #define TMP_AGE         apr_time_from_sec(60) /* "tmp-*" older: abandoned */
-#define INTAKE_MAX_FREE (1024 * 1024) /* bytes of freed memory the thread keeps */
+#define INTAKE_MAX_FREE (1024 * 1024)         /* bytes of freed memory the thread keeps */
 
 rs_hubintake_t *rs_hubintake_create(const char *state_dir, rs_hubgate_t *gate,
                                     const rs_hubintake_hooks_t *hooks, const rs_logger_t *log)

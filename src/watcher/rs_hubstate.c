@@ -21,9 +21,8 @@ void rs_hubstate_outcome(const rs_hubintake_req_t *q, const char *what)
     rs_log_emit(&hi->log, RS_LOG_INFO, APR_SUCCESS, "hub: %s %s of '%s' for '%s' from %s: %s",
                 rs_hubreq_mode_name(q->req.mode), q->name, q->req.callback, q->req.topic,
                 *q->req.client ? q->req.client : "(unknown)", what);
-    apr_snprintf(hi->last, sizeof(hi->last), "%s %s %s %s",
-                 rs_time_format(t, rs_hubstate_now(hi)), rs_hubreq_mode_name(q->req.mode),
-                 q->req.callback, what);
+    apr_snprintf(hi->last, sizeof(hi->last), "%s %s %s %s", rs_time_format(t, rs_hubstate_now(hi)),
+                 rs_hubreq_mode_name(q->req.mode), q->req.callback, what);
     hi->changed = 1;
 }
 

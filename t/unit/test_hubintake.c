@@ -31,7 +31,8 @@ static char *peer, *peer_log, *statedir;
 static rs_hubgate_t gate;
 static ut_log_t ul;
 static rs_hubintake_t *hi;
-static rs_db_t *db; /* the test's own connection */
+static rs_db_t *db;     /* the test's own connection */
+static int store_fails; /* the intake's store cannot be opened */
 
 static void *server_of(void *baton, const char *set)
 {
@@ -67,6 +68,9 @@ static apr_status_t store_open(void *baton, rs_db_t **out, apr_pool_t **pool,
 {
     apr_status_t rv;
     (void)baton;
+    if (store_fails) {
+        return APR_EACCES;
+    }
     apr_pool_create(pool, NULL);
     rv = rs_schema_open(out, *pool, RS_STATEDIR_DB_DRIVER, rs_statedir_db(*pool, statedir), log);
     if (rv != APR_SUCCESS) {
@@ -94,6 +98,7 @@ static void setup(void)
     ut_setup();
     peer = ut_peer_start(&peer_log);
     statedir = ut_tempdir("hubintake");
+    store_fails = 0;
     memset(&srv_a, 0, sizeof(srv_a));
     memset(&srv_b, 0, sizeof(srv_b));
     srv_a.quota = srv_b.quota = q;
@@ -223,8 +228,8 @@ START_TEST(verified_and_stored)
     st = ut_read(rs_statedir_hubintake(ut_pool, statedir), NULL);
     ck_assert_ptr_nonnull(strstr(st, "hub-subscriptions: s1 change 1\n"));
     ck_assert_ptr_nonnull(strstr(st, "hub-subscriptions-total: 1\n"));
-    ck_assert_ptr_nonnull(strstr(st, apr_pstrcat(ut_pool, " subscribe ", peer,
-                                                 "/echo/a subscribed, lease 3600 s\n", NULL)));
+    ck_assert_ptr_nonnull(strstr(
+        st, apr_pstrcat(ut_pool, " subscribe ", peer, "/echo/a subscribed, lease 3600 s\n", NULL)));
     /* Again: renewed, one row still. */
     spool(1, "s1", "/echo/a", "192.0.2.7");
     settle();
@@ -285,8 +290,7 @@ START_TEST(removed_without_request)
     const char *spooldir = rs_statedir_hubspool(ut_pool, statedir), *bad, *gone;
     int found;
 
-    ck_assert_int_eq(rs_hubreq_spool_write(ut_pool, spooldir, "not a record\n", &bad),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_hubreq_spool_write(ut_pool, spooldir, "not a record\n", &bad), APR_SUCCESS);
     gone = spool(1, "s9", "/echo/gone", "192.0.2.7");
     ck_assert_int_eq(rs_hubintake_open(hi, apr_time_from_sec(5)), APR_SUCCESS);
     settle();
@@ -370,8 +374,7 @@ START_TEST(sweep_leases_and_tmp)
     ut_write_str(old, "x");
     ut_write_str(fresh, "y");
     ck_assert_int_eq(apr_file_mtime_set(old, NOW - apr_time_from_sec(61), ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(apr_file_mtime_set(fresh, NOW - apr_time_from_sec(59), ut_pool),
-                     APR_SUCCESS);
+    ck_assert_int_eq(apr_file_mtime_set(fresh, NOW - apr_time_from_sec(59), ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_hubintake_open(hi, apr_time_from_sec(5)), APR_SUCCESS);
     rs_hubintake_drain(hi); /* the listing: both counted */
     ck_assert_uint_eq(gate.count, 2);
@@ -390,6 +393,41 @@ START_TEST(sweep_leases_and_tmp)
 }
 END_TEST
 
+/* A confirmed subscription whose store write fails stays in the spool
+ * and in memory; the next sweep stores it without verifying it again,
+ * and only then is its file removed. */
+START_TEST(store_failure_retried)
+{
+    const char *name = spool(1, "s1", "/echo/later", "192.0.2.7");
+    const char *path = ut_path(rs_statedir_hubspool(ut_pool, statedir), name);
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+    int found;
+
+    store_fails = 1;
+    ck_assert_int_eq(rs_hubintake_open(hi, apr_time_from_sec(5)), APR_SUCCESS);
+    while (!ut_log_count(&ul, "hub: cannot store the subscribe of '")
+           && apr_time_now() < deadline) {
+        rs_hubintake_drain(hi);
+        rs_hubintake_wait(hi, 50);
+    }
+    ck_assert_int_eq(
+        ut_log_count(&ul, apr_pstrcat(ut_pool, "hub: cannot store the subscribe of '", peer,
+                                      "/echo/later'; the request stays in the spool", NULL)),
+        1);
+    ck_assert_int_eq(ut_exists(path), 1);
+    rs_hubintake_sweep(hi, NOW); /* still failing: kept */
+    ck_assert_int_eq(ut_exists(path), 1);
+    ck_assert_int_eq(subs()->nelts, 0);
+    store_fails = 0;
+    rs_hubintake_sweep(hi, NOW);
+    ck_assert_int_eq(ut_exists(path), 0);
+    ck_assert_int_eq(subs()->nelts, 1);
+    ck_assert_int_eq(ut_log_count(&ul, "192.0.2.7: subscribed, lease 3600 s"), 1);
+    ck_assert_int_eq(peer_requests(NULL, &found), 1); /* verified once */
+    ck_assert_uint_eq(gate.count, 0);
+}
+END_TEST
+
 Suite *hubintake_suite(void)
 {
     Suite *s = suite_create("hubintake");
@@ -404,6 +442,7 @@ Suite *hubintake_suite(void)
     tcase_add_test(tc, policy_refuses);
     tcase_add_test(tc, not_confirmed);
     tcase_add_test(tc, sweep_leases_and_tmp);
+    tcase_add_test(tc, store_failure_retried);
     suite_add_tcase(s, tc);
     return s;
 }
