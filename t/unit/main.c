@@ -88,6 +88,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, statecheck_suite());
     srunner_add_suite(sr, jobthread_suite());
     srunner_add_suite(sr, withdrawq_suite());
+    srunner_add_suite(sr, hubintake_suite());
     srunner_add_suite(sr, range_suite());
     srunner_add_suite(sr, verifypass_suite());
     srunner_add_suite(sr, listclose_suite());

@@ -27,51 +27,18 @@
 
 /* ---- the server ---------------------------------------------------------- */
 
-static pid_t srv_pid;
 static char *srv_base; /* "http://127.0.0.1:PORT" */
 static char *srv_logfile;
 
-static const char *script_path(void)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    return apr_pstrcat(ut_pool, slash ? apr_pstrmemdup(ut_pool, f, slash - f + 1) : "",
-                       "websub_server.py", NULL);
-}
-
 static void srv_start(void)
 {
-    char *dir, *portfile;
-    apr_time_t deadline;
-    FILE *f;
-    int port = 0;
-
     ut_setup();
-    dir = ut_tempdir("websub");
-    portfile = apr_pstrcat(ut_pool, dir, "/port", NULL);
-    srv_logfile = apr_pstrcat(ut_pool, dir, "/requests.log", NULL);
-    srv_pid = fork();
-    ck_assert_int_ge(srv_pid, 0);
-    if (srv_pid == 0) {
-        execlp("python3", "python3", script_path(), portfile, srv_logfile, (char *)NULL);
-        _exit(127);
-    }
-    deadline = apr_time_now() + apr_time_from_sec(15);
-    while (!(f = fopen(portfile, "r")) && apr_time_now() < deadline) {
-        apr_sleep(apr_time_from_msec(20));
-    }
-    ck_assert_msg(f != NULL, "test server did not start (%s)", script_path());
-    ck_assert_int_eq(fscanf(f, "%d", &port), 1);
-    fclose(f);
-    srv_base = apr_psprintf(ut_pool, "http://127.0.0.1:%d", port);
+    srv_base = ut_peer_start(&srv_logfile);
 }
 
 static void srv_stop(void)
 {
-    if (srv_pid > 0) {
-        kill(srv_pid, SIGTERM);
-        waitpid(srv_pid, NULL, 0);
-        srv_pid = 0;
-    }
+    ut_peer_stop();
     ut_teardown();
 }
 

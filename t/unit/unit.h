@@ -79,6 +79,7 @@ Suite *listclose_suite(void);
 Suite *statecheck_suite(void);
 Suite *jobthread_suite(void);
 Suite *withdrawq_suite(void);
+Suite *hubintake_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
@@ -107,6 +108,12 @@ void ut_mkdir(const char *path);
 char *ut_read(const char *path, size_t *len); /* NUL-terminated, ut_pool */
 int ut_exists(const char *path);
 int ut_rmtree(const char *path);
+
+/* A real HTTP peer: t/unit/websub_server.py (see its header) started on
+ * 127.0.0.1; returns its base URL "http://127.0.0.1:PORT" and sets
+ * *logfile to the file it logs every request to.  ut_peer_stop ends it. */
+char *ut_peer_start(char **logfile);
+void ut_peer_stop(void);
 
 /* A logger that keeps every message. */
 typedef struct ut_log_t {

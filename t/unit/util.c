@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <apr_strings.h>
+#include <apr_time.h>
 #include <libxml/parser.h>
 #include "unit.h"
 
@@ -305,4 +308,49 @@ long long ut_vm_hwm(void)
     fclose(fp);
     ck_assert_int_ge(kb, 0);
     return kb * 1024;
+}
+
+/* ---- the HTTP peer (websub_server.py) ---------------------------------- */
+
+static pid_t peer_pid;
+
+static const char *peer_script(void)
+{
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    return apr_pstrcat(ut_pool, slash ? apr_pstrmemdup(ut_pool, f, slash - f + 1) : "",
+                       "websub_server.py", NULL);
+}
+
+char *ut_peer_start(char **logfile)
+{
+    char *dir = ut_tempdir("websub"), *portfile;
+    apr_time_t deadline;
+    FILE *f;
+    int port = 0;
+
+    portfile = apr_pstrcat(ut_pool, dir, "/port", NULL);
+    *logfile = apr_pstrcat(ut_pool, dir, "/requests.log", NULL);
+    peer_pid = fork();
+    ck_assert_int_ge(peer_pid, 0);
+    if (peer_pid == 0) {
+        execlp("python3", "python3", peer_script(), portfile, *logfile, (char *)NULL);
+        _exit(127);
+    }
+    deadline = apr_time_now() + apr_time_from_sec(15);
+    while (!(f = fopen(portfile, "r")) && apr_time_now() < deadline) {
+        apr_sleep(apr_time_from_msec(20));
+    }
+    ck_assert_msg(f != NULL, "test server did not start (%s)", peer_script());
+    ck_assert_int_eq(fscanf(f, "%d", &port), 1);
+    fclose(f);
+    return apr_psprintf(ut_pool, "http://127.0.0.1:%d", port);
+}
+
+void ut_peer_stop(void)
+{
+    if (peer_pid > 0) {
+        kill(peer_pid, SIGTERM);
+        waitpid(peer_pid, NULL, 0);
+        peer_pid = 0;
+    }
 }

@@ -1,35 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_resourcesync_hubverify.c - one subscription request of the built-in
- * hub, from its turn to its durable outcome (steps 2 to 4 in
- * mod_resourcesync_hubintake.c): the limits of its server, the
- * verification of intent or a denial under that server's callback
- * policy, then the subscription stored or deleted. */
+/* rs_hubverify.c - one subscription request of the built-in hub, from its
+ * turn to its durable outcome (see rs_hubverify.h). */
 #include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
-#include "mod_resourcesync_drive.h"
-#include "mod_resourcesync_hubconf.h"
-#include "mod_resourcesync_hubintake.h"
 #include "rs_hubaddr.h"
 #include "rs_hubsub.h"
+#include "rs_hubverify.h"
 
-static const char *key_of(const intake_req_t *q)
+static const char *key_of(const rs_hubintake_req_t *q)
 {
     return apr_pstrcat(q->pool, "cb|", q->req.callback, NULL);
 }
 
 /* The callback policy of q's server on a GET to its callback: none when
- * the callback's host is named in ResourceSyncHubAllowCallback. */
-static void policy(intake_req_t *q, rs_websub_req_t *w)
+ * the callback's host is named in its allowed callbacks. */
+static void policy(rs_hubintake_req_t *q, rs_websub_req_t *w)
 {
-    if (!rs_hubconf_host_allowed(q->pool, q->sc, q->req.callback)) {
-        w->addr_filter = rs_hubconf_filter;
-        w->filter_baton = (void *)q->sc;
+    const rs_hubintake_hooks_t *h = &q->hi->hooks;
+    if (!h->host_allowed(h->baton, q->pool, q->server, q->req.callback)) {
+        w->addr_filter = h->addr_filter;
+        w->filter_baton = q->server;
     }
 }
 
 /* A denial GET (WebSub 5.2); the file goes when it has been sent. */
-static void deny(intake_req_t *q, const char *reason)
+static void deny(rs_hubintake_req_t *q, const char *reason)
 {
     rs_websub_req_t w = { 0 };
     w.kind = RS_WEBSUB_DENY;
@@ -40,50 +36,59 @@ static void deny(intake_req_t *q, const char *reason)
     policy(q, &w);
     q->denial = 1;
     rs_hubstate_outcome(q, apr_pstrcat(q->pool, "denied (", reason, ")", NULL));
-    if (rs_websub_submit(rs_hi.ws, key_of(q), &w) != APR_SUCCESS) {
+    if (rs_websub_submit(q->hi->ws, key_of(q), &w) != APR_SUCCESS) {
         rs_hubstate_finish(q, 1);
     }
+}
+
+/* The subscriptions of subs that q's server received (its limits count
+ * those), from p. */
+static apr_array_header_t *servers_own(rs_hubintake_req_t *q, apr_pool_t *p,
+                                       const apr_array_header_t *subs)
+{
+    const rs_hubintake_hooks_t *h = &q->hi->hooks;
+    apr_array_header_t *mine = apr_array_make(p, subs->nelts + 1, sizeof(rs_hubsub_t));
+    int i;
+
+    for (i = 0; i < subs->nelts; i++) {
+        const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
+        void *server = h->server_of(h->baton, y->set);
+        if (server && server == q->server) {
+            APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
+        }
+    }
+    return mine;
 }
 
 /* A new subscription beyond a limit of its server: the reason, else NULL
  * (q->addr NULL: the per-address limit is not checked yet).  A store
  * failure lets it pass (the store write will fail too, and retry). */
-static const char *over_limit(intake_req_t *q)
+static const char *over_limit(rs_hubintake_req_t *q)
 {
-    apr_array_header_t *subs, *mine;
+    const rs_hubintake_hooks_t *h = &q->hi->hooks;
+    apr_array_header_t *subs;
     rs_hubsub_quota_t quota;
     rs_hubsub_t x = { 0 };
     apr_pool_t *tmp;
     const char *why = NULL;
-    rs_db_t *db = rs_hubstate_store();
-    int i;
+    rs_db_t *db = rs_hubstate_store(q->hi);
 
     if (!db) {
         return NULL;
     }
     /* The list of every subscription lives only for this check: up to
-     * MAX_RUNNING requests are handled at once, and each keeping its own
-     * copy would make the thread's memory grow with their product. */
+     * RS_HUBINTAKE_MAX_RUNNING requests are handled at once, and each
+     * keeping its own copy would make the thread's memory grow with their
+     * product. */
     apr_pool_create(&tmp, q->pool);
     if (rs_hubsub_list(db, tmp, &subs) == APR_SUCCESS) {
-        /* The server's own subscriptions: its limits count those. */
-        mine = apr_array_make(tmp, subs->nelts + 1, sizeof(rs_hubsub_t));
-        for (i = 0; i < subs->nelts; i++) {
-            const rs_hubsub_t *y = &APR_ARRAY_IDX(subs, i, rs_hubsub_t);
-            const rs_set_t *set = rs_config_find_set(y->set);
-            if (set && ap_get_module_config(set->s->module_config, &resourcesync_module) == q->sc) {
-                APR_ARRAY_PUSH(mine, rs_hubsub_t) = *y;
-            }
-        }
         x.set = q->req.set;
         x.topic = q->req.kind;
         x.url = q->req.callback;
         x.addr = q->addr;
         x.client = q->client;
-        quota.total = rs_hubconf_max_subs(q->sc);
-        quota.per_addr = rs_hubconf_max_per_addr(q->sc);
-        quota.per_client = rs_hubconf_max_per_client(q->sc);
-        why = rs_hubsub_limit(mine, &x, &quota);
+        h->quota(h->baton, q->server, &quota);
+        why = rs_hubsub_limit(servers_own(q, tmp, subs), &x, &quota);
         why = why ? apr_pstrdup(q->pool, why) : NULL;
     }
     apr_pool_destroy(tmp);
@@ -91,28 +96,28 @@ static const char *over_limit(intake_req_t *q)
 }
 
 /* Start the request of pend (the scheduler's turn has come). */
-void rs_hubverify_start(pending_t *pend)
+void rs_hubverify_start(rs_hubintake_t *hi, rs_hubpending_t *pend)
 {
+    const rs_hubintake_hooks_t *h = &hi->hooks;
     apr_pool_t *p;
-    intake_req_t *q;
-    const rs_set_t *set;
+    rs_hubintake_req_t *q;
     const char *why = NULL;
     apr_status_t rv;
     rs_websub_req_t w = { 0 };
 
-    apr_pool_create(&p, rs_hi.pool);
+    apr_pool_create(&p, hi->pool);
     q = apr_pcalloc(p, sizeof(*q));
     q->pool = p;
+    q->hi = hi;
     q->pend = pend;
     q->name = pend->name;
-    q->path = apr_pstrcat(p, rs_hi.spool, "/", pend->name, NULL);
+    q->path = apr_pstrcat(p, hi->spool, "/", pend->name, NULL);
     /* Read again: only keys were kept while it waited. */
     if ((rv = rs_hubreq_spool_read(p, q->path, &q->req, &why, NULL)) != APR_SUCCESS
-        || !(set = rs_config_find_set(q->req.set))) {
+        || !(q->server = h->server_of(h->baton, q->req.set))) {
         rs_hubstate_finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
         return;
     }
-    q->sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     q->client = rs_hubaddr_key_text(p, q->req.client);
     if (q->req.mode == RS_HUBREQ_SUBSCRIBE && (why = over_limit(q))) {
         deny(q, why);
@@ -125,40 +130,55 @@ void rs_hubverify_start(pending_t *pend)
     w.lease_seconds = q->req.mode == RS_HUBREQ_SUBSCRIBE ? q->req.lease : -1;
     w.baton = q;
     policy(q, &w);
-    if ((rv = rs_websub_submit(rs_hi.ws, key_of(q), &w)) != APR_SUCCESS) {
+    if ((rv = rs_websub_submit(hi->ws, key_of(q), &w)) != APR_SUCCESS) {
         rs_hubstate_outcome(q, "callback cannot be called");
         rs_hubstate_finish(q, 1);
     }
 }
 
+/* Store the confirmed subscription (db open); its cause, or APR_SUCCESS;
+ * *denied when it was denied instead. */
+static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, int *denied)
+{
+    rs_hubsub_t x = { 0 };
+    const char *why;
+    int created = 0;
+    apr_status_t rv;
+
+    /* Others may have been confirmed meanwhile; and the callback's
+     * address is known now. */
+    if ((why = over_limit(q))) {
+        deny(q, why);
+        *denied = 1;
+        return APR_SUCCESS;
+    }
+    x.set = q->req.set;
+    x.topic = q->req.kind;
+    x.url = q->req.callback;
+    x.secret = q->req.secret;
+    x.lease_until = rs_hubstate_now(q->hi) + apr_time_from_sec(q->req.lease);
+    x.addr = q->addr;
+    x.client = q->client;
+    rv = rs_hubsub_put(db, &x, &created);
+    if (rv == APR_SUCCESS) {
+        rs_hubstate_outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
+                                            created ? "subscribed" : "renewed", q->req.lease));
+    }
+    return rv;
+}
+
 /* Store the confirmed request; 1 when its outcome is durable, 0 when the
  * store failed, -1 when it was denied instead. */
-static int apply(intake_req_t *q)
+static int apply(rs_hubintake_req_t *q)
 {
-    rs_db_t *db = rs_hubstate_store();
+    rs_db_t *db = rs_hubstate_store(q->hi);
     apr_status_t rv = APR_EGENERAL;
-    int created = 0, removed = 0;
-    const char *why;
+    int removed = 0, denied = 0;
 
     if (db && q->req.mode == RS_HUBREQ_SUBSCRIBE) {
-        rs_hubsub_t x = { 0 };
-        /* Others may have been confirmed meanwhile; and the callback's
-         * address is known now. */
-        if ((why = over_limit(q))) {
-            deny(q, why);
+        rv = subscribe(q, db, &denied);
+        if (denied) {
             return -1;
-        }
-        x.set = q->req.set;
-        x.topic = q->req.kind;
-        x.url = q->req.callback;
-        x.secret = q->req.secret;
-        x.lease_until = apr_time_now() + apr_time_from_sec(q->req.lease);
-        x.addr = q->addr;
-        x.client = q->client;
-        rv = rs_hubsub_put(db, &x, &created);
-        if (rv == APR_SUCCESS) {
-            rs_hubstate_outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
-                                                created ? "subscribed" : "renewed", q->req.lease));
         }
     }
     else if (db) {
@@ -168,11 +188,11 @@ static int apply(intake_req_t *q)
         }
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(&rs_hi.log, RS_LOG_ERR, rv,
+        rs_log_emit(&q->hi->log, RS_LOG_ERR, rv,
                     "hub: cannot store the %s of '%s'; the request "
                     "stays in the spool",
                     rs_hubreq_mode_name(q->req.mode), q->req.callback);
-        rs_hubstate_store_failed(rv);
+        rs_hubstate_store_failed(q->hi, rv);
         return 0;
     }
     return 1;
@@ -181,7 +201,7 @@ static int apply(intake_req_t *q)
 /* A completed GET (on this thread, inside rs_websub_run). */
 void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
 {
-    intake_req_t *q = res->baton;
+    rs_hubintake_req_t *q = res->baton;
     int durable;
     (void)baton;
 
@@ -207,24 +227,24 @@ void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
         rs_hubstate_finish(q, 1);
     }
     else if (durable == 0) {
-        APR_ARRAY_PUSH(rs_hi.unstored, intake_req_t *) = q;
+        APR_ARRAY_PUSH(q->hi->unstored, rs_hubintake_req_t *) = q;
     }
 }
 
 /* Confirmed requests whose store write failed: again (not verified again;
  * their files stay until stored, so a new watcher would verify again). */
-void rs_hubverify_retry(void)
+void rs_hubverify_retry(rs_hubintake_t *hi)
 {
-    int i, kept = 0, n = rs_hi.unstored->nelts, durable;
+    int i, kept = 0, n = hi->unstored->nelts, durable;
 
     for (i = 0; i < n; i++) {
-        intake_req_t *q = APR_ARRAY_IDX(rs_hi.unstored, i, intake_req_t *);
+        rs_hubintake_req_t *q = APR_ARRAY_IDX(hi->unstored, i, rs_hubintake_req_t *);
         if ((durable = apply(q)) > 0) {
             rs_hubstate_finish(q, 1);
         }
         else if (durable == 0) {
-            APR_ARRAY_IDX(rs_hi.unstored, kept++, intake_req_t *) = q; /* in place */
+            APR_ARRAY_IDX(hi->unstored, kept++, rs_hubintake_req_t *) = q; /* in place */
         }
     }
-    rs_hi.unstored->nelts = kept;
+    hi->unstored->nelts = kept;
 }
