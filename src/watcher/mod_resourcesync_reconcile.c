@@ -95,7 +95,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->on_drop = on_drop;
     so->dir_baton = ws;
     so->defer = rs_hashlane_defer;
-    so->defer_baton = (void *)set;
+    so->defer_baton = rs_hashlanew_baton(set);
     so->defer_size = rs_global.large_file;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
     so->max_deleted = journaled ? rs_massdel_limit(&ws->massdel, ws->status.entries) : 0;
