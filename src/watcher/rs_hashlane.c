@@ -200,8 +200,8 @@ static int hash_one(const char *path, unsigned mask, const char *capture_dir,
 }
 
 /* After a read of e (under lock): done, or back in the queue. */
-static void finish_one(rs_hashlane_t *lane, entry_t *e, int rc, int changed,
-                       const version_t *read, const rs_scan_digest_t *dg)
+static void finish_one(rs_hashlane_t *lane, entry_t *e, int rc, int changed, const version_t *read,
+                       const rs_scan_digest_t *dg)
 {
     if (changed && ++e->attempts < RS_HASHLANE_ATTEMPTS) {
         enqueue(lane, e);

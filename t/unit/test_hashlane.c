@@ -350,9 +350,9 @@ START_TEST(test_many_files)
         for (i = 0; i < 40; i++) {
             char *p = ut_path(dir, apr_psprintf(ut_pool, "%d-%02d", k, i));
             write_file(p, (size_t)(4096 + i), 'A' + i + k, &sb[k][i]);
-            ck_assert_int_eq(rs_hashlane_defer(&src[k], apr_psprintf(ut_pool, "f%02d", i), p,
-                                               &sb[k][i], &dg),
-                             0);
+            ck_assert_int_eq(
+                rs_hashlane_defer(&src[k], apr_psprintf(ut_pool, "f%02d", i), p, &sb[k][i], &dg),
+                0);
         }
     }
     ck_assert_int_eq(wait_ready(lane, 80, got), 80);
