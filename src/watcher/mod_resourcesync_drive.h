@@ -21,14 +21,14 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
  * under the running watcher: a new watcher must start (a new history). */
 #define RS_DRIVE_RESTART APR_EAGAIN
 
-/* mod_resourcesync_progress.c: a full scan of ws's set starts (its
- * expected total into the status segment); it has seen files so far (the
- * segment, the set's entry once a second, a notice line every
+/* mod_resourcesync_progress.c (rs_progress.h): a full scan of ws's set
+ * starts (its expected total and start into the status segment); it has
+ * seen files so far (the set's entry once a second, a notice line every
  * RS_PROGRESS_INTERVAL). */
-void rs_progress_begin(wset_t *ws);
-void rs_progress_tick(wset_t *ws, apr_int64_t files);
+void rs_progressw_begin(wset_t *ws);
+void rs_progressw_tick(wset_t *ws, apr_int64_t files);
 /* After a full scan: a count of the tree still running is stopped. */
-void rs_progress_end(wset_t *ws);
+void rs_progressw_end(wset_t *ws);
 
 /* Write a new Resource List snapshot of the set from the inventory,
  * unless the current one is still valid (force: the inventory changed).

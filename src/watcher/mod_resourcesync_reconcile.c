@@ -45,7 +45,7 @@ static void progress(void *baton, apr_int64_t files)
         st->scan_files = files;
         st->heartbeat = apr_time_now();
     }
-    rs_progress_tick(baton, files);
+    rs_progressw_tick(baton, files);
 }
 
 /* rs_scan on_dir: watch every directory before it is read. */
@@ -281,10 +281,10 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     ws->degraded = 0;
     scan_opts(ws, &so, &rc, jstart != 0);
     so.recheck = rs_abovew_begin(ws, p);
-    rs_progress_begin(ws);
+    rs_progressw_begin(ws);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
-    rs_progress_end(ws);
+    rs_progressw_end(ws);
     end = apr_time_now();
     if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
         return;
