@@ -85,14 +85,14 @@ static void lane_ready(rs_drive_t *d)
     apr_array_header_t *files;
     int i;
 
-    if (!rs_hashlane_ready(d->iter, &files)) {
+    if (!rs_hashlanew_ready(d->iter, &files)) {
         return;
     }
     for (i = 0; i < files->nelts; i++) {
         const rs_hashlane_file_t *f = &APR_ARRAY_IDX(files, i, rs_hashlane_file_t);
         const char *slash = strrchr(f->relpath, '/');
         apr_array_header_t *names = apr_array_make(d->iter, 1, sizeof(const char *));
-        wset_t *ws = set_of(d, f->set);
+        wset_t *ws = set_of(d, f->src->owner);
         rs_scan_target_t t;
 
         t.dir = slash ? apr_pstrmemdup(d->iter, f->relpath, (apr_size_t)(slash - f->relpath)) : "";
@@ -104,7 +104,7 @@ static void lane_ready(rs_drive_t *d)
         if (ws && !ws->retry.err && !ws->root_lost && !rs_massdel_waiting(&ws->massdel)) {
             rs_reconcile_targets(d->iter, ws, &t, 1);
         }
-        rs_hashlane_forget(f->set, f->relpath);
+        rs_hashlanew_forget(f);
     }
     apr_pool_clear(d->iter);
 }
@@ -503,7 +503,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     }
     rs_jobs_init(pool, s, d->store);
     rs_hubintake_start(pool, s);
-    if ((rv = rs_hashlane_init(pool, s)) != APR_SUCCESS) {
+    if ((rv = rs_hashlanew_init(pool, s)) != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
                      RS_TAG "watcher: cannot start the "
                             "hashing lane; large files are hashed by the scans");

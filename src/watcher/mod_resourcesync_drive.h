@@ -7,6 +7,7 @@
 #define MOD_RESOURCESYNC_DRIVE_H
 
 #include "mod_resourcesync_wset.h"
+#include "rs_hashlane.h"
 
 /* mod_resourcesync_drive.c */
 /* In the watcher process, as the run user: open the store, reconcile
@@ -20,14 +21,14 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s);
  * under the running watcher: a new watcher must start (a new history). */
 #define RS_DRIVE_RESTART APR_EAGAIN
 
-/* mod_resourcesync_progress.c: a full scan of ws's set starts (its
- * expected total into the status segment); it has seen files so far (the
- * segment, the set's entry once a second, a notice line every
+/* mod_resourcesync_progress.c (rs_progress.h): a full scan of ws's set
+ * starts (its expected total and start into the status segment); it has
+ * seen files so far (the set's entry once a second, a notice line every
  * RS_PROGRESS_INTERVAL). */
-void rs_progress_begin(wset_t *ws);
-void rs_progress_tick(wset_t *ws, apr_int64_t files);
+void rs_progressw_begin(wset_t *ws);
+void rs_progressw_tick(wset_t *ws, apr_int64_t files);
 /* After a full scan: a count of the tree still running is stopped. */
-void rs_progress_end(wset_t *ws);
+void rs_progressw_end(wset_t *ws);
 
 /* Write a new Resource List snapshot of the set from the inventory,
  * unless the current one is still valid (force: the inventory changed).
@@ -126,26 +127,18 @@ int rs_abovew_begin(wset_t *ws, apr_pool_t *p);
 void rs_abovew_end(wset_t *ws, apr_pool_t *p);
 int rs_abovew_changed(wset_t *ws, apr_pool_t *p);
 
-/* mod_resourcesync_hashlane.c: large files hashed on a thread of their
- * own (see that file for the lifecycle of a file on the lane). */
-/* A file whose digests are ready, for the driver to reconcile again. */
-typedef struct rs_hashlane_file_t {
-    const rs_set_t *set;
-    const char *relpath;
-} rs_hashlane_file_t;
-/* At watcher start: the lane's pool, lock and thread.  On failure large
- * files are hashed by the scans themselves. */
-apr_status_t rs_hashlane_init(apr_pool_t *pool, server_rec *s);
-/* rs_scan_defer_fn (baton: the rs_set_t): the digests of that version if
- * the lane has them (1), else queue the file (0); -1 without a lane. */
-int rs_hashlane_defer(void *baton, const char *relpath, const char *path, const struct stat *sb,
-                      rs_scan_digest_t *out);
+/* mod_resourcesync_hashlane.c: the watcher's hashing lane (rs_hashlane.h).
+ * At watcher start: the lane and a source per set; on failure large files
+ * are hashed by the scans themselves. */
+apr_status_t rs_hashlanew_init(apr_pool_t *pool, server_rec *s);
+/* The scans' defer baton of set (for rs_hashlane_defer). */
+void *rs_hashlanew_baton(const rs_set_t *set);
 /* The files finished since the last call (array of rs_hashlane_file_t in
- * p, each handed out once); returns their number. */
-int rs_hashlane_ready(apr_pool_t *p, apr_array_header_t **out);
-/* After the reconciliation of a file handed out by rs_hashlane_ready:
- * drop its digests, unless it was queued again meanwhile. */
-void rs_hashlane_forget(const rs_set_t *set, const char *relpath);
+ * p, each handed out once, src->owner the rs_set_t); returns their
+ * number. */
+int rs_hashlanew_ready(apr_pool_t *p, apr_array_header_t **out);
+/* After the reconciliation of a file handed out by rs_hashlanew_ready. */
+void rs_hashlanew_forget(const rs_hashlane_file_t *f);
 /* mod_resourcesync_storefail.c: the store failing (rs_storeretry.h).
  * Prepare d->episode (before rs_storefail_open). */
 void rs_storefail_init(rs_drive_t *d);

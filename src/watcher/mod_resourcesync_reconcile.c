@@ -45,7 +45,7 @@ static void progress(void *baton, apr_int64_t files)
         st->scan_files = files;
         st->heartbeat = apr_time_now();
     }
-    rs_progress_tick(baton, files);
+    rs_progressw_tick(baton, files);
 }
 
 /* rs_scan on_dir: watch every directory before it is read. */
@@ -95,7 +95,7 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->on_drop = on_drop;
     so->dir_baton = ws;
     so->defer = rs_hashlane_defer;
-    so->defer_baton = (void *)set;
+    so->defer_baton = rs_hashlanew_baton(set);
     so->defer_size = rs_global.large_file;
     *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
     so->max_deleted = journaled ? rs_massdel_limit(&ws->massdel, ws->status.entries) : 0;
@@ -281,10 +281,10 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     ws->degraded = 0;
     scan_opts(ws, &so, &rc, jstart != 0);
     so.recheck = rs_abovew_begin(ws, p);
-    rs_progress_begin(ws);
+    rs_progressw_begin(ws);
     scan_state(RS_STATE_SCANNING, set->slot);
     rv = rs_scan_set(ws->d->store, &so, p, &stats);
-    rs_progress_end(ws);
+    rs_progressw_end(ws);
     end = apr_time_now();
     if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
         return;

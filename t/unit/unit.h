@@ -80,6 +80,8 @@ Suite *statecheck_suite(void);
 Suite *jobthread_suite(void);
 Suite *withdrawq_suite(void);
 Suite *hubintake_suite(void);
+Suite *hashlane_suite(void);
+Suite *progress_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
