@@ -34,7 +34,7 @@ void rs_progress_end(wset_t *ws);
  * at == 0: take it from the journal now; completed: when the scan the
  * inventory reflects ended (0: now).  async: as a background job, finished
  * later from the event loop (rs_jobs_reap); otherwise done on return.
- * Clears ws->dirty when a snapshot is started (or not needed); sets it
+ * Clears ws->snap.dirty when a snapshot is started (or not needed); sets it
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force,
                          int async);
@@ -43,7 +43,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 void rs_snapjob_changed(wset_t *ws, apr_time_t now);
 /* When the set's next fresh snapshot is due (monotonic; 0: none): after
  * RS_SNAPSHOT_QUIET without changes, at the latest RS_SNAPSHOT_MAXWAIT
- * after the first change, never before ws->snap_next. */
+ * after the first change, never before ws->snap.next (rs_snapsched_due). */
 apr_time_t rs_snapjob_due(const wset_t *ws);
 /* The event loop at now: start the set's fresh snapshot if it is due and
  * the job thread is free (otherwise it is looked at again a little

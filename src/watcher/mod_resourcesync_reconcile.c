@@ -315,11 +315,11 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     }
     rs_storeretry_ok(&ws->retry, &ws->d->episode);
     rs_reconcile_mode(ws);
-    if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
-        ws->dirty = 1; /* a new list now, not after the next change */
+    if (first && jstart && !ws->snap.dirty && list_behind_journal(p, ws)) {
+        ws->snap.dirty = 1; /* a new list now, not after the next change */
     }
-    rs_snapjob_schedule(ws, p, start, end, !jstart || stats.written || stats.removed || ws->dirty,
-                        0);
+    rs_snapjob_schedule(ws, p, start, end,
+                        !jstart || stats.written || stats.removed || ws->snap.dirty, 0);
 }
 
 /* Reconcile what inotify reported. */

@@ -22,6 +22,7 @@
 #include "rs_mounts.h"
 #include "rs_notifyseal.h"
 #include "rs_scan.h"
+#include "rs_snapsched.h"
 #include "rs_statecheck.h"
 #include "rs_storeretry.h"
 #include "rs_verifypass.h"
@@ -71,16 +72,10 @@ typedef struct wset_t {
     rs_listclose_t listclose; /* closing its Change Lists (rs_changes_update) */
     int degraded;             /* errno of the failed watch, 0: none */
     int degraded_logged;      /* the error log was told (once per episode) */
-    int dirty;                /* inventory changed since the last snapshot */
-    /* Fresh Resource Lists (mod_resourcesync_snapjob.c, rs_snapjob_due),
-     * monotonic times: the first and the last live change since the last
-     * snapshot started (0: none), and the earliest start of the next one
-     * (the previous one's end plus its duration). */
-    apr_time_t dirty_first;
-    apr_time_t dirty_last;
-    apr_time_t snap_next;
+    /* Fresh Resource Lists (rs_snapsched.h, mod_resourcesync_snapjob.c):
+     * snap.dirty, the inventory changed since the last snapshot. */
+    rs_snapsched_t snap;
     int root_lost;        /* the root is gone: retry at every tick */
-    int failing;          /* failures since the last success */
     int overflows;        /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick; /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;

@@ -77,6 +77,7 @@ Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
 Suite *listclose_suite(void);
 Suite *statecheck_suite(void);
+Suite *snapsched_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
