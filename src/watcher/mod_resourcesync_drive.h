@@ -55,8 +55,6 @@ void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a dump build is in progress (a snapshot then waits). */
 int rs_dumpjob_busy(void);
-/* Whether rv says the disk (or a quota) is full: ENOSPC, EDQUOT. */
-int rs_dumpjob_no_space(apr_status_t rv);
 /* mod_resourcesync_cdumpjob.c: build the set's missing Change Dump
  * packages, collect its captures and rewrite changedump.xml when a list
  * closed (or hourly, and at watcher start) and no job runs. */

@@ -143,7 +143,7 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
     if (ws->set->cdump && rs_recorder_deleted(rc)) {
         /* Versions of paths that stopped being listed: their captures go
          * now, not with the journal's retention (rs_cdump_gc). */
-        ws->cdump_deleted = 1;
+        ws->cdump.deleted = 1;
     }
     if (!full
         && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,

@@ -159,7 +159,7 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         return;
     }
     snap_record(j, p);
-    ws->dump_due = 1;
+    ws->dump.due = 1;
     ws->status.gen = j->info.gen;
     ws->status.at = j->info.at;
     ws->status.completed = j->info.completed;

@@ -120,14 +120,14 @@ static void wd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                                                 : "nothing to build again");
     rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "%s", text);
     if (w->cdump_n) {
-        ws->cdump_next = 0; /* the Change Dump job runs next */
+        ws->cdump.next = 0; /* the Change Dump job runs next */
     }
     /* Its versions' captures go with the next collection. */
-    ws->cdump_deleted = 1;
-    ws->cdump_gc_next = 0;
+    ws->cdump.deleted = 1;
+    ws->cdump.gc_next = 0;
     if (w->rdump_n) {
-        ws->dump_due = 1;
-        ws->dump_next = 0;
+        ws->dump.due = 1;
+        ws->dump.next = 0;
     }
     rs_withdraw_finish(p, rs_global.state_dir, w->id, 1, text);
 }

@@ -19,6 +19,7 @@
 #include "rs_inventory.h"
 #include "rs_listclose.h"
 #include "rs_massdel.h"
+#include "rs_dumpsched.h"
 #include "rs_mounts.h"
 #include "rs_notifyseal.h"
 #include "rs_scan.h"
@@ -89,25 +90,10 @@ typedef struct wset_t {
      * retry.resync: committed records of a failed scan are not in the
      * ring yet. */
     rs_storeretry_t retry;
-    /* Resource Dumps (mod_resourcesync_dumpjob.c): a snapshot was
-     * published since the last dump; the next may start at dump_next
-     * (monotonic). */
-    int dump_due;
-    int dump_tried; /* a build was started in this watcher's life */
-    apr_time_t dump_next;
-    apr_time_t dump_prune_next; /* next pruning of old dump generations (monotonic) */
-    int dump_nospace;           /* the last build found the disk full (logged once) */
-    /* Change Dumps (mod_resourcesync_cdumpjob.c): the open list id the
-     * last job saw, and when the next one is due anyway (monotonic). */
-    apr_int64_t cdump_seen;
-    apr_time_t cdump_next;
-    int cdump_written; /* a job of this watcher wrote changedump.xml */
-    /* Deletions were journaled since the last collection of captures
-     * (their versions' captures go); the next collection after
-     * deletions, not before (monotonic). */
-    int cdump_deleted;
-    apr_time_t cdump_gc_next;
-    int cdump_nospace; /* the last job found the disk full (logged once) */
+    /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
+     * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
+    rs_dumpsched_t dump;
+    rs_cdumpsched_t cdump;
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;

@@ -96,16 +96,15 @@ void rs_snapsched_gen_floor(rs_db_t *store, apr_pool_t *p, const char *name, apr
 {
     const char *g = NULL;
 
-    if (gen
-        && rs_db_meta_get(store, p, rs_snapsched_meta_key(p, "gen", name), &g) == APR_SUCCESS
+    if (gen && rs_db_meta_get(store, p, rs_snapsched_meta_key(p, "gen", name), &g) == APR_SUCCESS
         && (!g || (apr_uint64_t)apr_atoi64(g) < gen)) {
         rs_db_meta_put(store, rs_snapsched_meta_key(p, "gen", name),
                        apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
     }
 }
 
-apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name,
-                                 apr_uint64_t gen, const char *key, apr_int64_t seq)
+apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name, apr_uint64_t gen,
+                                 const char *key, apr_int64_t seq)
 {
     apr_status_t rv;
 
@@ -139,7 +138,8 @@ apr_status_t rs_snapsched_write(rs_db_t *store, rs_snapshot_opts_t *sn, const ch
     }
     /* Parts no change touched are kept from the generation in service;
      * the job's connection reads the journal for what changed. */
-    if (rv == APR_SUCCESS && sn->prev_dir && rs_journal_open(&sn->journal, store, p) != APR_SUCCESS) {
+    if (rv == APR_SUCCESS && sn->prev_dir
+        && rs_journal_open(&sn->journal, store, p) != APR_SUCCESS) {
         sn->journal = NULL; /* every part is written */
     }
     return rv == APR_SUCCESS ? rs_snapshot_write(store, sn, tmp, gen, p, info) : rv;

@@ -97,8 +97,8 @@ void rs_snapsched_gen_floor(rs_db_t *store, apr_pool_t *p, const char *name, apr
 /* Record a published snapshot: its generation, options key and journal
  * sequence, in one transaction.  Returns its outcome (the caller notes a
  * failure of the store). */
-apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name,
-                                 apr_uint64_t gen, const char *key, apr_int64_t seq);
+apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name, apr_uint64_t gen,
+                                 const char *key, apr_int64_t seq);
 
 /* The snapshot job's body (any thread, on its own connection store):
  * write the snapshot sn describes as generation gen into the temporary

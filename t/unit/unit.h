@@ -78,6 +78,7 @@ Suite *massdel_suite(void);
 Suite *listclose_suite(void);
 Suite *statecheck_suite(void);
 Suite *snapsched_suite(void);
+Suite *dumpsched_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
