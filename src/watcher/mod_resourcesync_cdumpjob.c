@@ -24,7 +24,7 @@
  *      kept: the hashing lane and the scans write captures whose records
  *      are not committed yet -- except the captures of versions withheld
  *      since, which go at once).  A collection after deletions waits at
- *      least CDUMP_GC_MIN, and ten times as long as the last one took,
+ *      least RS_CDUMPSCHED_GC_MIN, and ten times as long as the last one took,
  *      after the last: a set that deletes all the time does not spend
  *      its job thread reading its journal;
  *   4. when anything changed (or in the first job), rewrites
@@ -43,13 +43,10 @@
 #include "rs_notify.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
+#include "rs_dumpsched.h"
 #include "rs_time.h"
 
-#define CDUMP_RECHECK apr_time_from_sec(3600)
-/* How soon a job that found the disk full runs again. */
-#define CDUMP_NOSPACE_RETRY apr_time_from_sec(10)
-#define CAPTURE_YOUNG       apr_time_from_sec(3600)
-#define CDUMP_GC_MIN        apr_time_from_sec(2)
+#define CAPTURE_YOUNG apr_time_from_sec(3600)
 
 typedef struct cdjob_t {
     wset_t *ws;
@@ -162,16 +159,15 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
                     name, c->skipped, c->skip_id, c->skip_what);
     }
-    if (rv != APR_SUCCESS && rs_dumpjob_no_space(rv)) {
+    if (rv != APR_SUCCESS && rs_dumpsched_no_space(rv)) {
         /* Once per episode, then at debug level; nothing partial was
          * published, changedump.xml still lists what is complete, and the
-         * job runs again within CDUMP_NOSPACE_RETRY, so it resumes by itself. */
-        rs_log_emit(ws->log, ws->cdump_nospace ? RS_LOG_DEBUG : RS_LOG_WARN, rv,
+         * job runs again within RS_CDUMPSCHED_NOSPACE_RETRY, so it resumes
+         * by itself. */
+        rs_log_emit(ws->log, rs_cdumpsched_nospace(&ws->cdump, rs_time_mono()), rv,
                     "set %s: no space left to build its Change Dump in %s; the packages "
                     "built stay served, building resumes when there is space",
                     name, ws->set->cdump_dir);
-        ws->cdump_nospace = 1;
-        ws->cdump_next = rs_time_mono() + CDUMP_NOSPACE_RETRY;
         return;
     }
     if (rv != APR_SUCCESS) {
@@ -181,14 +177,12 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     name);
         return;
     }
-    if (ws->cdump_nospace) {
-        ws->cdump_nospace = 0;
+    if (rs_cdumpsched_ok(&ws->cdump)) {
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Change Dump", name);
     }
     if (c->gc_took) {
         /* The next collection after deletions, not before (see the top). */
-        apr_interval_time_t wait = 10 * c->gc_took;
-        ws->cdump_gc_next = rs_time_mono() + (wait > CDUMP_GC_MIN ? wait : CDUMP_GC_MIN);
+        rs_cdumpsched_collected(&ws->cdump, rs_time_mono(), c->gc_took);
     }
     if (c->built) {
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: published %d Change Dump package(s)%s%s",
@@ -205,7 +199,7 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         }
         return;
     }
-    ws->cdump_written = 1;
+    ws->cdump.written = 1;
     if (c->built) {
         cd_notify(ws, p, !ws->status.cdump_ready);
     }
@@ -238,14 +232,15 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     apr_time_t now = rs_time_mono();
-    int collect = ws->cdump_deleted && now >= ws->cdump_gc_next;
     apr_pool_t *jp;
     rs_job_t *job;
     cdjob_t *c;
 
-    if (!set->cdump || rs_jobs_busy() || !*ws->status.history || !ws->status.cl_ready
-        || ws->retry.err
-        || (ws->cdump_seen == ws->status.cl_open_id && now < ws->cdump_next && !collect)) {
+    if (!set->cdump
+        || !rs_cdumpsched_due(&ws->cdump, now,
+                              !rs_jobs_busy() && *ws->status.history && ws->status.cl_ready
+                                  && !ws->retry.err,
+                              ws->status.cl_open_id)) {
         return;
     }
     job = rs_jobs_create(&jp);
@@ -253,11 +248,8 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     c->ws = ws;
     c->store_history = apr_pstrdup(jp, ws->d->statecheck.history);
     rs_cdumpjob_opts(ws, jp, &c->o);
-    c->collect = ws->cdump_deleted;
-    ws->cdump_deleted = 0;
-    c->first = !ws->cdump_written;
-    ws->cdump_seen = ws->status.cl_open_id;
-    ws->cdump_next = now + (set->cl_period < CDUMP_RECHECK ? set->cl_period : CDUMP_RECHECK);
+    rs_cdumpsched_started(&ws->cdump, now, ws->status.cl_open_id, set->cl_period, &c->collect,
+                          &c->first);
     running = 1;
     rs_jobs_submit(job, cd_run, cd_finish, c, 1);
     (void)p;

@@ -306,7 +306,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
     else {
         /* A dump being built holds the job thread: the snapshot waits
          * for a later tick rather than the loop for the dump. */
-        if (ws->dirty && !rs_dumpjob_busy() && !rs_cdumpjob_busy()) {
+        if (ws->snap.dirty && !rs_dumpjob_busy() && !rs_cdumpjob_busy()) {
             rs_snapjob_schedule(ws, d->iter, 0, 0, 1, 1);
         }
     }

@@ -35,7 +35,7 @@ void rs_progressw_end(wset_t *ws);
  * at == 0: take it from the journal now; completed: when the scan the
  * inventory reflects ended (0: now).  async: as a background job, finished
  * later from the event loop (rs_jobs_reap); otherwise done on return.
- * Clears ws->dirty when a snapshot is started (or not needed); sets it
+ * Clears ws->snap.dirty when a snapshot is started (or not needed); sets it
  * again when writing fails. */
 void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force,
                          int async);
@@ -44,7 +44,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 void rs_snapjob_changed(wset_t *ws, apr_time_t now);
 /* When the set's next fresh snapshot is due (monotonic; 0: none): after
  * RS_SNAPSHOT_QUIET without changes, at the latest RS_SNAPSHOT_MAXWAIT
- * after the first change, never before ws->snap_next. */
+ * after the first change, never before ws->snap.next (rs_snapsched_due). */
 apr_time_t rs_snapjob_due(const wset_t *ws);
 /* The event loop at now: start the set's fresh snapshot if it is due and
  * the job thread is free (otherwise it is looked at again a little
@@ -56,8 +56,6 @@ void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p);
 /* Whether a dump build is in progress (a snapshot then waits). */
 int rs_dumpjob_busy(void);
-/* Whether rv says the disk (or a quota) is full: ENOSPC, EDQUOT. */
-int rs_dumpjob_no_space(apr_status_t rv);
 /* mod_resourcesync_cdumpjob.c: build the set's missing Change Dump
  * packages, collect its captures and rewrite changedump.xml when a list
  * closed (or hourly, and at watcher start) and no job runs. */

@@ -23,7 +23,6 @@
  * that generation numbers are never used twice.  Package URLs name their
  * contents (rs_dumppkg.h), not a generation.
  */
-#include <errno.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
@@ -32,6 +31,7 @@
 #include "mod_resourcesync_status.h"
 #include "rs_notify.h"
 #include "rs_dump.h"
+#include "rs_dumpsched.h"
 #include "rs_generation.h"
 #include "rs_history.h"
 #include "rs_statedir.h"
@@ -79,34 +79,22 @@ static apr_status_t dump_run(void *baton, rs_db_t *store, apr_pool_t *p)
                : rv;
 }
 
-/* Whether rv says the file system is full (or the quota reached). */
-int rs_dumpjob_no_space(apr_status_t rv)
-{
-    return APR_STATUS_IS_ENOSPC(rv)
-#ifdef EDQUOT
-           || rv == APR_FROM_OS_ERROR(EDQUOT)
-#endif
-        ;
-}
-
 /* A build failed for want of space (the temporary directory is already
- * removed).  Logged once per episode (ws->dump_nospace, until a build
- * succeeds), then at debug level; the previous dump stays served, and
+ * removed).  Logged once per episode (rs_dumpsched_nospace, until a
+ * build succeeds), then at debug level; the previous dump stays served, and
  * the build is tried again after the set's dump interval, without
  * waiting for a change, so it resumes by itself when space returns. */
 static void dump_nospace(wset_t *ws, const dumpjob_t *j, apr_status_t rv)
 {
     const rs_set_t *set = ws->set;
+    /* (ap_log_error evaluates its level more than once) */
+    int level = rs_dumpsched_nospace(&ws->dump, rs_time_mono(), set->rdump);
 
-    ap_log_error(APLOG_MARK, ws->dump_nospace ? APLOG_DEBUG : APLOG_WARNING, rv, ws->d->s,
+    ap_log_error(APLOG_MARK, level, rv, ws->d->s,
                  RS_TAG "set %s: no space left to build the Resource Dump in %s%s%s; the "
                         "previous dump stays served, building resumes when there is space",
                  set->name, set->rdump_dir, j->info.failed ? ": " : "",
                  j->info.failed ? j->info.failed : "");
-    ws->dump_nospace = 1;
-    ws->dump_due = 1;
-    ws->dump_next =
-        rs_time_mono() + (set->rdump > apr_time_from_sec(1) ? set->rdump : apr_time_from_sec(1));
 }
 
 /* Framework notification of a new Resource Dump (Framework Notification
@@ -130,7 +118,7 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->rdump_dir, &j->g);
     }
-    if (rv != APR_SUCCESS && rs_dumpjob_no_space(rv)) {
+    if (rv != APR_SUCCESS && rs_dumpsched_no_space(rv)) {
         rs_generation_abandon(p, &j->g);
         dump_nospace(ws, j, rv);
         return;
@@ -142,14 +130,13 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     set->name, j->g.gen, j->info.failed ? ": " : "",
                     j->info.failed ? j->info.failed : "");
         rs_generation_abandon(p, &j->g);
-        ws->dump_next = 0; /* the next snapshot tries again */
+        rs_dumpsched_failed(&ws->dump); /* the next snapshot tries again */
         return;
     }
     rs_db_meta_put(ws->d->store, gen_key(p, set), apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     ws->status.dump_gen = j->g.gen;
     rs_wset_status_put(ws);
-    if (ws->dump_nospace) {
-        ws->dump_nospace = 0;
+    if (rs_dumpsched_published(&ws->dump)) {
         rs_log_emit(ws->log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump",
                     set->name);
     }
@@ -166,22 +153,6 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_generation_prune(p, set->rdump_dir, j->g.gen, set->dump_grace, apr_time_now());
 }
 
-/* Remove dump generations superseded more than ResourceSyncDumpGrace
- * ago, at most once a second, so a package that left the dump answers
- * 404 soon after its grace ends even when no new dump is built.  Never
- * while a build runs: it may be linking packages out of those
- * generations (rs_dumppkg_reuse), and never before the set has a dump
- * (generation 0 is no generation to keep). */
-static void dump_prune(wset_t *ws, apr_time_t now, apr_pool_t *p)
-{
-    if (running || !ws->status.dump_gen || now < ws->dump_prune_next) {
-        return;
-    }
-    ws->dump_prune_next = now + apr_time_from_sec(1);
-    rs_generation_prune(p, ws->set->rdump_dir, ws->status.dump_gen, ws->set->dump_grace,
-                        apr_time_now());
-}
-
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
@@ -195,14 +166,23 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     if (!set->rdump) {
         return;
     }
-    dump_prune(ws, now, p);
+    /* Remove dump generations superseded more than ResourceSyncDumpGrace
+     * ago, at most once a second, so a package that left the dump answers
+     * 404 soon after its grace ends even when no new dump is built.  Never
+     * while a build runs: it may be linking packages out of those
+     * generations (rs_dumppkg_reuse). */
+    if (rs_dumpsched_prune(&ws->dump, now, running, ws->status.dump_gen)) {
+        rs_generation_prune(p, set->rdump_dir, ws->status.dump_gen, set->dump_grace,
+                            apr_time_now());
+    }
     /* Due: a snapshot was published since the last build, or no build
      * was tried in this watcher's life.  The dump served meanwhile is the
      * one post_config found on disk (rs_status_create), perhaps of an
      * older snapshot; the build at start links every package that did not
      * change, so it reads only what changed while no watcher ran. */
-    if (rs_jobs_busy() || !ws->status.gen || ws->status.unavailable || ws->retry.err
-        || !(ws->dump_due || !ws->dump_tried) || now < ws->dump_next) {
+    if (!rs_dumpsched_due(&ws->dump, now,
+                          !rs_jobs_busy() && ws->status.gen && !ws->status.unavailable
+                              && !ws->retry.err)) {
         return;
     }
     job = rs_jobs_create(&jp);
@@ -232,9 +212,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     j->o.list_max = set->max_entries;
     j->o.part_url_prefix =
         apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix, j->g.gen);
-    ws->dump_next = now + set->rdump;
-    ws->dump_due = 0;
-    ws->dump_tried = 1;
+    rs_dumpsched_started(&ws->dump, now, set->rdump);
     if (rv != APR_SUCCESS) {
         rs_jobs_drop(job, dump_finish, j, rv);
         return;

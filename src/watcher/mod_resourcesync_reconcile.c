@@ -143,7 +143,7 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
     if (ws->set->cdump && rs_recorder_deleted(rc)) {
         /* Versions of paths that stopped being listed: their captures go
          * now, not with the journal's retention (rs_cdump_gc). */
-        ws->cdump_deleted = 1;
+        ws->cdump.deleted = 1;
     }
     if (!full
         && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,
@@ -315,11 +315,11 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
     }
     rs_storeretry_ok(&ws->retry, &ws->d->episode);
     rs_reconcile_mode(ws);
-    if (first && jstart && !ws->dirty && list_behind_journal(p, ws)) {
-        ws->dirty = 1; /* a new list now, not after the next change */
+    if (first && jstart && !ws->snap.dirty && list_behind_journal(p, ws)) {
+        ws->snap.dirty = 1; /* a new list now, not after the next change */
     }
-    rs_snapjob_schedule(ws, p, start, end, !jstart || stats.written || stats.removed || ws->dirty,
-                        0);
+    rs_snapjob_schedule(ws, p, start, end,
+                        !jstart || stats.written || stats.removed || ws->snap.dirty, 0);
 }
 
 /* Reconcile what inotify reported. */

@@ -11,14 +11,8 @@
  * it prepares the next: the generation counter (ws->status.gen and the
  * store's snapshot-gen:<set>) is only read and advanced between jobs.
  *
- * Freshness.  A live change (rs_snapjob_changed) makes a new snapshot
- * due once the set has been quiet for RS_SNAPSHOT_QUIET, and at the
- * latest RS_SNAPSHOT_MAXWAIT after the first change under continuous
- * change; ResourceSyncRescanInterval's tick is only the fallback (after a
- * failed write, or for sets without watches).  Writing never eats the
- * machine: the next snapshot starts no earlier than the previous one's
- * end plus the time it took (ws->snap_next), so snapshot writing takes at
- * most about half of the job thread's time however large the set.
+ * Freshness: when a snapshot is due, and the store's bookkeeping of each,
+ * are rs_snapsched's (rs_snapsched.h; the set's ws->snap).
  * Interactions:
  *   - dumps: a Resource or Change Dump holds the job thread (one job at a
  *     time) and may take long; a due snapshot then waits, polled again
@@ -35,10 +29,6 @@
  *     notification (snap_notify), so at most one per snapshot, and
  *     snapshots come at most about once per RS_SNAPSHOT_QUIET.
  *
- * Store keys per set: snapshot-gen (the newest generation published),
- * snapshot-key (the options it was written with, see snapshot_key) and
- * snapshot-seq (the journal's last sequence when it was prepared: every
- * record up to it is reflected by the list).
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -49,13 +39,11 @@
 #include "rs_notify.h"
 #include "rs_history.h"
 #include "rs_snapshot.h"
+#include "rs_snapsched.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
 
-#define RS_SNAPSHOT_KEEP    apr_time_from_sec(3600)
-#define RS_SNAPSHOT_QUIET   apr_time_from_sec(1)     /* quiet before a fresh list */
-#define RS_SNAPSHOT_MAXWAIT apr_time_from_msec(1500) /* under continuous change */
-#define RS_SNAPSHOT_RETRY   apr_time_from_msec(200)  /* the job thread was busy */
+#define RS_SNAPSHOT_KEEP apr_time_from_sec(3600)
 
 typedef struct snapjob_t {
     wset_t *ws;
@@ -84,44 +72,18 @@ static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
     rs_generation_prune(p, set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
 }
 
-static const char *meta_key(apr_pool_t *p, const char *what, const rs_set_t *set)
-{
-    return apr_pstrcat(p, "snapshot-", what, ":", set->name, NULL);
-}
-
 void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set, apr_uint64_t gen)
 {
-    const char *g = NULL;
-
-    if (gen && rs_db_meta_get(store, p, meta_key(p, "gen", set), &g) == APR_SUCCESS
-        && (!g || (apr_uint64_t)apr_atoi64(g) < gen)) {
-        rs_db_meta_put(store, meta_key(p, "gen", set), apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
-    }
+    rs_snapsched_gen_floor(store, p, set->name, gen);
 }
 
 /* Job (any thread): write the snapshot into the temporary directory. */
 static apr_status_t snap_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     snapjob_t *j = baton;
-    const char *h = NULL;
-    apr_status_t rv = rs_db_meta_get(store, p, RS_HISTORY_META, &h);
 
-    /* The job thread's connection opens the store at its first job: if
-     * the store was deleted or replaced meanwhile, it reads another
-     * inventory (an empty one) than the driver's.  Nothing of it is
-     * published; the driver notices the new store and restarts. */
-    if (rv == APR_SUCCESS && (!h || strcmp(h, j->history))) {
-        j->other_store = 1;
-        return APR_ENOENT;
-    }
-    /* Parts no change touched are kept from the generation in service;
-     * the job's connection reads the journal for what changed. */
-    if (rv == APR_SUCCESS && j->sn.prev_dir
-        && rs_journal_open(&j->sn.journal, store, p) != APR_SUCCESS) {
-        j->sn.journal = NULL; /* every part is written */
-    }
-    return rv == APR_SUCCESS ? rs_snapshot_write(store, &j->sn, j->g.tmp, j->g.gen, p, &j->info)
-                             : rv;
+    return rs_snapsched_write(store, &j->sn, j->g.tmp, j->g.gen, j->history, p, &j->info,
+                              &j->other_store);
 }
 
 /* Driver's thread: the store knows the new generation; the end of a
@@ -131,26 +93,14 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
 {
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
-    rs_db_t *store = ws->d->store;
-    apr_status_t rv;
+    apr_status_t rv = rs_snapsched_record(ws->d->store, p, set->name, j->g.gen, j->key, j->seq);
 
-    /* One transaction; if it fails, the store fails: the set is
-     * reconciled and gets a new snapshot, recorded, once it works. */
-    if ((rv = rs_db_begin(store)) == APR_SUCCESS) {
-        rs_db_meta_put(store, meta_key(p, "gen", set),
-                       apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
-        rs_db_meta_put(store, meta_key(p, "key", set), j->key);
-        rs_db_meta_put(store, meta_key(p, "seq", set),
-                       apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
-        rv = rs_db_commit(store);
-    }
     if (rv != APR_SUCCESS) {
         rs_storefail_note(ws, rv, "recording a Resource List snapshot");
     }
-    if (ws->failing) {
+    if (rs_snapsched_recovered(&ws->snap)) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: Resource List snapshots work again",
                     set->name);
-        ws->failing = 0;
         rs_logonce_forget();
     }
 }
@@ -184,10 +134,9 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     snapjob_t *j = baton;
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
-    apr_time_t now = rs_time_mono();
 
     /* The next one waits at least as long as this one took. */
-    ws->snap_next = now + (j->t0 && now > j->t0 ? now - j->t0 : 0);
+    rs_snapsched_ended(&ws->snap, j->t0, rs_time_mono());
 
     if (j->other_store) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
@@ -195,23 +144,22 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     "Resource List %" APR_UINT64_T_FMT " was written; it is dropped",
                     set->name, j->g.gen);
         rs_generation_abandon(p, &j->g);
-        ws->dirty = 1;
+        ws->snap.dirty = 1;
         return;
     }
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, set->snap_dir, &j->g);
     }
     if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, ws->failing++ ? RS_LOG_DEBUG : RS_LOG_ERR, rv,
+        rs_log_emit(ws->log, rs_snapsched_failed(&ws->snap), rv,
                     "set %s: cannot write Resource List snapshot "
                     "%s; keeping the previous one",
                     set->name, j->g.final);
         rs_generation_abandon(p, &j->g);
-        ws->dirty = 1;
         return;
     }
     snap_record(j, p);
-    ws->dump_due = 1;
+    ws->dump.due = 1;
     ws->status.gen = j->info.gen;
     ws->status.at = j->info.at;
     ws->status.completed = j->info.completed;
@@ -270,7 +218,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
 {
     const rs_set_t *set = ws->set;
     rs_db_t *store = ws->d->store;
-    const char *key = snapshot_key(p, set), *oldkey = NULL, *g = NULL;
+    const char *key = snapshot_key(p, set);
     apr_pool_t *jp;
     rs_job_t *job;
     snapjob_t *j;
@@ -285,14 +233,12 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     if (!dumping) {
         rs_jobs_reap(1);
     }
-    rs_db_meta_get(store, p, meta_key(p, "key", set), &oldkey);
-    if (!force && ws->status.gen && oldkey && !strcmp(oldkey, key)) {
+    if (!force && ws->status.gen && rs_snapsched_same_key(store, p, set->name, key)) {
         /* Nothing changed: the current snapshot stays valid and is now
          * known to be consistent as of `at`. */
         ws->status.consistent = at;
         rs_wset_status_put(ws);
-        ws->dirty = 0;
-        ws->dirty_first = ws->dirty_last = 0;
+        rs_snapsched_started(&ws->snap);
         prune(p, set, ws->status.gen);
         return;
     }
@@ -314,56 +260,34 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
     j = snap_prepare(ws, jp, key, at, completed, async);
     /* Generations only grow, also across restarts and the loss of the
      * status segment: the larger of the store's counter and ours. */
-    rs_db_meta_get(store, jp, meta_key(jp, "gen", set), &g);
-    rv = rs_generation_begin(jp, set->snap_dir, g ? (apr_uint64_t)apr_atoi64(g) : 0, ws->status.gen,
-                             &j->g);
+    rv = rs_generation_begin(jp, set->snap_dir, rs_snapsched_stored_gen(store, jp, set->name),
+                             ws->status.gen, &j->g);
     if (rv != APR_SUCCESS) {
         rs_jobs_drop(job, snap_finish, j, rv);
         return;
     }
     /* Changes from here on make the set dirty again. */
-    ws->dirty = 0;
-    ws->dirty_first = ws->dirty_last = 0;
+    rs_snapsched_started(&ws->snap);
     j->t0 = rs_time_mono();
     rs_jobs_submit(job, snap_run, snap_finish, j, async);
 }
 
 void rs_snapjob_changed(wset_t *ws, apr_time_t now)
 {
-    ws->dirty = 1;
-    ws->dirty_last = now;
-    if (!ws->dirty_first) {
-        ws->dirty_first = now;
-    }
+    rs_snapsched_changed(&ws->snap, now);
 }
 
 apr_time_t rs_snapjob_due(const wset_t *ws)
 {
-    apr_time_t due;
-
-    /* A failing write is retried at the tick, not every second. */
-    if (!ws->dirty || !ws->dirty_first || ws->failing) {
-        return 0;
-    }
-    due = ws->dirty_last + RS_SNAPSHOT_QUIET;
-    if (due > ws->dirty_first + RS_SNAPSHOT_MAXWAIT) {
-        due = ws->dirty_first + RS_SNAPSHOT_MAXWAIT;
-    }
-    return due < ws->snap_next ? ws->snap_next : due;
+    return rs_snapsched_due(&ws->snap);
 }
 
 void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
-    apr_time_t due = rs_snapjob_due(ws);
-
-    if (!due || now < due) {
-        return;
-    }
     /* The job thread runs another job (a dump, or another set's
      * snapshot): never wait for it on the driver's thread. */
-    if (rs_jobs_busy() || rs_dumpjob_busy() || rs_cdumpjob_busy()) {
-        ws->snap_next = now + RS_SNAPSHOT_RETRY;
-        return;
+    if (rs_snapsched_poll(&ws->snap, now,
+                          rs_jobs_busy() || rs_dumpjob_busy() || rs_cdumpjob_busy())) {
+        rs_snapjob_schedule(ws, p, 0, 0, 1, 1);
     }
-    rs_snapjob_schedule(ws, p, 0, 0, 1, 1);
 }

@@ -77,7 +77,7 @@ void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)
 {
     rs_storeretry_note(&ws->retry, &ws->d->episode, rv, ws->set->name, what, rs_time_mono(),
                        ws->log);
-    ws->dirty = 1; /* a new Resource List once it works */
+    ws->snap.dirty = 1; /* a new Resource List once it works */
 }
 
 apr_status_t rs_storefail_resync(apr_pool_t *p, wset_t *ws)

@@ -61,13 +61,13 @@ static void wq_withdrawn(void *baton, void *set, int cdump_n, int rdump_n)
 
     (void)baton;
     if (cdump_n) {
-        ws->cdump_next = 0;
+        ws->cdump.next = 0;
     }
-    ws->cdump_deleted = 1;
-    ws->cdump_gc_next = 0;
+    ws->cdump.deleted = 1;
+    ws->cdump.gc_next = 0;
     if (rdump_n) {
-        ws->dump_due = 1;
-        ws->dump_next = 0;
+        ws->dump.due = 1;
+        ws->dump.next = 0;
     }
 }
 

@@ -19,9 +19,11 @@
 #include "rs_inventory.h"
 #include "rs_listclose.h"
 #include "rs_massdel.h"
+#include "rs_dumpsched.h"
 #include "rs_mounts.h"
 #include "rs_notifyseal.h"
 #include "rs_scan.h"
+#include "rs_snapsched.h"
 #include "rs_statecheck.h"
 #include "rs_storeretry.h"
 #include "rs_verifypass.h"
@@ -71,16 +73,10 @@ typedef struct wset_t {
     rs_listclose_t listclose; /* closing its Change Lists (rs_changes_update) */
     int degraded;             /* errno of the failed watch, 0: none */
     int degraded_logged;      /* the error log was told (once per episode) */
-    int dirty;                /* inventory changed since the last snapshot */
-    /* Fresh Resource Lists (mod_resourcesync_snapjob.c, rs_snapjob_due),
-     * monotonic times: the first and the last live change since the last
-     * snapshot started (0: none), and the earliest start of the next one
-     * (the previous one's end plus its duration). */
-    apr_time_t dirty_first;
-    apr_time_t dirty_last;
-    apr_time_t snap_next;
+    /* Fresh Resource Lists (rs_snapsched.h, mod_resourcesync_snapjob.c):
+     * snap.dirty, the inventory changed since the last snapshot. */
+    rs_snapsched_t snap;
     int root_lost;        /* the root is gone: retry at every tick */
-    int failing;          /* failures since the last success */
     int overflows;        /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick; /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
@@ -94,25 +90,10 @@ typedef struct wset_t {
      * retry.resync: committed records of a failed scan are not in the
      * ring yet. */
     rs_storeretry_t retry;
-    /* Resource Dumps (mod_resourcesync_dumpjob.c): a snapshot was
-     * published since the last dump; the next may start at dump_next
-     * (monotonic). */
-    int dump_due;
-    int dump_tried; /* a build was started in this watcher's life */
-    apr_time_t dump_next;
-    apr_time_t dump_prune_next; /* next pruning of old dump generations (monotonic) */
-    int dump_nospace;           /* the last build found the disk full (logged once) */
-    /* Change Dumps (mod_resourcesync_cdumpjob.c): the open list id the
-     * last job saw, and when the next one is due anyway (monotonic). */
-    apr_int64_t cdump_seen;
-    apr_time_t cdump_next;
-    int cdump_written; /* a job of this watcher wrote changedump.xml */
-    /* Deletions were journaled since the last collection of captures
-     * (their versions' captures go); the next collection after
-     * deletions, not before (monotonic). */
-    int cdump_deleted;
-    apr_time_t cdump_gc_next;
-    int cdump_nospace; /* the last job found the disk full (logged once) */
+    /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
+     * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
+    rs_dumpsched_t dump;
+    rs_cdumpsched_t cdump;
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;

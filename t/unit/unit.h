@@ -82,6 +82,8 @@ Suite *withdrawq_suite(void);
 Suite *hubintake_suite(void);
 Suite *hashlane_suite(void);
 Suite *progress_suite(void);
+Suite *snapsched_suite(void);
+Suite *dumpsched_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
