@@ -21,6 +21,7 @@
 #include "rs_massdel.h"
 #include "rs_mounts.h"
 #include "rs_notifyseal.h"
+#include "rs_reconcile.h"
 #include "rs_scan.h"
 #include "rs_statecheck.h"
 #include "rs_storeretry.h"
@@ -79,7 +80,6 @@ typedef struct wset_t {
     apr_time_t dirty_first;
     apr_time_t dirty_last;
     apr_time_t snap_next;
-    int root_lost;        /* the root is gone: retry at every tick */
     int failing;          /* failures since the last success */
     int overflows;        /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick; /* on the monotonic clock (rs_time_mono) */
@@ -88,6 +88,9 @@ typedef struct wset_t {
      * publishes status.unavailable, why and held. */
     rs_massdel_t massdel;
     rs_verifypass_t verify; /* the verification pass (rs_verifypass.h) */
+    /* Its reconciliation (rs_reconcile.h, mod_resourcesync_reconcile.c):
+     * rec.root_lost, the root is gone: retry at every tick. */
+    rs_reconcile_t rec;
     /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
      * retry.err is the cause of the set's last failed transaction until a
      * full scan succeeds (APR_SUCCESS: none), retry.at the next retry;
