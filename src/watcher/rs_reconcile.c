@@ -34,8 +34,8 @@ void rs_reconcile_init(rs_reconcile_t *rc, const rs_reconcile_hooks_t *h, const 
 
 /* The scan's options; journaled: its changes go into the journal through
  * a recorder (*r), whose window is published after the commit. */
-static void scan_opts(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_t *journal,
-                      rs_scan_opts_t *so, rs_recorder_t **r, int journaled)
+static void scan_opts(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_t *journal, rs_scan_opts_t *so,
+                      rs_recorder_t **r, int journaled)
 {
     rs_reconcile_extent_t ext;
 
@@ -250,7 +250,8 @@ void rs_reconcile_batch(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jo
     if (stats.written || stats.removed) {
         rc->h->changed(rc->h->baton, mono(rc));
     }
-    if (rs_recorder_appended(r) && (rv = rs_reconcile_publish(rc, p, journal, r, 0)) != APR_SUCCESS) {
+    if (rs_recorder_appended(r)
+        && (rv = rs_reconcile_publish(rc, p, journal, r, 0)) != APR_SUCCESS) {
         rc->h->store_failed(rc->h->baton, p, rv, "updating the Change Lists");
     }
     rc->h->watches(rc->h->baton, &degraded);

@@ -76,6 +76,7 @@ Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
 Suite *listclose_suite(void);
+Suite *reconcile_suite(void);
 Suite *statecheck_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
