@@ -15,6 +15,7 @@
 #include "mod_resourcesync_changes.h"
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_status.h"
+#include "rs_aboveroot.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
 #include "rs_listclose.h"
@@ -119,13 +120,9 @@ typedef struct wset_t {
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;
-    /* Access files above the root (mod_resourcesync_above.c): the
-     * directories httpd reads them in (for the watcher's life), the state
-     * stored when every file was last decided, and the state read before
-     * the full scan in progress (malloc'd; NULL: none). */
-    const apr_array_header_t *above_dirs;
-    char *above_state;
-    char *above_next;
+    /* Access files above the root (rs_aboveroot.h,
+     * mod_resourcesync_above.c). */
+    rs_aboveroot_t above;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (with the

@@ -90,6 +90,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, verifypass_suite());
     srunner_add_suite(sr, listclose_suite());
     srunner_add_suite(sr, reconcile_suite());
+    srunner_add_suite(sr, aboveroot_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

@@ -47,17 +47,17 @@ typedef struct fx_t {
     rs_reconcile_t rc;
     /* What the hooks answer. */
     rs_reconcile_extent_t ext;
-    int degraded;             /* watch_begin returns it, then clears it */
-    int degraded_after;       /* watches says so after the scan */
-    int recheck;              /* above_begin's answer */
-    apr_status_t resync_rv;   /* resync's answer */
-    apr_status_t update_rv;   /* update_lists's answer */
-    int close_on_update;      /* update_lists opens the next list */
-    int remove_root_in_scan;  /* progress_begin removes the root */
+    int degraded;            /* watch_begin returns it, then clears it */
+    int degraded_after;      /* watches says so after the scan */
+    int recheck;             /* above_begin's answer */
+    apr_status_t resync_rv;  /* resync's answer */
+    apr_status_t update_rv;  /* update_lists's answer */
+    int close_on_update;     /* update_lists opens the next list */
+    int remove_root_in_scan; /* progress_begin removes the root */
     /* What they were asked. */
     int recorders, publishes, updates, above_begins, above_ends, progress_begins, progress_ends;
     int modes, restored, changes, snapshots, resyncs;
-    apr_int64_t published; /* records taken in the last publish */
+    apr_int64_t published;    /* records taken in the last publish */
     apr_array_header_t *recs; /* the last publish's (rs_record_t) */
     int closed_old, closed_new;
     const char *noted, *failed; /* `what` of the last store_note / store_failed */
@@ -252,12 +252,17 @@ static void fx_init(fx_t *f, int share, apr_int64_t min)
     f->eo.hashes = RS_HASH_MD5;
     f->ext.open_id = 1;
     f->ext.ready = 1;
-    f->h = (rs_reconcile_hooks_t){ h_scan_opts,      h_recorder,     h_publish,      h_extent,
-                                   h_update_lists,   h_lists_closed, h_store_note,
-                                   h_store_failed,   h_resync,       h_watch_begin,  h_watches,
-                                   h_watch_restored, h_mode,         h_above_begin,  h_above_end,
-                                   h_progress_begin, h_progress_end, h_changed,      h_snapshot,
-                                   mono_clock,       wall_clock,     f };
+    f->h = (rs_reconcile_hooks_t){ h_scan_opts,    h_recorder,
+                                   h_publish,      h_extent,
+                                   h_update_lists, h_lists_closed,
+                                   h_store_note,   h_store_failed,
+                                   h_resync,       h_watch_begin,
+                                   h_watches,      h_watch_restored,
+                                   h_mode,         h_above_begin,
+                                   h_above_end,    h_progress_begin,
+                                   h_progress_end, h_changed,
+                                   h_snapshot,     mono_clock,
+                                   wall_clock,     f };
     rs_reconcile_init(&f->rc, &f->h, SET, NULL, 100, &f->md, &f->retry, &f->ep,
                       ut_log_init(&f->ul));
 }
@@ -392,6 +397,9 @@ START_TEST(second_scan_journals)
     ck_assert_int_eq(ut_log_count(&f.ul, "7: set s: scanned 2 files in 1 directories (2 listed, "
                                          "2 rows written, 1 removed"),
                      1);
+    /* Never degraded: no end of an episode to say. */
+    ck_assert_int_eq(f.restored, 0);
+    ck_assert_int_eq(ut_log_count(&f.ul, "watched again"), 0);
     /* Nothing new. */
     f.recheck = 0;
     scan(&f, 0);

@@ -77,6 +77,7 @@ Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
 Suite *listclose_suite(void);
 Suite *reconcile_suite(void);
+Suite *aboveroot_suite(void);
 Suite *statecheck_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
