@@ -101,7 +101,7 @@ static void lane_ready(rs_drive_t *d)
         /* A set that fails to store, is unavailable or holds deletions
          * gets a full scan later, which hands the file to the lane again
          * if it still needs its digests. */
-        if (ws && !ws->retry.err && !ws->root_lost && !rs_massdel_waiting(&ws->massdel)) {
+        if (ws && !ws->retry.err && !ws->rec.root_lost && !rs_massdel_waiting(&ws->massdel)) {
             rs_reconcile_targets(d->iter, ws, &t, 1);
         }
         rs_hashlanew_forget(f);
@@ -130,7 +130,7 @@ static int set_verify(rs_drive_t *d, wset_t *ws, apr_time_t now)
     rs_scan_target_t *t;
     int more, n;
 
-    if (!ws->w || ws->degraded || ws->root_lost) {
+    if (!ws->w || ws->degraded || ws->rec.root_lost) {
         return 0; /* rescanned in full at every tick: nothing to verify */
     }
     n = rs_verifypass_slice(&ws->verify, d->store, d->iter, ws->set->name, ws->set->dir, ws->log,
@@ -187,7 +187,7 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
             l->pfd[l->nfds].revents = 0;
             l->map[l->nfds++] = i;
         }
-        degraded |= ws->degraded || !ws->w || ws->root_lost;
+        degraded |= ws->degraded || !ws->w || ws->rec.root_lost;
         if (slice && slice < next) {
             next = slice; /* next slice of a verification pass soon, events first */
         }
@@ -225,7 +225,7 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
         }
         ws = &d->ws[l->map[i]];
         if (l->pfd[i].revents && rs_watch_read(ws->w) != APR_SUCCESS) {
-            ws->root_lost = 1; /* unreadable queue: treat as lost events */
+            ws->rec.root_lost = 1; /* unreadable queue: treat as lost events */
         }
     }
 }
@@ -239,7 +239,7 @@ static int set_events(rs_drive_t *d, wset_t *ws, apr_time_t now)
     rs_scan_target_t *t;
     int n;
 
-    if (ws->root_lost || rs_massdel_waiting(&ws->massdel)) {
+    if (ws->rec.root_lost || rs_massdel_waiting(&ws->massdel)) {
         /* Unavailable, or a mass deletion waits for its confirming scan:
          * the next full scan covers whatever the events name. */
         rs_watch_take(ws->w, d->iter, now, &t);
@@ -293,7 +293,7 @@ static void set_tick(rs_drive_t *d, wset_t *ws, apr_time_t now)
     apr_status_t rv;
 
     ws->next_tick = now + rs_global.rescan;
-    if (!ws->w || ws->degraded || ws->root_lost
+    if (!ws->w || ws->degraded || ws->rec.root_lost
         || (!rs_massdel_waiting(&ws->massdel) && rs_abovew_changed(ws, d->iter))) {
         /* (An access file above the root changed unseen: a directory up
          * there cannot be watched.) */
@@ -428,6 +428,7 @@ static void set_init(rs_drive_t *d, wset_t *ws, const rs_set_t *set)
     }
     rs_status_read_set(set->slot, &ws->status);
     rs_massdelw_init(ws, d->iter);
+    rs_reconcilew_init(ws);
     rs_abovew_init(ws, d->iter);
     apr_pool_clear(d->iter);
 }

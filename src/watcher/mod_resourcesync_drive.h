@@ -203,5 +203,7 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
 /* The set's mode (watching or rescans) from its watch state, published
  * when it changed. */
 void rs_reconcile_mode(wset_t *ws);
+/* At watcher start, after rs_massdelw_init: ws->rec with its hooks. */
+void rs_reconcilew_init(wset_t *ws);
 
 #endif

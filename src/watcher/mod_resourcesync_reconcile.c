@@ -1,21 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_resourcesync_reconcile.c - a set's tree reconciled with its
- * inventory, on the driver's thread: the full scan (at startup, after a
- * lost event queue or a changed root, for sets that cannot be watched, to
- * confirm a held mass deletion, as a store failure's retry) and the scan
- * of what inotify named; then the changes published (ring, open list,
- * closing and retention) and the next snapshot scheduled.
- *
- * Lifecycle of one reconciliation: the scan runs in the store's
- * transactions; its records reach the ring and the documents only after
- * they committed (rs_reconcile_changes), so a rolled-back batch is never
- * published.  A failure of the store puts the set into the failing state
- * (mod_resourcesync_storefail.c), whose retry is a full scan here; a set
- * that cannot be listed (rs_massdel.h) is not scanned at all.
- * Directories get their inotify watches as the scan reaches them
- * (on_dir), before they are read; a full scan first looks at the access
- * files above the root (mod_resourcesync_above.c) and decides every file
- * again when one of them changed.
+/* mod_resourcesync_reconcile.c - a set's reconciliation (rs_reconcile.h)
+ * in the watcher: what it asks of the other concerns, filled in from the
+ * set's wset_t - the scan's options (httpd's access checks, the watches
+ * added as the scan reaches directories, the hashing lane, progress in
+ * the status segment), the ring and the Change Lists
+ * (mod_resourcesync_changes.c), notifications, the store failing
+ * (mod_resourcesync_storefail.c), the access files above the root
+ * (mod_resourcesync_above.c) and the snapshots
+ * (mod_resourcesync_snapjob.c).  Runs on the driver's thread.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -23,15 +15,11 @@
 #include "mod_resourcesync_access.h"
 #include "mod_resourcesync_changes.h"
 #include "mod_resourcesync_status.h"
-#include "rs_listclose.h"
 #include "rs_notify.h"
-#include "rs_scan.h"
-#include "rs_statedir.h"
-#include "rs_time.h"
 
 void rs_reconcile_mode(wset_t *ws)
 {
-    int mode = ws->w && !ws->degraded && !ws->root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
+    int mode = ws->w && !ws->degraded && !ws->rec.root_lost ? RS_MODE_WATCHING : RS_MODE_RESCANS;
     if (ws->status.mode != mode) {
         ws->status.mode = mode;
         rs_wset_status_put(ws);
@@ -70,12 +58,11 @@ static void on_drop(void *baton, const char *relpath)
     }
 }
 
-/* The scan's options; journaled: its changes go into the journal through
- * a recorder (*rc), whose window is put into the ring after the commit. */
-static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int journaled)
+static void scan_opts(void *baton, rs_scan_opts_t *so)
 {
+    wset_t *ws = baton;
     const rs_set_t *set = ws->set;
-    memset(so, 0, sizeof(*so));
+
     so->set = set->name;
     so->root = set->dir;
     so->hashes = set->digests;
@@ -97,22 +84,51 @@ static void scan_opts(wset_t *ws, rs_scan_opts_t *so, rs_recorder_t **rc, int jo
     so->defer = rs_hashlane_defer;
     so->defer_baton = rs_hashlanew_baton(set);
     so->defer_size = rs_global.large_file;
-    *rc = journaled ? rs_changes_recorder(ws->d->iter, ws->d->journal, set) : NULL;
-    so->max_deleted = journaled ? rs_massdel_limit(&ws->massdel, ws->status.entries) : 0;
-    if (*rc) {
-        so->on_change = rs_recorder_record;
-        so->change_baton = *rc;
-        /* Change Dumps: what this scan journals is captured as it is
-         * hashed (rs_capture.h). */
-        so->capture_dir = set->cdump ? set->capture_dir : NULL;
-        rs_notifyw_attach(ws, *rc);
+}
+
+static rs_recorder_t *recorder(void *baton, apr_pool_t *p, rs_journal_t *j)
+{
+    wset_t *ws = baton;
+    rs_recorder_t *rc = rs_changes_recorder(p, j, ws->set);
+
+    rs_notifyw_attach(ws, rc);
+    return rc;
+}
+
+static void publish(void *baton, apr_pool_t *p, rs_recorder_t *rc)
+{
+    wset_t *ws = baton;
+
+    rs_changes_publish(p, rc, ws->set, &ws->status);
+    rs_notifyw_changed(ws, rc);
+    if (ws->set->cdump && rs_recorder_deleted(rc)) {
+        /* Versions of paths that stopped being listed: their captures go
+         * now, not with the journal's retention (rs_cdump_gc). */
+        ws->cdump.deleted = 1;
     }
+}
+
+static void extent(void *baton, rs_reconcile_extent_t *out)
+{
+    const wset_t *ws = baton;
+
+    out->entries = ws->status.entries;
+    out->open_id = ws->status.cl_open_id;
+    out->ready = ws->status.cl_ready;
+    out->count = ws->status.cl_count;
+}
+
+static apr_status_t update_lists(void *baton, apr_pool_t *p, rs_journal_t *j)
+{
+    wset_t *ws = baton;
+    return rs_changes_update(p, j, ws->set, &ws->listclose, &ws->status, ws->log);
 }
 
 /* Framework notification: Change Lists old_id .. new_id - 1 closed
  * (updated: they got their until), new_id opened (created). */
-static void lists_closed(apr_pool_t *p, wset_t *ws, apr_int64_t old_id, apr_int64_t new_id)
+static void lists_closed(void *baton, apr_pool_t *p, apr_int64_t old_id, apr_int64_t new_id)
 {
+    wset_t *ws = baton;
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
     const char *prefix =
         apr_pstrcat(p, ws->set->doc_base, "changelist/", ws->status.history, "-", NULL);
@@ -127,230 +143,131 @@ static void lists_closed(apr_pool_t *p, wset_t *ws, apr_int64_t old_id, apr_int6
     rs_notifyw_framework(ws, p, e);
 }
 
-/* After records were committed: into the ring, then the Change Lists
- * (closing, retention, files).  full == 0 (an event batch): the lists are
- * only looked at when the open one may have reached
- * ResourceSyncMaxEntries; closing on time and retention wait for the
- * set's tick. */
-apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
+static void store_note(void *baton, apr_status_t rv, const char *what)
 {
-    apr_time_t t0;
-    apr_int64_t open_id;
-    apr_status_t rv;
-
-    rs_changes_publish(p, rc, ws->set, &ws->status);
-    rs_notifyw_changed(ws, rc);
-    if (ws->set->cdump && rs_recorder_deleted(rc)) {
-        /* Versions of paths that stopped being listed: their captures go
-         * now, not with the journal's retention (rs_cdump_gc). */
-        ws->cdump.deleted = 1;
-    }
-    if (!full
-        && !rs_listclose_batch_due(ws->set->max_entries, ws->status.cl_ready,
-                                   ws->status.cl_count)) {
-        return APR_SUCCESS;
-    }
-    t0 = rs_time_mono();
-    open_id = ws->status.cl_open_id;
-    if ((rv = rs_changes_update(p, ws->d->journal, ws->set, &ws->listclose, &ws->status, ws->log))
-        != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot update its Change Lists",
-                    ws->set->name);
-        return rv;
-    }
-    if (ws->status.cl_open_id != open_id) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
-                    "set %s: Change List %" APR_INT64_T_FMT " closed, %" APR_INT64_T_FMT
-                    " open, in %.1f ms",
-                    ws->set->name, open_id, ws->status.cl_open_id,
-                    (double)(rs_time_mono() - t0) / 1000.0);
-        lists_closed(p, ws, open_id, ws->status.cl_open_id);
-    }
-    return APR_SUCCESS;
+    rs_storefail_note(baton, rv, what);
 }
 
-/* Whether changes were journaled after the Resource List in service read
- * the inventory (by an earlier watcher, whose next tick never came). */
-static int list_behind_journal(apr_pool_t *p, wset_t *ws)
+static void store_failed(void *baton, apr_pool_t *p, apr_status_t rv, const char *what)
 {
-    const char *v = NULL;
-    apr_int64_t newest = 0;
-
-    return rs_db_meta_get(ws->d->store, p, apr_pstrcat(p, "snapshot-seq:", ws->set->name, NULL), &v)
-               == APR_SUCCESS
-           && v && rs_journal_newest(ws->d->journal, p, ws->set->name, &newest) == APR_SUCCESS
-           && newest > apr_atoi64(v);
+    rs_storefail_failed(p, baton, rv, what);
 }
 
-/* The log lines after a successful full scan. */
-static void full_scan_report(wset_t *ws, const rs_scan_stats_t *stats, int was_degraded, int first,
-                             apr_time_t t0)
+static apr_status_t resync(void *baton, apr_pool_t *p)
 {
-    const rs_set_t *set = ws->set;
-    char ahead[96] = "";
-
-    if (stats->ahead_dirs) {
-        apr_snprintf(ahead, sizeof(ahead),
-                     "; %" APR_INT64_T_FMT " directories read ahead "
-                     "(a cold cache)",
-                     stats->ahead_dirs);
-    }
-    if (was_degraded && !ws->degraded && ws->w && !ws->root_lost) {
-        /* The end of a degraded episode: say so, and let the next one be
-         * reported again. */
-        ws->degraded_logged = 0;
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                    "set %s: every directory is watched again "
-                    "(%ld watches); changes are followed live",
-                    set->name, rs_watch_count(ws->w));
-    }
-    rs_log_emit(ws->log, first ? RS_LOG_NOTICE : RS_LOG_DEBUG, 0,
-                "set %s: scanned %" APR_INT64_T_FMT " files in %" APR_INT64_T_FMT
-                " directories (%" APR_INT64_T_FMT " listed, %" APR_INT64_T_FMT
-                " rows written, %" APR_INT64_T_FMT " removed, %" APR_INT64_T_FMT
-                " bytes hashed) in %.3f s; %ld directories watched%s",
-                set->name, stats->files, stats->dirs, stats->listed, stats->written, stats->removed,
-                stats->hashed, (double)(rs_time_mono() - t0) / APR_USEC_PER_SEC,
-                ws->w ? rs_watch_count(ws->w) : 0L, ahead);
+    return rs_storefail_resync(p, baton);
 }
 
-static void scan_state(int state, int slot)
+static int watch_begin(void *baton)
 {
-    rs_status_t *st = rs_status_get();
-    if (st) {
-        st->state = (apr_uint32_t)state;
-        st->scan_set = slot;
+    wset_t *ws = baton;
+    int was = ws->degraded;
+
+    if (!ws->w
+        && rs_watch_create(&ws->w, ws->d->pool, ws->set->dir, RS_DRIVE_MAX_WATCHES)
+               != APR_SUCCESS) {
+        ws->w = NULL;
+    }
+    ws->degraded = 0;
+    return was;
+}
+
+static long watches(void *baton, int *degraded)
+{
+    const wset_t *ws = baton;
+
+    *degraded = ws->degraded;
+    return ws->w ? rs_watch_count(ws->w) : -1;
+}
+
+static void watch_restored(void *baton)
+{
+    ((wset_t *)baton)->degraded_logged = 0;
+}
+
+static void mode(void *baton)
+{
+    rs_reconcile_mode(baton);
+}
+
+static int above_begin(void *baton, apr_pool_t *p)
+{
+    return rs_abovew_begin(baton, p);
+}
+
+static void above_end(void *baton, apr_pool_t *p)
+{
+    rs_abovew_end(baton, p);
+}
+
+static void progress_begin(void *baton)
+{
+    wset_t *ws = baton;
+    rs_status_t *st;
+
+    rs_progressw_begin(ws);
+    if ((st = rs_status_get())) {
+        st->state = RS_STATE_SCANNING;
+        st->scan_set = ws->set->slot;
         st->scan_files = 0;
     }
 }
 
-/* Whether a full scan of ws's set may run now, and where its journal
- * starts (*jstart, 0: not yet) and the scan's start (*start: the mark of
- * the journal, or now).  Nothing of a set that cannot be listed is
- * scanned or recorded; a store that fails is noted (its retry decides). */
-static int scan_ready(apr_pool_t *p, wset_t *ws, apr_time_t *jstart, apr_time_t *start)
+static void progress_end(void *baton)
 {
-    rs_journal_t *journal = ws->d->journal;
-    apr_status_t rv;
-
-    ws->root_lost = !rs_massdel_check(&ws->massdel, ws->d->store, p);
-    if (ws->root_lost) {
-        rs_massdel_unlisted(&ws->massdel);
-        rs_reconcile_mode(ws);
-        return 0;
-    }
-    if (ws->retry.resync && (rv = rs_storefail_resync(p, ws)) != APR_SUCCESS) {
-        rs_storefail_note(ws, rv, "reading the journal");
-        return 0;
-    }
-    if ((rv = rs_journal_start(journal, ws->set->name, jstart)) != APR_SUCCESS
-        || (*jstart && (rv = rs_journal_mark(journal, ws->set->name, start)) != APR_SUCCESS)) {
-        rs_storefail_note(ws, rv, "marking the journal");
-        return 0;
-    }
-    if (!*jstart) {
-        *start = apr_time_now();
-    }
-    return 1;
+    rs_progressw_end(baton);
 }
 
-/* Reconcile the whole set with the stored inventory (at startup, after a
- * lost event queue, and periodically while the set cannot be watched),
- * then publish what changed.  Directories get their watches as the scan
- * reaches them.  Changes are journaled from the second scan of a set on:
- * the first one is the baseline, published as the Resource List whose
- * `at` is the journal's start. */
+static void changed(void *baton, apr_time_t now)
+{
+    rs_snapjob_changed(baton, now);
+}
+
+static void snapshot(void *baton, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force)
+{
+    wset_t *ws = baton;
+    rs_snapjob_schedule(ws, p, at, completed, force || ws->snap.dirty, 0);
+}
+
+void rs_reconcilew_init(wset_t *ws)
+{
+    rs_reconcile_hooks_t *h = apr_pcalloc(ws->d->pool, sizeof(*h));
+
+    h->scan_opts = scan_opts;
+    h->recorder = recorder;
+    h->publish = publish;
+    h->extent = extent;
+    h->update_lists = update_lists;
+    h->lists_closed = lists_closed;
+    h->store_note = store_note;
+    h->store_failed = store_failed;
+    h->resync = resync;
+    h->watch_begin = watch_begin;
+    h->watches = watches;
+    h->watch_restored = watch_restored;
+    h->mode = mode;
+    h->above_begin = above_begin;
+    h->above_end = above_end;
+    h->progress_begin = progress_begin;
+    h->progress_end = progress_end;
+    h->changed = changed;
+    h->snapshot = snapshot;
+    h->baton = ws;
+    rs_reconcile_init(&ws->rec, h, ws->set->name, ws->set->cdump ? ws->set->capture_dir : NULL,
+                      ws->set->max_entries, &ws->massdel, &ws->retry, &ws->d->episode, ws->log);
+}
+
+apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, int full)
+{
+    return rs_reconcile_publish(&ws->rec, p, ws->d->journal, rc, full);
+}
+
 void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
 {
-    const rs_set_t *set = ws->set;
-    rs_journal_t *journal = ws->d->journal;
-    rs_scan_opts_t so;
-    rs_scan_stats_t stats;
-    rs_recorder_t *rc;
-    apr_time_t jstart = 0, start = 0, end, t0 = rs_time_mono();
-    apr_status_t rv;
-    int was_degraded = ws->degraded;
-
-    if (!scan_ready(p, ws, &jstart, &start)) {
-        return;
-    }
-    if (!ws->w
-        && rs_watch_create(&ws->w, ws->d->pool, set->dir, RS_DRIVE_MAX_WATCHES) != APR_SUCCESS) {
-        ws->w = NULL;
-    }
-    ws->degraded = 0;
-    scan_opts(ws, &so, &rc, jstart != 0);
-    so.recheck = rs_abovew_begin(ws, p);
-    rs_progressw_begin(ws);
-    scan_state(RS_STATE_SCANNING, set->slot);
-    rv = rs_scan_set(ws->d->store, &so, p, &stats);
-    rs_progressw_end(ws);
-    end = apr_time_now();
-    if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
-        return;
-    }
-    if (rv != APR_SUCCESS && !rs_massdel_check(&ws->massdel, ws->d->store, p)) {
-        ws->root_lost = 1; /* gone during the scan: nothing was changed */
-        rs_reconcile_mode(ws);
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, rv,
-                    "set %s: scan failed; keeping the previous "
-                    "Resource List",
-                    set->name);
-        rs_storefail_failed(p, ws, rv, "a full scan");
-        return;
-    }
-    rs_abovew_end(ws, p); /* every file was decided under that state */
-    full_scan_report(ws, &stats, was_degraded, first, t0);
-    if (!jstart && (rv = rs_journal_begin_set(journal, set->name, start)) != APR_SUCCESS) {
-        /* The journal starts where this scan's Resource List does. */
-        rs_storefail_failed(p, ws, rv, "starting the journal");
-        return;
-    }
-    if ((rv = rs_reconcile_changes(p, ws, rc, 1)) != APR_SUCCESS) {
-        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
-        return;
-    }
-    rs_storeretry_ok(&ws->retry, &ws->d->episode);
-    rs_reconcile_mode(ws);
-    if (first && jstart && !ws->snap.dirty && list_behind_journal(p, ws)) {
-        ws->snap.dirty = 1; /* a new list now, not after the next change */
-    }
-    rs_snapjob_schedule(ws, p, start, end,
-                        !jstart || stats.written || stats.removed || ws->snap.dirty, 0);
+    rs_reconcile_scan(&ws->rec, p, ws->d->store, ws->d->journal, first);
 }
 
-/* Reconcile what inotify reported. */
 void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, int n)
 {
-    rs_scan_opts_t so;
-    rs_scan_stats_t stats;
-    rs_recorder_t *rc;
-    apr_status_t rv;
-
-    scan_opts(ws, &so, &rc, 1);
-    so.progress = NULL; /* scan-files counts the last full scan */
-    rv = rs_scan_targets(ws->d->store, &so, p, t, n, &stats);
-    if (rs_massdel_scanned(&ws->massdel, rv, stats.deleted, rs_time_mono())) {
-        return;
-    }
-    if (rv != APR_SUCCESS) {
-        /* The root is gone, or the store failed: the full scan knows how
-         * to say which, and records what it can.  The batch's records
-         * were rolled back: never published. */
-        ws->retry.resync = 1;
-        rs_reconcile_full(p, ws, 0);
-        return;
-    }
-    if (stats.written || stats.removed) {
-        rs_snapjob_changed(ws, rs_time_mono());
-    }
-    if (rs_recorder_appended(rc) && (rv = rs_reconcile_changes(p, ws, rc, 0)) != APR_SUCCESS) {
-        rs_storefail_failed(p, ws, rv, "updating the Change Lists");
-    }
-    if (ws->degraded) {
-        rs_reconcile_mode(ws);
-    }
+    rs_reconcile_batch(&ws->rec, p, ws->d->store, ws->d->journal, t, n);
 }

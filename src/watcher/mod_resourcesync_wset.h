@@ -15,6 +15,7 @@
 #include "mod_resourcesync_changes.h"
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_status.h"
+#include "rs_aboveroot.h"
 #include "rs_journal.h"
 #include "rs_inventory.h"
 #include "rs_listclose.h"
@@ -22,6 +23,7 @@
 #include "rs_dumpsched.h"
 #include "rs_mounts.h"
 #include "rs_notifyseal.h"
+#include "rs_reconcile.h"
 #include "rs_scan.h"
 #include "rs_snapsched.h"
 #include "rs_statecheck.h"
@@ -76,7 +78,6 @@ typedef struct wset_t {
     /* Fresh Resource Lists (rs_snapsched.h, mod_resourcesync_snapjob.c):
      * snap.dirty, the inventory changed since the last snapshot. */
     rs_snapsched_t snap;
-    int root_lost;        /* the root is gone: retry at every tick */
     int overflows;        /* inotify queue overflows in this watcher's life */
     apr_time_t next_tick; /* on the monotonic clock (rs_time_mono) */
     const rs_logger_t *log;
@@ -84,6 +85,9 @@ typedef struct wset_t {
      * publishes status.unavailable, why and held. */
     rs_massdel_t massdel;
     rs_verifypass_t verify; /* the verification pass (rs_verifypass.h) */
+    /* Its reconciliation (rs_reconcile.h, mod_resourcesync_reconcile.c):
+     * rec.root_lost, the root is gone: retry at every tick. */
+    rs_reconcile_t rec;
     /* The store failing (rs_storeretry, mod_resourcesync_storefail.c):
      * retry.err is the cause of the set's last failed transaction until a
      * full scan succeeds (APR_SUCCESS: none), retry.at the next retry;
@@ -97,13 +101,9 @@ typedef struct wset_t {
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;
-    /* Access files above the root (mod_resourcesync_above.c): the
-     * directories httpd reads them in (for the watcher's life), the state
-     * stored when every file was last decided, and the state read before
-     * the full scan in progress (malloc'd; NULL: none). */
-    const apr_array_header_t *above_dirs;
-    char *above_state;
-    char *above_next;
+    /* Access files above the root (rs_aboveroot.h,
+     * mod_resourcesync_above.c). */
+    rs_aboveroot_t above;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (with the

@@ -76,6 +76,8 @@ Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
 Suite *listclose_suite(void);
+Suite *reconcile_suite(void);
+Suite *aboveroot_suite(void);
 Suite *statecheck_suite(void);
 Suite *jobthread_suite(void);
 Suite *withdrawq_suite(void);
