@@ -75,9 +75,9 @@ START_TEST(first_scan_stores_state)
     fx_init(f, 0);
     ab_init(f, &f->ab, 1);
     ck_assert_int_eq(ut_log_count(&f->ul, apr_psprintf(ut_pool,
-                                                      "6: set s: access files above its root "
-                                                      "followed in 2 directories: %s %s",
-                                                      f->base, f->up)),
+                                                       "6: set s: access files above its root "
+                                                       "followed in 2 directories: %s %s",
+                                                       f->base, f->up)),
                      1);
     ck_assert_ptr_null(f->ab.state);
     ck_assert_int_eq(rs_watch_count(f->w), 0);
@@ -115,10 +115,10 @@ START_TEST(change_found_until_stored)
     ck_assert_int_eq(rs_aboveroot_changed(&f->ab, f->w, ut_pool), 1);
     ck_assert_int_eq(rs_aboveroot_begin(&f->ab, f->w, ut_pool), 1);
     ck_assert_int_eq(ut_log_count(&f->ul, apr_psprintf(ut_pool,
-                                                      "5: set s: access file %s above its root "
-                                                      "changed; deciding every file of the set "
-                                                      "again",
-                                                      ht)),
+                                                       "5: set s: access file %s above its root "
+                                                       "changed; deciding every file of the set "
+                                                       "again",
+                                                       ht)),
                      1);
     ck_assert_int_eq(f->forgets, 2);
     /* That scan failed: no end. */
@@ -145,10 +145,10 @@ START_TEST(incomplete_walk_and_no_watches)
     fx_init(f, 1);
     ab_init(f, &f->ab, 0);
     ck_assert_int_eq(ut_log_count(&f->ul, apr_psprintf(ut_pool,
-                                                      "6: set s: httpd's directory walk does not "
-                                                      "reach its root %s; following the access "
-                                                      "files of every directory above it",
-                                                      f->root)),
+                                                       "6: set s: httpd's directory walk does not "
+                                                       "reach its root %s; following the access "
+                                                       "files of every directory above it",
+                                                       f->root)),
                      1);
     ck_assert_int_eq(rs_aboveroot_begin(&f->ab, f->w, ut_pool), 1);
     ck_assert_int_eq(f->failed, 1);
