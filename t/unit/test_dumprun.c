@@ -25,6 +25,7 @@ typedef struct fx_t {
     rs_dumprun_hooks_t hooks;
     ut_log_t log, plain;
     apr_uint64_t gen; /* published(): its last gen */
+    apr_time_t wall;  /* the real time given to finish (pruning) */
     int published, announced;
 } fx_t;
 
@@ -76,6 +77,7 @@ static void fx_init(fx_t *f)
     f->hooks.published = hk_published;
     f->hooks.announce = hk_announce;
     f->hooks.baton = f;
+    f->wall = apr_time_now();
 }
 
 /* A file and its inventory row (size_delta != 0: the row describes
@@ -115,7 +117,7 @@ static rs_dumprun_end_t job(fx_t *f, rs_dumprun_t *j)
     }
     return rs_dumprun_finish(j, rv, f->db, &f->sched, apr_time_from_sec(10), &f->hooks,
                              &f->log.logger, &f->plain.logger, ut_pool, apr_time_from_sec(100),
-                             apr_time_now());
+                             f->wall);
 }
 
 /* The number of packages (.zip) in generation gen's directory. */
@@ -167,6 +169,14 @@ START_TEST(published)
     ck_assert_int_eq(packages(&f, 2), 2);
     ck_assert(ut_exists(ut_path(f.dumps, "1")));
     ck_assert_int_eq(ut_log_count(&f.log, "2 packages of which 2 unchanged"), 1);
+    /* Past the grace of generation 1: it goes when 3 is published. */
+    f.in.current = 2;
+    f.wall += 2 * f.in.grace;
+    ck_assert_int_eq(job(&f, &j), RS_DUMPRUN_PUBLISHED);
+    ck_assert_uint_eq(f.gen, 3);
+    ck_assert(!ut_exists(ut_path(f.dumps, "1")));
+    ck_assert(ut_exists(ut_path(f.dumps, "2")));
+    ck_assert(ut_exists(ut_path(f.dumps, "3")));
 }
 END_TEST
 
