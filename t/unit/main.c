@@ -98,6 +98,8 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, dumpsched_suite());
     srunner_add_suite(sr, reconcile_suite());
     srunner_add_suite(sr, aboveroot_suite());
+    srunner_add_suite(sr, dumprun_suite());
+    srunner_add_suite(sr, cdumprun_suite());
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

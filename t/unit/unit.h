@@ -86,6 +86,8 @@ Suite *hashlane_suite(void);
 Suite *progress_suite(void);
 Suite *snapsched_suite(void);
 Suite *dumpsched_suite(void);
+Suite *dumprun_suite(void);
+Suite *cdumprun_suite(void);
 
 /* Whether the tests run under AddressSanitizer (memory figures then
  * include its quarantine and shadow). */
