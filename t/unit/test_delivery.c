@@ -118,8 +118,8 @@ static void h_request(void *baton, apr_pool_t *p, const void *set, const void *h
 
 /* A store with 2 sealed framework notifications of set "s" (ids 1, 2),
  * a subscriber at peer path cb (lease a day on) at cursor 0, the table
- * opened on it with the real sender. */
-static void tf_init(tf_t *f, const char *cb)
+ * opened on it with the real sender, max_parallel requests at once. */
+static void tf_init_n(tf_t *f, const char *cb, int max_parallel)
 {
     rs_notify_t *n;
     rs_notify_opts_t o;
@@ -159,11 +159,16 @@ static void tf_init(tf_t *f, const char *cb)
     }
     f->hooks = (rs_delivery_hooks_t){ f,      h_now,   h_set,         h_hub,    h_sets,
                                       h_hubs, h_retry, h_max_backlog, h_request };
-    f->dv = rs_delivery_create(ut_pool, f->statedir, 8, &f->hooks, &f->ul.logger);
+    f->dv = rs_delivery_create(ut_pool, f->statedir, max_parallel, &f->hooks, &f->ul.logger);
     memset(&wo, 0, sizeof(wo));
     ck_assert_int_eq(rs_websub_create(&f->ws, ut_pool, &wo, rs_delivery_done, f->dv, &f->ul.logger),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_delivery_open(f->dv, f->ws, f->db), APR_SUCCESS);
+}
+
+static void tf_init(tf_t *f, const char *cb)
+{
+    tf_init_n(f, cb, 8);
 }
 
 /* Run the sender until nothing is queued or in flight. */
@@ -352,6 +357,68 @@ START_TEST(refused_destination_dropped)
 }
 END_TEST
 
+/* A configured hub's row gets the notifications as fat POSTs, unsigned,
+ * its cursor written after each 2xx. */
+START_TEST(hub_row_delivered)
+{
+    tf_t f;
+    rs_notifydest_t *d;
+
+    tf_init(&f, NULL);
+    f.hub = apr_pstrcat(ut_pool, peer, "/ok/hub", NULL);
+    ck_assert_int_eq(
+        rs_notifydest_ensure(f.db, "s", RS_NOTIFY_FRAMEWORK, RS_NOTIFYDEST_FAT, f.hub, 0, NULL),
+        APR_SUCCESS);
+    rs_delivery_turn(f.dv, NOW, 0);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(rows(&f, RS_NOTIFYDEST_FAT, &d), 1);
+    ck_assert_int_eq(d->cursor, 2);
+    ck_assert_int_eq(peer_count(" POST /ok/hub application%2Fxml "), 2);
+    ck_assert_int_eq(peer_count("rel%3D%22self%22 - "), 2); /* no signature */
+}
+END_TEST
+
+/* At most max_parallel requests at once, and no row waits behind
+ * another turn after turn: two subscribers, one request at a time, both
+ * get both notifications. */
+START_TEST(parallel_bounded_and_fair)
+{
+    tf_t f;
+    rs_hubsub_t x;
+    apr_array_header_t *a;
+    int i;
+
+    tf_init_n(&f, "/slow/100/a", 1);
+    memset(&x, 0, sizeof(x));
+    x.set = "s";
+    x.topic = RS_NOTIFY_FRAMEWORK;
+    x.url = apr_pstrcat(ut_pool, peer, "/slow/100/b", NULL);
+    x.lease_until = NOW + SEC(86400);
+    ck_assert_int_eq(rs_hubsub_put(f.db, &x, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_run(f.db, "UPDATE notify_dests SET cursor = 0"), APR_SUCCESS);
+    for (i = 0; i < 5; i++) {
+        rs_delivery_turn(f.dv, NOW, 0);
+        ck_assert_int_le(rs_websub_pending(f.ws, NULL), 1);
+        pump(&f);
+        if (i == 1) { /* in turn: one each, not one twice */
+            ck_assert_int_eq(peer_count(" POST /slow/100/a "), 1);
+            ck_assert_int_eq(peer_count(" POST /slow/100/b "), 1);
+        }
+    }
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(peer_count(" POST /slow/100/a "), 2);
+    ck_assert_int_eq(peer_count(" POST /slow/100/b "), 2);
+    ck_assert_int_eq(rs_notifydest_list(f.db, ut_pool, &a), APR_SUCCESS);
+    ck_assert_int_eq(a->nelts, 2);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(APR_ARRAY_IDX(a, i, rs_notifydest_t).cursor, 2);
+    }
+}
+END_TEST
+
 Suite *delivery_suite(void)
 {
     Suite *s = suite_create("delivery");
@@ -364,6 +431,8 @@ Suite *delivery_suite(void)
     tcase_add_test(tc, refresh_keeps_memory_state);
     tcase_add_test(tc, unconfigured_hub_skipped_and_deleted);
     tcase_add_test(tc, refused_destination_dropped);
+    tcase_add_test(tc, hub_row_delivered);
+    tcase_add_test(tc, parallel_bounded_and_fair);
     suite_add_tcase(s, tc);
     return s;
 }
