@@ -75,6 +75,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, notify_suite());
     srunner_add_suite(sr, notifyseal_suite());
     srunner_add_suite(sr, deliverpolicy_suite());
+    srunner_add_suite(sr, delivery_suite());
     srunner_add_suite(sr, notifydigest_suite());
     srunner_add_suite(sr, deliverstat_suite());
     srunner_add_suite(sr, scanrate_suite());

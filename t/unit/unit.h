@@ -64,6 +64,7 @@ Suite *cdump_suite(void);
 Suite *notify_suite(void);
 Suite *notifyseal_suite(void);
 Suite *deliverpolicy_suite(void);
+Suite *delivery_suite(void);
 Suite *notifydigest_suite(void);
 Suite *deliverstat_suite(void);
 Suite *scanrate_suite(void);
