@@ -60,6 +60,27 @@ struct rs_delivery_t {
     apr_time_t next_refresh, next_status;
 };
 
+/* The pool's pre-cleanup (before the table's subpool goes): the status
+ * text (malloc) and the payload references of the requests in flight,
+ * which a sender dropped without its callbacks gives back to nobody.  The
+ * watcher's delivery thread never ends: only the unit tests come here. */
+static apr_status_t delivery_cleanup(void *data)
+{
+    rs_delivery_t *dv = data;
+    apr_hash_index_t *x;
+
+    free(dv->status);
+    dv->status = NULL;
+    for (x = dv->dests ? apr_hash_first(NULL, dv->dests) : NULL; x; x = apr_hash_next(x)) {
+        dest_t *d = apr_hash_this_val(x);
+        if (d->inflight && d->payload) {
+            rs_deliverlook_unref(d->payload);
+            d->payload = NULL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
 rs_delivery_t *rs_delivery_create(apr_pool_t *p, const char *state_dir, int max_parallel,
                                   const rs_delivery_hooks_t *hooks, const rs_logger_t *log)
 {
@@ -74,6 +95,7 @@ rs_delivery_t *rs_delivery_create(apr_pool_t *p, const char *state_dir, int max_
     dv->hooks = hooks;
     dv->log = log;
     apr_pool_create(&dv->iter, pool);
+    apr_pool_pre_cleanup_register(pool, dv, delivery_cleanup);
     return dv;
 }
 

@@ -264,6 +264,25 @@ apr_status_t rs_hubintake_open(rs_hubintake_t *hi, apr_interval_time_t timeout)
     return APR_SUCCESS;
 }
 
+void rs_hubintake_destroy(rs_hubintake_t *hi)
+{
+    apr_hash_index_t *x;
+
+    if (hi->ws) {
+        rs_websub_destroy(hi->ws);
+    }
+    /* The pending entries are malloc'd (arrive); their keys live in them,
+     * and apr_hash_next reads none. */
+    for (x = apr_hash_first(NULL, hi->known); x; x = apr_hash_next(x)) {
+        free(apr_hash_this_val(x));
+    }
+    if (hi->db) {
+        apr_pool_destroy(hi->db_pool); /* the store_open hook's */
+        hi->db = NULL;
+    }
+    apr_pool_destroy(hi->pool);
+}
+
 int rs_hubintake_wait(rs_hubintake_t *hi, int wait_ms)
 {
     return rs_websub_run(hi->ws, wait_ms);

@@ -85,4 +85,10 @@ void rs_hubintake_drain(rs_hubintake_t *hi);
  * number of GETs still queued or in flight. */
 int rs_hubintake_wait(rs_hubintake_t *hi, int wait_ms);
 
+/* Free hi: requests in flight are dropped without their outcome (their
+ * spool files stay for the next intake), the sender, the spool's watch,
+ * the store connection and the pool go.  The watcher never calls it (the
+ * intake's thread ends with the process); the unit tests do. */
+void rs_hubintake_destroy(rs_hubintake_t *hi);
+
 #endif

@@ -74,8 +74,12 @@ static void *APR_THREAD_FUNC job_thread(apr_thread_t *t, void *data)
         rs_job_t *j;
         rs_db_t *store;
         apr_thread_mutex_lock(jt->lock);
-        while (!jt->next) {
+        while (!jt->next && !jt->quit) {
             apr_thread_cond_wait(jt->cond, jt->lock);
+        }
+        if (jt->quit) {
+            apr_thread_mutex_unlock(jt->lock);
+            return NULL;
         }
         j = jt->next;
         jt->next = NULL;
@@ -170,6 +174,33 @@ void rs_jobthread_reap(rs_jobthread_t *jt, int wait)
     }
     jt->running = NULL;
     finish(j);
+}
+
+void rs_jobthread_stop(rs_jobthread_t *jt)
+{
+    rs_job_t *j = jt->running;
+    apr_status_t trv;
+
+    if (j) {
+        while (!apr_atomic_read32(&j->done)) {
+            apr_sleep(apr_time_from_msec(5));
+        }
+        jt->running = NULL;
+        apr_pool_destroy(j->pool);
+    }
+    if (jt->thread) {
+        apr_thread_mutex_lock(jt->lock);
+        jt->quit = 1;
+        apr_thread_cond_signal(jt->cond);
+        apr_thread_mutex_unlock(jt->lock);
+        apr_thread_join(&trv, jt->thread);
+        jt->thread = NULL;
+    }
+    if (jt->tstore) {
+        jt->tstore = NULL;
+        apr_pool_destroy(jt->tstore_pool);
+        jt->tstore_pool = NULL;
+    }
 }
 
 apr_status_t rs_jobthread_same_store(rs_db_t *store, apr_pool_t *p, const char *history)

@@ -66,6 +66,7 @@ typedef struct rs_jobthread_t {
     rs_job_t *running; /* submitted, not finished yet */
     rs_db_t *tstore;   /* the job thread's connection */
     apr_pool_t *tstore_pool;
+    int quit; /* under lock: the thread ends (rs_jobthread_stop) */
 } rs_jobthread_t;
 
 /* Before the first job, and again with the driver's new connection after
@@ -75,6 +76,13 @@ typedef struct rs_jobthread_t {
  * (kept: it must live as long as jt).  The thread, if started, stays. */
 void rs_jobthread_setup(rs_jobthread_t *jt, apr_pool_t *pool, const char *state_dir, rs_db_t *store,
                         const rs_logger_t *log);
+
+/* End the job thread after the job it runs (whose finish function is
+ * not called: its pool is destroyed) and close the thread's connection.
+ * The watcher never calls it (it ends with _exit, the thread with it);
+ * an owner that must leave nothing behind (the unit tests) does, before
+ * the pool given to rs_jobthread_setup goes. */
+void rs_jobthread_stop(rs_jobthread_t *jt);
 
 /* Close the job thread's store connection (opened again at its next job)
  * and forget the driver's, after finishing the job in progress: the

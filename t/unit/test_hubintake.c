@@ -111,6 +111,7 @@ static void setup(void)
 
 static void teardown(void)
 {
+    rs_hubintake_destroy(hi);
     ut_peer_stop();
     ut_teardown();
 }

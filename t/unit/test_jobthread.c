@@ -19,7 +19,7 @@ typedef struct seen_t {
     int id;
     apr_os_thread_t ran_on, finished_on;
     rs_db_t *store;           /* the connection it ran on */
-    const char *probe;        /* meta "probe" read through it */
+    char probe[64];           /* meta "probe" read through it ("": none) */
     volatile apr_uint32_t go; /* run waits for it when hold is set */
     int hold;
     volatile apr_uint32_t started, ended; /* order numbers of its run's start and end */
@@ -43,6 +43,7 @@ static apr_status_t pool_gone(void *data)
 static apr_status_t job_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
     seen_t *s = baton;
+    const char *probe = NULL;
 
     s->started = apr_atomic_inc32(&order) + 1;
     s->ran_on = apr_os_thread_current();
@@ -50,11 +51,8 @@ static apr_status_t job_run(void *baton, rs_db_t *store, apr_pool_t *p)
     while (s->hold && !apr_atomic_read32(&s->go)) {
         apr_sleep(apr_time_from_msec(2));
     }
-    if (rs_db_meta_get(store, p, "probe", &s->probe) != APR_SUCCESS) {
-        s->probe = NULL;
-    }
-    if (s->probe) {
-        s->probe = strdup(s->probe); /* p goes after the finish */
+    if (rs_db_meta_get(store, p, "probe", &probe) == APR_SUCCESS && probe) {
+        apr_cpystrn(s->probe, probe, sizeof(s->probe)); /* p goes after the finish */
     }
     apr_sleep(apr_time_from_msec(20)); /* long enough for a second submit */
     s->ended = apr_atomic_inc32(&order) + 1;
@@ -85,19 +83,6 @@ static rs_db_t *made_store(const char *tag, const char **dir)
     return db;
 }
 
-/* A job machinery on a pool that outlives the test (the thread never
- * ends), for the store of dir. */
-static rs_jobthread_t *made_jobs(const char *dir, rs_db_t *store, const rs_logger_t *log)
-{
-    apr_pool_t *forever;
-    rs_jobthread_t *jt;
-
-    apr_pool_create(&forever, NULL);
-    jt = apr_pcalloc(forever, sizeof(*jt));
-    rs_jobthread_setup(jt, forever, dir, store, log);
-    return jt;
-}
-
 /* Submit a job for s (id), registering the pool check. */
 static void submit(rs_jobthread_t *jt, seen_t *s, int id, int async)
 {
@@ -114,7 +99,7 @@ START_TEST(async_jobs_in_order)
     const char *dir;
     ut_log_t ul;
     rs_db_t *db = made_store("jobs-async", &dir);
-    rs_jobthread_t *jt = made_jobs(dir, db, ut_log_init(&ul));
+    rs_jobthread_t *jt = ut_jobthread(dir, db, ut_log_init(&ul));
     apr_os_thread_t me = apr_os_thread_current();
     seen_t a, b;
 
@@ -153,7 +138,7 @@ START_TEST(reap_waits_only_when_told)
 {
     const char *dir;
     rs_db_t *db = made_store("jobs-reap", &dir);
-    rs_jobthread_t *jt = made_jobs(dir, db, NULL);
+    rs_jobthread_t *jt = ut_jobthread(dir, db, NULL);
     seen_t a;
     int i;
 
@@ -185,7 +170,7 @@ START_TEST(inline_job)
 {
     const char *dir;
     rs_db_t *db = made_store("jobs-inline", &dir);
-    rs_jobthread_t *jt = made_jobs(dir, db, NULL);
+    rs_jobthread_t *jt = ut_jobthread(dir, db, NULL);
     apr_os_thread_t me = apr_os_thread_current();
     seen_t a;
 
@@ -206,7 +191,7 @@ START_TEST(thread_without_store)
 {
     const char *dir = ut_path(ut_tempdir("jobs-nostore"), "missing");
     ut_log_t ul;
-    rs_jobthread_t *jt = made_jobs(dir, NULL, ut_log_init(&ul));
+    rs_jobthread_t *jt = ut_jobthread(dir, NULL, ut_log_init(&ul));
     seen_t a;
 
     memset(&a, 0, sizeof(a));
@@ -226,7 +211,7 @@ START_TEST(store_closed_and_opened_again)
 {
     const char *dir;
     rs_db_t *db = made_store("jobs-reopen", &dir);
-    rs_jobthread_t *jt = made_jobs(dir, db, NULL);
+    rs_jobthread_t *jt = ut_jobthread(dir, db, NULL);
     seen_t a, b;
 
     memset(&a, 0, sizeof(a));

@@ -77,8 +77,6 @@ static void cb_withdrawn(void *baton, void *set, int cdump_n, int rdump_n)
 
 static void fx_init(fx_t *f)
 {
-    apr_pool_t *forever;
-
     memset(f, 0, sizeof(*f));
     f->statedir = ut_tempdir("withdrawq");
     f->root = ut_path(f->statedir, "root");
@@ -92,10 +90,7 @@ static void fx_init(fx_t *f)
     f->history = "h-1";
     ut_log_init(&f->drvlog);
     ut_log_init(&f->setlog);
-    /* The job thread never ends: its pool outlives the test. */
-    apr_pool_create(&forever, NULL);
-    f->jobs = apr_pcalloc(forever, sizeof(*f->jobs));
-    rs_jobthread_setup(f->jobs, forever, f->statedir, f->db, &f->drvlog.logger);
+    f->jobs = ut_jobthread(f->statedir, f->db, &f->drvlog.logger);
     f->cb.find = cb_find;
     f->cb.reconcile = cb_reconcile;
     f->cb.prepare = cb_prepare;

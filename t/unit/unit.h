@@ -14,6 +14,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include <libxml/tree.h>
+#include "rs_jobthread.h"
 #include "rs_log.h"
 
 /* Set by the runner. */
@@ -123,6 +124,11 @@ int ut_rmtree(const char *path);
  * *logfile to the file it logs every request to.  ut_peer_stop ends it. */
 char *ut_peer_start(char **logfile);
 void ut_peer_stop(void);
+
+/* A job machinery for the store of the state directory dir (store: the
+ * caller's connection for inline jobs), stopped (its thread joined, its
+ * connection closed) before ut_pool goes. */
+rs_jobthread_t *ut_jobthread(const char *dir, rs_db_t *store, const rs_logger_t *log);
 
 /* A logger that keeps every message. */
 typedef struct ut_log_t {

@@ -354,3 +354,18 @@ void ut_peer_stop(void)
         peer_pid = 0;
     }
 }
+
+static apr_status_t jobthread_stop(void *data)
+{
+    rs_jobthread_stop(data);
+    return APR_SUCCESS;
+}
+
+rs_jobthread_t *ut_jobthread(const char *dir, rs_db_t *store, const rs_logger_t *log)
+{
+    rs_jobthread_t *jt = apr_pcalloc(ut_pool, sizeof(*jt));
+
+    rs_jobthread_setup(jt, ut_pool, dir, store, log);
+    apr_pool_pre_cleanup_register(ut_pool, jt, jobthread_stop);
+    return jt;
+}
