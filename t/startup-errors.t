@@ -143,6 +143,9 @@ my @cases = (
      qr/ResourceSyncNotify: 'yes' is not On or Off/],
     ['ResourceSyncNotify on without a hub', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
      qr/ResourceSyncNotify on \(set ds, [^)]*httpd\.conf:\d+\): needs a hub, but neither ResourceSyncHub on nor ResourceSyncNotifyHub names one/],
+    ['ResourceSyncNotifyHub in the section of a set without ResourceSyncNotify on', STATE_CONF
+        . set_conf('ds', 'www/data', 'ResourceSyncNotifyHub http://127.0.0.1:9/hub'),
+     qr{mod_resourcesync: ResourceSyncNotifyHub http://127\.0\.0\.1:9/hub \(set ds, [^)]*httpd\.conf:\d+\): the set has no ResourceSyncNotify on, so nothing is ever published to this hub$}],
     ['ResourceSyncNotifyDelay 2h', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 2h'),
      qr/ResourceSyncNotifyDelay: '2h' is not a delay from 0 to 1h \(e\.g\. 100ms, 2s\)/],
     ['ResourceSyncNotifyDelay 1.5ms', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 1.5ms'),

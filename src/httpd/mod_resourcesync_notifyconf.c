@@ -17,6 +17,15 @@
  * ResourceSyncHubAllowCallback), and the address the URL names literally
  * (the operator wrote it), so a hub's name re-pointed by its DNS cannot
  * make the watcher POST into the server's own network.
+ *
+ * A hub only takes effect for a set with ResourceSyncNotify on; it does
+ * not turn notifications on (they keep state and add topics to the
+ * Capability List: a hub added for one purpose must not start publishing
+ * a set unannounced).  So a hub in a set's own section without
+ * notifications is a contradiction, refused in check_config and
+ * post_config alike (rs_notifyconf_check_set, so `httpd -t` says it);
+ * server-level hubs are defaults for every set of the server, where some
+ * sets may publish and others not.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -105,6 +114,21 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix)
         APR_ARRAY_PUSH(set->notify_hubs, const char *) =
             apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
     }
+}
+
+const char *rs_notifyconf_check_set(apr_pool_t *p, const rs_set_t *set)
+{
+    const rs_dir_conf *dflt = ap_get_module_config(set->s->lookup_defaults, &resourcesync_module);
+    const apr_array_header_t *own = set->section->notify_pub;
+    int notify = set->section->notify != RS_UNSET ? set->section->notify : dflt->notify;
+
+    if (!own || !own->nelts || notify == 1) {
+        return NULL;
+    }
+    return apr_psprintf(p,
+                        "ResourceSyncNotifyHub %s (set %s, %s): the set has no "
+                        "ResourceSyncNotify on, so nothing is ever published to this hub",
+                        APR_ARRAY_IDX(own, 0, rs_notify_hub_t).url, set->name, set->where);
 }
 
 const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
