@@ -448,7 +448,8 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
 }
 
 /* One server: its canonical base URL (with create), the state directory
- * outside its DocumentRoot, then each of its sets in declaration order. */
+ * outside its DocumentRoot, then each of its sets in declaration order;
+ * with create, the warning about hubs none of its sets publishes to. */
 static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, server_rec *s0,
                           int create)
 {
@@ -470,6 +471,9 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, s
         if (rc != OK) {
             return rc;
         }
+    }
+    if (create) {
+        rs_notifyconf_warn_unpublished(s);
     }
     return OK;
 }

@@ -25,10 +25,13 @@
  * notifications is a contradiction, refused in check_config and
  * post_config alike (rs_notifyconf_check_set, so `httpd -t` says it);
  * server-level hubs are defaults for every set of the server, where some
- * sets may publish and others not.
+ * sets may publish and others not, and they and ResourceSyncHub are
+ * inherited by virtual hosts, so a server whose sets all publish nothing
+ * is warned about at the real start only (rs_notifyconf_warn_unpublished).
  */
 #include <string.h>
 #include <apr_strings.h>
+#include <http_core.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_hubconf.h"
 #include "mod_resourcesync_notifyconf.h"
@@ -129,6 +132,35 @@ const char *rs_notifyconf_check_set(apr_pool_t *p, const rs_set_t *set)
                         "ResourceSyncNotifyHub %s (set %s, %s): the set has no "
                         "ResourceSyncNotify on, so nothing is ever published to this hub",
                         APR_ARRAY_IDX(own, 0, rs_notify_hub_t).url, set->name, set->where);
+}
+
+void rs_notifyconf_warn_unpublished(server_rec *s)
+{
+    const rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+    const rs_dir_conf *dflt = ap_get_module_config(s->lookup_defaults, &resourcesync_module);
+    int i;
+
+    if (!sc->sets->nelts || ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return;
+    }
+    for (i = 0; i < sc->sets->nelts; i++) {
+        if (APR_ARRAY_IDX(sc->sets, i, const rs_set_t *)->notify) {
+            return;
+        }
+    }
+    if (rs_hubconf_on(sc)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     RS_TAG "server %s: ResourceSyncHub on, but none of its sets has "
+                            "ResourceSyncNotify on, so its hub never delivers anything",
+                     sc->canonical);
+    }
+    if (dflt->notify_pub && dflt->notify_pub->nelts) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     RS_TAG "server %s: ResourceSyncNotifyHub %s at server level, but none "
+                            "of its sets has ResourceSyncNotify on, so nothing is ever "
+                            "published to it",
+                     sc->canonical, APR_ARRAY_IDX(dflt->notify_pub, 0, rs_notify_hub_t).url);
+    }
 }
 
 const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
