@@ -11,7 +11,8 @@ use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
 use RSTest qw(private_server set_conf STATE_CONF);
 
-# [directive, where it may stand, a valid value, a refused value, the message]
+# [directive, where it may stand, a valid value, a refused value, the message,
+#  optionally a directive the valid value needs beside it where it is accepted]
 # where: main (main server only), server (main server or <VirtualHost>),
 # option (server level or the set's <Directory>).
 my @table = (
@@ -60,7 +61,7 @@ my @table = (
     ['ResourceSyncNotifyDelay', 'option', '100ms', '-1',
      "ResourceSyncNotifyDelay: '-1' is not a delay from 0 to 1h (e.g. 100ms, 2s)"],
     ['ResourceSyncNotifyHub', 'option', 'https://hub.example/h PING', 'http://hub.example/h slow',
-     "ResourceSyncNotifyHub: 'slow' is not fat or ping"],
+     "ResourceSyncNotifyHub: 'slow' is not fat or ping", 'ResourceSyncNotify on'],
     ['ResourceSyncNotifyRetry', 'option', '1h', '0',
      "ResourceSyncNotifyRetry: '0' is not a duration (e.g. 3600, 30m, 12h, 1d)"],
     ['ResourceSyncHubSignature', 'server', 'SHA512', 'md5',
@@ -140,12 +141,12 @@ sub configtest {
 
 my $n = 0;
 $n += 1 + @{ $may{ $_->[1] } } + keys %{ $may_not{ $_->[1] } } for @table;
-plan tests => $n + 8;
+plan tests => $n + 13;
 
 for my $e (@table) {
-    my ($name, $where, $good, $bad, $message) = @$e;
+    my ($name, $where, $good, $bad, $message, $with) = @$e;
     for my $p (@{ $may{$where} }) {
-        my ($rc, $msg) = configtest($place{$p}->("$name $good"));
+        my ($rc, $msg) = configtest($place{$p}->("$name $good" . ($with ? "\n$with" : '')));
         is("$rc $msg", '0 Syntax OK', "$name $good: accepted ($p)");
     }
     for my $p (sort keys %{ $may_not{$where} }) {
@@ -192,4 +193,37 @@ for my $c (@own) {
     my ($label, $conf, $want) = @$c;
     my ($rc, $msg) = configtest($conf);
     is("$rc $msg", "1 $want", $label);
+}
+
+# A hub in the section of a set that publishes nothing can never take
+# effect: refused by `httpd -t`, naming the hub, the set and where it is
+# declared.  The set's section decides over the server level; hubs at
+# server level are defaults (a warning at startup, t/startup-errors.t).
+my $nohub = 'the set has no ResourceSyncNotify on, so nothing is ever published to this hub';
+my @hubs = (
+    ['ResourceSyncNotifyHub in the section of a set without notifications',
+     STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyHub https://hub.example/h ping',
+                           'ResourceSyncNotifyHub https://hub2.example/h'),
+     "1 ResourceSyncNotifyHub https://hub.example/h (set ds, FILE): $nohub"],
+    ['ResourceSyncNotifyHub in the section of a set with ResourceSyncNotify off over on at '
+     . 'server level',
+     STATE_CONF . "ResourceSyncNotify on\nResourceSyncHub on\n"
+     . set_conf('ds', 'www/data', 'ResourceSyncNotify off', 'ResourceSyncNotifyHub https://hub.example/h'),
+     "1 ResourceSyncNotifyHub https://hub.example/h (set ds, FILE): $nohub"],
+    ['ResourceSyncNotifyHub in the section of a virtual host\'s set without notifications',
+     STATE_CONF . "<VirtualHost 127.0.0.1:\@PORT\@>\n"
+     . set_conf('vs', 'www/data', 'ResourceSyncNotifyHub http://hub.example/v') . "</VirtualHost>\n",
+     "1 ResourceSyncNotifyHub http://hub.example/v (set vs, FILE): $nohub"],
+    ['ResourceSyncNotifyHub in a set\'s section, ResourceSyncNotify on at server level: accepted',
+     STATE_CONF . "ResourceSyncNotify on\n"
+     . set_conf('ds', 'www/data', 'ResourceSyncNotifyHub https://hub.example/h'),
+     '0 Syntax OK'],
+    ['ResourceSyncNotifyHub at server level, a set without notifications: accepted',
+     STATE_CONF . "ResourceSyncNotifyHub https://hub.example/h\n" . set_conf('ds', 'www/data'),
+     '0 Syntax OK'],
+);
+for my $c (@hubs) {
+    my ($label, $conf, $want) = @$c;
+    my ($rc, $msg) = configtest($conf);
+    is("$rc $msg", $want, $label);
 }

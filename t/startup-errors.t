@@ -143,6 +143,9 @@ my @cases = (
      qr/ResourceSyncNotify: 'yes' is not On or Off/],
     ['ResourceSyncNotify on without a hub', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
      qr/ResourceSyncNotify on \(set ds, [^)]*httpd\.conf:\d+\): needs a hub, but neither ResourceSyncHub on nor ResourceSyncNotifyHub names one/],
+    ['ResourceSyncNotifyHub in the section of a set without ResourceSyncNotify on', STATE_CONF
+        . set_conf('ds', 'www/data', 'ResourceSyncNotifyHub http://127.0.0.1:9/hub'),
+     qr{mod_resourcesync: ResourceSyncNotifyHub http://127\.0\.0\.1:9/hub \(set ds, [^)]*httpd\.conf:\d+\): the set has no ResourceSyncNotify on, so nothing is ever published to this hub$}],
     ['ResourceSyncNotifyDelay 2h', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 2h'),
      qr/ResourceSyncNotifyDelay: '2h' is not a delay from 0 to 1h \(e\.g\. 100ms, 2s\)/],
     ['ResourceSyncNotifyDelay 1.5ms', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncNotifyDelay 1.5ms'),
@@ -201,7 +204,7 @@ my @cases = (
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
 );
 
-plan tests => @cases + 21;
+plan tests => @cases + 23;
 
 # Processes started from this private server's configuration.
 sub running {
@@ -271,6 +274,42 @@ CONF
            'minimal configuration: no module warnings or errors logged');
     $srv->stop;
     ok(!running($srv) && !listening($srv), 'minimal configuration: stops cleanly');
+}
+
+# ------------------------------------ hubs that nothing is published to
+# Server-level hubs are defaults, inherited by virtual hosts: a server
+# with sets none of which publishes is warned about once per start, by its
+# base URL, for each such setting; a server whose sets publish and a
+# server without sets are not named.
+{
+    my ($pa, $pb, $pc) = map { RSTest::free_port() } 1 .. 3;
+    my $vhost = sub {
+        my ($port, $more) = @_;
+        return "Listen 127.0.0.1:$port\n<VirtualHost 127.0.0.1:$port>\n    ServerName 127.0.0.1:$port\n"
+            . qq(    DocumentRoot "\@DIR\@/v$port"\n$more</VirtualHost>\n);
+    };
+    my $srv = private_server(conf => STATE_CONF . "ResourceSyncHub on\n"
+        . "ResourceSyncNotifyHub http://127.0.0.1:9/hub\n" . set_conf('ds', 'www/data')
+        . $vhost->($pa, set_conf('va', "v$pa/d", 'ResourceSyncNotify on'))
+        . $vhost->($pb, "ResourceSyncHub off\n" . set_conf('vb', "v$pb/d"))
+        . $vhost->($pc, ''));
+    $srv->populate(dirs => ['www/data', "v$pa/d", "v$pb/d", "v$pc"]);
+    my ($rc, $out) = $srv->start;
+    my $logged = $rc == 0 && wait_for(sub { $srv->log_text =~ /resuming normal operations/ }, 20);
+    my @warned = sort map { /\[resourcesync:warn\].* mod_resourcesync: (server .*)$/ ? $1 : () }
+                 split /\n/, $srv->log_text;
+    my ($main, $vb) = ($srv->base, "http://127.0.0.1:$pb");
+    my $none = 'but none of its sets has ResourceSyncNotify on';
+    ok($logged, 'a server with hubs none of its sets publishes to starts') or diag("exit $rc: $out");
+    is_deeply(\@warned,
+              [sort "server $vb: ResourceSyncNotifyHub http://127.0.0.1:9/hub at server level, $none, so "
+               . 'nothing is ever published to it',
+               "server $main: ResourceSyncHub on, $none, so its hub never delivers anything",
+               "server $main: ResourceSyncNotifyHub http://127.0.0.1:9/hub at server level, $none, "
+               . 'so nothing is ever published to it'],
+              'warned once per setting, naming each server whose sets publish nothing')
+        or diag($srv->log_text);
+    $srv->stop;
 }
 
 # ------------------------------------------------ apachectl -t reports it

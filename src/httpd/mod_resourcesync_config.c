@@ -404,18 +404,23 @@ static void resolve_set_access(apr_pool_t *pconf, server_rec *s, const rs_srv_co
     }
 }
 
-/* One set of server s: its URL-path and the checks on it; with create,
+/* One set of server s: its URL-path and the checks on it (and on the
+ * hubs of its section); with create,
  * also its options and URLs, and the state directory check. */
 static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_set_t *set,
                        const char *docroot, int create)
 {
     rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
     const char *prefix = rs_config_prefix(sc);
+    const char *msg;
     int rc;
 
     if ((rc = resolve_url_path(pconf, ptemp, s, set, docroot)) != OK
         || (rc = check_url_path(ptemp, s, set, prefix)) != OK) {
         return rc;
+    }
+    if ((msg = rs_notifyconf_check_set(ptemp, set))) {
+        return fatal(s, msg);
     }
     if (!create) {
         return OK;
@@ -443,7 +448,8 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
 }
 
 /* One server: its canonical base URL (with create), the state directory
- * outside its DocumentRoot, then each of its sets in declaration order. */
+ * outside its DocumentRoot, then each of its sets in declaration order;
+ * with create, the warning about hubs none of its sets publishes to. */
 static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, server_rec *s0,
                           int create)
 {
@@ -465,6 +471,9 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, s
         if (rc != OK) {
             return rc;
         }
+    }
+    if (create) {
+        rs_notifyconf_warn_unpublished(s);
     }
     return OK;
 }

@@ -17,9 +17,21 @@
  * ResourceSyncHubAllowCallback), and the address the URL names literally
  * (the operator wrote it), so a hub's name re-pointed by its DNS cannot
  * make the watcher POST into the server's own network.
+ *
+ * A hub only takes effect for a set with ResourceSyncNotify on; it does
+ * not turn notifications on (they keep state and add topics to the
+ * Capability List: a hub added for one purpose must not start publishing
+ * a set unannounced).  So a hub in a set's own section without
+ * notifications is a contradiction, refused in check_config and
+ * post_config alike (rs_notifyconf_check_set, so `httpd -t` says it);
+ * server-level hubs are defaults for every set of the server, where some
+ * sets may publish and others not, and they and ResourceSyncHub are
+ * inherited by virtual hosts, so a server whose sets all publish nothing
+ * is warned about at the real start only (rs_notifyconf_warn_unpublished).
  */
 #include <string.h>
 #include <apr_strings.h>
+#include <http_core.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_hubconf.h"
 #include "mod_resourcesync_notifyconf.h"
@@ -104,6 +116,50 @@ void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix)
     if (rs_hubconf_on(sc)) {
         APR_ARRAY_PUSH(set->notify_hubs, const char *) =
             apr_pstrcat(pconf, sc->canonical, prefix, "/hub", NULL);
+    }
+}
+
+const char *rs_notifyconf_check_set(apr_pool_t *p, const rs_set_t *set)
+{
+    const rs_dir_conf *dflt = ap_get_module_config(set->s->lookup_defaults, &resourcesync_module);
+    const apr_array_header_t *own = set->section->notify_pub;
+    int notify = set->section->notify != RS_UNSET ? set->section->notify : dflt->notify;
+
+    if (!own || !own->nelts || notify == 1) {
+        return NULL;
+    }
+    return apr_psprintf(p,
+                        "ResourceSyncNotifyHub %s (set %s, %s): the set has no "
+                        "ResourceSyncNotify on, so nothing is ever published to this hub",
+                        APR_ARRAY_IDX(own, 0, rs_notify_hub_t).url, set->name, set->where);
+}
+
+void rs_notifyconf_warn_unpublished(server_rec *s)
+{
+    const rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+    const rs_dir_conf *dflt = ap_get_module_config(s->lookup_defaults, &resourcesync_module);
+    int i;
+
+    if (!sc->sets->nelts || ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return;
+    }
+    for (i = 0; i < sc->sets->nelts; i++) {
+        if (APR_ARRAY_IDX(sc->sets, i, const rs_set_t *)->notify) {
+            return;
+        }
+    }
+    if (rs_hubconf_on(sc)) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     RS_TAG "server %s: ResourceSyncHub on, but none of its sets has "
+                            "ResourceSyncNotify on, so its hub never delivers anything",
+                     sc->canonical);
+    }
+    if (dflt->notify_pub && dflt->notify_pub->nelts) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     RS_TAG "server %s: ResourceSyncNotifyHub %s at server level, but none "
+                            "of its sets has ResourceSyncNotify on, so nothing is ever "
+                            "published to it",
+                     sc->canonical, APR_ARRAY_IDX(dflt->notify_pub, 0, rs_notify_hub_t).url);
     }
 }
 

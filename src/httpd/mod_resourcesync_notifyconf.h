@@ -27,6 +27,20 @@ const char *rs_notifyconf_filter(void *baton, const unsigned char *addr, int len
  * and apply the default of set->notify_retry; after the set's options and
  * URLs are resolved, before the documents are rendered. */
 void rs_notifyconf_resolve(apr_pool_t *pconf, rs_set_t *set, const char *prefix);
+/* NULL, or the message that refuses set's configuration: a
+ * ResourceSyncNotifyHub in its own <Directory> section while the set has
+ * no ResourceSyncNotify on (its section's value over the server level's,
+ * read from the records: usable in check_config, before the options are
+ * resolved).  In p. */
+const char *rs_notifyconf_check_set(apr_pool_t *p, const rs_set_t *set);
+/* Log at warn, for server s with sets none of which has notifications
+ * (set->notify: after the options are resolved), each hub setting that
+ * therefore never carries anything: ResourceSyncHub on, a server-level
+ * ResourceSyncNotifyHub (the first), naming the server by its canonical
+ * base.  Only in the real pass of post_config (once per start, in the
+ * error log); a server without sets is not named (it may only inherit
+ * the settings from the main server). */
+void rs_notifyconf_warn_unpublished(server_rec *s);
 /* The value of a topic's Link header, on the topic's answers (children)
  * and on what the delivery thread sends (the watcher):
  * "<topic URL>; rel=\"self\"" and ", <hub>; rel=\"hub\"" for each of
