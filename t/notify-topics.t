@@ -6,19 +6,22 @@
 # contiguous intervals, carry every journal record exactly once, validate,
 # and their entries are the Change List's entries for the same records;
 # the change topic serves the newest; the framework topic announces the
-# first Resource List; a watcher killed with SIGKILL while a notification
-# is open loses none.  Private server; the outbox is read with sqlite3.
+# first Resource List, its notifications carry the rs:ln elements of
+# Framework Notification 1.0.1 section 3 (up to the Source Description
+# for the Capability List, to the Capability List for the other
+# documents); a watcher killed with SIGKILL while a notification is
+# open loses none.  Private server; the outbox is read with sqlite3.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate wait_for wait_ok
-              changes_of cap_url);
+              changes_of cap_url sd_url);
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 38;
+plan tests => 40;
 
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
@@ -46,6 +49,20 @@ sub notifications {
 sub journal_seqs { map { $_->{seq} } @{ rows("SELECT seq FROM journal WHERE setname = 'n' "
                                              . "ORDER BY seq") } }
 sub open_count { scalar grep { !$_->{sealed} } @{ notifications('change') } }
+
+# A framework notification's links and entries: { ln => [ "rel href" of
+# the <urlset>'s rs:ln ], urls => [ { loc, change, capability,
+# ln => [ "rel href" of the entry's rs:ln ] } ] }.
+sub fw_doc {
+    my $x = xpc(doc($_[0]));
+    my $ln = sub { [ map { $_->getAttribute('rel') . ' ' . $_->getAttribute('href') }
+                     $x->findnodes('rs:ln', $_[0]) ] };
+    return { ln => $ln->(($x->findnodes('/sm:urlset'))[0]),
+             urls => [ map { +{ loc => $x->findvalue('sm:loc', $_),
+                               change => $x->findvalue('rs:md/@change', $_),
+                               capability => $x->findvalue('rs:md/@capability', $_),
+                               ln => $ln->($_) } } $x->findnodes('/sm:urlset/sm:url') ] };
+}
 
 # Entries of a <urlset> as "loc change datetime" strings.
 sub entries {
@@ -129,6 +146,15 @@ my $fws = notifications('framework');
 ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
    && $fws->[0]{payload} =~ /capability="description"/,
    'first framework notification: Capability List and Source Description');
+my $cap = cap_url('n', $B);
+is_deeply(@$fws && fw_doc($fws->[0]{payload}),
+          { ln => [ 'up ' . sd_url($B) ],
+            urls => [ { loc => $cap, change => 'created', capability => 'capabilitylist', ln => [] },
+                      { loc => sd_url($B), change => 'updated', capability => 'description',
+                        ln => [] } ] },
+          'about the Capability List: rs:ln rel="up" to the Source Description');
+is_deeply($fw && fw_doc($fw->content)->{ln}, [ "up $cap" ],
+          'about the Resource List: rs:ln rel="up" to the Capability List');
 
 # ------------------------------------------------- change notifications
 # Changes in three bursts, each waited for until sealed.
