@@ -5,8 +5,11 @@
 # nothing more; a restart with the Resource Dump enabled announces the
 # Capability List (updated) in one notification; a restart with a second
 # set announces the Source Description (updated) on the framework topic of
-# both sets.  Private server, stopped and started with new configurations;
-# the outbox is read with sqlite3.
+# both sets.  Each notification's rs:ln elements are those of Framework
+# Notification 1.0.1, section 3: rel="up" to the Source Description when
+# it is about the Capability List, none when it is about the Source
+# Description alone.  Private server, stopped and started with new
+# configurations; the outbox is read with sqlite3.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -34,18 +37,24 @@ sub rows {
 
 # The framework notifications of a set that announce the Capability List
 # or the Source Description: one string a notification, its entries as
-# "capability change loc" joined by ", ".
+# "capability change loc" (and " ln rel href" for each rs:ln of the
+# entry) joined by ", ", then " | ln: " and the <urlset>'s rs:ln as
+# "rel href" ("none" without any).
 sub config_notes {
     my ($set) = @_;
     my @notes;
     for my $n (@{ rows("SELECT payload FROM notifications WHERE setname = '$set' "
                        . "AND topic = 'framework' AND sealed = 1 ORDER BY id") }) {
         my $x = xpc(doc($n->{payload}));
-        my @e = map { join ' ', $x->findvalue('rs:md/@capability', $_),
-                                $x->findvalue('rs:md/@change', $_), $x->findvalue('sm:loc', $_) }
+        my $ln = sub { map { ' ln ' . $_->getAttribute('rel') . ' ' . $_->getAttribute('href') }
+                       $x->findnodes('rs:ln', $_[0]) };
+        my @e = map { join(' ', $x->findvalue('rs:md/@capability', $_),
+                                $x->findvalue('rs:md/@change', $_), $x->findvalue('sm:loc', $_))
+                      . join('', $ln->($_)) }
                 $x->findnodes('/sm:urlset/sm:url[rs:md/@capability = "capabilitylist" '
                               . 'or rs:md/@capability = "description"]');
-        push @notes, join(', ', @e) if @e;
+        my $up = join(',', map { substr($_, 4) } $ln->(($x->findnodes('/sm:urlset'))[0]));
+        push @notes, join(', ', @e) . ' | ln: ' . ($up || 'none') if @e;
     }
     return \@notes;
 }
@@ -67,7 +76,7 @@ sub restart {
 }
 
 # ----------------------------------------------------------- first start
-my $first = [ "capabilitylist created $cap_a, description updated $sd" ];
+my $first = [ "capabilitylist created $cap_a, description updated $sd | ln: up $sd" ];
 ok(wait_for(sub { -e $srv->dir . '/state/notify/a/documents.digest' && @{ config_notes('a') } }, 60),
    'first start: framework notification and digests stored');
 is_deeply(config_notes('a'), $first,
@@ -82,21 +91,22 @@ is_deeply(config_notes('a'), $first, 'same configuration: nothing new announced'
 my $dump = set_conf('a', 'www/a', 'ResourceSyncNotify on', 'ResourceSyncResourceDump 1');
 ok(restart($dump, 'restart with the Resource Dump', 'a'),
    'Resource Dump: the watcher rewrote the topic');
-is_deeply(config_notes('a'), [ @$first, "capabilitylist updated $cap_a" ],
+is_deeply(config_notes('a'), [ @$first, "capabilitylist updated $cap_a | ln: up $sd" ],
           'Resource Dump: one notification, Capability List updated');
 
 ok(restart($dump, 'restart, same configuration again', 'a'),
    'same configuration again: the watcher rewrote the topic');
-is_deeply(config_notes('a'), [ @$first, "capabilitylist updated $cap_a" ],
+is_deeply(config_notes('a'), [ @$first, "capabilitylist updated $cap_a | ln: up $sd" ],
           'same configuration again: nothing new announced');
 
 # ------------------------------------------------------- second set added
 ok(restart($dump . set_conf('b', 'www/b', 'ResourceSyncNotify on'), 'restart with a second set',
            'a', 'b'), 'second set: the watcher rewrote both topics');
 is_deeply(config_notes('a'),
-          [ @$first, "capabilitylist updated $cap_a", "description updated $sd" ],
+          [ @$first, "capabilitylist updated $cap_a | ln: up $sd",
+            "description updated $sd | ln: none" ],
           'second set: Source Description updated on the first set\'s topic');
-is_deeply(config_notes('b'), [ "capabilitylist created $cap_b, description updated $sd" ],
+is_deeply(config_notes('b'), [ "capabilitylist created $cap_b, description updated $sd | ln: up $sd" ],
           'second set: its first start on its own topic');
 
 # Every framework notification validates.

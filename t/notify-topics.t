@@ -6,25 +6,29 @@
 # contiguous intervals, carry every journal record exactly once, validate,
 # and their entries are the Change List's entries for the same records;
 # the change topic serves the newest; the framework topic announces the
-# first Resource List; a watcher killed with SIGKILL while a notification
-# is open loses none.  Private server; the outbox is read with sqlite3.
+# first Resource List, its notifications carry the rs:ln elements of
+# Framework Notification 1.0.1 section 3 (up to the Source Description
+# for the Capability List, to the Capability List for the other
+# documents; a Resource Dump Index announced by its first part with
+# rel="index"); a watcher killed with SIGKILL while a notification is
+# open loses none.  Private server; the outbox is read with sqlite3.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF get head req doc xpc validate wait_for wait_ok
-              changes_of cap_url);
+              changes_of cap_url sd_url);
 use JSON::PP ();
 use Time::HiRes qw(sleep time);
 
-plan tests => 38;
+plan tests => 44;
 
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
           . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
                      'ResourceSyncMaxEntries 3', 'ResourceSyncResourceDump 1',
-                     'ResourceSyncChangeDump on')
+                     'ResourceSyncDumpMaxEntries 1', 'ResourceSyncChangeDump on')
           . set_conf('off', 'www/off'),
     files => { 'www/data/a.txt' => "a\n", 'www/off/x.txt' => "x\n" });
 my $B = $srv->base;
@@ -46,6 +50,20 @@ sub notifications {
 sub journal_seqs { map { $_->{seq} } @{ rows("SELECT seq FROM journal WHERE setname = 'n' "
                                              . "ORDER BY seq") } }
 sub open_count { scalar grep { !$_->{sealed} } @{ notifications('change') } }
+
+# A framework notification's links and entries: { ln => [ "rel href" of
+# the <urlset>'s rs:ln ], urls => [ { loc, change, capability,
+# ln => [ "rel href" of the entry's rs:ln ] } ] }.
+sub fw_doc {
+    my $x = xpc(doc($_[0]));
+    my $ln = sub { [ map { $_->getAttribute('rel') . ' ' . $_->getAttribute('href') }
+                     $x->findnodes('rs:ln', $_[0]) ] };
+    return { ln => $ln->(($x->findnodes('/sm:urlset'))[0]),
+             urls => [ map { +{ loc => $x->findvalue('sm:loc', $_),
+                               change => $x->findvalue('rs:md/@change', $_),
+                               capability => $x->findvalue('rs:md/@capability', $_),
+                               ln => $ln->($_) } } $x->findnodes('/sm:urlset/sm:url') ] };
+}
 
 # Entries of a <urlset> as "loc change datetime" strings.
 sub entries {
@@ -129,6 +147,26 @@ my $fws = notifications('framework');
 ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
    && $fws->[0]{payload} =~ /capability="description"/,
    'first framework notification: Capability List and Source Description');
+my $cap = cap_url('n', $B);
+my $rdx = "$B/resourcesync/n/resourcedump.xml";
+is_deeply(@$fws && fw_doc($fws->[0]{payload}),
+          { ln => [ 'up ' . sd_url($B) ],
+            urls => [ { loc => $cap, change => 'created', capability => 'capabilitylist', ln => [] },
+                      { loc => sd_url($B), change => 'updated', capability => 'description',
+                        ln => [] } ] },
+          'about the Capability List: rs:ln rel="up" to the Source Description');
+is_deeply($fw && fw_doc($fw->content)->{ln}, [ "up $cap" ],
+          'about the Resource List: rs:ln rel="up" to the Capability List');
+
+# The first Resource Dump (one file, one package: no index) before any
+# other file is written.
+my $rd1 = wait_for(sub { (grep { $_->{payload} =~ /capability="resourcedump"/ }
+                          @{ notifications('framework') })[0] }, 60);
+is_deeply($rd1 && fw_doc($rd1->{payload}),
+          { ln => [ "up $cap" ],
+            urls => [ { loc => $rdx, change => 'created', capability => 'resourcedump',
+                        ln => [] } ] },
+          'a Resource Dump in one document: resourcedump.xml itself, no rel="index"');
 
 # ------------------------------------------------- change notifications
 # Changes in three bursts, each waited for until sealed.
@@ -165,8 +203,30 @@ ok(scalar(grep { m{<loc>\Q$B\E/resourcesync/n/changelist/[0-9a-f]{8}-1\.xml</loc
    && scalar(grep { m{changelist/[0-9a-f]{8}-2\.xml</loc>\s*<rs:md change="created" capability="changelist"} } @fw),
    'framework: Change List 1 closed (updated) and 2 opened (created), with rel="index"')
     or diag(join "\n", @fw);
-ok(wait_for(sub { grep { /capability="resourcedump"/ } map { $_->{payload} } @{ notifications('framework') } }, 60),
-   'framework: a new Resource Dump');
+# Thirteen files, one a package, three packages a document: the dump is a
+# Resource Dump Index, announced by its first part (Framework
+# Notification 1.0.1, section 2) once the newest announced is the index's.
+my $rd = wait_for(sub {
+    my @rd = grep { /capability="resourcedump"/ && /rel="index"/ }
+             map { $_->{payload} } @{ notifications('framework') };
+    return undef unless @rd;
+    my $d = fw_doc($rd[-1]);
+    my $first = eval { xpc(doc(get($rdx)->content))
+                           ->findvalue('/sm:sitemapindex/sm:sitemap[1]/sm:loc') } // '';
+    $first eq $d->{urls}[0]{loc} ? $d : undef }, 60);
+ok($rd, 'framework: a Resource Dump Index announced by its first part');
+like($rd && $rd->{urls}[0]{loc}, qr{^\Q$B\E/resourcesync/n/resourcedump/[0-9a-f]{8}-[0-9]+-1\.xml$},
+     'the part\'s URL: part 1 of its generation');
+is_deeply($rd && { %$rd, urls => [ map { +{ %$_, loc => 'part' } } @{ $rd->{urls} } ] },
+          { ln => [ "up $cap" ],
+            urls => [ { loc => 'part', change => 'created', capability => 'resourcedump',
+                        ln => [ "index $rdx" ] } ] },
+          'one entry, created, rs:ln rel="index" to resourcedump.xml; rel="up" the Capability List');
+my $pr = $rd && get($rd->{urls}[0]{loc});
+my $px = $pr && $pr->code == 200 && xpc(doc($pr->content));
+is($px && $px->findvalue('/sm:urlset/rs:md/@capability') . ' '
+          . $px->findvalue('/sm:urlset/rs:ln[@rel="index"]/@href'),
+   "resourcedump $rdx", 'the announced part is served and names the index');
 ok(wait_for(sub { grep { /capability="changedump"/ } map { $_->{payload} } @{ notifications('framework') } }, 60),
    'framework: a new Change Dump package');
 

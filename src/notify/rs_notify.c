@@ -221,8 +221,9 @@ apr_status_t rs_notify_extend(rs_notify_t *n, const char *set, const rs_record_t
     return exec(n, N_INSERT, args, NULL);
 }
 
-/* The document's head: urlset, rel="up", rs:md with from and until. */
-static int head(rs_xml_t *w, const rs_notify_opts_t *o, const char *capability, apr_time_t from,
+/* The document's head: urlset, rel="up" (none when up is NULL), rs:md
+ * with from and until. */
+static int head(rs_xml_t *w, const char *up, const char *capability, apr_time_t from,
                 apr_time_t until)
 {
     char f[RS_TIME_BUFSIZE], u[RS_TIME_BUFSIZE];
@@ -234,7 +235,7 @@ static int head(rs_xml_t *w, const rs_notify_opts_t *o, const char *capability, 
     md[1].value = rs_time_format(f, from);
     md[2].name = "until";
     md[2].value = rs_time_format(u, until);
-    if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
+    if (rs_xml_begin(w, "urlset") < 0 || (up && rs_xml_ln(w, "up", up, NULL, 0) < 0)
         || rs_xml_md(w, md, 3) < 0) {
         return -1;
     }
@@ -253,7 +254,7 @@ static apr_status_t render_change(rs_notify_t *n, apr_pool_t *p, const rs_notify
     apr_status_t rv = APR_SUCCESS;
     int i;
 
-    if (!w || !rr || head(w, o, "change-notification", x->from, x->until) < 0) {
+    if (!w || !rr || head(w, o->capability_url, "change-notification", x->from, x->until) < 0) {
         return APR_EGENERAL;
     }
     apr_pool_create(&pp, p);
@@ -373,6 +374,33 @@ static int fw_entry(rs_xml_t *w, const rs_notify_fw_entry_t *e)
     return rs_xml_entry_end(w);
 }
 
+/* The rel="up" of a framework notification of entries (Framework
+ * Notification 1.0.1, section 3): the Capability List when it is about
+ * capability documents (Resource List, Change List, dumps), the Source
+ * Description when it is about the Capability List, none when it is
+ * about the Source Description alone (the top of the framework), nor
+ * when capability documents and the Capability List are announced
+ * together: no one target is right for both, and the optional link is
+ * left out rather than wrong for some entries. */
+static const char *fw_up(const rs_notify_opts_t *o, const apr_array_header_t *entries)
+{
+    int docs = 0, cl = 0, i;
+
+    for (i = 0; i < entries->nelts; i++) {
+        const char *c = APR_ARRAY_IDX(entries, i, rs_notify_fw_entry_t).capability;
+        if (!strcmp(c, "capabilitylist")) {
+            cl = 1;
+        }
+        else if (strcmp(c, "description")) {
+            docs = 1;
+        }
+    }
+    if (docs) {
+        return cl ? NULL : o->capability_url;
+    }
+    return cl ? o->description_url : NULL;
+}
+
 apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
                                      const apr_array_header_t *entries, apr_time_t at,
                                      rs_notification_t *out)
@@ -394,7 +422,7 @@ apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_not
     }
     x.from = prev.id ? prev.until : at;
     x.until = at > x.from ? at : x.from;
-    if (!w || head(w, o, "framework-notification", x.from, x.until) < 0) {
+    if (!w || head(w, fw_up(o, entries), "framework-notification", x.from, x.until) < 0) {
         return APR_EGENERAL;
     }
     for (i = 0; i < entries->nelts; i++) {

@@ -69,9 +69,10 @@ typedef struct rs_notification_t {
 /* How a set's notification documents are written. */
 typedef struct rs_notify_opts_t {
     const char *set;
-    rs_entry_opts_t entry;      /* as the set's Change Lists */
-    const char *capability_url; /* rel="up" */
-    int max_entries;            /* per notification (>= 1) */
+    rs_entry_opts_t entry;       /* as the set's Change Lists */
+    const char *capability_url;  /* rel="up" (framework: of capability documents) */
+    const char *description_url; /* framework rel="up" of the Capability List, or NULL */
+    int max_entries;             /* per notification (>= 1) */
 } rs_notify_opts_t;
 
 /* One entry of a framework notification (Framework Notification 1.0.1,
@@ -119,7 +120,13 @@ apr_status_t rs_notify_seal(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_
 /* Render and store a sealed framework notification of o->set with the
  * given entries (array of rs_notify_fw_entry_t), at time `at`
  * (from = the previous framework notification's until, until = at), in
- * the caller's transaction if one is open.  *out (may be NULL) gets it. */
+ * the caller's transaction if one is open.  Its rs:ln rel="up" is, as
+ * section 3 of the specification says, o->capability_url when the
+ * entries are about capability documents, o->description_url when they
+ * are about the Capability List (with or without the Source
+ * Description), and left out when they are about the Source Description
+ * alone or mix capability documents with the Capability List.  *out (may
+ * be NULL) gets it. */
 apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
                                      const apr_array_header_t *entries, apr_time_t at,
                                      rs_notification_t *out);

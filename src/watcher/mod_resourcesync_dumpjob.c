@@ -58,13 +58,14 @@ static void dump_published(void *baton, apr_uint64_t gen)
 }
 
 /* Framework notification of a new Resource Dump (Framework Notification
- * 1.0.1, Table 2: a Resource Dump is only ever created). */
-static void dump_notify(void *baton, apr_pool_t *p)
+ * 1.0.1, Table 2: a Resource Dump is only ever created): resourcedump.xml,
+ * or under a Resource Dump Index its first part with rs:ln rel="index"
+ * (rs_dumprun decides). */
+static void dump_notify(void *baton, apr_pool_t *p, const char *loc, const char *index)
 {
     wset_t *ws = baton;
     apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
-    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "resourcedump.xml", NULL), "created",
-                      "resourcedump", apr_time_now(), NULL);
+    rs_notifyw_fw_add(e, loc, "created", "resourcedump", apr_time_now(), index);
     rs_notifyw_framework(ws, p, e);
 }
 

@@ -11,7 +11,9 @@
  * lost between that commit and its own (kill -9 in between) is not sent
  * again: the next one follows.  At the first start of a set (no
  * framework notification in the store), one announces its Capability
- * List (created) and the Source Description (updated).
+ * List (created) and the Source Description (updated).  Their rs:ln
+ * rel="up" is rs_notify's to decide from the entries (opts: the
+ * Capability List and the Source Description's URL).
  *
  * Configuration changes: both documents are rendered in post_config,
  * before the watcher forks, so the watcher digests the very bytes the
@@ -68,13 +70,23 @@ static rs_notify_t *outbox(rs_drive_t *d)
     return box;
 }
 
-static void opts(const wset_t *ws, rs_notify_opts_t *o)
+/* The URL of the Source Description of the set's virtual host, in p. */
+static const char *sd_url(const rs_set_t *set, apr_pool_t *p)
+{
+    rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
+    return apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
+}
+
+/* The set's options; the Source Description's URL (the rel="up" of
+ * framework notifications about the Capability List) in p. */
+static void opts(const wset_t *ws, rs_notify_opts_t *o, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     memset(o, 0, sizeof(*o));
     o->set = set->name;
     rs_clsource_entry_opts(set, &o->entry);
     o->capability_url = set->capability_url;
+    o->description_url = sd_url(set, p);
     o->max_entries = set->max_entries;
 }
 
@@ -94,7 +106,7 @@ void rs_notifyw_attach(wset_t *ws, rs_recorder_t *rc)
         /* What an earlier watcher left open is sealed before this one
          * journals anything (its startup reconciliation comes first). */
         if (!ws->notify.started) {
-            opts(ws, &o);
+            opts(ws, &o, ws->d->iter);
             poll_done(
                 ws, ws->d->iter,
                 rs_notifyseal_start(&ws->notify, n, &o, rs_time_mono(), ws->log, ws->d->iter));
@@ -151,7 +163,7 @@ static apr_status_t topic_doc(wset_t *ws, apr_pool_t *p, rs_notify_t *n, const c
         || !found) {
         return rs_notify_latest(n, p, ws->set->name, topic, x);
     }
-    opts(ws, &o);
+    opts(ws, &o, p);
     return rs_notify_window(n, p, &o, since, x);
 }
 
@@ -188,7 +200,7 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p, const apr_array_h
     rs_notify_opts_t o;
     apr_status_t rv = APR_EGENERAL;
 
-    opts(ws, &o);
+    opts(ws, &o, p);
     if (!n
         || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot store a framework notification",
@@ -207,7 +219,6 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
     const rs_set_t *set = ws->set;
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
-    const char *sd_url = apr_pstrcat(p, sc->canonical, RS_WELL_KNOWN, NULL);
     const char *path = rs_statedir_notify_digests(p, set->notify_dir);
     const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body, sc->sd_len);
     const char *old = NULL;
@@ -232,7 +243,7 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
                           "capabilitylist", now, NULL);
     }
     if (what & RS_NOTIFYDIGEST_SD_UPDATED) {
-        rs_notifyw_fw_add(e, sd_url, "updated", "description", now, NULL);
+        rs_notifyw_fw_add(e, sd_url(set, p), "updated", "description", now, NULL);
     }
     if (!(what & RS_NOTIFYDIGEST_RECORD)
         || (e->nelts && store_framework(ws, p, e) != APR_SUCCESS)) {
@@ -290,6 +301,6 @@ void rs_notifyw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     if (!ws->set->notify || ws->retry.err || !(n = outbox(ws->d))) {
         return;
     }
-    opts(ws, &o);
+    opts(ws, &o, p);
     poll_done(ws, p, rs_notifyseal_poll(&ws->notify, n, &o, now, apr_time_now(), ws->log, p));
 }

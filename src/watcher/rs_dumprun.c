@@ -100,7 +100,13 @@ static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
                                    "last scan left out: "
                                  : "",
                 j->info.withheld ? apr_itoa(p, j->info.withheld) : "");
-    hooks->announce(hooks->baton, p);
+    if (j->info.parts) {
+        hooks->announce(hooks->baton, p, apr_pstrcat(p, j->o.part_url_prefix, "1.xml", NULL),
+                        j->o.dump_url);
+    }
+    else {
+        hooks->announce(hooks->baton, p, j->o.dump_url, NULL);
+    }
     rs_generation_prune(p, j->o.dumpset, j->g.gen, j->grace, wall);
 }
 

@@ -67,8 +67,13 @@ typedef struct rs_dumprun_t {
 typedef struct rs_dumprun_hooks_t {
     /* Generation gen is published: the status entry says so. */
     void (*published)(void *baton, apr_uint64_t gen);
-    /* Announce the new dump (the framework notification). */
-    void (*announce)(void *baton, apr_pool_t *p);
+    /* Announce the new dump (the framework notification) by loc, the
+     * document announced: resourcedump.xml, or when that is a Resource
+     * Dump Index the first part of this generation, then with index the
+     * index's URL (Framework Notification 1.0.1, section 2: one entry
+     * for a new document under an index, with rs:ln rel="index"; NULL
+     * when there is no index). */
+    void (*announce)(void *baton, apr_pool_t *p, const char *loc, const char *index);
     void *baton;
 } rs_dumprun_hooks_t;
 

@@ -27,6 +27,7 @@ typedef struct fx_t {
     apr_uint64_t gen; /* published(): its last gen */
     apr_time_t wall;  /* the real time given to finish (pruning) */
     int published, announced;
+    const char *loc, *index; /* announce(): its last arguments */
 } fx_t;
 
 static void hk_published(void *baton, apr_uint64_t gen)
@@ -36,12 +37,14 @@ static void hk_published(void *baton, apr_uint64_t gen)
     f->gen = gen;
 }
 
-static void hk_announce(void *baton, apr_pool_t *p)
+static void hk_announce(void *baton, apr_pool_t *p, const char *loc, const char *index)
 {
     fx_t *f = baton;
     (void)p;
     ck_assert_int_eq(f->published, f->announced + 1); /* after the status entry */
     f->announced++;
+    f->loc = apr_pstrdup(ut_pool, loc);
+    f->index = index ? apr_pstrdup(ut_pool, index) : NULL;
 }
 
 static void fx_init(fx_t *f)
@@ -149,6 +152,8 @@ START_TEST(published)
     ck_assert_int_eq(job(&f, &j), RS_DUMPRUN_PUBLISHED);
     ck_assert_int_eq(f.published, 1);
     ck_assert_int_eq(f.announced, 1);
+    ck_assert_str_eq(f.loc, "http://example.org/rs/s/resourcedump.xml"); /* no index */
+    ck_assert_ptr_null(f.index);
     ck_assert_uint_eq(f.gen, 1);
     ck_assert_int_eq(packages(&f, 1), 2); /* one file per package */
     ck_assert(ut_exists(rs_statedir_dump_file(ut_pool, ut_path(f.dumps, "1"))));
@@ -177,6 +182,39 @@ START_TEST(published)
     ck_assert(!ut_exists(ut_path(f.dumps, "1")));
     ck_assert(ut_exists(ut_path(f.dumps, "2")));
     ck_assert(ut_exists(ut_path(f.dumps, "3")));
+}
+END_TEST
+
+/* A dump whose packages do not fit in one document is a Resource Dump
+ * Index: announced by the first part of the generation, with the index. */
+START_TEST(index_announced_by_first_part)
+{
+    fx_t f;
+    rs_dumprun_t j;
+    const char *part;
+
+    fx_init(&f);
+    f.in.list_max = 1;
+    add(&f, "a.txt", "alpha", 0);
+    add(&f, "b.txt", "bravo", 0);
+    ck_assert_int_eq(job(&f, &j), RS_DUMPRUN_PUBLISHED);
+    ck_assert_int_eq(j.info.parts, 2);
+    ck_assert_int_eq(f.announced, 1);
+    ck_assert_str_eq(f.loc, "http://example.org/rs/s/resourcedump/0123abcd-1-1.xml");
+    ck_assert_str_eq(f.index, "http://example.org/rs/s/resourcedump.xml");
+    /* The announced part is the index's first, and names the index. */
+    part = ut_read(rs_statedir_gen_file(ut_pool, ut_path(f.dumps, "1"), 1), NULL);
+    ck_assert_ptr_nonnull(strstr(part, "<rs:ln rel=\"index\" "
+                                       "href=\"http://example.org/rs/s/resourcedump.xml\"/>"));
+    ck_assert_ptr_nonnull(
+        strstr(ut_read(rs_statedir_dump_file(ut_pool, ut_path(f.dumps, "1")), NULL),
+               "<loc>http://example.org/rs/s/resourcedump/0123abcd-1-1.xml</loc>"));
+    /* The next generation's parts are new: its first is announced. */
+    f.in.current = 1;
+    ck_assert_int_eq(job(&f, &j), RS_DUMPRUN_PUBLISHED);
+    ck_assert_int_eq(f.announced, 2);
+    ck_assert_str_eq(f.loc, "http://example.org/rs/s/resourcedump/0123abcd-2-1.xml");
+    ck_assert_str_eq(f.index, "http://example.org/rs/s/resourcedump.xml");
 }
 END_TEST
 
@@ -270,6 +308,7 @@ Suite *dumprun_suite(void)
     TCase *tc = ut_tcase("core", 30);
 
     tcase_add_test(tc, published);
+    tcase_add_test(tc, index_announced_by_first_part);
     tcase_add_test(tc, changed_drops);
     tcase_add_test(tc, denied_left_out);
     tcase_add_test(tc, nospace_once);

@@ -17,6 +17,7 @@
 
 #define BASE "http://example.org/files/"
 #define CAP  "http://example.org/rs/s/capabilitylist.xml"
+#define SD   "http://example.org/.well-known/resourcesync"
 #define XSD  "t/xsd/resourcesync-lenient.xsd"
 
 typedef struct {
@@ -42,6 +43,7 @@ static void nf_init(nf_t *f, int max)
     f->o.entry.url_base = BASE;
     f->o.entry.hashes = RS_HASH_MD5;
     f->o.capability_url = CAP;
+    f->o.description_url = SD;
     f->o.max_entries = max;
 }
 
@@ -252,6 +254,8 @@ START_TEST(framework_notifications)
     root = xmlDocGetRootElement(ut_xml_parse(a.payload, a.payload_len));
     ck_assert_str_eq(ut_xml_attr(ut_xml_child(root, UT_NS_RS, "md", 0), "capability"),
                      "framework-notification");
+    /* About a capability document: up is the Capability List. */
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), CAP);
     url = ut_xml_child(root, UT_NS_SM, "url", 0);
     ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "loc"), x->loc);
     md = ut_xml_child(url, UT_NS_RS, "md", 0);
@@ -268,6 +272,61 @@ START_TEST(framework_notifications)
     ck_assert_int_eq(b.until, t + 5);
     ck_assert_int_eq(all(&f, RS_NOTIFY_FRAMEWORK)->nelts, 2);
     ck_assert_int_eq(all(&f, RS_NOTIFY_CHANGE)->nelts, 0);
+}
+END_TEST
+
+/* The rs:ln rel="up" (its href, NULL when there is none; exactly one at
+ * most) of a valid framework notification of entries with the given
+ * capabilities (space-separated). */
+static const char *fw_up_of(nf_t *f, const char *caps)
+{
+    apr_array_header_t *e = apr_array_make(ut_pool, 2, sizeof(rs_notify_fw_entry_t));
+    char *list = apr_pstrdup(ut_pool, caps), *last;
+    const char *c;
+    rs_notification_t x;
+    xmlNodePtr root, ln;
+    int i, ups = 0;
+
+    for (c = apr_strtok(list, " ", &last); c; c = apr_strtok(NULL, " ", &last)) {
+        rs_notify_fw_entry_t *y = apr_array_push(e);
+        memset(y, 0, sizeof(*y));
+        y->loc = !strcmp(c, "description")      ? SD
+                 : !strcmp(c, "capabilitylist") ? CAP
+                                                : "http://example.org/rs/s/changelist.xml";
+        y->change = "updated";
+        y->capability = c;
+    }
+    ck_assert_int_eq(rs_notify_add_framework(f->n, ut_pool, &f->o, e, apr_time_now(), &x),
+                     APR_SUCCESS);
+    assert_valid(&x);
+    root = xmlDocGetRootElement(ut_xml_parse(x.payload, x.payload_len));
+    for (i = 0; (ln = ut_xml_child(root, UT_NS_RS, "ln", i)) != NULL; i++) {
+        ups += !strcmp(ut_xml_attr(ln, "rel"), "up");
+    }
+    ck_assert_int_le(ups, 1);
+    ln = ut_xml_ln(root, "up");
+    return ln ? ut_xml_attr(ln, "href") : NULL;
+}
+
+/* Framework Notification 1.0.1, section 3: the up of a notification
+ * about the Capability List is the Source Description, not the Capability
+ * List itself; the Source Description alone has none above it. */
+START_TEST(framework_up_link)
+{
+    nf_t f;
+
+    nf_init(&f, 10);
+    ck_assert_str_eq(fw_up_of(&f, "changelist"), CAP);
+    ck_assert_str_eq(fw_up_of(&f, "changelist resourcedump"), CAP);
+    ck_assert_str_eq(fw_up_of(&f, "capabilitylist"), SD);
+    ck_assert_str_eq(fw_up_of(&f, "capabilitylist description"), SD);
+    ck_assert_ptr_null(fw_up_of(&f, "description"));
+    /* Capability documents and the Capability List together: none is
+     * right for all entries, so none. */
+    ck_assert_ptr_null(fw_up_of(&f, "changelist capabilitylist"));
+    f.o.description_url = NULL;
+    ck_assert_ptr_null(fw_up_of(&f, "capabilitylist"));
+    ck_assert_int_eq(all(&f, RS_NOTIFY_FRAMEWORK)->nelts, 7);
 }
 END_TEST
 
@@ -545,6 +604,7 @@ Suite *notify_suite(void)
     tcase_add_test(tc, split_at_max_entries_and_continuity);
     tcase_add_test(tc, open_notification_survives_a_new_connection);
     tcase_add_test(tc, framework_notifications);
+    tcase_add_test(tc, framework_up_link);
     tcase_add_test(tc, prune_keeps_undelivered_and_newest);
     tcase_add_test(tc, recorder_carries_records_in_its_transaction);
     tcase_add_test(tc, reset_keeps_sealed);
