@@ -58,11 +58,8 @@ static const struct timespec *add_times;
  * describe another version than the file holds. */
 static void add(fx_t *f, const char *dir, const char *name, const char *data, int size_delta)
 {
-    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
     const char *d = *dir ? ut_path(f->root, dir) : f->root;
     const char *path = ut_path(d, name);
-    struct stat sb;
-    rs_item_t it;
 
     if (*dir && !ut_exists(d)) {
         ut_mkdir(d);
@@ -71,21 +68,7 @@ static void add(fx_t *f, const char *dir, const char *name, const char *data, in
     if (add_times) {
         ck_assert_int_eq(utimensat(AT_FDCWD, path, add_times, 0), 0);
     }
-    ck_assert_int_eq(stat(path, &sb), 0);
-    rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
-    memset(&it, 0, sizeof(it));
-    it.dir = dir;
-    it.name = name;
-    it.size = (apr_int64_t)strlen(data) + size_delta;
-    it.mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-    it.ctime_ns = (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
-    it.dev = (apr_int64_t)sb.st_dev;
-    it.ino = (apr_int64_t)sb.st_ino;
-    it.listed = 1;
-    it.cfg = "c";
-    it.type = "text/plain";
-    it.hash[0] = apr_pstrdup(ut_pool, hex[0]);
-    ck_assert_int_eq(rs_inventory_put(f->st, "s", &it), APR_SUCCESS);
+    ut_inventory_row(f->st, "s", dir, name, path, data, size_delta, 1);
 }
 
 #define PREFIX "http://example.org/rs/s/resourcedump/0123abcd-"

@@ -87,27 +87,10 @@ static void fx_init(fx_t *f)
  * another version than the file holds). */
 static void add(fx_t *f, const char *name, const char *data, int size_delta)
 {
-    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
     const char *path = ut_path(f->root, name);
-    struct stat sb;
-    rs_item_t it;
 
     ut_write_str(path, data);
-    ck_assert_int_eq(stat(path, &sb), 0);
-    rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
-    memset(&it, 0, sizeof(it));
-    it.dir = "";
-    it.name = name;
-    it.size = (apr_int64_t)strlen(data) + size_delta;
-    it.mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-    it.ctime_ns = (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
-    it.dev = (apr_int64_t)sb.st_dev;
-    it.ino = (apr_int64_t)sb.st_ino;
-    it.listed = 1;
-    it.cfg = "c";
-    it.type = "text/plain";
-    it.hash[0] = apr_pstrdup(ut_pool, hex[0]);
-    ck_assert_int_eq(rs_inventory_put(f->db, "s", &it), APR_SUCCESS);
+    ut_inventory_row(f->db, "s", "", name, path, data, size_delta, 1);
 }
 
 /* One job from prepare to finish, as the watcher runs it. */

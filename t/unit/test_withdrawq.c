@@ -134,31 +134,14 @@ static apr_status_t outcome(fx_t *f, const char *id, int *ok, const char **text)
 /* File rel below the root with its inventory row of set s. */
 static void add(fx_t *f, const char *dir, const char *name, const char *data, int listed)
 {
-    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
     const char *d = *dir ? ut_path(f->root, dir) : f->root;
     const char *path = ut_path(d, name);
-    struct stat sb;
-    rs_item_t it;
 
     if (*dir && !ut_exists(d)) {
         ut_mkdir(d);
     }
     ut_write_str(path, data);
-    ck_assert_int_eq(stat(path, &sb), 0);
-    rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
-    memset(&it, 0, sizeof(it));
-    it.dir = dir;
-    it.name = name;
-    it.size = (apr_int64_t)strlen(data);
-    it.mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-    it.ctime_ns = (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
-    it.dev = (apr_int64_t)sb.st_dev;
-    it.ino = (apr_int64_t)sb.st_ino;
-    it.listed = listed;
-    it.cfg = "c";
-    it.type = "text/plain";
-    it.hash[0] = apr_pstrdup(ut_pool, hex[0]);
-    ck_assert_int_eq(rs_inventory_put(f->db, "s", &it), APR_SUCCESS);
+    ut_inventory_row(f->db, "s", dir, name, path, data, 0, listed);
 }
 
 START_TEST(oldest_first_once_a_second)

@@ -130,6 +130,13 @@ void ut_peer_stop(void);
  * connection closed) before ut_pool goes. */
 rs_jobthread_t *ut_jobthread(const char *dir, rs_db_t *store, const rs_logger_t *log);
 
+/* The inventory row of set for the file at path (dir/name below the
+ * root), written with data: its md5, its stat, type text/plain, cfg "c";
+ * size_delta != 0 makes the row describe another version than the file
+ * holds. */
+void ut_inventory_row(rs_db_t *db, const char *set, const char *dir, const char *name,
+                      const char *path, const char *data, int size_delta, int listed);
+
 /* A logger that keeps every message. */
 typedef struct ut_log_t {
     rs_logger_t logger;

@@ -16,6 +16,8 @@
 #include <apr_strings.h>
 #include <apr_time.h>
 #include <libxml/parser.h>
+#include "rs_hash.h"
+#include "rs_inventory.h"
 #include "unit.h"
 
 apr_pool_t *ut_pool;
@@ -368,4 +370,28 @@ rs_jobthread_t *ut_jobthread(const char *dir, rs_db_t *store, const rs_logger_t 
     rs_jobthread_setup(jt, ut_pool, dir, store, log);
     apr_pool_pre_cleanup_register(ut_pool, jt, jobthread_stop);
     return jt;
+}
+
+void ut_inventory_row(rs_db_t *db, const char *set, const char *dir, const char *name,
+                      const char *path, const char *data, int size_delta, int listed)
+{
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    struct stat sb;
+    rs_item_t it;
+
+    ck_assert_int_eq(stat(path, &sb), 0);
+    rs_hash_buf(data, strlen(data), RS_HASH_MD5, hex);
+    memset(&it, 0, sizeof(it));
+    it.dir = dir;
+    it.name = name;
+    it.size = (apr_int64_t)strlen(data) + size_delta;
+    it.mtime_ns = (apr_int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    it.ctime_ns = (apr_int64_t)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec;
+    it.dev = (apr_int64_t)sb.st_dev;
+    it.ino = (apr_int64_t)sb.st_ino;
+    it.listed = listed;
+    it.cfg = "c";
+    it.type = "text/plain";
+    it.hash[0] = apr_pstrdup(ut_pool, hex[0]);
+    ck_assert_int_eq(rs_inventory_put(db, set, &it), APR_SUCCESS);
 }
