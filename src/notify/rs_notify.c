@@ -20,6 +20,7 @@ enum {
     N_ADD_SEALED,
     N_PRUNE,
     N_RESET,
+    N_RESET_CURSORS,
     N_HAS_OPEN,
     N_WINDOW,
     N_MAX
@@ -50,7 +51,8 @@ static const char *const sql[N_MAX] = {
     "AND sealed = 1) "
     "AND id <= COALESCE((SELECT MIN(cursor) FROM notify_dests WHERE setname = %s "
     "AND topic = %s), id)",
-    "DELETE FROM notifications WHERE sealed = 0",
+    "DELETE FROM notifications",
+    "UPDATE notify_dests SET cursor = 0, attempts = 0, next_try = 0",
     "SELECT COUNT(*) FROM notifications WHERE setname = %s AND topic = 'change' AND sealed = 0",
     /* The newest sealed change notifications from an id on. */
     "SELECT " NCOLS " FROM notifications WHERE setname = %s AND topic = 'change' "
@@ -486,7 +488,15 @@ apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
 
 apr_status_t rs_notify_reset(rs_notify_t *n)
 {
-    return exec(n, N_RESET, NULL, NULL);
+    apr_status_t rv;
+
+    if ((rv = rs_db_begin(n->db)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = exec(n, N_RESET, NULL, NULL)) == APR_SUCCESS) {
+        rv = exec(n, N_RESET_CURSORS, NULL, NULL);
+    }
+    return rv == APR_SUCCESS ? rs_db_commit(n->db) : (rs_db_rollback(n->db), rv);
 }
 
 apr_status_t rs_notify_window(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,

@@ -161,9 +161,15 @@ apr_status_t rs_notify_has_open(rs_notify_t *n, const char *set, int *open);
 apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic, apr_time_t cutoff,
                              int *deleted);
 
-/* Forget the open (unsealed) notifications: their journal records are
- * gone (a new history: the journal started over).  Sealed ones stay, so
- * ids go on from theirs and delivery cursors stay valid. */
+/* A new history (rs_statecheck.h): forget every notification, open and
+ * sealed, and set every destination's cursor back to 0 (no attempts, due
+ * at once), in one transaction.  The open ones' journal records are gone
+ * (the journal started over); the sealed ones name the old history's
+ * resources, and after a change of the base URLs resources the server no
+ * longer has: neither a topic nor a delivery may carry them any more.
+ * Ids start over from 1 in the empty table, the cursors with them, so
+ * every destination gets the new history's notifications from its
+ * first.  Called before the delivery thread starts. */
 apr_status_t rs_notify_reset(rs_notify_t *n);
 
 #endif

@@ -447,23 +447,41 @@ START_TEST(gap_after_records_not_carried)
 }
 END_TEST
 
-/* A new history forgets open notifications only: ids go on. */
-START_TEST(reset_keeps_sealed)
+/* A new history forgets every notification, open and sealed (they name
+ * the old history's resources), and sets the destinations' cursors back
+ * to 0, so that the new history's first notification (id 1 again)
+ * reaches a destination that had passed the old ones. */
+START_TEST(reset_forgets_all)
 {
     nf_t f;
     apr_array_header_t *a;
-    int open = 0;
+    apr_int64_t min = -1;
+    int open = 0, found = 0;
 
     nf_init(&f, 10);
     record(&f, 2);
     ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     record(&f, 1);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
+    record(&f, 1);
+    a = all(&f, RS_NOTIFY_CHANGE);
+    ck_assert_int_eq(a->nelts, 2);
+    ck_assert_int_eq(rs_notifydest_ensure(f.db, "s", "change", "fat", "http://h/",
+                                          APR_ARRAY_IDX(a, 1, rs_notification_t).id, NULL),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_notify_reset(f.n), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_has_open(f.n, "s", &open), APR_SUCCESS);
     ck_assert_int_eq(open, 0);
+    ck_assert_int_eq(all(&f, RS_NOTIFY_CHANGE)->nelts, 0);
+    ck_assert_int_eq(rs_notifydest_min_cursor(f.db, "s", "change", "fat", &min, &found),
+                     APR_SUCCESS);
+    ck_assert_int_eq(found, 1);
+    ck_assert_int_eq(min, 0);
+    record(&f, 1);
+    ck_assert_int_eq(rs_notify_seal(f.n, ut_pool, &f.o, APR_INT64_MAX, NULL, NULL), APR_SUCCESS);
     a = all(&f, RS_NOTIFY_CHANGE);
     ck_assert_int_eq(a->nelts, 1);
-    ck_assert_int_eq(APR_ARRAY_IDX(a, 0, rs_notification_t).count, 2);
+    ck_assert_int_gt(APR_ARRAY_IDX(a, 0, rs_notification_t).id, min);
 }
 END_TEST
 
@@ -607,7 +625,7 @@ Suite *notify_suite(void)
     tcase_add_test(tc, framework_up_link);
     tcase_add_test(tc, prune_keeps_undelivered_and_newest);
     tcase_add_test(tc, recorder_carries_records_in_its_transaction);
-    tcase_add_test(tc, reset_keeps_sealed);
+    tcase_add_test(tc, reset_forgets_all);
     tcase_add_test(tc, gap_after_records_not_carried);
     tcase_add_test(tc, window_merges_newest_first_within_max_entries);
     tcase_add_test(tc, destinations_rows_cursor_backlog);
