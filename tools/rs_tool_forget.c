@@ -7,7 +7,8 @@
  * name them, rs_schema_tables) and its meta keys ("<what>:<set>":
  * snapshot-gen, snapshot-key, snapshot-seq, dump-gen, root-dev ...), and
  * its directories (rs_statedir.h): snapshots, Change Lists, Resource
- * Dumps, captures, Change Dumps, notification topics.
+ * Dumps, captures, Change Dumps, notification topics, and the file of its
+ * base URLs.
  *
  * Race with the module: a watcher serving the set holds a shared lock on
  * <statedir>/locks/<set> (rs_setlock.h).  forget-set takes the exclusive
@@ -36,16 +37,18 @@
 #include "rs_tool.h"
 #include "rs_tool_statedir.h"
 
-/* The set's directories below the state directory. */
+/* The set's directories below the state directory, and the file of its
+ * base URLs (rs_statecheck.h). */
 static const char **set_dirs(apr_pool_t *p, const char *sd, const char *set)
 {
-    const char **d = apr_pcalloc(p, 7 * sizeof(*d));
+    const char **d = apr_pcalloc(p, 8 * sizeof(*d));
     d[0] = rs_statedir_snapset(p, sd, set);
     d[1] = rs_statedir_clset(p, sd, set);
     d[2] = rs_statedir_dumpset(p, sd, set);
     d[3] = rs_statedir_captureset(p, sd, set);
     d[4] = rs_statedir_cdumpset(p, sd, set);
     d[5] = rs_statedir_notifyset(p, sd, set);
+    d[6] = rs_statedir_setbase(p, sd, set);
     return d;
 }
 
@@ -130,7 +133,7 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
     if ((rc = forget_rows(sp, db, set, &rows)) == RS_TOOL_OK) {
         for (d = set_dirs(p, statedir, set), i = 0; d[i]; i++) {
             struct stat sb;
-            int had = stat(d[i], &sb) == 0;
+            int had = stat(d[i], &sb) == 0 && S_ISDIR(sb.st_mode);
             if ((rv = rs_file_remove_tree(p, d[i])) != APR_SUCCESS) {
                 rc = rs_tool_err(RS_TOOL_FAIL, "forget-set: cannot remove '%s': %s", d[i],
                                  apr_strerror(rv, err, sizeof(err)));

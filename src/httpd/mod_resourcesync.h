@@ -110,6 +110,10 @@ typedef struct rs_set_t {
     const char *cl_index_url; /* .../changelist.xml */
     const char *root_url;     /* absolute URL of dir, escaped, ends "/" */
     const char *doc_base;     /* absolute URL of <prefix>/<name>/ */
+    /* root_url and doc_base, a space between: the base URLs every absolute
+     * URL of the set's documents begins with; its documents on disk were
+     * written with the one recorded (rs_statecheck.h). */
+    const char *base;
     const char *capability_url;
     const char *list_url;
     const char *snap_dir; /* <statedir>/snapshots/<name> */

@@ -357,6 +357,7 @@ static void resolve_set_urls(apr_pool_t *pconf, rs_set_t *set, const rs_srv_conf
     set->root_url =
         apr_pstrcat(pconf, sc->canonical, rs_uri_escape_path(pconf, set->url_path), NULL);
     set->doc_base = apr_pstrcat(pconf, sc->canonical, prefix, "/", set->name, "/", NULL);
+    set->base = apr_pstrcat(pconf, set->root_url, " ", set->doc_base, NULL);
     set->capability_url = apr_pstrcat(pconf, set->doc_base, "capabilitylist.xml", NULL);
     set->list_url = apr_pstrcat(pconf, set->doc_base, "resourcelist.xml", NULL);
     set->snap_dir = rs_statedir_snapset(pconf, rs_global.state_dir, set->name);

@@ -172,6 +172,25 @@ static void seed_open_list(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *
     apr_dir_close(d);
 }
 
+/* Whether the set's documents on disk were written with other base URLs
+ * than its configuration's (<statedir>/base/<set>, rs_statecheck.h): then
+ * they name a scheme, host, port or path the server no longer has, and
+ * nothing of them is seeded (the watcher starts a new history).  A set
+ * without the file (never started, or by a version that did not write
+ * it) is taken to have them. */
+static int seed_base_changed(apr_pool_t *p, const rs_set_t *set)
+{
+    apr_size_t len = strlen(set->base), got = 0;
+    char *buf = NULL;
+    apr_status_t rv = rs_file_read_small(p, rs_statedir_setbase(p, rs_global.state_dir, set->name),
+                                         len + 1, &buf, &got);
+
+    if (APR_STATUS_IS_ENOENT(rv)) {
+        return 0;
+    }
+    return rv != APR_SUCCESS || got != len || memcmp(buf, set->base, len);
+}
+
 /* In the seed process, as the run user: every set's entry from disk. */
 static void seed_sets(apr_pool_t *p, rs_status_set_t *sets)
 {
@@ -183,6 +202,11 @@ static void seed_sets(apr_pool_t *p, rs_status_set_t *sets)
     }
     for (i = 0; i < rs_global.sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *);
+        /* An entry without a history serves nothing of any (the topics
+         * too: mod_resourcesync_handler.c) until the watcher adopts one. */
+        if (seed_base_changed(p, set)) {
+            continue;
+        }
         apr_cpystrn(sets[i].history, history, sizeof(sets[i].history));
         /* A set without a snapshot directory has never been scanned:
          * nothing of it is seeded. */

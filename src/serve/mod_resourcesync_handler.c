@@ -390,9 +390,13 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
 /* A notification topic: the newest payload the watcher wrote (a file
  * replaced by rename: a strong ETag per version), or an empty body before
  * the first; always the Link header with rel="self" and the hubs (on 304
- * too).  404 when the set has notifications off. */
+ * too).  404 when the set has notifications off.  While the set's entry
+ * has no history (not seeded: its documents were written with other base
+ * URLs, mod_resourcesync_seed.c), the payload on disk may be of a history
+ * the watcher is about to end: nothing is served of it. */
 static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
 {
+    rs_status_set_t cur;
     const char *path;
 
     if (!set->notify) {
@@ -400,7 +404,8 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
     }
     apr_table_setn(r->headers_out, "Link", rs_notifyconf_link_header(r->pool, set, topic));
     path = rs_statedir_notify_topic(r->pool, set->notify_dir, topic);
-    if (rs_file_exists(r->pool, path)) {
+    rs_status_read_set(set->slot, &cur);
+    if (*cur.history && rs_file_exists(r->pool, path)) {
         return send_file(r, path, 0);
     }
     ap_set_content_type(r, "application/xml");

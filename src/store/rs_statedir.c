@@ -204,6 +204,16 @@ const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char 
     return apr_pstrcat(p, rs_statedir_locks(p, statedir), "/", set, NULL);
 }
 
+const char *rs_statedir_bases(apr_pool_t *p, const char *statedir)
+{
+    return apr_pstrcat(p, statedir, "/base", NULL);
+}
+
+const char *rs_statedir_setbase(apr_pool_t *p, const char *statedir, const char *set)
+{
+    return apr_pstrcat(p, rs_statedir_bases(p, statedir), "/", set, NULL);
+}
+
 const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir)
 {
     return apr_pstrcat(p, statedir, "/withdraw", NULL);

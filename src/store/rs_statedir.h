@@ -19,6 +19,8 @@
  *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
  *       (and .xml: a copy of its manifest)
  *   <statedir>/locks/<set>                  a set's lock file (rs_setlock.h)
+ *   <statedir>/base/<set>                   the base URLs of the set's documents
+ *       on disk (rs_statecheck.h), read by the status segment's seed
  *   <statedir>/hub/spool/<time>-<rand>.req   a hub subscription request
  *       (rs_hubreq.h; written by children as tmp-*, then renamed)
  *   <statedir>/hub/intake                   the hub intake's summary
@@ -129,6 +131,11 @@ const char *rs_statedir_locks(apr_pool_t *p, const char *statedir);
 /* <statedir>/locks/<set>: the file a watcher that serves the set holds a
  * shared lock on (rs_setlock.h). */
 const char *rs_statedir_setlock(apr_pool_t *p, const char *statedir, const char *set);
+/* <statedir>/base: the files of the sets' base URLs. */
+const char *rs_statedir_bases(apr_pool_t *p, const char *statedir);
+/* <statedir>/base/<set>: the base URLs the set's documents on disk were
+ * written with (rs_statecheck.h), for the seed of the status segment. */
+const char *rs_statedir_setbase(apr_pool_t *p, const char *statedir, const char *set);
 /* <statedir>/withdraw: withdrawal requests and their outcomes
  * (rs_withdraw.h). */
 const char *rs_statedir_withdraw(apr_pool_t *p, const char *statedir);

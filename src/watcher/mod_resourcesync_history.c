@@ -68,14 +68,17 @@ apr_status_t rs_drive_history_start(rs_drive_t *d)
     rs_logger_t log = { history_log, d->s };
     rs_statecheck_where_t w;
     const char **names = apr_palloc(d->iter, sizeof(*names) * (apr_size_t)(d->nsets + 1));
+    const char **bases = apr_palloc(d->iter, sizeof(*bases) * (apr_size_t)(d->nsets + 1));
     apr_status_t rv;
     int i;
 
     for (i = 0; i < d->nsets; i++) {
         names[i] = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->name;
+        bases[i] = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->base;
     }
     w.statedir = rs_global.state_dir;
     w.sets = names;
+    w.bases = bases;
     w.nsets = d->nsets;
     w.hooks = &hooks;
     w.log = &log;

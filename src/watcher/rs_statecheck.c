@@ -6,6 +6,7 @@
 #include <apr_file_info.h>
 #include "rs_statecheck.h"
 #include "rs_file.h"
+#include "rs_notify.h"
 #include "rs_parse.h"
 #include "rs_statedir.h"
 
@@ -117,6 +118,30 @@ static const char *store_behind(const rs_statecheck_where_t *w, apr_pool_t *p,
     return NULL;
 }
 
+const char *rs_statecheck_base_changed(const rs_statecheck_where_t *w, apr_pool_t *p,
+                                       rs_db_t *store)
+{
+    int i;
+
+    for (i = 0; w->bases && i < w->nsets; i++) {
+        const char *old = NULL;
+        /* The resources' own URLs change with the base (ResourceSync 1.1
+         * section 2: a resource is identified by its URI), so every URL a
+         * destination holds is another resource's now: it must take a new
+         * baseline whatever is rewritten, and a new history tells it so
+         * (the Change List Index begins after what it saw). */
+        if (w->bases[i]
+            && rs_db_meta_get(store, p, apr_pstrcat(p, RS_STATECHECK_BASE_META, w->sets[i], NULL),
+                              &old)
+                   == APR_SUCCESS
+            && old && strcmp(old, w->bases[i])) {
+            return apr_psprintf(p, "the base URLs of set %s changed from '%s' to '%s'", w->sets[i],
+                                old, w->bases[i]);
+        }
+    }
+    return NULL;
+}
+
 apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store,
                                  rs_journal_t *journal, rs_statecheck_verdict_t *v)
 {
@@ -157,8 +182,8 @@ apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p, 
     else if (strcmp(v->stored, v->published)) {
         v->why = apr_psprintf(p, "the store holds history %s (it was replaced)", v->stored);
     }
-    else {
-        v->why = store_behind(w, p, journal, v->published);
+    else if (!(v->why = store_behind(w, p, journal, v->published))) {
+        v->why = rs_statecheck_base_changed(w, p, store);
     }
     return APR_SUCCESS;
 }
@@ -192,6 +217,16 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
     for (i = 0; hk && hk->gen_floor && i < w->nsets; i++) {
         hk->gen_floor(hk->baton, i, newest_gen(p, rs_statedir_snapset(p, statedir, w->sets[i])));
     }
+    /* The topics' newest payloads belong to the old history's outbox (and
+     * name its lists and base URLs): a topic is empty until the new
+     * history's first notification.  Removed before adopt, which gives
+     * an entry that was not seeded (other base URLs) the history under
+     * which children serve the topic files. */
+    for (i = 0; i < w->nsets; i++) {
+        const char *ns = rs_statedir_notifyset(p, statedir, w->sets[i]);
+        apr_file_remove(rs_statedir_notify_topic(p, ns, RS_NOTIFY_CHANGE), p);
+        apr_file_remove(rs_statedir_notify_topic(p, ns, RS_NOTIFY_FRAMEWORK), p);
+    }
     if (hk && hk->adopt) {
         hk->adopt(hk->baton, sc->history);
     }
@@ -216,6 +251,49 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
                 "removed, and destinations must take a new baseline",
                 rs_statedir_db(p, statedir), v->published ? " " : "",
                 v->published ? v->published : "", v->why, sc->history);
+    return APR_SUCCESS;
+}
+
+/* Record set i's base URL (w->bases[i]) where it differs: in the store
+ * (what rs_statecheck_base_changed compares), then in
+ * <statedir>/base/<set> (what the seed of the status segment compares). */
+static apr_status_t record_base(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store,
+                                int i)
+{
+    const char *key = apr_pstrcat(p, RS_STATECHECK_BASE_META, w->sets[i], NULL);
+    const char *path = rs_statedir_setbase(p, w->statedir, w->sets[i]);
+    const char *base = w->bases[i], *old = NULL;
+    apr_size_t len = strlen(base), got = 0;
+    char *buf = NULL;
+    apr_status_t rv;
+
+    if ((rv = rs_db_meta_get(store, p, key, &old)) == APR_SUCCESS && (!old || strcmp(old, base))) {
+        rv = rs_db_meta_put(store, key, base);
+    }
+    if (rv != APR_SUCCESS
+        || (rs_file_read_small(p, path, len + 1, &buf, &got) == APR_SUCCESS && got == len
+            && !memcmp(buf, base, len))) {
+        return rv;
+    }
+    rv = apr_dir_make_recursive(rs_statedir_bases(p, w->statedir), APR_FPROT_OS_DEFAULT, p);
+    return rv == APR_SUCCESS ? rs_file_replace_buf(p, path, base, len) : rv;
+}
+
+/* record_base for every set that has base URLs. */
+static apr_status_t record_bases(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store)
+{
+    apr_status_t rv;
+    int i;
+
+    for (i = 0; w->bases && i < w->nsets; i++) {
+        if (w->bases[i] && (rv = record_base(w, p, store, i)) != APR_SUCCESS) {
+            rs_log_emit(w->log, RS_LOG_EMERG, rv,
+                        "watcher: cannot record the base URLs of set %s in "
+                        "ResourceSyncStateDir '%s'",
+                        w->sets[i], w->statedir);
+            return rv;
+        }
+    }
     return APR_SUCCESS;
 }
 
@@ -249,6 +327,9 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
                         "the state store in ResourceSyncStateDir '%s'",
                         w->statedir);
         }
+        return rv;
+    }
+    if ((rv = record_bases(w, p, store)) != APR_SUCCESS) {
         return rv;
     }
     if (w->hooks && w->hooks->adopt) {

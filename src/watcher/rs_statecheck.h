@@ -19,17 +19,26 @@
  *      them when it has no id although documents are on disk (deleted, or
  *      from a version without histories), when its id differs (replaced),
  *      or when a closed list of its id on disk is unknown to it (restored
- *      from an older copy, or its write-ahead log lost).  Then a new
+ *      from an older copy, or its write-ahead log lost), or when the base
+ *      URLs of a set (scheme, host, port, path prefix: ServerName, Listen,
+ *      SSL, ResourceSyncBaseURL, ResourceSyncPrefix, the set's URL-path)
+ *      differ from those its documents were written with (meta
+ *      RS_STATECHECK_BASE_META<set>).  Then a new
  *      history starts: the journal forgotten (so each set's next scan is a
  *      new baseline, and the Change List Index begins after anything a
  *      destination saw), hooks->forget, new id in the store, generation
  *      floors (hooks->gen_floor), every set's status entry emptied and
  *      marked with it (hooks->adopt: children answer 404 for the old URLs
  *      and 503 until the new lists exist), the ring emptied
- *      (hooks->emptied), every document of the old history removed, then
- *      <statedir>/history written; one warning says so.  A crash at any
- *      step leaves a store whose id differs from the file, so the next
- *      watcher starts over again;
+ *      (hooks->emptied), every document of the old history removed (the
+ *      notification topics' newest payloads too), then <statedir>/history
+ *      written; one warning says so.  A crash at any step leaves a store
+ *      whose id differs from the file, so the next watcher starts over
+ *      again.  Last, every set's base URLs are recorded: in the store, then
+ *      in <statedir>/base/<set> for the seed of the status segment, which
+ *      does not seed a set whose file names other base URLs than its
+ *      configuration (a crash before the file keeps the old one there:
+ *      nothing seeded, the safe side);
  *   2. while running (rs_statecheck_lost, every RS_STATECHECK_INTERVAL)
  *      the store file's device and inode and the store's id are compared
  *      with those at start: a store deleted or replaced under the watcher
@@ -47,6 +56,10 @@
 #include "rs_history.h"
 #include "rs_journal.h"
 #include "rs_log.h"
+
+/* The store's meta key of a set's base URLs is this prefix and the set's
+ * name (rs-tool forget-set removes it with the set's other keys). */
+#define RS_STATECHECK_BASE_META "base:"
 
 /* How often the running watcher looks at the store file. */
 #define RS_STATECHECK_INTERVAL apr_time_from_sec(2)
@@ -89,6 +102,11 @@ typedef struct rs_statecheck_hooks_t {
 typedef struct rs_statecheck_where_t {
     const char *statedir;
     const char *const *sets;
+    /* The base URLs each set's documents are written with from now on
+     * (index as sets; the caller's text, compared and recorded as it is),
+     * or NULL (none compared or recorded).  A set's entry NULL: not that
+     * set's. */
+    const char *const *bases;
     int nsets;
     const rs_statecheck_hooks_t *hooks;
     const rs_logger_t *log;
@@ -110,13 +128,23 @@ typedef struct rs_statecheck_verdict_t {
 apr_status_t rs_statecheck_judge(const rs_statecheck_where_t *w, apr_pool_t *p, rs_db_t *store,
                                  rs_journal_t *journal, rs_statecheck_verdict_t *v);
 
+/* Why the documents of a continuing store no longer name the sets' base
+ * URLs, or NULL: the first set whose base URLs recorded in store differ
+ * from w->bases (a set without recorded ones, as written by a version
+ * that did not record them, is taken to have them).  Part of
+ * rs_statecheck_judge; changes nothing. */
+const char *rs_statecheck_base_changed(const rs_statecheck_where_t *w, apr_pool_t *p,
+                                       rs_db_t *store);
+
 /* Step 1: judge, then adopt the store's history into sc->history, or
  * start a new one (see above; one warning), or give a new store without
  * published documents its first history; record it in <statedir>/history
- * when it is not there, call hooks->adopt, and remember the store file
+ * when it is not there, record the sets' base URLs (in the store, then
+ * in <statedir>/base/<set>), call hooks->adopt, and remember the store file
  * (w->statedir's rs_statedir_db) with the first look at now +
  * RS_STATECHECK_INTERVAL (now: monotonic).  Returns the cause (logged at
- * the emergency level) when the history cannot be read or recorded. */
+ * the emergency level) when the history cannot be read or recorded, or a
+ * set's base URLs cannot be recorded. */
 apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_t *w, apr_pool_t *p,
                                  rs_db_t *store, rs_journal_t *journal, apr_time_t now);
 

@@ -9,6 +9,7 @@
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_history.h"
+#include "rs_notify.h"
 #include "rs_schema.h"
 #include "rs_statecheck.h"
 #include "rs_statedir.h"
@@ -32,6 +33,8 @@ typedef struct {
 } sc_fix_t;
 
 static const char *const sets[] = { "s1", "s2" };
+#define BASE_A "http://h:8080/s/ http://h:8080/resourcesync/s/"
+#define BASE_B "https://h/mirror/s/ https://h/mirror/resourcesync/s/"
 
 static apr_status_t h_forget(void *baton)
 {
@@ -117,6 +120,12 @@ static const char *stored(sc_fix_t *f)
     return h;
 }
 
+/* A set's topic file. */
+static const char *topic(sc_fix_t *f, const char *set, const char *name)
+{
+    return rs_statedir_notify_topic(ut_pool, rs_statedir_notifyset(ut_pool, f->dir, set), name);
+}
+
 /* Documents of a history on disk: generations 3 and 7 of s1 (and a
  * file in 7), a closed Change List of s2, a Change Dump package of s1. */
 static void publish(sc_fix_t *f, const char *history)
@@ -141,6 +150,14 @@ static void publish(sc_fix_t *f, const char *history)
     }
     ut_write_str(rs_statedir_cl_list(ut_pool, cl2, history, 1), "<urlset/>");
     ut_write_str(rs_statedir_cdump_pkg(ut_pool, cd1, history, 1, 0, 0), "zip");
+    if (!ut_exists(rs_statedir_notify(ut_pool, f->dir))) {
+        ut_mkdir(rs_statedir_notify(ut_pool, f->dir));
+        ut_mkdir(rs_statedir_notifyset(ut_pool, f->dir, "s1"));
+    }
+    ut_write_str(topic(f, "s1", RS_NOTIFY_CHANGE), "<urlset/>");
+    ut_write_str(topic(f, "s1", RS_NOTIFY_FRAMEWORK), "<urlset/>");
+    ut_write_str(rs_statedir_notify_digests(ut_pool, rs_statedir_notifyset(ut_pool, f->dir, "s1")),
+                 "digests");
 }
 
 /* Nothing published of the old history is left; the set directories'
@@ -152,6 +169,11 @@ static void assert_removed(sc_fix_t *f)
     ck_assert(!ut_exists(rs_statedir_cdumpset(ut_pool, f->dir, "s1")));
     ck_assert(ut_exists(rs_statedir_snapshots(ut_pool, f->dir)));
     ck_assert(ut_exists(rs_statedir_changelists(ut_pool, f->dir)));
+    /* The topics' newest payloads go; the documents' digests stay. */
+    ck_assert(!ut_exists(topic(f, "s1", RS_NOTIFY_CHANGE)));
+    ck_assert(!ut_exists(topic(f, "s1", RS_NOTIFY_FRAMEWORK)));
+    ck_assert(ut_exists(
+        rs_statedir_notify_digests(ut_pool, rs_statedir_notifyset(ut_pool, f->dir, "s1"))));
 }
 
 static void assert_kept(sc_fix_t *f)
@@ -159,6 +181,7 @@ static void assert_kept(sc_fix_t *f)
     ck_assert(ut_exists(rs_statedir_gen(ut_pool, rs_statedir_snapset(ut_pool, f->dir, "s1"), 7)));
     ck_assert(ut_exists(rs_statedir_clset(ut_pool, f->dir, "s2")));
     ck_assert(ut_exists(rs_statedir_cdumpset(ut_pool, f->dir, "s1")));
+    ck_assert(ut_exists(topic(f, "s1", RS_NOTIFY_CHANGE)));
 }
 
 /* The steps of a new history, in their order, for history h, with the
@@ -481,6 +504,135 @@ START_TEST(lost_unlookable)
 }
 END_TEST
 
+/* publish, with the closed list known to the store (the same store goes
+ * on). */
+static void publish_known(sc_fix_t *f, const char *history)
+{
+    rs_changelist_t cl;
+    ck_assert_int_eq(rs_journal_begin_set(f->j, "s2", T0), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_close(f->j, ut_pool, "s2", -1, 0, T0 + 10, &cl), APR_SUCCESS);
+    ck_assert_int_eq(cl.id, 1);
+    publish(f, history);
+}
+
+/* The base URLs recorded for set i: in the store (NULL: none) and in
+ * its file (NULL: none). */
+static const char *base_stored(sc_fix_t *f, int i)
+{
+    const char *v = NULL;
+    ck_assert_int_eq(rs_db_meta_get(f->st, ut_pool,
+                                    apr_pstrcat(ut_pool, RS_STATECHECK_BASE_META, sets[i], NULL),
+                                    &v),
+                     APR_SUCCESS);
+    return v;
+}
+
+static const char *base_file(sc_fix_t *f, int i)
+{
+    const char *path = rs_statedir_setbase(ut_pool, f->dir, sets[i]);
+    return ut_exists(path) ? ut_read(path, NULL) : NULL;
+}
+
+/* Every set's base URLs are recorded at start, in the store and in its
+ * file; the same ones at the next start: the store continues, nothing is
+ * removed or logged.  A set without base URLs (NULL) records none. */
+START_TEST(base_recorded)
+{
+    sc_fix_t f;
+    rs_statecheck_t sc;
+    const char *bases[] = { BASE_A, NULL };
+    const char *h;
+
+    sc_init(&f);
+    f.w.bases = bases;
+    h = start(&f, &sc);
+    ck_assert_str_eq(base_stored(&f, 0), BASE_A);
+    ck_assert_str_eq(base_file(&f, 0), BASE_A);
+    ck_assert_ptr_null(base_stored(&f, 1));
+    ck_assert_ptr_null(base_file(&f, 1));
+    publish_known(&f, h);
+    f.calls = "";
+    ck_assert_str_eq(start(&f, &sc), h);
+    ck_assert_str_eq(f.calls, apr_pstrcat(ut_pool, "adopt:", h, " ", NULL));
+    ck_assert_int_eq(f.ul.msgs->nelts, 0);
+    assert_kept(&f);
+    /* A file that differs from the store (a crash between the two) is
+     * written again, without a new history. */
+    ut_write_str(rs_statedir_setbase(ut_pool, f.dir, "s1"), BASE_B);
+    ck_assert_str_eq(start(&f, &sc), h);
+    ck_assert_str_eq(base_file(&f, 0), BASE_A);
+    ck_assert_int_eq(f.ul.msgs->nelts, 0);
+}
+END_TEST
+
+/* The base URLs of a set changed (another port, scheme, host or path
+ * prefix): the documents name URLs the server no longer has, so a new
+ * history starts (every step, the documents and topics removed, one
+ * warning naming the set and both base URLs), and the new ones are
+ * recorded. */
+START_TEST(base_changed)
+{
+    sc_fix_t f;
+    rs_statecheck_t sc;
+    rs_statecheck_verdict_t v;
+    const char *bases[] = { BASE_A, BASE_A };
+    const char *h, *h2;
+
+    sc_init(&f);
+    f.w.bases = bases;
+    h = start(&f, &sc);
+    publish_known(&f, h);
+    bases[1] = BASE_B;
+    ck_assert_str_eq(rs_statecheck_base_changed(&f.w, ut_pool, f.st),
+                     "the base URLs of set s2 changed from '" BASE_A "' to '" BASE_B "'");
+    ck_assert_int_eq(rs_statecheck_judge(&f.w, ut_pool, f.st, f.j, &v), APR_SUCCESS);
+    ck_assert_str_eq(v.why, "the base URLs of set s2 changed from '" BASE_A "' to '" BASE_B "'");
+    h2 = start_new(&f, &sc, 7);
+    ck_assert_str_ne(h2, h);
+    assert_removed(&f);
+    ck_assert_str_eq(base_stored(&f, 1), BASE_B);
+    ck_assert_str_eq(base_file(&f, 1), BASE_B);
+    ck_assert_str_eq(base_stored(&f, 0), BASE_A);
+    ck_assert_int_eq(f.ul.nwarn, 1);
+    ck_assert_int_eq(
+        ut_log_count(&f.ul, apr_psprintf(ut_pool,
+                                         "published history %s: the base URLs of set s2 changed "
+                                         "from '" BASE_A "' to '" BASE_B "'; history %s starts",
+                                         h, h2)),
+        1);
+    /* Started again with the new ones: the store continues. */
+    ck_assert_ptr_null(rs_statecheck_base_changed(&f.w, ut_pool, f.st));
+    ck_assert_str_eq(start(&f, &sc), h2);
+    ck_assert_int_eq(f.ul.msgs->nelts, 1);
+}
+END_TEST
+
+/* A store without recorded base URLs (written by a version that did not
+ * record them) or callers that give none: nothing is compared, the store
+ * continues; the base URLs given are recorded. */
+START_TEST(base_unknown)
+{
+    sc_fix_t f;
+    rs_statecheck_t sc;
+    const char *bases[] = { BASE_B, BASE_B };
+    const char *h;
+
+    sc_init(&f);
+    h = start(&f, &sc);
+    publish_known(&f, h);
+    ck_assert_ptr_null(base_stored(&f, 0));
+    f.w.bases = bases;
+    ck_assert_ptr_null(rs_statecheck_base_changed(&f.w, ut_pool, f.st));
+    f.calls = "";
+    ck_assert_str_eq(start(&f, &sc), h);
+    ck_assert_str_eq(f.calls, apr_pstrcat(ut_pool, "adopt:", h, " ", NULL));
+    assert_kept(&f);
+    ck_assert_str_eq(base_stored(&f, 0), BASE_B);
+    ck_assert_str_eq(base_file(&f, 1), BASE_B);
+    ck_assert_int_eq(f.ul.msgs->nelts, 0);
+}
+END_TEST
+
 Suite *statecheck_suite(void)
 {
     Suite *s = suite_create("statecheck");
@@ -495,6 +647,9 @@ Suite *statecheck_suite(void)
     tcase_add_test(tc, lost_timing);
     tcase_add_test(tc, lost_replaced);
     tcase_add_test(tc, lost_unlookable);
+    tcase_add_test(tc, base_recorded);
+    tcase_add_test(tc, base_changed);
+    tcase_add_test(tc, base_unknown);
     suite_add_tcase(s, tc);
     return s;
 }

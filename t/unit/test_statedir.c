@@ -39,6 +39,8 @@ START_TEST(layout)
         { rs_statedir_notify_digests(p, ns), SD "/notify/s1/documents.digest" },
         { rs_statedir_locks(p, SD), SD "/locks" },
         { rs_statedir_setlock(p, SD, "s1"), SD "/locks/s1" },
+        { rs_statedir_bases(p, SD), SD "/base" },
+        { rs_statedir_setbase(p, SD, "s1"), SD "/base/s1" },
         { wd, SD "/withdraw" },
         { rs_statedir_withdraw_file(p, wd, "0001-7", 0), SD "/withdraw/0001-7.req" },
         { rs_statedir_withdraw_file(p, wd, "0001-7", 1), SD "/withdraw/0001-7.done" },
