@@ -11,7 +11,10 @@
 # lists are gone; and once files change again the crawl is complete: a
 # closed list, a package of each dump and both topics, and a Resource
 # List that holds exactly the tree with every change made before the
-# restart (also while the server was stopped).  Private server.
+# restart (also while the server was stopped).  On the new port the
+# conformance crawl (rs-check crawl --verify-dumps) passes, and a strict
+# destination (rs-check mirror --dumps, changes, mirror, compare) ends
+# with the tree.  Private server.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -23,7 +26,7 @@ use RSTest qw(started_server set_conf STATE_CONF get put doc xpc wait_for free_p
 use RSTest::Docs qw(tree_files loc_relpath);
 use RSDump qw(save zip_member);
 
-plan tests => 20;
+plan tests => 22;
 
 my $set_conf = set_conf('s', 'www/s', 'ResourceSyncMaxEntries 3', 'ResourceSyncHash sha-256',
                         'ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4',
@@ -164,6 +167,8 @@ my $A = $srv->base;
 my $c1 = crawl_complete('port A', 7, $A, $A);
 my @old_lists = closed_lists($c1);
 ok(@old_lists >= 2, 'port A: closed lists were served') or diag(explain([ keys %{ $c1->{docs} } ]));
+my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";
+my $have_check = -x $rs_check;
 
 # 2. The same state directory on port B.
 my $portA = $srv->port;
@@ -173,6 +178,25 @@ my $B = $srv->base;
 my $c2 = crawl_complete('port B', 4, $B, $B, "127.0.0.1:$portA");
 my @gone = grep { my $p = substr($_, length $A); get($B . $p)->code != 404 } @old_lists;
 is_deeply(\@gone, [], "port B: the old history's closed lists answer 404 at the new base");
+SKIP: {
+    skip "no rs-check at $rs_check", 2 unless $have_check;
+    # The new base passes the conformance crawl, dumps verified.
+    my $out = `$rs_check crawl $B --fetch-resources all --verify-dumps 2>&1`;
+    is($?, 0, 'port B: rs-check crawl --fetch-resources all --verify-dumps passes') or diag($out);
+    # A new destination: baseline from the Resource Dump, changes, an
+    # incremental run from Change Dumps and Change Lists, then the tree.
+    my $mirror_b = "$tmp/mirror-b";
+    $out = `$rs_check mirror $B $mirror_b --set /s/ --dumps --url-base $B/s/ 2>&1`;
+    my $ok = $? == 0 or diag("baseline: $out");
+    churn(4);
+    $ok &&= wait_for(sub {
+        $out = `$rs_check mirror $B $mirror_b --set /s/ --dumps 2>&1`;
+        return 0 unless $? == 0;
+        $out .= `$rs_check compare $mirror_b $www 2>&1`;
+        return $? == 0;
+    }, 60) or diag($out);
+    ok($ok, 'port B: rs-check mirror --dumps, changes, mirror again, compare: the tree');
+}
 
 # 3. Behind a proxy: ResourceSyncBaseURL with another scheme, host and a
 # path prefix, on the same port.
