@@ -27,11 +27,12 @@ enum {
     ST_MAX
 };
 
-#define COLS \
-    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+#define COLS                                                                                        \
+    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg, " \
+    "encoding"
 /* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
  * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
-#define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512"
+#define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512, encoding"
 #define PAGE_COLS LIST_COLS ", ctime_ns, dev, ino, listed, cfg"
 #define PAGE_FIRST(cols)                                                \
     "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
@@ -43,12 +44,12 @@ enum {
 static const char *const sql[ST_MAX] = {
     "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
     "INSERT INTO inventory (setname, " COLS ") VALUES "
-    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s) "
+    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s, %s) "
     "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
     "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
     "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
     "sha256 = excluded.sha256, sha512 = excluded.sha512, "
-    "listed = excluded.listed, cfg = excluded.cfg",
+    "listed = excluded.listed, cfg = excluded.cfg, encoding = excluded.encoding",
     "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
     "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
@@ -88,7 +89,9 @@ static const char *const schema_v1[] = {
  * into the new table inside the migration's transaction.  (PostgreSQL
  * would create the table without the clause: its listing reads through
  * the primary key's index.) */
-#define INVENTORY_V3_COLS "setname, " COLS
+#define INVENTORY_V3_COLS                                                                       \
+    "setname, dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, " \
+    "listed, cfg"
 static const char *const schema_v3[] = {
     "CREATE TABLE inventory_v3 ("
     " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
@@ -100,9 +103,16 @@ static const char *const schema_v3[] = {
     "DROP TABLE inventory", "ALTER TABLE inventory_v3 RENAME TO inventory", NULL
 };
 
+/* Version 6: the content coding httpd sends a file with (its
+ * Content-Encoding, e.g. "gzip"; NULL: none), listed as rs:md encoding
+ * next to the media type.  Rows written before it have none until they
+ * are decided again (the configuration fingerprint makes the first scan
+ * of a newer module decide every file again). */
+static const char *const schema_v6[] = { "ALTER TABLE inventory ADD COLUMN encoding TEXT", NULL };
+
 const char *const *rs_inventory_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : NULL;
+    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : version == 6 ? schema_v6 : NULL;
 }
 
 const char *const *rs_inventory_tables(void)
@@ -153,6 +163,7 @@ static void row_item(apr_pool_t *p, const char *const *c, int n, rs_item_t *it)
     }
     it->listed = (int)col_int(c[12]);
     it->cfg = col_str(p, c[13]);
+    it->encoding = col_str(p, c[14]);
 }
 
 static void add_to_hash(void *baton, apr_pool_t *p, const char *const *c, int n)
@@ -172,9 +183,10 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, 
 
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
 {
-    const void *args[] = { set,           it->dir,     it->name,    &it->size,   &it->mtime_ns,
-                           &it->ctime_ns, &it->dev,    &it->ino,    it->type,    it->hash[0],
-                           it->hash[1],   it->hash[2], it->hash[3], &it->listed, it->cfg };
+    const void *args[] = { set,           it->dir,       it->name,    &it->size,
+                           &it->mtime_ns, &it->ctime_ns, &it->dev,    &it->ino,
+                           it->type,      it->hash[0],   it->hash[1], it->hash[2],
+                           it->hash[3],   &it->listed,   it->cfg,     it->encoding };
     return exec(db, ST_PUT, args, NULL);
 }
 
@@ -314,17 +326,19 @@ static void item_of_row(const rs_db_row_t *row, int fields, rs_item_t *it)
         v = rs_db_row_text(row, 5 + i);
         it->hash[i] = v && *v ? v : NULL;
     }
+    v = rs_db_row_text(row, 9);
+    it->encoding = v && *v ? v : NULL;
     if (fields == RS_INVENTORY_LISTING) {
         it->ctime_ns = it->dev = it->ino = 0;
         it->listed = 1;
         it->cfg = NULL;
         return;
     }
-    it->ctime_ns = rs_db_row_int64(row, 9);
-    it->dev = rs_db_row_int64(row, 10);
-    it->ino = rs_db_row_int64(row, 11);
-    it->listed = (int)rs_db_row_int64(row, 12);
-    v = rs_db_row_text(row, 13);
+    it->ctime_ns = rs_db_row_int64(row, 10);
+    it->dev = rs_db_row_int64(row, 11);
+    it->ino = rs_db_row_int64(row, 12);
+    it->listed = (int)rs_db_row_int64(row, 13);
+    v = rs_db_row_text(row, 14);
     it->cfg = v && *v ? v : NULL;
 }
 
@@ -383,6 +397,7 @@ static int copy_item(void *baton, const rs_item_t *src)
     it->dir = apr_pstrdup(pg->p, src->dir);
     it->name = apr_pstrdup(pg->p, src->name);
     it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
+    it->encoding = src->encoding ? apr_pstrdup(pg->p, src->encoding) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
     }
