@@ -18,11 +18,11 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(get doc xpc wait_for wait_ok private_server set_conf STATE_CONF fetch_list
-              changes_of put);
+              changes_of put validate);
 use RSDump qw(dump_packages bad_log_lines);
 use IO::Compress::Gzip qw(gzip);
 
-plan tests => 21;
+plan tests => 23;
 
 umask 022;
 
@@ -98,6 +98,8 @@ is($rn->{'twice.gz.Z'}{encoding}, scalar get("$B/data/twice.gz.Z")->header('Cont
 is($rn->{'forced.bin'}{type}, 'text/x-forced', 'forced.bin has the ForceType of its <Files> section');
 is($rn->{'table.rst'}{type}, 'application/x-rs-test', 'table.rst has the AddType');
 ok(!defined $rn->{'plain.txt'}{encoding}, 'plain.txt has no encoding');
+is(join('', map { validate($_) // '' } @{ $rl ? $rl->{docs} : [''] }), '',
+   'the Resource List validates (the XSD has rs:md encoding)');
 is_deeply(mismatches(@{ $rl ? $rl->{entries} : [] }), [],
           'Resource List: type and encoding of every entry equal a GET\'s Content-Type and Content-Encoding');
 
@@ -124,6 +126,7 @@ ok($note, 'the change topic serves a notification with data.txt.gz');
 my @ne = RSTest::_entries($note // '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>');
 is(by_name(@ne)->{'data.txt.gz'}{encoding}, 'gzip', '... listed with encoding gzip');
 is_deeply(mismatches(@ne), [], 'notification: type and encoding of every entry equal a GET\'s');
+is($note && validate($note), undef, '... and the notification validates');
 
 # ------------------------------------------------------------- Resource Dump
 # A dump built after the changes (it lists new.txt.gz).
