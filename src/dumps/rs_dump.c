@@ -99,7 +99,6 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
 {
     const rs_dump_opts_t *o = dw->o;
     char lm[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5];
     apr_pool_t *sp;
     int i, bad = 0;
 
@@ -107,17 +106,14 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
     for (i = 0; !bad && i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rs_path_join(sp, it->dir, it->name);
+        /* type and encoding as in the Resource List (rs_entry.c) */
+        const rs_xml_attr_t md[5] = { { "hash", rs_hash_attr(sp, o->hashes, it->hash) },
+                                      { "length", len },
+                                      { "type", it->type },
+                                      { "encoding", it->encoding },
+                                      { "path",
+                                        apr_pstrcat(sp, "/", member_name(sp, rel), NULL) } };
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        md[0].name = "hash";
-        md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
-        md[1].name = "length";
-        md[1].value = len;
-        md[2].name = "type";
-        md[2].value = it->type;
-        md[3].name = "encoding"; /* as in the Resource List (rs_entry.c) */
-        md[3].value = it->encoding;
-        md[4].name = "path";
-        md[4].value = apr_pstrcat(sp, "/", member_name(sp, rel), NULL);
         bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel), NULL),
                                  rs_time_format_ns(lm, it->mtime_ns))
                   < 0
