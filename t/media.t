@@ -8,10 +8,10 @@ use warnings;
 # dereferenced").  A private server whose set has AddEncoding (gzip .gz,
 # compress .Z), an AddType, a ForceType in a <Files> section and plain
 # files: for every entry of the Resource List, of the Change Lists, of the
-# Resource Dump's manifests and of the change topic's notification, the
-# type equals the media type of the Content-Type a real GET of its <loc>
-# returns (without parameters) and the encoding its Content-Encoding
-# (both absent when the response has none).  Then a restart with another
+# Resource and Change Dumps' manifests and of the change topic's
+# notification, the type equals the media type of the Content-Type a real
+# GET of its <loc> returns (without parameters) and the encoding its
+# Content-Encoding (both absent when the response has none).  Then a restart with another
 # AddType: the new type is listed, and the Change List says the file was
 # updated.
 use Apache::Test qw(-withtestmore);
@@ -22,7 +22,7 @@ use RSTest qw(get doc xpc wait_for wait_ok private_server set_conf STATE_CONF fe
 use RSDump qw(dump_packages bad_log_lines);
 use IO::Compress::Gzip qw(gzip);
 
-plan tests => 23;
+plan tests => 25;
 
 umask 022;
 
@@ -32,7 +32,8 @@ sub conf {
     my ($rst_type) = @_;
     return STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
            . set_conf('m', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
-                      'ResourceSyncResourceDump 1', 'AddEncoding gzip .gz',
+                      'ResourceSyncResourceDump 1', 'ResourceSyncChangeDump on',
+                      'ResourceSyncMaxEntries 4', 'AddEncoding gzip .gz',
                       'AddEncoding compress .Z', "AddType $rst_type .rst",
                       '<Files "forced.bin">', '    ForceType text/x-forced', '</Files>');
 }
@@ -104,12 +105,14 @@ is_deeply(mismatches(@{ $rl ? $rl->{entries} : [] }), [],
           'Resource List: type and encoding of every entry equal a GET\'s Content-Type and Content-Encoding');
 
 # ------------------------------------------------------------ Change Lists
-# Every file changes after the baseline; data.txt.gz last, alone, so that
-# the change topic's newest notification carries it.
+# Every file changes after the baseline, new.txt.gz first (the Change
+# List it is in closes at ResourceSyncMaxEntries, and the Change Dump
+# packages it); data.txt.gz last, alone, so that the change topic's newest
+# notification carries it.
+put("$data/new.txt.gz", gz("new\n"));
 for my $f (grep { $_ ne 'data.txt.gz' } sort keys %FILES) {
     put("$data/$f", $f =~ /\.gz$/ ? gz("changed $f\n") : "changed $f\n");
 }
-put("$data/new.txt.gz", gz("new\n"));
 my @others = grep { $_ ne 'data.txt.gz' } (sort keys %FILES), 'new.txt.gz';
 my $cl = wait_ok(sub { my $n = by_name(changes_of('m', $B)); (grep { !$n->{$_} } @others) ? undef : $n },
                  60, 'the Change List lists the changes');
@@ -145,6 +148,26 @@ is($mn->{'data.txt.gz'} && $mn->{'data.txt.gz'}{encoding}, 'gzip',
    'Resource Dump manifest: data.txt.gz with encoding gzip');
 is_deeply(mismatches(@manifest), [],
           'Resource Dump manifests: type and encoding of every entry equal a GET\'s');
+
+# --------------------------------------------------------------- Change Dump
+# The packages of the closed Change Lists, until one holds new.txt.gz.
+my @cd;
+wait_for(sub {
+    @cd = ();
+    my $r = get("$B/resourcesync/m/changedump.xml");
+    return undef unless $r->code == 200;
+    for my $m (map { $_->value } xpc(doc($r->content))->findnodes(
+                   '/sm:urlset/sm:url/rs:ln[@rel="contents"]/@href')) {
+        my $mr = get($m);
+        return undef unless $mr->is_success;
+        push @cd, RSTest::_entries($mr->content);
+    }
+    return by_name(@cd)->{'new.txt.gz'} ? 1 : undef;
+}, 60);
+my $cn = by_name(@cd);
+is($cn->{'new.txt.gz'} && $cn->{'new.txt.gz'}{encoding}, 'gzip',
+   'Change Dump manifest: new.txt.gz with encoding gzip');
+is_deeply(mismatches(@cd), [], 'Change Dump manifests: type and encoding of every entry equal a GET\'s');
 
 # --------------------------------------------- restart with another AddType
 $srv->stop;
