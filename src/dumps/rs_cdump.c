@@ -119,7 +119,7 @@ typedef struct {
 static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
 {
     struct stat sb;
-    const char *type;
+    rs_scan_media_t media = { NULL, NULL };
     int link;
 
     if (!rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
@@ -129,7 +129,7 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
         apr_pool_clear(rc->cp);
         rc->cp_dir = apr_pstrdup(rc->cp, r->dir);
     }
-    return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
+    return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &media);
 }
 
 /* The list's records, each created/updated one with its capture
@@ -205,7 +205,7 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
 static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, const member_t *m)
 {
     char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[6];
+    rs_xml_attr_t md[7];
     int n = 2;
     const char *rel = rs_path_join(p, m->r.dir, m->r.name);
 
@@ -222,9 +222,11 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, 
         md[3].value = len;
         md[4].name = "type";
         md[4].value = m->r.type;
-        md[5].name = "path";
-        md[5].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
-        n = 6;
+        md[5].name = "encoding"; /* as in the Change List (rs_entry.c) */
+        md[5].value = m->r.encoding;
+        md[6].name = "path";
+        md[6].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
+        n = 7;
     }
     return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
                               rs_time_format_ns(lm, m->r.lastmod_ns))

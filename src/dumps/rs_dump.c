@@ -99,7 +99,6 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
 {
     const rs_dump_opts_t *o = dw->o;
     char lm[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[4];
     apr_pool_t *sp;
     int i, bad = 0;
 
@@ -107,19 +106,18 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
     for (i = 0; !bad && i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rs_path_join(sp, it->dir, it->name);
+        /* type and encoding as in the Resource List (rs_entry.c) */
+        const rs_xml_attr_t md[5] = { { "hash", rs_hash_attr(sp, o->hashes, it->hash) },
+                                      { "length", len },
+                                      { "type", it->type },
+                                      { "encoding", it->encoding },
+                                      { "path",
+                                        apr_pstrcat(sp, "/", member_name(sp, rel), NULL) } };
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        md[0].name = "hash";
-        md[0].value = rs_hash_attr(sp, o->hashes, it->hash);
-        md[1].name = "length";
-        md[1].value = len;
-        md[2].name = "type";
-        md[2].value = it->type;
-        md[3].name = "path";
-        md[3].value = apr_pstrcat(sp, "/", member_name(sp, rel), NULL);
         bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel), NULL),
                                  rs_time_format_ns(lm, it->mtime_ns))
                   < 0
-              || rs_xml_md(w, md, 4) < 0 || rs_xml_entry_end(w) < 0;
+              || rs_xml_md(w, md, 5) < 0 || rs_xml_entry_end(w) < 0;
         apr_pool_clear(sp);
     }
     apr_pool_destroy(sp);
@@ -229,7 +227,7 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
             listed[h] = (dw->o->hashes & (1u << h)) ? it->hash[h] : NULL;
         }
         rs_dumppkg_key_entry(&k, rs_path_join(dw->sp, it->dir, it->name), it->size, it->mtime_ns,
-                             it->type, listed, RS_HASH_COUNT);
+                             it->type, it->encoding, listed, RS_HASH_COUNT);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);
@@ -342,7 +340,7 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
 {
     const rs_dump_opts_t *o = dw->o;
     struct stat sb;
-    const char *type;
+    rs_scan_media_t media = { NULL, NULL };
     int link = 0, rc = rs_beneath_stat(dw->tree, rel, &sb, &link);
 
     if (rc || !rs_beneath_same(&sb, it->dev, it->ino, it->size, it->mtime_ns)) {
@@ -358,7 +356,7 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
             apr_pool_clear(dw->cp); /* the checker's per-directory answers go */
             dw->cp_dir = apr_pstrdup(dw->cp, it->dir);
         }
-        *served = o->check(o->check_baton, dw->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
+        *served = o->check(o->check_baton, dw->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &media);
     }
     return APR_SUCCESS;
 }
@@ -395,6 +393,7 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
     c->dir = prev && !strcmp(prev->dir, it->dir) ? prev->dir : apr_pstrdup(dw->kp, it->dir);
     c->name = apr_pstrdup(dw->kp, it->name);
     c->type = it->type ? apr_pstrdup(dw->kp, it->type) : NULL;
+    c->encoding = it->encoding ? apr_pstrdup(dw->kp, it->encoding) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         c->hash[i] = it->hash[i] ? apr_pstrdup(dw->kp, it->hash[i]) : NULL;
     }

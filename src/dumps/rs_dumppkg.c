@@ -50,13 +50,21 @@ void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *
 }
 
 void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t size,
-                          apr_int64_t mtime_ns, const char *type, const char *const *hex, int n)
+                          apr_int64_t mtime_ns, const char *type, const char *encoding,
+                          const char *const *hex, int n)
 {
     int i;
     put_str(k, member);
     put_int(k, size);
     put_int(k, mtime_ns);
     put_str(k, type);
+    /* Only when there is one, as a field no digest can be (a digest is
+     * hex or empty): the fields stay unambiguous and an entry without an
+     * encoding adds what it always did. */
+    if (encoding) {
+        EVP_DigestUpdate(k->ctx, "encoding=", 9);
+        put_str(k, encoding);
+    }
     for (i = 0; i < n; i++) {
         put_str(k, hex[i]);
     }

@@ -2,10 +2,11 @@
 /* rs_dumppkg.h - a Resource Dump package's identity and its reuse.
  *
  * A package is named by a key derived from what it holds: the ordered
- * list of its entries (member name, size, mtime, type, digests) and the
- * options that shape its manifest (URL base, manifest's rs:ln up, digest
- * algorithms).  Two builds that cut the same entries into a package give
- * it the same key, and so the same URL (<history>-<key>.zip).
+ * list of its entries (member name, size, mtime, type, encoding,
+ * digests) and the options that shape its manifest (URL base, manifest's
+ * rs:ln up, digest algorithms).  Two builds that cut the same entries
+ * into a package give it the same key, and so the same URL
+ * (<history>-<key>.zip).
  *
  * Files of a package in a dump generation directory (rs_statedir.h):
  *   <key>.zip   the package
@@ -46,10 +47,13 @@ apr_status_t rs_dumppkg_key_init(rs_dumppkg_key_t *k);
 void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *up_url,
                          unsigned hashes);
 
-/* One entry: member name, size, mtime (ns), type (may be NULL) and the
- * hex digests listed (n of them, NULL ones skipped). */
+/* One entry: member name, size, mtime (ns), type and encoding (each may
+ * be NULL) and the hex digests listed (n of them, NULL ones skipped).  An
+ * entry without an encoding gives the key it gave before encodings were
+ * listed, so packages of such entries keep their keys. */
 void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t size,
-                          apr_int64_t mtime_ns, const char *type, const char *const *hex, int n);
+                          apr_int64_t mtime_ns, const char *type, const char *encoding,
+                          const char *const *hex, int n);
 
 /* The key, RS_DUMPPKG_KEY_LEN lowercase hex digits, into out (at least
  * RS_DUMPPKG_KEY_LEN + 1 bytes); frees the context. */

@@ -10,7 +10,11 @@
  * A file is listed only when that succeeds, maps back to the same file,
  * and leaves the response to the default handler - so a file that would be
  * denied, need a password, be redirected or run as a script is never
- * listed.  The media type comes from the same request (without parameters).
+ * listed.  The media type (without parameters) and the content coding
+ * come from the same request, as its response would send them in
+ * Content-Type and Content-Encoding: mod_mime's AddType, AddEncoding and
+ * TypesConfig, ForceType and the rest of the type checker and fixups
+ * have run on it.
  *
  * The connection pretends to be a remote anonymous client: it comes from
  * 192.0.2.1 (TEST-NET-1, RFC 5737), neither loopback nor in any private
@@ -33,7 +37,8 @@
  * Per directory: when the set's configuration cannot make two regular
  * files of one directory differ beyond their key (rs_uniform_key, see
  * mod_resourcesync_uniform.c), a file whose key was answered before in
- * the same directory gets that answer (served or not, media type)
+ * the same directory gets that answer (served or not, media type and
+ * content coding)
  * without a request.  The cache belongs to the checker and to one
  * directory, and lives as long as the pool of the first file it holds
  * (the scanner's pool of that directory's batch, rs_scan_check_fn): a
@@ -110,7 +115,7 @@ struct rs_access_t {
 /* What the cache keeps of one answer. */
 typedef struct answer_t {
     int served;
-    const char *type;
+    rs_scan_media_t media;
 } answer_t;
 
 /* Answers kept at most in the cache shared between directories. */
@@ -269,10 +274,31 @@ const char *rs_access_verify_root(rs_access_t *a, apr_pool_t *p)
     return err;
 }
 
+/* The media type of a Content-Type value (its parameters and the blanks
+ * before them left out), from p; NULL for none. */
+static const char *media_type(apr_pool_t *p, const char *ct)
+{
+    const char *semi;
+    apr_size_t n;
+
+    if (!ct) {
+        return NULL;
+    }
+    semi = strchr(ct, ';');
+    n = semi ? (apr_size_t)(semi - ct) : strlen(ct);
+    while (n && ct[n - 1] == ' ') {
+        n--;
+    }
+    return n ? apr_pstrndup(p, ct, n) : NULL;
+}
+
 /* One internal request for relpath: the answer today's access check
- * gives (see the top of the file). */
+ * gives (see the top of the file), and for a served file what its
+ * response would carry in Content-Type and Content-Encoding (media; the
+ * default handler sends r->content_type and r->content_encoding as they
+ * are when the handler runs, which is where this request stops). */
 static int request_check(rs_access_t *a, apr_pool_t *p, const char *relpath, int is_dir,
-                         const char **type)
+                         rs_scan_media_t *media)
 {
     const rs_set_t *set = a->set;
     request_rec *r;
@@ -289,17 +315,16 @@ static int request_check(rs_access_t *a, apr_pool_t *p, const char *relpath, int
         served = r->filename && !strcmp(r->filename, full)
                  && (!r->handler || !strcmp(r->handler, "default-handler")
                      || (r->content_type && !strcmp(r->handler, r->content_type)));
-        if (served && type) {
-            *type = NULL;
-            if (r->content_type) {
-                const char *semi = strchr(r->content_type, ';');
-                apr_size_t n = semi ? (apr_size_t)(semi - r->content_type)
-                                    : strlen(r->content_type);
-                while (n && r->content_type[n - 1] == ' ') {
-                    n--;
-                }
-                *type = n ? apr_pstrndup(p, r->content_type, n) : NULL;
-            }
+        if (served && media) {
+            /* ResourceSync 1.1 section 7: "The value of the encoding
+             * attribute should be equal to the value of the
+             * content-encoding header in the HTTP response"; type is "the
+             * Media Type of a resource representation returned when the
+             * URI in <loc> is dereferenced". */
+            media->type = media_type(p, r->content_type);
+            media->encoding = r->content_encoding && *r->content_encoding
+                                  ? apr_pstrdup(p, r->content_encoding)
+                                  : NULL;
         }
     }
     apr_pool_destroy(r->pool);
@@ -463,10 +488,21 @@ static void cache_bind(rs_access_t *a, apr_pool_t *p, const char *relpath)
     }
 }
 
+/* An answer to keep in a cache, from pool cp. */
+static answer_t *answer_make(apr_pool_t *cp, int served, const rs_scan_media_t *m)
+{
+    answer_t *ans = apr_palloc(cp, sizeof(*ans));
+
+    ans->served = served;
+    ans->media.type = m->type ? apr_pstrdup(cp, m->type) : NULL;
+    ans->media.encoding = m->encoding ? apr_pstrdup(cp, m->encoding) : NULL;
+    return ans;
+}
+
 /* A regular file of a uniform directory: by key.  Where the key is the
  * name's extensions alone, it is made without the file's path or URL, and
  * a run of names with one key takes the last answer. */
-static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const char **type)
+static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, rs_scan_media_t *media)
 {
     const rs_set_t *set = a->set;
     const char *base = strrchr(relpath, '/');
@@ -493,24 +529,21 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
         const char *skey = apr_pstrcat(p, a->sig, "/", key, NULL);
         ans = apr_hash_get(a->shared, skey, APR_HASH_KEY_STRING);
         if (!ans) {
-            const char *t = NULL;
-            int served = request_check(a, p, relpath, 0, &t);
+            rs_scan_media_t m = { NULL, NULL };
+            int served = request_check(a, p, relpath, 0, &m);
             if (apr_hash_count(a->shared) >= CACHE_SHARED_MAX) {
                 apr_pool_clear(a->shared_pool);
                 a->shared = apr_hash_make(a->shared_pool);
                 a->last = NULL;
             }
-            ans = apr_palloc(a->shared_pool, sizeof(*ans));
-            ans->served = served;
-            ans->type = t ? apr_pstrdup(a->shared_pool, t) : NULL;
+            ans = answer_make(a->shared_pool, served, &m);
             apr_hash_set(a->shared, apr_pstrdup(a->shared_pool, skey), APR_HASH_KEY_STRING, ans);
         }
     }
     else if (!(ans = apr_hash_get(a->cache, key, APR_HASH_KEY_STRING))) {
-        const char *t = NULL;
-        ans = apr_palloc(a->cache_pool, sizeof(*ans));
-        ans->served = request_check(a, p, relpath, 0, &t);
-        ans->type = t ? apr_pstrdup(a->cache_pool, t) : NULL;
+        rs_scan_media_t m = { NULL, NULL };
+        int served = request_check(a, p, relpath, 0, &m);
+        ans = answer_make(a->cache_pool, served, &m);
         apr_hash_set(a->cache, apr_pstrdup(a->cache_pool, key), APR_HASH_KEY_STRING, ans);
     }
     if (key == kbuf) {
@@ -518,23 +551,25 @@ static int keyed_check(rs_access_t *a, apr_pool_t *p, const char *relpath, const
         strcpy(a->last_key, kbuf); /* fits: both sizeof(a->last_key) */
     }
 answered:
-    if (ans->served && type) {
-        *type = ans->type ? apr_pstrdup(p, ans->type) : NULL;
+    if (ans->served && media) {
+        media->type = ans->media.type ? apr_pstrdup(p, ans->media.type) : NULL;
+        media->encoding = ans->media.encoding ? apr_pstrdup(p, ans->media.encoding) : NULL;
     }
     return ans->served;
 }
 
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    rs_scan_media_t *media)
 {
     rs_access_t *a = baton;
 
     if (flags & RS_SCAN_CHECK_DIR) {
-        return request_check(a, p, relpath, 1, type);
+        return request_check(a, p, relpath, 1, media);
     }
     cache_bind(a, p, relpath);
     a->files++;
     if (a->dir_uniform && !(flags & RS_SCAN_CHECK_LINK)) {
-        return keyed_check(a, p, relpath, type);
+        return keyed_check(a, p, relpath, media);
     }
-    return request_check(a, p, relpath, 0, type);
+    return request_check(a, p, relpath, 0, media);
 }

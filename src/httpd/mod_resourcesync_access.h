@@ -5,6 +5,7 @@
 
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_uniform.h"
+#include "rs_scanopts.h"
 
 /* mod_resourcesync_access.c */
 typedef struct rs_access_t rs_access_t;
@@ -14,7 +15,8 @@ rs_access_t *rs_access_create(apr_pool_t *p, const rs_set_t *set);
  * directory without access files in it or above it are answered from a
  * cache of the directory's earlier answers by key (rs_uniform_key); the
  * cache lives as long as the pool p of the first file it holds. */
-int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type);
+int rs_access_check(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    rs_scan_media_t *media);
 int rs_access_post_perdir(request_rec *r);
 int rs_access_map_to_storage(request_rec *r);
 /* Whether r is one of the watcher's internal access-check requests (or a

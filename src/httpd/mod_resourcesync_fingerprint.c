@@ -70,6 +70,10 @@ static const char *const ignored[] = {
  * ETag). */
 static const char *const ignored_prefix[] = { "Deflate", NULL };
 
+/* What an inventory row's decision holds (hashed first): a new item here
+ * makes every file be decided again once. */
+#define DECIDES "served, type, encoding"
+
 /* Excluded unless a rule may test them (identity_tested). */
 static const char *const identity[] = { "ServerTokens", "ServerAdmin", NULL };
 
@@ -140,6 +144,11 @@ const char *rs_fingerprint_compute(apr_pool_t *p, const ap_directive_t *tree)
     int i;
 
     apr_md5_init(&ctx);
+    /* What a decision records besides access: rows decided by a module
+     * that kept only the media type (before the content coding was kept)
+     * carry another fingerprint, so the first scan decides them again and
+     * their encoding reaches the lists. */
+    apr_md5_update(&ctx, DECIDES, sizeof(DECIDES));
     fp_tree(&ctx, tree, identity_tested(tree));
     apr_md5_final(d, &ctx);
     for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {

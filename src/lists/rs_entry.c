@@ -15,6 +15,7 @@ void rs_entry_from_item(rs_record_t *r, const rs_item_t *it)
     r->lastmod_ns = it->mtime_ns;
     r->size = it->size;
     r->type = it->type;
+    r->encoding = it->encoding;
     memcpy(r->hash, it->hash, sizeof(r->hash));
 }
 
@@ -37,7 +38,7 @@ static const char *location(apr_pool_t *p, const rs_entry_opts_t *o, const rs_re
 int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const rs_record_t *r)
 {
     char lastmod[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5];
+    rs_xml_attr_t md[6];
     int n = 0, change = r->change != 0;
     const char *lm;
 
@@ -57,6 +58,11 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
         md[n++].value = len;
         md[n].name = "type";
         md[n++].value = r->type;
+        /* ResourceSync 1.1 section 7: "The value of the encoding attribute
+         * should be equal to the value of the content-encoding header in
+         * the HTTP response" - what the access check's request set. */
+        md[n].name = "encoding";
+        md[n++].value = r->encoding;
     }
     lm = change && o->spec10 ? rs_time_format(lastmod, r->datetime)
                              : rs_time_format_ns(lastmod, r->lastmod_ns);
@@ -171,11 +177,12 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     apr_size_t need;
     int i;
 
-    if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))) {
+    if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))
+        || (r->encoding && !plain(r->encoding))) {
         return 0;
     }
     need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
-           + (r->type ? strlen(r->type) : 0);
+           + (r->type ? strlen(r->type) : 0) + (r->encoding ? 12 + strlen(r->encoding) : 0);
     for (i = 0; i < RS_HASH_COUNT; i++) {
         if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
             if (!plain(r->hash[i])) {
@@ -213,6 +220,11 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     if (r->type) {
         d = PUT_LIT(d, " type=\"");
         d = put(d, r->type);
+        *d++ = '"';
+    }
+    if (r->encoding) {
+        d = PUT_LIT(d, " encoding=\"");
+        d = put(d, r->encoding);
         *d++ = '"';
     }
     d = PUT_LIT(d, "/>\n  </url>\n");

@@ -8,13 +8,15 @@
  * comes from.  An entry is described by an rs_record_t:
  *   change == 0       a resource (Resource List): <loc>, <lastmod> = the
  *                     resource's modification time, rs:md hash, length,
- *                     type;
+ *                     type, encoding (the Content-Type and
+ *                     Content-Encoding a GET returns; each left out
+ *                     when there is none);
  *   RS_CHANGE_*       a change (Change List): ResourceSync 1.1 has
  *                     <lastmod> = the resource's modification time and
  *                     rs:md change, datetime (when the change was
  *                     observed); 1.0 mode has <lastmod> = the change time
- *                     and no datetime.  A deletion has no hash, length or
- *                     type.
+ *                     and no datetime.  A deletion has no hash, length,
+ *                     type or encoding.
  * The location is the options' URL base followed by the record's dir and
  * name, percent-encoded here (rs_uri) and nowhere else.
  */

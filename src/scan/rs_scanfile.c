@@ -154,23 +154,25 @@ int rs_scanfile_unchanged(const rs_scan_opts_t *o, const rs_item_t *row, const s
 }
 
 /* The first half of the per-file work: would the caller serve the file,
- * and as what type.  Runs on a worker thread with that worker's check
+ * and with what type and encoding.  Runs on a worker thread with that worker's check
  * baton, or on the calling thread (see rs_scan_opts_t.hash_workers);
  * allocates only from p. */
 static void job_check(const rs_scan_opts_t *o, void *baton, apr_pool_t *p, const char *dir,
                       rs_scanfile_job_t *j)
 {
     rs_item_t *it = &j->it;
+    rs_scan_media_t media = { NULL, NULL };
 
     memset(it, 0, sizeof(*it));
     it->dir = dir;
     it->name = j->name;
     it->cfg = o->cfg;
     it->listed = 1;
-    if (o->check
-        && !o->check(baton, p, j->relpath, j->target ? RS_SCAN_CHECK_LINK : 0, &it->type)) {
+    if (o->check && !o->check(baton, p, j->relpath, j->target ? RS_SCAN_CHECK_LINK : 0, &media)) {
         it->listed = 0;
     }
+    it->type = media.type;
+    it->encoding = media.encoding;
 }
 
 /* The second half: for a file that is served, make sure it can be read

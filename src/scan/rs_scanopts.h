@@ -23,15 +23,25 @@
 #define RS_SCAN_CHECK_DIR  1
 #define RS_SCAN_CHECK_LINK 2
 
+/* What a GET of a served file returns about its representation, as the
+ * lists give it (ResourceSync 1.1 section 7, rs:md type and encoding): the
+ * media type of its Content-Type without parameters, and its
+ * Content-Encoding (e.g. "gzip"); each NULL when the response has none. */
+typedef struct rs_scan_media_t {
+    const char *type;
+    const char *encoding;
+} rs_scan_media_t;
+
 /* Decide whether an anonymous GET would serve relpath (flags: what it is,
  * RS_SCAN_CHECK_*; a non-served directory is not descended).  For files,
- * set *type to the media type without parameters (or NULL), allocated
- * from p.  Returns 1 if served, 0 if not.  For files, p is a pool of the
- * directory's batch: it is cleared before another directory's files are
- * checked with the same baton, so a callee may keep per-directory state
- * tied to it (a cleanup registered on p). */
+ * media is not NULL and holds NULLs: a served file's are set (strings
+ * allocated from p); directories get NULL.  Returns 1 if served, 0 if
+ * not.  For files, p is a pool of the directory's batch: it is cleared
+ * before another directory's files are checked with the same baton, so a
+ * callee may keep per-directory state tied to it (a cleanup registered on
+ * p). */
 typedef int rs_scan_check_fn(void *baton, apr_pool_t *p, const char *relpath, int flags,
-                             const char **type);
+                             rs_scan_media_t *media);
 
 /* Called every few thousand entries with the running count of files. */
 typedef void rs_scan_progress_fn(void *baton, apr_int64_t files);

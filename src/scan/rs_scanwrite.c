@@ -31,6 +31,12 @@ void rs_scanwrite_count(rs_scan_ctx_t *sc)
     }
 }
 
+/* Two strings that may be NULL (none) are the same. */
+static int same_str(const char *a, const char *b)
+{
+    return a ? b && !strcmp(a, b) : !b;
+}
+
 static int same_hashes(const rs_item_t *a, const rs_item_t *b)
 {
     int i;
@@ -65,7 +71,7 @@ static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t 
     }
     else if (now->listed) {
         if (old->size != now->size || old->mtime_ns != now->mtime_ns || !same_hashes(old, now)
-            || (old->type ? !now->type || strcmp(old->type, now->type) : !!now->type)) {
+            || !same_str(old->type, now->type) || !same_str(old->encoding, now->encoding)) {
             rs_scanwrite_notify(sc, RS_CHANGE_UPDATED, now);
         }
     }

@@ -27,12 +27,21 @@ enum {
     ST_MAX
 };
 
-#define COLS \
-    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg"
+/* The columns of a row; enc is what the content coding is read from:
+ * the column encoding, which schema version 6 added, or NULL for a store
+ * of an older version opened as it is (rs-tool: RS_DB_READONLY,
+ * RS_DB_AS_IS; sql_compat below). */
+#define COLS_OF(enc) \
+    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg, " enc
+#define COLS COLS_OF("encoding")
 /* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
  * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
-#define LIST_COLS "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512"
-#define PAGE_COLS LIST_COLS ", ctime_ns, dev, ino, listed, cfg"
+#define LIST_COLS_OF(enc) "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512, " enc
+#define PAGE_COLS_OF(enc) LIST_COLS_OF(enc) ", ctime_ns, dev, ino, listed, cfg"
+#define PAGE_COLS         PAGE_COLS_OF("encoding")
+#define DIR_LOAD(cols)    "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s"
+#define GET(cols)         "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s AND name = %s"
+#define ALL(cols)         "SELECT " cols " FROM inventory WHERE setname = %s ORDER BY dir, name"
 #define PAGE_FIRST(cols)                                                \
     "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
     "ORDER BY dir, name LIMIT %d"
@@ -41,14 +50,14 @@ enum {
     "AND dir >= %s AND (dir > %s OR (dir = %s AND name > %s)) ORDER BY dir, name LIMIT %d"
 
 static const char *const sql[ST_MAX] = {
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s",
+    DIR_LOAD(COLS),
     "INSERT INTO inventory (setname, " COLS ") VALUES "
-    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s) "
+    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s, %s) "
     "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
     "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
     "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
     "sha256 = excluded.sha256, sha512 = excluded.sha512, "
-    "listed = excluded.listed, cfg = excluded.cfg",
+    "listed = excluded.listed, cfg = excluded.cfg, encoding = excluded.encoding",
     "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
     "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
@@ -58,18 +67,40 @@ static const char *const sql[ST_MAX] = {
     PAGE_FIRST(PAGE_COLS),
     PAGE_AFTER(PAGE_COLS),
     "DELETE FROM inventory WHERE setname = %s AND dir = %s",
-    "SELECT " COLS " FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
+    GET(COLS),
     /* below dir: dir || '/' <= x < dir || '0' */
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
-    PAGE_FIRST(LIST_COLS),
-    PAGE_AFTER(LIST_COLS),
+    PAGE_FIRST(LIST_COLS_OF("encoding")),
+    PAGE_AFTER(LIST_COLS_OF("encoding")),
     "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
     /* One seek in the primary key per set, not a walk of every row. */
     "SELECT MIN(setname) FROM inventory WHERE setname > %s",
     "SELECT COUNT(*), COALESCE(SUM(size), 0), MAX(mtime_ns) FROM inventory "
     "WHERE setname = %s AND listed = 1",
-    "SELECT " PAGE_COLS " FROM inventory WHERE setname = %s ORDER BY dir, name",
+    ALL(PAGE_COLS),
 };
+
+/* The reads of a store older than schema version 6, without the column
+ * encoding (rows read from it have none); NULL: as in sql.  Only a store
+ * opened as it is can be older: rs_db_open migrates. */
+#define NO_ENC         "NULL"
+#define ENCODING_SINCE 6 /* the schema version that added the column */
+static const char *const sql_compat[ST_MAX] = {
+    [ST_DIR_LOAD] = DIR_LOAD(COLS_OF(NO_ENC)),
+    [ST_PAGE_FIRST] = PAGE_FIRST(PAGE_COLS_OF(NO_ENC)),
+    [ST_PAGE] = PAGE_AFTER(PAGE_COLS_OF(NO_ENC)),
+    [ST_GET] = GET(COLS_OF(NO_ENC)),
+    [ST_LIST_FIRST] = PAGE_FIRST(LIST_COLS_OF(NO_ENC)),
+    [ST_LIST] = PAGE_AFTER(LIST_COLS_OF(NO_ENC)),
+    [ST_ALL] = ALL(PAGE_COLS_OF(NO_ENC)),
+};
+
+/* The statement `which` for db's schema version. */
+static const char *sql_for(rs_db_t *db, int which)
+{
+    return rs_db_schema_version(db) < ENCODING_SINCE && sql_compat[which] ? sql_compat[which]
+                                                                          : sql[which];
+}
 
 static const char *const schema_v1[] = {
     "CREATE TABLE IF NOT EXISTS inventory ("
@@ -88,7 +119,9 @@ static const char *const schema_v1[] = {
  * into the new table inside the migration's transaction.  (PostgreSQL
  * would create the table without the clause: its listing reads through
  * the primary key's index.) */
-#define INVENTORY_V3_COLS "setname, " COLS
+#define INVENTORY_V3_COLS                                                                       \
+    "setname, dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, " \
+    "listed, cfg"
 static const char *const schema_v3[] = {
     "CREATE TABLE inventory_v3 ("
     " setname TEXT NOT NULL, dir TEXT NOT NULL, name TEXT NOT NULL,"
@@ -100,9 +133,16 @@ static const char *const schema_v3[] = {
     "DROP TABLE inventory", "ALTER TABLE inventory_v3 RENAME TO inventory", NULL
 };
 
+/* Version 6: the content coding httpd sends a file with (its
+ * Content-Encoding, e.g. "gzip"; NULL: none), listed as rs:md encoding
+ * next to the media type.  Rows written before it have none until they
+ * are decided again (the configuration fingerprint makes the first scan
+ * of a newer module decide every file again). */
+static const char *const schema_v6[] = { "ALTER TABLE inventory ADD COLUMN encoding TEXT", NULL };
+
 const char *const *rs_inventory_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : NULL;
+    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : version == 6 ? schema_v6 : NULL;
 }
 
 const char *const *rs_inventory_tables(void)
@@ -114,7 +154,7 @@ const char *const *rs_inventory_tables(void)
 static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
 {
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    apr_status_t rv = rs_db_stmt(db, sql_for(db, which), &s);
     return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
 }
 
@@ -122,7 +162,7 @@ static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **ar
                           rs_db_row_fn *fn, void *baton)
 {
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    apr_status_t rv = rs_db_stmt(db, sql_for(db, which), &s);
     return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, fn, baton) : rv;
 }
 
@@ -153,6 +193,7 @@ static void row_item(apr_pool_t *p, const char *const *c, int n, rs_item_t *it)
     }
     it->listed = (int)col_int(c[12]);
     it->cfg = col_str(p, c[13]);
+    it->encoding = col_str(p, c[14]);
 }
 
 static void add_to_hash(void *baton, apr_pool_t *p, const char *const *c, int n)
@@ -172,9 +213,10 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, 
 
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
 {
-    const void *args[] = { set,           it->dir,     it->name,    &it->size,   &it->mtime_ns,
-                           &it->ctime_ns, &it->dev,    &it->ino,    it->type,    it->hash[0],
-                           it->hash[1],   it->hash[2], it->hash[3], &it->listed, it->cfg };
+    const void *args[] = { set,           it->dir,       it->name,    &it->size,
+                           &it->mtime_ns, &it->ctime_ns, &it->dev,    &it->ino,
+                           it->type,      it->hash[0],   it->hash[1], it->hash[2],
+                           it->hash[3],   &it->listed,   it->cfg,     it->encoding };
     return exec(db, ST_PUT, args, NULL);
 }
 
@@ -314,17 +356,19 @@ static void item_of_row(const rs_db_row_t *row, int fields, rs_item_t *it)
         v = rs_db_row_text(row, 5 + i);
         it->hash[i] = v && *v ? v : NULL;
     }
+    v = rs_db_row_text(row, 9);
+    it->encoding = v && *v ? v : NULL;
     if (fields == RS_INVENTORY_LISTING) {
         it->ctime_ns = it->dev = it->ino = 0;
         it->listed = 1;
         it->cfg = NULL;
         return;
     }
-    it->ctime_ns = rs_db_row_int64(row, 9);
-    it->dev = rs_db_row_int64(row, 10);
-    it->ino = rs_db_row_int64(row, 11);
-    it->listed = (int)rs_db_row_int64(row, 12);
-    v = rs_db_row_text(row, 13);
+    it->ctime_ns = rs_db_row_int64(row, 10);
+    it->dev = rs_db_row_int64(row, 11);
+    it->ino = rs_db_row_int64(row, 12);
+    it->listed = (int)rs_db_row_int64(row, 13);
+    v = rs_db_row_text(row, 14);
     it->cfg = v && *v ? v : NULL;
 }
 
@@ -350,7 +394,7 @@ apr_status_t rs_inventory_each(rs_db_t *db, const char *set, const char *after_d
     int which = fields == RS_INVENTORY_LISTING ? (after_dir ? ST_LIST : ST_LIST_FIRST)
                                                : (after_dir ? ST_PAGE : ST_PAGE_FIRST);
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(db, sql[which], &s);
+    apr_status_t rv = rs_db_stmt(db, sql_for(db, which), &s);
 
     if (rv != APR_SUCCESS) {
         return rv;
@@ -383,6 +427,7 @@ static int copy_item(void *baton, const rs_item_t *src)
     it->dir = apr_pstrdup(pg->p, src->dir);
     it->name = apr_pstrdup(pg->p, src->name);
     it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
+    it->encoding = src->encoding ? apr_pstrdup(pg->p, src->encoding) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
     }
@@ -456,6 +501,6 @@ apr_status_t rs_inventory_each_all(rs_db_t *db, const char *set, rs_inventory_ea
     each_t e = { fn, baton, RS_INVENTORY_ROW };
     const void *args[] = { set };
     rs_db_stmt_t *s;
-    apr_status_t rv = rs_db_stmt(db, sql[ST_ALL], &s);
+    apr_status_t rv = rs_db_stmt(db, sql_for(db, ST_ALL), &s);
     return rv == APR_SUCCESS ? rs_db_each(db, s, args, each_row, &e) : rv;
 }

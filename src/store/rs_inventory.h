@@ -30,6 +30,7 @@ typedef struct rs_item_t {
     apr_int64_t dev;
     apr_int64_t ino;
     const char *type;                /* media type or NULL */
+    const char *encoding;            /* content coding(s) or NULL */
     const char *hash[RS_HASH_COUNT]; /* hex or NULL */
     int listed;                      /* 0: known but not served */
     const char *cfg;                 /* config fingerprint of checks */
@@ -81,7 +82,7 @@ apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set, cons
                                const char *after_name, int limit, apr_array_header_t **out);
 
 /* What rs_inventory_each reads of a row: every column, or what a
- * document lists (dir, name, size, mtime_ns, type, hashes; ctime_ns,
+ * document lists (dir, name, size, mtime_ns, type, encoding, hashes; ctime_ns,
  * dev and ino are then 0, cfg NULL, listed 1): fewer columns read per
  * row when a Resource List is written. */
 #define RS_INVENTORY_ROW     0

@@ -166,7 +166,7 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
 {
     apr_time_t *last, now = apr_time_now();
     apr_status_t rv;
-    const void *args[13];
+    const void *args[14];
 
     if ((rv = fresh_seq(j)) != APR_SUCCESS || (rv = last_dt(j, set, &last)) != APR_SUCCESS) {
         return rv;
@@ -185,7 +185,8 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     args[9] = rec->hash[1];
     args[10] = rec->hash[2];
     args[11] = rec->hash[3];
-    args[12] = set;
+    args[12] = rec->encoding;
+    args[13] = set;
     rv = exec(j, J_APPEND, args);
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
@@ -331,6 +332,7 @@ static void add_record(void *baton, apr_pool_t *p, const char *const *c, int n)
     for (i = 0; i < RS_HASH_COUNT; i++) {
         r->hash[i] = str(p, c[8 + i]);
     }
+    r->encoding = str(p, c[12]);
 }
 
 apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
@@ -355,7 +357,7 @@ static void add_recent(void *baton, apr_pool_t *p, const char *const *c, int n)
 {
     recent_t *r = baton;
     add_record(r->recs, p, c, n);
-    *(const char **)apr_array_push(r->sets) = apr_pstrdup(p, c[12] ? c[12] : "");
+    *(const char **)apr_array_push(r->sets) = apr_pstrdup(p, c[13] ? c[13] : "");
 }
 
 apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,

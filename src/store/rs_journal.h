@@ -7,10 +7,10 @@
  * rs_journal.c), the set, the path, the change (created / updated /
  * deleted), the datetime it was observed (microseconds, strictly
  * increasing per set even if the wall clock steps back), and the
- * resource's lastmod, length, media type and hashes of that version (for
- * a deletion: of the last known version).  Records are written in the
- * caller's store transaction, so a record and the inventory change it
- * describes are committed together.
+ * resource's lastmod, length, media type, content coding and hashes of
+ * that version (for a deletion: of the last known version).  Records are
+ * written in the caller's store transaction, so a record and the
+ * inventory change it describes are committed together.
  *
  * Change Lists partition each set's journal in time: closed lists are
  * rows (id, from, until, first and last sequence) whose documents never
@@ -41,6 +41,7 @@ typedef struct rs_record_t {
     apr_int64_t lastmod_ns;
     apr_int64_t size;
     const char *type;
+    const char *encoding; /* content coding(s) (Content-Encoding) or NULL */
     const char *hash[RS_HASH_COUNT];
     /* The entry as rendered by rs_entry_render, when the source has
      * it (the shared ring); NULL: render from the fields above. */

@@ -5,7 +5,7 @@
 
 const char *const rs_journal_sql[J_MAX] = {
     "INSERT INTO journal (" RCOLS ", setname) VALUES "
-    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s)",
+    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s)",
     "SELECT MAX(seq) FROM journal",
     /* The last datetime of a set: its newest record's (datetimes grow
      * with the sequence within a set, so the index finds it), or the until
@@ -79,9 +79,17 @@ static const char *const schema_v5[] = {
     NULL
 };
 
+/* Version 6: the content coding of the version a record describes
+ * (rs_record_t.encoding), as the inventory keeps it. */
+static const char *const schema_v6[] = { "ALTER TABLE journal ADD COLUMN encoding TEXT", NULL };
+
 const char *const *rs_journal_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 4 ? schema_v4 : version == 5 ? schema_v5 : NULL;
+    return version == 1   ? schema_v1
+           : version == 4 ? schema_v4
+           : version == 5 ? schema_v5
+           : version == 6 ? schema_v6
+                          : NULL;
 }
 
 const char *const *rs_journal_tables(void)

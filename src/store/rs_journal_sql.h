@@ -35,7 +35,8 @@ enum {
 #define SEQ_FLOOR "journal-seq-floor"
 #define MARK      "journal-mark:"
 /* The columns of a record, in rs_record_t's order. */
-#define RCOLS "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512"
+#define RCOLS \
+    "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512, encoding"
 
 /* The statements, by J_*: each prepared once per connection. */
 extern const char *const rs_journal_sql[J_MAX];

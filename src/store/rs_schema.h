@@ -31,6 +31,11 @@
  * the records that have a SHA-256 digest), so that whether a Change Dump
  * capture is still needed is one lookup and collecting captures holds no
  * list of every retained digest.
+ *
+ * Version 6 keeps the content coding httpd sends a file with (its
+ * Content-Encoding) next to its media type (rs_inventory: inventory.encoding;
+ * rs_journal: journal.encoding), so that every document lists both as a
+ * GET returns them.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -40,7 +45,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 5
+#define RS_SCHEMA_VERSION 6
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

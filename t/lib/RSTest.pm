@@ -116,7 +116,7 @@ sub wait_ok {
 }
 
 # Entries of one <urlset> document: list of hashes with loc, lastmod,
-# length, type, hash, at (document's), and the doc's root name.
+# length, type, encoding, hash, at (document's), and the doc's root name.
 sub _entries {
     my ($xml) = @_;
     my $d = doc($xml);
@@ -126,7 +126,7 @@ sub _entries {
         my %h = (loc => $x->findvalue('sm:loc', $u), lastmod => $x->findvalue('sm:lastmod', $u));
         my ($md) = $x->findnodes('rs:md', $u);
         if ($md) {
-            $h{$_} = $md->getAttribute($_) for qw(length type hash change datetime);
+            $h{$_} = $md->getAttribute($_) for qw(length type encoding hash change datetime);
         }
         push @e, \%h;
     }

@@ -41,9 +41,10 @@ static void cf_init(cf_t *f)
     f->o.hashes = RS_HASH_MD5 | RS_HASH_SHA256;
 }
 
-/* Journal a change of dir/name to content (captured unless !capture). */
-static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
-                           const char *content, int capture)
+/* Journal a change of dir/name to content (captured unless !capture),
+ * with content coding enc. */
+static rs_record_t *change_enc(cf_t *f, const char *dir, const char *name, int kind,
+                               const char *content, int capture, const char *enc)
 {
     rs_record_t *r = apr_pcalloc(ut_pool, sizeof(*r));
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
@@ -54,6 +55,7 @@ static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
     r->lastmod_ns = 1600000000LL * 1000000000;
     r->size = (apr_int64_t)strlen(content);
     r->type = "text/plain";
+    r->encoding = enc;
     r->hash[0] = apr_pstrdup(ut_pool, hex[0]);
     r->hash[2] = apr_pstrdup(ut_pool, hex[2]);
     ck_assert_int_eq(rs_journal_append(f->j, "s", r), APR_SUCCESS);
@@ -64,6 +66,12 @@ static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
         ck_assert_int_eq(rs_capture_keep(&t, hex[2], r->lastmod_ns), 0);
     }
     return r;
+}
+
+static rs_record_t *change(cf_t *f, const char *dir, const char *name, int kind,
+                           const char *content, int capture)
+{
+    return change_enc(f, dir, name, kind, content, capture, NULL);
 }
 
 static rs_changelist_t close_list(cf_t *f)
@@ -192,6 +200,35 @@ START_TEST(package_holds_every_version)
             !strncmp(ut_xml_attr(md, "hash"), apr_pstrcat(ut_pool, "md5:", hex[0], NULL), 36));
         ck_assert_str_eq(ut_xml_attr(md, "type"), "application/zip");
     }
+}
+END_TEST
+
+/* A version's content coding (journaled with it) is listed in the
+ * manifest after its type, as in the Change List. */
+START_TEST(manifest_lists_the_encoding)
+{
+    cf_t f;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    size_t mlen;
+    char *man;
+    xmlDocPtr doc;
+    xmlNodePtr md;
+
+    cf_init(&f);
+    change(&f, "", "plain.txt", RS_CHANGE_CREATED, "one", 1);
+    change_enc(&f, "", "a.txt.gz", RS_CHANGE_CREATED, "two", 1, "gzip");
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    man = ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &mlen);
+    doc = ut_xml_parse(man, mlen);
+    md = ut_xml_child(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0), UT_NS_RS, "md",
+                      0);
+    ck_assert_ptr_null(ut_xml_attr(md, "encoding"));
+    md = ut_xml_child(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1), UT_NS_RS, "md",
+                      0);
+    ck_assert_str_eq(ut_xml_attr(md, "type"), "text/plain");
+    ck_assert_str_eq(ut_xml_attr(md, "encoding"), "gzip");
 }
 END_TEST
 
@@ -598,6 +635,7 @@ Suite *cdump_suite(void)
     Suite *s = suite_create("rs_cdump");
     TCase *tc = ut_tcase("cdump", 30);
     tcase_add_test(tc, package_holds_every_version);
+    tcase_add_test(tc, manifest_lists_the_encoding);
     tcase_add_test(tc, missing_capture_skips_the_package);
     tcase_add_test(tc, deleted_paths_are_withheld);
     tcase_add_test(tc, versions_denied_now_are_withheld);

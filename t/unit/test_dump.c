@@ -160,8 +160,9 @@ START_TEST(changed_file_fails_the_dump)
 }
 END_TEST
 
-static const char *key_of(const char *url_base, unsigned hashes, const char *member,
-                          apr_int64_t size, apr_int64_t mtime, const char *h0)
+/* The key of two entries, a.txt and member (with encoding enc). */
+static const char *key_enc(const char *url_base, unsigned hashes, const char *member,
+                           apr_int64_t size, apr_int64_t mtime, const char *h0, const char *enc)
 {
     rs_dumppkg_key_t k;
     const char *hex[RS_HASH_COUNT] = { h0, NULL, NULL, NULL };
@@ -169,10 +170,16 @@ static const char *key_of(const char *url_base, unsigned hashes, const char *mem
 
     ck_assert_int_eq(rs_dumppkg_key_init(&k), APR_SUCCESS);
     rs_dumppkg_key_opts(&k, url_base, "http://x/rs/s/resourcedump.xml", hashes);
-    rs_dumppkg_key_entry(&k, "a.txt", 5, 1000, "text/plain", hex, RS_HASH_COUNT);
-    rs_dumppkg_key_entry(&k, member, size, mtime, "text/plain", hex, RS_HASH_COUNT);
+    rs_dumppkg_key_entry(&k, "a.txt", 5, 1000, "text/plain", NULL, hex, RS_HASH_COUNT);
+    rs_dumppkg_key_entry(&k, member, size, mtime, "text/plain", enc, hex, RS_HASH_COUNT);
     rs_dumppkg_key_final(&k, out);
     return out;
+}
+
+static const char *key_of(const char *url_base, unsigned hashes, const char *member,
+                          apr_int64_t size, apr_int64_t mtime, const char *h0)
+{
+    return key_enc(url_base, hashes, member, size, mtime, h0, NULL);
 }
 
 /* The key is a function of the entries and the manifest's options. */
@@ -191,6 +198,55 @@ START_TEST(key_names_the_contents)
     ck_assert_str_ne(key_of("http://x/", 1, "b.txt", 7, 2000, "abd"), k);
     /* Fields cannot run into each other. */
     ck_assert_str_ne(key_of("http://x/", 1, "b.txt7", 0, 2000, "abc"), k);
+    /* Entries without an encoding keep the key they had before encodings
+     * were listed (the SHA-256 of the NUL-terminated fields
+     * "rs-dumppkg-2", url_base, up, hashes, then per entry member, size,
+     * mtime, type and the four digests): packages are not rebuilt for
+     * it.  An encoding changes the key, and is not a digest field. */
+    ck_assert_str_eq(k, "f28d1daab87aa9cd");
+    ck_assert_str_ne(key_enc("http://x/", 1, "b.txt", 7, 2000, "abc", "gzip"), k);
+    ck_assert_str_ne(key_enc("http://x/", 1, "b.txt", 7, 2000, "abc", "gzip"),
+                     key_enc("http://x/", 1, "b.txt", 7, 2000, "abc", "br"));
+    ck_assert_str_eq(key_enc("http://x/", 1, "b.txt", 7, 2000, "abc", "gzip"),
+                     key_enc("http://x/", 1, "b.txt", 7, 2000, "abc", "gzip"));
+}
+END_TEST
+
+/* A row's content coding is listed in the manifest (rs:md encoding, after
+ * the type, as in the Resource List), and a package whose entries gain
+ * one gets a new key: it is not reused from a build without it. */
+START_TEST(manifest_lists_the_encoding)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    rs_item_t *row = NULL;
+    xmlDocPtr d;
+    xmlNodePtr md;
+    const char *k1, *k2;
+
+    fx_init(&f, 10);
+    add(&f, "", "a.txt.gz", "not really gzip\n", 0);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    k1 = pkg_key(&f, 0);
+    d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, k1, "xml"));
+    md = ut_xml_child(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url", 0),
+                      RS_XML_NS_RS, "md", 0);
+    ck_assert_ptr_null(ut_xml_attr(md, "encoding"));
+
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "", "a.txt.gz", &row), APR_SUCCESS);
+    ck_assert_ptr_nonnull(row);
+    row->encoding = "gzip";
+    ck_assert_int_eq(rs_inventory_put(f.st, "s", row), APR_SUCCESS);
+    ck_assert_int_eq(build(&f, 2, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.reused, 0);
+    k2 = pkg_key(&f, 0);
+    ck_assert_str_ne(k1, k2);
+    d = ut_xml_parse_file(rs_statedir_dump_pkg(ut_pool, f.dir, k2, "xml"));
+    md = ut_xml_child(ut_xml_child(xmlDocGetRootElement(d), RS_XML_NS_SITEMAP, "url", 0),
+                      RS_XML_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "type"), "text/plain");
+    ck_assert_str_eq(ut_xml_attr(md, "encoding"), "gzip");
+    ck_assert_str_eq(ut_xml_attr(md, "path"), "/resources/a.txt.gz");
 }
 END_TEST
 
@@ -642,6 +698,7 @@ Suite *dump_suite(void)
     Suite *s = suite_create("rs_dump");
     TCase *tc = ut_tcase("dump", 30);
     tcase_add_test(tc, packages_manifests_and_dump);
+    tcase_add_test(tc, manifest_lists_the_encoding);
     tcase_add_test(tc, changed_file_fails_the_dump);
     tcase_add_test(tc, key_names_the_contents);
     tcase_add_test(tc, rebuild_reuses_unchanged_packages);

@@ -80,6 +80,20 @@ static void assert_entry(const rs_entry_opts_t *o, const rs_record_t *r, const c
     ck_assert_str_eq(document(o, r), apr_pstrcat(ut_pool, DOC_HEAD, expected, "</urlset>\n", NULL));
 }
 
+/* An inventory row of 3 bytes with three digests. */
+static void item(rs_item_t *it, const char *dir, const char *name, const char *type)
+{
+    memset(it, 0, sizeof(*it));
+    it->dir = dir;
+    it->name = name;
+    it->size = 3;
+    it->mtime_ns = LASTMOD_NS;
+    it->type = type;
+    it->hash[0] = MD5;
+    it->hash[1] = SHA1;
+    it->hash[2] = SHA256;
+}
+
 START_TEST(resource_entry)
 {
     rs_entry_opts_t o;
@@ -87,15 +101,7 @@ START_TEST(resource_entry)
     rs_record_t r;
 
     opts(&o, 0);
-    memset(&it, 0, sizeof(it));
-    it.dir = "sub/dir";
-    it.name = "a.txt";
-    it.size = 3;
-    it.mtime_ns = LASTMOD_NS;
-    it.type = "text/plain";
-    it.hash[0] = MD5;
-    it.hash[1] = SHA1;
-    it.hash[2] = SHA256;
+    item(&it, "sub/dir", "a.txt", "text/plain");
     rs_entry_from_item(&r, &it);
     ck_assert_int_eq(r.change, 0);
     assert_entry(&o, &r,
@@ -151,6 +157,51 @@ START_TEST(change_entries)
                  "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
                  "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
                  "  </url>\n");
+}
+END_TEST
+
+/* The expected bytes of an entry of BASE name with LASTMOD_NS and the
+ * rs:md attributes md. */
+static const char *expect(const char *name, const char *md)
+{
+    return apr_pstrcat(ut_pool, "  <url>\n    <loc>" BASE, name,
+                       "</loc>\n    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n    <rs:md ",
+                       md, "/>\n  </url>\n", NULL);
+}
+
+/* A content coding (httpd's Content-Encoding, e.g. for AddEncoding gzip
+ * .gz) is listed as rs:md encoding after the type, in resource and change
+ * entries, both ways of rendering; a deletion has none. */
+START_TEST(encoding_listed)
+{
+    rs_entry_opts_t o;
+    rs_item_t it;
+    rs_record_t r;
+
+    opts(&o, 0);
+    o.hashes = RS_HASH_MD5;
+    item(&it, "", "a.tar.gz", "application/x-tar");
+    it.encoding = "gzip";
+    rs_entry_from_item(&r, &it);
+    ck_assert_str_eq(r.encoding, "gzip");
+    assert_entry(&o, &r,
+                 expect("a.tar.gz",
+                        "hash=\"md5:" MD5
+                        "\" length=\"3\" type=\"application/x-tar\" encoding=\"gzip\""));
+    /* an encoding without a type */
+    it.type = NULL;
+    rs_entry_from_item(&r, &it);
+    assert_entry(&o, &r, expect("a.tar.gz", "hash=\"md5:" MD5 "\" length=\"3\" encoding=\"gzip\""));
+    record(&r, RS_CHANGE_UPDATED, "", "b.gz");
+    r.encoding = "x-gzip";
+    assert_entry(&o, &r,
+                 expect("b.gz", "change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                                "hash=\"md5:" MD5
+                                "\" length=\"3\" type=\"text/plain\" encoding=\"x-gzip\""));
+    record(&r, RS_CHANGE_DELETED, "", "b.gz");
+    r.encoding = "gzip";
+    assert_entry(&o, &r,
+                 expect("b.gz", "change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\""));
 }
 END_TEST
 
@@ -282,6 +333,9 @@ START_TEST(render_matches_writer)
         for (i = 0; i < 7; i++) {
             r.type = types[i];
             assert_same(rr, &o, &r);
+            r.encoding = types[i];
+            assert_same(rr, &o, &r);
+            r.encoding = NULL;
         }
     }
     opts(&o, 0);
@@ -302,6 +356,9 @@ START_TEST(render_matches_writer)
         r.type = s;
         assert_same(rr, &o, &r);
         r.type = NULL;
+        r.encoding = s;
+        assert_same(rr, &o, &r);
+        r.encoding = NULL;
         r.hash[0] = s;
         assert_same(rr, &o, &r);
         record(&r, RS_CHANGE_UPDATED, "d", s);
@@ -326,6 +383,7 @@ Suite *entry_suite(void)
     TCase *tc = ut_tcase("entry", 30);
     tcase_add_test(tc, resource_entry);
     tcase_add_test(tc, change_entries);
+    tcase_add_test(tc, encoding_listed);
     tcase_add_test(tc, spec10_entries);
     tcase_add_test(tc, odd_bytes_in_names);
     tcase_add_test(tc, render_matches_writer);

@@ -159,6 +159,13 @@ START_TEST(upsert)
 }
 END_TEST
 
+/* rs_inventory_each_fn: the row's encoding into *baton. */
+static int encoding_of(void *baton, const rs_item_t *it)
+{
+    *(const char **)baton = it->encoding ? apr_pstrdup(ut_pool, it->encoding) : NULL;
+    return 0;
+}
+
 START_TEST(null_fields)
 {
     ut_log_t ul;
@@ -167,6 +174,7 @@ START_TEST(null_fields)
     int i;
 
     a.type = NULL;
+    a.encoding = NULL;
     a.cfg = NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         a.hash[i] = NULL;
@@ -175,6 +183,7 @@ START_TEST(null_fields)
     r = get(st, "s", "", "n");
     ck_assert_ptr_nonnull(r);
     ck_assert_ptr_null(r->type);
+    ck_assert_ptr_null(r->encoding);
     ck_assert_ptr_null(r->cfg);
     for (i = 0; i < RS_HASH_COUNT; i++) {
         ck_assert_ptr_null(r->hash[i]);
@@ -184,12 +193,33 @@ START_TEST(null_fields)
 
     /* And back to values. */
     a.type = "text/html";
+    a.encoding = "gzip";
     a.hash[3] = "ff";
     put(st, "s", a);
     r = get(st, "s", "", "n");
     ck_assert_str_eq(r->type, "text/html");
+    ck_assert_str_eq(r->encoding, "gzip");
     ck_assert_ptr_null(r->hash[0]);
     ck_assert_str_eq(r->hash[3], "ff");
+    /* every way of reading a row gives the content coding */
+    {
+        apr_array_header_t *page;
+        int fields;
+        ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", NULL, NULL, 10, &page), APR_SUCCESS);
+        ck_assert_int_eq(page->nelts, 1);
+        ck_assert_str_eq(APR_ARRAY_IDX(page, 0, rs_item_t).encoding, "gzip");
+        ck_assert_str_eq(APR_ARRAY_IDX(page, 0, rs_item_t).hash[3], "ff");
+        for (fields = RS_INVENTORY_ROW; fields <= RS_INVENTORY_LISTING; fields++) {
+            const char *seen = NULL;
+            ck_assert_int_eq(rs_inventory_each(st, "s", NULL, NULL, 10, fields, encoding_of, &seen),
+                             APR_SUCCESS);
+            ck_assert_pstr_eq(seen, "gzip");
+        }
+        /* and back to none */
+        a.encoding = NULL;
+        put(st, "s", a);
+        ck_assert_ptr_null(get(st, "s", "", "n")->encoding);
+    }
 }
 END_TEST
 

@@ -131,6 +131,7 @@ START_TEST(records_round_trip)
     bare.name = "n";
     bare.change = RS_CHANGE_UPDATED;
     bare.size = 0;
+    bare.encoding = "gzip";
     ck_assert_int_eq(rs_journal_append(f.j, "s", &bare), APR_SUCCESS);
 
     a = records(&f, "s", 1, -1, 100);
@@ -143,6 +144,7 @@ START_TEST(records_round_trip)
     ck_assert_int_eq(REC(a, 0)->lastmod_ns, LASTMOD_NS);
     ck_assert_int_eq(REC(a, 0)->size, 5);
     ck_assert_str_eq(REC(a, 0)->type, "text/plain");
+    ck_assert_ptr_null(REC(a, 0)->encoding);
     ck_assert_str_eq(REC(a, 0)->hash[0], MD5);
     ck_assert_ptr_null(REC(a, 0)->hash[1]);
     ck_assert_str_eq(REC(a, 0)->hash[2], SHA256);
@@ -154,10 +156,11 @@ START_TEST(records_round_trip)
     ck_assert_int_eq(REC(a, 1)->change, RS_CHANGE_DELETED);
     ck_assert_int_eq(REC(a, 1)->datetime, r2->datetime);
 
-    /* No type, no hashes: NULL back. */
+    /* No type, no hashes: NULL back; the content coding kept. */
     ck_assert_int_eq(REC(a, 2)->seq, bare.seq);
     ck_assert_int_eq(REC(a, 2)->change, RS_CHANGE_UPDATED);
     ck_assert_ptr_null(REC(a, 2)->type);
+    ck_assert_str_eq(REC(a, 2)->encoding, "gzip");
     ck_assert_ptr_null(REC(a, 2)->hash[0]);
     ck_assert_ptr_null(REC(a, 2)->hash[2]);
     ck_assert_int_eq(REC(a, 2)->lastmod_ns, 0);

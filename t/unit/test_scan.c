@@ -562,22 +562,23 @@ typedef struct {
     int file_calls, dir_calls;
 } check_t;
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    rs_scan_media_t *media)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     check_t *c = baton;
     apr_size_t n = strlen(relpath);
     if (is_dir) {
-        ck_assert_ptr_null(type);
+        ck_assert_ptr_null(media);
         c->dir_calls++;
         return strcmp(relpath, "private") != 0;
     }
     c->file_calls++;
-    ck_assert_ptr_nonnull(type);
+    ck_assert_ptr_nonnull(media);
     if (!strcmp(relpath, "sub/c.txt")) {
         return 0;
     }
-    *type = (n > 4 && !strcmp(relpath + n - 4, ".txt")) ? apr_pstrdup(p, "text/plain") : NULL;
+    media->type = (n > 4 && !strcmp(relpath + n - 4, ".txt")) ? apr_pstrdup(p, "text/plain") : NULL;
     return 1;
 }
 

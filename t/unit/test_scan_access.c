@@ -50,16 +50,15 @@ static int denies(const char *root, const char *dir, const char *name)
            || (*name && strstr(text, apr_pstrcat(ut_pool, "deny ", name, "\n", NULL)) != NULL);
 }
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    rs_scan_media_t *media)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     ax_t *a = baton;
     char *dir = apr_pstrdup(p, relpath), *slash = strrchr(dir, '/');
     const char *base = slash ? slash + 1 : relpath;
 
-    if (type) {
-        *type = NULL;
-    }
+    (void)media;
     if (slash) {
         *slash = '\0';
     }

@@ -30,6 +30,7 @@ typedef struct {
     int fail_at;               /* > 0: fail the n-th call */
     int calls;
     const char *deny;   /* check callback denies this relpath */
+    const char *gz_enc; /* check callback's encoding of *.gz files */
     rs_recorder_t *rec; /* non-NULL: record the change too */
 } changes_t;
 
@@ -63,13 +64,15 @@ static apr_status_t on_change(void *baton, int change, const rs_item_t *it)
     copy->dir = apr_pstrdup(ut_pool, it->dir);
     copy->name = apr_pstrdup(ut_pool, it->name);
     copy->type = it->type ? apr_pstrdup(ut_pool, it->type) : NULL;
+    copy->encoding = it->encoding ? apr_pstrdup(ut_pool, it->encoding) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         copy->hash[i] = it->hash[i] ? apr_pstrdup(ut_pool, it->hash[i]) : NULL;
     }
     return c->rec ? rs_recorder_record(c->rec, change, it) : APR_SUCCESS;
 }
 
-static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
+static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                    rs_scan_media_t *media)
 {
     int is_dir = flags & RS_SCAN_CHECK_DIR;
     const changes_t *c = baton;
@@ -78,7 +81,9 @@ static int check_cb(void *baton, apr_pool_t *p, const char *relpath, int flags, 
         return 0;
     }
     if (!is_dir) {
-        *type = "text/plain";
+        apr_size_t n = strlen(relpath);
+        media->type = "text/plain";
+        media->encoding = n > 3 && !strcmp(relpath + n - 3, ".gz") ? c->gz_enc : NULL;
     }
     return 1;
 }
@@ -185,6 +190,41 @@ START_TEST(created_then_quiet)
     /* Nothing changed: nothing reported. */
     ck_assert_str_eq(scan(&f), "");
     ck_assert_int_eq(f.s.written, 0);
+}
+END_TEST
+
+/* The content coding a check gives is kept in the row and reported: a
+ * new configuration (fingerprint) that changes it makes the file's next
+ * decision an update carrying it, and leaves the others quiet. */
+START_TEST(encoding_change_is_an_update)
+{
+    fx_t f;
+    rs_item_t *row = NULL;
+
+    fx_init(&f);
+    put_file(&f, "a.txt.gz", "abc");
+    put_file(&f, "b.txt", "b");
+    ck_assert_str_eq(scan(&f), "C a.txt.gz|C b.txt");
+    ck_assert_ptr_null(item(&f, "a.txt.gz")->encoding);
+
+    /* AddEncoding gzip .gz, say: a new fingerprint, every file decided again */
+    f.o.cfg = "cfg2";
+    f.c.gz_enc = "gzip";
+    ck_assert_str_eq(scan(&f), "U a.txt.gz");
+    ck_assert_str_eq(item(&f, "a.txt.gz")->encoding, "gzip");
+    ck_assert_str_eq(item(&f, "a.txt.gz")->type, "text/plain");
+    assert_md5(item(&f, "a.txt.gz"), "abc");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "", "a.txt.gz", &row), APR_SUCCESS);
+    ck_assert_ptr_nonnull(row);
+    ck_assert_str_eq(row->encoding, "gzip");
+    ck_assert_str_eq(row->cfg, "cfg2");
+    ck_assert_str_eq(scan(&f), "");
+
+    /* and back: the encoding goes */
+    f.o.cfg = "cfg3";
+    f.c.gz_enc = NULL;
+    ck_assert_str_eq(scan(&f), "U a.txt.gz");
+    ck_assert_ptr_null(item(&f, "a.txt.gz")->encoding);
 }
 END_TEST
 
@@ -653,6 +693,7 @@ Suite *scan_changes_suite(void)
     Suite *s = suite_create("rs_scan_changes");
     TCase *tc = ut_tcase("scan_changes", 60);
     tcase_add_test(tc, created_then_quiet);
+    tcase_add_test(tc, encoding_change_is_an_update);
     tcase_add_test(tc, chmod_only_is_quiet);
     tcase_add_test(tc, updated);
     tcase_add_test(tc, deleted_files_and_dirs);

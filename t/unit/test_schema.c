@@ -170,30 +170,34 @@ START_TEST(forget_set_rolled_back)
 }
 END_TEST
 
+/* Run sql on the SQLite database at path, behind the store's back. */
+static void sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *c = NULL;
+
+    ck_assert_int_eq(sqlite3_open(path, &c), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(c, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(c);
+}
+
 /* A store of an older schema, opened as it is, lacks the outbox's
  * tables: the others are searched and emptied, the missing ones
  * skipped. */
 START_TEST(forget_set_older_schema)
 {
     const char *path = ut_path(ut_tempdir("schema"), "state.db");
-    sqlite3 *c = NULL;
     apr_int64_t rows = 0;
     rs_db_t *db;
     int any = 0;
 
-    ck_assert_int_eq(sqlite3_open(path, &c), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(c,
-                                  "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
-                                  "INSERT INTO meta VALUES ('schema-version', '1'),"
-                                  " ('snapshot-gen:a', '1');"
-                                  "CREATE TABLE inventory (setname TEXT, dir TEXT, name TEXT);"
-                                  "INSERT INTO inventory VALUES ('a', '', 'f'), ('b', '', 'g');"
-                                  "CREATE TABLE journal_sets (setname TEXT, started BIGINT,"
-                                  " open_id BIGINT);"
-                                  "INSERT INTO journal_sets VALUES ('a', 1, 1);",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(c);
+    sql_exec(path, "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT);"
+                   "INSERT INTO meta VALUES ('schema-version', '1'),"
+                   " ('snapshot-gen:a', '1');"
+                   "CREATE TABLE inventory (setname TEXT, dir TEXT, name TEXT);"
+                   "INSERT INTO inventory VALUES ('a', '', 'f'), ('b', '', 'g');"
+                   "CREATE TABLE journal_sets (setname TEXT, started BIGINT,"
+                   " open_id BIGINT);"
+                   "INSERT INTO journal_sets VALUES ('a', 1, 1);");
     ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_AS_IS, NULL, NULL),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_schema_version(db), 1);
@@ -207,6 +211,67 @@ START_TEST(forget_set_older_schema)
 }
 END_TEST
 
+/* rs_inventory_each_fn: the encoding of the row (or "none") into the
+ * array baton. */
+static int note_encoding(void *baton, const rs_item_t *it)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) =
+        it->encoding ? apr_pstrdup(ut_pool, it->encoding) : "none";
+    return 0;
+}
+
+/* A store of schema version 5 (no content coding) opened as it is, as
+ * rs-tool does before the module migrated it: every read of the
+ * inventory works and gives no encoding; migrated, it keeps encodings. */
+START_TEST(inventory_reads_before_version_6)
+{
+    const char *path = ut_path(ut_tempdir("schema"), "state.db");
+    apr_array_header_t *seen = apr_array_make(ut_pool, 4, sizeof(const char *));
+    apr_hash_t *dir = NULL;
+    apr_pool_t *p;
+    rs_item_t it, *got = NULL;
+    rs_db_t *db;
+
+    apr_pool_create(&p, ut_pool);
+    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
+    memset(&it, 0, sizeof(it));
+    it.dir = "";
+    it.name = "a.gz";
+    it.listed = 1;
+    it.type = "application/gzip";
+    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
+    apr_pool_destroy(p); /* closes the store */
+    sql_exec(path, "ALTER TABLE inventory DROP COLUMN encoding;"
+                   "ALTER TABLE journal DROP COLUMN encoding;"
+                   "UPDATE meta SET v = '5' WHERE k = 'schema-version';");
+
+    ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY, NULL, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), 5);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "", "a.gz", &got), APR_SUCCESS);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got->type, "application/gzip");
+    ck_assert_ptr_null(got->encoding);
+    ck_assert_int_eq(rs_inventory_dir_load(db, ut_pool, "s", "", &dir), APR_SUCCESS);
+    ck_assert_int_eq(apr_hash_count(dir), 1);
+    ck_assert_int_eq(rs_inventory_each_all(db, "s", note_encoding, seen), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_inventory_each(db, "s", NULL, NULL, 10, RS_INVENTORY_ROW, note_encoding, seen),
+        APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_inventory_each(db, "s", NULL, NULL, 10, RS_INVENTORY_LISTING, note_encoding, seen),
+        APR_SUCCESS);
+    ck_assert_str_eq(apr_array_pstrcat(ut_pool, seen, ' '), "none none none");
+
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
+    it.encoding = "gzip";
+    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "", "a.gz", &got), APR_SUCCESS);
+    ck_assert_str_eq(got->encoding, "gzip");
+}
+END_TEST
+
 Suite *schema_suite(void)
 {
     Suite *s = suite_create("schema");
@@ -215,6 +280,7 @@ Suite *schema_suite(void)
     tcase_add_test(tc, forget_set_every_table);
     tcase_add_test(tc, forget_set_rolled_back);
     tcase_add_test(tc, forget_set_older_schema);
+    tcase_add_test(tc, inventory_reads_before_version_6);
     suite_add_tcase(s, tc);
     return s;
 }

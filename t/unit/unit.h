@@ -16,6 +16,7 @@
 #include <libxml/tree.h>
 #include "rs_jobthread.h"
 #include "rs_log.h"
+#include "rs_scanopts.h"
 
 /* Set by the runner. */
 extern const char *ut_tmproot;
@@ -157,7 +158,8 @@ int ut_buf_sink(void *baton, const char *buf, apr_size_t len);
 
 /* An access check callback (rs_scan_check_fn's shape) that denies every
  * path containing the string baton and serves the rest, without a type. */
-int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type);
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                  rs_scan_media_t *media);
 
 /* XML inspection (libxml2 trees are freed by a ut_pool cleanup). */
 xmlDocPtr ut_xml_parse(const char *data, size_t len);

@@ -285,13 +285,12 @@ xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel)
     return NULL;
 }
 
-int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags, const char **type)
+int ut_check_deny(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                  rs_scan_media_t *media)
 {
     (void)p;
     (void)flags;
-    if (type) {
-        *type = NULL;
-    }
+    (void)media;
     return strstr(relpath, (const char *)baton) == NULL;
 }
 
