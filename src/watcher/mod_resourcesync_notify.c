@@ -28,7 +28,9 @@
  * module) records the digests without announcing anything.
  *
  * Topic files: <statedir>/notify/<set>/change.xml and framework.xml hold
- * the newest sealed payload of each topic, replaced atomically
+ * the newest sealed payload of each topic (for ping hubs, the change
+ * notifications sealed since the previous version, merged: topic_doc),
+ * replaced atomically
  * (rs_file_replace: temporary file, fsync, rename, directory fsync) after
  * every seal and at the first poll (rebuilt from the store).
  */
@@ -142,29 +144,43 @@ static int has_ping_hub(const rs_set_t *set)
     return 0;
 }
 
-/* What the topic serves: the newest sealed notification; for the change
- * topic of a set with ping hubs, which fetch the topic when pinged and
- * keep only what they fetched, the merge of every change notification
- * from the oldest ping hub's last acknowledged one on (rs_notify_window,
- * at most ResourceSyncMaxEntries entries, the newest always included):
- * a ping hub that fetches before its next ping is acknowledged misses
- * nothing. */
+/* What the topic serves, *x (x->id 0: nothing new to write).  The
+ * framework topic, and the change topic of a set without ping hubs: the
+ * newest sealed notification.  The change topic of a set with ping hubs,
+ * which fetch the topic when pinged (when they like) and keep only what
+ * they fetched: every version of the file covers the interval right after
+ * the previous version's (Change Notification 1.0.1, section 3:
+ * "Consecutive change notifications sent by the Source must cover
+ * consecutive and non-overlapping temporal from/until intervals"), the
+ * change notifications sealed since it was written merged into one
+ * (rs_notify_window, at most ResourceSyncMaxEntries entries, the newest
+ * always), and the delivery pings once per version (rs_deliver_shown).
+ * In a new watcher the first version starts after the oldest ping hub's
+ * cursor (what every ping hub has been pinged for).  ARCHITECTURE.md
+ * "Ping hubs and the change topic" says what this can and cannot
+ * promise. */
 static apr_status_t topic_doc(wset_t *ws, apr_pool_t *p, rs_notify_t *n, const char *topic,
                               rs_notification_t *x)
 {
-    apr_int64_t since = 0;
+    apr_int64_t since = ws->notify.shown;
     rs_notify_opts_t o;
-    int found = 0;
+    apr_status_t rv;
+    int found = 1;
 
     if (strcmp(topic, RS_NOTIFY_CHANGE) || !has_ping_hub(ws->set)
-        || rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING, &since,
-                                    &found)
-               != APR_SUCCESS
-        || !found) {
+        || (!since
+            && (rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING,
+                                         &since, &found)
+                    != APR_SUCCESS
+                || !found))) {
         return rs_notify_latest(n, p, ws->set->name, topic, x);
     }
     opts(ws, &o, p);
-    return rs_notify_window(n, p, &o, since, x);
+    if ((rv = rs_notify_window(n, p, &o, since + 1, x)) == APR_SUCCESS && !x->id) {
+        ws->notify.shown = since; /* nothing after it: the next version follows it */
+        rs_deliver_shown(ws->set, topic, since);
+    }
+    return rv;
 }
 
 /* Replace the topic file with what the topic serves (topic_doc). */
@@ -187,6 +203,12 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     path = rs_statedir_notify_topic(p, ws->set->notify_dir, topic);
     if ((rv = rs_file_replace_buf(p, path, x.payload, x.payload_len)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
+    }
+    else {
+        if (!strcmp(topic, RS_NOTIFY_CHANGE)) {
+            ws->notify.shown = x.id;
+        }
+        rs_deliver_shown(ws->set, topic, x.id);
     }
     rs_deliver_wakeup();
 }
