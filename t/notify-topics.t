@@ -154,9 +154,10 @@ my $rdx = "$B/resourcesync/n/resourcedump.xml";
 is_deeply(@$fws && fw_doc($fws->[0]{payload}),
           { ln => [ 'up ' . sd_url($B) ],
             urls => [ { loc => $cap, change => 'created', capability => 'capabilitylist', ln => [] },
-                      { loc => sd_url($B), change => 'updated', capability => 'description',
+                      { loc => sd_url($B), change => 'created', capability => 'description',
                         ln => [] } ] },
-          'about the Capability List: rs:ln rel="up" to the Source Description');
+          'about the Capability List: rs:ln rel="up" to the Source Description (the very first '
+          . 'start: both created)');
 is_deeply($fw && fw_doc($fw->content)->{ln}, [ "up $cap" ],
           'about the Resource List: rs:ln rel="up" to the Capability List');
 
