@@ -36,7 +36,7 @@ my $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                                  . "ResourceSyncHubAllowCallback 127.0.0.0/8\n"
                                  . "ResourceSyncHubRequestRate 1000 1m\n"
                                  . "ResourceSyncHubVerifyTimeout 60s\n"
-                                 . set_conf('ds', 'www/data'),
+                                 . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                          files => { 'www/data/a.txt' => "a\n" });
 my $topic = $srv->base . '/resourcesync/ds/notify/change';
 my $n202 = grep { hub_post($srv, subscribe_form($topic, "http://127.0.0.3:$S/cb/h$_"))->code == 202 }
@@ -57,7 +57,7 @@ $srv = started_server(conf => STATE_CONF . STATUS_CONF . "ResourceSyncHub on\n"
                              . "ResourceSyncHubAllowCallback 127.0.0.0/8\n"
                              . "ResourceSyncHubSpoolLimit 3 16\n"
                              . "ResourceSyncHubRequestRate 4 1h\n"
-                             . set_conf('ds', 'www/data'),
+                             . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                       files => { 'www/data/a.txt' => "a\n" }, name => 'second server starts');
 $topic = $srv->base . '/resourcesync/ds/notify/change';
 my $full = qr/\[resourcesync:warn\].*hub: the spool of subscription requests is full \(3 requests, \d+ bytes; ResourceSyncHubSpoolLimit 3 16 KiB\)/;
@@ -93,7 +93,7 @@ $srv->stop;
 $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                              . "ResourceSyncHubAllowCallback 127.0.0.0/8\n"
                              . "ResourceSyncHubSpoolLimit 1000 16\n"
-                             . set_conf('ds', 'www/data'),
+                             . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                       files => { 'www/data/a.txt' => "a\n" }, name => 'third server starts');
 $topic = $srv->base . '/resourcesync/ds/notify/change';
 ok(wait_for(sub { $srv->watcher_pid }, 30), 'watcher running');
@@ -117,7 +117,7 @@ $srv->stop;
 # IN_ACCESS event of the directory: none while requests come and go.
 $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                              . "ResourceSyncHubAllowCallback 127.0.0.0/8\n"
-                             . set_conf('ds', 'www/data'),
+                             . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                       files => { 'www/data/a.txt' => "a\n" }, name => 'fourth server starts');
 $topic = $srv->base . '/resourcesync/ds/notify/change';
 is(hub_post($srv, subscribe_form($topic, $good->callback('l0')))->code, 202, 'first request: 202');

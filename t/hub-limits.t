@@ -25,7 +25,7 @@ my $p4 = RSWebSubPeer->subscriber(addr => '127.0.0.4', port => $S);
 my $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                                  . "ResourceSyncHubAllowCallback 127.0.0.0/8\n"
                                  . "ResourceSyncHubMaxSubscriptions 20 2 3\n"
-                                 . set_conf('ds', 'www/data'),
+                                 . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                          files => { 'www/data/a.txt' => "a\n" });
 my $topic = $srv->base . '/resourcesync/ds/notify/change';
 sub row_of { my ($cb) = @_; (grep { $_->{url} eq $cb } @{ sub_rows($srv) })[0] }

@@ -106,7 +106,7 @@ $srv->stop;
 my $proxy = RSWebSubPeer->hub;
 my $psrv = started_server(
     conf => STATE_CONF . "ResourceSyncHub on\nResourceSyncHubAllowCallback 127.0.0.1\n"
-            . set_conf('n', 'www/data'),
+            . set_conf('n', 'www/data', 'ResourceSyncNotify on'),
     env => { map { $_ => $proxy->base } qw(http_proxy HTTPS_PROXY ALL_PROXY) },
     files => { 'www/data/a.txt' => "a\n" }, name => 'server with proxies in its environment starts');
 is(hub_post($psrv, subscribe_form($psrv->base . '/resourcesync/n/notify/change',

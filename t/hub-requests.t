@@ -10,7 +10,7 @@ use HTTP::Request ();
 use URI::Escape qw(uri_escape);
 use RSTest qw(started_server set_conf STATE_CONF ua);
 
-plan tests => 94;
+plan tests => 100;
 
 my $PUBLIC_CB = 'http://93.184.216.34:8080/cb?id=7&x=%41';
 
@@ -79,8 +79,9 @@ my $srv = started_server(mpm => 'prefork',
                          conf => "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
                                  . "ServerLimit 1\nMaxRequestWorkers 1\n"
                                  . STATE_CONF . "ResourceSyncHub on\nResourceSyncHubLease 10m 2d\n"
-                                 . set_conf('ds', 'www/data'),
-                         files => { 'www/data/a.txt' => "a\n" });
+                                 . set_conf('ds', 'www/data', 'ResourceSyncNotify on')
+                                 . set_conf('quiet', 'www/quiet'),
+                         files => { 'www/data/a.txt' => "a\n", 'www/quiet/q.txt' => "q\n" });
 my $B = $srv->base;
 my $topic = "$B/resourcesync/ds/notify/change";
 # The watcher's hub intake takes spool files away within a fraction of a
@@ -126,9 +127,11 @@ is($rec && $rec->{lease}, 600, 'lease below the minimum: raised to ResourceSyncH
 
 # A topic that is not this server's: refused in the answer, nothing
 # spooled, so nothing is ever sent to the callback (no denial GET: the hub
-# would be a GET reflector for anyone).
+# would be a GET reflector for anyone).  The topic paths of a set without
+# ResourceSyncNotify on are no topics (404, nothing published): the same.
 for my $t ("$B/resourcesync/nosuch/notify/change", "$B/resourcesync/ds/notify/other",
-           'http://elsewhere.example/resourcesync/ds/notify/change') {
+           'http://elsewhere.example/resourcesync/ds/notify/change',
+           "$B/resourcesync/quiet/notify/change", "$B/resourcesync/quiet/notify/framework") {
     refused($srv, "unknown topic $t", 400, 'hub.topic is not a topic of this hub',
             form('hub.mode' => 'subscribe', 'hub.callback' => $PUBLIC_CB, 'hub.topic' => $t));
 }
@@ -201,7 +204,7 @@ $srv->stop;
 # ----------------------- allowed by ResourceSyncHubAllowCallback; Require
 $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n"
                               . "ResourceSyncHubAllowCallback 127.0.0.1 10.0.0.0/8\n"
-                              . set_conf('ds', 'www/data'),
+                              . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
                       files => { 'www/data/a.txt' => "a\n" }, name => 'second server starts');
 hold_intake($srv);
 ($r, $rec) = spooled($srv, form(%good, 'hub.callback' => 'http://127.0.0.1:9/cb',
@@ -214,7 +217,7 @@ is($r->code, 202, 'IPv4-mapped address in an allowed CIDR block: 202');
 release_intake($srv);
 $srv->stop;
 
-$srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n" . set_conf('ds', 'www/data')
+$srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n" . set_conf('ds', 'www/data', 'ResourceSyncNotify on')
                               . "<Location /resourcesync/hub>\n    Require all denied\n</Location>\n",
                       files => { 'www/data/a.txt' => "a\n" }, name => 'third server starts');
 refused($srv, '<Location> Require all denied', 403, undef, form(%good));

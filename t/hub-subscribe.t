@@ -28,7 +28,7 @@ my $srv = started_server(
             . "ResourceSyncHubAllowCallback 127.0.0.1 127.0.0.2\n"
             . "ResourceSyncHubAllowCallback localhost\n"
             . "ResourceSyncHubMaxSubscriptions 3 2\n"
-            . set_conf('ds', 'www/data'),
+            . set_conf('ds', 'www/data', 'ResourceSyncNotify on'),
     files => { 'www/data/a.txt' => "a\n" });
 my $B = $srv->base;
 my $topic = "$B/resourcesync/ds/notify/change";

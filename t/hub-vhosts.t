@@ -21,7 +21,7 @@ plan tests => 11;
 my $sub = RSWebSubPeer->subscriber;
 my $S = $sub->port;
 my $vport = free_port();
-my $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n" . set_conf('m', 'www/data') . <<"CONF",
+my $srv = started_server(conf => STATE_CONF . "ResourceSyncHub on\n" . set_conf('m', 'www/data', 'ResourceSyncNotify on') . <<"CONF",
 Listen 127.0.0.1:$vport
 <VirtualHost 127.0.0.1:$vport>
     ServerName 127.0.0.1:$vport
@@ -33,6 +33,7 @@ Listen 127.0.0.1:$vport
     </Directory>
     <Directory "\@DIR\@/v/vd">
         ResourceSyncSet v
+        ResourceSyncNotify on
     </Directory>
 </VirtualHost>
 CONF

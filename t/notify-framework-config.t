@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Framework notifications of configuration changes (ResourceSyncNotify on):
-# the first start announces the Capability List (created) and the Source
-# Description (updated); a restart with the same configuration announces
-# nothing more; a restart with the Resource Dump enabled announces the
-# Capability List (updated) in one notification; a restart with a second
-# set announces the Source Description (updated) on the framework topic of
-# both sets.  Each notification's rs:ln elements are those of Framework
+# the very first start announces the Capability List and the Source
+# Description (both created); a restart with the same configuration
+# announces nothing more; a restart with the Resource Dump enabled
+# announces the Capability List (updated) in one notification; a restart
+# with a second set announces the Source Description (updated) on the
+# framework topic of both sets (the new set's Capability List created on
+# its own); a restart without it announces its Capability List deleted and
+# the Source Description updated on the topic that remains.  Each notification's rs:ln elements are those of Framework
 # Notification 1.0.1, section 3: rel="up" to the Source Description when
 # it is about the Capability List, none when it is about the Source
 # Description alone.  Private server, stopped and started with new
@@ -15,10 +17,10 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
-use RSTest qw(started_server set_conf STATE_CONF xpc doc validate wait_for cap_url sd_url);
+use RSTest qw(started_server set_conf STATE_CONF get xpc doc validate wait_for cap_url sd_url);
 use JSON::PP ();
 
-plan tests => 18;
+plan tests => 22;
 
 my $base_conf = STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n";
 my $srv = started_server(
@@ -76,11 +78,11 @@ sub restart {
 }
 
 # ----------------------------------------------------------- first start
-my $first = [ "capabilitylist created $cap_a, description updated $sd | ln: up $sd" ];
+my $first = [ "capabilitylist created $cap_a, description created $sd | ln: up $sd" ];
 ok(wait_for(sub { -e $srv->dir . '/state/notify/a/documents.digest' && @{ config_notes('a') } }, 60),
    'first start: framework notification and digests stored');
 is_deeply(config_notes('a'), $first,
-          'first start: Capability List created and Source Description updated, once');
+          'first start: Capability List and Source Description created, once');
 
 # ---------------------------------------------- same configuration again
 ok(restart(set_conf('a', 'www/a', 'ResourceSyncNotify on'), 'restart, same configuration', 'a'),
@@ -108,6 +110,16 @@ is_deeply(config_notes('a'),
           'second set: Source Description updated on the first set\'s topic');
 is_deeply(config_notes('b'), [ "capabilitylist created $cap_b, description updated $sd | ln: up $sd" ],
           'second set: its first start on its own topic');
+
+# ----------------------------------------------------- second set removed
+ok(restart($dump, 'restart without the second set', 'a'),
+   'second set removed: the watcher rewrote the topic that remains');
+is_deeply(config_notes('a'),
+          [ @$first, "capabilitylist updated $cap_a | ln: up $sd",
+            "description updated $sd | ln: none",
+            "capabilitylist deleted $cap_b, description updated $sd | ln: up $sd" ],
+          'second set removed: its Capability List deleted, the Source Description updated');
+is(get("$B/resourcesync/b/notify/framework")->code, 404, 'second set removed: its topic is gone');
 
 # Every framework notification validates.
 my @invalid = grep { $_ } map { validate($_->{payload}) }

@@ -3,15 +3,18 @@
 # them to the built-in hub's subscribers, against the test peers of
 # t/lib/RSWebSubPeer.pm on 127.0.0.1:
 #   * fat POSTs carry Content-Type application/xml, the topic's Link header
-#     (rel="self", then every hub) and the exact payload of a stored
-#     notification;
+#     (rel="self", then every hub, then the Capability List with
+#     rel="resourcesync", as the specification's examples) and the exact
+#     payload of a stored notification;
 #   * with the hub dropping connections, then answering 503 for a while,
 #     across a graceful restart, a hard restart and kill -9 of the watcher,
 #     the hub takes every change notification, in order, exactly once (an
 #     identical resend right after it is allowed), so every journal record
 #     arrives once with contiguous intervals;
 #   * a hub answering 400: logged as a permanent failure, the notification
-#     skipped; ping mode: hub.mode=publish with hub.topic and hub.url;
+#     skipped; ping mode: hub.mode=publish with hub.topic and hub.url and
+#     the topic's Link header; each version of the change topic starts
+#     where the previous one ended (t/notify-ping.t has the rest);
 #   * subscribers (notify_dests rows inserted with sqlite3 into the stopped
 #     server's store; the subscription-intake tests replace that): signed
 #     with ResourceSyncHubSignature, ended by 410 and by the backlog limit;
@@ -91,8 +94,9 @@ my @h = grep { $_->{path} eq '/hub' && ($_->{headers}{'content-type'} // '') eq 
 ok(@h >= 2, 'hub got change notifications');
 is($h[0]{headers}{'content-type'}, 'application/xml', 'fat POST: Content-Type application/xml');
 is($h[0]{headers}{link}, qq(<$change>; rel="self", <$HUB>; rel="hub", <$BAD>; rel="hub", )
-                         . qq(<$PING>; rel="hub"),
-   'fat POST: Link header, rel="self" then every hub');
+                         . qq(<$PING>; rel="hub", <$B/resourcesync/n/capabilitylist.xml>; )
+                         . qq(rel="resourcesync"),
+   'fat POST: Link header, rel="self", every hub, the Capability List (rel="resourcesync")');
 my %payload = map { $_->{payload} => $_ } @{ sealed('change') };
 ok($payload{ $h[0]{body} }, 'fat POST: body is a stored notification payload, byte for byte');
 is(get($change)->header('Link'), $h[0]{headers}{link}, 'the topic serves the same Link header');
@@ -181,32 +185,38 @@ is_deeply($pings[0] && [@{ $pings[0]{params} }{qw(hub.mode hub.topic hub.url)}],
 is($pings[0] && $pings[0]{headers}{'content-type'}, 'application/x-www-form-urlencoded',
    'ping: a form');
 
-# Ping hub down: the change topic serves the merge of the notifications
-# from the ping hub's last acknowledged one on, newest first while
-# contiguous and within ResourceSyncMaxEntries (3), so both notifications
-# it was not pinged for are in it, not only the newest.
+# Ping hub down: each version of the change topic holds the change
+# notifications sealed since the previous version, merged, and starts
+# where the previous one ended (Change Notification 1.0.1, section 3:
+# consecutive, non-overlapping intervals), pinged or not.
 ok(wait_for(sub { my $d = dest($PING, 'change'); my $a = sealed('change');
                   $d && $d->{cursor} == $a->[-1]{id} }, 30), 'ping hub caught up');
 $pinged->set(answer => 503, retry_after => 30);
-my $pc = dest($PING, 'change')->{cursor};
+my $md = sub { my $x = RSTest::xpc(RSTest::doc($_[0]));
+               [map { $x->findvalue("/sm:urlset/rs:md/\@$_") } qw(from until)],
+               scalar(() = $x->findnodes('/sm:urlset/sm:url')) };
+# The topic once it shows the newest sealed notification: [from, until], entries.
+my $version = sub {
+    my $want = ($md->(sealed('change')->[-1]{payload}))[0][1];
+    my $r = wait_for(sub { my $v = [$md->(get($change)->content)];
+                           $v->[0][1] eq $want ? $v : undef }, 30);
+    return $r ? @$r : ([], 0);
+};
 burst(1, 'ping hub down, first');
 settle('ping hub down, first');
+my ($v1) = $version->();
+my $last1 = sealed('change')->[-1]{id};
 burst(1, 'ping hub down, second');
 settle('ping hub down, second');
-my @from = grep { $_->{id} >= $pc } @{ sealed('change') };
-my @win = (pop @from);
-my $total = $win[0]{count};
-while (@from && $from[-1]{until_dt} == $win[0]{from_dt} && $total + $from[-1]{count} <= 3) {
-    $total += $from[-1]{count};
-    unshift @win, pop @from;
-}
-my $tx = RSTest::xpc(RSTest::doc(get($change)->content));
-my $md = sub { RSTest::xpc(RSTest::doc($_[0]{payload}))->findvalue("/sm:urlset/rs:md/\@$_[1]") };
-ok(@win >= 2 && $win[-2]{id} > $pc, 'the window holds both notifications not pinged yet');
-is_deeply([$tx->findvalue('/sm:urlset/rs:md/@from'), $tx->findvalue('/sm:urlset/rs:md/@until'),
-           scalar(() = $tx->findnodes('/sm:urlset/sm:url'))],
-          [$md->($win[0], 'from'), $md->($win[-1], 'until'), $total],
-          'the change topic merges them: from the first, until the last, every entry');
+my ($v2, $n2) = $version->();
+my @since = grep { $_->{id} > $last1 } @{ sealed('change') };
+my $want2 = 0;
+$want2 += $_->{count} for @since;
+ok(@since && $v1->[1] && $v2->[0] eq $v1->[1],
+   'the next version of the change topic starts where the previous one ended');
+is_deeply([$v2->[0], $v2->[1], $n2],
+          [($md->($since[0]{payload}))[0][0], ($md->($since[-1]{payload}))[0][1], $want2],
+          'it merges the notifications sealed since: from the first, until the last, every entry');
 $pinged->set(answer => 200);
 
 # Status page: per topic its newest, per hub row backlog and last outcome.
@@ -224,7 +234,8 @@ ok(status_has(qr/^notify-hub: n change \Q$BAD\E mode=fat backlog=0 last-status=4
    'status: the hub answering 400');
 
 my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/
-                 && !/died \(exit status or signal 9\)/ && !/refused notification .* \(HTTP 400\)/ }
+                 && !/died \(exit status or signal 9\)/ && !/refused notification .* \(HTTP 400\)/
+                 && !/ResourceSyncNotifyHub \Q$PING\E ping \(set n, .*\): a ping hub fetches/ }
           split /\n/, $srv->log_text;
 is_deeply(\@bad, [], 'no unexpected warnings or errors');
 

@@ -106,7 +106,7 @@ sub check_outbox {
 
 # ------------------------------------------------------------ topics
 my $hub = "$B/resourcesync/hub";
-my $link = qq(<$change>; rel="self", <$hub>; rel="hub");
+my $link = qq(<$change>; rel="self", <$hub>; rel="hub", <) . cap_url('n', $B) . qq(>; rel="resourcesync");
 my $h = wait_for(sub { my $r = head($change); $r->code == 200 ? $r : undef }, 30);
 ok($h, 'HEAD of the change topic: 200');
 is($h && $h->header('Content-Type'), 'application/xml', 'Content-Type application/xml');
@@ -114,7 +114,8 @@ is($h && $h->header('Content-Type'), 'application/xml', 'Content-Type applicatio
 my $g0 = get($change);
 ok($g0->code == 200 && ($g0->header('Content-Length') // '') eq '0' && $g0->content eq '',
    'GET: Content-Length 0 and an empty body before the first notification');
-is($h && $h->header('Link'), $link, 'Link header: rel="self", then the built-in hub');
+is($h && $h->header('Link'), $link,
+   'Link header: rel="self", the built-in hub, the Capability List (rel="resourcesync")');
 is(req('POST', $change)->code, 405, 'POST to a topic: 405');
 is(get("$B/resourcesync/off/notify/change")->code, 404, 'topic of a set without notifications: 404');
 is(get("$B/resourcesync/n/notify/other")->code, 404, 'unknown topic: 404');
@@ -141,7 +142,8 @@ is($fw && validate($fw->content), undef, 'framework payload validates');
 my $fx = $fw && xpc(doc($fw->content));
 is($fx && $fx->findvalue('/sm:urlset/rs:md/@capability'), 'framework-notification',
    'framework payload: capability framework-notification');
-is($fw && $fw->header('Link'), qq(<$framework>; rel="self", <$hub>; rel="hub"),
+is($fw && $fw->header('Link'),
+   qq(<$framework>; rel="self", <$hub>; rel="hub", <) . cap_url('n', $B) . qq(>; rel="resourcesync"),
    'framework topic Link header');
 my $fws = notifications('framework');
 ok(@$fws >= 2 && $fws->[0]{payload} =~ /capability="capabilitylist"/
@@ -152,9 +154,10 @@ my $rdx = "$B/resourcesync/n/resourcedump.xml";
 is_deeply(@$fws && fw_doc($fws->[0]{payload}),
           { ln => [ 'up ' . sd_url($B) ],
             urls => [ { loc => $cap, change => 'created', capability => 'capabilitylist', ln => [] },
-                      { loc => sd_url($B), change => 'updated', capability => 'description',
+                      { loc => sd_url($B), change => 'created', capability => 'description',
                         ln => [] } ] },
-          'about the Capability List: rs:ln rel="up" to the Source Description');
+          'about the Capability List: rs:ln rel="up" to the Source Description (the very first '
+          . 'start: both created)');
 is_deeply($fw && fw_doc($fw->content)->{ln}, [ "up $cap" ],
           'about the Resource List: rs:ln rel="up" to the Capability List');
 

@@ -475,6 +475,7 @@ static int resolve_server(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, s
     }
     if (create) {
         rs_notifyconf_warn_unpublished(s);
+        rs_notifyconf_warn_ping(s);
     }
     return OK;
 }

@@ -163,6 +163,38 @@ void rs_notifyconf_warn_unpublished(server_rec *s)
     }
 }
 
+void rs_notifyconf_warn_ping(server_rec *s)
+{
+    const rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
+    int i, j;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return;
+    }
+    for (i = 0; i < sc->sets->nelts; i++) {
+        const rs_set_t *set = APR_ARRAY_IDX(sc->sets, i, const rs_set_t *);
+        for (j = 0; set->notify && set->notify_pub && j < set->notify_pub->nelts; j++) {
+            const rs_notify_hub_t *h = &APR_ARRAY_IDX(set->notify_pub, j, rs_notify_hub_t);
+            if (!h->ping) {
+                continue;
+            }
+            /* Change Notification 1.0.1, section 3: consecutive
+             * notifications "must cover consecutive and non-overlapping
+             * temporal from/until intervals"; a ping hub fetches the topic
+             * when it likes, so no document the topic serves can promise
+             * its subscribers that (ARCHITECTURE.md, "Ping hubs and the
+             * change topic"). */
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                         RS_TAG "ResourceSyncNotifyHub %s ping (set %s, %s): a ping hub "
+                                "fetches the topics when it likes, so its subscribers may get "
+                                "a notification twice (the same interval) or miss one (a gap "
+                                "they see, filled from the Change Lists); use fat mode for "
+                                "every notification exactly in order",
+                         h->url, set->name, set->where);
+        }
+    }
+}
+
 const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const char *topic)
 {
     const char *v = apr_pstrcat(p, "<", set->doc_base, "notify/", topic, ">; rel=\"self\"", NULL);
@@ -172,5 +204,9 @@ const char *rs_notifyconf_link_header(apr_pool_t *p, const rs_set_t *set, const 
         v = apr_pstrcat(p, v, ", <", APR_ARRAY_IDX(set->notify_hubs, i, const char *),
                         ">; rel=\"hub\"", NULL);
     }
-    return v;
+    /* The Change and Framework Notification 1.0.1 examples of a POST to
+     * the hub (Examples 2 and 3) and of the hub's POST to a destination
+     * (Examples 6 and 7) add the set's Capability List with
+     * rel="resourcesync" after "self" and "hub". */
+    return apr_pstrcat(p, v, ", <", set->capability_url, ">; rel=\"resourcesync\"", NULL);
 }

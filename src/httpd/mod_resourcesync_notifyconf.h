@@ -41,6 +41,10 @@ const char *rs_notifyconf_check_set(apr_pool_t *p, const rs_set_t *set);
  * error log); a server without sets is not named (it may only inherit
  * the settings from the main server). */
 void rs_notifyconf_warn_unpublished(server_rec *s);
+
+/* At startup (not in `httpd -t`): a warning per ping hub of a set of s
+ * with notifications on, saying what ping mode cannot promise. */
+void rs_notifyconf_warn_ping(server_rec *s);
 /* The value of a topic's Link header, on the topic's answers (children)
  * and on what the delivery thread sends (the watcher):
  * "<topic URL>; rel=\"self\"" and ", <hub>; rel=\"hub\"" for each of

@@ -77,7 +77,7 @@ typedef struct rs_websub_req_t {
     int body_borrowed;          /* the body is not copied: the caller keeps
                                    * it unchanged until the completion (one
                                    * payload shared by many requests) */
-    const char *const *headers; /* FAT, DELIVER: NULL-terminated extra header
+    const char *const *headers; /* FAT, DELIVER, PING: NULL-terminated extra header
                                    * lines, e.g. "Link: <..>; rel=\"hub\"" */
     const char *topic;          /* PING, VERIFY, DENY: hub.topic */
     const char *ping_url;       /* PING: hub.url (NULL: same as topic) */

@@ -26,19 +26,25 @@ static int complete(const rs_websub_req_t *r)
     return r->kind <= RS_WEBSUB_DENY;
 }
 
+/* The caller's header lines (FAT, DELIVER, PING). */
+static void extra_headers(const rs_websub_req_t *r, rs_websubmsg_t *m)
+{
+    const char *const *h;
+
+    for (h = r->headers; h && *h; h++) {
+        m->hdrs = curl_slist_append(m->hdrs, *h);
+    }
+}
+
 /* FAT and DELIVER: the payload as it is, with the caller's header lines
  * and, for a delivery with a secret, its signature. */
 static void payload(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
 {
-    const char *const *h;
-
     m->body = r->body_borrowed && r->body ? r->body
                                           : apr_pmemdup(p, r->body ? r->body : "", r->body_len);
     m->body_len = r->body_len;
     m->hdrs = curl_slist_append(m->hdrs, "Content-Type: application/xml");
-    for (h = r->headers; h && *h; h++) {
-        m->hdrs = curl_slist_append(m->hdrs, *h);
-    }
+    extra_headers(r, m);
     if (r->kind == RS_WEBSUB_DELIVER && r->secret) {
         m->hdrs = curl_slist_append(
             m->hdrs,
@@ -47,7 +53,9 @@ static void payload(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
     }
 }
 
-/* PING: hub.mode=publish with the topic and its URL, form-encoded. */
+/* PING: hub.mode=publish with the topic and its URL, form-encoded, with
+ * the caller's header lines (the topic's Link header, as a fat POST
+ * has). */
 static void ping(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
 {
     m->body = apr_pstrcat(p, "hub.mode=publish&hub.topic=", rs_websub_urlencode(p, r->topic),
@@ -55,6 +63,7 @@ static void ping(apr_pool_t *p, const rs_websub_req_t *r, rs_websubmsg_t *m)
                           NULL);
     m->body_len = strlen(m->body);
     m->hdrs = curl_slist_append(m->hdrs, "Content-Type: application/x-www-form-urlencoded");
+    extra_headers(r, m);
 }
 
 /* The callback URL without its fragment, and the separator its query

@@ -120,7 +120,9 @@ static int read_body(request_rec *r, char **body, apr_size_t *len)
 /* Whether req's topic is one of this server's (as <canonical
  * base><prefix>/<set>/notify/change|framework, or the same path under the
  * scheme and host the request came with); if so, req gets its set and
- * kind. */
+ * kind.  Only sets with ResourceSyncNotify on have topics (a set without
+ * serves none, 404, and publishes nothing): a subscription to the topic
+ * path of any other set is refused like an unknown topic. */
 static int match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
 {
     static const char *const kinds[] = { "change", "framework" };
@@ -128,7 +130,7 @@ static int match_topic(request_rec *r, const rs_srv_conf *sc, rs_hubreq_t *req)
 
     for (i = 0; i < sc->sets->nelts; i++) {
         const rs_set_t *set = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
-        for (k = 0; k < 2; k++) {
+        for (k = 0; set->notify && k < 2; k++) {
             const char *path = apr_pstrcat(r->pool, rs_config_prefix(sc), "/", set->name,
                                            "/notify/", kinds[k], NULL);
             if (!strcmp(req->topic, apr_pstrcat(r->pool, sc->canonical, path, NULL))

@@ -51,6 +51,11 @@ static struct {
     apr_pool_t *db_pool;
     volatile apr_uint32_t woken;
     volatile apr_uint32_t started;
+    /* Per set (slot) and topic (0 change, 1 framework): the newest
+     * notification its topic file shows, written by the driver after the
+     * file's rename (rs_deliver_shown), read by this thread (hook_shown);
+     * allocated before the thread starts. */
+    volatile apr_uint64_t *shown;
 } dl;
 
 /* The thread's messages go straight to the error log; a busy store (the
@@ -181,11 +186,11 @@ static void hook_request(void *baton, apr_pool_t *p, const void *s, const void *
     (void)baton;
 
     headers[0] = apr_pstrcat(p, "Link: ", rs_notifyconf_link_header(p, set, row->topic), NULL);
+    req->headers = headers;
     if (req->kind == RS_WEBSUB_PING) {
         req->topic = req->ping_url = apr_pstrcat(p, set->doc_base, "notify/", row->topic, NULL);
     }
     else {
-        req->headers = headers;
         req->sig_algo = rs_notifyconf_sig(sc);
     }
     if (sub && !rs_hubconf_host_allowed(p, sc, row->url)) {
@@ -198,9 +203,21 @@ static void hook_request(void *baton, apr_pool_t *p, const void *s, const void *
     }
 }
 
-static const rs_delivery_hooks_t hooks = { NULL,       hook_now,         hook_set,
-                                           hook_hub,   hook_sets,        hook_hubs,
-                                           hook_retry, hook_max_backlog, hook_request };
+static int topic_index(const char *topic)
+{
+    return strcmp(topic, RS_NOTIFY_CHANGE) ? 1 : 0;
+}
+
+static apr_int64_t hook_shown(void *baton, const void *s, const char *topic)
+{
+    const rs_set_t *set = s;
+    (void)baton;
+    return (apr_int64_t)apr_atomic_read64(&dl.shown[2 * set->slot + topic_index(topic)]);
+}
+
+static const rs_delivery_hooks_t hooks = { NULL,         hook_now,  hook_set,   hook_hub,
+                                           hook_sets,    hook_hubs, hook_retry, hook_max_backlog,
+                                           hook_request, hook_shown };
 
 /* ------------------------------------------------------------- the thread */
 
@@ -259,6 +276,7 @@ void rs_deliver_start(server_rec *s)
      * once they are over, so the thread's memory follows what is in
      * flight, not the highest it ever was. */
     apr_allocator_max_free_set(alloc, DELIVER_MAX_FREE);
+    dl.shown = apr_pcalloc(dl.pool, 2 * sizeof(*dl.shown) * (apr_size_t)rs_global.sets->nelts);
     dl.dv = rs_delivery_create(dl.pool, rs_global.state_dir, DELIVER_PARALLEL, &hooks, &dl.log);
     if ((rv = rs_websub_create(&dl.ws, dl.pool, &o, rs_delivery_done, dl.dv, &dl.log))
             != APR_SUCCESS
@@ -269,6 +287,13 @@ void rs_deliver_start(server_rec *s)
         return;
     }
     apr_atomic_set32(&dl.started, 1);
+}
+
+void rs_deliver_shown(const rs_set_t *set, const char *topic, apr_int64_t id)
+{
+    if (apr_atomic_read32(&dl.started)) {
+        apr_atomic_set64(&dl.shown[2 * set->slot + topic_index(topic)], (apr_uint64_t)id);
+    }
 }
 
 void rs_deliver_wakeup(void)

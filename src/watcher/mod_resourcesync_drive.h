@@ -97,6 +97,9 @@ apr_status_t rs_notifyw_reset(rs_drive_t *d);
  * makes it look at the outbox now (a notification was sealed). */
 void rs_deliver_start(server_rec *s);
 void rs_deliver_wakeup(void);
+/* The topic file of (set, topic) now shows notifications up to id (the
+ * driver, after its rename): ping hubs are pinged up to there. */
+void rs_deliver_shown(const rs_set_t *set, const char *topic, apr_int64_t id);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);
 

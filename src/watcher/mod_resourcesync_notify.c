@@ -11,7 +11,10 @@
  * lost between that commit and its own (kill -9 in between) is not sent
  * again: the next one follows.  At the first start of a set (no
  * framework notification in the store), one announces its Capability
- * List (created) and the Source Description (updated).  Their rs:ln
+ * List (created) and the Source Description (created at the virtual
+ * host's very first start, else updated); a later start announces the
+ * Capability Lists of sets removed from the configuration (deleted).
+ * Their rs:ln
  * rel="up" is rs_notify's to decide from the entries (opts: the
  * Capability List and the Source Description's URL).
  *
@@ -28,11 +31,14 @@
  * module) records the digests without announcing anything.
  *
  * Topic files: <statedir>/notify/<set>/change.xml and framework.xml hold
- * the newest sealed payload of each topic, replaced atomically
+ * the newest sealed payload of each topic (for ping hubs, the change
+ * notifications sealed since the previous version, merged: topic_doc),
+ * replaced atomically
  * (rs_file_replace: temporary file, fsync, rename, directory fsync) after
  * every seal and at the first poll (rebuilt from the store).
  */
 #include <string.h>
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include "mod_resourcesync.h"
@@ -142,29 +148,43 @@ static int has_ping_hub(const rs_set_t *set)
     return 0;
 }
 
-/* What the topic serves: the newest sealed notification; for the change
- * topic of a set with ping hubs, which fetch the topic when pinged and
- * keep only what they fetched, the merge of every change notification
- * from the oldest ping hub's last acknowledged one on (rs_notify_window,
- * at most ResourceSyncMaxEntries entries, the newest always included):
- * a ping hub that fetches before its next ping is acknowledged misses
- * nothing. */
+/* What the topic serves, *x (x->id 0: nothing new to write).  The
+ * framework topic, and the change topic of a set without ping hubs: the
+ * newest sealed notification.  The change topic of a set with ping hubs,
+ * which fetch the topic when pinged (when they like) and keep only what
+ * they fetched: every version of the file covers the interval right after
+ * the previous version's (Change Notification 1.0.1, section 3:
+ * "Consecutive change notifications sent by the Source must cover
+ * consecutive and non-overlapping temporal from/until intervals"), the
+ * change notifications sealed since it was written merged into one
+ * (rs_notify_window, at most ResourceSyncMaxEntries entries, the newest
+ * always), and the delivery pings once per version (rs_deliver_shown).
+ * In a new watcher the first version starts after the oldest ping hub's
+ * cursor (what every ping hub has been pinged for).  ARCHITECTURE.md
+ * "Ping hubs and the change topic" says what this can and cannot
+ * promise. */
 static apr_status_t topic_doc(wset_t *ws, apr_pool_t *p, rs_notify_t *n, const char *topic,
                               rs_notification_t *x)
 {
-    apr_int64_t since = 0;
+    apr_int64_t since = ws->notify.shown;
     rs_notify_opts_t o;
-    int found = 0;
+    apr_status_t rv;
+    int found = 1;
 
     if (strcmp(topic, RS_NOTIFY_CHANGE) || !has_ping_hub(ws->set)
-        || rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING, &since,
-                                    &found)
-               != APR_SUCCESS
-        || !found) {
+        || (!since
+            && (rs_notifydest_min_cursor(ws->d->store, ws->set->name, topic, RS_NOTIFYDEST_PING,
+                                         &since, &found)
+                    != APR_SUCCESS
+                || !found))) {
         return rs_notify_latest(n, p, ws->set->name, topic, x);
     }
     opts(ws, &o, p);
-    return rs_notify_window(n, p, &o, since, x);
+    if ((rv = rs_notify_window(n, p, &o, since + 1, x)) == APR_SUCCESS && !x->id) {
+        ws->notify.shown = since; /* nothing after it: the next version follows it */
+        rs_deliver_shown(ws->set, topic, since);
+    }
+    return rv;
 }
 
 /* Replace the topic file with what the topic serves (topic_doc). */
@@ -187,6 +207,12 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
     path = rs_statedir_notify_topic(p, ws->set->notify_dir, topic);
     if ((rv = rs_file_replace_buf(p, path, x.payload, x.payload_len)) != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot write %s", ws->set->name, path);
+    }
+    else {
+        if (!strcmp(topic, RS_NOTIFY_CHANGE)) {
+            ws->notify.shown = x.id;
+        }
+        rs_deliver_shown(ws->set, topic, x.id);
     }
     rs_deliver_wakeup();
 }
@@ -211,21 +237,73 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p, const apr_array_h
     return APR_SUCCESS;
 }
 
+/* The Capability Lists the Source Description of set's virtual host
+ * lists (all its sets), in p. */
+static apr_array_header_t *sd_listed(apr_pool_t *p, const rs_srv_conf *sc)
+{
+    apr_array_header_t *a = apr_array_make(p, sc->sets->nelts, sizeof(const char *));
+    int i;
+
+    for (i = 0; i < sc->sets->nelts; i++) {
+        APR_ARRAY_PUSH(a, const char *) = APR_ARRAY_IDX(sc->sets, i, rs_set_t *)->capability_url;
+    }
+    return a;
+}
+
+/* Whether the Source Description of set's virtual host is new: none of
+ * its sets has a framework notification (none ever announced anything:
+ * the very first start).  Decided once per virtual host and watcher,
+ * before any set of it stores one, so every set starting with it
+ * announces it `created`.  Sets without notifications leave no trace:
+ * one whose virtual host only had such sets before announces it created
+ * (the first notice of it on any topic). */
+static int sd_new(wset_t *ws, apr_pool_t *p, const rs_srv_conf *sc)
+{
+    static apr_hash_t *seen; /* server_rec -> "1"/"0", the watcher's */
+    const char *v;
+    rs_notification_t x;
+    int i, fresh = 1;
+
+    if (!seen) {
+        seen = apr_hash_make(ws->d->pool);
+    }
+    if ((v = apr_hash_get(seen, &ws->set->s, sizeof(server_rec *)))) {
+        return *v == '1';
+    }
+    for (i = 0; fresh && i < sc->sets->nelts; i++) {
+        const rs_set_t *o = APR_ARRAY_IDX(sc->sets, i, rs_set_t *);
+        if (o->notify
+            && (rs_notify_latest(outbox(ws->d), p, o->name, RS_NOTIFY_FRAMEWORK, &x) != APR_SUCCESS
+                || x.id)) {
+            fresh = 0;
+        }
+    }
+    apr_hash_set(seen, apr_pmemdup(ws->d->pool, &ws->set->s, sizeof(server_rec *)),
+                 sizeof(server_rec *), fresh ? "1" : "0");
+    return fresh;
+}
+
 /* At the set's first framework check in this watcher: what changed
- * since the previous start is announced (rs_notifydigest decides); the
- * digests are recorded once the notification is stored. */
+ * since the previous start is announced (rs_notifydigest decides): the
+ * Capability List created (the set's first start) or updated, the Source
+ * Description created (its very first start), or updated, and the
+ * Capability Lists of sets removed from the configuration deleted
+ * (Framework Notification 1.0.1, section 2: "deleted" for a resource that
+ * no longer exists); the digests are recorded once the notification is
+ * stored. */
 static void first_framework(wset_t *ws, apr_pool_t *p)
 {
     const rs_set_t *set = ws->set;
     rs_srv_conf *sc = ap_get_module_config(set->s->module_config, &resourcesync_module);
     apr_array_header_t *e = apr_array_make(p, 2, sizeof(rs_notify_fw_entry_t));
     const char *path = rs_statedir_notify_digests(p, set->notify_dir);
-    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body, sc->sd_len);
+    const char *cur = rs_notifydigest_text(p, set->cl_body, set->cl_len, sc->sd_body, sc->sd_len,
+                                           sd_listed(p, sc));
     const char *old = NULL;
     rs_notification_t x;
     apr_time_t now = apr_time_now();
     apr_status_t rv;
-    int what;
+    int what, i;
 
     if (ws->notify.fw_checked || !outbox(ws->d)
         || rs_notify_latest(outbox(ws->d), p, set->name, RS_NOTIFY_FRAMEWORK, &x) != APR_SUCCESS) {
@@ -236,14 +314,23 @@ static void first_framework(wset_t *ws, apr_pool_t *p)
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot read %s", set->name, path);
         return;
     }
-    what = rs_notifydigest_decide(p, x.id != 0, old, cur);
+    what = rs_notifydigest_decide(p, x.id != 0, !x.id && sd_new(ws, p, sc), old, cur);
     if (what & (RS_NOTIFYDIGEST_CL_CREATED | RS_NOTIFYDIGEST_CL_UPDATED)) {
         rs_notifyw_fw_add(e, set->capability_url,
                           what & RS_NOTIFYDIGEST_CL_CREATED ? "created" : "updated",
                           "capabilitylist", now, NULL);
     }
-    if (what & RS_NOTIFYDIGEST_SD_UPDATED) {
-        rs_notifyw_fw_add(e, sd_url(set, p), "updated", "description", now, NULL);
+    if (what & RS_NOTIFYDIGEST_CL_GONE) {
+        apr_array_header_t *gone = rs_notifydigest_gone(p, old, cur);
+        for (i = 0; i < gone->nelts; i++) {
+            rs_notifyw_fw_add(e, APR_ARRAY_IDX(gone, i, const char *), "deleted", "capabilitylist",
+                              now, NULL);
+        }
+    }
+    if (what & (RS_NOTIFYDIGEST_SD_CREATED | RS_NOTIFYDIGEST_SD_UPDATED)) {
+        rs_notifyw_fw_add(e, sd_url(set, p),
+                          what & RS_NOTIFYDIGEST_SD_CREATED ? "created" : "updated", "description",
+                          now, NULL);
     }
     if (!(what & RS_NOTIFYDIGEST_RECORD)
         || (e->nelts && store_framework(ws, p, e) != APR_SUCCESS)) {

@@ -30,16 +30,16 @@ const rs_deliverlook_t *rs_deliverlook_get(rs_db_t *db, rs_notify_t *box, apr_po
     const char *k = apr_psprintf(p, "%s|%s|%" APR_INT64_T_FMT, set, topic, cursor);
     rs_deliverlook_t *l = apr_hash_get(looks, k, APR_HASH_KEY_STRING);
     apr_array_header_t *next;
-    apr_int64_t newest = 0;
 
     if (l) {
         return l;
     }
     l = apr_pcalloc(p, sizeof(*l));
     apr_hash_set(looks, k, APR_HASH_KEY_STRING, l);
-    if (rs_notifydest_backlog(db, set, topic, cursor, &l->count, &newest) != APR_SUCCESS
+    if (rs_notifydest_backlog(db, set, topic, cursor, &l->count, &l->newest) != APR_SUCCESS
         || !l->count) {
         l->count = 0;
+        l->newest = 0;
         return l;
     }
     if (rs_notify_after(box, p, set, topic, cursor, 1, &next) == APR_SUCCESS && next->nelts) {

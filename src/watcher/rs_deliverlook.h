@@ -34,6 +34,7 @@ typedef struct rs_deliverlook_payload_t {
 
 typedef struct rs_deliverlook_t {
     apr_int64_t count;              /* sealed notifications after the cursor */
+    apr_int64_t newest;             /* the newest of them (0: none) */
     rs_deliverlook_payload_t *next; /* the first of them, NULL: none or failed */
 } rs_deliverlook_t;
 

@@ -37,7 +37,8 @@ typedef struct dest_t {
     int inflight;        /* a request is in flight */
     int dirty;           /* row state not yet written */
     int again;           /* step it in the next round */
-    apr_int64_t sending; /* id of the notification in flight */
+    apr_int64_t sending; /* id of the notification in flight (a ping:
+                          * the newest one it announces) */
     payload_t *payload;  /* its payload (a reference), or NULL */
     apr_time_t sending_until;
     apr_time_t last_at; /* of the last completion, 0: none yet */
@@ -235,8 +236,9 @@ static void refresh(rs_delivery_t *dv)
 
 /* ------------------------------------------------------------- sending */
 
-/* Submit notification x to d. */
-static void submit(rs_delivery_t *dv, dest_t *d, payload_t *x)
+/* Submit notification x to d; a ping announces every notification up
+ * to `upto` at once (the cursor goes there on its 2xx). */
+static void submit(rs_delivery_t *dv, dest_t *d, payload_t *x, apr_int64_t upto)
 {
     rs_websub_req_t req;
     apr_status_t rv;
@@ -265,9 +267,28 @@ static void submit(rs_delivery_t *dv, dest_t *d, payload_t *x)
     }
     x->refs++;
     d->inflight = 1;
-    d->sending = x->id;
+    d->sending = d->ping ? upto : x->id;
     d->payload = x;
     d->sending_until = x->until;
+}
+
+/* What a ping of d announces: the topic serves one document at a time,
+ * which a ping hub fetches when it likes, so one ping announces every
+ * sealed notification after the cursor that the topic serves (the glue
+ * serves them merged when it can: rs_notify_window), never one per
+ * notification, which would have the hub fetch the same document once
+ * per ping.  0: nothing yet (the topic file is not written yet; the
+ * driver wakes the thread once it is). */
+static apr_int64_t ping_upto(rs_delivery_t *dv, const dest_t *d, const look_t *l)
+{
+    apr_int64_t upto = l->newest;
+
+    if (dv->hooks->shown) {
+        apr_int64_t shown = dv->hooks->shown(dv->hooks->baton, d->set, d->row.topic);
+        upto = shown < upto ? shown : upto;
+    }
+
+    return d->ping && upto > d->row.cursor ? upto : 0;
 }
 
 /* Send d the next notification if it is idle, due and behind
@@ -285,8 +306,8 @@ static void step(rs_delivery_t *dv, dest_t *d, apr_hash_t *looks, apr_time_t now
                                d->row.cursor);
         act = rs_deliverpolicy_backlog(&d->row, d->sub, l->count,
                                        dv->hooks->max_backlog(dv->hooks->baton, d->set), dv->log);
-        if (act == RS_DELIVERPOLICY_GO && l->next) {
-            submit(dv, d, l->next);
+        if (act == RS_DELIVERPOLICY_GO && l->next && (!d->ping || ping_upto(dv, d, l))) {
+            submit(dv, d, l->next, ping_upto(dv, d, l));
         }
     }
     if (act == RS_DELIVERPOLICY_DROP) {

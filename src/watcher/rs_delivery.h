@@ -82,6 +82,11 @@ typedef struct rs_delivery_hooks_t {
      * baton living as long as the process), all allocated in p. */
     void (*request)(void *baton, apr_pool_t *p, const void *set, const void *hub,
                     const rs_notifydest_t *row, rs_websub_req_t *req);
+    /* The newest notification of (set, topic) that the topic serves now
+     * (its file replaced in this watcher; 0: none yet).  A ping hub
+     * fetches the topic when pinged, so a ping never announces a
+     * notification the topic does not serve yet.  NULL: no limit. */
+    apr_int64_t (*shown)(void *baton, const void *set, const char *topic);
 } rs_delivery_hooks_t;
 
 /* A new table in a subpool of p (the thread's: it lives as long as the

@@ -50,13 +50,16 @@
 
 /* A set's sealing state (zeroed: not started, nothing due). */
 typedef struct rs_notifyseal_t {
-    apr_time_t due;   /* when the open notification is looked at (0: none) */
-    apr_time_t sweep; /* the next sweep */
-    apr_time_t prune; /* the next pruning */
-    int started;      /* rs_notifyseal_start ran in this watcher */
-    int fw_checked;   /* the glue's framework check of this start is done
+    apr_time_t due;    /* when the open notification is looked at (0: none) */
+    apr_time_t sweep;  /* the next sweep */
+    apr_time_t prune;  /* the next pruning */
+    int started;       /* rs_notifyseal_start ran in this watcher */
+    int fw_checked;    /* the glue's framework check of this start is done
                              * (kept here with the rest of the set's notification
                              * state; this unit never reads it) */
+    apr_int64_t shown; /* the glue's: the newest change notification the
+                        * change topic file shows (0: not written in this
+                        * watcher yet; this unit never reads it) */
 } rs_notifyseal_t;
 
 /* After a commit that appended `appended` records carried by the set's

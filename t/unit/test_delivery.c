@@ -27,11 +27,13 @@ typedef struct {
     rs_delivery_t *dv;
     rs_delivery_hooks_t hooks;
     const char *statedir;
-    const char *hub;  /* the configured hub's URL (fat), NULL: none */
-    apr_time_t clock; /* hooks.now */
-    int requests;     /* hooks.request calls */
-    ut_log_t sl;      /* the store's */
-    ut_log_t ul;      /* the table's */
+    const char *hub;   /* the configured hub's URL, NULL: none */
+    int ping;          /* the hub is pinged (else fat POSTs) */
+    apr_int64_t shown; /* hooks.shown: what the topic serves (-1: no limit) */
+    apr_time_t clock;  /* hooks.now */
+    int requests;      /* hooks.request calls */
+    ut_log_t sl;       /* the store's */
+    ut_log_t ul;       /* the table's */
 } tf_t;
 
 static char *peer, *peer_log;
@@ -64,7 +66,7 @@ static const void *h_hub(void *baton, const void *set, const char *url, int ping
 {
     tf_t *f = baton;
     (void)set;
-    return f->hub && !ping && !strcmp(url, f->hub) ? f->hub : NULL;
+    return f->hub && ping == f->ping && !strcmp(url, f->hub) ? f->hub : NULL;
 }
 
 static apr_array_header_t *h_sets(void *baton, apr_pool_t *p)
@@ -83,7 +85,7 @@ static apr_array_header_t *h_hubs(void *baton, apr_pool_t *p)
         rs_deliverpolicy_hub_t *h = apr_array_push(a);
         h->set = "s";
         h->url = f->hub;
-        h->ping = 0;
+        h->ping = f->ping;
     }
     return a;
 }
@@ -112,6 +114,17 @@ static void h_request(void *baton, apr_pool_t *p, const void *set, const void *h
     headers[0] =
         apr_pstrcat(p, "Link: <http://example.org/s/notify/", row->topic, ">; rel=\"self\"", NULL);
     req->headers = headers;
+    if (req->kind == RS_WEBSUB_PING) {
+        req->topic = apr_pstrcat(p, "http://example.org/s/notify/", row->topic, NULL);
+    }
+}
+
+static apr_int64_t h_shown(void *baton, const void *set, const char *topic)
+{
+    tf_t *f = baton;
+    (void)set;
+    (void)topic;
+    return f->shown < 0 ? APR_INT64_MAX : f->shown;
 }
 
 /* ---- the fixture ---- */
@@ -132,6 +145,7 @@ static void tf_init_n(tf_t *f, const char *cb, int max_parallel)
     memset(f, 0, sizeof(*f));
     f->statedir = ut_tempdir("delivery");
     f->clock = NOW;
+    f->shown = -1;
     ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", ut_path(f->statedir, "state.db"),
                                     ut_log_init(&f->sl)),
                      APR_SUCCESS);
@@ -157,8 +171,8 @@ static void tf_init_n(tf_t *f, const char *cb, int max_parallel)
         ck_assert_int_eq(rs_hubsub_put(f->db, &x, NULL), APR_SUCCESS);
         ck_assert_int_eq(rs_db_run(f->db, "UPDATE notify_dests SET cursor = 0"), APR_SUCCESS);
     }
-    f->hooks = (rs_delivery_hooks_t){ f,      h_now,   h_set,         h_hub,    h_sets,
-                                      h_hubs, h_retry, h_max_backlog, h_request };
+    f->hooks = (rs_delivery_hooks_t){ f,      h_now,   h_set,         h_hub,     h_sets,
+                                      h_hubs, h_retry, h_max_backlog, h_request, h_shown };
     f->dv = rs_delivery_create(ut_pool, f->statedir, max_parallel, &f->hooks, &f->ul.logger);
     memset(&wo, 0, sizeof(wo));
     ck_assert_int_eq(rs_websub_create(&f->ws, ut_pool, &wo, rs_delivery_done, f->dv, &f->ul.logger),
@@ -381,6 +395,57 @@ START_TEST(hub_row_delivered)
 }
 END_TEST
 
+/* A ping hub fetches the topic when pinged: it is pinged once for every
+ * notification the topic serves that it was not pinged for (its cursor
+ * then the newest of them), never for one the topic does not serve yet
+ * (hooks.shown), and the ping carries the topic's Link header. */
+START_TEST(ping_once_per_topic_version)
+{
+    tf_t f;
+    rs_notifydest_t *d;
+    rs_notify_t *n;
+    rs_notify_opts_t o;
+    apr_array_header_t *e = apr_array_make(ut_pool, 1, sizeof(rs_notify_fw_entry_t));
+    rs_notify_fw_entry_t *fe = apr_array_push(e);
+
+    tf_init(&f, NULL);
+    f.hub = apr_pstrcat(ut_pool, peer, "/ok/ping", NULL);
+    f.ping = 1;
+    f.shown = 0; /* the topic file not written yet */
+    ck_assert_int_eq(
+        rs_notifydest_ensure(f.db, "s", RS_NOTIFY_FRAMEWORK, RS_NOTIFYDEST_PING, f.hub, 0, NULL),
+        APR_SUCCESS);
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(rs_websub_pending(f.ws, NULL), 0);
+    f.shown = 1; /* the topic serves notification 1 (2 is sealed too) */
+    rs_delivery_turn(f.dv, NOW, 1);
+    ck_assert_int_eq(rs_websub_pending(f.ws, NULL), 1);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(rows(&f, RS_NOTIFYDEST_PING, &d), 1);
+    ck_assert_int_eq(d->cursor, 1);
+    ck_assert_int_eq(rs_websub_pending(f.ws, NULL), 0); /* 2 is not served yet */
+    ck_assert_int_eq(rs_notify_open(&n, f.db, NULL, ut_pool), APR_SUCCESS);
+    memset(&o, 0, sizeof(o));
+    o.set = "s";
+    o.capability_url = "http://example.org/s/capabilitylist.xml";
+    o.max_entries = 10;
+    fe->loc = o.capability_url;
+    fe->change = "updated";
+    fe->capability = "capabilitylist";
+    ck_assert_int_eq(rs_notify_add_framework(n, ut_pool, &o, e, NOW, NULL), APR_SUCCESS);
+    f.shown = 3; /* the topic serves 2 and 3 (one document) */
+    rs_delivery_turn(f.dv, NOW, 1);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(rows(&f, RS_NOTIFYDEST_PING, &d), 1);
+    ck_assert_int_eq(d->cursor, 3);
+    ck_assert_int_eq(rs_websub_pending(f.ws, NULL), 0);
+    ck_assert_int_eq(peer_count(" POST /ok/ping application%2Fx-www-form-urlencoded "), 2);
+    ck_assert_int_eq(peer_count("notify%2Fframework%3E%3B%20rel%3D%22self%22 "), 2);
+}
+END_TEST
+
 /* At most max_parallel requests at once, and no row waits behind
  * another turn after turn: two subscribers, one request at a time, both
  * get both notifications. */
@@ -432,6 +497,7 @@ Suite *delivery_suite(void)
     tcase_add_test(tc, unconfigured_hub_skipped_and_deleted);
     tcase_add_test(tc, refused_destination_dropped);
     tcase_add_test(tc, hub_row_delivered);
+    tcase_add_test(tc, ping_once_per_topic_version);
     tcase_add_test(tc, parallel_bounded_and_fair);
     suite_add_tcase(s, tc);
     return s;

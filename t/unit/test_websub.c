@@ -826,11 +826,13 @@ START_TEST(message_by_kind)
     r.kind = RS_WEBSUB_PING;
     r.url = "http://hub.example/";
     r.topic = "http://s/a b";
+    r.headers = hdrs;
     ck_assert_int_eq(rs_websubmsg_build(ut_pool, &r, &m), APR_SUCCESS);
     ck_assert_str_eq(m.body, "hub.mode=publish&hub.topic=http%3A%2F%2Fs%2Fa%20b"
                              "&hub.url=http%3A%2F%2Fs%2Fa%20b");
     ck_assert_int_eq(m.body_len, strlen(m.body));
     ck_assert(has_header(m.hdrs, "Content-Type: application/x-www-form-urlencoded"));
+    ck_assert(has_header(m.hdrs, "Link: <http://s/t>; rel=\"self\"")); /* the topic's Link */
     ck_assert(has_header(m.hdrs, "Expect:"));
     curl_slist_free_all(m.hdrs);
 
