@@ -141,7 +141,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     in.check = rs_access_check;
     in.check_baton = ws->job_acc;
     rv = rs_dumprun_prepare(&j->run, &in, ws->d->store, jp);
-    rs_dumpsched_started(&ws->dump, now, set->rdump);
+    rs_dumpsched_started(&ws->dump, now);
     if (rv != APR_SUCCESS) {
         rs_jobs_drop(job, dump_finish, j, rv);
         return;
