@@ -19,7 +19,7 @@ use RSTest::Destination;
 plan tests => 17;
 
 my %files = map { sprintf('www/u/d%d/f%02d.txt', $_ % 3, $_) => "file $_\n" } 0 .. 11;
-my $srv = started_server(conf => STATE_CONF
+my $srv = started_server(conf => STATE_CONF . "ResourceSyncRescanInterval 3600\n"
                                  . set_conf('u', 'www/u', 'ResourceSyncResourceDump 1h',
                                             'ResourceSyncDumpMaxEntries 4'),
                          files => \%files);

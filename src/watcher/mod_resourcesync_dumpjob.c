@@ -4,8 +4,10 @@
  * A set with ResourceSyncResourceDump gets a dump built from its
  * inventory after a Resource List snapshot is published: the first one
  * as soon as the set has a snapshot (at every watcher start, reusing the
- * packages of the dump on disk),
- * then after a later snapshot, at most once per the directive's duration.
+ * packages of the dump on disk), then after every later snapshot, so that
+ * the dump covers what the Resource List does (ResourceSync 1.1, section
+ * 9); the next build waits as long as the last one took, at most the
+ * directive's duration (rs_dumpsched.h).
  * The job's body (prepared, written, published or dropped) is the engine
  * unit rs_dumprun; this file gives it the set, the access checker, the
  * status entry (dump_gen) and the announcement.
