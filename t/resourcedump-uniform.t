@@ -6,8 +6,9 @@
 # when both are fresh (the same at) its manifests list exactly the
 # Resource List's entries.  A destination that takes a dump and then every
 # change not earlier than the dump's at ends with the current tree, both
-# from a dump older than the changes and from the fresh one.  Private
-# server.
+# from a dump older than the changes and from the fresh one; rs-check
+# (when present) agrees: mirror --dumps, compare, crawl --verify-dumps.
+# Private server.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -15,8 +16,12 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF get doc xpc wait_for wait_ok put fetch_list);
 use RSTest::Destination;
+use File::Temp qw(tempdir);
 
-plan tests => 17;
+plan tests => 20;
+
+# The independent checker, when this machine has it.
+my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";
 
 my %files = map { sprintf('www/u/d%d/f%02d.txt', $_ % 3, $_) => "file $_\n" } 0 .. 11;
 my $srv = started_server(conf => STATE_CONF . "ResourceSyncRescanInterval 3600\n"
@@ -52,7 +57,7 @@ sub fresh_pair {
         my $d = dump_at();
         return defined $d && $d eq $at;
     }, 30);
-    ok($same, "$what: the dump is rebuilt with the Resource List's snapshot")
+    ok($same, "$what: the dump has the Resource List's at (built after its snapshot)")
         or diag('Resource List at ' . ($at // '-') . ', dump at ' . (dump_at() // '-'));
     my $d = dest();
     my $b = $d->baseline_dump;
@@ -85,6 +90,14 @@ wait_ok(sub { my ($at, $l) = list_state(); !exists $l->{"$B/u/d1/f07.txt"} && ex
         30, 'the Resource List shows the changes');
 my $fresh = fresh_pair('after the changes');
 is($fresh->compare, '', '... and the new dump holds the current tree');
+# The same with rs-check: a baseline from the fresh dump.
+my $tmp = tempdir(CLEANUP => 1);
+my $mirror = "$tmp/mirror";
+SKIP: {
+    skip "no rs-check at $rs_check", 1 unless -x $rs_check;
+    my $out = `$rs_check mirror $B $mirror --set /u/ --dumps --url-base $B/u/ 2>&1`;
+    ok($? == 0, 'rs-check mirror --dumps: a baseline from the fresh dump') or diag($out);
+}
 
 # A change after the new dump: applied from its at.
 put("$src/d2/f02.txt", "file 2, second version\n");
@@ -92,5 +105,18 @@ unlink "$src/d2/new.txt" or die "unlink: $!";
 is($fresh->sync_until_equal(60), '', 'the new dump, then every change from its at: the current tree');
 is_deeply($fresh->errors, [], '... without an invariant violation');
 fresh_pair('after the last change');
+SKIP: {
+    skip "no rs-check at $rs_check", 2 unless -x $rs_check;
+    my $out = '';
+    my $same = wait_for(sub {
+        $out = `$rs_check mirror $B $mirror --set /u/ --dumps --url-base $B/u/ 2>&1`
+               . `$rs_check compare $mirror $src 2>&1`;
+        return $? == 0;
+    }, 60);
+    ok($same, 'rs-check mirror: the dump, then the Change Lists from its at, equal the tree')
+        or diag($out);
+    $out = `$rs_check crawl $B --verify-dumps --fetch-resources 0 2>&1`;
+    ok($? == 0 && $out =~ / 0 failed$/m, 'rs-check crawl --verify-dumps: 0 failed') or diag($out);
+}
 my @bad = grep { /:(error|crit|alert|emerg)\]/ } split /\n/, $srv->log_text;
 is_deeply(\@bad, [], 'no error in the log');
