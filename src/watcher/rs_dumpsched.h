@@ -16,11 +16,12 @@
  * the next build waits as long as the last one took, but never longer
  * than the set's dump interval (rs_dumpsched_built): builds take at most
  * about half the job thread, and a snapshot's dump is published at most
- * that wait, a job of another kind and its own build after it.  A build that fails for want of space
- * is said once per episode (rs_dumpsched_nospace: a warning, then debug,
- * until a build succeeds) and tried again after the interval (at least a
- * second) without waiting for a change; any other failure waits for the
- * next snapshot.  Superseded generations are pruned at most once a second
+ * that wait, a job of another kind and its own build after it.  A build
+ * that fails for want of space is said once per episode
+ * (rs_dumpsched_nospace: a warning, then debug, until a build succeeds)
+ * and tried again after the interval (at least a second) without waiting
+ * for a change; any other failure waits for the next snapshot.
+ * Superseded generations are pruned at most once a second
  * (rs_dumpsched_prune), never while a build runs.
  *
  * Change Dumps (rs_cdumpsched_t).  A job is due when the open Change
