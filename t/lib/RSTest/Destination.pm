@@ -94,6 +94,7 @@ sub baseline_dump {
     my ($self) = @_;
     require RSDump;
     require File::Temp;
+    require Encode;
     my $url = "$self->{base}" . ($self->{prefix} // '/resourcesync') . "/$self->{set}/resourcedump.xml";
     my $r = wait_for(sub { my $r = get($url); $r->code == 503 ? undef : $r }, 60);
     return undef unless $r && $r->code == 200;
@@ -122,7 +123,9 @@ sub baseline_dump {
                          lastmod => $mx->findvalue('sm:lastmod', $u));
                 $e{$_} = $mx->findvalue("rs:md/\@$_", $u) for qw(length hash type path);
                 my $rel = $self->_rel($e{loc});
-                my $member = $e{path} =~ m{^/(.*)} ? $m->{$1} : undef;
+                # (member names are raw bytes: the path's UTF-8)
+                my $path = Encode::encode('UTF-8', $e{path});
+                my $member = $path =~ m{^/(.*)}s ? $m->{$1} : undef;
                 if (!defined $rel || !defined $member) {
                     push @{ $self->{errors} }, "$pkg: no member for $e{loc} ($e{path})";
                     next;
