@@ -370,8 +370,8 @@ const command_rec rs_cmds[] = {
                   RS_CMD_VALUE(RS_SET_OPTION, rdump,
                                RS_DURATION("is not a duration " DURATION_EG " or off"), .off = 1),
                   RSRC_CONF | ACCESS_CONF,
-                  "Build a Resource Dump at most once per duration "
-                  "while the set changes, or off (default)"),
+                  "Build a Resource Dump after every Resource List snapshot (between "
+                  "builds as long as the last took, at most duration), or off (default)"),
     AP_INIT_TAKE1("ResourceSyncDumpMaxEntries", rs_cmd_take1,
                   RS_CMD_VALUE(RS_SET_OPTION, dump_entries, RS_NUMBER(1, RS_MAX_DUMP_ENTRIES, "")),
                   RSRC_CONF | ACCESS_CONF, "Files per Resource Dump package (default 50000)"),

@@ -4,8 +4,10 @@
  * A set with ResourceSyncResourceDump gets a dump built from its
  * inventory after a Resource List snapshot is published: the first one
  * as soon as the set has a snapshot (at every watcher start, reusing the
- * packages of the dump on disk),
- * then after a later snapshot, at most once per the directive's duration.
+ * packages of the dump on disk), then after every later snapshot, so that
+ * the dump covers what the Resource List does (ResourceSync 1.1, section
+ * 9); the next build waits as long as the last one took, at most the
+ * directive's duration (rs_dumpsched.h).
  * The job's body (prepared, written, published or dropped) is the engine
  * unit rs_dumprun; this file gives it the set, the access checker, the
  * status entry (dump_gen) and the announcement.
@@ -141,7 +143,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     in.check = rs_access_check;
     in.check_baton = ws->job_acc;
     rv = rs_dumprun_prepare(&j->run, &in, ws->d->store, jp);
-    rs_dumpsched_started(&ws->dump, now, set->rdump);
+    rs_dumpsched_started(&ws->dump, now);
     if (rv != APR_SUCCESS) {
         rs_jobs_drop(job, dump_finish, j, rv);
         return;

@@ -121,7 +121,17 @@ static void extent(void *baton, rs_reconcile_extent_t *out)
 static apr_status_t update_lists(void *baton, apr_pool_t *p, rs_journal_t *j)
 {
     wset_t *ws = baton;
-    return rs_changes_update(p, j, ws->set, &ws->listclose, &ws->status, ws->log);
+    apr_time_t jstart = 0;
+    apr_status_t rv = rs_changes_update(p, j, ws->set, &ws->listclose, &ws->status, ws->log);
+
+    /* Retention may have moved the index's from past the at of the
+     * Resource List and Resource Dump in service: then a new snapshot at
+     * this tick (rs_snapsched_outlived). */
+    if (rv == APR_SUCCESS && ws->status.gen
+        && rs_journal_start(j, ws->set->name, &jstart) == APR_SUCCESS) {
+        rs_snapsched_outlived(&ws->snap, jstart, ws->status.at);
+    }
+    return rv;
 }
 
 /* Framework notification: Change Lists old_id .. new_id - 1 closed

@@ -17,8 +17,8 @@
  *   - dumps: a Resource or Change Dump holds the job thread (one job at a
  *     time) and may take long; a due snapshot then waits, polled again
  *     every RS_SNAPSHOT_RETRY, and never makes the driver wait for the
- *     dump.  Every published snapshot makes a Resource Dump due, but dumps
- *     keep their own interval (mod_resourcesync_dumpjob.c).
+ *     dump.  Every published snapshot makes a Resource Dump due; the
+ *     dump's pacing is rs_dumpsched's (mod_resourcesync_dumpjob.c).
  *   - `at` and consistency: a fresh snapshot takes its `at` from
  *     rs_journal_mark when it is prepared, on the driver's thread, with no
  *     transaction in between; it reflects every record up to the journal's

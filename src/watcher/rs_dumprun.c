@@ -82,11 +82,12 @@ static void nospace(const rs_dumprun_t *j, apr_status_t rv, rs_dumpsched_t *sche
 
 /* The generation is in place: record, announce, log, prune. */
 static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
-                      const rs_dumprun_hooks_t *hooks, const rs_logger_t *log, apr_pool_t *p,
-                      apr_time_t wall)
+                      apr_interval_time_t interval, const rs_dumprun_hooks_t *hooks,
+                      const rs_logger_t *log, apr_pool_t *p, apr_time_t now, apr_time_t wall)
 {
     const char *set = j->o.set;
 
+    rs_dumpsched_built(sched, now, interval);
     rs_db_meta_put(store, gen_key(p, set), apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
     hooks->published(hooks->baton, j->g.gen);
     if (rs_dumpsched_published(sched)) {
@@ -134,6 +135,6 @@ rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_db_t *st
         rs_dumpsched_failed(sched); /* the next snapshot tries again */
         return RS_DUMPRUN_FAILED;
     }
-    published(j, store, sched, hooks, log, p, wall);
+    published(j, store, sched, interval, hooks, log, p, now, wall);
     return RS_DUMPRUN_PUBLISHED;
 }

@@ -3,6 +3,15 @@
  * from the set, the build on the job thread, and its end (published or
  * dropped) on the driver's thread.  When the job is due is rs_dumpsched's.
  *
+ * A dump reflects the snapshot published last when it was prepared: its
+ * at and completed are that snapshot's (rs_dumprun_in_t.at), and its rows
+ * are read later, so nothing in it is older than at.  A destination that
+ * takes the dump and then applies every change whose datetime is not
+ * earlier than its at ends with the set's files, as from that Resource
+ * List (ResourceSync 1.1, section 11.1: at "conveys the datetime at which
+ * the process of taking a snapshot of resources for their inclusion in
+ * the Resource Dump started").
+ *
  * Lifecycle, like the snapshots': rs_dumprun_prepare on the driver's
  * thread (generation number and temporary directory in the set's dump
  * directory, rs_generation; the store key dump-gen:<set> keeps generation
@@ -99,7 +108,8 @@ typedef enum {
 } rs_dumprun_end_t;
 
 /* The end of j with the job's status rv, on the driver's thread: publish
- * the generation (store key, hooks, log lines, prune) or drop it.  sched
+ * the generation (store key, hooks, log lines, prune; the next build
+ * paced by rs_dumpsched_built) or drop it.  sched
  * and interval: the set's schedule and dump interval; log: the driver's
  * (once-only), plain: one that says every line (the no-space line, whose
  * level sched decides); now on the monotonic clock, wall the real time

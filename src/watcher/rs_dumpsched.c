@@ -27,11 +27,18 @@ int rs_dumpsched_due(const rs_dumpsched_t *d, apr_time_t now, int free)
     return free && (d->due || !d->tried) && now >= d->next;
 }
 
-void rs_dumpsched_started(rs_dumpsched_t *d, apr_time_t now, apr_interval_time_t interval)
+void rs_dumpsched_started(rs_dumpsched_t *d, apr_time_t now)
 {
-    d->next = now + interval;
+    d->started = now;
     d->due = 0;
     d->tried = 1;
+}
+
+void rs_dumpsched_built(rs_dumpsched_t *d, apr_time_t now, apr_interval_time_t interval)
+{
+    apr_interval_time_t took = now > d->started ? now - d->started : 0;
+
+    d->next = now + (took < interval ? took : interval);
 }
 
 int rs_dumpsched_nospace(rs_dumpsched_t *d, apr_time_t now, apr_interval_time_t interval)

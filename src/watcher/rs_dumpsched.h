@@ -3,14 +3,26 @@
  * due, and what their outcomes change in that schedule.
  *
  * Resource Dumps (rs_dumpsched_t).  A dump is built from the inventory
- * after a Resource List snapshot is published (rs_dumpsched_t.due), and
- * once at every watcher start (until the first build is tried), at most
- * once per the set's dump interval (next).  A build that fails for want
- * of space is said once per episode (rs_dumpsched_nospace: a warning,
- * then debug, until a build succeeds) and tried again after the interval
- * (at least a second) without waiting for a change; any other failure
- * waits for the next snapshot.  Superseded generations are pruned at most
- * once a second (rs_dumpsched_prune), never while a build runs.
+ * after every Resource List snapshot that is published
+ * (rs_dumpsched_t.due), and once at every watcher start (until the first
+ * build is tried), so that the dump and the Resource List cover the same
+ * resources (ResourceSync 1.1, section 9: "Capabilities that are conveyed
+ * in the same Capability List uniformly apply to the set of resources
+ * covered by that Capability List. For example, ... a given resource that
+ * appears in a Resource List must also appear in a Resource Dump").  A
+ * rebuild costs the changed packages and a pass over the rows (unchanged
+ * packages are linked, rs_dumppkg); one that changed many packages costs
+ * a whole build, and the job thread also writes the Resource Lists, so
+ * the next build waits as long as the last one took, but never longer
+ * than the set's dump interval (rs_dumpsched_built): builds take at most
+ * about half the job thread, and a snapshot's dump is published at most
+ * that wait, a job of another kind and its own build after it.  A build
+ * that fails for want of space is said once per episode
+ * (rs_dumpsched_nospace: a warning, then debug, until a build succeeds)
+ * and tried again after the interval (at least a second) without waiting
+ * for a change; any other failure waits for the next snapshot.
+ * Superseded generations are pruned at most once a second
+ * (rs_dumpsched_prune), never while a build runs.
  *
  * Change Dumps (rs_cdumpsched_t).  A job is due when the open Change
  * List's id changed since the last job (a list closed), at watcher start,
@@ -41,6 +53,7 @@
 typedef struct rs_dumpsched_t {
     int due;               /* a snapshot was published since the last build */
     int tried;             /* a build was started in this watcher's life */
+    apr_time_t started;    /* the last build started then */
     apr_time_t next;       /* the next build may start then */
     apr_time_t prune_next; /* next pruning of old dump generations */
     int nospace;           /* the last build found the disk full (said once) */
@@ -69,8 +82,14 @@ int rs_dumpsched_prune(rs_dumpsched_t *d, apr_time_t now, int running, apr_uint6
  * can be dumped: it has a snapshot, is available, its store works). */
 int rs_dumpsched_due(const rs_dumpsched_t *d, apr_time_t now, int free);
 
-/* A build starts at now: the next not before now + interval. */
-void rs_dumpsched_started(rs_dumpsched_t *d, apr_time_t now, apr_interval_time_t interval);
+/* A build starts at now: it takes the snapshot published last. */
+void rs_dumpsched_started(rs_dumpsched_t *d, apr_time_t now);
+
+/* The build that started last was published at now: the next one not
+ * before now + min(the time it took, interval), so dump builds leave the
+ * job thread at least as much time as they take (snapshots, Change Dumps,
+ * withdrawals) and a cheap rebuild follows its snapshot at once. */
+void rs_dumpsched_built(rs_dumpsched_t *d, apr_time_t now, apr_interval_time_t interval);
 
 /* The build found no space at now: due again after interval (at least a
  * second).  Returns the level of its line: RS_LOG_WARN for the first of

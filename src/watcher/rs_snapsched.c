@@ -46,6 +46,15 @@ int rs_snapsched_poll(rs_snapsched_t *s, apr_time_t now, int busy)
     return 1;
 }
 
+int rs_snapsched_outlived(rs_snapsched_t *s, apr_time_t jstart, apr_time_t at)
+{
+    if (!at || jstart <= at) {
+        return 0;
+    }
+    s->dirty = 1;
+    return 1;
+}
+
 void rs_snapsched_started(rs_snapsched_t *s)
 {
     s->dirty = 0;

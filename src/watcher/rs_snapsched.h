@@ -63,6 +63,18 @@ apr_time_t rs_snapsched_due(const rs_snapsched_t *s);
  * later. */
 int rs_snapsched_poll(rs_snapsched_t *s, apr_time_t now, int busy);
 
+/* The set's journal now starts at jstart (the Change List Index's from,
+ * moved by retention) and the Resource List in service has at (0: none).
+ * A destination may apply the Change Lists only from a baseline whose at
+ * is not earlier than the index's from; one that is earlier "has missed
+ * changes" and takes a new baseline, so an idle set whose last Change List
+ * expired after its last snapshot would send it to the same Resource List
+ * (and Resource Dump, which share its at) for ever.  When jstart is later
+ * than at the set is made dirty: the caller's tick writes a snapshot,
+ * whose at (the journal's mark, not before now) is past jstart, and the
+ * Resource Dump follows it.  Returns 1 when it did. */
+int rs_snapsched_outlived(rs_snapsched_t *s, apr_time_t jstart, apr_time_t at);
+
 /* A snapshot started (or was found still valid): changes from here on
  * make the set dirty again. */
 void rs_snapsched_started(rs_snapsched_t *s);

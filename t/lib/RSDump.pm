@@ -9,8 +9,8 @@ use warnings;
 use Exporter 'import';
 use RSTest qw(get doc xpc wait_for);
 
-our @EXPORT_OK = qw(dump_packages save zip_names zip_member zip_flags py_zip_ok unzip_ok
-                    bad_log_lines);
+our @EXPORT_OK = qw(dump_packages save zip_names zip_member zip_members zip_flags py_zip_ok
+                    unzip_ok bad_log_lines);
 
 # dump_packages($dump_url, $timeout) -> list of { loc, manifest, length,
 # hash, type } in document order, [] while the dump answers 503 until
@@ -82,6 +82,18 @@ for i in z.infolist():
     n = i.filename.encode("utf-8", "surrogateescape") if i.flag_bits & 0x800 else i.filename.encode("cp437")
     if n == want:
         sys.stdout.buffer.write(z.read(i))', $zip, unpack('H*', $name));
+}
+
+# zip_members($zip) -> { raw name => bytes } of every member, read at once
+sub zip_members {
+    my ($zip) = @_;
+    my $out = _py('import sys,zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for i in z.infolist():
+    n = i.filename.encode("utf-8", "surrogateescape") if i.flag_bits & 0x800 else i.filename.encode("cp437")
+    sys.stdout.buffer.write(n.hex().encode() + b" " + z.read(i).hex().encode() + b"\n")', $zip);
+    return { map { my ($n, $c) = split / /, $_, 2; (pack('H*', $n) => pack('H*', $c // '')) }
+             split /\n/, $out };
 }
 
 # py_zip_ok($zip), unzip_ok($zip): the archive tests clean.

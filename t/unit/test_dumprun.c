@@ -149,6 +149,9 @@ START_TEST(published)
     ck_assert_int_eq(ut_log_count(&f.log, "set s: published Resource Dump 1 (2 files, 2 "
                                           "packages of which 0 unchanged"),
                      1);
+    /* The next build waits as long as this one took (started at 0,
+     * published at 100 s), at most the interval (10 s): rs_dumpsched. */
+    ck_assert_int_eq(f.sched.next, apr_time_from_sec(110));
     /* The next generation: numbered after the stored one, the old kept
      * for its grace. */
     f.in.current = 1;

@@ -22,29 +22,49 @@ START_TEST(no_space_causes)
 }
 END_TEST
 
-/* The first build at start, then one per snapshot, at most once per the
- * interval; none while the job thread or the set cannot. */
+/* The first build at start, then one after every snapshot (section 9:
+ * the dump covers what the Resource List does), the next waiting as long
+ * as the last took, at most the interval; none while the job thread or
+ * the set cannot. */
 START_TEST(dump_interval)
 {
     rs_dumpsched_t d = { 0 };
 
     ck_assert(!rs_dumpsched_due(&d, SEC(10), 0));
     ck_assert(rs_dumpsched_due(&d, SEC(10), 1)); /* never tried */
-    rs_dumpsched_started(&d, SEC(10), SEC(60));
+    rs_dumpsched_started(&d, SEC(10));
     ck_assert(d.tried);
+    rs_dumpsched_built(&d, SEC(12), SEC(60)); /* took 2 s */
+    ck_assert_int_eq(d.next, SEC(14));
     ck_assert(!rs_dumpsched_due(&d, SEC(100), 1)); /* no snapshot since */
     d.due = 1;                                     /* a snapshot was published */
-    ck_assert(!rs_dumpsched_due(&d, SEC(69), 1));
-    ck_assert(rs_dumpsched_due(&d, SEC(70), 1));
-    ck_assert(!rs_dumpsched_due(&d, SEC(70), 0));
-    rs_dumpsched_started(&d, SEC(70), SEC(60));
+    ck_assert(rs_dumpsched_due(&d, SEC(100), 1));
+    ck_assert(!rs_dumpsched_due(&d, SEC(100), 0));
+    rs_dumpsched_started(&d, SEC(100));
     ck_assert(!d.due);
-    ck_assert_int_eq(d.next, SEC(130));
-    /* Another failure: the next snapshot tries again, not the interval. */
-    rs_dumpsched_failed(&d);
-    ck_assert(!rs_dumpsched_due(&d, SEC(71), 1));
+    /* A long build (a whole one: most packages changed) waits as long,
+     * at most the interval. */
+    rs_dumpsched_built(&d, SEC(130), SEC(60));
+    ck_assert_int_eq(d.next, SEC(160));
     d.due = 1;
-    ck_assert(rs_dumpsched_due(&d, SEC(71), 1));
+    ck_assert(!rs_dumpsched_due(&d, SEC(159), 1));
+    ck_assert(rs_dumpsched_due(&d, SEC(160), 1));
+    rs_dumpsched_started(&d, SEC(160));
+    rs_dumpsched_built(&d, SEC(400), SEC(60));
+    ck_assert_int_eq(d.next, SEC(460));
+    /* A build that took no time (the clock did not move) follows its
+     * snapshot at once. */
+    d.due = 1;
+    rs_dumpsched_started(&d, SEC(460));
+    rs_dumpsched_built(&d, SEC(460), SEC(60));
+    d.due = 1;
+    ck_assert(rs_dumpsched_due(&d, SEC(460), 1));
+    /* Another failure: the next snapshot tries again, not the interval. */
+    rs_dumpsched_started(&d, SEC(460));
+    rs_dumpsched_failed(&d);
+    ck_assert(!rs_dumpsched_due(&d, SEC(461), 1));
+    d.due = 1;
+    ck_assert(rs_dumpsched_due(&d, SEC(461), 1));
 }
 END_TEST
 
@@ -54,12 +74,12 @@ START_TEST(dump_nospace_once)
 {
     rs_dumpsched_t d = { 0 };
 
-    rs_dumpsched_started(&d, SEC(10), SEC(60));
+    rs_dumpsched_started(&d, SEC(10));
     ck_assert_int_eq(rs_dumpsched_nospace(&d, SEC(20), SEC(60)), RS_LOG_WARN);
     ck_assert_int_eq(d.next, SEC(80));
     ck_assert(!rs_dumpsched_due(&d, SEC(79), 1));
     ck_assert(rs_dumpsched_due(&d, SEC(80), 1));
-    rs_dumpsched_started(&d, SEC(80), SEC(60));
+    rs_dumpsched_started(&d, SEC(80));
     ck_assert_int_eq(rs_dumpsched_nospace(&d, SEC(81), 0), RS_LOG_DEBUG);
     ck_assert_int_eq(d.next, SEC(82)); /* at least a second */
     ck_assert(rs_dumpsched_due(&d, SEC(82), 1));

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_snapsched.c - rs_snapsched: when a set's fresh Resource List is
  * due (quiet time, maximum wait, half the job thread, the retry while the
- * job thread is busy, a failing write), with explicit times; the store's
- * bookkeeping of each snapshot and the job's body, on a real SQLite store
- * and a temporary directory. */
+ * job thread is busy, a failing write, retention past its at), with
+ * explicit times; the store's bookkeeping of each snapshot and the job's
+ * body, on a real SQLite store and a temporary directory. */
 #include <string.h>
 #include <apr_strings.h>
 #include "unit.h"
@@ -108,6 +108,26 @@ START_TEST(failing_write)
     ck_assert_int_eq(rs_snapsched_recovered(&s), 0);
     ck_assert_int_eq(rs_snapsched_due(&s), SEC(3));
     ck_assert_int_eq(rs_snapsched_failed(&s), RS_LOG_ERR);
+}
+END_TEST
+
+/* Retention moved the journal's start (the index's from) past the at of
+ * the list in service: a new snapshot is due (dirty); up to and at that
+ * at, or before any list, nothing. */
+START_TEST(outlived_by_retention)
+{
+    rs_snapsched_t s = { 0 };
+
+    ck_assert_int_eq(rs_snapsched_outlived(&s, SEC(5), 0), 0); /* no list yet */
+    ck_assert(!s.dirty);
+    ck_assert_int_eq(rs_snapsched_outlived(&s, SEC(5), SEC(7)), 0);
+    ck_assert_int_eq(rs_snapsched_outlived(&s, SEC(7), SEC(7)), 0);
+    ck_assert(!s.dirty);
+    ck_assert_int_eq(rs_snapsched_outlived(&s, SEC(7) + 1, SEC(7)), 1);
+    ck_assert(s.dirty);
+    rs_snapsched_started(&s); /* the new one's at is past the start */
+    ck_assert_int_eq(rs_snapsched_outlived(&s, SEC(7) + 1, SEC(9)), 0);
+    ck_assert(!s.dirty);
 }
 END_TEST
 
@@ -223,6 +243,7 @@ Suite *snapsched_suite(void)
     tcase_add_test(tc, half_the_job_thread);
     tcase_add_test(tc, busy_retries);
     tcase_add_test(tc, failing_write);
+    tcase_add_test(tc, outlived_by_retention);
     suite_add_tcase(s, tc);
     tc = ut_tcase("store", 30);
     tcase_add_test(tc, store_bookkeeping);

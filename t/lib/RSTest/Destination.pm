@@ -9,7 +9,7 @@ package RSTest::Destination;
 #
 #   my $d = RSTest::Destination->new(base => $B, set => 'w', src => "$dir/www/w",
 #                                    root => "$B/w/");
-#   $d->baseline;
+#   $d->baseline;                   # or $d->baseline_dump: from the Resource Dump
 #   $d->sync;                       # apply what is new
 #   my $diff = $d->sync_until_equal(60);   # '' when equal
 #   @{ $d->errors }                 # invariant violations seen
@@ -82,6 +82,64 @@ sub baseline {
     $self->{last} = undef;
     $self->{rebaseline} = 0;
     return $l;
+}
+
+# Take the baseline from the Resource Dump instead (section 11): its
+# rs:md at, and every package's members as the package's own manifest.xml
+# lists them (<loc> from the member named by rs:md path), the package and
+# part URLs taken from the documents.  Returns { at, entries => [ manifest
+# entries: loc, lastmod, length, hash, type ] }, or undef while the dump
+# answers 503 (60 s) or a document or package cannot be read.
+sub baseline_dump {
+    my ($self) = @_;
+    require RSDump;
+    require File::Temp;
+    require Encode;
+    my $url = "$self->{base}" . ($self->{prefix} // '/resourcesync') . "/$self->{set}/resourcedump.xml";
+    my $r = wait_for(sub { my $r = get($url); $r->code == 503 ? undef : $r }, 60);
+    return undef unless $r && $r->code == 200;
+    my $err = validate($r->content);
+    push @{ $self->{errors} }, "Resource Dump invalid: $err" if $err;
+    my $x = xpc(doc($r->content));
+    my $at = $x->findvalue('/*/rs:md/@at');
+    my @docs = ($x);
+    for my $part (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
+        my $pr = get($part);
+        return undef unless $pr->code == 200;
+        push @docs, xpc(doc($pr->content));
+    }
+    my $tmp = File::Temp::tempdir(CLEANUP => 1);
+    my (%files, @entries);
+    for my $dx (@docs) {
+        for my $pkg (map { $_->textContent } $dx->findnodes('/sm:urlset/sm:url/sm:loc')) {
+            my $pr = get($pkg);
+            return undef unless $pr->code == 200;
+            RSDump::save("$tmp/p.zip", $pr->content);
+            my $m = RSDump::zip_members("$tmp/p.zip");
+            my $mx = xpc(doc($m->{'manifest.xml'} // '<none/>'));
+            push @{ $self->{errors} }, "$pkg: no manifest.xml" unless $m->{'manifest.xml'};
+            for my $u ($mx->findnodes('/sm:urlset/sm:url')) {
+                my %e = (loc => $mx->findvalue('sm:loc', $u),
+                         lastmod => $mx->findvalue('sm:lastmod', $u));
+                $e{$_} = $mx->findvalue("rs:md/\@$_", $u) for qw(length hash type path);
+                my $rel = $self->_rel($e{loc});
+                # (member names are raw bytes: the path's UTF-8)
+                my $path = Encode::encode('UTF-8', $e{path});
+                my $member = $path =~ m{^/(.*)}s ? $m->{$1} : undef;
+                if (!defined $rel || !defined $member) {
+                    push @{ $self->{errors} }, "$pkg: no member for $e{loc} ($e{path})";
+                    next;
+                }
+                $files{$rel} = $member;
+                push @entries, \%e;
+            }
+        }
+    }
+    $self->{files} = \%files;
+    $self->{at} = iso2epoch($at);
+    $self->{last} = undef;
+    $self->{rebaseline} = 0;
+    return { at => $at, entries => \@entries };
 }
 
 # The Change List Index: (from, [ { loc, from, until } ... ]) or undef.
