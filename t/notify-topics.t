@@ -134,10 +134,14 @@ is(scalar(() = $ox->findnodes('//sm:url[contains(rs:md/@capability, "notificatio
    'Capability List of a set without notifications: no topic');
 
 # ------------------------------------------------------- framework
-my $fw = wait_for(sub {
-    my $r = get($framework);
-    $r->code == 200 && $r->content =~ /capability="resourcelist"/ ? $r : undef }, 60);
-ok($fw, 'framework topic announces the first Resource List');
+# The outbox, not the topic, is waited on: the topic serves only the newest
+# framework notification, and the first Resource Dump follows the first
+# Resource List within moments.
+my $rl1 = wait_for(sub { (grep { $_->{payload} =~ /capability="resourcelist"/ }
+                          @{ notifications('framework') })[0] }, 60);
+ok($rl1, 'a framework notification announces the first Resource List');
+my $fw = wait_for(sub { my $r = get($framework); $r->code == 200 && length($r->content) ? $r : undef },
+                  30);
 is($fw && validate($fw->content), undef, 'framework payload validates');
 my $fx = $fw && xpc(doc($fw->content));
 is($fx && $fx->findvalue('/sm:urlset/rs:md/@capability'), 'framework-notification',
@@ -158,7 +162,7 @@ is_deeply(@$fws && fw_doc($fws->[0]{payload}),
                         ln => [] } ] },
           'about the Capability List: rs:ln rel="up" to the Source Description (the very first '
           . 'start: both created)');
-is_deeply($fw && fw_doc($fw->content)->{ln}, [ "up $cap" ],
+is_deeply($rl1 && fw_doc($rl1->{payload})->{ln}, [ "up $cap" ],
           'about the Resource List: rs:ln rel="up" to the Capability List');
 
 # The first Resource Dump (one file, one package: no index) before any
