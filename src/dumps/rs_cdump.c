@@ -201,33 +201,41 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
     return rs_zip_member_name(p, dir, dir, rs_path_join(p, r->dir, r->name));
 }
 
-/* One manifest entry. */
+/* One manifest entry.  ResourceSync 1.1, section 13.2: "<lastmod>" with
+ * the semantics of section 7 (the resource's modification time) and "the
+ * attributes datetime, hash and length": the change time is datetime.
+ * ResourceSync 1.0 (Z39.99-2014) has no datetime attribute; its Change
+ * Dump Manifest, like its Change List, conveys the time of the change in
+ * <lastmod> (its section 13.2 example: <lastmod> and rs:md change, hash,
+ * length, type, path) -- as rs_entry writes 1.0 Change List entries. */
 static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, const member_t *m)
 {
     char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[6];
-    int n = 2;
+    int n = 0;
     const char *rel = rs_path_join(p, m->r.dir, m->r.name);
 
     /* A withheld version is a deletion at its datetime (rs_cdump.h). */
-    md[0].name = "change";
-    md[0].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
-    md[1].name = "datetime";
-    md[1].value = rs_time_format(dt, m->r.datetime);
+    md[n].name = "change";
+    md[n++].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
+    if (!o->spec10) {
+        md[n].name = "datetime";
+        md[n++].value = rs_time_format(dt, m->r.datetime);
+    }
     if (m->r.change != RS_CHANGE_DELETED && !m->withheld) {
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, m->r.size);
-        md[2].name = "hash";
-        md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
-        md[3].name = "length";
-        md[3].value = len;
-        md[4].name = "type";
-        md[4].value = m->r.type;
-        md[5].name = "path";
-        md[5].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
-        n = 6;
+        md[n].name = "hash";
+        md[n++].value = rs_hash_attr(p, o->hashes, m->r.hash);
+        md[n].name = "length";
+        md[n++].value = len;
+        md[n].name = "type";
+        md[n++].value = m->r.type;
+        md[n].name = "path";
+        md[n++].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
     }
     return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
-                              rs_time_format_ns(lm, m->r.lastmod_ns))
+                              o->spec10 ? rs_time_format(lm, m->r.datetime)
+                                        : rs_time_format_ns(lm, m->r.lastmod_ns))
                        < 0
                    || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0
                ? -1

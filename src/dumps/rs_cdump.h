@@ -73,6 +73,7 @@ typedef struct rs_cdump_opts_t {
     const char *capability_url; /* rs:ln up of changedump.xml */
     const char *pkg_url_prefix; /* package of list id: <prefix><id>.zip */
     unsigned hashes;            /* RS_HASH_* of the set */
+    int spec10;                 /* ResourceSync 1.0 manifests (see manifest_entry) */
     /* Would an anonymous GET serve the file at its path now?  Asked for
      * every created/updated record whose path exists below root (the
      * set's directory) when a package is built; NULL: not asked. */

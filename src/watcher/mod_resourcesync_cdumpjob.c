@@ -85,6 +85,7 @@ static void cd_in(const wset_t *ws, rs_cdumprun_in_t *in)
     in->capability_url = set->capability_url;
     in->doc_base = set->doc_base;
     in->hashes = set->hashes;
+    in->spec10 = set->spec10;
     in->root = set->dir;
     in->check = rs_access_check;
     in->check_baton = ws->job_acc;

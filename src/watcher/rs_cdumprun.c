@@ -19,6 +19,7 @@ void rs_cdumprun_opts(rs_cdump_opts_t *o, const rs_cdumprun_in_t *in, apr_pool_t
     o->capability_url = in->capability_url;
     o->pkg_url_prefix = apr_pstrcat(p, in->doc_base, "changedump/", in->history, "-", NULL);
     o->hashes = in->hashes;
+    o->spec10 = in->spec10;
     /* Versions denied since the last scan are withheld (rs_cdump.h). */
     o->root = in->root;
     o->check = in->check;

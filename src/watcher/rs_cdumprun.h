@@ -54,6 +54,7 @@ typedef struct rs_cdumprun_in_t {
     const char *capability_url; /* its Capability List */
     const char *doc_base;       /* its documents' URL base, ends "/" */
     unsigned hashes;            /* RS_HASH_* */
+    int spec10;                 /* ResourceSyncSpecVersion 1.0 (manifests) */
     const char *root;           /* its directory */
     /* Would httpd serve a version's path now (rs_cdump_opts_t.check)? */
     rs_scan_check_fn *check;

@@ -13,6 +13,7 @@
 #include "rs_journal.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
+#include "rs_time.h"
 #include "rs_withdraw.h"
 
 typedef struct {
@@ -234,6 +235,42 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 0);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);
     ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0)));
+}
+END_TEST
+
+/* ResourceSyncSpecVersion 1.0: a manifest entry has no datetime and its
+ * <lastmod> is the change time (1.0 section 13.2), for a deletion too;
+ * 1.1 (the other test) has the resource's modification time there. */
+START_TEST(spec10_manifest_has_the_change_time_in_lastmod)
+{
+    cf_t f;
+    rs_record_t *rc, *rd;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    char lm[RS_TIME_BUFSIZE];
+    size_t len;
+    char *man;
+    xmlDocPtr doc;
+    xmlNodePtr url;
+
+    cf_init(&f);
+    f.o.spec10 = 1;
+    rc = change(&f, "", "a.txt", RS_CHANGE_CREATED, "one", 1);
+    rd = change(&f, "", "b.txt", RS_CHANGE_DELETED, "bee", 0);
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    man = ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &len);
+    ck_assert_ptr_null(strstr(man, "datetime="));
+    doc = ut_xml_parse(man, len);
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "lastmod"), rs_time_format(lm, rc->datetime));
+    ck_assert_str_ne(ut_xml_child_text(url, UT_NS_SM, "lastmod"),
+                     rs_time_format_ns(lm, rc->lastmod_ns));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(url, UT_NS_RS, "md", 0), "path"),
+                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/a.txt", rc->seq));
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "lastmod"), rs_time_format(lm, rd->datetime));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(url, UT_NS_RS, "md", 0), "change"), "deleted");
 }
 END_TEST
 
@@ -599,6 +636,7 @@ Suite *cdump_suite(void)
     TCase *tc = ut_tcase("cdump", 30);
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, missing_capture_skips_the_package);
+    tcase_add_test(tc, spec10_manifest_has_the_change_time_in_lastmod);
     tcase_add_test(tc, deleted_paths_are_withheld);
     tcase_add_test(tc, versions_denied_now_are_withheld);
     tcase_add_test(tc, withdraw_rebuilds_under_a_new_name);
