@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <apr_file_info.h>
 #include <apr_hash.h>
 #include <apr_lib.h>
@@ -122,7 +123,7 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
     const char *type;
     int link;
 
-    if (!rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
+    if (!rc->o->check || !rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
         return 0;
     }
     if (!rc->cp_dir || strcmp(rc->cp_dir, r->dir)) {
@@ -132,12 +133,52 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
     return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &type);
 }
 
+/* The capture of version r (key: its SHA-256 digest) is gone or short:
+ * make it again from the file at its path when that still holds the
+ * version's bytes -- the same length and the same SHA-256 digest over
+ * them, read by one read that also writes the capture (rs_hash_fd_upto),
+ * so what is kept is exactly what was digested.  The capture gets the
+ * version's mtime, as the one lost had (rs_capture_keep), so the package
+ * has the bytes it would have had.  Returns 1 when the capture is back. */
+static int recapture(recheck_t *rc, const rs_record_t *r, const char *rel, const char *key)
+{
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_capture_tmp_t t;
+    struct stat sb;
+    apr_off_t n = 0;
+    int fd, err = 0, ok;
+
+    if (!rc->tree || (fd = rs_beneath_open(rc->tree, rel, &sb)) < 0) {
+        return 0;
+    }
+    if ((apr_int64_t)sb.st_size != r->size || rs_capture_open(&t, rc->o->capture_dir) != 0) {
+        close(fd);
+        return 0;
+    }
+    ok = rs_hash_fd_upto(fd, RS_CAPTURE_HASH, hex, (apr_off_t)r->size, &n, NULL, t.fd, &err)
+             == APR_SUCCESS
+         && !err && n == (apr_off_t)r->size && !strcmp(hex[RS_CAPTURE_HASH_INDEX], key);
+    close(fd);
+    if (!ok) {
+        rs_capture_drop(&t);
+        return 0;
+    }
+    return rs_capture_keep(&t, key, r->lastmod_ns) == 0;
+}
+
+/* Whether the capture at path has the record's length (*sb its metadata). */
+static int capture_ok(const char *path, const rs_record_t *r, struct stat *sb)
+{
+    return path && stat(path, sb) == 0 && S_ISREG(sb->st_mode)
+           && (apr_int64_t)sb->st_size == r->size;
+}
+
 /* The list's records, each created/updated one with its capture
  * (RS_CDUMP_EMISSING and *missing when one has none of its length), or
  * withheld (see rs_cdump.h; *withheld counts them). */
 static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
                             apr_pool_t *p, apr_array_header_t **out, const char **missing,
-                            int *withheld)
+                            int *withheld, int *recaptured)
 {
     apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
     apr_int64_t next = cl->first_seq;
@@ -149,7 +190,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
     if ((rv = superseded(j, o, cl, p, &gone)) != APR_SUCCESS) {
         return rv;
     }
-    if (o->check && o->root && rs_beneath_open_root(&rc.tree, o->root, p) == APR_SUCCESS) {
+    if (o->root && rs_beneath_open_root(&rc.tree, o->root, p) == APR_SUCCESS) {
         apr_pool_create(&rc.cp, p);
     }
     for (;;) {
@@ -161,7 +202,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
         for (i = 0; i < recs->nelts; i++) {
             member_t *m = apr_array_push(ms);
             struct stat sb;
-            const char *key;
+            const char *key, *rel;
             m->r = APR_ARRAY_IDX(recs, i, rs_record_t);
             m->capture = NULL;
             m->withheld = 0;
@@ -169,16 +210,19 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
             if (m->r.change == RS_CHANGE_DELETED) {
                 continue;
             }
-            if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq))
-                || denied_now(&rc, &m->r, rs_path_join(p, m->r.dir, m->r.name))) {
+            rel = rs_path_join(p, m->r.dir, m->r.name);
+            if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq)) || denied_now(&rc, &m->r, rel)) {
                 m->withheld = 1;
                 (*withheld)++;
                 continue;
             }
             key = rs_capture_key(m->r.hash);
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
-            if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
-                || (apr_int64_t)sb.st_size != m->r.size) {
+            if (!capture_ok(m->capture, &m->r, &sb) && m->capture
+                && recapture(&rc, &m->r, rel, key)) {
+                (*recaptured)++;
+            }
+            if (!capture_ok(m->capture, &m->r, &sb)) {
                 *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")",
                                         rs_path_join(p, m->r.dir, m->r.name), m->r.seq);
                 return RS_CDUMP_EMISSING;
@@ -314,7 +358,7 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const r
 
     memset(out, 0, sizeof(*out));
     apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = collect(j, o, cl, p, &ms, missing, &out->withheld);
+    rv = collect(j, o, cl, p, &ms, missing, &out->withheld, &out->recaptured);
     if (rv == RS_CDUMP_EMISSING) {
         put_file(p, sidecar(p, o, cl->id, "skip"), *missing, strlen(*missing));
         return rv;
@@ -365,7 +409,7 @@ typedef struct {
     const rs_cdump_opts_t *o;
     const apr_array_header_t *closed;
     apr_time_t open_from;
-    apr_int64_t bytes;
+    rs_cdump_index_t *out;
 } index_t;
 
 static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
@@ -399,6 +443,25 @@ static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
                : 0;
 }
 
+/* The first list of the Change Dump's coverage: the one after the newest
+ * closed list without a complete package (*gap its index, -1: none). */
+static int coverage_start(const index_t *ix, apr_pool_t *lp, int *gap)
+{
+    apr_int64_t length;
+    const char *hash;
+    int i;
+
+    for (i = ix->closed->nelts - 1; i >= 0; i--) {
+        apr_pool_clear(lp);
+        if (!read_sum(lp, ix->o, APR_ARRAY_IDX(ix->closed, i, rs_changelist_t).id, &length,
+                      &hash)) {
+            break;
+        }
+    }
+    *gap = i;
+    return i + 1;
+}
+
 static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
 {
     index_t *ix = baton;
@@ -406,31 +469,40 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
     char from[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[2];
     rs_xml_t *w = rs_xml_open_file(p, f);
-    apr_time_t first = 0;
     apr_int64_t length;
     apr_pool_t *lp; /* per list: a journal may retain thousands */
     const char *hash;
-    int i, bad;
+    int i, gap, first, bad;
 
     apr_pool_create(&lp, p);
-    for (i = 0; !first && i < ix->closed->nelts; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        apr_pool_clear(lp);
-        if (read_sum(lp, o, cl->id, &length, &hash)) {
-            first = cl->from;
-        }
-    }
+    /* Section 13.1: the Change Dump's from has the semantics "explained
+     * in detail for Change Lists"; section 7, from: "all changes that
+     * occurred to the set of resources at the Source since the datetime
+     * expressed ... are included in the document"; section 13.2: "bitstream for
+     * all resource changes that occurred during the specified interval
+     * must be included" in a package.  So the packages listed are the
+     * unbroken run of complete ones up to the newest closed list, and
+     * from is the first one's: a list without a package (its captures
+     * lost, .skip; withdrawn and not built again yet) ends the coverage
+     * before it, and the packages older than it are not listed. */
+    first = coverage_start(ix, lp, &gap);
+    ix->out->gap = gap >= 0 ? APR_ARRAY_IDX(ix->closed, gap, rs_changelist_t).id : 0;
+    ix->out->from = first < ix->closed->nelts
+                        ? APR_ARRAY_IDX(ix->closed, first, rs_changelist_t).from
+                    : gap >= 0 ? APR_ARRAY_IDX(ix->closed, gap, rs_changelist_t).until
+                               : ix->open_from;
     md[0].name = "capability";
     md[0].value = "changedump";
     md[1].name = "from";
-    md[1].value = rs_time_format(from, first ? first : ix->open_from);
+    md[1].value = rs_time_format(from, ix->out->from);
     bad = !w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
           || rs_xml_md(w, md, 2) < 0;
-    for (i = 0; !bad && i < ix->closed->nelts; i++) {
+    for (i = first; !bad && i < ix->closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
         apr_pool_clear(lp);
         if (read_sum(lp, o, cl->id, &length, &hash)) {
-            ix->bytes += length;
+            ix->out->bytes += length;
+            ix->out->packages++;
             bad = index_entry(w, lp, o, cl, length, hash) < 0;
         }
     }
@@ -442,15 +514,14 @@ static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
 }
 
 apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes)
+                            apr_time_t open_from, apr_pool_t *p, rs_cdump_index_t *out)
 {
-    index_t ix = { o, closed, open_from, 0 };
-    apr_status_t rv;
+    index_t ix = { o, closed, open_from, out };
 
+    memset(out, 0, sizeof(*out));
     apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write, &ix);
-    *bytes = ix.bytes;
-    return rv;
+    return rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write,
+                           &ix);
 }
 
 /* The files of list id that stay: its sidecars, and its package and

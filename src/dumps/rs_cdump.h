@@ -17,8 +17,10 @@
  *                         and digests; written last, so a package is
  *                         listed only once all three files are complete
  *   <history>-<id>.skip   the package cannot be built: a version's
- *                         capture is missing or short (the list itself
- *                         still describes the change)
+ *                         capture is missing or short, and the file at
+ *                         its path no longer has its bytes (the list
+ *                         itself still describes the change; the Change
+ *                         Dump's coverage starts after it, rs_cdump_index)
  *   <history>-<id>.rev    the revision of the list's package, when it is
  *                         not 0: a package that was withdrawn
  *                         (rs_cdump_withdraw) is built again under the
@@ -87,6 +89,7 @@ typedef struct rs_cdump_result_t {
     apr_off_t bytes;     /* the published package's length */
     const char *missing; /* RS_CDUMP_EMISSING: the record without bytes */
     int withheld;        /* created/updated records written as deletions */
+    int recaptured;      /* lost captures made again from the current file */
 } rs_cdump_result_t;
 
 /* Whether the package of closed list id is complete (.sum) or was
@@ -95,6 +98,9 @@ int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
 
 /* Build the package of closed list cl from j's records (on any thread,
  * with the caller's connection), under the list's current revision.
+ * A version whose capture is missing or short is captured again from
+ * the file at its path (below o->root, when set) when that file still
+ * has the version's length and SHA-256 digest (res->recaptured).
  * APR_SUCCESS: published (its .sum written), res->bytes its length.
  * RS_CDUMP_EMISSING: a capture a kept version needs is missing or short;
  * a .skip marker is written and res->missing names the record.  Other
@@ -124,13 +130,27 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
                                const apr_array_header_t *seqs, apr_pool_t *p,
                                apr_array_header_t **ids);
 
+/* What rs_cdump_index wrote. */
+typedef struct rs_cdump_index_t {
+    apr_int64_t bytes; /* the total length of the listed packages */
+    int packages;      /* listed */
+    apr_time_t from;   /* the Change Dump's from */
+    apr_int64_t gap;   /* the newest closed list without a complete
+                        * package (0: none): the coverage starts at its
+                        * until */
+} rs_cdump_index_t;
+
 /* Write changedump.xml for the retained closed lists `closed` (array of
- * rs_changelist_t, oldest first): every list whose package is complete.
- * `from` is the first listed package's from, else open_from (no package
- * yet: coverage starts with the open list); no until (packages are still
- * added).  *bytes gets the total length of the listed packages. */
+ * rs_changelist_t, oldest first).  It never claims an interval it does
+ * not carry: it lists the complete packages of the lists after the
+ * newest one that has none (lost captures: .skip; withdrawn and not
+ * built again yet), oldest first, and `from` is the first listed
+ * package's from; with none listed, that list's until, or open_from
+ * when every closed list has its package (there is none yet: coverage
+ * starts with the open list).  No until (packages are still added).
+ * *out gets what was written. */
 apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes);
+                            apr_time_t open_from, apr_pool_t *p, rs_cdump_index_t *out);
 
 /* Collect the set's captures (rs_capture_gc): the SHA-256 digest of
  * every retained created/updated version that is not withheld is kept;

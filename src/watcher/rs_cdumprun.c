@@ -64,6 +64,7 @@ static apr_status_t build_missing(rs_cdumprun_t *c, rs_journal_t *j,
             c->built++;
             c->withheld += res.withheld;
         }
+        c->recaptured += res.recaptured;
     }
     apr_pool_destroy(kp);
     return rv;
@@ -98,19 +99,38 @@ apr_status_t rs_cdumprun_run(void *baton, rs_db_t *store, apr_pool_t *p)
         return APR_SUCCESS;
     }
     c->written = 1;
-    return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
+    rv = rs_cdump_index(&c->o, closed, openl.from, p, &c->ix);
+    c->pkg_bytes = c->ix.bytes;
+    return rv;
 }
 
 rs_cdumprun_end_t rs_cdumprun_finish(rs_cdumprun_t *c, apr_status_t rv, rs_cdumpsched_t *sched,
                                      const rs_logger_t *log, apr_pool_t *p, apr_time_t now)
 {
     const char *name = c->o.set;
+    char from[RS_TIME_BUFSIZE];
 
+    if (c->recaptured) {
+        rs_log_emit(log, RS_LOG_INFO, 0,
+                    "set %s: %d lost Change Dump capture(s) taken again from the current "
+                    "file, whose SHA-256 digest still matches the journal",
+                    name, c->recaptured);
+    }
     if (c->skipped) {
+        /* Said once: the .skip marker keeps the list from being tried
+         * again.  The coverage moved past the newest list without a
+         * package (rs_cdump_index) when changedump.xml was written. */
+        const char *moved = "";
+        if (c->written && rv == APR_SUCCESS && c->ix.gap) {
+            moved = apr_psprintf(p,
+                                 "; the Change Dump now covers only the changes from %s on, "
+                                 "after Change List %" APR_INT64_T_FMT,
+                                 rs_time_format(from, c->ix.from), c->ix.gap);
+        }
         rs_log_emit(log, RS_LOG_WARN, 0,
                     "set %s: no Change Dump package for %d Change "
-                    "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
-                    name, c->skipped, c->skip_id, c->skip_what);
+                    "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone%s",
+                    name, c->skipped, c->skip_id, c->skip_what, moved);
     }
     if (rv != APR_SUCCESS && rs_dumpsched_no_space(rv)) {
         /* Once per episode, then at debug level; nothing partial was

@@ -8,9 +8,12 @@
  *      history) and temporary files a crash left (rs_cdump_prune);
  *   2. builds the package of every retained closed list that has none
  *      (so a package lost to a crash or kill, or withdrawn, is rebuilt at
- *      the next start); a list whose captured bytes are gone gets a .skip
- *      marker and no package, logged once (the Change List still has
- *      it); versions whose path stopped being listed, or that httpd
+ *      the next start); a lost capture is made again from the current
+ *      file when it still has the version's digest (logged); a list
+ *      whose captured bytes are gone otherwise gets a .skip marker and
+ *      no package, and the Change Dump's coverage then starts after it
+ *      (rs_cdump_index), logged once (the Change List still has the
+ *      changes); versions whose path stopped being listed, or that httpd
  *      would not serve now (the options' access checker), are written
  *      as deletions without bytes (rs_cdump.h);
  *   3. when lists went (step 1), in the first job of a watcher, and when
@@ -69,10 +72,11 @@ typedef struct rs_cdumprun_t {
     int collect;                 /* collect captures (deletions were journaled) */
     int written;                 /* changedump.xml was written */
     apr_interval_time_t gc_took; /* the collection's time, 0: none ran */
-    int built, skipped, withheld;
+    int built, skipped, withheld, recaptured;
     const char *skip_what; /* the first skipped list's cause */
     apr_int64_t skip_id;
     apr_int64_t pkg_bytes, cap_bytes;
+    rs_cdump_index_t ix; /* what changedump.xml got (written) */
 } rs_cdumprun_t;
 
 /* Fill o (in p) from in: the options of rs_cdump for the set. */

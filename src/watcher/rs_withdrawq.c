@@ -38,7 +38,7 @@ static apr_status_t wd_cdump(wdjob_t *w, rs_db_t *store, apr_pool_t *p)
     rs_journal_t *j;
     apr_array_header_t *closed, *seqs, *ids;
     rs_changelist_t openl;
-    apr_int64_t bytes;
+    rs_cdump_index_t ix;
     apr_status_t rv;
 
     if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
@@ -50,7 +50,7 @@ static apr_status_t wd_cdump(wdjob_t *w, rs_db_t *store, apr_pool_t *p)
     w->cdump_n = ids->nelts;
     /* No removed package stays listed while they are built again. */
     if (ids->nelts) {
-        rv = rs_cdump_index(&w->o, closed, openl.from, p, &bytes);
+        rv = rs_cdump_index(&w->o, closed, openl.from, p, &ix);
     }
     return rv;
 }

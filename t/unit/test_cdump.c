@@ -102,7 +102,7 @@ START_TEST(package_holds_every_version)
     zip_uint64_t len;
     size_t mlen;
     char *man, *copy;
-    apr_int64_t total;
+    rs_cdump_index_t ix;
     xmlDocPtr doc;
     xmlNodePtr url, md;
     struct stat sb;
@@ -176,8 +176,10 @@ START_TEST(package_holds_every_version)
         char *zbytes = ut_read(zpath, &zlen);
         rs_hash_buf(zbytes, zlen, RS_HASH_MD5, hex);
         ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
-        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
-        ck_assert_int_eq(total, (apr_int64_t)zlen);
+        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+        ck_assert_int_eq(ix.bytes, (apr_int64_t)zlen);
+        ck_assert_int_eq(ix.packages, 1);
+        ck_assert_int_eq(ix.gap, 0);
         doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
         md = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0);
         ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
@@ -198,12 +200,13 @@ END_TEST
 
 START_TEST(missing_capture_skips_the_package)
 {
+    char from[RS_TIME_BUFSIZE];
     cf_t f;
     rs_changelist_t cl1, cl2;
     rs_cdump_result_t res;
     apr_array_header_t *closed;
     rs_changelist_t openl;
-    apr_int64_t total;
+    rs_cdump_index_t ix;
     xmlDocPtr doc;
 
     cf_init(&f);
@@ -217,9 +220,40 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1); /* not tried again */
     ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl2.id, 0)));
     ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
-    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    /* The Change Dump never claims the interval it does not carry: its
+     * coverage starts after the list without a package, and the package
+     * before that list is no longer listed. */
     doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
-    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 1);
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 0);
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0), "from"),
+        rs_time_format(from, cl2.until));
+    ck_assert_int_eq(ix.gap, cl2.id);
+    ck_assert_int_eq(ix.packages, 0);
+    ck_assert_int_eq(ix.from, cl2.until);
+    ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 0)));
+    {
+        /* A later package is listed, from its list's from. */
+        rs_changelist_t cl3;
+        apr_array_header_t *all;
+        change(&f, "", "later.txt", RS_CHANGE_CREATED, "later", 1);
+        cl3 = close_list(&f);
+        ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl3, ut_pool, &res), APR_SUCCESS);
+        ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &all, &openl), APR_SUCCESS);
+        ck_assert_int_eq(rs_cdump_index(&f.o, all, openl.from, ut_pool, &ix), APR_SUCCESS);
+        doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
+        ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 1);
+        ck_assert_str_eq(
+            ut_xml_attr(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0), "from"),
+            rs_time_format(from, cl3.from));
+        ck_assert_str_eq(
+            ut_xml_child_text(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0), UT_NS_SM,
+                              "loc"),
+            apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT ".zip", f.o.pkg_url_prefix, cl3.id));
+        ck_assert_int_eq(ix.gap, cl2.id);
+        ck_assert_int_eq(ix.packages, 1);
+    }
 
     /* Retention dropped the first list: its files go, temporary files
      * too; the second's marker stays. */
@@ -235,6 +269,53 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 0);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);
     ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0)));
+}
+END_TEST
+
+/* A lost capture is made again from the file at its path when the file
+ * still has the version's bytes (same length, same SHA-256 digest): the
+ * package is built as it would have been; a file with other bytes of the
+ * same length, or another length, does not stand in for the version. */
+START_TEST(lost_capture_taken_again_from_the_file)
+{
+    cf_t f;
+    rs_record_t *r;
+    rs_changelist_t cl1, cl2;
+    rs_cdump_result_t res;
+    const char *root = ut_path(ut_tempdir("cdroot"), "root");
+    zip_uint64_t len;
+    zip_t *za;
+    int err;
+
+    cf_init(&f);
+    ut_mkdir(root);
+    f.o.root = root;
+    ut_write_str(ut_path(root, "same.txt"), "same bytes");
+    r = change(&f, "", "same.txt", RS_CHANGE_CREATED, "same bytes", 0);
+    cl1 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.recaptured, 1);
+    ck_assert(rs_capture_has(f.o.capture_dir, rs_capture_key(r->hash)));
+    za = zip_open(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 0),
+                  ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    ck_assert_ptr_nonnull(za);
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/same.txt", r->seq), &len),
+        "same bytes");
+    zip_close(za);
+
+    /* The file changed since: same length, other bytes; then shorter. */
+    ut_write_str(ut_path(root, "other.txt"), "other byte");
+    change(&f, "", "other.txt", RS_CHANGE_CREATED, "other text", 0);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
+    ck_assert_int_eq(res.recaptured, 0);
+    ck_assert_ptr_nonnull(strstr(res.missing, "other.txt"));
+    ut_write_str(ut_path(root, "short.txt"), "short");
+    change(&f, "", "short.txt", RS_CHANGE_CREATED, "short and more", 0);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
+    ck_assert_int_eq(res.recaptured, 0);
 }
 END_TEST
 
@@ -388,7 +469,7 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     rs_changelist_t cl1, cl2, cl3, openl;
     rs_cdump_result_t res;
     apr_array_header_t *closed, *ids, *seqs;
-    apr_int64_t total;
+    rs_cdump_index_t ix;
     xmlDocPtr doc;
     xmlNodePtr url;
     int has;
@@ -424,7 +505,7 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl2.id, 1, "/oops.txt", &has), "change"), "deleted");
     ck_assert(!has);
     ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 1)));
-    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
     doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
     url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
     ck_assert_str_eq(
@@ -637,6 +718,7 @@ Suite *cdump_suite(void)
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, missing_capture_skips_the_package);
     tcase_add_test(tc, spec10_manifest_has_the_change_time_in_lastmod);
+    tcase_add_test(tc, lost_capture_taken_again_from_the_file);
     tcase_add_test(tc, deleted_paths_are_withheld);
     tcase_add_test(tc, versions_denied_now_are_withheld);
     tcase_add_test(tc, withdraw_rebuilds_under_a_new_name);
