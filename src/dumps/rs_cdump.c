@@ -13,6 +13,7 @@
 #include "rs_cdump.h"
 #include "rs_file.h"
 #include "rs_hash.h"
+#include "rs_parse.h"
 #include "rs_path.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -386,9 +387,8 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const r
     return put_file(p, sidecar(p, o, cl->id, "sum"), sum, strlen(sum));
 }
 
-/* A package's .sum: its length and hash attribute (0 when absent). */
-static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t *length,
-                    const char **hash)
+int rs_cdump_sum(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p, apr_int64_t *length,
+                 const char **hash)
 {
     char *buf = read_small(p, sidecar(p, o, id, "sum")), *sp, *nl;
 
@@ -405,124 +405,6 @@ static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, apr
     return 1;
 }
 
-typedef struct {
-    const rs_cdump_opts_t *o;
-    const apr_array_header_t *closed;
-    apr_time_t open_from;
-    rs_cdump_index_t *out;
-} index_t;
-
-static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
-                       const rs_changelist_t *cl, apr_int64_t length, const char *hash)
-{
-    char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5], ln[1];
-    int rev = rs_cdump_rev(o, cl->id, p);
-    const char *base =
-        rev ? apr_psprintf(p, "%s%" APR_INT64_T_FMT "-%d", o->pkg_url_prefix, cl->id, rev)
-            : apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
-
-    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, length);
-    md[0].name = "type";
-    md[0].value = "application/zip";
-    md[1].name = "length";
-    md[1].value = len;
-    md[2].name = "hash";
-    md[2].value = hash;
-    md[3].name = "from";
-    md[3].value = rs_time_format(from, cl->from);
-    md[4].name = "until";
-    md[4].value = rs_time_format(until, cl->until);
-    ln[0].name = "type";
-    ln[0].value = "application/xml";
-    return rs_xml_entry_begin(w, apr_pstrcat(p, base, ".zip", NULL), NULL) < 0
-                   || rs_xml_md(w, md, 5) < 0
-                   || rs_xml_ln(w, "contents", apr_pstrcat(p, base, ".xml", NULL), ln, 1) < 0
-                   || rs_xml_entry_end(w) < 0
-               ? -1
-               : 0;
-}
-
-/* The first list of the Change Dump's coverage: the one after the newest
- * closed list without a complete package (*gap its index, -1: none). */
-static int coverage_start(const index_t *ix, apr_pool_t *lp, int *gap)
-{
-    apr_int64_t length;
-    const char *hash;
-    int i;
-
-    for (i = ix->closed->nelts - 1; i >= 0; i--) {
-        apr_pool_clear(lp);
-        if (!read_sum(lp, ix->o, APR_ARRAY_IDX(ix->closed, i, rs_changelist_t).id, &length,
-                      &hash)) {
-            break;
-        }
-    }
-    *gap = i;
-    return i + 1;
-}
-
-static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
-{
-    index_t *ix = baton;
-    const rs_cdump_opts_t *o = ix->o;
-    char from[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[2];
-    rs_xml_t *w = rs_xml_open_file(p, f);
-    apr_int64_t length;
-    apr_pool_t *lp; /* per list: a journal may retain thousands */
-    const char *hash;
-    int i, gap, first, bad;
-
-    apr_pool_create(&lp, p);
-    /* Section 13.1: the Change Dump's from has the semantics "explained
-     * in detail for Change Lists"; section 7, from: "all changes that
-     * occurred to the set of resources at the Source since the datetime
-     * expressed ... are included in the document"; section 13.2: "bitstream for
-     * all resource changes that occurred during the specified interval
-     * must be included" in a package.  So the packages listed are the
-     * unbroken run of complete ones up to the newest closed list, and
-     * from is the first one's: a list without a package (its captures
-     * lost, .skip; withdrawn and not built again yet) ends the coverage
-     * before it, and the packages older than it are not listed. */
-    first = coverage_start(ix, lp, &gap);
-    ix->out->gap = gap >= 0 ? APR_ARRAY_IDX(ix->closed, gap, rs_changelist_t).id : 0;
-    ix->out->from = first < ix->closed->nelts
-                        ? APR_ARRAY_IDX(ix->closed, first, rs_changelist_t).from
-                    : gap >= 0 ? APR_ARRAY_IDX(ix->closed, gap, rs_changelist_t).until
-                               : ix->open_from;
-    md[0].name = "capability";
-    md[0].value = "changedump";
-    md[1].name = "from";
-    md[1].value = rs_time_format(from, ix->out->from);
-    bad = !w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-          || rs_xml_md(w, md, 2) < 0;
-    for (i = first; !bad && i < ix->closed->nelts; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        apr_pool_clear(lp);
-        if (read_sum(lp, o, cl->id, &length, &hash)) {
-            ix->out->bytes += length;
-            ix->out->packages++;
-            bad = index_entry(w, lp, o, cl, length, hash) < 0;
-        }
-    }
-    apr_pool_destroy(lp);
-    if (bad || rs_xml_end(w) < 0) {
-        return w && rs_xml_error(w) != APR_SUCCESS ? rs_xml_error(w) : APR_ENOMEM;
-    }
-    return APR_SUCCESS;
-}
-
-apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, rs_cdump_index_t *out)
-{
-    index_t ix = { o, closed, open_from, out };
-
-    memset(out, 0, sizeof(*out));
-    apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    return rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write,
-                           &ix);
-}
 
 /* The files of list id that stay: its sidecars, and its package and
  * manifest copy of the current revision (into keep, by name). */
@@ -543,9 +425,10 @@ static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id
 int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
 {
     apr_hash_t *keep = apr_hash_make(p);
+    const char *prefix = apr_pstrcat(p, o->history, "-", NULL);
     apr_dir_t *d;
     apr_finfo_t fi;
-    int i, removed = 0;
+    int i, n, removed = 0;
 
     for (i = 0; i < closed->nelts; i++) {
         keep_list(keep, o, APR_ARRAY_IDX(closed, i, rs_changelist_t).id, p);
@@ -555,8 +438,10 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         if (fi.filetype != APR_REG || !strcmp(fi.name, "changedump.xml")
-            || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)) {
-            continue;
+            || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)
+            || (!strncmp(fi.name, prefix, strlen(prefix))
+                && rs_parse_cdump_index_part(fi.name + strlen(prefix), &n))) {
+            continue; /* a part of the index: rs_cdumpdoc_write keeps them */
         }
         if (apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
             removed++;

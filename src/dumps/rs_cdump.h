@@ -20,14 +20,14 @@
  *                         capture is missing or short, and the file at
  *                         its path no longer has its bytes (the list
  *                         itself still describes the change; the Change
- *                         Dump's coverage starts after it, rs_cdump_index)
+ *                         Dump's coverage starts after it, rs_cdumpdoc_write)
  *   <history>-<id>.rev    the revision of the list's package, when it is
  *                         not 0: a package that was withdrawn
  *                         (rs_cdump_withdraw) is built again under the
  *                         name <history>-<id>-<rev>.zip (.xml), so that
  *                         no URL ever names two byte strings
- *   changedump.xml        the Change Dump: the packages with a .sum,
- *                         oldest first
+ *   changedump.xml        the Change Dump, and
+ *   <history>-part-<n>.xml the parts of a Change Dump Index (rs_cdumpdoc.h)
  *
  * Every file appears by rename of a synced temporary file (rs_zip,
  * rs_file_replace), so a crash leaves complete files or `.tmp-` names,
@@ -67,15 +67,19 @@
 #define RS_CDUMP_MEMBER_DIR "changes/"
 
 typedef struct rs_cdump_opts_t {
-    const char *set;            /* the set's name in the store */
-    const char *dir;            /* <statedir>/changedumps/<set> */
-    const char *capture_dir;    /* <statedir>/capture/<set> */
-    const char *history;        /* of the documents */
-    const char *url_base;       /* absolute URL of the set's root, ends "/" */
-    const char *capability_url; /* rs:ln up of changedump.xml */
-    const char *pkg_url_prefix; /* package of list id: <prefix><id>.zip */
-    unsigned hashes;            /* RS_HASH_* of the set */
-    int spec10;                 /* ResourceSync 1.0 manifests (see manifest_entry) */
+    const char *set;             /* the set's name in the store */
+    const char *dir;             /* <statedir>/changedumps/<set> */
+    const char *capture_dir;     /* <statedir>/capture/<set> */
+    const char *history;         /* of the documents */
+    const char *url_base;        /* absolute URL of the set's root, ends "/" */
+    const char *capability_url;  /* rs:ln up of changedump.xml */
+    const char *pkg_url_prefix;  /* package of list id: <prefix><id>.zip */
+    unsigned hashes;             /* RS_HASH_* of the set */
+    int spec10;                  /* ResourceSync 1.0 manifests (see manifest_entry) */
+    const char *index_url;       /* changedump.xml (rs:ln index of index parts) */
+    const char *part_url_prefix; /* part n of an index is at <prefix><n>.xml; NULL: no index */
+    int list_max;                /* packages per document (ResourceSyncMaxEntries), 0: any */
+    apr_int64_t max_bytes;       /* bytes per document, 0: RS_CDUMPDOC_MAX_BYTES */
     /* Would an anonymous GET serve the file at its path now?  Asked for
      * every created/updated record whose path exists below root (the
      * set's directory) when a package is built; NULL: not asked. */
@@ -130,27 +134,10 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
                                const apr_array_header_t *seqs, apr_pool_t *p,
                                apr_array_header_t **ids);
 
-/* What rs_cdump_index wrote. */
-typedef struct rs_cdump_index_t {
-    apr_int64_t bytes; /* the total length of the listed packages */
-    int packages;      /* listed */
-    apr_time_t from;   /* the Change Dump's from */
-    apr_int64_t gap;   /* the newest closed list without a complete
-                        * package (0: none): the coverage starts at its
-                        * until */
-} rs_cdump_index_t;
-
-/* Write changedump.xml for the retained closed lists `closed` (array of
- * rs_changelist_t, oldest first).  It never claims an interval it does
- * not carry: it lists the complete packages of the lists after the
- * newest one that has none (lost captures: .skip; withdrawn and not
- * built again yet), oldest first, and `from` is the first listed
- * package's from; with none listed, that list's until, or open_from
- * when every closed list has its package (there is none yet: coverage
- * starts with the open list).  No until (packages are still added).
- * *out gets what was written. */
-apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, rs_cdump_index_t *out);
+/* The length and hash attribute of list id's complete package (its
+ * .sum), from p.  Returns 0 when it has none. */
+int rs_cdump_sum(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p, apr_int64_t *length,
+                 const char **hash);
 
 /* Collect the set's captures (rs_capture_gc): the SHA-256 digest of
  * every retained created/updated version that is not withheld is kept;

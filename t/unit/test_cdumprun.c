@@ -214,6 +214,58 @@ START_TEST(takes_lost_captures_again)
 }
 END_TEST
 
+/* rs_cdumprun_announce_fn: "<change> <loc> <index>" lines. */
+static void announced(void *baton, apr_pool_t *p, const char *loc, const char *change,
+                      const char *index)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) =
+        apr_psprintf(ut_pool, "%s %s %s", change, loc, index ? index : "-");
+}
+
+static const char *announce_all(const rs_cdumprun_t *c, int first)
+{
+    apr_array_header_t *a = apr_array_make(ut_pool, 4, sizeof(const char *));
+    rs_cdumprun_announce(c, first, announced, a, ut_pool);
+    return apr_array_pstrcat(ut_pool, a, '|');
+}
+
+/* Framework notifications (Table 2): changedump.xml itself while it is a
+ * Change Dump; under a Change Dump Index each new part (created) and each
+ * part that got a package (updated), with rel="index", never the index. */
+START_TEST(announces_parts_under_an_index)
+{
+    fx_t f;
+    rs_cdumprun_t c;
+    const char *cd = "http://example.org/rs/s/changedump.xml",
+               *part = "http://example.org/rs/s/changedump/0123abcd-part-";
+
+    fx_init(&f);
+    f.in.list_max = 2;
+    created(&f, "a.txt", "alpha", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(100)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 0);
+    ck_assert_str_eq(announce_all(&c, 1), apr_pstrcat(ut_pool, "created ", cd, " -", NULL));
+    ck_assert_str_eq(announce_all(&c, 0), apr_pstrcat(ut_pool, "updated ", cd, " -", NULL));
+
+    created(&f, "b.txt", "bravo", 1);
+    close_list(&f);
+    created(&f, "c.txt", "charlie", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(200)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 2);
+    ck_assert_str_eq(
+        announce_all(&c, 0),
+        apr_psprintf(ut_pool, "created %s1.xml %s|created %s2.xml %s", part, cd, part, cd));
+
+    created(&f, "d.txt", "delta", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(300)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 2);
+    ck_assert_str_eq(announce_all(&c, 0), apr_psprintf(ut_pool, "updated %s2.xml %s", part, cd));
+}
+END_TEST
+
 START_TEST(denied_as_deletion)
 {
     fx_t f;
@@ -271,6 +323,7 @@ Suite *cdumprun_suite(void)
     tcase_add_test(tc, builds_closed_lists);
     tcase_add_test(tc, skips_gone_captures);
     tcase_add_test(tc, takes_lost_captures_again);
+    tcase_add_test(tc, announces_parts_under_an_index);
     tcase_add_test(tc, denied_as_deletion);
     tcase_add_test(tc, failures);
     suite_add_tcase(s, tc);
