@@ -69,7 +69,9 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (end != RS_CDUMPRUN_WRITTEN) {
         return;
     }
-    if (c->built) {
+    /* New packages; or, without one, parts of an index new in this write
+     * (ResourceSyncMaxEntries lowered at a restart): each is created. */
+    if (c->built || (c->ix.created && c->ix.created->nelts)) {
         cd_notify(ws, c, p, !ws->status.cdump_ready);
     }
     ws->status.cdump_ready = 1;
