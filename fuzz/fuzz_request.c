@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_request.c - request paths below the prefix, history ids and
  * part/list ids (rs_parse_request_path, rs_parse_history, rs_parse_part,
- * rs_parse_dump_part (package keys), rs_parse_cdump_part, rs_parse_id).
+ * rs_parse_dump_part (package keys), rs_parse_cdump_part, rs_parse_cdump_index_part,
+ * rs_parse_id).
  *
  * Checks beyond "does not crash": the split set name lies inside the
  * input and holds no "/"; an accepted part or id is canonical, i.e. the
@@ -63,6 +64,22 @@ static void check_cdump_part(const char *arg)
     }
 }
 
+/* A part of a Change Dump Index: round-trips, and is never also a
+ * package's name (the handler tries it first). */
+static void check_cdump_index_part(const char *arg)
+{
+    apr_int64_t id = 0;
+    int n = -1, m, rev;
+    char buf[64];
+
+    if (rs_parse_cdump_index_part(arg, &n)) {
+        FUZZ_CHECK(n > 0, "part %d", n);
+        apr_snprintf(buf, sizeof(buf), "part-%d.xml", n);
+        FUZZ_CHECK(!strcmp(buf, arg), "'%s' read as '%s'", arg, buf);
+        FUZZ_CHECK(!rs_parse_cdump_part(arg, &id, &rev, &m), "'%s' is a part and a package", arg);
+    }
+}
+
 static void check_id(const char *arg)
 {
     apr_int64_t id = 0;
@@ -90,6 +107,7 @@ static void check_history(const char *arg)
         check_part(rest);
         check_dump_part(rest);
         check_cdump_part(rest);
+        check_cdump_index_part(rest);
         check_id(rest);
     }
 }
@@ -125,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_part(rest);
     check_dump_part(rest);
     check_cdump_part(rest);
+    check_cdump_index_part(rest);
     check_id(rest);
     check_history(rest);
     fuzz_done();

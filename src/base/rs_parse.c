@@ -142,6 +142,21 @@ int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *rev, int *manifest)
     return 1;
 }
 
+int rs_parse_cdump_index_part(const char *s, int *n)
+{
+    apr_uint64_t k;
+
+    if (strncmp(s, "part-", 5)) {
+        return 0;
+    }
+    s += 5;
+    if (!read_positive(&s, 9, &k) || strcmp(s, ".xml")) {
+        return 0;
+    }
+    *n = (int)k;
+    return 1;
+}
+
 const char *rs_parse_history(const char *s, char *out)
 {
     int i;

@@ -70,6 +70,10 @@ int rs_parse_dump_part(const char *s, char *key, int *manifest);
  * Returns 1 or 0 (outputs untouched). */
 int rs_parse_cdump_part(const char *s, apr_int64_t *id, int *rev, int *manifest);
 
+/* Parse "part-<n>.xml", part n of a Change Dump Index (rs_cdump.h), n 1
+ * to 9 digits without a leading zero.  Returns 1 or 0 (*n untouched). */
+int rs_parse_cdump_index_part(const char *s, int *n);
+
 /* A history id: the random identifier of one history of the state store
  * (rs_history.h), RS_HISTORY_LEN lowercase hexadecimal digits.  It leads
  * the names of the documents that never change (closed Change Lists and

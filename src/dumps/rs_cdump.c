@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <apr_file_info.h>
 #include <apr_hash.h>
 #include <apr_lib.h>
@@ -12,6 +13,7 @@
 #include "rs_cdump.h"
 #include "rs_file.h"
 #include "rs_hash.h"
+#include "rs_parse.h"
 #include "rs_path.h"
 #include "rs_statedir.h"
 #include "rs_time.h"
@@ -122,7 +124,7 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
     rs_scan_media_t media = { NULL, NULL };
     int link;
 
-    if (!rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
+    if (!rc->o->check || !rc->tree || rs_beneath_stat(rc->tree, rel, &sb, &link) != 0) {
         return 0;
     }
     if (!rc->cp_dir || strcmp(rc->cp_dir, r->dir)) {
@@ -132,12 +134,52 @@ static int denied_now(recheck_t *rc, const rs_record_t *r, const char *rel)
     return !rc->o->check(rc->o->check_baton, rc->cp, rel, link ? RS_SCAN_CHECK_LINK : 0, &media);
 }
 
+/* The capture of version r (key: its SHA-256 digest) is gone or short:
+ * make it again from the file at its path when that still holds the
+ * version's bytes -- the same length and the same SHA-256 digest over
+ * them, read by one read that also writes the capture (rs_hash_fd_upto),
+ * so what is kept is exactly what was digested.  The capture gets the
+ * version's mtime, as the one lost had (rs_capture_keep), so the package
+ * has the bytes it would have had.  Returns 1 when the capture is back. */
+static int recapture(recheck_t *rc, const rs_record_t *r, const char *rel, const char *key)
+{
+    char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
+    rs_capture_tmp_t t;
+    struct stat sb;
+    apr_off_t n = 0;
+    int fd, err = 0, ok;
+
+    if (!rc->tree || (fd = rs_beneath_open(rc->tree, rel, &sb)) < 0) {
+        return 0;
+    }
+    if ((apr_int64_t)sb.st_size != r->size || rs_capture_open(&t, rc->o->capture_dir) != 0) {
+        close(fd);
+        return 0;
+    }
+    ok = rs_hash_fd_upto(fd, RS_CAPTURE_HASH, hex, (apr_off_t)r->size, &n, NULL, t.fd, &err)
+             == APR_SUCCESS
+         && !err && n == (apr_off_t)r->size && !strcmp(hex[RS_CAPTURE_HASH_INDEX], key);
+    close(fd);
+    if (!ok) {
+        rs_capture_drop(&t);
+        return 0;
+    }
+    return rs_capture_keep(&t, key, r->lastmod_ns) == 0;
+}
+
+/* Whether the capture at path has the record's length (*sb its metadata). */
+static int capture_ok(const char *path, const rs_record_t *r, struct stat *sb)
+{
+    return path && stat(path, sb) == 0 && S_ISREG(sb->st_mode)
+           && (apr_int64_t)sb->st_size == r->size;
+}
+
 /* The list's records, each created/updated one with its capture
  * (RS_CDUMP_EMISSING and *missing when one has none of its length), or
  * withheld (see rs_cdump.h; *withheld counts them). */
 static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_changelist_t *cl,
                             apr_pool_t *p, apr_array_header_t **out, const char **missing,
-                            int *withheld)
+                            int *withheld, int *recaptured)
 {
     apr_array_header_t *ms = apr_array_make(p, 64, sizeof(member_t));
     apr_int64_t next = cl->first_seq;
@@ -149,7 +191,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
     if ((rv = superseded(j, o, cl, p, &gone)) != APR_SUCCESS) {
         return rv;
     }
-    if (o->check && o->root && rs_beneath_open_root(&rc.tree, o->root, p) == APR_SUCCESS) {
+    if (o->root && rs_beneath_open_root(&rc.tree, o->root, p) == APR_SUCCESS) {
         apr_pool_create(&rc.cp, p);
     }
     for (;;) {
@@ -161,7 +203,7 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
         for (i = 0; i < recs->nelts; i++) {
             member_t *m = apr_array_push(ms);
             struct stat sb;
-            const char *key;
+            const char *key, *rel;
             m->r = APR_ARRAY_IDX(recs, i, rs_record_t);
             m->capture = NULL;
             m->withheld = 0;
@@ -169,16 +211,19 @@ static apr_status_t collect(rs_journal_t *j, const rs_cdump_opts_t *o, const rs_
             if (m->r.change == RS_CHANGE_DELETED) {
                 continue;
             }
-            if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq))
-                || denied_now(&rc, &m->r, rs_path_join(p, m->r.dir, m->r.name))) {
+            rel = rs_path_join(p, m->r.dir, m->r.name);
+            if (apr_hash_get(gone, &m->r.seq, sizeof(m->r.seq)) || denied_now(&rc, &m->r, rel)) {
                 m->withheld = 1;
                 (*withheld)++;
                 continue;
             }
             key = rs_capture_key(m->r.hash);
             m->capture = key ? rs_capture_path(p, o->capture_dir, key) : NULL;
-            if (!m->capture || stat(m->capture, &sb) != 0 || !S_ISREG(sb.st_mode)
-                || (apr_int64_t)sb.st_size != m->r.size) {
+            if (!capture_ok(m->capture, &m->r, &sb) && m->capture
+                && recapture(&rc, &m->r, rel, key)) {
+                (*recaptured)++;
+            }
+            if (!capture_ok(m->capture, &m->r, &sb)) {
                 *missing = apr_psprintf(p, "%s (record %" APR_INT64_T_FMT ")",
                                         rs_path_join(p, m->r.dir, m->r.name), m->r.seq);
                 return RS_CDUMP_EMISSING;
@@ -201,35 +246,43 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
     return rs_zip_member_name(p, dir, dir, rs_path_join(p, r->dir, r->name));
 }
 
-/* One manifest entry. */
+/* One manifest entry.  ResourceSync 1.1, section 13.2: "<lastmod>" with
+ * the semantics of section 7 (the resource's modification time) and "the
+ * attributes datetime, hash and length": the change time is datetime.
+ * ResourceSync 1.0 (Z39.99-2014) has no datetime attribute; its Change
+ * Dump Manifest, like its Change List, conveys the time of the change in
+ * <lastmod> (its section 13.2 example: <lastmod> and rs:md change, hash,
+ * length, type, path) -- as rs_entry writes 1.0 Change List entries. */
 static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, const member_t *m)
 {
     char lm[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[7];
-    int n = 2;
+    int n = 0;
     const char *rel = rs_path_join(p, m->r.dir, m->r.name);
 
     /* A withheld version is a deletion at its datetime (rs_cdump.h). */
-    md[0].name = "change";
-    md[0].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
-    md[1].name = "datetime";
-    md[1].value = rs_time_format(dt, m->r.datetime);
+    md[n].name = "change";
+    md[n++].value = rs_journal_change_name(m->withheld ? RS_CHANGE_DELETED : m->r.change);
+    if (!o->spec10) {
+        md[n].name = "datetime";
+        md[n++].value = rs_time_format(dt, m->r.datetime);
+    }
     if (m->r.change != RS_CHANGE_DELETED && !m->withheld) {
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, m->r.size);
-        md[2].name = "hash";
-        md[2].value = rs_hash_attr(p, o->hashes, m->r.hash);
-        md[3].name = "length";
-        md[3].value = len;
-        md[4].name = "type";
-        md[4].value = m->r.type;
-        md[5].name = "encoding"; /* as in the Change List (rs_entry.c) */
-        md[5].value = m->r.encoding;
-        md[6].name = "path";
-        md[6].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
-        n = 7;
+        md[n].name = "hash";
+        md[n++].value = rs_hash_attr(p, o->hashes, m->r.hash);
+        md[n].name = "length";
+        md[n++].value = len;
+        md[n].name = "type";
+        md[n++].value = m->r.type;
+        md[n].name = "encoding"; /* as in the Change List (rs_entry.c) */
+        md[n++].value = m->r.encoding;
+        md[n].name = "path";
+        md[n++].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
     }
     return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
-                              rs_time_format_ns(lm, m->r.lastmod_ns))
+                              o->spec10 ? rs_time_format(lm, m->r.datetime)
+                                        : rs_time_format_ns(lm, m->r.lastmod_ns))
                        < 0
                    || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0
                ? -1
@@ -308,7 +361,7 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const r
 
     memset(out, 0, sizeof(*out));
     apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = collect(j, o, cl, p, &ms, missing, &out->withheld);
+    rv = collect(j, o, cl, p, &ms, missing, &out->withheld, &out->recaptured);
     if (rv == RS_CDUMP_EMISSING) {
         put_file(p, sidecar(p, o, cl->id, "skip"), *missing, strlen(*missing));
         return rv;
@@ -336,9 +389,8 @@ apr_status_t rs_cdump_package(rs_journal_t *j, const rs_cdump_opts_t *o, const r
     return put_file(p, sidecar(p, o, cl->id, "sum"), sum, strlen(sum));
 }
 
-/* A package's .sum: its length and hash attribute (0 when absent). */
-static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, apr_int64_t *length,
-                    const char **hash)
+int rs_cdump_sum(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p, apr_int64_t *length,
+                 const char **hash)
 {
     char *buf = read_small(p, sidecar(p, o, id, "sum")), *sp, *nl;
 
@@ -355,97 +407,6 @@ static int read_sum(apr_pool_t *p, const rs_cdump_opts_t *o, apr_int64_t id, apr
     return 1;
 }
 
-typedef struct {
-    const rs_cdump_opts_t *o;
-    const apr_array_header_t *closed;
-    apr_time_t open_from;
-    apr_int64_t bytes;
-} index_t;
-
-static int index_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o,
-                       const rs_changelist_t *cl, apr_int64_t length, const char *hash)
-{
-    char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5], ln[1];
-    int rev = rs_cdump_rev(o, cl->id, p);
-    const char *base =
-        rev ? apr_psprintf(p, "%s%" APR_INT64_T_FMT "-%d", o->pkg_url_prefix, cl->id, rev)
-            : apr_psprintf(p, "%s%" APR_INT64_T_FMT, o->pkg_url_prefix, cl->id);
-
-    apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, length);
-    md[0].name = "type";
-    md[0].value = "application/zip";
-    md[1].name = "length";
-    md[1].value = len;
-    md[2].name = "hash";
-    md[2].value = hash;
-    md[3].name = "from";
-    md[3].value = rs_time_format(from, cl->from);
-    md[4].name = "until";
-    md[4].value = rs_time_format(until, cl->until);
-    ln[0].name = "type";
-    ln[0].value = "application/xml";
-    return rs_xml_entry_begin(w, apr_pstrcat(p, base, ".zip", NULL), NULL) < 0
-                   || rs_xml_md(w, md, 5) < 0
-                   || rs_xml_ln(w, "contents", apr_pstrcat(p, base, ".xml", NULL), ln, 1) < 0
-                   || rs_xml_entry_end(w) < 0
-               ? -1
-               : 0;
-}
-
-static apr_status_t index_write(void *baton, apr_file_t *f, apr_pool_t *p)
-{
-    index_t *ix = baton;
-    const rs_cdump_opts_t *o = ix->o;
-    char from[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[2];
-    rs_xml_t *w = rs_xml_open_file(p, f);
-    apr_time_t first = 0;
-    apr_int64_t length;
-    apr_pool_t *lp; /* per list: a journal may retain thousands */
-    const char *hash;
-    int i, bad;
-
-    apr_pool_create(&lp, p);
-    for (i = 0; !first && i < ix->closed->nelts; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        apr_pool_clear(lp);
-        if (read_sum(lp, o, cl->id, &length, &hash)) {
-            first = cl->from;
-        }
-    }
-    md[0].name = "capability";
-    md[0].value = "changedump";
-    md[1].name = "from";
-    md[1].value = rs_time_format(from, first ? first : ix->open_from);
-    bad = !w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-          || rs_xml_md(w, md, 2) < 0;
-    for (i = 0; !bad && i < ix->closed->nelts; i++) {
-        const rs_changelist_t *cl = &APR_ARRAY_IDX(ix->closed, i, rs_changelist_t);
-        apr_pool_clear(lp);
-        if (read_sum(lp, o, cl->id, &length, &hash)) {
-            ix->bytes += length;
-            bad = index_entry(w, lp, o, cl, length, hash) < 0;
-        }
-    }
-    apr_pool_destroy(lp);
-    if (bad || rs_xml_end(w) < 0) {
-        return w && rs_xml_error(w) != APR_SUCCESS ? rs_xml_error(w) : APR_ENOMEM;
-    }
-    return APR_SUCCESS;
-}
-
-apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes)
-{
-    index_t ix = { o, closed, open_from, 0 };
-    apr_status_t rv;
-
-    apr_dir_make_recursive(o->dir, APR_FPROT_OS_DEFAULT, p);
-    rv = rs_file_replace(p, rs_statedir_cdump_file(p, o->dir, o->history, 0, 0), index_write, &ix);
-    *bytes = ix.bytes;
-    return rv;
-}
 
 /* The files of list id that stay: its sidecars, and its package and
  * manifest copy of the current revision (into keep, by name). */
@@ -466,9 +427,10 @@ static void keep_list(apr_hash_t *keep, const rs_cdump_opts_t *o, apr_int64_t id
 int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p)
 {
     apr_hash_t *keep = apr_hash_make(p);
+    const char *prefix = apr_pstrcat(p, o->history, "-", NULL);
     apr_dir_t *d;
     apr_finfo_t fi;
-    int i, removed = 0;
+    int i, n, removed = 0;
 
     for (i = 0; i < closed->nelts; i++) {
         keep_list(keep, o, APR_ARRAY_IDX(closed, i, rs_changelist_t).id, p);
@@ -478,8 +440,10 @@ int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, a
     }
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         if (fi.filetype != APR_REG || !strcmp(fi.name, "changedump.xml")
-            || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)) {
-            continue;
+            || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)
+            || (!strncmp(fi.name, prefix, strlen(prefix))
+                && rs_parse_cdump_index_part(fi.name + strlen(prefix), &n))) {
+            continue; /* a part of the index: rs_cdumpdoc_write keeps them */
         }
         if (apr_file_remove(apr_pstrcat(p, o->dir, "/", fi.name, NULL), p) == APR_SUCCESS) {
             removed++;

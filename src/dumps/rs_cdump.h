@@ -17,15 +17,17 @@
  *                         and digests; written last, so a package is
  *                         listed only once all three files are complete
  *   <history>-<id>.skip   the package cannot be built: a version's
- *                         capture is missing or short (the list itself
- *                         still describes the change)
+ *                         capture is missing or short, and the file at
+ *                         its path no longer has its bytes (the list
+ *                         itself still describes the change; the Change
+ *                         Dump's coverage starts after it, rs_cdumpdoc_write)
  *   <history>-<id>.rev    the revision of the list's package, when it is
  *                         not 0: a package that was withdrawn
  *                         (rs_cdump_withdraw) is built again under the
  *                         name <history>-<id>-<rev>.zip (.xml), so that
  *                         no URL ever names two byte strings
- *   changedump.xml        the Change Dump: the packages with a .sum,
- *                         oldest first
+ *   changedump.xml        the Change Dump, and
+ *   <history>-part-<n>.xml the parts of a Change Dump Index (rs_cdumpdoc.h)
  *
  * Every file appears by rename of a synced temporary file (rs_zip,
  * rs_file_replace), so a crash leaves complete files or `.tmp-` names,
@@ -65,14 +67,19 @@
 #define RS_CDUMP_MEMBER_DIR "changes/"
 
 typedef struct rs_cdump_opts_t {
-    const char *set;            /* the set's name in the store */
-    const char *dir;            /* <statedir>/changedumps/<set> */
-    const char *capture_dir;    /* <statedir>/capture/<set> */
-    const char *history;        /* of the documents */
-    const char *url_base;       /* absolute URL of the set's root, ends "/" */
-    const char *capability_url; /* rs:ln up of changedump.xml */
-    const char *pkg_url_prefix; /* package of list id: <prefix><id>.zip */
-    unsigned hashes;            /* RS_HASH_* of the set */
+    const char *set;             /* the set's name in the store */
+    const char *dir;             /* <statedir>/changedumps/<set> */
+    const char *capture_dir;     /* <statedir>/capture/<set> */
+    const char *history;         /* of the documents */
+    const char *url_base;        /* absolute URL of the set's root, ends "/" */
+    const char *capability_url;  /* rs:ln up of changedump.xml */
+    const char *pkg_url_prefix;  /* package of list id: <prefix><id>.zip */
+    unsigned hashes;             /* RS_HASH_* of the set */
+    int spec10;                  /* ResourceSync 1.0 manifests (see manifest_entry) */
+    const char *index_url;       /* changedump.xml (rs:ln index of index parts) */
+    const char *part_url_prefix; /* part n of an index is at <prefix><n>.xml; NULL: no index */
+    int list_max;                /* packages per document (ResourceSyncMaxEntries), 0: any */
+    apr_int64_t max_bytes;       /* bytes per document, 0: RS_CDUMPDOC_MAX_BYTES */
     /* Would an anonymous GET serve the file at its path now?  Asked for
      * every created/updated record whose path exists below root (the
      * set's directory) when a package is built; NULL: not asked. */
@@ -86,6 +93,7 @@ typedef struct rs_cdump_result_t {
     apr_off_t bytes;     /* the published package's length */
     const char *missing; /* RS_CDUMP_EMISSING: the record without bytes */
     int withheld;        /* created/updated records written as deletions */
+    int recaptured;      /* lost captures made again from the current file */
 } rs_cdump_result_t;
 
 /* Whether the package of closed list id is complete (.sum) or was
@@ -94,6 +102,9 @@ int rs_cdump_done(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p);
 
 /* Build the package of closed list cl from j's records (on any thread,
  * with the caller's connection), under the list's current revision.
+ * A version whose capture is missing or short is captured again from
+ * the file at its path (below o->root, when set) when that file still
+ * has the version's length and SHA-256 digest (res->recaptured).
  * APR_SUCCESS: published (its .sum written), res->bytes its length.
  * RS_CDUMP_EMISSING: a capture a kept version needs is missing or short;
  * a .skip marker is written and res->missing names the record.  Other
@@ -123,13 +134,10 @@ apr_status_t rs_cdump_withdraw(const rs_cdump_opts_t *o, const apr_array_header_
                                const apr_array_header_t *seqs, apr_pool_t *p,
                                apr_array_header_t **ids);
 
-/* Write changedump.xml for the retained closed lists `closed` (array of
- * rs_changelist_t, oldest first): every list whose package is complete.
- * `from` is the first listed package's from, else open_from (no package
- * yet: coverage starts with the open list); no until (packages are still
- * added).  *bytes gets the total length of the listed packages. */
-apr_status_t rs_cdump_index(const rs_cdump_opts_t *o, const apr_array_header_t *closed,
-                            apr_time_t open_from, apr_pool_t *p, apr_int64_t *bytes);
+/* The length and hash attribute of list id's complete package (its
+ * .sum), from p.  Returns 0 when it has none. */
+int rs_cdump_sum(const rs_cdump_opts_t *o, apr_int64_t id, apr_pool_t *p, apr_int64_t *length,
+                 const char **hash);
 
 /* Collect the set's captures (rs_capture_gc): the SHA-256 digest of
  * every retained created/updated version that is not withheld is kept;

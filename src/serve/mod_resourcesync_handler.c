@@ -353,14 +353,15 @@ static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
     return send_package(r, set, &cur, key, manifest);
 }
 
-/* The Change Dump (rewritten when a package is added or expires) and the
- * packages of closed Change Lists of the entry's history with their
- * manifest copies (never rewritten; gone with their list). */
+/* The Change Dump (rewritten when a package is added or expires), the
+ * parts of a Change Dump Index, and the packages of closed Change Lists
+ * of the entry's history with their manifest copies (never rewritten;
+ * gone with their list). */
 static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
     apr_int64_t id;
-    int rev, manifest;
+    int rev, manifest, n;
 
     if (!set->cdump) {
         return HTTP_NOT_FOUND;
@@ -377,7 +378,15 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
         }
         return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0), 0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_cdump_part(part, &id, &rev, &manifest)) {
+    if (!(part = this_history(&cur, part))) {
+        return HTTP_NOT_FOUND;
+    }
+    if (rs_parse_cdump_index_part(part, &n)) {
+        /* A part of the Change Dump Index, rewritten with changedump.xml;
+         * 404 once the index no longer has it (rs_cdump.h). */
+        return send_file(r, rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
+    }
+    if (!rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     /* Only the list's current revision is on disk: a package withdrawn

@@ -156,6 +156,11 @@ const char *rs_statedir_cdump_pkg(apr_pool_t *p, const char *cdset, const char *
                         manifest ? "xml" : "zip");
 }
 
+const char *rs_statedir_cdump_part(apr_pool_t *p, const char *cdset, const char *history, int n)
+{
+    return apr_psprintf(p, "%s/%s-part-%d.xml", cdset, history, n);
+}
+
 const char *rs_statedir_dump_file(apr_pool_t *p, const char *gendir)
 {
     return apr_pstrcat(p, gendir, "/resourcedump.xml", NULL);

@@ -17,6 +17,7 @@
  *   <statedir>/capture/<set>/<digest>       captured bytes of a journaled version
  *   <statedir>/changedumps/<set>/changedump.xml        the Change Dump
  *   <statedir>/changedumps/<set>/<history>-<id>.zip    package of closed list id
+ *   <statedir>/changedumps/<set>/<history>-part-<n>.xml part n of a Change Dump Index
  *       (and .xml: a copy of its manifest)
  *   <statedir>/locks/<set>                  a set's lock file (rs_setlock.h)
  *   <statedir>/base/<set>                   the base URLs of the set's documents
@@ -154,6 +155,9 @@ const char *rs_statedir_cdump_file(apr_pool_t *p, const char *cdset, const char 
  * else <history>-<id>-<rev>.zip (or .xml). */
 const char *rs_statedir_cdump_pkg(apr_pool_t *p, const char *cdset, const char *history,
                                   apr_int64_t id, int rev, int manifest);
+/* Part n (1-based) of the Change Dump Index of that directory's history
+ * (rs_cdump.h): <history>-part-<n>.xml. */
+const char *rs_statedir_cdump_part(apr_pool_t *p, const char *cdset, const char *history, int n);
 /* <clset>/index.xml and <clset>/<history>-<id>.xml. */
 const char *rs_statedir_cl_index(apr_pool_t *p, const char *clset);
 const char *rs_statedir_cl_list(apr_pool_t *p, const char *clset, const char *history,

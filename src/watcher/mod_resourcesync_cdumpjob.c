@@ -36,13 +36,19 @@ static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
     return rs_cdumprun_run(&((cdjob_t *)baton)->run, store, p);
 }
 
+/* One framework notification entry (rs_cdumprun_announce_fn). */
+static void cd_announce(void *baton, apr_pool_t *p, const char *loc, const char *change,
+                        const char *index)
+{
+    rs_notifyw_fw_add(baton, loc, change, "changedump", apr_time_now(), index);
+}
+
 /* Framework notification: the Change Dump got new packages (created:
- * the first of this history). */
-static void cd_notify(wset_t *ws, apr_pool_t *p, int first)
+ * the first of this history; under an index, its parts: rs_cdumprun). */
+static void cd_notify(wset_t *ws, const rs_cdumprun_t *c, apr_pool_t *p, int first)
 {
     apr_array_header_t *e = apr_array_make(p, 1, sizeof(rs_notify_fw_entry_t));
-    rs_notifyw_fw_add(e, apr_pstrcat(p, ws->set->doc_base, "changedump.xml", NULL),
-                      first ? "created" : "updated", "changedump", apr_time_now(), NULL);
+    rs_cdumprun_announce(c, first, cd_announce, e, p);
     rs_notifyw_framework(ws, p, e);
 }
 
@@ -63,8 +69,10 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     if (end != RS_CDUMPRUN_WRITTEN) {
         return;
     }
-    if (c->built) {
-        cd_notify(ws, p, !ws->status.cdump_ready);
+    /* New packages; or, without one, parts of an index new in this write
+     * (ResourceSyncMaxEntries lowered at a restart): each is created. */
+    if (c->built || (c->ix.created && c->ix.created->nelts)) {
+        cd_notify(ws, c, p, !ws->status.cdump_ready);
     }
     ws->status.cdump_ready = 1;
     ws->status.cdump_bytes = c->pkg_bytes;
@@ -85,6 +93,8 @@ static void cd_in(const wset_t *ws, rs_cdumprun_in_t *in)
     in->capability_url = set->capability_url;
     in->doc_base = set->doc_base;
     in->hashes = set->hashes;
+    in->spec10 = set->spec10;
+    in->list_max = set->max_entries;
     in->root = set->dir;
     in->check = rs_access_check;
     in->check_baton = ws->job_acc;

@@ -19,6 +19,10 @@ void rs_cdumprun_opts(rs_cdump_opts_t *o, const rs_cdumprun_in_t *in, apr_pool_t
     o->capability_url = in->capability_url;
     o->pkg_url_prefix = apr_pstrcat(p, in->doc_base, "changedump/", in->history, "-", NULL);
     o->hashes = in->hashes;
+    o->spec10 = in->spec10;
+    o->list_max = in->list_max;
+    o->index_url = apr_pstrcat(p, in->doc_base, "changedump.xml", NULL);
+    o->part_url_prefix = apr_pstrcat(p, o->pkg_url_prefix, "part-", NULL);
     /* Versions denied since the last scan are withheld (rs_cdump.h). */
     o->root = in->root;
     o->check = in->check;
@@ -44,6 +48,7 @@ static apr_status_t build_missing(rs_cdumprun_t *c, rs_journal_t *j,
     int i;
 
     apr_pool_create(&kp, p);
+    c->built_ids = apr_array_make(p, 4, sizeof(apr_int64_t));
     for (i = 0; i < closed->nelts && rv == APR_SUCCESS; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
         rs_cdump_result_t res;
@@ -60,9 +65,11 @@ static apr_status_t build_missing(rs_cdumprun_t *c, rs_journal_t *j,
             rv = APR_SUCCESS;
         }
         else if (rv == APR_SUCCESS) {
+            APR_ARRAY_PUSH(c->built_ids, apr_int64_t) = cl->id;
             c->built++;
             c->withheld += res.withheld;
         }
+        c->recaptured += res.recaptured;
     }
     apr_pool_destroy(kp);
     return rv;
@@ -97,19 +104,38 @@ apr_status_t rs_cdumprun_run(void *baton, rs_db_t *store, apr_pool_t *p)
         return APR_SUCCESS;
     }
     c->written = 1;
-    return rs_cdump_index(&c->o, closed, openl.from, p, &c->pkg_bytes);
+    rv = rs_cdumpdoc_write(&c->o, closed, openl.from, p, &c->ix);
+    c->pkg_bytes = c->ix.bytes;
+    return rv;
 }
 
 rs_cdumprun_end_t rs_cdumprun_finish(rs_cdumprun_t *c, apr_status_t rv, rs_cdumpsched_t *sched,
                                      const rs_logger_t *log, apr_pool_t *p, apr_time_t now)
 {
     const char *name = c->o.set;
+    char from[RS_TIME_BUFSIZE];
 
+    if (c->recaptured) {
+        rs_log_emit(log, RS_LOG_INFO, 0,
+                    "set %s: %d lost Change Dump capture(s) taken again from the current "
+                    "file, whose SHA-256 digest still matches the journal",
+                    name, c->recaptured);
+    }
     if (c->skipped) {
+        /* Said once: the .skip marker keeps the list from being tried
+         * again.  The coverage moved past the newest list without a
+         * package (rs_cdumpdoc_write) when changedump.xml was written. */
+        const char *moved = "";
+        if (c->written && rv == APR_SUCCESS && c->ix.gap) {
+            moved = apr_psprintf(p,
+                                 "; the Change Dump now covers only the changes from %s on, "
+                                 "after Change List %" APR_INT64_T_FMT,
+                                 rs_time_format(from, c->ix.from), c->ix.gap);
+        }
         rs_log_emit(log, RS_LOG_WARN, 0,
                     "set %s: no Change Dump package for %d Change "
-                    "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone",
-                    name, c->skipped, c->skip_id, c->skip_what);
+                    "List(s), first %" APR_INT64_T_FMT ": the captured bytes of %s are gone%s",
+                    name, c->skipped, c->skip_id, c->skip_what, moved);
     }
     if (rv != APR_SUCCESS && rs_dumpsched_no_space(rv)) {
         /* Once per episode, then at debug level; nothing partial was
@@ -149,4 +175,33 @@ rs_cdumprun_end_t rs_cdumprun_finish(rs_cdumprun_t *c, apr_status_t rv, rs_cdump
     }
     sched->written = 1;
     return RS_CDUMPRUN_WRITTEN;
+}
+
+void rs_cdumprun_announce(const rs_cdumprun_t *c, int first, rs_cdumprun_announce_fn *announce,
+                          void *baton, apr_pool_t *p)
+{
+    apr_hash_t *told = apr_hash_make(p);
+    int i, n;
+
+    if (!c->ix.parts) {
+        announce(baton, p, c->o.index_url, first ? "created" : "updated", NULL);
+        return;
+    }
+    for (i = 0; i < c->ix.created->nelts; i++) {
+        n = APR_ARRAY_IDX(c->ix.created, i, int);
+        apr_hash_set(told, apr_pmemdup(p, &n, sizeof(n)), sizeof(n), "");
+        announce(baton, p, apr_psprintf(p, "%s%d.xml", c->o.part_url_prefix, n), "created",
+                 c->o.index_url);
+    }
+    for (i = 0; c->built_ids && i < c->built_ids->nelts; i++) {
+        apr_int64_t id = APR_ARRAY_IDX(c->built_ids, i, apr_int64_t);
+        n = rs_cdumpdoc_part_of(&c->ix, id);
+        /* A package older than the coverage (before a hole) is in no part. */
+        if (id < c->ix.first_id || apr_hash_get(told, &n, sizeof(n))) {
+            continue;
+        }
+        apr_hash_set(told, apr_pmemdup(p, &n, sizeof(n)), sizeof(n), "");
+        announce(baton, p, apr_psprintf(p, "%s%d.xml", c->o.part_url_prefix, n), "updated",
+                 c->o.index_url);
+    }
 }

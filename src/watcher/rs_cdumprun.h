@@ -8,9 +8,12 @@
  *      history) and temporary files a crash left (rs_cdump_prune);
  *   2. builds the package of every retained closed list that has none
  *      (so a package lost to a crash or kill, or withdrawn, is rebuilt at
- *      the next start); a list whose captured bytes are gone gets a .skip
- *      marker and no package, logged once (the Change List still has
- *      it); versions whose path stopped being listed, or that httpd
+ *      the next start); a lost capture is made again from the current
+ *      file when it still has the version's digest (logged); a list
+ *      whose captured bytes are gone otherwise gets a .skip marker and
+ *      no package, and the Change Dump's coverage then starts after it
+ *      (rs_cdumpdoc_write), logged once (the Change List still has the
+ *      changes); versions whose path stopped being listed, or that httpd
  *      would not serve now (the options' access checker), are written
  *      as deletions without bytes (rs_cdump.h);
  *   3. when lists went (step 1), in the first job of a watcher, and when
@@ -37,6 +40,7 @@
 #include <apr_pools.h>
 #include <apr_time.h>
 #include "rs_cdump.h"
+#include "rs_cdumpdoc.h"
 #include "rs_db.h"
 #include "rs_dumpsched.h"
 #include "rs_log.h"
@@ -54,6 +58,8 @@ typedef struct rs_cdumprun_in_t {
     const char *capability_url; /* its Capability List */
     const char *doc_base;       /* its documents' URL base, ends "/" */
     unsigned hashes;            /* RS_HASH_* */
+    int spec10;                 /* ResourceSyncSpecVersion 1.0 (manifests) */
+    int list_max;               /* packages per document (ResourceSyncMaxEntries) */
     const char *root;           /* its directory */
     /* Would httpd serve a version's path now (rs_cdump_opts_t.check)? */
     rs_scan_check_fn *check;
@@ -68,11 +74,26 @@ typedef struct rs_cdumprun_t {
     int collect;                 /* collect captures (deletions were journaled) */
     int written;                 /* changedump.xml was written */
     apr_interval_time_t gc_took; /* the collection's time, 0: none ran */
-    int built, skipped, withheld;
+    int built, skipped, withheld, recaptured;
     const char *skip_what; /* the first skipped list's cause */
     apr_int64_t skip_id;
     apr_int64_t pkg_bytes, cap_bytes;
+    rs_cdumpdoc_t ix;              /* what changedump.xml got (written) */
+    apr_array_header_t *built_ids; /* the lists whose package was built (apr_int64_t) */
 } rs_cdumprun_t;
+
+/* The framework notifications of a job that wrote changedump.xml with
+ * new packages (Framework Notification 1.0.1, section 2, Table 2: a
+ * Change Dump is created or updated; "framework notifications are never
+ * sent at the index level": a document under an index is announced
+ * itself, with rs:ln rel="index" to the index): changedump.xml, created
+ * (first) or updated; or, when it is a Change Dump Index, each part that
+ * is new (created) or got a new package (updated), with index the URL of
+ * changedump.xml.  announce is called once per document. */
+typedef void rs_cdumprun_announce_fn(void *baton, apr_pool_t *p, const char *loc,
+                                     const char *change, const char *index);
+void rs_cdumprun_announce(const rs_cdumprun_t *c, int first, rs_cdumprun_announce_fn *announce,
+                          void *baton, apr_pool_t *p);
 
 /* Fill o (in p) from in: the options of rs_cdump for the set. */
 void rs_cdumprun_opts(rs_cdump_opts_t *o, const rs_cdumprun_in_t *in, apr_pool_t *p);

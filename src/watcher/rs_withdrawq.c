@@ -3,6 +3,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_withdrawq.h"
+#include "rs_cdumpdoc.h"
 #include "rs_dump.h"
 #include "rs_dumppkg.h"
 #include "rs_inventory.h"
@@ -38,7 +39,7 @@ static apr_status_t wd_cdump(wdjob_t *w, rs_db_t *store, apr_pool_t *p)
     rs_journal_t *j;
     apr_array_header_t *closed, *seqs, *ids;
     rs_changelist_t openl;
-    apr_int64_t bytes;
+    rs_cdumpdoc_t ix;
     apr_status_t rv;
 
     if ((rv = rs_journal_open(&j, store, p)) != APR_SUCCESS
@@ -50,7 +51,7 @@ static apr_status_t wd_cdump(wdjob_t *w, rs_db_t *store, apr_pool_t *p)
     w->cdump_n = ids->nelts;
     /* No removed package stays listed while they are built again. */
     if (ids->nelts) {
-        rv = rs_cdump_index(&w->o, closed, openl.from, p, &bytes);
+        rv = rs_cdumpdoc_write(&w->o, closed, openl.from, p, &ix);
     }
     return rv;
 }

@@ -9,10 +9,12 @@
 #include "unit.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
+#include "rs_cdumpdoc.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
+#include "rs_time.h"
 #include "rs_withdraw.h"
 
 typedef struct {
@@ -109,7 +111,7 @@ START_TEST(package_holds_every_version)
     zip_uint64_t len;
     size_t mlen;
     char *man, *copy;
-    apr_int64_t total;
+    rs_cdumpdoc_t ix;
     xmlDocPtr doc;
     xmlNodePtr url, md;
     struct stat sb;
@@ -183,8 +185,10 @@ START_TEST(package_holds_every_version)
         char *zbytes = ut_read(zpath, &zlen);
         rs_hash_buf(zbytes, zlen, RS_HASH_MD5, hex);
         ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
-        ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
-        ck_assert_int_eq(total, (apr_int64_t)zlen);
+        ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+        ck_assert_int_eq(ix.bytes, (apr_int64_t)zlen);
+        ck_assert_int_eq(ix.packages, 1);
+        ck_assert_int_eq(ix.gap, 0);
         doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
         md = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0);
         ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
@@ -234,12 +238,13 @@ END_TEST
 
 START_TEST(missing_capture_skips_the_package)
 {
+    char from[RS_TIME_BUFSIZE];
     cf_t f;
     rs_changelist_t cl1, cl2;
     rs_cdump_result_t res;
     apr_array_header_t *closed;
     rs_changelist_t openl;
-    apr_int64_t total;
+    rs_cdumpdoc_t ix;
     xmlDocPtr doc;
 
     cf_init(&f);
@@ -253,9 +258,40 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1); /* not tried again */
     ck_assert(!ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl2.id, 0)));
     ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
-    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    /* The Change Dump never claims the interval it does not carry: its
+     * coverage starts after the list without a package, and the package
+     * before that list is no longer listed. */
     doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
-    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 1);
+    ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 0);
+    ck_assert_str_eq(
+        ut_xml_attr(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0), "from"),
+        rs_time_format(from, cl2.until));
+    ck_assert_int_eq(ix.gap, cl2.id);
+    ck_assert_int_eq(ix.packages, 0);
+    ck_assert_int_eq(ix.from, cl2.until);
+    ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 0)));
+    {
+        /* A later package is listed, from its list's from. */
+        rs_changelist_t cl3;
+        apr_array_header_t *all;
+        change(&f, "", "later.txt", RS_CHANGE_CREATED, "later", 1);
+        cl3 = close_list(&f);
+        ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl3, ut_pool, &res), APR_SUCCESS);
+        ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &all, &openl), APR_SUCCESS);
+        ck_assert_int_eq(rs_cdumpdoc_write(&f.o, all, openl.from, ut_pool, &ix), APR_SUCCESS);
+        doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
+        ck_assert_int_eq(ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, "url"), 1);
+        ck_assert_str_eq(
+            ut_xml_attr(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_RS, "md", 0), "from"),
+            rs_time_format(from, cl3.from));
+        ck_assert_str_eq(
+            ut_xml_child_text(ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0), UT_NS_SM,
+                              "loc"),
+            apr_psprintf(ut_pool, "%s%" APR_INT64_T_FMT ".zip", f.o.pkg_url_prefix, cl3.id));
+        ck_assert_int_eq(ix.gap, cl2.id);
+        ck_assert_int_eq(ix.packages, 1);
+    }
 
     /* Retention dropped the first list: its files go, temporary files
      * too; the second's marker stays. */
@@ -271,6 +307,201 @@ START_TEST(missing_capture_skips_the_package)
     ck_assert_int_eq(rs_cdump_done(&f.o, cl1.id, ut_pool), 0);
     ck_assert_int_eq(rs_cdump_done(&f.o, cl2.id, ut_pool), 1);
     ck_assert(ut_exists(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0)));
+}
+END_TEST
+
+/* A lost capture is made again from the file at its path when the file
+ * still has the version's bytes (same length, same SHA-256 digest): the
+ * package is built as it would have been; a file with other bytes of the
+ * same length, or another length, does not stand in for the version. */
+START_TEST(lost_capture_taken_again_from_the_file)
+{
+    cf_t f;
+    rs_record_t *r;
+    rs_changelist_t cl1, cl2;
+    rs_cdump_result_t res;
+    const char *root = ut_path(ut_tempdir("cdroot"), "root");
+    zip_uint64_t len;
+    zip_t *za;
+    int err;
+
+    cf_init(&f);
+    ut_mkdir(root);
+    f.o.root = root;
+    ut_write_str(ut_path(root, "same.txt"), "same bytes");
+    r = change(&f, "", "same.txt", RS_CHANGE_CREATED, "same bytes", 0);
+    cl1 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl1, ut_pool, &res), APR_SUCCESS);
+    ck_assert_int_eq(res.recaptured, 1);
+    ck_assert(rs_capture_has(f.o.capture_dir, rs_capture_key(r->hash)));
+    za = zip_open(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl1.id, 0),
+                  ZIP_RDONLY | ZIP_CHECKCONS, &err);
+    ck_assert_ptr_nonnull(za);
+    ck_assert_str_eq(
+        member(za, apr_psprintf(ut_pool, "changes/%" APR_INT64_T_FMT "/same.txt", r->seq), &len),
+        "same bytes");
+    zip_close(za);
+
+    /* The file changed since: same length, other bytes; then shorter. */
+    ut_write_str(ut_path(root, "other.txt"), "other byte");
+    change(&f, "", "other.txt", RS_CHANGE_CREATED, "other text", 0);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
+    ck_assert_int_eq(res.recaptured, 0);
+    ck_assert_ptr_nonnull(strstr(res.missing, "other.txt"));
+    ut_write_str(ut_path(root, "short.txt"), "short");
+    change(&f, "", "short.txt", RS_CHANGE_CREATED, "short and more", 0);
+    cl2 = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl2, ut_pool, &res), RS_CDUMP_EMISSING);
+    ck_assert_int_eq(res.recaptured, 0);
+}
+END_TEST
+
+/* The packages of changedump.xml, or its parts' URLs when it is an index. */
+static int doc_count(const char *path, const char *entry)
+{
+    xmlDocPtr doc = ut_xml_parse_file(path);
+    return ut_xml_count(xmlDocGetRootElement(doc), UT_NS_SM, entry);
+}
+
+/* More packages than one document may list (ResourceSyncMaxEntries, or
+ * fewer when their bytes could pass the limit): changedump.xml is a
+ * Change Dump Index (section 13.1) of parts by list id, each a Change
+ * Dump with rs:ln index, until on all but the newest; parts are kept by
+ * pruning and removed when no longer in the layout. */
+START_TEST(index_when_the_packages_do_not_fit)
+{
+    cf_t f;
+    rs_changelist_t cl[5], openl;
+    rs_cdump_result_t res;
+    rs_cdumpdoc_t ix;
+    apr_array_header_t *closed;
+    const char *cd;
+    char t[RS_TIME_BUFSIZE];
+    xmlDocPtr doc;
+    xmlNodePtr root, sm, md;
+    int i;
+
+    cf_init(&f);
+    f.o.index_url = "http://example.org/rs/s/changedump.xml";
+    f.o.part_url_prefix = "http://example.org/rs/s/changedump/0123abcd-part-";
+    f.o.list_max = 2;
+    for (i = 0; i < 5; i++) {
+        change(&f, "", apr_psprintf(ut_pool, "f%d.txt", i), RS_CHANGE_CREATED,
+               apr_psprintf(ut_pool, "content %d", i), 1);
+        cl[i] = close_list(&f);
+        ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl[i], ut_pool, &res), APR_SUCCESS);
+    }
+    ck_assert_int_eq(cl[0].id, 1);
+    ck_assert_int_eq(rs_journal_lists(f.j, ut_pool, "s", &closed, &openl), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    ck_assert_int_eq(ix.parts, 3);
+    ck_assert_int_eq(ix.per_part, 2);
+    ck_assert_int_eq(ix.packages, 5);
+    ck_assert_int_eq(ix.created->nelts, 3);
+    ck_assert_int_eq(rs_cdumpdoc_part_of(&ix, 5), 3);
+    cd = rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0);
+    doc = ut_xml_parse_file(cd);
+    root = xmlDocGetRootElement(doc);
+    ck_assert_str_eq((const char *)root->name, "sitemapindex");
+    md = ut_xml_child(root, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
+    ck_assert_str_eq(ut_xml_attr(md, "from"), rs_time_format(t, cl[0].from));
+    ck_assert_ptr_null(ut_xml_attr(md, "until"));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), f.o.capability_url);
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "sitemap"), 3);
+    for (i = 0; i < 3; i++) {
+        sm = ut_xml_child(root, UT_NS_SM, "sitemap", i);
+        ck_assert_str_eq(ut_xml_child_text(sm, UT_NS_SM, "loc"),
+                         apr_psprintf(ut_pool, "%s%d.xml", f.o.part_url_prefix, i + 1));
+        md = ut_xml_child(sm, UT_NS_RS, "md", 0);
+        ck_assert_str_eq(ut_xml_attr(md, "from"), rs_time_format(t, cl[2 * i].from));
+        if (i < 2) {
+            ck_assert_str_eq(ut_xml_attr(md, "until"), rs_time_format(t, cl[2 * i + 1].until));
+        }
+        else {
+            ck_assert_ptr_null(ut_xml_attr(md, "until"));
+        }
+    }
+    /* Part 2: a Change Dump of lists 3 and 4, closed, under the index. */
+    doc = ut_xml_parse_file(rs_statedir_cdump_part(ut_pool, f.o.dir, f.o.history, 2));
+    root = xmlDocGetRootElement(doc);
+    ck_assert_str_eq((const char *)root->name, "urlset");
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "index"), "href"), f.o.index_url);
+    ck_assert_str_eq(ut_xml_attr(ut_xml_ln(root, "up"), "href"), f.o.capability_url);
+    md = ut_xml_child(root, UT_NS_RS, "md", 0);
+    ck_assert_str_eq(ut_xml_attr(md, "capability"), "changedump");
+    ck_assert_str_eq(ut_xml_attr(md, "from"), rs_time_format(t, cl[2].from));
+    ck_assert_str_eq(ut_xml_attr(md, "until"), rs_time_format(t, cl[3].until));
+    ck_assert_int_eq(ut_xml_count(root, UT_NS_SM, "url"), 2);
+    ck_assert_str_eq(ut_xml_child_text(ut_xml_child(root, UT_NS_SM, "url", 0), UT_NS_SM, "loc"),
+                     apr_psprintf(ut_pool, "%s3.zip", f.o.pkg_url_prefix));
+    ck_assert_int_eq(doc_count(rs_statedir_cdump_part(ut_pool, f.o.dir, f.o.history, 3), "url"), 1);
+
+    /* Pruning keeps the parts; written again, no part is new. */
+    ck_assert_int_eq(rs_cdump_prune(&f.o, closed, ut_pool), 0);
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    ck_assert_int_eq(ix.created->nelts, 0);
+
+    /* Bytes: a limit that fits one package per document. */
+    f.o.max_bytes = 1200;
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    ck_assert_int_eq(ix.per_part, 1);
+    ck_assert_int_eq(ix.parts, 5);
+    ck_assert_int_eq(doc_count(cd, "sitemap"), 5);
+    for (i = 1; i <= 5; i++) {
+        const char *part = rs_statedir_cdump_part(ut_pool, f.o.dir, f.o.history, i);
+        apr_finfo_t fi;
+        ck_assert_int_eq(apr_stat(&fi, part, APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
+        ck_assert_int_le(fi.size, 1200);
+        ck_assert_int_eq(doc_count(part, "url"), 1);
+    }
+
+    /* They fit again: a plain Change Dump, the parts gone. */
+    f.o.max_bytes = 0;
+    f.o.list_max = 5;
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
+    ck_assert_int_eq(ix.parts, 0);
+    ck_assert_int_eq(doc_count(cd, "url"), 5);
+    for (i = 1; i <= 5; i++) {
+        ck_assert(!ut_exists(rs_statedir_cdump_part(ut_pool, f.o.dir, f.o.history, i)));
+    }
+}
+END_TEST
+
+/* ResourceSyncSpecVersion 1.0: a manifest entry has no datetime and its
+ * <lastmod> is the change time (1.0 section 13.2), for a deletion too;
+ * 1.1 (the other test) has the resource's modification time there. */
+START_TEST(spec10_manifest_has_the_change_time_in_lastmod)
+{
+    cf_t f;
+    rs_record_t *rc, *rd;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    char lm[RS_TIME_BUFSIZE];
+    size_t len;
+    char *man;
+    xmlDocPtr doc;
+    xmlNodePtr url;
+
+    cf_init(&f);
+    f.o.spec10 = 1;
+    rc = change(&f, "", "a.txt", RS_CHANGE_CREATED, "one", 1);
+    rd = change(&f, "", "b.txt", RS_CHANGE_DELETED, "bee", 0);
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    man = ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &len);
+    ck_assert_ptr_null(strstr(man, "datetime="));
+    doc = ut_xml_parse(man, len);
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 0);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "lastmod"), rs_time_format(lm, rc->datetime));
+    ck_assert_str_ne(ut_xml_child_text(url, UT_NS_SM, "lastmod"),
+                     rs_time_format_ns(lm, rc->lastmod_ns));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(url, UT_NS_RS, "md", 0), "path"),
+                     apr_psprintf(ut_pool, "/changes/%" APR_INT64_T_FMT "/a.txt", rc->seq));
+    url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
+    ck_assert_str_eq(ut_xml_child_text(url, UT_NS_SM, "lastmod"), rs_time_format(lm, rd->datetime));
+    ck_assert_str_eq(ut_xml_attr(ut_xml_child(url, UT_NS_RS, "md", 0), "change"), "deleted");
 }
 END_TEST
 
@@ -388,7 +619,7 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     rs_changelist_t cl1, cl2, cl3, openl;
     rs_cdump_result_t res;
     apr_array_header_t *closed, *ids, *seqs;
-    apr_int64_t total;
+    rs_cdumpdoc_t ix;
     xmlDocPtr doc;
     xmlNodePtr url;
     int has;
@@ -424,7 +655,7 @@ START_TEST(withdraw_rebuilds_under_a_new_name)
     ck_assert_str_eq(ut_xml_attr(entry_of(&f, cl2.id, 1, "/oops.txt", &has), "change"), "deleted");
     ck_assert(!has);
     ck_assert(ut_exists(rs_statedir_cdump_pkg(ut_pool, f.o.dir, f.o.history, cl2.id, 1, 1)));
-    ck_assert_int_eq(rs_cdump_index(&f.o, closed, openl.from, ut_pool, &total), APR_SUCCESS);
+    ck_assert_int_eq(rs_cdumpdoc_write(&f.o, closed, openl.from, ut_pool, &ix), APR_SUCCESS);
     doc = ut_xml_parse_file(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, 0, 0));
     url = ut_xml_child(xmlDocGetRootElement(doc), UT_NS_SM, "url", 1);
     ck_assert_str_eq(
@@ -637,6 +868,9 @@ Suite *cdump_suite(void)
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, manifest_lists_the_encoding);
     tcase_add_test(tc, missing_capture_skips_the_package);
+    tcase_add_test(tc, spec10_manifest_has_the_change_time_in_lastmod);
+    tcase_add_test(tc, lost_capture_taken_again_from_the_file);
+    tcase_add_test(tc, index_when_the_packages_do_not_fit);
     tcase_add_test(tc, deleted_paths_are_withheld);
     tcase_add_test(tc, versions_denied_now_are_withheld);
     tcase_add_test(tc, withdraw_rebuilds_under_a_new_name);

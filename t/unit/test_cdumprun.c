@@ -17,6 +17,7 @@
 #include "rs_journal.h"
 #include "rs_schema.h"
 #include "rs_statedir.h"
+#include "rs_time.h"
 
 #define SEC(n) apr_time_from_sec(n)
 
@@ -149,21 +150,27 @@ END_TEST
 
 START_TEST(skips_gone_captures)
 {
+    char from[RS_TIME_BUFSIZE];
     fx_t f;
     rs_cdumprun_t c;
     apr_int64_t l1, l2;
 
     fx_init(&f);
-    created(&f, "a.txt", "alpha", 0); /* its bytes were never captured */
+    created(&f, "a.txt", "alpha", 0);                   /* its bytes were never captured */
+    ut_write_str(ut_path(f.in.root, "a.txt"), "other"); /* and the file has others now */
     l1 = close_list(&f);
     created(&f, "b.txt", "bravo", 1);
     l2 = close_list(&f);
     ck_assert_int_eq(job(&f, &c, 0, SEC(100)), RS_CDUMPRUN_WRITTEN);
     ck_assert_int_eq(c.skipped, 1);
     ck_assert_int_eq(c.built, 1);
+    ck_assert_int_eq(c.recaptured, 0);
     ck_assert(done(&f, l1)); /* given up: not tried again */
     ck_assert(!ut_exists(pkg(&f, l1)));
     ck_assert(ut_exists(pkg(&f, l2)));
+    /* The coverage starts after the list without a package. */
+    ck_assert_int_eq(c.ix.gap, l1);
+    ck_assert_int_eq(c.ix.packages, 1);
     ck_assert_int_eq(f.log.nwarn, 1);
     ck_assert_int_eq(
         ut_log_count(&f.log, apr_psprintf(ut_pool,
@@ -171,7 +178,91 @@ START_TEST(skips_gone_captures)
                                           "first %" APR_INT64_T_FMT ": the captured bytes of ",
                                           l1)),
         1);
+    ck_assert_int_eq(ut_log_count(&f.log, apr_psprintf(ut_pool,
+                                                       " are gone; the Change Dump now covers "
+                                                       "only the changes from %s on, after "
+                                                       "Change List %" APR_INT64_T_FMT,
+                                                       rs_time_format(from, c.ix.from), l1)),
+                     1);
     ck_assert_int_eq(ut_log_count(&f.log, "published 1 Change Dump package(s)"), 1);
+
+    /* Said once: the next job neither retries nor repeats it. */
+    ck_assert_int_eq(job(&f, &c, 0, SEC(200)), RS_CDUMPRUN_KEPT);
+    ck_assert_int_eq(f.log.nwarn, 1);
+}
+END_TEST
+
+/* A lost capture whose file still has the version's bytes is captured
+ * again: the list gets its package, no hole. */
+START_TEST(takes_lost_captures_again)
+{
+    fx_t f;
+    rs_cdumprun_t c;
+    apr_int64_t l1;
+
+    fx_init(&f);
+    created(&f, "a.txt", "alpha", 0); /* its capture was lost, the file is unchanged */
+    l1 = close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(100)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.skipped, 0);
+    ck_assert_int_eq(c.built, 1);
+    ck_assert_int_eq(c.recaptured, 1);
+    ck_assert(ut_exists(pkg(&f, l1)));
+    ck_assert_int_eq(c.ix.gap, 0);
+    ck_assert_int_eq(f.log.nwarn, 0);
+    ck_assert_int_eq(ut_log_count(&f.log, "set s: 1 lost Change Dump capture(s) taken again"), 1);
+}
+END_TEST
+
+/* rs_cdumprun_announce_fn: "<change> <loc> <index>" lines. */
+static void announced(void *baton, apr_pool_t *p, const char *loc, const char *change,
+                      const char *index)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) =
+        apr_psprintf(ut_pool, "%s %s %s", change, loc, index ? index : "-");
+}
+
+static const char *announce_all(const rs_cdumprun_t *c, int first)
+{
+    apr_array_header_t *a = apr_array_make(ut_pool, 4, sizeof(const char *));
+    rs_cdumprun_announce(c, first, announced, a, ut_pool);
+    return apr_array_pstrcat(ut_pool, a, '|');
+}
+
+/* Framework notifications (Table 2): changedump.xml itself while it is a
+ * Change Dump; under a Change Dump Index each new part (created) and each
+ * part that got a package (updated), with rel="index", never the index. */
+START_TEST(announces_parts_under_an_index)
+{
+    fx_t f;
+    rs_cdumprun_t c;
+    const char *cd = "http://example.org/rs/s/changedump.xml",
+               *part = "http://example.org/rs/s/changedump/0123abcd-part-";
+
+    fx_init(&f);
+    f.in.list_max = 2;
+    created(&f, "a.txt", "alpha", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(100)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 0);
+    ck_assert_str_eq(announce_all(&c, 1), apr_pstrcat(ut_pool, "created ", cd, " -", NULL));
+    ck_assert_str_eq(announce_all(&c, 0), apr_pstrcat(ut_pool, "updated ", cd, " -", NULL));
+
+    created(&f, "b.txt", "bravo", 1);
+    close_list(&f);
+    created(&f, "c.txt", "charlie", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(200)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 2);
+    ck_assert_str_eq(
+        announce_all(&c, 0),
+        apr_psprintf(ut_pool, "created %s1.xml %s|created %s2.xml %s", part, cd, part, cd));
+
+    created(&f, "d.txt", "delta", 1);
+    close_list(&f);
+    ck_assert_int_eq(job(&f, &c, 0, SEC(300)), RS_CDUMPRUN_WRITTEN);
+    ck_assert_int_eq(c.ix.parts, 2);
+    ck_assert_str_eq(announce_all(&c, 0), apr_psprintf(ut_pool, "updated %s2.xml %s", part, cd));
 }
 END_TEST
 
@@ -231,6 +322,8 @@ Suite *cdumprun_suite(void)
 
     tcase_add_test(tc, builds_closed_lists);
     tcase_add_test(tc, skips_gone_captures);
+    tcase_add_test(tc, takes_lost_captures_again);
+    tcase_add_test(tc, announces_parts_under_an_index);
     tcase_add_test(tc, denied_as_deletion);
     tcase_add_test(tc, failures);
     suite_add_tcase(s, tc);

@@ -179,6 +179,26 @@ START_TEST(dump_part_parse)
 }
 END_TEST
 
+START_TEST(cdump_index_part_parse)
+{
+    static const char *const bad[] = {
+        "part-0.xml",  "part-01.xml",         "part-1.zip", "part-.xml",
+        "part-1.xml.", "part-1234567890.xml", "Part-1.xml", "part-1",
+        "1.xml",       "part-1-2.xml",        "",           NULL
+    };
+    int i, n = -1;
+
+    for (i = 0; bad[i]; i++) {
+        ck_assert_msg(!rs_parse_cdump_index_part(bad[i], &n), "accepted: '%s'", bad[i]);
+    }
+    ck_assert_int_eq(n, -1);
+    ck_assert(rs_parse_cdump_index_part("part-1.xml", &n) && n == 1);
+    ck_assert(rs_parse_cdump_index_part("part-999999999.xml", &n) && n == 999999999);
+    /* Never a package's name, nor a package's a part's. */
+    ck_assert(!rs_parse_cdump_part("part-1.xml", &(apr_int64_t){ 0 }, &i, &n));
+}
+END_TEST
+
 START_TEST(cdump_part_parse)
 {
     static const char *const bad[] = { "",
@@ -488,6 +508,7 @@ Suite *parse_suite(void)
     tcase_add_test(tc, dump_part_parse);
     tcase_add_test(tc, id_parse);
     tcase_add_test(tc, cdump_part_parse);
+    tcase_add_test(tc, cdump_index_part_parse);
     tcase_add_test(tc, history_parse);
     suite_add_tcase(s, tc);
     tc = ut_tcase("directive", 10);
