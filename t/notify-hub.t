@@ -39,7 +39,7 @@ my $HUB = $hub->url;
 my $conf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\n"
     . "ResourceSyncNotifyHub $HUB\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-               'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $BAD fat",
+               'ResourceSyncMaxEntries 8', "ResourceSyncNotifyHub $BAD fat",
                "ResourceSyncNotifyHub $PING ping");
 my $srv = started_server(conf => $conf, files => { 'www/data/a.txt' => "a\n" });
 my $B = $srv->base;
@@ -84,7 +84,7 @@ sub burst {
 }
 
 # --------------------------------------------------------- while up
-burst(4, 'while up');
+burst(9, 'while up'); # more than ResourceSyncMaxEntries: two notifications at least
 settle('while up');
 my @h = grep { $_->{path} eq '/hub' && ($_->{headers}{'content-type'} // '') eq 'application/xml'
                && $_->{headers}{link} =~ m{notify/change>} } $hub->wait_requests(2, 30);
@@ -183,7 +183,7 @@ is($pings[0] && $pings[0]{headers}{'content-type'}, 'application/x-www-form-urle
 
 # Ping hub down: the change topic serves the merge of the notifications
 # from the ping hub's last acknowledged one on, newest first while
-# contiguous and within ResourceSyncMaxEntries (3), so both notifications
+# contiguous and within ResourceSyncMaxEntries (8), so both notifications
 # it was not pinged for are in it, not only the newest.
 ok(wait_for(sub { my $d = dest($PING, 'change'); my $a = sealed('change');
                   $d && $d->{cursor} == $a->[-1]{id} }, 30), 'ping hub caught up');
@@ -196,7 +196,7 @@ settle('ping hub down, second');
 my @from = grep { $_->{id} >= $pc } @{ sealed('change') };
 my @win = (pop @from);
 my $total = $win[0]{count};
-while (@from && $from[-1]{until_dt} == $win[0]{from_dt} && $total + $from[-1]{count} <= 3) {
+while (@from && $from[-1]{until_dt} == $win[0]{from_dt} && $total + $from[-1]{count} <= 8) {
     $total += $from[-1]{count};
     unshift @win, pop @from;
 }
@@ -239,7 +239,7 @@ my $sconf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResour
     . "ResourceSyncHubSignature sha512\nResourceSyncHubMaxBacklog 2\n"
     . "ResourceSyncHubAllowCallback 127.0.0.1\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-               'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $DOWN",
+               'ResourceSyncMaxEntries 8', "ResourceSyncNotifyHub $DOWN",
                'ResourceSyncNotifyRetry 2s');
 $srv->write_conf($sconf);
 my $last = $all->[-1]{id};
