@@ -403,12 +403,11 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 
 /* A document of the dump at path: root and its rs:ln/rs:md head, or an
  * error.  `index` is the URL of the index this document is a part of. */
-static rs_xml_t *doc_begin(dwriter_t *dw, apr_file_t *f, const char *root, const char *index)
+static rs_xml_t *doc_begin(dwriter_t *dw, rs_xml_t *w, const char *root, const char *index)
 {
     const rs_dump_opts_t *o = dw->o;
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
     rs_xml_attr_t md[3];
-    rs_xml_t *w = rs_xml_open_file(dw->kp, f);
 
     md[0].name = "capability";
     md[0].value = "resourcedump";
@@ -487,7 +486,8 @@ static apr_status_t doc_write(dwriter_t *dw, const char *path, int from, int to,
     if ((rv = rs_file_create(&f, path, 0, dw->kp)) != APR_SUCCESS) {
         return rv;
     }
-    w = doc_begin(dw, f, nparts ? "sitemapindex" : "urlset", in_index ? dw->o->dump_url : NULL);
+    w = doc_begin(dw, rs_xml_open_file(dw->kp, f), nparts ? "sitemapindex" : "urlset",
+                  in_index ? dw->o->dump_url : NULL);
     bad = !w || (nparts ? doc_parts(dw, w, nparts) : doc_packages(dw, w, from, to));
     if (bad || rs_xml_end(w) < 0) {
         xe = w ? rs_xml_error(w) : APR_ENOMEM;
@@ -496,20 +496,79 @@ static apr_status_t doc_write(dwriter_t *dw, const char *path, int from, int to,
     return xe != APR_SUCCESS ? xe : rv;
 }
 
+/* The bytes of a part of the index holding packages from..to-1 (none:
+ * its frame), -1 when it cannot be rendered. */
+static apr_int64_t doc_bytes(dwriter_t *dw, int from, int to)
+{
+    rs_xml_membuf_t mb = { dw->kp, NULL, 0, 0 };
+    rs_xml_t *w =
+        doc_begin(dw, rs_xml_open(dw->kp, rs_xml_membuf_sink, &mb), "urlset", dw->o->dump_url);
+
+    if (!w || doc_packages(dw, w, from, to) || rs_xml_end(w) < 0) {
+        return -1;
+    }
+    return (apr_int64_t)mb.len;
+}
+
+/* Where the documents listing the packages begin (array of int, the
+ * first package of each; one element: a single document): at most
+ * list_max packages a document, and only as many as keep it within
+ * RS_XML_MAX_BYTES (ResourceSync 1.1 section 7, "the limit is 50,000
+ * items per document and a document size of 50 MB"; each package's
+ * entry is measured).  Every document but the last is as full as the
+ * limits allow, so there are as few as can be: ceil(packages /
+ * list_max) while the entries are small. */
+static apr_array_header_t *doc_cuts(dwriter_t *dw, apr_status_t *rv)
+{
+    int n = dw->pkgs->nelts, max = dw->o->list_max > 0 ? dw->o->list_max : n, i, count = 0;
+    apr_array_header_t *cuts = apr_array_make(dw->kp, 4, sizeof(int));
+    apr_int64_t frame = doc_bytes(dw, 0, 0), bytes = 0;
+    apr_int64_t doc_max = dw->o->doc_max_bytes > 0 && dw->o->doc_max_bytes < RS_XML_MAX_BYTES
+                              ? dw->o->doc_max_bytes
+                              : RS_XML_MAX_BYTES;
+
+    *rv = APR_SUCCESS;
+    APR_ARRAY_PUSH(cuts, int) = 0;
+    if (max > RS_XML_MAX_ENTRIES) {
+        max = RS_XML_MAX_ENTRIES;
+    }
+    for (i = 0; i < n; i++) {
+        apr_int64_t e = doc_bytes(dw, i, i + 1);
+        if (frame < 0 || e < 0) {
+            *rv = APR_ENOMEM;
+            return NULL;
+        }
+        e -= frame;
+        if (count == max || (count && frame + bytes + e > doc_max)) {
+            APR_ARRAY_PUSH(cuts, int) = i;
+            count = 0;
+            bytes = 0;
+        }
+        count++;
+        bytes += e;
+    }
+    return cuts;
+}
+
 /* resourcedump.xml, written last: one <url> per package, or a Resource
- * Dump Index of parts of at most list_max packages each. */
+ * Dump Index of parts (doc_cuts). */
 static apr_status_t dump_render(dwriter_t *dw)
 {
-    int n = dw->pkgs->nelts, max = dw->o->list_max > 0 ? dw->o->list_max : n, k;
+    int n = dw->pkgs->nelts, k;
     apr_status_t rv;
+    apr_array_header_t *cuts = doc_cuts(dw, &rv);
 
-    if (n <= max || !dw->o->part_url_prefix) {
+    if (!cuts) {
+        return rv;
+    }
+    if (cuts->nelts == 1 || !dw->o->part_url_prefix) {
         return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, n, 0, 0);
     }
-    dw->info->parts = (n + max - 1) / max;
+    dw->info->parts = cuts->nelts;
     for (k = 0; k < dw->info->parts; k++) {
-        if ((rv = doc_write(dw, rs_statedir_gen_file(dw->kp, dw->dir, k + 1), k * max,
-                            (k + 1) * max < n ? (k + 1) * max : n, 1, 0))
+        int from = APR_ARRAY_IDX(cuts, k, int);
+        int to = k + 1 < cuts->nelts ? APR_ARRAY_IDX(cuts, k + 1, int) : n;
+        if ((rv = doc_write(dw, rs_statedir_gen_file(dw->kp, dw->dir, k + 1), from, to, 1, 0))
             != APR_SUCCESS) {
             return rv;
         }
