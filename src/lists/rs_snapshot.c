@@ -8,10 +8,10 @@
 #include <apr_strings.h>
 #include "rs_file.h"
 #include "rs_partition.h"
+#include "rs_snapdoc.h"
 #include "rs_snapparts.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
-#include "rs_time.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
@@ -25,26 +25,6 @@
  * is published by renaming its directory, and must be complete on disk
  * before that. */
 #define OUT_BUFSIZE (1024 * 1024)
-
-/* Header of a Resource List (or part): rs:ln up [, index], rs:md. */
-static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
-{
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
-
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (with_index && rs_xml_ln(w, "index", o->list_url, NULL, 0) < 0)
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    return 0;
-}
 
 /* One snapshot being written.  Lifecycle: one document (file) open at a
  * time, in `fp`, cleared when it is finished; per-entry memory in `ep`;
@@ -153,7 +133,7 @@ static apr_status_t next_doc(swriter_t *sw)
         return rv;
     }
     sw->doc_bytes = 0;
-    return list_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
+    return rs_snapdoc_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
 }
 
 /* Write the entry of inventory row it; *cut is set when it ends its part
@@ -297,43 +277,6 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, co
     return rv;
 }
 
-/* The Resource List Index of parts (rs_snappart_t) into w: one entry per
- * part, each with the `at` and `completed` of the generation that wrote
- * it.  Returns -1 when the writer failed. */
-static int index_doc(const rs_snapshot_opts_t *o, rs_xml_t *w, const apr_array_header_t *parts,
-                     apr_pool_t *ep)
-{
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
-    int i;
-
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "sitemapindex") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    for (i = 0; i < parts->nelts; i++) {
-        const rs_snappart_t *s = &APR_ARRAY_IDX(parts, i, rs_snappart_t);
-        const char *loc =
-            apr_psprintf(ep, "%s%" APR_UINT64_T_FMT "-%d.xml", o->part_url_prefix, s->gen, s->n);
-        int rc;
-        md[1].value = rs_time_format(at, s->at);
-        md[2].value = rs_time_format(done, s->completed);
-        rc = rs_xml_entry_begin(w, loc, NULL) < 0 || rs_xml_md(w, md + 1, 2) < 0
-             || rs_xml_entry_end(w) < 0;
-        apr_pool_clear(ep);
-        if (rc) {
-            return -1;
-        }
-    }
-    return rs_xml_end(w);
-}
-
 /* resourcelist.xml as the Resource List Index. */
 static apr_status_t write_index(swriter_t *sw)
 {
@@ -342,72 +285,10 @@ static apr_status_t write_index(swriter_t *sw)
     if ((rv = doc_open(sw, 0)) != APR_SUCCESS) {
         return rv;
     }
-    if (index_doc(sw->o, sw->w, sw->parts, sw->ep) < 0) {
+    if (rs_snapdoc_index(sw->o, sw->w, sw->parts, sw->ep) < 0) {
         return rs_xml_error(sw->w);
     }
     return doc_close(sw);
-}
-
-/* The bytes a document of o may take. */
-static apr_int64_t doc_max(const rs_snapshot_opts_t *o)
-{
-    return o->max_bytes > 0 && o->max_bytes < RS_XML_MAX_BYTES ? o->max_bytes : RS_XML_MAX_BYTES;
-}
-
-/* Longest times: six fractional digits. */
-#define LONG_TIME (APR_INT64_C(1700000000000001))
-
-/* The bytes of the index with n parts of the longest numbers and times
- * (n 0 or 1), -1 when it cannot be rendered. */
-static apr_int64_t index_bytes(const rs_snapshot_opts_t *o, int n, apr_pool_t *p)
-{
-    rs_xml_membuf_t mb = { p, NULL, 0, 0 };
-    rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, &mb);
-    apr_array_header_t *parts = apr_array_make(p, 1, sizeof(rs_snappart_t));
-    apr_pool_t *ep;
-    int rc;
-
-    if (n) {
-        rs_snappart_t *s = apr_array_push(parts);
-        memset(s, 0, sizeof(*s));
-        s->gen = APR_UINT64_MAX;
-        s->n = RS_XML_MAX_ENTRIES * 10; /* more digits than any part number */
-        s->at = s->completed = LONG_TIME;
-    }
-    apr_pool_create(&ep, p);
-    rc = w ? index_doc(o, w, parts, ep) : -1;
-    apr_pool_destroy(ep);
-    return rc < 0 ? -1 : (apr_int64_t)mb.len;
-}
-
-apr_int64_t rs_snapshot_index_cap(const rs_snapshot_opts_t *o, apr_pool_t *p)
-{
-    apr_int64_t max = o->max_entries > 0 ? o->max_entries : RS_XML_MAX_ENTRIES;
-    apr_int64_t zero = index_bytes(o, 0, p), one = index_bytes(o, 1, p), fit;
-
-    if (max > RS_XML_MAX_ENTRIES) {
-        max = RS_XML_MAX_ENTRIES;
-    }
-    if (zero < 0 || one <= zero) {
-        return max;
-    }
-    fit = (doc_max(o) - zero) / (one - zero);
-    return fit < max ? (fit > 1 ? fit : 1) : max;
-}
-
-apr_int64_t rs_snapshot_entry_budget(const rs_snapshot_opts_t *o, apr_pool_t *p)
-{
-    rs_xml_membuf_t mb = { p, NULL, 0, 0 };
-    rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, &mb);
-    rs_snapshot_opts_t lo = *o;
-
-    /* A part's frame (its head has the index link too), with the
-     * longest times. */
-    lo.at = lo.completed = LONG_TIME;
-    if (!w || list_head(w, &lo, 1) < 0 || rs_xml_end(w) < 0 || (apr_int64_t)mb.len >= doc_max(o)) {
-        return 0;
-    }
-    return doc_max(o) - (apr_int64_t)mb.len;
 }
 
 /* The info file, written last: its presence says the snapshot is
@@ -432,16 +313,6 @@ static apr_status_t write_info(swriter_t *sw)
     return rv != APR_SUCCESS ? rv : frv;
 }
 
-apr_uint64_t rs_snapshot_interval(apr_int64_t max_entries, apr_int64_t max_parts, apr_int64_t total)
-{
-    apr_uint64_t k = rs_partition_interval(max_entries);
-
-    while ((apr_int64_t)k < max_entries && total / (apr_int64_t)k > max_parts / 2) {
-        k *= 2;
-    }
-    return k;
-}
-
 /* No content-defined cut: every part full (max entries or bytes). */
 #define NO_CUTS (APR_UINT64_C(1) << 63)
 
@@ -462,7 +333,7 @@ static apr_status_t write_all(rs_db_t *st, swriter_t *sw)
     }
     sw->indexed = total > sw->max;
     if (!sw->interval) {
-        sw->interval = rs_snapshot_interval(sw->max, sw->max_parts, total);
+        sw->interval = rs_snapdoc_interval(sw->max, sw->max_parts, total);
     }
     rv = write_rows(st, sw, &adir, &aname, NULL, NULL, &stopped);
     if (rv != APR_SUCCESS && sw->too_big) {
@@ -687,11 +558,11 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const c
     sw.max = o->max_entries > 0 ? o->max_entries : RS_XML_MAX_ENTRIES;
     /* ResourceSync 1.1 section 7: "the limit is 50,000 items per document
      * and a document size of 50 MB", the index included. */
-    sw.max_bytes = rs_snapshot_entry_budget(o, p);
+    sw.max_bytes = rs_snapdoc_entry_budget(o, p);
     if (!sw.max_bytes) {
-        sw.max_bytes = doc_max(o);
+        sw.max_bytes = rs_snapdoc_max_bytes(o);
     }
-    sw.max_parts = rs_snapshot_index_cap(o, p);
+    sw.max_parts = rs_snapdoc_index_cap(o, p);
     sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
     apr_pool_create(&sw.fp, p); /* per output file */
     apr_pool_create(&sw.ep, p); /* per entry */
@@ -715,7 +586,7 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const c
     if (rv == APR_SUCCESS && sw.indexed && sw.parts->nelts > sw.max_parts) {
         rs_snapshot_opts_t lo = *o;
         lo.max_entries = RS_XML_MAX_ENTRIES;
-        if (sw.parts->nelts > rs_snapshot_index_cap(&lo, p)) {
+        if (sw.parts->nelts > rs_snapdoc_index_cap(&lo, p)) {
             rv = APR_FROM_OS_ERROR(EFBIG);
         }
     }

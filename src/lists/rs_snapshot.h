@@ -12,8 +12,8 @@
  * two partitions.
  *
  * With an index, parts are cut by content (rs_partition at the interval
- * rs_snapshot_interval; max_entries entries and the bytes a document may
- * take, rs_snapshot_entry_budget, as the limits) and a new generation
+ * rs_snapdoc_interval; max_entries entries and the bytes a document may
+ * take, rs_snapdoc_entry_budget, as the limits) and a new generation
  * keeps every part of the previous one that no change touched
  * (rs_snapparts.h): same file (a hard link), same URL (<prefix><g>-<n>.xml
  * of the generation g that wrote it), same `at`.  A list whose entries
@@ -23,7 +23,7 @@
  * Limits (ResourceSync 1.1 section 7: 50,000 items and 50 MB per
  * document, RS_XML_MAX_*): every list and part holds at most max_entries
  * entries and RS_XML_MAX_BYTES bytes; the index names at most
- * rs_snapshot_index_cap parts.  When content-defined cuts give more
+ * rs_snapdoc_index_cap parts.  When content-defined cuts give more
  * parts, the snapshot is written again with every part full (no
  * content-defined cut); when even that gives more (more resources than
  * max_entries parts of max_entries hold), the index names more than
@@ -85,24 +85,6 @@ typedef struct rs_snapshot_info_t {
     int reused;
     int first_new;
 } rs_snapshot_info_t;
-
-/* The cut interval of parts for a set of total listed resources: the
- * interval rs_partition_interval(max_entries) gives (parts average about
- * that many entries), doubled while total resources would make more than
- * max_parts / 2 parts of that size (so the index is expected to stay at
- * half its limit at most) and it is below max_entries. */
-apr_uint64_t rs_snapshot_interval(apr_int64_t max_entries, apr_int64_t max_parts,
-                                  apr_int64_t total);
-
-/* The bytes the entries of one list or part with options o may take:
- * o->max_bytes (RS_XML_MAX_BYTES when 0, never more) less its head and tail (with the longest times); 0
- * when they cannot be rendered. */
-apr_int64_t rs_snapshot_entry_budget(const rs_snapshot_opts_t *o, apr_pool_t *p);
-
-/* The parts the Resource List Index with options o may name: max_entries
- * (RS_XML_MAX_ENTRIES when 0, never more), fewer when so many entries of
- * the longest part URLs and times would pass o->max_bytes (as above). */
-apr_int64_t rs_snapshot_index_cap(const rs_snapshot_opts_t *o, apr_pool_t *p);
 
 /* Write generation gen of a set's snapshot into the existing directory
  * dir, building on o->prev_dir when it can.  Memory is bounded by one

@@ -10,6 +10,7 @@
 #include "rs_scan.h"
 #include "rs_partition.h"
 #include "rs_snapshot.h"
+#include "rs_snapdoc.h"
 #include "rs_snapinfo.h"
 #include "rs_snapparts.h"
 #include "rs_journal.h"
@@ -311,7 +312,7 @@ static int cut_parts(int n, int per_dir, int max, apr_uint64_t interval, int *si
  * with every part full. */
 static int expected_parts(int n, int per_dir, int max, int *sizes)
 {
-    int parts = cut_parts(n, per_dir, max, rs_snapshot_interval(max, max, n), sizes);
+    int parts = cut_parts(n, per_dir, max, rs_snapdoc_interval(max, max, n), sizes);
     return parts <= max ? parts : cut_parts(n, per_dir, max, APR_UINT64_C(1) << 63, sizes);
 }
 
@@ -694,15 +695,15 @@ END_TEST
 START_TEST(interval_for_the_set)
 {
     /* Small sets: a quarter of the limit at most (rs_partition_interval). */
-    ck_assert_uint_eq(rs_snapshot_interval(50000, 50000, 0), 8192);
-    ck_assert_uint_eq(rs_snapshot_interval(50000, 50000, 100000000), 8192);
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 0), 8192);
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 100000000), 8192);
     /* Larger: doubled while the parts would pass half the index. */
-    ck_assert_uint_eq(rs_snapshot_interval(50000, 50000, 300000000), 16384);
-    ck_assert_uint_eq(rs_snapshot_interval(1000, 1000, 100000), 256);
-    ck_assert_uint_eq(rs_snapshot_interval(1000, 1000, 500000), 1024);
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 300000000), 16384);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, 100000), 256);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, 500000), 1024);
     /* Never past the first power of two at or above max_entries. */
-    ck_assert_uint_eq(rs_snapshot_interval(1000, 1000, APR_INT64_C(1) << 40), 1024);
-    ck_assert_uint_eq(rs_snapshot_interval(1000, 10, 100000), 1024);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, APR_INT64_C(1) << 40), 1024);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 10, 100000), 1024);
 }
 END_TEST
 
@@ -717,7 +718,7 @@ START_TEST(parts_within_bytes)
      * bytes, though the entries would fit in one list. */
     fx_init(&f, 100);
     f.o.max_bytes = 3000;
-    budget = rs_snapshot_entry_budget(&f.o, ut_pool);
+    budget = rs_snapdoc_entry_budget(&f.o, ut_pool);
     ck_assert_int_gt(budget, 1000);
     ck_assert_int_lt(budget, 3000);
     fill(&f, 40, 10, 0);
@@ -738,23 +739,23 @@ START_TEST(index_cap_in_bytes)
     char *long_prefix = apr_palloc(ut_pool, 3001);
 
     fx_init(&f, 50000);
-    ck_assert_int_eq(rs_snapshot_index_cap(&f.o, ut_pool), 50000);
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
     f.o.max_entries = 0;
-    ck_assert_int_eq(rs_snapshot_index_cap(&f.o, ut_pool), 50000);
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
     f.o.max_entries = 7;
-    ck_assert_int_eq(rs_snapshot_index_cap(&f.o, ut_pool), 7);
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 7);
     /* Part URLs of 3,000 bytes: 50,000 of them pass 50 MB. */
     memset(long_prefix, 'p', 3000);
     long_prefix[3000] = 0;
     f.o.part_url_prefix = apr_pstrcat(ut_pool, PREFIX, long_prefix, NULL);
     f.o.max_entries = 50000;
-    ck_assert_int_lt(rs_snapshot_index_cap(&f.o, ut_pool), 50000);
-    ck_assert_int_gt(rs_snapshot_index_cap(&f.o, ut_pool), 15000);
+    ck_assert_int_lt(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
+    ck_assert_int_gt(rs_snapdoc_index_cap(&f.o, ut_pool), 15000);
     /* A small document limit: a small index. */
     f.o.part_url_prefix = PREFIX;
     f.o.max_bytes = 2000;
-    ck_assert_int_lt(rs_snapshot_index_cap(&f.o, ut_pool), 20);
-    ck_assert_int_ge(rs_snapshot_index_cap(&f.o, ut_pool), 1);
+    ck_assert_int_lt(rs_snapdoc_index_cap(&f.o, ut_pool), 20);
+    ck_assert_int_ge(rs_snapdoc_index_cap(&f.o, ut_pool), 1);
 }
 END_TEST
 
