@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every document within ResourceSyncMaxEntries (ResourceSync 1.1 section 7:
 # "the limit is 50,000 items per document"; indexes are documents too).
+# Set "over" (ResourceSyncMaxEntries 2, 5 files) cannot fit: full parts,
+# warned once.
 # A private server with ResourceSyncMaxEntries 4: after 30 changes the
 # Change List Index names at most 4 lists (the open one and the 3 newest
 # closed ones: count retention), its `from` is the first one it names,
@@ -15,13 +17,15 @@ use Time::HiRes qw(time sleep);
 use RSTest qw(started_server set_conf STATE_CONF put get doc xpc validate wait_ok fetch_list
               iso2epoch);
 
-plan tests => 19;
+plan tests => 23;
 
 my $MAX = 4;
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
-            . set_conf('lim', 'www/lim', "ResourceSyncMaxEntries $MAX"),
-    files => { map { ("www/lim/f$_.txt" => "v0 $_\n") } 1 .. 10 });
+            . set_conf('lim', 'www/lim', "ResourceSyncMaxEntries $MAX")
+            . set_conf('over', 'www/over', 'ResourceSyncMaxEntries 2'),
+    files => { (map { ("www/lim/f$_.txt" => "v0 $_\n") } 1 .. 10),
+               (map { ("www/over/o$_.txt" => "o $_\n") } 1 .. 5) });
 my $B = $srv->base;
 my $W = $srv->dir . '/www/lim';
 
@@ -63,6 +67,18 @@ sub listed_since {
     return 0;
 }
 
+# 5 resources cannot fit in 2 parts of 2: every part full (3 of them),
+# said once at warn, also when the set changes again.
+my $WARN = qr/\[resourcesync:warn\].*set over: 5 resources do not fit in 2 parts of 2 \(ResourceSyncMaxEntries 2\): its Resource List Index names 3 parts/;
+my $over = fetch_list('over', $B);
+is(scalar @{ $over->{parts} }, 3, 'set over: an index of 3 full parts (5 resources, 2 a part)');
+is(scalar(grep { scalar(() = $_ =~ /<url>/g) > 2 } @{ $over->{docs} }), 0,
+   'set over: no part holds more than 2 entries');
+put($srv->dir . '/www/over/o1.txt', "o 1 changed\n");
+wait_ok(sub { fetch_list('over', $B)->{at} ne $over->{at} }, 30, 'set over: a new Resource List');
+my @warned = grep { $_ =~ $WARN } split /\n/, $srv->log_text;
+is(scalar @warned, 1, 'set over: the warning is logged once');
+
 # 30 changes, in 3 rounds over the 10 files.
 for my $round (1 .. 3) {
     my $t0 = time() - 1;
@@ -94,4 +110,5 @@ is($over, 0, "no Change List holds more than $MAX entries");
 # The chain stays continuous.
 my $broken = grep { $idx->{lists}[$_]{until} ne $idx->{lists}[$_ + 1]{from} } 0 .. $#{ $idx->{lists} } - 1;
 is($broken, 0, "each list's until is the next one's from");
-unlike($srv->log_text, qr/\[(?:warn|error|crit|alert|emerg)\]/, 'no warning or error logged');
+my @bad = grep { /\[resourcesync:(?:warn|error|crit|alert|emerg)\]/ && $_ !~ $WARN } split /\n/, $srv->log_text;
+is_deeply(\@bad, [], 'no other warning or error logged');
