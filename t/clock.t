@@ -49,7 +49,7 @@ my $srv = private_server(env => { LD_PRELOAD => $FAKETIME,
                          conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
                                  . "ResourceSyncChangeListPeriod 2s\n"
                                  . set_conf('c', 'www/c', 'ResourceSyncHash sha-256',
-                                            'ResourceSyncMaxEntries 6'));
+                                            'ResourceSyncMaxEntries 8'));
 my $dir = $srv->dir;
 my $W = "$dir/www/c";
 my $RC = "$dir/faketime.rc";

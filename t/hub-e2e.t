@@ -32,7 +32,7 @@ my $srv = started_server(
             . "ResourceSyncHub on\nResourceSyncHubLease 2 600\n"
             . "ResourceSyncHubAllowCallback 127.0.0.1\n"
             . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-                       'ResourceSyncMaxEntries 3', 'ResourceSyncChangeListPeriod 3s',
+                       'ResourceSyncMaxEntries 8', 'ResourceSyncChangeListPeriod 3s',
                        'ResourceSyncResourceDump 1'),
     files => { 'www/data/a.txt' => "a\n", 'www/data/d/x.txt' => "x\n",
                'www/data/d/y.txt' => "y\n", 'www/data/old.txt' => "old\n" });
@@ -135,7 +135,7 @@ for my $r (got($s2, 'b', 200)) {
     my ($row) = grep { $_->{payload} eq $r->{body} } @$all;
     push @prob, "from $from != previous until $prev" if defined $prev && $from ne $prev;
     push @prob, "count $cnt != $row->{count}" if !$row || $cnt != $row->{count};
-    push @prob, "more than 3 entries" if $cnt > 3;
+    push @prob, "more than 8 entries" if $cnt > 8;
     my $err = validate($r->{body}) // validate($r->{body}, 'strict');
     push @prob, "invalid: $err" if $err;
     my $x = xpc(doc($r->{body}));

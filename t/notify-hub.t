@@ -42,7 +42,7 @@ my $HUB = $hub->url;
 my $conf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\n"
     . "ResourceSyncNotifyHub $HUB\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-               'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $BAD fat",
+               'ResourceSyncMaxEntries 8', "ResourceSyncNotifyHub $BAD fat",
                "ResourceSyncNotifyHub $PING ping");
 my $srv = started_server(conf => $conf, files => { 'www/data/a.txt' => "a\n" });
 my $B = $srv->base;
@@ -87,7 +87,7 @@ sub burst {
 }
 
 # --------------------------------------------------------- while up
-burst(4, 'while up');
+burst(9, 'while up'); # more than ResourceSyncMaxEntries: two notifications at least
 settle('while up');
 my @h = grep { $_->{path} eq '/hub' && ($_->{headers}{'content-type'} // '') eq 'application/xml'
                && $_->{headers}{link} =~ m{notify/change>} } $hub->wait_requests(2, 30);
@@ -250,7 +250,7 @@ my $sconf = STATE_CONF . STATUS_CONF . "LogLevel info resourcesync:debug\nResour
     . "ResourceSyncHubSignature sha512\nResourceSyncHubMaxBacklog 2\n"
     . "ResourceSyncHubAllowCallback 127.0.0.1\n"
     . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
-               'ResourceSyncMaxEntries 3', "ResourceSyncNotifyHub $DOWN",
+               'ResourceSyncMaxEntries 8', "ResourceSyncNotifyHub $DOWN",
                'ResourceSyncNotifyRetry 2s');
 $srv->write_conf($sconf);
 my $last = $all->[-1]{id};

@@ -27,7 +27,7 @@ plan tests => 44;
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
           . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 500ms',
-                     'ResourceSyncMaxEntries 3', 'ResourceSyncResourceDump 1',
+                     'ResourceSyncMaxEntries 6', 'ResourceSyncResourceDump 1',
                      'ResourceSyncDumpMaxEntries 1', 'ResourceSyncChangeDump on')
           . set_conf('off', 'www/off'),
     files => { 'www/data/a.txt' => "a\n", 'www/off/x.txt' => "x\n" });
@@ -84,7 +84,7 @@ sub check_outbox {
         push @p, "$what: notification $n->{id} not sealed" unless $n->{sealed};
         push @p, "$what: notification $n->{id} from $n->{from_dt} != previous until $prev->{until_dt}"
             if $prev && $n->{from_dt} != $prev->{until_dt};
-        push @p, "$what: notification $n->{id} holds $n->{count} > 3" if $n->{count} > 3;
+        push @p, "$what: notification $n->{id} holds $n->{count} > 6" if $n->{count} > 6;
         $carried{$_}++ for $n->{first_seq} .. $n->{last_seq};
         if ($n->{sealed}) {
             my $err = validate($n->{payload});
@@ -178,21 +178,21 @@ is_deeply($rd1 && fw_doc($rd1->{payload}),
 # ------------------------------------------------- change notifications
 # Changes in three bursts, each waited for until sealed.
 for my $burst (1 .. 3) {
-    RSTest::put($srv->dir . "/www/data/b$burst-$_.txt", "burst $burst file $_\n") for 1 .. 4;
-    wait_ok(sub { my @s = journal_seqs(); @s >= 4 * $burst && !open_count() }, 30,
+    RSTest::put($srv->dir . "/www/data/b$burst-$_.txt", "burst $burst file $_\n") for 1 .. 7;
+    wait_ok(sub { my @s = journal_seqs(); @s >= 7 * $burst && !open_count() }, 30,
             "burst $burst: journaled and sealed");
 }
 my ($ns, @p) = check_outbox('after the bursts');
 ok(@$ns >= 6, 'several change notifications (' . @$ns . ')');
-is_deeply(\@p, [], 'contiguous intervals, every record in exactly one, valid, at most 3 each');
+is_deeply(\@p, [], 'contiguous intervals, every record in exactly one, valid, at most 6 each');
 
 # Their entries are the Change List's entries for the same records.
-my $cl = wait_ok(sub { my @c = changes_of('n', $B); @c >= 12 ? \@c : undef }, 30,
-                 'the Change List lists the twelve changes');
+my $cl = wait_ok(sub { my @c = changes_of('n', $B); @c >= 21 ? \@c : undef }, 30,
+                 'the Change List lists the 21 changes');
 my @cl_e = map { join ' ', $_->{loc}, $_->{change}, $_->{datetime} } @{ $cl || [] };
 my @n_e = map { entries($_->{payload}) } @$ns;
 is_deeply(\@n_e, \@cl_e, 'notification entries == Change List entries, in order');
-ok(scalar(grep { /b3-4\.txt created/ } @n_e), 'the last change is carried');
+ok(scalar(grep { /b3-7\.txt created/ } @n_e), 'the last change is carried');
 
 my $g = get($change);
 is($g->content, $ns->[-1]{payload}, 'the change topic serves the newest notification');
@@ -210,7 +210,7 @@ ok(scalar(grep { m{<loc>\Q$B\E/resourcesync/n/changelist/[0-9a-f]{8}-1\.xml</loc
    && scalar(grep { m{changelist/[0-9a-f]{8}-2\.xml</loc>\s*<rs:md change="created" capability="changelist"} } @fw),
    'framework: Change List 1 closed (updated) and 2 opened (created), with rel="index"')
     or diag(join "\n", @fw);
-# Thirteen files, one a package, three packages a document: the dump is a
+# Twenty-two files, one a package, six packages a document: the dump is a
 # Resource Dump Index, announced by its first part (Framework
 # Notification 1.0.1, section 2) once the newest announced is the index's.
 my $rd = wait_for(sub {
@@ -244,7 +244,7 @@ my @w = $srv->watchers;
 ok($open && @w == 1 && kill('KILL', $w[0]), 'watcher killed while a notification is open');
 my $new = wait_for(sub { my @n = $srv->watchers; @n == 1 && $n[0] != $w[0] ? $n[0] : undef }, 30);
 ok($new, 'a new watcher runs');
-wait_ok(sub { !open_count() && scalar(journal_seqs()) >= 14 }, 30,
+wait_ok(sub { !open_count() && scalar(journal_seqs()) >= 23 }, 30,
         'after kill -9: the two changes journaled and sealed');
 ($ns, @p) = check_outbox('after kill -9');
 is_deeply(\@p, [], 'after kill -9: sealed by the next watcher, nothing lost, contiguous');

@@ -20,7 +20,7 @@ plan tests => 42;
 umask 022;
 
 my $CONF = STATE_CONF . "ResourceSyncRescanInterval 1\n"
-           . set_conf('r', 'www/data', 'ResourceSyncMaxEntries 2');
+           . set_conf('r', 'www/data', 'ResourceSyncMaxEntries 3');
 
 sub new_server {
     my ($mpm, %files) = @_;
@@ -166,7 +166,7 @@ sub graceful_check {
     my $l1 = wait_synced($srv);
     ok($l1, 'prefork: the Resource List matches the tree');
     ok($l1 && $l1->{root} eq 'sitemapindex' && @{ $l1->{parts} } >= 2,
-       'prefork: an index of parts (ResourceSyncMaxEntries 2)');
+       'prefork: an index of parts (ResourceSyncMaxEntries 3)');
 
     my @w = $srv->watchers;
     $srv->stop;

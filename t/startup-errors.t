@@ -20,6 +20,9 @@ my @cases = (
      qr/ResourceSyncMaxEntries\b.*'0'/],
     ['ResourceSyncMaxEntries 50001', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncMaxEntries 50001'),
      qr/ResourceSyncMaxEntries\b.*'50001'/],
+    # A Change List Index of one entry could name no closed list.
+    ['ResourceSyncMaxEntries 1', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncMaxEntries 1'),
+     qr/ResourceSyncMaxEntries: '1' is not a number from 2 to 50000/],
     ['ResourceSyncMaxEntries abc', STATE_CONF . "ResourceSyncMaxEntries abc\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncMaxEntries\b.*'abc'/],
     ['ResourceSyncRescanInterval 0', STATE_CONF . "ResourceSyncRescanInterval 0\n" . set_conf('ds', 'www/data'),
@@ -123,7 +126,14 @@ my @cases = (
     ['ResourceSyncResourceDump sometimes', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncResourceDump sometimes'),
      qr/ResourceSyncResourceDump: 'sometimes' is not a duration \(e\.g\. 3600, 90m, 12h, 1d\) or off/],
     ['ResourceSyncDumpMaxEntries 0', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncDumpMaxEntries 0'),
-     qr/ResourceSyncDumpMaxEntries: '0' is not a number from 1 to 10000000/],
+     qr/ResourceSyncDumpMaxEntries: '0' is not a number from 1 to 50000/],
+    # A package's manifest is a document: 50,000 entries at most, and no
+    # more than the set's ResourceSyncMaxEntries.
+    ['ResourceSyncDumpMaxEntries 50001', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncDumpMaxEntries 50001'),
+     qr/ResourceSyncDumpMaxEntries: '50001' is not a number from 1 to 50000/],
+    ['ResourceSyncDumpMaxEntries above ResourceSyncMaxEntries',
+     STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncMaxEntries 50', 'ResourceSyncDumpMaxEntries 100'),
+     qr/ResourceSyncDumpMaxEntries 100 \(set ds, .*\): more than ResourceSyncMaxEntries 50, the entries of a document/],
     ['ResourceSyncDumpMaxEntries many', STATE_CONF . "ResourceSyncDumpMaxEntries many\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncDumpMaxEntries: 'many' is not a number/],
     ['ResourceSyncDumpMaxSize 1G', STATE_CONF . set_conf('ds', 'www/data', 'ResourceSyncDumpMaxSize 1G'),

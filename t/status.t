@@ -59,8 +59,8 @@ for my $set (qw(main small rules)) {
     }, 30), "$set: the status counts the entries of its Resource List, with its at")
         or diag($last);
 }
-# Parts are cut by content (at ResourceSyncMaxEntries 3, about one per
-# entry): the status counts the parts the index names.
+# Parts are cut by content (at ResourceSyncMaxEntries 4, 3 or 4 parts):
+# the status counts the parts the index names.
 {
     my $small = fetch_list('small');
     is($st->{sets}{small}{parts}, scalar(@{ $small->{parts} }),

@@ -16,6 +16,14 @@
 #define RS_XML_NS_SITEMAP "http://www.sitemaps.org/schemas/sitemap/0.9"
 #define RS_XML_NS_RS      "http://www.openarchives.org/rs/terms/"
 
+/* The community limits every document keeps (ResourceSync 1.1 section 7:
+ * "At time of publication of this specification, the limit is 50,000
+ * items per document and a document size of 50 MB"; the Sitemap
+ * protocol's 50 MB are 52,428,800 bytes, uncompressed).  Indexes count:
+ * an index is a document too. */
+#define RS_XML_MAX_ENTRIES 50000
+#define RS_XML_MAX_BYTES   (50 * 1024 * 1024)
+
 typedef struct rs_xml_t rs_xml_t;
 
 /* Receives output; returns 0 on success, -1 on error. */

@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 #include "rs_beneath.h"
 #include "rs_dump.h"
+#include "rs_dumpdoc.h"
 #include "rs_dumppkg.h"
 #include "rs_file.h"
 #include "rs_hash.h"
@@ -72,10 +73,7 @@ static const rs_item_t *row_at(const dwriter_t *dw, int i)
     return &APR_ARRAY_IDX(dw->chunks, i / CHUNK_ROWS, rs_item_t *)[i % CHUNK_ROWS];
 }
 
-typedef struct {
-    const char *key;
-    rs_dumppkg_rec_t rec;
-} pkg_t;
+typedef rs_dumpdoc_pkg_t pkg_t;
 
 /* Forget the rows of the package being filled (and free them). */
 static void rows_release(dwriter_t *dw)
@@ -400,122 +398,6 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
     return (cut & RS_PARTITION_CUT_AFTER) ? package_flush(dw) : APR_SUCCESS;
 }
 
-/* A document of the dump at path: root and its rs:ln/rs:md head, or an
- * error.  `index` is the URL of the index this document is a part of. */
-static rs_xml_t *doc_begin(dwriter_t *dw, apr_file_t *f, const char *root, const char *index)
-{
-    const rs_dump_opts_t *o = dw->o;
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
-    rs_xml_t *w = rs_xml_open_file(dw->kp, f);
-
-    md[0].name = "capability";
-    md[0].value = "resourcedump";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (!w || rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (index && rs_xml_ln(w, "index", index, NULL, 0) < 0) || rs_xml_md(w, md, 3) < 0) {
-        return NULL;
-    }
-    return w;
-}
-
-/* One <url> per package from..to-1. */
-static int doc_packages(dwriter_t *dw, rs_xml_t *w, int from, int to)
-{
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE], len[32];
-    rs_xml_attr_t md[5], ln[1];
-    int i, bad = 0;
-
-    for (i = from; !bad && i < to; i++) {
-        const pkg_t *pk = &APR_ARRAY_IDX(dw->pkgs, i, pkg_t);
-        const char *base = apr_pstrcat(dw->kp, dw->o->pkg_url_prefix, pk->key, NULL);
-        apr_snprintf(len, sizeof(len), "%" APR_OFF_T_FMT, pk->rec.length);
-        md[0].name = "type";
-        md[0].value = "application/zip";
-        md[1].name = "length";
-        md[1].value = len;
-        md[2].name = "hash";
-        md[2].value = pk->rec.hash;
-        md[3].name = "at";
-        md[3].value = rs_time_format(at, pk->rec.at);
-        md[4].name = "completed";
-        md[4].value = rs_time_format(done, pk->rec.completed);
-        ln[0].name = "type";
-        ln[0].value = "application/xml";
-        bad = rs_xml_entry_begin(w, apr_pstrcat(dw->kp, base, ".zip", NULL), NULL) < 0
-              || rs_xml_md(w, md, 5) < 0
-              || rs_xml_ln(w, "contents", apr_pstrcat(dw->kp, base, ".xml", NULL), ln, 1) < 0
-              || rs_xml_entry_end(w) < 0;
-    }
-    return bad;
-}
-
-/* One <sitemap> per part of the index. */
-static int doc_parts(dwriter_t *dw, rs_xml_t *w, int nparts)
-{
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[2];
-    int i, bad = 0;
-
-    md[0].name = "at";
-    md[0].value = rs_time_format(at, dw->o->at);
-    md[1].name = "completed";
-    md[1].value = rs_time_format(done, dw->o->completed);
-    for (i = 1; !bad && i <= nparts; i++) {
-        bad =
-            rs_xml_entry_begin(w, apr_psprintf(dw->kp, "%s%d.xml", dw->o->part_url_prefix, i), NULL)
-                < 0
-            || rs_xml_md(w, md, 2) < 0 || rs_xml_entry_end(w) < 0;
-    }
-    return bad;
-}
-
-/* Write one document: the packages from..to-1 (a <urlset>, part of the
- * index when in_index), or, with nparts > 0, the index itself. */
-static apr_status_t doc_write(dwriter_t *dw, const char *path, int from, int to, int in_index,
-                              int nparts)
-{
-    apr_file_t *f;
-    rs_xml_t *w;
-    apr_status_t rv, xe = APR_SUCCESS;
-    int bad;
-
-    if ((rv = rs_file_create(&f, path, 0, dw->kp)) != APR_SUCCESS) {
-        return rv;
-    }
-    w = doc_begin(dw, f, nparts ? "sitemapindex" : "urlset", in_index ? dw->o->dump_url : NULL);
-    bad = !w || (nparts ? doc_parts(dw, w, nparts) : doc_packages(dw, w, from, to));
-    if (bad || rs_xml_end(w) < 0) {
-        xe = w ? rs_xml_error(w) : APR_ENOMEM;
-    }
-    rv = rs_file_finish(f);
-    return xe != APR_SUCCESS ? xe : rv;
-}
-
-/* resourcedump.xml, written last: one <url> per package, or a Resource
- * Dump Index of parts of at most list_max packages each. */
-static apr_status_t dump_render(dwriter_t *dw)
-{
-    int n = dw->pkgs->nelts, max = dw->o->list_max > 0 ? dw->o->list_max : n, k;
-    apr_status_t rv;
-
-    if (n <= max || !dw->o->part_url_prefix) {
-        return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, n, 0, 0);
-    }
-    dw->info->parts = (n + max - 1) / max;
-    for (k = 0; k < dw->info->parts; k++) {
-        if ((rv = doc_write(dw, rs_statedir_gen_file(dw->kp, dw->dir, k + 1), k * max,
-                            (k + 1) * max < n ? (k + 1) * max : n, 1, 0))
-            != APR_SUCCESS) {
-            return rv;
-        }
-    }
-    return doc_write(dw, rs_statedir_dump_file(dw->kp, dw->dir), 0, 0, 0, dw->info->parts);
-}
-
 /* The pool of the rows, below p: with an allocator of its own that
  * keeps little of what is freed, so that the rows released before libzip
  * writes a package (rows_release) give their memory back to the system
@@ -589,7 +471,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     }
     pending_drop(&dw);
     if (rv == APR_SUCCESS) {
-        rv = dump_render(&dw);
+        rv = rs_dumpdoc_write(o, dir, dw.pkgs, dw.kp, &info->parts);
     }
     apr_pool_destroy(dw.sp);
     apr_pool_destroy(dw.kp);

@@ -11,11 +11,15 @@
  *   <key>.rec          the package's record (length, at, completed, hash)
  *   resourcedump.xml   the Resource Dump (<urlset>, capability
  *                      resourcedump), one <url> per package, written last;
- *                      when there are more than o->list_max packages, a
+ *                      when there are more than o->list_max packages or
+ *                      their entries pass the bytes of one document, a
  *                      Resource Dump Index (<sitemapindex>, one <sitemap>
  *                      per part) instead, and
  *   part-<n>.xml       part n (1-based) of the index: a <urlset> of up to
- *                      list_max packages with rs:ln index to the index
+ *                      list_max packages with rs:ln index to the index,
+ *                      each part as full as list_max and RS_XML_MAX_BYTES
+ *                      (o->doc_max_bytes) allow, so ceil(packages /
+ *                      list_max) parts while the entries are small
  *
  * Reuse: a package whose key a generation in o->dumpset still holds is
  * hard-linked from there instead of written (rs_dumppkg_reuse), so a
@@ -82,6 +86,7 @@ typedef struct rs_dump_opts_t {
     const char *dumpset;                /* generations to reuse packages from, or NULL */
     const char *part_url_prefix;        /* part n of an index is at <prefix><n>.xml */
     int list_max;                       /* packages per document (ResourceSyncMaxEntries) */
+    apr_int64_t doc_max_bytes;          /* bytes per document; 0: RS_XML_MAX_BYTES */
     unsigned hashes;                    /* RS_HASH_* listed and computed */
     apr_int64_t max_entries, max_bytes; /* per package */
     apr_time_t at;                      /* start of the snapshot the dump reflects */

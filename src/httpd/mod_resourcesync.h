@@ -31,11 +31,11 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_PREFIX             "/resourcesync"
 #define RS_DEFAULT_MAX                50000
 #define RS_DEFAULT_RESCAN             60
-#define RS_DEFAULT_RECENT             4096                     /* ResourceSyncRecentChanges */
-#define RS_DEFAULT_LARGE              64                       /* ResourceSyncLargeFileSize, MiB */
-#define RS_MAX_LARGE                  1048576                  /* MiB: 1 TiB */
-#define RS_DEFAULT_DUMP_ENTRIES       50000                    /* ResourceSyncDumpMaxEntries */
-#define RS_MAX_DUMP_ENTRIES           10000000                 /* ... its largest value */
+#define RS_DEFAULT_RECENT             4096    /* ResourceSyncRecentChanges */
+#define RS_DEFAULT_LARGE              64      /* ResourceSyncLargeFileSize, MiB */
+#define RS_MAX_LARGE                  1048576 /* MiB: 1 TiB */
+#define RS_DEFAULT_DUMP_ENTRIES       50000   /* ResourceSyncDumpMaxEntries */
+#define RS_MAX_DUMP_ENTRIES           50000 /* ... its largest: a manifest's entries (RS_XML_MAX_ENTRIES) */
 #define RS_DEFAULT_DUMP_SIZE          1024                     /* ResourceSyncDumpMaxSize, MiB */
 #define RS_DEFAULT_DUMP_GRACE         apr_time_from_sec(86400) /* ResourceSyncDumpGrace */
 #define RS_DEFAULT_VERIFY             apr_time_from_sec(86400) /* ResourceSyncVerifyInterval */
@@ -130,7 +130,7 @@ typedef struct rs_set_t {
 struct rs_dir_conf {
     rs_set_t *set;                    /* NULL: not inside a set */
     int hashes;                       /* RS_UNSET or RS_HASH_* mask (0 = none) */
-    int max_entries;                  /* RS_UNSET or 1..50000 */
+    int max_entries;                  /* RS_UNSET or 2..50000 */
     apr_array_header_t *excludes;     /* NULL: unset */
     const char *describedby;          /* NULL: unset */
     int dotfiles;                     /* RS_UNSET, 0, 1 */

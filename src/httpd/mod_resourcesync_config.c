@@ -323,8 +323,10 @@ static int check_url_path(apr_pool_t *ptemp, server_rec *s, const rs_set_t *set,
 }
 
 /* A set's effective options: its section's values over the server-level
- * values (defaults) over the built-in defaults. */
-static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *defaults)
+ * values (defaults) over the built-in defaults.  Returns the merged
+ * configuration (what was given). */
+static const rs_dir_conf *resolve_set_options(apr_pool_t *pconf, rs_set_t *set,
+                                              rs_dir_conf *defaults)
 {
     const rs_dir_conf *eff = rs_config_merge_dir(pconf, defaults, set->section);
 
@@ -337,7 +339,12 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->retention = eff->retention == RS_UNSET ? RS_DEFAULT_RETENTION : eff->retention;
     set->spec10 = eff->spec10 == 1;
     set->rdump = eff->rdump == RS_UNSET ? 0 : eff->rdump;
-    set->dump_entries = eff->dump_entries == RS_UNSET ? RS_DEFAULT_DUMP_ENTRIES : eff->dump_entries;
+    /* A package's manifest lists every file it holds: a document, so no
+     * more than ResourceSyncMaxEntries by default (ResourceSync 1.1
+     * section 7). */
+    set->dump_entries = eff->dump_entries != RS_UNSET                ? eff->dump_entries
+                        : RS_DEFAULT_DUMP_ENTRIES < set->max_entries ? RS_DEFAULT_DUMP_ENTRIES
+                                                                     : set->max_entries;
     set->dump_size = eff->dump_size == RS_UNSET ? (apr_int64_t)RS_DEFAULT_DUMP_SIZE << 20
                                                 : eff->dump_size;
     set->dump_grace = eff->dump_grace == RS_UNSET ? RS_DEFAULT_DUMP_GRACE : eff->dump_grace;
@@ -347,6 +354,7 @@ static void resolve_set_options(apr_pool_t *pconf, rs_set_t *set, rs_dir_conf *d
     set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY : eff->notify_delay;
     set->notify_pub = eff->notify_pub;
     set->notify_retry = eff->notify_retry;
+    return eff;
 }
 
 /* A set's absolute URLs (from its server's canonical base) and its
@@ -413,6 +421,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
 {
     rs_srv_conf *sc = ap_get_module_config(s->module_config, &resourcesync_module);
     const char *prefix = rs_config_prefix(sc);
+    const rs_dir_conf *eff;
     const char *msg;
     int rc;
 
@@ -426,7 +435,18 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
     if (!create) {
         return OK;
     }
-    resolve_set_options(pconf, set, ap_get_module_config(s->lookup_defaults, &resourcesync_module));
+    eff = resolve_set_options(pconf, set,
+                              ap_get_module_config(s->lookup_defaults, &resourcesync_module));
+    if (eff->dump_entries != RS_UNSET && eff->dump_entries > set->max_entries) {
+        /* Every document within ResourceSyncMaxEntries (ResourceSync 1.1
+         * section 7): a package's manifest is one. */
+        return fatal(s, apr_psprintf(ptemp,
+                                     "ResourceSyncDumpMaxEntries %" APR_INT64_T_FMT
+                                     " (set %s, %s): more than ResourceSyncMaxEntries %d, "
+                                     "the entries of a document; a package's manifest "
+                                     "lists every file it holds",
+                                     eff->dump_entries, set->name, set->where, set->max_entries));
+    }
     resolve_set_urls(pconf, set, sc, prefix);
     rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);

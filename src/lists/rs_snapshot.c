@@ -8,10 +8,10 @@
 #include <apr_strings.h>
 #include "rs_file.h"
 #include "rs_partition.h"
+#include "rs_snapdoc.h"
 #include "rs_snapparts.h"
 #include "rs_snapshot.h"
 #include "rs_statedir.h"
-#include "rs_time.h"
 #include "rs_xml.h"
 
 #define PAGE_ROWS 5000
@@ -26,26 +26,6 @@
  * before that. */
 #define OUT_BUFSIZE (1024 * 1024)
 
-/* Header of a Resource List (or part): rs:ln up [, index], rs:md. */
-static int list_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
-{
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
-
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (with_index && rs_xml_ln(w, "index", o->list_url, NULL, 0) < 0)
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    return 0;
-}
-
 /* One snapshot being written.  Lifecycle: one document (file) open at a
  * time, in `fp`, cleared when it is finished; per-entry memory in `ep`;
  * the index's part table (and each part's last key) in `p`, one element
@@ -56,7 +36,12 @@ typedef struct {
     const char *dir;
     apr_uint64_t gen;
     apr_int64_t max;           /* entries per document */
+    apr_int64_t max_bytes;     /* bytes of a document's entries (frame_bytes) */
+    apr_int64_t max_parts;     /* parts the index may name (index_cap) */
+    apr_uint64_t interval;     /* the parts' cut interval (pick_interval) */
     int indexed;               /* an index and parts, not one list */
+    int too_big;               /* the single list passed max_bytes */
+    apr_int64_t doc_bytes;     /* entries' bytes of the open document */
     rs_partition_t pt;         /* the cuts of the parts (indexed) */
     apr_array_header_t *parts; /* rs_snappart_t of the index, in order */
     rs_snappart_t *cur;        /* the part being written (indexed) */
@@ -65,6 +50,8 @@ typedef struct {
     rs_xml_t *w;             /* NULL: no document open */
     rs_entry_renderer_t *rr; /* renders each entry (from p) */
     rs_snapshot_info_t *info;
+    char *key; /* the last entry written: dir, NUL, name, NUL */
+    apr_size_t dlen, cap;
 } swriter_t;
 
 /* Open document n of the snapshot (0: resourcelist.xml) for writing. */
@@ -97,13 +84,29 @@ static apr_status_t doc_close(swriter_t *sw)
     return rv;
 }
 
-/* Finish the part being written, whose last entry is it. */
-static apr_status_t part_close(swriter_t *sw, const rs_item_t *it)
+/* Finish the part being written, whose last entry is the last one
+ * written (sw->key). */
+static apr_status_t part_close(swriter_t *sw)
 {
-    sw->cur->last_dir = apr_pstrdup(sw->p, it->dir);
-    sw->cur->last_name = apr_pstrdup(sw->p, it->name);
+    sw->cur->last_dir = apr_pstrmemdup(sw->p, sw->key, sw->dlen);
+    sw->cur->last_name = apr_pstrdup(sw->p, sw->key + sw->dlen + 1);
     sw->cur = NULL;
     return doc_close(sw);
+}
+
+/* Remember row it as the last entry written (the key grows from the
+ * writer's pool only when a longer one comes). */
+static void keep_key(swriter_t *sw, const char *dir, const char *name)
+{
+    apr_size_t dl = strlen(dir), nl = strlen(name);
+
+    if (dl + nl + 2 > sw->cap) {
+        sw->cap = 2 * (dl + nl + 2) > 256 ? 2 * (dl + nl + 2) : 256;
+        sw->key = apr_palloc(sw->p, sw->cap);
+    }
+    memcpy(sw->key, dir, dl + 1);
+    memcpy(sw->key + dl + 1, name, nl + 1);
+    sw->dlen = dl;
 }
 
 /* Start the document that takes the next entry: the single list, or a
@@ -129,40 +132,31 @@ static apr_status_t next_doc(swriter_t *sw)
     if ((rv = doc_open(sw, sw->indexed ? sw->cur->n : 0)) != APR_SUCCESS) {
         return rv;
     }
-    return list_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
+    sw->doc_bytes = 0;
+    return rs_snapdoc_head(sw->w, sw->o, sw->indexed) < 0 ? rs_xml_error(sw->w) : APR_SUCCESS;
 }
 
 /* Write the entry of inventory row it; *cut is set when it ends its part
- * (which is then finished). */
+ * (which is then finished).  A part also ends before an entry that would
+ * take its entries past max_bytes; the single list then stops with
+ * too_big set (written again as an index). */
 static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
 {
     rs_record_t r;
-    apr_status_t rv = next_doc(sw);
+    apr_status_t rv;
     const char *ent;
     apr_size_t len = 0;
+    unsigned c = 0;
 
     *cut = 0;
-    if (rv != APR_SUCCESS) {
-        return rv;
-    }
     /* The entry's bytes from the one renderer, written as they are. */
     rs_entry_from_item(&r, it);
     if (!(ent = rs_entry_render(sw->rr, &r, &len))) {
         return APR_ENOMEM;
     }
-    if (rs_xml_raw(sw->w, ent, len) < 0) {
-        return rs_xml_error(sw->w);
-    }
-    sw->info->entries++;
-    sw->info->bytes += it->size;
-    if (!sw->indexed) {
-        return APR_SUCCESS;
-    }
-    sw->cur->entries++;
-    sw->cur->bytes += it->size;
-    /* Content-defined cuts: the path's hash (of dir/name), entries as
-     * the limit; sizes play no part in a list. */
-    {
+    if (sw->indexed) {
+        /* Content-defined cuts: the path's hash (of dir/name); entries
+         * and their rendered bytes as the limits. */
         char buf[1024];
         apr_size_t dl = strlen(it->dir), nl = strlen(it->name), pl = dl + nl + 1;
         char *path = pl + 1 <= sizeof(buf) ? buf : apr_palloc(sw->ep, pl + 1);
@@ -174,12 +168,35 @@ static apr_status_t put_row(swriter_t *sw, const rs_item_t *it, int *cut)
             pl = nl;
         }
         memcpy(path + (dl ? dl + 1 : 0), it->name, nl + 1);
-        *cut = (rs_partition_add(&sw->pt, path, pl, 0) & RS_PARTITION_CUT_AFTER) != 0;
+        c = rs_partition_add(&sw->pt, path, pl, (apr_int64_t)len);
         if (path != buf) {
             apr_pool_clear(sw->ep);
         }
+        if ((c & RS_PARTITION_CUT_BEFORE) && sw->w && (rv = part_close(sw)) != APR_SUCCESS) {
+            return rv;
+        }
     }
-    return *cut ? part_close(sw, it) : APR_SUCCESS;
+    else if (sw->doc_bytes + (apr_int64_t)len > sw->max_bytes) {
+        sw->too_big = 1;
+        return APR_EGENERAL;
+    }
+    if ((rv = next_doc(sw)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (rs_xml_raw(sw->w, ent, len) < 0) {
+        return rs_xml_error(sw->w);
+    }
+    sw->doc_bytes += (apr_int64_t)len;
+    keep_key(sw, it->dir, it->name);
+    sw->info->entries++;
+    sw->info->bytes += it->size;
+    if (!sw->indexed) {
+        return APR_SUCCESS;
+    }
+    sw->cur->entries++;
+    sw->cur->bytes += it->size;
+    *cut = (c & RS_PARTITION_CUT_AFTER) != 0;
+    return *cut ? part_close(sw) : APR_SUCCESS;
 }
 
 /* Where a stream of rows stops: at the end of the listing (stop NULL), or
@@ -197,8 +214,6 @@ typedef struct {
     apr_status_t rv; /* the first failure */
     int n;           /* rows of this page */
     int stopped;
-    char *key; /* last row: dir, NUL, name, NUL */
-    apr_size_t dlen, cap;
 } rows_t;
 
 /* rs_inventory_each_fn: write the row; stop at a failure or where stop
@@ -206,20 +221,12 @@ typedef struct {
 static int take_row(void *baton, const rs_item_t *it)
 {
     rows_t *r = baton;
-    apr_size_t dl = strlen(it->dir), nl = strlen(it->name);
     int cut;
 
     r->n++;
     if ((r->rv = put_row(r->sw, it, &cut)) != APR_SUCCESS) {
         return 1;
     }
-    if (dl + nl + 2 > r->cap) {
-        r->cap = 2 * (dl + nl + 2) > 256 ? 2 * (dl + nl + 2) : 256;
-        r->key = apr_palloc(r->sw->p, r->cap);
-    }
-    memcpy(r->key, it->dir, dl + 1);
-    memcpy(r->key + dl + 1, it->name, nl + 1);
-    r->dlen = dl;
     r->stopped = cut && r->stop && r->stop(r->baton, it);
     return r->stopped;
 }
@@ -239,7 +246,7 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, co
     r.sw = sw;
     r.stop = stop;
     r.baton = baton;
-    rs_partition_init(&sw->pt, sw->max, APR_INT64_MAX, 0);
+    rs_partition_init(&sw->pt, sw->max, sw->max_bytes, sw->interval);
     for (;;) {
         r.n = 0;
         rv = rs_inventory_each(st, sw->o->set, *adir, *aname, PAGE_ROWS, RS_INVENTORY_LISTING,
@@ -248,8 +255,8 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, co
             rv = r.rv;
         }
         if (rv == APR_SUCCESS && r.n) {
-            *adir = apr_pstrmemdup(sw->p, r.key, r.dlen);
-            *aname = apr_pstrdup(sw->p, r.key + r.dlen + 1);
+            *adir = apr_pstrmemdup(sw->p, sw->key, sw->dlen);
+            *aname = apr_pstrdup(sw->p, sw->key + sw->dlen + 1);
         }
         if (rv != APR_SUCCESS || r.stopped || r.n < PAGE_ROWS) {
             break;
@@ -265,51 +272,21 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, co
      * cleared (when the listing ends on a page boundary the last page
      * read is empty). */
     if (rv == APR_SUCCESS && !*stopped && sw->w) {
-        rs_item_t last;
-        memset(&last, 0, sizeof(last));
-        last.dir = *adir;
-        last.name = *aname;
-        rv = sw->indexed ? part_close(sw, &last) : doc_close(sw);
+        rv = sw->indexed ? part_close(sw) : doc_close(sw);
     }
     return rv;
 }
 
-/* The Resource List Index: one entry per part, in resourcelist.xml, each
- * with the `at` and `completed` of the generation that wrote it. */
+/* resourcelist.xml as the Resource List Index. */
 static apr_status_t write_index(swriter_t *sw)
 {
-    char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
     apr_status_t rv;
-    int i;
 
     if ((rv = doc_open(sw, 0)) != APR_SUCCESS) {
         return rv;
     }
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, sw->o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, sw->o->completed);
-    if (rs_xml_begin(sw->w, "sitemapindex") < 0
-        || rs_xml_ln(sw->w, "up", sw->o->capability_url, NULL, 0) < 0
-        || rs_xml_md(sw->w, md, 3) < 0) {
+    if (rs_snapdoc_index(sw->o, sw->w, sw->parts, sw->ep) < 0) {
         return rs_xml_error(sw->w);
-    }
-    for (i = 0; i < sw->parts->nelts; i++) {
-        const rs_snappart_t *s = &APR_ARRAY_IDX(sw->parts, i, rs_snappart_t);
-        const char *loc = apr_psprintf(sw->ep, "%s%" APR_UINT64_T_FMT "-%d.xml",
-                                       sw->o->part_url_prefix, s->gen, s->n);
-        int rc;
-        md[1].value = rs_time_format(at, s->at);
-        md[2].value = rs_time_format(done, s->completed);
-        rc = rs_xml_entry_begin(sw->w, loc, NULL) < 0 || rs_xml_md(sw->w, md + 1, 2) < 0
-             || rs_xml_entry_end(sw->w) < 0;
-        apr_pool_clear(sw->ep);
-        if (rc) {
-            return rs_xml_error(sw->w);
-        }
     }
     return doc_close(sw);
 }
@@ -336,7 +313,14 @@ static apr_status_t write_info(swriter_t *sw)
     return rv != APR_SUCCESS ? rv : frv;
 }
 
-/* Every part from scratch: the single list or the parts. */
+/* No content-defined cut: every part full (max entries or bytes). */
+#define NO_CUTS (APR_UINT64_C(1) << 63)
+
+static apr_status_t start_over(swriter_t *sw);
+
+/* Every part from scratch: the single list or the parts, cut at the
+ * interval for the set's size (unless sw->interval is set already); a
+ * single list that passes max_bytes is written again as an index. */
 static apr_status_t write_all(rs_db_t *st, swriter_t *sw)
 {
     const char *adir = NULL, *aname = NULL;
@@ -348,7 +332,27 @@ static apr_status_t write_all(rs_db_t *st, swriter_t *sw)
         return rv;
     }
     sw->indexed = total > sw->max;
-    return write_rows(st, sw, &adir, &aname, NULL, NULL, &stopped);
+    if (!sw->interval) {
+        sw->interval = rs_snapdoc_interval(sw->max, sw->max_parts, total);
+    }
+    rv = write_rows(st, sw, &adir, &aname, NULL, NULL, &stopped);
+    if (rv != APR_SUCCESS && sw->too_big) {
+        sw->too_big = 0;
+        if ((rv = start_over(sw)) == APR_SUCCESS) {
+            sw->indexed = 1;
+            adir = aname = NULL;
+            rv = write_rows(st, sw, &adir, &aname, NULL, NULL, &stopped);
+        }
+    }
+    return rv;
+}
+
+/* The identity a part table is written under: the caller's (history and
+ * options) and the cut interval. */
+static const char *table_ident(const swriter_t *sw)
+{
+    return apr_psprintf(sw->p, "%s|k%" APR_UINT64_T_FMT, sw->o->ident ? sw->o->ident : "",
+                        sw->interval);
 }
 
 /* The part table, the index (if any), then the info file. */
@@ -364,7 +368,7 @@ static apr_status_t write_tail(swriter_t *sw)
     if (sw->indexed) {
         t.seq = sw->o->seq;
         t.at = sw->o->at;
-        t.ident = sw->o->ident ? sw->o->ident : "";
+        t.ident = table_ident(sw);
         t.parts = sw->parts;
         if ((rv = rs_snapparts_write(sw->fp, sw->dir, &t)) == APR_SUCCESS) {
             rv = write_index(sw);
@@ -440,6 +444,8 @@ static apr_status_t start_over(swriter_t *sw)
     apr_status_t rv;
 
     sw->parts->nelts = 0;
+    sw->w = NULL; /* its file goes with fp, cleared below */
+    sw->cur = NULL;
     sw->info->entries = sw->info->bytes = 0;
     sw->info->reused = sw->info->first_new = 0;
     if ((rv = apr_dir_open(&d, sw->dir, sw->fp)) != APR_SUCCESS) {
@@ -454,6 +460,29 @@ static apr_status_t start_over(swriter_t *sw)
     apr_dir_close(d);
     apr_pool_clear(sw->fp);
     return rv;
+}
+
+/* The cut interval of a previous part table written under ident prev,
+ * when it was written under this snapshot's identity (0: it was not).
+ * A table of a version that did not record the interval used
+ * rs_partition_interval. */
+static apr_uint64_t prev_interval(const swriter_t *sw, const char *prev)
+{
+    apr_size_t n = strlen(sw->o->ident);
+    char *end;
+    apr_int64_t k;
+
+    if (strncmp(prev, sw->o->ident, n)) {
+        return 0;
+    }
+    if (!prev[n]) {
+        return rs_partition_interval(sw->max);
+    }
+    if (strncmp(prev + n, "|k", 2)) {
+        return 0;
+    }
+    k = apr_strtoi64(prev + n + 2, &end, 10);
+    return k > 0 && !*end ? (apr_uint64_t)k : 0;
 }
 
 /* The walk (see walk_t).  *full: the previous generation cannot be
@@ -472,7 +501,7 @@ static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
     *full = 1;
     if (!o->prev_dir || !o->journal || !o->ident
         || rs_snapparts_read(sw->p, o->prev_dir, &prev) != APR_SUCCESS
-        || strcmp(prev.ident, o->ident) || prev.seq > o->seq
+        || !(sw->interval = prev_interval(sw, prev.ident)) || prev.seq > o->seq
         || rs_snapparts_changes(o->journal, sw->p, o->set, prev.seq, o->seq, prev.at, CHANGES_MAX,
                                 &keys)
                != APR_SUCCESS) {
@@ -526,7 +555,14 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const c
     sw.gen = gen;
     sw.info = info;
     sw.p = p;
-    sw.max = o->max_entries > 0 ? o->max_entries : 50000;
+    sw.max = o->max_entries > 0 ? o->max_entries : RS_XML_MAX_ENTRIES;
+    /* ResourceSync 1.1 section 7: "the limit is 50,000 items per document
+     * and a document size of 50 MB", the index included. */
+    sw.max_bytes = rs_snapdoc_entry_budget(o, p);
+    if (!sw.max_bytes) {
+        sw.max_bytes = rs_snapdoc_max_bytes(o);
+    }
+    sw.max_parts = rs_snapdoc_index_cap(o, p);
     sw.parts = apr_array_make(p, 16, sizeof(rs_snappart_t));
     apr_pool_create(&sw.fp, p); /* per output file */
     apr_pool_create(&sw.ep, p); /* per entry */
@@ -534,7 +570,25 @@ apr_status_t rs_snapshot_write(rs_db_t *st, const rs_snapshot_opts_t *o, const c
 
     rv = sw.rr ? write_changed(st, &sw, &full) : APR_ENOMEM;
     if (rv == APR_SUCCESS && full) {
+        sw.interval = 0;
         rv = write_all(st, &sw);
+    }
+    /* Too many parts for the index: every part as full as the limits
+     * allow (no content-defined cut). */
+    if (rv == APR_SUCCESS && sw.indexed && sw.parts->nelts > sw.max_parts && sw.interval != NO_CUTS
+        && (rv = start_over(&sw)) == APR_SUCCESS) {
+        sw.interval = NO_CUTS;
+        rv = write_all(st, &sw);
+    }
+    /* Still too many (more than max_entries parts of max_entries): more
+     * parts than max_entries, up to what the index may hold at the
+     * community limits; beyond that no Resource List can be written. */
+    if (rv == APR_SUCCESS && sw.indexed && sw.parts->nelts > sw.max_parts) {
+        rs_snapshot_opts_t lo = *o;
+        lo.max_entries = RS_XML_MAX_ENTRIES;
+        if (sw.parts->nelts > rs_snapdoc_index_cap(&lo, p)) {
+            rv = APR_FROM_OS_ERROR(EFBIG);
+        }
     }
     if (rv == APR_SUCCESS) {
         rv = write_tail(&sw);

@@ -11,10 +11,24 @@
  * while the tree changes reads one consistent snapshot, never a mixture of
  * two partitions.
  *
- * With an index, parts are cut by content (rs_partition, max_entries as
- * the limit) and a new generation keeps every part of the previous one
- * that no change touched (rs_snapparts.h): same file (a hard link), same
- * URL (<prefix><g>-<n>.xml of the generation g that wrote it), same `at`.
+ * With an index, parts are cut by content (rs_partition at the interval
+ * rs_snapdoc_interval; max_entries entries and the bytes a document may
+ * take, rs_snapdoc_entry_budget, as the limits) and a new generation
+ * keeps every part of the previous one that no change touched
+ * (rs_snapparts.h): same file (a hard link), same URL (<prefix><g>-<n>.xml
+ * of the generation g that wrote it), same `at`.  A list whose entries
+ * would pass the bytes of one document is an index too, whatever its
+ * number of entries.
+ *
+ * Limits (ResourceSync 1.1 section 7: 50,000 items and 50 MB per
+ * document, RS_XML_MAX_*): every list and part holds at most max_entries
+ * entries and RS_XML_MAX_BYTES bytes; the index names at most
+ * rs_snapdoc_index_cap parts.  When content-defined cuts give more
+ * parts, the snapshot is written again with every part full (no
+ * content-defined cut); when even that gives more (more resources than
+ * max_entries parts of max_entries hold), the index names more than
+ * max_entries parts, up to what it may at the community limits (the
+ * glue warns), and beyond that the write fails with EFBIG.
  *
  * Files in the snapshot directory:
  *   resourcelist.xml   the Resource List, or the Resource List Index
@@ -41,6 +55,7 @@ typedef struct rs_snapshot_opts_t {
     const char *list_url;        /* URL of resourcelist.xml (rel="index") */
     const char *part_url_prefix; /* parts are <prefix><gen>-<n>.xml */
     apr_int64_t max_entries;     /* entries per document */
+    apr_int64_t max_bytes;       /* bytes per document; 0: RS_XML_MAX_BYTES */
     apr_time_t at;               /* start of the scan the inventory reflects */
     apr_time_t completed;        /* end of that scan */
     const rs_logger_t *log;

@@ -21,6 +21,7 @@
  * function here updates the watcher's own copy (`own`) and publishes it;
  * none reads the segment back.
  */
+#include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_changes.h"
@@ -225,14 +226,19 @@ static void watcher_publish(void *baton, apr_pool_t *p, const rs_changelist_t *o
     publish_extent(p, w->j, w->set, openl, open_last_dt(p, w->j, w->set, openl), w->own);
 }
 
-/* The set's settings for rs_listclose. */
-static void listclose_conf(const rs_set_t *set, rs_listclose_conf_t *c)
+/* The set's settings for rs_listclose, for its documents' options o. */
+static void listclose_conf(apr_pool_t *p, const rs_set_t *set, const rs_changelist_opts_t *o,
+                           rs_listclose_conf_t *c)
 {
+    memset(c, 0, sizeof(*c));
     c->set = set->name;
     c->max_entries = set->max_entries;
     c->period = set->cl_period;
     c->retention = set->retention;
     c->dir = set->cl_dir;
+    c->max_bytes = rs_listclose_budget(o, p);
+    c->entry = &o->entry;
+    c->index_max = rs_listclose_index_cap(o, set->max_entries, p);
 }
 
 apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
@@ -248,7 +254,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
         return APR_EINVAL; /* no history yet: nothing may be published */
     }
     rs_clsource_opts(p, set, own->history, &o);
-    listclose_conf(set, &c);
+    listclose_conf(p, set, &o, &c);
     w.j = j;
     w.set = set;
     w.own = own;
@@ -256,6 +262,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     io.read = rs_clsource_read;
     io.publish = watcher_publish;
     io.baton = &w;
+    io.open_bytes = own->cl_ready ? own->cl_bytes : -1;
     return rs_listclose_update(lc, p, j, &c, own->history, &o, &io, apr_time_now(), log);
 }
 

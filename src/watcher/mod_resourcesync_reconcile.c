@@ -116,6 +116,8 @@ static void extent(void *baton, rs_reconcile_extent_t *out)
     out->open_id = ws->status.cl_open_id;
     out->ready = ws->status.cl_ready;
     out->count = ws->status.cl_count;
+    out->bytes = ws->status.cl_bytes;
+    out->max_bytes = ws->listclose.max_bytes;
 }
 
 static apr_status_t update_lists(void *baton, apr_pool_t *p, rs_journal_t *j)

@@ -159,6 +159,15 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
         return;
     }
     snap_record(j, p);
+    /* More parts than ResourceSyncMaxEntries: only when every part is
+     * full (rs_snapshot.h); said when it begins. */
+    if (j->info.parts > set->max_entries && ws->status.parts <= set->max_entries) {
+        rs_log_emit(ws->log, RS_LOG_WARN, 0,
+                    "set %s: %" APR_INT64_T_FMT " resources do not fit in %d parts of %d "
+                    "(ResourceSyncMaxEntries %d): its Resource List Index names %d parts",
+                    set->name, j->info.entries, set->max_entries, set->max_entries,
+                    set->max_entries, j->info.parts);
+    }
     ws->dump.due = 1;
     ws->status.gen = j->info.gen;
     ws->status.at = j->info.at;

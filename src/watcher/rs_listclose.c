@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_listclose.c - closing a set's Change Lists, retention, and their
  * files (see rs_listclose.h). */
+#include <string.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include "rs_listclose.h"
@@ -13,73 +14,158 @@ int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
     return openl->count > 0 && (openl->count >= c->max_entries || now - openl->from >= c->period);
 }
 
-int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count)
+int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count, apr_int64_t bytes,
+                           apr_int64_t max_bytes)
 {
-    return !known || count >= max_entries;
+    return !known || count >= max_entries || (max_bytes > 0 && bytes > max_bytes);
+}
+
+/* Longest times: a microsecond fraction of six digits. */
+#define LONG_FROM  1
+#define LONG_UNTIL 2
+
+apr_int64_t rs_listclose_budget(const rs_changelist_opts_t *o, apr_pool_t *p)
+{
+    rs_changelist_frame_t fr;
+    rs_changelist_t cl;
+
+    memset(&cl, 0, sizeof(cl));
+    cl.from = LONG_FROM;
+    cl.until = LONG_UNTIL;
+    if (rs_changelist_frame(o, &cl, p, &fr) != APR_SUCCESS
+        || fr.head_len + fr.tail_len >= RS_XML_MAX_BYTES) {
+        return 0;
+    }
+    return RS_XML_MAX_BYTES - (apr_int64_t)(fr.head_len + fr.tail_len);
+}
+
+/* The bytes of a Change List Index naming `closed` lists of the longest
+ * id and times, and the open one. */
+static apr_int64_t index_bytes(const rs_changelist_opts_t *o, int closed, apr_pool_t *p)
+{
+    rs_xml_membuf_t mb = { p, NULL, 0, 0 };
+    rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, &mb);
+    apr_array_header_t *lists = apr_array_make(p, 1, sizeof(rs_changelist_t));
+    rs_changelist_t *cl, open;
+
+    memset(&open, 0, sizeof(open));
+    open.id = APR_INT64_MAX;
+    open.from = LONG_FROM;
+    if (closed) {
+        cl = apr_array_push(lists);
+        *cl = open;
+        cl->until = LONG_UNTIL;
+    }
+    if (!w || rs_changelist_write_index(o, lists, &open, w, p) != APR_SUCCESS) {
+        return -1;
+    }
+    return (apr_int64_t)mb.len;
+}
+
+int rs_listclose_index_cap(const rs_changelist_opts_t *o, int max_entries, apr_pool_t *p)
+{
+    apr_int64_t one = index_bytes(o, 0, p), two = index_bytes(o, 1, p), fit;
+    int cap = max_entries < RS_XML_MAX_ENTRIES ? max_entries : RS_XML_MAX_ENTRIES;
+
+    if (one < 0 || two <= one) {
+        return cap > 1 ? cap : 1;
+    }
+    /* one: the frame and the open list's entry; each closed list's entry
+     * is at most two - one bytes. */
+    fit = 1 + (RS_XML_MAX_BYTES - one) / (two - one);
+    if (fit < cap) {
+        cap = (int)fit;
+    }
+    return cap > 1 ? cap : 1;
 }
 
 /* Records read at a time while looking for where a full list ends. */
 #define CUT_PAGE 1000
 
 apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
-                              int n, apr_int64_t *last_seq, apr_time_t *until)
+                              int n, rs_entry_renderer_t *rr, apr_int64_t max_bytes,
+                              rs_listclose_cut_t *out)
 {
     apr_pool_t *pp;
     apr_status_t rv = APR_SUCCESS;
-    int seen = 0, i;
+    apr_int64_t prev = 0;
+    int i, done = 0;
 
-    *last_seq = 0;
+    memset(out, 0, sizeof(*out));
     apr_pool_create(&pp, p);
-    while (seen <= n) {
+    while (!done && rv == APR_SUCCESS) {
         apr_array_header_t *recs;
         apr_pool_clear(pp);
         if ((rv = rs_journal_records(j, pp, set, first, -1, CUT_PAGE, &recs)) != APR_SUCCESS
             || !recs->nelts) {
             break;
         }
-        for (i = 0; i < recs->nelts && seen <= n; i++, seen++) {
+        for (i = 0; i < recs->nelts && !done; i++) {
             const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
-            if (seen == n - 1) {
-                *last_seq = r->seq;
+            apr_size_t len = 0;
+            if (rr && !rs_entry_render(rr, r, &len)) {
+                rv = APR_ENOMEM;
+                break;
             }
-            else if (seen == n) {
-                *until = r->datetime;
+            /* The list ends before this record: it holds n, or this
+             * entry would take it past max_bytes. */
+            if (out->count == n
+                || (rr && out->count && out->bytes + (apr_int64_t)len > max_bytes)) {
+                out->last_seq = prev;
+                out->until = r->datetime;
+                done = 1;
+                break;
             }
+            out->bytes += (apr_int64_t)len;
+            out->count++;
+            prev = r->seq;
             first = r->seq + 1;
         }
-    }
-    if (seen <= n) {
-        *last_seq = 0; /* no record after the n-th: nothing to close */
     }
     apr_pool_destroy(pp);
     return rv;
 }
 
 apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
-                               int *closed_some)
+                               apr_int64_t *open_bytes, int *closed_some)
 {
     apr_array_header_t *closed;
     rs_changelist_t openl, done;
     apr_status_t rv = APR_SUCCESS;
+    rs_entry_renderer_t *rr = NULL;
     apr_pool_t *rp;
     int guard;
 
+    if (c->max_bytes > 0 && c->entry && !(rr = rs_entry_renderer_create(p, c->entry))) {
+        return APR_ENOMEM;
+    }
     apr_pool_create(&rp, p);
     for (guard = 0; guard < 100000; guard++) {
-        apr_int64_t last_seq;
-        apr_time_t until = 0;
+        rs_listclose_cut_t cut;
+        int by_bytes = rr && (*open_bytes < 0 || *open_bytes > c->max_bytes);
         apr_pool_clear(rp);
         if ((rv = rs_journal_lists(j, rp, c->set, &closed, &openl)) != APR_SUCCESS) {
             break;
         }
-        if (openl.count <= c->max_entries
-            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, &last_seq, &until)
-                   != APR_SUCCESS
-            || !last_seq
-            || rs_journal_close(j, rp, c->set, last_seq, c->max_entries, until, &done)
-                   != APR_SUCCESS
+        if ((openl.count <= c->max_entries && !by_bytes)
+            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, rr, c->max_bytes,
+                                &cut)
+                   != APR_SUCCESS) {
+            break;
+        }
+        if (!cut.last_seq) {
+            if (rr) {
+                *open_bytes = cut.bytes; /* the whole open list, measured */
+            }
+            break;
+        }
+        if (rs_journal_close(j, rp, c->set, cut.last_seq, cut.count, cut.until, &done)
+                != APR_SUCCESS
             || !done.id) {
             break;
+        }
+        if (*open_bytes >= 0) {
+            *open_bytes -= cut.bytes;
         }
         *closed_some = 1;
     }
@@ -104,22 +190,66 @@ apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j, const rs_listc
     return APR_SUCCESS;
 }
 
-void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
-                         const char *history, apr_time_t now, const rs_logger_t *log,
-                         int *dropped_some)
+/* The cutoff that drops the oldest closed lists beyond keep, of those
+ * that end at or after cutoff (0: none to drop).  A list's until is the
+ * next one's from, so untils strictly increase. */
+static apr_time_t count_cutoff(const apr_array_header_t *lists, apr_time_t cutoff, int keep)
 {
-    apr_array_header_t *dropped;
+    int i, n = 0;
+
+    for (i = 0; i < lists->nelts; i++) {
+        n += APR_ARRAY_IDX(lists, i, rs_changelist_t).until >= cutoff;
+    }
+    if (n <= keep) {
+        return 0;
+    }
+    return APR_ARRAY_IDX(lists, lists->nelts - keep - 1, rs_changelist_t).until + 1;
+}
+
+/* Remove the files of the dropped lists and say so. */
+static void expired(apr_pool_t *p, const rs_listclose_conf_t *c, const char *history,
+                    const apr_array_header_t *dropped, const rs_logger_t *log, const char *why)
+{
     int i;
 
-    if (rs_journal_expire(j, p, c->set, now - c->retention, &dropped) != APR_SUCCESS
-        || !dropped->nelts) {
-        return;
-    }
     for (i = 0; i < dropped->nelts; i++) {
         apr_file_remove(
             rs_statedir_cl_list(p, c->dir, history, APR_ARRAY_IDX(dropped, i, apr_int64_t)), p);
     }
-    rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", c->set, dropped->nelts);
+    if (why) {
+        rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists %s", c->set, dropped->nelts, why);
+    }
+    else {
+        rs_log_emit(log, RS_LOG_INFO, 0, "set %s: %d Change Lists expired", c->set, dropped->nelts);
+    }
+}
+
+void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                         const char *history, apr_time_t now, const rs_logger_t *log,
+                         int *dropped_some)
+{
+    apr_array_header_t *dropped, *lists;
+    rs_changelist_t openl;
+    apr_time_t cutoff = now - c->retention, by_count;
+    int cap = c->index_max > 0 ? c->index_max : c->max_entries;
+
+    if (rs_journal_expire(j, p, c->set, cutoff, &dropped) != APR_SUCCESS) {
+        return;
+    }
+    if (dropped->nelts) {
+        expired(p, c, history, dropped, log, NULL);
+        *dropped_some = 1;
+    }
+    /* Count retention: the index names the open list and at most
+     * cap - 1 closed ones (ResourceSync 1.1 section 7, 50,000 items per
+     * document: the Change List Index is a document too). */
+    if (rs_journal_lists(j, p, c->set, &lists, &openl) != APR_SUCCESS
+        || !(by_count = count_cutoff(lists, cutoff, cap > 1 ? cap - 1 : 0))
+        || rs_journal_expire(j, p, c->set, by_count, &dropped) != APR_SUCCESS || !dropped->nelts) {
+        return;
+    }
+    expired(p, c, history, dropped, log,
+            apr_psprintf(p, "left the Change List Index (it names at most %d lists)", cap));
     *dropped_some = 1;
 }
 
@@ -218,8 +348,11 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
     apr_status_t rv;
     int index_dirty = 0;
 
+    apr_int64_t open_bytes = io->open_bytes;
+
     apr_dir_make_recursive(c->dir, APR_FPROT_OS_DEFAULT, p);
-    if ((rv = rs_listclose_full(p, j, c, &index_dirty)) != APR_SUCCESS
+    lc->max_bytes = c->entry ? c->max_bytes : 0;
+    if ((rv = rs_listclose_full(p, j, c, &open_bytes, &index_dirty)) != APR_SUCCESS
         || (rv = rs_listclose_on_time(p, j, c, now, &index_dirty)) != APR_SUCCESS) {
         return rv;
     }

@@ -5,12 +5,21 @@
  * Lifecycle: after the records of a scan of a set are committed and put
  * into the ring (glue: mod_resourcesync_changes.c), the watcher calls
  * rs_listclose_update(): it closes the open Change List when it holds more
- * than ResourceSyncMaxEntries (at record boundaries, as often as needed),
- * then the whole open list when it is full or its period ended, drops
- * closed lists older than ResourceSyncJournalRetention with their files,
+ * than ResourceSyncMaxEntries or when its entries pass the bytes a
+ * document may take (at record boundaries, as often as needed), then the
+ * whole open list when it is full or its period ended, drops closed lists
+ * older than ResourceSyncJournalRetention with their files, and the oldest
+ * ones beyond what the Change List Index may name (count retention),
  * writes the file of every closed list that has none, lets the glue
  * publish the open list's extent, and writes the Change List Index when it
- * changed.  The files are below the set's directory
+ * changed.
+ *
+ * Limits (ResourceSync 1.1 section 7: "the limit is 50,000 items per
+ * document and a document size of 50 MB", RS_XML_MAX_*): a closed list
+ * holds at most max_entries records and at most RS_XML_MAX_BYTES bytes
+ * (rs_listclose_budget: its entries' rendered bytes are measured); the
+ * index names at most index_max lists, the open one among them
+ * (rs_listclose_index_cap), so it too stays within both.  The files are below the set's directory
  * (<statedir>/changelists/<set>, rs_statedir):
  *   index.xml    the Change List Index (closed lists, then the open one)
  *   <id>.xml     each closed Change List, written once when it closes and
@@ -44,7 +53,8 @@
 
 /* A set's state for its watcher's life (zeroed at watcher start). */
 typedef struct rs_listclose_t {
-    int index_written; /* this watcher wrote the set's index */
+    int index_written;     /* this watcher wrote the set's index */
+    apr_int64_t max_bytes; /* the last update's conf max_bytes (0: none yet) */
 } rs_listclose_t;
 
 /* A set's settings. */
@@ -54,6 +64,14 @@ typedef struct rs_listclose_conf_t {
     apr_interval_time_t period;    /* ResourceSyncChangeListPeriod */
     apr_interval_time_t retention; /* ResourceSyncJournalRetention */
     const char *dir;               /* <statedir>/changelists/<set> */
+    /* The bytes a closed list's entries may take (rs_listclose_budget),
+     * measured with the renderer of `entry`; 0 or entry NULL: entries
+     * are not measured (no byte limit). */
+    apr_int64_t max_bytes;
+    const rs_entry_opts_t *entry;
+    /* Lists the Change List Index may name, the open one included
+     * (rs_listclose_index_cap); 0: max_entries. */
+    int index_max;
 } rs_listclose_conf_t;
 
 /* What the glue provides for an update.  `source` makes a fresh record
@@ -63,13 +81,27 @@ typedef struct rs_listclose_conf_t {
  * `publish` (may be NULL) is called with the open list after the closed
  * lists' files and before the index: a client that reads the new index
  * must find a list it names closed served from its file, and the next one
- * served open.  All take `baton`. */
+ * served open.  All take `baton`.  `open_bytes`: the rendered bytes of
+ * the open list's entries as the glue knows them (-1: unknown, then they
+ * are measured from the journal when conf max_bytes is set). */
 typedef struct rs_listclose_io_t {
     void *(*source)(void *baton, apr_pool_t *p);
     rs_changelist_source_fn *read;
     void (*publish)(void *baton, apr_pool_t *p, const rs_changelist_t *openl);
     void *baton;
+    apr_int64_t open_bytes;
 } rs_listclose_io_t;
+
+/* The bytes the entries of a closed Change List with options o may take:
+ * RS_XML_MAX_BYTES less its head and tail (with the longest times).
+ * 0 when the frame cannot be rendered. */
+apr_int64_t rs_listclose_budget(const rs_changelist_opts_t *o, apr_pool_t *p);
+
+/* The lists a Change List Index with options o (list URLs
+ * o->list_url_prefix<id>.xml) may name: max_entries (at most
+ * RS_XML_MAX_ENTRIES), fewer when so many entries with the longest ids
+ * and times would pass RS_XML_MAX_BYTES; at least 1 (the open list). */
+int rs_listclose_index_cap(const rs_changelist_opts_t *o, int max_entries, apr_pool_t *p);
 
 /* Whether the whole open list openl is due to close at now: it has
  * records, and holds max_entries of them or began a period or more ago. */
@@ -77,24 +109,39 @@ int rs_listclose_due(const rs_listclose_conf_t *c, const rs_changelist_t *openl,
 
 /* Whether an update after an event batch is worth reading the journal's
  * lists: only when the open list may hold max_entries records (known: the
- * watcher knows its count; count: the records it holds).  Closing on time
- * and retention wait for the set's next full update (its tick). */
-int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count);
+ * watcher knows its count; count: the records it holds) or its entries'
+ * bytes (known, >= 0) pass max_bytes (> 0).  Closing on time and
+ * retention wait for the set's next full update (its tick). */
+int rs_listclose_batch_due(int max_entries, int known, apr_int64_t count, apr_int64_t bytes,
+                           apr_int64_t max_bytes);
 
-/* Where the first n records of the set from sequence first on end: the
- * sequence of the n-th one (*last_seq), and the datetime of the next
- * (*until), which opens the next list; *last_seq is 0 when there are no
- * more than n (nothing to close).  Read 1,000 records at a time, each page
- * in a pool cleared for the next. */
+/* Where a list ends (rs_listclose_cut). */
+typedef struct rs_listclose_cut_t {
+    apr_int64_t last_seq; /* its last record (0: no record follows, nothing to close) */
+    apr_time_t until;     /* the datetime of the next record, which opens the next list */
+    int count;            /* its records */
+    apr_int64_t bytes;    /* their rendered bytes (0 without a renderer) */
+} rs_listclose_cut_t;
+
+/* Where the list of the set's records from sequence first on ends: after
+ * the n-th record, or (rr not NULL) after the last whose rendered entry
+ * (rs_entry_render with rr) still fits in max_bytes with those before it
+ * (a list takes at least one record).  When no record follows, nothing
+ * closes (out->last_seq 0) and out->count and out->bytes are those of
+ * every record read.  Read 1,000 records at a time, each page in a pool
+ * cleared for the next. */
 apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
-                              int n, apr_int64_t *last_seq, apr_time_t *until);
+                              int n, rs_entry_renderer_t *rr, apr_int64_t max_bytes,
+                              rs_listclose_cut_t *out);
 
-/* Close the open list after its first max_entries records, at record
- * boundaries, as often as it holds more than that (each list closed with
- * exactly max_entries records, until the datetime of the next record).
+/* Close the open list at record boundaries, as often as it holds more
+ * than max_entries records or its entries more than max_bytes bytes
+ * (*open_bytes: as known, -1: unknown, then measured; updated with what
+ * stays open): each list closed with max_entries records, or with the
+ * records that fit in max_bytes, until the datetime of the next record.
  * *closed_some is set when a list closed. */
 apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
-                               int *closed_some);
+                               apr_int64_t *open_bytes, int *closed_some);
 
 /* Close the whole open list at now when rs_listclose_due says so.
  * *closed_some is set when a list closed. */
@@ -103,8 +150,12 @@ apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j, const rs_listc
 
 /* Retention: drop the closed lists that ended before now - retention from
  * the store, and their files (of history); logs at info how many went.
- * *dropped_some is set when a list went.  A failure of the store is not
- * returned: the lists stay until the next update. */
+ * Then, by count, the oldest closed lists beyond index_max - 1 (the index
+ * names the open list too), as time retention drops them: the journal
+ * starts where the last one dropped ended (the index's `from` moves);
+ * logged at info with the limit.  *dropped_some is set when a list went.
+ * A failure of the store is not returned: the lists stay until the next
+ * update. */
 void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
                          const char *history, apr_time_t now, const rs_logger_t *log,
                          int *dropped_some);

@@ -64,7 +64,9 @@ apr_status_t rs_reconcile_publish(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_
 
     rc->h->publish(rc->h->baton, p, r);
     rc->h->extent(rc->h->baton, &before);
-    if (!full && !rs_listclose_batch_due(rc->max_entries, before.ready, before.count)) {
+    if (!full
+        && !rs_listclose_batch_due(rc->max_entries, before.ready, before.count, before.bytes,
+                                   before.max_bytes)) {
         return APR_SUCCESS;
     }
     t0 = mono(rc);

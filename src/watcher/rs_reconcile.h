@@ -57,10 +57,12 @@
 
 /* The set's published figures the reconciliation decides on. */
 typedef struct rs_reconcile_extent_t {
-    apr_int64_t entries; /* files in the Resource List in service */
-    apr_int64_t open_id; /* the open Change List's id (0: none yet) */
-    int ready;           /* count is known */
-    apr_int64_t count;   /* records in the open Change List */
+    apr_int64_t entries;   /* files in the Resource List in service */
+    apr_int64_t open_id;   /* the open Change List's id (0: none yet) */
+    int ready;             /* count is known */
+    apr_int64_t count;     /* records in the open Change List */
+    apr_int64_t bytes;     /* their rendered bytes (-1: unknown) */
+    apr_int64_t max_bytes; /* the most a closed list's entries take (0: not known yet) */
 } rs_reconcile_extent_t;
 
 /* What the reconciliation asks of the rest of the watcher; every member

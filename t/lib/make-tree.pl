@@ -34,7 +34,7 @@ put("$g/main/odd/no-extension", "no type\n");
 put("$g/main/empty.txt", "");
 put("$g/main/bin/random.bin", join('', map { chr(int(rand(256))) } 1 .. 70000));
 
-# small: 10 files, parts of 3
+# small: 10 files, parts of at most 4
 put(sprintf("$g/small/f%02d.txt", $_), "small $_\n") for 1 .. 10;
 
 # mut: 12 files

@@ -590,6 +590,47 @@ static apr_int64_t size_of(const char *path)
     return (apr_int64_t)sb.st_size;
 }
 
+/* Documents within their bytes too: with a document smaller than the
+ * one 5 packages make (list_max 100 would take them all), an index
+ * whose parts each stay within it. */
+START_TEST(index_when_bytes_do_not_fit)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    apr_int64_t one, two;
+    int i, total = 0;
+
+    fx_init(&f, 1);
+    f.o.list_max = 100;
+    f.o.part_url_prefix = "http://example.org/rs/s/resourcedump/0123abcd-4-";
+    for (i = 0; i < 5; i++) {
+        add(&f, "", apr_psprintf(ut_pool, "f%d", i), "x\n", 0);
+    }
+    /* Without the byte limit: one document; its size gives the room. */
+    ck_assert_int_eq(build(&f, 4, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 0);
+    one = size_of(rs_statedir_dump_file(ut_pool, f.dir));
+    f.o.doc_max_bytes = one - one / 4;
+    ck_assert_int_eq(build(&f, 5, &info), APR_SUCCESS);
+    ck_assert_int_ge(info.parts, 2);
+    ck_assert_int_le(info.parts, 4);
+    for (i = 1; i <= info.parts; i++) {
+        const char *path = rs_statedir_gen_file(ut_pool, f.dir, i);
+        xmlNodePtr part = xmlDocGetRootElement(ut_xml_parse_file(path));
+        int m = ut_xml_count(part, RS_XML_NS_SITEMAP, "url");
+        two = size_of(path);
+        ck_assert_int_le(two, f.o.doc_max_bytes);
+        ck_assert_int_ge(m, 1);
+        total += m;
+    }
+    ck_assert_int_eq(total, 5);
+    ck_assert_int_eq(
+        ut_xml_count(xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir))),
+                     RS_XML_NS_SITEMAP, "sitemap"),
+        info.parts);
+}
+END_TEST
+
 /* Disk use counts a package linked into several generations once. */
 START_TEST(disk_bytes_count_links_once)
 {
@@ -708,6 +749,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, rows_denied_now_are_left_out);
     tcase_add_test(tc, withdraw_removes_the_packages_in_every_generation);
     tcase_add_test(tc, index_when_packages_do_not_fit);
+    tcase_add_test(tc, index_when_bytes_do_not_fit);
     tcase_add_test(tc, disk_bytes_count_links_once);
     tcase_add_test(tc, returning_package_reused_from_older_generation);
     tcase_add_test(tc, memory_does_not_grow_with_the_manifest);

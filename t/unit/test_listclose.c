@@ -97,6 +97,9 @@ static void lf_init(lf_t *f, int max_entries)
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", f->t0), APR_SUCCESS);
     f->c.set = "s";
     f->c.max_entries = max_entries;
+    /* Count retention has a test of its own: here the index may name
+     * every list the tests close. */
+    f->c.index_max = 1000;
     f->c.period = SEC(60);
     f->c.retention = SEC(3600);
     f->c.dir = ut_path(base, "changelists/s");
@@ -194,46 +197,160 @@ END_TEST
 START_TEST(batch_due_when_the_list_may_be_full)
 {
     /* Count not known yet (the extent is not published): look. */
-    ck_assert_int_eq(rs_listclose_batch_due(3, 0, 0), 1);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 0, 0, 0, 100), 1);
     /* Known and below max_entries: wait for the tick. */
-    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 0), 0);
-    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2), 0);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 0, 0, 100), 0);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2, 100, 100), 0);
     /* Full or beyond: look. */
-    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 3), 1);
-    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 50000), 1);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 3, 0, 100), 1);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 50000, 0, 100), 1);
+    /* Its entries past the bytes a list may take: look; bytes unknown or
+     * no byte limit known yet: the tick measures. */
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2, 101, 100), 1);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2, -1, 100), 0);
+    ck_assert_int_eq(rs_listclose_batch_due(3, 1, 2, 101, 0), 0);
 }
 END_TEST
 
 START_TEST(cut_across_pages)
 {
     lf_t f;
-    apr_int64_t last_seq = -1, first;
-    apr_time_t until = 0;
+    rs_listclose_cut_t cut;
+    apr_int64_t first;
 
     lf_init(&f, 1000);
     first = append_n(&f, 1001) - 1000;
     /* The 1,000th record ends the list; the 1,001st, on the second page of
      * 1,000, gives its until. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, &last_seq, &until),
-                     APR_SUCCESS);
-    ck_assert_int_eq(last_seq, first + 999);
-    ck_assert_int_eq(until, record(&f, first + 1000)->datetime);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(cut.last_seq, first + 999);
+    ck_assert_int_eq(cut.count, 1000);
+    ck_assert_int_eq(cut.bytes, 0);
+    ck_assert_int_eq(cut.until, record(&f, first + 1000)->datetime);
     /* A short cut inside the first page. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 10, 3, &last_seq, &until),
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 10, 3, NULL, 0, &cut),
                      APR_SUCCESS);
-    ck_assert_int_eq(last_seq, first + 12);
-    ck_assert_int_eq(until, record(&f, first + 13)->datetime);
+    ck_assert_int_eq(cut.last_seq, first + 12);
+    ck_assert_int_eq(cut.until, record(&f, first + 13)->datetime);
     /* No record after the n-th: nothing to cut. */
-    until = 0;
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1001, &last_seq, &until),
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1001, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(cut.last_seq, 0);
+    ck_assert_int_eq(cut.count, 1001);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 1, 1000, NULL, 0, &cut),
                      APR_SUCCESS);
-    ck_assert_int_eq(last_seq, 0);
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 1, 1000, &last_seq, &until),
-                     APR_SUCCESS);
-    ck_assert_int_eq(last_seq, 0);
+    ck_assert_int_eq(cut.last_seq, 0);
     /* Another set's records do not count. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, &last_seq, &until), APR_SUCCESS);
-    ck_assert_int_eq(last_seq, 0);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(cut.last_seq, 0);
+}
+END_TEST
+
+/* The rendered length of record seq's entry. */
+static apr_int64_t entry_len(lf_t *f, rs_entry_renderer_t *rr, apr_int64_t seq)
+{
+    apr_size_t len = 0;
+    ck_assert_ptr_nonnull(rs_entry_render(rr, record(f, seq), &len));
+    return (apr_int64_t)len;
+}
+
+START_TEST(cut_by_bytes)
+{
+    lf_t f;
+    rs_listclose_cut_t cut;
+    rs_entry_renderer_t *rr;
+    apr_int64_t first, two;
+
+    lf_init(&f, 1000);
+    rr = rs_entry_renderer_create(ut_pool, &f.o.entry);
+    ck_assert_ptr_nonnull(rr);
+    first = append_n(&f, 1500) - 1499;
+    two = entry_len(&f, rr, first) + entry_len(&f, rr, first + 1);
+    /* Room for two entries and not for three: the list ends after the
+     * second, whatever n allows. */
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr,
+                                      two + entry_len(&f, rr, first + 2) - 1, &cut),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cut.last_seq, first + 1);
+    ck_assert_int_eq(cut.count, 2);
+    ck_assert_int_eq(cut.bytes, two);
+    ck_assert_int_eq(cut.until, record(&f, first + 2)->datetime);
+    /* Exactly full: the third fits. */
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr,
+                                      two + entry_len(&f, rr, first + 2), &cut),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cut.count, 3);
+    /* An entry larger than the room still makes a list of its own. */
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 1, &cut), APR_SUCCESS);
+    ck_assert_int_eq(cut.count, 1);
+    ck_assert_int_eq(cut.last_seq, first);
+    /* Room enough: n decides, across pages. */
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1200, rr, APR_INT64_MAX, &cut),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cut.count, 1200);
+    ck_assert_int_eq(cut.last_seq, first + 1199);
+    /* Nothing closes: the bytes of every record read. */
+    ck_assert_int_eq(
+        rs_listclose_cut(ut_pool, f.j, "s", first + 1498, 1000, rr, APR_INT64_MAX, &cut),
+        APR_SUCCESS);
+    ck_assert_int_eq(cut.last_seq, 0);
+    ck_assert_int_eq(cut.count, 2);
+    ck_assert_int_eq(cut.bytes, entry_len(&f, rr, first + 1498) + entry_len(&f, rr, first + 1499));
+}
+END_TEST
+
+START_TEST(full_closes_before_the_bytes_pass)
+{
+    lf_t f;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    rs_entry_renderer_t *rr;
+    apr_int64_t first, bytes = -1, total = 0, seq;
+    int closed_some = 0, i;
+
+    lf_init(&f, 1000);
+    rr = rs_entry_renderer_create(ut_pool, &f.o.entry);
+    first = append_n(&f, 10) - 9;
+    /* Entries of one length (d/f0.txt .. d/f9.txt, lengths 0 .. 9):
+     * room for three. */
+    f.c.entry = &f.o.entry;
+    f.c.max_bytes = entry_len(&f, rr, first) * 3;
+    for (seq = first; seq < first + 10; seq++) {
+        total += entry_len(&f, rr, seq);
+    }
+    /* The open list's bytes unknown: measured, lists closed. */
+    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &bytes, &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(closed_some, 1);
+    lists(&f, &closed, &openl);
+    ck_assert_int_ge(closed->nelts, 3);
+    for (i = 0; i < closed->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
+        apr_int64_t b = 0;
+        for (seq = cl->first_seq; seq <= cl->last_seq; seq++) {
+            b += entry_len(&f, rr, seq);
+        }
+        ck_assert_int_le(b, f.c.max_bytes);
+        /* ... and the next record would not have fitted. */
+        ck_assert_int_gt(b + entry_len(&f, rr, cl->last_seq + 1), f.c.max_bytes);
+        ck_assert_int_eq(cl->count, cl->last_seq - cl->first_seq + 1);
+        ck_assert_int_eq(cl->until, record(&f, cl->last_seq + 1)->datetime);
+        total -= b;
+    }
+    /* What stays open fits, and its bytes are known. */
+    ck_assert_int_eq(bytes, total);
+    ck_assert_int_le(bytes, f.c.max_bytes);
+    ck_assert_int_eq(openl.first_seq,
+                     APR_ARRAY_IDX(closed, closed->nelts - 1, rs_changelist_t).last_seq + 1);
+
+    /* Known bytes within the room: nothing read, nothing closed. */
+    closed_some = 0;
+    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &bytes, &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(closed_some, 0);
+    /* Without a renderer, bytes play no part. */
+    f.c.entry = NULL;
+    bytes = APR_INT64_MAX;
+    append_n(&f, 5);
+    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &bytes, &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(closed_some, 0);
 }
 END_TEST
 
@@ -242,13 +359,13 @@ START_TEST(full_closes_at_record_boundaries)
     lf_t f;
     apr_array_header_t *closed;
     rs_changelist_t openl;
-    apr_int64_t last;
+    apr_int64_t last, nobytes = -1;
     int closed_some = 0, i;
 
     lf_init(&f, 3);
     /* Exactly max_entries: full, but the cut waits for the next record. */
     last = append_n(&f, 3);
-    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &nobytes, &closed_some), APR_SUCCESS);
     ck_assert_int_eq(closed_some, 0);
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 0);
@@ -256,7 +373,7 @@ START_TEST(full_closes_at_record_boundaries)
 
     /* 8 records: two lists of 3 close, 2 stay open. */
     last = append_n(&f, 5);
-    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &closed_some), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_full(ut_pool, f.j, &f.c, &nobytes, &closed_some), APR_SUCCESS);
     ck_assert_int_eq(closed_some, 1);
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 2);
@@ -364,6 +481,130 @@ START_TEST(expire_drops_old_lists_and_files)
     lists(&f, &closed, &openl);
     ck_assert_int_eq(closed->nelts, 1);
     ck_assert_int_eq(APR_ARRAY_IDX(closed, 0, rs_changelist_t).id, 2);
+}
+END_TEST
+
+START_TEST(expire_keeps_what_the_index_may_name)
+{
+    lf_t f;
+    apr_array_header_t *closed;
+    rs_changelist_t openl, done;
+    apr_time_t until = apr_time_now();
+    apr_time_t from0;
+    int dropped = 0, i;
+
+    lf_init(&f, 100);
+    f.c.index_max = 3; /* the open list and two closed ones */
+    ck_assert_int_eq(apr_dir_make_recursive(f.c.dir, APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+    for (i = 1; i <= 5; i++) {
+        append_n(&f, 1);
+        until += SEC(1);
+        ck_assert_int_eq(rs_journal_close(f.j, ut_pool, "s", -1, 0, until, &done), APR_SUCCESS);
+        ut_write_str(list_path(&f, i), "list");
+    }
+    append_n(&f, 1);
+    /* Within time retention; two lists beyond the count: the oldest two
+     * go with their files, once, said with the limit. */
+    rs_listclose_expire(ut_pool, f.j, &f.c, "h1", until, f.log, &dropped);
+    ck_assert_int_eq(dropped, 1);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 2);
+    ck_assert_int_eq(APR_ARRAY_IDX(closed, 0, rs_changelist_t).id, 4);
+    ck_assert_int_eq(openl.count, 1);
+    ck_assert(!ut_exists(list_path(&f, 3)) && ut_exists(list_path(&f, 4)));
+    ck_assert_int_eq(ut_log_count(&f.ul, "set s: 3 Change Lists left the Change List Index (it "
+                                         "names at most 3 lists)"),
+                     1);
+    ck_assert_int_eq(f.ul.msgs->nelts, 1);
+    /* The journal starts where the last dropped list ended: the index's
+     * from moves with it. */
+    from0 = APR_ARRAY_IDX(closed, 0, rs_changelist_t).from;
+    {
+        apr_time_t start;
+        ck_assert_int_eq(rs_journal_start(f.j, "s", &start), APR_SUCCESS);
+        ck_assert_int_eq(start, from0);
+    }
+    /* At the limit: nothing more goes. */
+    dropped = 0;
+    rs_listclose_expire(ut_pool, f.j, &f.c, "h1", until, f.log, &dropped);
+    ck_assert_int_eq(dropped, 0);
+    /* Time retention first, then the count: both said. */
+    f.c.index_max = 2;
+    rs_listclose_expire(ut_pool, f.j, &f.c, "h1",
+                        APR_ARRAY_IDX(closed, 0, rs_changelist_t).until + f.c.retention + 1, f.log,
+                        &dropped);
+    ck_assert_int_eq(dropped, 1);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 1);
+    ck_assert_int_eq(APR_ARRAY_IDX(closed, 0, rs_changelist_t).id, 5);
+    ck_assert_int_eq(ut_log_count(&f.ul, "set s: 1 Change Lists expired"), 1);
+    /* Without index_max, max_entries is the count. */
+    f.c.index_max = 0;
+    f.c.max_entries = 1;
+    rs_listclose_expire(ut_pool, f.j, &f.c, "h1", until, f.log, &dropped);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 0);
+    ck_assert_int_eq(openl.count, 1);
+}
+END_TEST
+
+/* The bytes of the Change List Index of n closed lists of the longest
+ * ids and times. */
+static apr_size_t index_len(lf_t *f, int n)
+{
+    apr_array_header_t *closed = apr_array_make(ut_pool, n, sizeof(rs_changelist_t));
+    rs_changelist_t open;
+    ut_buf_t b;
+    rs_xml_t *w;
+    int i;
+
+    memset(&open, 0, sizeof(open));
+    for (i = 0; i < n; i++) {
+        rs_changelist_t *cl = apr_array_push(closed);
+        memset(cl, 0, sizeof(*cl));
+        cl->id = APR_INT64_MAX - n + i;
+        /* Six fractional digits, none of them a trailing 0. */
+        cl->from = apr_time_from_sec(1700000000) + 10 * i + 1;
+        cl->until = cl->from + 2;
+    }
+    open.id = APR_INT64_MAX;
+    open.from = apr_time_from_sec(1700000000) + 10 * n + 1;
+    memset(&b, 0, sizeof(b));
+    w = rs_xml_open(ut_pool, ut_buf_sink, &b);
+    ck_assert_int_eq(rs_changelist_write_index(&f->o, closed, &open, w, ut_pool), APR_SUCCESS);
+    return b.len;
+}
+
+START_TEST(limits_in_bytes)
+{
+    lf_t f;
+    rs_changelist_frame_t fr;
+    rs_changelist_t cl;
+    char *prefix;
+    int cap;
+
+    lf_init(&f, 50000);
+    /* A closed list: its frame and the budget make 50 MB. */
+    memset(&cl, 0, sizeof(cl));
+    cl.from = apr_time_from_sec(1700000000) + 1;
+    cl.until = cl.from + 1;
+    ck_assert_int_eq(rs_changelist_frame(&f.o, &cl, ut_pool, &fr), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_budget(&f.o, ut_pool) + (apr_int64_t)(fr.head_len + fr.tail_len),
+                     RS_XML_MAX_BYTES);
+    /* Short URLs: the index may name max_entries lists. */
+    ck_assert_int_eq(rs_listclose_index_cap(&f.o, 50000, ut_pool), 50000);
+    ck_assert_int_eq(rs_listclose_index_cap(&f.o, 3, ut_pool), 3);
+    /* List URLs of 4,000 bytes: fewer, and an index of that many fits
+     * in 50 MB where one more would not. */
+    prefix = apr_palloc(ut_pool, 4001);
+    memset(prefix, 'a', 4000);
+    prefix[4000] = 0;
+    f.o.list_url_prefix = apr_pstrcat(ut_pool, "http://example.org/", prefix, NULL);
+    cap = rs_listclose_index_cap(&f.o, 50000, ut_pool);
+    ck_assert_int_lt(cap, 50000);
+    ck_assert_int_gt(cap, 1000);
+    ck_assert_int_le(index_len(&f, cap - 1), RS_XML_MAX_BYTES);
+    ck_assert_int_gt(index_len(&f, cap), RS_XML_MAX_BYTES);
 }
 END_TEST
 
@@ -578,9 +819,13 @@ Suite *listclose_suite(void)
     tcase_add_test(tc, due_by_count_or_period);
     tcase_add_test(tc, batch_due_when_the_list_may_be_full);
     tcase_add_test(tc, cut_across_pages);
+    tcase_add_test(tc, cut_by_bytes);
+    tcase_add_test(tc, full_closes_before_the_bytes_pass);
     tcase_add_test(tc, full_closes_at_record_boundaries);
     tcase_add_test(tc, on_time_closes_the_whole_list);
     tcase_add_test(tc, expire_drops_old_lists_and_files);
+    tcase_add_test(tc, expire_keeps_what_the_index_may_name);
+    tcase_add_test(tc, limits_in_bytes);
     tcase_add_test(tc, update_writes_closed_lists_then_extent_then_index);
     tcase_add_test(tc, update_writes_each_file_when_needed);
     tcase_add_test(tc, update_expires_and_rewrites_the_index);

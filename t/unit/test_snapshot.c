@@ -10,6 +10,7 @@
 #include "rs_scan.h"
 #include "rs_partition.h"
 #include "rs_snapshot.h"
+#include "rs_snapdoc.h"
 #include "rs_snapinfo.h"
 #include "rs_snapparts.h"
 #include "rs_journal.h"
@@ -287,12 +288,12 @@ END_TEST
  * asserts the whole structure. */
 /* The part sizes rs_partition cuts the listing of check_indexed into
  * (content-defined, max entries as the limit); returns their number. */
-static int expected_parts(int n, int per_dir, int max, int *sizes)
+static int cut_parts(int n, int per_dir, int max, apr_uint64_t interval, int *sizes)
 {
     rs_partition_t pt;
     int i, parts = 0, in = 0;
 
-    rs_partition_init(&pt, max, APR_INT64_MAX, 0);
+    rs_partition_init(&pt, max, APR_INT64_MAX, interval);
     for (i = 0; i < n; i++) {
         const char *path = apr_psprintf(ut_pool, "d%03d/f%06d", i / per_dir, i);
         in++;
@@ -305,6 +306,14 @@ static int expected_parts(int n, int per_dir, int max, int *sizes)
         sizes[parts++] = in;
     }
     return parts;
+}
+
+/* At the interval for n entries; when that makes more than max parts,
+ * with every part full. */
+static int expected_parts(int n, int per_dir, int max, int *sizes)
+{
+    int parts = cut_parts(n, per_dir, max, rs_snapdoc_interval(max, max, n), sizes);
+    return parts <= max ? parts : cut_parts(n, per_dir, max, APR_UINT64_C(1) << 63, sizes);
 }
 
 static void check_indexed(fx_t *f, apr_uint64_t gen, int n, int per_dir, int max)
@@ -629,6 +638,127 @@ START_TEST(boundaries)
 }
 END_TEST
 
+/* Check the documents of an index snapshot written into f->dir: at most
+ * max_parts parts, each with at most f->o.max_entries entries and at most
+ * max_bytes bytes (0: no check), n entries in all, in order. */
+static void check_limits(fx_t *f, const rs_snapshot_info_t *info, int n, int per_dir, int max_parts,
+                         apr_int64_t max_bytes)
+{
+    xmlNodePtr idx =
+        xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_gen_file(ut_pool, f->dir, 0)));
+    int p, k = 0;
+
+    ck_assert_str_eq((const char *)idx->name, "sitemapindex");
+    ck_assert_int_eq(ut_xml_count(idx, UT_NS_SM, "sitemap"), info->parts);
+    ck_assert_int_le(info->parts, max_parts);
+    for (p = 1; p <= info->parts; p++) {
+        const char *path = rs_statedir_gen_file(ut_pool, f->dir, p);
+        xmlNodePtr root = xmlDocGetRootElement(ut_xml_parse_file(path));
+        int i, m = ut_xml_count(root, UT_NS_SM, "url");
+        size_t len = 0;
+        ck_assert_int_ge(m, 1);
+        ck_assert_int_le(m, f->o.max_entries);
+        ut_read(path, &len);
+        ck_assert(max_bytes <= 0 || (apr_int64_t)len <= max_bytes);
+        for (i = 0; i < m; i++, k++) {
+            ck_assert_str_eq(loc_of(root, i),
+                             apr_psprintf(ut_pool, BASE "d%03d/f%06d", k / per_dir, k));
+        }
+    }
+    ck_assert_int_eq(k, n);
+}
+
+START_TEST(parts_within_max_entries)
+{
+    fx_t f;
+    rs_snapshot_info_t info;
+    int *sizes = apr_pcalloc(ut_pool, sizeof(int) * 200);
+
+    /* 90 resources at most 10 a document: the cut interval for 10 alone
+     * (2) makes far more than 10 parts; the snapshot's makes at most 10. */
+    ck_assert_int_gt(cut_parts(90, 10, 10, rs_partition_interval(10), sizes), 10);
+    fx_init(&f, 10);
+    fill(&f, 90, 10, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    check_limits(&f, &info, 90, 10, 10, 0);
+
+    /* 150 do not fit in 10 parts of 10: every part full, 15 of them (more
+     * than max_entries, within what an index may name). */
+    fx_init(&f, 10);
+    fill(&f, 150, 10, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 15);
+    check_limits(&f, &info, 150, 10, 15, 0);
+}
+END_TEST
+
+START_TEST(interval_for_the_set)
+{
+    /* Small sets: a quarter of the limit at most (rs_partition_interval). */
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 0), 8192);
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 100000000), 8192);
+    /* Larger: doubled while the parts would pass half the index. */
+    ck_assert_uint_eq(rs_snapdoc_interval(50000, 50000, 300000000), 16384);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, 100000), 256);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, 500000), 1024);
+    /* Never past the first power of two at or above max_entries. */
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 1000, APR_INT64_C(1) << 40), 1024);
+    ck_assert_uint_eq(rs_snapdoc_interval(1000, 10, 100000), 1024);
+}
+END_TEST
+
+START_TEST(parts_within_bytes)
+{
+    fx_t f;
+    rs_snapshot_info_t info;
+    apr_int64_t budget;
+
+    /* 40 resources, at most 100 a document, and documents of at most the
+     * frame and about 8 entries: an index of parts of at most that many
+     * bytes, though the entries would fit in one list. */
+    fx_init(&f, 100);
+    f.o.max_bytes = 3000;
+    budget = rs_snapdoc_entry_budget(&f.o, ut_pool);
+    ck_assert_int_gt(budget, 1000);
+    ck_assert_int_lt(budget, 3000);
+    fill(&f, 40, 10, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_ge(info.parts, 4);
+    check_limits(&f, &info, 40, 10, 100, 3000);
+    /* Without the byte limit: one list. */
+    fx_init(&f, 100);
+    fill(&f, 40, 10, 0);
+    ck_assert_int_eq(rs_snapshot_write(f.st, &f.o, f.dir, 1, ut_pool, &info), APR_SUCCESS);
+    ck_assert_int_eq(info.parts, 0);
+}
+END_TEST
+
+START_TEST(index_cap_in_bytes)
+{
+    fx_t f;
+    char *long_prefix = apr_palloc(ut_pool, 3001);
+
+    fx_init(&f, 50000);
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
+    f.o.max_entries = 0;
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
+    f.o.max_entries = 7;
+    ck_assert_int_eq(rs_snapdoc_index_cap(&f.o, ut_pool), 7);
+    /* Part URLs of 3,000 bytes: 50,000 of them pass 50 MB. */
+    memset(long_prefix, 'p', 3000);
+    long_prefix[3000] = 0;
+    f.o.part_url_prefix = apr_pstrcat(ut_pool, PREFIX, long_prefix, NULL);
+    f.o.max_entries = 50000;
+    ck_assert_int_lt(rs_snapdoc_index_cap(&f.o, ut_pool), 50000);
+    ck_assert_int_gt(rs_snapdoc_index_cap(&f.o, ut_pool), 15000);
+    /* A small document limit: a small index. */
+    f.o.part_url_prefix = PREFIX;
+    f.o.max_bytes = 2000;
+    ck_assert_int_lt(rs_snapdoc_index_cap(&f.o, ut_pool), 20);
+    ck_assert_int_ge(rs_snapdoc_index_cap(&f.o, ut_pool), 1);
+}
+END_TEST
+
 START_TEST(many_rows_across_pages)
 {
     /* More rows than one page of the store (5000) and parts that end in
@@ -844,6 +974,10 @@ Suite *snapshot_suite(void)
     tcase_add_test(tc, ends_on_a_page);
     tcase_add_test(tc, boundaries);
     tcase_add_test(tc, many_rows_across_pages);
+    tcase_add_test(tc, parts_within_max_entries);
+    tcase_add_test(tc, interval_for_the_set);
+    tcase_add_test(tc, parts_within_bytes);
+    tcase_add_test(tc, index_cap_in_bytes);
     tcase_add_test(tc, long_paths);
     tcase_add_test(tc, write_errors);
     tcase_add_test(tc, write_errors_keep_their_cause);
