@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <apr_lib.h>
 #include <apr_portable.h>
 #include <apr_strings.h>
 #include "rs_beneath.h"
@@ -359,6 +360,66 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
     return APR_SUCCESS;
 }
 
+/* Bytes of the rs:md of a manifest entry beside its values, the <url>,
+ * <loc> and <lastmod> markup, the time and the length (with room). */
+#define MANIFEST_ENTRY_FIXED 256
+
+/* The bytes of s once XML-escaped, in an attribute value (attr) or in
+ * text, as libxml2's writer escapes them. */
+static apr_int64_t xml_len(const char *s, int attr)
+{
+    apr_int64_t n = 0;
+
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&':
+        case '\r':
+            n += 5;
+            break;
+        case '<':
+        case '>':
+            n += 4;
+            break;
+        case '"':
+            n += attr ? 6 : 1;
+            break;
+        case '\n':
+        case '\t':
+            n += attr ? 5 : 1;
+            break;
+        default:
+            n += 1;
+        }
+    }
+    return n;
+}
+
+/* At most the bytes of the row's entry in its package's manifest
+ * (manifest_entries), counted without rendering it: a byte of rel that
+ * is not plain (RFC 3986 unreserved or "/") takes at most five in <loc>
+ * (escaped "%XX", or "&amp;") and five in path= (percent-encoded member
+ * names, or "&amp;"), a plain one one in each; the URL base, type,
+ * encoding and digests as they are escaped.  For plain names the bound
+ * is a little over the entry, so only packages of very long names are
+ * cut by it (see rs_partition_add_doc). */
+static apr_int64_t manifest_entry_bound(const rs_dump_opts_t *o, const rs_item_t *it,
+                                        const char *rel)
+{
+    apr_int64_t n =
+        MANIFEST_ENTRY_FIXED + (apr_int64_t)sizeof(RS_DUMP_MEMBER_DIR RS_DUMP_ENCODED_DIR);
+    const unsigned char *c;
+    int i;
+
+    for (c = (const unsigned char *)rel; *c; c++) {
+        n += apr_isalnum(*c) || strchr("/-._~", *c) ? 2 : 10;
+    }
+    n += xml_len(o->url_base, 0) + xml_len(it->type, 1) + xml_len(it->encoding, 1);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        n += it->hash[i] ? (apr_int64_t)strlen(it->hash[i]) + 16 : 0;
+    }
+    return n;
+}
+
 /* The next row of the listing, copied (the page's pool is cleared). */
 static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
 {
@@ -374,7 +435,8 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
         apr_pool_clear(dw->sp);
         return rv;
     }
-    cut = rs_partition_add(&dw->pt, rel, strlen(rel), it->size);
+    cut = rs_partition_add_doc(&dw->pt, rel, strlen(rel), it->size,
+                               manifest_entry_bound(dw->o, it, rel));
     apr_pool_clear(dw->sp);
 
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
@@ -449,6 +511,13 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
+    /* A manifest is a document too: within RS_XML_MAX_BYTES (section 7,
+     * "the limit is 50,000 resources and 50 MB"), less its head and tail
+     * (the capability URL escaped, and room). */
+    rs_partition_limit_doc(&dw.pt, (o->doc_max_bytes > 0 && o->doc_max_bytes < RS_XML_MAX_BYTES
+                                        ? o->doc_max_bytes
+                                        : RS_XML_MAX_BYTES)
+                                       - 1024 - xml_len(o->capability_url, 1));
     for (;;) {
         apr_array_header_t *rows;
         apr_pool_clear(pp);

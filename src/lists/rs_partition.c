@@ -29,24 +29,39 @@ void rs_partition_init(rs_partition_t *pt, apr_int64_t max_entries, apr_int64_t 
     pt->max_bytes = max_bytes < 1 ? 1 : max_bytes;
     pt->interval = interval ? interval : rs_partition_interval(pt->max_entries);
     pt->entries = pt->bytes = 0;
+    pt->max_doc = pt->doc = 0;
+}
+
+void rs_partition_limit_doc(rs_partition_t *pt, apr_int64_t max_doc)
+{
+    pt->max_doc = max_doc > 0 ? max_doc : 0;
+}
+
+unsigned rs_partition_add_doc(rs_partition_t *pt, const char *path, apr_size_t len,
+                              apr_int64_t size, apr_int64_t doc)
+{
+    unsigned cut = 0;
+    int doc_full = pt->max_doc > 0 && doc > pt->max_doc - pt->doc;
+
+    if (pt->entries > 0
+        && (size > pt->max_bytes || pt->entries + 1 > pt->max_entries
+            || size > pt->max_bytes - pt->bytes || doc_full)) {
+        cut |= RS_PARTITION_CUT_BEFORE;
+        pt->entries = pt->bytes = pt->doc = 0;
+    }
+    pt->entries++;
+    pt->bytes += size;
+    pt->doc += doc;
+    if (size >= pt->max_bytes || pt->entries >= pt->max_entries
+        || (pt->max_doc > 0 && pt->doc >= pt->max_doc)
+        || (rs_partition_hash(path, len) & (pt->interval - 1)) == 0) {
+        cut |= RS_PARTITION_CUT_AFTER;
+        pt->entries = pt->bytes = pt->doc = 0;
+    }
+    return cut;
 }
 
 unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len, apr_int64_t size)
 {
-    unsigned cut = 0;
-
-    if (pt->entries > 0
-        && (size > pt->max_bytes || pt->entries + 1 > pt->max_entries
-            || size > pt->max_bytes - pt->bytes)) {
-        cut |= RS_PARTITION_CUT_BEFORE;
-        pt->entries = pt->bytes = 0;
-    }
-    pt->entries++;
-    pt->bytes += size;
-    if (size >= pt->max_bytes || pt->entries >= pt->max_entries
-        || (rs_partition_hash(path, len) & (pt->interval - 1)) == 0) {
-        cut |= RS_PARTITION_CUT_AFTER;
-        pt->entries = pt->bytes = 0;
-    }
-    return cut;
+    return rs_partition_add_doc(pt, path, len, size, 0);
 }

@@ -29,6 +29,7 @@ typedef struct rs_partition_t {
     apr_int64_t max_entries, max_bytes;
     apr_uint64_t interval;      /* K, a power of two */
     apr_int64_t entries, bytes; /* of the package being filled */
+    apr_int64_t max_doc, doc;   /* a bound of its manifest's bytes (0: none) */
 } rs_partition_t;
 
 /* The cut interval for a limit of max_entries: the largest power of two
@@ -44,6 +45,15 @@ void rs_partition_init(rs_partition_t *pt, apr_int64_t max_entries, apr_int64_t 
 /* The next entry of the listing (path bytes of len, its size): returns a
  * mask of RS_PARTITION_CUT_*.  CUT_BEFORE is never set on the first entry. */
 unsigned rs_partition_add(rs_partition_t *pt, const char *path, apr_size_t len, apr_int64_t size);
+
+/* Also cut a package before the manifest bytes that rs_partition_add_doc
+ * is given pass max_doc (> 0; 0, the default, sets no such limit). */
+void rs_partition_limit_doc(rs_partition_t *pt, apr_int64_t max_doc);
+
+/* rs_partition_add for an entry whose manifest entry takes at most doc
+ * bytes.  An entry over max_doc by itself gets a package of its own. */
+unsigned rs_partition_add_doc(rs_partition_t *pt, const char *path, apr_size_t len,
+                              apr_int64_t size, apr_int64_t doc);
 
 /* FNV-1a 64 of len bytes (the boundary hash). */
 apr_uint64_t rs_partition_hash(const char *path, apr_size_t len);

@@ -212,6 +212,46 @@ START_TEST(key_names_the_contents)
 }
 END_TEST
 
+static apr_int64_t size_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    return (apr_int64_t)sb.st_size;
+}
+
+/* A package's manifest is a document too: within the bytes a document may
+ * take (doc_max_bytes here, RS_XML_MAX_BYTES by default), however long the
+ * names, though the entry limit would let one package hold them all. */
+START_TEST(manifests_within_bytes)
+{
+    fx_t f;
+    rs_dump_info_t info;
+    xmlNodePtr root;
+    char name[256];
+    int i, n, entries = 0;
+
+    fx_init(&f, 1000);
+    for (i = 0; i < 30; i++) {
+        /* long names, some with bytes that take more once escaped */
+        memset(name, i % 3 ? 'n' : '&', 200);
+        apr_snprintf(name + 200, sizeof(name) - 200, "%02d \xc3\xa9.txt", i);
+        add(&f, "", name, "x\n", 0);
+    }
+    f.o.doc_max_bytes = 9000 + 1024 + 6 * (apr_int64_t)strlen(f.o.capability_url);
+    ck_assert_int_eq(build(&f, 1, &info), APR_SUCCESS);
+    root = xmlDocGetRootElement(ut_xml_parse_file(rs_statedir_dump_file(ut_pool, f.dir)));
+    n = ut_xml_count(root, RS_XML_NS_SITEMAP, "url");
+    ck_assert_int_ge(n, 3); /* 30 entries of over 400 bytes: 12 KB and more */
+    for (i = 0; i < n; i++) {
+        const char *man = rs_statedir_dump_pkg(ut_pool, f.dir, pkg_key(&f, i), "xml");
+        ck_assert_int_le(size_of(man), 9000);
+        entries +=
+            ut_xml_count(xmlDocGetRootElement(ut_xml_parse_file(man)), RS_XML_NS_SITEMAP, "url");
+    }
+    ck_assert_int_eq(entries, 30);
+}
+END_TEST
+
 /* A row's content coding is listed in the manifest (rs:md encoding, after
  * the type, as in the Resource List), and a package whose entries gain
  * one gets a new key: it is not reused from a build without it. */
@@ -583,13 +623,6 @@ START_TEST(index_when_packages_do_not_fit)
 }
 END_TEST
 
-static apr_int64_t size_of(const char *path)
-{
-    struct stat sb;
-    ck_assert_int_eq(stat(path, &sb), 0);
-    return (apr_int64_t)sb.st_size;
-}
-
 /* Documents within their bytes too: with a document smaller than the
  * one 5 packages make (list_max 100 would take them all), an index
  * whose parts each stay within it. */
@@ -753,6 +786,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, disk_bytes_count_links_once);
     tcase_add_test(tc, returning_package_reused_from_older_generation);
     tcase_add_test(tc, memory_does_not_grow_with_the_manifest);
+    tcase_add_test(tc, manifests_within_bytes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -136,12 +136,36 @@ START_TEST(limits_and_large_files)
 }
 END_TEST
 
+/* A bound of the manifest's bytes cuts too: before an entry that would
+ * pass it, and around one over it by itself; no bound, no such cut. */
+START_TEST(manifest_bytes_cut)
+{
+    static const apr_int64_t doc[] = { 30, 30, 30, 30, 150, 30 };
+    static const unsigned want[] = {
+        0, 0, 0, RS_PARTITION_CUT_BEFORE, RS_PARTITION_CUT_BEFORE | RS_PARTITION_CUT_AFTER, 0
+    };
+    rs_partition_t pt;
+    int i;
+
+    rs_partition_init(&pt, 1000, APR_INT64_MAX, (apr_uint64_t)1 << 62);
+    for (i = 0; i < 6; i++) {
+        ck_assert_uint_eq(rs_partition_add_doc(&pt, "p", 1, 1, doc[i]), 0);
+    }
+    rs_partition_init(&pt, 1000, APR_INT64_MAX, (apr_uint64_t)1 << 62);
+    rs_partition_limit_doc(&pt, 100);
+    for (i = 0; i < 6; i++) {
+        ck_assert_msg(rs_partition_add_doc(&pt, "p", 1, 1, doc[i]) == want[i], "entry %d", i);
+    }
+}
+END_TEST
+
 Suite *partition_suite(void)
 {
     Suite *s = suite_create("rs_partition");
     TCase *tc = ut_tcase("partition", 30);
     tcase_add_test(tc, insert_changes_one_or_two_packages);
     tcase_add_test(tc, limits_and_large_files);
+    tcase_add_test(tc, manifest_bytes_cut);
     suite_add_tcase(s, tc);
     return s;
 }
