@@ -142,6 +142,19 @@ int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs)
     return empty_elem(w, "rs:md", attrs, nattrs);
 }
 
+int rs_xml_head(rs_xml_t *w, const char *root, const char *up, const char *index,
+                const char *capability, const char *n1, const char *v1, const char *n2,
+                const char *v2)
+{
+    const rs_xml_attr_t md[3] = { { "capability", capability }, { n1, v1 }, { n2, v2 } };
+
+    return rs_xml_begin(w, root) < 0 || (up && rs_xml_ln(w, "up", up, NULL, 0) < 0)
+                   || (index && rs_xml_ln(w, "index", index, NULL, 0) < 0)
+                   || rs_xml_md(w, md, 3) < 0
+               ? -1
+               : 0;
+}
+
 int rs_xml_entry_begin(rs_xml_t *w, const char *loc, const char *lastmod)
 {
     CHK(xmlTextWriterStartElement(w->tw, BAD_CAST w->entry));

@@ -67,6 +67,15 @@ int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href, const rs_xml_attr_
 /* <rs:md a=".." .../> with the given attributes (NULL values skipped). */
 int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs);
 
+/* The head of a capability document (ResourceSync 1.1 section 7): the
+ * root element ("urlset" or "sitemapindex"), <rs:ln rel="up"> to up and
+ * <rs:ln rel="index"> to index (each left out when NULL), then the
+ * document's <rs:md capability=".." n1="v1" n2="v2"/> (a NULL value left
+ * out), e.g. "at" and "completed", or "from" and "until". */
+int rs_xml_head(rs_xml_t *w, const char *root, const char *up, const char *index,
+                const char *capability, const char *n1, const char *v1, const char *n2,
+                const char *v2);
+
 /* Open <url> (or <sitemap> in an index) with <loc>, and <lastmod> when
  * lastmod is not NULL.  Follow with rs_xml_md / rs_xml_ln, then
  * rs_xml_entry_end. */

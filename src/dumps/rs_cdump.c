@@ -293,18 +293,13 @@ static apr_status_t manifest_render(const rs_cdump_opts_t *o, const rs_changelis
                                     const apr_array_header_t *ms, apr_pool_t *p, rs_xml_membuf_t *m)
 {
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
     rs_xml_t *w = rs_xml_open(p, rs_xml_membuf_sink, m);
     int i;
 
-    md[0].name = "capability";
-    md[0].value = "changedump-manifest";
-    md[1].name = "from";
-    md[1].value = rs_time_format(from, cl->from);
-    md[2].name = "until";
-    md[2].value = rs_time_format(until, cl->until);
-    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0) {
+    if (!w
+        || rs_xml_head(w, "urlset", o->capability_url, NULL, "changedump-manifest", "from",
+                       rs_time_format(from, cl->from), "until", rs_time_format(until, cl->until))
+               < 0) {
         return APR_ENOMEM;
     }
     for (i = 0; i < ms->nelts; i++) {

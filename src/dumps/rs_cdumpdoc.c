@@ -65,23 +65,15 @@ typedef struct {
 static int doc_head(rs_xml_t *w, const cdoc_t *d, const char *root)
 {
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
-    int n = 2;
 
-    md[0].name = "capability";
-    md[0].value = "changedump";
-    md[1].name = "from";
-    md[1].value = rs_time_format(from, d->from);
-    if (d->until) {
-        md[n].name = "until";
-        md[n++].value = rs_time_format(until, d->until);
-    }
     /* Section 13.1: "In case a Change Dump Index exists, a recommended
      * <rs:ln> child element of <urlset> points to it with the relation
      * type index." */
-    return !w || rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", d->o->capability_url, NULL, 0) < 0
-           || (d->part && rs_xml_ln(w, "index", d->o->index_url, NULL, 0) < 0)
-           || rs_xml_md(w, md, n) < 0;
+    return !w
+           || rs_xml_head(w, root, d->o->capability_url, d->part ? d->o->index_url : NULL,
+                          "changedump", "from", rs_time_format(from, d->from), "until",
+                          d->until ? rs_time_format(until, d->until) : NULL)
+                  < 0;
 }
 
 /* The <sitemap> of each part (section 12.2, which section 13.1 refers

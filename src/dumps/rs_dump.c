@@ -131,7 +131,6 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
 {
     const rs_dump_opts_t *o = dw->o;
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
     apr_file_t *f;
     rs_xml_t *w;
     apr_status_t rv, xe = APR_SUCCESS;
@@ -140,14 +139,11 @@ static apr_status_t manifest_write(dwriter_t *dw, const char *path)
         return rv;
     }
     w = rs_xml_open_file(dw->kp, f);
-    md[0].name = "capability";
-    md[0].value = "resourcedump-manifest";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (!w || rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0 || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
+    if (!w
+        || rs_xml_head(w, "urlset", o->capability_url, NULL, "resourcedump-manifest", "at",
+                       rs_time_format(at, o->at), "completed", rs_time_format(done, o->completed))
+               < 0
+        || manifest_entries(dw, w) || rs_xml_end(w) < 0) {
         xe = w ? rs_xml_error(w) : APR_ENOMEM;
     }
     rv = apr_file_flush(f);

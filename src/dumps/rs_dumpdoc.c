@@ -20,19 +20,14 @@ static rs_xml_t *doc_begin(ddoc_t *dw, rs_xml_t *w, const char *root, const char
 {
     const rs_dump_opts_t *o = dw->o;
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
 
-    md[0].name = "capability";
-    md[0].value = "resourcedump";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (!w || rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (index && rs_xml_ln(w, "index", index, NULL, 0) < 0) || rs_xml_md(w, md, 3) < 0) {
-        return NULL;
-    }
-    return w;
+    return w
+                   && rs_xml_head(w, root, o->capability_url, index, "resourcedump", "at",
+                                  rs_time_format(at, o->at), "completed",
+                                  rs_time_format(done, o->completed))
+                          == 0
+               ? w
+               : NULL;
 }
 
 /* One <url> per package from..to-1. */

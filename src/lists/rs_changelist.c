@@ -11,20 +11,10 @@ static int head(rs_xml_t *w, const rs_changelist_opts_t *o, const char *root,
                 const rs_changelist_t *cl, int with_index)
 {
     char from[RS_TIME_BUFSIZE], until[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
 
-    md[0].name = "capability";
-    md[0].value = "changelist";
-    md[1].name = "from";
-    md[1].value = rs_time_format(from, cl->from);
-    md[2].name = "until";
-    md[2].value = cl->until ? rs_time_format(until, cl->until) : NULL;
-    if (rs_xml_begin(w, root) < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (with_index && rs_xml_ln(w, "index", o->index_url, NULL, 0) < 0)
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    return 0;
+    return rs_xml_head(w, root, o->capability_url, with_index ? o->index_url : NULL, "changelist",
+                       "from", rs_time_format(from, cl->from), "until",
+                       cl->until ? rs_time_format(until, cl->until) : NULL);
 }
 
 /* ------------------------------------------------------------ documents */

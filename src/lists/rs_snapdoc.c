@@ -9,47 +9,34 @@
 int rs_snapdoc_head(rs_xml_t *w, const rs_snapshot_opts_t *o, int with_index)
 {
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
 
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "urlset") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || (with_index && rs_xml_ln(w, "index", o->list_url, NULL, 0) < 0)
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    return 0;
+    return rs_xml_head(w, "urlset", o->capability_url, with_index ? o->list_url : NULL,
+                       "resourcelist", "at", rs_time_format(at, o->at), "completed",
+                       rs_time_format(done, o->completed));
 }
 
 int rs_snapdoc_index(const rs_snapshot_opts_t *o, rs_xml_t *w, const apr_array_header_t *parts,
                      apr_pool_t *ep)
 {
     char at[RS_TIME_BUFSIZE], done[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
+    rs_xml_attr_t md[2];
     int i;
 
-    md[0].name = "capability";
-    md[0].value = "resourcelist";
-    md[1].name = "at";
-    md[1].value = rs_time_format(at, o->at);
-    md[2].name = "completed";
-    md[2].value = rs_time_format(done, o->completed);
-    if (rs_xml_begin(w, "sitemapindex") < 0 || rs_xml_ln(w, "up", o->capability_url, NULL, 0) < 0
-        || rs_xml_md(w, md, 3) < 0) {
+    if (rs_xml_head(w, "sitemapindex", o->capability_url, NULL, "resourcelist", "at",
+                    rs_time_format(at, o->at), "completed", rs_time_format(done, o->completed))
+        < 0) {
         return -1;
     }
+    md[0].name = "at";
+    md[1].name = "completed";
     for (i = 0; i < parts->nelts; i++) {
         const rs_snappart_t *s = &APR_ARRAY_IDX(parts, i, rs_snappart_t);
         const char *loc =
             apr_psprintf(ep, "%s%" APR_UINT64_T_FMT "-%d.xml", o->part_url_prefix, s->gen, s->n);
         int rc;
-        md[1].value = rs_time_format(at, s->at);
-        md[2].value = rs_time_format(done, s->completed);
-        rc = rs_xml_entry_begin(w, loc, NULL) < 0 || rs_xml_md(w, md + 1, 2) < 0
+        md[0].value = rs_time_format(at, s->at);
+        md[1].value = rs_time_format(done, s->completed);
+        rc = rs_xml_entry_begin(w, loc, NULL) < 0 || rs_xml_md(w, md, 2) < 0
              || rs_xml_entry_end(w) < 0;
         apr_pool_clear(ep);
         if (rc) {

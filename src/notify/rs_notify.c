@@ -229,19 +229,9 @@ static int head(rs_xml_t *w, const char *up, const char *capability, apr_time_t 
                 apr_time_t until)
 {
     char f[RS_TIME_BUFSIZE], u[RS_TIME_BUFSIZE];
-    rs_xml_attr_t md[3];
 
-    md[0].name = "capability";
-    md[0].value = capability;
-    md[1].name = "from";
-    md[1].value = rs_time_format(f, from);
-    md[2].name = "until";
-    md[2].value = rs_time_format(u, until);
-    if (rs_xml_begin(w, "urlset") < 0 || (up && rs_xml_ln(w, "up", up, NULL, 0) < 0)
-        || rs_xml_md(w, md, 3) < 0) {
-        return -1;
-    }
-    return 0;
+    return rs_xml_head(w, "urlset", up, NULL, capability, "from", rs_time_format(f, from), "until",
+                       rs_time_format(u, until));
 }
 
 /* The payload of change notification x, from the journal: the same
