@@ -27,18 +27,8 @@ my $d = $srv->dir;
 my $www = "$d/www";
 my $B = $srv->base;
 
-# index(set) -> { from, lists => [ { loc, from, until } ], xml }
-sub index_of {
-    my ($set) = @_;
-    my $r = get("$B/resourcesync/$set/changelist.xml");
-    return undef unless $r->code == 200;
-    my $x = xpc(doc($r->content));
-    my @l = map { { loc => $x->findvalue('sm:loc', $_), from => $x->findvalue('rs:md/@from', $_),
-                    until => $x->findvalue('rs:md/@until', $_) } }
-            $x->findnodes('/sm:sitemapindex/sm:sitemap');
-    return { from => $x->findvalue('/sm:sitemapindex/rs:md/@from'), lists => \@l,
-             xml => $r->content };
-}
+# index_of(set) -> the set's Change List Index (RSTest::cl_index)
+sub index_of { RSTest::cl_index($_[0], $B) }
 
 # changes(set) -> list of entries across every list, plus the documents
 sub changes {

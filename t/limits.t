@@ -29,17 +29,8 @@ my $srv = started_server(
 my $B = $srv->base;
 my $W = $srv->dir . '/www/lim';
 
-# index() -> { from, lists => [ { loc, from, until } ], xml }
-sub index_of {
-    my $r = get("$B/resourcesync/lim/changelist.xml");
-    return undef unless $r->code == 200;
-    my $x = xpc(doc($r->content));
-    my @l = map { { loc => $x->findvalue('sm:loc', $_), from => $x->findvalue('rs:md/@from', $_),
-                    until => $x->findvalue('rs:md/@until', $_) } }
-            $x->findnodes('/sm:sitemapindex/sm:sitemap');
-    return { from => $x->findvalue('/sm:sitemapindex/rs:md/@from'), lists => \@l,
-             xml => $r->content };
-}
+# index_of() -> the Change List Index of lim (RSTest::cl_index)
+sub index_of { RSTest::cl_index('lim', $B) }
 
 # The Resource List: 10 files at most 4 a document need an index of at
 # most 4 parts.

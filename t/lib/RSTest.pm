@@ -27,7 +27,7 @@ our @EXPORT_OK = qw(base vhost_base t_dir tree ua get head req doc xpc validate
                     wait_for wait_ok list_entries fetch_list free_port private_server
                     started_server set_conf STATE_CONF STATUS_CONF
                     put put_atomic httpd_pid watcher_pids alive strong_etag
-                    sd_url cap_url rl_url iso2epoch changes_of);
+                    sd_url cap_url rl_url iso2epoch changes_of cl_index);
 
 my $NS_SM = 'http://www.sitemaps.org/schemas/sitemap/0.9';
 my $NS_RS = 'http://www.openarchives.org/rs/terms/';
@@ -178,6 +178,21 @@ sub changes_of {
         push @all, _entries($lr->content);
     }
     return @all;
+}
+
+# cl_index(set, base, prefix) -> the set's Change List Index: { from,
+# lists => [ { loc, from, until } ], xml }, or undef while it does not
+# answer 200.
+sub cl_index {
+    my ($set, $b, $p) = @_;
+    my $r = get(($b // base()) . ($p // '/resourcesync') . "/$set/changelist.xml");
+    return undef unless $r->code == 200;
+    my $x = xpc(doc($r->content));
+    my @l = map { { loc => $x->findvalue('sm:loc', $_), from => $x->findvalue('rs:md/@from', $_),
+                    until => $x->findvalue('rs:md/@until', $_) } }
+            $x->findnodes('/sm:sitemapindex/sm:sitemap');
+    return { from => $x->findvalue('/sm:sitemapindex/rs:md/@from'), lists => \@l,
+             xml => $r->content };
 }
 
 # W3C datetime (UTC, Z) -> epoch seconds (fractional)
