@@ -29,7 +29,7 @@ use RSDump qw(save zip_member);
 plan tests => 22;
 
 my $set_conf = set_conf('s', 'www/s', 'ResourceSyncMaxEntries 3', 'ResourceSyncHash sha-256',
-                        'ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4',
+                        'ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 3',
                         'ResourceSyncChangeDump on', 'ResourceSyncNotify on',
                         'ResourceSyncNotifyDelay 200ms');
 my $common = STATE_CONF . "ResourceSyncRescanInterval 1\nResourceSyncHub on\n";

@@ -90,14 +90,14 @@ my ($first_id) = $idx->{lists}[0]{loc} =~ /-(\d+)\.xml$/;
 cmp_ok($first_id, '>', 1, 'the oldest lists left it');
 (my $gone = $idx->{lists}[0]{loc}) =~ s/-(\d+)\.xml$/'-' . ($1 - 1) . '.xml'/e;
 is(get($gone)->code, 404, 'a list that left the index is gone');
-my ($over, $bad) = (0, 0);
+my ($too_many, $bad) = (0, 0);
 for my $l (@{ $idx->{lists} }) {
     my $r = get($l->{loc});
     $bad++ unless $r->code == 200 && !defined validate($r->content);
-    $over++ if scalar(() = $r->content =~ /<url>/g) > $MAX;
+    $too_many++ if scalar(() = $r->content =~ /<url>/g) > $MAX;
 }
 is($bad, 0, 'every list it names is served and validates');
-is($over, 0, "no Change List holds more than $MAX entries");
+is($too_many, 0, "no Change List holds more than $MAX entries");
 # The chain stays continuous.
 my $broken = grep { $idx->{lists}[$_]{until} ne $idx->{lists}[$_ + 1]{from} } 0 .. $#{ $idx->{lists} } - 1;
 is($broken, 0, "each list's until is the next one's from");
