@@ -142,6 +142,34 @@ int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs)
     return empty_elem(w, "rs:md", attrs, nattrs);
 }
 
+apr_int64_t rs_xml_escaped_len(const char *s, int attr)
+{
+    apr_int64_t n = 0;
+
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&':
+        case '\r':
+            n += 5;
+            break;
+        case '<':
+        case '>':
+            n += 4;
+            break;
+        case '"':
+            n += attr ? 6 : 1;
+            break;
+        case '\n':
+        case '\t':
+            n += attr ? 5 : 1;
+            break;
+        default:
+            n += 1;
+        }
+    }
+    return n;
+}
+
 int rs_xml_head(rs_xml_t *w, const char *root, const char *up, const char *index,
                 const char *capability, const char *n1, const char *v1, const char *n2,
                 const char *v2)

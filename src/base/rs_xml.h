@@ -67,6 +67,10 @@ int rs_xml_ln(rs_xml_t *w, const char *rel, const char *href, const rs_xml_attr_
 /* <rs:md a=".." .../> with the given attributes (NULL values skipped). */
 int rs_xml_md(rs_xml_t *w, const rs_xml_attr_t *attrs, int nattrs);
 
+/* The bytes s takes once XML-escaped by the writer, in an attribute value
+ * (attr) or in text. */
+apr_int64_t rs_xml_escaped_len(const char *s, int attr);
+
 /* The head of a capability document (ResourceSync 1.1 section 7): the
  * root element ("urlset" or "sitemapindex"), <rs:ln rel="up"> to up and
  * <rs:ln rel="index"> to index (each left out when NULL), then the

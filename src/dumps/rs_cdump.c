@@ -246,6 +246,12 @@ static const char *member_name(apr_pool_t *p, const rs_record_t *r)
     return rs_zip_member_name(p, dir, dir, rs_path_join(p, r->dir, r->name));
 }
 
+apr_int64_t rs_cdump_path_len(apr_pool_t *p, const rs_record_t *r)
+{
+    return (apr_int64_t)sizeof(" path=\"/\"") - 1 + rs_xml_escaped_len(member_name(p, r), 1)
+           + RS_CDUMP_ENTRY_SLACK;
+}
+
 /* One manifest entry.  ResourceSync 1.1, section 13.2: "<lastmod>" with
  * the semantics of section 7 (the resource's modification time) and "the
  * attributes datetime, hash and length": the change time is datetime.

@@ -66,6 +66,17 @@
 /* Member names are RS_CDUMP_MEMBER_DIR "<sequence>/<relative path>". */
 #define RS_CDUMP_MEMBER_DIR "changes/"
 
+/* The most bytes a record's entry in a Change Dump Manifest takes beyond
+ * its entry in the Change List (rs_entry): the path attribute naming its
+ * member, escaped, and RS_CDUMP_ENTRY_SLACK for the times' forms.  A
+ * manifest's head and tail take at most RS_CDUMP_FRAME_SLACK more than
+ * the closed list's.  The watcher closes the lists of a set with Change
+ * Dumps on these, so that a manifest stays within 50 MB as its list does
+ * (ResourceSync 1.1 section 7). */
+#define RS_CDUMP_ENTRY_SLACK 16
+#define RS_CDUMP_FRAME_SLACK 64
+apr_int64_t rs_cdump_path_len(apr_pool_t *p, const rs_record_t *r);
+
 typedef struct rs_cdump_opts_t {
     const char *set;             /* the set's name in the store */
     const char *dir;             /* <statedir>/changedumps/<set> */

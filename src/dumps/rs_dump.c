@@ -360,36 +360,6 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
  * <loc> and <lastmod> markup, the time and the length (with room). */
 #define MANIFEST_ENTRY_FIXED 256
 
-/* The bytes of s once XML-escaped, in an attribute value (attr) or in
- * text, as libxml2's writer escapes them. */
-static apr_int64_t xml_len(const char *s, int attr)
-{
-    apr_int64_t n = 0;
-
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-        case '\r':
-            n += 5;
-            break;
-        case '<':
-        case '>':
-            n += 4;
-            break;
-        case '"':
-            n += attr ? 6 : 1;
-            break;
-        case '\n':
-        case '\t':
-            n += attr ? 5 : 1;
-            break;
-        default:
-            n += 1;
-        }
-    }
-    return n;
-}
-
 /* At most the bytes of the row's entry in its package's manifest
  * (manifest_entries), counted without rendering it: a byte of rel that
  * is not plain (RFC 3986 unreserved or "/") takes at most five in <loc>
@@ -409,7 +379,8 @@ static apr_int64_t manifest_entry_bound(const rs_dump_opts_t *o, const rs_item_t
     for (c = (const unsigned char *)rel; *c; c++) {
         n += apr_isalnum(*c) || strchr("/-._~", *c) ? 2 : 10;
     }
-    n += xml_len(o->url_base, 0) + xml_len(it->type, 1) + xml_len(it->encoding, 1);
+    n += rs_xml_escaped_len(o->url_base, 0) + rs_xml_escaped_len(it->type, 1)
+         + rs_xml_escaped_len(it->encoding, 1);
     for (i = 0; i < RS_HASH_COUNT; i++) {
         n += it->hash[i] ? (apr_int64_t)strlen(it->hash[i]) + 16 : 0;
     }
@@ -513,7 +484,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     rs_partition_limit_doc(&dw.pt, (o->doc_max_bytes > 0 && o->doc_max_bytes < RS_XML_MAX_BYTES
                                         ? o->doc_max_bytes
                                         : RS_XML_MAX_BYTES)
-                                       - 1024 - xml_len(o->capability_url, 1));
+                                       - 1024 - rs_xml_escaped_len(o->capability_url, 1));
     for (;;) {
         apr_array_header_t *rows;
         apr_pool_clear(pp);

@@ -40,6 +40,9 @@ typedef struct rs_status_set_t {
     apr_time_t cl_last_dt; /* datetime of its newest record */
     apr_int64_t cl_bytes;  /* its entries' rendered bytes, -1: unknown
                                      * (HEAD then renders the list to count) */
+    /* With Change Dumps: the bytes their manifest entries add
+     * (rs_cdump_path_len), the watcher's only; -1: unknown. */
+    apr_int64_t cl_paths;
     /* Set by the watcher (rs_massdel.h): the set cannot be
      * listed (root missing, unmounted, URL-path elsewhere); its documents
      * but the Capability List answer 503 while it is. */

@@ -47,6 +47,10 @@ typedef struct rs_record_t {
      * it (the shared ring); NULL: render from the fields above. */
     const char *xml;
     apr_size_t xml_len;
+    /* With Change Dumps, the bytes the record's Change Dump Manifest entry
+     * adds (rs_cdump_path_len), when the source knew them (the recorder's
+     * window, which keeps no path); 0: not known. */
+    apr_int64_t manifest_extra;
 } rs_record_t;
 
 typedef struct rs_changelist_t {

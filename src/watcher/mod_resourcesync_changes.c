@@ -27,6 +27,7 @@
 #include "mod_resourcesync_changes.h"
 #include "mod_resourcesync_clsource.h"
 #include "mod_resourcesync_status.h"
+#include "rs_cdump.h"
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_listclose.h"
@@ -35,19 +36,31 @@
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
 {
     rs_changelist_opts_t *o = apr_palloc(p, sizeof(*o));
+    rs_recorder_t *rc;
     rs_clsource_opts(p, set, "", o); /* entries only: no list URL */
-    return rs_recorder_create(p, j, set->name, &o->entry,
-                              rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
+    rc = rs_recorder_create(p, j, set->name, &o->entry,
+                            rs_global.recent > 0 ? rs_global.recent : RS_DEFAULT_RECENT);
+    if (set->cdump) {
+        rs_recorder_manifest_paths(rc);
+    }
+    return rc;
 }
 
 /* Add the rendered bytes of recs to the open list's count (unknown once a
- * record comes without its bytes). */
-static void add_bytes(rs_status_set_t *own, const apr_array_header_t *recs)
+ * record comes without its bytes), and for a set with Change Dumps what
+ * their manifest entries add. */
+static void add_bytes(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *own,
+                      const apr_array_header_t *recs)
 {
     int i;
     for (i = 0; i < recs->nelts && own->cl_bytes >= 0; i++) {
         const rs_record_t *r = &APR_ARRAY_IDX(recs, i, rs_record_t);
         own->cl_bytes = r->xml ? own->cl_bytes + (apr_int64_t)r->xml_len : -1;
+        if (set->cdump && own->cl_paths >= 0) {
+            own->cl_paths = r->manifest_extra ? own->cl_paths + r->manifest_extra
+                            : r->name         ? own->cl_paths + rs_cdump_path_len(p, r)
+                                              : -1;
+        }
     }
 }
 
@@ -64,7 +77,7 @@ void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set, r
         own->cl_last_seq = last->seq;
         own->cl_count += n;
         own->cl_last_dt = last->datetime;
-        add_bytes(own, recs);
+        add_bytes(p, set, own, recs);
     }
     /* Not ready: rs_changes_update sets the extent from the store. */
     rs_status_publish(set->slot, recs, own);
@@ -103,7 +116,7 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
             own->cl_last_seq = last->seq;
             own->cl_count += recs->nelts;
             own->cl_last_dt = last->datetime;
-            add_bytes(own, recs);
+            add_bytes(pp, set, own, recs);
         }
         /* Records below the ring's head are put all the same: the extent
          * that covers them is published with them, in one critical
@@ -115,15 +128,17 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
 }
 
 /* The rendered bytes of the open list's entries, read from the store
- * (once per watcher start or close, while the extent changed under it):
- * -1 when they cannot be read. */
+ * (once per watcher start or close, while the extent changed under it),
+ * and in *paths, for a set with Change Dumps, what their manifest entries
+ * add: -1 when they cannot be read. */
 static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                              const rs_changelist_t *openl)
+                              const rs_changelist_t *openl, apr_int64_t *paths)
 {
     rs_entry_renderer_t *x;
     apr_int64_t next = openl->first_seq, bytes = 0;
     apr_pool_t *pp;
 
+    *paths = 0;
     if (!openl->count) {
         return 0;
     }
@@ -145,6 +160,7 @@ static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *se
             bytes = rs_entry_render(x, &APR_ARRAY_IDX(recs, i, rs_record_t), &len)
                         ? bytes + (apr_int64_t)len
                         : -1;
+            *paths += set->cdump ? rs_cdump_path_len(pp, &APR_ARRAY_IDX(recs, i, rs_record_t)) : 0;
         }
         next = APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t).seq + 1;
     }
@@ -169,7 +185,10 @@ static void publish_extent(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
     own->cl_last_seq = openl->last_seq;
     own->cl_count = openl->count;
     own->cl_last_dt = openl->count ? last_dt : 0;
-    own->cl_bytes = open_bytes(p, j, set, openl);
+    own->cl_bytes = open_bytes(p, j, set, openl, &own->cl_paths);
+    if (own->cl_bytes < 0) {
+        own->cl_paths = -1;
+    }
     rs_status_write_set(set->slot, own);
 }
 
@@ -238,6 +257,12 @@ static void listclose_conf(apr_pool_t *p, const rs_set_t *set, const rs_changeli
     c->dir = set->cl_dir;
     c->max_bytes = rs_listclose_budget(o, p);
     c->entry = &o->entry;
+    /* With Change Dumps a closed list's manifest must fit too: its entries
+     * count their paths, its frame a little more (rs_cdump.h). */
+    c->manifest_paths = set->cdump;
+    if (set->cdump && c->max_bytes > RS_CDUMP_FRAME_SLACK) {
+        c->max_bytes -= RS_CDUMP_FRAME_SLACK;
+    }
     c->index_max = rs_listclose_index_cap(o, set->max_entries, p);
 }
 
@@ -262,8 +287,15 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     io.read = rs_clsource_read;
     io.publish = watcher_publish;
     io.baton = &w;
-    io.open_bytes = own->cl_ready ? own->cl_bytes : -1;
+    io.open_bytes = own->cl_ready ? rs_changes_close_bytes(set, own) : -1;
     return rs_listclose_update(lc, p, j, &c, own->history, &o, &io, apr_time_now(), log);
+}
+
+apr_int64_t rs_changes_close_bytes(const rs_set_t *set, const rs_status_set_t *own)
+{
+    return own->cl_bytes < 0 || !set->cdump ? own->cl_bytes
+           : own->cl_paths < 0              ? -1
+                                            : own->cl_bytes + own->cl_paths;
 }
 
 apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,

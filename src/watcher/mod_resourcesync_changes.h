@@ -8,6 +8,11 @@
 #include "rs_recorder.h"
 #include "mod_resourcesync_status.h"
 
+/* The bytes of the open list's entries the close rule counts (-1:
+ * unknown): with Change Dumps those of their manifest entries, which are
+ * the Change List's plus their paths (rs_cdump_path_len). */
+apr_int64_t rs_changes_close_bytes(const rs_set_t *set, const rs_status_set_t *own);
+
 /* mod_resourcesync_changes.c: the watcher's side of the journal and the
  * Change Lists.  `own` is the watcher's own copy of the set's status
  * entry: these functions update it and publish it, never read the

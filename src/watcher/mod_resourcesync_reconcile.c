@@ -116,7 +116,7 @@ static void extent(void *baton, rs_reconcile_extent_t *out)
     out->open_id = ws->status.cl_open_id;
     out->ready = ws->status.cl_ready;
     out->count = ws->status.cl_count;
-    out->bytes = ws->status.cl_bytes;
+    out->bytes = rs_changes_close_bytes(ws->set, &ws->status);
     out->max_bytes = ws->listclose.max_bytes;
 }
 

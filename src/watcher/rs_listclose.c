@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include <apr_file_io.h>
 #include "rs_listclose.h"
+#include "rs_cdump.h"
 #include "rs_file.h"
 #include "rs_statedir.h"
 #include "rs_xml.h"
@@ -83,7 +84,7 @@ int rs_listclose_index_cap(const rs_changelist_opts_t *o, int max_entries, apr_p
 #define CUT_PAGE 1000
 
 apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
-                              int n, rs_entry_renderer_t *rr, apr_int64_t max_bytes,
+                              int n, rs_entry_renderer_t *rr, int paths, apr_int64_t max_bytes,
                               rs_listclose_cut_t *out)
 {
     apr_pool_t *pp;
@@ -106,6 +107,9 @@ apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, a
             if (rr && !rs_entry_render(rr, r, &len)) {
                 rv = APR_ENOMEM;
                 break;
+            }
+            if (rr && paths) {
+                len += (apr_size_t)rs_cdump_path_len(pp, r);
             }
             /* The list ends before this record: it holds n, or this
              * entry would take it past max_bytes. */
@@ -148,8 +152,8 @@ apr_status_t rs_listclose_full(apr_pool_t *p, rs_journal_t *j, const rs_listclos
             break;
         }
         if ((openl.count <= c->max_entries && !by_bytes)
-            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, rr, c->max_bytes,
-                                &cut)
+            || rs_listclose_cut(rp, j, c->set, openl.first_seq, c->max_entries, rr,
+                                c->manifest_paths, c->max_bytes, &cut)
                    != APR_SUCCESS) {
             break;
         }

@@ -69,6 +69,10 @@ typedef struct rs_listclose_conf_t {
      * are not measured (no byte limit). */
     apr_int64_t max_bytes;
     const rs_entry_opts_t *entry;
+    /* The set has Change Dumps: each record also counts the bytes its
+     * Change Dump Manifest entry adds (rs_cdump_path_len), so that the
+     * manifest of a list stays within max_bytes too. */
+    int manifest_paths;
     /* Lists the Change List Index may name, the open one included
      * (rs_listclose_index_cap); 0: max_entries. */
     int index_max;
@@ -125,13 +129,14 @@ typedef struct rs_listclose_cut_t {
 
 /* Where the list of the set's records from sequence first on ends: after
  * the n-th record, or (rr not NULL) after the last whose rendered entry
- * (rs_entry_render with rr) still fits in max_bytes with those before it
- * (a list takes at least one record).  When no record follows, nothing
+ * (rs_entry_render with rr; with paths, plus rs_cdump_path_len) still
+ * fits in max_bytes with those before it (a list takes at least one
+ * record).  When no record follows, nothing
  * closes (out->last_seq 0) and out->count and out->bytes are those of
  * every record read.  Read 1,000 records at a time, each page in a pool
  * cleared for the next. */
 apr_status_t rs_listclose_cut(apr_pool_t *p, rs_journal_t *j, const char *set, apr_int64_t first,
-                              int n, rs_entry_renderer_t *rr, apr_int64_t max_bytes,
+                              int n, rs_entry_renderer_t *rr, int paths, apr_int64_t max_bytes,
                               rs_listclose_cut_t *out);
 
 /* Close the open list at record boundaries, as often as it holds more

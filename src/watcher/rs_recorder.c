@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_recorder.c - see rs_recorder.h */
 #include <string.h>
+#include "rs_cdump.h"
 #include "rs_recorder.h"
 #include "rs_notify.h"
 #include "rs_ring.h"
@@ -24,6 +25,8 @@ struct rs_recorder_t {
     int walloc;
     int cap;
     apr_int64_t nwin;
+    int paths;           /* count each record's manifest_extra */
+    apr_pool_t *scratch; /* for that count, cleared each record */
 };
 
 rs_recorder_t *rs_recorder_create(apr_pool_t *p, rs_journal_t *j, const char *set,
@@ -36,6 +39,14 @@ rs_recorder_t *rs_recorder_create(apr_pool_t *p, rs_journal_t *j, const char *se
     rc->pool = p;
     rc->cap = cap > 0 ? cap : 0;
     return rc;
+}
+
+void rs_recorder_manifest_paths(rs_recorder_t *rc)
+{
+    if (!rc->paths) {
+        apr_pool_create(&rc->scratch, rc->pool);
+        rc->paths = 1;
+    }
 }
 
 /* Room for one more record in the window (not wrapped yet: grow). */
@@ -87,6 +98,10 @@ static void window_put(rs_recorder_t *rc, const rs_record_t *r)
     cp->datetime = r->datetime;
     cp->lastmod_ns = r->lastmod_ns;
     cp->size = r->size;
+    if (rc->paths) {
+        cp->manifest_extra = rs_cdump_path_len(rc->scratch, r);
+        apr_pool_clear(rc->scratch);
+    }
     if (xml && len <= RS_RING_SLOT_DATA) {
         memcpy(rc->wbuf[k], xml, len);
         cp->xml = rc->wbuf[k];

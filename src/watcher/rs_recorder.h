@@ -36,6 +36,11 @@ typedef struct rs_recorder_t rs_recorder_t;
 rs_recorder_t *rs_recorder_create(apr_pool_t *p, rs_journal_t *j, const char *set,
                                   const rs_entry_opts_t *eo, int cap);
 
+/* The set has Change Dumps: each record the window keeps also gets its
+ * manifest_extra (rs_cdump_path_len), which the window's copy, keeping no
+ * path, could not give later. */
+void rs_recorder_manifest_paths(rs_recorder_t *rc);
+
 /* rs_scan's on_change (baton: the recorder): append the record of a
  * change (RS_CHANGE_*) of item it, and keep it in the window with its
  * rendered entry.  An entry that cannot be rendered, or is longer than a

@@ -10,6 +10,7 @@
 #include "rs_capture.h"
 #include "rs_cdump.h"
 #include "rs_cdumpdoc.h"
+#include "rs_entry.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
 #include "rs_schema.h"
@@ -233,6 +234,54 @@ START_TEST(manifest_lists_the_encoding)
                       0);
     ck_assert_str_eq(ut_xml_attr(md, "type"), "text/plain");
     ck_assert_str_eq(ut_xml_attr(md, "encoding"), "gzip");
+}
+END_TEST
+
+/* A Change Dump Manifest's entries take at most the Change List's entries
+ * plus rs_cdump_path_len each (the watcher closes a set's lists on that,
+ * so a manifest stays within 50 MB as its list does): checked with names
+ * whose paths are long, escaped ("&"), not ASCII, or not portable (':'),
+ * and a deletion.  The list's own bytes are not enough. */
+START_TEST(manifest_within_list_bytes_and_paths)
+{
+    cf_t f;
+    rs_changelist_t cl;
+    rs_cdump_result_t res;
+    rs_entry_opts_t eo = { NULL, 0, 0 };
+    rs_entry_renderer_t *rr;
+    apr_array_header_t *recs;
+    apr_int64_t entries = 0, paths = 0;
+    size_t mlen;
+    int i;
+
+    cf_init(&f);
+    for (i = 0; i < 40; i++) {
+        char name[160];
+        memset(name, "n&e:"[i % 4], 100);
+        apr_snprintf(name + 100, sizeof(name) - 100, "%s%02d.txt", i % 4 == 2 ? "\xc3\xa9" : "", i);
+        change(&f, "d&d", apr_pstrdup(ut_pool, name), RS_CHANGE_CREATED,
+               apr_psprintf(ut_pool, "c%d", i), 1);
+    }
+    change(&f, "", "gone.txt", RS_CHANGE_DELETED, "", 0);
+    cl = close_list(&f);
+    ck_assert_int_eq(rs_cdump_package(f.j, &f.o, &cl, ut_pool, &res), APR_SUCCESS);
+    ut_read(rs_statedir_cdump_file(ut_pool, f.o.dir, f.o.history, cl.id, 1), &mlen);
+
+    eo.url_base = f.o.url_base;
+    eo.hashes = f.o.hashes;
+    rr = rs_entry_renderer_create(ut_pool, &eo);
+    ck_assert_int_eq(rs_journal_records(f.j, ut_pool, "s", cl.first_seq, cl.last_seq, 1000, &recs),
+                     APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 41);
+    for (i = 0; i < recs->nelts; i++) {
+        apr_size_t len;
+        ck_assert_ptr_nonnull(rs_entry_render(rr, &APR_ARRAY_IDX(recs, i, rs_record_t), &len));
+        entries += (apr_int64_t)len;
+        paths += rs_cdump_path_len(ut_pool, &APR_ARRAY_IDX(recs, i, rs_record_t));
+    }
+    /* 1024: room for the manifest's head and tail */
+    ck_assert_int_gt((apr_int64_t)mlen, entries + 1024);
+    ck_assert_int_le((apr_int64_t)mlen, entries + paths + 1024);
 }
 END_TEST
 
@@ -867,6 +916,7 @@ Suite *cdump_suite(void)
     TCase *tc = ut_tcase("cdump", 30);
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, manifest_lists_the_encoding);
+    tcase_add_test(tc, manifest_within_list_bytes_and_paths);
     tcase_add_test(tc, missing_capture_skips_the_package);
     tcase_add_test(tc, spec10_manifest_has_the_change_time_in_lastmod);
     tcase_add_test(tc, lost_capture_taken_again_from_the_file);

@@ -11,6 +11,7 @@
 #include "rs_changelist.h"
 #include "rs_db.h"
 #include "rs_journal.h"
+#include "rs_cdump.h"
 #include "rs_listclose.h"
 #include "rs_schema.h"
 #include "rs_xml.h"
@@ -222,25 +223,27 @@ START_TEST(cut_across_pages)
     first = append_n(&f, 1001) - 1000;
     /* The 1,000th record ends the list; the 1,001st, on the second page of
      * 1,000, gives its until. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, NULL, 0, 0, &cut),
+                     APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, first + 999);
     ck_assert_int_eq(cut.count, 1000);
     ck_assert_int_eq(cut.bytes, 0);
     ck_assert_int_eq(cut.until, record(&f, first + 1000)->datetime);
     /* A short cut inside the first page. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 10, 3, NULL, 0, &cut),
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 10, 3, NULL, 0, 0, &cut),
                      APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, first + 12);
     ck_assert_int_eq(cut.until, record(&f, first + 13)->datetime);
     /* No record after the n-th: nothing to cut. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1001, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1001, NULL, 0, 0, &cut),
+                     APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, 0);
     ck_assert_int_eq(cut.count, 1001);
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 1, 1000, NULL, 0, &cut),
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first + 1, 1000, NULL, 0, 0, &cut),
                      APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, 0);
     /* Another set's records do not count. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, NULL, 0, &cut), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "t", 1, 1, NULL, 0, 0, &cut), APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, 0);
 }
 END_TEST
@@ -267,7 +270,7 @@ START_TEST(cut_by_bytes)
     two = entry_len(&f, rr, first) + entry_len(&f, rr, first + 1);
     /* Room for two entries and not for three: the list ends after the
      * second, whatever n allows. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr,
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 0,
                                       two + entry_len(&f, rr, first + 2) - 1, &cut),
                      APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, first + 1);
@@ -275,22 +278,30 @@ START_TEST(cut_by_bytes)
     ck_assert_int_eq(cut.bytes, two);
     ck_assert_int_eq(cut.until, record(&f, first + 2)->datetime);
     /* Exactly full: the third fits. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr,
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 0,
                                       two + entry_len(&f, rr, first + 2), &cut),
                      APR_SUCCESS);
     ck_assert_int_eq(cut.count, 3);
+    /* With Change Dumps each entry also counts its manifest path: the same
+     * room holds two, and the bytes are the manifest's. */
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 1,
+                                      two + entry_len(&f, rr, first + 2), &cut),
+                     APR_SUCCESS);
+    ck_assert_int_eq(cut.count, 2);
+    ck_assert_int_eq(cut.bytes, two + rs_cdump_path_len(ut_pool, record(&f, first))
+                                    + rs_cdump_path_len(ut_pool, record(&f, first + 1)));
     /* An entry larger than the room still makes a list of its own. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 1, &cut), APR_SUCCESS);
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1000, rr, 0, 1, &cut), APR_SUCCESS);
     ck_assert_int_eq(cut.count, 1);
     ck_assert_int_eq(cut.last_seq, first);
     /* Room enough: n decides, across pages. */
-    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1200, rr, APR_INT64_MAX, &cut),
+    ck_assert_int_eq(rs_listclose_cut(ut_pool, f.j, "s", first, 1200, rr, 0, APR_INT64_MAX, &cut),
                      APR_SUCCESS);
     ck_assert_int_eq(cut.count, 1200);
     ck_assert_int_eq(cut.last_seq, first + 1199);
     /* Nothing closes: the bytes of every record read. */
     ck_assert_int_eq(
-        rs_listclose_cut(ut_pool, f.j, "s", first + 1498, 1000, rr, APR_INT64_MAX, &cut),
+        rs_listclose_cut(ut_pool, f.j, "s", first + 1498, 1000, rr, 0, APR_INT64_MAX, &cut),
         APR_SUCCESS);
     ck_assert_int_eq(cut.last_seq, 0);
     ck_assert_int_eq(cut.count, 2);

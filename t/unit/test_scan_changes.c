@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include "unit.h"
+#include "rs_cdump.h"
 #include "rs_hash.h"
 #include "rs_entry.h"
 #include "rs_journal.h"
@@ -609,6 +610,7 @@ START_TEST(recorder_window)
     eo.url_base = "http://example.org/";
     eo.hashes = MD5_SHA256;
     f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 20);
+    rs_recorder_manifest_paths(f.c.rec); /* as for a set with Change Dumps */
     for (i = 0; i < 50; i++) {
         apr_snprintf(name, sizeof(name), "f%02d", i);
         put_file(&f, name, name);
@@ -634,6 +636,9 @@ START_TEST(recorder_window)
         ck_assert_uint_eq(w->xml_len, len);
         ck_assert_int_eq(memcmp(w->xml, b, len), 0);
         ck_assert_ptr_null(w->name); /* what a ring slot keeps */
+        /* ... and what its manifest entry adds, known while the path is */
+        ck_assert_int_eq(w->manifest_extra, rs_cdump_path_len(ut_pool, s));
+        ck_assert_int_gt(w->manifest_extra, 0);
     }
     ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 0);
     ck_assert_ptr_null(recs);
