@@ -47,6 +47,7 @@ typedef struct {
     int nrows;                  /* rows in chunks */
     apr_array_header_t *pkgs;   /* pkg_t */
     rs_partition_t pt;
+    apr_int64_t base_len; /* o->url_base XML-escaped (manifest_entry_bound) */
     rs_dump_info_t *info;
     struct pending_t *pending; /* written, not yet published, or NULL */
 } dwriter_t;
@@ -368,8 +369,7 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
  * encoding and digests as they are escaped.  For plain names the bound
  * is a little over the entry, so only packages of very long names are
  * cut by it (see rs_partition_add_doc). */
-static apr_int64_t manifest_entry_bound(const rs_dump_opts_t *o, const rs_item_t *it,
-                                        const char *rel)
+static apr_int64_t manifest_entry_bound(const dwriter_t *dw, const rs_item_t *it, const char *rel)
 {
     apr_int64_t n =
         MANIFEST_ENTRY_FIXED + (apr_int64_t)sizeof(RS_DUMP_MEMBER_DIR RS_DUMP_ENCODED_DIR);
@@ -379,8 +379,7 @@ static apr_int64_t manifest_entry_bound(const rs_dump_opts_t *o, const rs_item_t
     for (c = (const unsigned char *)rel; *c; c++) {
         n += apr_isalnum(*c) || strchr("/-._~", *c) ? 2 : 10;
     }
-    n += rs_xml_escaped_len(o->url_base, 0) + rs_xml_escaped_len(it->type, 1)
-         + rs_xml_escaped_len(it->encoding, 1);
+    n += dw->base_len + rs_xml_escaped_len(it->type, 1) + rs_xml_escaped_len(it->encoding, 1);
     for (i = 0; i < RS_HASH_COUNT; i++) {
         n += it->hash[i] ? (apr_int64_t)strlen(it->hash[i]) + 16 : 0;
     }
@@ -403,7 +402,7 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
         return rv;
     }
     cut = rs_partition_add_doc(&dw->pt, rel, strlen(rel), it->size,
-                               manifest_entry_bound(dw->o, it, rel));
+                               manifest_entry_bound(dw, it, rel));
     apr_pool_clear(dw->sp);
 
     if ((cut & RS_PARTITION_CUT_BEFORE) && (rv = package_flush(dw)) != APR_SUCCESS) {
@@ -478,6 +477,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     dw.chunks = apr_array_make(dw.kp, 16, sizeof(rs_item_t *));
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
+    dw.base_len = rs_xml_escaped_len(o->url_base, 0);
     /* A manifest is a document too: within RS_XML_MAX_BYTES (section 7,
      * "the limit is 50,000 resources and 50 MB"), less its head and tail
      * (the capability URL escaped, and room). */
