@@ -32,6 +32,7 @@ typedef struct rs_item_t {
     const char *type;                /* media type or NULL */
     const char *encoding;            /* content coding(s) or NULL */
     const char *hash[RS_HASH_COUNT]; /* hex or NULL */
+    const char *links;               /* rs:ln relations, encoded (rs_links.h); NULL: none */
     int listed;                      /* 0: known but not served */
     const char *cfg;                 /* config fingerprint of checks */
 } rs_item_t;

@@ -43,6 +43,8 @@ typedef struct rs_record_t {
     const char *type;
     const char *encoding; /* content coding(s) (Content-Encoding) or NULL */
     const char *hash[RS_HASH_COUNT];
+    /* Its rs:ln relations, encoded (rs_links.h); NULL or "": none. */
+    const char *links;
     /* The entry as rendered by rs_entry_render, when the source has
      * it (the shared ring); NULL: render from the fields above. */
     const char *xml;
