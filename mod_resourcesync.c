@@ -17,6 +17,7 @@
 #include <mod_status.h>
 #include "src/httpd/mod_resourcesync.h"
 #include "src/httpd/mod_resourcesync_access.h"
+#include "src/serve/mod_resourcesync_discovery.h"
 #include "src/serve/mod_resourcesync_docs.h"
 #include "src/serve/mod_resourcesync_handler.h"
 #include "src/serve/mod_resourcesync_hub.h"
@@ -61,7 +62,8 @@ static int rs_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp
     xmlInitParser();
     /* A restart that found the state directory unusable (logged) serves
      * what it holds, without a watcher to write there. */
-    if (rs_docs_render(pconf, s) != OK || rs_status_create(pconf, s) != OK
+    if (rs_docs_render(pconf, s) != OK || rs_discovery_render(pconf, s) != OK
+        || rs_status_create(pconf, s) != OK
         || (!rs_global.state_unusable && rs_watcher_start(pconf, s) != OK)) {
         return !OK;
     }
@@ -95,14 +97,17 @@ static void rs_register_hooks(apr_pool_t *p)
     ap_hook_check_config(rs_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(rs_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(rs_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_translate_name(rs_discovery_translate, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_translate_name(rs_handler_translate, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_map_to_storage(rs_handler_map, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_post_perdir_config(rs_access_post_perdir, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_map_to_storage(rs_access_map_to_storage, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_open_htaccess(rs_access_open_htaccess, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_fixups(rs_handler_link, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_fixups(rs_discovery_robots_fixup, NULL, NULL, APR_HOOK_LAST);
     ap_hook_handler(rs_hub_handle, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(rs_handler_handle, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(rs_discovery_robots_handle, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(rs_statuspage_handle, NULL, NULL, APR_HOOK_MIDDLE);
     /* A ResourceSync section in mod_status' server-status, when loaded. */
     APR_OPTIONAL_HOOK(ap, status_hook, rs_statusfmt_hook, NULL, NULL, APR_HOOK_MIDDLE);

@@ -180,11 +180,16 @@ typedef struct rs_srv_conf {
     apr_int64_t hub_max_per_client; /* ... per client address */
     int hub_sig;                    /* ResourceSyncHubSignature: RS_UNSET or an
                                  * index of rs_notifyconf_sig_names */
+    int robots;                     /* ResourceSyncRobots: RS_UNSET, 0 (off), 1 (on) */
+    int host_meta;                  /* ResourceSyncHostMeta: RS_UNSET, 0 (off), 1 (on) */
     /* resolved in post_config */
     const char *canonical; /* scheme://host[:port] */
     const char *sd_body;   /* pre-rendered Source Description */
     apr_size_t sd_len;
     const char *sd_etag;
+    /* robots.txt lines and host-meta documents (mod_resourcesync_discovery.c),
+     * rendered with the Source Description; NULL: none (off, or no sets). */
+    const struct rs_discovery_t *discovery;
     int access_check; /* ResourceSyncAccessCheck: RS_UNSET,
                                  * RS_ACCESS_AUTO, RS_ACCESS_PER_FILE */
 } rs_srv_conf;

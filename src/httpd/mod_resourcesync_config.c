@@ -97,6 +97,8 @@ void *rs_config_create_srv(apr_pool_t *p, server_rec *s)
     (void)s;
     c->sets = apr_array_make(p, 4, sizeof(rs_set_t *));
     c->access_check = RS_UNSET;
+    c->robots = RS_UNSET;
+    c->host_meta = RS_UNSET;
     rs_hubconf_init(c);
     return c;
 }
@@ -112,6 +114,8 @@ void *rs_config_merge_srv(apr_pool_t *p, void *basev, void *addv)
     c->describedby = add->describedby ? add->describedby : base->describedby;
     c->sets = add->sets; /* sets belong to the server that declares them */
     c->access_check = add->access_check != RS_UNSET ? add->access_check : base->access_check;
+    c->robots = add->robots != RS_UNSET ? add->robots : base->robots;
+    c->host_meta = add->host_meta != RS_UNSET ? add->host_meta : base->host_meta;
     rs_hubconf_merge(c, base, add);
     return c;
 }

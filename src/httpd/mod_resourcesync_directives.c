@@ -461,5 +461,13 @@ const command_rec rs_cmds[] = {
                   RSRC_CONF,
                   "How long the hub waits for a callback's answer to a "
                   "verification of intent (default 5s)"),
+    AP_INIT_TAKE1("ResourceSyncRobots", rs_cmd_take1,
+                  RS_CMD_VALUE(RS_SERVER, robots, RS_FLAG("is not On or Off")), RSRC_CONF,
+                  "A Sitemap line per set of the server appended to /robots.txt: on or off "
+                  "(default)"),
+    AP_INIT_TAKE1("ResourceSyncHostMeta", rs_cmd_take1,
+                  RS_CMD_VALUE(RS_SERVER, host_meta, RS_FLAG("is not On or Off")), RSRC_CONF,
+                  "/.well-known/host-meta and host-meta.json linking to the Source "
+                  "Description: on or off (default)"),
     { NULL }
 };

@@ -62,7 +62,10 @@ static const char *const ignored[] = {
     /* mod_ssl: certificates and sessions, not access */
     "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile", "SSLSessionCache",
     "SSLSessionCacheTimeout", "SSLSessionTickets", "SSLUseStapling", "SSLStaplingCache",
-    "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression", NULL
+    "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression",
+    /* discovery documents outside every set (a listed robots.txt is left
+     * unchanged: mod_resourcesync_discovery.c) */
+    "ResourceSyncRobots", "ResourceSyncHostMeta", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's

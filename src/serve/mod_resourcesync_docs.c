@@ -46,7 +46,7 @@ static int buf_sink(void *baton, const char *data, apr_size_t len)
     return 0;
 }
 
-static const char *etag_of(apr_pool_t *p, const char *body, apr_size_t len)
+const char *rs_docs_etag(apr_pool_t *p, const char *body, apr_size_t len)
 {
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
     rs_hash_buf(body, len, RS_HASH_MD5, hex);
@@ -66,7 +66,7 @@ static int finish(apr_pool_t *p, apr_pool_t *wp, rs_xml_t *w, buf_t *a, const ch
     }
     *body = a->elts;
     *len = a->nelts;
-    *etag = etag_of(p, *body, *len);
+    *etag = rs_docs_etag(p, *body, *len);
     return 0;
 }
 

@@ -65,12 +65,18 @@ int rs_handler_translate(request_rec *r)
     n = strlen(prefix);
     if (!strcmp(r->uri, RS_WELL_KNOWN)
         || (!strncmp(r->uri, prefix, n) && (r->uri[n] == '/' || r->uri[n] == '\0'))) {
-        r->handler = RS_HANDLER;
-        r->filename = apr_pstrcat(r->pool, "resourcesync:", r->uri, NULL);
-        apr_table_setn(r->notes, RS_NOTE, "1");
+        rs_handler_claim(r, NULL);
         return OK;
     }
     return DECLINED;
+}
+
+void rs_handler_claim(request_rec *r, const rs_memdoc_t *doc)
+{
+    r->handler = RS_HANDLER;
+    r->filename = apr_pstrcat(r->pool, "resourcesync:", r->uri, NULL);
+    apr_table_setn(r->notes, RS_NOTE, "1");
+    ap_set_module_config(r->request_config, &resourcesync_module, (void *)doc);
 }
 
 int rs_handler_map(request_rec *r)
@@ -84,20 +90,21 @@ int rs_handler_map(request_rec *r)
     return DECLINED;
 }
 
-static void set_validators(request_rec *r, const char *etag, apr_time_t mtime)
+static void set_validators(request_rec *r, const char *type, const char *etag, apr_time_t mtime)
 {
-    ap_set_content_type(r, "application/xml");
+    ap_set_content_type(r, type);
     apr_table_setn(r->headers_out, "ETag", etag);
     ap_update_mtime(r, mtime);
     ap_set_last_modified(r);
 }
 
-static int send_memory(request_rec *r, const char *body, apr_size_t len, const char *etag)
+int rs_handler_send(request_rec *r, const char *type, const char *body, apr_size_t len,
+                    const char *etag, apr_time_t mtime)
 {
     apr_bucket_brigade *bb;
     int rc;
 
-    set_validators(r, etag, rs_global.config_time);
+    set_validators(r, type, etag, mtime);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
     if ((rc = ap_meets_conditions(r)) != OK) {
         return rc;
@@ -137,7 +144,7 @@ static int send_file(request_rec *r, const char *path, int immutable)
     }
     /* Snapshot files are never rewritten: inode, size and mtime identify
      * the bytes, so the ETag is strong. */
-    set_validators(r,
+    set_validators(r, "application/xml",
                    apr_psprintf(r->pool,
                                 "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
                                 "-%" APR_UINT64_T_HEX_FMT "\"",
@@ -428,6 +435,7 @@ int rs_handler_handle(request_rec *r)
     rs_srv_conf *sc;
     rs_request_path_t rp;
     rs_set_t *set = NULL;
+    const rs_memdoc_t *doc;
     int i;
 
     if (!r->handler || strcmp(r->handler, RS_HANDLER) || !apr_table_get(r->notes, RS_NOTE)) {
@@ -442,7 +450,11 @@ int rs_handler_handle(request_rec *r)
         return HTTP_METHOD_NOT_ALLOWED;
     }
     if (!strcmp(r->uri, RS_WELL_KNOWN)) {
-        return send_memory(r, sc->sd_body, sc->sd_len, sc->sd_etag);
+        return rs_handler_send(r, "application/xml", sc->sd_body, sc->sd_len, sc->sd_etag,
+                               rs_global.config_time);
+    }
+    if ((doc = ap_get_module_config(r->request_config, &resourcesync_module))) {
+        return rs_handler_send(r, doc->type, doc->body, doc->len, doc->etag, rs_global.config_time);
     }
     if (!rs_parse_request_path(r->uri + strlen(rs_config_prefix(sc)), &rp)) {
         return HTTP_NOT_FOUND;
@@ -459,7 +471,8 @@ int rs_handler_handle(request_rec *r)
     }
     switch (rp.kind) {
     case RS_DOC_CAPABILITY:
-        return send_memory(r, set->cl_body, set->cl_len, set->cl_etag);
+        return rs_handler_send(r, "application/xml", set->cl_body, set->cl_len, set->cl_etag,
+                               rs_global.config_time);
     case RS_DOC_RESOURCELIST:
     case RS_DOC_RESOURCELIST_PART:
         return serve_list(r, set, rp.arg);
@@ -514,7 +527,7 @@ static int link_real_inside(request_rec *r, const rs_set_t *set, const char *rel
  * config, but the set and its URLs belong to the declaring server, so
  * that host's responses carry no Link.  Access control has already
  * admitted the request (fixups run after it). */
-static int link_applies(request_rec *r, const rs_set_t *set)
+int rs_handler_listed(request_rec *r, const rs_set_t *set)
 {
     apr_size_t n = strlen(set->dir);
     const char *rel, *seg, *end;
@@ -551,7 +564,7 @@ int rs_handler_link(request_rec *r)
     /* The watcher's access checks run fixups too: their answer has no
      * header to carry, and the check below costs a few path resolutions,
      * once per file of every scan. */
-    if (!dc || !dc->set || rs_access_internal(r) || !link_applies(r, dc->set)) {
+    if (!dc || !dc->set || rs_access_internal(r) || !rs_handler_listed(r, dc->set)) {
         return DECLINED;
     }
     link = apr_pstrcat(r->pool, "<", dc->set->capability_url, ">; rel=\"resourcesync\"", NULL);
