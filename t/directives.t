@@ -71,6 +71,8 @@ my @table = (
     ['ResourceSyncIncludeDotfiles', 'option', 'On', 'maybe',
      "ResourceSyncIncludeDotfiles: 'maybe' is not On or Off"],
     ['ResourceSyncHub', 'server', 'OFF', '1', "ResourceSyncHub: '1' is not on or off"],
+    ['ResourceSyncRobots', 'server', 'On', 'yes', "ResourceSyncRobots: 'yes' is not On or Off"],
+    ['ResourceSyncHostMeta', 'server', 'off', '1', "ResourceSyncHostMeta: '1' is not On or Off"],
     ['ResourceSyncHubLease', 'server', '60 1h', '1d soon',
      "ResourceSyncHubLease: 'soon' is not a duration (e.g. 300, 5m, 12h, 31d)"],
     ['ResourceSyncHubAllowCallback', 'server', '127.0.0.1 10.0.0.0/8', '127.0.0.1 ::1/129',
