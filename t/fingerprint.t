@@ -81,9 +81,11 @@ my $body1 = get(rl_url('f', $srv->base))->content;
 
 # ------------------------------ changes that cannot matter: nothing re-checked
 my $noop = "ServerTokens Prod\nServerSignature Off\nServerAdmin ops\@example.org\n"
-           . "LogLevel notice\nTimeout 77\nKeepAlive Off\nMaxKeepAliveRequests 7\n";
+           . "LogLevel notice\nTimeout 77\nKeepAlive Off\nMaxKeepAliveRequests 7\n"
+           . "ResourceSyncRobots on\nResourceSyncHostMeta on\n";
 my ($c, $mark) = restart_with($srv, conf('all granted', $noop),
-                              'starts again with ServerTokens, LogLevel, Timeout... changed');
+                              'starts again with ServerTokens, LogLevel, Timeout..., '
+                              . 'ResourceSyncRobots and ResourceSyncHostMeta changed');
 is("@$c", '4 4 0', 'the startup scan writes no row: no file was checked again '
                    . '(4 files, 4 listed, 0 rows written)');
 my $l2 = fetch_list('f', $srv->base);
