@@ -19,7 +19,10 @@
  *
  * Requests for these URLs are claimed in translate_name and skip the
  * directory walk (they map to no file), but <Location> sections still
- * apply.  Documents are never generated here: Source Descriptions and
+ * apply.  Other translate_name hooks claim documents of their own the same
+ * way (rs_handler_claim with the document: host-meta,
+ * mod_resourcesync_discovery.c), answered here like the Source
+ * Description.  Documents are never generated here: Source Descriptions and
  * Capability Lists are rendered in post_config, Resource Lists are snapshot
  * files written by the watcher, served like static files (sendfile or mmap
  * as EnableSendfile and EnableMMAP say), with Range, a strong ETag and
