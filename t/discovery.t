@@ -15,7 +15,7 @@ use lib "$FindBin::Bin/lib";
 use JSON::PP ();
 use RSTest qw(started_server set_conf STATE_CONF req doc free_port wait_for put);
 
-plan tests => 70;
+plan tests => 73;
 
 my $XRD_NS = 'http://docs.oasis-open.org/ns/xri/xrd-1.0';
 my $vport = free_port();
@@ -103,6 +103,17 @@ is($r->content, "$changed\n" . lines('on.example', qw(a b)),
 isnt(RSTest::strong_etag($r) // '', $etag, 'the file changed: the ETag changed');
 is(at('on.example', '/robots.txt', 'If-None-Match' => $etag)->code, 200,
    'the old ETag no longer gets a 304');
+# Bytes changed under an mtime set back (cp -p, rsync -t): If-Modified-Since
+# the Last-Modified served before must not be a 304.
+my $lm = $r->header('Last-Modified');
+my $etag2 = RSTest::strong_etag($r);
+sleep 1;    # Last-Modified has whole seconds: the change must be in a later one
+put("$D/hosts/on/robots.txt", "$ROBOTS_ON\n");
+utime(time - 86400, time - 86400, "$D/hosts/on/robots.txt") or die $!;
+$r = at('on.example', '/robots.txt', 'If-Modified-Since' => $lm);
+is($r->code, 200, 'bytes changed with the mtime set back a day: If-Modified-Since is a 200');
+is($r->content, "$ROBOTS_ON\n" . lines('on.example', qw(a b)), '... with the new bytes');
+isnt(RSTest::strong_etag($r) // '', $etag2, '... and a new ETag');
 
 # --- without the operator's file: just the lines.
 $r = at('bare.example', '/robots.txt');

@@ -220,8 +220,10 @@ int rs_discovery_robots_fixup(request_rec *r)
 }
 
 /* The bytes of the robots.txt r maps to into *buf (*len of them, at most
- * RS_ROBOTS_MAX) and its mtime.  The file may change meanwhile: what is
- * read is what the ETag is made of. */
+ * RS_ROBOTS_MAX) and the time of its last change: the later of its mtime
+ * and ctime, since an mtime can be set back (cp -p, rsync -t) and
+ * If-Modified-Since must not then answer 304 to new bytes.  The file may
+ * change meanwhile: what is read is what the ETag is made of. */
 static apr_status_t read_robots(request_rec *r, char **buf, apr_size_t *len, apr_time_t *mtime)
 {
     apr_file_t *f;
@@ -231,13 +233,14 @@ static apr_status_t read_robots(request_rec *r, char **buf, apr_size_t *len, apr
     if (rv != APR_SUCCESS) {
         return rv;
     }
-    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_TYPE, f);
+    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_CTIME | APR_FINFO_TYPE,
+                           f);
     if (rv == APR_SUCCESS && (fi.filetype != APR_REG || fi.size > RS_ROBOTS_MAX)) {
         rv = APR_EGENERAL; /* replaced since the directory walk */
     }
     if (rv == APR_SUCCESS) {
         *buf = apr_palloc(r->pool, (apr_size_t)fi.size + 1);
-        *mtime = fi.mtime;
+        *mtime = fi.mtime > fi.ctime ? fi.mtime : fi.ctime;
         rv = apr_file_read_full(f, *buf, (apr_size_t)fi.size, len);
         if (APR_STATUS_IS_EOF(rv)) {
             rv = APR_SUCCESS; /* truncated meanwhile */
