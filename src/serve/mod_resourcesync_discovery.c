@@ -29,6 +29,7 @@
  * as it claims /.well-known/resourcesync, unless the operator has a file
  * there, which then wins (checked on each request; a notice at startup).
  */
+#include <errno.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <http_core.h>
@@ -228,15 +229,22 @@ static apr_status_t read_robots(request_rec *r, char **buf, apr_size_t *len, apr
 {
     apr_file_t *f;
     apr_finfo_t fi;
-    apr_status_t rv = apr_file_open(&f, r->filename, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, r->pool);
+    /* Non-blocking: a FIFO swapped in since the directory walk must not
+     * hold the child in open(); it is refused below. */
+    apr_status_t rv = apr_file_open(
+        &f, r->filename, APR_FOPEN_READ | APR_FOPEN_BINARY | APR_FOPEN_NONBLOCK, 0, r->pool);
 
     if (rv != APR_SUCCESS) {
         return rv;
     }
     rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_CTIME | APR_FINFO_TYPE,
                            f);
-    if (rv == APR_SUCCESS && (fi.filetype != APR_REG || fi.size > RS_ROBOTS_MAX)) {
-        rv = APR_EGENERAL; /* replaced since the directory walk */
+    /* Replaced since the directory walk by something else, or grown. */
+    if (rv == APR_SUCCESS && fi.filetype != APR_REG) {
+        rv = APR_FROM_OS_ERROR(EINVAL);
+    }
+    else if (rv == APR_SUCCESS && fi.size > RS_ROBOTS_MAX) {
+        rv = APR_FROM_OS_ERROR(EFBIG);
     }
     if (rv == APR_SUCCESS) {
         *buf = apr_palloc(r->pool, (apr_size_t)fi.size + 1);
@@ -265,7 +273,13 @@ int rs_discovery_robots_handle(request_rec *r)
     sc = ap_get_module_config(r->server->module_config, &resourcesync_module);
     if (r->finfo.filetype == APR_REG && (rv = read_robots(r, &file, &n, &mtime)) != APR_SUCCESS
         && !APR_STATUS_IS_ENOENT(rv)) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot read %s", r->filename);
+        const char *why = rv == APR_FROM_OS_ERROR(EINVAL) || rv == APR_FROM_OS_ERROR(EFBIG)
+                              ? apr_psprintf(r->pool,
+                                             ": since the request was mapped, it stopped being a "
+                                             "regular file of at most %d bytes",
+                                             RS_ROBOTS_MAX)
+                              : "";
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot read %s%s", r->filename, why);
         return APR_STATUS_IS_EACCES(rv) ? HTTP_FORBIDDEN : HTTP_SERVICE_UNAVAILABLE;
     }
     len = n + (n && file[n - 1] != '\n') + sc->discovery->robots_len;
