@@ -15,7 +15,7 @@ use lib "$FindBin::Bin/lib";
 use JSON::PP ();
 use RSTest qw(started_server set_conf STATE_CONF req doc free_port wait_for put);
 
-plan tests => 73;
+plan tests => 76;
 
 my $XRD_NS = 'http://docs.oasis-open.org/ns/xri/xrd-1.0';
 my $vport = free_port();
@@ -121,6 +121,18 @@ is($r->code . ' ' . $r->content, '200 ' . lines('bare.example', 'c'),
    'bare.example: no robots.txt file: just the Sitemap line of its one set');
 ok(RSTest::strong_etag($r), 'bare.example: a strong ETag');
 my $bare_etag = RSTest::strong_etag($r);
+
+# A robots.txt past the 500 KiB crawlers read is left as it is (lines
+# after it might never be read), with an info line; gone, the lines return.
+my $big = ("# padding\n" x 51200) . "User-agent: *\n";    # 512,014 bytes
+put("$D/hosts/bare/robots.txt", $big);
+$r = at('bare.example', '/robots.txt');
+ok($r->code == 200 && $r->content eq $big, 'bare.example: a robots.txt of 512,014 bytes is served unchanged')
+    or diag $r->code . ' ' . length($r->content);
+like($srv->log_text, qr/\[resourcesync:info\].*\Q$D\E\/hosts\/bare\/robots\.txt has 512014 bytes, more than crawlers read \(512000\): served without Sitemap lines/,
+     '... and an info line says why');
+unlink "$D/hosts/bare/robots.txt";
+is(at('bare.example', '/robots.txt')->content, lines('bare.example', 'c'), 'removed: the line alone again');
 
 # --- a robots.txt denied to clients, and one the run user cannot read.
 $r = at('denied.example', '/robots.txt');
