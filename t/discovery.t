@@ -15,7 +15,7 @@ use lib "$FindBin::Bin/lib";
 use JSON::PP ();
 use RSTest qw(started_server set_conf STATE_CONF req doc free_port wait_for put);
 
-plan tests => 76;
+plan tests => 82;
 
 my $XRD_NS = 'http://docs.oasis-open.org/ns/xri/xrd-1.0';
 my $vport = free_port();
@@ -258,3 +258,35 @@ is(scalar(grep { /\[resourcesync:error\].*mod_resourcesync: cannot read \Q$D\E\/
 is_deeply([grep { !/cannot read \Q$D\E\/hosts\/unread\/robots\.txt/ } @bad], [],
           'no other warning or error');
 $srv->stop;
+
+# --- a second server: the directives at server level are inherited by a
+# virtual host that does not set them, and overridden by one that says
+# off; an Alias decides which file /robots.txt is.
+my $vport2 = free_port();
+my $srv2 = started_server(
+    conf => STATE_CONF . "ResourceSyncRobots on\nResourceSyncHostMeta on\n"
+            . qq(Alias /robots.txt "\@DIR\@/shared/robots.txt"\n<Directory "\@DIR\@/shared">\n    Require all granted\n</Directory>\n)
+            . set_conf('m', 'www/m') . "Listen 127.0.0.1:$vport2\n"
+            . qq(<Directory "\@DIR\@/hosts">\n    Require all granted\n</Directory>\n)
+            . join('', map { my ($n, @d) = @$_;
+                             qq(<VirtualHost 127.0.0.1:$vport2>\n    ServerName $n\n    DocumentRoot "\@DIR\@/hosts/$n"\n)
+                             . join('', map { "    $_\n" } @d) . set_conf("s-$n", "hosts/$n/s") . "</VirtualHost>\n" }
+                       ['inherit.example'], ['off.example', 'ResourceSyncRobots off', 'ResourceSyncHostMeta off']),
+    files => { 'www/m/x.txt' => "m\n", 'shared/robots.txt' => $MAIN_ROBOTS, 'www/robots.txt' => "not this one\n",
+               'hosts/inherit.example/s/x.txt' => "i\n", 'hosts/off.example/s/x.txt' => "o\n", },
+    name => 'a second server starts with the directives at server level');
+my $B2 = $srv2->base;
+my $V2 = "http://127.0.0.1:$vport2";
+is(req('GET', "$B2/robots.txt")->content,
+   $MAIN_ROBOTS . "Sitemap: $B2/resourcesync/m/resourcelist.xml\n",
+   'main server: the file its Alias maps /robots.txt to, then its line');
+is(req('GET', "$V2/robots.txt", Host => 'inherit.example')->content,
+   $MAIN_ROBOTS . "Sitemap: http://inherit.example:$vport2/resourcesync/s-inherit.example/resourcelist.xml\n",
+   'inherit.example inherits ResourceSyncRobots on (and the Alias): the file, then its own set\'s line');
+is(req('GET', "$V2/.well-known/host-meta.json", Host => 'inherit.example')->code, 200,
+   'inherit.example inherits ResourceSyncHostMeta on');
+$r = req('GET', "$V2/robots.txt", Host => 'off.example');
+is($r->code . ' ' . $r->content, "200 $MAIN_ROBOTS", 'off.example (off over the server\'s on): its file unchanged');
+is(req('GET', "$V2/.well-known/host-meta", Host => 'off.example')->code, 404,
+   'off.example: no host-meta');
+$srv2->stop;
