@@ -6,7 +6,9 @@
 # server with a set and neither directive (both off by default), and
 # name-based virtual hosts with and without them, several sets, the
 # operator's robots.txt present, absent, changing, denied to clients and
-# unreadable to the run user, and the operator's own host-meta.
+# unreadable to the run user, and the operator's own host-meta.  A second
+# private server has them at server level: inherited by a virtual host,
+# overridden by off, and an Alias deciding which file /robots.txt is.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
