@@ -53,8 +53,9 @@ int rs_discovery_robots_fixup(request_rec *r);
 /* handler: robots.txt claimed by the fixup: the file's bytes as the run
  * user reads them (a newline added when the last line has none), then the
  * Sitemap lines; text/plain, a strong ETag of those bytes, Last-Modified
- * the later of the file's and the configuration's; 304 and HEAD without a
- * body. */
+ * the latest of the file's mtime and ctime and the configuration's time;
+ * 304 and HEAD without a body.  A file the run user cannot read is a 403,
+ * logged with its cause. */
 int rs_discovery_robots_handle(request_rec *r);
 
 #endif
