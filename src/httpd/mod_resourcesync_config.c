@@ -26,6 +26,7 @@
 #include "mod_resourcesync_cmd.h"
 #include "mod_resourcesync_fingerprint.h"
 #include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_linkconf.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_os.h"
 #include "mod_resourcesync_uniform.h"
@@ -88,6 +89,9 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
         c->notify_pub = add->notify_pub ? add->notify_pub : base->notify_pub;
     }
     c->notify_retry = add->notify_retry != RS_UNSET ? add->notify_retry : base->notify_retry;
+    /* Only ever in a set's own section (mod_resourcesync_linkconf.c): not
+     * combined. */
+    c->links = add->links ? add->links : base->links;
     return c;
 }
 
@@ -354,6 +358,7 @@ static const rs_dir_conf *resolve_set_options(apr_pool_t *pconf, rs_set_t *set,
     set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY : eff->notify_delay;
     set->notify_pub = eff->notify_pub;
     set->notify_retry = eff->notify_retry;
+    rs_linkconf_resolve(pconf, set);
     return eff;
 }
 
