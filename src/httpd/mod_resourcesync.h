@@ -128,10 +128,11 @@ typedef struct rs_set_t {
     const char *uniform_why;
     /* ResourceSyncLink and ResourceSyncMirror of the set's section, in
      * the order written (NULL: none; read-only from post_config on, shared
-     * by every process forked after it), and a hex digest of their
-     * rs_links_describe ("" without rules): the watcher compares it with
-     * the one the store recorded to re-resolve the links after a change,
-     * which is why links stay out of the configuration fingerprint. */
+     * by every process forked after it), and a hex digest of root_url and
+     * their rs_links_describe ("" without rules): the watcher compares it
+     * with the one the store recorded to re-resolve the links after a
+     * change, which is why links stay out of the configuration
+     * fingerprint (mod_resourcesync_linkconf.c). */
     rs_links_t *links;
     const char *links_fp;
 } rs_set_t;

@@ -358,7 +358,6 @@ static const rs_dir_conf *resolve_set_options(apr_pool_t *pconf, rs_set_t *set,
     set->notify_delay = eff->notify_delay == RS_UNSET ? RS_DEFAULT_NOTIFY_DELAY : eff->notify_delay;
     set->notify_pub = eff->notify_pub;
     set->notify_retry = eff->notify_retry;
-    rs_linkconf_resolve(pconf, set);
     return eff;
 }
 
@@ -453,6 +452,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
                                      eff->dump_entries, set->name, set->where, set->max_entries));
     }
     resolve_set_urls(pconf, set, sc, prefix);
+    rs_linkconf_resolve(pconf, set);
     rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {

@@ -200,7 +200,9 @@ void rs_linkconf_resolve(apr_pool_t *pconf, rs_set_t *set)
         set->links_fp = "";
         return;
     }
-    text = rs_links_describe(set->links, pconf);
+    /* The resolved links hold absolute URLs made from the set's URL base:
+     * a new base is a change of the links too. */
+    text = apr_pstrcat(pconf, set->root_url, "\n", rs_links_describe(set->links, pconf), NULL);
     rs_hash_buf(text, strlen(text), RS_HASH_SHA256, hex);
     set->links_fp = apr_pstrdup(pconf, hex[2]); /* bit 0x4, sha-256: index 2 */
 }

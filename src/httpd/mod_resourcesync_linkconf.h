@@ -19,8 +19,9 @@ const char *rs_linkconf_set_link(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
 const char *rs_linkconf_set_mirror(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
                                    const char *const argv[]);
 /* set->links (the rules of its section, NULL when it has none) and
- * set->links_fp (hex SHA-256, in pconf, of their rs_links_describe; ""
- * without rules); at post_config with the set's other options. */
+ * set->links_fp (hex SHA-256, in pconf, of the set's root_url and the
+ * rules' rs_links_describe; "" without rules); at post_config, once the
+ * set's URLs are resolved. */
 void rs_linkconf_resolve(apr_pool_t *pconf, rs_set_t *set);
 
 #endif
