@@ -2,7 +2,6 @@
 /* rs_links.c - see rs_links.h: the rules (construction, checks, the text
  * that describes them, the cheap target filter).  Resolution is in
  * rs_linkres.c, the encoded form in rs_linkenc.c. */
-#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_lib.h>
@@ -11,147 +10,35 @@
 /* Relation names of the IANA "Link Relations" registry (RFC 8288) that a
  * resource's entry may carry: every one ResourceSync 1.1 section 14 uses,
  * and the rest of the registry but for those that mean something else in
- * a ResourceSync document (see refused[]).  Sorted. */
-static const char *const registered[] = { "about",
-                                          "acl",
-                                          "alternate",
-                                          "amphtml",
-                                          "appendix",
-                                          "apple-touch-icon",
-                                          "apple-touch-startup-image",
-                                          "archives",
-                                          "author",
-                                          "blocked-by",
-                                          "bookmark",
-                                          "c2pa-manifest",
-                                          "canonical",
-                                          "chapter",
-                                          "cite-as",
-                                          "collection",
-                                          "compression-dictionary",
-                                          "convertedfrom",
-                                          "copyright",
-                                          "create-form",
-                                          "current",
-                                          "deprecation",
-                                          "describedby",
-                                          "describes",
-                                          "disclosure",
-                                          "dns-prefetch",
-                                          "duplicate",
-                                          "edit",
-                                          "edit-form",
-                                          "edit-media",
-                                          "enclosure",
-                                          "external",
-                                          "first",
-                                          "geofeed",
-                                          "glossary",
-                                          "help",
-                                          "hosts",
-                                          "hub",
-                                          "ice-server",
-                                          "icon",
-                                          "intervalafter",
-                                          "intervalbefore",
-                                          "intervalcontains",
-                                          "intervaldisjoint",
-                                          "intervalduring",
-                                          "intervalequals",
-                                          "intervalfinishedby",
-                                          "intervalfinishes",
-                                          "intervalin",
-                                          "intervalmeets",
-                                          "intervalmetby",
-                                          "intervaloverlappedby",
-                                          "intervaloverlaps",
-                                          "intervalstartedby",
-                                          "intervalstarts",
-                                          "item",
-                                          "last",
-                                          "latest-version",
-                                          "license",
-                                          "linkset",
-                                          "lrdd",
-                                          "manifest",
-                                          "mask-icon",
-                                          "me",
-                                          "media-feed",
-                                          "memento",
-                                          "micropub",
-                                          "modulepreload",
-                                          "monitor",
-                                          "monitor-group",
-                                          "next",
-                                          "next-archive",
-                                          "nofollow",
-                                          "noopener",
-                                          "noreferrer",
-                                          "opener",
-                                          "openid2.local_id",
-                                          "openid2.provider",
-                                          "original",
-                                          "p3pv1",
-                                          "payment",
-                                          "pingback",
-                                          "preconnect",
-                                          "predecessor-version",
-                                          "prefetch",
-                                          "preload",
-                                          "prerender",
-                                          "prev",
-                                          "prev-archive",
-                                          "preview",
-                                          "previous",
-                                          "privacy-policy",
-                                          "profile",
-                                          "publication",
-                                          "related",
-                                          "replies",
-                                          "restconf",
-                                          "ruleinput",
-                                          "search",
-                                          "section",
-                                          "self",
-                                          "service",
-                                          "service-desc",
-                                          "service-doc",
-                                          "service-meta",
-                                          "sip-trunking-capability",
-                                          "sponsored",
-                                          "start",
-                                          "status",
-                                          "stylesheet",
-                                          "subsection",
-                                          "successor-version",
-                                          "sunset",
-                                          "tag",
-                                          "terms-of-service",
-                                          "timegate",
-                                          "timemap",
-                                          "type",
-                                          "ugc",
-                                          "version-history",
-                                          "via",
-                                          "webmention",
-                                          "working-copy",
-                                          "working-copy-of" };
+ * a ResourceSync document (see refused[]); each between spaces. */
+static const char registered[] =
+    " about acl alternate amphtml appendix apple-touch-icon apple-touch-startup-image "
+    "archives author blocked-by bookmark c2pa-manifest canonical chapter cite-as collection "
+    "compression-dictionary convertedfrom copyright create-form current deprecation "
+    "describedby describes disclosure dns-prefetch duplicate edit edit-form edit-media "
+    "enclosure external first geofeed glossary help hosts hub ice-server icon intervalafter "
+    "intervalbefore intervalcontains intervaldisjoint intervalduring intervalequals "
+    "intervalfinishedby intervalfinishes intervalin intervalmeets intervalmetby "
+    "intervaloverlappedby intervaloverlaps intervalstartedby intervalstarts item last "
+    "latest-version license linkset lrdd manifest mask-icon me media-feed memento micropub "
+    "modulepreload monitor monitor-group next next-archive nofollow noopener noreferrer "
+    "opener openid2.local_id openid2.provider original p3pv1 payment pingback preconnect "
+    "predecessor-version prefetch preload prerender prev prev-archive preview previous "
+    "privacy-policy profile publication related replies restconf ruleinput search section "
+    "self service service-desc service-doc service-meta sip-trunking-capability sponsored "
+    "start status stylesheet subsection successor-version sunset tag terms-of-service "
+    "timegate timemap type ugc version-history via webmention working-copy working-copy-of ";
 
 /* Registered, but with another meaning in ResourceSync: "up" and "index"
  * link a document to its parent and index (sections 10, 11), "contents"
  * a dump to its manifest (sections 12, 13). */
-static const char *const refused[] = { "contents", "index", "up" };
+static const char refused[] = " contents index up ";
 
 /* The relation of the inverse link (section 14). */
 static const char *const inverse_pairs[][2] = { { "describedby", "describes" },
                                                 { "describes", "describedby" },
                                                 { "alternate", "canonical" },
                                                 { "canonical", "alternate" } };
-
-static int name_cmp(const void *key, const void *elt)
-{
-    return strcmp(key, *(const char *const *)elt);
-}
 
 /* Whether s begins with an RFC 3986 scheme and ":"; *len gets the length
  * up to and including ":". */
@@ -199,23 +86,22 @@ static int absolute_uri(const char *s)
 /* The canonical form of a valid rel (registered names in lower case). */
 static const char *rel_canonical(apr_pool_t *p, const char *rel, const char **why)
 {
-    char *lower = apr_pstrdup(p, rel), *c;
-    const char *const *hit;
+    char *key = apr_pstrcat(p, " ", rel, " ", NULL), *c;
+    const char *hit;
 
-    for (c = lower; *c; c++) {
+    for (c = key + 1; c[1]; c++) {
         *c = (char)apr_tolower(*c);
     }
-    if (bsearch(lower, refused, sizeof(refused) / sizeof(*refused), sizeof(*refused), name_cmp)) {
+    /* A name between spaces; "a b" would match two neighbours. */
+    if (!strchr(rel, ' ') && strstr(refused, key)) {
         *why = apr_psprintf(p,
                             "relation \"%s\" means something else in ResourceSync and may "
                             "not be used on a resource's entry",
                             rel);
         return NULL;
     }
-    hit = bsearch(lower, registered, sizeof(registered) / sizeof(*registered), sizeof(*registered),
-                  name_cmp);
-    if (hit) {
-        return *hit;
+    if (!strchr(rel, ' ') && (hit = strstr(registered, key))) {
+        return apr_pstrmemdup(p, hit + 1, strlen(rel));
     }
     if (absolute_uri(rel)) {
         return rel;
