@@ -65,7 +65,11 @@ static const char *const ignored[] = {
     "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression",
     /* discovery documents outside every set (a listed robots.txt is left
      * unchanged: mod_resourcesync_discovery.c) */
-    "ResourceSyncRobots", "ResourceSyncHostMeta", NULL
+    "ResourceSyncRobots", "ResourceSyncHostMeta",
+    /* rs:ln relations: decided by no check, followed by their own digest
+     * per set (rs_set_t.links_fp), which re-resolves the links without
+     * deciding or hashing a file again */
+    "ResourceSyncLink", "ResourceSyncMirror", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's
