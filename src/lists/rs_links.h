@@ -110,14 +110,18 @@ int rs_links_may_be_target(const rs_links_t *l, const char *path);
 /* One resolved link. */
 typedef struct rs_link_t {
     const char *rel;
-    const char *href;     /* absolute URL, escaped */
-    int pri;              /* 0: none */
-    const char *type;     /* NULL: none */
-    const char *encoding; /* NULL: none */
-    apr_int64_t length;   /* -1: none */
-    apr_int64_t modified_ns; /* -1: none */
+    const char *href;                /* absolute URL, escaped */
+    int pri;                         /* 0: none */
+    const char *type;                /* NULL: none */
+    const char *encoding;            /* NULL: none */
+    apr_int64_t length;              /* -1: none */
+    apr_int64_t modified_ns;         /* -1: none */
     const char *hash[RS_HASH_COUNT]; /* hex or NULL */
 } rs_link_t;
+
+/* Append to links (rs_link_t) a link with rel and href and no other
+ * attribute (pri 0, length and modified -1, NULL strings); returns it. */
+rs_link_t *rs_links_push(apr_array_header_t *links, const char *rel, const char *href);
 
 /* The listed row of a set-relative path: 1 and *out filled (from p) when
  * path is a listed file of the set, 0 when it is not (absent, or known
