@@ -149,4 +149,16 @@ const char *rs_links_encode(apr_pool_t *p, const apr_array_header_t *links);
 /* Decode s (NULL or "": none) into rs_link_t; NULL when s is malformed. */
 apr_array_header_t *rs_links_decode(apr_pool_t *p, const char *s);
 
+/* rs_links_decode without allocating (for the renderer's fast path):
+ * buf, a copy of the encoded form, is decoded in place (its values are
+ * unescaped where they stand and the strings of links[] point into it)
+ * into links[0..max-1].  Returns the number of links, -1 when buf is
+ * malformed, -2 when it holds more than max (rs_links_parse_count says
+ * how many). */
+int rs_links_parse(char *buf, rs_link_t *links, int max);
+
+/* The number of links in the encoded s (0 for NULL or ""), malformed or
+ * not: an upper bound for rs_links_parse's max. */
+int rs_links_parse_count(const char *s);
+
 #endif

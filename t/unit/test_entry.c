@@ -544,6 +544,22 @@ START_TEST(links_render_matches_writer)
         r.links = rs_links_encode(ut_pool, a);
         assert_links_same(rr, &o, &r, plain);
     }
+    /* Many links, long ones, and then few again (the renderer's memory
+     * for them is used and given back). */
+    for (c = 0; c < 3; c++) {
+        a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+        for (i = 0; i < (c == 1 ? 3 : 20); i++) {
+            char *href = apr_palloc(ut_pool, 1200);
+            memset(href, 'a' + i % 26, 1199);
+            href[1199] = '\0';
+            rs_links_push(a, "related", c == 0 ? href : BASE "x")->pri = i + 1;
+        }
+        record(&r, 0, "d", "n");
+        r.links = rs_links_encode(ut_pool, a);
+        assert_links_same(rr, &o, &r, 1);
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, 1);
+    }
     /* A URL base that the writer escapes. */
     opts(&o, 0);
     o.url_base = "http://example.org/a&b/";
