@@ -95,7 +95,8 @@ void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *o
     /* Its links first, so that the row and its record carry them. */
     if (sc->o->links_row) {
         row = *it;
-        if (rs_scanwrite_failed(sc, sc->o->links_row(sc->o->links_baton, &row))) {
+        if (rs_scanwrite_failed(sc,
+                                sc->o->links_row(sc->o->links_baton, &row, old && old->listed))) {
             return;
         }
         it = &row;

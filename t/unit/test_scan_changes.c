@@ -551,11 +551,12 @@ typedef struct {
     apr_array_header_t *ev;
 } links_t;
 
-static apr_status_t links_row(void *baton, rs_item_t *it)
+static apr_status_t links_row(void *baton, rs_item_t *it, int was_listed)
 {
     links_t *l = baton;
     const char *path = apr_pstrcat(ut_pool, it->dir, *it->dir ? "/" : "", it->name, NULL);
-    APR_ARRAY_PUSH(l->ev, const char *) = apr_psprintf(ut_pool, "R %s %d", path, it->listed);
+    APR_ARRAY_PUSH(l->ev, const char *) =
+        apr_psprintf(ut_pool, "R %s %d%d", path, was_listed, it->listed);
     it->links = it->listed ? apr_pstrcat(ut_pool, "links of ", path, NULL) : NULL;
     return APR_SUCCESS;
 }
@@ -612,7 +613,7 @@ START_TEST(links_hooks)
     f.c.deny = "sub/no";
     ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
     ck_assert_str_eq(links_events(&l),
-                     "R a.txt 1|W a.txt|R sub/b.txt 1|W sub/b.txt|R sub/no 0|W sub/no");
+                     "R a.txt 01|W a.txt|R sub/b.txt 01|W sub/b.txt|R sub/no 00|W sub/no");
     ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "b.txt", &row), APR_SUCCESS);
     ck_assert_str_eq(row->links, "links of sub/b.txt");
     ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "no", &row), APR_SUCCESS);
@@ -626,7 +627,7 @@ START_TEST(links_hooks)
     t.dir = "";
     t.names = names;
     ck_assert_int_eq(rs_scan_targets(f.st, &f.o, ut_pool, &t, 1, &f.s), APR_SUCCESS);
-    ck_assert_str_eq(links_events(&l), "R a.txt 1|W a.txt");
+    ck_assert_str_eq(links_events(&l), "R a.txt 11|W a.txt");
     /* A target: the file went. */
     ck_assert_int_eq(unlink(ut_path(f.root, "a.txt")), 0);
     ck_assert_int_eq(rs_scan_targets(f.st, &f.o, ut_pool, &t, 1, &f.s), APR_SUCCESS);
