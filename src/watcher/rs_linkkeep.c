@@ -364,7 +364,9 @@ apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, cons
         return rv;
     }
     if ((rv = rs_db_commit(db)) == APR_SUCCESS) {
-        *ran = 1;
+        /* A set's first start with rules, on rows of none, is no change
+         * worth a word. */
+        *ran = stored || *changed;
     }
     else {
         *changed = 0;

@@ -72,8 +72,10 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
  * counts as ""), rebuild the set's dependencies and resolve every listed
  * row's links again, updating and marking relinked those whose encoded
  * links changed (*changed gets their number), then store fp; in one
- * transaction of its own (none may be open).  *ran: 1 when the pass ran,
- * 0 when fp was the stored one (nothing done).  url_base as for create;
+ * transaction of its own (none may be open).  *ran: 1 when the pass ran
+ * and there was something to say (a digest was stored before, or some
+ * row's links changed), 0 when fp was the stored one (nothing done) or
+ * when the first pass of a set changed nothing.  url_base as for create;
  * scratch allocations from p. */
 apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
                                const rs_links_t *l, const char *url_base, const char *fp, int *ran,
