@@ -20,6 +20,10 @@ struct rs_linkkeep_t {
      * (NULL: none, or not asked), for rs_linkkeep_done. */
     const char *path;
     apr_array_header_t *targets, *sources;
+    /* From rs_linkkeep_row to rs_linkkeep_done: that row as it is being
+     * written (lookups of it need not ask the store). */
+    int written;
+    rs_item_t row;
 };
 
 /* The baton of a lookup: the store connection of the call, and the
@@ -68,6 +72,10 @@ static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
     const char *dir, *name;
     rs_item_t *row = NULL;
 
+    if (lb->lk->written && !strcmp(path, lb->lk->path)) {
+        *out = lb->lk->row;
+        return out->listed;
+    }
     split(p, path, &dir, &name);
     if ((lb->rv = rs_inventory_get(lb->db, p, lb->lk->set, dir, name, &row)) != APR_SUCCESS) {
         return -1;
@@ -160,12 +168,17 @@ apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int 
 
     apr_pool_clear(p);
     lk->targets = lk->sources = NULL;
+    lk->written = 0;
     lk->path = path = join(p, it->dir, it->name);
     it->links = NULL;
     if (it->listed
         && (rv = resolve(lk, db, p, path, &it->links, &deps, &lk->sources)) != APR_SUCCESS) {
         return rv;
     }
+    /* Read by the lookups of rs_linkkeep_done, while the scan's row is
+     * still there (the scan calls it before it lets go of the row). */
+    lk->row = *it;
+    lk->written = 1;
     if (!lk->local) {
         return APR_SUCCESS;
     }
@@ -240,8 +253,8 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
         return APR_SUCCESS; /* no local target: nothing depends on a row */
     }
     path = join(p, dir, name);
-    after_row = !gone && lk->path && !strcmp(lk->path, path);
-    lk->path = NULL;
+    after_row = !gone && lk->written && !strcmp(lk->path, path);
+    lk->written = after_row; /* the row's lookups answered from it */
     lk->targets = lk->sources = NULL;
     if (!after_row) {
         /* A listed row deleted (or a call without rs_linkkeep_row): its
@@ -265,6 +278,8 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
     for (i = 0; rv == APR_SUCCESS && i < todo->nelts; i++) {
         rv = relink(lk, db, j, p, APR_ARRAY_IDX(todo, i, const char *), relinked);
     }
+    lk->written = 0;
+    lk->path = NULL;
     return rv;
 }
 
