@@ -295,7 +295,9 @@ void rs_reconcilew_init(wset_t *ws)
     h->snapshot = snapshot;
     h->baton = ws;
     ws->links = rs_linkkeep_create(ws->d->pool, ws->set->links, ws->set->name, ws->set->root_url);
-    h->links_baseline = ws->links ? links_baseline : NULL;
+    /* Rules without local targets (mirrors, URLs) look nothing up: the
+     * walk resolves them as it writes, no second pass. */
+    h->links_baseline = ws->links && rs_links_has_local(ws->set->links) ? links_baseline : NULL;
     rs_reconcile_init(&ws->rec, h, ws->set->name, ws->set->cdump ? ws->set->capture_dir : NULL,
                       ws->set->max_entries, &ws->massdel, &ws->retry, &ws->d->episode, ws->log);
 }

@@ -41,7 +41,7 @@ static void scan_opts(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_t *journal, 
 
     memset(so, 0, sizeof(*so));
     rc->h->scan_opts(rc->h->baton, so);
-    if (!journaled) {
+    if (!journaled && rc->h->links_baseline) {
         /* A baseline: its links in one pass after it (links_baseline). */
         so->links_row = NULL;
         so->links_done = NULL;

@@ -453,9 +453,9 @@ START_TEST(second_scan_journals)
 }
 END_TEST
 
-/* Links: a set's first scan (its baseline) resolves none as it writes,
- * but all in one pass after it, before its snapshot; later scans and
- * batches resolve them as they write. */
+/* Links: with links_baseline, a set's first scan (its baseline)
+ * resolves none as it writes, but all in one pass after it, before its
+ * snapshot; later scans and batches resolve them as they write. */
 START_TEST(links_of_the_baseline_in_one_pass)
 {
     fx_t f;
@@ -479,6 +479,16 @@ START_TEST(links_of_the_baseline_in_one_pass)
     ck_assert_int_eq(f.link_rows, 2);
     ck_assert_int_eq(f.link_dones, 2);
     ck_assert_int_eq(f.link_baselines, 1);
+
+    /* Without links_baseline (rules that look nothing up), the baseline
+     * resolves them as it writes. */
+    fx_init(&f, 0, 0);
+    f.links = 1;
+    put(&f, "a.txt", "a");
+    put(&f, "b.txt", "b");
+    scan(&f, 1);
+    ck_assert_int_eq(f.link_rows, 2);
+    ck_assert_int_eq(f.link_dones, 2);
 }
 END_TEST
 
