@@ -237,6 +237,7 @@ struct rs_entry_renderer_t {
     char *buf;
     apr_size_t len, cap;
     int plain_base; /* o->url_base needs no escaping (plain()) */
+    int ep_used;    /* the fast path took memory from ep */
 };
 
 /* Room for len more bytes in buf. */
@@ -276,17 +277,33 @@ static int buf_sink(void *baton, const char *data, apr_size_t len)
  * writer, so both paths give the same bytes by construction; the unit
  * tests compare them on every byte value. */
 
-/* Whether the writer copies s unchanged, in element content and in an
+/* The bytes the writer copies unchanged, in element content and in an
  * attribute value: printable ASCII without < > & ". */
+static const unsigned char plain_byte[256] = {
+    ['!'] = 1, ['#' ... '%'] = 1, ['\'' ... ';'] = 1, ['='] = 1, ['?' ... '~'] = 1,
+};
+
+/* Whether the writer copies s unchanged. */
 static int plain(const char *s)
 {
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' || c == '"') {
+        if (!plain_byte[(unsigned char)*s]) {
             return 0;
         }
     }
     return 1;
+}
+
+/* The length of s when the writer copies it unchanged, else -1. */
+static apr_ssize_t plain_len(const char *s)
+{
+    const char *c;
+    for (c = s; *c; c++) {
+        if (!plain_byte[(unsigned char)*c]) {
+            return -1;
+        }
+    }
+    return c - s;
 }
 
 /* Append the NUL-terminated s (room is reserved by the caller). */
@@ -318,21 +335,25 @@ static char *put_int(char *d, apr_int64_t v)
     return d;
 }
 
-/* Whether every value of link k that the writer writes (hashes: those of
- * the mask) needs no escaping. */
-static int plain_link(const rs_link_t *k, unsigned hashes)
+/* The bytes link k takes on the fast path at most, or 0 when a value of
+ * it needs escaping (its digests need no look: rs_links_parse takes only
+ * lower-case hex). */
+static apr_size_t plain_link(const rs_link_t *k)
 {
+    apr_ssize_t rel = plain_len(k->rel), href = plain_len(k->href);
+    apr_ssize_t type = k->type ? plain_len(k->type) : 0;
+    apr_ssize_t enc = k->encoding ? plain_len(k->encoding) : 0;
+    apr_size_t n;
     int i;
-    if (!plain(k->rel) || !plain(k->href) || (k->type && !plain(k->type))
-        || (k->encoding && !plain(k->encoding))) {
+
+    if (rel < 0 || href < 0 || type < 0 || enc < 0) {
         return 0;
     }
+    n = 128 + RS_TIME_BUFSIZE + (apr_size_t)(rel + href + type + enc);
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        if ((hashes & (1u << i)) && k->hash[i] && !plain(k->hash[i])) {
-            return 0;
-        }
+        n += k->hash[i] ? 16 + strlen(k->hash[i]) : 0;
     }
-    return 1;
+    return n;
 }
 
 /* ' name="value"' (room is reserved by the caller). */
@@ -349,13 +370,13 @@ static char *put_attr(char *d, const char *name, const char *value)
 
 /* The <rs:ln> elements of links, as rs_entry_links_write has the writer
  * put them (values checked by plain_link; room reserved by the caller). */
-static char *put_links(char *d, const apr_array_header_t *links, unsigned hashes)
+static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
 {
     char mod[RS_TIME_BUFSIZE];
     int i, h, nh;
 
-    for (i = 0; links && i < links->nelts; i++) {
-        const rs_link_t *k = &APR_ARRAY_IDX(links, i, rs_link_t);
+    for (i = 0; i < n; i++) {
+        const rs_link_t *k = &links[i];
         d = PUT_LIT(d, "    <rs:ln");
         d = put_attr(d, "rel", k->rel);
         d = put_attr(d, "href", k->href);
@@ -394,15 +415,21 @@ static char *put_links(char *d, const apr_array_header_t *links, unsigned hashes
     return d;
 }
 
-/* Render r into rr->buf; 0 if it is not for the fast path.  Decoded
- * links come from rr->ep (the caller clears it). */
+/* Links decoded without allocating (rs_links_parse) for the fast path:
+ * this many, of encoded forms this long, on the stack; more from rr->ep. */
+#define FAST_LINKS    8
+#define FAST_LINKS_SZ 2048
+
+/* Render r into rr->buf; 0 if it is not for the fast path.  Links that
+ * do not fit the stack are decoded into rr->ep (rr->ep_used: the caller
+ * clears it). */
 static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
 {
     const rs_entry_opts_t *o = rr->o;
-    char lastmod[RS_TIME_BUFSIZE], *d;
-    apr_array_header_t *links = NULL;
+    char lastmod[RS_TIME_BUFSIZE], *d, lbuf[FAST_LINKS_SZ];
+    rs_link_t lk[FAST_LINKS], *links = lk;
     apr_size_t need;
-    int i;
+    int i, nlinks = 0;
 
     if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))
         || (r->encoding && !plain(r->encoding))) {
@@ -410,13 +437,26 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     }
     need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
            + (r->type ? strlen(r->type) : 0) + (r->encoding ? 12 + strlen(r->encoding) : 0);
-    if (r->links && *r->links && (links = rs_links_decode(rr->ep, r->links))) {
-        for (i = 0; i < links->nelts; i++) {
-            if (!plain_link(&APR_ARRAY_IDX(links, i, rs_link_t), o->hashes)) {
+    if (r->links && *r->links) {
+        apr_size_t ln = strlen(r->links);
+        int max = rs_links_parse_count(r->links);
+        char *buf = lbuf;
+        if (ln >= sizeof(lbuf) || max > FAST_LINKS) {
+            buf = apr_palloc(rr->ep, ln + 1);
+            links = apr_palloc(rr->ep, (apr_size_t)max * sizeof(*links));
+            rr->ep_used = 1;
+        }
+        memcpy(buf, r->links, ln + 1);
+        /* Links that do not decode are left out, as the writer does. */
+        nlinks = rs_links_parse(buf, links, max);
+        nlinks = nlinks < 0 ? 0 : nlinks;
+        for (i = 0; i < nlinks; i++) {
+            apr_size_t n = plain_link(&links[i]);
+            if (!n) {
                 return 0;
             }
+            need += n;
         }
-        need += (apr_size_t)rs_entry_links_len(o->hashes, r->links);
     }
     for (i = 0; i < RS_HASH_COUNT; i++) {
         if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
@@ -463,7 +503,7 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
         *d++ = '"';
     }
     d = PUT_LIT(d, "/>\n");
-    d = put_links(d, links, o->hashes);
+    d = put_links(d, links, nlinks, o->hashes);
     d = PUT_LIT(d, "  </url>\n");
     rr->len = (apr_size_t)(d - rr->buf);
     return 1;
@@ -490,8 +530,9 @@ const char *rs_entry_render(rs_entry_renderer_t *rr, const rs_record_t *r, apr_s
 {
     int rc;
     if (render_fast(rr, r)) {
-        if (r->links) {
+        if (rr->ep_used) {
             apr_pool_clear(rr->ep);
+            rr->ep_used = 0;
         }
         *len = rr->len;
         return rr->buf;
@@ -499,6 +540,7 @@ const char *rs_entry_render(rs_entry_renderer_t *rr, const rs_record_t *r, apr_s
     rr->len = 0;
     rc = rs_entry_write(rr->w, rr->ep, rr->o, r);
     apr_pool_clear(rr->ep);
+    rr->ep_used = 0;
     if (rc < 0 || rs_xml_flush(rr->w) < 0) {
         return NULL;
     }

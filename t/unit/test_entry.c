@@ -380,30 +380,19 @@ END_TEST
 
 /* ------------------------------------------------------------ rs:ln */
 
-static rs_link_t *link_(apr_array_header_t *a, const char *rel, const char *href)
-{
-    rs_link_t *k = apr_array_push(a);
-    memset(k, 0, sizeof(*k));
-    k->rel = rel;
-    k->href = href;
-    k->length = -1;
-    k->modified_ns = -1;
-    return k;
-}
-
 /* A describedby link to a listed file, a mirror, a URL with a type. */
 static const char *three_links(void)
 {
     apr_array_header_t *a = apr_array_make(ut_pool, 3, sizeof(rs_link_t));
-    rs_link_t *k = link_(a, "describedby", BASE "meta/a.xml");
+    rs_link_t *k = rs_links_push(a, "describedby", BASE "meta/a.xml");
     k->length = 120;
     k->modified_ns = LASTMOD_NS + 1000;
     k->type = "application/xml";
     k->hash[0] = MD5;
     k->hash[2] = SHA256;
     k->pri = 3;
-    link_(a, "duplicate", "https://mirror.example.org/sub/dir/a.txt")->pri = 1;
-    link_(a, "collection", "https://example.org/c?x=1")->type = "text/html";
+    rs_links_push(a, "duplicate", "https://mirror.example.org/sub/dir/a.txt")->pri = 1;
+    rs_links_push(a, "collection", "https://example.org/c?x=1")->type = "text/html";
     return rs_links_encode(ut_pool, a);
 }
 
@@ -414,6 +403,12 @@ static const char *three_links(void)
     "    <rs:ln rel=\"duplicate\" href=\"https://mirror.example.org/sub/dir/a.txt\" " \
     "pri=\"1\"/>\n"                                                                   \
     "    <rs:ln rel=\"collection\" href=\"https://example.org/c?x=1\" type=\"text/html\"/>\n"
+
+/* The entry of sub/dir/a.txt up to its rs:md. */
+#define A_HEAD                               \
+    "  <url>\n"                              \
+    "    <loc>" BASE "sub/dir/a.txt</loc>\n" \
+    "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
 
 START_TEST(links_entries)
 {
@@ -428,31 +423,22 @@ START_TEST(links_entries)
     ck_assert_str_eq(r.links, it.links);
     /* After rs:md, in the one attribute order, hashes by the mask. */
     assert_entry(&o, &r,
-                 "  <url>\n"
-                 "    <loc>" BASE "sub/dir/a.txt</loc>\n"
-                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-                 "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
-                 "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
-                     " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
+                 A_HEAD "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
+                            " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
     o.hashes = RS_HASH_SHA1;
     assert_entry(&o, &r,
-                 "  <url>\n"
-                 "    <loc>" BASE "sub/dir/a.txt</loc>\n"
-                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-                 "    <rs:md hash=\"sha-1:" SHA1
-                 "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS("") "  </url>\n");
+                 A_HEAD "    <rs:md hash=\"sha-1:" SHA1
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS("") "  </url>\n");
     /* A change carries the links it was journaled with; a deletion none. */
     opts(&o, 0);
     record(&r, RS_CHANGE_UPDATED, "sub/dir", "a.txt");
     r.links = it.links;
     assert_entry(&o, &r,
-                 "  <url>\n"
-                 "    <loc>" BASE "sub/dir/a.txt</loc>\n"
-                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
-                 "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
-                 "hash=\"md5:" MD5 " sha-256:" SHA256
-                 "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
-                     " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
+                 A_HEAD "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                        "hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
+                            " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
     record(&r, RS_CHANGE_DELETED, "", "a.txt");
     r.links = it.links;
     assert_entry(&o, &r,
@@ -520,14 +506,14 @@ START_TEST(links_render_matches_writer)
         assert_links_same(rr, &o, &r, 1);
         for (i = 0; i < 5; i++) {
             a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
-            k = link_(a, "alternate", BASE "x");
+            k = rs_links_push(a, "alternate", BASE "x");
             k->length = nums[i];
             k->modified_ns = times[i];
             k->pri = (int)(nums[i] % 1000000);
             k->pri = k->pri < 0 ? 0 : k->pri;
             k->hash[1] = SHA1;
             k->hash[3] = "0123";
-            link_(a, "http://www.openarchives.org/rs/terms/patch", "https://m.example.org/")
+            rs_links_push(a, "http://www.openarchives.org/rs/terms/patch", "https://m.example.org/")
                 ->encoding = "gzip";
             r.links = rs_links_encode(ut_pool, a);
             assert_links_same(rr, &o, &r, 1);
@@ -547,7 +533,7 @@ START_TEST(links_render_matches_writer)
         s[3] = '\0';
         record(&r, 0, "d", "n");
         a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
-        k = link_(a, s, s);
+        k = rs_links_push(a, s, s);
         k->type = s;
         k->encoding = s;
         k->hash[0] = MD5;
@@ -557,6 +543,22 @@ START_TEST(links_render_matches_writer)
         k->type = k->encoding = k->hash[0] = NULL;
         r.links = rs_links_encode(ut_pool, a);
         assert_links_same(rr, &o, &r, plain);
+    }
+    /* Many links, long ones, and then few again (the renderer's memory
+     * for them is used and given back). */
+    for (c = 0; c < 3; c++) {
+        a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+        for (i = 0; i < (c == 1 ? 3 : 20); i++) {
+            char *href = apr_palloc(ut_pool, 1200);
+            memset(href, 'a' + i % 26, 1199);
+            href[1199] = '\0';
+            rs_links_push(a, "related", c == 0 ? href : BASE "x")->pri = i + 1;
+        }
+        record(&r, 0, "d", "n");
+        r.links = rs_links_encode(ut_pool, a);
+        assert_links_same(rr, &o, &r, 1);
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, 1);
     }
     /* A URL base that the writer escapes. */
     opts(&o, 0);
