@@ -65,7 +65,8 @@ static void split(apr_pool_t *p, const char *path, const char **dir, const char 
     *name = slash ? slash + 1 : path;
 }
 
-/* rs_links_lookup_fn: the listed row of path in the store. */
+/* rs_links_lookup_fn: the listed row of path (the row being written
+ * from itself, any other from the store). */
 static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
     look_t *lb = baton;
@@ -87,8 +88,8 @@ static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
     return 1;
 }
 
-/* rs_links_lookup_fn of the configuration pass's first round, which
- * wants only the dependencies: no target is looked up. */
+/* rs_links_lookup_fn for what wants only the dependencies (targets_of):
+ * no target is looked up. */
 static int lookup_none(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
     (void)baton;
