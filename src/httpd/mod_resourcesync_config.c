@@ -89,8 +89,7 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
         c->notify_pub = add->notify_pub ? add->notify_pub : base->notify_pub;
     }
     c->notify_retry = add->notify_retry != RS_UNSET ? add->notify_retry : base->notify_retry;
-    /* Only ever in a set's own section (mod_resourcesync_linkconf.c): not
-     * combined. */
+    /* only in a set's own section (mod_resourcesync_linkconf.c) */
     c->links = add->links ? add->links : base->links;
     return c;
 }
@@ -101,8 +100,7 @@ void *rs_config_create_srv(apr_pool_t *p, server_rec *s)
     (void)s;
     c->sets = apr_array_make(p, 4, sizeof(rs_set_t *));
     c->access_check = RS_UNSET;
-    c->robots = RS_UNSET;
-    c->host_meta = RS_UNSET;
+    c->robots = c->host_meta = RS_UNSET;
     rs_hubconf_init(c);
     return c;
 }

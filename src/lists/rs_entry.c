@@ -368,12 +368,32 @@ static char *put_attr(char *d, const char *name, const char *value)
     return d;
 }
 
+/* ' hash="alg:hex ..."' of the digests in mask hashes, as rs_hash_attr
+ * writes it; nothing when there is none (room reserved by the caller). */
+static char *put_hashes(char *d, unsigned hashes, const char *const *hash)
+{
+    int h, nh;
+
+    for (h = 0, nh = 0; h < RS_HASH_COUNT; h++) {
+        if ((hashes & (1u << h)) && hash[h] && *hash[h]) {
+            d = nh++ ? PUT_LIT(d, " ") : PUT_LIT(d, " hash=\"");
+            d = put(d, rs_hash_name(h));
+            *d++ = ':';
+            d = put(d, hash[h]);
+        }
+    }
+    if (nh) {
+        *d++ = '"';
+    }
+    return d;
+}
+
 /* The <rs:ln> elements of links, as rs_entry_links_write has the writer
  * put them (values checked by plain_link; room reserved by the caller). */
 static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
 {
     char mod[RS_TIME_BUFSIZE];
-    int i, h, nh;
+    int i;
 
     for (i = 0; i < n; i++) {
         const rs_link_t *k = &links[i];
@@ -388,17 +408,7 @@ static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
         if (k->modified_ns != -1) {
             d = put_attr(d, "modified", rs_time_format_ns(mod, k->modified_ns));
         }
-        for (h = 0, nh = 0; h < RS_HASH_COUNT; h++) {
-            if ((hashes & (1u << h)) && k->hash[h] && *k->hash[h]) {
-                d = nh++ ? PUT_LIT(d, " ") : PUT_LIT(d, " hash=\"");
-                d = put(d, rs_hash_name(h));
-                *d++ = ':';
-                d = put(d, k->hash[h]);
-            }
-        }
-        if (nh) {
-            *d++ = '"';
-        }
+        d = put_hashes(d, hashes, k->hash);
         if (k->length >= 0) {
             d = PUT_LIT(d, " length=\"");
             d = put_int(d, k->length);
@@ -420,6 +430,35 @@ static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
 #define FAST_LINKS    8
 #define FAST_LINKS_SZ 2048
 
+/* Decode the links of an entry for the fast path into *links (lk, lbuf:
+ * FAST_LINKS links, FAST_LINKS_SZ bytes on the caller's stack; larger
+ * ones from rr->ep) and add the room they take to *need.  Returns their
+ * number, or -1 when one is not plain (the writer path takes the entry).
+ * Links that do not decode are left out, as the writer does. */
+static int fast_links(rs_entry_renderer_t *rr, const char *enc, char *lbuf, rs_link_t **links,
+                      apr_size_t *need)
+{
+    apr_size_t ln = strlen(enc);
+    int i, n, max = rs_links_parse_count(enc);
+    char *buf = lbuf;
+
+    if (ln >= FAST_LINKS_SZ || max > FAST_LINKS) {
+        buf = apr_palloc(rr->ep, ln + 1);
+        *links = apr_palloc(rr->ep, (apr_size_t)max * sizeof(**links));
+        rr->ep_used = 1;
+    }
+    memcpy(buf, enc, ln + 1);
+    n = rs_links_parse(buf, *links, max);
+    for (i = 0; i < n; i++) {
+        apr_size_t len = plain_link(&(*links)[i]);
+        if (!len) {
+            return -1;
+        }
+        *need += len;
+    }
+    return n < 0 ? 0 : n;
+}
+
 /* Render r into rr->buf; 0 if it is not for the fast path.  Links that
  * do not fit the stack are decoded into rr->ep (rr->ep_used: the caller
  * clears it). */
@@ -437,26 +476,8 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     }
     need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
            + (r->type ? strlen(r->type) : 0) + (r->encoding ? 12 + strlen(r->encoding) : 0);
-    if (r->links && *r->links) {
-        apr_size_t ln = strlen(r->links);
-        int max = rs_links_parse_count(r->links);
-        char *buf = lbuf;
-        if (ln >= sizeof(lbuf) || max > FAST_LINKS) {
-            buf = apr_palloc(rr->ep, ln + 1);
-            links = apr_palloc(rr->ep, (apr_size_t)max * sizeof(*links));
-            rr->ep_used = 1;
-        }
-        memcpy(buf, r->links, ln + 1);
-        /* Links that do not decode are left out, as the writer does. */
-        nlinks = rs_links_parse(buf, links, max);
-        nlinks = nlinks < 0 ? 0 : nlinks;
-        for (i = 0; i < nlinks; i++) {
-            apr_size_t n = plain_link(&links[i]);
-            if (!n) {
-                return 0;
-            }
-            need += n;
-        }
+    if (r->links && *r->links && (nlinks = fast_links(rr, r->links, lbuf, &links, &need)) < 0) {
+        return 0;
     }
     for (i = 0; i < RS_HASH_COUNT; i++) {
         if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
@@ -478,17 +499,7 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     d = PUT_LIT(d, "</loc>\n    <lastmod>");
     d = put(d, rs_time_format_ns(lastmod, r->lastmod_ns));
     d = PUT_LIT(d, "</lastmod>\n    <rs:md");
-    for (i = 0, need = 0; i < RS_HASH_COUNT; i++) {
-        if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
-            d = need++ ? PUT_LIT(d, " ") : PUT_LIT(d, " hash=\"");
-            d = put(d, rs_hash_name(i));
-            *d++ = ':';
-            d = put(d, r->hash[i]);
-        }
-    }
-    if (need) {
-        *d++ = '"';
-    }
+    d = put_hashes(d, o->hashes, r->hash);
     d = PUT_LIT(d, " length=\"");
     d = put_int(d, r->size);
     *d++ = '"';

@@ -181,50 +181,28 @@ static const char *parse_template(apr_pool_t *p, const char *t, int ngroups,
     return NULL;
 }
 
-const char *rs_links_add(rs_links_t *l, apr_pool_t *p, const char *rel, void *re, int ngroups,
-                         const char *pattern, const char *target, const char *type, int pri,
-                         int if_exists)
+/* r->kind from the template's leading literal alone (rs_links_priv.h),
+ * and the checks that depend on it: NULL, or why the rule is refused. */
+static const char *rule_kind(apr_pool_t *p, rs_links_rule_t *r, const char *target,
+                             const char *type, int if_exists)
 {
-    rs_links_rule_t r;
-    const char *why = NULL;
     apr_size_t sl;
     int i;
 
-    memset(&r, 0, sizeof(r));
-    if (!rel || !*rel) {
-        return "empty relation";
+    if (r->pieces[0].group == 0 && has_scheme(r->pieces[0].lit, r->pieces[0].len, &sl)) {
+        r->kind = RS_LINKS_URL;
     }
-    if (!(r.rel = rel_canonical(p, rel, &why))) {
-        return why;
-    }
-    if (!re || ngroups < 0 || ngroups > 9) {
-        return apr_psprintf(p, "pattern \"%s\": at most 9 groups can be used",
-                            pattern ? pattern : "");
-    }
-    if (!target || !*target) {
-        return "empty target";
-    }
-    if (pri < 0 || pri > 999999) {
-        return apr_psprintf(p, "pri=%d outside 1..999999", pri);
-    }
-    if ((why = parse_template(p, target, ngroups, &r.pieces, &r.npieces))) {
-        return why;
-    }
-    /* The kind, from the leading literal alone (rs_links_priv.h). */
-    if (r.pieces[0].group == 0 && has_scheme(r.pieces[0].lit, r.pieces[0].len, &sl)) {
-        r.kind = RS_LINKS_URL;
-    }
-    else if (r.pieces[0].group == 0 && r.pieces[0].lit[0] == '/') {
-        r.kind = RS_LINKS_ORIGIN;
+    else if (r->pieces[0].group == 0 && r->pieces[0].lit[0] == '/') {
+        r->kind = RS_LINKS_ORIGIN;
     }
     else {
-        r.kind = RS_LINKS_LOCAL;
+        r->kind = RS_LINKS_LOCAL;
     }
-    if (r.kind != RS_LINKS_LOCAL) {
+    if (r->kind != RS_LINKS_LOCAL) {
         /* The literals stand in the href as they are (groups are escaped
          * when substituted): they must be URI characters already. */
-        for (i = 0; i < r.npieces; i++) {
-            if (!r.pieces[i].group && !uri_chars(r.pieces[i].lit, r.pieces[i].len)) {
+        for (i = 0; i < r->npieces; i++) {
+            if (!r->pieces[i].group && !uri_chars(r->pieces[i].lit, r->pieces[i].len)) {
                 return apr_psprintf(p,
                                     "target \"%s\": a URL may hold only printable ASCII "
                                     "without spaces, quotes, \"<\", \">\", \"\\\" (percent-"
@@ -247,6 +225,40 @@ const char *rs_links_add(rs_links_t *l, apr_pool_t *p, const char *rel, void *re
     }
     if (type && (!*type || !strchr(type, '/') || !uri_chars(type, strlen(type)))) {
         return apr_psprintf(p, "type \"%s\" is not a media type (type/subtype)", type);
+    }
+    return NULL;
+}
+
+const char *rs_links_add(rs_links_t *l, apr_pool_t *p, const char *rel, void *re, int ngroups,
+                         const char *pattern, const char *target, const char *type, int pri,
+                         int if_exists)
+{
+    rs_links_rule_t r;
+    const char *why = NULL;
+    int i;
+
+    memset(&r, 0, sizeof(r));
+    if (!rel || !*rel) {
+        return "empty relation";
+    }
+    if (!(r.rel = rel_canonical(p, rel, &why))) {
+        return why;
+    }
+    if (!re || ngroups < 0 || ngroups > 9) {
+        return apr_psprintf(p, "pattern \"%s\": at most 9 groups can be used",
+                            pattern ? pattern : "");
+    }
+    if (!target || !*target) {
+        return "empty target";
+    }
+    if (pri < 0 || pri > 999999) {
+        return apr_psprintf(p, "pri=%d outside 1..999999", pri);
+    }
+    if ((why = parse_template(p, target, ngroups, &r.pieces, &r.npieces))) {
+        return why;
+    }
+    if ((why = rule_kind(p, &r, target, type, if_exists))) {
+        return why;
     }
     r.re = re;
     r.ngroups = ngroups;

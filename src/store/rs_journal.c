@@ -435,7 +435,6 @@ apr_status_t rs_journal_relink(rs_journal_t *j, const char *set, const char *dir
 static void add_key(void *baton, apr_pool_t *p, const char *const *c, int n)
 {
     rs_journal_path_t *k = apr_array_push(baton);
-    (void)n;
     k->dir = apr_pstrdup(p, c[0] ? c[0] : "");
     k->name = apr_pstrdup(p, c[1] ? c[1] : "");
 }
@@ -554,9 +553,6 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, 
         /* The journal now starts where the last dropped list ended, and
          * list ids go on from there. */
         /* The high-water mark is read before the records go. */
-        /* Paths relinked before the last dropped record go too; those
-         * relinked at its sequence stay (a snapshot of that sequence may
-         * not hold them: rs_journal_relinked). */
         if ((rv = fresh_seq(j)) == APR_SUCCESS && (rv = exec(j, J_EXPIRE_LISTS, a1)) == APR_SUCCESS
             && (rv = exec(j, J_EXPIRE_RECORDS, a2)) == APR_SUCCESS
             && (rv = exec(j, J_EXPIRE_RELINKED, a2)) == APR_SUCCESS) {

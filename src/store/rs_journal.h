@@ -189,8 +189,10 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, a
                               apr_int64_t count, apr_time_t until, rs_changelist_t *closed);
 
 /* Drop closed lists whose until < cutoff, and their records (and the
- * paths relinked before the last of them, rs_journal_relink).  *dropped
- * gets the ids removed (array of apr_int64_t). */
+ * paths relinked before the last of them, rs_journal_relink; those
+ * relinked at its sequence stay, since a snapshot of that sequence may
+ * not hold them: rs_journal_relinked).  *dropped gets the ids removed
+ * (array of apr_int64_t). */
 apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
                                apr_array_header_t **dropped);
 
