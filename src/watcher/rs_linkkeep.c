@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_linkkeep.c - see rs_linkkeep.h */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
@@ -439,14 +440,27 @@ static apr_status_t pass_rows(pass_t *ps, apr_pool_t *p, row_fn *fn)
     return rv;
 }
 
-/* First read: the listed rows that may be targets, into the map. */
-static apr_status_t pass_map(pass_t *ps, apr_pool_t *p, const rs_item_t *it, const char *path)
+/* First read: the listed rows that may be targets, into the map (from
+ * the store without copies, only what a listing reads of a row). */
+typedef struct {
+    pass_t *ps;
+    apr_pool_t *p; /* the paths of the rows, cleared now and then */
+    int n;
+} map_t;
+
+static int pass_map(void *baton, const rs_item_t *it)
 {
+    map_t *m = baton;
+    pass_t *ps = m->ps;
+    const char *path;
     tgt_t *t;
 
-    (void)p;
-    if (!it->listed || !rs_links_may_be_target(ps->lk->l, path)) {
-        return APR_SUCCESS;
+    if (++m->n % PASS_PAGE == 0) {
+        apr_pool_clear(m->p);
+    }
+    path = join(m->p, it->dir, it->name);
+    if (!rs_links_may_be_target(ps->lk->l, path)) {
+        return 0;
     }
     t = apr_pcalloc(ps->mp, sizeof(*t));
     t->path = apr_pstrdup(ps->mp, path);
@@ -455,7 +469,19 @@ static apr_status_t pass_map(pass_t *ps, apr_pool_t *p, const rs_item_t *it, con
     t->row.links = it->links ? apr_pstrdup(ps->mp, it->links) : NULL;
     apr_hash_set(ps->map, t->path, APR_HASH_KEY_STRING, t);
     APR_ARRAY_PUSH(ps->order, tgt_t *) = t;
-    return APR_SUCCESS;
+    return 0;
+}
+
+static apr_status_t pass_read_map(pass_t *ps, apr_pool_t *p)
+{
+    map_t m = { ps, NULL, 0 };
+    apr_status_t rv;
+
+    apr_pool_create(&m.p, p);
+    rv = rs_inventory_each(ps->db, ps->lk->set, NULL, NULL, INT_MAX, RS_INVENTORY_LISTING,
+                           pass_map, &m);
+    apr_pool_destroy(m.p);
+    return rv;
 }
 
 /* Second read: a row's forward links from the map, its dependencies
@@ -580,7 +606,7 @@ apr_status_t rs_linkkeep_pass(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const
         ps.map = apr_hash_make(ps.mp);
         ps.order = apr_array_make(ps.mp, 16, sizeof(tgt_t *));
         if (lk.local) {
-            rv = pass_rows(&ps, p, pass_map);
+            rv = pass_read_map(&ps, p);
         }
         if (rv == APR_SUCCESS) {
             rv = pass_rows(&ps, p, pass_row);
