@@ -3,7 +3,13 @@
 #include <apr_strings.h>
 #include "rs_linkdep.h"
 
-enum { L_SOURCES, L_TARGETS, L_DEL_SOURCE, L_ADD, L_CLEAR, L_MAX };
+enum { L_SOURCES, L_TARGETS, L_DEL_SOURCE, L_ADD, L_CLEAR, L_ADD_BATCH, L_MAX };
+
+/* RS_LINKDEP_BATCH rows of VALUES. */
+#define ROW     "(%s, %s, %s)"
+#define ROWS4   ROW ", " ROW ", " ROW ", " ROW
+#define ROWS16  ROWS4 ", " ROWS4 ", " ROWS4 ", " ROWS4
+#define ROWS32  ROWS16 ", " ROWS16
 
 static const char *const sql[L_MAX] = {
     "SELECT source FROM linkdep WHERE setname = %s AND target = %s ORDER BY source",
@@ -12,6 +18,8 @@ static const char *const sql[L_MAX] = {
     "INSERT INTO linkdep (setname, target, source) VALUES (%s, %s, %s) "
     "ON CONFLICT (setname, target, source) DO NOTHING",
     "DELETE FROM linkdep WHERE setname = %s",
+    "INSERT INTO linkdep (setname, target, source) VALUES " ROWS32
+    " ON CONFLICT (setname, target, source) DO NOTHING",
 };
 
 /* Version 7: clustered by (set, target) for the sources of a target (a
@@ -94,4 +102,26 @@ apr_status_t rs_linkdep_clear(rs_db_t *db, const char *set)
 {
     const void *args[] = { set };
     return exec(db, L_CLEAR, args);
+}
+
+apr_status_t rs_linkdep_add_pairs(rs_db_t *db, const char *set, const char *const *targets,
+                                  const char *const *sources, int n)
+{
+    const void *args[3 * RS_LINKDEP_BATCH];
+    apr_status_t rv = APR_SUCCESS;
+    int i = 0, k;
+
+    for (; rv == APR_SUCCESS && n - i >= RS_LINKDEP_BATCH; i += RS_LINKDEP_BATCH) {
+        for (k = 0; k < RS_LINKDEP_BATCH; k++) {
+            args[3 * k] = set;
+            args[3 * k + 1] = targets[i + k];
+            args[3 * k + 2] = sources[i + k];
+        }
+        rv = exec(db, L_ADD_BATCH, args);
+    }
+    for (; rv == APR_SUCCESS && i < n; i++) {
+        const void *add[] = { set, targets[i], sources[i] };
+        rv = exec(db, L_ADD, add);
+    }
+    return rv;
 }

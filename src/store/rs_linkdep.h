@@ -36,6 +36,15 @@ apr_status_t rs_linkdep_targets(rs_db_t *db, apr_pool_t *p, const char *set, con
 apr_status_t rs_linkdep_add(rs_db_t *db, const char *set, const char *source,
                             const apr_array_header_t *targets);
 
+/* How many pairs rs_linkdep_add_pairs writes in one statement. */
+#define RS_LINKDEP_BATCH 32
+
+/* Add n pairs (targets[i] of sources[i]), in the caller's transaction,
+ * RS_LINKDEP_BATCH rows to a statement (what a pass over a whole set
+ * writes: one statement per batch instead of one per pair). */
+apr_status_t rs_linkdep_add_pairs(rs_db_t *db, const char *set, const char *const *targets,
+                                  const char *const *sources, int n);
+
 /* Forget every target of source, in the caller's transaction. */
 apr_status_t rs_linkdep_drop(rs_db_t *db, const char *set, const char *source);
 

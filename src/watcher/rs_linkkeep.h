@@ -72,11 +72,16 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
  * resolved again and updated where they changed (*changed: how many;
  * each marked relinked in j, none when j is NULL), fp stored as the
  * digest resolved; in one transaction of its own (none may be open).
- * The rows are read in listing order, so what each looks up is mostly
- * near what the row before did: after a set's first scan (a baseline,
- * journaled by no record and in no snapshot yet) this pass resolves all
- * of its links at a fraction of what resolving each row as the walk
- * writes it costs.  Scratch allocations from p. */
+ * No lookup asks the store: one read of the listed rows that may be
+ * targets (rs_links_may_be_target) into a map, one read of every listed
+ * row in listing order that resolves its forward links from the map,
+ * writes its dependencies in batches and hands the row to its listed
+ * targets, then the targets with their inverse links.  Memory: per
+ * listed candidate target its row and the attributes of the listed
+ * sources that name it.  After a set's first scan (a baseline, journaled
+ * by no record and in no snapshot yet) this pass resolves all of its
+ * links at a fraction of what resolving each row as the walk writes it
+ * costs.  Scratch allocations from p (the map's too, for the pass). */
 apr_status_t rs_linkkeep_pass(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
                               const rs_links_t *l, const char *url_base, const char *fp,
                               apr_int64_t *changed);

@@ -4,6 +4,8 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <apr_file_info.h>
+#include <apr_md5.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_inventory.h"
@@ -459,6 +461,152 @@ START_TEST(through_scans)
 }
 END_TEST
 
+/* Timing (no assertion on time): RS_LINKKEEP_TIMING=N builds a tree of N
+ * files, 2/3 records/K.pdf and 1/3 meta/K.xml (a describedby rule and a
+ * mirror), and times a set's first scan without the keeper, then with
+ * it as the watcher runs a baseline (hooks off, rs_linkkeep_pass after),
+ * then a change of one target through the hooks.  Skipped without the
+ * variable. */
+static double secs(apr_time_t t0)
+{
+    return (double)(apr_time_now() - t0) / 1e6;
+}
+
+static void scan_timed(fx_t *f, const char *root, int hooks)
+{
+    rs_scan_opts_t o;
+    rs_scan_stats_t st;
+
+    memset(&o, 0, sizeof(o));
+    o.set = "s";
+    o.root = root;
+    o.hashes = RS_HASH_MD5;
+    o.cfg = "cfg";
+    o.log = &f->ul.logger;
+    if (hooks) {
+        o.links_row = hook_row;
+        o.links_done = hook_done;
+        o.links_baton = f;
+    }
+    ck_assert_int_eq(rs_scan_set(f->st, &o, ut_pool, &st), APR_SUCCESS);
+}
+
+/* A digest of every row's path and stored links, and of the set's
+ * dependencies: what two versions of the pass must both write. */
+static int digest_row(void *baton, const rs_item_t *it)
+{
+    apr_md5_update(baton, it->dir, strlen(it->dir) + 1);
+    apr_md5_update(baton, it->name, strlen(it->name) + 1);
+    apr_md5_update(baton, it->links ? it->links : "", it->links ? strlen(it->links) + 1 : 1);
+    return 0;
+}
+
+static void digest_dep(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    (void)p;
+    (void)n;
+    apr_md5_update(baton, c[0], strlen(c[0]) + 1);
+    apr_md5_update(baton, c[1], strlen(c[1]) + 1);
+}
+
+static const char *digest_links(fx_t *f)
+{
+    apr_md5_ctx_t ctx;
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    rs_db_stmt_t *s;
+    const void *args[] = { "s" };
+    char *hex = apr_palloc(ut_pool, 2 * APR_MD5_DIGESTSIZE + 1);
+    int i;
+
+    apr_md5_init(&ctx);
+    ck_assert_int_eq(rs_inventory_each_all(f->st, "s", digest_row, &ctx), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_stmt(f->st,
+                                "SELECT target, source FROM linkdep WHERE setname = %s "
+                                "ORDER BY target, source",
+                                &s),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_query(f->st, ut_pool, s, args, digest_dep, &ctx), APR_SUCCESS);
+    apr_md5_final(d, &ctx);
+    for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
+        sprintf(hex + 2 * i, "%02x", d[i]);
+    }
+    return hex;
+}
+
+START_TEST(timing)
+{
+    const char *env = getenv("RS_LINKKEEP_TIMING");
+    const char *dir, *root, *digest;
+    rs_links_t *l;
+    fx_t f0, f1;
+    apr_int64_t n = 0;
+    apr_time_t t0;
+    double s0, s1, p1, live0, live1;
+    int i, total = env ? atoi(env) : 0, runs;
+
+    if (total <= 0) {
+        return; /* timing only when asked */
+    }
+    dir = ut_tempdir("linkkeep");
+    root = ut_path(dir, "root");
+    ut_mkdir(root);
+    ut_mkdir(ut_path(root, "records"));
+    ut_mkdir(ut_path(root, "meta"));
+    for (i = 0; i < total * 2 / 3; i++) {
+        /* Fixed times: two trees give the same links. */
+        const char *r = ut_path(root, apr_psprintf(ut_pool, "records/%d.pdf", i));
+        const char *m = ut_path(root, apr_psprintf(ut_pool, "meta/%d.xml", i));
+        ut_write_str(r, "pdf");
+        ck_assert_int_eq(apr_file_mtime_set(r, apr_time_from_sec(1700000000 + i), ut_pool),
+                         APR_SUCCESS);
+        if (i % 2) {
+            ut_write_str(m, "<x/>");
+            ck_assert_int_eq(apr_file_mtime_set(m, apr_time_from_sec(1700000000 + i), ut_pool),
+                             APR_SUCCESS);
+        }
+    }
+    l = rs_links_create(ut_pool, posix_match);
+    add(l, "describedby", "^records/(.*)\\.pdf$", "meta/$1.xml", 0);
+    ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "http://mirror.example/s/", 0));
+    runs = getenv("RS_LINKKEEP_RUNS") ? atoi(getenv("RS_LINKKEEP_RUNS")) : 3;
+    for (; runs > 0; runs--) {
+        /* Without links, then with, interleaved: fresh stores. */
+        fx_init(&f0, NULL);
+        t0 = apr_time_now();
+        scan_timed(&f0, root, 0);
+        s0 = secs(t0);
+        fx_init(&f1, l);
+        t0 = apr_time_now();
+        scan_timed(&f1, root, 0);
+        s1 = secs(t0);
+        t0 = apr_time_now();
+        ck_assert_int_eq(rs_linkkeep_pass(f1.st, NULL, ut_pool, "s", l, BASE, "fp", &n),
+                         APR_SUCCESS);
+        p1 = secs(t0);
+        ck_assert_str_eq(links_of(&f1, "records/1.pdf"),
+                         "describedby " BASE "meta/1.xml 4;duplicate "
+                         "http://mirror.example/s/records/1.pdf -1");
+        digest = digest_links(&f1);
+        /* A change of one target (its source relinked), 200 times. */
+        t0 = apr_time_now();
+        for (i = 0; i < 200; i++) {
+            write_row(&f0, "meta/1.xml", 10 + i, 1);
+        }
+        live0 = secs(t0) / 200;
+        t0 = apr_time_now();
+        for (i = 0; i < 200; i++) {
+            write_row(&f1, "meta/1.xml", 10 + i, 1);
+        }
+        live1 = secs(t0) / 200;
+        fprintf(stderr,
+                "linkkeep timing %d files: first scan %.2f s without links, %.2f s + pass "
+                "%.2f s = %.2f s with (%" APR_INT64_T_FMT " rows, links and deps md5 %s); a target's "
+                "change %.0f us without, %.0f us with\n",
+                total, s0, s1, p1, s1 + p1, n, digest, live0 * 1e6, live1 * 1e6);
+    }
+}
+END_TEST
+
 Suite *linkkeep_suite(void)
 {
     Suite *s = suite_create("rs_linkkeep");
@@ -469,6 +617,9 @@ Suite *linkkeep_suite(void)
     tcase_add_test(tc, rules_free_set_untouched);
     tcase_add_test(tc, rules_change_at_start);
     tcase_add_test(tc, through_scans);
+    suite_add_tcase(s, tc);
+    tc = ut_tcase("linkkeep_timing", 3600);
+    tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;
 }
