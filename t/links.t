@@ -42,7 +42,7 @@ use RSTest qw(private_server set_conf STATE_CONF get head validate wait_for wait
 use RSTest::Docs qw(tree_files);
 use RSDump qw(save zip_member);
 
-plan tests => 61;
+plan tests => 65;
 
 # ---------------------------------------------------------------------------
 # The rules, as the configuration says them and as the model reads them.
@@ -450,7 +450,7 @@ sub notification_entries {
 }
 
 # Everything at a quiet moment (no change pending): the Resource List, the
-# Change Lists, both dumps' manifests and the notifications.  Six tests.
+# Change Lists, both dumps' manifests and the notifications.  Seven tests.
 sub check_all {
     my ($what, @r) = @_;
     @invalid = ();
@@ -459,6 +459,25 @@ sub check_all {
     my ($p, $by) = $c ? cl_problems($c) : ([ 'no Change Lists' ], {});
     ok($c && !@$p, "$what: every entry of every Change List has the links of the moment of its change")
         or diag(join("\n", @$p[0 .. ($#$p > 9 ? 9 : $#$p)]));
+
+    # A resource whose links did not change since its newest change has the
+    # same bytes in its newest Change List entry and in the Resource List.
+    my $t = tree_state();
+    my (%newest, @sp);
+    $newest{ $_->{loc} } = $_ for @{ $c ? $c->{entries} : [] };
+    my $compared = 0;
+    for my $path (sort keys %$t) {
+        my $e = $newest{ $UB . esc($path) } or next;
+        next unless join("\n", @{ expected_links($path, $t, @r) })
+                    eq join("\n", @{ $journal{ $e->{loc} }[-1]{ln} || [] });
+        $compared++;
+        push @sp, "$e->{loc}:\n  list " . join("\n       ", @{ $e->{ln} }) . "\n  rl   "
+                  . join("\n       ", @{ $rl->{entries}{ $e->{loc} } || [] })
+            unless $rl && join("\n", @{ $e->{ln} }) eq join("\n", @{ $rl->{entries}{ $e->{loc} } || [] });
+    }
+    ok(!@sp, "$what: $compared resources unchanged since their newest change: the same <rs:ln> "
+             . "bytes in the Change List and the Resource List")
+        or diag(join("\n", @sp[0 .. ($#sp > 9 ? 9 : $#sp)]));
 
     # The Resource Dump once it has the Resource List's at: its manifests
     # hold every resource with the Resource List entry's bytes.
