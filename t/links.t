@@ -7,7 +7,8 @@
 # mirrors with pri, docs/X.html with its alternate docs/X.pdf (the pdf
 # then carries rel="canonical"), a collection (an absolute URL with a
 # query, type=), a describedby rule without if-exists whose targets are
-# missing at first, and a "/path" target.  Expected relations: forward
+# missing at first, a "/path" target, and data/X.csv with its alternate
+# data/X.csv.gz (a target with an encoding).  Expected relations: forward
 # links in rule order (a listed local target with its type, encoding,
 # length, modified and the set's hashes, taken from the file and a GET; a
 # local target that is not listed: rel, href, pri, or nothing with
@@ -42,7 +43,7 @@ use RSTest qw(private_server set_conf STATE_CONF get head validate wait_for wait
 use RSTest::Docs qw(tree_files);
 use RSDump qw(save zip_member);
 
-plan tests => 65;
+plan tests => 66;
 
 # ---------------------------------------------------------------------------
 # The rules, as the configuration says them and as the model reads them.
@@ -58,12 +59,12 @@ my @RULES_A = (
     [ mirror => 'https://mirror-b.example.net/data/', 'pri=2' ],
     [ link => 'describedby', '^docs/(.+)\.html$', 'meta/docs/$1.xml', 'pri=3' ],
     [ link => 'license', '^docs/', '/licenses/cc-by.html' ],
+    [ link => 'alternate', '^data/(.+)\.csv$', 'data/$1.csv.gz' ],
 );
 # The change across a restart: mirror b gets another pri, the profile rule
 # goes, a third mirror (without pri) comes last.
-my @RULES_B = ((grep { $_->[1] ne 'profile' && $_->[1] !~ /mirror-b/ } @RULES_A[0 .. 4]),
-               [ mirror => 'https://mirror-b.example.net/data/', 'pri=7' ], @RULES_A[6, 7],
-               [ mirror => 'http://mirror-c.example.com/x/' ]);
+my @RULES_B = (@RULES_A[0, 1, 3, 4], [ mirror => 'https://mirror-b.example.net/data/', 'pri=7' ],
+               @RULES_A[6 .. 8], [ mirror => 'http://mirror-c.example.com/x/' ]);
 my %INVERSE = (describedby => 'describes', describes => 'describedby', alternate => 'canonical',
                canonical => 'alternate');
 
@@ -89,7 +90,7 @@ sub model_rules {
 }
 
 my $SET_CONF_COMMON = STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncHub on\n"
-                      . "ResourceSyncRescanInterval 1\n";
+                      . "ResourceSyncRescanInterval 1\nAddEncoding gzip .gz\n";
 sub conf_for {
     my (@rules) = @_;
     return $SET_CONF_COMMON
@@ -112,6 +113,8 @@ my %FILES = (
     'docs/user notes.html' => "<html><body>notes</body></html>\n",
     'docs/readme.txt' => "read me\n",
     'other.txt' => "not linked to anything but the mirrors\n",
+    'data/table.csv' => "a,b\n1,2\n",
+    'data/table.csv.gz' => "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03 not really gzip\n",
 );
 
 my $srv = private_server(conf => conf_for(@RULES_A));
@@ -568,6 +571,9 @@ is(scalar(@{ $initial ? $initial->{entries} : [ 'none' ] }), 0, 'the first scan 
     my $inv = expected_links('docs/guide.pdf', $t, @rules);
     like($inv->[-1], qr{^<rs:ln rel="canonical" href="\Q${UB}\Edocs/guide\.html" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/html"/>$},
          'model: docs/guide.pdf carries rel="canonical" to docs/guide.html, last');
+    like(expected_links('data/table.csv', $t, @rules)->[1],
+         qr{^<rs:ln rel="alternate" href="\Q${UB}\Edata/table\.csv\.gz" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/csv" encoding="gzip"/>$},
+         'model: a target with an encoding, by hand');
     is(scalar(grep { /rel="describedby"/ } @{ expected_links('records/3.pdf', $t, @rules) }), 0,
        'model: if-exists without the target: no describedby link');
 }
