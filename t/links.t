@@ -482,29 +482,32 @@ sub check_all {
              . "bytes in the Change List and the Resource List")
         or diag(join("\n", @sp[0 .. ($#sp > 9 ? 9 : $#sp)]));
 
-    # The Resource Dump once it has the Resource List's at: its manifests
-    # hold every resource with the Resource List entry's bytes.
-    my (@m, @dp);
-    my $at = $rl ? $rl->{at} : '';
+    # The Resource Dump once it has the Resource List's at (the list read
+    # again: a later snapshot may have replaced the one above): its
+    # manifests hold every resource with that list's bytes, which are the
+    # model's.
+    my (@m, @dp, $rld);
     my $same = wait_for(sub {
         my $d = get("$B/resourcesync/lk/resourcedump.xml");
-        return 0 unless $d->code == 200 && root_at($d->content) eq $at;
+        $rld = resource_list() or return 0;
+        return 0 unless $d->code == 200 && root_at($d->content) eq $rld->{at};
         @m = manifests("$B/resourcesync/lk/resourcedump.xml");
         return 1;
     }, 60);
-    @dp = ('no Resource Dump with the Resource List\'s at ' . $at) unless $same;
+    @dp = $same ? rl_problems($rld, $t, @r) : ('no Resource Dump with the Resource List\'s at');
     my %in_dump;
     for my $e (map { entries($_) } @m) {
         push @dp, "$e->{loc}: twice in the dump" if $in_dump{ $e->{loc} }++;
-        my $want = $rl->{entries}{ $e->{loc} };
+        my $want = $rld->{entries}{ $e->{loc} };
         if (!$want) { push @dp, "$e->{loc}: in the dump, not in the Resource List"; next }
         push @dp, "$e->{loc}:\n  dump " . join("\n       ", @{ $e->{ln} }) . "\n  list "
                   . join("\n       ", @$want)
             unless join("\n", @{ $e->{ln} }) eq join("\n", @$want);
     }
     push @dp, map { "$_: in the Resource List, not in the dump" }
-              grep { $_ ne '_dup' && !$in_dump{$_} } keys %{ $rl ? $rl->{entries} : {} };
-    ok($same && !@dp, "$what: the Resource Dump's manifests have the Resource List's <rs:ln> bytes")
+              grep { $_ ne '_dup' && !$in_dump{$_} } keys %{ $same ? $rld->{entries} : {} };
+    ok($same && !@dp, "$what: the Resource Dump's manifests have the Resource List's <rs:ln> bytes "
+                      . "(same at)")
         or diag(join("\n", @dp[0 .. ($#dp > 9 ? 9 : $#dp)]));
 
     # The Change Dump: a package per closed list, its manifest's entries
