@@ -545,7 +545,7 @@ sub check_all {
 # ---------------------------------------------------------------------------
 # 1. The tree as it starts.
 
-$srv->start_ok;
+$srv->start_ok or exit 1;    # (start_ok shows why)
 wait_ok(sub { resource_list() }, 60, 'the first Resource List is served');
 my $initial = change_lists();
 is(scalar(@{ $initial ? $initial->{entries} : [ 'none' ] }), 0, 'the first scan journals nothing');
