@@ -3,13 +3,15 @@ use strict;
 use warnings;
 # The directive table: every directive where it may stand (accepted by
 # `httpd -t`) and where it may not (the exact message), and a refused value
-# of each with the exact message docs/directives.md quotes.  Checks only the
-# configuration pass (no server is started).  Private servers only.
+# of each with the exact message docs/directives.md quotes.  Checks the
+# configuration pass, and the examples docs/directives.md gives for the link
+# directives; one server really starts, with and without link directives
+# (they stay out of the configuration fingerprint).  Private servers only.
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use File::Path qw(make_path);
-use RSTest qw(private_server set_conf STATE_CONF);
+use RSTest qw(get cl_index private_server set_conf wait_for STATE_CONF);
 
 # [directive, where it may stand, a valid value, a refused value, the message,
 #  optionally a directive the valid value needs beside it where it is accepted]
@@ -86,9 +88,17 @@ my @table = (
      "ResourceSyncHubRequestRate: 'x' is not a number of requests from 1 to 10000000"],
     ['ResourceSyncHubVerifyTimeout', 'main', '10m', '50ms',
      "ResourceSyncHubVerifyTimeout: '50ms' is not a duration from 100ms to 10m"],
+    ['ResourceSyncLink', 'set', 'describedby ^records/([0-9]+)\\.pdf$ meta/$1.xml if-exists',
+     'up ^a b',
+     'ResourceSyncLink: relation "up" means something else in ResourceSync and may not be used '
+     . "on a resource's entry"],
+    ['ResourceSyncMirror', 'set', 'https://mirror.example.org/d/ pri=2', 'mirror.example.org/d',
+     'ResourceSyncMirror: mirror "mirror.example.org/d" is not an absolute URL without query or '
+     . 'fragment (printable ASCII, percent-encoded)'],
 );
 
-my %may = (main => [qw(top)], server => [qw(top vhost)], option => [qw(top setdir vhostdir)]);
+my %may = (main => [qw(top)], server => [qw(top vhost)], option => [qw(top setdir vhostdir)],
+           set => [qw(setdir vhostdir)]);
 my %may_not = (
     main   => { vhost => 'D cannot occur within <VirtualHost> section',
                 setdir => 'D not allowed in <Directory> context' },
@@ -100,6 +110,13 @@ my %may_not = (
                 otherdir => 'D (FILE) is in a <Directory> section without ResourceSyncSet, where '
                             . 'it has no effect: put set options in the section that holds '
                             . 'ResourceSyncSet, or at server level' },
+    set    => { top => 'D is only allowed in the <Directory> section that holds ResourceSyncSet',
+                vhost => 'D is only allowed in the <Directory> section that holds ResourceSyncSet',
+                location => 'D cannot occur within <Location> section',
+                files => 'D cannot occur within <Files> section',
+                if => 'D cannot occur within <If> section',
+                otherdir => 'D (FILE) is in a <Directory> section without ResourceSyncSet, where '
+                            . 'it has no effect: put it in the section that holds ResourceSyncSet' },
 );
 # The configuration with the line d in place p.
 my %place = (
@@ -141,7 +158,32 @@ sub configtest {
 
 my $n = 0;
 $n += 1 + @{ $may{ $_->[1] } } + keys %{ $may_not{ $_->[1] } } for @table;
-plan tests => $n + 13;
+# The code blocks of the sections of docs/directives.md named.
+sub doc_examples {
+    open my $fh, '<', "$FindBin::Bin/../docs/directives.md" or die "docs/directives.md: $!";
+    my $text = do { local $/; <$fh> };
+    my @blocks;
+    for my $name (@_) {
+        my ($section) = $text =~ /^## \Q$name\E\n(.*?)(?=^## )/ms or die "no section $name";
+        push @blocks, map { [$name, $_] } $section =~ /^```\n(.*?)^```$/msg;
+    }
+    return @blocks;
+}
+my @examples = doc_examples('ResourceSyncLink', 'ResourceSyncMirror');
+# The live part: a start, then three restarts.
+my @live = (
+    ['without link directives', []],
+    ['with a describedby rule and a mirror',
+     ['ResourceSyncLink describedby ^records/([0-9]+)\\.pdf$ meta/$1.xml if-exists',
+      'ResourceSyncMirror https://mirror.example.org/ln pri=1']],
+    ['with the rules changed, one added and the order changed',
+     ['ResourceSyncMirror https://mirror.example.org/ln pri=2',
+      'ResourceSyncLink profile ^meta/ http://purl.org/dc/elements/1.1/',
+      'ResourceSyncLink describedby ^records/([0-9]+)\\.pdf$ meta/$1.xml']],
+    ['without link directives again', []],
+);
+
+plan tests => $n + 13 + @examples + 2 + 3 * (@live - 1) + 1;
 
 for my $e (@table) {
     my ($name, $where, $good, $bad, $message, $with) = @$e;
@@ -154,7 +196,7 @@ for my $e (@table) {
         my ($rc, $msg) = configtest($place{$p}->("$name $good"));
         is("$rc $msg", "1 $want", "$name: refused ($p)");
     }
-    my ($rc, $msg) = configtest($place{ $where eq 'option' ? 'setdir' : 'top' }->("$name $bad"));
+    my ($rc, $msg) = configtest($place{ $where =~ /^(option|set)$/ ? 'setdir' : 'top' }->("$name $bad"));
     is("$rc $msg", "1 $message", "$name $bad: refused");
 }
 
@@ -227,3 +269,58 @@ for my $c (@hubs) {
     my ($rc, $msg) = configtest($conf);
     is("$rc $msg", $want, $label);
 }
+
+# ------------------------------- the examples of the link directives
+# Each passes `httpd -t` as written, its /srv/www being this server's www.
+for my $e (@examples) {
+    my ($name, $block) = @$e;
+    (my $conf = $block) =~ s{/srv/www}{\@DIR\@/www}g;
+    my ($rc, $msg) = configtest(STATE_CONF . $conf);
+    is("$rc $msg", '0 Syntax OK', "the example of $name in docs/directives.md passes httpd -t")
+        or diag $conf;
+}
+
+# ----------------------- a real start, and restarts changing the link rules
+# A valid configuration with both directives starts.  The rules are not part
+# of the configuration fingerprint: a restart that adds, changes, reorders or
+# removes them decides no file again (the startup scan writes no row) and
+# keeps the fingerprint in the open Change List's ETag.
+my $live = private_server(conf => STATE_CONF . set_conf('ln', 'www/data'));
+$live->populate(files => { 'www/data/records/1.pdf' => "%PDF-1.4 one\n",
+                           'www/data/meta/1.xml' => "<record/>\n" });
+# The rows written by the first full scan after log offset $mark, or undef.
+sub rows_written {
+    my ($mark) = @_;
+    my $line = wait_for(sub {
+        substr($live->log_text, $mark) =~ /(set ln: scanned \d+ files .*? rows written)/ ? $1 : undef },
+        60);
+    return $line && $line =~ /(\d+) rows written/ ? $1 : undef;
+}
+# The configuration fingerprint in the open Change List's ETag
+# ("o<id>-<first>-<last>-<from>-<fingerprint>").
+sub etag_fingerprint {
+    my $ix = wait_for(sub { my $i = cl_index('ln', $live->base); $i && @{ $i->{lists} } ? $i : undef },
+                      30) or return 'no Change List Index';
+    my $etag = get($ix->{lists}[-1]{loc})->header('ETag') // '';
+    return $etag =~ /-([0-9a-f]{12})"$/ ? $1 : "ETag $etag";
+}
+my ($fp0, $first);
+for my $i (0 .. $#live) {
+    my ($label, $directives) = @{ $live[$i] };
+    $live->stop if $i;
+    $live->write_conf(STATE_CONF . set_conf('ln', 'www/data', @$directives));
+    my $mark = length $live->log_text;
+    $live->start_ok("starts $label");
+    my $rows = rows_written($mark);
+    if (!$i) {
+        is($rows, 2, 'the first scan writes the rows of the two files');
+        $fp0 = etag_fingerprint();
+        next;
+    }
+    is($rows, 0, "$label: the startup scan decides no file again (0 rows written)");
+    is(etag_fingerprint(), $fp0, "$label: the open Change List's ETag keeps the configuration "
+       . 'fingerprint');
+}
+$live->stop;
+my @bad = grep { /\[resourcesync:(warn|error|crit|alert|emerg)\]/ } split /\n/, $live->log_text;
+is_deeply(\@bad, [], 'no module warnings or errors logged');

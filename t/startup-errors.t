@@ -212,7 +212,80 @@ my @cases = (
     ["set URL-path inside ResourceSyncPrefix", STATE_CONF . "ResourceSyncPrefix /data\n"
         . set_conf('ds', 'www/data'),
      qr{ResourceSyncSet ds\b.*'/data/'.*ResourceSyncPrefix '/data'}],
+    # The link directives (rs:ln relations): each refused value, the whole
+    # message (the line after httpd's "Syntax error on line N").
+    link_case('ResourceSyncLink with an unknown relation', 'ResourceSyncLink describes-not ^a$ b',
+              'ResourceSyncLink: unknown relation "describes-not" (an IANA-registered relation '
+              . 'name or an absolute URI)'),
+    link_case('ResourceSyncLink rel="index"', 'ResourceSyncLink index ^a$ b',
+              'ResourceSyncLink: relation "index" means something else in ResourceSync and may '
+              . "not be used on a resource's entry"),
+    link_case('ResourceSyncLink with a bad regular expression',
+              'ResourceSyncLink describedby ^records/([0-9]+$ meta/$1.xml',
+              q{ResourceSyncLink: '^records/([0-9]+$' is not a valid regular expression }
+              . '(bad argument at offset 17)'),
+    link_case('ResourceSyncLink with $3 past the 2 groups',
+              'ResourceSyncLink alternate ^(docs)/(.+)\\.html$ $1/$3.pdf',
+              'ResourceSyncLink: target "$1/$3.pdf": $3 but the pattern has 2 groups'),
+    link_case('ResourceSyncLink with more than 9 groups',
+              'ResourceSyncLink related ^(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)$ x/$1',
+              'ResourceSyncLink: pattern "^(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)$": at most 9 groups can '
+              . 'be used'),
+    link_case('ResourceSyncLink pri=0', 'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml pri=0',
+              "ResourceSyncLink pri: '0' is not a number from 1 to 999999"),
+    link_case('ResourceSyncLink pri=1000000',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml pri=1000000',
+              "ResourceSyncLink pri: '1000000' is not a number from 1 to 999999"),
+    link_case('ResourceSyncLink pri=first', 'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml pri=first',
+              "ResourceSyncLink pri: 'first' is not a number from 1 to 999999"),
+    link_case('ResourceSyncLink with an unknown option',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml when=listed',
+              "ResourceSyncLink: unknown option 'when=listed' (type=MEDIA, pri=N or if-exists)"),
+    link_case('ResourceSyncLink with an option given twice',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml pri=1 pri=2',
+              "ResourceSyncLink: 'pri=2' repeats an option given before"),
+    link_case('ResourceSyncLink if-exists on an absolute URL',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ https://meta.example.org/$1 if-exists',
+              'ResourceSyncLink: if-exists applies to targets that are files of the set, not to '
+              . '"https://meta.example.org/$1"'),
+    link_case('ResourceSyncLink if-exists on a URL-path',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ /meta/$1.xml if-exists',
+              'ResourceSyncLink: if-exists applies to targets that are files of the set, not to '
+              . '"/meta/$1.xml"'),
+    link_case('ResourceSyncLink type= on a file of the set',
+              'ResourceSyncLink describedby ^(.+)\\.pdf$ $1.xml type=application/xml',
+              'ResourceSyncLink: type= applies to targets that are not files of the set, not to '
+              . q{"$1.xml" (a file's link carries its own type)}),
+    link_case('ResourceSyncLink type= that is not a media type',
+              'ResourceSyncLink collection ^ https://c.example.org/ type=html',
+              'ResourceSyncLink: type "html" is not a media type (type/subtype)'),
+    link_case('ResourceSyncLink without a target', 'ResourceSyncLink describedby ^a$',
+              'ResourceSyncLink takes REL PATTERN TARGET [type=MEDIA] [pri=N] [if-exists]'),
+    link_case('ResourceSyncMirror with a prefix that is not an absolute URL',
+              'ResourceSyncMirror mirror.example.org/data',
+              'ResourceSyncMirror: mirror "mirror.example.org/data" is not an absolute URL without '
+              . 'query or fragment (printable ASCII, percent-encoded)'),
+    link_case('ResourceSyncMirror with a query', 'ResourceSyncMirror https://m.example.org/get?p=',
+              'ResourceSyncMirror: mirror "https://m.example.org/get?p=" is not an absolute URL '
+              . 'without query or fragment (printable ASCII, percent-encoded)'),
+    link_case('ResourceSyncMirror pri=0', 'ResourceSyncMirror https://m.example.org/ pri=0',
+              "ResourceSyncMirror pri: '0' is not a number from 1 to 999999"),
+    link_case('ResourceSyncMirror if-exists', 'ResourceSyncMirror https://m.example.org/ if-exists',
+              "ResourceSyncMirror: unknown option 'if-exists' (pri=N)"),
+    ['ResourceSyncLink at server level', STATE_CONF . "ResourceSyncLink describedby ^a\$ b\n"
+        . set_conf('ds', 'www/data'),
+     qr/^\QResourceSyncLink is only allowed in the <Directory> section that holds ResourceSyncSet\E$/],
+    ['ResourceSyncMirror in a <Directory> without ResourceSyncSet', STATE_CONF . set_conf('ds', 'www/data')
+        . qq(<Directory "\@DIR\@/www">\n    ResourceSyncMirror https://m.example.org/\n</Directory>\n),
+     qr{mod_resourcesync: ResourceSyncMirror \([^)]*httpd\.conf:\d+\) is in a <Directory> section without ResourceSyncSet, where it has no effect: put it in the section that holds ResourceSyncSet$}],
 );
+
+# A case of a link directive in the set's section, refused with exactly
+# message.
+sub link_case {
+    my ($name, $directive, $message) = @_;
+    return [$name, STATE_CONF . set_conf('ds', 'www/data', $directive), qr/^\Q$message\E$/];
+}
 
 plan tests => @cases + 23;
 

@@ -17,6 +17,7 @@
 #include <http_log.h>
 #include <apr_global_mutex.h>
 #include <apr_shm.h>
+#include "rs_links.h"
 #include "rs_log.h"
 
 #ifndef RS_MODULE_MAIN /* AP_DECLARE_MODULE declares it there */
@@ -125,6 +126,15 @@ typedef struct rs_set_t {
      * analysis, or NULL when every file gets its own request, and why. */
     const struct rs_uniform_t *uniform;
     const char *uniform_why;
+    /* ResourceSyncLink and ResourceSyncMirror of the set's section, in
+     * the order written (NULL: none; read-only from post_config on, shared
+     * by every process forked after it), and a hex digest of root_url and
+     * their rs_links_describe ("" without rules): the watcher compares it
+     * with the one the store recorded to re-resolve the links after a
+     * change, which is why links stay out of the configuration
+     * fingerprint (mod_resourcesync_linkconf.c). */
+    rs_links_t *links;
+    const char *links_fp;
 } rs_set_t;
 
 struct rs_dir_conf {
@@ -146,6 +156,7 @@ struct rs_dir_conf {
     apr_interval_time_t notify_delay; /* RS_UNSET or 0..1 h */
     apr_array_header_t *notify_pub;   /* rs_notify_hub_t; NULL: unset */
     apr_interval_time_t notify_retry; /* RS_UNSET or > 0 */
+    rs_links_t *links;                /* NULL: unset; only in a set's section */
 };
 
 /* One ResourceSyncNotifyHub: a hub the set publishes to. */

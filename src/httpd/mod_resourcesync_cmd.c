@@ -15,6 +15,7 @@ typedef struct option_use_t {
     const void *mconfig; /* the section's rs_dir_conf */
     const char *directive;
     const char *where; /* "file:line" */
+    int set_only;      /* RS_SET_ONLY: not at server level either */
 } option_use_t;
 
 const char *rs_cmd_where(cmd_parms *cmd)
@@ -30,7 +31,7 @@ rs_srv_conf *rs_cmd_server(cmd_parms *cmd)
     return ap_get_module_config(cmd->server->module_config, &resourcesync_module);
 }
 
-static void record_option_use(cmd_parms *cmd, void *mconfig)
+static void record_option_use(cmd_parms *cmd, void *mconfig, int set_only)
 {
     option_use_t *u;
 
@@ -41,6 +42,7 @@ static void record_option_use(cmd_parms *cmd, void *mconfig)
     u->mconfig = mconfig;
     u->directive = cmd->cmd->name;
     u->where = rs_cmd_where(cmd);
+    u->set_only = set_only;
 }
 
 /* The one context check of every directive. */
@@ -54,11 +56,18 @@ static const char *context(cmd_parms *cmd, void *mconfig, rs_cmd_scope_t scope)
     case RS_SERVER:
         return ap_check_cmd_context(cmd, NOT_IN_DIR_LOC_FILE);
     case RS_SET_OPTION:
+    case RS_SET_ONLY:
         if ((err = ap_check_cmd_context(cmd, NOT_IN_LOCATION | NOT_IN_FILES))) {
             return err;
         }
         if (cmd->path) {
-            record_option_use(cmd, mconfig);
+            record_option_use(cmd, mconfig, scope == RS_SET_ONLY);
+        }
+        else if (scope == RS_SET_ONLY) {
+            return apr_pstrcat(cmd->pool, cmd->cmd->name,
+                               " is only allowed in the <Directory> section that holds "
+                               "ResourceSyncSet",
+                               NULL);
         }
         return NULL;
     case RS_SET_SECTION:
@@ -172,9 +181,10 @@ const char *rs_cmd_misplaced(apr_pool_t *p)
         if (!found) {
             return apr_psprintf(p,
                                 "%s (%s) is in a <Directory> section without "
-                                "ResourceSyncSet, where it has no effect: put set options in "
-                                "the section that holds ResourceSyncSet, or at server level",
-                                u->directive, u->where);
+                                "ResourceSyncSet, where it has no effect: put %s in "
+                                "the section that holds ResourceSyncSet%s",
+                                u->directive, u->where, u->set_only ? "it" : "set options",
+                                u->set_only ? "" : ", or at server level");
         }
     }
     return NULL;

@@ -43,6 +43,8 @@ typedef enum rs_cmd_scope_t {
                      * (not <Location>, <Files>, <If>): the rs_dir_conf
                      * of that level; a use in a directory section is
                      * recorded and checked by rs_cmd_misplaced */
+    RS_SET_ONLY,   /* as RS_SET_OPTION, but not at server level: options
+                     * that name the set's paths (ResourceSyncLink) */
     RS_SET_SECTION /* a <Directory> section (ResourceSyncSet): its
                      * rs_dir_conf */
 } rs_cmd_scope_t;
@@ -52,6 +54,7 @@ typedef enum rs_cmd_scope_t {
 #define RS_CMD_RECORD_RS_SERVER      rs_srv_conf
 #define RS_CMD_RECORD_RS_SET_OPTION  rs_dir_conf
 #define RS_CMD_RECORD_RS_SET_SECTION rs_dir_conf
+#define RS_CMD_RECORD_RS_SET_ONLY    rs_dir_conf
 
 /* A directive's function: checks its arguments (argc of them, as httpd
  * gave them) and sets conf, the record of d->scope.  Returns NULL or the
@@ -119,7 +122,8 @@ rs_srv_conf *rs_cmd_server(cmd_parms *cmd);
  * be silently ignored, so each use in a directory section is recorded
  * while the configuration is read, and this checks them once the whole
  * configuration is known (rs_config_resolve): NULL, or the message naming
- * the first misplaced directive (in p). */
+ * the first misplaced directive (in p).  (RS_SET_ONLY directives are
+ * recorded the same way, their message naming only the set's section.) */
 const char *rs_cmd_misplaced(apr_pool_t *p);
 
 #endif

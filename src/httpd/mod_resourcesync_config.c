@@ -26,6 +26,7 @@
 #include "mod_resourcesync_cmd.h"
 #include "mod_resourcesync_fingerprint.h"
 #include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_linkconf.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_os.h"
 #include "mod_resourcesync_uniform.h"
@@ -88,6 +89,9 @@ void *rs_config_merge_dir(apr_pool_t *p, void *basev, void *addv)
         c->notify_pub = add->notify_pub ? add->notify_pub : base->notify_pub;
     }
     c->notify_retry = add->notify_retry != RS_UNSET ? add->notify_retry : base->notify_retry;
+    /* Only ever in a set's own section (mod_resourcesync_linkconf.c): not
+     * combined. */
+    c->links = add->links ? add->links : base->links;
     return c;
 }
 
@@ -448,6 +452,7 @@ static int resolve_set(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s, rs_s
                                      eff->dump_entries, set->name, set->where, set->max_entries));
     }
     resolve_set_urls(pconf, set, sc, prefix);
+    rs_linkconf_resolve(pconf, set);
     rs_notifyconf_resolve(pconf, set, prefix);
     resolve_set_access(pconf, s, sc, set);
     if (set->cdump && !set->hashes) {

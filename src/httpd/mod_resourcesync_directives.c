@@ -7,9 +7,10 @@
  * are parsed by the shared setter from their description in the table,
  * lists by an element parser.  The functions here are the rest: the
  * state directory, the set registry (ResourceSyncSet), the mass-deletion
- * guard, hash lists, and the URL values.  The hub's and the notifications'
- * own functions live with their options (mod_resourcesync_hubconf.c,
- * mod_resourcesync_notifyconf.c).  Checks that need the whole
+ * guard, hash lists, and the URL values.  The hub's, the notifications'
+ * and the links' own functions live with their options
+ * (mod_resourcesync_hubconf.c, mod_resourcesync_notifyconf.c,
+ * mod_resourcesync_linkconf.c).  Checks that need the whole
  * configuration run later, in rs_config_resolve; to that end the set
  * options record every use in a directory section (rs_cmd_misplaced) and
  * ResourceSyncSet registers each set in its server's config and in
@@ -20,6 +21,7 @@
 #include <apr_strings.h>
 #include "mod_resourcesync_cmd.h"
 #include "mod_resourcesync_hubconf.h"
+#include "mod_resourcesync_linkconf.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "rs_glob.h"
 #include "rs_hubaddr.h"
@@ -357,6 +359,13 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncDescribedBy", rs_cmd_take1,
                   RS_CMD_FN(RS_SET_OPTION, set_describedby), RSRC_CONF | ACCESS_CONF,
                   "URL of a document describing the source (server) or the set (directory)"),
+    AP_INIT_TAKE_ARGV("ResourceSyncLink", rs_cmd_argv, RS_CMD_FN(RS_SET_ONLY, rs_linkconf_set_link),
+                      RSRC_CONF | ACCESS_CONF,
+                      "A relation of the set's resources: REL PATTERN TARGET [type=MEDIA] "
+                      "[pri=N] [if-exists]"),
+    AP_INIT_TAKE12("ResourceSyncMirror", rs_cmd_take2,
+                   RS_CMD_FN(RS_SET_ONLY, rs_linkconf_set_mirror), RSRC_CONF | ACCESS_CONF,
+                   "A mirror of the set's resources (rel=\"duplicate\"): URL-PREFIX [pri=N]"),
     AP_INIT_TAKE1(
         "ResourceSyncChangeListPeriod", rs_cmd_take1,
         RS_CMD_VALUE(RS_SET_OPTION, cl_period, RS_DURATION("is not a duration " DURATION_EG)),

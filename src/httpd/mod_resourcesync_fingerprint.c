@@ -62,7 +62,11 @@ static const char *const ignored[] = {
     /* mod_ssl: certificates and sessions, not access */
     "SSLCertificateFile", "SSLCertificateKeyFile", "SSLCertificateChainFile", "SSLSessionCache",
     "SSLSessionCacheTimeout", "SSLSessionTickets", "SSLUseStapling", "SSLStaplingCache",
-    "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression", NULL
+    "SSLProtocol", "SSLHonorCipherOrder", "SSLCompression",
+    /* rs:ln relations: decided by no check, followed by their own digest
+     * per set (rs_set_t.links_fp), which re-resolves the links without
+     * deciding or hashing a file again */
+    "ResourceSyncLink", "ResourceSyncMirror", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's

@@ -19,7 +19,10 @@
  *              - otherwise a set-relative path: a *local* target.  Its
  *                href is the set's URL base followed by the path
  *                percent-encoded; a result with an empty, "." or ".."
- *                segment gives no link.
+ *                segment, or the resource's own path, gives no link.
+ *            The kind is decided from the template's leading literal
+ *            (a template that begins with $n is local): no substituted
+ *            file name can turn a local target into a URL.
  *   type     type= for a target that is not local (a local target's link
  *            carries the target's own type);
  *   pri      1..999999, 0: none;

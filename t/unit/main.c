@@ -86,6 +86,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, setlock_suite());
     srunner_add_suite(sr, storeretry_suite());
     srunner_add_suite(sr, massdel_suite());
+    srunner_add_suite(sr, links_suite());
     srunner_add_suite(sr, statecheck_suite());
     srunner_add_suite(sr, jobthread_suite());
     srunner_add_suite(sr, withdrawq_suite());

@@ -78,6 +78,7 @@ Suite *setlock_suite(void);
 Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
+Suite *links_suite(void);
 Suite *listclose_suite(void);
 Suite *reconcile_suite(void);
 Suite *aboveroot_suite(void);
