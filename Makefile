@@ -109,7 +109,7 @@ test-unit: $(BUILD)/unit-tests
 # (fuzzer-no-link), each harness linked with the libFuzzer driver.  See
 # docs/TESTING.md, "Fuzzing".
 FUZZ_BUILD     ?= build-fuzz
-FUZZ_HARNESSES  = request config loc time snapinfo history mounts hubreq zipname
+FUZZ_HARNESSES  = request config loc time snapinfo history mounts hubreq zipname links
 FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                   -fno-omit-frame-pointer
 FUZZ_SECONDS   ?= 10

@@ -11,6 +11,7 @@
 #include "rs_beneath.h"
 #include "rs_capture.h"
 #include "rs_cdump.h"
+#include "rs_entry.h"
 #include "rs_file.h"
 #include "rs_hash.h"
 #include "rs_parse.h"
@@ -290,7 +291,10 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, 
                               o->spec10 ? rs_time_format(lm, m->r.datetime)
                                         : rs_time_format_ns(lm, m->r.lastmod_ns))
                        < 0
-                   || rs_xml_md(w, md, n) < 0 || rs_xml_entry_end(w) < 0
+                   || rs_xml_md(w, md, n) < 0
+                   || (m->r.change != RS_CHANGE_DELETED && !m->withheld
+                       && rs_entry_links_write(w, p, o->hashes, m->r.links) < 0)
+                   || rs_xml_entry_end(w) < 0
                ? -1
                : 0;
 }

@@ -68,7 +68,9 @@
 
 /* The most bytes a record's entry in a Change Dump Manifest takes beyond
  * its entry in the Change List (rs_entry): the path attribute naming its
- * member, escaped, and RS_CDUMP_ENTRY_SLACK for the times' forms.  A
+ * member, escaped, and RS_CDUMP_ENTRY_SLACK for the times' forms (its
+ * rs:ln links are the Change List entry's, written by rs_entry_links_write,
+ * so they add nothing; a withheld version's entry has none).  A
  * manifest's head and tail take at most RS_CDUMP_FRAME_SLACK more than
  * the closed list's.  The watcher closes the lists of a set with Change
  * Dumps on these, so that a manifest stays within 50 MB as its list does

@@ -11,6 +11,7 @@
 #include "rs_dump.h"
 #include "rs_dumpdoc.h"
 #include "rs_dumppkg.h"
+#include "rs_entry.h"
 #include "rs_file.h"
 #include "rs_hash.h"
 #include "rs_inventory.h"
@@ -117,7 +118,9 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
         bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel), NULL),
                                  rs_time_format_ns(lm, it->mtime_ns))
                   < 0
-              || rs_xml_md(w, md, 5) < 0 || rs_xml_entry_end(w) < 0;
+              || rs_xml_md(w, md, 5) < 0
+              || rs_entry_links_write(w, sp, o->hashes, it->links) < 0 /* as rs_entry */
+              || rs_xml_entry_end(w) < 0;
         apr_pool_clear(sp);
     }
     apr_pool_destroy(sp);
@@ -366,7 +369,8 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
  * is not plain (RFC 3986 unreserved or "/") takes at most five in <loc>
  * (escaped "%XX", or "&amp;") and five in path= (percent-encoded member
  * names, or "&amp;"), a plain one one in each; the URL base, type,
- * encoding and digests as they are escaped.  For plain names the bound
+ * encoding and digests as they are escaped, the rs:ln links by
+ * rs_entry_links_len.  For plain names the bound
  * is a little over the entry, so only packages of very long names are
  * cut by it (see rs_partition_add_doc). */
 static apr_int64_t manifest_entry_bound(const dwriter_t *dw, const rs_item_t *it, const char *rel)
@@ -383,7 +387,7 @@ static apr_int64_t manifest_entry_bound(const dwriter_t *dw, const rs_item_t *it
     for (i = 0; i < RS_HASH_COUNT; i++) {
         n += it->hash[i] ? (apr_int64_t)strlen(it->hash[i]) + 16 : 0;
     }
-    return n;
+    return n + rs_entry_links_len(dw->o->hashes, it->links);
 }
 
 /* The next row of the listing, copied (the page's pool is cleared). */
@@ -423,6 +427,7 @@ static apr_status_t put_row(dwriter_t *dw, const rs_item_t *it)
     for (i = 0; i < RS_HASH_COUNT; i++) {
         c->hash[i] = it->hash[i] ? apr_pstrdup(dw->kp, it->hash[i]) : NULL;
     }
+    c->links = it->links ? apr_pstrdup(dw->kp, it->links) : NULL;
     return (cut & RS_PARTITION_CUT_AFTER) ? package_flush(dw) : APR_SUCCESS;
 }
 

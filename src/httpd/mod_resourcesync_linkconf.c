@@ -7,10 +7,10 @@
  * ResourceSyncSet (their patterns and paths are the set's): scope
  * RS_SET_ONLY, whose context check refuses them at server level and in
  * <Location> and <Files>, and whose record of uses in directory sections
- * refuses any other section (rs_cmd_misplaced).  Each appends to the one rs_links_t
- * of its section (created at the first, in the configuration pool), so
- * the rules keep the order they are written in, links and mirrors
- * interleaved.  Every value is checked while the configuration is read,
+ * refuses any other section (rs_cmd_misplaced).  Each appends to the one
+ * rs_links_t of its section (created at the first, in the configuration
+ * pool), so the rules keep the order they are written in, links and
+ * mirrors interleaved.  Every value is checked while the configuration is read,
  * the message naming the directive and the value: httpd refuses to start,
  * `apachectl -t` says it.
  *

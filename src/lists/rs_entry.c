@@ -4,6 +4,7 @@
 #include <apr_strings.h>
 #include "rs_entry.h"
 #include "rs_hash.h"
+#include "rs_links.h"
 #include "rs_time.h"
 #include "rs_uri.h"
 
@@ -17,6 +18,7 @@ void rs_entry_from_item(rs_record_t *r, const rs_item_t *it)
     r->type = it->type;
     r->encoding = it->encoding;
     memcpy(r->hash, it->hash, sizeof(r->hash));
+    r->links = it->links;
 }
 
 /* The entry's location: url_base, then dir "/" name percent-encoded, in
@@ -34,6 +36,152 @@ static const char *location(apr_pool_t *p, const rs_entry_opts_t *o, const rs_re
     rs_uri_escape_path_buf(loc + n, r->name);
     return loc;
 }
+
+/* ------------------------------------------------------------ rs:ln */
+
+/* The attributes of link k after rel and href, in the one order (see
+ * rs_entry.h); the buffers hold the numbers. */
+#define LINK_ATTRS 6
+static void link_attrs(apr_pool_t *p, unsigned hashes, const rs_link_t *k,
+                       rs_xml_attr_t a[LINK_ATTRS], char pri[16], char mod[RS_TIME_BUFSIZE],
+                       char len[32])
+{
+    a[0].name = "pri";
+    a[0].value = NULL;
+    if (k->pri > 0) {
+        apr_snprintf(pri, 16, "%d", k->pri);
+        a[0].value = pri;
+    }
+    a[1].name = "modified";
+    a[1].value = k->modified_ns != -1 ? rs_time_format_ns(mod, k->modified_ns) : NULL;
+    a[2].name = "hash";
+    a[2].value = rs_hash_attr(p, hashes, k->hash);
+    a[3].name = "length";
+    a[3].value = NULL;
+    if (k->length >= 0) {
+        apr_snprintf(len, 32, "%" APR_INT64_T_FMT, k->length);
+        a[3].value = len;
+    }
+    a[4].name = "type";
+    a[4].value = k->type;
+    a[5].name = "encoding";
+    a[5].value = k->encoding;
+}
+
+int rs_entry_links_write(rs_xml_t *w, apr_pool_t *p, unsigned hashes, const char *links)
+{
+    apr_array_header_t *a;
+    int i;
+
+    if (!links || !*links || !(a = rs_links_decode(p, links))) {
+        return 0;
+    }
+    for (i = 0; i < a->nelts; i++) {
+        const rs_link_t *k = &APR_ARRAY_IDX(a, i, rs_link_t);
+        rs_xml_attr_t attrs[LINK_ATTRS];
+        char pri[16], mod[RS_TIME_BUFSIZE], len[32];
+        link_attrs(p, hashes, k, attrs, pri, mod, len);
+        if (rs_xml_ln(w, k->rel, k->href, attrs, LINK_ATTRS) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Bytes of the encoded string field [s, e) once written as an attribute
+ * value: 1 a byte that needs no escaping, at most 6 any other ("&quot;",
+ * "&#xHH;"). */
+static apr_int64_t field_len(const char *s, const char *e)
+{
+    apr_int64_t n = 0;
+    while (s < e) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\\') { /* an escaped byte: a control byte, or "\\" as it is */
+            n += e - s >= 3 && !strncmp(s, "\\5C", 3) ? 1 : 6;
+            s += e - s >= 3 ? 3 : e - s;
+            continue;
+        }
+        n += c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' || c == '"' ? 6 : 1;
+        s++;
+    }
+    return n;
+}
+
+/* Bytes of the time field [s, e) (decimal nanoseconds) once formatted. */
+static apr_int64_t time_len(const char *s, const char *e)
+{
+    char buf[RS_TIME_BUFSIZE], num[24];
+    if (e - s >= (apr_int64_t)sizeof(num)) {
+        return RS_TIME_BUFSIZE - 1;
+    }
+    memcpy(num, s, (apr_size_t)(e - s));
+    num[e - s] = '\0';
+    return (apr_int64_t)strlen(rs_time_format_ns(buf, apr_atoi64(num)));
+}
+
+/* The element's bytes without attribute values: "    <rs:ln", each
+ * attribute's ' name=""', "/>\n". */
+#define LN_FIXED (sizeof("    <rs:ln rel=\"\" href=\"\"/>\n") - 1)
+
+apr_int64_t rs_entry_links_len(unsigned hashes, const char *links)
+{
+    apr_int64_t n = 0;
+    const char *s = links;
+    int field = 0, hashed = 0;
+
+    if (!links || !*links) {
+        return 0;
+    }
+    /* One pass over the encoded form (rs_linkenc.c: fields rel, href,
+     * pri, type, encoding, length, modified, then one per hash), not
+     * decoded: a bound needs no allocation. */
+    n += LN_FIXED;
+    while (1) {
+        const char *e = s + strcspn(s, "\x1e\x1f");
+        if (e > s) {
+            switch (field) {
+            case 0:
+            case 1:
+                n += field_len(s, e);
+                break;
+            case 2:
+                n += (apr_int64_t)sizeof(" pri=\"\"") - 1 + (e - s);
+                break;
+            case 3:
+                n += (apr_int64_t)sizeof(" type=\"\"") - 1 + field_len(s, e);
+                break;
+            case 4:
+                n += (apr_int64_t)sizeof(" encoding=\"\"") - 1 + field_len(s, e);
+                break;
+            case 5:
+                n += (apr_int64_t)sizeof(" length=\"\"") - 1 + (e - s);
+                break;
+            case 6:
+                n += (apr_int64_t)sizeof(" modified=\"\"") - 1 + time_len(s, e);
+                break;
+            default:
+                if (field - 7 < RS_HASH_COUNT && (hashes & (1u << (field - 7)))) {
+                    n += (hashed++ ? 1 : (apr_int64_t)sizeof(" hash=\"\"") - 1)
+                         + (apr_int64_t)strlen(rs_hash_name(field - 7)) + 1 + field_len(s, e);
+                }
+            }
+        }
+        if (!*e) {
+            return n;
+        }
+        if (*e == '\x1e') {
+            n += LN_FIXED;
+            field = 0;
+            hashed = 0;
+        }
+        else {
+            field++;
+        }
+        s = e + 1;
+    }
+}
+
+/* ------------------------------------------------------------ entries */
 
 int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const rs_record_t *r)
 {
@@ -67,6 +215,7 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
     lm = change && o->spec10 ? rs_time_format(lastmod, r->datetime)
                              : rs_time_format_ns(lastmod, r->lastmod_ns);
     if (rs_xml_entry_begin(w, location(p, o, r), lm) < 0 || rs_xml_md(w, md, n) < 0
+        || (r->change != RS_CHANGE_DELETED && rs_entry_links_write(w, p, o->hashes, r->links) < 0)
         || rs_xml_entry_end(w) < 0) {
         return -1;
     }
@@ -88,6 +237,7 @@ struct rs_entry_renderer_t {
     char *buf;
     apr_size_t len, cap;
     int plain_base; /* o->url_base needs no escaping (plain()) */
+    int ep_used;    /* the fast path took memory from ep */
 };
 
 /* Room for len more bytes in buf. */
@@ -127,17 +277,33 @@ static int buf_sink(void *baton, const char *data, apr_size_t len)
  * writer, so both paths give the same bytes by construction; the unit
  * tests compare them on every byte value. */
 
-/* Whether the writer copies s unchanged, in element content and in an
+/* The bytes the writer copies unchanged, in element content and in an
  * attribute value: printable ASCII without < > & ". */
+static const unsigned char plain_byte[256] = {
+    ['!'] = 1, ['#' ... '%'] = 1, ['\'' ... ';'] = 1, ['='] = 1, ['?' ... '~'] = 1,
+};
+
+/* Whether the writer copies s unchanged. */
 static int plain(const char *s)
 {
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' || c == '"') {
+        if (!plain_byte[(unsigned char)*s]) {
             return 0;
         }
     }
     return 1;
+}
+
+/* The length of s when the writer copies it unchanged, else -1. */
+static apr_ssize_t plain_len(const char *s)
+{
+    const char *c;
+    for (c = s; *c; c++) {
+        if (!plain_byte[(unsigned char)*c]) {
+            return -1;
+        }
+    }
+    return c - s;
 }
 
 /* Append the NUL-terminated s (room is reserved by the caller). */
@@ -169,13 +335,101 @@ static char *put_int(char *d, apr_int64_t v)
     return d;
 }
 
-/* Render r into rr->buf; 0 if it is not for the fast path. */
+/* The bytes link k takes on the fast path at most, or 0 when a value of
+ * it needs escaping (its digests need no look: rs_links_parse takes only
+ * lower-case hex). */
+static apr_size_t plain_link(const rs_link_t *k)
+{
+    apr_ssize_t rel = plain_len(k->rel), href = plain_len(k->href);
+    apr_ssize_t type = k->type ? plain_len(k->type) : 0;
+    apr_ssize_t enc = k->encoding ? plain_len(k->encoding) : 0;
+    apr_size_t n;
+    int i;
+
+    if (rel < 0 || href < 0 || type < 0 || enc < 0) {
+        return 0;
+    }
+    n = 128 + RS_TIME_BUFSIZE + (apr_size_t)(rel + href + type + enc);
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        n += k->hash[i] ? 16 + strlen(k->hash[i]) : 0;
+    }
+    return n;
+}
+
+/* ' name="value"' (room is reserved by the caller). */
+static char *put_attr(char *d, const char *name, const char *value)
+{
+    *d++ = ' ';
+    d = put(d, name);
+    *d++ = '=';
+    *d++ = '"';
+    d = put(d, value);
+    *d++ = '"';
+    return d;
+}
+
+/* The <rs:ln> elements of links, as rs_entry_links_write has the writer
+ * put them (values checked by plain_link; room reserved by the caller). */
+static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
+{
+    char mod[RS_TIME_BUFSIZE];
+    int i, h, nh;
+
+    for (i = 0; i < n; i++) {
+        const rs_link_t *k = &links[i];
+        d = PUT_LIT(d, "    <rs:ln");
+        d = put_attr(d, "rel", k->rel);
+        d = put_attr(d, "href", k->href);
+        if (k->pri > 0) {
+            d = PUT_LIT(d, " pri=\"");
+            d = put_int(d, k->pri);
+            *d++ = '"';
+        }
+        if (k->modified_ns != -1) {
+            d = put_attr(d, "modified", rs_time_format_ns(mod, k->modified_ns));
+        }
+        for (h = 0, nh = 0; h < RS_HASH_COUNT; h++) {
+            if ((hashes & (1u << h)) && k->hash[h] && *k->hash[h]) {
+                d = nh++ ? PUT_LIT(d, " ") : PUT_LIT(d, " hash=\"");
+                d = put(d, rs_hash_name(h));
+                *d++ = ':';
+                d = put(d, k->hash[h]);
+            }
+        }
+        if (nh) {
+            *d++ = '"';
+        }
+        if (k->length >= 0) {
+            d = PUT_LIT(d, " length=\"");
+            d = put_int(d, k->length);
+            *d++ = '"';
+        }
+        if (k->type) {
+            d = put_attr(d, "type", k->type);
+        }
+        if (k->encoding) {
+            d = put_attr(d, "encoding", k->encoding);
+        }
+        d = PUT_LIT(d, "/>\n");
+    }
+    return d;
+}
+
+/* Links decoded without allocating (rs_links_parse) for the fast path:
+ * this many, of encoded forms this long, on the stack; more from rr->ep. */
+#define FAST_LINKS    8
+#define FAST_LINKS_SZ 2048
+
+/* Render r into rr->buf; 0 if it is not for the fast path.  Links that
+ * do not fit the stack are decoded into rr->ep (rr->ep_used: the caller
+ * clears it). */
 static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
 {
     const rs_entry_opts_t *o = rr->o;
-    char lastmod[RS_TIME_BUFSIZE], *d;
+    char lastmod[RS_TIME_BUFSIZE], *d, lbuf[FAST_LINKS_SZ];
+    rs_link_t lk[FAST_LINKS], *links = lk;
     apr_size_t need;
-    int i;
+    int i, nlinks = 0;
 
     if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))
         || (r->encoding && !plain(r->encoding))) {
@@ -183,6 +437,27 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     }
     need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
            + (r->type ? strlen(r->type) : 0) + (r->encoding ? 12 + strlen(r->encoding) : 0);
+    if (r->links && *r->links) {
+        apr_size_t ln = strlen(r->links);
+        int max = rs_links_parse_count(r->links);
+        char *buf = lbuf;
+        if (ln >= sizeof(lbuf) || max > FAST_LINKS) {
+            buf = apr_palloc(rr->ep, ln + 1);
+            links = apr_palloc(rr->ep, (apr_size_t)max * sizeof(*links));
+            rr->ep_used = 1;
+        }
+        memcpy(buf, r->links, ln + 1);
+        /* Links that do not decode are left out, as the writer does. */
+        nlinks = rs_links_parse(buf, links, max);
+        nlinks = nlinks < 0 ? 0 : nlinks;
+        for (i = 0; i < nlinks; i++) {
+            apr_size_t n = plain_link(&links[i]);
+            if (!n) {
+                return 0;
+            }
+            need += n;
+        }
+    }
     for (i = 0; i < RS_HASH_COUNT; i++) {
         if ((o->hashes & (1u << i)) && r->hash[i] && *r->hash[i]) {
             if (!plain(r->hash[i])) {
@@ -227,7 +502,9 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
         d = put(d, r->encoding);
         *d++ = '"';
     }
-    d = PUT_LIT(d, "/>\n  </url>\n");
+    d = PUT_LIT(d, "/>\n");
+    d = put_links(d, links, nlinks, o->hashes);
+    d = PUT_LIT(d, "  </url>\n");
     rr->len = (apr_size_t)(d - rr->buf);
     return 1;
 }
@@ -253,12 +530,17 @@ const char *rs_entry_render(rs_entry_renderer_t *rr, const rs_record_t *r, apr_s
 {
     int rc;
     if (render_fast(rr, r)) {
+        if (rr->ep_used) {
+            apr_pool_clear(rr->ep);
+            rr->ep_used = 0;
+        }
         *len = rr->len;
         return rr->buf;
     }
     rr->len = 0;
     rc = rs_entry_write(rr->w, rr->ep, rr->o, r);
     apr_pool_clear(rr->ep);
+    rr->ep_used = 0;
     if (rc < 0 || rs_xml_flush(rr->w) < 0) {
         return NULL;
     }

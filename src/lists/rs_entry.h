@@ -19,6 +19,12 @@
  *                     type or encoding.
  * The location is the options' URL base followed by the record's dir and
  * name, percent-encoded here (rs_uri) and nowhere else.
+ * After rs:md come the record's rs:ln relations (rs_links.h: decoded from
+ * the record's encoded links, ResourceSync 1.1 section 14), one element
+ * each, attributes in the order rel, href, pri, modified, hash, length,
+ * type, encoding (absent values left out; hash lists the options' hashes
+ * as rs:md does, modified is formatted as lastmod).  A deletion carries
+ * none; links that do not decode are left out.
  */
 #ifndef RS_ENTRY_H
 #define RS_ENTRY_H
@@ -43,6 +49,20 @@ void rs_entry_from_item(rs_record_t *r, const rs_item_t *it);
 /* Write the entry of r (see above) to w; temporary memory from p.
  * Returns 0 on success, -1 when the writer failed. */
 int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const rs_record_t *r);
+
+/* Write the <rs:ln> elements of links (encoded, rs_links.h; NULL or "":
+ * none) inside an entry opened on w, hashes by the mask hashes (see
+ * above): for every document that lists resources, Resource and Change
+ * Dump manifests included, so that their links are the same bytes.
+ * Temporary memory from p.  Returns 0 (also for links that do not decode:
+ * nothing is written), -1 when the writer failed. */
+int rs_entry_links_write(rs_xml_t *w, apr_pool_t *p, unsigned hashes, const char *links);
+
+/* An upper bound of the bytes the <rs:ln> elements of links add to an
+ * entry written with the hash mask hashes (0 for none): for the limits
+ * that measure entries without rendering them.  Exact for values that
+ * need no escaping. */
+apr_int64_t rs_entry_links_len(unsigned hashes, const char *links);
 
 /* Renders entries once: the bytes of an entry exactly as they stand in a
  * <urlset> document written with options o (which must outlive the

@@ -110,15 +110,19 @@ static int upper_hex(char c)
     return apr_isdigit(c) || (c >= 'A' && c <= 'F');
 }
 
-/* Field [s, e) unescaped into a string from p (NULL when empty: *ok
- * stays); *ok = 0 when malformed. */
-static const char *field_str(apr_pool_t *p, const char *s, const char *e, int *ok)
+/* Field [s, e) unescaped in place and NUL-terminated (NULL when empty:
+ * *ok stays); *ok = 0 when malformed. */
+static const char *field_str(char *s, char *e, int *ok)
 {
-    char *out, *d;
+    char *out = s, *d;
     if (s == e) {
         return NULL;
     }
-    d = out = apr_palloc(p, (apr_size_t)(e - s) + 1);
+    /* Most values have no escape: they stay where they are. */
+    while (s < e && !needs_escape((unsigned char)*s)) {
+        s++;
+    }
+    d = s;
     while (s < e) {
         unsigned char c = (unsigned char)*s;
         if (c == '\\') {
@@ -187,8 +191,9 @@ static apr_int64_t field_num(const char *s, const char *e, apr_int64_t min, apr_
     return r;
 }
 
-/* Field [s, e) as a lower-case hex digest (absent: NULL). */
-static const char *field_hex(apr_pool_t *p, const char *s, const char *e, int *ok)
+/* Field [s, e) as a lower-case hex digest, NUL-terminated in place
+ * (absent: NULL). */
+static const char *field_hex(char *s, char *e, int *ok)
 {
     const char *c;
     if (s == e) {
@@ -204,66 +209,95 @@ static const char *field_hex(apr_pool_t *p, const char *s, const char *e, int *o
             return NULL;
         }
     }
-    return apr_pstrmemdup(p, s, (apr_size_t)(e - s));
+    *e = '\0';
+    return s;
 }
 
-/* One link from [s, e); 0 when malformed. */
-static int decode_one(apr_pool_t *p, const char *s, const char *e, rs_link_t *k)
+/* One link from [s, e), in place; 0 when malformed. */
+static int decode_one(char *s, char *e, rs_link_t *k)
 {
-    const char *f[NFIELDS + 1];
+    char *f[NFIELDS + 1];
     int n = 0, ok = 1, h;
-    const char *c;
+    char *c;
 
     f[n++] = s;
-    for (c = s; c < e; c++) {
-        if (*c == RS_SEP_FIELD) {
-            if (n == NFIELDS) {
-                return 0;
-            }
-            f[n++] = c + 1;
+    for (c = s; (c = memchr(c, RS_SEP_FIELD, (apr_size_t)(e - c))); c++) {
+        if (n == NFIELDS) {
+            return 0;
         }
+        f[n++] = c + 1;
     }
     if (n != NFIELDS) {
         return 0;
     }
     f[NFIELDS] = e + 1;
 #define END(i) (f[(i) + 1] - 1)
-    k->rel = field_str(p, f[0], END(0), &ok);
-    k->href = field_str(p, f[1], END(1), &ok);
+    /* Numbers first: the strings' NULs go where the separators were. */
     k->pri = (int)field_num(f[2], END(2), 1, 999999, 0, &ok);
-    k->type = field_str(p, f[3], END(3), &ok);
-    k->encoding = field_str(p, f[4], END(4), &ok);
     k->length = field_num(f[5], END(5), 0, APR_INT64_MAX, -1, &ok);
     k->modified_ns = field_num(f[6], END(6), -APR_INT64_MAX, APR_INT64_MAX, -1, &ok);
     if (f[6] != END(6) && k->modified_ns == -1) {
         ok = 0; /* -1 is "none", written as an empty field */
     }
+    k->rel = field_str(f[0], END(0), &ok);
+    k->href = field_str(f[1], END(1), &ok);
+    k->type = field_str(f[3], END(3), &ok);
+    k->encoding = field_str(f[4], END(4), &ok);
     for (h = 0; h < RS_HASH_COUNT; h++) {
-        k->hash[h] = field_hex(p, f[7 + h], END(7 + h), &ok);
+        k->hash[h] = field_hex(f[7 + h], END(7 + h), &ok);
     }
 #undef END
     return ok && k->rel && k->href;
 }
 
-apr_array_header_t *rs_links_decode(apr_pool_t *p, const char *s)
+int rs_links_parse(char *buf, rs_link_t *links, int max)
 {
-    apr_array_header_t *links = apr_array_make(p, 2, sizeof(rs_link_t));
-    const char *e;
+    char *s = buf, *e;
+    int n = 0;
 
-    if (!s || !*s) {
-        return links;
+    if (!*s) {
+        return 0;
     }
     while (1) {
+        int last;
         e = strchr(s, RS_SEP_LINK);
         if (!e) {
             e = s + strlen(s);
         }
-        if (!decode_one(p, s, e, apr_array_push(links))) {
-            return NULL;
+        last = !*e;
+        if (n == max) {
+            return -2;
         }
-        if (!*e) {
-            return links;
+        if (!decode_one(s, e, &links[n++])) {
+            return -1;
+        }
+        if (last) {
+            return n;
         }
         s = e + 1;
     }
+}
+
+int rs_links_parse_count(const char *s)
+{
+    int n = 1;
+    if (!s || !*s) {
+        return 0;
+    }
+    while ((s = strchr(s, RS_SEP_LINK))) {
+        n++;
+        s++;
+    }
+    return n;
+}
+
+apr_array_header_t *rs_links_decode(apr_pool_t *p, const char *s)
+{
+    int n = rs_links_parse_count(s);
+    apr_array_header_t *links = apr_array_make(p, n ? n : 1, sizeof(rs_link_t));
+
+    if (n && (links->nelts = rs_links_parse(apr_pstrdup(p, s), (rs_link_t *)links->elts, n)) < 0) {
+        return NULL;
+    }
+    return links;
 }

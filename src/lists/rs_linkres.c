@@ -93,15 +93,21 @@ static void link_from_item(rs_link_t *k, const rs_item_t *it)
     }
 }
 
-static rs_link_t *push_link(apr_array_header_t *links, const char *rel, const char *href, int pri)
+rs_link_t *rs_links_push(apr_array_header_t *links, const char *rel, const char *href)
 {
     rs_link_t *k = apr_array_push(links);
     memset(k, 0, sizeof(*k));
     k->rel = rel;
     k->href = href;
-    k->pri = pri;
     k->length = -1;
     k->modified_ns = -1;
+    return k;
+}
+
+static rs_link_t *push_link(apr_array_header_t *links, const char *rel, const char *href, int pri)
+{
+    rs_link_t *k = rs_links_push(links, rel, href);
+    k->pri = pri;
     return k;
 }
 

@@ -110,14 +110,18 @@ int rs_links_may_be_target(const rs_links_t *l, const char *path);
 /* One resolved link. */
 typedef struct rs_link_t {
     const char *rel;
-    const char *href;     /* absolute URL, escaped */
-    int pri;              /* 0: none */
-    const char *type;     /* NULL: none */
-    const char *encoding; /* NULL: none */
-    apr_int64_t length;   /* -1: none */
-    apr_int64_t modified_ns; /* -1: none */
+    const char *href;                /* absolute URL, escaped */
+    int pri;                         /* 0: none */
+    const char *type;                /* NULL: none */
+    const char *encoding;            /* NULL: none */
+    apr_int64_t length;              /* -1: none */
+    apr_int64_t modified_ns;         /* -1: none */
     const char *hash[RS_HASH_COUNT]; /* hex or NULL */
 } rs_link_t;
+
+/* Append to links (rs_link_t) a link with rel and href and no other
+ * attribute (pri 0, length and modified -1, NULL strings); returns it. */
+rs_link_t *rs_links_push(apr_array_header_t *links, const char *rel, const char *href);
 
 /* The listed row of a set-relative path: 1 and *out filled (from p) when
  * path is a listed file of the set, 0 when it is not (absent, or known
@@ -144,5 +148,17 @@ const char *rs_links_encode(apr_pool_t *p, const apr_array_header_t *links);
 
 /* Decode s (NULL or "": none) into rs_link_t; NULL when s is malformed. */
 apr_array_header_t *rs_links_decode(apr_pool_t *p, const char *s);
+
+/* rs_links_decode without allocating (for the renderer's fast path):
+ * buf, a copy of the encoded form, is decoded in place (its values are
+ * unescaped where they stand and the strings of links[] point into it)
+ * into links[0..max-1].  Returns the number of links, -1 when buf is
+ * malformed, -2 when it holds more than max (rs_links_parse_count says
+ * how many). */
+int rs_links_parse(char *buf, rs_link_t *links, int max);
+
+/* The number of links in the encoded s (0 for NULL or ""), malformed or
+ * not: an upper bound for rs_links_parse's max. */
+int rs_links_parse_count(const char *s);
 
 #endif

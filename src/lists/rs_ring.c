@@ -18,6 +18,9 @@ typedef struct {
     char data[RS_RING_SLOT_DATA];
 } slot_t;
 
+/* A slot is 2 KiB (RS_RING_SLOT_DATA). */
+typedef char rs_ring_slot_is_2k[sizeof(slot_t) == 2048 ? 1 : -1];
+
 struct rs_ring_t {
     apr_uint32_t magic;
     apr_uint32_t nslots;

@@ -215,7 +215,8 @@ apr_status_t rs_snapparts_changes(rs_journal_t *j, apr_pool_t *p, const char *se
                                   apr_int64_t after, apr_int64_t upto, apr_time_t at, int max,
                                   apr_array_header_t **out)
 {
-    apr_array_header_t *keys = apr_array_make(p, 64, sizeof(rs_snapkey_t)), *recs;
+    apr_array_header_t *keys = apr_array_make(p, 64, sizeof(rs_snapkey_t)), *recs, *relinked;
+    apr_int64_t first = after;
     apr_pool_t *pp;
     apr_status_t rv = APR_SUCCESS;
     int i, k;
@@ -245,6 +246,22 @@ apr_status_t rs_snapparts_changes(rs_journal_t *j, apr_pool_t *p, const char *se
         }
     }
     apr_pool_destroy(pp);
+    /* Paths whose links changed without a record (rs_journal_relink):
+     * from the previous snapshot's own sequence on. */
+    if (rv == APR_SUCCESS
+        && (rv = rs_journal_relinked(j, p, set, first, max + 1, &relinked)) == APR_SUCCESS) {
+        for (i = 0; rv == APR_SUCCESS && i < relinked->nelts; i++) {
+            const rs_journal_path_t *r = &APR_ARRAY_IDX(relinked, i, rs_journal_path_t);
+            rs_snapkey_t *key;
+            if (keys->nelts >= max) {
+                rv = APR_ENOSPC;
+                break;
+            }
+            key = apr_array_push(keys);
+            key->dir = r->dir;
+            key->name = r->name;
+        }
+    }
     if (rv != APR_SUCCESS || !keys->nelts) {
         return rv;
     }

@@ -16,7 +16,8 @@
  * and mtime), so pruning an old generation never removes a part the
  * current index names, and a superseded index's parts stay as long as
  * its directory does.  A part is reused only when no journal record
- * since the previous snapshot's sequence names a path in its range.
+ * since the previous snapshot's sequence names a path in its range, and
+ * no path in it was relinked since (rs_journal_relink).
  */
 #ifndef RS_SNAPPARTS_H
 #define RS_SNAPPARTS_H
@@ -62,7 +63,9 @@ apr_status_t rs_snapparts_write(apr_pool_t *p, const char *gendir, const rs_snap
 apr_status_t rs_snapparts_read(apr_pool_t *p, const char *gendir, rs_snapparts_t *t);
 
 /* The paths of set named by journal records after seq `after` up to
- * `upto`, sorted in listing order without repeats (array of
+ * `upto`, and those relinked at `after` or later (rs_journal_relink:
+ * their links changed without a record), sorted in listing order without
+ * repeats (array of
  * rs_snapkey_t in *out).  APR_ENOSPC when there are more than max (the
  * caller then writes every part), APR_ENOENT when the journal may no
  * longer hold every record after `after` (retention dropped lists that

@@ -446,10 +446,11 @@ void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d)
     apr_int64_t n = 0;
     apr_pool_t *dp;
 
+    apr_hash_t *gone = NULL;
+    apr_hash_index_t *gi;
+
     apr_pool_create(&dp, p);
-    if (o->on_change) {
-        apr_hash_t *gone;
-        apr_hash_index_t *gi;
+    if (o->on_change || o->links_done) {
         if (rs_scanwrite_failed(sc, rs_inventory_dir_load(sc->st, dp, o->set, d, &gone))) {
             apr_pool_destroy(dp);
             return;
@@ -464,6 +465,14 @@ void rs_scan_drop_dir_rows(rs_scan_ctx_t *sc, apr_pool_t *p, const char *d)
     }
     rs_scanwrite_failed(sc, rs_inventory_delete_dir(sc->st, o->set, d, &n));
     sc->stats->removed += n;
+    /* Once the rows are gone: the links that depended on them. */
+    for (gi = gone && o->links_done ? apr_hash_first(dp, gone) : NULL; gi; gi = apr_hash_next(gi)) {
+        void *val;
+        apr_hash_this(gi, NULL, NULL, &val);
+        if (((rs_item_t *)val)->listed) {
+            rs_scanwrite_links_done(sc, d, ((rs_item_t *)val)->name, 1);
+        }
+    }
     apr_pool_destroy(dp);
 }
 

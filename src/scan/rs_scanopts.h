@@ -105,6 +105,19 @@ typedef struct rs_scan_opts_t {
      * rs_recorder_record (baton: an rs_recorder_t) journals them. */
     apr_status_t (*on_change)(void *baton, int change, const rs_item_t *it);
     void *change_baton;
+    /* The links of listed rows (in the watcher rs_linkkeep.h; both NULL:
+     * a set without link rules, nothing is done).  Called on the thread
+     * that holds the store, in the scan's transaction, one call at a
+     * time: links_row before a file's row is written, with the new row,
+     * whose links it sets (the string valid until the next call), and
+     * whether the stored row was listed;
+     * links_done once a file's row was written (gone 0) or deleted (gone
+     * 1) and its change reported, for the rows whose links depend on it.
+     * Access files' rows (never listed) go without.  A non-success return
+     * stops the scan. */
+    apr_status_t (*links_row)(void *baton, rs_item_t *it, int was_listed);
+    apr_status_t (*links_done)(void *baton, const char *dir, const char *name, int gone);
+    void *links_baton;
     /* Called for every directory the scan is about to read, with an open
      * descriptor of it, before its entries are read: a watcher that adds
      * its watch here misses no entry created after the read.  Also called

@@ -106,6 +106,7 @@ static void copy_item(apr_pool_t *p, rs_item_t *to, const rs_item_t *from)
     to->name = from->name ? apr_pstrdup(p, from->name) : NULL;
     to->type = from->type ? apr_pstrdup(p, from->type) : NULL;
     to->encoding = from->encoding ? apr_pstrdup(p, from->encoding) : NULL;
+    to->links = from->links ? apr_pstrdup(p, from->links) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         to->hash[i] = from->hash[i] ? apr_pstrdup(p, from->hash[i]) : NULL;
     }

@@ -48,6 +48,7 @@ static void drop_file(rs_scan_ctx_t *sc, const rs_item_t *row)
     rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, row->dir, row->name));
     if (row->listed) {
         rs_scanwrite_notify(sc, RS_CHANGE_DELETED, row);
+        rs_scanwrite_links_done(sc, row->dir, row->name, 1);
     }
     sc->stats->removed++;
     rs_scanwrite_count(sc);

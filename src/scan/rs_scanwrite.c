@@ -80,11 +80,30 @@ static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t 
     }
 }
 
+void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *name, int gone)
+{
+    if (sc->o->links_done && sc->err == APR_SUCCESS) {
+        rs_scanwrite_failed(sc, sc->o->links_done(sc->o->links_baton, dir, name, gone));
+    }
+}
+
 void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                       apr_int64_t hashed)
 {
+    rs_item_t row;
+
+    /* Its links first, so that the row and its record carry them. */
+    if (sc->o->links_row) {
+        row = *it;
+        if (rs_scanwrite_failed(sc,
+                                sc->o->links_row(sc->o->links_baton, &row, old && old->listed))) {
+            return;
+        }
+        it = &row;
+    }
     rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
     notify_row(sc, old, it);
+    rs_scanwrite_links_done(sc, it->dir, it->name, 0);
     sc->stats->written++;
     sc->stats->listed += it->listed;
     sc->stats->hashed += hashed;
@@ -103,6 +122,7 @@ void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, con
     rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
     if (row->listed) {
         rs_scanwrite_notify(sc, RS_CHANGE_DELETED, row);
+        rs_scanwrite_links_done(sc, dir, name, 1);
     }
     sc->stats->removed++;
     rs_scanwrite_count(sc);

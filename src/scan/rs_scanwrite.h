@@ -23,8 +23,14 @@ void rs_scanwrite_count(rs_scan_ctx_t *sc);
  * stops the scan. */
 void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);
 
-/* row: store the new row of a file (old: its stored row or NULL), report
- * what it means for the listing, count it (hashed: bytes read for it).
+/* Once the row dir/name was written (gone 0) or deleted (gone 1) and its
+ * change reported: the rows whose links depend on it are resolved again
+ * (rs_scan_opts_t.links_done; nothing without it). */
+void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *name, int gone);
+
+/* row: store the new row of a file (old: its stored row or NULL) with its
+ * links (rs_scan_opts_t.links_row), report what it means for the listing
+ * and for the links that depend on it, count it (hashed: bytes read for it).
  * access: store an access file's row.  drop: delete the row of dir/name
  * (row: as stored), reporting a listed one as deleted.  Each counts one
  * write (rs_scanwrite_count). */

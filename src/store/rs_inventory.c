@@ -24,24 +24,27 @@ enum {
     ST_NEXT_SET,
     ST_SUMMARY,
     ST_ALL,
+    ST_LINKS,
     ST_MAX
 };
 
-/* The columns of a row; enc is what the content coding is read from:
- * the column encoding, which schema version 6 added, or NULL for a store
- * of an older version opened as it is (rs-tool: RS_DB_READONLY,
- * RS_DB_AS_IS; sql_compat below). */
-#define COLS_OF(enc) \
-    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, cfg, " enc
-#define COLS COLS_OF("encoding")
+/* The columns of a row; enc and ln are what the content coding and the
+ * links are read from: the columns encoding and links, which schema
+ * versions 6 and 7 added, or NULL for a store of an older version opened
+ * as it is (rs-tool: RS_DB_READONLY, RS_DB_AS_IS; sql_compat below). */
+#define COLS_OF(enc, ln)                                                                       \
+    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, " \
+    "cfg, " enc ", " ln
+#define COLS COLS_OF("encoding", "links")
 /* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
  * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
-#define LIST_COLS_OF(enc) "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512, " enc
-#define PAGE_COLS_OF(enc) LIST_COLS_OF(enc) ", ctime_ns, dev, ino, listed, cfg"
-#define PAGE_COLS         PAGE_COLS_OF("encoding")
-#define DIR_LOAD(cols)    "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s"
-#define GET(cols)         "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s AND name = %s"
-#define ALL(cols)         "SELECT " cols " FROM inventory WHERE setname = %s ORDER BY dir, name"
+#define LIST_COLS_OF(enc, ln) \
+    "dir, name, size, mtime_ns, type, md5, sha1, sha256, sha512, " enc ", " ln
+#define PAGE_COLS_OF(enc, ln) LIST_COLS_OF(enc, ln) ", ctime_ns, dev, ino, listed, cfg"
+#define PAGE_COLS             PAGE_COLS_OF("encoding", "links")
+#define DIR_LOAD(cols)        "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s"
+#define GET(cols)             "SELECT " cols " FROM inventory WHERE setname = %s AND dir = %s AND name = %s"
+#define ALL(cols)             "SELECT " cols " FROM inventory WHERE setname = %s ORDER BY dir, name"
 #define PAGE_FIRST(cols)                                                \
     "SELECT " cols " FROM inventory WHERE setname = %s AND listed = 1 " \
     "ORDER BY dir, name LIMIT %d"
@@ -52,12 +55,13 @@ enum {
 static const char *const sql[ST_MAX] = {
     DIR_LOAD(COLS),
     "INSERT INTO inventory (setname, " COLS ") VALUES "
-    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s, %s) "
+    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s, %s, %s) "
     "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
     "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
     "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
     "sha256 = excluded.sha256, sha512 = excluded.sha512, "
-    "listed = excluded.listed, cfg = excluded.cfg, encoding = excluded.encoding",
+    "listed = excluded.listed, cfg = excluded.cfg, encoding = excluded.encoding, "
+    "links = excluded.links",
     "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
     "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
@@ -70,36 +74,41 @@ static const char *const sql[ST_MAX] = {
     GET(COLS),
     /* below dir: dir || '/' <= x < dir || '0' */
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
-    PAGE_FIRST(LIST_COLS_OF("encoding")),
-    PAGE_AFTER(LIST_COLS_OF("encoding")),
+    PAGE_FIRST(LIST_COLS_OF("encoding", "links")),
+    PAGE_AFTER(LIST_COLS_OF("encoding", "links")),
     "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
     /* One seek in the primary key per set, not a walk of every row. */
     "SELECT MIN(setname) FROM inventory WHERE setname > %s",
     "SELECT COUNT(*), COALESCE(SUM(size), 0), MAX(mtime_ns) FROM inventory "
     "WHERE setname = %s AND listed = 1",
     ALL(PAGE_COLS),
+    "UPDATE inventory SET links = %s WHERE setname = %s AND dir = %s AND name = %s",
 };
 
-/* The reads of a store older than schema version 6, without the column
- * encoding (rows read from it have none); NULL: as in sql.  Only a store
- * opened as it is can be older: rs_db_open migrates. */
-#define NO_ENC         "NULL"
-#define ENCODING_SINCE 6 /* the schema version that added the column */
-static const char *const sql_compat[ST_MAX] = {
-    [ST_DIR_LOAD] = DIR_LOAD(COLS_OF(NO_ENC)),
-    [ST_PAGE_FIRST] = PAGE_FIRST(PAGE_COLS_OF(NO_ENC)),
-    [ST_PAGE] = PAGE_AFTER(PAGE_COLS_OF(NO_ENC)),
-    [ST_GET] = GET(COLS_OF(NO_ENC)),
-    [ST_LIST_FIRST] = PAGE_FIRST(LIST_COLS_OF(NO_ENC)),
-    [ST_LIST] = PAGE_AFTER(LIST_COLS_OF(NO_ENC)),
-    [ST_ALL] = ALL(PAGE_COLS_OF(NO_ENC)),
-};
+/* The reads of a store older than schema version 7 (without the column
+ * links) and 6 (without encoding either): rows read from it have none;
+ * NULL: as in sql.  Only a store opened as it is can be older: rs_db_open
+ * migrates. */
+#define NONE           "NULL"
+#define ENCODING_SINCE 6 /* the schema version that added the column encoding */
+#define LINKS_SINCE    7 /* ... and links */
+#define COMPAT(enc, ln)                                                                       \
+    {                                                                                         \
+        [ST_DIR_LOAD] = DIR_LOAD(COLS_OF(enc, ln)),                                           \
+        [ST_PAGE_FIRST] = PAGE_FIRST(PAGE_COLS_OF(enc, ln)),                                  \
+        [ST_PAGE] = PAGE_AFTER(PAGE_COLS_OF(enc, ln)), [ST_GET] = GET(COLS_OF(enc, ln)),      \
+        [ST_LIST_FIRST] = PAGE_FIRST(LIST_COLS_OF(enc, ln)),                                  \
+        [ST_LIST] = PAGE_AFTER(LIST_COLS_OF(enc, ln)), [ST_ALL] = ALL(PAGE_COLS_OF(enc, ln)), \
+    }
+static const char *const sql_v5[ST_MAX] = COMPAT(NONE, NONE);
+static const char *const sql_v6[ST_MAX] = COMPAT("encoding", NONE);
 
 /* The statement `which` for db's schema version. */
 static const char *sql_for(rs_db_t *db, int which)
 {
-    return rs_db_schema_version(db) < ENCODING_SINCE && sql_compat[which] ? sql_compat[which]
-                                                                          : sql[which];
+    int v = rs_db_schema_version(db);
+    const char *const *compat = v < ENCODING_SINCE ? sql_v5 : v < LINKS_SINCE ? sql_v6 : NULL;
+    return compat && compat[which] ? compat[which] : sql[which];
 }
 
 static const char *const schema_v1[] = {
@@ -140,9 +149,19 @@ static const char *const schema_v3[] = {
  * of a newer module decide every file again). */
 static const char *const schema_v6[] = { "ALTER TABLE inventory ADD COLUMN encoding TEXT", NULL };
 
+/* Version 7: the resource's rs:ln relations, resolved by the watcher and
+ * encoded (rs_links.h; NULL: none).  Rows written before it have none
+ * until the watcher resolves them (a set with links: the configuration's
+ * links fingerprint, stored per set, differs at its first start). */
+static const char *const schema_v7[] = { "ALTER TABLE inventory ADD COLUMN links TEXT", NULL };
+
 const char *const *rs_inventory_schema(int version)
 {
-    return version == 1 ? schema_v1 : version == 3 ? schema_v3 : version == 6 ? schema_v6 : NULL;
+    return version == 1   ? schema_v1
+           : version == 3 ? schema_v3
+           : version == 6 ? schema_v6
+           : version == 7 ? schema_v7
+                          : NULL;
 }
 
 const char *const *rs_inventory_tables(void)
@@ -194,6 +213,7 @@ static void row_item(apr_pool_t *p, const char *const *c, int n, rs_item_t *it)
     it->listed = (int)col_int(c[12]);
     it->cfg = col_str(p, c[13]);
     it->encoding = col_str(p, c[14]);
+    it->links = col_str(p, c[15]);
 }
 
 static void add_to_hash(void *baton, apr_pool_t *p, const char *const *c, int n)
@@ -213,11 +233,18 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, 
 
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
 {
-    const void *args[] = { set,           it->dir,       it->name,    &it->size,
-                           &it->mtime_ns, &it->ctime_ns, &it->dev,    &it->ino,
-                           it->type,      it->hash[0],   it->hash[1], it->hash[2],
-                           it->hash[3],   &it->listed,   it->cfg,     it->encoding };
+    const void *args[] = { set,           it->dir,     it->name,    &it->size,   &it->mtime_ns,
+                           &it->ctime_ns, &it->dev,    &it->ino,    it->type,    it->hash[0],
+                           it->hash[1],   it->hash[2], it->hash[3], &it->listed, it->cfg,
+                           it->encoding,  it->links };
     return exec(db, ST_PUT, args, NULL);
+}
+
+apr_status_t rs_inventory_set_links(rs_db_t *db, const char *set, const char *dir, const char *name,
+                                    const char *links)
+{
+    const void *args[] = { links, set, dir, name };
+    return exec(db, ST_LINKS, args, NULL);
 }
 
 apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir, const char *name)
@@ -358,17 +385,19 @@ static void item_of_row(const rs_db_row_t *row, int fields, rs_item_t *it)
     }
     v = rs_db_row_text(row, 9);
     it->encoding = v && *v ? v : NULL;
+    v = rs_db_row_text(row, 10);
+    it->links = v && *v ? v : NULL;
     if (fields == RS_INVENTORY_LISTING) {
         it->ctime_ns = it->dev = it->ino = 0;
         it->listed = 1;
         it->cfg = NULL;
         return;
     }
-    it->ctime_ns = rs_db_row_int64(row, 10);
-    it->dev = rs_db_row_int64(row, 11);
-    it->ino = rs_db_row_int64(row, 12);
-    it->listed = (int)rs_db_row_int64(row, 13);
-    v = rs_db_row_text(row, 14);
+    it->ctime_ns = rs_db_row_int64(row, 11);
+    it->dev = rs_db_row_int64(row, 12);
+    it->ino = rs_db_row_int64(row, 13);
+    it->listed = (int)rs_db_row_int64(row, 14);
+    v = rs_db_row_text(row, 15);
     it->cfg = v && *v ? v : NULL;
 }
 
@@ -428,6 +457,7 @@ static int copy_item(void *baton, const rs_item_t *src)
     it->name = apr_pstrdup(pg->p, src->name);
     it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
     it->encoding = src->encoding ? apr_pstrdup(pg->p, src->encoding) : NULL;
+    it->links = src->links ? apr_pstrdup(pg->p, src->links) : NULL;
     for (i = 0; i < RS_HASH_COUNT; i++) {
         it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
     }

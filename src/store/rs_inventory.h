@@ -44,6 +44,12 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, 
 /* Insert or replace one row. */
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it);
 
+/* Set the links (encoded, rs_links.h; NULL: none) of the row dir/name,
+ * and nothing else of it (a row whose links were resolved again: no
+ * attribute of the resource changed).  No row: nothing. */
+apr_status_t rs_inventory_set_links(rs_db_t *db, const char *set, const char *dir, const char *name,
+                                    const char *links);
+
 /* Delete one row. */
 apr_status_t rs_inventory_delete(rs_db_t *db, const char *set, const char *dir, const char *name);
 
@@ -83,7 +89,7 @@ apr_status_t rs_inventory_page(rs_db_t *db, apr_pool_t *p, const char *set, cons
                                const char *after_name, int limit, apr_array_header_t **out);
 
 /* What rs_inventory_each reads of a row: every column, or what a
- * document lists (dir, name, size, mtime_ns, type, encoding, hashes; ctime_ns,
+ * document lists (dir, name, size, mtime_ns, type, encoding, hashes, links; ctime_ns,
  * dev and ino are then 0, cfg NULL, listed 1): fewer columns read per
  * row when a Resource List is written. */
 #define RS_INVENTORY_ROW     0

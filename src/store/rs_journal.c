@@ -166,7 +166,7 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
 {
     apr_time_t *last, now = apr_time_now();
     apr_status_t rv;
-    const void *args[14];
+    const void *args[15];
 
     if ((rv = fresh_seq(j)) != APR_SUCCESS || (rv = last_dt(j, set, &last)) != APR_SUCCESS) {
         return rv;
@@ -186,7 +186,9 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     args[10] = rec->hash[2];
     args[11] = rec->hash[3];
     args[12] = rec->encoding;
-    args[13] = set;
+    /* A deleted resource has no links (its entry carries none). */
+    args[13] = rec->change == RS_CHANGE_DELETED || (rec->links && !*rec->links) ? NULL : rec->links;
+    args[14] = set;
     rv = exec(j, J_APPEND, args);
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
@@ -333,6 +335,7 @@ static void add_record(void *baton, apr_pool_t *p, const char *const *c, int n)
         r->hash[i] = str(p, c[8 + i]);
     }
     r->encoding = str(p, c[12]);
+    r->links = str(p, c[13]);
 }
 
 apr_status_t rs_journal_records(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t first,
@@ -357,7 +360,7 @@ static void add_recent(void *baton, apr_pool_t *p, const char *const *c, int n)
 {
     recent_t *r = baton;
     add_record(r->recs, p, c, n);
-    *(const char **)apr_array_push(r->sets) = apr_pstrdup(p, c[13] ? c[13] : "");
+    *(const char **)apr_array_push(r->sets) = apr_pstrdup(p, c[14] ? c[14] : "");
 }
 
 apr_status_t rs_journal_recent(rs_journal_t *j, apr_pool_t *p, apr_int64_t after, int limit,
@@ -422,10 +425,33 @@ apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set, 
     return query(j, p, J_NEWEST, args, get_first, seq);
 }
 
+apr_status_t rs_journal_relink(rs_journal_t *j, const char *set, const char *dir, const char *name)
+{
+    const void *args[] = { set, dir, name, &j->seq };
+    apr_status_t rv = fresh_seq(j);
+    return rv == APR_SUCCESS ? exec(j, J_RELINK, args) : rv;
+}
+
+static void add_key(void *baton, apr_pool_t *p, const char *const *c, int n)
+{
+    rs_journal_path_t *k = apr_array_push(baton);
+    (void)n;
+    k->dir = apr_pstrdup(p, c[0] ? c[0] : "");
+    k->name = apr_pstrdup(p, c[1] ? c[1] : "");
+}
+
+apr_status_t rs_journal_relinked(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t from,
+                                 int limit, apr_array_header_t **out)
+{
+    const void *args[] = { set, &from, &limit };
+    *out = apr_array_make(p, 16, sizeof(rs_journal_path_t));
+    return query(j, p, J_RELINKED, args, add_key, *out);
+}
+
 apr_status_t rs_journal_reset(rs_journal_t *j)
 {
     static const char *const del[] = { "DELETE FROM journal", "DELETE FROM changelists",
-                                       "DELETE FROM journal_sets", NULL };
+                                       "DELETE FROM journal_sets", "DELETE FROM relinked", NULL };
     apr_status_t rv = rs_db_begin(j->db);
     int i;
 
@@ -528,8 +554,12 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, 
         /* The journal now starts where the last dropped list ended, and
          * list ids go on from there. */
         /* The high-water mark is read before the records go. */
+        /* Paths relinked before the last dropped record go too; those
+         * relinked at its sequence stay (a snapshot of that sequence may
+         * not hold them: rs_journal_relinked). */
         if ((rv = fresh_seq(j)) == APR_SUCCESS && (rv = exec(j, J_EXPIRE_LISTS, a1)) == APR_SUCCESS
-            && (rv = exec(j, J_EXPIRE_RECORDS, a2)) == APR_SUCCESS) {
+            && (rv = exec(j, J_EXPIRE_RECORDS, a2)) == APR_SUCCESS
+            && (rv = exec(j, J_EXPIRE_RELINKED, a2)) == APR_SUCCESS) {
             rv = exec(j, J_START_MOVE, a3);
         }
         if (rv == APR_SUCCESS) {

@@ -82,8 +82,8 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
  * so it holds across restarts and wall-clock steps. */
 apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at);
 
-/* Forget every set's journal: records, closed lists, starts (one
- * transaction).  The store then starts a new history (rs_history.h): the
+/* Forget every set's journal: records, closed lists, starts, relinked
+ * paths (one transaction).  The store then starts a new history (rs_history.h): the
  * next scan of each set is a baseline again, and sequences and list ids
  * start over.  Returns the failed statement's cause. */
 apr_status_t rs_journal_reset(rs_journal_t *j);
@@ -141,6 +141,29 @@ apr_status_t rs_journal_path_versions(rs_journal_t *j, apr_pool_t *p, const char
 apr_status_t rs_journal_digest_use(rs_journal_t *j, apr_pool_t *p, const char *set,
                                    const char *sha256, int *kept, apr_time_t *deleted);
 
+/* A path (set-relative dir and name). */
+typedef struct rs_journal_path_t {
+    const char *dir, *name;
+} rs_journal_path_t;
+
+/* Note that the links of dir/name were resolved again and changed
+ * without a change of the resource itself (a target of its links
+ * appeared, changed or went, or the rules changed): no record, but a
+ * row `relinked` at the journal's last sequence (one row per path, its
+ * latest; in the caller's transaction), so that the next Resource List
+ * snapshot does not keep the part that holds the path.  Pruned with the
+ * records (rs_journal_expire). */
+apr_status_t rs_journal_relink(rs_journal_t *j, const char *set, const char *dir, const char *name);
+
+/* The paths of set relinked at sequence `from` or later, at most limit
+ * (array of rs_journal_path_t in *out, in sequence order).  A snapshot
+ * reflects the records up to its sequence s, but a path relinked at s
+ * may have been relinked after it was written (no record moves the
+ * sequence): the next snapshot asks from s on, so such a path is never
+ * missed (one at s already reflected is only rewritten once more). */
+apr_status_t rs_journal_relinked(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t from,
+                                 int limit, apr_array_header_t **out);
+
 /* The sequence of the set's newest record in the journal (0: none). */
 apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t *seq);
 
@@ -165,7 +188,8 @@ apr_int64_t rs_journal_last_seq(const rs_journal_t *j);
 apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t last_seq,
                               apr_int64_t count, apr_time_t until, rs_changelist_t *closed);
 
-/* Drop closed lists whose until < cutoff, and their records.  *dropped
+/* Drop closed lists whose until < cutoff, and their records (and the
+ * paths relinked before the last of them, rs_journal_relink).  *dropped
  * gets the ids removed (array of apr_int64_t). */
 apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
                                apr_array_header_t **dropped);

@@ -5,7 +5,7 @@
 
 const char *const rs_journal_sql[J_MAX] = {
     "INSERT INTO journal (" RCOLS ", setname) VALUES "
-    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s)",
+    "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s)",
     "SELECT MAX(seq) FROM journal",
     /* The last datetime of a set: its newest record's (datetimes grow
      * with the sequence within a set, so the index finds it), or the until
@@ -46,6 +46,11 @@ const char *const rs_journal_sql[J_MAX] = {
     " WHERE d.setname = r.setname AND d.dir = r.dir AND d.name = r.name AND d.change = 3"
     " AND d.seq > r.seq) AS x FROM journal r WHERE r.setname = %s AND r.sha256 = %s"
     " AND r.change <> 3) AS v",
+    /* A path relinked at a sequence: one row per path, its latest. */
+    "INSERT INTO relinked (setname, dir, name, seq) VALUES (%s, %s, %s, %lld) "
+    "ON CONFLICT (setname, dir, name) DO UPDATE SET seq = excluded.seq",
+    "SELECT dir, name FROM relinked WHERE setname = %s AND seq >= %lld ORDER BY seq LIMIT %d",
+    "DELETE FROM relinked WHERE setname = %s AND seq < %lld",
 };
 
 static const char *const schema_v1[] = {
@@ -83,17 +88,32 @@ static const char *const schema_v5[] = {
  * (rs_record_t.encoding), as the inventory keeps it. */
 static const char *const schema_v6[] = { "ALTER TABLE journal ADD COLUMN encoding TEXT", NULL };
 
+/* Version 7: the rs:ln relations of the version a record describes
+ * (rs_record_t.links, encoded), and the paths whose links were resolved
+ * again without a change of their own (relinked: a target of theirs
+ * changed, or the rules did), with the journal's sequence then, so that
+ * a Resource List snapshot rewrites the parts that hold them
+ * (rs_journal_relinked). */
+static const char *const schema_v7[] = {
+    "ALTER TABLE journal ADD COLUMN links TEXT",
+    "CREATE TABLE IF NOT EXISTS relinked (setname TEXT NOT NULL, dir TEXT NOT NULL,"
+    " name TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (setname, dir, name))",
+    "CREATE INDEX IF NOT EXISTS relinked_set_seq ON relinked (setname, seq)", NULL
+};
+
 const char *const *rs_journal_schema(int version)
 {
     return version == 1   ? schema_v1
            : version == 4 ? schema_v4
            : version == 5 ? schema_v5
            : version == 6 ? schema_v6
+           : version == 7 ? schema_v7
                           : NULL;
 }
 
 const char *const *rs_journal_tables(void)
 {
-    static const char *const tables[] = { "journal", "changelists", "journal_sets", NULL };
+    static const char *const tables[] = { "journal", "changelists", "journal_sets", "relinked",
+                                          NULL };
     return tables;
 }

@@ -27,6 +27,9 @@ enum {
     J_PATH_SEQS,
     J_SETS,
     J_DIGEST,
+    J_RELINK,
+    J_RELINKED,
+    J_EXPIRE_RELINKED,
     J_MAX
 };
 
@@ -35,8 +38,9 @@ enum {
 #define SEQ_FLOOR "journal-seq-floor"
 #define MARK      "journal-mark:"
 /* The columns of a record, in rs_record_t's order. */
-#define RCOLS \
-    "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512, encoding"
+#define RCOLS                                                                                   \
+    "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512, encoding, " \
+    "links"
 
 /* The statements, by J_*: each prepared once per connection. */
 extern const char *const rs_journal_sql[J_MAX];

@@ -2,7 +2,7 @@
 /* rs_schema.h - the state store's schema: the ordered migration steps.
  *
  * Each unit that keeps tables in the store (rs_inventory, rs_journal,
- * rs_notify, rs_hubsub) owns their DDL and hands out the statements that
+ * rs_notify, rs_hubsub, rs_linkdep) owns their DDL and hands out the statements that
  * lead to a given schema version, and names its tables; this unit lists
  * the units in the order their tables are created, rs_db applies the
  * versions a database lacks, and what concerns a set in every table
@@ -36,6 +36,13 @@
  * Content-Encoding) next to its media type (rs_inventory: inventory.encoding;
  * rs_journal: journal.encoding), so that every document lists both as a
  * GET returns them.
+ *
+ * Version 7 keeps a resource's rs:ln relations, resolved and encoded,
+ * with its row and its records (rs_inventory: inventory.links;
+ * rs_journal: journal.links), the paths whose links changed without a
+ * change of their own (rs_journal: relinked), and what every resource's
+ * link rules name (rs_linkdep: linkdep), so that the watcher finds the
+ * resources a change relinks without reading a whole set.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -45,7 +52,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 6
+#define RS_SCHEMA_VERSION 7
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

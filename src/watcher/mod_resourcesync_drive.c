@@ -516,6 +516,8 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
      * journaled before anything new is published; watches are added as
      * the scans go. */
     for (i = 0; i < d->nsets; i++) {
+        rs_reconcile_links(d->iter, &d->ws[i]);
+        apr_pool_clear(d->iter);
         rs_reconcile_full(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
         rs_verifypass_init(&d->ws[i].verify, d->pool, rs_global.verify, rs_time_mono());

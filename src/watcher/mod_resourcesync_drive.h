@@ -206,7 +206,13 @@ apr_status_t rs_reconcile_changes(apr_pool_t *p, wset_t *ws, rs_recorder_t *rc, 
 /* The set's mode (watching or rescans) from its watch state, published
  * when it changed. */
 void rs_reconcile_mode(wset_t *ws);
-/* At watcher start, after rs_massdelw_init: ws->rec with its hooks. */
+/* At watcher start, after rs_massdelw_init: ws->rec with its hooks, and
+ * the keeper of the set's links (ws->links, NULL without link rules). */
 void rs_reconcilew_init(wset_t *ws);
+/* At watcher start, before the set's first full scan: when its link rules
+ * changed since the store last resolved them (rs_linkkeep_start), every
+ * listed row's links are resolved again; the rows whose links changed
+ * make the next snapshot due. */
+void rs_reconcile_links(apr_pool_t *p, wset_t *ws);
 
 #endif

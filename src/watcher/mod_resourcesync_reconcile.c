@@ -58,6 +58,20 @@ static void on_drop(void *baton, const char *relpath)
     }
 }
 
+/* rs_scan's links_row and links_done: the set's links, on the scan's
+ * store connection (the driver's) and journal. */
+static apr_status_t links_row(void *baton, rs_item_t *it, int was_listed)
+{
+    wset_t *ws = baton;
+    return rs_linkkeep_row(ws->links, ws->d->store, it, was_listed);
+}
+
+static apr_status_t links_done(void *baton, const char *dir, const char *name, int gone)
+{
+    wset_t *ws = baton;
+    return rs_linkkeep_done(ws->links, ws->d->store, ws->d->journal, dir, name, gone, NULL);
+}
+
 static void scan_opts(void *baton, rs_scan_opts_t *so)
 {
     wset_t *ws = baton;
@@ -84,6 +98,11 @@ static void scan_opts(void *baton, rs_scan_opts_t *so)
     so->defer = rs_hashlane_defer;
     so->defer_baton = rs_hashlanew_baton(set);
     so->defer_size = rs_global.large_file;
+    if (ws->links) {
+        so->links_row = links_row;
+        so->links_done = links_done;
+        so->links_baton = ws;
+    }
 }
 
 static rs_recorder_t *recorder(void *baton, apr_pool_t *p, rs_journal_t *j)
@@ -265,6 +284,7 @@ void rs_reconcilew_init(wset_t *ws)
     h->changed = changed;
     h->snapshot = snapshot;
     h->baton = ws;
+    ws->links = rs_linkkeep_create(ws->d->pool, ws->set->links, ws->set->name, ws->set->root_url);
     rs_reconcile_init(&ws->rec, h, ws->set->name, ws->set->cdump ? ws->set->capture_dir : NULL,
                       ws->set->max_entries, &ws->massdel, &ws->retry, &ws->d->episode, ws->log);
 }
@@ -282,4 +302,32 @@ void rs_reconcile_full(apr_pool_t *p, wset_t *ws, int first)
 void rs_reconcile_targets(apr_pool_t *p, wset_t *ws, const rs_scan_target_t *t, int n)
 {
     rs_reconcile_batch(&ws->rec, p, ws->d->store, ws->d->journal, t, n);
+}
+
+void rs_reconcile_links(apr_pool_t *p, wset_t *ws)
+{
+    const rs_set_t *set = ws->set;
+    apr_int64_t changed = 0;
+    int ran = 0;
+    apr_status_t rv = rs_linkkeep_start(ws->d->store, ws->d->journal, p, set->name, set->links,
+                                        set->root_url, set->links_fp, &ran, &changed);
+
+    if (rv != APR_SUCCESS) {
+        /* Tried again at the next start; meanwhile the scans keep what
+         * they write. */
+        rs_log_emit(ws->log, RS_LOG_ERR, rv,
+                    "set %s: cannot resolve its links again after a change of its "
+                    "ResourceSyncLink or ResourceSyncMirror rules",
+                    set->name);
+        return;
+    }
+    if (ran) {
+        rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                    "set %s: its link rules changed; %" APR_INT64_T_FMT
+                    " resources changed their links",
+                    set->name, changed);
+    }
+    if (changed) {
+        ws->snap.dirty = 1; /* the parts that hold them are written again */
+    }
 }

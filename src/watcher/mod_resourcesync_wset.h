@@ -17,6 +17,7 @@
 #include "mod_resourcesync_status.h"
 #include "rs_aboveroot.h"
 #include "rs_journal.h"
+#include "rs_linkkeep.h"
 #include "rs_inventory.h"
 #include "rs_listclose.h"
 #include "rs_massdel.h"
@@ -104,6 +105,9 @@ typedef struct wset_t {
     /* Access files above the root (rs_aboveroot.h,
      * mod_resourcesync_above.c). */
     rs_aboveroot_t above;
+    /* The links of its rows (rs_linkkeep.h, called by its scans; NULL: a
+     * set without ResourceSyncLink or ResourceSyncMirror). */
+    rs_linkkeep_t *links;
 } wset_t;
 
 /* Write ws->status to the set's entry in the status segment (with the

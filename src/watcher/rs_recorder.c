@@ -117,6 +117,9 @@ apr_status_t rs_recorder_record(void *baton, int change, const rs_item_t *it)
 
     rs_entry_from_item(&r, it);
     r.change = change;
+    /* The links as resolved for this version (rs_linkkeep.h); a deleted
+     * entry carries none. */
+    r.links = change == RS_CHANGE_DELETED ? NULL : it->links;
     rv = rs_journal_append(rc->journal, rc->set, &r);
     if (rv != APR_SUCCESS) {
         return rv;

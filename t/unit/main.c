@@ -49,6 +49,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, db_suite());
     srunner_add_suite(sr, dbdriver_suite());
     srunner_add_suite(sr, schema_suite());
+    srunner_add_suite(sr, linkkeep_suite());
     srunner_add_suite(sr, statedir_suite());
     srunner_add_suite(sr, inventory_suite());
     srunner_add_suite(sr, scan_suite());

@@ -6,6 +6,7 @@
 #include "rs_entry.h"
 #include "rs_hash.h"
 #include "rs_journal.h"
+#include "rs_links.h"
 #include "rs_inventory.h"
 #include "rs_xml.h"
 
@@ -377,6 +378,198 @@ START_TEST(render_matches_writer)
 }
 END_TEST
 
+/* ------------------------------------------------------------ rs:ln */
+
+/* A describedby link to a listed file, a mirror, a URL with a type. */
+static const char *three_links(void)
+{
+    apr_array_header_t *a = apr_array_make(ut_pool, 3, sizeof(rs_link_t));
+    rs_link_t *k = rs_links_push(a, "describedby", BASE "meta/a.xml");
+    k->length = 120;
+    k->modified_ns = LASTMOD_NS + 1000;
+    k->type = "application/xml";
+    k->hash[0] = MD5;
+    k->hash[2] = SHA256;
+    k->pri = 3;
+    rs_links_push(a, "duplicate", "https://mirror.example.org/sub/dir/a.txt")->pri = 1;
+    rs_links_push(a, "collection", "https://example.org/c?x=1")->type = "text/html";
+    return rs_links_encode(ut_pool, a);
+}
+
+#define THREE_LINKS(md5sha256)                                                        \
+    "    <rs:ln rel=\"describedby\" href=\"" BASE "meta/a.xml\" pri=\"3\" "           \
+    "modified=\"2020-09-13T12:26:40.123457Z\"" md5sha256 " length=\"120\" "           \
+    "type=\"application/xml\"/>\n"                                                    \
+    "    <rs:ln rel=\"duplicate\" href=\"https://mirror.example.org/sub/dir/a.txt\" " \
+    "pri=\"1\"/>\n"                                                                   \
+    "    <rs:ln rel=\"collection\" href=\"https://example.org/c?x=1\" type=\"text/html\"/>\n"
+
+/* The entry of sub/dir/a.txt up to its rs:md. */
+#define A_HEAD                               \
+    "  <url>\n"                              \
+    "    <loc>" BASE "sub/dir/a.txt</loc>\n" \
+    "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+
+START_TEST(links_entries)
+{
+    rs_entry_opts_t o;
+    rs_item_t it;
+    rs_record_t r;
+
+    opts(&o, 0);
+    item(&it, "sub/dir", "a.txt", "text/plain");
+    it.links = three_links();
+    rs_entry_from_item(&r, &it);
+    ck_assert_str_eq(r.links, it.links);
+    /* After rs:md, in the one attribute order, hashes by the mask. */
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
+                            " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
+    o.hashes = RS_HASH_SHA1;
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md hash=\"sha-1:" SHA1
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS("") "  </url>\n");
+    /* A change carries the links it was journaled with; a deletion none. */
+    opts(&o, 0);
+    record(&r, RS_CHANGE_UPDATED, "sub/dir", "a.txt");
+    r.links = it.links;
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md change=\"updated\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                        "hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
+                            " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") "  </url>\n");
+    record(&r, RS_CHANGE_DELETED, "", "a.txt");
+    r.links = it.links;
+    assert_entry(&o, &r,
+                 "  <url>\n"
+                 "    <loc>" BASE "a.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+                 "  </url>\n");
+    /* Links that do not decode are left out, by both paths. */
+    record(&r, 0, "", "a.txt");
+    r.links = "describedby\x1fhttp://x/\x1f"
+              "0";
+    assert_entry(&o, &r,
+                 "  <url>\n"
+                 "    <loc>" BASE "a.txt</loc>\n"
+                 "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                 "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                 "\" length=\"3\" type=\"text/plain\"/>\n"
+                 "  </url>\n");
+}
+END_TEST
+
+/* The bytes the links of r add to its entry, by both paths, within
+ * rs_entry_links_len (exactly it when plain). */
+static void assert_links_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o, rs_record_t *r,
+                              int plain)
+{
+    const char *links = r->links, *with, *without;
+    apr_int64_t bound = rs_entry_links_len(o->hashes, links);
+
+    assert_same(rr, o, r);
+    with = written(o, r);
+    r->links = NULL;
+    without = written(o, r);
+    r->links = links;
+    ck_assert_int_ge(bound, (apr_int64_t)(strlen(with) - strlen(without)));
+    if (plain) {
+        ck_assert_int_eq(bound, (apr_int64_t)(strlen(with) - strlen(without)));
+    }
+}
+
+/* Entries with links: the fast path gives the writer's bytes for every
+ * byte value in every link string, every hash choice, odd numbers. */
+START_TEST(links_render_matches_writer)
+{
+    static const apr_int64_t nums[] = { -1, 0, 7, 1234567890123LL, APR_INT64_MAX };
+    static const apr_int64_t times[] = { -1, LASTMOD_NS, 0, -1600000000LL * 1000000000 - 5000,
+                                         APR_INT64_MAX };
+    apr_array_header_t *a;
+    rs_entry_opts_t o;
+    rs_entry_renderer_t *rr;
+    rs_record_t r;
+    rs_link_t *k;
+    unsigned mask;
+    char s[4];
+    int c, i;
+
+    for (mask = 0; mask < 16; mask++) {
+        opts(&o, 0);
+        o.hashes = mask;
+        rr = rs_entry_renderer_create(ut_pool, &o);
+        ck_assert_ptr_nonnull(rr);
+        record(&r, 0, "a/b c", "n");
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, 1);
+        for (i = 0; i < 5; i++) {
+            a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+            k = rs_links_push(a, "alternate", BASE "x");
+            k->length = nums[i];
+            k->modified_ns = times[i];
+            k->pri = (int)(nums[i] % 1000000);
+            k->pri = k->pri < 0 ? 0 : k->pri;
+            k->hash[1] = SHA1;
+            k->hash[3] = "0123";
+            rs_links_push(a, "http://www.openarchives.org/rs/terms/patch", "https://m.example.org/")
+                ->encoding = "gzip";
+            r.links = rs_links_encode(ut_pool, a);
+            assert_links_same(rr, &o, &r, 1);
+        }
+    }
+    opts(&o, 0);
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    for (c = 1; c < 256; c++) {
+        int xmlchar = !((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c > 0x7f);
+        int plain = c >= 0x20 && c < 0x7f && c != '<' && c != '>' && c != '&' && c != '"';
+        if (!xmlchar) {
+            continue; /* not XML characters (alone): the writer refuses them */
+        }
+        s[0] = 'x';
+        s[1] = (char)c;
+        s[2] = 'y';
+        s[3] = '\0';
+        record(&r, 0, "d", "n");
+        a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+        k = rs_links_push(a, s, s);
+        k->type = s;
+        k->encoding = s;
+        k->hash[0] = MD5;
+        r.links = rs_links_encode(ut_pool, a);
+        assert_links_same(rr, &o, &r, plain);
+        k->rel = "via";
+        k->type = k->encoding = k->hash[0] = NULL;
+        r.links = rs_links_encode(ut_pool, a);
+        assert_links_same(rr, &o, &r, plain);
+    }
+    /* Many links, long ones, and then few again (the renderer's memory
+     * for them is used and given back). */
+    for (c = 0; c < 3; c++) {
+        a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+        for (i = 0; i < (c == 1 ? 3 : 20); i++) {
+            char *href = apr_palloc(ut_pool, 1200);
+            memset(href, 'a' + i % 26, 1199);
+            href[1199] = '\0';
+            rs_links_push(a, "related", c == 0 ? href : BASE "x")->pri = i + 1;
+        }
+        record(&r, 0, "d", "n");
+        r.links = rs_links_encode(ut_pool, a);
+        assert_links_same(rr, &o, &r, 1);
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, 1);
+    }
+    /* A URL base that the writer escapes. */
+    opts(&o, 0);
+    o.url_base = "http://example.org/a&b/";
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    record(&r, 0, "d", "n");
+    r.links = three_links();
+    assert_links_same(rr, &o, &r, 1);
+}
+END_TEST
+
 Suite *entry_suite(void)
 {
     Suite *s = suite_create("rs_entry");
@@ -387,6 +580,8 @@ Suite *entry_suite(void)
     tcase_add_test(tc, spec10_entries);
     tcase_add_test(tc, odd_bytes_in_names);
     tcase_add_test(tc, render_matches_writer);
+    tcase_add_test(tc, links_entries);
+    tcase_add_test(tc, links_render_matches_writer);
     suite_add_tcase(s, tc);
     return s;
 }

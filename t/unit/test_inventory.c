@@ -660,6 +660,55 @@ START_TEST(sets_summary_and_every_row)
 }
 END_TEST
 
+static int note_links(void *baton, const rs_item_t *it)
+{
+    APR_ARRAY_PUSH((apr_array_header_t *)baton, const char *) =
+        it->links ? apr_pstrdup(ut_pool, it->links) : "none";
+    return 0;
+}
+
+/* Links round-trip through every read (a directory, one row, pages,
+ * listings, every row); rs_inventory_set_links changes them and nothing
+ * else, and a row put again without them has none. */
+START_TEST(links_round_trip)
+{
+    ut_log_t ul;
+    rs_db_t *st = open_store(&ul);
+    rs_item_t a = item("records", "1.pdf", 10, 1), b = item("meta", "1.xml", 20, 1), *got;
+    apr_array_header_t *seen = apr_array_make(ut_pool, 8, sizeof(const char *)), *pg;
+
+    a.links = "L-a";
+    put(st, "s", a);
+    put(st, "s", b);
+    ck_assert_str_eq(get(st, "s", "records", "1.pdf")->links, "L-a");
+    ck_assert_ptr_null(get(st, "s", "meta", "1.xml")->links);
+    ck_assert_int_eq(rs_inventory_get(st, ut_pool, "s", "records", "1.pdf", &got), APR_SUCCESS);
+    ck_assert_str_eq(got->links, "L-a");
+    ck_assert_int_eq(rs_inventory_page(st, ut_pool, "s", NULL, NULL, 10, &pg), APR_SUCCESS);
+    ck_assert_int_eq(pg->nelts, 2);
+    ck_assert_ptr_null(APR_ARRAY_IDX(pg, 0, rs_item_t).links);
+    ck_assert_str_eq(APR_ARRAY_IDX(pg, 1, rs_item_t).links, "L-a");
+    ck_assert_int_eq(rs_inventory_set_links(st, "s", "meta", "1.xml", "L-b"), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_set_links(st, "s", "records", "1.pdf", NULL), APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_inventory_each(st, "s", NULL, NULL, 10, RS_INVENTORY_LISTING, note_links, seen),
+        APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_inventory_each(st, "s", "meta", "1.xml", 10, RS_INVENTORY_ROW, note_links, seen),
+        APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_each_all(st, "s", note_links, seen), APR_SUCCESS);
+    ck_assert_str_eq(apr_array_pstrcat(ut_pool, seen, ' '), "L-b none none L-b none");
+    /* Only the links changed. */
+    got = get(st, "s", "meta", "1.xml");
+    b.links = "L-b";
+    assert_same(got, &b);
+    ck_assert_str_eq(got->links, "L-b");
+    b.links = NULL;
+    put(st, "s", b);
+    ck_assert_ptr_null(get(st, "s", "meta", "1.xml")->links);
+}
+END_TEST
+
 Suite *inventory_suite(void)
 {
     Suite *s = suite_create("rs_inventory");
@@ -679,6 +728,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, failed_statement_fails_commit);
     tcase_add_test(tc, delete_dir_counts);
     tcase_add_test(tc, sets_summary_and_every_row);
+    tcase_add_test(tc, links_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

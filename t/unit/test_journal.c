@@ -893,12 +893,96 @@ START_TEST(digest_use_is_indexed)
 }
 END_TEST
 
+/* Links: a created or updated record keeps them, a deleted one has none
+ * (its entry carries none); recent records carry them too. */
+START_TEST(records_keep_links)
+{
+    jf_t f;
+    rs_record_t r;
+    apr_array_header_t *a, *sets;
+    int change;
+
+    jf_init(&f);
+    for (change = RS_CHANGE_CREATED; change <= RS_CHANGE_DELETED; change++) {
+        memset(&r, 0, sizeof(r));
+        r.dir = "records";
+        r.name = "1.pdf";
+        r.change = change;
+        r.links = "describedby meta/1.xml";
+        ck_assert_int_eq(rs_journal_append(f.j, "s", &r), APR_SUCCESS);
+    }
+    a = records(&f, "s", 1, -1, 100);
+    ck_assert_int_eq(a->nelts, 3);
+    ck_assert_str_eq(REC(a, 0)->links, "describedby meta/1.xml");
+    ck_assert_str_eq(REC(a, 1)->links, "describedby meta/1.xml");
+    ck_assert_ptr_null(REC(a, 2)->links);
+    ck_assert_int_eq(rs_journal_recent(f.j, ut_pool, 0, 10, &a, &sets), APR_SUCCESS);
+    ck_assert_int_eq(a->nelts, 3);
+    ck_assert_str_eq(REC(a, 1)->links, "describedby meta/1.xml");
+    ck_assert_str_eq(APR_ARRAY_IDX(sets, 1, const char *), "s");
+}
+END_TEST
+
+static const char *relinked(jf_t *f, const char *set, apr_int64_t from)
+{
+    apr_array_header_t *a = NULL, *out = apr_array_make(ut_pool, 4, sizeof(const char *));
+    int i;
+
+    ck_assert_int_eq(rs_journal_relinked(f->j, ut_pool, set, from, 100, &a), APR_SUCCESS);
+    for (i = 0; i < a->nelts; i++) {
+        const rs_journal_path_t *k = &APR_ARRAY_IDX(a, i, rs_journal_path_t);
+        APR_ARRAY_PUSH(out, const char *) = apr_pstrcat(ut_pool, k->dir, "/", k->name, NULL);
+    }
+    return apr_array_pstrcat(ut_pool, out, ' ');
+}
+
+/* Relinked paths: at the journal's last sequence, one row per path (its
+ * latest), read from a sequence on (that sequence included), per set;
+ * expired with the records before the last dropped one, gone with a
+ * reset. */
+START_TEST(relinked_paths)
+{
+    jf_t f;
+    rs_changelist_t l1;
+    apr_array_header_t *dropped;
+    rs_record_t *r1, *r2;
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_journal_begin_set(f.j, "s", apr_time_now() - 1000000), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_relink(f.j, "s", "m", "0.xml"), APR_SUCCESS);
+    r1 = append(&f, "s", "", "a", RS_CHANGE_CREATED);
+    ck_assert_int_eq(rs_journal_relink(f.j, "s", "m", "1.xml"), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_relink(f.j, "t", "m", "1.xml"), APR_SUCCESS);
+    ck_assert_str_eq(relinked(&f, "s", 0), "m/0.xml m/1.xml");
+    ck_assert_str_eq(relinked(&f, "s", r1->seq), "m/1.xml");
+    ck_assert_str_eq(relinked(&f, "s", r1->seq + 1), "");
+    r2 = append(&f, "s", "", "b", RS_CHANGE_CREATED);
+    /* Relinked again later: its latest sequence counts. */
+    ck_assert_int_eq(rs_journal_relink(f.j, "s", "m", "0.xml"), APR_SUCCESS);
+    ck_assert_str_eq(relinked(&f, "s", r2->seq), "m/0.xml");
+    ck_assert_str_eq(relinked(&f, "t", 0), "m/1.xml");
+
+    /* A list of r1 and r2 closed and expired: m/1.xml (relinked at r1)
+     * goes, m/0.xml (at r2, the last record dropped) stays. */
+    close_list(&f, "s", -1, 0, apr_time_now(), &l1);
+    ck_assert_int_eq(rs_journal_expire(f.j, ut_pool, "s", l1.until + 1, &dropped), APR_SUCCESS);
+    ck_assert_int_eq(dropped->nelts, 1);
+    ck_assert_str_eq(relinked(&f, "s", 0), "m/0.xml");
+    ck_assert_str_eq(relinked(&f, "t", 0), "m/1.xml");
+    ck_assert_int_eq(rs_journal_reset(f.j), APR_SUCCESS);
+    ck_assert_str_eq(relinked(&f, "s", 0), "");
+    ck_assert_str_eq(relinked(&f, "t", 0), "");
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("rs_journal");
     TCase *tc = ut_tcase("journal", 60);
     tcase_add_test(tc, change_names);
     tcase_add_test(tc, records_round_trip);
+    tcase_add_test(tc, records_keep_links);
+    tcase_add_test(tc, relinked_paths);
     tcase_add_test(tc, seq_across_sets_and_reopen);
     tcase_add_test(tc, recent_across_sets);
     tcase_add_test(tc, datetimes_strictly_increasing);

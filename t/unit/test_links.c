@@ -524,17 +524,6 @@ static void assert_same_links(const apr_array_header_t *in, const apr_array_head
     }
 }
 
-static rs_link_t *new_link(apr_array_header_t *a, const char *rel, const char *href)
-{
-    rs_link_t *k = apr_array_push(a);
-    memset(k, 0, sizeof(*k));
-    k->rel = rel;
-    k->href = href;
-    k->length = -1;
-    k->modified_ns = -1;
-    return k;
-}
-
 START_TEST(encode_round_trip)
 {
     apr_array_header_t *in = apr_array_make(ut_pool, 4, sizeof(rs_link_t));
@@ -547,7 +536,7 @@ START_TEST(encode_round_trip)
     ck_assert_int_eq(rs_links_decode(ut_pool, NULL)->nelts, 0);
     ck_assert_int_eq(rs_links_decode(ut_pool, "")->nelts, 0);
 
-    k = new_link(in, "describedby", BASE "meta/1.xml");
+    k = rs_links_push(in, "describedby", BASE "meta/1.xml");
     k->pri = 999999;
     k->type = "application/xml; charset=\"utf-8\"";
     k->encoding = "gzip";
@@ -555,13 +544,14 @@ START_TEST(encode_round_trip)
     k->modified_ns = 1600000000LL * 1000000000 + 123456789;
     k->hash[0] = MD5;
     k->hash[3] = "0123456789abcdef";
-    new_link(in, "http://www.openarchives.org/rs/terms/patch", "https://m.example.org/%1E%1F\\x");
+    rs_links_push(in, "http://www.openarchives.org/rs/terms/patch",
+                  "https://m.example.org/%1E%1F\\x");
     /* Every byte but NUL in the strings. */
     for (i = 1; i < 256; i++) {
         all[i - 1] = (char)i;
     }
     all[255] = '\0';
-    k = new_link(in, all, all + 0x1d);
+    k = rs_links_push(in, all, all + 0x1d);
     k->type = all + 0x5b;
     k->encoding = "\x1e\x1f\\";
     k->pri = 1;

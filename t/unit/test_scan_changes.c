@@ -17,6 +17,7 @@
 #include "rs_hash.h"
 #include "rs_entry.h"
 #include "rs_journal.h"
+#include "rs_links.h"
 #include "rs_recorder.h"
 #include "rs_ring.h"
 #include "rs_scan.h"
@@ -544,6 +545,109 @@ START_TEST(many_writes_through_the_writer)
 }
 END_TEST
 
+/* The links hooks of a scan: the events, in order ("R path listed",
+ * "W path" / "G path" for links_done), and the links links_row gives. */
+typedef struct {
+    fx_t *f;
+    apr_array_header_t *ev;
+} links_t;
+
+static apr_status_t links_row(void *baton, rs_item_t *it, int was_listed)
+{
+    links_t *l = baton;
+    const char *path = apr_pstrcat(ut_pool, it->dir, *it->dir ? "/" : "", it->name, NULL);
+    APR_ARRAY_PUSH(l->ev, const char *) =
+        apr_psprintf(ut_pool, "R %s %d%d", path, was_listed, it->listed);
+    it->links = it->listed ? apr_pstrcat(ut_pool, "links of ", path, NULL) : NULL;
+    return APR_SUCCESS;
+}
+
+static apr_status_t links_done(void *baton, const char *dir, const char *name, int gone)
+{
+    links_t *l = baton;
+    rs_item_t *row = NULL;
+
+    /* Called once the row is in the store (or gone from it). */
+    ck_assert_int_eq(rs_inventory_get(l->f->st, ut_pool, "s", dir, name, &row), APR_SUCCESS);
+    ck_assert(gone ? row == NULL : row != NULL);
+    APR_ARRAY_PUSH(l->ev, const char *) =
+        apr_psprintf(ut_pool, "%c %s%s%s", gone ? 'G' : 'W', dir, *dir ? "/" : "", name);
+    return APR_SUCCESS;
+}
+
+static const char *links_events(links_t *l)
+{
+    const char *s = apr_array_pstrcat(ut_pool, l->ev, '|');
+    l->ev->nelts = 0;
+    return s;
+}
+
+/* Every row a scan writes gets its links from links_row first (the row
+ * and the journal record carry them; a deleted record has none), and
+ * links_done follows every written or deleted listed row, the full
+ * scan's (through its writer), a directory's rows that went, and
+ * targets'. */
+START_TEST(links_hooks)
+{
+    fx_t f;
+    links_t l;
+    rs_journal_t *j;
+    rs_entry_opts_t eo;
+    rs_item_t *row = NULL;
+    rs_scan_target_t t;
+    apr_array_header_t *recs, *names = apr_array_make(ut_pool, 1, sizeof(const char *));
+
+    fx_init(&f);
+    l.f = &f;
+    l.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
+    f.o.links_row = links_row;
+    f.o.links_done = links_done;
+    f.o.links_baton = &l;
+    ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
+    memset(&eo, 0, sizeof(eo));
+    eo.url_base = "http://example.org/";
+    f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 0);
+    put_file(&f, "a.txt", "abc");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "b");
+    put_file(&f, "sub/no", "n");
+    f.c.deny = "sub/no";
+    ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
+    ck_assert_str_eq(links_events(&l),
+                     "R a.txt 01|W a.txt|R sub/b.txt 01|W sub/b.txt|R sub/no 00|W sub/no");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "b.txt", &row), APR_SUCCESS);
+    ck_assert_str_eq(row->links, "links of sub/b.txt");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "no", &row), APR_SUCCESS);
+    ck_assert_ptr_null(row->links);
+    ck_assert_str_eq(scan(&f), "");
+    ck_assert_str_eq(links_events(&l), "");
+
+    /* A target: the file changed. */
+    put_file(&f, "a.txt", "abcd");
+    APR_ARRAY_PUSH(names, const char *) = "a.txt";
+    t.dir = "";
+    t.names = names;
+    ck_assert_int_eq(rs_scan_targets(f.st, &f.o, ut_pool, &t, 1, &f.s), APR_SUCCESS);
+    ck_assert_str_eq(links_events(&l), "R a.txt 11|W a.txt");
+    /* A target: the file went. */
+    ck_assert_int_eq(unlink(ut_path(f.root, "a.txt")), 0);
+    ck_assert_int_eq(rs_scan_targets(f.st, &f.o, ut_pool, &t, 1, &f.s), APR_SUCCESS);
+    ck_assert_str_eq(links_events(&l), "G a.txt");
+    /* A directory went: its listed rows only. */
+    ck_assert_int_eq(ut_rmtree(ut_path(f.root, "sub")), 0);
+    ck_assert_str_eq(scan(&f), "D sub/b.txt");
+    ck_assert_str_eq(links_events(&l), "G sub/b.txt");
+
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 100, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 5);
+    ck_assert_str_eq(APR_ARRAY_IDX(recs, 0, rs_record_t).links, "links of a.txt");
+    ck_assert_str_eq(APR_ARRAY_IDX(recs, 2, rs_record_t).links, "links of a.txt");
+    ck_assert_int_eq(APR_ARRAY_IDX(recs, 3, rs_record_t).change, RS_CHANGE_DELETED);
+    ck_assert_ptr_null(APR_ARRAY_IDX(recs, 3, rs_record_t).links);
+    ck_assert_ptr_null(APR_ARRAY_IDX(recs, 4, rs_record_t).links);
+}
+END_TEST
+
 /* The recorder writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
 {
@@ -670,11 +774,12 @@ START_TEST(recorder_overlong_entry)
     memset(&eo, 0, sizeof(eo));
     eo.url_base = "http://example.org/";
     f.c.rec = rs_recorder_create(ut_pool, j, "s", &eo, 8);
-    memset(name, ' ', 250); /* 1500 bytes escaped, dir and name */
+    memset(name, ' ', 250); /* 2250 bytes escaped, two directories and name */
     name[250] = '\0';
     put_file(&f, "short", "a");
     ut_mkdir(ut_path(f.root, name));
-    put_file(&f, apr_pstrcat(ut_pool, name, "/", name, NULL), "b");
+    ut_mkdir(ut_path(f.root, apr_pstrcat(ut_pool, name, "/", name, NULL)));
+    put_file(&f, apr_pstrcat(ut_pool, name, "/", name, "/", name, NULL), "b");
     scan(&f);
     ck_assert_int_eq(rs_recorder_take(f.c.rec, ut_pool, &recs), 2);
     ck_assert_int_eq(recs->nelts, 2);
@@ -690,6 +795,73 @@ START_TEST(recorder_overlong_entry)
         ck_assert_ptr_null(lng->xml);
         ck_assert_int_eq(a->seq + 1, b->seq);
     }
+}
+END_TEST
+
+/* A typical linked entry fits a ring slot: a record (md5 and sha-256)
+ * with a describedby link and its inverse, each with the target's
+ * attributes and both digests, and a mirror, under 40-byte names and a
+ * repository's URL base (1 183 bytes: more than the 980 of a 1 KiB slot). */
+START_TEST(recorder_linked_entry_fits)
+{
+    static const char *const md5 = "0123456789abcdef0123456789abcdef";
+    static const char *const sha256 =
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const char *base = "https://repository.example.org/collections/data/";
+    fx_t f;
+    rs_journal_t *j;
+    rs_entry_opts_t eo;
+    rs_recorder_t *rc;
+    rs_link_t l[3];
+    rs_item_t it;
+    apr_array_header_t *links = apr_array_make(ut_pool, 3, sizeof(rs_link_t)), *recs;
+    int i;
+
+    fx_init(&f);
+    ck_assert_int_eq(rs_journal_open(&j, f.st, ut_pool), APR_SUCCESS);
+    memset(&eo, 0, sizeof(eo));
+    eo.url_base = base;
+    eo.hashes = MD5_SHA256;
+    rc = rs_recorder_create(ut_pool, j, "s", &eo, 4);
+    memset(l, 0, sizeof(l));
+    for (i = 0; i < 2; i++) {
+        l[i].rel = i ? "describes" : "describedby";
+        l[i].href = apr_pstrcat(ut_pool, base,
+                                i ? "records/2026/thesis-of-some-author-2026-0001.pdf"
+                                  : "metadata/2026/thesis-of-some-author-2026-0001.xml",
+                                NULL);
+        l[i].type = i ? "application/pdf" : "application/xml";
+        l[i].length = 123456;
+        l[i].modified_ns = 1790000000123456789LL;
+        l[i].hash[0] = md5;
+        l[i].hash[2] = sha256;
+    }
+    l[2].rel = "duplicate";
+    l[2].href = "https://mirror.example.org/data/records/2026/thesis-of-some-author-2026-0001.pdf";
+    l[2].length = l[2].modified_ns = -1;
+    for (i = 0; i < 3; i++) {
+        *(rs_link_t *)apr_array_push(links) = l[i];
+    }
+    memset(&it, 0, sizeof(it));
+    it.dir = "records/2026";
+    it.name = "thesis-of-some-author-2026-0001.pdf";
+    it.size = 9876543;
+    it.mtime_ns = 1790000000123456789LL;
+    it.type = "application/pdf";
+    it.hash[0] = md5;
+    it.hash[2] = sha256;
+    it.listed = 1;
+    it.links = rs_links_encode(ut_pool, links);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_recorder_record(rc, RS_CHANGE_UPDATED, &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_recorder_take(rc, ut_pool, &recs), 1);
+    ck_assert_ptr_nonnull(APR_ARRAY_IDX(recs, 0, rs_record_t).xml);
+    ck_assert_uint_gt(APR_ARRAY_IDX(recs, 0, rs_record_t).xml_len, 980);
+    ck_assert_uint_le(APR_ARRAY_IDX(recs, 0, rs_record_t).xml_len, RS_RING_SLOT_DATA);
+    ck_assert_ptr_nonnull(strstr(apr_pstrmemdup(ut_pool, APR_ARRAY_IDX(recs, 0, rs_record_t).xml,
+                                                APR_ARRAY_IDX(recs, 0, rs_record_t).xml_len),
+                                 "<rs:ln rel=\"duplicate\""));
 }
 END_TEST
 
@@ -710,8 +882,10 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, callback_error_stops_scan);
     tcase_add_test(tc, many_writes_through_the_writer);
     tcase_add_test(tc, journal_in_scan_transaction);
+    tcase_add_test(tc, links_hooks);
     tcase_add_test(tc, recorder_window);
     tcase_add_test(tc, recorder_overlong_entry);
+    tcase_add_test(tc, recorder_linked_entry_fits);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
+#include "rs_linkdep.h"
 #include "rs_notify.h"
 #include "rs_schema.h"
 
@@ -40,7 +41,8 @@ static apr_int64_t rows_of(rs_db_t *db, const char *t, const char *set)
 
 /* Rows of set in every table, written through the units that own them:
  * inventory, journal records and a closed list, the journal's start, a
- * change notification, a hub subscription; and meta keys of the set. */
+ * relinked path, a link dependency, a change notification, a hub
+ * subscription; and meta keys of the set. */
 static void fill(rs_db_t *db, const char *set)
 {
     rs_journal_t *j;
@@ -50,6 +52,7 @@ static void fill(rs_db_t *db, const char *set)
     rs_hubsub_t x;
     rs_changelist_t cl;
     apr_time_t at;
+    apr_array_header_t *deps = apr_array_make(ut_pool, 1, sizeof(const char *));
 
     ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&n, db, j, ut_pool), APR_SUCCESS);
@@ -68,6 +71,9 @@ static void fill(rs_db_t *db, const char *set)
     ck_assert_int_eq(rs_journal_close(j, ut_pool, set, -1, 0, apr_time_now() + 1, &cl),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_mark(j, set, &at), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_relink(j, set, "", "f"), APR_SUCCESS);
+    APR_ARRAY_PUSH(deps, const char *) = "g";
+    ck_assert_int_eq(rs_linkdep_put(db, set, "f", deps), APR_SUCCESS);
     memset(&x, 0, sizeof(x));
     x.set = set;
     x.topic = RS_NOTIFY_CHANGE;
@@ -91,16 +97,16 @@ static rs_db_t *store(void)
  * migration, the database's tables are these and meta. */
 START_TEST(tables_are_the_units)
 {
-    static const char *const want[] = {
-        "inventory", "journal", "changelists", "journal_sets", "notifications", "notify_dests", NULL
-    };
+    static const char *const want[] = { "inventory",    "journal",  "changelists",
+                                        "journal_sets", "relinked", "notifications",
+                                        "notify_dests", "linkdep",  NULL };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
     rs_db_t *db = store();
     rs_db_stmt_t *s;
     apr_int64_t n = 0;
     int i, has;
 
-    ck_assert_int_eq(t->nelts, 6);
+    ck_assert_int_eq(t->nelts, 8);
     for (i = 0; want[i]; i++) {
         ck_assert_str_eq(APR_ARRAY_IDX(t, i, const char *), want[i]);
         ck_assert_int_eq(rs_db_has_table(db, want[i], &has), APR_SUCCESS);
@@ -112,7 +118,7 @@ START_TEST(tables_are_the_units)
                                    &s),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
-    ck_assert_int_eq(n, 7);
+    ck_assert_int_eq(n, 9);
 }
 END_TEST
 
@@ -138,8 +144,8 @@ START_TEST(forget_set_every_table)
     ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
     ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
     ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
-    /* a row in each of the six tables, journal-mark:a, snapshot-gen:a */
-    ck_assert_int_eq(rows, 8);
+    /* a row in each of the eight tables, journal-mark:a, snapshot-gen:a */
+    ck_assert_int_eq(rows, 10);
     for (i = 0; i < t->nelts; i++) {
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "a"), 0);
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "b"), 1);
@@ -243,6 +249,9 @@ START_TEST(inventory_reads_before_version_6)
     apr_pool_destroy(p); /* closes the store */
     sql_exec(path, "ALTER TABLE inventory DROP COLUMN encoding;"
                    "ALTER TABLE journal DROP COLUMN encoding;"
+                   "ALTER TABLE inventory DROP COLUMN links;"
+                   "ALTER TABLE journal DROP COLUMN links;"
+                   "DROP TABLE relinked; DROP TABLE linkdep;"
                    "UPDATE meta SET v = '5' WHERE k = 'schema-version';");
 
     ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY, NULL, NULL),
@@ -272,6 +281,77 @@ START_TEST(inventory_reads_before_version_6)
 }
 END_TEST
 
+/* A store of schema version 6 (no links, no relinked paths, no link
+ * dependencies): opened as it is, every read of the inventory works and
+ * gives no links; opened by the module, it is migrated to version 7,
+ * keeps its rows, and rows and records then keep their links. */
+START_TEST(version_6_migrates_to_7)
+{
+    const char *path = ut_path(ut_tempdir("schema"), "state.db");
+    apr_array_header_t *recs, *deps;
+    apr_hash_t *dir = NULL;
+    apr_pool_t *p;
+    rs_item_t it, *got = NULL;
+    rs_journal_t *j;
+    rs_record_t r;
+    rs_db_t *db;
+    int has = 1;
+
+    apr_pool_create(&p, ut_pool);
+    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
+    memset(&it, 0, sizeof(it));
+    it.dir = "d";
+    it.name = "a.pdf";
+    it.listed = 1;
+    it.encoding = "gzip";
+    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
+    apr_pool_destroy(p); /* closes the store */
+    sql_exec(path, "ALTER TABLE inventory DROP COLUMN links;"
+                   "ALTER TABLE journal DROP COLUMN links;"
+                   "DROP TABLE relinked; DROP TABLE linkdep;"
+                   "UPDATE meta SET v = '6' WHERE k = 'schema-version';");
+
+    ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY, NULL, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), 6);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a.pdf", &got), APR_SUCCESS);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_str_eq(got->encoding, "gzip");
+    ck_assert_ptr_null(got->links);
+    ck_assert_int_eq(rs_inventory_dir_load(db, ut_pool, "s", "d", &dir), APR_SUCCESS);
+    ck_assert_int_eq(apr_hash_count(dir), 1);
+    ck_assert_int_eq(rs_db_has_table(db, "linkdep", &has), APR_SUCCESS);
+    ck_assert_int_eq(has, 0);
+
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
+    ck_assert_int_eq(RS_SCHEMA_VERSION, 7);
+    ck_assert_int_eq(rs_db_has_table(db, "linkdep", &has), APR_SUCCESS);
+    ck_assert_int_eq(has, 1);
+    ck_assert_int_eq(rs_db_has_table(db, "relinked", &has), APR_SUCCESS);
+    ck_assert_int_eq(has, 1);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a.pdf", &got), APR_SUCCESS);
+    ck_assert_str_eq(got->encoding, "gzip");
+    ck_assert_ptr_null(got->links);
+    it.links = "L1";
+    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a.pdf", &got), APR_SUCCESS);
+    ck_assert_str_eq(got->links, "L1");
+    ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    r.dir = "d";
+    r.name = "a.pdf";
+    r.change = RS_CHANGE_CREATED;
+    r.links = "L1";
+    ck_assert_int_eq(rs_journal_append(j, "s", &r), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 10, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(recs, 0, rs_record_t).links, "L1");
+    ck_assert_int_eq(rs_linkdep_sources(db, ut_pool, "s", "d/a.xml", &deps), APR_SUCCESS);
+    ck_assert_int_eq(deps->nelts, 0);
+}
+END_TEST
+
 Suite *schema_suite(void)
 {
     Suite *s = suite_create("schema");
@@ -281,6 +361,7 @@ Suite *schema_suite(void)
     tcase_add_test(tc, forget_set_rolled_back);
     tcase_add_test(tc, forget_set_older_schema);
     tcase_add_test(tc, inventory_reads_before_version_6);
+    tcase_add_test(tc, version_6_migrates_to_7);
     suite_add_tcase(s, tc);
     return s;
 }

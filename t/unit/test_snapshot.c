@@ -561,6 +561,15 @@ START_TEST(stable_parts)
         }
         sp_next(&t);
     }
+    /* A path relinked (its links changed, no record): its part is
+     * rewritten, the others kept. */
+    ck_assert_int_eq(rs_snapparts_read(ut_pool, t.dir, &tab), APR_SUCCESS);
+    parts = tab.parts->nelts;
+    ck_assert_int_eq(sp_next(&t), parts);
+    ck_assert_int_eq(rs_journal_relink(t.j, "s", "d004", "f000444"), APR_SUCCESS);
+    kept = sp_next(&t);
+    ck_assert_int_ge(kept, parts - 2);
+    ck_assert_int_lt(kept, parts);
     /* Other options or history: every part written. */
     t.f.o.ident = "other";
     {

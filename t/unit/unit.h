@@ -40,6 +40,7 @@ Suite *xml_suite(void);
 Suite *db_suite(void);
 Suite *dbdriver_suite(void);
 Suite *schema_suite(void);
+Suite *linkkeep_suite(void);
 Suite *statedir_suite(void);
 Suite *inventory_suite(void);
 Suite *scan_suite(void);

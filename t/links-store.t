@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+# The watcher keeps the links of a set's resources in its store: every
+# listed row carries its resolved rs:ln relations (forward by the rules,
+# inverse from the rows that link to it); when a target appears, changes
+# or disappears while the server runs, the rows that link to it follow
+# without a journal record (they are recorded as relinked); a change of
+# the rules across a restart resolves every row again once, logged at
+# info, with no journal record and no file decided again; a set without
+# rules keeps no links and logs nothing about them.  Private server; the
+# store is read with sqlite3 (the documents' <rs:ln> are links.t's).
+use strict;
+use warnings;
+use Apache::Test qw(-withtestmore);
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use RSTest qw(started_server set_conf STATE_CONF wait_for wait_ok);
+use JSON::PP ();
+
+plan tests => 22;
+
+my $RULE   = 'ResourceSyncLink describedby "^records/([0-9]+)\.pdf$" "meta/$1.xml"';
+my $MIRROR = 'ResourceSyncMirror http://mirror.example/data/';
+sub conf { STATE_CONF . set_conf('l', 'www/data', @_) . set_conf('p', 'www/plain') }
+
+my $srv = started_server(
+    conf  => conf($RULE, $MIRROR),
+    files => { 'www/data/records/1.pdf' => "pdf one\n", 'www/data/meta/1.xml' => "<m/>\n",
+               'www/data/records/2.pdf' => "pdf two\n", 'www/data/other.txt' => "o\n",
+               'www/plain/a.txt' => "a\n" });
+my $db = $srv->dir . '/state/state.db';
+my $base = $srv->base . '/data/';
+
+sub rows {
+    my ($sql) = @_;
+    my $out = `sqlite3 -cmd '.timeout 10000' -json '$db' "$sql" 2>&1`;
+    return [] if $out =~ /^\s*$/;
+    return eval { JSON::PP::decode_json($out) } || die "sqlite3: $out";
+}
+
+# The links of a row as "rel href length" joined with "; " (length "" when
+# none), undef without a row.
+sub links_of {
+    my ($set, $dir, $name) = @_;
+    my $r = rows("SELECT links FROM inventory WHERE setname = '$set' AND dir = '$dir' "
+                 . "AND name = '$name'");
+    return undef unless @$r;
+    my $enc = $r->[0]{links} // '';
+    return join '; ', map { my @f = split /\x1f/, $_, -1; "$f[0] $f[1] $f[5]" }
+                      grep { length } split /\x1e/, $enc;
+}
+sub journal_count { rows("SELECT COUNT(*) AS n FROM journal WHERE setname = 'l'")->[0]{n} }
+sub relinked { [ map { "$_->{dir}/$_->{name}" }
+                 @{ rows("SELECT dir, name FROM relinked WHERE setname = 'l' ORDER BY dir, name") } ] }
+sub log_lines { my ($re) = @_; scalar(() = $srv->log_text =~ /$re/g) }
+
+my $m1 = "duplicate http://mirror.example/data";
+wait_ok(sub { -s $db && defined links_of('l', 'records', '1.pdf')
+              && defined links_of('p', '', 'a.txt') }, 60, 'the sets are scanned');
+wait_ok(sub { (links_of('l', 'records', '1.pdf') // '') =~ /describedby \S+ 5;/ }, 30,
+        'the source links to its listed target');
+is(links_of('l', 'records', '1.pdf'),
+   "describedby ${base}meta/1.xml 5; $m1/records/1.pdf ",
+   'forward links in rule order: the target with its length, then the mirror');
+is(links_of('l', 'meta', '1.xml'),
+   "$m1/meta/1.xml ; describes ${base}records/1.pdf 8",
+   'the target carries the inverse link with the source\'s length, after its forward ones');
+is(links_of('l', 'records', '2.pdf'),
+   "describedby ${base}meta/2.xml ; $m1/records/2.pdf ",
+   'a target that is not there gives a plain link');
+is(links_of('p', '', 'a.txt'), '', 'a set without rules keeps no links');
+is(log_lines(qr/set l: its link rules/), 0, 'a set\'s first start with rules says nothing of them');
+
+# Live: a target appears, changes and goes; its source follows without a
+# record of its own.
+my $n = journal_count();
+RSTest::put($srv->dir . '/www/data/meta/2.xml', "<meta two/>\n");
+wait_ok(sub { (links_of('l', 'records', '2.pdf') // '') =~ /meta\/2\.xml 12;/ }, 30,
+        'a target that appears: its source links to it with its attributes');
+is(journal_count(), $n + 1, 'one record: the target\'s own (none for the source)');
+ok((grep { $_ eq 'records/2.pdf' } @{ relinked() }), 'the source is recorded as relinked');
+RSTest::put($srv->dir . '/www/data/meta/1.xml', "<meta one, longer/>\n");
+wait_ok(sub { (links_of('l', 'records', '1.pdf') // '') =~ /meta\/1\.xml 20;/ }, 30,
+        'a target that changes: its source follows');
+unlink $srv->dir . '/www/data/meta/1.xml' or die $!;
+wait_ok(sub { (links_of('l', 'records', '1.pdf') // '') eq "describedby ${base}meta/1.xml ; $m1/records/1.pdf " },
+        30, 'a target that goes: a plain link again');
+RSTest::put($srv->dir . '/www/data/records/2.pdf', "pdf two, longer\n");
+wait_ok(sub { (links_of('l', 'meta', '2.xml') // '') =~ /describes \S+ 16$/ }, 30,
+        'a source that changes: its target\'s inverse link follows');
+
+# A change of the rules across a restart: no mirror any more.
+ok($srv->stop, 'server stops');
+my $before = journal_count();
+$srv->write_conf(conf($RULE));
+$srv->start_ok('server starts without the mirror');
+wait_ok(sub { log_lines(qr/set l: its link rules changed; 4 resources changed their links/) },
+        60, 'one pass: every listed row changed its links, said once at info');
+is(links_of('l', '', 'other.txt'), '', 'without the mirror, a row no rule names has no links');
+is(links_of('l', 'records', '2.pdf'), "describedby ${base}meta/2.xml 12",
+   'the describedby link stays, with its target\'s attributes');
+is(journal_count(), $before, 'no journal record for a change of the rules');
+is(log_lines(qr/set p: its link rules/), 0, 'nothing said of the set without rules');
+ok($srv->stop, 'server stops');

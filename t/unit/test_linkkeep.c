@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_linkkeep.c - rs_linkkeep: a set's links kept in its rows and their
+ * dependencies, on a real SQLite store (rules matched with POSIX regexec) */
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <apr_strings.h>
+#include "unit.h"
+#include "rs_inventory.h"
+#include "rs_journal.h"
+#include "rs_linkdep.h"
+#include "rs_linkkeep.h"
+#include "rs_links.h"
+#include "rs_scan.h"
+#include "rs_schema.h"
+
+#define BASE "http://example.org/s/"
+
+/* rs_links_match_fn over POSIX regexec (REG_EXTENDED). */
+static int posix_match(void *re, const char *path, int nmatch, rs_links_span_t *m)
+{
+    regmatch_t pm[10];
+    int i;
+    if (nmatch > 10 || regexec(re, path, (size_t)nmatch, pm, 0) != 0) {
+        return 0;
+    }
+    for (i = 0; i < nmatch; i++) {
+        m[i].so = (int)pm[i].rm_so;
+        m[i].eo = (int)pm[i].rm_eo;
+    }
+    return 1;
+}
+
+static apr_status_t re_cleanup(void *re)
+{
+    regfree(re);
+    return APR_SUCCESS;
+}
+
+static void add(rs_links_t *l, const char *rel, const char *pattern, const char *target,
+                int if_exists)
+{
+    regex_t *r = apr_pcalloc(ut_pool, sizeof(*r));
+    ck_assert_int_eq(regcomp(r, pattern, REG_EXTENDED), 0);
+    apr_pool_cleanup_register(ut_pool, r, re_cleanup, apr_pool_cleanup_null);
+    ck_assert_ptr_null(
+        rs_links_add(l, ut_pool, rel, r, (int)r->re_nsub, pattern, target, NULL, 0, if_exists));
+}
+
+/* records/N.pdf describedby meta/N.xml (if_exists as given). */
+static rs_links_t *describedby(int if_exists)
+{
+    rs_links_t *l = rs_links_create(ut_pool, posix_match);
+    add(l, "describedby", "^records/([0-9]+)\\.pdf$", "meta/$1.xml", if_exists);
+    return l;
+}
+
+typedef struct {
+    rs_db_t *st;
+    rs_journal_t *j;
+    rs_linkkeep_t *lk;
+    ut_log_t ul;
+} fx_t;
+
+static void fx_init(fx_t *f, const rs_links_t *l)
+{
+    memset(f, 0, sizeof(*f));
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3",
+                                    ut_path(ut_tempdir("linkkeep"), "state.db"),
+                                    ut_log_init(&f->ul)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);
+    f->lk = rs_linkkeep_create(ut_pool, l, "s", BASE);
+}
+
+static void split(const char *path, const char **dir, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    *dir = slash ? apr_pstrmemdup(ut_pool, path, (apr_size_t)(slash - path)) : "";
+    *name = slash ? slash + 1 : path;
+}
+
+/* What a scan does when it writes a file's row (rs_scanwrite_row): its
+ * links, the row, the journal's record (a change), the dependents. */
+static void write_row(fx_t *f, const char *path, apr_int64_t size, int listed)
+{
+    rs_item_t it, *was = NULL;
+    rs_record_t r;
+
+    memset(&it, 0, sizeof(it));
+    split(path, &it.dir, &it.name);
+    it.size = size;
+    it.mtime_ns = 1700000000000000000LL + size;
+    it.type = "application/octet-stream";
+    it.hash[0] = apr_psprintf(ut_pool, "%032" APR_INT64_T_FMT, size);
+    it.listed = listed;
+    ck_assert_int_eq(rs_db_begin(f->st), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_get(f->st, ut_pool, "s", it.dir, it.name, &was), APR_SUCCESS);
+    if (f->lk) {
+        ck_assert_int_eq(rs_linkkeep_row(f->lk, f->st, &it, was && was->listed), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_inventory_put(f->st, "s", &it), APR_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    r.dir = it.dir;
+    r.name = it.name;
+    r.change = RS_CHANGE_UPDATED;
+    ck_assert_int_eq(rs_journal_append(f->j, "s", &r), APR_SUCCESS);
+    if (f->lk) {
+        ck_assert_int_eq(rs_linkkeep_done(f->lk, f->st, f->j, it.dir, it.name, 0, NULL),
+                         APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_db_commit(f->st), APR_SUCCESS);
+}
+
+static void delete_row(fx_t *f, const char *path)
+{
+    const char *dir, *name;
+    rs_record_t r;
+
+    split(path, &dir, &name);
+    ck_assert_int_eq(rs_db_begin(f->st), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_delete(f->st, "s", dir, name), APR_SUCCESS);
+    memset(&r, 0, sizeof(r));
+    r.dir = dir;
+    r.name = name;
+    r.change = RS_CHANGE_DELETED;
+    ck_assert_int_eq(rs_journal_append(f->j, "s", &r), APR_SUCCESS);
+    if (f->lk) {
+        ck_assert_int_eq(rs_linkkeep_done(f->lk, f->st, f->j, dir, name, 1, NULL), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_db_commit(f->st), APR_SUCCESS);
+}
+
+/* The stored links of path, decoded and written out as
+ * "rel href length; ..." (length -1: none), "" for none, "-" without a
+ * row. */
+static const char *links_of(fx_t *f, const char *path)
+{
+    const char *dir, *name;
+    apr_array_header_t *a, *out = apr_array_make(ut_pool, 4, sizeof(const char *));
+    rs_item_t *row = NULL;
+    int i;
+
+    split(path, &dir, &name);
+    ck_assert_int_eq(rs_inventory_get(f->st, ut_pool, "s", dir, name, &row), APR_SUCCESS);
+    if (!row) {
+        return "-";
+    }
+    a = rs_links_decode(ut_pool, row->links);
+    ck_assert_ptr_nonnull(a);
+    for (i = 0; i < a->nelts; i++) {
+        const rs_link_t *k = &APR_ARRAY_IDX(a, i, rs_link_t);
+        APR_ARRAY_PUSH(out, const char *) =
+            apr_psprintf(ut_pool, "%s %s %" APR_INT64_T_FMT, k->rel, k->href, k->length);
+    }
+    return apr_array_pstrcat(ut_pool, out, ';');
+}
+
+static const char *relinked_last;
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The paths relinked, in byte order (then forgotten, so that the next
+ * call sees only new ones). */
+static const char *relinked(fx_t *f)
+{
+    apr_array_header_t *a = NULL, *out = apr_array_make(ut_pool, 4, sizeof(const char *));
+    int i;
+
+    ck_assert_int_eq(rs_journal_relinked(f->j, ut_pool, "s", 0, 1000, &a), APR_SUCCESS);
+    for (i = 0; i < a->nelts; i++) {
+        const rs_journal_path_t *k = &APR_ARRAY_IDX(a, i, rs_journal_path_t);
+        APR_ARRAY_PUSH(out, const char *) = apr_pstrcat(ut_pool, k->dir, "/", k->name, NULL);
+    }
+    ck_assert_int_eq(rs_db_run(f->st, "DELETE FROM relinked"), APR_SUCCESS);
+    qsort(out->elts, (size_t)out->nelts, sizeof(const char *), by_name);
+    return apr_array_pstrcat(ut_pool, out, ' ');
+}
+
+static const char *deps(fx_t *f, const char *source)
+{
+    apr_array_header_t *a = NULL;
+    ck_assert_int_eq(rs_linkdep_targets(f->st, ut_pool, "s", source, &a), APR_SUCCESS);
+    return apr_array_pstrcat(ut_pool, a, ' ');
+}
+
+#define PLAIN   "describedby " BASE "meta/1.xml -1"
+#define TO_T(n) "describedby " BASE "meta/1.xml " #n
+#define TO_S(n) "describes " BASE "records/1.pdf " #n
+
+/* A target appears, changes and disappears: its source's links follow
+ * (relinked, no record of the source); the target's own entry carries
+ * the inverse link with the source's attributes. */
+START_TEST(target_appears_changes_disappears)
+{
+    fx_t f;
+    apr_int64_t seq;
+
+    fx_init(&f, describedby(0));
+    ck_assert_ptr_nonnull(f.lk);
+    write_row(&f, "records/1.pdf", 100, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), PLAIN);
+    ck_assert_str_eq(deps(&f, "records/1.pdf"), "meta/1.xml");
+    ck_assert_str_eq(relinked(&f), "");
+
+    write_row(&f, "meta/1.xml", 7, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(7));
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(100));
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+    /* Relinked at the sequence of the target's record: no record of its
+     * own. */
+    seq = rs_journal_last_seq(f.j);
+    ck_assert_int_eq(seq, 2);
+
+    write_row(&f, "meta/1.xml", 8, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(8));
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+    /* Written again as it was: nothing relinked. */
+    write_row(&f, "meta/1.xml", 8, 1);
+    ck_assert_str_eq(relinked(&f), "");
+
+    /* No longer listed: a plain link, as for an absent target. */
+    write_row(&f, "meta/1.xml", 8, 0);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), PLAIN);
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), "");
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+    write_row(&f, "meta/1.xml", 9, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(9));
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+
+    delete_row(&f, "meta/1.xml");
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), PLAIN);
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+    ck_assert_str_eq(deps(&f, "records/1.pdf"), "meta/1.xml");
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
+/* A source changes: the target's inverse link follows (the target is
+ * relinked); the source goes: the inverse link goes, and so do its
+ * dependencies. */
+START_TEST(source_changes_and_goes)
+{
+    fx_t f;
+
+    fx_init(&f, describedby(0));
+    write_row(&f, "meta/1.xml", 7, 1);
+    write_row(&f, "records/1.pdf", 100, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(7));
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(100));
+    ck_assert_str_eq(relinked(&f), "meta/1.xml");
+
+    write_row(&f, "records/1.pdf", 101, 1);
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(101));
+    ck_assert_str_eq(relinked(&f), "meta/1.xml");
+
+    /* Not listed any more: no links of its own, none to it. */
+    write_row(&f, "records/1.pdf", 101, 0);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), "");
+    ck_assert_str_eq(deps(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(relinked(&f), "meta/1.xml");
+
+    write_row(&f, "records/1.pdf", 102, 1);
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(102));
+    ck_assert_str_eq(relinked(&f), "meta/1.xml");
+    delete_row(&f, "records/1.pdf");
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), "");
+    ck_assert_str_eq(deps(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(relinked(&f), "meta/1.xml");
+}
+END_TEST
+
+/* if-exists: the link is there only while the target is listed. */
+START_TEST(if_exists)
+{
+    fx_t f;
+
+    fx_init(&f, describedby(1));
+    write_row(&f, "records/1.pdf", 100, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(deps(&f, "records/1.pdf"), "meta/1.xml");
+    write_row(&f, "meta/1.xml", 7, 1);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(7));
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(100));
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+    delete_row(&f, "meta/1.xml");
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(relinked(&f), "records/1.pdf");
+}
+END_TEST
+
+/* A set without rules has no keeper, and its start does nothing (no meta
+ * key is written either). */
+START_TEST(rules_free_set_untouched)
+{
+    fx_t f;
+    const char *v = "x";
+    apr_int64_t changed = -1;
+    int ran = -1;
+
+    fx_init(&f, NULL);
+    ck_assert_ptr_null(f.lk);
+    ck_assert_ptr_null(
+        rs_linkkeep_create(ut_pool, rs_links_create(ut_pool, posix_match), "s", BASE));
+    write_row(&f, "records/1.pdf", 100, 1);
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ran, 0);
+    ck_assert_int_eq(changed, 0);
+    ck_assert_int_eq(rs_db_meta_get(f.st, ut_pool, "links:s", &v), APR_SUCCESS);
+    ck_assert_ptr_null(v);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(relinked(&f), "");
+}
+END_TEST
+
+/* A change of the rules at start: one pass resolves every listed row
+ * again, updating and marking relinked only those whose links changed,
+ * with no journal record; the same digest again does nothing; rules
+ * removed take every link away. */
+START_TEST(rules_change_at_start)
+{
+    fx_t f;
+    rs_links_t *l = describedby(0), *l2 = describedby(0);
+    apr_int64_t changed = -1, seq;
+    int ran = -1;
+
+    fx_init(&f, NULL); /* rows written by a module without rules */
+    write_row(&f, "records/1.pdf", 100, 1);
+    write_row(&f, "records/2.pdf", 200, 1);
+    write_row(&f, "meta/1.xml", 7, 1);
+    write_row(&f, "other.txt", 3, 1);
+    write_row(&f, "records/3.pdf", 300, 0);
+    seq = rs_journal_last_seq(f.j);
+
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ran, 1);
+    ck_assert_int_eq(changed, 3);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(7));
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(100));
+    ck_assert_str_eq(links_of(&f, "records/2.pdf"), "describedby " BASE "meta/2.xml -1");
+    ck_assert_str_eq(links_of(&f, "other.txt"), "");
+    ck_assert_str_eq(links_of(&f, "records/3.pdf"), "");
+    ck_assert_str_eq(deps(&f, "records/2.pdf"), "meta/2.xml");
+    ck_assert_str_eq(deps(&f, "records/3.pdf"), "");
+    ck_assert_str_eq(relinked(&f), "meta/1.xml records/1.pdf records/2.pdf");
+    ck_assert_int_eq(rs_journal_last_seq(f.j), seq);
+
+    /* The same rules: nothing. */
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ran, 0);
+    ck_assert_int_eq(changed, 0);
+
+    /* A mirror added: every listed row changes. */
+    ck_assert_ptr_null(rs_links_add_mirror(l2, ut_pool, "http://mirror.example/s/", 0));
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l2, BASE, "B", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ran, 1);
+    ck_assert_int_eq(changed, 4);
+    ck_assert_str_eq(links_of(&f, "other.txt"), "duplicate http://mirror.example/s/other.txt -1");
+    relinked(&f);
+    /* Then a mirror only: the dependencies go. */
+    l2 = rs_links_create(ut_pool, posix_match);
+    ck_assert_ptr_null(rs_links_add_mirror(l2, ut_pool, "http://mirror.example/s/", 0));
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l2, BASE, "C", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(changed, 3);
+    ck_assert_str_eq(deps(&f, "records/2.pdf"), "");
+    ck_assert_str_eq(links_of(&f, "other.txt"), "duplicate http://mirror.example/s/other.txt -1");
+    relinked(&f);
+
+    /* Rules removed: every link goes. */
+    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ran, 1);
+    ck_assert_int_eq(changed, 4);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), "");
+    ck_assert_str_eq(links_of(&f, "other.txt"), "");
+    ck_assert_int_eq(rs_journal_last_seq(f.j), seq);
+    ck_assert_int_eq(f.ul.nerr, 0);
+}
+END_TEST
+
+/* rs_scan's hooks on the keeper, as the watcher wires them. */
+static apr_status_t hook_row(void *baton, rs_item_t *it, int was_listed)
+{
+    fx_t *f = baton;
+    return rs_linkkeep_row(f->lk, f->st, it, was_listed);
+}
+
+static apr_status_t hook_done(void *baton, const char *dir, const char *name, int gone)
+{
+    fx_t *f = baton;
+    return rs_linkkeep_done(f->lk, f->st, f->j, dir, name, gone, NULL);
+}
+
+static void scan(fx_t *f, const char *root)
+{
+    rs_scan_opts_t o;
+    rs_scan_stats_t st;
+
+    memset(&o, 0, sizeof(o));
+    o.set = "s";
+    o.root = root;
+    o.hashes = RS_HASH_MD5;
+    o.cfg = "cfg";
+    o.log = &f->ul.logger;
+    o.links_row = hook_row;
+    o.links_done = hook_done;
+    o.links_baton = f;
+    ck_assert_int_eq(rs_scan_set(f->st, &o, ut_pool, &st), APR_SUCCESS);
+}
+
+/* Through real scans of a tree (the first one's writes on the scan's
+ * writer thread): whatever the order of the walk, the links end as the
+ * rules and the tree say; a directory of targets vanishes, its sources
+ * follow. */
+START_TEST(through_scans)
+{
+    fx_t f;
+    const char *root = ut_path(ut_tempdir("linkkeep"), "root");
+    int i;
+
+    fx_init(&f, describedby(0));
+    ut_mkdir(root);
+    ut_mkdir(ut_path(root, "records"));
+    ut_mkdir(ut_path(root, "meta"));
+    for (i = 0; i < 300; i++) {
+        ut_write_str(ut_path(root, apr_psprintf(ut_pool, "records/%d.pdf", i)), "pdf");
+        if (i % 2) {
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "meta/%d.xml", i)), "<x/>");
+        }
+    }
+    scan(&f, root);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(4));
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(3));
+    ck_assert_str_eq(links_of(&f, "records/2.pdf"), "describedby " BASE "meta/2.xml -1");
+    ck_assert_str_eq(links_of(&f, "records/299.pdf"), "describedby " BASE "meta/299.xml 4");
+    relinked(&f);
+    ck_assert_int_eq(ut_rmtree(ut_path(root, "meta")), 0);
+    scan(&f, root);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"), PLAIN);
+    ck_assert_str_eq(links_of(&f, "records/299.pdf"), "describedby " BASE "meta/299.xml -1");
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"), "-");
+    {
+        /* The 150 sources of the targets that went, each once. */
+        const char *r = relinked_last = relinked(&f);
+        int n = 1;
+        for (; *r; r++) {
+            n += *r == ' ';
+        }
+        ck_assert_msg(n == 150, "%d: %s", n, relinked_last);
+    }
+}
+END_TEST
+
+Suite *linkkeep_suite(void)
+{
+    Suite *s = suite_create("rs_linkkeep");
+    TCase *tc = ut_tcase("linkkeep", 30);
+    tcase_add_test(tc, target_appears_changes_disappears);
+    tcase_add_test(tc, source_changes_and_goes);
+    tcase_add_test(tc, if_exists);
+    tcase_add_test(tc, rules_free_set_untouched);
+    tcase_add_test(tc, rules_change_at_start);
+    tcase_add_test(tc, through_scans);
+    suite_add_tcase(s, tc);
+    return s;
+}
