@@ -574,8 +574,8 @@ is(scalar(@{ $initial ? $initial->{entries} : [ 'none' ] }), 0, 'the first scan 
     my $inv = expected_links('docs/guide.pdf', $t, @rules);
     like($inv->[-1], qr{^<rs:ln rel="canonical" href="\Q${UB}\Edocs/guide\.html" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/html"/>$},
          'model: docs/guide.pdf carries rel="canonical" to docs/guide.html, last');
-    like(expected_links('data/table.csv', $t, @rules)->[1],
-         qr{^<rs:ln rel="alternate" href="\Q${UB}\Edata/table\.csv\.gz" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/csv" encoding="gzip"/>$},
+    like((grep { /rel="alternate"/ } @{ expected_links('data/table.csv', $t, @rules) })[0] // '',
+         qr{^<rs:ln rel="alternate" href="\Q${UB}\Edata/table\.csv\.gz" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="[^"]+" encoding="gzip"/>$},
          'model: a target with an encoding, by hand');
     is(scalar(grep { /rel="describedby"/ } @{ expected_links('records/3.pdf', $t, @rules) }), 0,
        'model: if-exists without the target: no describedby link');
