@@ -32,10 +32,12 @@ metadata record (its record's entry is resolved again).  Results go to
 $RS_BENCH_DIR/results-links-N.md.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
@@ -117,6 +119,21 @@ class LinkBench(bench.Bench):
                 changes.append((made("m%06d.xml" % i), "u"))
         return changes
 
+    def check_variant(self, srv, links):
+        """The run measures what it says: the first part of the Resource
+        List has rs:ln elements (a mirror link on every entry, describedby
+        on records with metadata) exactly when the rules are configured."""
+        base = srv.base + "/resourcesync/%s/" % SET
+        with urllib.request.urlopen(base + "resourcelist.xml", timeout=60) as r:
+            body = r.read()
+        m = re.search(rb"<sitemap>\s*<loc>([^<]+)</loc>", body)
+        if m:
+            with urllib.request.urlopen(m.group(1).decode(), timeout=60) as r:
+                body = r.read()
+        if (b'<rs:ln rel="duplicate"' in body) != links:
+            raise RuntimeError("%s: the Resource List %s rs:ln links" % (srv.dir, "lacks" if links
+                                                                            else "has"))
+
     def one_run(self, links, rep, www, data):
         """A server on the tree, with or without the rules: its first scan,
         its first Resource List, then the live changes."""
@@ -133,6 +150,7 @@ class LinkBench(bench.Bench):
                                     % SET, self.scan_timeout())
         r = {"scan": float(m.group(2)), "files": int(m.group(1)), "entries": int(pm.group(2)),
              "list": bench.apache_time(pub_line) - bench.apache_time(scan_line)}
+        self.check_variant(srv, links)
         wait_idle(srv.watcher())
         srv.index = "/resourcesync/%s/changelist.xml" % SET
         s = self.live_changelist(srv, www, changes, a.rate)
