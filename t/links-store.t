@@ -6,8 +6,10 @@
 # without a journal record (they are recorded as relinked); a change of
 # the rules across a restart resolves every row again once, logged at
 # info, with no journal record and no file decided again; a set without
-# rules keeps no links and logs nothing about them.  Private server; the
-# store is read with sqlite3 (the documents' <rs:ln> are links.t's).
+# rules keeps no links and logs nothing about them.  A Resource List
+# Index rewrites the part that holds a source whose target changed (no
+# record names it) and keeps the others.  Private server; the store is
+# read with sqlite3 (the documents' <rs:ln> in detail are links.t's).
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -16,17 +18,23 @@ use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF wait_for wait_ok);
 use JSON::PP ();
 
-plan tests => 22;
+plan tests => 25;
 
 my $RULE   = 'ResourceSyncLink describedby "^records/([0-9]+)\.pdf$" "meta/$1.xml"';
 my $MIRROR = 'ResourceSyncMirror http://mirror.example/data/';
-sub conf { STATE_CONF . set_conf('l', 'www/data', @_) . set_conf('p', 'www/plain') }
+my $XRULE = 'ResourceSyncLink describedby "^records/([0-9]+)\.pdf$" "meta/$1.xml"';
+sub conf {
+    STATE_CONF . set_conf('l', 'www/data', @_) . set_conf('p', 'www/plain')
+        . set_conf('x', 'www/idx', $XRULE, 'ResourceSyncMaxEntries 10')
+}
+my %idx = map { ("www/idx/records/$_.pdf" => "pdf $_\n", "www/idx/meta/$_.xml" => "<m$_/>\n") }
+          10 .. 49;
 
 my $srv = started_server(
     conf  => conf($RULE, $MIRROR),
     files => { 'www/data/records/1.pdf' => "pdf one\n", 'www/data/meta/1.xml' => "<m/>\n",
                'www/data/records/2.pdf' => "pdf two\n", 'www/data/other.txt' => "o\n",
-               'www/plain/a.txt' => "a\n" });
+               'www/plain/a.txt' => "a\n", %idx });
 my $db = $srv->dir . '/state/state.db';
 my $base = $srv->base . '/data/';
 
@@ -87,6 +95,35 @@ wait_ok(sub { (links_of('l', 'records', '1.pdf') // '') eq "describedby ${base}m
 RSTest::put($srv->dir . '/www/data/records/2.pdf', "pdf two, longer\n");
 wait_ok(sub { (links_of('l', 'meta', '2.xml') // '') =~ /describes \S+ 16$/ }, 30,
         'a source that changes: its target\'s inverse link follows');
+
+# A Resource List Index keeps the parts no change touched: a target's
+# change rewrites the part that holds its source (relinked), which no
+# record names.
+sub list_links {
+    my ($l, $loc) = @_;
+    for my $xml (@{ $l->{docs} }) {
+        my $x = RSTest::xpc(RSTest::doc($xml));
+        for my $u ($x->findnodes('/sm:urlset/sm:url')) {
+            next unless $x->findvalue('sm:loc', $u) eq $loc;
+            return join '; ', map { join ' ', $_->getAttribute('rel'), $_->getAttribute('href'),
+                                    $_->getAttribute('length') // '' } $x->findnodes('rs:ln', $u);
+        }
+    }
+    return undef;
+}
+my $xsrc = $srv->base . '/idx/records/17.pdf';
+my $xt = $srv->base . '/idx/meta/17.xml';
+my $l0 = wait_for(sub { my $l = eval { RSTest::fetch_list('x', $srv->base) };
+                        $l && ($l->{root} // '') eq 'sitemapindex' && ($l->{parts} ? $l : undef) },
+                  60);
+is($l0 && list_links($l0, $xsrc), "describedby $xt 7", 'the index lists the source\'s link');
+RSTest::put($srv->dir . '/www/idx/meta/17.xml', "<meta seventeen/>\n");
+my $l1 = wait_for(sub { my $l = eval { RSTest::fetch_list('x', $srv->base) };
+                        $l && (list_links($l, $xsrc) // '') eq "describedby $xt 18" ? $l : undef },
+                  60);
+ok($l1, 'the part that holds the source is written again with the target\'s new length');
+my %gen = map { /-(\d+)-\d+\.xml$/ ? ($1 => 1) : () } @{ $l1 ? $l1->{parts} : [] };
+ok(keys(%gen) > 1, 'other parts are kept from an earlier generation');
 
 # A change of the rules across a restart: no mirror any more.
 ok($srv->stop, 'server stops');

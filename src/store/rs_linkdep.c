@@ -71,11 +71,10 @@ apr_status_t rs_linkdep_targets(rs_db_t *db, apr_pool_t *p, const char *set, con
     return paths(db, p, L_TARGETS, set, source, out);
 }
 
-apr_status_t rs_linkdep_put(rs_db_t *db, const char *set, const char *source,
+apr_status_t rs_linkdep_add(rs_db_t *db, const char *set, const char *source,
                             const apr_array_header_t *targets)
 {
-    const void *del[] = { set, source };
-    apr_status_t rv = exec(db, L_DEL_SOURCE, del);
+    apr_status_t rv = APR_SUCCESS;
     int i;
 
     for (i = 0; rv == APR_SUCCESS && targets && i < targets->nelts; i++) {
@@ -83,6 +82,12 @@ apr_status_t rs_linkdep_put(rs_db_t *db, const char *set, const char *source,
         rv = exec(db, L_ADD, add);
     }
     return rv;
+}
+
+apr_status_t rs_linkdep_drop(rs_db_t *db, const char *set, const char *source)
+{
+    const void *del[] = { set, source };
+    return exec(db, L_DEL_SOURCE, del);
 }
 
 apr_status_t rs_linkdep_clear(rs_db_t *db, const char *set)

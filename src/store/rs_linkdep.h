@@ -31,10 +31,13 @@ apr_status_t rs_linkdep_sources(rs_db_t *db, apr_pool_t *p, const char *set, con
 apr_status_t rs_linkdep_targets(rs_db_t *db, apr_pool_t *p, const char *set, const char *source,
                                 apr_array_header_t **out);
 
-/* Replace the targets of source by targets (const char *; NULL or empty:
- * none), in the caller's transaction. */
-apr_status_t rs_linkdep_put(rs_db_t *db, const char *set, const char *source,
+/* Add targets (const char *; NULL or empty: none) to those of source, in
+ * the caller's transaction (one that is there already stays). */
+apr_status_t rs_linkdep_add(rs_db_t *db, const char *set, const char *source,
                             const apr_array_header_t *targets);
+
+/* Forget every target of source, in the caller's transaction. */
+apr_status_t rs_linkdep_drop(rs_db_t *db, const char *set, const char *source);
 
 /* Forget every row of set (before a rebuild), in the caller's
  * transaction. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_linkkeep.c - see rs_linkkeep.h */
+#include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -7,7 +8,6 @@
 #include "rs_linkkeep.h"
 
 #define META_PREFIX "links:" /* links:<set>: the digest of the rules last resolved */
-#define PAGE_ROWS   1000     /* rows per page of the configuration pass */
 
 struct rs_linkkeep_t {
     const rs_links_t *l; /* NULL: no rules (every row loses its links) */
@@ -20,6 +20,10 @@ struct rs_linkkeep_t {
      * (NULL: none, or not asked), for rs_linkkeep_done. */
     const char *path;
     apr_array_header_t *targets, *sources;
+    /* From rs_linkkeep_row to rs_linkkeep_done: that row as it is being
+     * written (lookups of it need not ask the store). */
+    int written;
+    rs_item_t row;
 };
 
 /* The baton of a lookup: the store connection of the call, and the
@@ -61,13 +65,18 @@ static void split(apr_pool_t *p, const char *path, const char **dir, const char 
     *name = slash ? slash + 1 : path;
 }
 
-/* rs_links_lookup_fn: the listed row of path in the store. */
+/* rs_links_lookup_fn: the listed row of path (the row being written
+ * from itself, any other from the store). */
 static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
     look_t *lb = baton;
     const char *dir, *name;
     rs_item_t *row = NULL;
 
+    if (lb->lk->written && !strcmp(path, lb->lk->path)) {
+        *out = lb->lk->row;
+        return out->listed;
+    }
     split(p, path, &dir, &name);
     if ((lb->rv = rs_inventory_get(lb->db, p, lb->lk->set, dir, name, &row)) != APR_SUCCESS) {
         return -1;
@@ -79,8 +88,8 @@ static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
     return 1;
 }
 
-/* rs_links_lookup_fn of the configuration pass's first round, which
- * wants only the dependencies: no target is looked up. */
+/* rs_links_lookup_fn for what wants only the dependencies (targets_of):
+ * no target is looked up. */
 static int lookup_none(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
     (void)baton;
@@ -160,12 +169,17 @@ apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int 
 
     apr_pool_clear(p);
     lk->targets = lk->sources = NULL;
+    lk->written = 0;
     lk->path = path = join(p, it->dir, it->name);
     it->links = NULL;
     if (it->listed
         && (rv = resolve(lk, db, p, path, &it->links, &deps, &lk->sources)) != APR_SUCCESS) {
         return rv;
     }
+    /* Read by the lookups of rs_linkkeep_done, while the scan's row is
+     * still there (the scan calls it before it lets go of the row). */
+    lk->row = *it;
+    lk->written = 1;
     if (!lk->local) {
         return APR_SUCCESS;
     }
@@ -176,7 +190,9 @@ apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int 
         deps = was_listed ? targets_of(lk, p, path) : NULL;
     }
     if (deps && deps->nelts && it->listed != was_listed
-        && (rv = rs_linkdep_put(db, lk->set, path, it->listed ? deps : NULL)) != APR_SUCCESS) {
+        && (rv = it->listed ? rs_linkdep_add(db, lk->set, path, deps)
+                            : rs_linkdep_drop(db, lk->set, path))
+               != APR_SUCCESS) {
         return rv;
     }
     /* Their inverse links name this row: resolved again once it is
@@ -238,8 +254,8 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
         return APR_SUCCESS; /* no local target: nothing depends on a row */
     }
     path = join(p, dir, name);
-    after_row = !gone && lk->path && !strcmp(lk->path, path);
-    lk->path = NULL;
+    after_row = !gone && lk->written && !strcmp(lk->path, path);
+    lk->written = after_row; /* the row's lookups answered from it */
     lk->targets = lk->sources = NULL;
     if (!after_row) {
         /* A listed row deleted (or a call without rs_linkkeep_row): its
@@ -247,7 +263,7 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
         targets = targets_of(lk, p, path);
         sources = NULL;
         if (gone && targets && targets->nelts
-            && (rv = rs_linkdep_put(db, lk->set, path, NULL)) != APR_SUCCESS) {
+            && (rv = rs_linkdep_drop(db, lk->set, path)) != APR_SUCCESS) {
             return rv;
         }
     }
@@ -263,6 +279,8 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
     for (i = 0; rv == APR_SUCCESS && i < todo->nelts; i++) {
         rv = relink(lk, db, j, p, APR_ARRAY_IDX(todo, i, const char *), relinked);
     }
+    lk->written = 0;
+    lk->path = NULL;
     return rv;
 }
 
@@ -271,31 +289,51 @@ apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, c
 typedef apr_status_t page_fn(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, apr_pool_t *p,
                              const rs_item_t *it, apr_int64_t *changed);
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* fn for every listed row, a directory at a time in byte order (a
+ * directory's rows are loaded as a scan loads them: the memory of its
+ * largest directory, as a scan takes), each directory's rows by name. */
 static apr_status_t each_listed(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, apr_pool_t *p,
                                 page_fn *fn, apr_int64_t *changed)
 {
-    const char *adir = NULL, *aname = NULL;
-    apr_array_header_t *rows;
-    apr_pool_t *pp, *rp;
+    apr_array_header_t *dirs, *names;
+    apr_hash_t *rows;
+    apr_hash_index_t *hi;
+    apr_pool_t *dp, *rp;
     apr_status_t rv;
-    int i;
+    int d, i;
 
-    apr_pool_create(&pp, p); /* per page */
+    if ((rv = rs_inventory_dirs(db, p, lk->set, &dirs)) != APR_SUCCESS) {
+        return rv;
+    }
+    qsort(dirs->elts, (size_t)dirs->nelts, sizeof(const char *), by_str);
+    apr_pool_create(&dp, p); /* per directory */
     apr_pool_create(&rp, p); /* per row */
-    do {
-        rv = rs_inventory_page(db, pp, lk->set, adir, aname, PAGE_ROWS, &rows);
-        for (i = 0; rv == APR_SUCCESS && i < rows->nelts; i++) {
-            apr_pool_clear(rp);
-            rv = fn(lk, db, j, rp, &APR_ARRAY_IDX(rows, i, rs_item_t), changed);
+    for (d = 0; rv == APR_SUCCESS && d < dirs->nelts; d++) {
+        apr_pool_clear(dp);
+        rv = rs_inventory_dir_load(db, dp, lk->set, APR_ARRAY_IDX(dirs, d, const char *), &rows);
+        names = apr_array_make(dp, rv == APR_SUCCESS ? (int)apr_hash_count(rows) + 1 : 1,
+                               sizeof(const char *));
+        for (hi = rv == APR_SUCCESS ? apr_hash_first(dp, rows) : NULL; hi; hi = apr_hash_next(hi)) {
+            const void *k;
+            apr_hash_this(hi, &k, NULL, NULL);
+            APR_ARRAY_PUSH(names, const char *) = k;
         }
-        if (rv == APR_SUCCESS && rows->nelts) {
-            const rs_item_t *last = &APR_ARRAY_IDX(rows, rows->nelts - 1, rs_item_t);
-            adir = apr_pstrdup(p, last->dir);
-            aname = apr_pstrdup(p, last->name);
+        qsort(names->elts, (size_t)names->nelts, sizeof(const char *), by_str);
+        for (i = 0; rv == APR_SUCCESS && i < names->nelts; i++) {
+            const rs_item_t *it =
+                apr_hash_get(rows, APR_ARRAY_IDX(names, i, const char *), APR_HASH_KEY_STRING);
+            if (it->listed) {
+                apr_pool_clear(rp);
+                rv = fn(lk, db, j, rp, it, changed);
+            }
         }
-        apr_pool_clear(pp);
-    } while (rv == APR_SUCCESS && rows->nelts == PAGE_ROWS);
-    apr_pool_destroy(pp);
+    }
+    apr_pool_destroy(dp);
     apr_pool_destroy(rp);
     return rv;
 }
@@ -308,7 +346,7 @@ static apr_status_t put_deps(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, ap
 
     (void)j;
     (void)changed;
-    return deps && deps->nelts ? rs_linkdep_put(db, lk->set, path, deps) : APR_SUCCESS;
+    return deps && deps->nelts ? rs_linkdep_add(db, lk->set, path, deps) : APR_SUCCESS;
 }
 
 static apr_status_t put_links(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, apr_pool_t *p,
@@ -321,26 +359,20 @@ static apr_status_t put_links(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, a
         return rv;
     }
     if ((rv = rs_inventory_set_links(db, lk->set, it->dir, it->name, enc)) == APR_SUCCESS
-        && (rv = rs_journal_relink(j, lk->set, it->dir, it->name)) == APR_SUCCESS) {
+        && (!j || (rv = rs_journal_relink(j, lk->set, it->dir, it->name)) == APR_SUCCESS)) {
         ++*changed;
     }
     return rv;
 }
 
-apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
-                               const rs_links_t *l, const char *url_base, const char *fp, int *ran,
-                               apr_int64_t *changed)
+apr_status_t rs_linkkeep_pass(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
+                              const rs_links_t *l, const char *url_base, const char *fp,
+                              apr_int64_t *changed)
 {
-    const char *key = apr_pstrcat(p, META_PREFIX, set, NULL), *stored = NULL;
     rs_linkkeep_t lk;
     apr_status_t rv;
 
-    *ran = 0;
     *changed = 0;
-    if ((rv = rs_db_meta_get(db, p, key, &stored)) != APR_SUCCESS
-        || !strcmp(stored ? stored : "", fp ? fp : "")) {
-        return rv;
-    }
     memset(&lk, 0, sizeof(lk));
     lk.l = rs_links_count(l) ? l : NULL;
     lk.set = set;
@@ -349,6 +381,9 @@ apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, cons
     if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
         return rv;
     }
+    /* Rows in listing order: the targets, sources and dependencies each
+     * row looks up are mostly near those of the row before (the store's
+     * cache holds them), unlike a walk's order. */
     if ((rv = rs_linkdep_clear(db, set)) == APR_SUCCESS && lk.local) {
         rv = each_listed(&lk, db, j, p, put_deps, changed);
     }
@@ -356,20 +391,37 @@ apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, cons
         rv = each_listed(&lk, db, j, p, put_links, changed);
     }
     if (rv == APR_SUCCESS) {
-        rv = rs_db_meta_put(db, key, fp ? fp : "");
+        rv = rs_db_meta_put(db, apr_pstrcat(p, META_PREFIX, set, NULL), fp ? fp : "");
     }
     if (rv != APR_SUCCESS) {
         rs_db_rollback(db);
+    }
+    else {
+        rv = rs_db_commit(db);
+    }
+    if (rv != APR_SUCCESS) {
         *changed = 0;
+    }
+    return rv;
+}
+
+apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
+                               const rs_links_t *l, const char *url_base, const char *fp, int *ran,
+                               apr_int64_t *changed)
+{
+    const char *stored = NULL;
+    apr_status_t rv;
+
+    *ran = 0;
+    *changed = 0;
+    if ((rv = rs_db_meta_get(db, p, apr_pstrcat(p, META_PREFIX, set, NULL), &stored)) != APR_SUCCESS
+        || !strcmp(stored ? stored : "", fp ? fp : "")) {
         return rv;
     }
-    if ((rv = rs_db_commit(db)) == APR_SUCCESS) {
+    if ((rv = rs_linkkeep_pass(db, j, p, set, l, url_base, fp, changed)) == APR_SUCCESS) {
         /* A set's first start with rules, on rows of none, is no change
          * worth a word. */
         *ran = stored || *changed;
-    }
-    else {
-        *changed = 0;
     }
     return rv;
 }

@@ -67,6 +67,20 @@ apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int 
 apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, const char *dir,
                               const char *name, int gone, apr_int64_t *relinked);
 
+/* One pass over the listed rows of set (rules l, NULL: none; digest fp;
+ * url_base as for create): its dependencies rebuilt, every row's links
+ * resolved again and updated where they changed (*changed: how many;
+ * each marked relinked in j, none when j is NULL), fp stored as the
+ * digest resolved; in one transaction of its own (none may be open).
+ * The rows are read in listing order, so what each looks up is mostly
+ * near what the row before did: after a set's first scan (a baseline,
+ * journaled by no record and in no snapshot yet) this pass resolves all
+ * of its links at a fraction of what resolving each row as the walk
+ * writes it costs.  Scratch allocations from p. */
+apr_status_t rs_linkkeep_pass(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
+                              const rs_links_t *l, const char *url_base, const char *fp,
+                              apr_int64_t *changed);
+
 /* At the watcher's start, for set with rules l (NULL: none) of digest fp
  * ("" without rules): when fp differs from the one stored (none stored
  * counts as ""), rebuild the set's dependencies and resolve every listed

@@ -41,6 +41,11 @@ static void scan_opts(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_t *journal, 
 
     memset(so, 0, sizeof(*so));
     rc->h->scan_opts(rc->h->baton, so);
+    if (!journaled && rc->h->links_baseline) {
+        /* A baseline: its links in one pass after it (links_baseline). */
+        so->links_row = NULL;
+        so->links_done = NULL;
+    }
     *r = journaled ? rc->h->recorder(rc->h->baton, p, journal) : NULL;
     if (journaled) {
         rc->h->extent(rc->h->baton, &ext);
@@ -206,6 +211,10 @@ void rs_reconcile_scan(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jou
     h->progress_end(h->baton);
     end = wall(rc);
     if (!scan_verdict(rc, p, store, rv, &stats)) {
+        return;
+    }
+    if (!jstart && h->links_baseline && (rv = h->links_baseline(h->baton, p)) != APR_SUCCESS) {
+        h->store_failed(h->baton, p, rv, "resolving the links of its first scan");
         return;
     }
     h->above_end(h->baton, p); /* every file was decided under that state */

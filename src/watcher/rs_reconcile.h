@@ -119,6 +119,14 @@ typedef struct rs_reconcile_hooks_t {
     apr_time_t (*mono)(void);
     apr_time_t (*wall)(void);
     void *baton;
+    /* The links of a set whose link rules may name its own files (NULL:
+     * none, or they are resolved as the scans write).  With it, a set's
+     * first scan (its baseline: no record, no snapshot yet) resolves no
+     * link as it writes (scan_opts' links_row and links_done are left
+     * out): once it succeeded, links_baseline resolves them all in one
+     * pass in listing order, before the snapshot (a failure is the
+     * store's, with its cause, and fails the scan). */
+    apr_status_t (*links_baseline)(void *baton, apr_pool_t *p);
 } rs_reconcile_hooks_t;
 
 /* One set's reconciliation.  Read its fields; change them only through

@@ -64,6 +64,8 @@ typedef struct fx_t {
     apr_status_t noted_rv, failed_rv;
     apr_time_t snap_at, snap_completed, changed_at;
     int snap_force;
+    int links;                                 /* the scans get links hooks */
+    int link_rows, link_dones, link_baselines; /* their calls */
 } fx_t;
 
 static const char *no_verify(void *baton, apr_pool_t *p)
@@ -79,9 +81,41 @@ static void md_publish(void *baton, const rs_massdel_t *md)
     (void)md;
 }
 
+static apr_status_t h_links_row(void *baton, rs_item_t *it, int was_listed)
+{
+    (void)it;
+    (void)was_listed;
+    ((fx_t *)baton)->link_rows++;
+    return APR_SUCCESS;
+}
+
+static apr_status_t h_links_done(void *baton, const char *dir, const char *name, int gone)
+{
+    (void)dir;
+    (void)name;
+    (void)gone;
+    ((fx_t *)baton)->link_dones++;
+    return APR_SUCCESS;
+}
+
+static apr_status_t h_links_baseline(void *baton, apr_pool_t *p)
+{
+    fx_t *f = baton;
+    (void)p;
+    /* After the scan, before the snapshot. */
+    ck_assert_int_eq(f->snapshots, 0);
+    f->link_baselines++;
+    return APR_SUCCESS;
+}
+
 static void h_scan_opts(void *baton, rs_scan_opts_t *so)
 {
     fx_t *f = baton;
+    if (f->links) {
+        so->links_row = h_links_row;
+        so->links_done = h_links_done;
+        so->links_baton = f;
+    }
     so->set = SET;
     so->root = f->root;
     so->hashes = RS_HASH_MD5;
@@ -419,6 +453,45 @@ START_TEST(second_scan_journals)
 }
 END_TEST
 
+/* Links: with links_baseline, a set's first scan (its baseline)
+ * resolves none as it writes, but all in one pass after it, before its
+ * snapshot; later scans and batches resolve them as they write. */
+START_TEST(links_of_the_baseline_in_one_pass)
+{
+    fx_t f;
+
+    fx_init(&f, 0, 0);
+    f.links = 1;
+    f.h.links_baseline = h_links_baseline;
+    put(&f, "a.txt", "a");
+    put(&f, "b.txt", "b");
+    scan(&f, 1);
+    ck_assert_int_eq(f.link_baselines, 1);
+    ck_assert_int_eq(f.link_rows + f.link_dones, 0);
+    ck_assert_int_eq(f.snapshots, 1);
+    put(&f, "a.txt", "a changed");
+    scan(&f, 0);
+    ck_assert_int_eq(f.link_baselines, 1);
+    ck_assert_int_eq(f.link_rows, 1);
+    ck_assert_int_eq(f.link_dones, 1);
+    put(&f, "c.txt", "c");
+    batch(&f, "c.txt");
+    ck_assert_int_eq(f.link_rows, 2);
+    ck_assert_int_eq(f.link_dones, 2);
+    ck_assert_int_eq(f.link_baselines, 1);
+
+    /* Without links_baseline (rules that look nothing up), the baseline
+     * resolves them as it writes. */
+    fx_init(&f, 0, 0);
+    f.links = 1;
+    put(&f, "a.txt", "a");
+    put(&f, "b.txt", "b");
+    scan(&f, 1);
+    ck_assert_int_eq(f.link_rows, 2);
+    ck_assert_int_eq(f.link_dones, 2);
+}
+END_TEST
+
 /* Batches: a created, a changed and a deleted file each journaled and
  * published; the lists are looked at only once the open one may be
  * full, and a closing is announced. */
@@ -647,6 +720,7 @@ Suite *reconcile_suite(void)
 
     tcase_add_test(tc, first_scan_begins_journal);
     tcase_add_test(tc, second_scan_journals);
+    tcase_add_test(tc, links_of_the_baseline_in_one_pass);
     tcase_add_test(tc, batches_journal_targets);
     tcase_add_test(tc, store_failures);
     tcase_add_test(tc, root_lost);

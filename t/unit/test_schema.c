@@ -73,7 +73,7 @@ static void fill(rs_db_t *db, const char *set)
     ck_assert_int_eq(rs_journal_mark(j, set, &at), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_relink(j, set, "", "f"), APR_SUCCESS);
     APR_ARRAY_PUSH(deps, const char *) = "g";
-    ck_assert_int_eq(rs_linkdep_put(db, set, "f", deps), APR_SUCCESS);
+    ck_assert_int_eq(rs_linkdep_add(db, set, "f", deps), APR_SUCCESS);
     memset(&x, 0, sizeof(x));
     x.set = set;
     x.topic = RS_NOTIFY_CHANGE;
