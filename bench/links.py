@@ -163,6 +163,17 @@ class LinkBench(bench.Bench):
             % (name, r["scan"], r["list"], r["p50"], r["p99"], r["hwm"]))
         return r
 
+    def markdown(self, facts, started, elapsed):
+        """bench.py's Markdown, with this run's servers in its notes."""
+        a = self.args
+        servers = ("- Servers: httpd prefork with %d children, LogLevel warn resourcesync:info, "
+                   "one set over tree-links-%d/www/data with ResourceSyncHash md5, "
+                   "ResourceSyncMaxEntries %d, ResourceSyncRescanInterval 86400; the runs with "
+                   "links add:\n\n```\n%s```"
+                   % (max(2, a.conns), self.n, a.cl_max, LINK_RULES.replace("    ", "")))
+        return "\n".join(servers if line.startswith("- Servers:") else line
+                         for line in super().markdown(facts, started, elapsed).split("\n"))
+
     def run(self):
         a = self.args
         a.figures = "L1,L2,L3,L4"
