@@ -227,6 +227,7 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         }
         rs_dumppkg_key_entry(&k, rs_path_join(dw->sp, it->dir, it->name), it->size, it->mtime_ns,
                              it->type, it->encoding, listed, RS_HASH_COUNT);
+        rs_dumppkg_key_links(&k, it->links);
         apr_pool_clear(dw->sp);
     }
     rs_dumppkg_key_final(&k, key);

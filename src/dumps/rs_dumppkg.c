@@ -70,6 +70,15 @@ void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t s
     }
 }
 
+void rs_dumppkg_key_links(rs_dumppkg_key_t *k, const char *links)
+{
+    /* As the encoding: a tagged field that no digest can be. */
+    if (links && *links) {
+        EVP_DigestUpdate(k->ctx, "links=", 6);
+        put_str(k, links);
+    }
+}
+
 void rs_dumppkg_key_final(rs_dumppkg_key_t *k, char *out)
 {
     static const char digits[] = "0123456789abcdef";

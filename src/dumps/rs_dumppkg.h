@@ -55,6 +55,13 @@ void rs_dumppkg_key_entry(rs_dumppkg_key_t *k, const char *member, apr_int64_t s
                           apr_int64_t mtime_ns, const char *type, const char *encoding,
                           const char *const *hex, int n);
 
+/* The links of the entry just added (its encoded rs:ln relations, NULL or
+ * "" when it has none): its manifest entry writes them, so a package whose
+ * files are unchanged but whose links changed (a target appeared, changed
+ * or went; the rules changed) gets another key and is written again.  An
+ * entry without links adds nothing: such packages keep their keys. */
+void rs_dumppkg_key_links(rs_dumppkg_key_t *k, const char *links);
+
 /* The key, RS_DUMPPKG_KEY_LEN lowercase hex digits, into out (at least
  * RS_DUMPPKG_KEY_LEN + 1 bytes); frees the context. */
 void rs_dumppkg_key_final(rs_dumppkg_key_t *k, char *out);

@@ -212,6 +212,36 @@ START_TEST(key_names_the_contents)
 }
 END_TEST
 
+/* The key of one entry with links (NULL: none). */
+static const char *key_links(const char *links)
+{
+    rs_dumppkg_key_t k;
+    const char *hex[RS_HASH_COUNT] = { "abc", NULL, NULL, NULL };
+    char *out = apr_palloc(ut_pool, RS_DUMPPKG_KEY_LEN + 1);
+
+    ck_assert_int_eq(rs_dumppkg_key_init(&k), APR_SUCCESS);
+    rs_dumppkg_key_opts(&k, "http://x/", "http://x/rs/s/resourcedump.xml", 1);
+    rs_dumppkg_key_entry(&k, "a.txt", 5, 1000, "text/plain", NULL, hex, RS_HASH_COUNT);
+    rs_dumppkg_key_links(&k, links);
+    rs_dumppkg_key_final(&k, out);
+    return out;
+}
+
+/* A package's manifest writes its entries' links: another link is another
+ * key (the package is written again, not reused with stale links); no
+ * links, or empty ones, keep the key of an entry without links. */
+START_TEST(key_names_the_links)
+{
+    const char *none = key_links(NULL);
+    const char *dup = key_links("rel=duplicate");
+
+    ck_assert_str_eq(key_links(""), none);
+    ck_assert_str_ne(dup, none);
+    ck_assert_str_eq(key_links("rel=duplicate"), dup);
+    ck_assert_str_ne(key_links("rel=describedby"), dup);
+}
+END_TEST
+
 static apr_int64_t size_of(const char *path)
 {
     struct stat sb;
@@ -775,6 +805,7 @@ Suite *dump_suite(void)
     tcase_add_test(tc, manifest_lists_the_encoding);
     tcase_add_test(tc, changed_file_fails_the_dump);
     tcase_add_test(tc, key_names_the_contents);
+    tcase_add_test(tc, key_names_the_links);
     tcase_add_test(tc, rebuild_reuses_unchanged_packages);
     tcase_add_test(tc, no_reuse_without_record);
     tcase_add_test(tc, swapped_in_links_are_never_followed);
