@@ -6,10 +6,10 @@
 enum { L_SOURCES, L_TARGETS, L_DEL_SOURCE, L_ADD, L_CLEAR, L_ADD_BATCH, L_MAX };
 
 /* RS_LINKDEP_BATCH rows of VALUES. */
-#define ROW     "(%s, %s, %s)"
-#define ROWS4   ROW ", " ROW ", " ROW ", " ROW
-#define ROWS16  ROWS4 ", " ROWS4 ", " ROWS4 ", " ROWS4
-#define ROWS32  ROWS16 ", " ROWS16
+#define ROW    "(%s, %s, %s)"
+#define ROWS4  ROW ", " ROW ", " ROW ", " ROW
+#define ROWS16 ROWS4 ", " ROWS4 ", " ROWS4 ", " ROWS4
+#define ROWS32 ROWS16 ", " ROWS16
 
 static const char *const sql[L_MAX] = {
     "SELECT source FROM linkdep WHERE setname = %s AND target = %s ORDER BY source",

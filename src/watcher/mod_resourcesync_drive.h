@@ -210,7 +210,7 @@ void rs_reconcile_mode(wset_t *ws);
  * the keeper of the set's links (ws->links, NULL without link rules). */
 void rs_reconcilew_init(wset_t *ws);
 /* At watcher start, before the set's first full scan: when its link rules
- * changed since the store last resolved them (rs_linkkeep_start), every
+ * changed since the store last resolved them (rs_linkpass_start), every
  * listed row's links are resolved again; the rows whose links changed
  * make the next snapshot due. */
 void rs_reconcile_links(apr_pool_t *p, wset_t *ws);

@@ -78,8 +78,8 @@ static apr_status_t links_baseline(void *baton, apr_pool_t *p)
     const rs_set_t *set = ws->set;
     apr_int64_t n = 0;
 
-    return rs_linkkeep_pass(ws->d->store, NULL, p, set->name, set->links, set->root_url,
-                            set->links_fp, &n);
+    return rs_linkpass_run(ws->d->store, NULL, p, set->name, set->links, set->root_url,
+                           set->links_fp, &n);
 }
 
 static void scan_opts(void *baton, rs_scan_opts_t *so)
@@ -322,7 +322,7 @@ void rs_reconcile_links(apr_pool_t *p, wset_t *ws)
     const rs_set_t *set = ws->set;
     apr_int64_t changed = 0;
     int ran = 0;
-    apr_status_t rv = rs_linkkeep_start(ws->d->store, ws->d->journal, p, set->name, set->links,
+    apr_status_t rv = rs_linkpass_start(ws->d->store, ws->d->journal, p, set->name, set->links,
                                         set->root_url, set->links_fp, &ran, &changed);
 
     if (rv != APR_SUCCESS) {

@@ -18,6 +18,7 @@
 #include "rs_aboveroot.h"
 #include "rs_journal.h"
 #include "rs_linkkeep.h"
+#include "rs_linkpass.h"
 #include "rs_inventory.h"
 #include "rs_listclose.h"
 #include "rs_massdel.h"

@@ -17,7 +17,7 @@
  * not a change of the resource.  Only listed rows have links and
  * dependencies.
  *
- * Configuration: rs_linkkeep_start, at the watcher's start, compares the
+ * Configuration: rs_linkpass_start, at the watcher's start, compares the
  * rules' digest with the one stored for the set (meta links:<set>); when
  * they differ, one pass over the listed rows rebuilds the dependencies,
  * resolves every row's links again and updates (and marks relinked) only
@@ -55,7 +55,7 @@ rs_linkkeep_t *rs_linkkeep_create(apr_pool_t *p, const rs_links_t *l, const char
  * and has none.  The dependencies of a listed row depend on its path
  * and the rules only, which do not change while a watcher runs: they
  * are written when the row becomes listed, and go when it stops being
- * listed or is deleted (rs_linkkeep_start rebuilds them all when the
+ * listed or is deleted (rs_linkpass_start rebuilds them all when the
  * rules changed). */
 apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int was_listed);
 
@@ -66,38 +66,5 @@ apr_status_t rs_linkkeep_row(rs_linkkeep_t *lk, rs_db_t *db, rs_item_t *it, int 
  * increased by their number. */
 apr_status_t rs_linkkeep_done(rs_linkkeep_t *lk, rs_db_t *db, rs_journal_t *j, const char *dir,
                               const char *name, int gone, apr_int64_t *relinked);
-
-/* One pass over the listed rows of set (rules l, NULL: none; digest fp;
- * url_base as for create): its dependencies rebuilt, every row's links
- * resolved again and updated where they changed (*changed: how many;
- * each marked relinked in j, none when j is NULL), fp stored as the
- * digest resolved; in one transaction of its own (none may be open).
- * No lookup asks the store: one read of the listed rows that may be
- * targets (rs_links_may_be_target) into a map, one read of every listed
- * row in listing order that resolves its forward links from the map,
- * writes its dependencies in batches and hands the row to its listed
- * targets, then the targets with their inverse links.  Memory: per
- * listed candidate target its row and the attributes of the listed
- * sources that name it.  After a set's first scan (a baseline, journaled
- * by no record and in no snapshot yet) this pass resolves all of its
- * links at a fraction of what resolving each row as the walk writes it
- * costs.  Scratch allocations from p (the map's too, for the pass). */
-apr_status_t rs_linkkeep_pass(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
-                              const rs_links_t *l, const char *url_base, const char *fp,
-                              apr_int64_t *changed);
-
-/* At the watcher's start, for set with rules l (NULL: none) of digest fp
- * ("" without rules): when fp differs from the one stored (none stored
- * counts as ""), rebuild the set's dependencies and resolve every listed
- * row's links again, updating and marking relinked those whose encoded
- * links changed (*changed gets their number), then store fp; in one
- * transaction of its own (none may be open).  *ran: 1 when the pass ran
- * and there was something to say (a digest was stored before, or some
- * row's links changed), 0 when fp was the stored one (nothing done) or
- * when the first pass of a set changed nothing.  url_base as for create;
- * scratch allocations from p. */
-apr_status_t rs_linkkeep_start(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
-                               const rs_links_t *l, const char *url_base, const char *fp, int *ran,
-                               apr_int64_t *changed);
 
 #endif

@@ -12,6 +12,7 @@
 #include "rs_journal.h"
 #include "rs_linkdep.h"
 #include "rs_linkkeep.h"
+#include "rs_linkpass.h"
 #include "rs_links.h"
 #include "rs_scan.h"
 #include "rs_schema.h"
@@ -308,7 +309,7 @@ START_TEST(rules_free_set_untouched)
     ck_assert_ptr_null(
         rs_linkkeep_create(ut_pool, rs_links_create(ut_pool, posix_match), "s", BASE));
     write_row(&f, "records/1.pdf", 100, 1);
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(ran, 0);
     ck_assert_int_eq(changed, 0);
@@ -338,7 +339,7 @@ START_TEST(rules_change_at_start)
     write_row(&f, "records/3.pdf", 300, 0);
     seq = rs_journal_last_seq(f.j);
 
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(ran, 1);
     ck_assert_int_eq(changed, 3);
@@ -353,14 +354,14 @@ START_TEST(rules_change_at_start)
     ck_assert_int_eq(rs_journal_last_seq(f.j), seq);
 
     /* The same rules: nothing. */
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", l, BASE, "A", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(ran, 0);
     ck_assert_int_eq(changed, 0);
 
     /* A mirror added: every listed row changes. */
     ck_assert_ptr_null(rs_links_add_mirror(l2, ut_pool, "http://mirror.example/s/", 0));
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l2, BASE, "B", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", l2, BASE, "B", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(ran, 1);
     ck_assert_int_eq(changed, 4);
@@ -369,7 +370,7 @@ START_TEST(rules_change_at_start)
     /* Then a mirror only: the dependencies go. */
     l2 = rs_links_create(ut_pool, posix_match);
     ck_assert_ptr_null(rs_links_add_mirror(l2, ut_pool, "http://mirror.example/s/", 0));
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", l2, BASE, "C", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", l2, BASE, "C", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(changed, 3);
     ck_assert_str_eq(deps(&f, "records/2.pdf"), "");
@@ -377,7 +378,7 @@ START_TEST(rules_change_at_start)
     relinked(&f);
 
     /* Rules removed: every link goes. */
-    ck_assert_int_eq(rs_linkkeep_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
+    ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
                      APR_SUCCESS);
     ck_assert_int_eq(ran, 1);
     ck_assert_int_eq(changed, 4);
@@ -464,7 +465,7 @@ END_TEST
 /* Timing (no assertion on time): RS_LINKKEEP_TIMING=N builds a tree of N
  * files, 2/3 records/K.pdf and 1/3 meta/K.xml (a describedby rule and a
  * mirror), and times a set's first scan without the keeper, then with
- * it as the watcher runs a baseline (hooks off, rs_linkkeep_pass after),
+ * it as the watcher runs a baseline (hooks off, rs_linkpass_run after),
  * then a change of one target through the hooks.  Skipped without the
  * variable. */
 static double secs(apr_time_t t0)
@@ -580,7 +581,7 @@ START_TEST(timing)
         scan_timed(&f1, root, 0);
         s1 = secs(t0);
         t0 = apr_time_now();
-        ck_assert_int_eq(rs_linkkeep_pass(f1.st, NULL, ut_pool, "s", l, BASE, "fp", &n),
+        ck_assert_int_eq(rs_linkpass_run(f1.st, NULL, ut_pool, "s", l, BASE, "fp", &n),
                          APR_SUCCESS);
         p1 = secs(t0);
         ck_assert_str_eq(links_of(&f1, "records/1.pdf"),
@@ -600,7 +601,8 @@ START_TEST(timing)
         live1 = secs(t0) / 200;
         fprintf(stderr,
                 "linkkeep timing %d files: first scan %.2f s without links, %.2f s + pass "
-                "%.2f s = %.2f s with (%" APR_INT64_T_FMT " rows, links and deps md5 %s); a target's "
+                "%.2f s = %.2f s with (%" APR_INT64_T_FMT
+                " rows, links and deps md5 %s); a target's "
                 "change %.0f us without, %.0f us with\n",
                 total, s0, s1, p1, s1 + p1, n, digest, live0 * 1e6, live1 * 1e6);
     }
