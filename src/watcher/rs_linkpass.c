@@ -302,8 +302,8 @@ static apr_status_t pass_targets(pass_t *ps, apr_pool_t *p)
 }
 
 apr_status_t rs_linkpass_run(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
-                              const rs_links_t *l, const char *url_base, const char *fp,
-                              apr_int64_t *changed)
+                             const rs_links_t *l, const char *url_base, const char *fp,
+                             apr_int64_t *changed)
 {
     rs_linkkeep_t lk;
     apr_status_t rv;

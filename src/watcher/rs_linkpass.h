@@ -24,8 +24,8 @@
  * links at a fraction of what resolving each row as the walk writes it
  * costs.  Scratch allocations from p (the map's too, for the pass). */
 apr_status_t rs_linkpass_run(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
-                              const rs_links_t *l, const char *url_base, const char *fp,
-                              apr_int64_t *changed);
+                             const rs_links_t *l, const char *url_base, const char *fp,
+                             apr_int64_t *changed);
 
 /* At the watcher's start, for set with rules l (NULL: none) of digest fp
  * ("" without rules): when fp differs from the one stored (none stored

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_linkkeep.c - rs_linkkeep: a set's links kept in its rows and their
  * dependencies, on a real SQLite store (rules matched with POSIX regexec) */
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_file_info.h>
@@ -19,41 +18,18 @@
 
 #define BASE "http://example.org/s/"
 
-/* rs_links_match_fn over POSIX regexec (REG_EXTENDED). */
-static int posix_match(void *re, const char *path, int nmatch, rs_links_span_t *m)
-{
-    regmatch_t pm[10];
-    int i;
-    if (nmatch > 10 || regexec(re, path, (size_t)nmatch, pm, 0) != 0) {
-        return 0;
-    }
-    for (i = 0; i < nmatch; i++) {
-        m[i].so = (int)pm[i].rm_so;
-        m[i].eo = (int)pm[i].rm_eo;
-    }
-    return 1;
-}
-
-static apr_status_t re_cleanup(void *re)
-{
-    regfree(re);
-    return APR_SUCCESS;
-}
-
 static void add(rs_links_t *l, const char *rel, const char *pattern, const char *target,
                 int if_exists)
 {
-    regex_t *r = apr_pcalloc(ut_pool, sizeof(*r));
-    ck_assert_int_eq(regcomp(r, pattern, REG_EXTENDED), 0);
-    apr_pool_cleanup_register(ut_pool, r, re_cleanup, apr_pool_cleanup_null);
-    ck_assert_ptr_null(
-        rs_links_add(l, ut_pool, rel, r, (int)r->re_nsub, pattern, target, NULL, 0, if_exists));
+    int ng;
+    void *r = ut_regex(pattern, &ng);
+    ck_assert_ptr_null(rs_links_add(l, ut_pool, rel, r, ng, pattern, target, NULL, 0, if_exists));
 }
 
 /* records/N.pdf describedby meta/N.xml (if_exists as given). */
 static rs_links_t *describedby(int if_exists)
 {
-    rs_links_t *l = rs_links_create(ut_pool, posix_match);
+    rs_links_t *l = ut_links();
     add(l, "describedby", "^records/([0-9]+)\\.pdf$", "meta/$1.xml", if_exists);
     return l;
 }
@@ -306,8 +282,7 @@ START_TEST(rules_free_set_untouched)
 
     fx_init(&f, NULL);
     ck_assert_ptr_null(f.lk);
-    ck_assert_ptr_null(
-        rs_linkkeep_create(ut_pool, rs_links_create(ut_pool, posix_match), "s", BASE));
+    ck_assert_ptr_null(rs_linkkeep_create(ut_pool, ut_links(), "s", BASE));
     write_row(&f, "records/1.pdf", 100, 1);
     ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", NULL, BASE, "", &ran, &changed),
                      APR_SUCCESS);
@@ -368,7 +343,7 @@ START_TEST(rules_change_at_start)
     ck_assert_str_eq(links_of(&f, "other.txt"), "duplicate http://mirror.example/s/other.txt -1");
     relinked(&f);
     /* Then a mirror only: the dependencies go. */
-    l2 = rs_links_create(ut_pool, posix_match);
+    l2 = ut_links();
     ck_assert_ptr_null(rs_links_add_mirror(l2, ut_pool, "http://mirror.example/s/", 0));
     ck_assert_int_eq(rs_linkpass_start(f.st, f.j, ut_pool, "s", l2, BASE, "C", &ran, &changed),
                      APR_SUCCESS);
@@ -566,7 +541,7 @@ START_TEST(timing)
                              APR_SUCCESS);
         }
     }
-    l = rs_links_create(ut_pool, posix_match);
+    l = ut_links();
     add(l, "describedby", "^records/(.*)\\.pdf$", "meta/$1.xml", 0);
     ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "http://mirror.example/s/", 0));
     runs = getenv("RS_LINKKEEP_RUNS") ? atoi(getenv("RS_LINKKEEP_RUNS")) : 3;

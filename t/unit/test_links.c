@@ -1,56 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_links.c - rs_links: the rules of rs:ln relations (construction,
  * checks, description, the target filter), matched with POSIX regexec */
-#include <regex.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_links.h"
 
-/* rs_links_match_fn over POSIX regexec (REG_EXTENDED). */
-static int posix_match(void *re, const char *path, int nmatch, rs_links_span_t *m)
-{
-    regmatch_t pm[10];
-    int i;
-    if (nmatch > 10 || regexec(re, path, (size_t)nmatch, pm, 0) != 0) {
-        return 0;
-    }
-    for (i = 0; i < nmatch; i++) {
-        m[i].so = (int)pm[i].rm_so;
-        m[i].eo = (int)pm[i].rm_eo;
-    }
-    return 1;
-}
-
-static apr_status_t re_cleanup(void *re)
-{
-    regfree(re);
-    return APR_SUCCESS;
-}
-
-/* A compiled pattern (freed with ut_pool) and its number of groups. */
-static regex_t *re(const char *pattern, int *ngroups)
-{
-    regex_t *r = apr_pcalloc(ut_pool, sizeof(*r));
-    ck_assert_int_eq(regcomp(r, pattern, REG_EXTENDED), 0);
-    apr_pool_cleanup_register(ut_pool, r, re_cleanup, apr_pool_cleanup_null);
-    *ngroups = (int)r->re_nsub;
-    return r;
-}
-
 /* rs_links_add with a pattern compiled here. */
 static const char *add(rs_links_t *l, const char *rel, const char *pattern, const char *target,
                        const char *type, int pri, int if_exists)
 {
     int ng;
-    regex_t *r = re(pattern, &ng);
+    void *r = ut_regex(pattern, &ng);
     return rs_links_add(l, ut_pool, rel, r, ng, pattern, target, type, pri, if_exists);
 }
 
 static rs_links_t *links(void)
 {
-    return rs_links_create(ut_pool, posix_match);
+    return ut_links();
 }
 
 START_TEST(rel_names)

@@ -177,6 +177,13 @@ const char *ut_xml_child_text(xmlNodePtr n, const char *ns, const char *name);
 /* The rs:ln child with the given rel, or NULL. */
 xmlNodePtr ut_xml_ln(xmlNodePtr parent, const char *rel);
 
+/* Link rules (rs_links.h) matched by POSIX regexec: an empty rule set,
+ * and a pattern compiled with REG_EXTENDED (freed with ut_pool) with its
+ * number of groups. */
+struct rs_links_t;
+struct rs_links_t *ut_links(void);
+void *ut_regex(const char *pattern, int *ngroups);
+
 #define UT_NS_SM "http://www.sitemaps.org/schemas/sitemap/0.9"
 #define UT_NS_RS "http://www.openarchives.org/rs/terms/"
 

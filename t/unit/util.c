@@ -15,9 +15,11 @@
 #include <unistd.h>
 #include <apr_strings.h>
 #include <apr_time.h>
+#include <regex.h>
 #include <libxml/parser.h>
 #include "rs_hash.h"
 #include "rs_inventory.h"
+#include "rs_links.h"
 #include "unit.h"
 
 apr_pool_t *ut_pool;
@@ -393,4 +395,39 @@ void ut_inventory_row(rs_db_t *db, const char *set, const char *dir, const char 
     it.type = "text/plain";
     it.hash[0] = apr_pstrdup(ut_pool, hex[0]);
     ck_assert_int_eq(rs_inventory_put(db, set, &it), APR_SUCCESS);
+}
+
+/* rs_links_match_fn over POSIX regexec (REG_EXTENDED). */
+static int posix_match(void *re, const char *path, int nmatch, rs_links_span_t *m)
+{
+    regmatch_t pm[10];
+    int i;
+    if (nmatch > 10 || regexec(re, path, (size_t)nmatch, pm, 0) != 0) {
+        return 0;
+    }
+    for (i = 0; i < nmatch; i++) {
+        m[i].so = (int)pm[i].rm_so;
+        m[i].eo = (int)pm[i].rm_eo;
+    }
+    return 1;
+}
+
+static apr_status_t re_cleanup(void *re)
+{
+    regfree(re);
+    return APR_SUCCESS;
+}
+
+void *ut_regex(const char *pattern, int *ngroups)
+{
+    regex_t *r = apr_pcalloc(ut_pool, sizeof(*r));
+    ck_assert_int_eq(regcomp(r, pattern, REG_EXTENDED), 0);
+    apr_pool_cleanup_register(ut_pool, r, re_cleanup, apr_pool_cleanup_null);
+    *ngroups = (int)r->re_nsub;
+    return r;
+}
+
+rs_links_t *ut_links(void)
+{
+    return rs_links_create(ut_pool, posix_match);
 }
