@@ -377,7 +377,8 @@ static apr_status_t hook_done(void *baton, const char *dir, const char *name, in
     return rs_linkkeep_done(f->lk, f->st, f->j, dir, name, gone, NULL);
 }
 
-static void scan(fx_t *f, const char *root)
+/* A scan of root into f's store, through the keeper's hooks when hooks. */
+static void scan(fx_t *f, const char *root, int hooks)
 {
     rs_scan_opts_t o;
     rs_scan_stats_t st;
@@ -388,9 +389,11 @@ static void scan(fx_t *f, const char *root)
     o.hashes = RS_HASH_MD5;
     o.cfg = "cfg";
     o.log = &f->ul.logger;
-    o.links_row = hook_row;
-    o.links_done = hook_done;
-    o.links_baton = f;
+    if (hooks) {
+        o.links_row = hook_row;
+        o.links_done = hook_done;
+        o.links_baton = f;
+    }
     ck_assert_int_eq(rs_scan_set(f->st, &o, ut_pool, &st), APR_SUCCESS);
 }
 
@@ -414,14 +417,14 @@ START_TEST(through_scans)
             ut_write_str(ut_path(root, apr_psprintf(ut_pool, "meta/%d.xml", i)), "<x/>");
         }
     }
-    scan(&f, root);
+    scan(&f, root, 1);
     ck_assert_str_eq(links_of(&f, "records/1.pdf"), TO_T(4));
     ck_assert_str_eq(links_of(&f, "meta/1.xml"), TO_S(3));
     ck_assert_str_eq(links_of(&f, "records/2.pdf"), "describedby " BASE "meta/2.xml -1");
     ck_assert_str_eq(links_of(&f, "records/299.pdf"), "describedby " BASE "meta/299.xml 4");
     relinked(&f);
     ck_assert_int_eq(ut_rmtree(ut_path(root, "meta")), 0);
-    scan(&f, root);
+    scan(&f, root, 1);
     ck_assert_str_eq(links_of(&f, "records/1.pdf"), PLAIN);
     ck_assert_str_eq(links_of(&f, "records/299.pdf"), "describedby " BASE "meta/299.xml -1");
     ck_assert_str_eq(links_of(&f, "meta/1.xml"), "-");
@@ -446,25 +449,6 @@ END_TEST
 static double secs(apr_time_t t0)
 {
     return (double)(apr_time_now() - t0) / 1e6;
-}
-
-static void scan_timed(fx_t *f, const char *root, int hooks)
-{
-    rs_scan_opts_t o;
-    rs_scan_stats_t st;
-
-    memset(&o, 0, sizeof(o));
-    o.set = "s";
-    o.root = root;
-    o.hashes = RS_HASH_MD5;
-    o.cfg = "cfg";
-    o.log = &f->ul.logger;
-    if (hooks) {
-        o.links_row = hook_row;
-        o.links_done = hook_done;
-        o.links_baton = f;
-    }
-    ck_assert_int_eq(rs_scan_set(f->st, &o, ut_pool, &st), APR_SUCCESS);
 }
 
 /* A digest of every row's path and stored links, and of the set's
@@ -549,11 +533,11 @@ START_TEST(timing)
         /* Without links, then with, interleaved: fresh stores. */
         fx_init(&f0, NULL);
         t0 = apr_time_now();
-        scan_timed(&f0, root, 0);
+        scan(&f0, root, 0);
         s0 = secs(t0);
         fx_init(&f1, l);
         t0 = apr_time_now();
-        scan_timed(&f1, root, 0);
+        scan(&f1, root, 0);
         s1 = secs(t0);
         t0 = apr_time_now();
         ck_assert_int_eq(rs_linkpass_run(f1.st, NULL, ut_pool, "s", l, BASE, "fp", &n),
