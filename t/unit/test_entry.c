@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_entry.c - rs_entry: the <url> entries of every document */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <apr_md5.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_entry.h"
@@ -570,6 +573,88 @@ START_TEST(links_render_matches_writer)
 }
 END_TEST
 
+/* Timing (no assertion on time): RS_ENTRY_TIMING=N renders N resource
+ * entries records/K.pdf (md5, a type) three ways: without links, with a
+ * describedby link to a listed file, and with that link and a mirror;
+ * best of RS_ENTRY_RUNS runs (3), in ns per entry, and a digest of the
+ * bytes of the last way, which two versions of the renderer must both
+ * give.  Skipped without the variable. */
+#define TIMING_MIRROR "https://mirror.example.org/s/"
+
+/* The describedby link of records/K.pdf to meta/K.xml, encoded. */
+static const char *timing_link(int k)
+{
+    apr_array_header_t *a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+    rs_link_t *l = rs_links_push(a, "describedby", apr_psprintf(ut_pool, BASE "meta/%d.xml", k));
+    l->length = 120 + k % 1000;
+    l->modified_ns = LASTMOD_NS + k;
+    l->type = "application/xml";
+    l->hash[0] = MD5;
+    return rs_links_encode(ut_pool, a);
+}
+
+/* The same with a mirror after it, as rows stored it before mirrors were
+ * rendered from the rules. */
+static const char *timing_link_mirror(int k)
+{
+    apr_array_header_t *a = rs_links_decode(ut_pool, timing_link(k));
+    rs_links_push(a, "duplicate", apr_psprintf(ut_pool, TIMING_MIRROR "records/%d.pdf", k))->pri =
+        1;
+    return rs_links_encode(ut_pool, a);
+}
+
+START_TEST(timing)
+{
+    const char *env = getenv("RS_ENTRY_TIMING");
+    int n = env ? atoi(env) : 0, runs, way, i;
+    const char **names, **link1, **link2;
+    double best[3] = { 0, 0, 0 };
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    rs_entry_opts_t o;
+
+    if (n <= 0) {
+        return; /* timing only when asked */
+    }
+    runs = getenv("RS_ENTRY_RUNS") ? atoi(getenv("RS_ENTRY_RUNS")) : 3;
+    names = apr_palloc(ut_pool, sizeof(*names) * (apr_size_t)n);
+    link1 = apr_palloc(ut_pool, sizeof(*link1) * (apr_size_t)n);
+    link2 = apr_palloc(ut_pool, sizeof(*link2) * (apr_size_t)n);
+    for (i = 0; i < n; i++) {
+        names[i] = apr_psprintf(ut_pool, "%d.pdf", i);
+        link1[i] = timing_link(i);
+        link2[i] = timing_link_mirror(i);
+    }
+    opts(&o, 0);
+    o.hashes = RS_HASH_MD5;
+    for (; runs > 0; runs--) {
+        for (way = 0; way < 3; way++) {
+            rs_entry_renderer_t *rr = rs_entry_renderer_create(ut_pool, &o);
+            apr_md5_ctx_t ctx;
+            apr_time_t t0 = apr_time_now();
+            double ns;
+            rs_record_t r;
+            apr_md5_init(&ctx);
+            for (i = 0; i < n; i++) {
+                const char *b;
+                apr_size_t len;
+                record(&r, 0, "records", names[i]);
+                r.hash[1] = r.hash[2] = NULL;
+                r.links = way == 0 ? NULL : way == 1 ? link1[i] : link2[i];
+                b = rs_entry_render(rr, &r, &len);
+                ck_assert_ptr_nonnull(b);
+                apr_md5_update(&ctx, b, len);
+            }
+            ns = (double)(apr_time_now() - t0) * 1000 / n;
+            best[way] = best[way] == 0 || ns < best[way] ? ns : best[way];
+            apr_md5_final(d, &ctx);
+        }
+    }
+    printf("rs_entry timing: %d entries: %.0f ns/entry without links, %.0f with a describedby "
+           "link, %.0f with the link and a mirror; digest %02x%02x%02x%02x\n",
+           n, best[0], best[1], best[2], d[0], d[1], d[2], d[3]);
+}
+END_TEST
+
 Suite *entry_suite(void)
 {
     Suite *s = suite_create("rs_entry");
@@ -582,6 +667,9 @@ Suite *entry_suite(void)
     tcase_add_test(tc, render_matches_writer);
     tcase_add_test(tc, links_entries);
     tcase_add_test(tc, links_render_matches_writer);
+    suite_add_tcase(s, tc);
+    tc = ut_tcase("entry_timing", 600);
+    tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;
 }
