@@ -10,7 +10,10 @@
 # logged at info, with no journal record and no file decided again; a set
 # without rules, or with mirrors only, keeps no links and logs nothing
 # about them.  A Resource List Index rewrites the part that holds a source
-# whose target changed (no record names it) and keeps the others.
+# whose target changed (no record names it) and keeps the others.  A
+# store of schema version 7 whose rows and records hold mirror links (as
+# the module stored them before) is migrated: records lose their links,
+# rows are resolved again, and every document shows each mirror once.
 # Private server; the store is read with sqlite3 (the documents' <rs:ln>
 # in detail are links.t's).
 use strict;
@@ -19,9 +22,10 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(started_server set_conf STATE_CONF wait_for wait_ok);
+use Digest::SHA qw(sha256_hex);
 use JSON::PP ();
 
-plan tests => 35;
+plan tests => 52;
 
 my $RULE   = 'ResourceSyncLink describedby "^records/([0-9]+)\.pdf$" "meta/$1.xml"';
 my $MIRROR = 'ResourceSyncMirror http://mirror.example/data/';
@@ -203,4 +207,60 @@ wait_ok(sub { log_lines(qr/set l: its link rules changed; 3 resources changed th
 is(links_of('l', 'records', '2.pdf'), '', 'without rules, no row has links');
 is(journal_count(), $before, 'no journal record for a change of the rules or mirrors');
 is(log_lines(qr/set [pm]: its link rules/), 0, 'nothing said of the sets without rules');
+
+ok($srv->stop, 'server stops');
+
+# An upgrade from a store of schema version 7, whose rows and records
+# hold the mirror links the module stored then (after the rule's).
+$srv->write_conf(conf($RULE, $MIRROR));
+$srv->start_ok('server starts with the rule and the mirror');
+wait_ok(sub { (links_of('l', 'records', '2.pdf') // '') eq "describedby ${base}meta/2.xml 12" },
+        60, 'the rows have their links');
+RSTest::put($srv->dir . '/www/data/records/2.pdf', "pdf two, third\n");
+wait_ok(sub { @{ rows("SELECT 1 FROM journal WHERE setname = 'l' AND name = '2.pdf' "
+                      . "AND links IS NOT NULL AND size = 15") } }, 30, 'a record with links');
+my %at = map { ($_ => (eval { RSTest::fetch_list($_, $srv->base)->{at} } // '')) } qw(l m);
+ok($srv->stop, 'server stops for the old store');
+# The rules' digest (meta links:<set>) as this module makes it, and as the
+# module of schema version 7 did (the mirrors among the rules, no stored
+# form's version): SHA-256 of the root URL and the rules' description.
+sub field { my ($v) = @_; length($v) . ":$v" }
+my $L = join '', map { field($_) } 'link', 'describedby', '^records/([0-9]+)\.pdf$', 'meta/$1.xml', '', 0, '';
+my $M = join '', map { field($_) } 'mirror', 'http://mirror.example/data/', 0;
+my %root = (l => $base, m => $srv->base . '/mirrored/', x => $srv->base . '/idx/');
+is(rows("SELECT v FROM meta WHERE k = 'links:l'")->[0]{v}, sha256_hex("links-2\n$root{l}\n$L"),
+   'the digest of the rules, computed here as the module does');
+my %old_fp = (l => sha256_hex("$root{l}\n$L$M"), m => sha256_hex("$root{m}\n$M"),
+              x => sha256_hex("$root{x}\n$L"));
+my $meta = join ' ', map { "DELETE FROM meta WHERE k = 'links:$_'; INSERT INTO meta (k, v) VALUES ('links:$_', '$old_fp{$_}');" } sort keys %old_fp;
+my $old = "'duplicate' || char(31) || 'http://mirror.example/data/' || "
+          . "CASE WHEN dir = '' THEN '' ELSE dir || '/' END || name || "
+          . "char(31, 31, 31, 31, 31, 31, 31, 31, 31)";
+my $out = `sqlite3 -cmd '.timeout 10000' '$db' "UPDATE inventory SET links = COALESCE(links || char(30), '') || $old WHERE setname IN ('l', 'm') AND listed = 1; UPDATE journal SET links = links || char(30) || $old WHERE links IS NOT NULL; $meta UPDATE meta SET v = '7' WHERE k = 'schema-version';" 2>&1`;
+is($out, '', 'the store as version 7 left it');
+is(links_of('m', 'records', '1.pdf'), "$m1/records/1.pdf ", '(a row of the old form)');
+$srv->start_ok('server starts on the old store');
+wait_ok(sub { log_lines(qr/set l: its link rules changed; 4 resources changed their links/) },
+        60, 'upgrade: one pass resolves the rows again');
+wait_ok(sub { log_lines(qr/set x: its link rules changed; 0 resources changed their links/)
+              && log_lines(qr/set m: its link rules changed; 2 resources changed their links/) },
+        60, 'upgrade: so it does in the set without mirrors (nothing changes) and in the '
+            . 'mirror-only set (its rows lose the mirror)');
+is(links_of('l', 'records', '2.pdf'), "describedby ${base}meta/2.xml 12",
+   'upgrade: a row keeps its links without the mirror');
+is(links_of('m', 'records', '1.pdf'), '', 'upgrade: a row of the mirror-only set keeps none');
+is(rows("SELECT COUNT(*) AS n FROM journal WHERE links IS NOT NULL")->[0]{n}, 0,
+   'upgrade: no record keeps links');
+# (the next Resource List of each set: its rows were relinked)
+sub next_list_links {
+    my ($set, $loc) = @_;
+    return wait_for(sub { my $l = eval { RSTest::fetch_list($set, $srv->base) };
+                          $l && $l->{at} ne $at{$set} ? list_links($l, $loc) : undef }, 60);
+}
+is(next_list_links('l', "${base}records/2.pdf"), "describedby ${base}meta/2.xml 12; $m1/records/2.pdf ",
+   'upgrade: the next Resource List has the mirror once');
+is(next_list_links('m', $srv->base . '/mirrored/records/1.pdf'), "$m1/records/1.pdf ",
+   'upgrade: so has the mirror-only set\'s');
+is(cl_links('l', "${base}records/2.pdf"), "$m1/records/2.pdf ",
+   'upgrade: the open list\'s entry of a record from before has the mirror once, no other link');
 ok($srv->stop, 'server stops');
