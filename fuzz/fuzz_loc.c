@@ -12,7 +12,9 @@
  * name is skipped; inputs that cannot be a relative path (an empty, "."
  * or ".." component) are not file names and are passed over.  The first 8 bytes, when there are 8 or more, also
  * give the modification time in nanoseconds; <lastmod> must parse back
- * (rs_time_parse) to it, to the microsecond.
+ * (rs_time_parse) to it, to the microsecond.  The set has a mirror (whose
+ * prefix the writer escapes): its rs:ln href must be the prefix followed
+ * by the very path <loc> has.
  */
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -20,11 +22,26 @@
 #include <apr_strings.h>
 #include "fuzz.h"
 #include "rs_entry.h"
+#include "rs_links.h"
 #include "rs_time.h"
 #include "rs_uri.h"
 #include "rs_xml.h"
 
-#define BASE "http://example.org/data/"
+#define BASE   "http://example.org/data/"
+#define MIRROR "https://mirror.example.org/a&b/"
+
+/* The set's rules: one mirror (made once, for every input). */
+static const rs_links_t *rules(void)
+{
+    static rs_links_t *l;
+    if (!l) {
+        apr_pool_t *p;
+        FUZZ_CHECK(apr_pool_create(&p, NULL) == APR_SUCCESS, "pool");
+        l = rs_links_create(p, NULL); /* a mirror matches nothing */
+        FUZZ_CHECK(!rs_links_add_mirror(l, p, MIRROR, 7), "mirror");
+    }
+    return l;
+}
 
 typedef struct buf_t {
     char *data;
@@ -68,7 +85,7 @@ static void check_escaped(const char *e)
 static char *write_doc(apr_pool_t *p, const char *path, apr_int64_t ns, apr_size_t *len)
 {
     buf_t out = { NULL, 0, 0 };
-    rs_entry_opts_t o = { BASE, 0, 0 };
+    rs_entry_opts_t o = { BASE, 0, 0, rules() };
     const char *slash = strrchr(path, '/');
     rs_record_t r;
     rs_xml_t *w = rs_xml_open(p, sink, &out);
@@ -85,18 +102,45 @@ static char *write_doc(apr_pool_t *p, const char *path, apr_int64_t ns, apr_size
     return out.data;
 }
 
-/* Text of the first element named name among the children of n. */
-static char *child_text(apr_pool_t *p, xmlNodePtr n, const char *name)
+/* The first element named name among the children of n. */
+static xmlNodePtr child(xmlNodePtr n, const char *name)
 {
     for (n = n ? n->children : NULL; n; n = n->next) {
         if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name)) {
-            xmlChar *t = xmlNodeGetContent(n);
-            char *s = apr_pstrdup(p, t ? (const char *)t : "");
-            xmlFree(t);
-            return s;
+            return n;
         }
     }
     return NULL;
+}
+
+/* Text of the first element named name among the children of n. */
+static char *child_text(apr_pool_t *p, xmlNodePtr n, const char *name)
+{
+    xmlChar *t;
+    char *s;
+
+    if (!(n = child(n, name))) {
+        return NULL;
+    }
+    t = xmlNodeGetContent(n);
+    s = apr_pstrdup(p, t ? (const char *)t : "");
+    xmlFree(t);
+    return s;
+}
+
+/* The mirror's rs:ln: rel="duplicate", href the prefix and epath. */
+static void check_mirror(apr_pool_t *p, xmlNodePtr url, const char *epath)
+{
+    xmlNodePtr ln = child(url, "ln");
+    xmlChar *rel = ln ? xmlGetProp(ln, BAD_CAST "rel") : NULL;
+    xmlChar *href = ln ? xmlGetProp(ln, BAD_CAST "href") : NULL;
+    const char *want = apr_pstrcat(p, MIRROR, epath, NULL);
+
+    FUZZ_CHECK(rel && !strcmp((const char *)rel, "duplicate"), "no mirror link");
+    FUZZ_CHECK(href && !strcmp((const char *)href, want), "mirror href '%s', not '%s'",
+               href ? (const char *)href : "(none)", want);
+    xmlFree(rel);
+    xmlFree(href);
 }
 
 static void check_lastmod(const char *text, apr_int64_t ns)
@@ -139,6 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     decoded = rs_uri_unescape(p, text + strlen(BASE));
     FUZZ_CHECK(decoded && !strcmp(decoded, path), "'%s' came back as '%s'", path,
                decoded ? decoded : "(malformed)");
+    check_mirror(p, url, text + strlen(BASE));
     text = child_text(p, url, "lastmod");
     FUZZ_CHECK(text != NULL, "no lastmod");
     check_lastmod(text, ns);

@@ -299,12 +299,13 @@ sub rows_written {
     return $line && $line =~ /(\d+) rows written/ ? $1 : undef;
 }
 # The configuration fingerprint in the open Change List's ETag
-# ("o<id>-<first>-<last>-<from>-<fingerprint>").
+# ("o<id>-<first>-<last>-<from>-<fingerprint>", then "-m<mirrors' digest>"
+# for a set with mirrors).
 sub etag_fingerprint {
     my $ix = wait_for(sub { my $i = cl_index('ln', $live->base); $i && @{ $i->{lists} } ? $i : undef },
                       30) or return 'no Change List Index';
     my $etag = get($ix->{lists}[-1]{loc})->header('ETag') // '';
-    return $etag =~ /-([0-9a-f]{12})"$/ ? $1 : "ETag $etag";
+    return $etag =~ /^"o(?:[0-9a-f]+-){4}([0-9a-f]{12})(?:-m[0-9a-f]{12})?"$/ ? $1 : "ETag $etag";
 }
 my ($fp0, $first);
 for my $i (0 .. $#live) {

@@ -9,25 +9,31 @@
 # query, type=), a describedby rule without if-exists whose targets are
 # missing at first, a "/path" target, and data/X.csv with its alternate
 # data/X.csv.gz (a target with an encoding).  Expected relations: forward
-# links in rule order (a listed local target with its type, encoding,
-# length, modified and the set's hashes, taken from the file and a GET; a
-# local target that is not listed: rel, href, pri, or nothing with
-# if-exists), then the inverse links (describes, canonical) by source
-# path, attributes in the order rel, href, pri, modified, hash, length,
-# type, encoding.  Every <rs:ln> of every entry is compared byte for byte
-# with the model in: the Resource List (index and parts), every Change
-# List (open and closed: an entry has the links of the moment its change
-# was journaled, a deletion none), the Resource Dump's manifests (while
-# the dump has the Resource List's at), the Change Dump's manifests and
-# the change notifications' payloads (each entry the same bytes as the
-# Change List's for the same change).  Targets are created, changed and
-# deleted while the server runs (each change waited for: its own entry
-# carries the inverse, and the next Resource List shows the entries linking
-# to it) and while it is stopped; then the directives change across a
-# restart: the links are rendered again, no change is journaled, nothing is
-# hashed again, the closed Change Lists keep their bytes.  Every document
-# validates against t/xsd; rs-check crawl finds no failure.  Private
-# server.
+# links of the ResourceSyncLink rules in rule order (a listed local target
+# with its type, encoding, length, modified and the set's hashes, taken
+# from the file and a GET; a local target that is not listed: rel, href,
+# pri, or nothing with if-exists), then the inverse links (describes,
+# canonical) by source path, then the mirrors in the order given (rel,
+# href, pri), attributes in the order rel, href, pri, modified, hash,
+# length, type, encoding.  Every <rs:ln> of every entry is compared byte
+# for byte with the model in: the Resource List (index and parts), every
+# Change List (open and closed: an entry has the stored links of the
+# moment its change was journaled and the mirrors of the configuration
+# it was written under - a closed list's of when it closed, the open
+# list's of now -, a deletion none), the Resource Dump's manifests (while
+# the dump has the Resource List's at), the Change Dump's manifests (each
+# entry the same bytes as the Change List's for the same change) and the
+# change notifications' payloads (the links of the moment of the change).
+# Targets are created, changed and deleted while the server runs (each
+# change waited for: its own entry carries the inverse, and the next
+# Resource List shows the entries linking to it) and while it is stopped;
+# then the directives change across a restart: the links are rendered
+# again, no change is journaled, nothing is hashed again, the closed
+# Change Lists keep their bytes; then the mirrors alone change across a
+# restart: no row is resolved again, every part of the Resource List is
+# written again, the open Change List gets another ETag, and every
+# document shows the new mirrors, each once.  Every document validates
+# against t/xsd; rs-check crawl finds no failure.  Private server.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -43,7 +49,7 @@ use RSTest qw(private_server set_conf STATE_CONF get head validate wait_for wait
 use RSTest::Docs qw(tree_files);
 use RSDump qw(save zip_member);
 
-plan tests => 66;
+plan tests => 80;
 
 # ---------------------------------------------------------------------------
 # The rules, as the configuration says them and as the model reads them.
@@ -65,6 +71,10 @@ my @RULES_A = (
 # goes, a third mirror (without pri) comes last.
 my @RULES_B = (@RULES_A[0, 1, 3, 4], [ mirror => 'https://mirror-b.example.net/data/', 'pri=7' ],
                @RULES_A[6 .. 8], [ mirror => 'http://mirror-c.example.com/x/' ]);
+# Then the mirrors alone: mirror a goes, mirror c comes first with a pri.
+my @RULES_C = ([ mirror => 'http://mirror-c.example.com/x/', 'pri=4' ],
+               grep { $_->[0] ne 'mirror' } @RULES_B);
+push @RULES_C, [ mirror => 'https://mirror-b.example.net/data/', 'pri=7' ];
 my %INVERSE = (describedby => 'describes', describes => 'describedby', alternate => 'canonical',
                canonical => 'alternate');
 
@@ -200,11 +210,11 @@ sub subst {
     return $tmpl;
 }
 
-# A rule applied to path: undef when it does not match, else { local =>
-# set-relative target } or { href => URL } (a target outside the set).
+# A ResourceSyncLink rule applied to path: undef when it does not match,
+# else { local => set-relative target } or { href => URL } (a target
+# outside the set).
 sub apply {
     my ($r, $path) = @_;
-    return { href => $r->{prefix} . esc($path) } if $r->{mirror};
     return undef unless $path =~ $r->{re};
     my @groups = (undef, map { defined $-[$_] ? substr($path, $-[$_], $+[$_] - $-[$_]) : undef } 1 .. $#-);
     if ($r->{target} =~ /^[A-Za-z][A-Za-z0-9+.-]*:/) {
@@ -220,11 +230,25 @@ sub apply {
 
 sub attrs { my ($a) = @_; map { ($_ => $a->{$_}) } qw(modified hash length type encoding) }
 
+# The <rs:ln> elements of the mirrors among @r for a path as its entry's
+# <loc> has it (escaped), in the order given.
+sub mirror_links {
+    my ($epath, @r) = @_;
+    return map { ln(rel => 'duplicate', href => $_->{prefix} . $epath, pri => $_->{pri}) }
+           grep { $_->{mirror} } @r;
+}
+
 # The <rs:ln> elements the entry of path must carry in tree $t under @r.
 sub expected_links {
     my ($path, $t, @r) = @_;
+    return [ @{ stored_links($path, $t, @r) }, mirror_links(esc($path), @r) ];
+}
+
+# Those that come from the ResourceSyncLink rules (what the store keeps).
+sub stored_links {
+    my ($path, $t, @r) = @_;
     my @l;
-    for my $r (@r) {
+    for my $r (grep { !$_->{mirror} } @r) {
         my $a = apply($r, $path) or next;
         if (defined $a->{href}) {
             push @l, ln(rel => $r->{rel}, href => $a->{href}, pri => $r->{pri}, type => $r->{type});
@@ -298,7 +322,26 @@ sub resource_list {
         $e{ $e->{loc} } = $e->{ln};
         $own{ $e->{loc} } = $e->{own};
     }
-    return { at => root_at($idx), entries => \%e, own => \%own };
+    return { at => root_at($idx), entries => \%e, own => \%own,
+             parts => [ $idx =~ /<sitemapindex/ ? locs_in($idx) : () ] };
+}
+
+# The generations the parts of a Resource List Index come from (a part's
+# URL is resourcelist/<history>-<generation>-<n>.xml), sorted.
+sub part_gens {
+    my ($rl) = @_;
+    my %g = map { /-(\d+)-\d+\.xml$/ ? ($1 => 1) : ('?' => 1) } @{ $rl ? $rl->{parts} : [] };
+    return sort keys %g;
+}
+
+# The open Change List's URL (the index's entry without until), or undef.
+sub open_list_url {
+    my $r = get("$B/resourcesync/lk/changelist.xml");
+    return undef unless $r->code == 200;
+    for my $s ($r->content =~ m{<sitemap>(.*?)</sitemap>}gs) {
+        return unxml($1) if $s !~ /\buntil="/ && $s =~ m{<loc>([^<]*)</loc>};
+    }
+    return undef;
 }
 
 # Every entry of every Change List, oldest first (undef while the index or
@@ -311,14 +354,34 @@ sub change_lists {
         my ($loc) = $s =~ m{<loc>([^<]*)</loc>};
         my $xml = fetch_doc(unxml($loc)) // return undef;
         $closed{ unxml($loc) } = $xml if $s =~ /\buntil="/;
-        push @all, entries($xml);
+        push @all, map { { %$_, list => unxml($loc) } } entries($xml);
     }
     return { entries => \@all, closed => \%closed };
 }
 
 # The expected state: the model's links of each listed path, and of each
-# journaled change (in order, per loc).
-my %journal;   # loc => [ { change, ln => [...] } ] in the order of the changes made
+# journaled change (in order, per loc): the stored ones, and with the
+# mirrors of that moment.
+my %journal;   # loc => [ { change, stored => [...], ln => [...] } ] in the order of the changes made
+# The rules a closed list was written under, when not the current ones.
+my %list_rules;   # list URL => [ model rules ]
+
+# A journaled change as the model has it (path in tree $t under @r).
+sub journaled {
+    my ($op, $path, $t, @r) = @_;
+    return { change => $op, stored => [], ln => [] } if $op eq 'deleted';
+    my $stored = stored_links($path, $t, @r);
+    return { change => $op, stored => $stored, ln => [ @$stored, mirror_links(esc($path), @r) ] };
+}
+
+# What the entry $e of a Change List must carry: the stored links of its
+# change, the mirrors its list was written under; a deletion nothing.
+sub cl_want {
+    my ($e, $j) = @_;
+    return [] if $j->{change} eq 'deleted';
+    return [ @{ $j->{stored} }, mirror_links(substr($e->{loc}, length $UB),
+                                             @{ $list_rules{ $e->{list} } || \@rules }) ];
+}
 
 # The Resource List compared with the model of tree $t: (problems).
 sub rl_problems {
@@ -368,44 +431,47 @@ sub change {
     if ($op eq 'deleted') { unlink "$www/$path" or die "$www/$path: $!" }
     else { make_path("$www/" . ($path =~ m{^(.*)/} ? $1 : '.')); put("$www/$path", $content) }
     my $t = tree_state();
-    push @{ $journal{$loc} }, { change => $op,
-                                ln => $op eq 'deleted' ? [] : expected_links($path, $t, @rules) };
+    push @{ $journal{$loc} }, journaled($op, $path, $t, @rules);
     wait_ok(sub { cl_count($loc) > $before }, 30, "$what: the change is journaled");
     rl_follows("$what, the next Resource List", @rules);
 }
 
-# The Change Lists against the journal the test kept: (problems), and the
-# entries keyed "loc datetime" => [ln].
+# The Change Lists against the journal the test kept: (problems), the
+# entries keyed "loc datetime" => [ln], and the model's changes keyed the
+# same way.
 sub cl_problems {
     my ($c) = @_;
-    my (@p, %by, %seen);
+    my (@p, %by, %jby, %seen);
     for my $e (@{ $c->{entries} }) {
         $by{"$e->{loc} $e->{datetime}"} = $e->{ln};
         my $k = $seen{ $e->{loc} }++;
         my $want = $journal{ $e->{loc} }[$k];
         if (!$want) { push @p, "$e->{loc} $e->{change} $e->{datetime}: a change the test did not make"; next }
+        $jby{"$e->{loc} $e->{datetime}"} = $want;
         push @p, "$e->{loc}: change $e->{change}, the test made $want->{change}"
             if $e->{change} ne $want->{change};
+        my $wl = cl_want($e, $want);
         push @p, "$e->{loc} $e->{change} $e->{datetime}:\n  got  " . join("\n       ", @{ $e->{ln} })
-                 . "\n  want " . join("\n       ", @{ $want->{ln} })
-            unless join("\n", @{ $e->{ln} }) eq join("\n", @{ $want->{ln} });
+                 . "\n  want " . join("\n       ", @$wl)
+            unless join("\n", @{ $e->{ln} }) eq join("\n", @$wl);
     }
     for my $loc (sort keys %journal) {
         my $n = scalar @{ $journal{$loc} };
         push @p, "$loc: $n changes made, " . ($seen{$loc} // 0) . " listed"
             unless ($seen{$loc} // 0) == $n;
     }
-    return (\@p, \%by);
+    return (\@p, \%by, \%jby);
 }
 
 # Entries of other documents for the same changes: each has exactly the
-# Change List entry's <rs:ln> bytes.  (problems, entries compared)
+# <rs:ln> bytes $by gives for the change (a Change List entry's, or the
+# model's at the moment of the change).  (problems, entries compared)
 sub same_as_changes {
     my ($what, $by, @e) = @_;
     my @p;
     for my $e (@e) {
         my $cl = $by->{"$e->{loc} $e->{datetime}"};
-        if (!$cl) { push @p, "$what: $e->{loc} $e->{datetime}: no such Change List entry"; next }
+        if (!$cl) { push @p, "$what: $e->{loc} $e->{datetime}: no such change"; next }
         push @p, "$what: $e->{loc} $e->{datetime}:\n  got  " . join("\n       ", @{ $e->{ln} })
                  . "\n  list " . join("\n       ", @$cl)
             unless join("\n", @{ $e->{ln} }) eq join("\n", @$cl);
@@ -459,12 +525,13 @@ sub check_all {
     @invalid = ();
     my $rl = rl_follows("$what: Resource List", @r);
     my $c = change_lists();
-    my ($p, $by) = $c ? cl_problems($c) : ([ 'no Change Lists' ], {});
+    my ($p, $by, $jby) = $c ? cl_problems($c) : ([ 'no Change Lists' ], {}, {});
     ok($c && !@$p, "$what: every entry of every Change List has the links of the moment of its change")
         or diag(join("\n", @$p[0 .. ($#$p > 9 ? 9 : $#$p)]));
 
-    # A resource whose links did not change since its newest change has the
-    # same bytes in its newest Change List entry and in the Resource List.
+    # A resource whose links did not change since its newest change, in a
+    # list written under the current mirrors, has the same bytes in its
+    # newest Change List entry and in the Resource List.
     my $t = tree_state();
     my (%newest, @sp);
     $newest{ $_->{loc} } = $_ for @{ $c ? $c->{entries} : [] };
@@ -472,7 +539,7 @@ sub check_all {
     for my $path (sort keys %$t) {
         my $e = $newest{ $UB . esc($path) } or next;
         next unless join("\n", @{ expected_links($path, $t, @r) })
-                    eq join("\n", @{ $journal{ $e->{loc} }[-1]{ln} || [] });
+                    eq join("\n", @{ cl_want($e, $journal{ $e->{loc} }[-1]) });
         $compared++;
         push @sp, "$e->{loc}:\n  list " . join("\n       ", @{ $e->{ln} }) . "\n  rl   "
                   . join("\n       ", @{ $rl->{entries}{ $e->{loc} } || [] })
@@ -525,7 +592,8 @@ sub check_all {
              . " changes of the closed lists with the Change Lists' <rs:ln> bytes")
         or diag(join("\n", @cp[0 .. ($#cp > 9 ? 9 : $#cp)]));
 
-    # Change notifications: the same entries again.
+    # Change notifications: the same changes, each rendered when it was
+    # journaled (the mirrors of that moment).
     my @ne;
     wait_for(sub {   # until the last change is in a sealed notification (checked below)
         @ne = notification_entries();
@@ -533,10 +601,10 @@ sub check_all {
         return !grep { !$n{$_} } keys %$by;
     }, 20);
     my %n = map { ("$_->{loc} $_->{datetime}" => 1) } @ne;
-    my @np = (same_as_changes('notification', $by, @ne),
+    my @np = (same_as_changes('notification', { map { ($_ => $jby->{$_}{ln}) } keys %$jby }, @ne),
               map { "no notification carries $_" } grep { !$n{$_} } sort keys %$by);
     ok(!@np, "$what: the change notifications (" . scalar(@ne)
-             . " entries) carry every change with the Change Lists' <rs:ln> bytes")
+             . " entries) carry every change with the <rs:ln> bytes of its moment")
         or diag(join("\n", @np[0 .. ($#np > 9 ? 9 : $#np)]));
     is_deeply([ @invalid ], [], "$what: every document, manifest and payload validates");
     return ($rl, $c);
@@ -560,20 +628,20 @@ is(scalar(@{ $initial ? $initial->{entries} : [ 'none' ] }), 0, 'the first scan 
                . length($FILES{'meta/1.xml'}) . '" type="' . $t->{'meta/1.xml'}{type} . '"/>',
        'model: the describedby link of records/1.pdf, by hand');
     is_deeply([ @$l[1 .. $#$l] ],
-              [ '<rs:ln rel="duplicate" href="http://mirror-a.example.org/lk/records/1.pdf" pri="1"/>',
-                '<rs:ln rel="collection" href="http://example.org/coll/lk?part=records&amp;fmt=xml" type="application/xml"/>',
+              [ '<rs:ln rel="collection" href="http://example.org/coll/lk?part=records&amp;fmt=xml" type="application/xml"/>',
+                '<rs:ln rel="duplicate" href="http://mirror-a.example.org/lk/records/1.pdf" pri="1"/>',
                 '<rs:ln rel="duplicate" href="https://mirror-b.example.net/data/records/1.pdf" pri="2"/>' ],
-              'model: the other links of records/1.pdf, by hand');
+              'model: the other links of records/1.pdf, the mirrors last in their order, by hand');
     is_deeply(expected_links('docs/user notes.html', $t, @rules),
-              [ '<rs:ln rel="duplicate" href="http://mirror-a.example.org/lk/docs/user%20notes.html" pri="1"/>',
-                qq(<rs:ln rel="alternate" href="${UB}docs/user%20notes.pdf"/>),
-                '<rs:ln rel="duplicate" href="https://mirror-b.example.net/data/docs/user%20notes.html" pri="2"/>',
+              [ qq(<rs:ln rel="alternate" href="${UB}docs/user%20notes.pdf"/>),
                 qq(<rs:ln rel="describedby" href="${UB}meta/docs/user%20notes.xml" pri="3"/>),
-                qq(<rs:ln rel="license" href="$B/licenses/cc-by.html"/>) ],
+                qq(<rs:ln rel="license" href="$B/licenses/cc-by.html"/>),
+                '<rs:ln rel="duplicate" href="http://mirror-a.example.org/lk/docs/user%20notes.html" pri="1"/>',
+                '<rs:ln rel="duplicate" href="https://mirror-b.example.net/data/docs/user%20notes.html" pri="2"/>' ],
               'model: a target that is missing without if-exists is a plain link, by hand');
     my $inv = expected_links('docs/guide.pdf', $t, @rules);
-    like($inv->[-1], qr{^<rs:ln rel="canonical" href="\Q${UB}\Edocs/guide\.html" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/html"/>$},
-         'model: docs/guide.pdf carries rel="canonical" to docs/guide.html, last');
+    like($inv->[-3], qr{^<rs:ln rel="canonical" href="\Q${UB}\Edocs/guide\.html" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="text/html"/>$},
+         'model: docs/guide.pdf carries rel="canonical" to docs/guide.html, after its forward links, before the mirrors');
     like((grep { /rel="alternate"/ } @{ expected_links('data/table.csv', $t, @rules) })[0] // '',
          qr{^<rs:ln rel="alternate" href="\Q${UB}\Edata/table\.csv\.gz" modified="[^"]+" hash="md5:\w{32} sha-256:\w{64}" length="\d+" type="[^"]+" encoding="gzip"/>$},
          'model: a target with an encoding, by hand');
@@ -624,9 +692,7 @@ $srv->start_ok('the server starts again');
     # (the tree as it was while the server was stopped: nothing changed since)
     my $t = tree_state();
     for my $p (sort keys %offline) {
-        push @{ $journal{ $UB . esc($p) } },
-             { change => $offline{$p}[0],
-               ln => $offline{$p}[0] eq 'deleted' ? [] : expected_links($p, $t, @rules) };
+        push @{ $journal{ $UB . esc($p) } }, journaled($offline{$p}[0], $p, $t, @rules);
     }
 }
 wait_ok(sub { !grep { cl_count($UB . esc($_)) < scalar @{ $journal{ $UB . esc($_) } } } keys %offline },
@@ -635,8 +701,10 @@ my ($rl3, $c3) = check_all('after a stop', @rules);
 
 # 4. The directives change across a restart: the links are rendered again,
 # from the rows as they are; no change is journaled and nothing is hashed.
+# The lists closed so far keep the mirrors they were written with.
 my $entries_before = scalar @{ $c3->{entries} };
 my %closed_before = %{ $c3->{closed} };
+$list_rules{$_} = [ @rules ] for keys %closed_before;
 ok($srv->stop, 'the server stops for the new directives');
 my $mark = length $srv->log_text;
 @rules = model_rules(@RULES_B);
@@ -651,6 +719,35 @@ is_deeply(\@changed, [], 'new directives: every closed Change List has the same 
 ok(!grep({ /profile/ } map { @$_ } values %{ $rl4 ? $rl4->{entries} : {} })
    && grep({ /mirror-c\.example\.com/ } map { @$_ } values %{ $rl4 ? $rl4->{entries} : {} }),
    'new directives: the profile links are gone, the third mirror is there');
+
+# 4b. The mirrors alone change across a restart: no row is resolved again
+# (no line about link rules), every part of the Resource List is written
+# again (parts are otherwise kept), the open Change List's ETag changes,
+# and every document carries the new mirrors, each once (check_all
+# compares every <rs:ln> with the model).
+my $c4closed = $c4 ? $c4->{closed} : {};
+$list_rules{$_} //= [ @rules ] for keys %$c4closed;
+my ($gen4) = reverse part_gens($rl4);
+my $open4 = open_list_url();
+my $etag_open4 = $open4 ? head($open4)->header('ETag') : undef;
+ok($srv->stop, 'the server stops for other mirrors');
+$mark = length $srv->log_text;
+@rules = model_rules(@RULES_C);
+$srv->write_conf(conf_for(@RULES_C));
+$srv->start_ok('the server starts with other mirrors');
+$scan = wait_for(sub { substr($srv->log_text, $mark) =~ /set lk: scanned \d+ files .*?, (\d+) bytes hashed\)/ ? [$1] : undef }, 60);
+is($scan ? $scan->[0] : 'no scan line', 0, 'new mirrors: the first scan hashes nothing');
+my ($rl5, $c5) = check_all('new mirrors', @rules);
+is(scalar @{ $c5 ? $c5->{entries} : [] }, $entries_before, 'new mirrors: no change is journaled');
+unlike(substr($srv->log_text, $mark), qr/link rules changed/, 'new mirrors: no row is resolved again');
+my @gens = part_gens($rl5);
+ok($rl5 && @{ $rl5->{parts} } > 1 && @gens == 1 && $gens[0] ne '?' && $gens[0] > ($gen4 // 0),
+   'new mirrors: every part of the Resource List Index is written again ('
+   . scalar(@{ $rl5 ? $rl5->{parts} : [] }) . ' parts)')
+    or diag("part generations now: @gens; the newest before: " . ($gen4 // 'none'));
+my $open5 = open_list_url();
+isnt($open5 && head($open5)->header('ETag'), $etag_open4,
+     'new mirrors: the open Change List, the same records, has another ETag');
 
 # 5. The conformance crawl.
 my $rs_check = $ENV{RS_CHECK} // "$FindBin::Bin/../../shared/tools/rs-check";

@@ -22,7 +22,9 @@
  * package) into OUTDIR; with --dumpset, DIR holds generation directories
  * (DIR/<n>/, as the module's dump job keeps them) whose packages are
  * hard-linked instead of written when their key is unchanged.  Used by the
- * benchmarks and tests to run the engine without httpd.
+ * benchmarks and tests to run the engine without httpd.  They read no
+ * configuration: entries carry the links the rows store and no mirror
+ * (ResourceSyncMirror is rendered from the configuration, never stored).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -31,6 +31,17 @@ apr_size_t rs_uri_escape_path_buf(char *buf, const char *path)
     return (apr_size_t)(d - buf);
 }
 
+apr_size_t rs_uri_escaped_len(const char *path)
+{
+    const unsigned char *s = (const unsigned char *)path;
+    apr_size_t n = 0;
+
+    for (; *s; s++) {
+        n += keep(*s) ? 1 : 3;
+    }
+    return n;
+}
+
 char *rs_uri_escape_path(apr_pool_t *p, const char *path)
 {
     char *buf = apr_palloc(p, strlen(path) * 3 + 1);

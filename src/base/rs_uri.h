@@ -18,6 +18,9 @@ char *rs_uri_escape_path(apr_pool_t *p, const char *path);
 /* Encode into buf (size at least 3*strlen(path)+1); returns the length. */
 apr_size_t rs_uri_escape_path_buf(char *buf, const char *path);
 
+/* The length of path once encoded, without encoding it. */
+apr_size_t rs_uri_escaped_len(const char *path);
+
 /* Decode %XX sequences.  Returns NULL for a malformed escape or an
  * encoded NUL. */
 char *rs_uri_unescape(apr_pool_t *p, const char *s);

@@ -266,6 +266,7 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, 
     rs_xml_attr_t md[7];
     int n = 0;
     const char *rel = rs_path_join(p, m->r.dir, m->r.name);
+    const char *epath = rs_uri_escape_path(p, rel);
 
     /* A withheld version is a deletion at its datetime (rs_cdump.h). */
     md[n].name = "change";
@@ -287,13 +288,13 @@ static int manifest_entry(rs_xml_t *w, apr_pool_t *p, const rs_cdump_opts_t *o, 
         md[n].name = "path";
         md[n++].value = apr_pstrcat(p, "/", member_name(p, &m->r), NULL);
     }
-    return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, rs_uri_escape_path(p, rel), NULL),
+    return rs_xml_entry_begin(w, apr_pstrcat(p, o->url_base, epath, NULL),
                               o->spec10 ? rs_time_format(lm, m->r.datetime)
                                         : rs_time_format_ns(lm, m->r.lastmod_ns))
                        < 0
                    || rs_xml_md(w, md, n) < 0
                    || (m->r.change != RS_CHANGE_DELETED && !m->withheld
-                       && rs_entry_links_write(w, p, o->hashes, m->r.links) < 0)
+                       && rs_entry_links_write(w, p, o->hashes, o->links, m->r.links, epath) < 0)
                    || rs_xml_entry_end(w) < 0
                ? -1
                : 0;

@@ -58,6 +58,7 @@
 #include <apr_pools.h>
 #include <apr_tables.h>
 #include "rs_journal.h"
+#include "rs_links.h"
 #include "rs_scan.h"
 
 /* A package was not built: a capture it needs is missing or short. */
@@ -88,6 +89,8 @@ typedef struct rs_cdump_opts_t {
     const char *capability_url;  /* rs:ln up of changedump.xml */
     const char *pkg_url_prefix;  /* package of list id: <prefix><id>.zip */
     unsigned hashes;             /* RS_HASH_* of the set */
+    const rs_links_t *links;     /* the set's rules: manifest entries carry
+                                  * their mirrors as the lists do (NULL: none) */
     int spec10;                  /* ResourceSync 1.0 manifests (see manifest_entry) */
     const char *index_url;       /* changedump.xml (rs:ln index of index parts) */
     const char *part_url_prefix; /* part n of an index is at <prefix><n>.xml; NULL: no index */

@@ -49,6 +49,7 @@ typedef struct {
     apr_array_header_t *pkgs;   /* pkg_t */
     rs_partition_t pt;
     apr_int64_t base_len; /* o->url_base XML-escaped (manifest_entry_bound) */
+    const char *mirrors;  /* rs_links_mirrors_describe of o->links (package keys) */
     rs_dump_info_t *info;
     struct pending_t *pending; /* written, not yet published, or NULL */
 } dwriter_t;
@@ -107,6 +108,7 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
     for (i = 0; !bad && i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *rel = rs_path_join(sp, it->dir, it->name);
+        const char *epath = rs_uri_escape_path(sp, rel);
         /* type and encoding as in the Resource List (rs_entry.c) */
         const rs_xml_attr_t md[5] = { { "hash", rs_hash_attr(sp, o->hashes, it->hash) },
                                       { "length", len },
@@ -115,11 +117,12 @@ static int manifest_entries(dwriter_t *dw, rs_xml_t *w)
                                       { "path",
                                         apr_pstrcat(sp, "/", member_name(sp, rel), NULL) } };
         apr_snprintf(len, sizeof(len), "%" APR_INT64_T_FMT, it->size);
-        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, rs_uri_escape_path(sp, rel), NULL),
+        bad = rs_xml_entry_begin(w, apr_pstrcat(sp, o->url_base, epath, NULL),
                                  rs_time_format_ns(lm, it->mtime_ns))
                   < 0
               || rs_xml_md(w, md, 5) < 0
-              || rs_entry_links_write(w, sp, o->hashes, it->links) < 0 /* as rs_entry */
+              || rs_entry_links_write(w, sp, o->hashes, o->links, it->links, epath)
+                     < 0 /* as rs_entry */
               || rs_xml_entry_end(w) < 0;
         apr_pool_clear(sp);
     }
@@ -216,6 +219,7 @@ static apr_status_t package_key(dwriter_t *dw, char *key)
         return APR_ENOMEM;
     }
     rs_dumppkg_key_opts(&k, dw->o->url_base, dw->o->capability_url, dw->o->hashes);
+    rs_dumppkg_key_mirrors(&k, dw->mirrors);
     for (i = 0; i < dw->nrows; i++) {
         const rs_item_t *it = row_at(dw, i);
         const char *listed[RS_HASH_COUNT];
@@ -370,8 +374,8 @@ static apr_status_t row_check(dwriter_t *dw, const rs_item_t *it, const char *re
  * is not plain (RFC 3986 unreserved or "/") takes at most five in <loc>
  * (escaped "%XX", or "&amp;") and five in path= (percent-encoded member
  * names, or "&amp;"), a plain one one in each; the URL base, type,
- * encoding and digests as they are escaped, the rs:ln links by
- * rs_entry_links_len.  For plain names the bound
+ * encoding and digests as they are escaped, the rs:ln links (stored, and
+ * the mirrors) by rs_entry_links_len.  For plain names the bound
  * is a little over the entry, so only packages of very long names are
  * cut by it (see rs_partition_add_doc). */
 static apr_int64_t manifest_entry_bound(const dwriter_t *dw, const rs_item_t *it, const char *rel)
@@ -388,7 +392,7 @@ static apr_int64_t manifest_entry_bound(const dwriter_t *dw, const rs_item_t *it
     for (i = 0; i < RS_HASH_COUNT; i++) {
         n += it->hash[i] ? (apr_int64_t)strlen(it->hash[i]) + 16 : 0;
     }
-    return n + rs_entry_links_len(dw->o->hashes, it->links);
+    return n + rs_entry_links_len(dw->o->hashes, dw->o->links, it->links, rel);
 }
 
 /* The next row of the listing, copied (the page's pool is cleared). */
@@ -484,6 +488,7 @@ apr_status_t rs_dump_write(rs_db_t *store, const rs_dump_opts_t *o, const char *
     dw.pkgs = apr_array_make(p, 4, sizeof(pkg_t));
     rs_partition_init(&dw.pt, o->max_entries, o->max_bytes, 0);
     dw.base_len = rs_xml_escaped_len(o->url_base, 0);
+    dw.mirrors = rs_links_mirrors_describe(o->links, p);
     /* A manifest is a document too: within RS_XML_MAX_BYTES (section 7,
      * "the limit is 50,000 resources and 50 MB"), less its head and tail
      * (the capability URL escaped, and room). */

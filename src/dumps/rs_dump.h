@@ -69,6 +69,7 @@
 #include <apr_pools.h>
 #include <apr_time.h>
 #include "rs_db.h"
+#include "rs_links.h"
 #include "rs_log.h"
 #include "rs_scan.h"
 
@@ -88,6 +89,8 @@ typedef struct rs_dump_opts_t {
     int list_max;                       /* packages per document (ResourceSyncMaxEntries) */
     apr_int64_t doc_max_bytes;          /* bytes per document; 0: RS_XML_MAX_BYTES */
     unsigned hashes;                    /* RS_HASH_* listed and computed */
+    const rs_links_t *links;            /* the set's rules: every manifest entry
+                                         * carries their mirrors (NULL: none) */
     apr_int64_t max_entries, max_bytes; /* per package */
     apr_time_t at;                      /* start of the snapshot the dump reflects */
     apr_time_t completed;               /* its end */

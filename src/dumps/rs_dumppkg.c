@@ -79,6 +79,16 @@ void rs_dumppkg_key_links(rs_dumppkg_key_t *k, const char *links)
     }
 }
 
+void rs_dumppkg_key_mirrors(rs_dumppkg_key_t *k, const char *mirrors)
+{
+    /* A tagged field too, before the entries: a set without mirrors adds
+     * nothing and keeps its keys. */
+    if (mirrors && *mirrors) {
+        EVP_DigestUpdate(k->ctx, "mirrors=", 8);
+        put_str(k, mirrors);
+    }
+}
+
 void rs_dumppkg_key_final(rs_dumppkg_key_t *k, char *out)
 {
     static const char digits[] = "0123456789abcdef";

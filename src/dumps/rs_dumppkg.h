@@ -34,8 +34,8 @@
 #define RS_DUMPPKG_KEY_LEN 16 /* hex digits of a key */
 
 /* Incremental computation of a key.  Lifecycle: init, then the manifest
- * options once (add_opts), then every entry in package order
- * (add_entry), then final. */
+ * options once (key_opts, key_mirrors), then every entry in package
+ * order (key_entry, key_links), then final. */
 typedef struct rs_dumppkg_key_t {
     void *ctx; /* EVP_MD_CTX (SHA-256) */
 } rs_dumppkg_key_t;
@@ -46,6 +46,12 @@ apr_status_t rs_dumppkg_key_init(rs_dumppkg_key_t *k);
 /* Options shaping the manifest (url_base, its rs:ln up, hashes mask). */
 void rs_dumppkg_key_opts(rs_dumppkg_key_t *k, const char *url_base, const char *up_url,
                          unsigned hashes);
+
+/* The set's mirrors (rs_links_mirrors_describe; NULL or "": none), after
+ * the options: every manifest entry carries them, so a change of the
+ * mirrors gives every package another key.  A set without mirrors adds
+ * nothing: its packages keep their keys. */
+void rs_dumppkg_key_mirrors(rs_dumppkg_key_t *k, const char *mirrors);
 
 /* One entry: member name, size, mtime (ns), type and encoding (each may
  * be NULL) and the hex digests listed (n of them, NULL ones skipped).  An

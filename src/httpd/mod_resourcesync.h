@@ -126,15 +126,20 @@ typedef struct rs_set_t {
      * analysis, or NULL when every file gets its own request, and why. */
     const struct rs_uniform_t *uniform;
     const char *uniform_why;
-    /* ResourceSyncLink and ResourceSyncMirror of the set's section, in
-     * the order written (NULL: none; read-only from post_config on, shared
-     * by every process forked after it), and a hex digest of root_url and
-     * their rs_links_describe ("" without rules): the watcher compares it
-     * with the one the store recorded to re-resolve the links after a
-     * change, which is why links stay out of the configuration
-     * fingerprint (mod_resourcesync_linkconf.c). */
+    /* ResourceSyncLink and ResourceSyncMirror of the set's section, each
+     * in the order written (NULL: none; read-only from post_config on,
+     * shared by every process forked after it).  links_fp: a hex digest
+     * of the stored form's version, root_url and the ResourceSyncLink
+     * rules (rs_links_describe; "" without such rules): the watcher
+     * compares it with the one the store recorded to re-resolve the
+     * links after a change, which is why links stay out of the
+     * configuration fingerprint (mod_resourcesync_linkconf.c).
+     * mirrors_fp: a hex digest of the mirrors (rs_links_mirrors_describe;
+     * "" without), which every entry renders and no row stores: part of
+     * the snapshot key and of the open Change List's ETag. */
     rs_links_t *links;
     const char *links_fp;
+    const char *mirrors_fp;
 } rs_set_t;
 
 struct rs_dir_conf {

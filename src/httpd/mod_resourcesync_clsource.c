@@ -23,6 +23,7 @@ void rs_clsource_entry_opts(const rs_set_t *set, rs_entry_opts_t *eo)
     eo->url_base = set->root_url;
     eo->hashes = set->hashes;
     eo->spec10 = set->spec10;
+    eo->links = set->links;
 }
 
 void rs_clsource_opts(apr_pool_t *p, const rs_set_t *set, const char *history,

@@ -26,6 +26,9 @@
  * access, media type or URL: mod_resourcesync_fingerprint.c leaves them
  * out); their own digest, rs_set_t.links_fp, tells the watcher that they
  * changed, which re-resolves the links without deciding a file again.
+ * Mirrors are stored nowhere (the entry renderer writes them from the
+ * rules): their digest, rs_set_t.mirrors_fp, makes every document that
+ * carries them be written again.
  */
 #include <string.h>
 #include <apr_strings.h>
@@ -190,19 +193,32 @@ const char *rs_linkconf_set_mirror(cmd_parms *cmd, const rs_cmd_t *d, void *conf
     return err ? apr_psprintf(cmd->pool, "%s: %s", cmd->cmd->name, err) : NULL;
 }
 
-void rs_linkconf_resolve(apr_pool_t *pconf, rs_set_t *set)
+/* The version of what rows store as their links: a new one makes every
+ * set with ResourceSyncLink rules resolve its rows again once (links_fp
+ * changes).  Version 2: mirrors are rendered from the configuration, not
+ * stored (rows of version 1 stored them too). */
+#define STORED_FORM "links-2"
+
+/* Hex SHA-256 of text, in pconf. */
+static const char *digest(apr_pool_t *pconf, const char *text)
 {
     char hex[RS_HASH_COUNT][RS_HASH_HEXMAX];
-    const char *text;
+    rs_hash_buf(text, strlen(text), RS_HASH_SHA256, hex);
+    return apr_pstrdup(pconf, hex[2]); /* bit 0x4, sha-256: index 2 */
+}
 
-    set->links = rs_links_count(set->section->links) ? set->section->links : NULL;
-    if (!set->links) {
-        set->links_fp = "";
-        return;
-    }
+void rs_linkconf_resolve(apr_pool_t *pconf, rs_set_t *set)
+{
+    const rs_links_t *l = set->section->links;
+    int nmirrors;
+
+    rs_links_mirrors(l, &nmirrors);
+    set->links = rs_links_count(l) || nmirrors ? set->section->links : NULL;
     /* The resolved links hold absolute URLs made from the set's URL base:
      * a new base is a change of the links too. */
-    text = apr_pstrcat(pconf, set->root_url, "\n", rs_links_describe(set->links, pconf), NULL);
-    rs_hash_buf(text, strlen(text), RS_HASH_SHA256, hex);
-    set->links_fp = apr_pstrdup(pconf, hex[2]); /* bit 0x4, sha-256: index 2 */
+    set->links_fp = rs_links_count(l)
+                        ? digest(pconf, apr_pstrcat(pconf, STORED_FORM "\n", set->root_url, "\n",
+                                                    rs_links_describe(l, pconf), NULL))
+                        : "";
+    set->mirrors_fp = nmirrors ? digest(pconf, rs_links_mirrors_describe(l, pconf)) : "";
 }

@@ -18,10 +18,12 @@ const char *rs_linkconf_set_link(cmd_parms *cmd, const rs_cmd_t *d, void *conf, 
  * they are written in. */
 const char *rs_linkconf_set_mirror(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
                                    const char *const argv[]);
-/* set->links (the rules of its section, NULL when it has none) and
- * set->links_fp (hex SHA-256, in pconf, of the set's root_url and the
- * rules' rs_links_describe; "" without rules); at post_config, once the
- * set's URLs are resolved. */
+/* set->links (the rules and mirrors of its section, NULL when it has
+ * neither), set->links_fp (hex SHA-256, in pconf, of the stored form's
+ * version, the set's root_url and the ResourceSyncLink rules'
+ * rs_links_describe; "" without such rules) and set->mirrors_fp (of
+ * rs_links_mirrors_describe; "" without mirrors); at post_config, once
+ * the set's URLs are resolved. */
 void rs_linkconf_resolve(apr_pool_t *pconf, rs_set_t *set);
 
 #endif

@@ -37,150 +37,6 @@ static const char *location(apr_pool_t *p, const rs_entry_opts_t *o, const rs_re
     return loc;
 }
 
-/* ------------------------------------------------------------ rs:ln */
-
-/* The attributes of link k after rel and href, in the one order (see
- * rs_entry.h); the buffers hold the numbers. */
-#define LINK_ATTRS 6
-static void link_attrs(apr_pool_t *p, unsigned hashes, const rs_link_t *k,
-                       rs_xml_attr_t a[LINK_ATTRS], char pri[16], char mod[RS_TIME_BUFSIZE],
-                       char len[32])
-{
-    a[0].name = "pri";
-    a[0].value = NULL;
-    if (k->pri > 0) {
-        apr_snprintf(pri, 16, "%d", k->pri);
-        a[0].value = pri;
-    }
-    a[1].name = "modified";
-    a[1].value = k->modified_ns != -1 ? rs_time_format_ns(mod, k->modified_ns) : NULL;
-    a[2].name = "hash";
-    a[2].value = rs_hash_attr(p, hashes, k->hash);
-    a[3].name = "length";
-    a[3].value = NULL;
-    if (k->length >= 0) {
-        apr_snprintf(len, 32, "%" APR_INT64_T_FMT, k->length);
-        a[3].value = len;
-    }
-    a[4].name = "type";
-    a[4].value = k->type;
-    a[5].name = "encoding";
-    a[5].value = k->encoding;
-}
-
-int rs_entry_links_write(rs_xml_t *w, apr_pool_t *p, unsigned hashes, const char *links)
-{
-    apr_array_header_t *a;
-    int i;
-
-    if (!links || !*links || !(a = rs_links_decode(p, links))) {
-        return 0;
-    }
-    for (i = 0; i < a->nelts; i++) {
-        const rs_link_t *k = &APR_ARRAY_IDX(a, i, rs_link_t);
-        rs_xml_attr_t attrs[LINK_ATTRS];
-        char pri[16], mod[RS_TIME_BUFSIZE], len[32];
-        link_attrs(p, hashes, k, attrs, pri, mod, len);
-        if (rs_xml_ln(w, k->rel, k->href, attrs, LINK_ATTRS) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Bytes of the encoded string field [s, e) once written as an attribute
- * value: 1 a byte that needs no escaping, at most 6 any other ("&quot;",
- * "&#xHH;"). */
-static apr_int64_t field_len(const char *s, const char *e)
-{
-    apr_int64_t n = 0;
-    while (s < e) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\\') { /* an escaped byte: a control byte, or "\\" as it is */
-            n += e - s >= 3 && !strncmp(s, "\\5C", 3) ? 1 : 6;
-            s += e - s >= 3 ? 3 : e - s;
-            continue;
-        }
-        n += c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' || c == '"' ? 6 : 1;
-        s++;
-    }
-    return n;
-}
-
-/* Bytes of the time field [s, e) (decimal nanoseconds) once formatted. */
-static apr_int64_t time_len(const char *s, const char *e)
-{
-    char buf[RS_TIME_BUFSIZE], num[24];
-    if (e - s >= (apr_int64_t)sizeof(num)) {
-        return RS_TIME_BUFSIZE - 1;
-    }
-    memcpy(num, s, (apr_size_t)(e - s));
-    num[e - s] = '\0';
-    return (apr_int64_t)strlen(rs_time_format_ns(buf, apr_atoi64(num)));
-}
-
-/* The element's bytes without attribute values: "    <rs:ln", each
- * attribute's ' name=""', "/>\n". */
-#define LN_FIXED (sizeof("    <rs:ln rel=\"\" href=\"\"/>\n") - 1)
-
-apr_int64_t rs_entry_links_len(unsigned hashes, const char *links)
-{
-    apr_int64_t n = 0;
-    const char *s = links;
-    int field = 0, hashed = 0;
-
-    if (!links || !*links) {
-        return 0;
-    }
-    /* One pass over the encoded form (rs_linkenc.c: fields rel, href,
-     * pri, type, encoding, length, modified, then one per hash), not
-     * decoded: a bound needs no allocation. */
-    n += LN_FIXED;
-    while (1) {
-        const char *e = s + strcspn(s, "\x1e\x1f");
-        if (e > s) {
-            switch (field) {
-            case 0:
-            case 1:
-                n += field_len(s, e);
-                break;
-            case 2:
-                n += (apr_int64_t)sizeof(" pri=\"\"") - 1 + (e - s);
-                break;
-            case 3:
-                n += (apr_int64_t)sizeof(" type=\"\"") - 1 + field_len(s, e);
-                break;
-            case 4:
-                n += (apr_int64_t)sizeof(" encoding=\"\"") - 1 + field_len(s, e);
-                break;
-            case 5:
-                n += (apr_int64_t)sizeof(" length=\"\"") - 1 + (e - s);
-                break;
-            case 6:
-                n += (apr_int64_t)sizeof(" modified=\"\"") - 1 + time_len(s, e);
-                break;
-            default:
-                if (field - 7 < RS_HASH_COUNT && (hashes & (1u << (field - 7)))) {
-                    n += (hashed++ ? 1 : (apr_int64_t)sizeof(" hash=\"\"") - 1)
-                         + (apr_int64_t)strlen(rs_hash_name(field - 7)) + 1 + field_len(s, e);
-                }
-            }
-        }
-        if (!*e) {
-            return n;
-        }
-        if (*e == '\x1e') {
-            n += LN_FIXED;
-            field = 0;
-            hashed = 0;
-        }
-        else {
-            field++;
-        }
-        s = e + 1;
-    }
-}
-
 /* ------------------------------------------------------------ entries */
 
 int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const rs_record_t *r)
@@ -188,7 +44,7 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
     char lastmod[RS_TIME_BUFSIZE], dt[RS_TIME_BUFSIZE], len[32];
     rs_xml_attr_t md[6];
     int n = 0, change = r->change != 0;
-    const char *lm;
+    const char *lm, *loc = location(p, o, r);
 
     if (change) {
         md[n].name = "change";
@@ -214,8 +70,11 @@ int rs_entry_write(rs_xml_t *w, apr_pool_t *p, const rs_entry_opts_t *o, const r
     }
     lm = change && o->spec10 ? rs_time_format(lastmod, r->datetime)
                              : rs_time_format_ns(lastmod, r->lastmod_ns);
-    if (rs_xml_entry_begin(w, location(p, o, r), lm) < 0 || rs_xml_md(w, md, n) < 0
-        || (r->change != RS_CHANGE_DELETED && rs_entry_links_write(w, p, o->hashes, r->links) < 0)
+    /* The mirrors' hrefs take the path as <loc> has it, escaped once. */
+    if (rs_xml_entry_begin(w, loc, lm) < 0 || rs_xml_md(w, md, n) < 0
+        || (r->change != RS_CHANGE_DELETED
+            && rs_entry_links_write(w, p, o->hashes, o->links, r->links, loc + strlen(o->url_base))
+                   < 0)
         || rs_xml_entry_end(w) < 0) {
         return -1;
     }
@@ -238,6 +97,13 @@ struct rs_entry_renderer_t {
     apr_size_t len, cap;
     int plain_base; /* o->url_base needs no escaping (plain()) */
     int ep_used;    /* the fast path took memory from ep */
+    /* The mirrors' elements as the fast path writes them (made once):
+     * each the bytes before its escaped path and those after it; NULL
+     * when a prefix needs escaping (the writer path then takes entries
+     * with mirrors). */
+    struct mirror_bytes_t *mirrors;
+    int nmirrors;
+    apr_size_t mirrors_len; /* of every head and tail */
 };
 
 /* Room for len more bytes in buf. */
@@ -425,6 +291,54 @@ static char *put_links(char *d, const rs_link_t *links, int n, unsigned hashes)
     return d;
 }
 
+/* A mirror's element on the fast path: head, the entry's escaped path,
+ * tail, as mirrors_write has the writer put it. */
+typedef struct mirror_bytes_t {
+    const char *head, *tail; /* '    <rs:ln rel="duplicate" href="PREFIX', '" pri="N"/>\n' */
+    apr_size_t head_len, tail_len;
+} mirror_bytes_t;
+
+/* rr->mirrors from the rules of rr->o (when every prefix is plain). */
+static void mirror_bytes(rs_entry_renderer_t *rr)
+{
+    int i, n;
+    const rs_links_mirror_t *m = rs_links_mirrors(rr->o->links, &n);
+
+    rr->nmirrors = n;
+    for (i = 0; i < n; i++) {
+        if (!plain(m[i].prefix)) {
+            return;
+        }
+    }
+    rr->mirrors = n ? apr_palloc(rr->pool, (apr_size_t)n * sizeof(*rr->mirrors)) : NULL;
+    for (i = 0; i < n; i++) {
+        mirror_bytes_t *b = &rr->mirrors[i];
+        b->head = apr_pstrcat(rr->pool, "    <rs:ln rel=\"duplicate\" href=\"", m[i].prefix, NULL);
+        b->tail = m[i].pri > 0 ? apr_psprintf(rr->pool, "\" pri=\"%d\"/>\n", m[i].pri) : "\"/>\n";
+        b->head_len = strlen(b->head);
+        b->tail_len = strlen(b->tail);
+        rr->mirrors_len += b->head_len + b->tail_len;
+    }
+}
+
+/* The mirrors' elements for the escaped path [ep, ep + elen) (room is
+ * reserved by the caller; the path is elsewhere in the buffer). */
+static char *put_mirrors(char *d, const rs_entry_renderer_t *rr, const char *ep, apr_size_t elen)
+{
+    int i;
+
+    for (i = 0; i < rr->nmirrors; i++) {
+        const mirror_bytes_t *b = &rr->mirrors[i];
+        memcpy(d, b->head, b->head_len);
+        d += b->head_len;
+        memcpy(d, ep, elen);
+        d += elen;
+        memcpy(d, b->tail, b->tail_len);
+        d += b->tail_len;
+    }
+    return d;
+}
+
 /* Links decoded without allocating (rs_links_parse) for the fast path:
  * this many, of encoded forms this long, on the stack; more from rr->ep. */
 #define FAST_LINKS    8
@@ -465,17 +379,20 @@ static int fast_links(rs_entry_renderer_t *rr, const char *enc, char *lbuf, rs_l
 static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
 {
     const rs_entry_opts_t *o = rr->o;
-    char lastmod[RS_TIME_BUFSIZE], *d, lbuf[FAST_LINKS_SZ];
+    char lastmod[RS_TIME_BUFSIZE], *d, *ep, lbuf[FAST_LINKS_SZ];
     rs_link_t lk[FAST_LINKS], *links = lk;
-    apr_size_t need;
+    apr_size_t need, elen = 3 * (strlen(r->dir) + strlen(r->name) + 1);
     int i, nlinks = 0;
 
     if (r->change != 0 || !rr->plain_base || (r->type && !plain(r->type))
-        || (r->encoding && !plain(r->encoding))) {
+        || (r->encoding && !plain(r->encoding)) || (rr->nmirrors && !rr->mirrors)) {
         return 0;
     }
-    need = 128 + strlen(o->url_base) + 3 * (strlen(r->dir) + strlen(r->name))
-           + (r->type ? strlen(r->type) : 0) + (r->encoding ? 12 + strlen(r->encoding) : 0);
+    /* The escaped path takes at most elen bytes, in <loc> and in every
+     * mirror's href. */
+    need = 128 + strlen(o->url_base) + elen + (r->type ? strlen(r->type) : 0)
+           + (r->encoding ? 12 + strlen(r->encoding) : 0) + rr->mirrors_len
+           + (apr_size_t)rr->nmirrors * elen;
     if (r->links && *r->links && (nlinks = fast_links(rr, r->links, lbuf, &links, &need)) < 0) {
         return 0;
     }
@@ -491,11 +408,13 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     buf_reserve(rr, need);
     d = PUT_LIT(rr->buf, "  <url>\n    <loc>");
     d = put(d, o->url_base);
+    ep = d;
     if (*r->dir) {
         d += rs_uri_escape_path_buf(d, r->dir);
         *d++ = '/';
     }
     d += rs_uri_escape_path_buf(d, r->name);
+    elen = (apr_size_t)(d - ep);
     d = PUT_LIT(d, "</loc>\n    <lastmod>");
     d = put(d, rs_time_format_ns(lastmod, r->lastmod_ns));
     d = PUT_LIT(d, "</lastmod>\n    <rs:md");
@@ -515,6 +434,7 @@ static int render_fast(rs_entry_renderer_t *rr, const rs_record_t *r)
     }
     d = PUT_LIT(d, "/>\n");
     d = put_links(d, links, nlinks, o->hashes);
+    d = put_mirrors(d, rr, ep, elen);
     d = PUT_LIT(d, "  </url>\n");
     rr->len = (apr_size_t)(d - rr->buf);
     return 1;
@@ -528,6 +448,7 @@ rs_entry_renderer_t *rs_entry_renderer_create(apr_pool_t *p, const rs_entry_opts
     rr->o = o;
     rr->pool = p;
     rr->plain_base = plain(o->url_base);
+    mirror_bytes(rr);
     apr_pool_create(&rr->ep, p);
     rr->w = rs_xml_open(p, buf_sink, rr);
     if (!rr->w || rs_xml_fragment_begin(rr->w, "urlset") < 0) {

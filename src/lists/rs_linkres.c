@@ -149,11 +149,6 @@ int rs_links_forward(const rs_links_t *l, apr_pool_t *p, const char *url_base, c
         rs_item_t it;
         int rc;
 
-        if (r->kind == RS_LINKS_MIRROR) {
-            push_link(*links, r->rel, apr_pstrcat(p, r->target, rs_uri_escape_path(p, path), NULL),
-                      r->pri);
-            continue;
-        }
         if (!l->match(r->re, path, r->ngroups + 1, m)) {
             continue;
         }

@@ -127,6 +127,7 @@ rs_links_t *rs_links_create(apr_pool_t *p, rs_links_match_fn *match)
     rs_links_t *l = apr_pcalloc(p, sizeof(*l));
     l->match = match;
     l->rules = apr_array_make(p, 4, sizeof(rs_links_rule_t));
+    l->mirrors = apr_array_make(p, 1, sizeof(rs_links_mirror_t));
     return l;
 }
 
@@ -281,10 +282,9 @@ const char *rs_links_add(rs_links_t *l, apr_pool_t *p, const char *rel, void *re
 
 const char *rs_links_add_mirror(rs_links_t *l, apr_pool_t *p, const char *url_prefix, int pri)
 {
-    rs_links_rule_t r;
+    rs_links_mirror_t *m;
     apr_size_t n;
 
-    memset(&r, 0, sizeof(r));
     if (!url_prefix || !absolute_uri(url_prefix) || strpbrk(url_prefix, "?#")) {
         return apr_psprintf(p,
                             "mirror \"%s\" is not an absolute URL without query or fragment "
@@ -295,19 +295,22 @@ const char *rs_links_add_mirror(rs_links_t *l, apr_pool_t *p, const char *url_pr
         return apr_psprintf(p, "pri=%d outside 1..999999", pri);
     }
     n = strlen(url_prefix);
-    r.kind = RS_LINKS_MIRROR;
-    r.rel = "duplicate";
-    r.pattern = "";
-    r.target = url_prefix[n - 1] == '/' ? apr_pstrdup(p, url_prefix)
-                                        : apr_pstrcat(p, url_prefix, "/", NULL);
-    r.pri = pri;
-    *(rs_links_rule_t *)apr_array_push(l->rules) = r;
+    m = apr_array_push(l->mirrors);
+    m->prefix = url_prefix[n - 1] == '/' ? apr_pstrdup(p, url_prefix)
+                                         : apr_pstrcat(p, url_prefix, "/", NULL);
+    m->pri = pri;
     return NULL;
 }
 
 int rs_links_count(const rs_links_t *l)
 {
     return l ? l->rules->nelts : 0;
+}
+
+const rs_links_mirror_t *rs_links_mirrors(const rs_links_t *l, int *n)
+{
+    *n = l ? l->mirrors->nelts : 0;
+    return *n ? (const rs_links_mirror_t *)l->mirrors->elts : NULL;
 }
 
 int rs_links_has_local(const rs_links_t *l)
@@ -333,12 +336,6 @@ const char *rs_links_describe(const rs_links_t *l, apr_pool_t *p)
     parts = apr_array_make(p, 8 * l->rules->nelts, sizeof(const char *));
     for (i = 0; i < l->rules->nelts; i++) {
         const rs_links_rule_t *r = &APR_ARRAY_IDX(l->rules, i, rs_links_rule_t);
-        if (r->kind == RS_LINKS_MIRROR) {
-            describe_field(parts, p, "mirror");
-            describe_field(parts, p, r->target);
-            describe_field(parts, p, apr_itoa(p, r->pri));
-            continue;
-        }
         describe_field(parts, p, "link");
         describe_field(parts, p, r->rel);
         describe_field(parts, p, r->pattern);
@@ -346,6 +343,24 @@ const char *rs_links_describe(const rs_links_t *l, apr_pool_t *p)
         describe_field(parts, p, r->type);
         describe_field(parts, p, apr_itoa(p, r->pri));
         describe_field(parts, p, r->if_exists ? "if-exists" : "");
+    }
+    return apr_array_pstrcat(p, parts, 0);
+}
+
+const char *rs_links_mirrors_describe(const rs_links_t *l, apr_pool_t *p)
+{
+    apr_array_header_t *parts;
+    int i, n;
+    const rs_links_mirror_t *m = rs_links_mirrors(l, &n);
+
+    if (!n) {
+        return "";
+    }
+    parts = apr_array_make(p, 3 * n, sizeof(const char *));
+    for (i = 0; i < n; i++) {
+        describe_field(parts, p, "mirror");
+        describe_field(parts, p, m[i].prefix);
+        describe_field(parts, p, apr_itoa(p, m[i].pri));
     }
     return apr_array_pstrcat(p, parts, 0);
 }

@@ -2,7 +2,7 @@
 /* rs_links.h - the rs:ln relations of a set's resources (ResourceSync 1.1
  * section 14): rules from the configuration, resolved per resource.
  *
- * Rules (ResourceSyncLink, ResourceSyncMirror), in the order given:
+ * Rules (ResourceSyncLink), in the order given:
  *   rel      an IANA-registered relation name or an absolute URI
  *            (rs_links_rel_check);
  *   pattern  a regular expression on the set-relative path ("d/f.txt"),
@@ -28,10 +28,15 @@
  *   pri      1..999999, 0: none;
  *   if-exists  (local targets only) the link is there only while the
  *            target is a listed file of the set.
- * A mirror (ResourceSyncMirror URL-PREFIX) is the rule rel="duplicate",
- * every path, href = URL-PREFIX followed by the path percent-encoded.
+ * Mirrors (ResourceSyncMirror URL-PREFIX [pri=N]), in the order given,
+ * apart from the rules: every resource has rel="duplicate" to
+ * URL-PREFIX followed by its path percent-encoded (its <loc> after the
+ * set's URL base), and pri.  That is a function of the path and the
+ * configuration alone, so it is never resolved or stored: the entry
+ * renderer (rs_entry) writes the mirrors from here (rs_links_mirrors)
+ * after the stored links, in every document.
  *
- * Resolution of one resource S (set-relative path):
+ * Resolution of one resource S (set-relative path) by the rules:
  *   forward  every rule whose pattern matches S, in rule order; a local
  *            target T that is a listed file of the set gives the link
  *            T's type, encoding, length, modified (T's mtime) and hashes
@@ -51,6 +56,8 @@
  * "" when it has none), kept with the resource's inventory row and
  * journal record and decoded by the one entry renderer (rs_entry), so
  * every document that lists the resource carries the same <rs:ln> bytes.
+ * An entry's links are the forward links in rule order, then the inverse
+ * links, then (rendered, not stored) the mirrors in the order given.
  */
 #ifndef RS_LINKS_H
 #define RS_LINKS_H
@@ -70,9 +77,9 @@ typedef struct rs_links_span_t {
  * 1 on a match, 0 on none. */
 typedef int rs_links_match_fn(void *re, const char *path, int nmatch, rs_links_span_t *m);
 
-/* A set's rules, in order (allocated from the pool given to create; they
- * are read-only once the configuration is read, and shared by every
- * process forked after it). */
+/* A set's rules and mirrors, in order (allocated from the pool given to
+ * create; they are read-only once the configuration is read, and shared
+ * by every process forked after it). */
 typedef struct rs_links_t rs_links_t;
 
 rs_links_t *rs_links_create(apr_pool_t *p, rs_links_match_fn *match);
@@ -88,19 +95,40 @@ const char *rs_links_add(rs_links_t *l, apr_pool_t *p, const char *rel, void *re
                          const char *pattern, const char *target, const char *type, int pri,
                          int if_exists);
 
-/* Add a mirror: rel="duplicate" to url_prefix followed by the path. */
+/* Add a mirror: rel="duplicate" to url_prefix followed by the path.
+ * Returns NULL, or an error message naming the bad value (not an
+ * absolute URL of printable ASCII without query or fragment, pri outside
+ * 1..999999). */
 const char *rs_links_add_mirror(rs_links_t *l, apr_pool_t *p, const char *url_prefix, int pri);
 
-/* Number of rules (0 for NULL). */
+/* Number of rules, mirrors not counted (0 for NULL): the links a row
+ * stores come from these alone. */
 int rs_links_count(const rs_links_t *l);
+
+/* One mirror. */
+typedef struct rs_links_mirror_t {
+    const char *prefix; /* an absolute URL ending with "/": printable ASCII
+                         * without space, quotes, "<", ">" or "\" */
+    int pri;            /* 0: none */
+} rs_links_mirror_t;
+
+/* The mirrors of l in the order given (valid as long as l), *n of them;
+ * NULL and 0 for none (or NULL l). */
+const rs_links_mirror_t *rs_links_mirrors(const rs_links_t *l, int *n);
 
 /* 1 when some rule may name a local target (the caller must then keep
  * dependencies and look targets up). */
 int rs_links_has_local(const rs_links_t *l);
 
-/* A text that changes whenever the rules do (their arguments, in order):
- * part of the set's configuration fingerprint for links. */
+/* A text that changes whenever the rules do (their arguments, in order;
+ * "" without rules): the digest of what rows store (rs_set_t.links_fp).
+ * Mirrors are not in it. */
 const char *rs_links_describe(const rs_links_t *l, apr_pool_t *p);
+
+/* The same for the mirrors ("" without): what every rendered entry
+ * carries besides its stored links (snapshot and dump package keys, the
+ * open Change List's ETag). */
+const char *rs_links_mirrors_describe(const rs_links_t *l, apr_pool_t *p);
 
 /* 1 when path may be the local target of some rule (a cheap test on the
  * templates' literal parts: 0 means no rule can name it, so no lookup of
@@ -128,8 +156,8 @@ rs_link_t *rs_links_push(apr_array_header_t *links, const char *rel, const char 
  * but not served), -1 on a store error. */
 typedef int rs_links_lookup_fn(void *baton, apr_pool_t *p, const char *path, rs_item_t *out);
 
-/* Forward links of the resource at path (rs_link_t, in rule order) into
- * *links; every local target its rules name, listed or not, into *deps
+/* Forward links of the resource at path (rs_link_t, in rule order; no
+ * mirror) into *links; every local target its rules name, listed or not, into *deps
  * (const char *, no duplicates; NULL: not wanted).  url_base: the set's
  * root URL (escaped, ends with "/").  Returns 0, or -1 when lookup failed. */
 int rs_links_forward(const rs_links_t *l, apr_pool_t *p, const char *url_base, const char *path,

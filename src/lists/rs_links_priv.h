@@ -17,7 +17,6 @@
 #define RS_LINKS_URL    1 /* absolute URL: groups percent-encoded */
 #define RS_LINKS_ORIGIN 2 /* "/path" on the set's own origin */
 #define RS_LINKS_LOCAL  3 /* set-relative path: a file of the set */
-#define RS_LINKS_MIRROR 4 /* ResourceSyncMirror: prefix + the path */
 
 /* One piece of a template: a literal (group 0) or group 1..9. */
 typedef struct rs_links_piece_t {
@@ -30,10 +29,10 @@ typedef struct rs_links_rule_t {
     int kind;            /* RS_LINKS_* */
     const char *rel;     /* lower case for a registered name */
     const char *inverse; /* the relation of the inverse link, or NULL */
-    void *re;            /* NULL for a mirror (every path) */
+    void *re;
     int ngroups;
     const char *pattern; /* as written (rs_links_describe) */
-    const char *target;  /* the template as written; a mirror's prefix (ends with "/") */
+    const char *target;  /* the template as written */
     rs_links_piece_t *pieces;
     int npieces;
     const char *type; /* NULL: none */
@@ -41,9 +40,12 @@ typedef struct rs_links_rule_t {
     int if_exists;
 } rs_links_rule_t;
 
+/* The ResourceSyncLink rules (resolved into what rows store) and the
+ * mirrors (rendered from here, never stored), each in the order given. */
 struct rs_links_t {
     rs_links_match_fn *match;
-    apr_array_header_t *rules; /* rs_links_rule_t */
+    apr_array_header_t *rules;   /* rs_links_rule_t */
+    apr_array_header_t *mirrors; /* rs_links_mirror_t */
     int has_local;
 };
 

@@ -157,24 +157,29 @@ static int to_brigade(void *baton, const char *buf, apr_size_t len)
 /* The headers of the open list whose extent is cur: everything a poll
  * needs is in the status entry, no store, no file.  The body is a
  * function of the list's extent and of the configuration (URLs, hashes,
- * spec version), so the strong ETag is made of those: it survives
- * restarts that change nothing, and changes with any directive.  Returns
- * OK, or the status of a conditional request (304, 412). */
-static const char *etag_of(apr_pool_t *p, apr_uint64_t id, apr_uint64_t first, apr_uint64_t last,
-                           apr_uint64_t from)
+ * spec version; the set's mirrors, which every entry renders from the
+ * configuration and which the fingerprint leaves out: their own digest,
+ * when there are mirrors), so the strong ETag is made of those: it
+ * survives restarts that change nothing, and changes with any directive
+ * that changes the bytes.  Returns OK, or the status of a conditional
+ * request (304, 412). */
+static const char *etag_of(apr_pool_t *p, const rs_set_t *set, apr_uint64_t id, apr_uint64_t first,
+                           apr_uint64_t last, apr_uint64_t from)
 {
     return apr_psprintf(p,
                         "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                        "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s\"",
-                        id, first, last, from, rs_global.fingerprint);
+                        "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s%s%.12s\"",
+                        id, first, last, from, rs_global.fingerprint, *set->mirrors_fp ? "-m" : "",
+                        set->mirrors_fp);
 }
 
-static int set_headers(request_rec *r, const rs_status_set_t *cur)
+static int set_headers(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
-                   etag_of(r->pool, (apr_uint64_t)cur->cl_open_id, (apr_uint64_t)cur->cl_first_seq,
-                           (apr_uint64_t)cur->cl_last_seq, (apr_uint64_t)cur->cl_from));
+                   etag_of(r->pool, set, (apr_uint64_t)cur->cl_open_id,
+                           (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
+                           (apr_uint64_t)cur->cl_from));
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
     ap_set_last_modified(r);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
@@ -296,7 +301,7 @@ static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_
 
 /* Whether the If-Range of r (none: yes) allows a Range on the list of
  * extent cur. */
-static int if_range_allows(request_rec *r, const rs_status_set_t *cur)
+static int if_range_allows(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     const char *v = apr_table_get(r->headers_in, "If-Range");
     uint64_t id, first, last, from;
@@ -312,8 +317,8 @@ static int if_range_allows(request_rec *r, const rs_status_set_t *cur)
         return 0;
     }
     /* The value must be exactly a tag we would send, with this
-     * configuration's fingerprint. */
-    if (strcmp(v, etag_of(r->pool, id, first, last, from))) {
+     * configuration's fingerprint (and mirrors). */
+    if (strcmp(v, etag_of(r->pool, set, id, first, last, from))) {
         return 0;
     }
     return id == (uint64_t)cur->cl_open_id && first == (uint64_t)cur->cl_first_seq
@@ -440,7 +445,7 @@ static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_
     rs_changelist_t cl;
     apr_off_t first, last, total;
 
-    if (cur->cl_bytes < 0 || !if_range_allows(r, cur)) {
+    if (cur->cl_bytes < 0 || !if_range_allows(r, set, cur)) {
         return -1; /* entries' length unknown, or a stale If-Range */
     }
     memset(&cl, 0, sizeof(cl));
@@ -465,7 +470,7 @@ static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_
 
 int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
-    int rc = set_headers(r, cur);
+    int rc = set_headers(r, set, cur);
     if (rc != OK) {
         return rc; /* 304, 412: before anything is rendered */
     }

@@ -101,6 +101,14 @@ static const char *const schema_v7[] = {
     "CREATE INDEX IF NOT EXISTS relinked_set_seq ON relinked (setname, seq)", NULL
 };
 
+/* Version 8: mirrors are rendered from the configuration, no longer
+ * stored; the links records of version 7 hold may include them, and a
+ * mirror's link cannot be told from a ResourceSyncLink rule's in SQL, so
+ * every record loses its links (their entries in the open Change List
+ * show none; closed lists are files and keep theirs). */
+static const char *const schema_v8[] = { "UPDATE journal SET links = NULL WHERE links IS NOT NULL",
+                                         NULL };
+
 const char *const *rs_journal_schema(int version)
 {
     return version == 1   ? schema_v1
@@ -108,6 +116,7 @@ const char *const *rs_journal_schema(int version)
            : version == 5 ? schema_v5
            : version == 6 ? schema_v6
            : version == 7 ? schema_v7
+           : version == 8 ? schema_v8
                           : NULL;
 }
 

@@ -43,6 +43,13 @@
  * change of their own (rs_journal: relinked), and what every resource's
  * link rules name (rs_linkdep: linkdep), so that the watcher finds the
  * resources a change relinks without reading a whole set.
+ *
+ * Version 8 changes no table: mirrors (ResourceSyncMirror) are rendered
+ * from the configuration instead of stored, and the journal records'
+ * links, which may hold them, are cleared (rs_journal: a mirror's link
+ * cannot be told from a rule's).  The inventory's are resolved again by
+ * the watcher at its start (the rules' digest, links_fp, changed with
+ * the stored form's version).
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -52,7 +59,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 7
+#define RS_SCHEMA_VERSION 8
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -93,6 +93,7 @@ static void cd_in(const wset_t *ws, rs_cdumprun_in_t *in)
     in->capability_url = set->capability_url;
     in->doc_base = set->doc_base;
     in->hashes = set->hashes;
+    in->links = set->links;
     in->spec10 = set->spec10;
     in->list_max = set->max_entries;
     in->root = set->dir;

@@ -131,6 +131,7 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
     in.doc_base = set->doc_base;
     in.dir = set->rdump_dir;
     in.hashes = set->hashes;
+    in.links = set->links;
     in.max_entries = set->dump_entries;
     in.max_bytes = set->dump_size;
     in.list_max = set->max_entries;

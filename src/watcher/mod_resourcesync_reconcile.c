@@ -295,7 +295,7 @@ void rs_reconcilew_init(wset_t *ws)
     h->snapshot = snapshot;
     h->baton = ws;
     ws->links = rs_linkkeep_create(ws->d->pool, ws->set->links, ws->set->name, ws->set->root_url);
-    /* Rules without local targets (mirrors, URLs) look nothing up: the
+    /* Rules without local targets (URLs) look nothing up: the
      * walk resolves them as it writes, no second pass. */
     h->links_baseline = ws->links && rs_links_has_local(ws->set->links) ? links_baseline : NULL;
     rs_reconcile_init(&ws->rec, h, ws->set->name, ws->set->cdump ? ws->set->capture_dir : NULL,
@@ -330,7 +330,7 @@ void rs_reconcile_links(apr_pool_t *p, wset_t *ws)
          * they write. */
         rs_log_emit(ws->log, RS_LOG_ERR, rv,
                     "set %s: cannot resolve its links again after a change of its "
-                    "ResourceSyncLink or ResourceSyncMirror rules",
+                    "ResourceSyncLink rules",
                     set->name);
         return;
     }

@@ -58,11 +58,15 @@ typedef struct snapjob_t {
     rs_snapshot_info_t info;
 } snapjob_t;
 
-/* Options of a set that shape its snapshot; a change forces a new one. */
+/* Options of a set that shape its snapshot; a change forces a new one,
+ * and keeps no part of the last (the key is in the snapshot's identity).
+ * The mirrors are among them: every entry renders them, no row stores
+ * them (a set without mirrors has the key it always had). */
 static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
 {
-    return apr_psprintf(p, "%s|%s|%s|%d|%u", set->root_url, set->capability_url, set->list_url,
-                        set->max_entries, set->hashes);
+    return apr_psprintf(p, "%s|%s|%s|%d|%u%s%s", set->root_url, set->capability_url, set->list_url,
+                        set->max_entries, set->hashes, *set->mirrors_fp ? "|mirrors " : "",
+                        set->mirrors_fp);
 }
 
 /* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
@@ -208,6 +212,7 @@ static snapjob_t *snap_prepare(wset_t *ws, apr_pool_t *p, const char *key, apr_t
         apr_pstrcat(p, set->doc_base, "resourcelist/", ws->status.history, "-", NULL);
     j->sn.max_entries = set->max_entries;
     j->sn.entry.hashes = set->hashes;
+    j->sn.entry.links = set->links;
     j->sn.at = at;
     j->sn.completed = completed;
     j->sn.log = async ? rs_jobs_logger() : ws->log;

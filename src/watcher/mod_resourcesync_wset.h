@@ -107,7 +107,7 @@ typedef struct wset_t {
      * mod_resourcesync_above.c). */
     rs_aboveroot_t above;
     /* The links of its rows (rs_linkkeep.h, called by its scans; NULL: a
-     * set without ResourceSyncLink or ResourceSyncMirror). */
+     * set without ResourceSyncLink rules: mirrors are not stored). */
     rs_linkkeep_t *links;
 } wset_t;
 

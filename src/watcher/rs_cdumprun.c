@@ -19,6 +19,7 @@ void rs_cdumprun_opts(rs_cdump_opts_t *o, const rs_cdumprun_in_t *in, apr_pool_t
     o->capability_url = in->capability_url;
     o->pkg_url_prefix = apr_pstrcat(p, in->doc_base, "changedump/", in->history, "-", NULL);
     o->hashes = in->hashes;
+    o->links = in->links;
     o->spec10 = in->spec10;
     o->list_max = in->list_max;
     o->index_url = apr_pstrcat(p, in->doc_base, "changedump.xml", NULL);

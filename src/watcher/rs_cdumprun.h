@@ -58,6 +58,7 @@ typedef struct rs_cdumprun_in_t {
     const char *capability_url; /* its Capability List */
     const char *doc_base;       /* its documents' URL base, ends "/" */
     unsigned hashes;            /* RS_HASH_* */
+    const rs_links_t *links;    /* its link rules: mirrors (rs_cdump_opts_t.links) */
     int spec10;                 /* ResourceSyncSpecVersion 1.0 (manifests) */
     int list_max;               /* packages per document (ResourceSyncMaxEntries) */
     const char *root;           /* its directory */

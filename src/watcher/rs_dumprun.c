@@ -32,6 +32,7 @@ apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_d
         apr_pstrcat(jp, in->doc_base, "resourcedump/", in->url_history, "-", NULL);
     j->o.dumpset = in->dir;
     j->o.hashes = in->hashes;
+    j->o.links = in->links;
     j->o.max_entries = in->max_entries;
     j->o.max_bytes = in->max_bytes;
     j->o.at = in->at;

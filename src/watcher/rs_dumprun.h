@@ -49,6 +49,7 @@ typedef struct rs_dumprun_in_t {
     const char *doc_base;       /* its documents' URL base, ends "/" */
     const char *dir;            /* its dump generations (ResourceSyncResourceDump) */
     unsigned hashes;            /* RS_HASH_* */
+    const rs_links_t *links;    /* its link rules: mirrors (rs_dump_opts_t.links) */
     apr_int64_t max_entries;    /* per package (ResourceSyncDumpEntries) */
     apr_int64_t max_bytes;      /* per package (ResourceSyncDumpSize) */
     int list_max;               /* packages per document (ResourceSyncMaxEntries) */

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_entry.c - rs_entry: the <url> entries of every document */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <apr_md5.h>
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_entry.h"
@@ -41,6 +45,15 @@ static void record(rs_record_t *r, int change, const char *dir, const char *name
     r->hash[0] = MD5;
     r->hash[1] = SHA1;
     r->hash[2] = SHA256;
+}
+
+/* s = "x", the byte c, "y". */
+static void xcy(char s[4], int c)
+{
+    s[0] = 'x';
+    s[1] = (char)c;
+    s[2] = 'y';
+    s[3] = '\0';
 }
 
 /* The bytes of one entry, rendered once. */
@@ -342,10 +355,7 @@ START_TEST(render_matches_writer)
     opts(&o, 0);
     rr = rs_entry_renderer_create(ut_pool, &o);
     for (c = 1; c < 256; c++) {
-        s[0] = 'x';
-        s[1] = (char)c;
-        s[2] = 'y';
-        s[3] = '\0';
+        xcy(s, c);
         record(&r, 0, "", s);
         assert_same(rr, &o, &r);
         record(&r, 0, s, "n");
@@ -461,18 +471,22 @@ START_TEST(links_entries)
 }
 END_TEST
 
-/* The bytes the links of r add to its entry, by both paths, within
- * rs_entry_links_len (exactly it when plain). */
+/* The bytes the links of r (stored, and the mirrors of o) add to its
+ * entry, by both paths, within rs_entry_links_len (exactly it when
+ * plain). */
 static void assert_links_same(rs_entry_renderer_t *rr, const rs_entry_opts_t *o, rs_record_t *r,
                               int plain)
 {
     const char *links = r->links, *with, *without;
-    apr_int64_t bound = rs_entry_links_len(o->hashes, links);
+    const char *path = *r->dir ? apr_pstrcat(ut_pool, r->dir, "/", r->name, NULL) : r->name;
+    apr_int64_t bound = rs_entry_links_len(o->hashes, o->links, links, path);
+    rs_entry_opts_t bare = *o;
 
     assert_same(rr, o, r);
     with = written(o, r);
     r->links = NULL;
-    without = written(o, r);
+    bare.links = NULL;
+    without = written(&bare, r);
     r->links = links;
     ck_assert_int_ge(bound, (apr_int64_t)(strlen(with) - strlen(without)));
     if (plain) {
@@ -527,10 +541,7 @@ START_TEST(links_render_matches_writer)
         if (!xmlchar) {
             continue; /* not XML characters (alone): the writer refuses them */
         }
-        s[0] = 'x';
-        s[1] = (char)c;
-        s[2] = 'y';
-        s[3] = '\0';
+        xcy(s, c);
         record(&r, 0, "d", "n");
         a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
         k = rs_links_push(a, s, s);
@@ -570,6 +581,234 @@ START_TEST(links_render_matches_writer)
 }
 END_TEST
 
+/* ------------------------------------------------------------ mirrors */
+
+/* Rules with no ResourceSyncLink rule and the mirrors given: prefix and
+ * pri pairs, up to a NULL prefix. */
+static rs_links_t *mirrors(const char *prefix, int pri, ...)
+{
+    rs_links_t *l = ut_links();
+    va_list ap;
+
+    va_start(ap, pri);
+    while (prefix) {
+        ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, prefix, pri));
+        prefix = va_arg(ap, const char *);
+        pri = prefix ? va_arg(ap, int) : 0;
+    }
+    va_end(ap);
+    return l;
+}
+
+#define MIRROR_1(path) \
+    "    <rs:ln rel=\"duplicate\" href=\"https://m1.example.org/" path "\" pri=\"2\"/>\n"
+#define MIRROR_2(path) "    <rs:ln rel=\"duplicate\" href=\"ftp://m2.example.org/pub/" path "\"/>\n"
+
+/* The resource entry at BASE epath of a record() without sha-1, with the
+ * <rs:ln> elements ln. */
+static const char *entry_at(const char *epath, const char *ln)
+{
+    return apr_pstrcat(ut_pool,
+                       "  <url>\n"
+                       "    <loc>" BASE,
+                       epath,
+                       "</loc>\n"
+                       "    <lastmod>2020-09-13T12:26:40.123456Z</lastmod>\n"
+                       "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                       "\" length=\"3\" type=\"text/plain\"/>\n",
+                       ln, "  </url>\n", NULL);
+}
+
+/* The mirrors come after the stored links, in the order given, with the
+ * path as <loc> has it; a deletion has none. */
+START_TEST(mirrors_entries)
+{
+    rs_entry_opts_t o;
+    rs_record_t r;
+
+    opts(&o, 0);
+    o.links = mirrors("https://m1.example.org", 2, "ftp://m2.example.org/pub/", 0, NULL);
+    record(&r, 0, "sub/dir", "a.txt");
+    r.hash[1] = NULL;
+    r.links = three_links();
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" THREE_LINKS(
+                            " hash=\"md5:" MD5 " sha-256:" SHA256 "\"") MIRROR_1("sub/dir/a.txt")
+                            MIRROR_2("sub/dir/a.txt") "  </url>\n");
+    /* Without stored links, and a path that is escaped. */
+    record(&r, 0, "", "a b&\xc3\xa9.txt");
+    r.hash[1] = NULL;
+    assert_entry(&o, &r,
+                 entry_at("a%20b%26%C3%A9.txt",
+                          MIRROR_1("a%20b%26%C3%A9.txt") MIRROR_2("a%20b%26%C3%A9.txt")));
+    /* A change has them too; a deletion none. */
+    record(&r, RS_CHANGE_CREATED, "sub/dir", "a.txt");
+    r.hash[1] = NULL;
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md change=\"created\" datetime=\"2020-09-13T12:26:41.000005Z\" "
+                        "hash=\"md5:" MD5 " sha-256:" SHA256
+                        "\" length=\"3\" type=\"text/plain\"/>\n" MIRROR_1("sub/dir/a.txt")
+                            MIRROR_2("sub/dir/a.txt") "  </url>\n");
+    record(&r, RS_CHANGE_DELETED, "sub/dir", "a.txt");
+    assert_entry(&o, &r,
+                 A_HEAD "    <rs:md change=\"deleted\" datetime=\"2020-09-13T12:26:41.000005Z\"/>\n"
+                        "  </url>\n");
+    /* A prefix the writer escapes ("&" may stand in a URL). */
+    o.links = mirrors("https://m.example.org/a&b/", 999999, NULL);
+    record(&r, 0, "", "x");
+    r.hash[1] = NULL;
+    assert_entry(&o, &r,
+                 entry_at("x",
+                          "    <rs:ln rel=\"duplicate\" href=\"https://m.example.org/a&amp;b/x\" "
+                          "pri=\"999999\"/>\n"));
+}
+END_TEST
+
+/* Entries with mirrors: the fast path gives the writer's bytes for every
+ * byte value in a path and in a prefix (those a mirror may hold), with
+ * and without stored links, and rs_entry_links_len is their length. */
+START_TEST(mirrors_render_matches_writer)
+{
+    rs_entry_opts_t o;
+    rs_entry_renderer_t *rr;
+    rs_record_t r;
+    char s[4], *prefix;
+    int c, pri, accepted = 0;
+
+    opts(&o, 0);
+    o.links = mirrors("https://m1.example.org/", 2, "ftp://m2.example.org/pub/", 0, NULL);
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    for (c = 1; c < 256; c++) {
+        xcy(s, c);
+        record(&r, 0, "", s);
+        assert_links_same(rr, &o, &r, 1);
+        record(&r, 0, s, "n");
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, 1);
+        record(&r, RS_CHANGE_UPDATED, s, "n");
+        assert_same(rr, &o, &r);
+    }
+    for (c = 1; c < 256; c++) {
+        rs_links_t *l = ut_links();
+        prefix = apr_psprintf(ut_pool, "http://m.example.org/a%cb/", c);
+        pri = c % 3 ? c : 0;
+        if (rs_links_add_mirror(l, ut_pool, prefix, pri)) {
+            continue;
+        }
+        accepted++;
+        ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "https://m2.example.org/", 1));
+        opts(&o, 0);
+        o.links = l;
+        rr = rs_entry_renderer_create(ut_pool, &o);
+        record(&r, 0, "d", "n");
+        assert_links_same(rr, &o, &r, c != '&');
+        record(&r, 0, "d", "n");
+        r.links = three_links();
+        assert_links_same(rr, &o, &r, c != '&');
+    }
+    /* The printable ASCII a URL may hold without escaping but "?" and
+     * "#" (no query or fragment). */
+    ck_assert_int_eq(accepted, 82);
+    /* A URL base the writer escapes, with mirrors. */
+    opts(&o, 0);
+    o.url_base = "http://example.org/a&b/";
+    o.links = mirrors("https://m1.example.org/", 2, NULL);
+    rr = rs_entry_renderer_create(ut_pool, &o);
+    record(&r, 0, "d", "n");
+    assert_links_same(rr, &o, &r, 1);
+}
+END_TEST
+
+/* Timing (no assertion on time): RS_ENTRY_TIMING=N renders N resource
+ * entries records/K.pdf (md5, a type) three ways: without links, with a
+ * describedby link to a listed file, and with that link and a mirror;
+ * best of RS_ENTRY_RUNS runs (3), in ns per entry, and a digest of the
+ * bytes of the last way, which two versions of the renderer must both
+ * give.  Skipped without the variable. */
+#define TIMING_MIRROR "https://mirror.example.org/s/"
+
+/* The describedby link of records/K.pdf to meta/K.xml, encoded. */
+static const char *timing_link(int k)
+{
+    apr_array_header_t *a = apr_array_make(ut_pool, 2, sizeof(rs_link_t));
+    rs_link_t *l = rs_links_push(a, "describedby", apr_psprintf(ut_pool, BASE "meta/%d.xml", k));
+    l->length = 120 + k % 1000;
+    l->modified_ns = LASTMOD_NS + k;
+    l->type = "application/xml";
+    l->hash[0] = MD5;
+    return rs_links_encode(ut_pool, a);
+}
+
+/* Render n entries records/K.pdf (K < n) with rr, each with links[K]
+ * (links NULL: none); their bytes into ctx (NULL: not digested).
+ * Returns the bytes rendered. */
+static apr_size_t render_all(rs_entry_renderer_t *rr, const char *const *names,
+                             const char *const *links, int n, apr_md5_ctx_t *ctx)
+{
+    apr_size_t total = 0;
+    rs_record_t r;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const char *b;
+        apr_size_t len;
+        record(&r, 0, "records", names[i]);
+        r.hash[1] = r.hash[2] = NULL;
+        r.links = links ? links[i] : NULL;
+        b = rs_entry_render(rr, &r, &len);
+        ck_assert_ptr_nonnull(b);
+        if (ctx) {
+            apr_md5_update(ctx, b, len);
+        }
+        total += len;
+    }
+    return total;
+}
+
+START_TEST(timing)
+{
+    const char *env = getenv("RS_ENTRY_TIMING");
+    int n = env ? atoi(env) : 0, runs, way, i;
+    const char **names, **link1;
+    double best[3] = { 0, 0, 0 };
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    rs_entry_opts_t o, om;
+    apr_md5_ctx_t ctx;
+
+    if (n <= 0) {
+        return; /* timing only when asked */
+    }
+    runs = getenv("RS_ENTRY_RUNS") ? atoi(getenv("RS_ENTRY_RUNS")) : 3;
+    names = apr_palloc(ut_pool, sizeof(*names) * (apr_size_t)n);
+    link1 = apr_palloc(ut_pool, sizeof(*link1) * (apr_size_t)n);
+    for (i = 0; i < n; i++) {
+        names[i] = apr_psprintf(ut_pool, "%d.pdf", i);
+        link1[i] = timing_link(i);
+    }
+    opts(&o, 0);
+    o.hashes = RS_HASH_MD5;
+    om = o;
+    om.links = mirrors(TIMING_MIRROR, 1, NULL);
+    for (; runs > 0; runs--) {
+        for (way = 0; way < 3; way++) {
+            rs_entry_renderer_t *rr = rs_entry_renderer_create(ut_pool, way == 2 ? &om : &o);
+            apr_time_t t0 = apr_time_now();
+            double ns;
+            ck_assert_uint_gt(render_all(rr, names, way ? link1 : NULL, n, NULL), 0);
+            ns = (double)(apr_time_now() - t0) * 1000 / n;
+            best[way] = best[way] == 0 || ns < best[way] ? ns : best[way];
+        }
+    }
+    apr_md5_init(&ctx);
+    render_all(rs_entry_renderer_create(ut_pool, &om), names, link1, n, &ctx);
+    apr_md5_final(d, &ctx);
+    printf("rs_entry timing: %d entries: %.0f ns/entry without links, %.0f with a describedby "
+           "link, %.0f with the link and a mirror; digest %02x%02x%02x%02x\n",
+           n, best[0], best[1], best[2], d[0], d[1], d[2], d[3]);
+}
+END_TEST
+
 Suite *entry_suite(void)
 {
     Suite *s = suite_create("rs_entry");
@@ -582,6 +821,11 @@ Suite *entry_suite(void)
     tcase_add_test(tc, render_matches_writer);
     tcase_add_test(tc, links_entries);
     tcase_add_test(tc, links_render_matches_writer);
+    tcase_add_test(tc, mirrors_entries);
+    tcase_add_test(tc, mirrors_render_matches_writer);
+    suite_add_tcase(s, tc);
+    tc = ut_tcase("entry_timing", 600);
+    tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;
 }

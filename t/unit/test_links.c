@@ -135,6 +135,8 @@ END_TEST
 START_TEST(mirrors)
 {
     rs_links_t *l = links();
+    const rs_links_mirror_t *m;
+    int n;
     ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "https://mirror.example.org/files", 2));
     ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "https://m2.example.org/", 0));
     ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "ftp://m3.example.org/pub/", 999999));
@@ -146,13 +148,27 @@ START_TEST(mirrors)
     ck_assert_ptr_nonnull(rs_links_add_mirror(l, ut_pool, "http://m.org/#x", 0));
     ck_assert_ptr_nonnull(rs_links_add_mirror(l, ut_pool, "http://m.org/", 1000000));
     ck_assert_ptr_nonnull(rs_links_add_mirror(l, ut_pool, NULL, 0));
-    ck_assert_int_eq(rs_links_count(l), 3);
-    /* Mirrors alone name no local target. */
+    /* Mirrors are no rules: they are not counted, name no local target,
+     * and are in the mirrors' description only. */
+    ck_assert_int_eq(rs_links_count(l), 0);
     ck_assert_int_eq(rs_links_has_local(l), 0);
     ck_assert_int_eq(rs_links_may_be_target(l, "a/b"), 0);
-    /* The "/" appended shows in the description. */
+    ck_assert_str_eq(rs_links_describe(l, ut_pool), "");
+    /* In the order given, the "/" appended. */
+    m = rs_links_mirrors(l, &n);
+    ck_assert_int_eq(n, 3);
+    ck_assert_str_eq(m[0].prefix, "https://mirror.example.org/files/");
+    ck_assert_int_eq(m[0].pri, 2);
+    ck_assert_str_eq(m[1].prefix, "https://m2.example.org/");
+    ck_assert_int_eq(m[1].pri, 0);
+    ck_assert_str_eq(m[2].prefix, "ftp://m3.example.org/pub/");
+    ck_assert_int_eq(m[2].pri, 999999);
     ck_assert_ptr_nonnull(
-        strstr(rs_links_describe(l, ut_pool), "https://mirror.example.org/files/"));
+        strstr(rs_links_mirrors_describe(l, ut_pool), "https://mirror.example.org/files/"));
+    ck_assert_ptr_null(rs_links_mirrors(NULL, &n));
+    ck_assert_int_eq(n, 0);
+    ck_assert_ptr_null(rs_links_mirrors(links(), &n));
+    ck_assert_int_eq(n, 0);
 }
 END_TEST
 
@@ -169,18 +185,28 @@ START_TEST(describe)
     ck_assert_ptr_null(rs_links_add_mirror(b, ut_pool, "https://m.example.org", 0));
     da = rs_links_describe(a, ut_pool);
     db = rs_links_describe(b, ut_pool);
-    /* The same rules, the same text; any argument or the order changes it. */
+    /* The same rules, the same text; any argument changes it. */
     ck_assert_str_eq(da, db);
-    ck_assert_ptr_null(rs_links_add_mirror(c, ut_pool, "https://m.example.org/", 0));
-    ck_assert_ptr_null(add(c, "describedby", "^(.*)\\.pdf$", "$1.xml", NULL, 0, 0));
-    ck_assert_str_ne(rs_links_describe(c, ut_pool), da);
+    ck_assert_str_eq(rs_links_mirrors_describe(a, ut_pool), rs_links_mirrors_describe(b, ut_pool));
     ck_assert_ptr_null(add(d, "describedby", "^(.*)\\.pdf$", "$1.xml", NULL, 0, 1));
     ck_assert_ptr_null(rs_links_add_mirror(d, ut_pool, "https://m.example.org/", 0));
     ck_assert_str_ne(rs_links_describe(d, ut_pool), da);
+    /* The mirrors are not in the rules' text (what rows store does not
+     * depend on them), and the rules are not in theirs; where a mirror
+     * stands among the rules changes neither. */
+    ck_assert_ptr_null(rs_links_add_mirror(c, ut_pool, "https://m.example.org/", 0));
+    ck_assert_ptr_null(add(c, "describedby", "^(.*)\\.pdf$", "$1.xml", NULL, 0, 0));
+    ck_assert_str_eq(rs_links_describe(c, ut_pool), da);
+    ck_assert_str_eq(rs_links_mirrors_describe(c, ut_pool), rs_links_mirrors_describe(a, ut_pool));
     d = links();
     ck_assert_ptr_null(add(d, "describedby", "^(.*)\\.pdf$", "$1.xml", NULL, 0, 0));
     ck_assert_ptr_null(rs_links_add_mirror(d, ut_pool, "https://m.example.org/", 7));
-    ck_assert_str_ne(rs_links_describe(d, ut_pool), da);
+    ck_assert_str_eq(rs_links_describe(d, ut_pool), da);
+    ck_assert_str_ne(rs_links_mirrors_describe(d, ut_pool), rs_links_mirrors_describe(a, ut_pool));
+    ck_assert_ptr_null(rs_links_add_mirror(d, ut_pool, "https://m2.example.org/", 0));
+    ck_assert_str_ne(rs_links_mirrors_describe(d, ut_pool), rs_links_mirrors_describe(a, ut_pool));
+    ck_assert_str_eq(rs_links_mirrors_describe(links(), ut_pool), "");
+    ck_assert_str_eq(rs_links_mirrors_describe(NULL, ut_pool), "");
     /* No field can run into the next one: the same bytes, split
      * between pattern and target otherwise, give another text. */
     a = links();
@@ -322,46 +348,45 @@ START_TEST(forward_kinds)
         add(l, "via", "^records/(x)?([0-9]+)", "http://src.example.org/$1-$2", NULL, 0, 0));
     ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "https://m2.example.org/", 0));
 
-    /* Listed target: its attributes; if-exists target listed: there. */
+    /* Listed target: its attributes; if-exists target listed: there.
+     * Mirrors are not resolved (the renderer writes them). */
     ck_assert_str_eq(
         forward(l, t, "records/1.pdf", &deps),
         "describedby " BASE "meta/1.xml 0 application/xml - 11 11 md5 sha1\n"
         "alternate " BASE "records/1.html 0 text/html - 13 13 md5 sha1\n"
-        "duplicate https://mirror.example.org/f/records/1.pdf 2 - - -1 -1 - -\n"
         "collection https://example.org/c/records?x=$ 3 - - -1 -1 - -\n"
         "profile http://example.org/profiles/records.xsd 0 application/xml - -1 -1 - -\n"
-        "via http://src.example.org/-1 0 - - -1 -1 - -\n"
-        "duplicate https://m2.example.org/records/1.pdf 0 - - -1 -1 - -\n");
+        "via http://src.example.org/-1 0 - - -1 -1 - -\n");
     ck_assert_str_eq(deps, "meta/1.xml records/1.html");
     /* Known but not listed, and absent: a plain link; with if-exists
      * nothing; both stay dependencies. */
     ck_assert_str_eq(
         forward(l, t, "records/2.pdf", &deps),
         "describedby " BASE "meta/2.xml 0 - - -1 -1 - -\n"
-        "duplicate https://mirror.example.org/f/records/2.pdf 2 - - -1 -1 - -\n"
         "collection https://example.org/c/records?x=$ 3 - - -1 -1 - -\n"
         "profile http://example.org/profiles/records.xsd 0 application/xml - -1 -1 - -\n"
-        "via http://src.example.org/-2 0 - - -1 -1 - -\n"
-        "duplicate https://m2.example.org/records/2.pdf 0 - - -1 -1 - -\n");
+        "via http://src.example.org/-2 0 - - -1 -1 - -\n");
     ck_assert_str_eq(deps, "meta/2.xml records/2.html");
     /* Groups are escaped in URLs and origin paths, the path in local
-     * targets and mirrors. */
+     * targets. */
     ck_assert_str_eq(
         forward(l, t, "a b&c/x\"y.pdf", &deps),
-        "duplicate https://mirror.example.org/f/a%20b%26c/x%22y.pdf 2 - - -1 -1 - -\n"
         "collection https://example.org/c/a%20b%26c?x=$ 3 - - -1 -1 - -\n"
-        "profile http://example.org/profiles/a%20b%26c.xsd 0 application/xml - -1 -1 - -\n"
-        "duplicate https://m2.example.org/a%20b%26c/x%22y.pdf 0 - - -1 -1 - -\n");
+        "profile http://example.org/profiles/a%20b%26c.xsd 0 application/xml - -1 -1 - -\n");
     ck_assert_str_eq(deps, "a b&c/x\"y.html");
     /* deps not wanted; a failing lookup fails the resolution. */
     ck_assert_int_eq(rs_links_forward(l, ut_pool, BASE, "records/1.pdf", lookup, t, &k, NULL), 0);
-    ck_assert_int_eq(k->nelts, 7);
+    ck_assert_int_eq(k->nelts, 5);
     l = links();
     ck_assert_ptr_null(add(l, "describedby", "^(.*)\\.pdf$", "fail", NULL, 0, 0));
     ck_assert_int_eq(rs_links_forward(l, ut_pool, BASE, "x.pdf", lookup, t, &k, NULL), -1);
-    /* No rules: nothing, no lookup. */
+    /* No rules, or mirrors only: nothing, no lookup. */
     t->lookups = 0;
     ck_assert_str_eq(forward(links(), t, "records/1.pdf", &deps), "");
+    ck_assert_str_eq(deps, "");
+    l = links();
+    ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "https://m.example.org/", 1));
+    ck_assert_str_eq(forward(l, t, "records/1.pdf", &deps), "");
     ck_assert_str_eq(deps, "");
     ck_assert_int_eq(t->lookups, 0);
 }

@@ -226,6 +226,31 @@ static int note_encoding(void *baton, const rs_item_t *it)
     return 0;
 }
 
+/* A new store at path with the listed row it (closed again). */
+static void store_with_row(const char *path, const rs_item_t *it)
+{
+    apr_pool_t *p;
+    rs_db_t *db;
+
+    apr_pool_create(&p, ut_pool);
+    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_inventory_put(db, "s", it), APR_SUCCESS);
+    apr_pool_destroy(p); /* closes the store */
+}
+
+/* Journal a creation of d/a.pdf in set with the encoded links given. */
+static void append_created(rs_journal_t *j, const char *set, const char *links)
+{
+    rs_record_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.dir = "d";
+    r.name = "a.pdf";
+    r.change = RS_CHANGE_CREATED;
+    r.links = links;
+    ck_assert_int_eq(rs_journal_append(j, set, &r), APR_SUCCESS);
+}
+
 /* A store of schema version 5 (no content coding) opened as it is, as
  * rs-tool does before the module migrated it: every read of the
  * inventory works and gives no encoding; migrated, it keeps encodings. */
@@ -234,19 +259,15 @@ START_TEST(inventory_reads_before_version_6)
     const char *path = ut_path(ut_tempdir("schema"), "state.db");
     apr_array_header_t *seen = apr_array_make(ut_pool, 4, sizeof(const char *));
     apr_hash_t *dir = NULL;
-    apr_pool_t *p;
     rs_item_t it, *got = NULL;
     rs_db_t *db;
 
-    apr_pool_create(&p, ut_pool);
-    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
     memset(&it, 0, sizeof(it));
     it.dir = "";
     it.name = "a.gz";
     it.listed = 1;
     it.type = "application/gzip";
-    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
-    apr_pool_destroy(p); /* closes the store */
+    store_with_row(path, &it);
     sql_exec(path, "ALTER TABLE inventory DROP COLUMN encoding;"
                    "ALTER TABLE journal DROP COLUMN encoding;"
                    "ALTER TABLE inventory DROP COLUMN links;"
@@ -290,22 +311,17 @@ START_TEST(version_6_migrates_to_7)
     const char *path = ut_path(ut_tempdir("schema"), "state.db");
     apr_array_header_t *recs, *deps;
     apr_hash_t *dir = NULL;
-    apr_pool_t *p;
     rs_item_t it, *got = NULL;
     rs_journal_t *j;
-    rs_record_t r;
     rs_db_t *db;
     int has = 1;
 
-    apr_pool_create(&p, ut_pool);
-    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
     memset(&it, 0, sizeof(it));
     it.dir = "d";
     it.name = "a.pdf";
     it.listed = 1;
     it.encoding = "gzip";
-    ck_assert_int_eq(rs_inventory_put(db, "s", &it), APR_SUCCESS);
-    apr_pool_destroy(p); /* closes the store */
+    store_with_row(path, &it);
     sql_exec(path, "ALTER TABLE inventory DROP COLUMN links;"
                    "ALTER TABLE journal DROP COLUMN links;"
                    "DROP TABLE relinked; DROP TABLE linkdep;"
@@ -325,7 +341,6 @@ START_TEST(version_6_migrates_to_7)
 
     ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, NULL), APR_SUCCESS);
     ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
-    ck_assert_int_eq(RS_SCHEMA_VERSION, 7);
     ck_assert_int_eq(rs_db_has_table(db, "linkdep", &has), APR_SUCCESS);
     ck_assert_int_eq(has, 1);
     ck_assert_int_eq(rs_db_has_table(db, "relinked", &has), APR_SUCCESS);
@@ -338,17 +353,70 @@ START_TEST(version_6_migrates_to_7)
     ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a.pdf", &got), APR_SUCCESS);
     ck_assert_str_eq(got->links, "L1");
     ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
-    memset(&r, 0, sizeof(r));
-    r.dir = "d";
-    r.name = "a.pdf";
-    r.change = RS_CHANGE_CREATED;
-    r.links = "L1";
-    ck_assert_int_eq(rs_journal_append(j, "s", &r), APR_SUCCESS);
+    append_created(j, "s", "L1");
     ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 10, &recs), APR_SUCCESS);
     ck_assert_int_eq(recs->nelts, 1);
     ck_assert_str_eq(APR_ARRAY_IDX(recs, 0, rs_record_t).links, "L1");
     ck_assert_int_eq(rs_linkdep_sources(db, ut_pool, "s", "d/a.xml", &deps), APR_SUCCESS);
     ck_assert_int_eq(deps->nelts, 0);
+}
+END_TEST
+
+/* A store of schema version 7, whose records' links may hold the links of
+ * mirrors (since rendered from the configuration, never stored): opened
+ * as it is, its records keep their links; opened by the module, it is
+ * migrated to version 8 and every record has lost its links, while the
+ * inventory's stay for the watcher's start pass to resolve again (the
+ * rules' digest changed with the stored form); records written then keep
+ * theirs. */
+START_TEST(version_7_migrates_to_8)
+{
+    const char *path = ut_path(ut_tempdir("schema"), "state.db");
+    apr_array_header_t *recs;
+    apr_pool_t *p;
+    rs_item_t it, *got = NULL;
+    rs_journal_t *j;
+    rs_db_t *db;
+    int i;
+
+    memset(&it, 0, sizeof(it));
+    it.dir = "d";
+    it.name = "a.pdf";
+    it.listed = 1;
+    it.links = "L1";
+    store_with_row(path, &it);
+    apr_pool_create(&p, ut_pool);
+    ck_assert_int_eq(rs_schema_open(&db, p, "sqlite3", path, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_open(&j, db, p), APR_SUCCESS);
+    append_created(j, "s", "L1");
+    append_created(j, "t", "L1");
+    apr_pool_destroy(p); /* closes the store */
+    sql_exec(path, "UPDATE meta SET v = '7' WHERE k = 'schema-version';");
+
+    ck_assert_int_eq(rs_schema_open_ex(&db, ut_pool, "sqlite3", path, RS_DB_READONLY, NULL, NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), 7);
+    ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 10, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 1);
+    ck_assert_str_eq(APR_ARRAY_IDX(recs, 0, rs_record_t).links, "L1");
+
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_schema_version(db), RS_SCHEMA_VERSION);
+    ck_assert_int_eq(RS_SCHEMA_VERSION, 8);
+    ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
+    for (i = 0; i < 2; i++) {
+        ck_assert_int_eq(rs_journal_records(j, ut_pool, i ? "t" : "s", 1, -1, 10, &recs),
+                         APR_SUCCESS);
+        ck_assert_int_eq(recs->nelts, 1);
+        ck_assert_ptr_null(APR_ARRAY_IDX(recs, 0, rs_record_t).links);
+    }
+    ck_assert_int_eq(rs_inventory_get(db, ut_pool, "s", "d", "a.pdf", &got), APR_SUCCESS);
+    ck_assert_str_eq(got->links, "L1");
+    append_created(j, "s", "L2");
+    ck_assert_int_eq(rs_journal_records(j, ut_pool, "s", 1, -1, 10, &recs), APR_SUCCESS);
+    ck_assert_int_eq(recs->nelts, 2);
+    ck_assert_str_eq(APR_ARRAY_IDX(recs, 1, rs_record_t).links, "L2");
 }
 END_TEST
 
@@ -362,6 +430,7 @@ Suite *schema_suite(void)
     tcase_add_test(tc, forget_set_older_schema);
     tcase_add_test(tc, inventory_reads_before_version_6);
     tcase_add_test(tc, version_6_migrates_to_7);
+    tcase_add_test(tc, version_7_migrates_to_8);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -72,6 +72,10 @@ START_TEST(escape_every_byte)
     ck_assert_uint_eq(n, strlen(buf));
     /* 67 bytes kept: 26+26 letters, 10 digits, "-._~" and "/" */
     ck_assert_uint_eq(n, 67 + (255 - 67) * 3);
+    ck_assert_uint_eq(rs_uri_escaped_len(in), n);
+    for (i = 1; i < 255; i++) {
+        ck_assert_uint_eq(rs_uri_escaped_len(in + i), strlen(rs_uri_escape_path(ut_pool, in + i)));
+    }
     /* The result only holds unreserved characters, "/" and "%XX". */
     for (j = 0; buf[j]; j++) {
         char c = buf[j];
