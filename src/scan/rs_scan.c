@@ -393,6 +393,7 @@ static apr_status_t open_root(rs_scan_ctx_t *sc, apr_pool_t *sp, int *rootfd)
         return rv;
     }
     sc->fresh = !sc->fresh;
+    sc->stats->fresh = sc->fresh;
     return APR_SUCCESS;
 }
 

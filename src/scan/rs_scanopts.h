@@ -118,6 +118,17 @@ typedef struct rs_scan_opts_t {
     apr_status_t (*links_row)(void *baton, rs_item_t *it, int was_listed);
     apr_status_t (*links_done)(void *baton, const char *dir, const char *name, int gone);
     void *links_baton;
+    /* The links of a set's first scan (in the watcher rs_linkscan.h;
+     * NULL: none), instead of links_row and links_done: called on the
+     * thread that writes the store, one call at a time, before every
+     * listed file's row is written, with the new row, whose links it sets
+     * (the string valid until the next call).  It neither reads nor
+     * writes the store: what it needs later it keeps itself (a copy).
+     * Every listed row of the set goes through it when the scan began on
+     * a set without rows (rs_scan_stats_t.fresh); otherwise only those
+     * written. */
+    void (*links_scan)(void *baton, rs_item_t *it);
+    void *links_scan_baton;
     /* Called for every directory the scan is about to read, with an open
      * descriptor of it, before its entries are read: a watcher that adds
      * its watch here misses no entry created after the read.  Also called
@@ -172,6 +183,7 @@ typedef struct rs_scan_stats_t {
     apr_int64_t deleted;    /* listed files reported deleted */
     apr_int64_t deferred;   /* large files left for later (opts.defer) */
     apr_int64_t ahead_dirs; /* directories read ahead of the walk (opts.readahead) */
+    int fresh;              /* rs_scan_set: the set had no row when it began */
 } rs_scan_stats_t;
 
 #endif

@@ -101,6 +101,11 @@ void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *o
         }
         it = &row;
     }
+    else if (sc->o->links_scan && it->listed) {
+        row = *it;
+        sc->o->links_scan(sc->o->links_scan_baton, &row);
+        it = &row;
+    }
     rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
     notify_row(sc, old, it);
     rs_scanwrite_links_done(sc, it->dir, it->name, 0);

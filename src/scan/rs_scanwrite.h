@@ -29,7 +29,7 @@ void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);
 void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *name, int gone);
 
 /* row: store the new row of a file (old: its stored row or NULL) with its
- * links (rs_scan_opts_t.links_row), report what it means for the listing
+ * links (rs_scan_opts_t.links_row, or links_scan), report what it means for the listing
  * and for the links that depend on it, count it (hashed: bytes read for it).
  * access: store an access file's row.  drop: delete the row of dir/name
  * (row: as stored), reporting a listed one as deleted.  Each counts one

@@ -648,6 +648,51 @@ START_TEST(links_hooks)
 }
 END_TEST
 
+/* rs_scan_opts_t.links_scan: "S path" per call, links set as links_row. */
+static void links_scan(void *baton, rs_item_t *it)
+{
+    links_t *l = baton;
+    const char *path = apr_pstrcat(ut_pool, it->dir, *it->dir ? "/" : "", it->name, NULL);
+    APR_ARRAY_PUSH(l->ev, const char *) = apr_pstrcat(ut_pool, "S ", path, NULL);
+    it->links = apr_pstrcat(ut_pool, "scanned links of ", path, NULL);
+}
+
+/* links_scan (a first scan's collection of links) is handed every listed
+ * row before it is written, and the row carries the links it gives; a
+ * row not listed goes without.  stats.fresh says whether the set had no
+ * row when the scan began (then every listed row was handed). */
+START_TEST(links_scan_hook)
+{
+    fx_t f;
+    links_t l;
+    rs_item_t *row = NULL;
+
+    fx_init(&f);
+    l.f = &f;
+    l.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
+    f.o.links_scan = links_scan;
+    f.o.links_scan_baton = &l;
+    put_file(&f, "a.txt", "abc");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "b");
+    put_file(&f, "sub/no", "n");
+    f.c.deny = "sub/no";
+    ck_assert_str_eq(scan(&f), "C a.txt|C sub/b.txt");
+    ck_assert_int_eq(f.s.fresh, 1);
+    ck_assert_str_eq(links_events(&l), "S a.txt|S sub/b.txt");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "b.txt", &row), APR_SUCCESS);
+    ck_assert_str_eq(row->links, "scanned links of sub/b.txt");
+    ck_assert_str_eq(item(&f, "b.txt")->links, "scanned links of sub/b.txt");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "no", &row), APR_SUCCESS);
+    ck_assert_ptr_null(row->links);
+    /* The set has rows: only what is written is handed. */
+    put_file(&f, "c.txt", "c");
+    ck_assert_str_eq(scan(&f), "C c.txt");
+    ck_assert_int_eq(f.s.fresh, 0);
+    ck_assert_str_eq(links_events(&l), "S c.txt");
+}
+END_TEST
+
 /* The recorder writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
 {
@@ -883,6 +928,7 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, many_writes_through_the_writer);
     tcase_add_test(tc, journal_in_scan_transaction);
     tcase_add_test(tc, links_hooks);
+    tcase_add_test(tc, links_scan_hook);
     tcase_add_test(tc, recorder_window);
     tcase_add_test(tc, recorder_overlong_entry);
     tcase_add_test(tc, recorder_linked_entry_fits);
