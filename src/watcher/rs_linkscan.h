@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rs_linkscan.h - the links of a set's first scan, collected from its
+ * walk and resolved from memory (see rs_linkkeep.h for the links kept as
+ * single rows are written, rs_linkpass.h for the pass over the store).
+ *
+ * Data flow: for a set whose rules may name its own files, the first scan
+ * (its baseline: journaled by no record, in no snapshot yet) hands every
+ * listed row to rs_linkscan_row (rs_scan_opts_t.links_scan) before it is
+ * written.  A row that no rule can make a target (rs_links_may_be_target)
+ * and whose rules name no local target - most rows - is written with its
+ * final links at once (only URL, origin and mirror links, which need no
+ * lookup), and nothing of it is kept.  Every other row is written without
+ * links, and its path, the attributes a link carries (size, mtime, type,
+ * encoding, hashes) and the local targets its rules name are kept in
+ * memory.  Once the scan succeeded, rs_linkscan_run writes the set's
+ * dependencies and resolves those rows from that memory alone (no read of
+ * the inventory): the sources' forward links, then the targets' forward
+ * and inverse links, updating only rows whose links are not empty.  The
+ * result is exactly that of rs_linkpass_run on the same rows.
+ *
+ * Bounds: the collection stops and is dropped when what it keeps passes
+ * its bound (RS_LINKSCAN_MAX_BYTES), or the scan did not write every
+ * listed row (a set that had rows: stats.fresh 0, the unchanged ones were
+ * not seen); rs_linkscan_run then runs rs_linkpass_run instead, which
+ * reads the store.
+ *
+ * Threads and memory: everything lives in a pool with an allocator of its
+ * own, made by rs_linkscan_create and given back to the system by
+ * rs_linkscan_destroy (none of it is kept by the caller's allocator).
+ * rs_linkscan_row runs on the scan's store writer thread, the other calls
+ * on the caller's; they never run at the same time (the scan joins its
+ * writer before it returns), so nothing is locked.
+ */
+#ifndef RS_LINKSCAN_H
+#define RS_LINKSCAN_H
+
+#include <apr_pools.h>
+#include "rs_db.h"
+#include "rs_inventory.h"
+#include "rs_links.h"
+
+/* The most a collection keeps (an estimate of its bytes: per kept row
+ * about 200 with md5, so some 300 000 sources and targets), past which it
+ * is dropped and the pass reads the store instead: a first scan of a huge
+ * set keeps the memory of the pass over the store (pages of rows and its
+ * candidate targets) rather than all of its sources. */
+#define RS_LINKSCAN_MAX_BYTES ((apr_size_t)64 * 1024 * 1024)
+
+typedef struct rs_linkscan_t rs_linkscan_t;
+
+/* A collection for set's first scan under rules l (digest fp, stored with
+ * the result), with the set's root URL url_base (escaped, ends with "/");
+ * max_bytes: its bound (0: RS_LINKSCAN_MAX_BYTES).  NULL when no rule of
+ * l names a local target (the walk resolves those rows by itself:
+ * rs_linkkeep_row looks nothing up). */
+rs_linkscan_t *rs_linkscan_create(const rs_links_t *l, const char *set, const char *url_base,
+                                  const char *fp, apr_size_t max_bytes);
+
+/* rs_scan_opts_t.links_scan (baton: the rs_linkscan_t): set it->links to
+ * the row's final links when nothing else can change them, else to NULL
+ * and keep what the pass needs of it. */
+void rs_linkscan_row(void *baton, rs_item_t *it);
+
+/* After the scan succeeded (fresh: its stats.fresh): the set's
+ * dependencies rebuilt and every listed row's links resolved, in one
+ * transaction of its own (none may be open), from the collection, or
+ * through rs_linkpass_run when it was dropped or the scan not fresh;
+ * *changed: the rows updated.  No row is marked relinked (a baseline is
+ * in no snapshot yet).  Its memory is the collection's. */
+apr_status_t rs_linkscan_run(rs_linkscan_t *ls, rs_db_t *db, int fresh, apr_int64_t *changed);
+
+/* How many rows the collection keeps; -1 when it was dropped past its
+ * bound (what the tests look at). */
+int rs_linkscan_kept(const rs_linkscan_t *ls);
+
+/* Give ls's memory back (NULL: nothing). */
+void rs_linkscan_destroy(rs_linkscan_t *ls);
+
+#endif
