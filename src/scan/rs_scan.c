@@ -426,6 +426,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.pipe) {
         rs_scanpipe_finish(&sc);
     }
+    rs_scanwrite_links_end(&sc); /* the rows it held, in this transaction */
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */

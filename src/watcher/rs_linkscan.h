@@ -9,27 +9,36 @@
  * written.  A row that no rule can make a target (rs_links_may_be_target)
  * and whose rules name no local target - most rows - is written with its
  * final links at once (only URL, origin and mirror links, which need no
- * lookup), and nothing of it is kept.  Every other row is written without
- * links, and its path, the attributes a link carries (size, mtime, type,
- * encoding, hashes) and the local targets its rules name are kept in
- * memory.  Once the scan succeeded, rs_linkscan_run writes the set's
- * dependencies and resolves those rows from that memory alone (no read of
- * the inventory): the sources' forward links, then the targets' forward
- * and inverse links, updating only rows whose links are not empty.  The
- * result is exactly that of rs_linkpass_run on the same rows.
+ * lookup), and nothing of it is kept.  Every other row is *kept*: its
+ * path, the attributes a link carries (size, mtime, type, encoding,
+ * hashes) and the local targets its rules name, in memory; and *held*:
+ * the scan does not write it until its directory is complete (the scan
+ * hands a directory's rows together, then the next directory's).  Then
+ * the held rows are written with their links resolved from what was
+ * handed so far: their own directory's rows and those of the directories
+ * before, which holds every link between files of one directory (a
+ * record and its metadata side by side).  A kept row written before a
+ * row it depends on was handed (a target listed later, a source naming
+ * it later) is marked, and once the scan succeeded rs_linkscan_run
+ * writes the set's dependencies and resolves only the marked rows again,
+ * from memory (no read of the inventory), in the store's key order.  So
+ * most rows are written once, with their final links; the result is
+ * exactly that of rs_linkpass_run on the same rows.
  *
  * Bounds: the collection stops and is dropped when what it keeps passes
- * its bound (RS_LINKSCAN_MAX_BYTES), or the scan did not write every
- * listed row (a set that had rows: stats.fresh 0, the unchanged ones were
- * not seen); rs_linkscan_run then runs rs_linkpass_run instead, which
- * reads the store.
+ * its bound (RS_LINKSCAN_MAX_BYTES): the rows it holds are written
+ * without links, and so are the other kept rows after them.  Then, or
+ * when the scan did not hand every listed row (a set that had rows:
+ * stats.fresh 0, the scan calls no hook), rs_linkscan_run runs
+ * rs_linkpass_run instead, which reads the store.
  *
  * Threads and memory: everything lives in a pool with an allocator of its
  * own, made by rs_linkscan_create and given back to the system by
  * rs_linkscan_destroy (none of it is kept by the caller's allocator).
- * rs_linkscan_row runs on the scan's store writer thread, the other calls
- * on the caller's; they never run at the same time (the scan joins its
- * writer before it returns), so nothing is locked.
+ * rs_linkscan_row runs on the scan's store writer thread (or the thread
+ * that ends the scan, for its last call), the other calls on the
+ * caller's; they never run at the same time (the scan joins its writer
+ * before it returns), so nothing is locked.
  */
 #ifndef RS_LINKSCAN_H
 #define RS_LINKSCAN_H
@@ -38,6 +47,7 @@
 #include "rs_db.h"
 #include "rs_inventory.h"
 #include "rs_links.h"
+#include "rs_scanopts.h"
 
 /* The most a collection keeps (an estimate of its bytes: per kept row
  * about 200 with md5, so some 300 000 sources and targets), past which it
@@ -57,16 +67,20 @@ rs_linkscan_t *rs_linkscan_create(const rs_links_t *l, const char *set, const ch
                                   const char *fp, apr_size_t max_bytes);
 
 /* rs_scan_opts_t.links_scan (baton: the rs_linkscan_t): set it->links to
- * the row's final links when nothing else can change them, else to NULL
- * and keep what the pass needs of it. */
-void rs_linkscan_row(void *baton, rs_item_t *it);
+ * the row's final links when nothing else can change them (returns 0:
+ * the scan writes it); else keep what the pass needs of it and hold it
+ * (returns 1) until its directory is complete: the first row of another
+ * directory, or the last call (it NULL), hands the held rows back to the
+ * scan through emit, each with its links.  Past the bound, rows are
+ * written at once without links. */
+int rs_linkscan_row(void *baton, rs_item_t *it, rs_scan_emit_fn *emit, void *emit_baton);
 
 /* After the scan succeeded (fresh: its stats.fresh): the set's
- * dependencies rebuilt and every listed row's links resolved, in one
- * transaction of its own (none may be open), from the collection, or
- * through rs_linkpass_run when it was dropped or the scan not fresh;
- * *changed: the rows updated.  No row is marked relinked (a baseline is
- * in no snapshot yet).  Its memory is the collection's. */
+ * dependencies rebuilt and the marked rows' links resolved again, in one
+ * transaction of its own (none may be open), from the collection; or
+ * every listed row's through rs_linkpass_run when it was dropped or the
+ * scan not fresh; *changed: the rows updated.  No row is marked relinked
+ * (a baseline is in no snapshot yet).  Its memory is the collection's. */
 apr_status_t rs_linkscan_run(rs_linkscan_t *ls, rs_db_t *db, int fresh, apr_int64_t *changed);
 
 /* How many rows the collection keeps; -1 when it was dropped past its
