@@ -227,7 +227,7 @@ static void hold(rs_linkscan_t *ls, kept_t *k, const rs_item_t *it)
         h->row.hash[i] = k->hash[i];
     }
     h->row.links = NULL;
-    ls->held_bytes += sizeof(*h);
+    ls->held_bytes += 2 * sizeof(*h); /* the array doubles in its pool */
 }
 
 /* What a link to k carries (rs_links_lookup_fn's row, "" as none, as the

@@ -50,10 +50,11 @@
 #include "rs_scanopts.h"
 
 /* The most a collection keeps (an estimate of its bytes: per kept row
- * about 200 with md5, so some 300 000 sources and targets), past which it
- * is dropped and the pass reads the store instead: a first scan of a huge
- * set keeps the memory of the pass over the store (pages of rows and its
- * candidate targets) rather than all of its sources. */
+ * about 300 with md5, and 300 more while it is held; some 200 000
+ * sources and targets), past which it is dropped and the pass reads the
+ * store instead: a first scan of a huge set keeps the memory of the pass
+ * over the store (pages of rows and its candidate targets) rather than
+ * all of its sources. */
 #define RS_LINKSCAN_MAX_BYTES ((apr_size_t)64 * 1024 * 1024)
 
 typedef struct rs_linkscan_t rs_linkscan_t;
