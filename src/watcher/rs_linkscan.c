@@ -15,33 +15,51 @@
 #define LS_MAX_FREE (1024 * 1024)
 
 /* What an entry of an apr_hash_t costs besides its key (the entry and
- * its share of the bucket array), for the collection's estimate. */
-#define LS_HASH_ENTRY 48
+ * its share of the bucket arrays), for the collection's estimate. */
+#define LS_HASH_ENTRY 56
 
 /* Where a kept row is: held (handed, not written yet), written with the
  * links it has now, or written and resolved again at the end (a row it
  * depends on was handed after it was written). */
 enum { HELD, WRITTEN, DIRTY };
 
-/* A kept row: a source (ndeps > 0), a candidate target (target), or
- * both; what a link carries of it (rs_links.h's link_from_item, the
- * strings as the scan gave them) and what its rules name. */
+struct kept_t;
+
+/* A source that names a path, in that path's list. */
+typedef struct src_t {
+    struct kept_t *s;
+    struct src_t *next;
+} src_t;
+
+/* A path that a kept row is, or that a kept row's rules name: the row
+ * handed at that path when it may be a target (NULL: none yet), the
+ * sources handed that name it. */
+typedef struct node_t {
+    struct kept_t *row;
+    src_t *srcs;
+    int nsrcs;
+} node_t;
+
+/* A kept row: a source (ndeps > 0), a candidate target (node), or both;
+ * what a link carries of it (rs_links.h's link_from_item, the strings as
+ * the scan gave them) and what its rules name.  One block of strings,
+ * one after another: its path, the local targets its rules name (ndeps),
+ * its hashes (those in hmask, by index). */
 typedef struct kept_t {
     const char *path;
-    int dir_len; /* path's directory: its first dir_len bytes (0: the root) */
-    int state;
+    const char *type, *encoding; /* interned; NULL: none */
     apr_int64_t size, mtime_ns;
-    const char *type, *encoding;     /* interned; NULL: none */
-    const char *hash[RS_HASH_COUNT]; /* NULL: none */
-    const char **deps;               /* the local targets its rules name */
-    int ndeps;
-    int target; /* in the map: may be a target */
+    node_t *node; /* its own, when it may be a target */
+    apr_uint16_t ndeps;
+    apr_uint16_t dir_len; /* path's directory: its first dir_len bytes (0: the root) */
+    unsigned char state, hmask;
 } kept_t;
 
-/* A held row as the scan will write it (its strings the kept_t's). */
+/* A held row: what the scan writes besides what is kept. */
 typedef struct {
     kept_t *k;
-    rs_item_t row;
+    apr_int64_t ctime_ns, dev, ino;
+    const char *cfg; /* the scan's options' string: it outlives the scan */
 } held_t;
 
 struct rs_linkscan_t {
@@ -54,8 +72,7 @@ struct rs_linkscan_t {
     apr_pool_t *keep;         /* the collection (cleared when dropped) */
     apr_pool_t *row;          /* a row's scratch, cleared at each */
     apr_pool_t *dirp;         /* the held rows, cleared when written */
-    apr_hash_t *map;          /* path -> kept_t *: the candidate targets */
-    apr_hash_t *srcs;         /* path -> array of kept_t *: the sources naming it */
+    apr_hash_t *nodes;        /* path -> node_t */
     apr_hash_t *names;        /* types and encodings, each kept once */
     apr_array_header_t *rows; /* kept_t *, in the order handed */
     apr_array_header_t *held; /* held_t: the rows of held_dir */
@@ -66,8 +83,7 @@ struct rs_linkscan_t {
 
 static void collect_begin(rs_linkscan_t *ls)
 {
-    ls->map = apr_hash_make(ls->keep);
-    ls->srcs = apr_hash_make(ls->keep);
+    ls->nodes = apr_hash_make(ls->keep);
     ls->names = apr_hash_make(ls->keep);
     ls->rows = apr_array_make(ls->keep, 1024, sizeof(kept_t *));
     ls->held = apr_array_make(ls->dirp, 64, sizeof(held_t));
@@ -126,31 +142,39 @@ static const char *intern(rs_linkscan_t *ls, const char *s)
     return v;
 }
 
-/* A copy of s (NULL: none) counted in the estimate. */
-static const char *keep_str(rs_linkscan_t *ls, const char *s)
+/* The string after s in a kept row's block. */
+static const char *next_str(const char *s)
 {
-    apr_size_t n = s ? strlen(s) + 1 : 0;
-
-    ls->bytes += n;
-    return s ? apr_pmemdup(ls->keep, s, n) : NULL;
+    return s + strlen(s) + 1;
 }
 
-/* Note that k names path (its sources' index); a target already written
- * whose inverse links it changes is resolved again at the end. */
+/* The node of path (made, its key path, when make), NULL: none. */
+static node_t *node_of(rs_linkscan_t *ls, const char *path, int make)
+{
+    node_t *n = apr_hash_get(ls->nodes, path, APR_HASH_KEY_STRING);
+
+    if (!n && make) {
+        n = apr_pcalloc(ls->keep, sizeof(*n));
+        apr_hash_set(ls->nodes, path, APR_HASH_KEY_STRING, n);
+        ls->bytes += LS_HASH_ENTRY + sizeof(*n);
+    }
+    return n;
+}
+
+/* Note that source k names path; a target already written whose inverse
+ * links it changes is resolved again at the end. */
 static void add_source(rs_linkscan_t *ls, kept_t *k, const char *path)
 {
-    apr_array_header_t *a = apr_hash_get(ls->srcs, path, APR_HASH_KEY_STRING);
-    kept_t *t = apr_hash_get(ls->map, path, APR_HASH_KEY_STRING);
+    node_t *n = node_of(ls, path, 1);
+    src_t *sc = apr_palloc(ls->keep, sizeof(*sc));
 
-    if (!a) {
-        a = apr_array_make(ls->keep, 1, sizeof(kept_t *));
-        apr_hash_set(ls->srcs, path, APR_HASH_KEY_STRING, a);
-        ls->bytes += LS_HASH_ENTRY + sizeof(*a);
-    }
-    APR_ARRAY_PUSH(a, kept_t *) = k;
-    ls->bytes += sizeof(k);
-    if (t && t->state == WRITTEN) {
-        t->state = DIRTY;
+    sc->s = k;
+    sc->next = n->srcs;
+    n->srcs = sc;
+    n->nsrcs++;
+    ls->bytes += sizeof(*sc);
+    if (n->row && n->row->state == WRITTEN) {
+        n->row->state = DIRTY;
     }
 }
 
@@ -158,16 +182,13 @@ static void add_source(rs_linkscan_t *ls, kept_t *k, const char *path)
  * link to a file not listed yet) are resolved again at the end. */
 static void add_target(rs_linkscan_t *ls, kept_t *k)
 {
-    const apr_array_header_t *a = apr_hash_get(ls->srcs, k->path, APR_HASH_KEY_STRING);
-    int i;
+    src_t *sc;
 
-    k->target = 1;
-    apr_hash_set(ls->map, k->path, APR_HASH_KEY_STRING, k);
-    ls->bytes += LS_HASH_ENTRY;
-    for (i = 0; a && i < a->nelts; i++) {
-        kept_t *s = APR_ARRAY_IDX(a, i, kept_t *);
-        if (s->state == WRITTEN) {
-            s->state = DIRTY;
+    k->node = node_of(ls, k->path, 1);
+    k->node->row = k;
+    for (sc = k->node->srcs; sc; sc = sc->next) {
+        if (sc->s->state == WRITTEN) {
+            sc->s->state = DIRTY;
         }
     }
 }
@@ -178,27 +199,39 @@ static kept_t *keep_row(rs_linkscan_t *ls, const char *path, const rs_item_t *it
                         const apr_array_header_t *deps, int target)
 {
     kept_t *k = apr_pcalloc(ls->keep, sizeof(*k));
+    apr_size_t n = strlen(path) + 1;
+    const char *dep;
+    char *b;
     int i;
 
-    ls->bytes += sizeof(*k) + sizeof(k);
-    k->path = keep_str(ls, path);
-    k->dir_len = (int)strlen(it->dir);
+    for (i = 0; i < deps->nelts; i++) {
+        n += strlen(APR_ARRAY_IDX(deps, i, const char *)) + 1;
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        n += it->hash[i] ? strlen(it->hash[i]) + 1 : 0;
+    }
+    k->path = b = apr_palloc(ls->keep, n);
+    ls->bytes += sizeof(*k) + sizeof(k) + n;
+    b = apr_cpystrn(b, path, strlen(path) + 1) + 1;
+    for (i = 0; i < deps->nelts; i++) {
+        const char *d = APR_ARRAY_IDX(deps, i, const char *);
+        b = apr_cpystrn(b, d, strlen(d) + 1) + 1;
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        if (it->hash[i]) {
+            b = apr_cpystrn(b, it->hash[i], strlen(it->hash[i]) + 1) + 1;
+            k->hmask |= (unsigned char)(1u << i);
+        }
+    }
+    k->ndeps = (apr_uint16_t)deps->nelts;
+    k->dir_len = (apr_uint16_t)strlen(it->dir);
     k->state = HELD;
     k->size = it->size;
     k->mtime_ns = it->mtime_ns;
     k->type = intern(ls, it->type);
     k->encoding = intern(ls, it->encoding);
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        k->hash[i] = keep_str(ls, it->hash[i]);
-    }
-    if (deps->nelts) {
-        k->ndeps = deps->nelts;
-        k->deps = apr_palloc(ls->keep, (apr_size_t)k->ndeps * sizeof(*k->deps));
-        ls->bytes += (apr_size_t)k->ndeps * sizeof(*k->deps);
-        for (i = 0; i < k->ndeps; i++) {
-            k->deps[i] = keep_str(ls, APR_ARRAY_IDX(deps, i, const char *));
-            add_source(ls, k, k->deps[i]);
-        }
+    for (i = 0, dep = next_str(k->path); i < k->ndeps; i++, dep = next_str(dep)) {
+        add_source(ls, k, dep);
     }
     if (target) {
         add_target(ls, k);
@@ -207,27 +240,57 @@ static kept_t *keep_row(rs_linkscan_t *ls, const char *path, const rs_item_t *it
     return k;
 }
 
+/* The hashes of k, as the scan gave them (NULL: none). */
+static void kept_hashes(const kept_t *k, const char *hash[RS_HASH_COUNT])
+{
+    const char *h = k->path;
+    int i;
+
+    for (i = 0; i <= k->ndeps; i++) {
+        h = next_str(h);
+    }
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        hash[i] = (k->hmask & (1u << i)) ? h : NULL;
+        h = hash[i] ? next_str(h) : h;
+    }
+}
+
 /* Hold it (kept as k) until its directory is complete. */
 static void hold(rs_linkscan_t *ls, kept_t *k, const rs_item_t *it)
 {
     held_t *h;
-    int i;
 
     if (!ls->held->nelts) {
         ls->held_dir = apr_pstrdup(ls->dirp, it->dir);
     }
     h = apr_array_push(ls->held);
     h->k = k;
-    h->row = *it; /* its numbers and cfg (the scan's options' string) */
-    h->row.dir = ls->held_dir;
-    h->row.name = k->path + k->dir_len + (k->dir_len > 0);
-    h->row.type = k->type;
-    h->row.encoding = k->encoding;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        h->row.hash[i] = k->hash[i];
-    }
-    h->row.links = NULL;
+    h->ctime_ns = it->ctime_ns;
+    h->dev = it->dev;
+    h->ino = it->ino;
+    h->cfg = it->cfg;
     ls->held_bytes += 2 * sizeof(*h); /* the array doubles in its pool */
+}
+
+/* The row of a held row, as the scan gave it (from p). */
+static rs_item_t *held_row(rs_linkscan_t *ls, apr_pool_t *p, const held_t *h)
+{
+    rs_item_t *it = apr_pcalloc(p, sizeof(*it));
+    const kept_t *k = h->k;
+
+    it->dir = ls->held_dir;
+    it->name = k->path + k->dir_len + (k->dir_len > 0);
+    it->size = k->size;
+    it->mtime_ns = k->mtime_ns;
+    it->ctime_ns = h->ctime_ns;
+    it->dev = h->dev;
+    it->ino = h->ino;
+    it->type = k->type;
+    it->encoding = k->encoding;
+    kept_hashes(k, it->hash);
+    it->listed = 1; /* only listed rows are handed */
+    it->cfg = h->cfg;
+    return it;
 }
 
 /* What a link to k carries (rs_links_lookup_fn's row, "" as none, as the
@@ -241,23 +304,24 @@ static void kept_item(rs_item_t *out, const kept_t *k)
     out->mtime_ns = k->mtime_ns;
     out->type = k->type && *k->type ? k->type : NULL;
     out->encoding = k->encoding && *k->encoding ? k->encoding : NULL;
+    kept_hashes(k, out->hash);
     for (i = 0; i < RS_HASH_COUNT; i++) {
-        out->hash[i] = k->hash[i] && *k->hash[i] ? k->hash[i] : NULL;
+        out->hash[i] = out->hash[i] && *out->hash[i] ? out->hash[i] : NULL;
     }
     out->listed = 1;
 }
 
 /* rs_links_lookup_fn of forward links: the candidate targets handed so
- * far, every one a listed row (no rule can name a row outside the map). */
+ * far, every one a listed row (no rule can name a row outside them). */
 static int map_lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
-    const kept_t *k = apr_hash_get(((rs_linkscan_t *)baton)->map, path, APR_HASH_KEY_STRING);
+    const node_t *n = node_of(baton, path, 0);
 
     (void)p;
-    if (!k) {
+    if (!n || !n->row) {
         return 0;
     }
-    kept_item(out, k);
+    kept_item(out, n->row);
     return 1;
 }
 
@@ -284,16 +348,20 @@ static int src_lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *o
 }
 
 /* The encoded links of kept row k (NULL: none) from what was handed so
- * far: its forward links from the map, then, for a target, the inverse
- * links of its sources. */
+ * far: its forward links from the candidate targets, then, for a target,
+ * the inverse links of its sources. */
 static const char *resolve(rs_linkscan_t *ls, apr_pool_t *p, kept_t *k)
 {
     apr_array_header_t *links = NULL, *names, *a;
+    const src_t *sc;
     int i;
 
     (void)rs_links_forward(ls->l, p, ls->url_base, k->path, map_lookup, ls, &links, NULL);
-    a = k->target ? apr_hash_get(ls->srcs, k->path, APR_HASH_KEY_STRING) : NULL;
-    if (a) {
+    if (k->node && k->node->srcs) {
+        a = apr_array_make(p, k->node->nsrcs, sizeof(kept_t *));
+        for (sc = k->node->srcs; sc; sc = sc->next) {
+            APR_ARRAY_PUSH(a, kept_t *) = sc->s;
+        }
         qsort(a->elts, (size_t)a->nelts, sizeof(kept_t *), kept_cmp);
         names = apr_array_make(p, a->nelts, sizeof(const char *));
         for (i = 0; i < a->nelts; i++) {
@@ -307,7 +375,9 @@ static const char *resolve(rs_linkscan_t *ls, apr_pool_t *p, kept_t *k)
 
 static int held_cmp(const void *a, const void *b)
 {
-    return strcmp(((const held_t *)a)->row.name, ((const held_t *)b)->row.name);
+    const kept_t *x = ((const held_t *)a)->k, *y = ((const held_t *)b)->k;
+
+    return strcmp(x->path + x->dir_len + (x->dir_len > 0), y->path + y->dir_len + (y->dir_len > 0));
 }
 
 /* Hand the held rows back to the scan, each with its links from what was
@@ -323,12 +393,14 @@ static void write_held(rs_linkscan_t *ls, rs_scan_emit_fn *emit, void *emit_bato
     qsort(ls->held->elts, (size_t)ls->held->nelts, sizeof(held_t), held_cmp);
     for (i = 0; i < ls->held->nelts; i++) {
         held_t *h = &APR_ARRAY_IDX(ls->held, i, held_t);
+        rs_item_t *row;
         apr_pool_clear(ls->row);
+        row = held_row(ls, ls->row, h);
         if (!ls->dropped) {
-            h->row.links = resolve(ls, ls->row, h->k);
+            row->links = resolve(ls, ls->row, h->k);
             h->k->state = WRITTEN;
         }
-        emit(emit_baton, &h->row);
+        emit(emit_baton, row);
     }
     apr_pool_clear(ls->dirp);
     ls->held = apr_array_make(ls->dirp, 64, sizeof(held_t));
@@ -339,7 +411,7 @@ static void write_held(rs_linkscan_t *ls, rs_scan_emit_fn *emit, void *emit_bato
 static void forget(rs_linkscan_t *ls)
 {
     ls->dropped = 1;
-    ls->map = ls->srcs = ls->names = NULL;
+    ls->nodes = ls->names = NULL;
     ls->rows = NULL;
     apr_pool_clear(ls->keep);
 }
@@ -424,8 +496,9 @@ static apr_status_t run_all(void *baton)
     qsort(ls->rows->elts, (size_t)ls->rows->nelts, sizeof(kept_t *), listing_cmp);
     for (i = 0; rv == APR_SUCCESS && i < ls->rows->nelts; i++) {
         kept_t *k = APR_ARRAY_IDX(ls->rows, i, kept_t *);
-        for (d = 0; rv == APR_SUCCESS && d < k->ndeps; d++) {
-            dt[n] = k->deps[d];
+        const char *dep = next_str(k->path);
+        for (d = 0; rv == APR_SUCCESS && d < k->ndeps; d++, dep = next_str(dep)) {
+            dt[n] = dep;
             ds[n++] = k->path;
             if (n == RS_LINKDEP_BATCH) {
                 rv = rs_linkdep_add_pairs(r->db, ls->set, dt, ds, n);
