@@ -530,7 +530,9 @@ static const char *digest_links(fx_t *f)
  * metadata, the metadata's compressed alternate (if-exists, a target
  * with an encoding, itself a source of nothing), a page canonical to its
  * record (a record is then a target too), a URL and an origin path
- * (need no lookup), a target never listed (denied), a mirror. */
+ * (need no lookup), a target never listed (denied), a URL for files no
+ * other rule names (no mirror: whether mirrors are stored with the rows
+ * is not the collection's concern). */
 static rs_links_t *mixed_rules(void)
 {
     rs_links_t *l = describedby(0);
@@ -539,7 +541,7 @@ static rs_links_t *mixed_rules(void)
     add(l, "collection", "^records/", "http://example.org/c?x=1&y=2", 0);
     add(l, "profile", "^meta/([0-9]+)\\.xml$", "/profiles/$1", 0);
     add(l, "via", "^other/(.*)\\.txt$", "private/$1.txt", 0);
-    ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "http://mirror.example/s/", 2));
+    add(l, "license", "^other/", "http://example.org/license", 0);
     return l;
 }
 
@@ -639,14 +641,10 @@ START_TEST(collected_pass_is_the_store_pass)
     ck_assert_int_lt(n1, kept);
     ck_assert_str_eq(links_of(&f, "meta/1.xml"),
                      "alternate " BASE "meta/1.xml.gz 2;profile http://example.org/profiles/1 -1;"
-                     "duplicate http://mirror.example/s/meta/1.xml -1;"
                      "describes " BASE "records/1.pdf 5");
-    ck_assert_str_eq(links_of(&f, "meta/1.xml.gz"),
-                     "duplicate http://mirror.example/s/meta/1.xml.gz -1;"
-                     "canonical " BASE "meta/1.xml 4");
+    ck_assert_str_eq(links_of(&f, "meta/1.xml.gz"), "canonical " BASE "meta/1.xml 4");
     ck_assert_str_eq(links_of(&f, "other/5.txt"),
-                     "via " BASE
-                     "private/5.txt -1;duplicate http://mirror.example/s/other/5.txt -1");
+                     "via " BASE "private/5.txt -1;license http://example.org/license -1");
     ck_assert_str_eq(deps(&f, "records/3.pdf"), "meta/3.xml");
 }
 END_TEST
@@ -699,14 +697,13 @@ START_TEST(collected_pass_keeps_no_other_row)
     fx_init(&f, NULL);
     ck_assert_int_eq(scan_with(&f, root, 2, ls, 1), 1);
     ck_assert_int_eq(rs_linkscan_kept(ls), 0);
-    ck_assert_str_eq(links_of(&f, "other/7.dat"),
-                     "duplicate http://mirror.example/s/other/7.dat -1");
+    ck_assert_str_eq(links_of(&f, "other/7.dat"), "license http://example.org/license -1");
     ck_assert_int_eq(rs_linkscan_run(ls, f.st, 1, &n), APR_SUCCESS);
     ck_assert_int_eq(n, 0);
     rs_linkscan_destroy(ls);
     /* Rules that name no file of the set: no collection at all. */
     l = ut_links();
-    ck_assert_ptr_null(rs_links_add_mirror(l, ut_pool, "http://mirror.example/s/", 0));
+    add(l, "license", "^other/", "http://example.org/license", 0);
     ck_assert_ptr_null(rs_linkscan_create(l, "s", BASE, "fp", 0));
 }
 END_TEST
@@ -798,7 +795,6 @@ START_TEST(collected_pass_any_order)
     want = digest_links(&f);
     ck_assert_str_eq(links_of(&f, "records/1.pdf"),
                      "describedby " BASE "meta/1.xml 14;collection http://example.org/c?x=1&y=2 -1;"
-                     "duplicate http://mirror.example/s/records/1.pdf -1;"
                      "alternate " BASE "html/1.html 18");
     for (o = 0; o < 3; o++) {
         n = -1;
