@@ -393,6 +393,7 @@ static apr_status_t open_root(rs_scan_ctx_t *sc, apr_pool_t *sp, int *rootfd)
         return rv;
     }
     sc->fresh = !sc->fresh;
+    sc->stats->fresh = sc->fresh;
     return APR_SUCCESS;
 }
 
@@ -425,6 +426,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     if (sc.pipe) {
         rs_scanpipe_finish(&sc);
     }
+    rs_scanwrite_links_end(&sc); /* the rows it held, in this transaction */
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */

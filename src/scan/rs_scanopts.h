@@ -67,6 +67,10 @@ typedef struct rs_scan_digest_t {
 typedef int rs_scan_defer_fn(void *baton, const char *relpath, const char *path,
                              const struct stat *sb, rs_scan_digest_t *out);
 
+/* How rs_scan_opts_t.links_scan hands back a row it held: the scan
+ * writes it now, in its transaction. */
+typedef void rs_scan_emit_fn(void *emit_baton, const rs_item_t *it);
+
 typedef struct rs_scan_opts_t {
     const char *set;                    /* set name (store key) */
     const char *root;                   /* absolute directory */
@@ -118,6 +122,21 @@ typedef struct rs_scan_opts_t {
     apr_status_t (*links_row)(void *baton, rs_item_t *it, int was_listed);
     apr_status_t (*links_done)(void *baton, const char *dir, const char *name, int gone);
     void *links_baton;
+    /* The links of a set's first scan (in the watcher rs_linkscan.h;
+     * NULL: none), instead of links_row and links_done, for a scan that
+     * journals nothing.  Called only by rs_scan_set on a set that had no
+     * row when it began (rs_scan_stats_t.fresh; then every listed row of
+     * the set goes through it), on the thread that writes the store, one
+     * call at a time: before every listed file's row is written, with the
+     * new row, whose links it sets (the string valid until the next
+     * call).  It may hold the row instead (a copy; returns 1): the scan
+     * counts it but does not write it, and the hook hands it back through
+     * emit(emit_baton, row) in a later call, which the scan then writes
+     * (and reports) as it would have.  Once every row was handed, before
+     * the scan's last commit, it is called with it NULL to hand back what
+     * it holds.  It neither reads nor writes the store itself. */
+    int (*links_scan)(void *baton, rs_item_t *it, rs_scan_emit_fn *emit, void *emit_baton);
+    void *links_scan_baton;
     /* Called for every directory the scan is about to read, with an open
      * descriptor of it, before its entries are read: a watcher that adds
      * its watch here misses no entry created after the read.  Also called
@@ -172,6 +191,7 @@ typedef struct rs_scan_stats_t {
     apr_int64_t deleted;    /* listed files reported deleted */
     apr_int64_t deferred;   /* large files left for later (opts.defer) */
     apr_int64_t ahead_dirs; /* directories read ahead of the walk (opts.readahead) */
+    int fresh;              /* rs_scan_set: the set had no row when it began */
 } rs_scan_stats_t;
 
 #endif

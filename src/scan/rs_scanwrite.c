@@ -87,10 +87,27 @@ void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *nam
     }
 }
 
+/* Store row it (old: as stored) and report it. */
+static void put_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old)
+{
+    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    notify_row(sc, old, it);
+    rs_scanwrite_links_done(sc, it->dir, it->name, 0);
+    rs_scanwrite_count(sc);
+}
+
+/* rs_scan_emit_fn: a row links_scan held, new (a fresh scan has no
+ * stored row). */
+static void emit_row(void *emit_baton, const rs_item_t *it)
+{
+    put_row(emit_baton, it, NULL);
+}
+
 void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                       apr_int64_t hashed)
 {
     rs_item_t row;
+    int held = 0;
 
     /* Its links first, so that the row and its record carry them. */
     if (sc->o->links_row) {
@@ -101,13 +118,24 @@ void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *o
         }
         it = &row;
     }
-    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
-    notify_row(sc, old, it);
-    rs_scanwrite_links_done(sc, it->dir, it->name, 0);
+    else if (sc->o->links_scan && sc->fresh && it->listed) {
+        row = *it;
+        held = sc->o->links_scan(sc->o->links_scan_baton, &row, emit_row, sc);
+        it = &row;
+    }
     sc->stats->written++;
     sc->stats->listed += it->listed;
     sc->stats->hashed += hashed;
-    rs_scanwrite_count(sc);
+    if (!held) {
+        put_row(sc, it, old);
+    }
+}
+
+void rs_scanwrite_links_end(rs_scan_ctx_t *sc)
+{
+    if (sc->o->links_scan && sc->fresh && sc->err == APR_SUCCESS) {
+        (void)sc->o->links_scan(sc->o->links_scan_baton, NULL, emit_row, sc);
+    }
 }
 
 void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it)

@@ -29,14 +29,19 @@ void rs_scanwrite_notify(rs_scan_ctx_t *sc, int change, const rs_item_t *it);
 void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *name, int gone);
 
 /* row: store the new row of a file (old: its stored row or NULL) with its
- * links (rs_scan_opts_t.links_row), report what it means for the listing
- * and for the links that depend on it, count it (hashed: bytes read for it).
+ * links (rs_scan_opts_t.links_row, or links_scan, which may hold it to be
+ * written later), report what it means for the listing and for the links
+ * that depend on it, count it (hashed: bytes read for it).
  * access: store an access file's row.  drop: delete the row of dir/name
  * (row: as stored), reporting a listed one as deleted.  Each counts one
  * write (rs_scanwrite_count). */
 void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old,
                       apr_int64_t hashed);
 void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it);
+
+/* Once every row of a fresh full scan was handed to the store: the rows
+ * links_scan still holds are written (rs_scan_opts_t.links_scan). */
+void rs_scanwrite_links_end(rs_scan_ctx_t *sc);
 void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row);
 
 #endif

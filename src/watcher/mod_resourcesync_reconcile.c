@@ -72,14 +72,13 @@ static apr_status_t links_done(void *baton, const char *dir, const char *name, i
     return rs_linkkeep_done(ws->links, ws->d->store, ws->d->journal, dir, name, gone, NULL);
 }
 
-static apr_status_t links_baseline(void *baton, apr_pool_t *p)
+/* A set's first scan: the collection of its links (rs_linkscan.h). */
+static rs_linkscan_t *links_scan(void *baton)
 {
     wset_t *ws = baton;
     const rs_set_t *set = ws->set;
-    apr_int64_t n = 0;
 
-    return rs_linkpass_run(ws->d->store, NULL, p, set->name, set->links, set->root_url,
-                           set->links_fp, &n);
+    return rs_linkscan_create(set->links, set->name, set->root_url, set->links_fp, 0);
 }
 
 static void scan_opts(void *baton, rs_scan_opts_t *so)
@@ -297,7 +296,7 @@ void rs_reconcilew_init(wset_t *ws)
     ws->links = rs_linkkeep_create(ws->d->pool, ws->set->links, ws->set->name, ws->set->root_url);
     /* Rules without local targets (URLs) look nothing up: the
      * walk resolves them as it writes, no second pass. */
-    h->links_baseline = ws->links && rs_links_has_local(ws->set->links) ? links_baseline : NULL;
+    h->links_scan = ws->links && rs_links_has_local(ws->set->links) ? links_scan : NULL;
     rs_reconcile_init(&ws->rec, h, ws->set->name, ws->set->cdump ? ws->set->capture_dir : NULL,
                       ws->set->max_entries, &ws->massdel, &ws->retry, &ws->d->episode, ws->log);
 }

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <apr_allocator.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_linkdep.h"
@@ -70,9 +71,7 @@ static int lookup(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
     return 1;
 }
 
-/* rs_links_lookup_fn for what wants only the dependencies (targets_of):
- * no target is looked up. */
-static int lookup_none(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
+int rs_linkkeep_lookup_none(void *baton, apr_pool_t *p, const char *path, rs_item_t *out)
 {
     (void)baton;
     (void)p;
@@ -89,10 +88,30 @@ static apr_array_header_t *targets_of(rs_linkkeep_t *lk, apr_pool_t *p, const ch
     apr_array_header_t *links = NULL, *deps = NULL;
 
     if (!lk->local
-        || rs_links_forward(lk->l, p, lk->url_base, path, lookup_none, NULL, &links, &deps) != 0) {
+        || rs_links_forward(lk->l, p, lk->url_base, path, rs_linkkeep_lookup_none, NULL, &links,
+                            &deps)
+               != 0) {
         return NULL; /* lookup_none never fails */
     }
     return deps;
+}
+
+apr_pool_t *rs_linkkeep_own_pool(apr_size_t max_free)
+{
+    apr_allocator_t *alloc = NULL;
+    apr_pool_t *p;
+
+    if (apr_allocator_create(&alloc) != APR_SUCCESS) {
+        alloc = NULL; /* then the pool makes one itself, keeping all */
+    }
+    if (alloc) {
+        apr_allocator_max_free_set(alloc, max_free);
+    }
+    apr_pool_create_unmanaged_ex(&p, NULL, alloc);
+    if (alloc) {
+        apr_allocator_owner_set(alloc, p);
+    }
+    return p;
 }
 
 /* The encoded links of the listed resource at path (*enc, NULL: none),

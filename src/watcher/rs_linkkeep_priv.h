@@ -35,4 +35,22 @@ void rs_linkkeep_split(apr_pool_t *p, const char *path, const char **dir, const 
 /* Two encoded links (NULL or "": none) are the same. */
 int rs_linkkeep_same(const char *a, const char *b);
 
+/* rs_links_lookup_fn for what wants only the dependencies of a path (the
+ * local targets its rules name): no target is looked up, none is listed. */
+int rs_linkkeep_lookup_none(void *baton, apr_pool_t *p, const char *path, rs_item_t *out);
+
+/* A pool of its own allocator (max_free: what it keeps of freed memory),
+ * child of no other: what a pass over a whole set allocates goes back to
+ * the system when it is destroyed, not to the caller's allocator (the
+ * watcher's keeps 4 MiB of freed blocks for ever). */
+apr_pool_t *rs_linkkeep_own_pool(apr_size_t max_free);
+
+/* The frame of a pass that rebuilds a set's links: in one transaction of
+ * its own (none may be open), the set's dependencies emptied, fn(baton)
+ * (which writes them again and resolves the rows), then fp stored as the
+ * digest resolved (meta links:<set>); everything rolled back when one of
+ * them fails.  p: scratch. */
+apr_status_t rs_linkkeep_rebuild(rs_db_t *db, apr_pool_t *p, const char *set, const char *fp,
+                                 apr_status_t (*fn)(void *baton), void *baton);
+
 #endif

@@ -38,6 +38,7 @@ typedef struct {
     rs_linkkeep_t *lk;
     rs_db_t *db;
     rs_journal_t *j;
+    apr_pool_t *wp;            /* the pass's own (rs_linkkeep_own_pool) */
     apr_pool_t *mp;            /* the map and the sources, for the pass */
     apr_hash_t *map;           /* path -> tgt_t */
     apr_array_header_t *order; /* tgt_t *, in listing order */
@@ -301,11 +302,56 @@ static apr_status_t pass_targets(pass_t *ps, apr_pool_t *p)
     return rv;
 }
 
+/* What the pass keeps of freed memory while it runs (its pool is
+ * destroyed at the end). */
+#define PASS_MAX_FREE (1024 * 1024)
+
+apr_status_t rs_linkkeep_rebuild(rs_db_t *db, apr_pool_t *p, const char *set, const char *fp,
+                                 apr_status_t (*fn)(void *baton), void *baton)
+{
+    apr_status_t rv;
+
+    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
+        return rv;
+    }
+    if ((rv = rs_linkdep_clear(db, set)) == APR_SUCCESS && (rv = fn(baton)) == APR_SUCCESS) {
+        rv = rs_db_meta_put(db, apr_pstrcat(p, META_PREFIX, set, NULL), fp ? fp : "");
+    }
+    if (rv != APR_SUCCESS) {
+        rs_db_rollback(db);
+        return rv;
+    }
+    return rs_db_commit(db);
+}
+
+/* The pass, in rs_linkkeep_rebuild's transaction (baton: the pass_t,
+ * whose pools are the pass's own). */
+static apr_status_t pass_all(void *baton)
+{
+    pass_t *ps = baton;
+    apr_status_t rv = APR_SUCCESS;
+
+    if (ps->lk->local) {
+        rv = pass_read_map(ps, ps->wp);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = pass_rows(ps, ps->wp, pass_row);
+    }
+    if (rv == APR_SUCCESS) {
+        rv = pass_flush(ps);
+    }
+    if (rv == APR_SUCCESS && ps->lk->local) {
+        rv = pass_targets(ps, ps->wp);
+    }
+    return rv;
+}
+
 apr_status_t rs_linkpass_run(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
                              const rs_links_t *l, const char *url_base, const char *fp,
                              apr_int64_t *changed)
 {
     rs_linkkeep_t lk;
+    pass_t ps;
     apr_status_t rv;
 
     *changed = 0;
@@ -314,46 +360,19 @@ apr_status_t rs_linkpass_run(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const 
     lk.set = set;
     lk.url_base = url_base;
     lk.local = lk.l && rs_links_has_local(lk.l);
-    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
-        return rv;
-    }
-    rv = rs_linkdep_clear(db, set);
-    if (rv == APR_SUCCESS) {
-        pass_t ps;
-
-        memset(&ps, 0, sizeof(ps));
-        ps.lk = &lk;
-        ps.db = db;
-        ps.j = j;
-        ps.changed = changed;
-        apr_pool_create(&ps.mp, p);
-        apr_pool_create(&ps.bp, p);
-        ps.map = apr_hash_make(ps.mp);
-        ps.order = apr_array_make(ps.mp, 16, sizeof(tgt_t *));
-        if (lk.local) {
-            rv = pass_read_map(&ps, p);
-        }
-        if (rv == APR_SUCCESS) {
-            rv = pass_rows(&ps, p, pass_row);
-        }
-        if (rv == APR_SUCCESS) {
-            rv = pass_flush(&ps);
-        }
-        if (rv == APR_SUCCESS && lk.local) {
-            rv = pass_targets(&ps, p);
-        }
-        apr_pool_destroy(ps.bp);
-        apr_pool_destroy(ps.mp);
-    }
-    if (rv == APR_SUCCESS) {
-        rv = rs_db_meta_put(db, apr_pstrcat(p, META_PREFIX, set, NULL), fp ? fp : "");
-    }
-    if (rv != APR_SUCCESS) {
-        rs_db_rollback(db);
-    }
-    else {
-        rv = rs_db_commit(db);
-    }
+    memset(&ps, 0, sizeof(ps));
+    ps.lk = &lk;
+    ps.db = db;
+    ps.j = j;
+    ps.changed = changed;
+    /* Pages, map and sources: memory of the pass's own, gone with it. */
+    ps.wp = rs_linkkeep_own_pool(PASS_MAX_FREE);
+    apr_pool_create(&ps.mp, ps.wp);
+    apr_pool_create(&ps.bp, ps.wp);
+    ps.map = apr_hash_make(ps.mp);
+    ps.order = apr_array_make(ps.mp, 16, sizeof(tgt_t *));
+    rv = rs_linkkeep_rebuild(db, p, set, fp, pass_all, &ps);
+    apr_pool_destroy(ps.wp);
     if (rv != APR_SUCCESS) {
         *changed = 0;
     }

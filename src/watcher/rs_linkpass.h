@@ -19,10 +19,11 @@
  * writes its dependencies in batches and hands the row to its listed
  * targets, then the targets with their inverse links.  Memory: per
  * listed candidate target its row and the attributes of the listed
- * sources that name it.  After a set's first scan (a baseline, journaled
- * by no record and in no snapshot yet) this pass resolves all of its
- * links at a fraction of what resolving each row as the walk writes it
- * costs.  Scratch allocations from p (the map's too, for the pass). */
+ * sources that name it, in a pool of the pass's own allocator, given
+ * back to the system when it ends (not to p's).  After a set's first
+ * scan whose walk's collection was dropped (rs_linkscan.h) this pass
+ * resolves all of its links at a fraction of what resolving each row as
+ * the walk writes it costs.  p: a few bytes of scratch. */
 apr_status_t rs_linkpass_run(rs_db_t *db, rs_journal_t *j, apr_pool_t *p, const char *set,
                              const rs_links_t *l, const char *url_base, const char *fp,
                              apr_int64_t *changed);

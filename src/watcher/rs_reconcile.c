@@ -33,18 +33,22 @@ void rs_reconcile_init(rs_reconcile_t *rc, const rs_reconcile_hooks_t *h, const 
 }
 
 /* The scan's options; journaled: its changes go into the journal through
- * a recorder (*r), whose window is published after the commit. */
+ * a recorder (*r), whose window is published after the commit; not (a
+ * baseline): its links collected by *ls (NULL: none) for one pass after
+ * it. */
 static void scan_opts(rs_reconcile_t *rc, apr_pool_t *p, rs_journal_t *journal, rs_scan_opts_t *so,
-                      rs_recorder_t **r, int journaled)
+                      rs_recorder_t **r, rs_linkscan_t **ls, int journaled)
 {
     rs_reconcile_extent_t ext;
 
     memset(so, 0, sizeof(*so));
     rc->h->scan_opts(rc->h->baton, so);
-    if (!journaled && rc->h->links_baseline) {
-        /* A baseline: its links in one pass after it (links_baseline). */
+    *ls = !journaled && rc->h->links_scan ? rc->h->links_scan(rc->h->baton) : NULL;
+    if (*ls) {
         so->links_row = NULL;
         so->links_done = NULL;
+        so->links_scan = rs_linkscan_row;
+        so->links_scan_baton = *ls;
     }
     *r = journaled ? rc->h->recorder(rc->h->baton, p, journal) : NULL;
     if (journaled) {
@@ -196,24 +200,30 @@ void rs_reconcile_scan(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jou
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
     rs_recorder_t *r;
+    rs_linkscan_t *ls;
     apr_time_t jstart = 0, start = 0, end, t0 = mono(rc);
     apr_status_t rv;
-    int was_degraded;
+    apr_int64_t linked = 0; /* rows given links by the pass */
+    int was_degraded, ok;
 
     if (!scan_ready(rc, p, store, journal, &jstart, &start)) {
         return;
     }
     was_degraded = h->watch_begin(h->baton);
-    scan_opts(rc, p, journal, &so, &r, jstart != 0);
+    scan_opts(rc, p, journal, &so, &r, &ls, jstart != 0);
     so.recheck = h->above_begin(h->baton, p);
     h->progress_begin(h->baton);
     rv = rs_scan_set(store, &so, p, &stats);
     h->progress_end(h->baton);
     end = wall(rc);
-    if (!scan_verdict(rc, p, store, rv, &stats)) {
+    ok = scan_verdict(rc, p, store, rv, &stats);
+    /* A baseline's links: one pass from what its walk collected. */
+    rv = ok && ls ? rs_linkscan_run(ls, store, stats.fresh, &linked) : APR_SUCCESS;
+    rs_linkscan_destroy(ls);
+    if (!ok) {
         return;
     }
-    if (!jstart && h->links_baseline && (rv = h->links_baseline(h->baton, p)) != APR_SUCCESS) {
+    if (rv != APR_SUCCESS) {
         h->store_failed(h->baton, p, rv, "resolving the links of its first scan");
         return;
     }
@@ -241,10 +251,11 @@ void rs_reconcile_batch(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jo
     rs_scan_opts_t so;
     rs_scan_stats_t stats;
     rs_recorder_t *r;
+    rs_linkscan_t *ls; /* none: a batch is journaled */
     apr_status_t rv;
     int degraded = 0;
 
-    scan_opts(rc, p, journal, &so, &r, 1);
+    scan_opts(rc, p, journal, &so, &r, &ls, 1);
     so.progress = NULL; /* scan-files counts the last full scan */
     rv = rs_scan_targets(store, &so, p, t, n, &stats);
     if (rs_massdel_scanned(rc->massdel, rv, stats.deleted, mono(rc))) {

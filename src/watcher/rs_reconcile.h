@@ -49,6 +49,7 @@
 #include <apr_time.h>
 #include "rs_db.h"
 #include "rs_journal.h"
+#include "rs_linkscan.h"
 #include "rs_log.h"
 #include "rs_massdel.h"
 #include "rs_recorder.h"
@@ -122,11 +123,13 @@ typedef struct rs_reconcile_hooks_t {
     /* The links of a set whose link rules may name its own files (NULL:
      * none, or they are resolved as the scans write).  With it, a set's
      * first scan (its baseline: no record, no snapshot yet) resolves no
-     * link as it writes (scan_opts' links_row and links_done are left
-     * out): once it succeeded, links_baseline resolves them all in one
-     * pass in listing order, before the snapshot (a failure is the
-     * store's, with its cause, and fails the scan). */
-    apr_status_t (*links_baseline)(void *baton, apr_pool_t *p);
+     * link through scan_opts' links_row and links_done (left out): it
+     * hands its rows to the collection links_scan makes for it
+     * (rs_linkscan.h, rs_scan_opts_t.links_scan), which resolves them
+     * all in one pass once the scan succeeded, before the snapshot (a
+     * failure is the store's, with its cause, and fails the scan).  The
+     * collection is destroyed after the scan, whatever its outcome. */
+    rs_linkscan_t *(*links_scan)(void *baton);
 } rs_reconcile_hooks_t;
 
 /* One set's reconciliation.  Read its fields; change them only through

@@ -12,6 +12,7 @@
 #include "rs_linkdep.h"
 #include "rs_linkkeep.h"
 #include "rs_linkpass.h"
+#include "rs_linkscan.h"
 #include "rs_links.h"
 #include "rs_scan.h"
 #include "rs_schema.h"
@@ -384,8 +385,29 @@ static apr_status_t hook_done(void *baton, const char *dir, const char *name, in
     return rs_linkkeep_done(f->lk, f->st, f->j, dir, name, gone, NULL);
 }
 
-/* A scan of root into f's store, through the keeper's hooks when hooks. */
-static void scan(fx_t *f, const char *root, int hooks)
+/* The checks of the trees below: nothing named "private" is served; a
+ * served file's type from its extension, encoding gzip for ".gz". */
+static int check_media(void *baton, apr_pool_t *p, const char *relpath, int flags,
+                       rs_scan_media_t *media)
+{
+    const char *dot = strrchr(relpath, '.');
+
+    (void)baton;
+    if (strstr(relpath, "private")) {
+        return 0;
+    }
+    if (!(flags & RS_SCAN_CHECK_DIR) && dot) {
+        media->type = !strcmp(dot, ".gz") ? "application/xml" : apr_pstrcat(p, "x/", dot + 1, NULL);
+        media->encoding = !strcmp(dot, ".gz") ? "gzip" : NULL;
+    }
+    return 1;
+}
+
+/* A scan of root into f's store: hooks 1 through the keeper's hooks, 2
+ * through the collection ls (as the watcher's baseline), 0 through none;
+ * media: with check_media (else every file is served, without a type);
+ * returns the scan's stats.fresh. */
+static int scan_with(fx_t *f, const char *root, int hooks, rs_linkscan_t *ls, int media)
 {
     rs_scan_opts_t o;
     rs_scan_stats_t st;
@@ -395,13 +417,24 @@ static void scan(fx_t *f, const char *root, int hooks)
     o.root = root;
     o.hashes = RS_HASH_MD5;
     o.cfg = "cfg";
+    o.check = media ? check_media : NULL;
     o.log = &f->ul.logger;
-    if (hooks) {
+    if (hooks == 1) {
         o.links_row = hook_row;
         o.links_done = hook_done;
         o.links_baton = f;
     }
+    else if (hooks == 2) {
+        o.links_scan = rs_linkscan_row;
+        o.links_scan_baton = ls;
+    }
     ck_assert_int_eq(rs_scan_set(f->st, &o, ut_pool, &st), APR_SUCCESS);
+    return st.fresh;
+}
+
+static void scan(fx_t *f, const char *root, int hooks)
+{
+    scan_with(f, root, hooks, NULL, 0);
 }
 
 /* Through real scans of a tree (the first one's writes on the scan's
@@ -450,9 +483,9 @@ END_TEST
 /* Timing (no assertion on time): RS_LINKKEEP_TIMING=N builds a tree of N
  * files, 2/3 records/K.pdf and 1/3 meta/K.xml (a describedby rule and a
  * mirror), and times a set's first scan without the keeper, then with
- * it as the watcher runs a baseline (hooks off, rs_linkpass_run after),
- * then a change of one target through the hooks.  Skipped without the
- * variable. */
+ * it as the watcher runs a baseline (the walk hands its rows to a
+ * collection, rs_linkscan_run after), then a change of one target
+ * through the hooks.  Skipped without the variable. */
 static double secs(apr_time_t t0)
 {
     return (double)(apr_time_now() - t0) / 1e6;
@@ -500,16 +533,330 @@ static const char *digest_links(fx_t *f)
     return hex;
 }
 
+/* The rules of the collection's cases, in this order: a record and its
+ * metadata, the metadata's compressed alternate (if-exists, a target
+ * with an encoding, itself a source of nothing), a page canonical to its
+ * record (a record is then a target too), a URL and an origin path
+ * (need no lookup), a target never listed (denied), a URL for files no
+ * other rule names (no mirror: whether mirrors are stored with the rows
+ * is not the collection's concern). */
+static rs_links_t *mixed_rules(void)
+{
+    rs_links_t *l = describedby(0);
+    add(l, "alternate", "^meta/([0-9]+)\\.xml$", "meta/$1.xml.gz", 1);
+    add(l, "canonical", "^html/([0-9]+)\\.html$", "records/$1.pdf", 0);
+    add(l, "collection", "^records/", "http://example.org/c?x=1&y=2", 0);
+    add(l, "profile", "^meta/([0-9]+)\\.xml$", "/profiles/$1", 0);
+    add(l, "via", "^other/(.*)\\.txt$", "private/$1.txt", 0);
+    add(l, "license", "^other/", "http://example.org/license", 0);
+    return l;
+}
+
+/* A tree for mixed_rules under root: n records, metadata for every
+ * second, a compressed copy for every fourth, a page for every third,
+ * files no rule names, files that name a denied file, denied files. */
+static void mixed_tree(const char *root, int n)
+{
+    static const char *const dirs[] = { "records", "meta", "html", "other", "private" };
+    int i;
+
+    ut_mkdir(root);
+    for (i = 0; i < 5; i++) {
+        ut_mkdir(ut_path(root, dirs[i]));
+    }
+    for (i = 0; i < n; i++) {
+        ut_write_str(ut_path(root, apr_psprintf(ut_pool, "records/%d.pdf", i)),
+                     apr_psprintf(ut_pool, "pdf %d", i));
+        if (i % 2) {
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "meta/%d.xml", i)), "<x/>");
+        }
+        if (i % 4 == 1) {
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "meta/%d.xml.gz", i)), "gz");
+        }
+        if (i % 3 == 0) {
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "html/%d.html", i)), "<p/>");
+        }
+        ut_write_str(ut_path(root, apr_psprintf(ut_pool, "other/%d.dat", i)), "d");
+        if (i % 5 == 0) {
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "other/%d.txt", i)), "t");
+            ut_write_str(ut_path(root, apr_psprintf(ut_pool, "private/%d.txt", i)), "p");
+        }
+    }
+}
+
+/* A first scan resolved as the watcher did before the collection: the
+ * walk without links, then the pass over the store.  Returns the digest
+ * of the rows' links and the dependencies; *n: the rows it updated. */
+static const char *store_pass(const char *root, rs_links_t *l, apr_int64_t *n)
+{
+    fx_t f;
+
+    fx_init(&f, NULL);
+    ck_assert_int_eq(scan_with(&f, root, 0, NULL, 1), 1);
+    ck_assert_int_eq(rs_linkpass_run(f.st, NULL, ut_pool, "s", l, BASE, "fp", n), APR_SUCCESS);
+    return digest_links(&f);
+}
+
+/* A first scan through a collection of bound max_bytes (0: the default)
+ * into f, after `before` scans of root without hooks (a set that had
+ * rows); *kept: the collection's rows after the scan; *n: the rows the
+ * pass updated. */
+static void collected_pass(fx_t *f, const char *root, rs_links_t *l, apr_size_t max_bytes,
+                           int before, int *kept, apr_int64_t *n)
+{
+    rs_linkscan_t *ls = rs_linkscan_create(l, "s", BASE, "fp", max_bytes);
+    const char *fp = NULL;
+    int fresh;
+
+    fx_init(f, NULL);
+    for (; before > 0; before--) {
+        scan_with(f, root, 0, NULL, 1);
+    }
+    ck_assert_ptr_nonnull(ls);
+    fresh = scan_with(f, root, 2, ls, 1);
+    *kept = rs_linkscan_kept(ls);
+    ck_assert_int_eq(rs_linkscan_run(ls, f->st, fresh, n), APR_SUCCESS);
+    rs_linkscan_destroy(ls);
+    ck_assert_int_eq(rs_db_meta_get(f->st, ut_pool, "links:s", &fp), APR_SUCCESS);
+    ck_assert_str_eq(fp, "fp");
+    ck_assert_int_eq(f->ul.nerr, 0);
+}
+
+/* The collection's pass gives exactly the rows' links and dependencies of
+ * the pass over the store, on a tree with every kind of rule, and
+ * updates only the rows whose links the walk could not write (sources
+ * and targets): the others were written with their links. */
+START_TEST(collected_pass_is_the_store_pass)
+{
+    const char *root = ut_path(ut_tempdir("linkscan"), "root");
+    rs_links_t *l = mixed_rules();
+    const char *want;
+    apr_int64_t n0 = 0, n1 = 0;
+    fx_t f;
+    int kept = 0;
+
+    mixed_tree(root, 120);
+    want = store_pass(root, l, &n0);
+    collected_pass(&f, root, l, 0, 0, &kept, &n1);
+    ck_assert_str_eq(digest_links(&f), want);
+    /* 120 records, 60 metadata, 30 compressed, 40 pages, 24 other/.txt
+     * (sources of a denied target); not the 120 other/.dat. */
+    ck_assert_int_eq(kept, 120 + 60 + 30 + 40 + 24);
+    ck_assert_int_eq(n0, 120 + 60 + 30 + 40 + 24 + 120);
+    /* Written again: only rows of one directory whose partner in another
+     * came after it (how many depends on the order of the walk). */
+    ck_assert_int_lt(n1, kept);
+    ck_assert_str_eq(links_of(&f, "meta/1.xml"),
+                     "alternate " BASE "meta/1.xml.gz 2;profile http://example.org/profiles/1 -1;"
+                     "describes " BASE "records/1.pdf 5");
+    ck_assert_str_eq(links_of(&f, "meta/1.xml.gz"), "canonical " BASE "meta/1.xml 4");
+    ck_assert_str_eq(links_of(&f, "other/5.txt"),
+                     "via " BASE "private/5.txt -1;license http://example.org/license -1");
+    ck_assert_str_eq(deps(&f, "records/3.pdf"), "meta/3.xml");
+}
+END_TEST
+
+/* Past its bound the collection is dropped, and the pass over the store
+ * gives the same; so it does after a scan of a set that had rows (the
+ * walk wrote only what changed: its collection misses the other rows). */
+START_TEST(collected_pass_falls_back)
+{
+    const char *root = ut_path(ut_tempdir("linkscan"), "root");
+    rs_links_t *l = mixed_rules();
+    const char *want;
+    apr_int64_t n0 = 0, n1 = 0;
+    fx_t f;
+    int kept = 0;
+
+    mixed_tree(root, 60);
+    want = store_pass(root, l, &n0);
+    collected_pass(&f, root, l, 4096, 0, &kept, &n1);
+    ck_assert_int_eq(kept, -1);
+    ck_assert_str_eq(digest_links(&f), want);
+    /* Rows written with theirs by the walk: the other/.dat rows, and
+     * those held before the collection was dropped. */
+    ck_assert_int_le(n1, n0 - 60);
+
+    collected_pass(&f, root, l, 0, 1, &kept, &n1);
+    ck_assert_int_eq(kept, 0); /* nothing changed: no row written */
+    ck_assert_str_eq(digest_links(&f), want);
+    ck_assert_int_eq(n1, n0);
+}
+END_TEST
+
+/* A row no rule can make a target and whose rules name no file of the
+ * set is written with its final links by the walk, and nothing of it is
+ * kept; a set of only such rows gives the pass nothing to update. */
+START_TEST(collected_pass_keeps_no_other_row)
+{
+    const char *root = ut_path(ut_tempdir("linkscan"), "root");
+    rs_links_t *l = mixed_rules();
+    rs_linkscan_t *ls = rs_linkscan_create(l, "s", BASE, "fp", 0);
+    apr_int64_t n = -1;
+    fx_t f;
+    int i;
+
+    ut_mkdir(root);
+    ut_mkdir(ut_path(root, "other"));
+    for (i = 0; i < 50; i++) {
+        ut_write_str(ut_path(root, apr_psprintf(ut_pool, "other/%d.dat", i)), "d");
+    }
+    fx_init(&f, NULL);
+    ck_assert_int_eq(scan_with(&f, root, 2, ls, 1), 1);
+    ck_assert_int_eq(rs_linkscan_kept(ls), 0);
+    ck_assert_str_eq(links_of(&f, "other/7.dat"), "license http://example.org/license -1");
+    ck_assert_int_eq(rs_linkscan_run(ls, f.st, 1, &n), APR_SUCCESS);
+    ck_assert_int_eq(n, 0);
+    rs_linkscan_destroy(ls);
+    /* Rules that name no file of the set: no collection at all. */
+    l = ut_links();
+    add(l, "license", "^other/", "http://example.org/license", 0);
+    ck_assert_ptr_null(rs_linkscan_create(l, "s", BASE, "fp", 0));
+}
+END_TEST
+
+/* rs_scan_emit_fn of the tests that hand rows to a collection
+ * themselves: the row into the store. */
+static void emit_put(void *baton, const rs_item_t *it)
+{
+    ck_assert_int_eq(rs_inventory_put(((fx_t *)baton)->st, "s", it), APR_SUCCESS);
+}
+
+/* A row for a collection or the store: path, size (and mtime), listed. */
+static rs_item_t test_row(const char *path, apr_int64_t size, int listed)
+{
+    rs_item_t it;
+
+    memset(&it, 0, sizeof(it));
+    split(path, &it.dir, &it.name);
+    it.size = size;
+    it.mtime_ns = 1700000000000000000LL + size;
+    it.type = "x/y";
+    it.hash[0] = apr_psprintf(ut_pool, "%032" APR_INT64_T_FMT, size);
+    it.listed = listed;
+    it.cfg = "cfg";
+    return it;
+}
+
+/* Records and metadata in both directions, a page naming a record, a
+ * compressed copy beside its metadata, a record without metadata,
+ * metadata without a record, a row not listed, in three directories. */
+static const char *const order_rows[] = { "records/1.pdf", "records/2.pdf", "records/4.pdf",
+                                          "records/5.pdf", "meta/1.xml",    "meta/1.xml.gz",
+                                          "meta/3.xml",    "meta/4.xml",    "html/1.html",
+                                          "html/2.html",   "meta/5.xml" };
+
+/* The rows handed to a collection in the order of idx (the walk's
+ * directories one after the other), then the pass; *n: rows the pass
+ * updated.  meta/5.xml is not listed. */
+static const char *hand_in_order(rs_links_t *l, const int *idx, apr_int64_t *n)
+{
+    rs_linkscan_t *ls = rs_linkscan_create(l, "s", BASE, "fp", 0);
+    fx_t f;
+    int i;
+
+    fx_init(&f, NULL);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
+    for (i = 0; i < 11; i++) {
+        const char *path = order_rows[idx[i]];
+        rs_item_t it = test_row(path, 10 + idx[i], strcmp(path, "meta/5.xml") != 0);
+        if (!it.listed || !rs_linkscan_row(ls, &it, emit_put, &f)) {
+            emit_put(&f, &it);
+        }
+    }
+    ck_assert_int_eq(rs_linkscan_row(ls, NULL, emit_put, &f), 0);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_linkscan_run(ls, f.st, 1, n), APR_SUCCESS);
+    rs_linkscan_destroy(ls);
+    return digest_links(&f);
+}
+
+/* Whatever the order of the directories and of the rows within them,
+ * the collection gives the links and dependencies of the pass over the
+ * store; a row is written again only when a row it depends on came in a
+ * later directory: none when every partner came before or beside it. */
+START_TEST(collected_pass_any_order)
+{
+    static const int orders[][11] = {
+        { 0, 1, 2, 3, 4, 5, 6, 7, 10, 8, 9 }, /* records, meta, html */
+        { 9, 8, 10, 7, 6, 5, 4, 3, 2, 1, 0 }, /* html, meta, records */
+        { 4, 10, 5, 6, 7, 8, 9, 3, 2, 1, 0 }, /* meta, html, records */
+    };
+    /* Rows written before a partner of another directory came: records
+     * 1, 2 and 4 (their metadata, their page); metadata 1 and 4 and
+     * pages 1 and 2 (their records), twice. */
+    static const int rewritten[] = { 3, 4, 4 };
+    rs_links_t *l = mixed_rules();
+    const char *want;
+    apr_int64_t n0 = 0, n;
+    fx_t f;
+    int i, o;
+
+    /* The rows without links, then the pass over the store. */
+    fx_init(&f, NULL);
+    for (i = 0; i < 11; i++) {
+        rs_item_t it = test_row(order_rows[i], 10 + i, strcmp(order_rows[i], "meta/5.xml") != 0);
+        emit_put(&f, &it);
+    }
+    ck_assert_int_eq(rs_linkpass_run(f.st, NULL, ut_pool, "s", l, BASE, "fp", &n0), APR_SUCCESS);
+    want = digest_links(&f);
+    ck_assert_str_eq(links_of(&f, "records/1.pdf"),
+                     "describedby " BASE "meta/1.xml 14;collection http://example.org/c?x=1&y=2 -1;"
+                     "alternate " BASE "html/1.html 18");
+    for (o = 0; o < 3; o++) {
+        n = -1;
+        ck_assert_str_eq(hand_in_order(l, orders[o], &n), want);
+        ck_assert_msg(n == rewritten[o], "order %d: %d rows written again", o, (int)n);
+    }
+}
+END_TEST
+
+/* A record and its metadata in the same directory, in several
+ * directories: every row is written once, with its final links. */
+START_TEST(collected_pass_one_directory)
+{
+    const char *root = ut_path(ut_tempdir("linkscan"), "root");
+    rs_links_t *l = ut_links();
+    const char *want;
+    apr_int64_t n0 = 0, n1 = -1;
+    fx_t f;
+    int i, kept = 0;
+
+    add(l, "describedby", "^(.*)\\.pdf$", "$1.xml", 1);
+    ut_mkdir(root);
+    for (i = 0; i < 200; i++) {
+        const char *d = ut_path(root, apr_psprintf(ut_pool, "d%d", i % 7));
+        if (i < 7) {
+            ut_mkdir(d);
+        }
+        ut_write_str(ut_path(d, apr_psprintf(ut_pool, "%d.pdf", i)), "pdf");
+        if (i % 3) {
+            ut_write_str(ut_path(d, apr_psprintf(ut_pool, "%d.xml", i)), "<x/>");
+        }
+        ut_write_str(ut_path(d, apr_psprintf(ut_pool, "%d.txt", i)), "t");
+    }
+    want = store_pass(root, l, &n0);
+    collected_pass(&f, root, l, 0, 0, &kept, &n1);
+    ck_assert_str_eq(digest_links(&f), want);
+    ck_assert_int_eq(kept, 200 + 133);
+    ck_assert_int_eq(n0, 2 * 133);
+    ck_assert_int_eq(n1, 0);
+    ck_assert_str_eq(links_of(&f, "d1/1.pdf"), "describedby " BASE "d1/1.xml 4");
+    ck_assert_str_eq(links_of(&f, "d1/1.xml"), "describes " BASE "d1/1.pdf 3");
+}
+END_TEST
+
 START_TEST(timing)
 {
     const char *env = getenv("RS_LINKKEEP_TIMING");
     const char *dir, *root, *digest;
     rs_links_t *l;
     fx_t f0, f1;
+    rs_linkscan_t *ls;
     apr_int64_t n = 0;
     apr_time_t t0;
     double s0, s1, p1, live0, live1;
-    int i, total = env ? atoi(env) : 0, runs;
+    int i, total = env ? atoi(env) : 0, runs, fresh;
 
     if (total <= 0) {
         return; /* timing only when asked */
@@ -543,13 +890,14 @@ START_TEST(timing)
         scan(&f0, root, 0);
         s0 = secs(t0);
         fx_init(&f1, l);
+        ls = rs_linkscan_create(l, "s", BASE, "fp", 0);
         t0 = apr_time_now();
-        scan(&f1, root, 0);
+        fresh = scan_with(&f1, root, 2, ls, 0);
         s1 = secs(t0);
         t0 = apr_time_now();
-        ck_assert_int_eq(rs_linkpass_run(f1.st, NULL, ut_pool, "s", l, BASE, "fp", &n),
-                         APR_SUCCESS);
+        ck_assert_int_eq(rs_linkscan_run(ls, f1.st, fresh, &n), APR_SUCCESS);
         p1 = secs(t0);
+        rs_linkscan_destroy(ls);
         ck_assert_str_eq(links_of(&f1, "records/1.pdf"), "describedby " BASE "meta/1.xml 4");
         digest = digest_links(&f1);
         /* A change of one target (its source relinked), 200 times. */
@@ -583,6 +931,11 @@ Suite *linkkeep_suite(void)
     tcase_add_test(tc, rules_free_set_untouched);
     tcase_add_test(tc, rules_change_at_start);
     tcase_add_test(tc, through_scans);
+    tcase_add_test(tc, collected_pass_is_the_store_pass);
+    tcase_add_test(tc, collected_pass_falls_back);
+    tcase_add_test(tc, collected_pass_keeps_no_other_row);
+    tcase_add_test(tc, collected_pass_any_order);
+    tcase_add_test(tc, collected_pass_one_directory);
     suite_add_tcase(s, tc);
     tc = ut_tcase("linkkeep_timing", 3600);
     tcase_add_test(tc, timing);

@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "rs_hash.h"
 #include "rs_inventory.h"
+#include "rs_links.h"
 #include "rs_reconcile.h"
 #include "rs_schema.h"
 
@@ -66,6 +67,7 @@ typedef struct fx_t {
     int snap_force;
     int links;                                 /* the scans get links hooks */
     int link_rows, link_dones, link_baselines; /* their calls */
+    int snap_linked;                           /* links:s was "fp" at the last snapshot */
 } fx_t;
 
 static const char *no_verify(void *baton, apr_pool_t *p)
@@ -98,14 +100,26 @@ static apr_status_t h_links_done(void *baton, const char *dir, const char *name,
     return APR_SUCCESS;
 }
 
-static apr_status_t h_links_baseline(void *baton, apr_pool_t *p)
+/* A collection for the baseline: *.txt describedby *.xml. */
+static rs_linkscan_t *h_links_scan(void *baton)
 {
     fx_t *f = baton;
-    (void)p;
-    /* After the scan, before the snapshot. */
-    ck_assert_int_eq(f->snapshots, 0);
+    rs_links_t *l = ut_links();
+    int ng;
+    void *re = ut_regex("^(.*)\\.txt$", &ng);
+
+    ck_assert_ptr_null(
+        rs_links_add(l, ut_pool, "describedby", re, ng, "^(.*)\\.txt$", "$1.xml", NULL, 0, 0));
     f->link_baselines++;
-    return APR_SUCCESS;
+    return rs_linkscan_create(l, SET, "http://example.org/s/", "fp", 0);
+}
+
+/* The stored links of path ("-": no row). */
+static const char *stored_links(fx_t *f, const char *dir, const char *name)
+{
+    rs_item_t *row = NULL;
+    ck_assert_int_eq(rs_inventory_get(f->st, ut_pool, SET, dir, name, &row), APR_SUCCESS);
+    return row ? (row->links ? row->links : "") : "-";
 }
 
 static void h_scan_opts(void *baton, rs_scan_opts_t *so)
@@ -254,8 +268,12 @@ static void h_changed(void *baton, apr_time_t now)
 static void h_snapshot(void *baton, apr_pool_t *p, apr_time_t at, apr_time_t completed, int force)
 {
     fx_t *f = baton;
+    const char *fp = NULL;
     (void)p;
     f->snapshots++;
+    /* A baseline's links were resolved before: their digest is stored. */
+    ck_assert_int_eq(rs_db_meta_get(f->st, ut_pool, "links:" SET, &fp), APR_SUCCESS);
+    f->snap_linked = fp && !strcmp(fp, "fp");
     f->snap_at = at;
     f->snap_completed = completed;
     f->snap_force = force;
@@ -453,8 +471,9 @@ START_TEST(second_scan_journals)
 }
 END_TEST
 
-/* Links: with links_baseline, a set's first scan (its baseline)
- * resolves none as it writes, but all in one pass after it, before its
+/* Links: with links_scan, a set's first scan (its baseline) resolves
+ * none through links_row and links_done, but hands its rows to the
+ * collection, which resolves them in one pass after it, before its
  * snapshot; later scans and batches resolve them as they write. */
 START_TEST(links_of_the_baseline_in_one_pass)
 {
@@ -462,13 +481,18 @@ START_TEST(links_of_the_baseline_in_one_pass)
 
     fx_init(&f, 0, 0);
     f.links = 1;
-    f.h.links_baseline = h_links_baseline;
+    f.h.links_scan = h_links_scan;
     put(&f, "a.txt", "a");
+    put(&f, "a.xml", "<a/>");
     put(&f, "b.txt", "b");
     scan(&f, 1);
     ck_assert_int_eq(f.link_baselines, 1);
     ck_assert_int_eq(f.link_rows + f.link_dones, 0);
     ck_assert_int_eq(f.snapshots, 1);
+    ck_assert_int_eq(f.snap_linked, 1);
+    ck_assert_ptr_nonnull(strstr(stored_links(&f, "", "a.txt"), "a.xml"));
+    ck_assert_ptr_nonnull(strstr(stored_links(&f, "", "a.xml"), "a.txt"));
+    ck_assert_ptr_nonnull(strstr(stored_links(&f, "", "b.txt"), "b.xml"));
     put(&f, "a.txt", "a changed");
     scan(&f, 0);
     ck_assert_int_eq(f.link_baselines, 1);
@@ -480,7 +504,7 @@ START_TEST(links_of_the_baseline_in_one_pass)
     ck_assert_int_eq(f.link_dones, 2);
     ck_assert_int_eq(f.link_baselines, 1);
 
-    /* Without links_baseline (rules that look nothing up), the baseline
+    /* Without links_scan (rules that look nothing up), the baseline
      * resolves them as it writes. */
     fx_init(&f, 0, 0);
     f.links = 1;

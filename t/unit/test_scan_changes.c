@@ -648,6 +648,108 @@ START_TEST(links_hooks)
 }
 END_TEST
 
+/* rs_scan_opts_t.links_scan: "S path" per call, links set as links_row;
+ * a file named "*.held" is held until the next directory ("E path" as it
+ * is handed back, with its links then), and an "E" for the last call. */
+typedef struct {
+    links_t l;
+    apr_array_header_t *held; /* rs_item_t */
+    const char *dir;
+} holder_t;
+
+static int links_scan(void *baton, rs_item_t *it, rs_scan_emit_fn *emit, void *emit_baton)
+{
+    holder_t *h = baton;
+    const char *path;
+    rs_item_t *r;
+    int i;
+
+    if (!it || (h->held->nelts && strcmp(h->dir, it->dir))) {
+        for (i = 0; i < h->held->nelts; i++) {
+            r = &APR_ARRAY_IDX(h->held, i, rs_item_t);
+            APR_ARRAY_PUSH(h->l.ev, const char *) = apr_pstrcat(ut_pool, "E ", r->name, NULL);
+            r->links = apr_pstrcat(ut_pool, "held links of ", r->name, NULL);
+            emit(emit_baton, r);
+        }
+        h->held->nelts = 0;
+        if (!it) {
+            APR_ARRAY_PUSH(h->l.ev, const char *) = "E";
+            return 0;
+        }
+    }
+    path = apr_pstrcat(ut_pool, it->dir, *it->dir ? "/" : "", it->name, NULL);
+    APR_ARRAY_PUSH(h->l.ev, const char *) = apr_pstrcat(ut_pool, "S ", path, NULL);
+    it->links = apr_pstrcat(ut_pool, "scanned links of ", path, NULL);
+    if (!strstr(it->name, ".held")) {
+        return 0;
+    }
+    h->dir = apr_pstrdup(ut_pool, it->dir);
+    /* A copy: the scan's strings go with its call. */
+    r = apr_array_push(h->held);
+    *r = *it;
+    r->dir = h->dir;
+    r->name = apr_pstrdup(ut_pool, it->name);
+    r->type = it->type ? apr_pstrdup(ut_pool, it->type) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        r->hash[i] = it->hash[i] ? apr_pstrdup(ut_pool, it->hash[i]) : NULL;
+    }
+    return 1;
+}
+
+/* links_scan (a first scan's collection of links) is handed every listed
+ * row before it is written, and the row carries the links it gives; a
+ * row not listed goes without.  A row it holds is counted, written when
+ * it hands it back (its next directory, or its last call), with the
+ * links it has then.  stats.fresh says whether the set had no row when
+ * the scan began; only then is the hook called. */
+START_TEST(links_scan_hook)
+{
+    fx_t f;
+    holder_t h;
+    rs_item_t *row = NULL;
+    const char *ev;
+
+    fx_init(&f);
+    h.l.f = &f;
+    h.l.ev = apr_array_make(ut_pool, 8, sizeof(const char *));
+    h.held = apr_array_make(ut_pool, 2, sizeof(rs_item_t));
+    f.o.links_scan = links_scan;
+    f.o.links_scan_baton = &h;
+    put_file(&f, "a.txt", "abc");
+    put_file(&f, "a.held", "abc");
+    ut_mkdir(ut_path(f.root, "sub"));
+    put_file(&f, "sub/b.txt", "b");
+    put_file(&f, "sub/b.held", "b");
+    put_file(&f, "sub/no", "n");
+    f.c.deny = "sub/no";
+    ck_assert_str_eq(scan(&f), "C a.held|C a.txt|C sub/b.held|C sub/b.txt");
+    ck_assert_int_eq(f.s.fresh, 1);
+    ck_assert_int_eq(f.s.written, 5);
+    ck_assert_int_eq(f.s.listed, 4);
+    /* Each directory's held row comes back when the next one begins. */
+    ev = links_events(&h.l);
+    ck_assert_msg(strstr(ev, "S sub/b.held") && strstr(ev, "|E b.held|E") && strstr(ev, "E a.held"),
+                  "%s", ev);
+    ck_assert_int_lt(strstr(ev, "S a.held") - ev, strstr(ev, "E a.held") - ev);
+    ck_assert_int_lt(strstr(ev, "E a.held") - ev, strstr(ev, "S sub/") - ev);
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "b.txt", &row), APR_SUCCESS);
+    ck_assert_str_eq(row->links, "scanned links of sub/b.txt");
+    ck_assert_str_eq(item(&f, "b.txt")->links, "scanned links of sub/b.txt");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "b.held", &row), APR_SUCCESS);
+    ck_assert_str_eq(row->links, "held links of b.held");
+    ck_assert_str_eq(item(&f, "b.held")->links, "held links of b.held");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "", "a.held", &row), APR_SUCCESS);
+    ck_assert_str_eq(row->links, "held links of a.held");
+    ck_assert_int_eq(rs_inventory_get(f.st, ut_pool, "s", "sub", "no", &row), APR_SUCCESS);
+    ck_assert_ptr_null(row->links);
+    /* The set has rows: no call. */
+    put_file(&f, "c.txt", "c");
+    ck_assert_str_eq(scan(&f), "C c.txt");
+    ck_assert_int_eq(f.s.fresh, 0);
+    ck_assert_str_eq(links_events(&h.l), "");
+}
+END_TEST
+
 /* The recorder writes journal records in the scan's transaction. */
 START_TEST(journal_in_scan_transaction)
 {
@@ -883,6 +985,7 @@ Suite *scan_changes_suite(void)
     tcase_add_test(tc, many_writes_through_the_writer);
     tcase_add_test(tc, journal_in_scan_transaction);
     tcase_add_test(tc, links_hooks);
+    tcase_add_test(tc, links_scan_hook);
     tcase_add_test(tc, recorder_window);
     tcase_add_test(tc, recorder_overlong_entry);
     tcase_add_test(tc, recorder_linked_entry_fits);
