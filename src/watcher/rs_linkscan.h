@@ -8,8 +8,8 @@
  * listed row to rs_linkscan_row (rs_scan_opts_t.links_scan) before it is
  * written.  A row that no rule can make a target (rs_links_may_be_target)
  * and whose rules name no local target - most rows - is written with its
- * final links at once (only URL, origin and mirror links, which need no
- * lookup), and nothing of it is kept.  Every other row is *kept*: its
+ * final links at once (links that need no lookup: URL and origin path
+ * targets), and nothing of it is kept.  Every other row is *kept*: its
  * path, the attributes a link carries (size, mtime, type, encoding,
  * hashes) and the local targets its rules name, in memory; and *held*:
  * the scan does not write it until its directory is complete (the scan
