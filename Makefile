@@ -113,9 +113,14 @@ FUZZ_HARNESSES  = request config loc time snapinfo history mounts hubreq zipname
 FUZZ_SAN        = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
                   -fno-omit-frame-pointer
 FUZZ_SECONDS   ?= 10
+FUZZ_PARALLEL  ?= 1
+# The test suite's second and third builds (fuzz, ASan) compile this many
+# files at a time, and its fuzz run runs as many harnesses at a time: the
+# machine's processors (the builds and harnesses are all that runs then).
+BUILD_JOBS     ?= $(shell nproc 2>/dev/null || echo 1)
 
 fuzz:
-	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+	$(MAKE) -j$(BUILD_JOBS) BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
 	    CFLAGS=-Wno-null-pointer-subtraction fuzz-bins
 
 fuzz-bins: $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_HARNESSES))
@@ -124,16 +129,17 @@ $(BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(ENGINE_OBJ)
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(ENGINE_OBJ) $(LIBS)
 
 fuzz-run: fuzz
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_BUILD=$(FUZZ_BUILD) fuzz/run $(FUZZ_HARNESSES)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_PARALLEL=$(FUZZ_PARALLEL) FUZZ_BUILD=$(FUZZ_BUILD) \
+	    fuzz/run $(FUZZ_HARNESSES)
 
 test-fuzz:
-	$(MAKE) FUZZ_SECONDS=5 fuzz-run
+	$(MAKE) FUZZ_SECONDS=5 FUZZ_PARALLEL=$(BUILD_JOBS) fuzz-run
 
 test-httpd: all
 	t/run-tests $(BUILD)/mod_resourcesync.so
 
 test-asan:
-	$(MAKE) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
+	$(MAKE) -j$(BUILD_JOBS) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
 	    SAN_SO=-shared-libasan OPT=-O1 CFLAGS=-Wno-null-pointer-subtraction all build-asan/unit-tests
 	build-asan/unit-tests
 	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
