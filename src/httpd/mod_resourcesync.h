@@ -19,6 +19,7 @@
 #include <apr_shm.h>
 #include "rs_links.h"
 #include "rs_log.h"
+#include "rs_storecfg.h"
 
 #ifndef RS_MODULE_MAIN /* AP_DECLARE_MODULE declares it there */
 APLOG_USE_MODULE(resourcesync);
@@ -219,15 +220,25 @@ typedef struct rs_global_t {
     const char *state_dir;       /* ResourceSyncStateDir, absolute */
     const char *state_dir_arg;   /* ... as given (maybe relative to ServerRoot) */
     const char *state_dir_where; /* ... "file:line" */
-    apr_interval_time_t rescan;  /* ResourceSyncRescanInterval */
-    int recent;                  /* ResourceSyncRecentChanges: ring slots */
-    int massdel_share;           /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
-    apr_int64_t massdel_min;     /* ... and more than this many files */
-    apr_int64_t large_file;      /* ResourceSyncLargeFileSize in bytes, 0: off */
-    apr_interval_time_t verify;  /* ResourceSyncVerifyInterval, 0: off */
-    apr_array_header_t *sets;    /* every rs_set_t*, all servers */
-    apr_time_t config_time;      /* Last-Modified of config documents */
-    const char *fingerprint;     /* of the httpd configuration */
+    /* ResourceSyncStore (mod_resourcesync_storeconf.c): the kind and DSN
+     * as given (NULL: unset, SQLite in the state directory) and where;
+     * store: resolved by rs_storeconf_resolve, what every opener opens. */
+    const char *store_kind;
+    const char *store_dsn;
+    const char *store_where;
+    rs_storecfg_t store;
+    const char *store_shown; /* NULL for SQLite, else rs_storecfg_describe */
+    /* ResourceSyncNodeName; NULL: unset, the host name once resolved. */
+    const char *node_name;
+    apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
+    int recent;                 /* ResourceSyncRecentChanges: ring slots */
+    int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */
+    apr_int64_t massdel_min;    /* ... and more than this many files */
+    apr_int64_t large_file;     /* ResourceSyncLargeFileSize in bytes, 0: off */
+    apr_interval_time_t verify; /* ResourceSyncVerifyInterval, 0: off */
+    apr_array_header_t *sets;   /* every rs_set_t*, all servers */
+    apr_time_t config_time;     /* Last-Modified of config documents */
+    const char *fingerprint;    /* of the httpd configuration */
     apr_shm_t *shm;
     apr_global_mutex_t *mutex;
     apr_array_header_t *option_uses; /* set options in directory sections

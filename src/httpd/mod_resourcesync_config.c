@@ -29,6 +29,7 @@
 #include "mod_resourcesync_linkconf.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_os.h"
+#include "mod_resourcesync_storeconf.h"
 #include "mod_resourcesync_uniform.h"
 #include "rs_capture.h"
 #include "rs_statedir.h"
@@ -570,6 +571,9 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
         return fatal(s0,
                      "ResourceSyncStateDir is not set: it is required when "
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
+    }
+    if ((msg = rs_storeconf_resolve(pconf, ptemp))) {
+        return fatal(s0, msg);
     }
     rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);
     /* Set options in directory sections: each must be in a set's section. */

@@ -23,6 +23,7 @@
 #include "mod_resourcesync_hubconf.h"
 #include "mod_resourcesync_linkconf.h"
 #include "mod_resourcesync_notifyconf.h"
+#include "mod_resourcesync_storeconf.h"
 #include "rs_glob.h"
 #include "rs_hubaddr.h"
 #include "rs_parse.h"
@@ -309,6 +310,13 @@ static const char *const spec_words[] = { "1.1", "1.0", NULL };
 const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncStateDir", rs_cmd_take1, RS_CMD_FN(RS_MAIN, set_state_dir),
                   RSRC_CONF, "Directory for the state store and generated documents"),
+    AP_INIT_TAKE12("ResourceSyncStore", rs_cmd_take2, RS_CMD_FN(RS_MAIN, rs_storeconf_set_store),
+                   RSRC_CONF,
+                   "The state store: sqlite (default, in ResourceSyncStateDir) or pgsql "
+                   "and a libpq connection string"),
+    AP_INIT_TAKE1("ResourceSyncNodeName", rs_cmd_take1, RS_CMD_FN(RS_MAIN, rs_storeconf_set_node),
+                  RSRC_CONF,
+                  "This node's name on the status page and in logs (default: host name)"),
     AP_INIT_TAKE1(
         "ResourceSyncRescanInterval", rs_cmd_take1,
         RS_CMD_VALUE(RS_MAIN, rescan, RS_NUMBER(1, 86400, "seconds"), .scale = APR_USEC_PER_SEC),

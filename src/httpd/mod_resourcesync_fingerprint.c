@@ -69,7 +69,10 @@ static const char *const ignored[] = {
     /* rs:ln relations: decided by no check, followed by their own digest
      * per set (rs_set_t.links_fp), which re-resolves the links without
      * deciding or hashing a file again */
-    "ResourceSyncLink", "ResourceSyncMirror", NULL
+    "ResourceSyncLink", "ResourceSyncMirror",
+    /* where the state is kept and this node's name: nodes that share a
+     * store differ in them and must decide alike */
+    "ResourceSyncStore", "ResourceSyncNodeName", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's

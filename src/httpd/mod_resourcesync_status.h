@@ -69,6 +69,9 @@ typedef struct rs_status_set_t {
 #define RS_MODE_STARTING 0 /* no full scan yet */
 #define RS_MODE_WATCHING 1 /* inotify follows the whole tree */
 #define RS_MODE_RESCANS  2 /* degraded: periodic full rescans */
+/* Another node writes the set (its store lock is held elsewhere,
+ * mod_resourcesync_writer.c): this node's watcher does not. */
+#define RS_MODE_ELSEWHERE 3
 
 typedef struct rs_status_t {
     apr_uint32_t magic;

@@ -85,8 +85,8 @@ static apr_status_t child_connect(server_rec *srv, apr_pool_t *p, const char *hi
             log.fn = child_log;
             log.baton = srv;
             apr_pool_create(&child_store_pool, child_pool);
-            rv = rs_schema_open(&child_store, child_store_pool, RS_STATEDIR_DB_DRIVER,
-                                rs_statedir_db(child_store_pool, rs_global.state_dir), &log);
+            rv = rs_storecfg_open(&child_store, child_store_pool, &rs_global.store,
+                                  rs_global.state_dir, &log);
             if (rv == APR_SUCCESS) {
                 rv = rs_journal_open(&child_journal, child_store, child_store_pool);
             }

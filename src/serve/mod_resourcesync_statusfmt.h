@@ -30,6 +30,9 @@ rs_statmodel_t *rs_statusmodel_build(request_rec *r);
 /* The watcher's state (RS_STATE_*) as a word: starting, scanning,
  * watching, degraded; "unknown" for anything else. */
 const char *rs_statusmodel_state_name(apr_uint32_t s);
+/* A set's mode (RS_MODE_*) as a word: starting, watching, rescans,
+ * written-by-another-node. */
+const char *rs_statusmodel_mode_name(apr_int32_t m);
 
 /* mod_resourcesync_statusfmt.c: the model rendered into r.  html: a whole
  * page (page != 0) or a section of mod_status' page; auto: "Key: value"

@@ -71,13 +71,17 @@ const char *rs_statusmodel_state_name(apr_uint32_t s)
     }
 }
 
-static const char *mode_name(apr_int32_t m)
+const char *rs_statusmodel_mode_name(apr_int32_t m)
 {
-    return m == RS_MODE_WATCHING ? "watching" : m == RS_MODE_RESCANS ? "rescans" : "starting";
+    return m == RS_MODE_WATCHING    ? "watching"
+           : m == RS_MODE_RESCANS   ? "rescans"
+           : m == RS_MODE_ELSEWHERE ? "written-by-another-node"
+                                    : "starting";
 }
 
-/* Bytes of the store: its database file and write-ahead log. */
-static apr_int64_t store_bytes(apr_pool_t *p)
+/* Bytes of the store: its database file and write-ahead log (NULL for
+ * a PostgreSQL store, whose size is the database server's to tell). */
+static const char *store_bytes(apr_pool_t *p)
 {
     const char *db = rs_statedir_db(p, rs_global.state_dir);
     const char *const files[] = { db, apr_pstrcat(p, db, "-wal", NULL) };
@@ -85,12 +89,15 @@ static apr_int64_t store_bytes(apr_pool_t *p)
     apr_int64_t n = 0;
     int i;
 
+    if (rs_storecfg_is_pgsql(&rs_global.store)) {
+        return NULL;
+    }
     for (i = 0; i < 2; i++) {
         if (apr_stat(&fi, files[i], APR_FINFO_SIZE, p) == APR_SUCCESS) {
             n += fi.size;
         }
     }
-    return n;
+    return num(p, n);
 }
 
 /* A small file's first line, NULL if unreadable.  One read: a sysctl
@@ -140,6 +147,10 @@ static void global_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *
     apr_time_t err_at;
 
     put(kv, "Version", RS_VERSION);
+    put(kv, "NodeName", rs_global.node_name);
+    put(kv, "Store", rs_global.store.kind);
+    /* Where it is, never with a password (rs_storecfg_describe). */
+    put(kv, "StoreLocation", rs_global.store_shown);
     put(kv, "WatcherPid", num(p, st->watcher_pid));
     put(kv, "WatcherState", rs_statusmodel_state_name(st->state));
     put(kv, "Heartbeat", when(p, st->heartbeat));
@@ -149,7 +160,7 @@ static void global_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *
         st->store_err
             ? apr_pstrdup(p, apr_strerror((apr_status_t)st->store_err, cause, sizeof(cause)))
             : NULL);
-    put(kv, "StoreBytes", num(p, store_bytes(p)));
+    put(kv, "StoreBytes", store_bytes(p));
     put(kv, "ScanSet",
         scanning >= 0 && (apr_uint32_t)scanning < st->nsets
             ? apr_pstrdup(p, st->sets[scanning].name)
@@ -181,7 +192,8 @@ static void set_fields(request_rec *r, rs_statmodel_t *m, const rs_status_t *st,
 
     g->name = apr_pstrdup(p, e->name);
     g->kv = kv;
-    put(kv, "Mode", mode_name(e->mode));
+    put(kv, "Mode", rs_statusmodel_mode_name(e->mode));
+    put(kv, "WrittenBy", e->mode == RS_MODE_ELSEWHERE ? "another node" : "this node");
     put(kv, "Available", e->unavailable ? "no" : "yes");
     put(kv, "UnavailableReason",
         e->unavailable ? apr_pstrndup(p, e->why, sizeof(e->why) - 1) : NULL);

@@ -14,6 +14,7 @@
  *            that read it
  *
  * The plain text:
+ *   node: web1 store=sqlite     (ResourceSyncNodeName, ResourceSyncStore)
  *   watcher-pid: 1234
  *   watcher-state: watching   (or "store failing: <cause>")
  *   heartbeat: 2026-11-22T04:20:00.123Z (age 0.2 s)
@@ -92,9 +93,7 @@ static void text_set_lines(request_rec *r, apr_uint32_t i)
                e.consistent ? rs_time_format(t3, e.consistent) : "-", e.cl_open_id,
                e.cl_ready ? e.cl_count : 0,
                e.cl_ready && e.cl_count && e.cl_last_dt ? rs_time_format(t4, e.cl_last_dt) : "-",
-               e.mode == RS_MODE_WATCHING  ? "watching"
-               : e.mode == RS_MODE_RESCANS ? "rescans"
-                                           : "starting");
+               rs_statusmodel_mode_name(e.mode));
     if (e.unavailable) {
         e.why[sizeof(e.why) - 1] = '\0';
         ap_rprintf(r, "set-unavailable: %s %s\n", e.name, e.why);
@@ -138,6 +137,7 @@ static int text_page(request_rec *r)
     }
     hb = st->heartbeat;
     scanning = st->scan_set;
+    ap_rprintf(r, "node: %s store=%s\n", rs_global.node_name, rs_global.store.kind);
     ap_rprintf(r, "watcher-pid: %d\n", (int)st->watcher_pid);
     if (st->store_err) {
         char buf[120];

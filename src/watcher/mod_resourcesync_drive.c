@@ -464,7 +464,11 @@ static apr_status_t drive_open(rs_drive_t *d)
 {
     apr_status_t rv = rs_storefail_open(d);
 
-    if (rv != APR_SUCCESS) {
+    if (rv != APR_SUCCESS && rs_global.store_shown) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s, RS_TAG "watcher: cannot open the %s",
+                     rs_global.store_shown);
+    }
+    else if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, d->s,
                      RS_TAG "watcher: cannot open the "
                             "state store in ResourceSyncStateDir '%s'",
@@ -494,8 +498,8 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     }
     rs_os_statedir_private(d->iter, s, d->store);
     apr_pool_clear(d->iter);
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets)",
-                 (int)getpid(), d->nsets);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, RS_TAG "watcher started (pid %d, %d sets, node %s)",
+                 (int)getpid(), d->nsets, rs_global.node_name);
     d->workers = scan_workers();
     /* Hashing calls no httpd code: every processor, whatever the MPM. */
     d->hash_workers = rs_scan_threads();

@@ -77,6 +77,7 @@ apr_status_t rs_drive_history_start(rs_drive_t *d)
         bases[i] = APR_ARRAY_IDX(rs_global.sets, i, rs_set_t *)->base;
     }
     w.statedir = rs_global.state_dir;
+    w.store_shown = rs_global.store_shown;
     w.sets = names;
     w.bases = bases;
     w.nsets = d->nsets;

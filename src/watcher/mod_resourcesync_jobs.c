@@ -22,6 +22,7 @@ void rs_jobs_init(apr_pool_t *pool, server_rec *s, rs_db_t *store)
     jobs_log.fn = thread_log;
     jobs_log.baton = s;
     rs_jobthread_setup(&jobs, pool, rs_global.state_dir, store, &jobs_log);
+    jobs.storecfg = &rs_global.store;
 }
 
 const rs_logger_t *rs_jobs_logger(void)
@@ -36,7 +37,7 @@ rs_jobthread_t *rs_jobs_thread(void)
 
 apr_status_t rs_jobs_store_open(rs_db_t **out, apr_pool_t **pool, const rs_logger_t *log)
 {
-    return rs_jobthread_store_open(out, pool, rs_global.state_dir, log);
+    return rs_jobthread_store_open(out, pool, &rs_global.store, rs_global.state_dir, log);
 }
 
 void rs_jobs_close_store(void)

@@ -20,7 +20,7 @@ void rs_jobs_close_store(void);
 const rs_logger_t *rs_jobs_logger(void);
 /* The watcher's job thread itself (for engine units that submit jobs). */
 rs_jobthread_t *rs_jobs_thread(void);
-/* rs_jobthread_store_open on ResourceSyncStateDir. */
+/* rs_jobthread_store_open on the configured store (ResourceSyncStore). */
 apr_status_t rs_jobs_store_open(rs_db_t **out, apr_pool_t **pool, const rs_logger_t *log);
 rs_job_t *rs_jobs_create(apr_pool_t **pool);
 void rs_jobs_submit(rs_job_t *j, rs_job_run_fn *run, rs_job_finish_fn *finish, void *baton,

@@ -71,6 +71,7 @@ void rs_storefail_init(rs_drive_t *d)
     d->episode_log.fn = episode_log;
     d->episode_log.baton = d->s;
     rs_storeretry_init(&d->episode, rs_global.state_dir, &d->episode_log, &episode_cb);
+    rs_storeretry_use(&d->episode, &rs_global.store, rs_global.store_shown);
 }
 
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)

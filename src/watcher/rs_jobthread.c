@@ -26,7 +26,8 @@ void rs_jobthread_setup(rs_jobthread_t *jt, apr_pool_t *pool, const char *state_
     jt->log = log;
 }
 
-apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool, const char *state_dir,
+apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool,
+                                     const rs_storecfg_t *storecfg, const char *state_dir,
                                      const rs_logger_t *log)
 {
     apr_allocator_t *alloc;
@@ -35,7 +36,7 @@ apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool, const cha
     apr_allocator_create(&alloc);
     apr_pool_create_ex(pool, NULL, NULL, alloc);
     apr_allocator_owner_set(alloc, *pool);
-    rv = rs_schema_open(out, *pool, RS_STATEDIR_DB_DRIVER, rs_statedir_db(*pool, state_dir), log);
+    rv = rs_storecfg_open(out, *pool, storecfg, state_dir, log);
     if (rv != APR_SUCCESS) {
         *out = NULL;
         apr_pool_destroy(*pool);
@@ -49,7 +50,8 @@ apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool, const cha
 static rs_db_t *thread_store(rs_jobthread_t *jt)
 {
     if (!jt->tstore) {
-        rs_jobthread_store_open(&jt->tstore, &jt->tstore_pool, jt->state_dir, jt->log);
+        rs_jobthread_store_open(&jt->tstore, &jt->tstore_pool, jt->storecfg, jt->state_dir,
+                                jt->log);
     }
     return jt->tstore;
 }

@@ -41,6 +41,7 @@
 #include <apr_thread_cond.h>
 #include "rs_db.h"
 #include "rs_log.h"
+#include "rs_storecfg.h"
 
 typedef struct rs_job_t rs_job_t;
 /* Runs the job, on the job thread (or inline on the driver's thread);
@@ -52,12 +53,14 @@ typedef apr_status_t rs_job_run_fn(void *baton, rs_db_t *store, apr_pool_t *p);
 typedef void rs_job_finish_fn(void *baton, apr_status_t rv, apr_pool_t *p);
 
 /* The job machinery.  All zero before rs_jobthread_setup; the members
- * below the first four are the engine's. */
+ * below the first five are the engine's (storecfg: the caller's, after
+ * rs_jobthread_setup, NULL meaning SQLite in state_dir). */
 typedef struct rs_jobthread_t {
-    apr_pool_t *pool;       /* the watcher's: mutex, cond, thread */
-    const char *state_dir;  /* the job thread's connection is opened there */
-    rs_db_t *store;         /* the driver's connection (inline jobs) */
-    const rs_logger_t *log; /* messages of the job thread (any thread) */
+    apr_pool_t *pool;              /* the watcher's: mutex, cond, thread */
+    const char *state_dir;         /* the job thread's connection is opened there */
+    rs_db_t *store;                /* the driver's connection (inline jobs) */
+    const rs_logger_t *log;        /* messages of the job thread (any thread) */
+    const rs_storecfg_t *storecfg; /* the store the job thread opens */
     apr_thread_t *thread;
     int thread_failed; /* it could not be started: jobs run inline */
     apr_thread_mutex_t *lock;
@@ -92,12 +95,14 @@ void rs_jobthread_stop(rs_jobthread_t *jt);
  * a writable one can be had. */
 void rs_jobthread_close_store(rs_jobthread_t *jt);
 
-/* A store connection to the store of state_dir for a thread of the
+/* A store connection to the store storecfg names (NULL: SQLite in
+ * state_dir, rs_storecfg_open) for a thread of the
  * watcher (the job thread, the delivery and hub intake threads): *pool is
  * a pool on an allocator of its own holding it (destroyed again on
  * failure, *out then NULL); messages go to log.  Returns the cause of a
  * failure. */
-apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool, const char *state_dir,
+apr_status_t rs_jobthread_store_open(rs_db_t **out, apr_pool_t **pool,
+                                     const rs_storecfg_t *storecfg, const char *state_dir,
                                      const rs_logger_t *log);
 
 /* A new job with a pool of its own (on an allocator of its own, so the

@@ -249,8 +249,8 @@ static apr_status_t new_history(rs_statecheck_t *sc, const rs_statecheck_where_t
                 "state store %s does not continue the published "
                 "history%s%s: %s; history %s starts, the documents of the old one are "
                 "removed, and destinations must take a new baseline",
-                rs_statedir_db(p, statedir), v->published ? " " : "",
-                v->published ? v->published : "", v->why, sc->history);
+                w->store_shown ? w->store_shown : rs_statedir_db(p, statedir),
+                v->published ? " " : "", v->published ? v->published : "", v->why, sc->history);
     return APR_SUCCESS;
 }
 
@@ -336,7 +336,9 @@ apr_status_t rs_statecheck_start(rs_statecheck_t *sc, const rs_statecheck_where_
         w->hooks->adopt(w->hooks->baton, sc->history);
     }
     /* Remember which file the store is, for rs_statecheck_lost. */
-    if (apr_stat(&fi, rs_statedir_db(p, w->statedir), APR_FINFO_IDENT, p) == APR_SUCCESS) {
+    sc->store_shown = w->store_shown;
+    if (!w->store_shown
+        && apr_stat(&fi, rs_statedir_db(p, w->statedir), APR_FINFO_IDENT, p) == APR_SUCCESS) {
         sc->db_dev = fi.device;
         sc->db_ino = fi.inode;
     }
@@ -355,8 +357,11 @@ int rs_statecheck_lost(rs_statecheck_t *sc, const char *statedir, apr_pool_t *p,
         return 0;
     }
     sc->next_check = now + RS_STATECHECK_INTERVAL;
-    db = rs_statedir_db(p, statedir);
-    if ((rv = apr_stat(&fi, db, APR_FINFO_IDENT, p)) != APR_SUCCESS) {
+    db = sc->store_shown ? sc->store_shown : rs_statedir_db(p, statedir);
+    if (sc->store_shown) {
+        /* not a file: a replaced store shows by its history alone */
+    }
+    else if ((rv = apr_stat(&fi, db, APR_FINFO_IDENT, p)) != APR_SUCCESS) {
         why = APR_STATUS_IS_ENOENT(rv) ? "was deleted" : NULL;
     }
     else if (fi.device != sc->db_dev || fi.inode != sc->db_ino) {

@@ -72,6 +72,9 @@ typedef struct rs_statecheck_t {
     apr_dev_t db_dev;                 /* the store file at start */
     apr_ino_t db_ino;
     apr_time_t next_check; /* of the store file, monotonic */
+    /* The where's store_shown at start: a store that is no file of the
+     * state directory (only its history is looked at while running). */
+    const char *store_shown;
 } rs_statecheck_t;
 
 /* What the caller does at the steps of rs_statecheck_start.  Every member
@@ -110,6 +113,11 @@ typedef struct rs_statecheck_where_t {
     int nsets;
     const rs_statecheck_hooks_t *hooks;
     const rs_logger_t *log;
+    /* NULL: the store is the state directory's file (rs_statedir_db), named
+     * by its path.  Else the store is elsewhere (PostgreSQL) and this is
+     * its name in messages (kept by rs_statecheck_start, never with a
+     * password). */
+    const char *store_shown;
 } rs_statecheck_where_t;
 
 /* Whether the store continues the documents on disk, from p:

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_storeretry.c - see rs_storeretry.h */
 #include "rs_storeretry.h"
-#include "rs_schema.h"
-#include "rs_statedir.h"
 
 void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir, const rs_logger_t *log,
                         const rs_storeretry_cb_t *cb)
@@ -12,6 +10,14 @@ void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir, cons
     ep->state_dir = state_dir;
     ep->log = log;
     ep->cb = cb;
+    ep->store = NULL;
+    ep->store_shown = NULL;
+}
+
+void rs_storeretry_use(rs_storeretry_episode_t *ep, const rs_storecfg_t *store, const char *shown)
+{
+    ep->store = store;
+    ep->store_shown = shown;
 }
 
 static void publish(const rs_storeretry_episode_t *ep, apr_status_t cause)
@@ -29,6 +35,13 @@ static void episode_start(rs_storeretry_episode_t *ep, apr_status_t rv, const ch
 
     ep->err = rv;
     publish(ep, rv);
+    if (ep->store_shown) {
+        rs_log_emit(ep->log, RS_LOG_ERR, rv,
+                    "store failing: %s (%s, in the %s); changes are kept and published once it "
+                    "works again, retrying every few seconds",
+                    apr_strerror(rv, buf, sizeof(buf)), what, ep->store_shown);
+        return;
+    }
     rs_log_emit(ep->log, RS_LOG_ERR, rv,
                 "store failing: %s (%s, in ResourceSyncStateDir "
                 "'%s'); changes are kept and published once it works again, retrying every "
@@ -105,8 +118,7 @@ apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t
     *store = NULL;
     *journal = NULL;
     apr_pool_create(pool, parent);
-    rv = rs_schema_open(store, *pool, RS_STATEDIR_DB_DRIVER, rs_statedir_db(*pool, ep->state_dir),
-                        storelog);
+    rv = rs_storecfg_open(store, *pool, ep->store, ep->state_dir, storelog);
     if (rv == APR_SUCCESS) {
         rv = rs_journal_open(journal, *store, *pool);
     }

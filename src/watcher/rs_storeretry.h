@@ -35,6 +35,7 @@
 #include "rs_db.h"
 #include "rs_journal.h"
 #include "rs_log.h"
+#include "rs_storecfg.h"
 
 /* The back-off: the first delay, and the longest. */
 #define RS_STORERETRY_FIRST apr_time_from_sec(2)
@@ -64,12 +65,17 @@ typedef struct rs_storeretry_cb_t {
     void *baton;
 } rs_storeretry_cb_t;
 
-/* The driver's episode.  Fill state_dir, log and cb (rs_storeretry_init);
- * nfailing and err are the engine's. */
+/* The driver's episode.  Fill state_dir, log and cb (rs_storeretry_init),
+ * and for another store than SQLite in state_dir, store and store_shown
+ * (rs_storeretry_use); nfailing and err are the engine's. */
 typedef struct rs_storeretry_episode_t {
-    int nfailing;           /* sets whose store writes fail */
-    apr_status_t err;       /* cause of the episode, APR_SUCCESS: none */
-    const char *state_dir;  /* named in the error line */
+    int nfailing;          /* sets whose store writes fail */
+    apr_status_t err;      /* cause of the episode, APR_SUCCESS: none */
+    const char *state_dir; /* named in the error line */
+    /* The store opened (NULL: SQLite in state_dir) and its name in the
+     * error line instead of state_dir's, never with a password. */
+    const rs_storecfg_t *store;
+    const char *store_shown;
     const rs_logger_t *log; /* the episode's two lines (not once-only) */
     const rs_storeretry_cb_t *cb;
 } rs_storeretry_episode_t;
@@ -78,6 +84,10 @@ typedef struct rs_storeretry_episode_t {
  * (they must live as long as ep). */
 void rs_storeretry_init(rs_storeretry_episode_t *ep, const char *state_dir, const rs_logger_t *log,
                         const rs_storeretry_cb_t *cb);
+
+/* ep opens store (kept; NULL: SQLite in state_dir), named shown in its
+ * error line (kept; NULL: the state directory is named). */
+void rs_storeretry_use(rs_storeretry_episode_t *ep, const rs_storecfg_t *store, const char *shown);
 
 /* The next delay of the back-off after delay (0: the first). */
 apr_interval_time_t rs_storeretry_next_delay(apr_interval_time_t delay);
@@ -100,7 +110,7 @@ int rs_storeretry_due(const rs_storeretry_t *sr, apr_time_t now);
  * 1 when the set left the state. */
 int rs_storeretry_ok(rs_storeretry_t *sr, rs_storeretry_episode_t *ep);
 
-/* Open the store of ep->state_dir and its journal in a new subpool of
+/* Open ep's store (rs_storecfg_open) and its journal in a new subpool of
  * parent (*pool; on failure none is left and the three are NULL).
  * storelog is the store's own logger. */
 apr_status_t rs_storeretry_connect(const rs_storeretry_episode_t *ep, apr_pool_t *parent,

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* rs_storecfg.c - see rs_storecfg.h */
+#include <string.h>
+#include <apr_dbd.h>
+#include <apr_strings.h>
+#include "rs_schema.h"
+#include "rs_statedir.h"
+#include "rs_storecfg.h"
+
+void rs_storecfg_sqlite(rs_storecfg_t *c, apr_pool_t *p, const char *statedir)
+{
+    c->kind = RS_STORECFG_SQLITE;
+    c->driver = RS_STATEDIR_DB_DRIVER;
+    c->dsn = rs_statedir_db(p, statedir);
+}
+
+void rs_storecfg_pgsql(rs_storecfg_t *c, const char *dsn)
+{
+    c->kind = RS_STORECFG_PGSQL;
+    c->driver = "pgsql";
+    c->dsn = dsn;
+}
+
+int rs_storecfg_is_pgsql(const rs_storecfg_t *c)
+{
+    return c && !strcmp(c->kind, RS_STORECFG_PGSQL);
+}
+
+const char *rs_storecfg_parse(rs_storecfg_t *c, apr_pool_t *p, const char *spec,
+                              const char *statedir)
+{
+    static const char pg[] = RS_STORECFG_PGSQL ":";
+
+    if (!strcmp(spec, RS_STORECFG_SQLITE)) {
+        rs_storecfg_sqlite(c, p, statedir);
+        return NULL;
+    }
+    if (!strncmp(spec, pg, sizeof(pg) - 1)) {
+        if (!spec[sizeof(pg) - 1]) {
+            return "pgsql: needs a connection string (pgsql:DSN)";
+        }
+        rs_storecfg_pgsql(c, spec + sizeof(pg) - 1);
+        return NULL;
+    }
+    return apr_psprintf(p, "'%s' is not sqlite or pgsql:DSN", spec);
+}
+
+/* dsn with the value of its password replaced by "*****": libpq's
+ * "key = value" form (values bare, or quoted with backslash escapes), or
+ * a URI's "user:password@". */
+static const char *masked(apr_pool_t *p, const char *dsn)
+{
+    const char *k = dsn, *v, *at, *scheme = strstr(dsn, "://");
+    apr_size_t n;
+
+    if (scheme) {
+        at = strchr(scheme + 3, '@');
+        v = at ? memchr(scheme + 3, ':', (apr_size_t)(at - scheme - 3)) : NULL;
+        return v ? apr_pstrcat(p, apr_pstrndup(p, dsn, (apr_size_t)(v - dsn + 1)), "*****", at,
+                               NULL)
+                 : dsn;
+    }
+    while (*k) {
+        k += strspn(k, " \t\n");
+        n = strcspn(k, " \t\n=");
+        v = k + n + strspn(k + n, " \t\n");
+        if (*v != '=') {
+            return dsn; /* not a connection string libpq reads: shown as is */
+        }
+        v += 1 + strspn(v + 1, " \t\n");
+        at = v; /* the value's end */
+        if (*at == '\'') {
+            for (at++; *at && *at != '\''; at++) {
+                at += at[0] == '\\' && at[1];
+            }
+            at += *at == '\'';
+        }
+        else {
+            at += strcspn(at, " \t\n");
+        }
+        if (n == 8 && !strncmp(k, "password", 8)) {
+            return apr_pstrcat(p, apr_pstrndup(p, dsn, (apr_size_t)(v - dsn)), "*****",
+                               masked(p, at), NULL);
+        }
+        k = at;
+    }
+    return dsn;
+}
+
+const char *rs_storecfg_describe(const rs_storecfg_t *c, apr_pool_t *p, const char *statedir)
+{
+    if (!rs_storecfg_is_pgsql(c)) {
+        return apr_psprintf(p, "SQLite in ResourceSyncStateDir '%s'", statedir);
+    }
+    return apr_psprintf(p, "PostgreSQL store '%s'", masked(p, c->dsn));
+}
+
+const char *rs_storecfg_check_driver(const rs_storecfg_t *c, apr_pool_t *p)
+{
+    const apr_dbd_driver_t *drv;
+    apr_status_t rv;
+    char buf[120];
+
+    apr_dbd_init(p);
+    rv = apr_dbd_get_driver(p, c->driver, &drv);
+    if (rv == APR_SUCCESS) {
+        return NULL;
+    }
+    return apr_psprintf(p, "the apr_dbd driver '%s' cannot be loaded (%s): install %s", c->driver,
+                        rv == APR_ENOTIMPL ? "not installed" : apr_strerror(rv, buf, sizeof(buf)),
+                        rs_storecfg_is_pgsql(c) ? "libaprutil1-dbd-pgsql (Debian) or APR-util's "
+                                                  "pgsql DBD driver"
+                                                : "libaprutil1-dbd-sqlite3 (Debian) or APR-util's "
+                                                  "sqlite3 DBD driver");
+}
+
+const char *rs_storecfg_driver(const rs_storecfg_t *c)
+{
+    return c ? c->driver : RS_STATEDIR_DB_DRIVER;
+}
+
+const char *rs_storecfg_dsn(const rs_storecfg_t *c, apr_pool_t *p, const char *statedir)
+{
+    return c ? c->dsn : rs_statedir_db(p, statedir);
+}
+
+apr_status_t rs_storecfg_open(rs_db_t **out, apr_pool_t *p, const rs_storecfg_t *c,
+                              const char *statedir, const rs_logger_t *log)
+{
+    return rs_schema_open(out, p, rs_storecfg_driver(c), rs_storecfg_dsn(c, p, statedir), log);
+}
