@@ -17,7 +17,7 @@ use File::Basename qw(dirname);
 use File::Copy qw(copy);
 use RSTest qw(started_server set_conf STATE_CONF STATUS_CONF put get wait_for wait_ok list_entries);
 
-plan tests => 75;
+plan tests => 79;
 
 my $tool = dirname(RSTest::Server::module_path()) . '/rs-tool';
 my $version = do { open my $fh, '<', "$FindBin::Bin/../VERSION" or die $!; local $_ = <$fh>; chomp; $_ };
@@ -125,6 +125,12 @@ my @misuse = (
     [['list', "$d/x.db", 'x', "$d/out", 'http://h/', '--max', 'many'], "list: --max 'many' is not a positive number"],
     [['list', "$d/none.db", 'x', "$d/out", 'http://h/'], "list: STATE.db '$d/none.db': No such file or directory"],
     [['scan', "$d/x.db", 'x', "$d/www/a", '--hash', 'crc'], '--hash: unknown hash \'crc\''],
+    # --store: the state directory's commands only; backup leaves PostgreSQL to pg_dump
+    [['status', '-d', $state, '--store', 'mysql:x'], "status: --store 'mysql:x' is not sqlite or pgsql:DSN"],
+    [['status', '-d', $state, '--store', 'pgsql:'], 'status: --store pgsql: needs a connection string (pgsql:DSN)'],
+    [['scan', "$d/x.db", 'x', "$d/www/a", '--store', 'sqlite'], 'scan: option --store does not apply'],
+    [['backup', '-d', $state, '--store', 'pgsql:dbname=rs password=secret', "$d/pg.bk"],
+     'backup: the store is PostgreSQL: back it up with pg_dump (e.g. pg_dump -Fc -f FILE DBNAME), not rs-tool'],
 );
 for my $m (@misuse) {
     my ($args, $msg) = @$m;

@@ -45,11 +45,12 @@
 #include "rs_schema.h"
 #include "rs_tool.h"
 #include "rs_tool_owner.h"
+#include "rs_tool_statedir.h"
 
 /* Options of every command; which ones a command accepts is checked by
  * the command (opt_only). */
 typedef struct opts_t {
-    const char *statedir, *url, *dumpset;
+    const char *statedir, *url, *dumpset, *store;
     unsigned hashes;
     int max, dotfiles, seen_hash, seen_max, wait, seen_wait;
     apr_array_header_t *excludes;
@@ -81,6 +82,8 @@ static void help(FILE *out)
             "  list STATE.db SET OUTDIR URLBASE [--max N] [--hash LIST]\n"
             "  dump STATE.db SET ROOT OUTDIR URLBASE [--max N] [--hash LIST] [--dumpset DIR]\n"
             "  --version, --help\n"
+            "The state directory's commands take --store sqlite (default) or --store pgsql:DSN\n"
+            "(ResourceSyncStore); backup refuses pgsql (use pg_dump).\n"
             "STATEDIR defaults to " RS_TOOL_STATEDIR ".  Exit status: 0 success, 1 failure\n"
             "or differences, 2 misuse.\n");
 }
@@ -119,7 +122,8 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             APR_ARRAY_PUSH(o->args, const char *) = a;
             continue;
         }
-        if (!strstr(" -d --state-dir --url --exclude --dotfiles --dumpset --hash --max --wait ",
+        if (!strstr(" -d --state-dir --url --exclude --dotfiles --dumpset --hash --max --wait "
+                    "--store ",
                     apr_pstrcat(p, " ", a, " ", NULL))) {
             return rs_tool_err(RS_TOOL_USAGE, "%s: unknown option '%s'", argv[1], a);
         }
@@ -131,6 +135,9 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
         }
         else if (!strcmp(a, "--url")) {
             o->url = argv[++i];
+        }
+        else if (!strcmp(a, "--store")) {
+            o->store = argv[++i];
         }
         else if (!strcmp(a, "--exclude")) {
             APR_ARRAY_PUSH(o->excludes, const char *) = argv[++i];
@@ -205,7 +212,8 @@ static int opt_only(const char *cmd, const opts_t *o, const char *allowed)
                  { o->dumpset != NULL, "--dumpset" },
                  { o->seen_hash, "--hash" },
                  { o->seen_max, "--max" },
-                 { o->seen_wait, "--wait" } };
+                 { o->seen_wait, "--wait" },
+                 { o->store != NULL, "--store" } };
     size_t i;
     for (i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
         if (seen[i].on && !strstr(allowed, seen[i].name)) {
@@ -386,33 +394,51 @@ static int cmd_dump(const opts_t *a, apr_pool_t *p)
 /* The commands that work on a state directory. */
 static int cmd_state(const char *cmd, const opts_t *a, apr_pool_t *p)
 {
+    rs_storecfg_t store;
+    const char *why;
     int rc;
+
+    /* --store: the store the module's ResourceSyncStore names (default:
+     * SQLite in the state directory); the state directory is still the
+     * node's own (its documents, locks and requests). */
+    if ((why =
+             rs_storecfg_parse(&store, p, a->store ? a->store : RS_STORECFG_SQLITE, a->statedir))) {
+        return rs_tool_err(RS_TOOL_USAGE, "%s: --store %s", cmd, why);
+    }
+    rs_tool_store_use(&store);
     if (!strcmp(cmd, "status")) {
         return (rc = want_args(cmd, a, 0, "")) != RS_TOOL_OK
-                       || (rc = opt_only(cmd, a, "-d --url")) != RS_TOOL_OK
+                       || (rc = opt_only(cmd, a, "-d --url --store")) != RS_TOOL_OK
                    ? rc
                    : rs_tool_status(p, a->statedir, a->url);
     }
     if (!strcmp(cmd, "verify")) {
         return (rc = want_args(cmd, a, 2, "SET ROOT")) != RS_TOOL_OK
-                       || (rc = opt_only(cmd, a, "-d --exclude --dotfiles")) != RS_TOOL_OK
+                       || (rc = opt_only(cmd, a, "-d --exclude --dotfiles --store")) != RS_TOOL_OK
                    ? rc
                    : rs_tool_verify(p, a->statedir, arg(a, 0), arg(a, 1), a->excludes, a->dotfiles);
     }
     if (!strcmp(cmd, "withdraw")) {
         return (rc = want_args(cmd, a, 2, "SET PATH")) != RS_TOOL_OK
-                       || (rc = opt_only(cmd, a, "-d --wait")) != RS_TOOL_OK
+                       || (rc = opt_only(cmd, a, "-d --wait --store")) != RS_TOOL_OK
                    ? rc
                    : rs_tool_withdraw(p, a->statedir, arg(a, 0), arg(a, 1), a->wait);
     }
     if (!strcmp(cmd, "forget-set")) {
         return (rc = want_args(cmd, a, 1, "SET")) != RS_TOOL_OK
-                       || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
+                       || (rc = opt_only(cmd, a, "-d --store")) != RS_TOOL_OK
                    ? rc
                    : rs_tool_forget(p, a->statedir, arg(a, 0));
     }
+    if (rs_storecfg_is_pgsql(&store)) {
+        /* A PostgreSQL store is the database server's to copy, with its
+         * own tools; a file copy of one node's view would not be one. */
+        return rs_tool_err(RS_TOOL_USAGE,
+                           "backup: the store is PostgreSQL: back it up with pg_dump (e.g. "
+                           "pg_dump -Fc -f FILE DBNAME), not rs-tool");
+    }
     return (rc = want_args(cmd, a, 1, "FILE")) != RS_TOOL_OK
-                   || (rc = opt_only(cmd, a, "-d")) != RS_TOOL_OK
+                   || (rc = opt_only(cmd, a, "-d --store")) != RS_TOOL_OK
                ? rc
                : rs_tool_backup(p, a->statedir, arg(a, 0));
 }

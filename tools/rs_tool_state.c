@@ -173,7 +173,9 @@ int rs_tool_status(apr_pool_t *p, const char *statedir, const char *url)
     }
     apr_pool_create(&sp, p);
     if ((rc = rs_tool_store_open(sp, "status", dbpath, RS_DB_READONLY, &db)) == RS_TOOL_OK) {
-        stat(dbpath, &sb);
+        if (stat(dbpath, &sb) != 0) {
+            sb.st_size = 0; /* not a file: PostgreSQL */
+        }
         rs_db_meta_get(db, sp, RS_HISTORY_META, &h);
         printf("rs-tool %s\nstate-dir %s\nstore %s bytes %lld schema %d history %s\n", RS_VERSION,
                statedir, dbpath, (long long)sb.st_size, rs_db_schema_version(db), h ? h : "none");

@@ -9,6 +9,13 @@
 #include "rs_tool_owner.h"
 #include "rs_tool_statedir.h"
 
+static const rs_storecfg_t *tool_store;
+
+void rs_tool_store_use(const rs_storecfg_t *store)
+{
+    tool_store = store;
+}
+
 int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
                            const char **dbpath)
 {
@@ -24,6 +31,10 @@ int rs_tool_check_statedir(apr_pool_t *p, const char *cmd, const char *statedir,
     if (!S_ISDIR(sb.st_mode)) {
         return rs_tool_err(RS_TOOL_USAGE, "%s: state directory '%s' is not a directory", cmd,
                            statedir);
+    }
+    if (rs_storecfg_is_pgsql(tool_store)) {
+        *dbpath = rs_storecfg_describe(tool_store, p, statedir);
+        return RS_TOOL_OK;
     }
     *dbpath = rs_statedir_db(p, statedir);
     if (lstat(*dbpath, &sb) != 0) {
@@ -45,7 +56,13 @@ int rs_tool_store_open(apr_pool_t *p, const char *cmd, const char *path, int mod
     const char *err = NULL;
     int v;
 
-    if (rs_schema_open_ex(out, p, RS_STATEDIR_DB_DRIVER, path, mode, NULL, &err) != APR_SUCCESS) {
+    const char *driver = RS_STATEDIR_DB_DRIVER, *dsn = path;
+
+    if (rs_storecfg_is_pgsql(tool_store)) {
+        driver = tool_store->driver;
+        dsn = tool_store->dsn;
+    }
+    if (rs_schema_open_ex(out, p, driver, dsn, mode, NULL, &err) != APR_SUCCESS) {
         return rs_tool_err(RS_TOOL_FAIL, "%s: cannot open '%s': %s", cmd, path,
                            err ? err : "unknown error");
     }
