@@ -28,6 +28,10 @@ my @table = (
      "ResourceSyncRecentChanges: '262145' is not a number of changes from 16 to 262144"],
     ['ResourceSyncMassDeletion', 'main', '20% 5', '50% 0',
      "ResourceSyncMassDeletion: '0' is not a number of files from 1 to 1000000000"],
+    ['ResourceSyncStore', 'main', 'pgsql "host=127.0.0.1 dbname=rs user=rs"', 'mysql',
+     "ResourceSyncStore: 'mysql' is not sqlite or pgsql"],
+    ['ResourceSyncNodeName', 'main', 'web-1.example:2', 'web/1',
+     "ResourceSyncNodeName: 'web/1' is not a name of 1 to 64 letters, digits, '-', '.', '_' or ':'"],
     ['ResourceSyncPrefix', 'server', '/rsx', '/rsx/',
      "ResourceSyncPrefix: invalid URL-path '/rsx/' (an absolute path such as /resourcesync, "
      . "without a trailing '/')"],
@@ -171,7 +175,8 @@ sub doc_examples {
     }
     return @blocks;
 }
-my @examples = doc_examples('ResourceSyncLink', 'ResourceSyncMirror');
+my @examples = doc_examples('ResourceSyncLink', 'ResourceSyncMirror', 'ResourceSyncStore',
+                            'ResourceSyncNodeName');
 # The live part: a start, then three restarts.
 my @live = (
     ['without link directives', []],
@@ -185,7 +190,7 @@ my @live = (
     ['without link directives again', []],
 );
 
-plan tests => $n + 13 + @examples + 2 + 3 * (@live - 1) + 1;
+plan tests => $n + 17 + @examples + 2 + 3 * (@live - 1) + 1;
 
 for my $e (@table) {
     my ($name, $where, $good, $bad, $message, $with) = @$e;
@@ -212,6 +217,20 @@ my @own = (
      . set_conf('ds', 'www/data'),
      "ResourceSyncStateDir '$d/two': already set to '$d/state' at FILE (one state directory per "
      . 'httpd instance)'],
+    ['ResourceSyncStore given twice', STATE_CONF . "ResourceSyncStore sqlite\nResourceSyncStore "
+     . qq(pgsql "dbname=rs password=secret"\n) . set_conf('ds', 'www/data'),
+     'ResourceSyncStore pgsql: already set at FILE (one store per httpd instance)'],
+    ['ResourceSyncStore pgsql without a connection string',
+     STATE_CONF . "ResourceSyncStore pgsql\n" . set_conf('ds', 'www/data'),
+     'ResourceSyncStore pgsql: needs a connection string (e.g. ResourceSyncStore pgsql '
+     . '"host=db.example.org dbname=rs user=rs")'],
+    ['ResourceSyncStore sqlite with a connection string',
+     STATE_CONF . qq(ResourceSyncStore sqlite "dbname=rs"\n) . set_conf('ds', 'www/data'),
+     'ResourceSyncStore sqlite: takes no connection string (the store is state.db in '
+     . 'ResourceSyncStateDir)'],
+    ['ResourceSyncNodeName given twice',
+     STATE_CONF . "ResourceSyncNodeName a\nResourceSyncNodeName b\n" . set_conf('ds', 'www/data'),
+     "ResourceSyncNodeName 'b': already set to 'a'"],
     ['ResourceSyncSet at server level', STATE_CONF . "ResourceSyncSet ds\n",
      'ResourceSyncSet not allowed here'],
     ['ResourceSyncSet in <DirectoryMatch>',

@@ -45,6 +45,21 @@ my @cases = (
         . "<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncRecentChanges 100\n</VirtualHost>\n"
         . set_conf('ds', 'www/data'),
      qr/ResourceSyncRecentChanges\b.*(not allowed|cannot occur)/],
+    ['ResourceSyncStore mysql', STATE_CONF . "ResourceSyncStore mysql\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncStore: 'mysql' is not sqlite or pgsql$/],
+    ['ResourceSyncStore pgsql without a connection string', STATE_CONF . "ResourceSyncStore pgsql\n"
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncStore pgsql: needs a connection string \(e\.g\. ResourceSyncStore pgsql "host=db\.example\.org dbname=rs user=rs"\)$/],
+    ['ResourceSyncStore sqlite with a connection string', STATE_CONF
+        . qq(ResourceSyncStore sqlite "dbname=rs"\n) . set_conf('ds', 'www/data'),
+     qr/ResourceSyncStore sqlite: takes no connection string \(the store is state\.db in ResourceSyncStateDir\)$/],
+    ['ResourceSyncStore in a virtual host', STATE_CONF
+        . qq(<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncStore sqlite\n</VirtualHost>\n)
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncStore cannot occur within <VirtualHost> section$/],
+    ['ResourceSyncNodeName with a space', STATE_CONF . qq(ResourceSyncNodeName "web 1"\n)
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncNodeName: 'web 1' is not a name of 1 to 64 letters, digits, '-', '\.', '_' or ':'$/],
     ['ResourceSyncMassDeletion 100%', STATE_CONF . "ResourceSyncMassDeletion 100%\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncMassDeletion: '100%' is not off or a share from 1% to 99%/],
     ['ResourceSyncMassDeletion 50', STATE_CONF . "ResourceSyncMassDeletion 50\n" . set_conf('ds', 'www/data'),
