@@ -12,7 +12,7 @@ use lib "$FindBin::Bin/lib";
 use RSTest qw(set_conf STATE_CONF STATUS_CONF get wait_for);
 use JSON::PP ();
 
-plan tests => 39;
+plan tests => 47;
 
 # 100 directories of 30 files, sizes 1..97 bytes; and one file the
 # watcher (running as nobody) cannot read, whose name needs escaping.
@@ -28,7 +28,7 @@ my $NFILES = 3000;
 my $ODD = q{q"uo\te<b>.txt};
 my $srv = RSTest::private_server(
     env  => { RESOURCESYNC_PROGRESS_MS => 1 },
-    conf => STATE_CONF
+    conf => STATE_CONF . "ResourceSyncNodeName web-1.example:2\n"
           . "LoadModule status_module /usr/lib/apache2/modules/mod_status.so\n"
           . "<Location /server-status>\n    SetHandler server-status\n</Location>\n"
           . set_conf('f', 'www/f') . STATUS_CONF);
@@ -69,6 +69,10 @@ is($f->{Scanning}, 'no', '?auto: not scanning');
 like($f->{SnapshotAge}, qr/^\d+\.\d$/, '?auto: snapshot age in seconds');
 is($st->{WatcherPid}, $srv->watcher_pid, '?auto: watcher pid');
 is($st->{StoreHealth}, 'ok', '?auto: store health');
+is($st->{NodeName}, 'web-1.example:2', '?auto: node name (ResourceSyncNodeName)');
+is($st->{Store}, 'sqlite', '?auto: store kind');
+is($st->{StoreLocation}, '-', '?auto: no location for the SQLite store');
+is($f->{WrittenBy}, 'this node', '?auto: the set is written by this node');
 like($st->{StoreBytes}, qr/^[1-9]\d*$/, '?auto: store size');
 is($st->{ScanTotal}, $NFILES + 1, '?auto: the first scan expected the names counted');
 is($st->{ScanTotalSource}, 'name-count', '?auto: ... and says it counted them');
@@ -88,6 +92,8 @@ is($j->{sets}{f}{Bytes}, $bytes, '?json: bytes');
 ok(!defined $j->{sets}{f}{LastChange} && exists $j->{sets}{f}{LastChange},
    '?json: no change yet is null');
 is($j->{global}{WatcherPid}, $srv->watcher_pid, '?json: watcher pid');
+is($j->{global}{NodeName}, 'web-1.example:2', '?json: node name');
+is($j->{global}{Store}, 'sqlite', '?json: store kind');
 like($j->{global}{LastError}, qr/^set f: cannot read '\Q$ODD\E'/,
      '?json: the last error decodes to its exact text');
 
@@ -98,13 +104,15 @@ my $html = $r->content;
 like($html, qr{<title>ResourceSync status</title>}, 'HTML: title');
 like($html, qr{<h2>Set f</h2>\s*<table}, 'HTML: a table for the set');
 like($html, qr{<tr><th align="left">Files</th><td>$NFILES</td></tr>}, 'HTML: files row');
+like($html, qr{<tr><th align="left">NodeName</th><td>web-1\.example:2</td></tr>}, 'HTML: node name row');
 like($html, qr{<tr><th align="left">Bytes</th><td>$bytes</td></tr>}, 'HTML: bytes row');
 like($html, qr{q&quot;uo\\te&lt;b&gt;\.txt}, 'HTML: the last error escaped');
 unlike($html, qr{<b>}, 'HTML: nothing of it unescaped');
 
 # ?text: the plain text of before.
-like(get("$B/rs-status?text")->content, qr/^set: f generation=\d+ entries=$NFILES /m,
-     '?text: the plain text');
+my $text = get("$B/rs-status?text")->content;
+like($text, qr/^set: f generation=\d+ entries=$NFILES /m, '?text: the plain text');
+like($text, qr/^node: web-1\.example:2 store=sqlite$/m, '?text: node name and store');
 
 # mod_status' server-status: the ResourceSync section, both ways.
 my $ss = get("$B/server-status?auto")->content;

@@ -6,8 +6,9 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use RSTest qw(base get wait_for wait_ok fetch_list httpd_pid watcher_pids);
+use Sys::Hostname qw(hostname);
 
-plan tests => 14;
+plan tests => 15;
 
 sub status {
     my $r = get(base() . '/rs-status?text');
@@ -37,6 +38,7 @@ like($st->{'watcher-state'}, qr/^(watching|scanning)$/, 'watcher state');
 # The pid is the rs-watcher child of the server's parent process.
 my ($wpid) = watcher_pids(httpd_pid());
 is($st->{'watcher-pid'}, $wpid, 'watcher pid');
+is($st->{node}, hostname() . ' store=sqlite', 'node name (the host name by default) and store');
 
 like($st->{'scan-files'}, qr/^[1-9]\d*$/, 'scan progress counted files');
 
