@@ -23,6 +23,7 @@ SAN       ?=
 SAN_SO    ?=
 OPT       ?= -O2
 PKGS      = apache2-bin apache2-dev libapr1-dev libaprutil1-dev libaprutil1-dbd-sqlite3 libsqlite3-dev \
+            postgresql libaprutil1-dbd-pgsql libpq-dev \
             libxml2-dev libxml2-utils libssl-dev libzip-dev libcurl4-openssl-dev \
             libapache2-mod-perl2 check pkg-config sqlite3 wrk libclang-rt-14-dev clang \
             libwww-perl libxml-libxml-perl faketime libfaketime python3 \
@@ -32,13 +33,14 @@ HTTPD_INC := $(shell $(APXS) -q INCLUDEDIR 2>/dev/null)
 APR_CFLAGS := $(shell apr-1-config --cppflags --includes 2>/dev/null) \
               $(shell apu-1-config --includes 2>/dev/null)
 XML_CFLAGS := $(shell pkg-config --cflags libxml-2.0 2>/dev/null)
+PQ_CFLAGS  := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 
 # One version for the module and rs-tool (the module logs it at startup).
 VERSION   := $(shell cat VERSION)
 
 CFLAGS_ALL = -DRS_VERSION='"$(VERSION)"' $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-             -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) $(patsubst %,-Isrc/%,$(SRC_DIRS)) $(SAN) $(CFLAGS)
-LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -laprutil-1 -lapr-1
+             -std=gnu11 -I$(HTTPD_INC) $(APR_CFLAGS) $(XML_CFLAGS) $(PQ_CFLAGS) $(patsubst %,-Isrc/%,$(SRC_DIRS)) $(SAN) $(CFLAGS)
+LIBS       = -lcurl -lzip -lxml2 -lcrypto -lsqlite3 -lpq -laprutil-1 -lapr-1
 
 # The sources, by folder (docs/ARCHITECTURE.md, "Layout"): the engine's
 # units (rs_*.c, APR only) in every folder, the httpd glue
@@ -102,8 +104,11 @@ format-check:
 	if [ -n "$$bad" ]; then echo "not formatted as .clang-format says (make format):"; \
 	    echo "$$bad"; exit 1; fi
 
+# The unit tests run on a private PostgreSQL cluster too (t/pgcluster run
+# sets RS_TEST_PG): the store's suites run again on it, and the runner
+# fails when they cannot (RS_TEST_PG_REQUIRED).
 test-unit: $(BUILD)/unit-tests
-	$(BUILD)/unit-tests
+	RS_TEST_PG_REQUIRED=1 t/pgcluster run $(BUILD)/unit-tests
 
 # libFuzzer harnesses: the engine built again with clang, ASan and UBSan
 # (fuzzer-no-link), each harness linked with the libFuzzer driver.  See
@@ -141,7 +146,7 @@ test-httpd: all
 test-asan:
 	$(MAKE) -j$(BUILD_JOBS) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
 	    SAN_SO=-shared-libasan OPT=-O1 CFLAGS=-Wno-null-pointer-subtraction all build-asan/unit-tests
-	build-asan/unit-tests
+	RS_TEST_PG_REQUIRED=1 t/pgcluster run build-asan/unit-tests
 	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
 
 run: all

@@ -21,16 +21,18 @@ static const char *const meta_sql[] = {
 
 #define SCHEMA_RETRIES 10
 
+#define META_DDL "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"
+
 /* ------------------------------------------------ failures */
 
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
 {
-    apr_status_t rv = rs_db_drv_status(db, rc);
-    const char *msg = apr_dbd_error(db->drv, db->h, rc);
+    apr_status_t rv;
+    rs_db_drv_error(db, rc);
+    rv = rs_db_drv_status(db, rc);
     if (db->txn && db->txn_rv == APR_SUCCESS) {
         db->txn_rv = rv; /* the driver will roll back at the end */
     }
-    apr_cpystrn(db->errmsg, msg ? msg : "", sizeof(db->errmsg));
     rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s", what, db->errmsg);
     return rv;
 }
@@ -91,7 +93,7 @@ static apr_status_t migrate_to(rs_db_t *db, apr_pool_t *p, int version)
     }
     rv = read_version(db, p, &cur);
     for (i = 0; rv == APR_SUCCESS && cur < version && i < steps->nelts; i++) {
-        rv = rs_db_run(db, APR_ARRAY_IDX(steps, i, const char *));
+        rv = rs_db_run(db, rs_db_drv_ddl(db, p, APR_ARRAY_IDX(steps, i, const char *)));
     }
     if (rv == APR_SUCCESS && cur < version) {
         rv = rs_db_run(db, apr_psprintf(p,
@@ -122,8 +124,7 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
     int v;
 
     /* meta holds the version; it is part of every layout, versioned or not. */
-    if ((rv = rs_db_run(db, "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"))
-            != APR_SUCCESS
+    if ((rv = rs_db_run(db, rs_db_drv_meta_ddl(db, p, META_DDL))) != APR_SUCCESS
         || (rv = read_version(db, p, &v)) != APR_SUCCESS) {
         return rv;
     }
@@ -132,7 +133,8 @@ static apr_status_t migrate(rs_db_t *db, apr_pool_t *p, const char *dsn)
                     "state store: '%s' has schema version "
                     "%d, newer than version %d that this module knows: refusing to use it "
                     "(was it written by a newer mod_resourcesync?)",
-                    dsn, v, db->schema->version);
+                    rs_db_dsn_display(p, db->drv ? apr_dbd_name(db->drv) : "", dsn), v,
+                    db->schema->version);
         return APR_EGENERAL;
     }
     for (; v < db->schema->version; v++) {
@@ -178,14 +180,16 @@ static apr_status_t db_connect(rs_db_t *db, apr_pool_t *p, const char *driver, c
     db->kind = rs_db_drv_kind(db->drv);
     if (!(open_dsn = rs_db_drv_dsn(db, p, dsn, db->mode))) {
         *error = "the driver cannot open the database read-only";
-        rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s", dsn,
-                    *error);
+        rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL, "state store: cannot open '%s': %s",
+                    rs_db_dsn_display(p, driver, dsn), *error);
         return APR_ENOTIMPL;
     }
     rv = apr_dbd_open_ex(db->drv, p, open_dsn, &db->h, &err);
     if (rv != APR_SUCCESS) {
+        rv = rs_db_drv_open_status(db, dsn, rv);
         *error = err ? err : "unknown error";
-        rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: cannot open '%s': %s", dsn, *error);
+        rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: cannot open '%s': %s",
+                    rs_db_dsn_display(p, driver, dsn), *error);
         return rv;
     }
     apr_pool_cleanup_register(p, db, db_close, apr_pool_cleanup_null);
@@ -242,6 +246,8 @@ int rs_db_transient(apr_status_t rv)
     case APR_FROM_OS_ERROR(EFBIG):
     case APR_FROM_OS_ERROR(EAGAIN):
     case APR_FROM_OS_ERROR(ENOMEM):
+    case APR_ECONNREFUSED:
+    case APR_ECONNRESET:
         return 1;
     default:
         return 0;
@@ -345,7 +351,17 @@ apr_status_t rs_db_run(rs_db_t *db, const char *sql)
 apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
 {
     rs_db_stmt_t *s = apr_pcalloc(db->pool, sizeof(*s));
-    int rc = apr_dbd_prepare(db->drv, db->pool, db->h, sql, NULL, &s->prep);
+    int rc;
+
+    if (db->kind == DB_PGSQL) {
+        apr_status_t rv;
+        s->sql = sql;
+        if ((rv = rs_db_pg_prepare(db, s)) == APR_SUCCESS) {
+            *out = s;
+        }
+        return rv;
+    }
+    rc = apr_dbd_prepare(db->drv, db->pool, db->h, sql, NULL, &s->prep);
     if (rc) {
         /* Not from db->pool: a store that keeps failing must not grow it. */
         char what[512];
@@ -379,6 +395,9 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
     apr_status_t rv = APR_SUCCESS;
     int n = 0, rc;
 
+    if (db->kind == DB_PGSQL) {
+        return rs_db_pg_run(db, s, args, NULL, NULL, nrows);
+    }
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbquery(db->drv, cp, db->h, &n, s->prep, args);
     if (rc) {
@@ -391,28 +410,62 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
     return rv;
 }
 
+/* rs_db_query's rows on PostgreSQL: each row's columns as text. */
+typedef struct {
+    rs_db_row_fn *fn;
+    void *baton;
+    apr_pool_t *p, *cp;
+    const char **cols;
+    int cap;
+} query_t;
+
+static int query_row(void *baton, const rs_db_row_t *row)
+{
+    query_t *q = baton;
+    int i, n = PQnfields(row->pg);
+    if (n > q->cap) {
+        q->cols = apr_palloc(q->cp, sizeof(*q->cols) * n);
+        q->cap = n;
+    }
+    for (i = 0; i < n; i++) {
+        q->cols[i] = rs_db_row_text(row, i);
+    }
+    q->fn(q->baton, q->p, q->cols, n);
+    return 0;
+}
+
 apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
                          rs_db_row_fn *fn, void *baton)
 {
     apr_dbd_results_t *res = NULL;
     apr_dbd_row_t *row = NULL;
     apr_pool_t *cp, *rp;
-    const char **cols;
+    const char **cols = NULL;
     apr_status_t rv = APR_SUCCESS;
-    int rc, n, i;
+    int rc, n, i, cap = 0;
 
     apr_pool_create(&cp, db->pool);
+    if (db->kind == DB_PGSQL) {
+        query_t q = { fn, baton, p, cp, NULL, 0 };
+        rv = rs_db_pg_run(db, s, args, query_row, &q, NULL);
+        apr_pool_destroy(cp);
+        return rv;
+    }
     rc = apr_dbd_pbselect(db->drv, cp, db->h, &res, s->prep, 0, args);
     if (rc) {
         rv = rs_db_fail(db, rc, s->sql);
         apr_pool_destroy(cp);
         return rv;
     }
-    n = apr_dbd_num_cols(db->drv, res);
-    cols = apr_pcalloc(cp, sizeof(*cols) * (n > 0 ? n : 1));
-    /* Drivers that fetch row by row allocate each row: a pool per row. */
+    /* Drivers that fetch row by row allocate each row: a pool per row.
+     * The number of columns is asked at every row: apr_dbd's pgsql
+     * driver knows it only once a row was read. */
     apr_pool_create(&rp, cp);
     while ((rc = apr_dbd_get_row(db->drv, rp, res, &row, -1)) == 0) {
+        if ((n = apr_dbd_num_cols(db->drv, res)) > cap) {
+            cols = apr_pcalloc(cp, sizeof(*cols) * n);
+            cap = n;
+        }
         for (i = 0; i < n; i++) {
             cols[i] = apr_dbd_get_entry(db->drv, row, i);
         }

@@ -65,8 +65,23 @@ typedef struct rs_db_schema_t {
 } rs_db_schema_t;
 
 /* Open a connection and bring its schema up to date.  driver is an
- * apr_dbd driver name ("sqlite3"), dsn its connection string (for SQLite
- * the database file).  The connection is closed when pool p is cleared. */
+ * apr_dbd driver name ("sqlite3", "pgsql"), dsn its connection string
+ * (for SQLite the database file, for PostgreSQL a libpq conninfo string
+ * or URI).  The connection is closed when pool p is cleared.
+ *
+ * PostgreSQL: the database must have server_encoding SQL_ASCII (file
+ * names are arbitrary bytes, which UTF8 would reject) and should use the
+ * C collation (the tables' text columns are COLLATE "C" anyway: names are
+ * compared as bytes, as SQLite does).  Another encoding is refused with a
+ * message that says so: create the database with
+ * "CREATE DATABASE rs ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C'
+ * TEMPLATE template0".  The tables live in the DSN's current schema
+ * (search_path, e.g. options='-csearch_path=NAME').  A server that cannot
+ * be reached, or a connection lost later, fails with APR_ECONNREFUSED or
+ * APR_ECONNRESET (rs_db_transient: the caller opens a new connection and
+ * retries); a lock timeout, deadlock or serialization failure with
+ * APR_EBUSY, a full disk with APR_ENOSPC, a read-only transaction with
+ * APR_EROFS, missing privileges with APR_EACCES. */
 apr_status_t rs_db_open(rs_db_t **out, apr_pool_t *p, const char *driver, const char *dsn,
                         const rs_db_schema_t *schema, const rs_logger_t *log);
 
@@ -99,12 +114,20 @@ apr_status_t rs_db_open_ex(rs_db_t **out, apr_pool_t *p, const char *driver, con
                            const rs_db_schema_t *schema, int mode, const rs_logger_t *log,
                            const char **error);
 
+/* The DSN dsn of driver as messages show it (in p): a PostgreSQL DSN
+ * with its password (keyword "password", or in a URI) replaced by
+ * "***", one that libpq cannot parse replaced as a whole; any other
+ * driver's (a SQLite file) as it is.  rs_db's own messages use it; so
+ * must every message of the glue that names a DSN. */
+const char *rs_db_dsn_display(apr_pool_t *p, const char *driver, const char *dsn);
+
 /* The driver's message of the connection's last failure (a statement, a
  * transaction, a backup), as it was logged; "" before any. */
 const char *rs_db_last_error(const rs_db_t *db);
 
-/* Whether the database has table name (*exists 1 or 0).  APR_ENOTIMPL
- * for drivers other than SQLite. */
+/* Whether the database has table name (*exists 1 or 0; PostgreSQL: in
+ * the current schema).  APR_ENOTIMPL for drivers other than SQLite and
+ * PostgreSQL. */
 apr_status_t rs_db_has_table(rs_db_t *db, const char *name, int *exists);
 
 /* An online copy of the database into the file path, consistent while
@@ -164,12 +187,13 @@ apr_status_t rs_db_rollback(rs_db_t *db);
 apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
 
 /* How long a statement of this connection waits for another
- * connection's write lock (SQLite's busy timeout; 10 s after rs_db_open).
+ * connection's write lock (SQLite's busy timeout, PostgreSQL's
+ * lock_timeout; 10 s after rs_db_open).
  * A second writer in a process whose first writer holds transactions
  * open sets 0: it then fails at once with APR_EBUSY and retries later,
  * instead of holding apr_dbd's process-wide mutex while it waits (the
  * holder of the lock could then not go on).  APR_ENOTIMPL for drivers
- * other than SQLite. */
+ * other than SQLite and PostgreSQL. */
 apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 
 /* Run one statement without arguments or results (DDL).  Changing the

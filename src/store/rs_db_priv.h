@@ -10,9 +10,10 @@
 #include <apr_hash.h>
 #include <apr_dbd.h>
 #include <sqlite3.h>
+#include <libpq-fe.h>
 #include "rs_db.h"
 
-enum { DB_SQLITE, DB_OTHER };
+enum { DB_SQLITE, DB_PGSQL, DB_OTHER };
 
 #ifndef APR_EIO
 #define APR_EIO APR_FROM_OS_ERROR(EIO)
@@ -38,31 +39,49 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn;
     apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
     apr_uint64_t txn_serial; /* counts BEGINs */
+    int pg_stmts;            /* PostgreSQL: statements prepared on the server */
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;
     /* The driver's message of the last failure (rs_db_last_error). */
     char errmsg[256];
+    /* PostgreSQL: the SQLSTATE of the last failure ("" when unknown),
+     * which rs_db_drv_status maps. */
+    char sqlstate[6];
 };
 
 /* Lifecycle: lives as long as the connection.  native (SQLite, rs_db_each
  * only) is prepared at its first use and kept; it is reset after every
  * run, so it holds no read snapshot between runs. */
 struct rs_db_stmt_t {
-    apr_dbd_prepared_t *prep;
+    apr_dbd_prepared_t *prep; /* not for PostgreSQL's: see rs_db_pg_run */
+    const char *pg_name;      /* PostgreSQL: the name prepared on the server, or NULL */
     const char *sql;
     sqlite3_stmt *native;
     char *types; /* per argument: 's', 'd', 'l' (%lld) */
     int nargs;
 };
 
-/* A row of rs_db_each: SQLite's statement on its row, or else (other
- * drivers) the row's columns as text. */
+/* A row of rs_db_each: SQLite's statement on its row, PostgreSQL's
+ * result of one row, or else (other drivers) the row's columns as text. */
 struct rs_db_row_t {
     sqlite3_stmt *native;
+    PGresult *pg;
     const char *const *cols;
     int ncols;
 };
+
+/* rs_dbrows.c: a statement of PostgreSQL's run on the native connection
+ * (libpq), for rs_db_exec, rs_db_query and rs_db_each: prepared on the
+ * server at its first run, its rows handed to fn one by one as libpq's
+ * single-row mode reads them (fn NULL: none expected); *nrows (may be
+ * NULL) gets the rows a command changed. */
+apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
+                          void *baton, int *nrows);
+
+/* Prepare s (its sql set) on PostgreSQL's server, as rs_db_pg_run does
+ * at the first run. */
+apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s);
 
 /* Log a failed statement (what) with the driver's message and return
  * the status of its cause; inside a transaction the first failure is
@@ -74,7 +93,7 @@ apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what);
 /* The query counting the tables named %s (NULL: none for this driver). */
 const char *rs_db_drv_table_sql(const rs_db_t *db);
 
-/* DB_SQLITE or DB_OTHER, from apr_dbd's driver. */
+/* DB_SQLITE, DB_PGSQL or DB_OTHER, from apr_dbd's driver. */
 int rs_db_drv_kind(const apr_dbd_driver_t *drv);
 
 /* Process-wide settings of the drivers, before the first connection. */
@@ -91,8 +110,24 @@ apr_status_t rs_db_drv_opened(rs_db_t *db, int mode);
 /* The connection's settings for mode, before anything else runs. */
 apr_status_t rs_db_drv_configure(rs_db_t *db, apr_pool_t *p, int mode);
 
-/* The apr_status_t of the driver's failure code rc. */
+/* The driver's message of its failure rc, into db->errmsg (PostgreSQL:
+ * its first line, the SQLSTATE kept in db->sqlstate). */
+void rs_db_drv_error(rs_db_t *db, int rc);
+
+/* The apr_status_t of the driver's failure code rc (after
+ * rs_db_drv_error). */
 apr_status_t rs_db_drv_status(rs_db_t *db, int rc);
+
+/* The status of a failed open of dsn (rv from apr_dbd_open_ex). */
+apr_status_t rs_db_drv_open_status(const rs_db_t *db, const char *dsn, apr_status_t rv);
+
+/* A DDL statement of the units (written for SQLite) as the driver runs
+ * it (in p); SQLite's is the statement itself. */
+const char *rs_db_drv_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql);
+
+/* The statement(s) that create the meta table, so that connections that
+ * open a new database together create it once. */
+const char *rs_db_drv_meta_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql);
 
 /* Whether a statement outside a transaction failed (rc) only because
  * another connection changed the schema meanwhile: then it is run again. */

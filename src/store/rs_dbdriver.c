@@ -6,14 +6,16 @@
  * process-wide setup, the DSN of a read-only open, the connection's
  * settings, the status of a failure, the retry after a schema change, the
  * statement that opens a migration, the busy timeout, whether a table
- * exists, the online backup and the removal of a database's files.  Only
- * SQLite is wired up; each function says what PostgreSQL (apr_dbd's
- * "pgsql" driver) needs there, so that it is added in this file only.
- * (rs_dbrows.c steps SQLite statements of its own for rs_db_each, and goes
- * through apr_dbd for any other driver.)
+ * exists, the translation of the units' DDL, the online backup and the
+ * removal of a database's files, for SQLite ("sqlite3") and PostgreSQL
+ * ("pgsql", apr_dbd's driver over libpq; where apr_dbd hides what libpq
+ * knows, the native PGconn is asked).  (rs_dbrows.c steps SQLite
+ * statements and PostgreSQL's single-row results of its own for
+ * rs_db_each, and goes through apr_dbd for any other driver.)
  */
 #include <stdlib.h>
 #include <string.h>
+#include <ctype.h>
 #include <errno.h>
 #include <unistd.h>
 #include <apr_strings.h>
@@ -50,7 +52,65 @@ void rs_db_one_thread_per_connection(void)
 
 int rs_db_drv_kind(const apr_dbd_driver_t *drv)
 {
-    return !strcmp(apr_dbd_name(drv), "sqlite3") ? DB_SQLITE : DB_OTHER;
+    const char *name = apr_dbd_name(drv);
+    return !strcmp(name, "sqlite3") ? DB_SQLITE : !strcmp(name, "pgsql") ? DB_PGSQL : DB_OTHER;
+}
+
+/* Whether a conninfo value must be quoted to be read back as one. */
+static int needs_quotes(const char *v)
+{
+    if (!*v) {
+        return 1;
+    }
+    for (; *v; v++) {
+        if (isspace((unsigned char)*v) || *v == '\'' || *v == '\\') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *rs_db_dsn_display(apr_pool_t *p, const char *driver, const char *dsn)
+{
+    PQconninfoOption *opts, *o;
+    char *err = NULL;
+    const char *out = "";
+
+    if (!driver || strcmp(driver, "pgsql")) {
+        return dsn;
+    }
+    /* libpq's own parser reads both forms (key=value and URI), so a
+     * password is found wherever the DSN puts it; the DSN is shown as
+     * the keywords it sets. */
+    if (!(opts = PQconninfoParse(dsn, &err))) {
+        PQfreemem(err);
+        return "(a PostgreSQL DSN that libpq cannot parse)";
+    }
+    for (o = opts; o->keyword; o++) {
+        const char *v = o->val;
+        if (!v) {
+            continue;
+        }
+        if (!strcmp(o->keyword, "password")) {
+            v = "***";
+        }
+        else if (needs_quotes(v)) {
+            char *q = apr_palloc(p, 2 * strlen(v) + 3), *d = q;
+            *d++ = '\'';
+            for (; *v; v++) {
+                if (*v == '\'' || *v == '\\') {
+                    *d++ = '\\';
+                }
+                *d++ = *v;
+            }
+            *d++ = '\'';
+            *d = '\0';
+            v = q;
+        }
+        out = apr_pstrcat(p, out, *out ? " " : "", o->keyword, "=", v, NULL);
+    }
+    PQconninfoFree(opts);
+    return out;
 }
 
 const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int mode)
@@ -64,13 +124,34 @@ const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int
         return uri_ok ? apr_pstrcat(p, "file:", rs_uri_escape_path(p, dsn), "?mode=ro", NULL)
                       : NULL;
     }
-    /* PostgreSQL: the DSN as it is, and "SET SESSION CHARACTERISTICS AS
-     * TRANSACTION READ ONLY" in rs_db_drv_configure. */
+    if (db->kind == DB_PGSQL) {
+        /* The DSN as it is; the session is made read-only in
+         * rs_db_drv_configure. */
+        return dsn;
+    }
     return NULL;
 }
 
 apr_status_t rs_db_drv_opened(rs_db_t *db, int mode)
 {
+    if (db->kind == DB_PGSQL) {
+        PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+        const char *enc = conn ? PQparameterStatus(conn, "server_encoding") : NULL;
+        /* File names are bytes: only SQL_ASCII stores every byte
+         * sequence as it is (UTF8 rejects invalid sequences, others
+         * convert). */
+        if (!enc || strcmp(enc, "SQL_ASCII")) {
+            apr_snprintf(db->errmsg, sizeof(db->errmsg),
+                         "the database's server_encoding is %s, not SQL_ASCII (file names are "
+                         "bytes): create it with ENCODING 'SQL_ASCII' LC_COLLATE 'C' "
+                         "LC_CTYPE 'C' TEMPLATE template0",
+                         enc ? enc : "unknown");
+            rs_log_emit(db->log, RS_LOG_ERR, APR_EGENERAL, "state store: cannot use '%s': %s",
+                        rs_db_dsn_display(db->pool, "pgsql", db->dsn), db->errmsg);
+            return APR_EGENERAL;
+        }
+        return APR_SUCCESS;
+    }
     if (db->kind == DB_SQLITE && mode == RS_DB_READONLY) {
         sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
         /* Never write through a connection that was meant to be read-only. */
@@ -82,9 +163,47 @@ apr_status_t rs_db_drv_opened(rs_db_t *db, int mode)
     return APR_SUCCESS;
 }
 
+/* libpq's notices (a NOTICE or WARNING the server sends) go to the
+ * store's log instead of stderr; client_min_messages keeps NOTICEs from
+ * being sent at all. */
+static void pg_notice(void *arg, const char *message)
+{
+    rs_db_t *db = arg;
+    apr_size_t n = strlen(message);
+    while (n > 0 && message[n - 1] == '\n') {
+        n--;
+    }
+    rs_log_emit(db->log, RS_LOG_WARN, APR_SUCCESS, "state store: PostgreSQL says: %.*s", (int)n,
+                message);
+}
+
+/* PostgreSQL's settings of a session: rs_db_run's statements, each
+ * failing the open on its own. */
+static apr_status_t pg_configure(rs_db_t *db, int mode)
+{
+    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+    apr_status_t rv;
+
+    PQsetNoticeProcessor(conn, pg_notice, db);
+    /* Messages with their SQLSTATE: rs_db_drv_error reads the cause from
+     * it (apr_dbd clears the result that holds it). */
+    PQsetErrorVerbosity(conn, PQERRORS_VERBOSE);
+    if ((rv = rs_db_run(db, "SET client_min_messages = warning")) != APR_SUCCESS
+        || (rv = rs_db_busy_timeout(db, 10000)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (mode == RS_DB_READONLY) {
+        rv = rs_db_run(db, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+    }
+    return rv;
+}
+
 /* Settings a connection needs before anything else runs. */
 apr_status_t rs_db_drv_configure(rs_db_t *db, apr_pool_t *p, int mode)
 {
+    if (db->kind == DB_PGSQL) {
+        return pg_configure(db, mode);
+    }
     if (db->kind == DB_SQLITE) {
         apr_dbd_results_t *res = NULL;
         apr_dbd_row_t *row = NULL;
@@ -113,8 +232,6 @@ apr_status_t rs_db_drv_configure(rs_db_t *db, apr_pool_t *p, int mode)
          * disk is an error there too. */
         apr_dbd_query(db->drv, db->h, &n, "PRAGMA mmap_size=0");
     }
-    /* PostgreSQL settings (search_path, statement_timeout, lock_timeout
-     * for the busy timeout, read-only sessions) go here. */
     return APR_SUCCESS;
 }
 
@@ -123,6 +240,13 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
     if (db->kind == DB_SQLITE) {
         sqlite3 *h = apr_dbd_native_handle(db->drv, db->h);
         return h && sqlite3_busy_timeout(h, ms) == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
+    }
+    if (db->kind == DB_PGSQL) {
+        /* lock_timeout 0 waits for ever: "at once" is 1 ms.  The setting
+         * is the session's, a statement rolled back keeps it. */
+        char sql[64];
+        apr_snprintf(sql, sizeof(sql), "SET lock_timeout = %d", ms > 0 ? ms : 1);
+        return rs_db_run(db, sql);
     }
     return APR_ENOTIMPL;
 }
@@ -146,6 +270,86 @@ static int readonly_cause(const rs_db_t *db)
         }
     }
     return 0;
+}
+
+void rs_db_drv_error(rs_db_t *db, int rc)
+{
+    const char *msg = apr_dbd_error(db->drv, db->h, rc);
+    db->sqlstate[0] = '\0';
+    if (db->kind == DB_PGSQL && msg) {
+        /* Verbose: "ERROR:  40P01: deadlock detected\nDETAIL: ...".  The
+         * message is its first line without severity and code; the code
+         * is kept apart. */
+        const char *c = strstr(msg, ":  ");
+        const char *end;
+        if (c && strlen(c + 3) > 6 && c[8] == ':' && c[9] == ' ') {
+            memcpy(db->sqlstate, c + 3, 5);
+            db->sqlstate[5] = '\0';
+            msg = c + 10;
+        }
+        end = strchr(msg, '\n');
+        apr_cpystrn(db->errmsg, msg,
+                    end && (apr_size_t)(end - msg) < sizeof(db->errmsg)
+                        ? (apr_size_t)(end - msg) + 1
+                        : sizeof(db->errmsg));
+        return;
+    }
+    apr_cpystrn(db->errmsg, msg ? msg : "", sizeof(db->errmsg));
+}
+
+/* The cause of a PostgreSQL failure: from its SQLSTATE (classes and
+ * codes of PostgreSQL's appendix A), or the connection's state when the
+ * failure has none (libpq's own: the server went away). */
+static apr_status_t pg_status(rs_db_t *db)
+{
+    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+    const char *st = db->sqlstate;
+
+    if (!conn || PQstatus(conn) == CONNECTION_BAD) {
+        return APR_ECONNRESET;
+    }
+    if (!strcmp(st, "40P01") || !strcmp(st, "40001") || !strcmp(st, "55P03") || !strcmp(st, "57014")
+        || !strcmp(st, "53300")) {
+        return APR_EBUSY; /* deadlock, serialization, lock or statement timeout, slots */
+    }
+    if (!strcmp(st, "53100")) {
+        return APR_ENOSPC;
+    }
+    if (!strcmp(st, "53200")) {
+        return APR_FROM_OS_ERROR(ENOMEM);
+    }
+    if (!strcmp(st, "25006")) {
+        return APR_EROFS;
+    }
+    if (!strcmp(st, "42501") || !strncmp(st, "28", 2)) {
+        return APR_EACCES;
+    }
+    if (!strncmp(st, "08", 2) || !strcmp(st, "57P01") || !strcmp(st, "57P02")
+        || !strcmp(st, "57P03")) {
+        return APR_ECONNRESET; /* connection failure, server shut down */
+    }
+    if (!strcmp(st, "58030")) {
+        return APR_EIO;
+    }
+    return APR_EGENERAL;
+}
+
+apr_status_t rs_db_drv_open_status(const rs_db_t *db, const char *dsn, apr_status_t rv)
+{
+    if (db->kind == DB_PGSQL) {
+        PQconninfoOption *opts;
+        char *err = NULL;
+        /* A DSN that cannot be parsed stays wrong; anything else (no
+         * server, no database or role yet, too many connections) may
+         * pass: the caller retries. */
+        if (!(opts = PQconninfoParse(dsn, &err))) {
+            PQfreemem(err);
+            return APR_EINVAL;
+        }
+        PQconninfoFree(opts);
+        return APR_ECONNREFUSED;
+    }
+    return rv;
 }
 
 /* The apr_status_t for a driver's failure.  apr_dbd's SQLite driver
@@ -196,7 +400,9 @@ apr_status_t rs_db_drv_status(rs_db_t *db, int rc)
             return APR_EGENERAL;
         }
     }
-    /* PostgreSQL: map the driver's codes here when it is wired up. */
+    if (db->kind == DB_PGSQL) {
+        return pg_status(db);
+    }
     return APR_EGENERAL;
 }
 
@@ -215,6 +421,16 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc)
 
 /* ------------------------------------------------ schema */
 
+/* PostgreSQL: a transaction holding the migration lock of the current
+ * schema, a transaction-level advisory lock (released at its end, also
+ * when the connection is lost).  Every connection that creates or
+ * migrates the tables takes it first: two that run CREATE TABLE IF NOT
+ * EXISTS together may otherwise both find the table missing, and one
+ * fails on the catalog's unique index. */
+#define PG_MIGRATION_LOCK                                                              \
+    "BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('resourcesync:migrate:' || " \
+    "current_schema(), 0))"
+
 /* The statement that opens a migration's transaction: it takes the write
  * lock at once, so that of two connections opening a database together,
  * one migrates and the other waits and then finds the version done. */
@@ -223,15 +439,108 @@ const char *rs_db_drv_begin_migration(const rs_db_t *db)
     if (db->kind == DB_SQLITE) {
         return "BEGIN IMMEDIATE"; /* waits up to busy_timeout for the lock */
     }
-    /* PostgreSQL: BEGIN, then LOCK TABLE meta IN EXCLUSIVE MODE. */
+    if (db->kind == DB_PGSQL) {
+        return PG_MIGRATION_LOCK; /* waits up to lock_timeout */
+    }
     return "BEGIN";
+}
+
+const char *rs_db_drv_meta_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql)
+{
+    if (db->kind == DB_PGSQL) {
+        /* One string, run by PQexec as one statement after the other;
+         * a failure leaves the transaction, which migrate_to's ROLLBACK
+         * or the connection's end ends. */
+        return apr_pstrcat(p, PG_MIGRATION_LOCK "; ", rs_db_drv_ddl(db, p, sql), "; COMMIT", NULL);
+    }
+    return sql;
+}
+
+/* Whether the word w (length n) is at s, a whole word. */
+static int word_at(const char *start, const char *s, const char *w)
+{
+    apr_size_t n = strlen(w);
+    return (s == start || !(isalnum((unsigned char)s[-1]) || s[-1] == '_')) && !strncmp(s, w, n)
+           && !(isalnum((unsigned char)s[n]) || s[n] == '_');
+}
+
+/* The units write their DDL for SQLite, whose existing stores must see
+ * it unchanged.  For PostgreSQL, CREATE TABLE and ALTER TABLE are
+ * translated here, word by word outside quotes:
+ *   INTEGER PRIMARY KEY  -> BIGINT GENERATED BY DEFAULT AS IDENTITY
+ *                           PRIMARY KEY (SQLite's rowid alias: a new
+ *                           row's key is assigned when none is given)
+ *   INTEGER              -> BIGINT (SQLite's integers are 64 bit)
+ *   BLOB                 -> TEXT (the units bind what they store there
+ *                           as text: a notification's payload)
+ *   TEXT                 -> TEXT COLLATE "C" (names compare as bytes, as
+ *                           in SQLite: listings, the ranges of a
+ *                           directory and the walk's merge rely on it)
+ *   WITHOUT ROWID        -> nothing (a table's rows are in a heap; the
+ *                           primary key's index orders them)
+ * Other statements (indexes, copies of rows) run as they are. */
+const char *rs_db_drv_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql)
+{
+    static const struct {
+        const char *from, *to;
+    } words[] = { { "INTEGER PRIMARY KEY", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY" },
+                  { "INTEGER", "BIGINT" },
+                  { "BLOB", "TEXT COLLATE \"C\"" },
+                  { "TEXT", "TEXT COLLATE \"C\"" },
+                  { " WITHOUT ROWID", "" },
+                  { NULL, NULL } };
+    apr_size_t len = strlen(sql);
+    char *out, *d;
+    const char *c;
+    char quote = 0;
+    int i;
+
+    if (db->kind != DB_PGSQL
+        || (strncmp(sql, "CREATE TABLE ", 13) && strncmp(sql, "ALTER TABLE ", 12))) {
+        return sql;
+    }
+    /* Each replacement at most 40 bytes longer than what it replaces,
+     * and every word of it at least 4 bytes long. */
+    d = out = apr_palloc(p, len + (len / 4 + 1) * 48 + 1);
+    for (c = sql; *c;) {
+        if (quote) {
+            quote = *c == quote ? 0 : quote;
+            *d++ = *c++;
+            continue;
+        }
+        if (*c == '\'' || *c == '"') {
+            quote = *c;
+            *d++ = *c++;
+            continue;
+        }
+        for (i = 0; words[i].from; i++) {
+            const char *w = words[i].from[0] == ' ' ? words[i].from + 1 : words[i].from;
+            const char *at = words[i].from[0] == ' ' && *c == ' ' ? c + 1 : c;
+            if ((at != c || words[i].from[0] != ' ') && word_at(sql, at, w)) {
+                break;
+            }
+        }
+        if (words[i].from) {
+            apr_size_t n = strlen(words[i].to);
+            memcpy(d, words[i].to, n);
+            d += n;
+            c += strlen(words[i].from);
+        }
+        else {
+            *d++ = *c++;
+        }
+    }
+    *d = '\0';
+    return out;
 }
 
 const char *rs_db_drv_table_sql(const rs_db_t *db)
 {
+    if (db->kind == DB_PGSQL) {
+        return "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
+               "AND tablename = CAST(%s AS TEXT)";
+    }
     if (db->kind != DB_SQLITE) {
-        /* PostgreSQL: "SELECT COUNT(*) FROM information_schema.tables
-         * WHERE table_schema = current_schema() AND table_name = %s". */
         return NULL;
     }
     return "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = %s";

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_dbrows.c - rs_db_each: a select's rows streamed with typed columns
- * (see rs_db.h). */
+ * (see rs_db.h); PostgreSQL's statements on the native connection. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_db.h"
@@ -11,6 +13,10 @@ const char *rs_db_row_text(const rs_db_row_t *row, int i)
     if (row->native) {
         return (const char *)sqlite3_column_text(row->native, i);
     }
+    if (row->pg) {
+        return i < PQnfields(row->pg) && !PQgetisnull(row->pg, 0, i) ? PQgetvalue(row->pg, 0, i)
+                                                                     : NULL;
+    }
     return i < row->ncols ? row->cols[i] : NULL;
 }
 
@@ -20,7 +26,7 @@ apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i)
     if (row->native) {
         return sqlite3_column_int64(row->native, i);
     }
-    v = i < row->ncols ? row->cols[i] : NULL;
+    v = row->pg ? rs_db_row_text(row, i) : i < row->ncols ? row->cols[i] : NULL;
     return v ? apr_atoi64(v) : 0;
 }
 
@@ -37,41 +43,50 @@ static apr_status_t rows_close(void *data)
     return APR_SUCCESS;
 }
 
-/* SQLite's statement for s: apr_dbd's markers (%s, %d, %lld) become
- * "?" parameters, their types kept for binding. */
-static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
+/* s's text with apr_dbd's markers (%s, %d, %lld) made the driver's
+ * parameters ("?" for SQLite, "$n" for PostgreSQL), their types kept for
+ * binding; NULL (logged) for a marker apr_dbd does not have. */
+static char *markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)
 {
-    sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
     apr_size_t n = strlen(s->sql);
-    char *q = apr_palloc(db->pool, n + 1), *d = q;
+    /* "$n" takes at most 4 bytes where its marker took at least 2. */
+    char *q = apr_palloc(db->pool, 2 * n + 1), *d = q;
     const char *c;
-    int rc;
 
     s->types = apr_palloc(db->pool, n / 2 + 1);
     s->nargs = 0;
     for (c = s->sql; *c;) {
-        if (c[0] == '%' && (c[1] == 's' || c[1] == 'd')) {
-            s->types[s->nargs++] = c[1];
-            *d++ = '?';
-            c += 2;
-        }
-        else if (!strncmp(c, "%lld", 4)) {
-            s->types[s->nargs++] = 'l';
-            *d++ = '?';
-            c += 4;
+        int len = c[0] == '%' && (c[1] == 's' || c[1] == 'd') ? 2 : !strncmp(c, "%lld", 4) ? 4 : 0;
+        if (len) {
+            s->types[s->nargs++] = len == 4 ? 'l' : c[1];
+            d += dollar ? sprintf(d, "$%d", s->nargs) : sprintf(d, "?");
+            c += len;
         }
         else if (c[0] == '%') {
             rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL,
                         "state store: unsupported marker "
                         "in \"%s\"",
                         s->sql);
-            return APR_ENOTIMPL;
+            return NULL;
         }
         else {
             *d++ = *c++;
         }
     }
     *d = '\0';
+    return q;
+}
+
+/* SQLite's statement for s, "?" parameters. */
+static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
+{
+    sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
+    char *q = markers(db, s, 0);
+    int rc;
+
+    if (!q) {
+        return APR_ENOTIMPL;
+    }
     rc = sqlite3_prepare_v2(conn, q, -1, &s->native, NULL);
     if (rc != SQLITE_OK) {
         char what[512];
@@ -127,10 +142,117 @@ static void each_row(void *baton, apr_pool_t *p, const char *const *cols, int nc
     (void)p;
     if (!e->stopped) {
         row.native = NULL;
+        row.pg = NULL;
         row.cols = cols;
         row.ncols = ncols;
         e->stopped = e->fn(e->baton, &row);
     }
+}
+
+/* ------------------------------------------------ PostgreSQL */
+
+/* Fail a statement of PostgreSQL's: inside a transaction, the driver's
+ * transaction is marked to roll back too (apr_dbd did not see the
+ * failure, and the server has aborted the transaction). */
+static apr_status_t pg_fail(rs_db_t *db, const char *what)
+{
+    apr_status_t rv = rs_db_fail(db, PGRES_FATAL_ERROR, what);
+    if (db->txn) {
+        apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
+    }
+    return rv;
+}
+
+/* Prepare s on the server under a name of its own (the connection's
+ * count): every later run sends the name and the values only, and the
+ * server plans it once (or chooses a generic plan after five runs). */
+apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s)
+{
+    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+    char *q = markers(db, s, 1);
+    char name[32];
+    PGresult *r;
+    int ok;
+
+    if (!q) {
+        return APR_ENOTIMPL;
+    }
+    apr_snprintf(name, sizeof(name), "rs%d", db->pg_stmts + 1);
+    r = PQprepare(conn, name, q, s->nargs, NULL);
+    ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        char what[512];
+        apr_snprintf(what, sizeof(what), "preparing \"%s\"", s->sql);
+        return pg_fail(db, what);
+    }
+    db->pg_stmts++;
+    s->pg_name = apr_pstrdup(db->pool, name);
+    return APR_SUCCESS;
+}
+
+apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
+                          void *baton, int *nrows)
+{
+    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+    const char **values;
+    apr_pool_t *cp;
+    PGresult *r;
+    rs_db_row_t row;
+    apr_status_t rv;
+    int i, failed = 0, stopped = 0;
+
+    if (!s->pg_name && (rv = rs_db_pg_prepare(db, s)) != APR_SUCCESS) {
+        return rv;
+    }
+    apr_pool_create(&cp, db->pool);
+    values = apr_pcalloc(cp, sizeof(*values) * (s->nargs + 1));
+    for (i = 0; i < s->nargs; i++) {
+        const void *a = args[i];
+        values[i] = !a                   ? NULL
+                    : s->types[i] == 's' ? a
+                    : s->types[i] == 'd'
+                        ? apr_itoa(cp, *(const int *)a)
+                        : apr_psprintf(cp, "%" APR_INT64_T_FMT, *(const apr_int64_t *)a);
+    }
+    if (!PQsendQueryPrepared(conn, s->pg_name, s->nargs, values, NULL, NULL, 0)) {
+        apr_pool_destroy(cp);
+        return pg_fail(db, s->sql);
+    }
+    /* One result per row: memory stays that of one row, however many
+     * the select returns. */
+    if (fn) {
+        PQsetSingleRowMode(conn);
+    }
+    memset(&row, 0, sizeof(row));
+    /* Read to the end, also after fn stopped: the connection takes its
+     * next statement only then.  (A cancel request would end a long
+     * select sooner, but it may reach the server after the select
+     * ended and cancel the next statement instead, and inside a
+     * transaction it would abort the transaction.) */
+    while ((r = PQgetResult(conn))) {
+        switch (PQresultStatus(r)) {
+        case PGRES_SINGLE_TUPLE:
+            if (fn && !stopped && !failed) {
+                row.pg = r;
+                stopped = fn(baton, &row);
+            }
+            break;
+        case PGRES_TUPLES_OK:
+            break;
+        case PGRES_COMMAND_OK:
+            if (nrows) {
+                *nrows = atoi(PQcmdTuples(r));
+            }
+            break;
+        default:
+            failed = 1;
+            break;
+        }
+        PQclear(r);
+    }
+    apr_pool_destroy(cp);
+    return failed || PQstatus(conn) == CONNECTION_BAD ? pg_fail(db, s->sql) : APR_SUCCESS;
 }
 
 apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
@@ -140,6 +262,9 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_e
     rs_db_row_t row;
     int rc;
 
+    if (db->kind == DB_PGSQL) {
+        return rs_db_pg_run(db, s, args, fn, baton, NULL);
+    }
     /* Outside apr_dbd's mutex only with a SQLite built to serialize its
      * connections (the default); else through the driver. */
     if (db->kind != DB_SQLITE || !sqlite3_threadsafe()) {
@@ -150,6 +275,7 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_e
         return rv;
     }
     row.native = s->native;
+    row.pg = NULL;
     row.cols = NULL;
     row.ncols = 0;
     rc = native_bind(s, args);

@@ -76,7 +76,7 @@ static const char *const sql[ST_MAX] = {
     "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s",
     PAGE_FIRST(LIST_COLS_OF("encoding", "links")),
     PAGE_AFTER(LIST_COLS_OF("encoding", "links")),
-    "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1)",
+    "SELECT COUNT(*) FROM (SELECT 1 FROM inventory WHERE setname = %s LIMIT 1) AS t",
     /* One seek in the primary key per set, not a walk of every row. */
     "SELECT MIN(setname) FROM inventory WHERE setname > %s",
     "SELECT COUNT(*), COALESCE(SUM(size), 0), MAX(mtime_ns) FROM inventory "

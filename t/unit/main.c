@@ -103,6 +103,25 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, aboveroot_suite());
     srunner_add_suite(sr, dumprun_suite());
     srunner_add_suite(sr, cdumprun_suite());
+    /* The store's suites again on PostgreSQL (see unit.h). */
+    ut_pg_dsn = getenv("RS_TEST_PG");
+    if (ut_pg_dsn && *ut_pg_dsn) {
+        ut_pg_building = 1;
+        srunner_add_suite(sr, db_suite());
+        srunner_add_suite(sr, dbdriver_suite());
+        srunner_add_suite(sr, schema_suite());
+        srunner_add_suite(sr, inventory_suite());
+        srunner_add_suite(sr, journal_suite());
+        srunner_add_suite(sr, notify_suite());
+        srunner_add_suite(sr, hubsub_suite());
+        srunner_add_suite(sr, linkkeep_suite());
+        ut_pg_building = 0;
+    }
+    else if (getenv("RS_TEST_PG_REQUIRED")) {
+        fprintf(stderr, "unit-tests: RS_TEST_PG_REQUIRED is set but RS_TEST_PG holds no DSN: "
+                        "the PostgreSQL tests cannot run (t/pgcluster run)\n");
+        return 2;
+    }
     ut_forking = srunner_fork_status(sr) != CK_NOFORK;
 
     srunner_run_all(sr, CK_ENV);

@@ -14,7 +14,8 @@ static ut_log_t ul;
 
 static void open_db_path(const char *path)
 {
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, "sqlite3", path, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(path), ut_log_init(&ul)),
+                     APR_SUCCESS);
 }
 
 static void open_db(void)
@@ -199,7 +200,8 @@ START_TEST(schema_v4_keeps_rows)
     apr_pool_t *p;
 
     apr_pool_create(&p, ut_pool);
-    ck_assert_int_eq(rs_db_open(&db, p, "sqlite3", path, &v3, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_open(&db, p, ut_driver, ut_store(path), &v3, ut_log_init(&ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_schema_version(db), 3);
     run("INSERT INTO notify_dests (setname, topic, kind, url, secret, lease_until, cursor) "
         "VALUES ('s', 'change', 'sub', 'http://a/1', 'k', 5, 3)");

@@ -12,7 +12,7 @@ static rs_db_t *open_store(ut_log_t *ul)
 {
     rs_db_t *st = NULL;
     const char *db = ut_path(ut_tempdir("store"), "state.db");
-    apr_status_t rv = rs_schema_open(&st, ut_pool, "sqlite3", db, ut_log_init(ul));
+    apr_status_t rv = rs_schema_open(&st, ut_pool, ut_driver, ut_store(db), ut_log_init(ul));
     ck_assert_msg(rv == APR_SUCCESS, "rs_db_open: %d", rv);
     ck_assert_ptr_nonnull(st);
     return st;
@@ -511,7 +511,8 @@ START_TEST(transactions_and_reopen)
 
     /* Commit without a transaction is a no-op. */
     ck_assert_int_eq(apr_pool_create(&p1, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_schema_open(&st, p1, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&st, p1, ut_driver, ut_store(db), ut_log_init(&ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
     ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
     put(st, "s", item("d", "a", 1, 1));
@@ -524,7 +525,8 @@ START_TEST(transactions_and_reopen)
     apr_pool_destroy(p1); /* closes the database */
 
     ck_assert_int_eq(apr_pool_create(&p2, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_schema_open(&st2, p2, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&st2, p2, ut_driver, ut_store(db), ut_log_init(&ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(count(st2, "s"), 2);
     ck_assert_int_eq(dir_rows(st2, "s", "d"), 3);
     r = get(st2, "s", "d", "b");
@@ -591,8 +593,9 @@ START_TEST(two_handles)
     const char *db = ut_path(ut_tempdir("store"), "state.db");
     rs_db_t *w = NULL, *r = NULL;
 
-    ck_assert_int_eq(rs_schema_open(&w, ut_pool, "sqlite3", db, ut_log_init(&ul)), APR_SUCCESS);
-    ck_assert_int_eq(rs_schema_open(&r, ut_pool, "sqlite3", db, &ul.logger), APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&w, ut_pool, ut_driver, ut_store(db), ut_log_init(&ul)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&r, ut_pool, ut_driver, ut_store(db), &ul.logger), APR_SUCCESS);
     ck_assert_int_eq(rs_db_begin(w), APR_SUCCESS);
     put(w, "s", item("", "a", 1, 1));
     ck_assert_int_eq(count(r, "s"), 0);

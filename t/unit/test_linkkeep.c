@@ -45,8 +45,8 @@ typedef struct {
 static void fx_init(fx_t *f, const rs_links_t *l)
 {
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, "sqlite3",
-                                    ut_path(ut_tempdir("linkkeep"), "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->st, ut_pool, ut_driver,
+                                    ut_store(ut_path(ut_tempdir("linkkeep"), "state.db")),
                                     ut_log_init(&f->ul)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->st, ut_pool), APR_SUCCESS);

@@ -32,9 +32,9 @@ static void nf_init(nf_t *f, int max)
 {
     const char *base = ut_tempdir("notify");
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(
-        rs_schema_open(&f->db, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&f->ul)),
-        APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, ut_driver, ut_store(ut_path(base, "state.db")),
+                                    ut_log_init(&f->ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&f->n, f->db, f->j, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now() - apr_time_from_sec(10)),

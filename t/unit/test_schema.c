@@ -87,9 +87,9 @@ static void fill(rs_db_t *db, const char *set)
 static rs_db_t *store(void)
 {
     rs_db_t *db = NULL;
-    ck_assert_int_eq(
-        rs_schema_open(&db, ut_pool, "sqlite3", ut_path(ut_tempdir("schema"), "state.db"), NULL),
-        APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
+                                    ut_store(ut_path(ut_tempdir("schema"), "state.db")), NULL),
+                     APR_SUCCESS);
     return db;
 }
 
@@ -113,8 +113,10 @@ START_TEST(tables_are_the_units)
         ck_assert_int_eq(has, 1);
     }
     ck_assert_int_eq(rs_db_prepare(db,
-                                   "SELECT COUNT(*) FROM sqlite_master WHERE type = "
-                                   "'table'",
+                                   ut_pg() ? "SELECT COUNT(*) FROM pg_tables WHERE schemaname = "
+                                             "current_schema()"
+                                           : "SELECT COUNT(*) FROM sqlite_master WHERE type = "
+                                             "'table'",
                                    &s),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
@@ -427,6 +429,12 @@ Suite *schema_suite(void)
     tcase_add_test(tc, tables_are_the_units);
     tcase_add_test(tc, forget_set_every_table);
     tcase_add_test(tc, forget_set_rolled_back);
+    suite_add_tcase(s, tc);
+    if (ut_pg_building) {
+        return s;
+    }
+    /* SQLite's files of older versions. */
+    tc = ut_tcase("schema-sqlite", 30);
     tcase_add_test(tc, forget_set_older_schema);
     tcase_add_test(tc, inventory_reads_before_version_6);
     tcase_add_test(tc, version_6_migrates_to_7);

@@ -29,6 +29,30 @@ void ut_teardown(void);
 /* A test case with the per-test pool fixture and a timeout. */
 TCase *ut_tcase(const char *name, double timeout);
 
+/* The state store's driver of the running test: "sqlite3", or "pgsql"
+ * in the test cases that the runner builds a second time for
+ * PostgreSQL (when RS_TEST_PG holds a DSN: ut_pg_dsn).  A suite whose
+ * tests open stores through ut_store runs on both; while the runner
+ * builds the PostgreSQL copy, ut_pg_building is set: ut_tcase then names
+ * the case "<name>-pg" and makes ut_driver "pgsql" in its tests, and the
+ * suite leaves out the cases that are SQLite's only (files, WAL,
+ * backup). */
+extern const char *ut_driver;
+extern const char *ut_pg_dsn;
+extern int ut_pg_building;
+int ut_pg(void); /* ut_driver is "pgsql" */
+
+/* The DSN of the store named by the file path for ut_driver: SQLite's is
+ * the path; PostgreSQL's is ut_pg_dsn with a schema of its own (created
+ * if missing), the same for the same path, so a test's stores are fresh
+ * and independent and a path opens its store again. */
+const char *ut_store(const char *path);
+
+/* Run sql on a connection of its own to dsn (libpq), failing the test
+ * when it fails; the first column of its first row (in ut_pool), or
+ * NULL. */
+char *ut_pg_exec(const char *dsn, const char *sql);
+
 /* Suites, one per engine unit. */
 Suite *time_suite(void);
 Suite *range_suite(void);

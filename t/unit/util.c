@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <apr_md5.h>
 #include <apr_strings.h>
 #include <apr_time.h>
+#include <libpq-fe.h>
 #include <regex.h>
 #include <libxml/parser.h>
 #include "rs_hash.h"
@@ -24,9 +26,71 @@
 
 apr_pool_t *ut_pool;
 
+const char *ut_driver = "sqlite3";
+const char *ut_pg_dsn;
+int ut_pg_building;
+
 void ut_setup(void)
 {
     ck_assert_int_eq(apr_pool_create(&ut_pool, NULL), APR_SUCCESS);
+    ut_driver = "sqlite3";
+}
+
+/* The fixture of a test case built while ut_pg_building: the test's
+ * stores are PostgreSQL's (ut_store). */
+static void setup_pg(void)
+{
+    ut_driver = "pgsql";
+}
+
+int ut_pg(void)
+{
+    return !strcmp(ut_driver, "pgsql");
+}
+
+char *ut_pg_exec(const char *dsn, const char *sql)
+{
+    PGconn *c = PQconnectdb(dsn);
+    PGresult *r;
+    char *out = NULL;
+
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "connecting to %s: %s", dsn, PQerrorMessage(c));
+    PQclear(PQexec(c, "SET client_min_messages = warning"));
+    r = PQexec(c, sql);
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
+                  "%s: %s", sql, PQerrorMessage(c));
+    if (PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)) {
+        out = apr_pstrdup(ut_pool, PQgetvalue(r, 0, 0));
+    }
+    PQclear(r);
+    PQfinish(c);
+    return out;
+}
+
+const char *ut_store(const char *path)
+{
+    unsigned char md[APR_MD5_DIGESTSIZE];
+    char schema[2 * APR_MD5_DIGESTSIZE + 3];
+    int i;
+
+    if (!ut_pg()) {
+        return path;
+    }
+    /* One schema per path: the same path opens the same store again, and
+     * every test's paths are below a fresh directory. */
+    apr_md5(md, path, strlen(path));
+    schema[0] = 's';
+    schema[1] = '_';
+    for (i = 0; i < APR_MD5_DIGESTSIZE; i++) {
+        apr_snprintf(schema + 2 + 2 * i, 3, "%02x", md[i]);
+    }
+    /* Tests that open a store from several processes at once: CREATE
+     * SCHEMA IF NOT EXISTS is not safe against itself. */
+    ut_pg_exec(ut_pg_dsn, apr_psprintf(ut_pool,
+                                       "BEGIN; SELECT pg_advisory_xact_lock(27); "
+                                       "CREATE SCHEMA IF NOT EXISTS %s; COMMIT",
+                                       schema));
+    return apr_psprintf(ut_pool, "%s options='-csearch_path=%s'", ut_pg_dsn, schema);
 }
 
 void ut_teardown(void)
@@ -37,8 +101,22 @@ void ut_teardown(void)
 
 TCase *ut_tcase(const char *name, double timeout)
 {
-    TCase *tc = tcase_create(name);
+    TCase *tc;
+    if (ut_pg_building) {
+        /* Lives as long as the runner (Check keeps the name). */
+        char *pg = malloc(strlen(name) + 4);
+        if (!pg) {
+            abort(); /* not in a test: no ck_assert */
+        }
+        strcpy(pg, name);
+        strcat(pg, "-pg");
+        name = pg;
+    }
+    tc = tcase_create(name);
     tcase_add_checked_fixture(tc, ut_setup, ut_teardown);
+    if (ut_pg_building) {
+        tcase_add_checked_fixture(tc, setup_pg, NULL);
+    }
     tcase_set_timeout(tc, timeout);
     return tc;
 }
