@@ -254,6 +254,11 @@ int rs_db_transient(apr_status_t rv)
     }
 }
 
+const char *rs_db_driver(const rs_db_t *db)
+{
+    return apr_dbd_name(db->drv);
+}
+
 int rs_db_schema_version(const rs_db_t *db)
 {
     return db->version;

@@ -164,6 +164,9 @@ void rs_db_one_thread_per_connection(void);
  * the database should be) stays until the configuration changes. */
 int rs_db_transient(apr_status_t rv);
 
+/* The apr_dbd driver's name of the connection ("sqlite3", "pgsql"). */
+const char *rs_db_driver(const rs_db_t *db);
+
 /* The schema version of the database (after rs_db_open: the newest one). */
 int rs_db_schema_version(const rs_db_t *db);
 

@@ -85,6 +85,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, hubflow_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, setlock_suite());
+    srunner_add_suite(sr, storelock_suite());
     srunner_add_suite(sr, storeretry_suite());
     srunner_add_suite(sr, massdel_suite());
     srunner_add_suite(sr, links_suite());
@@ -115,6 +116,7 @@ int main(int argc, const char *const *argv)
         srunner_add_suite(sr, notify_suite());
         srunner_add_suite(sr, hubsub_suite());
         srunner_add_suite(sr, linkkeep_suite());
+        srunner_add_suite(sr, storelock_suite());
         ut_pg_building = 0;
     }
     else if (getenv("RS_TEST_PG_REQUIRED")) {

@@ -301,7 +301,9 @@ END_TEST
  * connection's lock keeps (see rs_db.h). */
 START_TEST(concurrent_first_open)
 {
-    const char *path = ut_path(ut_tempdir("db"), "state.db");
+    /* A new database (PostgreSQL: its schema made here, empty): the
+     * children race for its migration. */
+    const char *path = ut_store(ut_path(ut_tempdir("db"), "state.db"));
     pid_t pid[4];
     int i, status;
 
@@ -313,7 +315,7 @@ START_TEST(concurrent_first_open)
             rs_db_t *db = NULL;
             apr_status_t rv;
             apr_pool_create(&p, NULL);
-            rv = rs_schema_open(&db, p, ut_driver, ut_store(path), NULL);
+            rv = rs_schema_open(&db, p, ut_driver, path, NULL);
             _exit(rv != APR_SUCCESS ? 1 : rs_db_schema_version(db) != RS_SCHEMA_VERSION ? 2 : 0);
         }
     }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_inventory.c - rs_inventory: the inventory table on rs_db (SQLite) */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <apr_hash.h>
 #include <apr_strings.h>
+#include <apr_time.h>
 #include "unit.h"
 #include "rs_inventory.h"
 #include "rs_schema.h"
@@ -712,6 +714,54 @@ START_TEST(links_round_trip)
 }
 END_TEST
 
+static int count_each(void *baton, const rs_item_t *it)
+{
+    (void)it;
+    ++*(int *)baton;
+    return 0;
+}
+
+/* Timing (no assertion on time): RS_STORE_TIMING=N writes N inventory
+ * rows (in transactions of 1000, as a scan does) and streams them back
+ * with rs_inventory_each_all, on each driver the suite runs on; the rates
+ * go to stderr. */
+START_TEST(timing)
+{
+    const char *env = getenv("RS_STORE_TIMING");
+    int n = env ? atoi(env) : 0, i, got = 0;
+    ut_log_t ul;
+    rs_db_t *st;
+    apr_time_t t0, t1, t2;
+    apr_pool_t *p;
+
+    if (n <= 0) {
+        return; /* timing only when asked */
+    }
+    st = open_store(&ul);
+    apr_pool_create(&p, ut_pool);
+    t0 = apr_time_now();
+    for (i = 0; i < n; i++) {
+        rs_item_t it =
+            item(apr_psprintf(p, "d%03d", i / 1000), apr_psprintf(p, "%07d.pdf", i), i, 1);
+        if (i % 1000 == 0) {
+            ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
+        }
+        ck_assert_int_eq(rs_inventory_put(st, "s", &it), APR_SUCCESS);
+        if (i % 1000 == 999 || i == n - 1) {
+            ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
+            apr_pool_clear(p);
+        }
+    }
+    t1 = apr_time_now();
+    ck_assert_int_eq(rs_inventory_each_all(st, "s", count_each, &got), APR_SUCCESS);
+    t2 = apr_time_now();
+    ck_assert_int_eq(got, n);
+    fprintf(stderr, "store timing %s: %d rows, insert %.0f rows/s, rs_db_each %.0f rows/s\n",
+            ut_driver, n, n / ((double)(t1 - t0) / APR_USEC_PER_SEC),
+            n / ((double)(t2 - t1) / APR_USEC_PER_SEC + 1e-9));
+}
+END_TEST
+
 Suite *inventory_suite(void)
 {
     Suite *s = suite_create("rs_inventory");
@@ -732,6 +782,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, delete_dir_counts);
     tcase_add_test(tc, sets_summary_and_every_row);
     tcase_add_test(tc, links_round_trip);
+    tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;
 }
