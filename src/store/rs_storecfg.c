@@ -45,54 +45,12 @@ const char *rs_storecfg_parse(rs_storecfg_t *c, apr_pool_t *p, const char *spec,
     return apr_psprintf(p, "'%s' is not sqlite or pgsql:DSN", spec);
 }
 
-/* dsn with the value of its password replaced by "*****": libpq's
- * "key = value" form (values bare, or quoted with backslash escapes), or
- * a URI's "user:password@". */
-static const char *masked(apr_pool_t *p, const char *dsn)
-{
-    const char *k = dsn, *v, *at, *scheme = strstr(dsn, "://");
-    apr_size_t n;
-
-    if (scheme) {
-        at = strchr(scheme + 3, '@');
-        v = at ? memchr(scheme + 3, ':', (apr_size_t)(at - scheme - 3)) : NULL;
-        return v ? apr_pstrcat(p, apr_pstrndup(p, dsn, (apr_size_t)(v - dsn + 1)), "*****", at,
-                               NULL)
-                 : dsn;
-    }
-    while (*k) {
-        k += strspn(k, " \t\n");
-        n = strcspn(k, " \t\n=");
-        v = k + n + strspn(k + n, " \t\n");
-        if (*v != '=') {
-            return dsn; /* not a connection string libpq reads: shown as is */
-        }
-        v += 1 + strspn(v + 1, " \t\n");
-        at = v; /* the value's end */
-        if (*at == '\'') {
-            for (at++; *at && *at != '\''; at++) {
-                at += at[0] == '\\' && at[1];
-            }
-            at += *at == '\'';
-        }
-        else {
-            at += strcspn(at, " \t\n");
-        }
-        if (n == 8 && !strncmp(k, "password", 8)) {
-            return apr_pstrcat(p, apr_pstrndup(p, dsn, (apr_size_t)(v - dsn)), "*****",
-                               masked(p, at), NULL);
-        }
-        k = at;
-    }
-    return dsn;
-}
-
 const char *rs_storecfg_describe(const rs_storecfg_t *c, apr_pool_t *p, const char *statedir)
 {
     if (!rs_storecfg_is_pgsql(c)) {
         return apr_psprintf(p, "SQLite in ResourceSyncStateDir '%s'", statedir);
     }
-    return apr_psprintf(p, "PostgreSQL store '%s'", masked(p, c->dsn));
+    return apr_psprintf(p, "PostgreSQL store '%s'", rs_db_dsn_display(p, c->driver, c->dsn));
 }
 
 const char *rs_storecfg_check_driver(const rs_storecfg_t *c, apr_pool_t *p)

@@ -51,7 +51,7 @@ const char *rs_storecfg_parse(rs_storecfg_t *c, apr_pool_t *p, const char *spec,
 
 /* The store for messages and the status page, never with a password:
  * "SQLite in ResourceSyncStateDir '<statedir>'" when c is NULL or
- * SQLite, else "PostgreSQL store '<dsn, password masked>'" (from p). */
+ * SQLite, else "PostgreSQL store '<dsn as rs_db_dsn_display shows it>'" (from p). */
 const char *rs_storecfg_describe(const rs_storecfg_t *c, apr_pool_t *p, const char *statedir);
 
 /* Whether the apr_dbd driver of kind is installed (apr_dbd_get_driver);
