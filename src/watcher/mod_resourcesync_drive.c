@@ -51,6 +51,7 @@
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_writer.h"
 #include "mod_resourcesync_access.h"
 #include "mod_resourcesync_changes.h"
 #include "mod_resourcesync_jobs.h"
@@ -165,6 +166,10 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         apr_time_t slice = rs_verifypass_wake(&ws->verify, now);
         if (due && due < next) {
             next = due;
+        }
+        if (ws->elsewhere) { /* nothing of the set but its lock */
+            next = ws->writer_at < next ? ws->writer_at : next;
+            continue;
         }
         if (ws->next_tick < next) {
             next = ws->next_tick;
@@ -337,7 +342,9 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
         rs_watch_take(ws->w, d->iter, now, &t);
     }
     if (rs_storeretry_due(&ws->retry, now)) {
-        if (rs_storefail_reopen(d) == APR_SUCCESS) {
+        /* (The new connection takes the set's lock again: another node
+         * may have taken it meanwhile, rs_writer_retake.) */
+        if (rs_storefail_reopen(d) == APR_SUCCESS && !ws->elsewhere) {
             rs_reconcile_full(d->iter, ws, 0);
             ws->next_tick = rs_time_mono() + rs_global.rescan;
         }
@@ -371,6 +378,10 @@ static apr_status_t watch_loop(rs_drive_t *d)
             wset_t *ws = &d->ws[i];
             if (ws->retry.err) {
                 set_retry(d, ws, now);
+                continue;
+            }
+            if (ws->elsewhere) {
+                rs_writer_poll(ws, d->iter, now);
                 continue;
             }
             rs_notifyw_poll(ws, d->iter, now);
@@ -518,12 +529,13 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     rs_deliver_start(s);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
-     * the scans go. */
+     * the scans go.  Only the sets this node writes (their store lock,
+     * mod_resourcesync_writer.c); the others wait for theirs. */
     for (i = 0; i < d->nsets; i++) {
-        rs_reconcile_links(d->iter, &d->ws[i]);
-        apr_pool_clear(d->iter);
-        rs_reconcile_full(d->iter, &d->ws[i], 1);
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;
+        if (rs_writer_take(&d->ws[i], rs_time_mono())) {
+            rs_writer_start(&d->ws[i], d->iter);
+        }
         rs_verifypass_init(&d->ws[i].verify, d->pool, rs_global.verify, rs_time_mono());
         apr_pool_clear(d->iter);
     }

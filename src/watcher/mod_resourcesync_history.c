@@ -13,6 +13,7 @@
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_status.h"
 #include "rs_statecheck.h"
+#include "rs_storelock.h"
 #include "rs_time.h"
 
 /* The engine's messages, as they are. */
@@ -61,6 +62,43 @@ static void ring_emptied(void *baton)
     rs_status_ring_reset();
 }
 
+/* A shared (PostgreSQL) store whose history this node's documents do
+ * not continue: a new history would reset the journal every node shares.
+ * Only a node that writes every set (holds every set's store lock) may
+ * start one; another refuses to start its watcher and says why, its
+ * children serving what its state directory holds.  (The store's own
+ * judgement, rs_statecheck_judge, is the one rs_statecheck_start makes.) */
+static apr_status_t shared_guard(rs_drive_t *d, const rs_statecheck_where_t *w)
+{
+    rs_statecheck_verdict_t v;
+    apr_status_t rv;
+    int i, held = 1;
+
+    if (!rs_storecfg_is_pgsql(&rs_global.store)) {
+        return APR_SUCCESS;
+    }
+    if ((rv = rs_statecheck_judge(w, d->iter, d->store, d->journal, &v)) != APR_SUCCESS || !v.why
+        || !v.stored) {
+        return rv; /* (a failure is rs_statecheck_start's to report) */
+    }
+    for (i = 0; i < d->nsets && held; i++) {
+        if ((rv = rs_storelock_try(d->store, w->sets[i], &held)) != APR_SUCCESS) {
+            return rv;
+        }
+    }
+    if (held) {
+        return APR_SUCCESS;
+    }
+    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, d->s,
+                 RS_TAG "watcher: the %s holds history %s, which another node writes, but this "
+                        "node's documents do not continue it (%s); not starting a new history "
+                        "for every node: make this node's configuration (ResourceSyncBaseURL, "
+                        "the sets) the other nodes', or empty its ResourceSyncStateDir '%s' of "
+                        "documents, and restart httpd",
+                 rs_global.store_shown, v.stored, v.why, rs_global.state_dir);
+    return APR_EGENERAL;
+}
+
 apr_status_t rs_drive_history_start(rs_drive_t *d)
 {
     rs_statecheck_hooks_t hooks = { forget_notifications, gen_floor, status_adopt, ring_emptied,
@@ -83,6 +121,10 @@ apr_status_t rs_drive_history_start(rs_drive_t *d)
     w.nsets = d->nsets;
     w.hooks = &hooks;
     w.log = &log;
+    if ((rv = shared_guard(d, &w)) != APR_SUCCESS) {
+        apr_pool_clear(d->iter);
+        return rv;
+    }
     rv = rs_statecheck_start(&d->statecheck, &w, d->iter, d->store, d->journal, rs_time_mono());
     apr_pool_clear(d->iter);
     return rv;

@@ -96,6 +96,11 @@ typedef struct wset_t {
      * retry.resync: committed records of a failed scan are not in the
      * ring yet. */
     rs_storeretry_t retry;
+    /* One writer per set (mod_resourcesync_writer.c): elsewhere, another
+     * node holds the set's store lock and this watcher does not touch the
+     * set; writer_at, when it tries again (monotonic). */
+    int elsewhere;
+    apr_time_t writer_at;
     /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
      * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
     rs_dumpsched_t dump;
