@@ -15,12 +15,13 @@ use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use Digest::MD5 qw(md5_hex);
+use File::Basename ();
 use RSPg;
 use RSTest qw(get doc xpc set_conf wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 48;
+plan tests => 51;
 
 # Every node has the same base URL (the balancer's) and sees the same tree.
 my $BASE = 'http://rs.example';
@@ -158,6 +159,19 @@ is(scalar(grep { $seen{"$_->{loc} $_->{datetime}"}++ } @c), 0, 'no change entry 
 is(journal_twice(), 0, 'the journal holds no record twice');
 ok(wait_for(sub { !rl_differs($na) }, 30), 'Resource List after the restarts') or diag(rl_differs($na));
 unlike($na->log_text, qr/\Q$PW\E/, 'the error log never shows the password');
+like($na->log_text, qr/watcher started \(pid \d+, 1 sets, node node-a\)/,
+     "the watcher's start line names the node");
+
+# rs-tool on the same store: --store pgsql:DSN, the password never printed;
+# backup leaves a PostgreSQL store to pg_dump.
+my $tool = File::Basename::dirname(RSTest::Server::module_path()) . "/rs-tool";
+my $out = `$tool status -d ${\ $na->dir}/state --store 'pgsql:$DSN' 2>&1`;
+ok($? == 0 && $out =~ /^store PostgreSQL store '[^']*password=\*\*\*[^']*' bytes 0 schema \d+ history \S+$/m
+   && $out =~ /^set pg: files \d+/m && $out !~ /\Q$PW\E/, 'rs-tool status --store pgsql:DSN')
+    or diag($out);
+$out = `$tool backup -d ${\ $na->dir}/state --store 'pgsql:$DSN' ${\ $na->dir}/bk 2>&1`;
+is(($? >> 8) . " $out", "2 rs-tool: backup: the store is PostgreSQL: back it up with pg_dump "
+   . "(e.g. pg_dump -Fc -f FILE DBNAME), not rs-tool\n", 'rs-tool backup refuses a PostgreSQL store');
 
 # ------------------------------------------ a second node, same DSN and set
 my $nb = RSTest::private_server();
