@@ -21,7 +21,7 @@ use RSTest qw(get doc xpc set_conf wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 51;
+plan tests => 53;
 
 # Every node has the same base URL (the balancer's) and sees the same tree.
 my $BASE = 'http://rs.example';
@@ -172,6 +172,16 @@ ok($? == 0 && $out =~ /^store PostgreSQL store '[^']*password=\*\*\*[^']*' bytes
 $out = `$tool backup -d ${\ $na->dir}/state --store 'pgsql:$DSN' ${\ $na->dir}/bk 2>&1`;
 is(($? >> 8) . " $out", "2 rs-tool: backup: the store is PostgreSQL: back it up with pg_dump "
    . "(e.g. pg_dump -Fc -f FILE DBNAME), not rs-tool\n", 'rs-tool backup refuses a PostgreSQL store');
+# forget-set from another node's state directory: the set's lock file there
+# is free, its store lock is not.
+my $other = $na->dir . '/other-state';
+mkdir $other or die $!;
+my $inv = $pg->psql("SELECT COUNT(*) FROM inventory WHERE setname = 'pg'");
+$out = `$tool forget-set -d $other --store 'pgsql:$DSN' pg 2>&1`;
+is(($? >> 8) . " $out", "1 rs-tool: forget-set: set 'pg' is written by a watcher of another node "
+   . '(its store lock is held): remove its ResourceSyncSet on every node and restart them, or '
+   . "stop them, then run forget-set again\n", 'rs-tool forget-set refuses a set another node writes');
+is($pg->psql("SELECT COUNT(*) FROM inventory WHERE setname = 'pg'"), $inv, '... and removes nothing');
 
 # ------------------------------------------ a second node, same DSN and set
 my $nb = RSTest::private_server();
