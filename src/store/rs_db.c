@@ -289,7 +289,17 @@ apr_status_t rs_db_begin(rs_db_t *db)
     }
     apr_pool_create(&db->txn_pool, db->pool);
     db->txn_rv = APR_SUCCESS;
-    rc = apr_dbd_transaction_start(db->drv, db->txn_pool, db->h, &db->txn);
+    if (db->kind == DB_PGSQL) {
+        db->txn = db->txn_kept; /* (see rs_db_priv.h) */
+        rc = apr_dbd_transaction_start(db->drv, db->pool, db->h, &db->txn);
+        db->txn_kept = db->txn;
+        if (!rc) { /* a kept record may still say "roll back" */
+            apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_COMMIT);
+        }
+    }
+    else {
+        rc = apr_dbd_transaction_start(db->drv, db->txn_pool, db->h, &db->txn);
+    }
     if (rc) {
         apr_status_t rv = rs_db_fail(db, rc, "BEGIN");
         if (db->txn) {

@@ -39,7 +39,12 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn;
     apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
     apr_uint64_t txn_serial; /* counts BEGINs */
-    int pg_stmts;            /* PostgreSQL: statements prepared on the server */
+    /* PostgreSQL: the driver's transaction record, made (in pool) at the
+     * first BEGIN and handed to every later one: APR-util's pgsql
+     * driver writes through *trans when BEGIN fails (the server gone),
+     * and a NULL one crashes the process. */
+    apr_dbd_transaction_t *txn_kept;
+    int pg_stmts; /* PostgreSQL: statements prepared on the server */
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;
