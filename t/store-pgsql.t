@@ -17,14 +17,16 @@ use lib "$FindBin::Bin/lib";
 use Digest::MD5 qw(md5_hex);
 use File::Basename ();
 use RSPg;
+use RSWebSubPeer ();
 use RSTest qw(get doc xpc set_conf wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 53;
+plan tests => 57;
 
 # Every node has the same base URL (the balancer's) and sees the same tree.
 my $BASE = 'http://rs.example';
+my $hub = RSWebSubPeer->hub;    # every node publishes the set's notifications to it
 my $PW = 's3cret-pw';                       # trust authentication: never checked,
 my $DSN = $pg->dsn . " password=$PW";       # but never to be shown either
 
@@ -33,7 +35,9 @@ sub conf {
     return STATE_CONF . qq(ResourceSyncStore pgsql "$DSN"\n) . "ResourceSyncNodeName $node\n"
         . 'ResourceSyncBaseURL ' . ($base // $BASE) . "\n" . qq(DocumentRoot "$tree"\n)
         . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/pg">\n    ResourceSyncSet pg\n    ResourceSyncHash md5\n</Directory>\n)
+        . qq(<Directory "$tree/pg">\n    ResourceSyncSet pg\n    ResourceSyncHash md5\n)
+        . "    ResourceSyncNotify on\n    ResourceSyncNotifyDelay 200ms\n"
+        . '    ResourceSyncNotifyHub ' . $hub->url . "\n</Directory>\n"
         . STATUS_CONF;
 }
 
@@ -195,10 +199,19 @@ like(status($nb), qr/^SetWrittenBy: another node$/m, 'node b: ... as WrittenBy')
 my $r = at($nb, "$BASE/resourcesync/pg/resourcelist.xml");
 is($r->code, 503, 'node b: its Resource List answers 503');
 ok($r->header('Retry-After'), 'node b: ... with Retry-After');
+$hub->set(answer => 503);    # deliveries are retried: by whom?
 RSTest::put("$T/while-b.txt", "written while b runs\n");
 wait_ok(sub { listed($na, 'while-b.txt', 'created') }, 30, 'node a goes on writing the set');
 sleep 3;    # b's lock retries (every 2 s) while a writes
 is(scalar(() = listed($na, 'while-b.txt', 'created')), 1, 'node a lists the change once');
+sub posts { grep { $_->{method} eq 'POST' && $_->{body} =~ /while-b\.txt/
+                   && (!defined $_[0] || $_->{status} == $_[0]) } $hub->requests }
+ok(wait_for(sub { posts(503) }, 30), 'the change is published to the hub, which refuses it');
+$hub->set(answer => 200);
+ok(wait_for(sub { posts(200) }, 60), 'delivered again once the hub takes it');
+sleep 4;    # node b's delivery thread would retry the same row as well
+is(scalar(posts(200)), 1,
+   'the hub takes it once: only the node that writes the set delivers its notifications');
 is(journal_twice(), 0, 'nothing journaled twice while both run');
 ok(!rl_differs($na), "node a's Resource List stays right") or diag(rl_differs($na));
 is(() = $nb->log_text =~ /another node writes it/g, 1, 'node b said it once');
@@ -245,4 +258,6 @@ RSTest::put("$T/after.txt", "after\n");
 wait_ok(sub { listed($nb, 'after.txt', 'created') }, 30, 'and the next change too');
 is(journal_twice(), 0, 'the journal holds no record twice at the end');
 unlike($nb->log_text, qr/\Q$PW\E/, "node b's log never shows the password");
+unlike($nb->log_text, qr/watcher \(pid \d+\) died|Segmentation fault/,
+       "node b's watcher never died, PostgreSQL's stop included");
 $nb->stop;

@@ -56,6 +56,9 @@ static struct {
      * file's rename (rs_deliver_shown), read by this thread (hook_shown);
      * allocated before the thread starts. */
     volatile apr_uint64_t *shown;
+    /* Per set (slot): whether this node writes it (rs_deliver_writes, from
+     * the driver's one-writer rule); only then are its rows sent here. */
+    volatile apr_uint32_t *writes;
 } dl;
 
 /* The thread's messages go straight to the error log; a busy store (the
@@ -215,9 +218,15 @@ static apr_int64_t hook_shown(void *baton, const void *s, const char *topic)
     return (apr_int64_t)apr_atomic_read64(&dl.shown[2 * set->slot + topic_index(topic)]);
 }
 
-static const rs_delivery_hooks_t hooks = { NULL,         hook_now,  hook_set,   hook_hub,
-                                           hook_sets,    hook_hubs, hook_retry, hook_max_backlog,
-                                           hook_request, hook_shown };
+static int hook_writes(void *baton, const void *s)
+{
+    (void)baton;
+    return (int)apr_atomic_read32(&dl.writes[((const rs_set_t *)s)->slot]);
+}
+
+static const rs_delivery_hooks_t hooks = { NULL,         hook_now,   hook_set,   hook_hub,
+                                           hook_sets,    hook_hubs,  hook_retry, hook_max_backlog,
+                                           hook_request, hook_shown, hook_writes };
 
 /* ------------------------------------------------------------- the thread */
 
@@ -258,6 +267,7 @@ void rs_deliver_start(server_rec *s)
     apr_allocator_t *alloc;
     apr_thread_t *t;
     apr_status_t rv;
+    int i;
 
     if (dl.started || !needed()) {
         return;
@@ -277,6 +287,12 @@ void rs_deliver_start(server_rec *s)
      * flight, not the highest it ever was. */
     apr_allocator_max_free_set(alloc, DELIVER_MAX_FREE);
     dl.shown = apr_pcalloc(dl.pool, 2 * sizeof(*dl.shown) * (apr_size_t)rs_global.sets->nelts);
+    /* SQLite: one node, every set its own at once.  A shared store: none
+     * until the driver holds the set's lock (rs_deliver_writes). */
+    dl.writes = apr_pcalloc(dl.pool, sizeof(*dl.writes) * (apr_size_t)rs_global.sets->nelts);
+    for (i = 0; i < rs_global.sets->nelts; i++) {
+        dl.writes[i] = !rs_storecfg_is_pgsql(&rs_global.store);
+    }
     dl.dv = rs_delivery_create(dl.pool, rs_global.state_dir, DELIVER_PARALLEL, &hooks, &dl.log);
     if ((rv = rs_websub_create(&dl.ws, dl.pool, &o, rs_delivery_done, dl.dv, &dl.log))
             != APR_SUCCESS
@@ -293,6 +309,13 @@ void rs_deliver_shown(const rs_set_t *set, const char *topic, apr_int64_t id)
 {
     if (apr_atomic_read32(&dl.started)) {
         apr_atomic_set64(&dl.shown[2 * set->slot + topic_index(topic)], (apr_uint64_t)id);
+    }
+}
+
+void rs_deliver_writes(const rs_set_t *set, int writes)
+{
+    if (apr_atomic_read32(&dl.started)) {
+        apr_atomic_set32(&dl.writes[set->slot], writes ? 1 : 0);
     }
 }
 

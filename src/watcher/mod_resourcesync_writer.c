@@ -43,6 +43,7 @@
  * mass-deletion guard's own view of availability restored). */
 static void publish(wset_t *ws, int elsewhere)
 {
+    rs_deliver_writes(ws->set, !elsewhere);
     if (elsewhere) {
         ws->status.mode = RS_MODE_ELSEWHERE;
         ws->status.unavailable = 1;

@@ -300,6 +300,9 @@ static void step(rs_delivery_t *dv, dest_t *d, apr_hash_t *looks, apr_time_t now
     int act;
 
     d->again = 0;
+    if (dv->hooks->writes && !dv->hooks->writes(dv->hooks->baton, d->set)) {
+        return; /* another node's (a shared store) */
+    }
     act = rs_deliverpolicy_ready(&d->row, d->sub, d->inflight, now, dv->log);
     if (act == RS_DELIVERPOLICY_GO) {
         l = rs_deliverlook_get(dv->db, dv->box, dv->iter, looks, d->row.set, d->row.topic,
