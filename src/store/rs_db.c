@@ -65,8 +65,10 @@ static apr_status_t read_version(rs_db_t *db, apr_pool_t *p, int *version)
 
     do {
         res = NULL;
+        /* PostgreSQL: the whole (one-row) result at once; apr_dbd's
+         * pgsql driver stalls for 100 ms on an empty sequential one. */
         rc = apr_dbd_select(db->drv, p, db->h, &res,
-                            "SELECT v FROM meta WHERE k = '" VERSION_KEY "'", 0);
+                            "SELECT v FROM meta WHERE k = '" VERSION_KEY "'", db->kind == DB_PGSQL);
     } while (rs_db_drv_schema_changed(db, rc) && ++tries < SCHEMA_RETRIES);
     *version = 0;
     if (rc) {

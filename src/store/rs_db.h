@@ -204,7 +204,10 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 apr_status_t rs_db_run(rs_db_t *db, const char *sql);
 
 /* Prepare a statement, which lives as long as the connection.  sql uses
- * apr_dbd's %s / %lld / %d markers. */
+ * apr_dbd's %s / %lld / %d markers (PostgreSQL: prepared on the server
+ * under a name of the connection's, the values sent as text; a marker
+ * whose type the server cannot infer needs a CAST(%s AS TEXT) that SQLite
+ * accepts too). */
 apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out);
 
 /* The connection's statement for sql, prepared at its first use and kept.
@@ -220,7 +223,8 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
 /* Each result row is handed to fn with all its column values as strings
  * (NULL for SQL NULL), however many columns it has.  The strings are
  * valid during the call only: fn copies what it keeps into p, the
- * caller's pool (which may be NULL when fn keeps no strings). */
+ * caller's pool (which may be NULL when fn keeps no strings).  fn must not
+ * use this connection (PostgreSQL reads the rows while fn runs). */
 typedef void rs_db_row_fn(void *baton, apr_pool_t *p, const char *const *cols, int ncols);
 apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
                          rs_db_row_fn *fn, void *baton);
@@ -248,7 +252,11 @@ typedef int rs_db_each_fn(void *baton, const rs_db_row_t *row);
  * one thread at a time, and a reader in WAL mode never waits for the
  * writer, so no other connection can wait for it either.  While fn runs
  * the statement holds a read snapshot: fn must not use this connection.
- * Other drivers go through rs_db_query (rows copied as text). */
+ * PostgreSQL runs it on libpq's connection in single-row mode (one row in
+ * memory at a time; when fn stops early the remaining rows are read and
+ * dropped, so the connection takes the next statement); its failure
+ * inside a transaction fails the transaction.  Other drivers go through
+ * rs_db_query (rows copied as text). */
 apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
                         void *baton);
 

@@ -117,6 +117,10 @@ int main(int argc, const char *const *argv)
         srunner_add_suite(sr, hubsub_suite());
         srunner_add_suite(sr, linkkeep_suite());
         srunner_add_suite(sr, storelock_suite());
+        srunner_add_suite(sr, notifyseal_suite());
+        srunner_add_suite(sr, deliverpolicy_suite());
+        srunner_add_suite(sr, delivery_suite());
+        srunner_add_suite(sr, deliverstat_suite());
         ut_pg_building = 0;
     }
     else if (getenv("RS_TEST_PG_REQUIRED")) {

@@ -37,8 +37,8 @@ static void df_init(df_t *f)
     int i;
 
     memset(f, 0, sizeof(*f));
-    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3",
-                                    ut_path(ut_tempdir("deliverpolicy"), "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, ut_driver,
+                                    ut_store(ut_path(ut_tempdir("deliverpolicy"), "state.db")),
                                     ut_log_init(&f->sl)),
                      APR_SUCCESS);
     ut_log_init(&f->ul);

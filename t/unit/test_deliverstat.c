@@ -50,9 +50,9 @@ START_TEST(topic_line)
     rs_journal_t *j;
     rs_notify_t *n;
 
-    ck_assert_int_eq(
-        rs_schema_open(&db, ut_pool, "sqlite3", ut_path(base, "state.db"), ut_log_init(&ul)),
-        APR_SUCCESS);
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(ut_path(base, "state.db")),
+                                    ut_log_init(&ul)),
+                     APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&j, db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&n, db, j, ut_pool), APR_SUCCESS);
     ck_assert_str_eq(rs_deliverstat_topic(ut_pool, n, "s", RS_NOTIFY_CHANGE),

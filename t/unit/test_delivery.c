@@ -146,7 +146,8 @@ static void tf_init_n(tf_t *f, const char *cb, int max_parallel)
     f->statedir = ut_tempdir("delivery");
     f->clock = NOW;
     f->shown = -1;
-    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", ut_path(f->statedir, "state.db"),
+    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, ut_driver,
+                                    ut_store(ut_path(f->statedir, "state.db")),
                                     ut_log_init(&f->sl)),
                      APR_SUCCESS);
     ut_log_init(&f->ul);

@@ -31,8 +31,9 @@ static void sf_init(sf_t *f)
     const char *dir = ut_tempdir("notifyseal");
     memset(f, 0, sizeof(*f));
     f->path = ut_path(dir, "state.db");
-    ck_assert_int_eq(rs_schema_open(&f->db, ut_pool, "sqlite3", f->path, ut_log_init(&f->ul)),
-                     APR_SUCCESS);
+    ck_assert_int_eq(
+        rs_schema_open(&f->db, ut_pool, ut_driver, ut_store(f->path), ut_log_init(&f->ul)),
+        APR_SUCCESS);
     ck_assert_int_eq(rs_journal_open(&f->j, f->db, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_notify_open(&f->n, f->db, f->j, ut_pool), APR_SUCCESS);
     ck_assert_int_eq(rs_journal_begin_set(f->j, "s", apr_time_now() - SEC(10)), APR_SUCCESS);
@@ -174,7 +175,7 @@ START_TEST(failed_seal_is_retried)
     change(&f);
     rs_notifyseal_changed(&f.st, 1, DELAY, T0);
     ck_assert_int_eq(rs_db_busy_timeout(f.db, 0), APR_SUCCESS);
-    ck_assert_int_eq(rs_schema_open(&other, ut_pool, "sqlite3", f.path, ut_log_init(&ol)),
+    ck_assert_int_eq(rs_schema_open(&other, ut_pool, ut_driver, ut_store(f.path), ut_log_init(&ol)),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_begin(other), APR_SUCCESS);
     ck_assert_int_eq(rs_db_run(other, "DELETE FROM notify_dests"), APR_SUCCESS);
@@ -247,7 +248,10 @@ Suite *notifyseal_suite(void)
     tcase_add_test(tc, start_seals_what_was_left_open);
     tcase_add_test(tc, seal_after_the_delay);
     tcase_add_test(tc, sweep_finds_unannounced_records);
-    tcase_add_test(tc, failed_seal_is_retried);
+    if (!ut_pg_building) {
+        /* SQLite's write lock is the database's; PostgreSQL's are rows'. */
+        tcase_add_test(tc, failed_seal_is_retried);
+    }
     tcase_add_test(tc, prune_every_period_by_retention);
     suite_add_tcase(s, tc);
     return s;
