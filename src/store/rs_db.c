@@ -291,9 +291,15 @@ apr_status_t rs_db_begin(rs_db_t *db)
     }
     apr_pool_create(&db->txn_pool, db->pool);
     db->txn_rv = APR_SUCCESS;
+    db->txn_end_pool = db->txn_pool;
     if (db->kind == DB_PGSQL) {
-        db->txn = db->txn_kept; /* (see rs_db_priv.h) */
-        rc = apr_dbd_transaction_start(db->drv, db->pool, db->h, &db->txn);
+        /* (See rs_db_priv.h.)  apr_dbd registers the transaction's end on
+         * the pool it starts with and unregisters it from the pool it
+         * ends with: the same one.  The first record is made in the
+         * connection's pool, to outlive its transaction. */
+        db->txn_end_pool = db->txn_kept ? db->txn_pool : db->pool;
+        db->txn = db->txn_kept;
+        rc = apr_dbd_transaction_start(db->drv, db->txn_end_pool, db->h, &db->txn);
         db->txn_kept = db->txn;
         if (!rc) { /* a kept record may still say "roll back" */
             apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_COMMIT);
@@ -307,7 +313,7 @@ apr_status_t rs_db_begin(rs_db_t *db)
         if (db->txn) {
             /* The driver keeps a failed BEGIN's transaction: end it. */
             apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
-            apr_dbd_transaction_end(db->drv, db->txn_pool, db->txn);
+            apr_dbd_transaction_end(db->drv, db->txn_end_pool, db->txn);
         }
         txn_done(db);
         return rv;
@@ -325,7 +331,7 @@ apr_status_t rs_db_commit(rs_db_t *db)
         return APR_SUCCESS;
     }
     failed = db->txn_rv;
-    rc = apr_dbd_transaction_end(db->drv, db->txn_pool, db->txn);
+    rc = apr_dbd_transaction_end(db->drv, db->txn_end_pool, db->txn);
     txn_done(db);
     if (failed != APR_SUCCESS) {
         /* apr_dbd rolled the transaction back and reports success. */
@@ -344,7 +350,7 @@ apr_status_t rs_db_rollback(rs_db_t *db)
         return APR_SUCCESS;
     }
     apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
-    rc = apr_dbd_transaction_end(db->drv, db->txn_pool, db->txn);
+    rc = apr_dbd_transaction_end(db->drv, db->txn_end_pool, db->txn);
     txn_done(db);
     return rc ? rs_db_fail(db, rc, "ROLLBACK") : APR_SUCCESS;
 }

@@ -44,7 +44,8 @@ struct rs_db_t {
      * driver writes through *trans when BEGIN fails (the server gone),
      * and a NULL one crashes the process. */
     apr_dbd_transaction_t *txn_kept;
-    int pg_stmts; /* PostgreSQL: statements prepared on the server */
+    apr_pool_t *txn_end_pool; /* the pool the open transaction started with */
+    int pg_stmts;             /* PostgreSQL: statements prepared on the server */
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;
