@@ -25,18 +25,6 @@ static const char *const meta_sql[] = {
 
 /* ------------------------------------------------ failures */
 
-apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
-{
-    apr_status_t rv;
-    rs_db_drv_error(db, rc);
-    rv = rs_db_drv_status(db, rc);
-    if (db->txn && db->txn_rv == APR_SUCCESS) {
-        db->txn_rv = rv; /* the driver will roll back at the end */
-    }
-    rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s", what, db->errmsg);
-    return rv;
-}
-
 const char *rs_db_last_error(const rs_db_t *db)
 {
     return db->errmsg;
@@ -428,75 +416,6 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
     }
     else if (nrows) {
         *nrows = n;
-    }
-    apr_pool_destroy(cp);
-    return rv;
-}
-
-/* rs_db_query's rows on PostgreSQL: each row's columns as text. */
-typedef struct {
-    rs_db_row_fn *fn;
-    void *baton;
-    apr_pool_t *p, *cp;
-    const char **cols;
-    int cap;
-} query_t;
-
-static int query_row(void *baton, const rs_db_row_t *row)
-{
-    query_t *q = baton;
-    int i, n = PQnfields(row->pg);
-    if (n > q->cap) {
-        q->cols = apr_palloc(q->cp, sizeof(*q->cols) * n);
-        q->cap = n;
-    }
-    for (i = 0; i < n; i++) {
-        q->cols[i] = rs_db_row_text(row, i);
-    }
-    q->fn(q->baton, q->p, q->cols, n);
-    return 0;
-}
-
-apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
-                         rs_db_row_fn *fn, void *baton)
-{
-    apr_dbd_results_t *res = NULL;
-    apr_dbd_row_t *row = NULL;
-    apr_pool_t *cp, *rp;
-    const char **cols = NULL;
-    apr_status_t rv = APR_SUCCESS;
-    int rc, n, i, cap = 0;
-
-    apr_pool_create(&cp, db->pool);
-    if (db->kind == DB_PGSQL) {
-        query_t q = { fn, baton, p, cp, NULL, 0 };
-        rv = rs_db_pg_run(db, s, args, query_row, &q, NULL);
-        apr_pool_destroy(cp);
-        return rv;
-    }
-    rc = apr_dbd_pbselect(db->drv, cp, db->h, &res, s->prep, 0, args);
-    if (rc) {
-        rv = rs_db_fail(db, rc, s->sql);
-        apr_pool_destroy(cp);
-        return rv;
-    }
-    /* Drivers that fetch row by row allocate each row: a pool per row.
-     * The number of columns is asked at every row: apr_dbd's pgsql
-     * driver knows it only once a row was read. */
-    apr_pool_create(&rp, cp);
-    while ((rc = apr_dbd_get_row(db->drv, rp, res, &row, -1)) == 0) {
-        if ((n = apr_dbd_num_cols(db->drv, res)) > cap) {
-            cols = apr_pcalloc(cp, sizeof(*cols) * n);
-            cap = n;
-        }
-        for (i = 0; i < n; i++) {
-            cols[i] = apr_dbd_get_entry(db->drv, row, i);
-        }
-        fn(baton, p, cols, n);
-        apr_pool_clear(rp);
-    }
-    if (rc != -1) {
-        rv = rs_db_fail(db, rc, s->sql);
     }
     apr_pool_destroy(cp);
     return rv;

@@ -77,6 +77,27 @@ struct rs_db_row_t {
     int ncols;
 };
 
+/* rs_dbpg.c: PostgreSQL's own part of rs_dbdriver.c (which calls it for
+ * db->kind DB_PGSQL): the database's encoding checked at open; the
+ * session's settings (client_min_messages, lock_timeout, read-only);
+ * lock_timeout as the busy timeout; the message of a failure (msg, the
+ * driver's verbose text) into db->errmsg with its SQLSTATE into
+ * db->sqlstate; the status of the last failure; the status of a failed
+ * open of dsn; a DDL statement translated (in p). */
+apr_status_t rs_db_pg_opened(rs_db_t *db);
+apr_status_t rs_db_pg_configure(rs_db_t *db, int mode);
+apr_status_t rs_db_pg_lock_timeout(rs_db_t *db, int ms);
+void rs_db_pg_error(rs_db_t *db, const char *msg);
+apr_status_t rs_db_pg_status(rs_db_t *db);
+apr_status_t rs_db_pg_open_status(const char *dsn);
+const char *rs_db_pg_ddl(apr_pool_t *p, const char *sql);
+
+/* s->sql with apr_dbd's markers (%s, %d, %lld) made the driver's
+ * parameters ("?" for SQLite, "$n" with dollar for PostgreSQL), their
+ * types kept in s for binding (from db's pool); NULL (logged) for a
+ * marker apr_dbd does not have. */
+char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar);
+
 /* rs_dbrows.c: a statement of PostgreSQL's run on the native connection
  * (libpq), for rs_db_exec, rs_db_query and rs_db_each: prepared on the
  * server at its first run, its rows handed to fn one by one as libpq's
@@ -95,7 +116,8 @@ apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s);
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what);
 
 
-/* rs_dbdriver.c: what depends on the driver (db->kind). */
+/* rs_dbdriver.c: what depends on the driver (db->kind), and rs_db_fail
+ * (above). */
 /* The query counting the tables named %s (NULL: none for this driver). */
 const char *rs_db_drv_table_sql(const rs_db_t *db);
 

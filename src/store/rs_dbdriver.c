@@ -13,6 +13,7 @@
  * statements and PostgreSQL's single-row results of its own for
  * rs_db_each, and goes through apr_dbd for any other driver.)
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
@@ -56,63 +57,6 @@ int rs_db_drv_kind(const apr_dbd_driver_t *drv)
     return !strcmp(name, "sqlite3") ? DB_SQLITE : !strcmp(name, "pgsql") ? DB_PGSQL : DB_OTHER;
 }
 
-/* Whether a conninfo value must be quoted to be read back as one. */
-static int needs_quotes(const char *v)
-{
-    if (!*v) {
-        return 1;
-    }
-    for (; *v; v++) {
-        if (isspace((unsigned char)*v) || *v == '\'' || *v == '\\') {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-const char *rs_db_dsn_display(apr_pool_t *p, const char *driver, const char *dsn)
-{
-    PQconninfoOption *opts, *o;
-    char *err = NULL;
-    const char *out = "";
-
-    if (!driver || strcmp(driver, "pgsql")) {
-        return dsn;
-    }
-    /* libpq's own parser reads both forms (key=value and URI), so a
-     * password is found wherever the DSN puts it; the DSN is shown as
-     * the keywords it sets. */
-    if (!(opts = PQconninfoParse(dsn, &err))) {
-        PQfreemem(err);
-        return "(a PostgreSQL DSN that libpq cannot parse)";
-    }
-    for (o = opts; o->keyword; o++) {
-        const char *v = o->val;
-        if (!v) {
-            continue;
-        }
-        if (!strcmp(o->keyword, "password")) {
-            v = "***";
-        }
-        else if (needs_quotes(v)) {
-            char *q = apr_palloc(p, 2 * strlen(v) + 3), *d = q;
-            *d++ = '\'';
-            for (; *v; v++) {
-                if (*v == '\'' || *v == '\\') {
-                    *d++ = '\\';
-                }
-                *d++ = *v;
-            }
-            *d++ = '\'';
-            *d = '\0';
-            v = q;
-        }
-        out = apr_pstrcat(p, out, *out ? " " : "", o->keyword, "=", v, NULL);
-    }
-    PQconninfoFree(opts);
-    return out;
-}
-
 const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int mode)
 {
     if (mode != RS_DB_READONLY) {
@@ -135,22 +79,7 @@ const char *rs_db_drv_dsn(const rs_db_t *db, apr_pool_t *p, const char *dsn, int
 apr_status_t rs_db_drv_opened(rs_db_t *db, int mode)
 {
     if (db->kind == DB_PGSQL) {
-        PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
-        const char *enc = conn ? PQparameterStatus(conn, "server_encoding") : NULL;
-        /* File names are bytes: only SQL_ASCII stores every byte
-         * sequence as it is (UTF8 rejects invalid sequences, others
-         * convert). */
-        if (!enc || strcmp(enc, "SQL_ASCII")) {
-            apr_snprintf(db->errmsg, sizeof(db->errmsg),
-                         "the database's server_encoding is %s, not SQL_ASCII (file names are "
-                         "bytes): create it with ENCODING 'SQL_ASCII' LC_COLLATE 'C' "
-                         "LC_CTYPE 'C' TEMPLATE template0",
-                         enc ? enc : "unknown");
-            rs_log_emit(db->log, RS_LOG_ERR, APR_EGENERAL, "state store: cannot use '%s': %s",
-                        rs_db_dsn_display(db->pool, "pgsql", db->dsn), db->errmsg);
-            return APR_EGENERAL;
-        }
-        return APR_SUCCESS;
+        return rs_db_pg_opened(db);
     }
     if (db->kind == DB_SQLITE && mode == RS_DB_READONLY) {
         sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
@@ -163,46 +92,11 @@ apr_status_t rs_db_drv_opened(rs_db_t *db, int mode)
     return APR_SUCCESS;
 }
 
-/* libpq's notices (a NOTICE or WARNING the server sends) go to the
- * store's log instead of stderr; client_min_messages keeps NOTICEs from
- * being sent at all. */
-static void pg_notice(void *arg, const char *message)
-{
-    rs_db_t *db = arg;
-    apr_size_t n = strlen(message);
-    while (n > 0 && message[n - 1] == '\n') {
-        n--;
-    }
-    rs_log_emit(db->log, RS_LOG_WARN, APR_SUCCESS, "state store: PostgreSQL says: %.*s", (int)n,
-                message);
-}
-
-/* PostgreSQL's settings of a session: rs_db_run's statements, each
- * failing the open on its own. */
-static apr_status_t pg_configure(rs_db_t *db, int mode)
-{
-    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
-    apr_status_t rv;
-
-    PQsetNoticeProcessor(conn, pg_notice, db);
-    /* Messages with their SQLSTATE: rs_db_drv_error reads the cause from
-     * it (apr_dbd clears the result that holds it). */
-    PQsetErrorVerbosity(conn, PQERRORS_VERBOSE);
-    if ((rv = rs_db_run(db, "SET client_min_messages = warning")) != APR_SUCCESS
-        || (rv = rs_db_busy_timeout(db, 10000)) != APR_SUCCESS) {
-        return rv;
-    }
-    if (mode == RS_DB_READONLY) {
-        rv = rs_db_run(db, "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
-    }
-    return rv;
-}
-
 /* Settings a connection needs before anything else runs. */
 apr_status_t rs_db_drv_configure(rs_db_t *db, apr_pool_t *p, int mode)
 {
     if (db->kind == DB_PGSQL) {
-        return pg_configure(db, mode);
+        return rs_db_pg_configure(db, mode);
     }
     if (db->kind == DB_SQLITE) {
         apr_dbd_results_t *res = NULL;
@@ -242,16 +136,24 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
         return h && sqlite3_busy_timeout(h, ms) == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
     }
     if (db->kind == DB_PGSQL) {
-        /* lock_timeout 0 waits for ever: "at once" is 1 ms.  The setting
-         * is the session's, a statement rolled back keeps it. */
-        char sql[64];
-        apr_snprintf(sql, sizeof(sql), "SET lock_timeout = %d", ms > 0 ? ms : 1);
-        return rs_db_run(db, sql);
+        return rs_db_pg_lock_timeout(db, ms);
     }
     return APR_ENOTIMPL;
 }
 
 /* ------------------------------------------------ failures */
+
+apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)
+{
+    apr_status_t rv;
+    rs_db_drv_error(db, rc);
+    rv = rs_db_drv_status(db, rc);
+    if (db->txn && db->txn_rv == APR_SUCCESS) {
+        db->txn_rv = rv; /* the driver will roll back at the end */
+    }
+    rs_log_emit(db->log, RS_LOG_ERR, rv, "state store: %s failed: %s", what, db->errmsg);
+    return rv;
+}
 
 /* Why a SQLite connection is read-only when SQLite does not say: it
  * opened the database read-only because it could not open a file for
@@ -276,78 +178,17 @@ void rs_db_drv_error(rs_db_t *db, int rc)
 {
     const char *msg = apr_dbd_error(db->drv, db->h, rc);
     db->sqlstate[0] = '\0';
-    if (db->kind == DB_PGSQL && msg) {
-        /* Verbose: "ERROR:  40P01: deadlock detected\nDETAIL: ...".  The
-         * message is its first line without severity and code; the code
-         * is kept apart. */
-        const char *c = strstr(msg, ":  ");
-        const char *end;
-        if (c && strlen(c + 3) > 6 && c[8] == ':' && c[9] == ' ') {
-            memcpy(db->sqlstate, c + 3, 5);
-            db->sqlstate[5] = '\0';
-            msg = c + 10;
-        }
-        end = strchr(msg, '\n');
-        apr_cpystrn(db->errmsg, msg,
-                    end && (apr_size_t)(end - msg) < sizeof(db->errmsg)
-                        ? (apr_size_t)(end - msg) + 1
-                        : sizeof(db->errmsg));
+    if (db->kind == DB_PGSQL) {
+        rs_db_pg_error(db, msg);
         return;
     }
     apr_cpystrn(db->errmsg, msg ? msg : "", sizeof(db->errmsg));
 }
 
-/* The cause of a PostgreSQL failure: from its SQLSTATE (classes and
- * codes of PostgreSQL's appendix A), or the connection's state when the
- * failure has none (libpq's own: the server went away). */
-static apr_status_t pg_status(rs_db_t *db)
-{
-    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
-    const char *st = db->sqlstate;
-
-    if (!conn || PQstatus(conn) == CONNECTION_BAD) {
-        return APR_ECONNRESET;
-    }
-    if (!strcmp(st, "40P01") || !strcmp(st, "40001") || !strcmp(st, "55P03") || !strcmp(st, "57014")
-        || !strcmp(st, "53300")) {
-        return APR_EBUSY; /* deadlock, serialization, lock or statement timeout, slots */
-    }
-    if (!strcmp(st, "53100")) {
-        return APR_ENOSPC;
-    }
-    if (!strcmp(st, "53200")) {
-        return APR_FROM_OS_ERROR(ENOMEM);
-    }
-    if (!strcmp(st, "25006")) {
-        return APR_EROFS;
-    }
-    if (!strcmp(st, "42501") || !strncmp(st, "28", 2)) {
-        return APR_EACCES;
-    }
-    if (!strncmp(st, "08", 2) || !strcmp(st, "57P01") || !strcmp(st, "57P02")
-        || !strcmp(st, "57P03")) {
-        return APR_ECONNRESET; /* connection failure, server shut down */
-    }
-    if (!strcmp(st, "58030")) {
-        return APR_EIO;
-    }
-    return APR_EGENERAL;
-}
-
 apr_status_t rs_db_drv_open_status(const rs_db_t *db, const char *dsn, apr_status_t rv)
 {
     if (db->kind == DB_PGSQL) {
-        PQconninfoOption *opts;
-        char *err = NULL;
-        /* A DSN that cannot be parsed stays wrong; anything else (no
-         * server, no database or role yet, too many connections) may
-         * pass: the caller retries. */
-        if (!(opts = PQconninfoParse(dsn, &err))) {
-            PQfreemem(err);
-            return APR_EINVAL;
-        }
-        PQconninfoFree(opts);
-        return APR_ECONNREFUSED;
+        return rs_db_pg_open_status(dsn);
     }
     return rv;
 }
@@ -401,7 +242,7 @@ apr_status_t rs_db_drv_status(rs_db_t *db, int rc)
         }
     }
     if (db->kind == DB_PGSQL) {
-        return pg_status(db);
+        return rs_db_pg_status(db);
     }
     return APR_EGENERAL;
 }
@@ -417,6 +258,39 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc)
         return rc == SQLITE_SCHEMA || (conn && sqlite3_errcode(conn) == SQLITE_SCHEMA);
     }
     return 0;
+}
+
+/* ------------------------------------------------ statements */
+
+char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)
+{
+    apr_size_t n = strlen(s->sql);
+    /* "$n" takes at most 4 bytes where its marker took at least 2. */
+    char *q = apr_palloc(db->pool, 2 * n + 1), *d = q;
+    const char *c;
+
+    s->types = apr_palloc(db->pool, n / 2 + 1);
+    s->nargs = 0;
+    for (c = s->sql; *c;) {
+        int len = c[0] == '%' && (c[1] == 's' || c[1] == 'd') ? 2 : !strncmp(c, "%lld", 4) ? 4 : 0;
+        if (len) {
+            s->types[s->nargs++] = len == 4 ? 'l' : c[1];
+            d += dollar ? sprintf(d, "$%d", s->nargs) : sprintf(d, "?");
+            c += len;
+        }
+        else if (c[0] == '%') {
+            rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL,
+                        "state store: unsupported marker "
+                        "in \"%s\"",
+                        s->sql);
+            return NULL;
+        }
+        else {
+            *d++ = *c++;
+        }
+    }
+    *d = '\0';
+    return q;
 }
 
 /* ------------------------------------------------ schema */
@@ -456,82 +330,9 @@ const char *rs_db_drv_meta_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql
     return sql;
 }
 
-/* Whether the word w (length n) is at s, a whole word. */
-static int word_at(const char *start, const char *s, const char *w)
-{
-    apr_size_t n = strlen(w);
-    return (s == start || !(isalnum((unsigned char)s[-1]) || s[-1] == '_')) && !strncmp(s, w, n)
-           && !(isalnum((unsigned char)s[n]) || s[n] == '_');
-}
-
-/* The units write their DDL for SQLite, whose existing stores must see
- * it unchanged.  For PostgreSQL, CREATE TABLE and ALTER TABLE are
- * translated here, word by word outside quotes:
- *   INTEGER PRIMARY KEY  -> BIGINT GENERATED BY DEFAULT AS IDENTITY
- *                           PRIMARY KEY (SQLite's rowid alias: a new
- *                           row's key is assigned when none is given)
- *   INTEGER              -> BIGINT (SQLite's integers are 64 bit)
- *   BLOB                 -> TEXT (the units bind what they store there
- *                           as text: a notification's payload)
- *   TEXT                 -> TEXT COLLATE "C" (names compare as bytes, as
- *                           in SQLite: listings, the ranges of a
- *                           directory and the walk's merge rely on it)
- *   WITHOUT ROWID        -> nothing (a table's rows are in a heap; the
- *                           primary key's index orders them)
- * Other statements (indexes, copies of rows) run as they are. */
 const char *rs_db_drv_ddl(const rs_db_t *db, apr_pool_t *p, const char *sql)
 {
-    static const struct {
-        const char *from, *to;
-    } words[] = { { "INTEGER PRIMARY KEY", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY" },
-                  { "INTEGER", "BIGINT" },
-                  { "BLOB", "TEXT COLLATE \"C\"" },
-                  { "TEXT", "TEXT COLLATE \"C\"" },
-                  { " WITHOUT ROWID", "" },
-                  { NULL, NULL } };
-    apr_size_t len = strlen(sql);
-    char *out, *d;
-    const char *c;
-    char quote = 0;
-    int i;
-
-    if (db->kind != DB_PGSQL
-        || (strncmp(sql, "CREATE TABLE ", 13) && strncmp(sql, "ALTER TABLE ", 12))) {
-        return sql;
-    }
-    /* Each replacement at most 40 bytes longer than what it replaces,
-     * and every word of it at least 4 bytes long. */
-    d = out = apr_palloc(p, len + (len / 4 + 1) * 48 + 1);
-    for (c = sql; *c;) {
-        if (quote) {
-            quote = *c == quote ? 0 : quote;
-            *d++ = *c++;
-            continue;
-        }
-        if (*c == '\'' || *c == '"') {
-            quote = *c;
-            *d++ = *c++;
-            continue;
-        }
-        for (i = 0; words[i].from; i++) {
-            const char *w = words[i].from[0] == ' ' ? words[i].from + 1 : words[i].from;
-            const char *at = words[i].from[0] == ' ' && *c == ' ' ? c + 1 : c;
-            if ((at != c || words[i].from[0] != ' ') && word_at(sql, at, w)) {
-                break;
-            }
-        }
-        if (words[i].from) {
-            apr_size_t n = strlen(words[i].to);
-            memcpy(d, words[i].to, n);
-            d += n;
-            c += strlen(words[i].from);
-        }
-        else {
-            *d++ = *c++;
-        }
-    }
-    *d = '\0';
-    return out;
+    return db->kind == DB_PGSQL ? rs_db_pg_ddl(p, sql) : sql;
 }
 
 const char *rs_db_drv_table_sql(const rs_db_t *db)

@@ -43,45 +43,11 @@ static apr_status_t rows_close(void *data)
     return APR_SUCCESS;
 }
 
-/* s's text with apr_dbd's markers (%s, %d, %lld) made the driver's
- * parameters ("?" for SQLite, "$n" for PostgreSQL), their types kept for
- * binding; NULL (logged) for a marker apr_dbd does not have. */
-static char *markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)
-{
-    apr_size_t n = strlen(s->sql);
-    /* "$n" takes at most 4 bytes where its marker took at least 2. */
-    char *q = apr_palloc(db->pool, 2 * n + 1), *d = q;
-    const char *c;
-
-    s->types = apr_palloc(db->pool, n / 2 + 1);
-    s->nargs = 0;
-    for (c = s->sql; *c;) {
-        int len = c[0] == '%' && (c[1] == 's' || c[1] == 'd') ? 2 : !strncmp(c, "%lld", 4) ? 4 : 0;
-        if (len) {
-            s->types[s->nargs++] = len == 4 ? 'l' : c[1];
-            d += dollar ? sprintf(d, "$%d", s->nargs) : sprintf(d, "?");
-            c += len;
-        }
-        else if (c[0] == '%') {
-            rs_log_emit(db->log, RS_LOG_ERR, APR_ENOTIMPL,
-                        "state store: unsupported marker "
-                        "in \"%s\"",
-                        s->sql);
-            return NULL;
-        }
-        else {
-            *d++ = *c++;
-        }
-    }
-    *d = '\0';
-    return q;
-}
-
 /* SQLite's statement for s, "?" parameters. */
 static apr_status_t native_prepare(rs_db_t *db, rs_db_stmt_t *s)
 {
     sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
-    char *q = markers(db, s, 0);
+    char *q = rs_db_drv_markers(db, s, 0);
     int rc;
 
     if (!q) {
@@ -128,6 +94,75 @@ static int native_bind(rs_db_stmt_t *s, const void **args)
     return rc;
 }
 
+/* rs_db_query's rows on PostgreSQL: each row's columns as text. */
+typedef struct {
+    rs_db_row_fn *fn;
+    void *baton;
+    apr_pool_t *p, *cp;
+    const char **cols;
+    int cap;
+} query_t;
+
+static int query_row(void *baton, const rs_db_row_t *row)
+{
+    query_t *q = baton;
+    int i, n = PQnfields(row->pg);
+    if (n > q->cap) {
+        q->cols = apr_palloc(q->cp, sizeof(*q->cols) * n);
+        q->cap = n;
+    }
+    for (i = 0; i < n; i++) {
+        q->cols[i] = rs_db_row_text(row, i);
+    }
+    q->fn(q->baton, q->p, q->cols, n);
+    return 0;
+}
+
+apr_status_t rs_db_query(rs_db_t *db, apr_pool_t *p, rs_db_stmt_t *s, const void **args,
+                         rs_db_row_fn *fn, void *baton)
+{
+    apr_dbd_results_t *res = NULL;
+    apr_dbd_row_t *row = NULL;
+    apr_pool_t *cp, *rp;
+    const char **cols = NULL;
+    apr_status_t rv = APR_SUCCESS;
+    int rc, n, i, cap = 0;
+
+    apr_pool_create(&cp, db->pool);
+    if (db->kind == DB_PGSQL) {
+        query_t q = { fn, baton, p, cp, NULL, 0 };
+        rv = rs_db_pg_run(db, s, args, query_row, &q, NULL);
+        apr_pool_destroy(cp);
+        return rv;
+    }
+    rc = apr_dbd_pbselect(db->drv, cp, db->h, &res, s->prep, 0, args);
+    if (rc) {
+        rv = rs_db_fail(db, rc, s->sql);
+        apr_pool_destroy(cp);
+        return rv;
+    }
+    /* Drivers that fetch row by row allocate each row: a pool per row.
+     * The number of columns is asked at every row: apr_dbd's pgsql
+     * driver knows it only once a row was read. */
+    apr_pool_create(&rp, cp);
+    while ((rc = apr_dbd_get_row(db->drv, rp, res, &row, -1)) == 0) {
+        if ((n = apr_dbd_num_cols(db->drv, res)) > cap) {
+            cols = apr_pcalloc(cp, sizeof(*cols) * n);
+            cap = n;
+        }
+        for (i = 0; i < n; i++) {
+            cols[i] = apr_dbd_get_entry(db->drv, row, i);
+        }
+        fn(baton, p, cols, n);
+        apr_pool_clear(rp);
+    }
+    if (rc != -1) {
+        rv = rs_db_fail(db, rc, s->sql);
+    }
+    apr_pool_destroy(cp);
+    return rv;
+}
+
 /* rs_db_row_fn of rs_db_each on other drivers. */
 typedef struct {
     rs_db_each_fn *fn;
@@ -169,7 +204,7 @@ static apr_status_t pg_fail(rs_db_t *db, const char *what)
 apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s)
 {
     PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
-    char *q = markers(db, s, 1);
+    char *q = rs_db_drv_markers(db, s, 1);
     char name[32];
     PGresult *r;
     int ok;
