@@ -714,6 +714,29 @@ START_TEST(links_round_trip)
 }
 END_TEST
 
+/* The directories strictly below one, in byte order (both drivers). */
+START_TEST(dirs_under)
+{
+    static const char *const dirs[] = { "a", "a-b", "a.b", "a/b", "a/b/c", "a/c", "a0", "b" };
+    ut_log_t ul;
+    rs_db_t *st = open_store(&ul);
+    apr_array_header_t *out;
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        rs_item_t it = item(dirs[i], "f", 1, 1);
+        ck_assert_int_eq(rs_inventory_put(st, "s", &it), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_inventory_dirs_under(st, ut_pool, "s", "a", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 3);
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 0, char *), "a/b");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 1, char *), "a/b/c");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 2, char *), "a/c");
+    ck_assert_int_eq(rs_inventory_dirs_under(st, ut_pool, "s", "", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 8);
+}
+END_TEST
+
 static int count_each(void *baton, const rs_item_t *it)
 {
     (void)it;
@@ -782,6 +805,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, delete_dir_counts);
     tcase_add_test(tc, sets_summary_and_every_row);
     tcase_add_test(tc, links_round_trip);
+    tcase_add_test(tc, dirs_under);
     tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;

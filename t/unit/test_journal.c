@@ -833,6 +833,38 @@ static void digest_use(jf_t *f, const char *set, const char *sha256, int kept, a
  * those deletions says since when nothing needs it.  Deletions (which
  * carry the last version's digest), other sets, other paths' deletions,
  * and records gone with their list do not count. */
+/* The created/updated versions of a set with the datetime of their
+ * path's next deletion, and the versions of one path (both drivers). */
+START_TEST(versions_and_path_versions)
+{
+    jf_t f;
+    rs_record_t *a1, *a2, *da, *b1;
+    apr_array_header_t *v, *seqs;
+    rs_journal_version_t *x;
+
+    jf_init(&f);
+    a1 = append(&f, "s", "d", "a", RS_CHANGE_CREATED);
+    b1 = append(&f, "s", "d", "b", RS_CHANGE_CREATED);
+    a2 = append(&f, "s", "d", "a", RS_CHANGE_UPDATED);
+    da = append(&f, "s", "d", "a", RS_CHANGE_DELETED);
+    append(&f, "t", "d", "a", RS_CHANGE_CREATED);
+    ck_assert_int_eq(rs_journal_versions(f.j, ut_pool, "s", 1, -1, 10, &v), APR_SUCCESS);
+    ck_assert_int_eq(v->nelts, 3);
+    x = &APR_ARRAY_IDX(v, 0, rs_journal_version_t);
+    ck_assert(x->seq == a1->seq && x->deleted == da->datetime);
+    x = &APR_ARRAY_IDX(v, 1, rs_journal_version_t);
+    ck_assert(x->seq == b1->seq && x->deleted == 0);
+    x = &APR_ARRAY_IDX(v, 2, rs_journal_version_t);
+    ck_assert(x->seq == a2->seq && x->deleted == da->datetime);
+    ck_assert_int_eq(rs_journal_versions(f.j, ut_pool, "s", b1->seq, b1->seq, 10, &v), APR_SUCCESS);
+    ck_assert_int_eq(v->nelts, 1);
+    ck_assert_int_eq(rs_journal_path_versions(f.j, ut_pool, "s", "d", "a", &seqs), APR_SUCCESS);
+    ck_assert_int_eq(seqs->nelts, 2);
+    ck_assert(APR_ARRAY_IDX(seqs, 0, apr_int64_t) == a1->seq);
+    ck_assert(APR_ARRAY_IDX(seqs, 1, apr_int64_t) == a2->seq);
+}
+END_TEST
+
 START_TEST(digest_use_follows_versions_and_deletions)
 {
     jf_t f;
@@ -999,6 +1031,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, reset_forgets_everything);
     tcase_add_test(tc, sets_and_summary);
     tcase_add_test(tc, digest_use_follows_versions_and_deletions);
+    tcase_add_test(tc, versions_and_path_versions);
     if (!ut_pg_building) {
         tcase_add_test(tc, digest_use_is_indexed); /* SQLite's query plan */
     }

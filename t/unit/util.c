@@ -103,14 +103,13 @@ TCase *ut_tcase(const char *name, double timeout)
 {
     TCase *tc;
     if (ut_pg_building) {
-        /* Lives as long as the runner (Check keeps the name). */
-        char *pg = malloc(strlen(name) + 4);
-        if (!pg) {
-            abort(); /* not in a test: no ck_assert */
+        /* Lives as long as the runner (Check may keep the name): a pool
+         * that apr_terminate destroys. */
+        static apr_pool_t *names;
+        if (!names) {
+            apr_pool_create(&names, NULL);
         }
-        strcpy(pg, name);
-        strcat(pg, "-pg");
-        name = pg;
+        name = apr_pstrcat(names, name, "-pg", NULL);
     }
     tc = tcase_create(name);
     tcase_add_checked_fixture(tc, ut_setup, ut_teardown);
