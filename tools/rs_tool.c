@@ -105,9 +105,24 @@ static int parse_hashes(const char *s, unsigned *mask)
     return ok;
 }
 
+/* The value v of option opt of command cmd as a number from lo to hi, or
+ * -1 after saying that it is not `what`. */
+static long opt_number(const char *cmd, const char *opt, const char *v, long lo, long hi,
+                       const char *what)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || end == v || n < lo || n > hi) {
+        rs_tool_err(0, "%s: %s '%s' is not %s", cmd, opt, v, what);
+        return -1;
+    }
+    return n;
+}
+
 /* Options anywhere after the command; returns RS_TOOL_OK or the error. */
 static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *o)
 {
+    long n;
     int i;
     memset(o, 0, sizeof(*o));
     o->statedir = RS_TOOL_STATEDIR;
@@ -155,23 +170,17 @@ static int parse_opts(int argc, const char *const *argv, apr_pool_t *p, opts_t *
             }
         }
         else if (!strcmp(a, "--max")) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i] || n < 1 || n > 1000000000) {
-                return rs_tool_err(RS_TOOL_USAGE, "%s: --max '%s' is not a positive number",
-                                   argv[1], argv[i]);
+            if ((n = opt_number(argv[1], a, argv[++i], 1, 1000000000, "a positive number")) < 0) {
+                return RS_TOOL_USAGE;
             }
             o->max = (int)n;
             o->seen_max = 1;
         }
         else if (!strcmp(a, "--wait")) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || end == argv[i] || n < 0 || n > 86400) {
-                return rs_tool_err(RS_TOOL_USAGE,
-                                   "%s: --wait '%s' is not a number of seconds "
-                                   "from 0 to 86400",
-                                   argv[1], argv[i]);
+            if ((n = opt_number(argv[1], a, argv[++i], 0, 86400,
+                                "a number of seconds from 0 to 86400"))
+                < 0) {
+                return RS_TOOL_USAGE;
             }
             o->wait = (int)n;
             o->seen_wait = 1;

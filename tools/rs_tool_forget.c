@@ -89,6 +89,30 @@ static int set_exists(apr_pool_t *p, rs_db_t *db, const char *sd, const char *se
     return found;
 }
 
+/* A shared (PostgreSQL) store: a watcher of another node may write the
+ * set, which this node's lock file does not show.  Its store lock
+ * (rs_storelock) does: taken, and held by db's connection until it
+ * closes; RS_TOOL_OK or the error said. */
+static int store_lock(rs_db_t *db, const char *set)
+{
+    apr_status_t rv;
+    char err[256];
+    int held = 0;
+
+    if ((rv = rs_storelock_try(db, set, &held)) != APR_SUCCESS) {
+        return rs_tool_err(RS_TOOL_FAIL, "forget-set: cannot take the store lock of set '%s': %s",
+                           set, apr_strerror(rv, err, sizeof(err)));
+    }
+    if (!held) {
+        return rs_tool_err(RS_TOOL_FAIL,
+                           "forget-set: set '%s' is written by a watcher of another node "
+                           "(its store lock is held): remove its ResourceSyncSet on every "
+                           "node and restart them, or stop them, then run forget-set again",
+                           set);
+    }
+    return RS_TOOL_OK;
+}
+
 int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
 {
     const char *dbpath, **d;
@@ -96,7 +120,7 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
     rs_db_t *db;
     long long rows = 0;
     long holder;
-    int rc, fd, i, ndirs = 0, held = 0;
+    int rc, fd, i, ndirs = 0;
     apr_status_t rv;
     char err[256];
 
@@ -131,21 +155,10 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
                            rs_statedir_setlock(p, statedir, set),
                            apr_strerror(rv, err, sizeof(err)));
     }
-    /* A shared (PostgreSQL) store: a watcher of another node may write
-     * the set, which this node's lock file does not show.  Its store lock
-     * (rs_storelock) does; held by this connection until sp goes. */
-    if ((rv = rs_storelock_try(db, set, &held)) != APR_SUCCESS || !held) {
+    if ((rc = store_lock(db, set)) != RS_TOOL_OK) {
         apr_pool_destroy(sp);
         close(fd);
-        return rv != APR_SUCCESS
-                   ? rs_tool_err(RS_TOOL_FAIL,
-                                 "forget-set: cannot take the store lock of set '%s': %s", set,
-                                 apr_strerror(rv, err, sizeof(err)))
-                   : rs_tool_err(RS_TOOL_FAIL,
-                                 "forget-set: set '%s' is written by a watcher of another node "
-                                 "(its store lock is held): remove its ResourceSyncSet on every "
-                                 "node and restart them, or stop them, then run forget-set again",
-                                 set);
+        return rc;
     }
     if ((rc = forget_rows(sp, db, set, &rows)) == RS_TOOL_OK) {
         for (d = set_dirs(p, statedir, set), i = 0; d[i]; i++) {

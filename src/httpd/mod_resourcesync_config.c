@@ -553,10 +553,9 @@ static int resolve_state_dir(apr_pool_t *ptemp, server_rec *s0, int create)
 
 /* The steps run in this order, and the first failing check stops startup
  * with its message: a check_config pass (create == 0) and the post_config
- * pass (create == 1) report the same errors, except that only the latter
- * resolves options and URLs, checks the state directory against the sets'
- * directories, and creates the state directory (the former only checks
- * that it could). */
+ * pass (create == 1) report the same errors, but only the latter resolves
+ * options and URLs, checks the state directory against the sets'
+ * directories and creates it (the former only checks that it could). */
 int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int create)
 {
     server_rec *s;
@@ -572,14 +571,11 @@ int rs_config_resolve(apr_pool_t *pconf, apr_pool_t *ptemp, server_rec *s0, int 
                      "ResourceSyncStateDir is not set: it is required when "
                      "ResourceSyncSet is used (e.g. ResourceSyncStateDir /var/lib/resourcesync)");
     }
-    if ((msg = rs_storeconf_resolve(pconf, ptemp))) {
+    /* The store; set options in directory sections, each in a set's. */
+    if ((msg = rs_storeconf_resolve(pconf, ptemp)) || (msg = rs_cmd_misplaced(ptemp))) {
         return fatal(s0, msg);
     }
     rs_global.fingerprint = rs_fingerprint_compute(pconf, ap_conftree);
-    /* Set options in directory sections: each must be in a set's section. */
-    if ((msg = rs_cmd_misplaced(ptemp))) {
-        return fatal(s0, msg);
-    }
     for (s = s0; s; s = s->next) {
         if ((rc = resolve_server(pconf, ptemp, s, s0, create)) != OK) {
             return rc;

@@ -342,11 +342,15 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
         rs_watch_take(ws->w, d->iter, now, &t);
     }
     if (rs_storeretry_due(&ws->retry, now)) {
-        /* (The new connection takes the set's lock again: another node
-         * may have taken it meanwhile, rs_writer_retake.) */
-        if (rs_storefail_reopen(d) == APR_SUCCESS && !ws->elsewhere) {
-            rs_reconcile_full(d->iter, ws, 0);
-            ws->next_tick = rs_time_mono() + rs_global.rescan;
+        /* The new connection takes the sets' locks again (the old
+         * session's are gone): another node may have taken one
+         * meanwhile. */
+        if (rs_storefail_reopen(d) == APR_SUCCESS) {
+            rs_writer_retake(d);
+            if (!ws->elsewhere) {
+                rs_reconcile_full(d->iter, ws, 0);
+                ws->next_tick = rs_time_mono() + rs_global.rescan;
+            }
         }
     }
     apr_pool_clear(d->iter);

@@ -164,7 +164,8 @@ void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char 
 /* Replace the driver's store connection and journal by new ones (the old
  * connection may have been opened read-only), closing the job thread's
  * first.  On failure there is none: every set is then failing, and the
- * next retry opens one. */
+ * next retry opens one.  The caller then takes the sets' store locks
+ * again (rs_writer_retake). */
 apr_status_t rs_storefail_reopen(rs_drive_t *d);
 /* Open the driver's store and journal at the watcher's start, retrying
  * with back-off while the cause is transient (rs_storeretry_open).

@@ -19,7 +19,6 @@
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_logonce.h"
 #include "mod_resourcesync_status.h"
-#include "mod_resourcesync_writer.h"
 #include "rs_time.h"
 
 static void publish_cause(void *baton, apr_status_t rv)
@@ -109,7 +108,6 @@ apr_status_t rs_storefail_reopen(rs_drive_t *d)
         rs_storeretry_reopen(&d->episode, d->pool, &d->log, &d->store_pool, &d->store, &d->journal);
     if (rv == APR_SUCCESS) {
         rs_jobs_init(d->pool, d->s, d->store);
-        rs_writer_retake(d);
         return APR_SUCCESS;
     }
     /* No connection: no set may touch the store before a retry opens

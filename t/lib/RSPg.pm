@@ -21,11 +21,11 @@ my @clusters;
 sub pgcluster { "$FindBin::Bin/pgcluster" }
 
 sub bindir {
-    my $b = `pg_config --bindir 2>/dev/null`;
-    chomp $b;
-    return $b if $b && -x "$b/initdb";
-    ($b) = sort { $b cmp $a } glob('/usr/lib/postgresql/*/bin');
-    return $b && -x "$b/initdb" ? $b : undef;
+    my $dir = `pg_config --bindir 2>/dev/null`;
+    chomp $dir;
+    return $dir if $dir && -x "$dir/initdb";
+    ($dir) = sort { $b cmp $a } glob('/usr/lib/postgresql/*/bin');
+    return $dir && -x "$dir/initdb" ? $dir : undef;
 }
 
 # Why the tests cannot run here (undef: they can).
