@@ -22,7 +22,7 @@ use RSTest qw(get doc xpc set_conf wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 57;
+plan tests => 58;
 
 # Every node has the same base URL (the balancer's) and sees the same tree.
 my $BASE = 'http://rs.example';
@@ -242,6 +242,10 @@ is($pg->psql('SELECT COUNT(*) FROM journal'), $records, 'the shared journal is u
 $nc->stop;
 
 # ----------------------------------- PostgreSQL stops under a running node
+# The Resource List that lists by-b.txt (written some time after its change
+# is journaled) is the one to be served on while PostgreSQL is down.
+ok(wait_for(sub { !rl_differs($nb) }, 60), "node b's Resource List lists its own change")
+    or diag(rl_differs($nb));
 my $rl = at($nb, "$BASE/resourcesync/pg/resourcelist.xml")->content;
 $pg->stop;
 RSTest::put("$T/down.txt", "while PostgreSQL is down\n");

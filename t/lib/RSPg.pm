@@ -36,14 +36,18 @@ sub unavailable {
     return undef;
 }
 
+# A cluster, or undef with $why set; with RS_TEST_PG_REQUIRED (t/run-tests
+# sets it) a cluster that cannot start is the test's failure, not a skip.
 sub start {
     if (($why = unavailable())) {
+        die "RSPg: $why\n" if $ENV{RS_TEST_PG_REQUIRED};
         return undef;
     }
     my $dir = File::Temp::tempdir('rs-pg-XXXXXX', TMPDIR => 1, CLEANUP => 0);
     my $dsn = `sh ${\ pgcluster()} start $dir 2>&1`;
     if ($? != 0) {
         $why = "t/pgcluster start failed: $dsn";
+        die "RSPg: $why\n" if $ENV{RS_TEST_PG_REQUIRED};
         return undef;
     }
     chomp $dsn;

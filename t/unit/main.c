@@ -123,7 +123,7 @@ int main(int argc, const char *const *argv)
         srunner_add_suite(sr, deliverstat_suite());
         ut_pg_building = 0;
     }
-    else if (getenv("RS_TEST_PG_REQUIRED")) {
+    else if (getenv("RS_TEST_PG_REQUIRED") && strcmp(getenv("RS_TEST_PG_REQUIRED"), "0")) {
         fprintf(stderr, "unit-tests: RS_TEST_PG_REQUIRED is set but RS_TEST_PG holds no DSN: "
                         "the PostgreSQL tests cannot run (t/pgcluster run)\n");
         return 2;
