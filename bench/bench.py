@@ -1670,8 +1670,10 @@ class Bench:
             last = max(c + x * 1e6 for c, x in zip(closes, lat) if x is not None)
             s["drain"] = (last - start) / 1e9
             s["listed_rate"] = len(got) / s["drain"]
+            s["drain_close"] = (last - closes[0]) / 1e9     # from the first close
         else:
-            s.update(p50=None, p99=None, max=None, min=None, drain=None, listed_rate=0)
+            s.update(p50=None, p99=None, max=None, min=None, drain=None, listed_rate=0,
+                     drain_close=None)
         return s
 
     def live_desc(self, s):
