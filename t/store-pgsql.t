@@ -206,7 +206,7 @@ sleep 3;    # b's lock retries (every 2 s) while a writes
 is(scalar(() = listed($na, 'while-b.txt', 'created')), 1, 'node a lists the change once');
 sub posts { grep { $_->{method} eq 'POST' && $_->{body} =~ /while-b\.txt/
                    && (!defined $_[0] || $_->{status} == $_[0]) } $hub->requests }
-ok(wait_for(sub { posts(503) }, 30), 'the change is published to the hub, which refuses it');
+ok(wait_for(sub { posts(503) }, 60), 'the change is published to the hub, which refuses it');
 $hub->set(answer => 200);
 ok(wait_for(sub { posts(200) }, 60), 'delivered again once the hub takes it');
 sleep 4;    # node b's delivery thread would retry the same row as well
