@@ -315,6 +315,20 @@ DocumentRoot "{self.www}"
         raise RuntimeError("timeout after %d s waiting for /%s/ in %s"
                            % (timeout, regex, self.error_log))
 
+    def first_lists(self, timeout):
+        """Wait for the first scan's "scanned" and "published" lines; sets
+        scan_files, scan_time, publish_time (scanned -> published, s),
+        entries and parts."""
+        scan_line, m = self.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
+                                     timeout)
+        pub_line, pm = self.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
+                                     r"(\d+) parts[,)]" % SET, timeout)
+        self.scan_files = int(m.group(1))
+        self.scan_time = float(m.group(2))
+        self.publish_time = apache_time(pub_line) - apache_time(scan_line)
+        self.entries = int(pm.group(2))
+        self.parts = int(pm.group(3))
+
     def workers(self):
         """pids of the httpd children that serve requests (not the watcher)."""
         return [pid for pid, comm in children_of(self.pid) if comm != "rs-watcher"]
@@ -1353,15 +1367,7 @@ class Bench:
         srv = Server(self, name, self.www, setdir, hashes, self.args.conns)
         self.servers.append(srv)
         srv.start()
-        scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
-                                    self.scan_timeout())
-        pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts[,)]" % SET, self.scan_timeout())
-        srv.scan_files = int(m.group(1))
-        srv.scan_time = float(m.group(2))
-        srv.publish_time = apache_time(pub_line) - apache_time(scan_line)
-        srv.entries = int(pm.group(2))
-        srv.parts = int(pm.group(3))
+        srv.first_lists(self.scan_timeout())
         log("%s: first scan %d files in %.3f s, list of %d entries in %d parts"
             % (name, srv.scan_files, srv.scan_time, srv.entries, srv.parts))
         return srv

@@ -38,7 +38,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
-from bench import (SET, TOP, Poller, Server, apache_time, log, parse_wrk,  # noqa: E402
+from bench import (SET, TOP, Poller, Server, log, parse_wrk,  # noqa: E402
                    proc_mem, vm_hwm)
 
 LIVE = "live-scale"     # the directory of new files made by the latency run
@@ -109,17 +109,9 @@ class Scale(bench.Bench):
         self.servers.append(srv)
         srv.start()
         log("%d: first scan running (timeout %d s)" % (n, self.scan_timeout()))
-        scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
-                                    self.scan_timeout())
-        pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries, "
-                                    r"(\d+) parts[,)]" % SET, self.scan_timeout())
+        srv.first_lists(self.scan_timeout())
         srv.n = n
         srv.data = data
-        srv.scan_files = int(m.group(1))
-        srv.scan_time = float(m.group(2))
-        srv.publish_time = apache_time(pub_line) - apache_time(scan_line)
-        srv.entries = int(pm.group(2))
-        srv.parts = int(pm.group(3))
         srv.watcher_mem = proc_mem(srv.watcher() or 0)
         srv.store = self.store_size(srv)
         srv.index = "/resourcesync/%s/changelist.xml" % SET

@@ -177,12 +177,9 @@ class StoreBench(bench.Bench):
                            server_extra=extra)
         self.servers.append(srv)
         srv.start()
-        scan_line, m = srv.wait_log(r"set %s: scanned (\d+) files .* in ([0-9.]+) s" % SET,
-                                    self.scan_timeout())
-        pub_line, pm = srv.wait_log(r"set %s: published Resource List (\d+) \((\d+) entries"
-                                    % SET, self.scan_timeout())
-        r = {"scan": float(m.group(2)), "files": int(m.group(1)), "entries": int(pm.group(2)),
-             "list": bench.apache_time(pub_line) - bench.apache_time(scan_line)}
+        srv.first_lists(self.scan_timeout())
+        r = {"scan": srv.scan_time, "files": srv.scan_files, "entries": srv.entries,
+             "list": srv.publish_time}
         srv.index = "/resourcesync/%s/changelist.xml" % SET
         wait_idle(srv.watcher(), timeout=self.scan_timeout())
         s = self.live_changelist(srv, self.www, burst, 0, grace=60)
