@@ -8,8 +8,9 @@
 # notifications of a new Resource List, a closed Change List and a dump
 # package; renewal, unsubscription and lease expiry; callbacks answering
 # 404 and 500 (retried, in order), answering after the transfer timeout
-# (retried) or 410 (subscription ended); a slow subscriber does not hold
-# the others up (order of arrival).  Every payload received validates.
+# (ResourceSyncNotifyTimeout: 5 s here; retried) or 410 (subscription
+# ended); a slow subscriber (3 s, within the timeout) does not hold the
+# others up (order of arrival).  Every payload received validates.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
@@ -29,7 +30,7 @@ my $s1 = RSWebSubPeer->subscriber(secret => 's3cret');
 my $s2 = RSWebSubPeer->subscriber;
 my $srv = started_server(
     conf => STATE_CONF . "LogLevel info resourcesync:debug\nResourceSyncRescanInterval 1\n"
-            . "ResourceSyncHub on\nResourceSyncHubLease 2 600\n"
+            . "ResourceSyncHub on\nResourceSyncHubLease 2 600\nResourceSyncNotifyTimeout 5s\n"
             . "ResourceSyncHubAllowCallback 127.0.0.1\n"
             . set_conf('n', 'www/data', 'ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms',
                        'ResourceSyncMaxEntries 8', 'ResourceSyncChangeListPeriod 3s',
@@ -232,10 +233,11 @@ ok(@fast >= 3 && @slow >= 3 && $fast[2]{seq} < $slow[1]{seq},
 $s1->set('deliver.slow' => 200);
 
 # ------------------------------------------------------------- timeout
-# A callback that answers after the transfer timeout (30 s): retried.
+# A callback that answers after the transfer timeout (5 s here, the
+# default is 30 s): retried.
 my $T = $s2->callback('t');
 ok(subscribe($T, 'change'), 't: subscribed');
-$s2->set('deliver.t' => 'slow:40000');
+$s2->set('deliver.t' => 'slow:10000');
 RSTest::put("$D/t.txt", "t\n");
 settle(++$j, 't.txt');
 ok(wait_for(sub { my $r = row_of($T); $r && $r->{attempts} >= 1 }, 60),

@@ -64,6 +64,7 @@ extern module AP_MODULE_DECLARE_DATA resourcesync_module;
 #define RS_DEFAULT_HUB_RATE           60       /* ResourceSyncHubRequestRate: requests */
 #define RS_DEFAULT_HUB_RATE_PER       apr_time_from_sec(60) /* ... per */
 #define RS_DEFAULT_HUB_VERIFY_TIMEOUT apr_time_from_sec(5)  /* ResourceSyncHubVerifyTimeout */
+#define RS_DEFAULT_NOTIFY_TIMEOUT     apr_time_from_sec(30) /* ResourceSyncNotifyTimeout */
 
 typedef struct rs_dir_conf rs_dir_conf;
 
@@ -252,6 +253,7 @@ typedef struct rs_global_t {
     apr_int64_t hub_rate;                   /* ResourceSyncHubRequestRate: requests */
     apr_interval_time_t hub_rate_per;       /* ... per */
     apr_interval_time_t hub_verify_timeout; /* ResourceSyncHubVerifyTimeout */
+    apr_interval_time_t notify_timeout;     /* ResourceSyncNotifyTimeout; 0: unset */
 } rs_global_t;
 
 extern rs_global_t rs_global;

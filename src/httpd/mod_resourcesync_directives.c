@@ -429,6 +429,13 @@ const command_rec rs_cmds[] = {
                   RSRC_CONF | ACCESS_CONF,
                   "How long a notification is retried at a hub "
                   "before it is skipped (default 1d)"),
+    AP_INIT_TAKE1("ResourceSyncNotifyTimeout", rs_cmd_take1,
+                  RS_CMD_VALUE(RS_MAIN, notify_timeout,
+                               RS_DELAY(apr_time_from_sec(1), apr_time_from_sec(600),
+                                        "is not a duration from 1s to 10m")),
+                  RSRC_CONF,
+                  "How long one delivery of a notification may take, to a hub or a "
+                  "subscriber (default 30s)"),
     AP_INIT_TAKE1(
         "ResourceSyncHubSignature", rs_cmd_take1,
         RS_CMD_VALUE(RS_SERVER, hub_sig,

@@ -61,6 +61,11 @@ const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const 
     return NULL;
 }
 
+apr_interval_time_t rs_notifyconf_timeout(void)
+{
+    return rs_global.notify_timeout ? rs_global.notify_timeout : RS_DEFAULT_NOTIFY_TIMEOUT;
+}
+
 const char *rs_notifyconf_sig(const rs_srv_conf *sc)
 {
     return sc->hub_sig != RS_UNSET ? rs_notifyconf_sig_names[sc->hub_sig] : "sha256";

@@ -15,6 +15,9 @@ const char *rs_notifyconf_parse_hub(cmd_parms *cmd, int argc, const char *const 
 /* The algorithms of ResourceSyncHubSignature, NULL-terminated: the
  * directive stores the index of the one given. */
 extern const char *const rs_notifyconf_sig_names[];
+/* The transfer timeout of one delivery (ResourceSyncNotifyTimeout, default
+ * RS_DEFAULT_NOTIFY_TIMEOUT). */
+apr_interval_time_t rs_notifyconf_timeout(void);
 /* The signature algorithm of the hub's deliveries (default sha256). */
 const char *rs_notifyconf_sig(const rs_srv_conf *sc);
 /* The address filter of publishing to a hub (rs_websub; baton: its

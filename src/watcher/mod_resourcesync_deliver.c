@@ -277,6 +277,10 @@ void rs_deliver_start(server_rec *s)
      * flight; the total is bounded high enough that slow destinations
      * (up to the transfer timeout each) do not hold the others back. */
     o.max_parallel = DELIVER_PARALLEL;
+    /* ResourceSyncNotifyTimeout bounds the whole transfer; connecting
+     * keeps its own 10 s bound within it. */
+    o.timeout_ms = (long)apr_time_as_msec(rs_notifyconf_timeout());
+    o.connect_timeout_ms = o.timeout_ms < 10000 ? o.timeout_ms : 10000;
     dl.log.fn = thread_log;
     dl.log.baton = s;
     apr_allocator_create(&alloc);
