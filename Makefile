@@ -110,7 +110,7 @@ format-check:
 # they run on SQLite only: the PostgreSQL paths run under it in the
 # module (t/store-pgsql.t), and the suite keeps within its time.
 test-unit: $(BUILD)/unit-tests
-	RS_TEST_PG_REQUIRED=1 t/pgcluster run $(BUILD)/unit-tests
+	RS_TEST_PG_REQUIRED=1 t/pgcluster run t/unit-run $(BUILD)/unit-tests
 
 # libFuzzer harnesses: the engine built again with clang, ASan and UBSan
 # (fuzzer-no-link), each harness linked with the libFuzzer driver.  See
@@ -148,7 +148,7 @@ test-httpd: all
 test-asan:
 	$(MAKE) -j$(BUILD_JOBS) BUILD=build-asan CC=clang SAN="-fsanitize=address -fno-omit-frame-pointer" \
 	    SAN_SO=-shared-libasan OPT=-O1 CFLAGS=-Wno-null-pointer-subtraction all build-asan/unit-tests
-	RS_TEST_PG_REQUIRED=0 RS_TEST_PG= build-asan/unit-tests
+	RS_TEST_PG_REQUIRED=0 RS_TEST_PG= t/unit-run build-asan/unit-tests
 	RS_ASAN=1 t/run-tests build-asan/mod_resourcesync.so
 
 run: all
