@@ -310,6 +310,27 @@ apr_status_t rs_db_begin(rs_db_t *db)
     return APR_SUCCESS;
 }
 
+/* The process's fence: set once by the watcher before its threads
+ * start, read by every thread afterwards. */
+static rs_db_fence_fn *fence_fn;
+static void *fence_baton;
+
+void rs_db_fence_install(rs_db_fence_fn *fn, void *baton)
+{
+    fence_fn = fn;
+    fence_baton = baton;
+}
+
+apr_status_t rs_db_begin_set(rs_db_t *db, const char *set)
+{
+    apr_status_t rv = rs_db_begin(db);
+
+    if (rv == APR_SUCCESS && fence_fn && (rv = fence_fn(fence_baton, db, set)) != APR_SUCCESS) {
+        rs_db_rollback(db);
+    }
+    return rv;
+}
+
 apr_status_t rs_db_commit(rs_db_t *db)
 {
     apr_status_t failed;
