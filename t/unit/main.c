@@ -85,7 +85,6 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, hubflow_suite());
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, setlock_suite());
-    srunner_add_suite(sr, storelock_suite());
     srunner_add_suite(sr, lease_suite());
     srunner_add_suite(sr, storeretry_suite());
     srunner_add_suite(sr, massdel_suite());
@@ -117,7 +116,6 @@ int main(int argc, const char *const *argv)
         srunner_add_suite(sr, notify_suite());
         srunner_add_suite(sr, hubsub_suite());
         srunner_add_suite(sr, linkkeep_suite());
-        srunner_add_suite(sr, storelock_suite());
         srunner_add_suite(sr, lease_suite());
         srunner_add_suite(sr, notifyseal_suite());
         srunner_add_suite(sr, deliverpolicy_suite());
