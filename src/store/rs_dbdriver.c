@@ -262,30 +262,12 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc)
 
 /* ------------------------------------------------ the store's clock */
 
-static void get_time(void *baton, apr_pool_t *p, const char *const *cols, int n)
+const char *rs_db_drv_clock_sql(const rs_db_t *db)
 {
-    (void)p;
-    if (n > 0 && cols[0]) {
-        *(apr_time_t *)baton = apr_atoi64(cols[0]);
-    }
-}
-
-apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now)
-{
-    static const char *const pg_clock =
-        "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000) AS BIGINT)";
-    rs_db_stmt_t *s;
-    apr_status_t rv;
-
-    *now = 0;
-    if (db->kind != DB_PGSQL) {
-        *now = apr_time_now();
-        return APR_SUCCESS;
-    }
-    if ((rv = rs_db_stmt(db, pg_clock, &s)) != APR_SUCCESS) {
-        return rv;
-    }
-    return rs_db_query(db, NULL, s, NULL, get_time, now);
+    /* The server's clock: one clock for every node. */
+    return db->kind == DB_PGSQL
+               ? "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000) AS BIGINT)"
+               : NULL; /* one node: apr_time_now() */
 }
 
 int rs_db_one_node(const rs_db_t *db)

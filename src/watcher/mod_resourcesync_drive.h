@@ -151,7 +151,7 @@ void rs_storefail_init(rs_drive_t *d);
  * gets a new Resource List once it works.  Leaving it: rs_storeretry_ok;
  * whether the retry is due: rs_storeretry_due.  A refused fence
  * (RS_LEASE_LOST) is no failure of the store: the set is written by
- * another node now (rs_writer_lost). */
+ * another node now (ws->lease_lost, for rs_writer_heartbeat). */
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
 /* After a failed scan of ws: records that earlier transactions of the
  * scan committed (a scan commits every 20 000 rows) are published

@@ -19,7 +19,6 @@
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_logonce.h"
 #include "mod_resourcesync_status.h"
-#include "mod_resourcesync_writer.h"
 #include "rs_time.h"
 
 static void publish_cause(void *baton, apr_status_t rv)
@@ -78,7 +77,7 @@ void rs_storefail_init(rs_drive_t *d)
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)
 {
     if (rv == RS_LEASE_LOST) { /* not a failure of the store: another node writes */
-        rs_writer_lost(ws);
+        ws->lease_lost = 1;    /* the loop's heartbeat makes it elsewhere */
         return;
     }
     rs_storeretry_note(&ws->retry, &ws->d->episode, rv, ws->set->name, what, rs_time_mono(),

@@ -248,6 +248,7 @@ void rs_writer_lost(wset_t *ws)
     apr_int64_t epoch;
     const char *why;
 
+    ws->lease_lost = 0;
     if (ws->elsewhere) {
         return; /* said already (a job that failed after the loss) */
     }
@@ -281,7 +282,10 @@ void rs_writer_start(wset_t *ws, apr_pool_t *p)
     apr_pool_clear(p);
     rs_reconcile_full(p, ws, 1); /* its Resource List written before it returns */
     ws->next_tick = rs_time_mono() + rs_global.rescan;
-    if (!ws->elsewhere) { /* (its lease lost during the scan) */
+    if (ws->lease_lost) { /* (during the scan) */
+        rs_writer_lost(ws);
+    }
+    else if (!ws->elsewhere) {
         publish(ws, 0);
     }
 }
@@ -345,7 +349,10 @@ void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now)
     for (i = 0; i < d->nsets; i++) {
         wset_t *ws = &d->ws[i];
         apr_time_t due = rs_writer_next(ws);
-        if (due && now >= due && !ws->retry.err) {
+        if (ws->lease_lost) {
+            rs_writer_lost(ws);
+        }
+        else if (due && now >= due && !ws->retry.err) {
             renew(ws, now);
         }
     }

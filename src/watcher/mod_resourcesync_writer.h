@@ -26,10 +26,11 @@ void rs_writer_start(wset_t *ws, apr_pool_t *p);
  * the lease tried again when due, the set taken over when it frees. */
 void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 
-/* The event loop's heartbeat: every lease this node holds that no write
- * renewed for a third of ResourceSyncFailover is renewed; one found lost
- * makes its set elsewhere (rs_writer_lost), a failing store is the set's
- * store failure. */
+/* The event loop's heartbeat: a set whose fence was refused
+ * (ws->lease_lost) becomes elsewhere (rs_writer_lost); every lease this
+ * node holds that no write renewed for a third of ResourceSyncFailover is
+ * renewed, one found lost makes its set elsewhere, a failing store is the
+ * set's store failure. */
 void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now);
 
 /* A new driver connection after a store failure: every set this node
@@ -37,8 +38,8 @@ void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now);
  * elsewhere), one whose first take failed takes it. */
 void rs_writer_retake(rs_drive_t *d);
 
-/* ws's fence or renewal found its lease lost (RS_LEASE_LOST): the set
- * becomes elsewhere, said once at notice with the reason, and is taken
+/* ws's fence or renewal found its lease lost (RS_LEASE_LOST, noted in
+ * ws->lease_lost by rs_storefail_note): the set becomes elsewhere, said once at notice with the reason, and is taken
  * again only through rs_writer_take (a new epoch). */
 void rs_writer_lost(wset_t *ws);
 

@@ -107,6 +107,7 @@ typedef struct wset_t {
     apr_time_t writer_at;
     rs_lease_t lease;
     apr_time_t lease_at;
+    int lease_lost; /* a fence refused (rs_storefail_note): rs_writer_lost due */
     /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
      * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
     rs_dumpsched_t dump;
