@@ -310,6 +310,15 @@ apr_status_t rs_db_begin(rs_db_t *db)
     return APR_SUCCESS;
 }
 
+apr_status_t rs_db_end(rs_db_t *db, apr_status_t rv)
+{
+    if (rv == APR_SUCCESS) {
+        return rs_db_commit(db);
+    }
+    rs_db_rollback(db);
+    return rv;
+}
+
 static void get_time(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
     (void)p;

@@ -201,6 +201,11 @@ void rs_db_fence_install(rs_db_fence_fn *fn, void *baton);
  * transaction back and returns its status: nothing of it is written. */
 apr_status_t rs_db_begin_set(rs_db_t *db, const char *set);
 
+/* End the open transaction by the status of its work: committed when rv
+ * is APR_SUCCESS (then the commit's status is returned), else rolled
+ * back and rv returned. */
+apr_status_t rs_db_end(rs_db_t *db, apr_status_t rv);
+
 /* The store's clock, in microseconds since the epoch, for times several
  * nodes compare (leases): PostgreSQL's server clock (one clock for every
  * node, whatever the nodes' own clocks say; one round trip), SQLite's

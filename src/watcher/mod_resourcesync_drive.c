@@ -346,7 +346,7 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
          * have taken one meanwhile. */
         if (rs_storefail_reopen(d) == APR_SUCCESS) {
             rs_writer_retake(d);
-            if (!ws->elsewhere) {
+            if (!ws->elsewhere && ws->lease.epoch > 0) { /* (a take may fail again) */
                 rs_reconcile_full(d->iter, ws, 0);
                 ws->next_tick = rs_time_mono() + rs_global.rescan;
             }

@@ -57,6 +57,9 @@
 #define ELSEWHERE_WHY "written by another node (it holds the set's lease)"
 
 static apr_thread_mutex_t *mx;
+/* A store several nodes share (PostgreSQL): leases end by time, so they
+ * are renewed, and released at a stop.  One node's (SQLite): neither. */
+static int shared;
 
 /* Another node's tries: at least every 2 s, and 4 times per failover. */
 static apr_interval_time_t poll_interval(void)
@@ -165,7 +168,8 @@ void rs_writer_init(rs_drive_t *d)
 
     apr_thread_mutex_create(&mx, APR_THREAD_MUTEX_DEFAULT, d->pool);
     rs_db_fence_install(fence, d);
-    if (!rs_storecfg_is_pgsql(&rs_global.store)) {
+    shared = rs_storecfg_is_pgsql(&rs_global.store);
+    if (!shared) {
         return; /* one node: a take always wins, nothing to hand over */
     }
     /* Blocked in every thread (they inherit it from this one), so the
@@ -337,9 +341,12 @@ static void renew(wset_t *ws, apr_time_t now)
     }
 }
 
-apr_time_t rs_writer_next(const wset_t *ws)
+/* When ws's lease is to be renewed (monotonic; 0: not by the loop). */
+static apr_time_t renew_due(const wset_t *ws)
 {
-    return ws->elsewhere || ws->lease.epoch <= 0 ? 0 : ws->lease_at + rs_global.store.failover / 3;
+    return !shared || ws->elsewhere || ws->lease.epoch <= 0
+               ? 0
+               : ws->lease_at + rs_global.store.failover / 3;
 }
 
 void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now)
@@ -348,7 +355,7 @@ void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now)
 
     for (i = 0; i < d->nsets; i++) {
         wset_t *ws = &d->ws[i];
-        apr_time_t due = rs_writer_next(ws);
+        apr_time_t due = renew_due(ws);
         if (ws->lease_lost) {
             rs_writer_lost(ws);
         }
@@ -368,7 +375,9 @@ void rs_writer_retake(rs_drive_t *d)
             continue;
         }
         if (d->ws[i].lease.epoch > 0) {
-            renew(&d->ws[i], now);
+            if (shared) { /* (one node's never ends by time) */
+                renew(&d->ws[i], now);
+            }
         }
         else { /* its first take failed with the store */
             rs_writer_take(&d->ws[i], now);

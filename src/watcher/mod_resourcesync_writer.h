@@ -29,7 +29,7 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 /* The event loop's heartbeat: a set whose fence was refused
  * (ws->lease_lost) becomes elsewhere (rs_writer_lost); every lease this
  * node holds that no write renewed for a third of ResourceSyncFailover is
- * renewed, one found lost makes its set elsewhere, a failing store is the
+ * renewed (a shared store's only), one found lost makes its set elsewhere, a failing store is the
  * set's store failure. */
 void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now);
 
@@ -42,8 +42,5 @@ void rs_writer_retake(rs_drive_t *d);
  * ws->lease_lost by rs_storefail_note): the set becomes elsewhere, said once at notice with the reason, and is taken
  * again only through rs_writer_take (a new epoch). */
 void rs_writer_lost(wset_t *ws);
-
-/* The next time the loop must wake for the leases (monotonic; 0: none). */
-apr_time_t rs_writer_next(const wset_t *ws);
 
 #endif

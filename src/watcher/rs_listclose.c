@@ -364,7 +364,7 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
         rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
     }
     if (c->fence) { /* committed before any document shows the lists */
-        rv = rv == APR_SUCCESS ? rs_db_commit(c->fence) : (rs_db_rollback(c->fence), rv);
+        rv = rs_db_end(c->fence, rv);
     }
     if (rv != APR_SUCCESS) {
         return rv;
