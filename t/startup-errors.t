@@ -60,6 +60,16 @@ my @cases = (
     ['ResourceSyncNodeName with a space', STATE_CONF . qq(ResourceSyncNodeName "web 1"\n)
         . set_conf('ds', 'www/data'),
      qr/ResourceSyncNodeName: 'web 1' is not a name of 1 to 64 letters, digits, '-', '\.', '_' or ':'$/],
+    ['ResourceSyncFailover 1s', STATE_CONF . "ResourceSyncFailover 1s\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncFailover: '1s' is not a duration from 2s to 1h \(e\.g\. 10, 30s, 2m\)$/],
+    ['ResourceSyncFailover 2h', STATE_CONF . "ResourceSyncFailover 2h\n" . set_conf('ds', 'www/data'),
+     qr/ResourceSyncFailover: '2h' is not a duration from 2s to 1h/],
+    ['ResourceSyncFailover twice', STATE_CONF . "ResourceSyncFailover 10\nResourceSyncFailover 20\n"
+        . set_conf('ds', 'www/data'), qr/ResourceSyncFailover 20: already set at \S+:\d+$/],
+    ['ResourceSyncFailover in a virtual host', STATE_CONF
+        . qq(<VirtualHost 127.0.0.1:\@PORT\@>\n    ResourceSyncFailover 10\n</VirtualHost>\n)
+        . set_conf('ds', 'www/data'),
+     qr/ResourceSyncFailover cannot occur within <VirtualHost> section$/],
     ['ResourceSyncMassDeletion 100%', STATE_CONF . "ResourceSyncMassDeletion 100%\n" . set_conf('ds', 'www/data'),
      qr/ResourceSyncMassDeletion: '100%' is not off or a share from 1% to 99%/],
     ['ResourceSyncMassDeletion 50', STATE_CONF . "ResourceSyncMassDeletion 50\n" . set_conf('ds', 'www/data'),

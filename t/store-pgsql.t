@@ -177,13 +177,13 @@ $out = `$tool backup -d ${\ $na->dir}/state --store 'pgsql:$DSN' ${\ $na->dir}/b
 is(($? >> 8) . " $out", "2 rs-tool: backup: the store is PostgreSQL: back it up with pg_dump "
    . "(e.g. pg_dump -Fc -f FILE DBNAME), not rs-tool\n", 'rs-tool backup refuses a PostgreSQL store');
 # forget-set from another node's state directory: the set's lock file there
-# is free, its store lock is not.
+# is free, its lease is not.
 my $other = $na->dir . '/other-state';
 mkdir $other or die $!;
 my $inv = $pg->psql("SELECT COUNT(*) FROM inventory WHERE setname = 'pg'");
 $out = `$tool forget-set -d $other --store 'pgsql:$DSN' pg 2>&1`;
-is(($? >> 8) . " $out", "1 rs-tool: forget-set: set 'pg' is written by a watcher of another node "
-   . '(its store lock is held): remove its ResourceSyncSet on every node and restart them, or '
+is(($? >> 8) . " $out", "1 rs-tool: forget-set: set 'pg' is written by a watcher of node node-a "
+   . "(it holds the set's lease): remove its ResourceSyncSet on every node and restart them, or "
    . "stop them, then run forget-set again\n", 'rs-tool forget-set refuses a set another node writes');
 is($pg->psql("SELECT COUNT(*) FROM inventory WHERE setname = 'pg'"), $inv, '... and removes nothing');
 
@@ -191,7 +191,7 @@ is($pg->psql("SELECT COUNT(*) FROM inventory WHERE setname = 'pg'"), $inv, '... 
 my $nb = RSTest::private_server();
 $nb->write_conf(conf('node-b', $tree));
 $nb->start_ok('node b starts on the same store and tree');
-ok(wait_for(sub { $nb->log_text =~ /set pg: another node writes it \(its store lock is held in the PostgreSQL store '[^']*password=\*\*\*[^']*'\); this node does not write it/ }, 30),
+ok(wait_for(sub { $nb->log_text =~ /set pg: another node writes it \(its lease is held in the PostgreSQL store '[^']*password=\*\*\*[^']*'\); this node does not write it/ }, 30),
    'node b says once that another node writes the set');
 ok(wait_for(sub { status($nb) =~ /^SetMode: written-by-another-node$/m }, 10),
    'node b: status shows the set written by another node');

@@ -34,7 +34,7 @@
 #include "rs_schema.h"
 #include "rs_setlock.h"
 #include "rs_statedir.h"
-#include "rs_storelock.h"
+#include "rs_lease.h"
 #include "rs_tool.h"
 #include "rs_tool_statedir.h"
 
@@ -90,25 +90,33 @@ static int set_exists(apr_pool_t *p, rs_db_t *db, const char *sd, const char *se
 }
 
 /* A shared (PostgreSQL) store: a watcher of another node may write the
- * set, which this node's lock file does not show.  Its store lock
- * (rs_storelock) does: taken, and held by db's connection until it
- * closes; RS_TOOL_OK or the error said. */
-static int store_lock(rs_db_t *db, const char *set)
+ * set, which this node's lock file does not show.  The set's lease
+ * (rs_lease) does: the tool takes it for itself (held until the set's
+ * rows, the lease's among them, are gone, so no watcher takes the set
+ * meanwhile), and refuses while a watcher holds it.  RS_TOOL_OK or the
+ * error said. */
+static int store_lock(rs_db_t *db, apr_pool_t *p, const char *set)
 {
+    rs_lease_t l = { set, "rs-tool", rs_lease_token(p), apr_time_from_sec(60), 0 };
+    rs_lease_info_t in;
     apr_status_t rv;
     char err[256];
     int held = 0;
 
-    if ((rv = rs_storelock_try(db, set, &held)) != APR_SUCCESS) {
-        return rs_tool_err(RS_TOOL_FAIL, "forget-set: cannot take the store lock of set '%s': %s",
-                           set, apr_strerror(rv, err, sizeof(err)));
+    if (rs_db_one_node(db)) {
+        return RS_TOOL_OK; /* the lock file serves */
+    }
+    if ((rv = rs_lease_take(db, &l, &held)) != APR_SUCCESS
+        || (!held && (rv = rs_lease_peek(db, p, set, &in)) != APR_SUCCESS)) {
+        return rs_tool_err(RS_TOOL_FAIL, "forget-set: cannot take the lease of set '%s': %s", set,
+                           apr_strerror(rv, err, sizeof(err)));
     }
     if (!held) {
         return rs_tool_err(RS_TOOL_FAIL,
-                           "forget-set: set '%s' is written by a watcher of another node "
-                           "(its store lock is held): remove its ResourceSyncSet on every "
-                           "node and restart them, or stop them, then run forget-set again",
-                           set);
+                           "forget-set: set '%s' is written by a watcher of node %s (it holds "
+                           "the set's lease): remove its ResourceSyncSet on every node and "
+                           "restart them, or stop them, then run forget-set again",
+                           set, in.node);
     }
     return RS_TOOL_OK;
 }
@@ -155,7 +163,7 @@ int rs_tool_forget(apr_pool_t *p, const char *statedir, const char *set)
                            rs_statedir_setlock(p, statedir, set),
                            apr_strerror(rv, err, sizeof(err)));
     }
-    if ((rc = store_lock(db, set)) != RS_TOOL_OK) {
+    if ((rc = store_lock(db, sp, set)) != RS_TOOL_OK) {
         apr_pool_destroy(sp);
         close(fd);
         return rc;

@@ -231,6 +231,10 @@ typedef struct rs_global_t {
     const char *store_shown; /* NULL for SQLite, else rs_storecfg_describe */
     /* ResourceSyncNodeName; NULL: unset, the host name once resolved. */
     const char *node_name;
+    /* ResourceSyncFailover as given (0: unset) and where; resolved into
+     * store.failover. */
+    apr_interval_time_t failover;
+    const char *failover_where;
     apr_interval_time_t rescan; /* ResourceSyncRescanInterval */
     int recent;                 /* ResourceSyncRecentChanges: ring slots */
     int massdel_share;          /* ResourceSyncMassDeletion: RS_UNSET, 0 (off), 1..99 % */

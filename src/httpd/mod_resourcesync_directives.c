@@ -317,6 +317,10 @@ const command_rec rs_cmds[] = {
     AP_INIT_TAKE1("ResourceSyncNodeName", rs_cmd_take1, RS_CMD_FN(RS_MAIN, rs_storeconf_set_node),
                   RSRC_CONF,
                   "This node's name on the status page and in logs (default: host name)"),
+    AP_INIT_TAKE1("ResourceSyncFailover", rs_cmd_take1,
+                  RS_CMD_FN(RS_MAIN, rs_storeconf_set_failover), RSRC_CONF,
+                  "How long a set's lease lasts without a renewal before another node "
+                  "takes the set over (default 10s)"),
     AP_INIT_TAKE1(
         "ResourceSyncRescanInterval", rs_cmd_take1,
         RS_CMD_VALUE(RS_MAIN, rescan, RS_NUMBER(1, 86400, "seconds"), .scale = APR_USEC_PER_SEC),

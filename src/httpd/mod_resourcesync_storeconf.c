@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_resourcesync_storeconf.c - ResourceSyncStore and ResourceSyncNodeName.
+/* mod_resourcesync_storeconf.c - ResourceSyncStore, ResourceSyncNodeName and
+ * ResourceSyncFailover.
  *
- * Both are server config only (one store and one name per httpd
+ * All three are server config only (one store and one name per httpd
  * instance) and are kept in rs_global as given, unset (NULL) until a
  * directive sets them: a second use is a mistake (two files both setting
  * it), not an override, as for ResourceSyncStateDir.  rs_storeconf_resolve
@@ -85,6 +86,30 @@ const char *rs_storeconf_set_node(cmd_parms *cmd, const rs_cmd_t *d, void *conf,
     return NULL;
 }
 
+const char *rs_storeconf_set_failover(cmd_parms *cmd, const rs_cmd_t *d, void *conf, int argc,
+                                      const char *const argv[])
+{
+    static const rs_confval_t v = { RS_DELAY(
+        RS_STORECFG_FAILOVER_MIN, RS_STORECFG_FAILOVER_MAX,
+        "is not a duration from 2s to 1h (e.g. 10, 30s, 2m)") };
+    rs_global_t *g = conf;
+    apr_int64_t t;
+    const char *err;
+
+    (void)d;
+    (void)argc;
+    if (g->failover) {
+        return apr_psprintf(cmd->pool, "ResourceSyncFailover %s: already set at %s", argv[0],
+                            g->failover_where);
+    }
+    if ((err = rs_cmd_parse(cmd, &v, argv[0], &t))) {
+        return err;
+    }
+    g->failover = t;
+    g->failover_where = rs_cmd_where(cmd);
+    return NULL;
+}
+
 const char *rs_storeconf_resolve(apr_pool_t *pconf, apr_pool_t *p)
 {
     rs_global_t *g = &rs_global;
@@ -101,6 +126,7 @@ const char *rs_storeconf_resolve(apr_pool_t *pconf, apr_pool_t *p)
     else {
         rs_storecfg_sqlite(&g->store, pconf, g->state_dir);
     }
+    g->store.failover = g->failover ? g->failover : RS_STORECFG_FAILOVER;
     if (!g->node_name) {
         g->node_name = apr_gethostname(host, sizeof(host), p) == APR_SUCCESS && node_name_ok(host)
                            ? apr_pstrdup(pconf, host)

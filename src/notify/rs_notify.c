@@ -315,7 +315,7 @@ apr_status_t rs_notify_seal(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_
     apr_status_t rv;
     int count = 0;
 
-    if ((rv = rs_db_begin(n->db)) != APR_SUCCESS) {
+    if ((rv = rs_db_begin_set(n->db, o->set)) != APR_SUCCESS) {
         return rv;
     }
     apr_pool_create(&sp, p);

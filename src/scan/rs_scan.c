@@ -406,7 +406,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
     int rootfd;
 
     rs_scan_ctx_init(&sc, st, o, stats, sp);
-    if ((rv = rs_db_begin(st)) != APR_SUCCESS
+    if ((rv = rs_db_begin_set(st, o->set)) != APR_SUCCESS
         || (rv = open_root(&sc, sp, &rootfd)) != APR_SUCCESS) {
         apr_pool_destroy(sp);
         return rv;

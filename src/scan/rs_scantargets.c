@@ -212,7 +212,7 @@ apr_status_t rs_scan_targets(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p
     rs_scan_ctx_init(&sc, st, o, stats, sp);
     sc.realroot = apr_pstrdup(sp, buf);
     sc.realroot_len = strlen(buf);
-    if ((rv = rs_db_begin(st)) != APR_SUCCESS) {
+    if ((rv = rs_db_begin_set(st, o->set)) != APR_SUCCESS) {
         close(rootfd);
         apr_pool_destroy(sp);
         return rv;

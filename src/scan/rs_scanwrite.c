@@ -25,7 +25,7 @@ void rs_scanwrite_count(rs_scan_ctx_t *sc)
      * deletion: the whole rest may have to be rolled back. */
     if (++sc->pending >= RS_SCAN_BATCH && !(sc->o->max_deleted && sc->stats->deleted)) {
         if (!rs_scanwrite_failed(sc, rs_db_commit(sc->st))) {
-            rs_scanwrite_failed(sc, rs_db_begin(sc->st));
+            rs_scanwrite_failed(sc, rs_db_begin_set(sc->st, sc->o->set));
         }
         sc->pending = 0;
     }

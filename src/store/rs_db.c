@@ -310,6 +310,61 @@ apr_status_t rs_db_begin(rs_db_t *db)
     return APR_SUCCESS;
 }
 
+apr_status_t rs_db_end(rs_db_t *db, apr_status_t rv)
+{
+    if (rv == APR_SUCCESS) {
+        return rs_db_commit(db);
+    }
+    rs_db_rollback(db);
+    return rv;
+}
+
+static void get_time(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)p;
+    if (n > 0 && cols[0]) {
+        *(apr_time_t *)baton = apr_atoi64(cols[0]);
+    }
+}
+
+apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now)
+{
+    const char *sql = rs_db_drv_clock_sql(db);
+    rs_db_stmt_t *s;
+    apr_status_t rv;
+
+    *now = 0;
+    if (!sql) {
+        *now = apr_time_now();
+        return APR_SUCCESS;
+    }
+    if ((rv = rs_db_stmt(db, sql, &s)) != APR_SUCCESS) {
+        return rv;
+    }
+    return rs_db_query(db, NULL, s, NULL, get_time, now);
+}
+
+/* The process's fence: set once by the watcher before its threads
+ * start, read by every thread afterwards. */
+static rs_db_fence_fn *fence_fn;
+static void *fence_baton;
+
+void rs_db_fence_install(rs_db_fence_fn *fn, void *baton)
+{
+    fence_fn = fn;
+    fence_baton = baton;
+}
+
+apr_status_t rs_db_begin_set(rs_db_t *db, const char *set)
+{
+    apr_status_t rv = rs_db_begin(db);
+
+    if (rv == APR_SUCCESS && fence_fn && (rv = fence_fn(fence_baton, db, set)) != APR_SUCCESS) {
+        rs_db_rollback(db);
+    }
+    return rv;
+}
+
 apr_status_t rs_db_commit(rs_db_t *db)
 {
     apr_status_t failed;

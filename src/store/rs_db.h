@@ -40,6 +40,7 @@
 
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <apr_time.h>
 #include "rs_log.h"
 
 /* Threads: a connection is used by one thread at a time.  apr_dbd's
@@ -182,6 +183,38 @@ apr_pool_t *rs_db_pool(const rs_db_t *db);
 apr_status_t rs_db_begin(rs_db_t *db);
 apr_status_t rs_db_commit(rs_db_t *db);
 apr_status_t rs_db_rollback(rs_db_t *db);
+
+/* The fence of the process's writer (rs_lease, installed by the watcher):
+ * called by rs_db_begin_set as the first statement of a transaction that
+ * writes set's rows, on whichever connection runs it; a status other than
+ * APR_SUCCESS refuses the transaction.  fn may be called from several
+ * threads at once (each with its own connection). */
+typedef apr_status_t rs_db_fence_fn(void *baton, rs_db_t *db, const char *set);
+
+/* Install the process's fence (NULL: none, the default: rs-tool, the
+ * children).  Call it before the threads that write start. */
+void rs_db_fence_install(rs_db_fence_fn *fn, void *baton);
+
+/* Begin a transaction that writes set's rows: rs_db_begin, then the
+ * process's fence for set, if one is installed.  A fence that refuses
+ * (RS_LEASE_LOST: another node writes the set now) or fails rolls the
+ * transaction back and returns its status: nothing of it is written. */
+apr_status_t rs_db_begin_set(rs_db_t *db, const char *set);
+
+/* End the open transaction by the status of its work: committed when rv
+ * is APR_SUCCESS (then the commit's status is returned), else rolled
+ * back and rv returned. */
+apr_status_t rs_db_end(rs_db_t *db, apr_status_t rv);
+
+/* The store's clock, in microseconds since the epoch, for times several
+ * nodes compare (leases): PostgreSQL's server clock (one clock for every
+ * node, whatever the nodes' own clocks say; one round trip), SQLite's
+ * apr_time_now() (one node). */
+apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now);
+
+/* Whether the store is one node's (SQLite: a file on its disk), not
+ * shared by several nodes (PostgreSQL). */
+int rs_db_one_node(const rs_db_t *db);
 
 /* A number that changes at every rs_db_begin and is 0 outside a
  * transaction: units that cache what the database holds (rs_journal)

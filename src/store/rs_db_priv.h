@@ -164,5 +164,8 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc);
 /* The statement that opens a migration's transaction and takes the
  * write lock at once. */
 const char *rs_db_drv_begin_migration(const rs_db_t *db);
+/* The statement that reads the store's clock in µs (a literal), or NULL
+ * when it is the process's (rs_db_clock). */
+const char *rs_db_drv_clock_sql(const rs_db_t *db);
 
 #endif

@@ -50,6 +50,9 @@
  * cannot be told from a rule's).  The inventory's are resolved again by
  * the watcher at its start (the rules' digest, links_fp, changed with
  * the stored form's version).
+ *
+ * Version 9 holds who writes each set (rs_lease: leases): the holder,
+ * its token, the epoch and the expiry of the set's lease.
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -59,7 +62,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 8
+#define RS_SCHEMA_VERSION 9
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -22,6 +22,7 @@
 #define RS_STORECFG_H
 
 #include <apr_pools.h>
+#include <apr_time.h>
 #include "rs_db.h"
 #include "rs_log.h"
 
@@ -33,7 +34,15 @@ typedef struct rs_storecfg_t {
     const char *kind;   /* RS_STORECFG_SQLITE or RS_STORECFG_PGSQL */
     const char *driver; /* its apr_dbd driver: "sqlite3" or "pgsql" */
     const char *dsn;    /* the connection string (a file for SQLite) */
+    /* ResourceSyncFailover: how long a set's lease (rs_lease) lasts
+     * without a renewal; 0 until resolved. */
+    apr_interval_time_t failover;
 } rs_storecfg_t;
+
+/* ResourceSyncFailover's default and bounds. */
+#define RS_STORECFG_FAILOVER     apr_time_from_sec(10)
+#define RS_STORECFG_FAILOVER_MIN apr_time_from_sec(2)
+#define RS_STORECFG_FAILOVER_MAX apr_time_from_sec(3600)
 
 /* c: SQLite in statedir (<statedir>/state.db), strings from p. */
 void rs_storecfg_sqlite(rs_storecfg_t *c, apr_pool_t *p, const char *statedir);

@@ -266,7 +266,7 @@ static void listclose_conf(apr_pool_t *p, const rs_set_t *set, const rs_changeli
     c->index_max = rs_listclose_index_cap(o, set->max_entries, p);
 }
 
-apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, const rs_set_t *set,
                                struct rs_listclose_t *lc, rs_status_set_t *own,
                                const rs_logger_t *log)
 {
@@ -280,6 +280,7 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     }
     rs_clsource_opts(p, set, own->history, &o);
     listclose_conf(p, set, &o, &c);
+    c.fence = db;
     w.j = j;
     w.set = set;
     w.own = own;

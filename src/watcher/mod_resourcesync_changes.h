@@ -34,9 +34,10 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
 /* Close the open list when full or at the end of its period, expire old
  * lists, write the closed lists' files and the index that changed, and
  * publish the open list's extent (rs_listclose_update, with lc the set's
- * state for the watcher's life). */
+ * state for the watcher's life).  The closes and expiries are one
+ * transaction of db, j's connection, begun with the set's fence. */
 struct rs_listclose_t;
-apr_status_t rs_changes_update(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, const rs_set_t *set,
                                struct rs_listclose_t *lc, rs_status_set_t *own,
                                const rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */

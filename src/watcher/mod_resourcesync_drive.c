@@ -167,7 +167,7 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
         if (due && due < next) {
             next = due;
         }
-        if (ws->elsewhere) { /* nothing of the set but its lock */
+        if (ws->elsewhere) { /* nothing of the set but its lease */
             next = ws->writer_at < next ? ws->writer_at : next;
             continue;
         }
@@ -342,12 +342,11 @@ static void set_retry(rs_drive_t *d, wset_t *ws, apr_time_t now)
         rs_watch_take(ws->w, d->iter, now, &t);
     }
     if (rs_storeretry_due(&ws->retry, now)) {
-        /* The new connection takes the sets' locks again (the old
-         * session's are gone): another node may have taken one
-         * meanwhile. */
+        /* The new connection renews the sets' leases: another node may
+         * have taken one meanwhile. */
         if (rs_storefail_reopen(d) == APR_SUCCESS) {
             rs_writer_retake(d);
-            if (!ws->elsewhere) {
+            if (!ws->elsewhere && ws->lease.epoch > 0) { /* (a take may fail again) */
                 rs_reconcile_full(d->iter, ws, 0);
                 ws->next_tick = rs_time_mono() + rs_global.rescan;
             }
@@ -378,6 +377,7 @@ static apr_status_t watch_loop(rs_drive_t *d)
         if (rs_drive_history_lost(d, now)) {
             return RS_DRIVE_RESTART;
         }
+        rs_writer_heartbeat(d, now);
         for (i = 0; i < d->nsets; i++) {
             wset_t *ws = &d->ws[i];
             if (ws->retry.err) {
@@ -505,6 +505,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     d->nsets = rs_global.sets->nelts;
     rs_logonce_init(pool);
     rs_storefail_init(d);
+    rs_writer_init(d); /* before any thread starts */
     apr_pool_create(&d->iter, pool);
     rs_os_statedir_prepare(d->iter, s);
     apr_pool_clear(d->iter);
@@ -533,7 +534,7 @@ apr_status_t rs_drive_run(apr_pool_t *pool, server_rec *s)
     rs_deliver_start(s);
     /* Startup reconciliation: whatever changed while no watcher ran is
      * journaled before anything new is published; watches are added as
-     * the scans go.  Only the sets this node writes (their store lock,
+     * the scans go.  Only the sets this node writes (their lease,
      * mod_resourcesync_writer.c); the others wait for theirs. */
     for (i = 0; i < d->nsets; i++) {
         d->ws[i].next_tick = rs_time_mono() + rs_global.rescan;

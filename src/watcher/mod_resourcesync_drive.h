@@ -149,7 +149,9 @@ void rs_storefail_init(rs_drive_t *d);
 /* A transaction of ws failed with cause rv while doing `what`: enter (or
  * stay in, backing off) the failing state (rs_storeretry_note); the set
  * gets a new Resource List once it works.  Leaving it: rs_storeretry_ok;
- * whether the retry is due: rs_storeretry_due. */
+ * whether the retry is due: rs_storeretry_due.  A refused fence
+ * (RS_LEASE_LOST) is no failure of the store: the set is written by
+ * another node now (ws->lease_lost, for rs_writer_heartbeat). */
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what);
 /* After a failed scan of ws: records that earlier transactions of the
  * scan committed (a scan commits every 20 000 rows) are published
@@ -164,8 +166,8 @@ void rs_storefail_failed(apr_pool_t *p, wset_t *ws, apr_status_t rv, const char 
 /* Replace the driver's store connection and journal by new ones (the old
  * connection may have been opened read-only), closing the job thread's
  * first.  On failure there is none: every set is then failing, and the
- * next retry opens one.  The caller then takes the sets' store locks
- * again (rs_writer_retake). */
+ * next retry opens one.  The caller then renews the sets' leases
+ * (rs_writer_retake). */
 apr_status_t rs_storefail_reopen(rs_drive_t *d);
 /* Open the driver's store and journal at the watcher's start, retrying
  * with back-off while the cause is transient (rs_storeretry_open).

@@ -13,7 +13,7 @@
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_status.h"
 #include "rs_statecheck.h"
-#include "rs_storelock.h"
+#include "rs_lease.h"
 #include "rs_time.h"
 
 /* The engine's messages, as they are. */
@@ -64,8 +64,7 @@ static void ring_emptied(void *baton)
 
 /* A shared (PostgreSQL) store whose history this node's documents do
  * not continue: a new history would reset the journal every node shares.
- * Only a node that writes every set (holds every set's store lock) may
- * start one; another refuses to start its watcher and says why, its
+ * Only a node where no other node holds a set's lease may start one; another refuses to start its watcher and says why, its
  * children serving what its state directory holds.  (The store's own
  * judgement, rs_statecheck_judge, is the one rs_statecheck_start makes.) */
 static apr_status_t shared_guard(rs_drive_t *d, const rs_statecheck_where_t *w)
@@ -82,9 +81,12 @@ static apr_status_t shared_guard(rs_drive_t *d, const rs_statecheck_where_t *w)
         return rv; /* (a failure is rs_statecheck_start's to report) */
     }
     for (i = 0; i < d->nsets && held; i++) {
-        if ((rv = rs_storelock_try(d->store, w->sets[i], &held)) != APR_SUCCESS) {
+        rs_lease_info_t in;
+        if ((rv = rs_lease_peek(d->store, d->iter, w->sets[i], &in)) != APR_SUCCESS) {
             return rv;
         }
+        /* (This node's earlier watcher, killed, is no other node.) */
+        held = !in.live || !strcmp(in.node, rs_global.node_name);
     }
     if (held) {
         return APR_SUCCESS;

@@ -152,7 +152,8 @@ static apr_status_t update_lists(void *baton, apr_pool_t *p, rs_journal_t *j)
 {
     wset_t *ws = baton;
     apr_time_t jstart = 0;
-    apr_status_t rv = rs_changes_update(p, j, ws->set, &ws->listclose, &ws->status, ws->log);
+    apr_status_t rv =
+        rs_changes_update(p, ws->d->store, j, ws->set, &ws->listclose, &ws->status, ws->log);
 
     /* Retention may have moved the index's from past the at of the
      * Resource List and Resource Dump in service: then a new snapshot at

@@ -264,8 +264,13 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         rs_snapjob_changed(ws, rs_time_mono());
         return;
     }
-    if (!at && rs_journal_mark(ws->d->journal, set->name, &at) != APR_SUCCESS) {
-        return;
+    if (!at) { /* the mark fenced: a node that no longer writes the set moves nothing */
+        if ((rv = rs_db_begin_set(store, set->name)) == APR_SUCCESS) {
+            rv = rs_db_end(store, rs_journal_mark(ws->d->journal, set->name, &at));
+        }
+        if (rv != APR_SUCCESS) {
+            return;
+        }
     }
     if (completed < at) {
         completed = apr_time_now() > at ? apr_time_now() : at;

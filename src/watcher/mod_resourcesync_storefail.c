@@ -76,6 +76,10 @@ void rs_storefail_init(rs_drive_t *d)
 
 void rs_storefail_note(wset_t *ws, apr_status_t rv, const char *what)
 {
+    if (rv == RS_LEASE_LOST) { /* not a failure of the store: another node writes */
+        ws->lease_lost = 1;    /* the loop's heartbeat makes it elsewhere */
+        return;
+    }
     rs_storeretry_note(&ws->retry, &ws->d->episode, rv, ws->set->name, what, rs_time_mono(),
                        ws->log);
     ws->snap.dirty = 1; /* a new Resource List once it works */

@@ -4,39 +4,69 @@
  *
  * With a PostgreSQL store several nodes may declare the same set; exactly
  * one of them may scan, journal and write the set's documents.  The rule
- * (step one of several nodes; leases with epochs and fencing replace the
- * lock here, and only here):
+ * is a lease per set in the store (rs_lease: holder, token, epoch,
+ * expiry on the database's clock), ResourceSyncFailover long:
  *
- *   1. before its first scan of a set, and again after every new driver
- *      connection (a session lock ends with its session), the watcher
- *      takes the set's store lock on its driver connection
- *      (rs_storelock_try: PostgreSQL, an advisory lock of the session;
- *      SQLite, always held: one node);
- *   2. a set whose lock another node holds is "elsewhere": said once at
+ *   1. before its first scan of a set the watcher takes the set's lease
+ *      with its token (random per watcher start);
+ *   2. every transaction that writes the set's rows begins with the
+ *      fence (rs_db_begin_set calls fence() below, on whichever thread):
+ *      the lease must still be this token's at this epoch and live, and
+ *      is renewed; a refused fence rolls the transaction back.  The loop
+ *      renews a lease no write renewed for a third of the failover time
+ *      (rs_writer_heartbeat);
+ *   3. a set whose lease another node holds is "elsewhere": said once at
  *      notice, its status entry says so (mode RS_MODE_ELSEWHERE) and marks
  *      it unavailable, so that children answer its documents 503 with
  *      Retry-After as for a set whose root is missing (never documents of
- *      this node's older writing of the set); its events are dropped;
- *   3. every RS_STORERETRY_FIRST the lock is tried again; once taken, the
- *      set's open Change List and the ring of recent changes are read
- *      again from the store (the other node journaled meanwhile: the ring
- *      must hold its records too, it has no gaps), the set is reconciled
- *      as at a start (links, then a full scan against
- *      the stored inventory, which writes a Resource List) and only then
- *      made available again: written from then on.
+ *      this node's older writing of the set); its events are dropped.  A
+ *      lease found lost by a fence or a renewal (this node was frozen or
+ *      cut off longer than the failover time, and another node may have
+ *      taken over) makes the set elsewhere in the same way
+ *      (rs_writer_lost), said once with the reason;
+ *   4. every min(2 s, failover / 4) the lease is tried again; once taken
+ *      (a new epoch), the set's open Change List and the ring of recent
+ *      changes are read again from the store (the other node journaled
+ *      meanwhile: the ring must hold its records too, it has no gaps),
+ *      the set is reconciled as at a start (links, then a full scan
+ *      against the stored inventory, which writes a Resource List) and
+ *      only then made available again: written from then on;
+ *   5. a signal that ends the watcher (httpd's stop or restart) releases
+ *      its leases first (a thread of its own, shared stores only), so that
+ *      another node takes the sets over at its next try.
  *
  * A failure to ask (the store failing) is a store failure of the set
- * (rs_storefail_note): its retry reopens the connection, which takes the
- * locks again (rs_writer_retake).  Only the driver's thread uses this.
+ * (rs_storefail_note): its retry reopens the connection and renews the
+ * leases (rs_writer_retake).  The leases are the driver's (ws->lease);
+ * the fence reads them on other threads too (the job thread's
+ * transactions), under mx, which a fence holds for its statement: the
+ * releasing thread, which takes mx and never gives it back, knows that
+ * no fence is under way and none begins.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <apr_strings.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_writer.h"
-#include "rs_storelock.h"
+#include "rs_storecfg.h"
 #include "rs_time.h"
 
-#define ELSEWHERE_WHY "written by another node (its store lock is held there)"
+#define ELSEWHERE_WHY "written by another node (it holds the set's lease)"
+
+static apr_thread_mutex_t *mx;
+/* A store several nodes share (PostgreSQL): leases end by time, so they
+ * are renewed, and released at a stop.  One node's (SQLite): neither. */
+static int shared;
+
+/* Another node's tries: at least every 2 s, and 4 times per failover. */
+static apr_interval_time_t poll_interval(void)
+{
+    apr_interval_time_t q = rs_global.store.failover / 4;
+    return q < apr_time_from_sec(2) ? q : apr_time_from_sec(2);
+}
 
 /* The set's entry: written by another node (unavailable, so children
  * answer 503), or, once this node has reconciled it, by this one (the
@@ -56,39 +86,198 @@ static void publish(wset_t *ws, int elsewhere)
     rs_wset_status_put(ws);
 }
 
+/* ------------------------------------------------------------ the fence */
+
+static wset_t *set_named(rs_drive_t *d, const char *set)
+{
+    int i;
+    for (i = 0; d->ws && i < d->nsets; i++) {
+        if (!strcmp(d->ws[i].set->name, set)) {
+            return &d->ws[i];
+        }
+    }
+    return NULL;
+}
+
+/* rs_db_fence_fn: the lease of set as held now, checked and renewed in
+ * db's transaction.  A set this watcher does not serve is not its. */
+static apr_status_t fence(void *baton, rs_db_t *db, const char *set)
+{
+    apr_time_t start = rs_time_mono();
+    wset_t *ws;
+    apr_status_t rv = RS_LEASE_LOST;
+
+    apr_thread_mutex_lock(mx);
+    if ((ws = set_named(baton, set)) && ws->lease.epoch > 0) {
+        if ((rv = rs_lease_fence(db, &ws->lease)) == APR_SUCCESS) {
+            ws->lease_at = start;
+        }
+    }
+    apr_thread_mutex_unlock(mx);
+    return rv;
+}
+
+/* ------------------------------------------------- release at a stop */
+
+/* The signals whose default ends the watcher (watcher_signals). */
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGUSR1);
+}
+
+/* The signal's thread: wait for one of them, release every lease held
+ * (a connection of its own: the driver's belongs to the driver's
+ * thread), then end the process by the same signal, as before.  mx stays
+ * taken: no fence begins after the release.  A release waits for a
+ * transaction of the driver's that already passed its fence (it holds
+ * the row), and httpd's SIGKILL after 3 s bounds the whole. */
+static void *APR_THREAD_FUNC stop_thread(apr_thread_t *t, void *baton)
+{
+    rs_drive_t *d = baton;
+    apr_pool_t *p = NULL;
+    rs_db_t *db = NULL;
+    sigset_t set;
+    int sig = SIGTERM, i;
+
+    (void)t;
+    stop_signals(&set);
+    while (sigwait(&set, &sig) != 0) {
+    }
+    apr_thread_mutex_lock(mx);
+    apr_pool_create(&p, NULL);
+    if (rs_storecfg_open(&db, p, &rs_global.store, rs_global.state_dir, NULL) == APR_SUCCESS) {
+        for (i = 0; d->ws && i < d->nsets; i++) {
+            rs_lease_release(db, &d->ws[i].lease);
+        }
+    }
+    signal(sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(1);
+    return NULL;
+}
+
+void rs_writer_init(rs_drive_t *d)
+{
+    apr_thread_t *t;
+    sigset_t set;
+
+    apr_thread_mutex_create(&mx, APR_THREAD_MUTEX_DEFAULT, d->pool);
+    rs_db_fence_install(fence, d);
+    shared = rs_storecfg_is_pgsql(&rs_global.store);
+    if (!shared) {
+        return; /* one node: a take always wins, nothing to hand over */
+    }
+    /* Blocked in every thread (they inherit it from this one), so the
+     * signals reach the stop thread alone. */
+    stop_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (apr_thread_create(&t, NULL, stop_thread, d, d->pool) != APR_SUCCESS) {
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL); /* they end it at once, as before */
+    }
+}
+
+/* ----------------------------------------------------------- the rule */
+
+static void lease_init(wset_t *ws)
+{
+    static const char *token;
+
+    if (!token) {
+        token = rs_lease_token(ws->d->pool);
+    }
+    if (!ws->lease.set) {
+        ws->lease.set = ws->set->name;
+        ws->lease.node = rs_global.node_name;
+        ws->lease.token = token;
+        ws->lease.ttl = rs_global.store.failover;
+    }
+}
+
+/* The set is not this node's to write (another holds the lease, or its
+ * own was lost): its events dropped, tried again later. */
+static void become_elsewhere(wset_t *ws, apr_time_t now)
+{
+    ws->writer_at = now + poll_interval();
+    ws->elsewhere = 1;
+    publish(ws, 1);
+}
+
 int rs_writer_take(wset_t *ws, apr_time_t now)
 {
     apr_status_t rv;
     int held = 0;
 
-    if ((rv = rs_storelock_try(ws->d->store, ws->set->name, &held)) != APR_SUCCESS) {
-        rs_storefail_note(ws, rv, "taking the set's store lock");
+    lease_init(ws);
+    apr_thread_mutex_lock(mx);
+    rv = rs_lease_take(ws->d->store, &ws->lease, &held);
+    ws->lease_at = now;
+    apr_thread_mutex_unlock(mx);
+    if (rv != APR_SUCCESS) {
+        rs_storefail_note(ws, rv, "taking the set's lease");
         return 0;
     }
     if (!held) {
-        ws->writer_at = now + RS_STORERETRY_FIRST;
         /* The store works: a failing state of the set ends here (the
          * writer's next full scan is the takeover's). */
         rs_storeretry_ok(&ws->retry, &ws->d->episode);
         if (!ws->elsewhere) {
-            ws->elsewhere = 1;
             rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                        "set %s: another node writes it (its store lock is held in the %s); "
+                        "set %s: another node writes it (its lease is held in the %s); "
                         "this node does not write it and takes it over when that node stops",
                         ws->set->name, rs_global.store_shown ? rs_global.store_shown : "store");
-            publish(ws, 1);
         }
+        become_elsewhere(ws, now);
         return 0;
     }
     if (ws->elsewhere) {
         ws->elsewhere = 0;
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                    "set %s: no other node writes it now; this node takes it over and "
-                    "reconciles it",
-                    ws->set->name);
+                    "set %s: no other node writes it now; this node takes it over (lease "
+                    "epoch %" APR_INT64_T_FMT ") and reconciles it",
+                    ws->set->name, ws->lease.epoch);
         ws->status.mode = RS_MODE_STARTING; /* still unavailable: rs_writer_start */
     }
     return 1;
+}
+
+void rs_writer_lost(wset_t *ws)
+{
+    rs_lease_info_t in;
+    apr_pool_t *p;
+    apr_int64_t epoch;
+    const char *why;
+
+    ws->lease_lost = 0;
+    if (ws->elsewhere) {
+        return; /* said already (a job that failed after the loss) */
+    }
+    apr_thread_mutex_lock(mx);
+    epoch = ws->lease.epoch;
+    ws->lease.epoch = 0;
+    apr_thread_mutex_unlock(mx);
+    apr_pool_create(&p, ws->d->pool);
+    if (rs_lease_peek(ws->d->store, p, ws->set->name, &in) == APR_SUCCESS && in.exists
+        && in.epoch != epoch) {
+        why =
+            apr_psprintf(p, "node %s took it over (epoch %" APR_INT64_T_FMT ")", in.node, in.epoch);
+    }
+    else {
+        why = apr_psprintf(
+            p, "it was not renewed within ResourceSyncFailover (%" APR_TIME_T_FMT " ms)",
+            apr_time_as_msec(rs_global.store.failover));
+    }
+    rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                "set %s: this node lost the set's lease (epoch %" APR_INT64_T_FMT "): %s; "
+                "it writes nothing more of the set and takes it over again once the lease "
+                "is free",
+                ws->set->name, epoch, why);
+    apr_pool_destroy(p);
+    become_elsewhere(ws, rs_time_mono());
 }
 
 void rs_writer_start(wset_t *ws, apr_pool_t *p)
@@ -97,7 +286,12 @@ void rs_writer_start(wset_t *ws, apr_pool_t *p)
     apr_pool_clear(p);
     rs_reconcile_full(p, ws, 1); /* its Resource List written before it returns */
     ws->next_tick = rs_time_mono() + rs_global.rescan;
-    publish(ws, 0);
+    if (ws->lease_lost) { /* (during the scan) */
+        rs_writer_lost(ws);
+    }
+    else if (!ws->elsewhere) {
+        publish(ws, 0);
+    }
 }
 
 void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
@@ -128,13 +322,64 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     apr_pool_clear(p);
 }
 
+/* Renew ws's lease now (outside a transaction). */
+static void renew(wset_t *ws, apr_time_t now)
+{
+    apr_status_t rv;
+
+    apr_thread_mutex_lock(mx);
+    rv = rs_lease_fence(ws->d->store, &ws->lease);
+    if (rv == APR_SUCCESS) {
+        ws->lease_at = now;
+    }
+    apr_thread_mutex_unlock(mx);
+    if (rv == RS_LEASE_LOST) {
+        rs_writer_lost(ws);
+    }
+    else if (rv != APR_SUCCESS) {
+        rs_storefail_note(ws, rv, "renewing the set's lease");
+    }
+}
+
+/* When ws's lease is to be renewed (monotonic; 0: not by the loop). */
+static apr_time_t renew_due(const wset_t *ws)
+{
+    return !shared || ws->elsewhere || ws->lease.epoch <= 0
+               ? 0
+               : ws->lease_at + rs_global.store.failover / 3;
+}
+
+void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now)
+{
+    int i;
+
+    for (i = 0; i < d->nsets; i++) {
+        wset_t *ws = &d->ws[i];
+        apr_time_t due = renew_due(ws);
+        if (ws->lease_lost) {
+            rs_writer_lost(ws);
+        }
+        else if (due && now >= due && !ws->retry.err) {
+            renew(ws, now);
+        }
+    }
+}
+
 void rs_writer_retake(rs_drive_t *d)
 {
     apr_time_t now = rs_time_mono();
     int i;
 
     for (i = 0; i < d->nsets; i++) {
-        if (!d->ws[i].elsewhere) {
+        if (d->ws[i].elsewhere) {
+            continue;
+        }
+        if (d->ws[i].lease.epoch > 0) {
+            if (shared) { /* (one node's never ends by time) */
+                renew(&d->ws[i], now);
+            }
+        }
+        else { /* its first take failed with the store */
             rs_writer_take(&d->ws[i], now);
         }
     }

@@ -28,6 +28,7 @@
 #include "rs_reconcile.h"
 #include "rs_scan.h"
 #include "rs_snapsched.h"
+#include "rs_lease.h"
 #include "rs_statecheck.h"
 #include "rs_storeretry.h"
 #include "rs_verifypass.h"
@@ -97,10 +98,16 @@ typedef struct wset_t {
      * ring yet. */
     rs_storeretry_t retry;
     /* One writer per set (mod_resourcesync_writer.c): elsewhere, another
-     * node holds the set's store lock and this watcher does not touch the
-     * set; writer_at, when it tries again (monotonic). */
+     * node holds the set's lease (or this node's was lost) and this
+     * watcher does not touch the set; writer_at, when it tries to take it
+     * again (monotonic).  lease: this watcher's lease of the set (epoch 0:
+     * not held), read by the fence on any thread under the writer's
+     * mutex; lease_at, its last take or renewal (monotonic). */
     int elsewhere;
     apr_time_t writer_at;
+    rs_lease_t lease;
+    apr_time_t lease_at;
+    int lease_lost; /* a fence refused (rs_storefail_note): rs_writer_lost due */
     /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
      * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
     rs_dumpsched_t dump;

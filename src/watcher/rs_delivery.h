@@ -87,8 +87,8 @@ typedef struct rs_delivery_hooks_t {
      * fetches the topic when pinged, so a ping never announces a
      * notification the topic does not serve yet.  NULL: no limit. */
     apr_int64_t (*shown)(void *baton, const void *set, const char *topic);
-    /* Whether this node writes set (its watcher holds the set's store
-     * lock, rs_storelock): the rows of a set another node writes are that
+    /* Whether this node writes set (its watcher holds the set's lease,
+     * rs_lease): the rows of a set another node writes are that
      * node's to send, drop or end, and are left alone here.  NULL: every
      * set is this node's. */
     int (*writes)(void *baton, const void *set);

@@ -311,7 +311,7 @@ apr_status_t rs_linkkeep_rebuild(rs_db_t *db, apr_pool_t *p, const char *set, co
 {
     apr_status_t rv;
 
-    if ((rv = rs_db_begin(db)) != APR_SUCCESS) {
+    if ((rv = rs_db_begin_set(db, set)) != APR_SUCCESS) {
         return rv;
     }
     if ((rv = rs_linkdep_clear(db, set)) == APR_SUCCESS && (rv = fn(baton)) == APR_SUCCESS) {

@@ -356,11 +356,19 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
 
     apr_dir_make_recursive(c->dir, APR_FPROT_OS_DEFAULT, p);
     lc->max_bytes = c->entry ? c->max_bytes : 0;
-    if ((rv = rs_listclose_full(p, j, c, &open_bytes, &index_dirty)) != APR_SUCCESS
-        || (rv = rs_listclose_on_time(p, j, c, now, &index_dirty)) != APR_SUCCESS) {
+    if (c->fence && (rv = rs_db_begin_set(c->fence, c->set)) != APR_SUCCESS) {
         return rv;
     }
-    rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
+    if ((rv = rs_listclose_full(p, j, c, &open_bytes, &index_dirty)) == APR_SUCCESS
+        && (rv = rs_listclose_on_time(p, j, c, now, &index_dirty)) == APR_SUCCESS) {
+        rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
+    }
+    if (c->fence) { /* committed before any document shows the lists */
+        rv = rs_db_end(c->fence, rv);
+    }
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
     if ((rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS
         || (rv = rs_listclose_write_closed(p, c, history, o, io, closed, log)) != APR_SUCCESS) {
         return rv;

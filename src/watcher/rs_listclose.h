@@ -76,6 +76,11 @@ typedef struct rs_listclose_conf_t {
     /* Lists the Change List Index may name, the open one included
      * (rs_listclose_index_cap); 0: max_entries. */
     int index_max;
+    /* The journal's connection: the closes and expiries of an update are
+     * one transaction of it that begins with the set's fence
+     * (rs_db_begin_set: a node that no longer writes the set changes no
+     * list); NULL: each is a statement of its own. */
+    rs_db_t *fence;
 } rs_listclose_conf_t;
 
 /* What the glue provides for an update.  `source` makes a fresh record

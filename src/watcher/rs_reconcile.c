@@ -158,8 +158,13 @@ static int scan_ready(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jour
         rc->h->store_note(rc->h->baton, rv, "reading the journal");
         return 0;
     }
-    if ((rv = rs_journal_start(journal, rc->name, jstart)) != APR_SUCCESS
-        || (*jstart && (rv = rs_journal_mark(journal, rc->name, start)) != APR_SUCCESS)) {
+    /* The mark in a transaction that begins with the set's fence: a node
+     * that no longer writes the set moves nothing. */
+    if ((rv = rs_journal_start(journal, rc->name, jstart)) == APR_SUCCESS && *jstart
+        && (rv = rs_db_begin_set(store, rc->name)) == APR_SUCCESS) {
+        rv = rs_db_end(store, rs_journal_mark(journal, rc->name, start));
+    }
+    if (rv != APR_SUCCESS) {
         rc->h->store_note(rc->h->baton, rv, "marking the journal");
         return 0;
     }
@@ -229,7 +234,10 @@ void rs_reconcile_scan(rs_reconcile_t *rc, apr_pool_t *p, rs_db_t *store, rs_jou
     }
     h->above_end(h->baton, p); /* every file was decided under that state */
     full_scan_report(rc, &stats, was_degraded, first, t0);
-    if (!jstart && (rv = rs_journal_begin_set(journal, rc->name, start)) != APR_SUCCESS) {
+    if (!jstart && (rv = rs_db_begin_set(store, rc->name)) == APR_SUCCESS) {
+        rv = rs_db_end(store, rs_journal_begin_set(journal, rc->name, start));
+    }
+    if (!jstart && rv != APR_SUCCESS) {
         /* The journal starts where this scan's Resource List does. */
         h->store_failed(h->baton, p, rv, "starting the journal");
         return;

@@ -119,7 +119,7 @@ apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name
 
     /* One transaction; if it fails, the store fails: the set is
      * reconciled and gets a new snapshot, recorded, once it works. */
-    if ((rv = rs_db_begin(store)) == APR_SUCCESS) {
+    if ((rv = rs_db_begin_set(store, name)) == APR_SUCCESS) {
         rs_db_meta_put(store, rs_snapsched_meta_key(p, "gen", name),
                        apr_psprintf(p, "%" APR_UINT64_T_FMT, gen));
         rs_db_meta_put(store, rs_snapsched_meta_key(p, "key", name), key);

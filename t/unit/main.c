@@ -123,7 +123,7 @@ int main(int argc, const char *const *argv)
     add(hubflow_suite);
     add(json_suite);
     add(setlock_suite);
-    add(storelock_suite);
+    add(lease_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -154,7 +154,7 @@ int main(int argc, const char *const *argv)
         add(notify_suite);
         add(hubsub_suite);
         add(linkkeep_suite);
-        add(storelock_suite);
+        add(lease_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
         add(delivery_suite);

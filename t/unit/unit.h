@@ -100,7 +100,7 @@ Suite *hubflow_suite(void);
 Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
-Suite *storelock_suite(void);
+Suite *lease_suite(void);
 Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
 Suite *massdel_suite(void);
