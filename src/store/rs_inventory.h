@@ -41,7 +41,10 @@ typedef struct rs_item_t {
 apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                                    apr_hash_t **out);
 
-/* Insert or replace one row. */
+/* A copy of row from into *to, its strings in p. */
+void rs_inventory_item_copy(apr_pool_t *p, rs_item_t *to, const rs_item_t *from);
+
+/* Insert or replace one row (many rows at once: rs_invbatch.h). */
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it);
 
 /* Set the links (encoded, rs_links.h; NULL: none) of the row dir/name,

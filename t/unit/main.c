@@ -52,6 +52,7 @@ int main(int argc, const char *const *argv)
     srunner_add_suite(sr, linkkeep_suite());
     srunner_add_suite(sr, statedir_suite());
     srunner_add_suite(sr, inventory_suite());
+    srunner_add_suite(sr, invbatch_suite());
     srunner_add_suite(sr, scan_suite());
     srunner_add_suite(sr, snapshot_suite());
     srunner_add_suite(sr, journal_suite());
@@ -112,6 +113,7 @@ int main(int argc, const char *const *argv)
         srunner_add_suite(sr, dbdriver_suite());
         srunner_add_suite(sr, schema_suite());
         srunner_add_suite(sr, inventory_suite());
+        srunner_add_suite(sr, invbatch_suite());
         srunner_add_suite(sr, journal_suite());
         srunner_add_suite(sr, notify_suite());
         srunner_add_suite(sr, hubsub_suite());
