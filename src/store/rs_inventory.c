@@ -26,6 +26,7 @@ enum {
     ST_SUMMARY,
     ST_ALL,
     ST_LINKS,
+    ST_DIRS_AT,
     ST_MAX
 };
 
@@ -69,6 +70,9 @@ static const char *const sql[ST_MAX] = {
     "WHERE setname = %s AND listed = 1",
     ALL(PAGE_COLS),
     "UPDATE inventory SET links = %s WHERE setname = %s AND dir = %s AND name = %s",
+    /* dir itself or below it, in one range of the key: dir <= x < dir || '0' */
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s "
+    "AND (dir = %s OR dir >= %s)",
 };
 
 /* The reads of a store older than schema version 7 (without the column
@@ -319,6 +323,22 @@ apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set
     args[1] = apr_pstrcat(p, dir, "/", NULL);
     args[2] = apr_pstrcat(p, dir, "0", NULL);
     return query(db, p, ST_DIRS_UNDER, args, add_dir, *out);
+}
+
+apr_status_t rs_inventory_dirs_at(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                  apr_array_header_t **out)
+{
+    const char *below, *after;
+    *out = apr_array_make(p, 4, sizeof(const char *));
+    if (!*dir) {
+        return rs_inventory_dirs(db, p, set, out);
+    }
+    below = apr_pstrcat(p, dir, "/", NULL);
+    after = apr_pstrcat(p, dir, "0", NULL);
+    {
+        const void *args[] = { set, dir, after, dir, below };
+        return query(db, p, ST_DIRS_AT, args, add_dir, *out);
+    }
 }
 
 static void get_one(void *baton, apr_pool_t *p, const char *const *c, int n)

@@ -75,6 +75,12 @@ apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
 apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                                      apr_array_header_t **out);
 
+/* The distinct directories at or below dir that hold rows (array of
+ * char*): dir itself when it holds any, and those below it, in one
+ * statement; every directory of the set when dir is "". */
+apr_status_t rs_inventory_dirs_at(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                  apr_array_header_t **out);
+
 /* One row, or *out = NULL if there is none. */
 apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                               const char *name, rs_item_t **out);

@@ -716,6 +716,11 @@ START_TEST(links_round_trip)
 END_TEST
 
 /* The directories strictly below one, in byte order (both drivers). */
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 START_TEST(dirs_under)
 {
     static const char *const dirs[] = { "a", "a-b", "a.b", "a/b", "a/b/c", "a/c", "a0", "b" };
@@ -734,6 +739,25 @@ START_TEST(dirs_under)
     ck_assert_str_eq(APR_ARRAY_IDX(out, 1, char *), "a/b/c");
     ck_assert_str_eq(APR_ARRAY_IDX(out, 2, char *), "a/c");
     ck_assert_int_eq(rs_inventory_dirs_under(st, ut_pool, "s", "", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 8);
+    /* At or below: dir itself too, never a sibling that shares its
+     * prefix ("a-b", "a.b", "a0"). */
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a", &out), APR_SUCCESS);
+    qsort(out->elts, (size_t)out->nelts, sizeof(char *), by_str);
+    ck_assert_int_eq(out->nelts, 4);
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 0, char *), "a");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 1, char *), "a/b");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 2, char *), "a/b/c");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 3, char *), "a/c");
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a/b/c", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 1);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a-b", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 1);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a/x", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 0);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "t", "a", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 0);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "", &out), APR_SUCCESS);
     ck_assert_int_eq(out->nelts, 8);
 }
 END_TEST
