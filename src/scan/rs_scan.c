@@ -442,6 +442,12 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         rs_scan_drop_unvisited(&sc, sp, "");
     }
     rs_scan_end(&sc);
+    /* Rows from nothing: the listings that follow (the Resource List)
+     * are planned with statistics that know them.  Its failure is logged
+     * and changes nothing else. */
+    if (sc.fresh && sc.err == APR_SUCCESS && stats->written) {
+        (void)rs_inventory_analyze(st);
+    }
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }

@@ -154,6 +154,11 @@ const char *const *rs_inventory_schema(int version)
                           : NULL;
 }
 
+apr_status_t rs_inventory_analyze(rs_db_t *db)
+{
+    return rs_db_analyze(db, "inventory");
+}
+
 const char *const *rs_inventory_tables(void)
 {
     static const char *const tables[] = { "inventory", NULL };

@@ -135,6 +135,11 @@ typedef struct rs_inventory_summary_t {
 } rs_inventory_summary_t;
 apr_status_t rs_inventory_summary(rs_db_t *db, const char *set, rs_inventory_summary_t *s);
 
+/* After a set's rows were written from nothing (a first scan): the
+ * database's statistics of the table brought up to date (rs_db_analyze),
+ * outside a transaction. */
+apr_status_t rs_inventory_analyze(rs_db_t *db);
+
 /* The DDL that brings the inventory to schema version `version` from the
  * version before (NULL-terminated; NULL if that version changes nothing
  * here).  Used by rs_schema. */

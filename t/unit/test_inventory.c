@@ -716,6 +716,36 @@ START_TEST(links_round_trip)
 END_TEST
 
 /* The directories strictly below one, in byte order (both drivers). */
+/* rs_inventory_analyze: PostgreSQL's statistics know the rows (a table
+ * never analyzed has reltuples -1); SQLite's store is left as it is. */
+START_TEST(analyze_after_filling)
+{
+    const char *db = ut_path(ut_tempdir("store"), "state.db");
+    const char *dsn = ut_store(db);
+    ut_log_t ul;
+    rs_db_t *st = NULL;
+    int i;
+
+    ck_assert_int_eq(rs_schema_open(&st, ut_pool, ut_driver, dsn, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
+    for (i = 0; i < 500; i++) {
+        put(st, "s", item("d", apr_psprintf(ut_pool, "f%03d", i), i, 1));
+    }
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
+    if (ut_pg()) {
+        const char *q = "SELECT reltuples FROM pg_class WHERE oid = 'inventory'::regclass";
+        ck_assert_int_lt(atof(ut_pg_exec(dsn, q)), 1);
+        ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+        ck_assert_int_eq((int)atof(ut_pg_exec(dsn, q)), 500);
+    }
+    else {
+        ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+    }
+    ck_assert_int_eq(ul.nerr, 0);
+    ck_assert_int_eq(count(st, "s"), 500);
+}
+END_TEST
+
 static int by_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -797,10 +827,41 @@ static double timed_inserts(rs_db_t *st, const char *set, int n, int batched)
     return (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
 }
 
+/* Read every listed row of set s in pages of 5000, as a Resource List
+ * does; returns the seconds it took. */
+static double timed_pages(rs_db_t *st, int n)
+{
+    apr_time_t t0 = apr_time_now();
+    apr_pool_t *p;
+    const char *adir = NULL, *aname = NULL;
+    apr_array_header_t *page;
+    int got = 0;
+
+    apr_pool_create(&p, ut_pool);
+    do {
+        apr_pool_t *np;
+        apr_pool_create(&np, ut_pool);
+        ck_assert_int_eq(rs_inventory_page(st, np, "s", adir, aname, 5000, &page), APR_SUCCESS);
+        got += page->nelts;
+        if (page->nelts) {
+            const rs_item_t *last = &APR_ARRAY_IDX(page, page->nelts - 1, rs_item_t);
+            apr_pool_clear(p);
+            adir = apr_pstrdup(p, last->dir);
+            aname = apr_pstrdup(p, last->name);
+        }
+        apr_pool_destroy(np);
+    } while (page->nelts == 5000);
+    ck_assert_int_eq(got, n);
+    apr_pool_destroy(p);
+    return (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+}
+
 /* Timing (no assertion on time): RS_STORE_TIMING=N writes N inventory
  * rows through a batch (rs_invbatch) into one store, N one statement
- * each into another, and streams the latter back with rs_inventory_each_all, on each driver the
- * suite runs on; the rates go to stderr. */
+ * each into another, and streams the latter back with rs_inventory_each_all
+ * and in pages of 5000 (as a Resource List reads them) before and after
+ * rs_inventory_analyze, on each driver the suite runs on; the rates go to
+ * stderr. */
 START_TEST(timing)
 {
     const char *env = getenv("RS_STORE_TIMING");
@@ -808,7 +869,7 @@ START_TEST(timing)
     ut_log_t ul;
     rs_db_t *st;
     apr_time_t t2;
-    double one, batched, each;
+    double one, batched, each, pages, analyzed;
 
     if (n <= 0) {
         return; /* timing only when asked */
@@ -821,6 +882,11 @@ START_TEST(timing)
     ck_assert_int_eq(rs_inventory_each_all(st, "s", count_each, &got), APR_SUCCESS);
     each = (double)(apr_time_now() - t2) / APR_USEC_PER_SEC;
     ck_assert_int_eq(got, n);
+    pages = timed_pages(st, n);
+    ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+    analyzed = timed_pages(st, n);
+    fprintf(stderr, "store timing %s: pages of 5000: %.3f s, after rs_inventory_analyze %.3f s\n",
+            ut_driver, pages, analyzed);
     fprintf(stderr,
             "store timing %s: %d rows, insert %.0f rows/s, batched insert %.0f rows/s, "
             "rs_db_each %.0f rows/s\n",
@@ -849,6 +915,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, sets_summary_and_every_row);
     tcase_add_test(tc, links_round_trip);
     tcase_add_test(tc, dirs_under);
+    tcase_add_test(tc, analyze_after_filling);
     tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;
