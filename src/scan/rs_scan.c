@@ -13,6 +13,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "rs_glob.h"
+#include "rs_invbatch.h"
 #include "rs_path.h"
 #include "rs_scan.h"
 #include "rs_scan_priv.h"
@@ -322,9 +323,11 @@ apr_status_t rs_scan_end(rs_scan_ctx_t *sc)
 
     if (sc->err == APR_SUCCESS && o->max_deleted && sc->stats->deleted > o->max_deleted) {
         sc->err = RS_SCAN_EMASSDEL;
+        rs_scanwrite_discard(sc);
         rs_db_rollback(sc->st);
         return sc->err;
     }
+    rs_scanwrite_flush(sc);
     rs_scanwrite_failed(sc, rs_db_commit(sc->st));
     return sc->err;
 }
@@ -411,6 +414,10 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         apr_pool_destroy(sp);
         return rv;
     }
+    /* The rows of a full scan, several to a statement (one round trip
+     * each on a server); the batch goes with the store, to the pipe's
+     * writer and back. */
+    sc.batch = rs_invbatch_create(sp, st, o->set);
     if (rs_scanpipe_allowed(p, rs_db_pool(st))) {
         rs_scanpipe_start(&sc, sp); /* on failure the walk writes itself */
     }
@@ -427,6 +434,7 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         rs_scanpipe_finish(&sc);
     }
     rs_scanwrite_links_end(&sc); /* the rows it held, in this transaction */
+    rs_scanwrite_flush(&sc);     /* before the rows are read for what is gone */
 
     /* Directories that hold rows but were not walked are gone (or are no
      * longer served): drop their rows. */
@@ -434,6 +442,12 @@ apr_status_t rs_scan_set(rs_db_t *st, const rs_scan_opts_t *o, apr_pool_t *p,
         rs_scan_drop_unvisited(&sc, sp, "");
     }
     rs_scan_end(&sc);
+    /* Rows from nothing: the listings that follow (the Resource List)
+     * are planned with statistics that know them.  Its failure is logged
+     * and changes nothing else. */
+    if (sc.fresh && sc.err == APR_SUCCESS && stats->written) {
+        (void)rs_inventory_analyze(st);
+    }
     if (o->progress) {
         o->progress(o->progress_baton, stats->files);
     }

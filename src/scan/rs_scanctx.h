@@ -59,6 +59,13 @@ typedef struct rs_scan_ctx_t {
     int crew_tried;
     /* The threads reading ahead of the walk (rs_scanahead.c), NULL: none. */
     struct rs_scanahead_t *ahead;
+    /* A full scan's rows waiting to be written several to a statement
+     * (rs_invbatch.h), NULL: each row written at once (a scan of
+     * targets).  It goes with st: the thread that holds the store (the
+     * walk's, or the pipe's writer) uses it, and writes it out before
+     * anything else reads or writes the set's rows, and before a commit
+     * (rs_scanwrite_flush). */
+    struct rs_invbatch_t *batch;
 } rs_scan_ctx_t;
 
 #endif

@@ -145,6 +145,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
             /* The walk waits for this answer: its pool is ours until
              * then. */
             apr_thread_mutex_unlock(pp->lock);
+            rs_scanwrite_flush(&pp->w); /* the rows written so far first */
             rv = rs_inventory_dir_load(pp->w.st, pp->load_pool, pp->w.o->set, pp->load_dir, &rows);
             apr_thread_mutex_lock(pp->lock);
             pp->load_rows = rows;
@@ -343,6 +344,7 @@ apr_status_t rs_scanpipe_load(rs_scan_ctx_t *sc, apr_pool_t *p, const char *dir,
         return APR_SUCCESS;
     }
     if (!pp) {
+        rs_scanwrite_flush(sc); /* the rows written so far first */
         return rs_inventory_dir_load(sc->st, p, sc->o->set, dir, rows);
     }
     apr_thread_mutex_lock(pp->lock);

@@ -28,12 +28,20 @@
 static void drop_tree(rs_scan_ctx_t *sc, apr_pool_t *p, const char *relpath, int forget)
 {
     apr_array_header_t *dirs;
+    const char **d;
     int i;
 
-    if (rs_scanwrite_failed(sc, rs_inventory_dirs_under(sc->st, p, sc->o->set, relpath, &dirs))) {
+    /* One statement finds them (in the usual case, none: a file's name
+     * was no directory); relpath's own rows go last, after those below. */
+    if (rs_scanwrite_failed(sc, rs_inventory_dirs_at(sc->st, p, sc->o->set, relpath, &dirs))) {
         return;
     }
-    APR_ARRAY_PUSH(dirs, const char *) = relpath;
+    for (i = 0, d = (const char **)dirs->elts; i + 1 < dirs->nelts; i++) {
+        if (!strcmp(d[i], relpath)) {
+            d[i] = d[dirs->nelts - 1];
+            d[dirs->nelts - 1] = relpath;
+        }
+    }
     for (i = 0; i < dirs->nelts && sc->err == APR_SUCCESS; i++) {
         rs_scan_drop_dir_rows(sc, p, APR_ARRAY_IDX(dirs, i, const char *));
     }

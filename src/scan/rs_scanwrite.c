@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rs_scanwrite.c - see rs_scanwrite.h */
 #include <string.h>
+#include "rs_invbatch.h"
 #include "rs_scanwrite.h"
 
 #define RS_SCAN_BATCH 20000 /* writes per transaction */
@@ -19,11 +20,38 @@ int rs_scanwrite_failed(rs_scan_ctx_t *sc, apr_status_t rv)
     return 1;
 }
 
+void rs_scanwrite_flush(rs_scan_ctx_t *sc)
+{
+    /* After a failure the transaction is rolled back at its end: what
+     * waits is dropped, not sent to fail (and be logged) again. */
+    if (sc->batch && sc->err != APR_SUCCESS) {
+        rs_invbatch_discard(sc->batch);
+    }
+    else if (sc->batch) {
+        rs_scanwrite_failed(sc, rs_invbatch_flush(sc->batch));
+    }
+}
+
+void rs_scanwrite_discard(rs_scan_ctx_t *sc)
+{
+    if (sc->batch) {
+        rs_invbatch_discard(sc->batch);
+    }
+}
+
+/* Store row it: into the full scan's batch, or at once. */
+static void put(rs_scan_ctx_t *sc, const rs_item_t *it)
+{
+    rs_scanwrite_failed(sc, sc->batch ? rs_invbatch_put(sc->batch, it)
+                                      : rs_inventory_put(sc->st, sc->o->set, it));
+}
+
 void rs_scanwrite_count(rs_scan_ctx_t *sc)
 {
     /* Under the mass-deletion guard, nothing is committed after the first
      * deletion: the whole rest may have to be rolled back. */
     if (++sc->pending >= RS_SCAN_BATCH && !(sc->o->max_deleted && sc->stats->deleted)) {
+        rs_scanwrite_flush(sc);
         if (!rs_scanwrite_failed(sc, rs_db_commit(sc->st))) {
             rs_scanwrite_failed(sc, rs_db_begin_set(sc->st, sc->o->set));
         }
@@ -83,6 +111,7 @@ static void notify_row(rs_scan_ctx_t *sc, const rs_item_t *old, const rs_item_t 
 void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *name, int gone)
 {
     if (sc->o->links_done && sc->err == APR_SUCCESS) {
+        rs_scanwrite_flush(sc); /* it reads the rows */
         rs_scanwrite_failed(sc, sc->o->links_done(sc->o->links_baton, dir, name, gone));
     }
 }
@@ -90,7 +119,7 @@ void rs_scanwrite_links_done(rs_scan_ctx_t *sc, const char *dir, const char *nam
 /* Store row it (old: as stored) and report it. */
 static void put_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *old)
 {
-    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    put(sc, it);
     notify_row(sc, old, it);
     rs_scanwrite_links_done(sc, it->dir, it->name, 0);
     rs_scanwrite_count(sc);
@@ -111,6 +140,7 @@ void rs_scanwrite_row(rs_scan_ctx_t *sc, const rs_item_t *it, const rs_item_t *o
 
     /* Its links first, so that the row and its record carry them. */
     if (sc->o->links_row) {
+        rs_scanwrite_flush(sc); /* it reads the rows */
         row = *it;
         if (rs_scanwrite_failed(sc,
                                 sc->o->links_row(sc->o->links_baton, &row, old && old->listed))) {
@@ -140,13 +170,17 @@ void rs_scanwrite_links_end(rs_scan_ctx_t *sc)
 
 void rs_scanwrite_access(rs_scan_ctx_t *sc, const rs_item_t *it)
 {
-    rs_scanwrite_failed(sc, rs_inventory_put(sc->st, sc->o->set, it));
+    put(sc, it);
     sc->stats->written++;
     rs_scanwrite_count(sc);
 }
 
 void rs_scanwrite_drop(rs_scan_ctx_t *sc, const char *dir, const char *name, const rs_item_t *row)
 {
+    /* A delete commutes with the waiting rows unless one is this. */
+    if (sc->batch && rs_invbatch_holds(sc->batch, dir, name)) {
+        rs_scanwrite_flush(sc);
+    }
     rs_scanwrite_failed(sc, rs_inventory_delete(sc->st, sc->o->set, dir, name));
     if (row->listed) {
         rs_scanwrite_notify(sc, RS_CHANGE_DELETED, row);

@@ -15,6 +15,14 @@
  * the log).  Returns 1 if rv is a failure. */
 int rs_scanwrite_failed(rs_scan_ctx_t *sc, apr_status_t rv);
 
+/* Write the rows a full scan's batch holds (sc->batch; nothing without
+ * one), before anything else uses the set's rows on the store and before
+ * a commit; its failure is kept as any store call's.  After a failure
+ * (sc->err) they are dropped: the transaction is rolled back at its end.
+ * discard: drop them (before a rollback). */
+void rs_scanwrite_flush(rs_scan_ctx_t *sc);
+void rs_scanwrite_discard(rs_scan_ctx_t *sc);
+
 /* Count one write in the open transaction; every few thousand writes the
  * transaction is committed and a new one begun. */
 void rs_scanwrite_count(rs_scan_ctx_t *sc);

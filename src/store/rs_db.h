@@ -232,6 +232,15 @@ apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
  * other than SQLite and PostgreSQL. */
 apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 
+/* Bring the planner's statistics of table up to date, after its rows
+ * changed wholesale (a first scan filled it from nothing), outside a
+ * transaction.  PostgreSQL: ANALYZE (a table that has none yet until
+ * autovacuum comes by is planned as nearly empty: a page of a listing
+ * then reads and sorts every later row instead of walking the key, and
+ * writing a list gets quadratic).  Other drivers: nothing (SQLite plans
+ * these by its keys alone). */
+apr_status_t rs_db_analyze(rs_db_t *db, const char *table);
+
 /* Run one statement without arguments or results (DDL).  Changing the
  * schema after statements were prepared invalidates them (see above). */
 apr_status_t rs_db_run(rs_db_t *db, const char *sql);

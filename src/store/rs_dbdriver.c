@@ -141,6 +141,19 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
     return APR_ENOTIMPL;
 }
 
+apr_status_t rs_db_analyze(rs_db_t *db, const char *table)
+{
+    char sql[128];
+    int n, rc;
+
+    if (db->kind != DB_PGSQL || db->mode == RS_DB_READONLY) {
+        return APR_SUCCESS;
+    }
+    apr_snprintf(sql, sizeof(sql), "ANALYZE %s", table);
+    rc = apr_dbd_query(db->drv, db->h, &n, sql);
+    return rc ? rs_db_fail(db, rc, sql) : APR_SUCCESS;
+}
+
 /* ------------------------------------------------ failures */
 
 apr_status_t rs_db_fail(rs_db_t *db, int rc, const char *what)

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_inventory.h"
+#include "rs_inventory_sql.h"
 
 enum {
     ST_DIR_LOAD,
@@ -25,17 +26,10 @@ enum {
     ST_SUMMARY,
     ST_ALL,
     ST_LINKS,
+    ST_DIRS_AT,
     ST_MAX
 };
 
-/* The columns of a row; enc and ln are what the content coding and the
- * links are read from: the columns encoding and links, which schema
- * versions 6 and 7 added, or NULL for a store of an older version opened
- * as it is (rs-tool: RS_DB_READONLY, RS_DB_AS_IS; sql_compat below). */
-#define COLS_OF(enc, ln)                                                                       \
-    "dir, name, size, mtime_ns, ctime_ns, dev, ino, type, md5, sha1, sha256, sha512, listed, " \
-    "cfg, " enc ", " ln
-#define COLS COLS_OF("encoding", "links")
 /* Pages of rs_inventory_each: what a document lists first (LIST_COLS,
  * RS_INVENTORY_LISTING reads only these), then the rest of the row. */
 #define LIST_COLS_OF(enc, ln) \
@@ -54,14 +48,7 @@ enum {
 
 static const char *const sql[ST_MAX] = {
     DIR_LOAD(COLS),
-    "INSERT INTO inventory (setname, " COLS ") VALUES "
-    "(%s, %s, %s, %lld, %lld, %lld, %lld, %lld, %s, %s, %s, %s, %s, %d, %s, %s, %s) "
-    "ON CONFLICT (setname, dir, name) DO UPDATE SET size = excluded.size, "
-    "mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, dev = excluded.dev, ino = excluded.ino, "
-    "type = excluded.type, md5 = excluded.md5, sha1 = excluded.sha1, "
-    "sha256 = excluded.sha256, sha512 = excluded.sha512, "
-    "listed = excluded.listed, cfg = excluded.cfg, encoding = excluded.encoding, "
-    "links = excluded.links",
+    PUT_ROWS(PUT_ROW),
     "DELETE FROM inventory WHERE setname = %s AND dir = %s AND name = %s",
     /* dir itself, or below it: dir || '/' <= x < dir || '0' ('0' follows '/') */
     "DELETE FROM inventory WHERE setname = %s AND (dir = %s OR (dir >= %s AND dir < %s))",
@@ -83,6 +70,9 @@ static const char *const sql[ST_MAX] = {
     "WHERE setname = %s AND listed = 1",
     ALL(PAGE_COLS),
     "UPDATE inventory SET links = %s WHERE setname = %s AND dir = %s AND name = %s",
+    /* dir itself or below it, in one range of the key: dir <= x < dir || '0' */
+    "SELECT DISTINCT dir FROM inventory WHERE setname = %s AND dir >= %s AND dir < %s "
+    "AND (dir = %s OR dir >= %s)",
 };
 
 /* The reads of a store older than schema version 7 (without the column
@@ -164,6 +154,11 @@ const char *const *rs_inventory_schema(int version)
                           : NULL;
 }
 
+apr_status_t rs_inventory_analyze(rs_db_t *db)
+{
+    return rs_db_analyze(db, "inventory");
+}
+
 const char *const *rs_inventory_tables(void)
 {
     static const char *const tables[] = { "inventory", NULL };
@@ -231,12 +226,20 @@ apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, 
     return query(db, p, ST_DIR_LOAD, args, add_to_hash, *out);
 }
 
+void rs_inventory_put_args(const char *set, const rs_item_t *it, const void **args)
+{
+    const void *a[RS_INVENTORY_PUT_ARGS] = {
+        set,         it->dir,     it->name, &it->size,    &it->mtime_ns, &it->ctime_ns,
+        &it->dev,    &it->ino,    it->type, it->hash[0],  it->hash[1],   it->hash[2],
+        it->hash[3], &it->listed, it->cfg,  it->encoding, it->links
+    };
+    memcpy(args, a, sizeof(a));
+}
+
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it)
 {
-    const void *args[] = { set,           it->dir,     it->name,    &it->size,   &it->mtime_ns,
-                           &it->ctime_ns, &it->dev,    &it->ino,    it->type,    it->hash[0],
-                           it->hash[1],   it->hash[2], it->hash[3], &it->listed, it->cfg,
-                           it->encoding,  it->links };
+    const void *args[RS_INVENTORY_PUT_ARGS];
+    rs_inventory_put_args(set, it, args);
     return exec(db, ST_PUT, args, NULL);
 }
 
@@ -325,6 +328,22 @@ apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set
     args[1] = apr_pstrcat(p, dir, "/", NULL);
     args[2] = apr_pstrcat(p, dir, "0", NULL);
     return query(db, p, ST_DIRS_UNDER, args, add_dir, *out);
+}
+
+apr_status_t rs_inventory_dirs_at(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                  apr_array_header_t **out)
+{
+    const char *below, *after;
+    *out = apr_array_make(p, 4, sizeof(const char *));
+    if (!*dir) {
+        return rs_inventory_dirs(db, p, set, out);
+    }
+    below = apr_pstrcat(p, dir, "/", NULL);
+    after = apr_pstrcat(p, dir, "0", NULL);
+    {
+        const void *args[] = { set, dir, after, dir, below };
+        return query(db, p, ST_DIRS_AT, args, add_dir, *out);
+    }
 }
 
 static void get_one(void *baton, apr_pool_t *p, const char *const *c, int n)
@@ -447,21 +466,25 @@ typedef struct {
     apr_array_header_t *out;
 } page_t;
 
+void rs_inventory_item_copy(apr_pool_t *p, rs_item_t *to, const rs_item_t *from)
+{
+    int i;
+    *to = *from;
+    to->dir = apr_pstrdup(p, from->dir);
+    to->name = apr_pstrdup(p, from->name);
+    to->type = from->type ? apr_pstrdup(p, from->type) : NULL;
+    to->encoding = from->encoding ? apr_pstrdup(p, from->encoding) : NULL;
+    to->links = from->links ? apr_pstrdup(p, from->links) : NULL;
+    for (i = 0; i < RS_HASH_COUNT; i++) {
+        to->hash[i] = from->hash[i] ? apr_pstrdup(p, from->hash[i]) : NULL;
+    }
+    to->cfg = from->cfg ? apr_pstrdup(p, from->cfg) : NULL;
+}
+
 static int copy_item(void *baton, const rs_item_t *src)
 {
     page_t *pg = baton;
-    rs_item_t *it = apr_array_push(pg->out);
-    int i;
-    *it = *src;
-    it->dir = apr_pstrdup(pg->p, src->dir);
-    it->name = apr_pstrdup(pg->p, src->name);
-    it->type = src->type ? apr_pstrdup(pg->p, src->type) : NULL;
-    it->encoding = src->encoding ? apr_pstrdup(pg->p, src->encoding) : NULL;
-    it->links = src->links ? apr_pstrdup(pg->p, src->links) : NULL;
-    for (i = 0; i < RS_HASH_COUNT; i++) {
-        it->hash[i] = src->hash[i] ? apr_pstrdup(pg->p, src->hash[i]) : NULL;
-    }
-    it->cfg = src->cfg ? apr_pstrdup(pg->p, src->cfg) : NULL;
+    rs_inventory_item_copy(pg->p, apr_array_push(pg->out), src);
     return 0;
 }
 

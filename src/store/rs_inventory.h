@@ -41,7 +41,10 @@ typedef struct rs_item_t {
 apr_status_t rs_inventory_dir_load(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                                    apr_hash_t **out);
 
-/* Insert or replace one row. */
+/* A copy of row from into *to, its strings in p. */
+void rs_inventory_item_copy(apr_pool_t *p, rs_item_t *to, const rs_item_t *from);
+
+/* Insert or replace one row (many rows at once: rs_invbatch.h). */
 apr_status_t rs_inventory_put(rs_db_t *db, const char *set, const rs_item_t *it);
 
 /* Set the links (encoded, rs_links.h; NULL: none) of the row dir/name,
@@ -71,6 +74,12 @@ apr_status_t rs_inventory_dirs(rs_db_t *db, apr_pool_t *p, const char *set,
  * char*); every directory of the set when dir is "". */
 apr_status_t rs_inventory_dirs_under(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                                      apr_array_header_t **out);
+
+/* The distinct directories at or below dir that hold rows (array of
+ * char*): dir itself when it holds any, and those below it, in one
+ * statement; every directory of the set when dir is "". */
+apr_status_t rs_inventory_dirs_at(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
+                                  apr_array_header_t **out);
 
 /* One row, or *out = NULL if there is none. */
 apr_status_t rs_inventory_get(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
@@ -125,6 +134,11 @@ typedef struct rs_inventory_summary_t {
     apr_int64_t newest_mtime_ns; /* ... else the newest modification */
 } rs_inventory_summary_t;
 apr_status_t rs_inventory_summary(rs_db_t *db, const char *set, rs_inventory_summary_t *s);
+
+/* After a set's rows were written from nothing (a first scan): the
+ * database's statistics of the table brought up to date (rs_db_analyze),
+ * outside a transaction. */
+apr_status_t rs_inventory_analyze(rs_db_t *db);
 
 /* The DDL that brings the inventory to schema version `version` from the
  * version before (NULL-terminated; NULL if that version changes nothing

@@ -54,36 +54,35 @@ static const char *str(apr_pool_t *p, const char *v)
     return (v && *v) ? apr_pstrdup(p, v) : NULL;
 }
 
-static void get_first(void *baton, apr_pool_t *p, const char *const *cols, int n)
+/* The integers of a row, as many as it has (NULL: 0; at most 4). */
+static void get_ints(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
+    apr_int64_t *v = baton;
+    int i;
     (void)p;
-    if (n > 0) {
-        *(apr_int64_t *)baton = num(cols[0]);
+    for (i = 0; i < n && i < 4; i++) {
+        v[i] = num(cols[i]);
     }
 }
 
-/* The last sequence, read from the journal and the floor kept at expiry
- * (retention may have removed the newest records too: sequence numbers go
- * on from the high-water mark). */
+/* The last sequence from the journal's highest (v[0]) and the floor kept
+ * at expiry (v[1]; retention may have removed the newest records too:
+ * sequence numbers go on from the high-water mark), valid in the current
+ * transaction. */
+static void keep_seq(rs_journal_t *j, const apr_int64_t *v)
+{
+    j->seq = v[1] > v[0] ? v[1] : v[0];
+    j->seq_serial = rs_db_txn_serial(j->db);
+}
+
+/* The last sequence, read from the store (one statement). */
 static apr_status_t load_seq(rs_journal_t *j)
 {
-    apr_pool_t *p;
-    apr_int64_t seq = 0;
-    const char *floor = NULL;
-    apr_status_t rv;
-
-    apr_pool_create(&p, j->pool);
-    rv = query(j, p, J_MAXSEQ, NULL, get_first, &seq);
+    const void *args[] = { SEQ_FLOOR };
+    apr_int64_t v[2] = { 0, 0 };
+    apr_status_t rv = query(j, NULL, J_MAXSEQ, args, get_ints, v);
     if (rv == APR_SUCCESS) {
-        rv = rs_db_meta_get(j->db, p, SEQ_FLOOR, &floor);
-    }
-    if (floor && apr_atoi64(floor) > seq) {
-        seq = apr_atoi64(floor);
-    }
-    apr_pool_destroy(p);
-    if (rv == APR_SUCCESS) {
-        j->seq = seq;
-        j->seq_serial = rs_db_txn_serial(j->db);
+        keep_seq(j, v);
     }
     return rv;
 }
@@ -122,14 +121,13 @@ const char *rs_journal_change_name(int change)
 
 /* The set's last datetime: its newest record's, the until of its last
  * closed list, or its mark, whichever is latest; read again unless it is
- * known in the current transaction. */
+ * known in the current transaction.  The same statement reads the last
+ * sequence (keep_seq): a transaction's first record costs one read. */
 static apr_status_t last_dt(rs_journal_t *j, const char *set, apr_time_t **out)
 {
     last_dt_t *l = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
     apr_uint64_t serial = rs_db_txn_serial(j->db);
-    const void *args[] = { set, set };
-    apr_int64_t v = 0;
-    const char *mark = NULL;
+    apr_int64_t v[4] = { 0, 0, 0, 0 }; /* datetime, mark, sequence, floor */
     apr_status_t rv;
     apr_pool_t *p;
 
@@ -143,17 +141,15 @@ static apr_status_t last_dt(rs_journal_t *j, const char *set, apr_time_t **out)
         return APR_SUCCESS;
     }
     apr_pool_create(&p, j->pool);
-    rv = query(j, p, J_LASTDT, args, get_first, &v);
-    if (rv == APR_SUCCESS) {
-        rv = rs_db_meta_get(j->db, p, apr_pstrcat(p, MARK, set, NULL), &mark);
-    }
-    if (mark && apr_atoi64(mark) > v) {
-        v = apr_atoi64(mark);
+    {
+        const void *args[] = { apr_pstrcat(p, MARK, set, NULL), SEQ_FLOOR, set, set };
+        rv = query(j, NULL, J_LASTDT, args, get_ints, v);
     }
     apr_pool_destroy(p);
     if (rv == APR_SUCCESS) {
-        l->t = v;
+        l->t = v[1] > v[0] ? v[1] : v[0];
         l->serial = serial;
+        keep_seq(j, v + 2);
     }
     else {
         l->serial = 0;
@@ -168,7 +164,8 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     apr_status_t rv;
     const void *args[15];
 
-    if ((rv = fresh_seq(j)) != APR_SUCCESS || (rv = last_dt(j, set, &last)) != APR_SUCCESS) {
+    /* last_dt first: when it reads, it reads the sequence too. */
+    if ((rv = last_dt(j, set, &last)) != APR_SUCCESS || (rv = fresh_seq(j)) != APR_SUCCESS) {
         return rv;
     }
     rec->datetime = now > *last ? now : *last + 1;
@@ -219,29 +216,19 @@ apr_status_t rs_journal_mark(rs_journal_t *j, const char *set, apr_time_t *at)
     return rv;
 }
 
-static void get_two(void *baton, apr_pool_t *p, const char *const *cols, int n)
-{
-    apr_int64_t *v = baton;
-    (void)p;
-    if (n >= 2) {
-        v[0] = num(cols[0]);
-        v[1] = num(cols[1]);
-    }
-}
-
 /* started and the id the open list has when no closed list remains. */
 static apr_status_t set_row(rs_journal_t *j, apr_pool_t *p, const char *set, apr_int64_t v[2])
 {
     const void *args[] = { set };
     v[0] = 0;
     v[1] = 1;
-    return query(j, p, J_START_GET, args, get_two, v);
+    return query(j, p, J_START_GET, args, get_ints, v);
 }
 
 apr_status_t rs_journal_start(rs_journal_t *j, const char *set, apr_time_t *start)
 {
     apr_int64_t v[2];
-    apr_status_t rv = set_row(j, NULL, set, v); /* get_two allocates nothing */
+    apr_status_t rv = set_row(j, NULL, set, v); /* get_ints allocates nothing */
     *start = v[0];
     return rv;
 }
@@ -422,7 +409,7 @@ apr_status_t rs_journal_newest(rs_journal_t *j, apr_pool_t *p, const char *set, 
 {
     const void *args[] = { set };
     *seq = 0;
-    return query(j, p, J_NEWEST, args, get_first, seq);
+    return query(j, p, J_NEWEST, args, get_ints, seq);
 }
 
 apr_status_t rs_journal_relink(rs_journal_t *j, const char *set, const char *dir, const char *name)

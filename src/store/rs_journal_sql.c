@@ -6,12 +6,15 @@
 const char *const rs_journal_sql[J_MAX] = {
     "INSERT INTO journal (" RCOLS ", setname) VALUES "
     "(%lld, %s, %s, %d, %lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s)",
-    "SELECT MAX(seq) FROM journal",
+    /* The highest sequence, and the floor kept in meta (key SEQ_FLOOR). */
+    "SELECT MAX(seq), (SELECT v FROM meta WHERE k = %s) FROM journal",
     /* The last datetime of a set: its newest record's (datetimes grow
      * with the sequence within a set, so the index finds it), or the until
      * of its last closed list if that is later (a list closed "now" after
-     * a clock step back). */
-    "SELECT MAX(x) FROM (SELECT (SELECT dt FROM journal WHERE setname = %s "
+     * a clock step back); then the set's mark (key MARK set), the highest
+     * sequence and its floor (key SEQ_FLOOR): one round trip. */
+    "SELECT MAX(x), (SELECT v FROM meta WHERE k = %s), (SELECT MAX(seq) FROM journal), "
+    "(SELECT v FROM meta WHERE k = %s) FROM (SELECT (SELECT dt FROM journal WHERE setname = %s "
     "ORDER BY seq DESC LIMIT 1) AS x "
     "UNION ALL SELECT MAX(until_dt) AS x FROM changelists WHERE setname = %s) AS t",
     "SELECT started, open_id FROM journal_sets WHERE setname = %s",

@@ -90,6 +90,7 @@ int main(int argc, const char *const *argv)
     add(linkkeep_suite);
     add(statedir_suite);
     add(inventory_suite);
+    add(invbatch_suite);
     add(scan_suite);
     add(snapshot_suite);
     add(journal_suite);
@@ -150,6 +151,7 @@ int main(int argc, const char *const *argv)
         add(dbdriver_suite);
         add(schema_suite);
         add(inventory_suite);
+        add(invbatch_suite);
         add(journal_suite);
         add(notify_suite);
         add(hubsub_suite);

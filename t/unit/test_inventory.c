@@ -8,6 +8,7 @@
 #include <apr_time.h>
 #include "unit.h"
 #include "rs_inventory.h"
+#include "rs_invbatch.h"
 #include "rs_schema.h"
 
 static rs_db_t *open_store(ut_log_t *ul)
@@ -715,6 +716,41 @@ START_TEST(links_round_trip)
 END_TEST
 
 /* The directories strictly below one, in byte order (both drivers). */
+/* rs_inventory_analyze: PostgreSQL's statistics know the rows (a table
+ * never analyzed has reltuples -1); SQLite's store is left as it is. */
+START_TEST(analyze_after_filling)
+{
+    const char *db = ut_path(ut_tempdir("store"), "state.db");
+    const char *dsn = ut_store(db);
+    ut_log_t ul;
+    rs_db_t *st = NULL;
+    int i;
+
+    ck_assert_int_eq(rs_schema_open(&st, ut_pool, ut_driver, dsn, ut_log_init(&ul)), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
+    for (i = 0; i < 500; i++) {
+        put(st, "s", item("d", apr_psprintf(ut_pool, "f%03d", i), i, 1));
+    }
+    ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
+    if (ut_pg()) {
+        const char *q = "SELECT reltuples FROM pg_class WHERE oid = 'inventory'::regclass";
+        ck_assert_int_lt(atof(ut_pg_exec(dsn, q)), 1);
+        ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+        ck_assert_int_eq((int)atof(ut_pg_exec(dsn, q)), 500);
+    }
+    else {
+        ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+    }
+    ck_assert_int_eq(ul.nerr, 0);
+    ck_assert_int_eq(count(st, "s"), 500);
+}
+END_TEST
+
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 START_TEST(dirs_under)
 {
     static const char *const dirs[] = { "a", "a-b", "a.b", "a/b", "a/b/c", "a/c", "a0", "b" };
@@ -734,6 +770,25 @@ START_TEST(dirs_under)
     ck_assert_str_eq(APR_ARRAY_IDX(out, 2, char *), "a/c");
     ck_assert_int_eq(rs_inventory_dirs_under(st, ut_pool, "s", "", &out), APR_SUCCESS);
     ck_assert_int_eq(out->nelts, 8);
+    /* At or below: dir itself too, never a sibling that shares its
+     * prefix ("a-b", "a.b", "a0"). */
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a", &out), APR_SUCCESS);
+    qsort(out->elts, (size_t)out->nelts, sizeof(char *), by_str);
+    ck_assert_int_eq(out->nelts, 4);
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 0, char *), "a");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 1, char *), "a/b");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 2, char *), "a/b/c");
+    ck_assert_str_eq(APR_ARRAY_IDX(out, 3, char *), "a/c");
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a/b/c", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 1);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a-b", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 1);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "a/x", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 0);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "t", "a", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 0);
+    ck_assert_int_eq(rs_inventory_dirs_at(st, ut_pool, "s", "", &out), APR_SUCCESS);
+    ck_assert_int_eq(out->nelts, 8);
 }
 END_TEST
 
@@ -744,44 +799,98 @@ static int count_each(void *baton, const rs_item_t *it)
     return 0;
 }
 
-/* Timing (no assertion on time): RS_STORE_TIMING=N writes N inventory
- * rows (in transactions of 1000, as a scan does) and streams them back
- * with rs_inventory_each_all, on each driver the suite runs on; the rates
- * go to stderr. */
-START_TEST(timing)
+/* Write n rows into set (in transactions of 1000, as a scan does): one
+ * statement per row (batched 0), or through an rs_invbatch_t.  Returns
+ * the seconds it took. */
+static double timed_inserts(rs_db_t *st, const char *set, int n, int batched)
 {
-    const char *env = getenv("RS_STORE_TIMING");
-    int n = env ? atoi(env) : 0, i, got = 0;
-    ut_log_t ul;
-    rs_db_t *st;
-    apr_time_t t0, t1, t2;
+    apr_time_t t0 = apr_time_now();
+    rs_invbatch_t *b = batched ? rs_invbatch_create(ut_pool, st, set) : NULL;
     apr_pool_t *p;
+    int i;
 
-    if (n <= 0) {
-        return; /* timing only when asked */
-    }
-    st = open_store(&ul);
     apr_pool_create(&p, ut_pool);
-    t0 = apr_time_now();
     for (i = 0; i < n; i++) {
         rs_item_t it =
             item(apr_psprintf(p, "d%03d", i / 1000), apr_psprintf(p, "%07d.pdf", i), i, 1);
         if (i % 1000 == 0) {
             ck_assert_int_eq(rs_db_begin(st), APR_SUCCESS);
         }
-        ck_assert_int_eq(rs_inventory_put(st, "s", &it), APR_SUCCESS);
+        ck_assert_int_eq(b ? rs_invbatch_put(b, &it) : rs_inventory_put(st, set, &it), APR_SUCCESS);
         if (i % 1000 == 999 || i == n - 1) {
+            ck_assert_int_eq(b ? rs_invbatch_flush(b) : APR_SUCCESS, APR_SUCCESS);
             ck_assert_int_eq(rs_db_commit(st), APR_SUCCESS);
             apr_pool_clear(p);
         }
     }
-    t1 = apr_time_now();
-    ck_assert_int_eq(rs_inventory_each_all(st, "s", count_each, &got), APR_SUCCESS);
-    t2 = apr_time_now();
+    apr_pool_destroy(p);
+    return (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+}
+
+/* Read every listed row of set s in pages of 5000, as a Resource List
+ * does; returns the seconds it took. */
+static double timed_pages(rs_db_t *st, int n)
+{
+    apr_time_t t0 = apr_time_now();
+    apr_pool_t *p;
+    const char *adir = NULL, *aname = NULL;
+    apr_array_header_t *page;
+    int got = 0;
+
+    apr_pool_create(&p, ut_pool);
+    do {
+        apr_pool_t *np;
+        apr_pool_create(&np, ut_pool);
+        ck_assert_int_eq(rs_inventory_page(st, np, "s", adir, aname, 5000, &page), APR_SUCCESS);
+        got += page->nelts;
+        if (page->nelts) {
+            const rs_item_t *last = &APR_ARRAY_IDX(page, page->nelts - 1, rs_item_t);
+            apr_pool_clear(p);
+            adir = apr_pstrdup(p, last->dir);
+            aname = apr_pstrdup(p, last->name);
+        }
+        apr_pool_destroy(np);
+    } while (page->nelts == 5000);
     ck_assert_int_eq(got, n);
-    fprintf(stderr, "store timing %s: %d rows, insert %.0f rows/s, rs_db_each %.0f rows/s\n",
-            ut_driver, n, n / ((double)(t1 - t0) / APR_USEC_PER_SEC),
-            n / ((double)(t2 - t1) / APR_USEC_PER_SEC + 1e-9));
+    apr_pool_destroy(p);
+    return (double)(apr_time_now() - t0) / APR_USEC_PER_SEC;
+}
+
+/* Timing (no assertion on time): RS_STORE_TIMING=N writes N inventory
+ * rows through a batch (rs_invbatch) into one store, N one statement
+ * each into another, and streams the latter back with rs_inventory_each_all
+ * and in pages of 5000 (as a Resource List reads them) before and after
+ * rs_inventory_analyze, on each driver the suite runs on; the rates go to
+ * stderr. */
+START_TEST(timing)
+{
+    const char *env = getenv("RS_STORE_TIMING");
+    int n = env ? atoi(env) : 0, got = 0;
+    ut_log_t ul;
+    rs_db_t *st;
+    apr_time_t t2;
+    double one, batched, each, pages, analyzed;
+
+    if (n <= 0) {
+        return; /* timing only when asked */
+    }
+    /* Each into a store of its own: neither finds the other's rows. */
+    st = open_store(&ul);
+    one = timed_inserts(st, "s", n, 0);
+    batched = timed_inserts(open_store(&ul), "s", n, 1);
+    t2 = apr_time_now();
+    ck_assert_int_eq(rs_inventory_each_all(st, "s", count_each, &got), APR_SUCCESS);
+    each = (double)(apr_time_now() - t2) / APR_USEC_PER_SEC;
+    ck_assert_int_eq(got, n);
+    pages = timed_pages(st, n);
+    ck_assert_int_eq(rs_inventory_analyze(st), APR_SUCCESS);
+    analyzed = timed_pages(st, n);
+    fprintf(stderr, "store timing %s: pages of 5000: %.3f s, after rs_inventory_analyze %.3f s\n",
+            ut_driver, pages, analyzed);
+    fprintf(stderr,
+            "store timing %s: %d rows, insert %.0f rows/s, batched insert %.0f rows/s, "
+            "rs_db_each %.0f rows/s\n",
+            ut_driver, n, n / one, n / batched, n / (each + 1e-9));
 }
 END_TEST
 
@@ -806,6 +915,7 @@ Suite *inventory_suite(void)
     tcase_add_test(tc, sets_summary_and_every_row);
     tcase_add_test(tc, links_round_trip);
     tcase_add_test(tc, dirs_under);
+    tcase_add_test(tc, analyze_after_filling);
     tcase_add_test(tc, timing);
     suite_add_tcase(s, tc);
     return s;

@@ -67,6 +67,7 @@ Suite *schema_suite(void);
 Suite *linkkeep_suite(void);
 Suite *statedir_suite(void);
 Suite *inventory_suite(void);
+Suite *invbatch_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
 Suite *journal_suite(void);
