@@ -211,6 +211,10 @@ apr_status_t rs_db_end(rs_db_t *db, apr_status_t rv);
  * node, whatever the nodes' own clocks say; one round trip), SQLite's
  * apr_time_now() (one node). */
 apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now);
+/* PostgreSQL's server clock as an expression of a statement (µs since the
+ * epoch), for a statement that reads the clock where it writes: the
+ * clock and the write in one round trip. */
+#define RS_DB_PG_NOW "CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000) AS BIGINT)"
 
 /* Whether the store is one node's (SQLite: a file on its disk), not
  * shared by several nodes (PostgreSQL). */

@@ -278,9 +278,7 @@ int rs_db_drv_schema_changed(rs_db_t *db, int rc)
 const char *rs_db_drv_clock_sql(const rs_db_t *db)
 {
     /* The server's clock: one clock for every node. */
-    return db->kind == DB_PGSQL
-               ? "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000) AS BIGINT)"
-               : NULL; /* one node: apr_time_now() */
+    return db->kind == DB_PGSQL ? "SELECT " RS_DB_PG_NOW : NULL; /* one node: apr_time_now() */
 }
 
 int rs_db_one_node(const rs_db_t *db)

@@ -39,6 +39,12 @@ static const char *const take_sql =
 static const char *const fence_sql =
     "UPDATE leases SET expires = CAST(%lld AS BIGINT) WHERE setname = %s AND token = %s"
     " AND epoch = CAST(%lld AS BIGINT) AND expires > CAST(%lld AS BIGINT)";
+/* The fence on a shared store: the server's clock read where the row is
+ * written, so a write transaction's fence is one round trip.  Arguments:
+ * ttl, set, token, epoch. */
+static const char *const fence_pg_sql =
+    "UPDATE leases SET expires = " RS_DB_PG_NOW " + CAST(%lld AS BIGINT) WHERE setname = %s"
+    " AND token = %s AND epoch = CAST(%lld AS BIGINT) AND expires > " RS_DB_PG_NOW;
 /* Arguments: now, set, token, epoch. */
 static const char *const release_sql =
     "UPDATE leases SET expires = CAST(%lld AS BIGINT) WHERE setname = %s AND token = %s"
@@ -133,6 +139,19 @@ apr_status_t rs_lease_fence(rs_db_t *db, const rs_lease_t *l)
 
     if (l->epoch <= 0) {
         return RS_LEASE_LOST;
+    }
+    if (!rs_db_one_node(db)) {
+        if ((rv = rs_db_stmt(db, fence_pg_sql, &s)) != APR_SUCCESS) {
+            return rv;
+        }
+        args[0] = &l->ttl;
+        args[1] = l->set;
+        args[2] = l->token;
+        args[3] = &l->epoch;
+        if ((rv = rs_db_exec(db, s, args, &n)) != APR_SUCCESS) {
+            return rv;
+        }
+        return n == 1 ? APR_SUCCESS : RS_LEASE_LOST;
     }
     if ((rv = when(db, &now, &live_after, &ended_before)) != APR_SUCCESS
         || (rv = rs_db_stmt(db, fence_sql, &s)) != APR_SUCCESS) {
