@@ -279,6 +279,9 @@ START_TEST(test_changed_while_queued)
     ck_assert_int_eq(rs_hashlane_defer(&src, "a.bin", path, &v1, &dg), 1);
     assert_digests(&dg, 120000, 'z');
     ck_assert_int_eq(rs_hashlane_defer(&src, "a.bin", path, &v2, &dg), 0);
+    /* The lane reads src (on this stack) while it works: stopped (its
+     * thread joined) before src goes. */
+    rs_hashlane_stop(lane);
 }
 END_TEST
 
@@ -303,6 +306,9 @@ START_TEST(test_missing_file)
     ck_assert_int_eq(rs_hashlane_defer(&src, "gone.bin", path, &sb, &dg), 1);
     ck_assert_int_eq(dg.rc, ENOENT);
     ck_assert_str_eq(dg.hex[0], "");
+    /* The lane reads src (on this stack) while it works: stopped (its
+     * thread joined) before src goes. */
+    rs_hashlane_stop(lane);
 }
 END_TEST
 
@@ -330,6 +336,9 @@ START_TEST(test_capture)
     }
     ck_assert(rs_capture_has(capdir, rs_capture_key(hex)));
     ck_assert_int_eq((int)rs_capture_bytes(capdir, ut_pool), 70000);
+    /* The lane reads src (on this stack) while it works: stopped (its
+     * thread joined) before src goes. */
+    rs_hashlane_stop(lane);
 }
 END_TEST
 
@@ -369,6 +378,9 @@ START_TEST(test_many_files)
     ck_assert_int_eq(rs_hashlane_queued(lane), 0);
     /* All forgotten: asking again queues. */
     ck_assert_int_eq(rs_hashlane_defer(&src[1], "f00", ut_path(dir, "1-00"), &sb[1][0], &dg), 0);
+    /* The lane reads src (on this stack) while it works: stopped (its
+     * thread joined) before src goes. */
+    rs_hashlane_stop(lane);
 }
 END_TEST
 
