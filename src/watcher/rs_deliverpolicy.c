@@ -4,6 +4,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_deliverpolicy.h"
+#include "rs_lease.h"
 #include "rs_notify.h"
 
 /* Add the rows of hub h that are missing, for both topics. */
@@ -28,7 +29,9 @@ static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h, const 
                         h->set, topics[t], h->url, h->ping ? "ping" : "fat", newest + 1);
         }
     }
-    return rv;
+    /* The set's fence refused: its rows are its writer's (this node adds
+     * them once it writes the set: rs_delivery_reconcile again). */
+    return rv == RS_LEASE_LOST ? APR_SUCCESS : rv;
 }
 
 /* Whether hubs holds the hub of row d (set, url, mode). */
@@ -61,7 +64,10 @@ apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *h
         const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
         int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
         if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(hubs, d, ping)) {
-            if ((rv = rs_notifydest_delete(db, d)) != APR_SUCCESS) {
+            if ((rv = rs_notifydest_delete(db, d)) == RS_LEASE_LOST) {
+                continue; /* another node writes the set: its rows are that node's */
+            }
+            if (rv != APR_SUCCESS) {
                 return rv;
             }
             rs_log_emit(log, RS_LOG_INFO, 0,
