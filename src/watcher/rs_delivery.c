@@ -9,8 +9,9 @@
  * after its set's fence (a transaction spanning statements would hold
  * SQLite's lock while letting go of that mutex: see flush_dirty; on
  * PostgreSQL fence and write are one transaction).  A write the fence
- * refuses (RS_LEASE_LOST: another node writes the set) is dropped: the
- * row is the set's writer's.  Rows whose state changed are
+ * refuses (RS_LEASE_LOST) stays dirty until the driver says another node
+ * writes the set (hooks->writes), and is dropped then: the row is that
+ * node's.  Rows whose state changed are
  * marked `dirty` and written once per turn; what fails stays dirty and is
  * tried again at the next turn, while deliveries go on from the state in
  * memory (which a refresh keeps over the store's).  A cursor not yet
@@ -144,11 +145,20 @@ static void flush_dirty(rs_delivery_t *dv)
             continue;
         }
         rv = rs_notifydest_update(dv->db, &d->row, &found);
-        if (rv != APR_SUCCESS && rv != RS_LEASE_LOST) {
+        if (rv == RS_LEASE_LOST) {
+            /* Refused by the set's fence.  Once the driver says another
+             * node writes the set, the row is that node's: this node's
+             * state of it is dropped.  Until then (the driver has not
+             * taken the set yet, at a start, or not yet seen its loss) it
+             * stays dirty for the next turn. */
+            if (dv->hooks->writes && !dv->hooks->writes(dv->hooks->baton, d->set)) {
+                d->dirty = 0;
+            }
+            continue;
+        }
+        if (rv != APR_SUCCESS) {
             return;
         }
-        /* Refused by the set's fence: the row is the set's writer's now
-         * (this node's state of it is dropped, not tried again). */
         d->dirty = 0;
     }
 }
