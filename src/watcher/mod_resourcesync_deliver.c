@@ -243,9 +243,13 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     (void)t;
     (void)data;
 
-    while (store_open() != APR_SUCCESS || rs_delivery_reconcile(dl.dv) != APR_SUCCESS) {
-        rs_websub_run(dl.ws, 1000); /* the store busy or failing: again */
+    while (store_open() != APR_SUCCESS) {
+        rs_websub_run(dl.ws, 1000); /* the store failing: again */
     }
+    /* The hub rows are reconciled before the first turn and again until
+     * that succeeds (the store busy: the driver's startup scan holds it),
+     * while the existing rows are delivered to meanwhile. */
+    apr_atomic_set32(&dl.reconcile, 1);
     for (;;) {
         apr_time_t next;
         long left;
