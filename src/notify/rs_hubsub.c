@@ -3,6 +3,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_hubsub.h"
+#include "rs_lease.h"
 
 enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
 
@@ -37,11 +38,17 @@ const char *const *rs_hubsub_schema(int version)
     return version == 4 ? schema_v4 : NULL;
 }
 
-static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
+/* A write of set's rows, in the caller's transaction (set NULL) or in
+ * one of its own that begins with the set's fence (rs_db_exec_set). */
+static apr_status_t exec(rs_db_t *db, const char *set, int which, const void **args, int *nrows)
 {
     rs_db_stmt_t *s;
     apr_status_t rv = rs_db_stmt(db, sql[which], &s);
-    return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
+
+    if (rv != APR_SUCCESS) {
+        return rv;
+    }
+    return set ? rs_db_exec_set(db, set, s, args, nrows) : rs_db_exec(db, s, args, nrows);
 }
 
 static void get_row(void *baton, apr_pool_t *p, const char *const *c, int nc)
@@ -79,14 +86,22 @@ apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
     apr_pool_t *p;
     apr_status_t rv;
 
+    if (created) {
+        *created = 0;
+    }
+    /* Whether it exists, and the row, in one transaction that begins
+     * with the set's fence (on SQLite's second writer each statement
+     * alone: it holds the write lock only while it runs). */
+    if ((rv = rs_db_begin_set(db, x->set)) != APR_SUCCESS) {
+        return rv;
+    }
     apr_pool_create(&p, NULL);
     rv = query(db, p, S_GET, key, &have);
     if (created) {
         *created = have->nelts == 0;
     }
     apr_pool_destroy(p);
-    /* One statement: it holds the write lock only while it runs. */
-    return rv == APR_SUCCESS ? exec(db, S_PUT, put, NULL) : rv;
+    return rs_db_end(db, rv == APR_SUCCESS ? exec(db, NULL, S_PUT, put, NULL) : rv);
 }
 
 apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, const char *url,
@@ -94,7 +109,7 @@ apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, c
 {
     const void *key[] = { set, topic, url };
     int n = 0;
-    apr_status_t rv = exec(db, S_DELETE, key, &n);
+    apr_status_t rv = exec(db, set, S_DELETE, key, &n);
     if (removed) {
         *removed = n > 0;
     }
@@ -118,8 +133,11 @@ apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now, apr_ar
         const rs_hubsub_t *x = &APR_ARRAY_IDX(due, i, rs_hubsub_t);
         const void *key[] = { x->set, x->topic, x->url, &now };
         n = 0;
-        if ((rv = exec(db, S_DELETE_EXPIRED, key, &n)) == APR_SUCCESS && n > 0) {
+        if ((rv = exec(db, x->set, S_DELETE_EXPIRED, key, &n)) == APR_SUCCESS && n > 0) {
             APR_ARRAY_PUSH(*gone, rs_hubsub_t) = *x;
+        }
+        else if (rv == RS_LEASE_LOST) {
+            rv = APR_SUCCESS; /* a set another node writes: its rows are that node's */
         }
     }
     return rv;

@@ -69,7 +69,10 @@ const char *const *rs_hubsub_schema(int version);
  * secret, addr and client replaced, cursor kept.  A new row's cursor is
  * the id of the topic's newest sealed notification (0: none); x->cursor
  * is not read.  *created (may be NULL) gets 1 for a new row, 0 for a
- * renewal. */
+ * renewal.  The writes here (put, remove, expire) run outside a
+ * transaction, each in one of its own that begins with the set's fence
+ * (rs_db_begin_set): RS_LEASE_LOST, the rows as they were, when another
+ * node writes the set now. */
 apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created);
 
 /* Delete the subscription (set, topic, url).  *removed (may be NULL) gets
@@ -83,7 +86,8 @@ apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out
 
 /* Delete the subscriptions whose lease ended before now (one statement
  * each; one renewed meanwhile stays); *gone (from p) gets those deleted
- * (rs_hubsub_t), for the log, also when a later one failed. */
+ * (rs_hubsub_t), for the log, also when a later one failed.  Those of a
+ * set another node writes (its fence refused) are left to that node. */
 apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now,
                               apr_array_header_t **gone);
 

@@ -393,9 +393,9 @@ static const char *fw_up(const rs_notify_opts_t *o, const apr_array_header_t *en
     return cl ? o->description_url : NULL;
 }
 
-apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
-                                     const apr_array_header_t *entries, apr_time_t at,
-                                     rs_notification_t *out)
+static apr_status_t add_framework(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
+                                  const apr_array_header_t *entries, apr_time_t at,
+                                  rs_notification_t *out)
 {
     rs_notification_t prev, x;
     rs_xml_membuf_t mb = { p, NULL, 0, 0 };
@@ -435,6 +435,23 @@ apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_not
     return rv;
 }
 
+apr_status_t rs_notify_add_framework(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_t *o,
+                                     const apr_array_header_t *entries, apr_time_t at,
+                                     rs_notification_t *out)
+{
+    apr_status_t rv;
+
+    if (rs_db_txn_serial(n->db)) { /* the caller's, fenced by it */
+        return add_framework(n, p, o, entries, at, out);
+    }
+    /* The previous one's until read, and the new one added, in one
+     * transaction that begins with the set's fence. */
+    if ((rv = rs_db_begin_set(n->db, o->set)) != APR_SUCCESS) {
+        return rv;
+    }
+    return rs_db_end(n->db, add_framework(n, p, o, entries, at, out));
+}
+
 /* ------------------------------------------------------------- delivery */
 
 apr_status_t rs_notify_after(rs_notify_t *n, apr_pool_t *p, const char *set, const char *topic,
@@ -469,7 +486,11 @@ apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic,
 {
     const void *args[] = { set, topic, &cutoff, set, topic, set, topic };
     int nrows = 0;
-    apr_status_t rv = exec(n, N_PRUNE, args, &nrows);
+    apr_status_t rv = rs_db_begin_set(n->db, set);
+
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_end(n->db, exec(n, N_PRUNE, args, &nrows));
+    }
     if (deleted) {
         *deleted = rv == APR_SUCCESS ? nrows : 0;
     }

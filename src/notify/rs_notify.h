@@ -120,7 +120,10 @@ apr_status_t rs_notify_seal(rs_notify_t *n, apr_pool_t *p, const rs_notify_opts_
 /* Render and store a sealed framework notification of o->set with the
  * given entries (array of rs_notify_fw_entry_t), at time `at`
  * (from = the previous framework notification's until, until = at), in
- * the caller's transaction if one is open.  Its rs:ln rel="up" is, as
+ * the caller's transaction if one is open (the caller began it with the
+ * set's fence), else in one of its own that begins with the set's fence
+ * (rs_db_begin_set: RS_LEASE_LOST, nothing stored, when another node
+ * writes the set now).  Its rs:ln rel="up" is, as
  * section 3 of the specification says, o->capability_url when the
  * entries are about capability documents, o->description_url when they
  * are about the Capability List (with or without the Source
@@ -157,7 +160,9 @@ apr_status_t rs_notify_has_open(rs_notify_t *n, const char *set, int *open);
 /* Delete sealed notifications of (set, topic) that every notify_dests
  * row of that (set, topic) has passed (id <= its cursor; all of them
  * when there is none), whose until is before cutoff, except the newest
- * sealed one.  *deleted (may be NULL) gets the count. */
+ * sealed one.  *deleted (may be NULL) gets the count.  Outside a
+ * transaction: in one of its own that begins with the set's fence
+ * (RS_LEASE_LOST, nothing deleted, when another node writes the set). */
 apr_status_t rs_notify_prune(rs_notify_t *n, const char *set, const char *topic, apr_time_t cutoff,
                              int *deleted);
 

@@ -24,11 +24,13 @@ static const char *const sql[] = {
     " AND topic = %s AND kind = %s",
 };
 
-static apr_status_t exec(rs_db_t *db, int which, const void **args, int *nrows)
+/* A write of set's row: in a transaction of its own that begins with the
+ * set's fence (rs_db_exec_set). */
+static apr_status_t exec(rs_db_t *db, const char *set, int which, const void **args, int *nrows)
 {
     rs_db_stmt_t *s;
     apr_status_t rv = rs_db_stmt(db, sql[which], &s);
-    return rv == APR_SUCCESS ? rs_db_exec(db, s, args, nrows) : rv;
+    return rv == APR_SUCCESS ? rs_db_exec_set(db, set, s, args, nrows) : rv;
 }
 
 static apr_int64_t num(const char *v)
@@ -74,7 +76,7 @@ apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topi
 {
     const void *args[] = { set, topic, kind, url, &cursor };
     int n = 0;
-    apr_status_t rv = exec(db, Q_ENSURE, args, &n);
+    apr_status_t rv = exec(db, set, Q_ENSURE, args, &n);
     if (added) {
         *added = n > 0;
     }
@@ -84,7 +86,7 @@ apr_status_t rs_notifydest_ensure(rs_db_t *db, const char *set, const char *topi
 apr_status_t rs_notifydest_delete(rs_db_t *db, const rs_notifydest_t *d)
 {
     const void *args[] = { d->set, d->topic, d->kind, d->url };
-    return exec(db, Q_DELETE, args, NULL);
+    return exec(db, d->set, Q_DELETE, args, NULL);
 }
 
 apr_status_t rs_notifydest_update(rs_db_t *db, const rs_notifydest_t *d, int *found)
@@ -92,7 +94,7 @@ apr_status_t rs_notifydest_update(rs_db_t *db, const rs_notifydest_t *d, int *fo
     const void *args[] = { &d->cursor, &d->attempts, &d->next_try, &d->last_status, d->last_error,
                            d->set,     d->topic,     d->kind,      d->url };
     int n = 0;
-    apr_status_t rv = exec(db, Q_UPDATE, args, &n);
+    apr_status_t rv = exec(db, d->set, Q_UPDATE, args, &n);
     if (found) {
         *found = n > 0;
     }

@@ -39,6 +39,11 @@ typedef struct rs_notifydest_t {
  * topic, kind, url. */
 apr_status_t rs_notifydest_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);
 
+/* The writes below (ensure, delete, update) each run outside a
+ * transaction, in one of their own that begins with the set's fence
+ * (rs_db_exec_set): RS_LEASE_LOST, the row as it was, when another node
+ * writes the set now. */
+
 /* Insert the row (set, topic, kind, url) with the given cursor unless it
  * exists (then it is left as it is).  *added (may be NULL) gets 1 when
  * it was inserted. */

@@ -97,5 +97,5 @@ apr_status_t rs_above_load(rs_db_t *db, apr_pool_t *p, const char *set, const ch
 
 apr_status_t rs_above_save(rs_db_t *db, apr_pool_t *p, const char *set, const char *state)
 {
-    return rs_db_meta_put(db, apr_pstrcat(p, META_PREFIX, set, NULL), state);
+    return rs_db_meta_put_set(db, set, apr_pstrcat(p, META_PREFIX, set, NULL), state);
 }

@@ -51,8 +51,9 @@ const char *rs_above_diff(apr_pool_t *p, const char *a, const char *b);
 /* The state stored for set (*state NULL: none), from p. */
 apr_status_t rs_above_load(rs_db_t *db, apr_pool_t *p, const char *set, const char **state);
 
-/* Store state for set (in its own statement: outside a transaction, it
- * commits at once). */
+/* Store state for set (outside a transaction: in one of its own that
+ * begins with the set's fence, rs_db_meta_put_set; RS_LEASE_LOST, nothing
+ * stored, when another node writes the set now). */
 apr_status_t rs_above_save(rs_db_t *db, apr_pool_t *p, const char *set, const char *state);
 
 #endif

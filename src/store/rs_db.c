@@ -357,12 +357,30 @@ void rs_db_fence_install(rs_db_fence_fn *fn, void *baton)
 
 apr_status_t rs_db_begin_set(rs_db_t *db, const char *set)
 {
-    apr_status_t rv = rs_db_begin(db);
+    apr_status_t rv;
 
+    if (db->no_span) {
+        /* SQLite's second writer: no transaction may span statements
+         * (rs_db_busy_timeout); the fence is a statement of its own, and
+         * each write after it holds the lock only while it runs. */
+        return fence_fn ? fence_fn(fence_baton, db, set) : APR_SUCCESS;
+    }
+    rv = rs_db_begin(db);
     if (rv == APR_SUCCESS && fence_fn && (rv = fence_fn(fence_baton, db, set)) != APR_SUCCESS) {
         rs_db_rollback(db);
     }
     return rv;
+}
+
+apr_status_t rs_db_exec_set(rs_db_t *db, const char *set, rs_db_stmt_t *s, const void **args,
+                            int *nrows)
+{
+    apr_status_t rv = rs_db_begin_set(db, set);
+
+    if (nrows) {
+        *nrows = 0;
+    }
+    return rv == APR_SUCCESS ? rs_db_end(db, rs_db_exec(db, s, args, nrows)) : rv;
 }
 
 apr_status_t rs_db_commit(rs_db_t *db)
@@ -498,6 +516,14 @@ apr_status_t rs_db_meta_put(rs_db_t *db, const char *key, const char *value)
     rs_db_stmt_t *s;
     apr_status_t rv = rs_db_stmt(db, meta_sql[1], &s);
     return rv == APR_SUCCESS ? rs_db_exec(db, s, args, NULL) : rv;
+}
+
+apr_status_t rs_db_meta_put_set(rs_db_t *db, const char *set, const char *key, const char *value)
+{
+    const void *args[] = { key, value };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, meta_sql[1], &s);
+    return rv == APR_SUCCESS ? rs_db_exec_set(db, set, s, args, NULL) : rv;
 }
 
 apr_status_t rs_db_meta_forget_set(rs_db_t *db, const char *set, int *nrows)

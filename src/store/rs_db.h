@@ -198,8 +198,24 @@ void rs_db_fence_install(rs_db_fence_fn *fn, void *baton);
 /* Begin a transaction that writes set's rows: rs_db_begin, then the
  * process's fence for set, if one is installed.  A fence that refuses
  * (RS_LEASE_LOST: another node writes the set now) or fails rolls the
- * transaction back and returns its status: nothing of it is written. */
+ * transaction back and returns its status: nothing of it is written.
+ * End it with rs_db_end (or rs_db_commit / rs_db_rollback).
+ * A SQLite connection with busy timeout 0 (a second writer of its
+ * process, see rs_db_busy_timeout) opens no transaction: the fence runs
+ * as a statement of its own and the writes after it each commit alone
+ * (holding SQLite's lock only while they run), as they did before the
+ * fence.  The fence then checks before the writes instead of around
+ * them, which on SQLite (one node) is the same: the set's lock file keeps
+ * every other taker of the lease (a second watcher, rs-tool forget-set)
+ * away while the watcher runs. */
 apr_status_t rs_db_begin_set(rs_db_t *db, const char *set);
+
+/* One statement that writes set's rows (rs_db_exec's arguments), in a
+ * transaction of its own that begins with set's fence: RS_LEASE_LOST,
+ * nothing written and *nrows 0, when another node writes the set now.
+ * Outside a transaction. */
+apr_status_t rs_db_exec_set(rs_db_t *db, const char *set, rs_db_stmt_t *s, const void **args,
+                            int *nrows);
 
 /* End the open transaction by the status of its work: committed when rv
  * is APR_SUCCESS (then the commit's status is returned), else rolled
@@ -228,7 +244,8 @@ apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
 
 /* How long a statement of this connection waits for another
  * connection's write lock (SQLite's busy timeout, PostgreSQL's
- * lock_timeout; 10 s after rs_db_open).
+ * lock_timeout; 10 s after rs_db_open).  SQLite with 0: the connection
+ * is a second writer, whose rs_db_begin_set opens no transaction.
  * A second writer in a process whose first writer holds transactions
  * open sets 0: it then fails at once with APR_EBUSY and retries later,
  * instead of holding apr_dbd's process-wide mutex while it waits (the
@@ -312,6 +329,11 @@ apr_status_t rs_db_each(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_e
  * set names hold no ':'). */
 apr_status_t rs_db_meta_get(rs_db_t *db, apr_pool_t *p, const char *key, const char **value);
 apr_status_t rs_db_meta_put(rs_db_t *db, const char *key, const char *value);
+
+/* rs_db_meta_put of one of set's keys in a transaction of its own that
+ * begins with set's fence (rs_db_begin_set): RS_LEASE_LOST, nothing
+ * written, when another node writes the set now.  Outside a transaction. */
+apr_status_t rs_db_meta_put_set(rs_db_t *db, const char *set, const char *key, const char *value);
 
 /* Delete every key of set (those ending in ":<set>"); *nrows (may be
  * NULL) gets their number. */

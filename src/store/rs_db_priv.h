@@ -46,6 +46,9 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn_kept;
     apr_pool_t *txn_end_pool; /* the pool the open transaction started with */
     int pg_stmts;             /* PostgreSQL: statements prepared on the server */
+    /* SQLite with busy timeout 0 (a second writer of its process): a
+     * set's writes run without a transaction around them (rs_db_begin_set). */
+    int no_span;
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;

@@ -133,6 +133,7 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
 {
     if (db->kind == DB_SQLITE) {
         sqlite3 *h = apr_dbd_native_handle(db->drv, db->h);
+        db->no_span = ms <= 0;
         return h && sqlite3_busy_timeout(h, ms) == SQLITE_OK ? APR_SUCCESS : APR_EGENERAL;
     }
     if (db->kind == DB_PGSQL) {

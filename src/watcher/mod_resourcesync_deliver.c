@@ -24,7 +24,11 @@
  * Store writes.  This thread is a second writer of the watcher process
  * (the driver is the first): its connection has busy timeout 0, so a
  * write that meets the driver's open transaction fails at once (APR_EBUSY,
- * logged at debug only) and is tried again at the next turn.
+ * logged at debug only) and is tried again at the next turn.  Each write
+ * begins with its set's fence; a set becoming this node's to write
+ * (rs_deliver_writes) has the hub rows reconciled again, since the
+ * fence kept the first reconciliation (which may run before the driver
+ * took the leases) from writing its rows.
  */
 #include <string.h>
 #include <apr_atomic.h>
@@ -51,6 +55,10 @@ static struct {
     apr_pool_t *db_pool;
     volatile apr_uint32_t woken;
     volatile apr_uint32_t started;
+    /* The hub rows to be reconciled again: a set became this node's to
+     * write (rs_deliver_writes), whose rows the set's fence kept this
+     * thread from writing before. */
+    volatile apr_uint32_t reconcile;
     /* Per set (slot) and topic (0 change, 1 framework): the newest
      * notification its topic file shows, written by the driver after the
      * file's rename (rs_deliver_shown), read by this thread (hook_shown);
@@ -235,13 +243,21 @@ static void *APR_THREAD_FUNC deliver_thread(apr_thread_t *t, void *data)
     (void)t;
     (void)data;
 
-    while (store_open() != APR_SUCCESS || rs_delivery_reconcile(dl.dv) != APR_SUCCESS) {
-        rs_websub_run(dl.ws, 1000); /* the store busy or failing: again */
+    while (store_open() != APR_SUCCESS) {
+        rs_websub_run(dl.ws, 1000); /* the store failing: again */
     }
+    /* The hub rows are reconciled before the first turn and again until
+     * that succeeds (the store busy: the driver's startup scan holds it),
+     * while the existing rows are delivered to meanwhile. */
+    apr_atomic_set32(&dl.reconcile, 1);
     for (;;) {
-        apr_time_t next =
-            rs_delivery_turn(dl.dv, apr_time_now(), (int)apr_atomic_xchg32(&dl.woken, 0));
-        long left = (long)apr_time_as_msec(next - apr_time_now());
+        apr_time_t next;
+        long left;
+        if (apr_atomic_xchg32(&dl.reconcile, 0) && rs_delivery_reconcile(dl.dv) != APR_SUCCESS) {
+            apr_atomic_set32(&dl.reconcile, 1); /* the store busy or failing: next time */
+        }
+        next = rs_delivery_turn(dl.dv, apr_time_now(), (int)apr_atomic_xchg32(&dl.woken, 0));
+        left = (long)apr_time_as_msec(next - apr_time_now());
         rs_websub_run(dl.ws, left < 1 ? 1 : left > 1000 ? 1000 : (int)left);
     }
     return NULL;
@@ -320,6 +336,9 @@ void rs_deliver_writes(const rs_set_t *set, int writes)
 {
     if (apr_atomic_read32(&dl.started)) {
         apr_atomic_set32(&dl.writes[set->slot], writes ? 1 : 0);
+        if (writes) {
+            apr_atomic_set32(&dl.reconcile, 1);
+        }
     }
 }
 

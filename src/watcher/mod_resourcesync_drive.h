@@ -101,7 +101,8 @@ void rs_deliver_wakeup(void);
  * driver, after its rename): ping hubs are pinged up to there. */
 void rs_deliver_shown(const rs_set_t *set, const char *topic, apr_int64_t id);
 /* Whether this node writes set now (mod_resourcesync_writer.c): the
- * delivery thread sends the set's notifications only while it does. */
+ * delivery thread sends the set's notifications only while it does, and
+ * reconciles the hub rows again when it begins to. */
 void rs_deliver_writes(const rs_set_t *set, int writes);
 void rs_notifyw_fw_add(apr_array_header_t *entries, const char *loc, const char *change,
                        const char *capability, apr_time_t datetime, const char *index);

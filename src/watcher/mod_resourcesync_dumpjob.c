@@ -52,11 +52,14 @@ static void plain_log(void *baton, int level, apr_status_t rv, const char *msg)
     ap_log_error(APLOG_MARK, level, rv, (server_rec *)baton, RS_TAG "%s", msg);
 }
 
-static void dump_published(void *baton, apr_uint64_t gen)
+static void dump_published(void *baton, apr_uint64_t gen, apr_status_t recorded)
 {
     wset_t *ws = baton;
     ws->status.dump_gen = gen;
     rs_wset_status_put(ws);
+    if (recorded == RS_LEASE_LOST) { /* (a failing store: as before, the next write notes it) */
+        rs_storefail_note(ws, recorded, "recording a Resource Dump");
+    }
 }
 
 /* Framework notification of a new Resource Dump (Framework Notification

@@ -227,8 +227,13 @@ static apr_status_t store_framework(wset_t *ws, apr_pool_t *p, const apr_array_h
     apr_status_t rv = APR_EGENERAL;
 
     opts(ws, &o, p);
-    if (!n
-        || (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL)) != APR_SUCCESS) {
+    if (n
+        && (rv = rs_notify_add_framework(n, p, &o, entries, apr_time_now(), NULL))
+               == RS_LEASE_LOST) {
+        rs_storefail_note(ws, rv, "storing a framework notification"); /* elsewhere now */
+        return rv;
+    }
+    if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv, "set %s: cannot store a framework notification",
                     ws->set->name);
         return rv;

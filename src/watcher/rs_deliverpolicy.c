@@ -4,22 +4,43 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_deliverpolicy.h"
+#include "rs_lease.h"
 #include "rs_notify.h"
 
-/* Add the rows of hub h that are missing, for both topics. */
-static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h, const rs_logger_t *log)
+/* Whether rows (as listed) hold the row (set, topic, kind, url). */
+static int listed(const apr_array_header_t *rows, const char *set, const char *topic,
+                  const char *kind, const char *url)
+{
+    int i;
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
+        if (!strcmp(d->set, set) && !strcmp(d->topic, topic) && !strcmp(d->kind, kind)
+            && !strcmp(d->url, url)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Add the rows of hub h that are missing from rows (as listed before),
+ * for both topics: a watcher's start with the same hubs writes nothing
+ * (a write waits for the set's fence and the driver's lock). */
+static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h,
+                            const apr_array_header_t *rows, const rs_logger_t *log)
 {
     static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
+    const char *kind = h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT;
     apr_status_t rv = APR_SUCCESS;
     int t;
 
     for (t = 0; rv == APR_SUCCESS && t < 2; t++) {
         apr_int64_t count, newest;
         int added = 0;
+        if (listed(rows, h->set, topics[t], kind, h->url)) {
+            continue;
+        }
         if ((rv = rs_notifydest_backlog(db, h->set, topics[t], 0, &count, &newest)) == APR_SUCCESS
-            && (rv = rs_notifydest_ensure(db, h->set, topics[t],
-                                          h->ping ? RS_NOTIFYDEST_PING : RS_NOTIFYDEST_FAT, h->url,
-                                          newest, &added))
+            && (rv = rs_notifydest_ensure(db, h->set, topics[t], kind, h->url, newest, &added))
                    == APR_SUCCESS
             && added) {
             rs_log_emit(log, RS_LOG_INFO, 0,
@@ -28,7 +49,9 @@ static apr_status_t hub_add(rs_db_t *db, const rs_deliverpolicy_hub_t *h, const 
                         h->set, topics[t], h->url, h->ping ? "ping" : "fat", newest + 1);
         }
     }
-    return rv;
+    /* The set's fence refused: its rows are its writer's (this node adds
+     * them once it writes the set: rs_delivery_reconcile again). */
+    return rv == RS_LEASE_LOST ? APR_SUCCESS : rv;
 }
 
 /* Whether hubs holds the hub of row d (set, url, mode). */
@@ -51,17 +74,23 @@ apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *h
     apr_status_t rv = APR_SUCCESS;
     int i;
 
-    for (i = 0; rv == APR_SUCCESS && i < hubs->nelts; i++) {
-        rv = hub_add(db, &APR_ARRAY_IDX(hubs, i, rs_deliverpolicy_hub_t), log);
+    if ((rv = rs_notifydest_list(db, p, &rows)) != APR_SUCCESS) {
+        return rv;
     }
-    if (rv != APR_SUCCESS || (rv = rs_notifydest_list(db, p, &rows)) != APR_SUCCESS) {
+    for (i = 0; rv == APR_SUCCESS && i < hubs->nelts; i++) {
+        rv = hub_add(db, &APR_ARRAY_IDX(hubs, i, rs_deliverpolicy_hub_t), rows, log);
+    }
+    if (rv != APR_SUCCESS) {
         return rv;
     }
     for (i = 0; i < rows->nelts; i++) {
         const rs_notifydest_t *d = &APR_ARRAY_IDX(rows, i, rs_notifydest_t);
         int ping = !strcmp(d->kind, RS_NOTIFYDEST_PING);
         if ((ping || !strcmp(d->kind, RS_NOTIFYDEST_FAT)) && !configured(hubs, d, ping)) {
-            if ((rv = rs_notifydest_delete(db, d)) != APR_SUCCESS) {
+            if ((rv = rs_notifydest_delete(db, d)) == RS_LEASE_LOST) {
+                continue; /* another node writes the set: its rows are that node's */
+            }
+            if (rv != APR_SUCCESS) {
                 return rv;
             }
             rs_log_emit(log, RS_LOG_INFO, 0,

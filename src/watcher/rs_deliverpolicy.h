@@ -47,8 +47,11 @@ typedef struct rs_deliverpolicy_hub_t {
  * configured hub is added for each topic with its cursor at the topic's
  * newest sealed notification (a new hub gets what is sealed from now on,
  * not the past; logged `info`); a row of a hub no longer configured is
- * deleted (logged `info`).  Subscribers' rows are left alone.  The first
- * store failure is returned (the caller tries again). */
+ * deleted (logged `info`).  Subscribers' rows are left alone.  Each
+ * write begins with its set's fence: the rows of a set this node does
+ * not write now (RS_LEASE_LOST) are left as they are, which is no
+ * failure (the caller reconciles again once it writes the set).  The
+ * first store failure is returned (the caller tries again). */
 apr_status_t rs_deliverpolicy_reconcile(rs_db_t *db, const apr_array_header_t *hubs,
                                         const rs_logger_t *log, apr_pool_t *p);
 

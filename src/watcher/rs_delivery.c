@@ -5,9 +5,13 @@
  * Store writes.  The thread is a second writer of the watcher process
  * (the driver is the first): its connection has busy timeout 0, so a
  * write that meets the driver's open transaction fails at once (APR_EBUSY)
- * instead of holding the driver mutex.  Every write is one statement (a
- * transaction spanning statements would hold SQLite's lock while letting
- * go of that mutex: see flush_dirty).  Rows whose state changed are
+ * instead of holding the driver mutex.  Every write is one statement
+ * after its set's fence (a transaction spanning statements would hold
+ * SQLite's lock while letting go of that mutex: see flush_dirty; on
+ * PostgreSQL fence and write are one transaction).  A write the fence
+ * refuses (RS_LEASE_LOST) stays dirty until the driver says another node
+ * writes the set (hooks->writes), and is dropped then: the row is that
+ * node's.  Rows whose state changed are
  * marked `dirty` and written once per turn; what fails stays dirty and is
  * tried again at the next turn, while deliveries go on from the state in
  * memory (which a refresh keeps over the store's).  A cursor not yet
@@ -22,6 +26,7 @@
 #include "rs_deliverpolicy.h"
 #include "rs_deliverstat.h"
 #include "rs_delivery.h"
+#include "rs_lease.h"
 #include "rs_notify.h"
 
 typedef rs_deliverlook_payload_t payload_t;
@@ -125,10 +130,13 @@ apr_status_t rs_delivery_reconcile(rs_delivery_t *dv)
  * go of apr_dbd's process-wide mutex while holding SQLite's write lock,
  * and the driver, waiting for that lock with the mutex held, would stall
  * both for its whole busy timeout).  The first failure (the store busy)
- * leaves the rest dirty for the next turn. */
+ * leaves the rest dirty for the next turn.  Each write begins with its
+ * set's fence (rs_notifydest_update), which on SQLite's second writer is
+ * a statement of its own before it, never a transaction around it. */
 static void flush_dirty(rs_delivery_t *dv)
 {
     apr_hash_index_t *hi;
+    apr_status_t rv;
 
     for (hi = dv->dests ? apr_hash_first(dv->iter, dv->dests) : NULL; hi; hi = apr_hash_next(hi)) {
         dest_t *d = apr_hash_this_val(hi);
@@ -136,7 +144,19 @@ static void flush_dirty(rs_delivery_t *dv)
         if (!d->dirty) {
             continue;
         }
-        if (rs_notifydest_update(dv->db, &d->row, &found) != APR_SUCCESS) {
+        rv = rs_notifydest_update(dv->db, &d->row, &found);
+        if (rv == RS_LEASE_LOST) {
+            /* Refused by the set's fence.  Once the driver says another
+             * node writes the set, the row is that node's: this node's
+             * state of it is dropped.  Until then (the driver has not
+             * taken the set yet, at a start, or not yet seen its loss) it
+             * stays dirty for the next turn. */
+            if (dv->hooks->writes && !dv->hooks->writes(dv->hooks->baton, d->set)) {
+                d->dirty = 0;
+            }
+            continue;
+        }
+        if (rv != APR_SUCCESS) {
             return;
         }
         d->dirty = 0;

@@ -87,10 +87,12 @@ static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
                       const rs_logger_t *log, apr_pool_t *p, apr_time_t now, apr_time_t wall)
 {
     const char *set = j->o.set;
+    apr_status_t rv;
 
     rs_dumpsched_built(sched, now, interval);
-    rs_db_meta_put(store, gen_key(p, set), apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
-    hooks->published(hooks->baton, j->g.gen);
+    rv = rs_db_meta_put_set(store, set, gen_key(p, set),
+                            apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+    hooks->published(hooks->baton, j->g.gen, rv);
     if (rs_dumpsched_published(sched)) {
         rs_log_emit(log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump", set);
     }

@@ -75,8 +75,11 @@ typedef struct rs_dumprun_t {
 
 /* What the end asks of the caller (every member is needed). */
 typedef struct rs_dumprun_hooks_t {
-    /* Generation gen is published: the status entry says so. */
-    void (*published)(void *baton, apr_uint64_t gen);
+    /* Generation gen is published: the status entry says so.  recorded
+     * is the outcome of its number's record in the store (dump-gen:<set>,
+     * written with the set's fence: RS_LEASE_LOST when another node
+     * writes the set now). */
+    void (*published)(void *baton, apr_uint64_t gen, apr_status_t recorded);
     /* Announce the new dump (the framework notification) by loc, the
      * document announced: resourcedump.xml, or when that is a Resource
      * Dump Index the first part of this generation, then with index the

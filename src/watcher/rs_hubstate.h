@@ -76,6 +76,7 @@ typedef struct rs_hubintake_req_t {
     const char *client; /* key of the client's address */
     const char *addr;   /* key of the address verified, NULL before */
     int denial;         /* a denial GET was sent */
+    int elsewhere;      /* its store write was refused by the set's fence (said once) */
 } rs_hubintake_req_t;
 
 /* The intake's state: one per watcher, touched by the intake thread only

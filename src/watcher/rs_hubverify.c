@@ -7,6 +7,7 @@
 #include "rs_hubaddr.h"
 #include "rs_hubsub.h"
 #include "rs_hubverify.h"
+#include "rs_lease.h"
 
 static const char *key_of(const rs_hubintake_req_t *q)
 {
@@ -186,6 +187,18 @@ static int apply(rs_hubintake_req_t *q)
         if (rv == APR_SUCCESS) {
             rs_hubstate_outcome(q, removed ? "unsubscribed" : "unsubscribed (was not subscribed)");
         }
+    }
+    if (rv == RS_LEASE_LOST) {
+        /* The set's fence refused: another node writes the set (or this
+         * one does not yet).  Noted once; tried again at each sweep. */
+        if (!q->elsewhere) {
+            q->elsewhere = 1;
+            rs_log_emit(&q->hi->log, RS_LOG_INFO, 0,
+                        "hub: set %s is not written by this node now; the %s of '%s' "
+                        "stays in the spool until it is",
+                        q->req.set, rs_hubreq_mode_name(q->req.mode), q->req.callback);
+        }
+        return 0;
     }
     if (rv != APR_SUCCESS) {
         rs_log_emit(&q->hi->log, RS_LOG_ERR, rv,

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <apr_strings.h>
+#include "rs_lease.h"
 #include "rs_massdel.h"
 #include "rs_scan.h"
 
@@ -123,9 +124,12 @@ static void note_dev(rs_massdel_t *md, rs_db_t *store, apr_pool_t *p, apr_uint64
         return;
     }
     md->root_dev = dev;
-    rv = rs_db_meta_put(store, apr_pstrcat(p, "root-dev:", md->name, NULL),
-                        apr_psprintf(p, "%" APR_UINT64_T_FMT, dev));
-    if (rv != APR_SUCCESS) {
+    /* With the set's fence: refused (RS_LEASE_LOST) on a node that no
+     * longer writes the set, which the scan's own fenced transactions
+     * then find and note. */
+    rv = rs_db_meta_put_set(store, md->name, apr_pstrcat(p, "root-dev:", md->name, NULL),
+                            apr_psprintf(p, "%" APR_UINT64_T_FMT, dev));
+    if (rv != APR_SUCCESS && rv != RS_LEASE_LOST) {
         rs_log_emit(log_of(md), RS_LOG_WARN, rv,
                     "set %s: cannot record the device of its "
                     "root",

@@ -14,6 +14,7 @@
 #include "rs_deliverstat.h"
 #include "rs_delivery.h"
 #include "rs_hubsub.h"
+#include "rs_lease.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
 #include "rs_schema.h"
@@ -32,6 +33,8 @@ typedef struct {
     apr_int64_t shown; /* hooks.shown: what the topic serves (-1: no limit) */
     apr_time_t clock;  /* hooks.now */
     int requests;      /* hooks.request calls */
+    int lost;          /* the fence refuses (RS_LEASE_LOST) */
+    int writes;        /* hooks.writes: the driver says this node writes the set */
     ut_log_t sl;       /* the store's */
     ut_log_t ul;       /* the table's */
 } tf_t;
@@ -267,6 +270,72 @@ START_TEST(delivered_then_cursor_written)
 }
 END_TEST
 
+static int h_writes(void *baton, const void *set)
+{
+    (void)set;
+    return ((tf_t *)baton)->writes;
+}
+
+/* The process's fence: refuses while f->lost. */
+static apr_status_t fence_fn(void *baton, rs_db_t *db, const char *set)
+{
+    (void)db;
+    (void)set;
+    return ((tf_t *)baton)->lost ? RS_LEASE_LOST : APR_SUCCESS;
+}
+
+/* A cursor the set's fence refuses stays dirty while the driver says
+ * this node writes the set (a start, before its lease is taken), is
+ * written once the fence passes, and is dropped once the driver says
+ * another node writes it. */
+START_TEST(refused_cursor_kept_then_dropped)
+{
+    rs_notify_opts_t o = { 0 };
+    apr_array_header_t *e = apr_array_make(ut_pool, 1, sizeof(rs_notify_fw_entry_t));
+    rs_notify_fw_entry_t *fe = apr_array_push(e);
+    rs_notify_t *n;
+    tf_t f;
+
+    tf_init(&f, "/ok/cb");
+    f.hooks.writes = h_writes;
+    f.writes = 1;
+    f.lost = 1;
+    rs_db_fence_install(fence_fn, &f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0); /* refused: id 1 not written; id 2 sent */
+    ck_assert_int_eq(sub_row(&f)->cursor, 0);
+    f.lost = 0;
+    rs_delivery_turn(f.dv, NOW, 0); /* kept dirty: written now */
+    ck_assert_int_eq(sub_row(&f)->cursor, 1);
+    pump(&f);
+    rs_delivery_turn(f.dv, NOW, 0);
+    ck_assert_int_eq(sub_row(&f)->cursor, 2);
+    ck_assert_int_eq(peer_count(" POST /ok/cb "), 2); /* each once */
+    /* A third one delivered, its cursor refused after the driver says
+     * another node writes the set: dropped, never written. */
+    memset(fe, 0, sizeof(*fe));
+    o.set = "s";
+    o.capability_url = "http://example.org/s/capabilitylist.xml";
+    fe->loc = o.capability_url;
+    fe->change = "updated";
+    fe->capability = "capabilitylist";
+    ck_assert_int_eq(rs_notify_open(&n, f.db, NULL, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(rs_notify_add_framework(n, ut_pool, &o, e, NOW, NULL), APR_SUCCESS);
+    rs_delivery_turn(f.dv, NOW + SEC(2), 0);
+    pump(&f);
+    ck_assert_int_eq(peer_count(" POST /ok/cb "), 3);
+    f.lost = 1;
+    f.writes = 0;
+    rs_delivery_turn(f.dv, NOW + SEC(2), 0);
+    f.lost = 0;
+    f.writes = 1;
+    rs_delivery_turn(f.dv, NOW + SEC(2), 0);
+    ck_assert_int_eq(sub_row(&f)->cursor, 2);
+    rs_db_fence_install(NULL, NULL);
+}
+END_TEST
+
 /* A 503 (Retry-After: 7) keeps the cursor; the row is not tried before
  * its next_try and is tried again after it. */
 START_TEST(failure_keeps_cursor_and_retries_later)
@@ -493,6 +562,7 @@ Suite *delivery_suite(void)
     tcase_add_checked_fixture(tc, peer_start, peer_stop);
     tcase_set_timeout(tc, 40);
     tcase_add_test(tc, delivered_then_cursor_written);
+    tcase_add_test(tc, refused_cursor_kept_then_dropped);
     tcase_add_test(tc, failure_keeps_cursor_and_retries_later);
     tcase_add_test(tc, refresh_keeps_memory_state);
     tcase_add_test(tc, unconfigured_hub_skipped_and_deleted);

@@ -24,17 +24,19 @@ typedef struct fx_t {
     rs_dumpsched_t sched;
     rs_dumprun_hooks_t hooks;
     ut_log_t log, plain;
-    apr_uint64_t gen; /* published(): its last gen */
-    apr_time_t wall;  /* the real time given to finish (pruning) */
+    apr_uint64_t gen;      /* published(): its last gen */
+    apr_status_t recorded; /* and its record's outcome */
+    apr_time_t wall;       /* the real time given to finish (pruning) */
     int published, announced;
     const char *loc, *index; /* announce(): its last arguments */
 } fx_t;
 
-static void hk_published(void *baton, apr_uint64_t gen)
+static void hk_published(void *baton, apr_uint64_t gen, apr_status_t recorded)
 {
     fx_t *f = baton;
     f->published++;
     f->gen = gen;
+    f->recorded = recorded;
 }
 
 static void hk_announce(void *baton, apr_pool_t *p, const char *loc, const char *index)
