@@ -96,7 +96,8 @@ const char *rs_lease_token(apr_pool_t *p)
     return out;
 }
 
-static void get_epoch(void *baton, apr_pool_t *p, const char *const *cols, int n)
+/* The first column as a number (the epoch a take returns, a count). */
+static void get_int64(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
     (void)p;
     if (n > 0 && cols[0]) {
@@ -125,7 +126,7 @@ apr_status_t rs_lease_take(rs_db_t *db, rs_lease_t *l, int *held)
     args[4] = &l->epoch;
     args[5] = &live_after;
     args[6] = &ended_before;
-    rv = rs_db_query(db, NULL, s, args, get_epoch, &epoch);
+    rv = rs_db_query(db, NULL, s, args, get_int64, &epoch);
     l->epoch = rv == APR_SUCCESS ? epoch : 0;
     *held = l->epoch > 0;
     /* The row is locked by the holder's open transaction (it writes):
@@ -158,7 +159,7 @@ apr_status_t rs_lease_fence(rs_db_t *db, const rs_lease_t *l)
         args[0] = l->set;
         args[1] = l->token;
         args[2] = &l->epoch;
-        if ((rv = rs_db_query(db, NULL, s, args, get_epoch, &count)) != APR_SUCCESS) {
+        if ((rv = rs_db_query(db, NULL, s, args, get_int64, &count)) != APR_SUCCESS) {
             return rv;
         }
         return count == 1 ? APR_SUCCESS : RS_LEASE_LOST;
