@@ -424,6 +424,12 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
     apr_table_setn(r->headers_out, "Link", rs_notifyconf_link_header(r->pool, set, topic));
     path = rs_statedir_notify_topic(r->pool, set->notify_dir, topic);
     rs_status_read_set(set->slot, &cur);
+    if (cur.mode == RS_MODE_ELSEWHERE) {
+        /* Another node writes the set: the payload on this node's disk is
+         * of its own earlier writing, if any. */
+        apr_table_setn(r->err_headers_out, "Retry-After", "5");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
     if (*cur.history && rs_file_exists(r->pool, path)) {
         return send_file(r, path, 0);
     }

@@ -16,10 +16,10 @@
  *      renews a lease no write renewed for a third of the failover time
  *      (rs_writer_heartbeat);
  *   3. a set whose lease another node holds is "elsewhere": said once at
- *      notice, its status entry says so (mode RS_MODE_ELSEWHERE) and marks
- *      it unavailable, so that children answer its documents 503 with
- *      Retry-After as for a set whose root is missing (never documents of
- *      this node's older writing of the set); its events are dropped.  A
+ *      notice, its status entry says so (mode RS_MODE_ELSEWHERE) and holds
+ *      none of this node's older writing of the set (forget_documents):
+ *      children answer a document 503 with Retry-After until this node
+ *      follows the writer's; its events are dropped.  A
  *      lease found lost by a fence or a renewal (this node was frozen or
  *      cut off longer than the failover time, and another node may have
  *      taken over) makes the set elsewhere in the same way
@@ -54,8 +54,6 @@
 #include "rs_storecfg.h"
 #include "rs_time.h"
 
-#define ELSEWHERE_WHY "written by another node (it holds the set's lease)"
-
 static apr_thread_mutex_t *mx;
 /* A store several nodes share (PostgreSQL): leases end by time, so they
  * are renewed, and released at a stop.  One node's (SQLite): neither. */
@@ -68,20 +66,42 @@ static apr_interval_time_t poll_interval(void)
     return q < apr_time_from_sec(2) ? q : apr_time_from_sec(2);
 }
 
-/* The set's entry: written by another node (unavailable, so children
- * answer 503), or, once this node has reconciled it, by this one (the
- * mass-deletion guard's own view of availability restored). */
+/* Empty the documents of ws's entry: nothing this node wrote of the set
+ * (as an earlier writer, or seeded from its disk) is served while another
+ * node writes it.  Its name, history and the store's view stay; each
+ * kind of document comes back as this node follows the writer's (the
+ * follower's replay fills gen, the open list's extent, the dumps), and
+ * until then children answer it 503 with Retry-After, as at a start. */
+static void forget_documents(rs_status_set_t *e)
+{
+    e->gen = 0;
+    e->at = e->completed = 0;
+    e->entries = 0;
+    e->parts = 0;
+    e->bytes = -1;
+    e->cl_open_id = 0;
+    e->cl_ready = 0;
+    e->cl_from = 0;
+    e->cl_first_seq = e->cl_last_seq = e->cl_count = 0;
+    e->cl_last_dt = 0;
+    e->cl_bytes = e->cl_paths = -1;
+    e->dump_gen = 0;
+    e->cdump_ready = 0;
+    e->held = 0;
+}
+
+/* The set's entry: written by another node (mode RS_MODE_ELSEWHERE, its
+ * documents emptied: see forget_documents), or, once this node has
+ * reconciled it, by this one (its mode and documents are the
+ * reconciliation's). */
 static void publish(wset_t *ws, int elsewhere)
 {
     rs_deliver_writes(ws->set, !elsewhere);
     if (elsewhere) {
         ws->status.mode = RS_MODE_ELSEWHERE;
-        ws->status.unavailable = 1;
-        apr_cpystrn(ws->status.why, ELSEWHERE_WHY, sizeof(ws->status.why));
-    }
-    else if (ws->status.unavailable && !strcmp(ws->status.why, ELSEWHERE_WHY)) {
-        ws->status.unavailable = ws->massdel.unavailable;
-        apr_cpystrn(ws->status.why, ws->massdel.why, sizeof(ws->status.why));
+        ws->status.unavailable = 0;
+        ws->status.why[0] = '\0';
+        forget_documents(&ws->status);
     }
     rs_wset_status_put(ws);
 }
