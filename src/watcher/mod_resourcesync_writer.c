@@ -50,6 +50,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_setconf.h"
 #include "mod_resourcesync_writer.h"
 #include "rs_storecfg.h"
 #include "rs_time.h"
@@ -99,8 +100,10 @@ static void publish(wset_t *ws, int elsewhere)
     rs_deliver_writes(ws->set, !elsewhere);
     if (elsewhere) {
         ws->status.mode = RS_MODE_ELSEWHERE;
-        ws->status.unavailable = 0;
-        ws->status.why[0] = '\0';
+        if (!ws->setconf_differs) {
+            ws->status.unavailable = 0;
+            ws->status.why[0] = '\0';
+        }
         forget_documents(&ws->status);
     }
     rs_wset_status_put(ws);
@@ -219,12 +222,45 @@ static void lease_init(wset_t *ws)
 }
 
 /* The set is not this node's to write (another holds the lease, or its
- * own was lost): its events dropped, tried again later. */
+ * own was lost): its events dropped, tried again later.  Its entry is
+ * emptied once, when it becomes elsewhere: what this node then follows of
+ * the writer's documents stays published across the later tries. */
 static void become_elsewhere(wset_t *ws, apr_time_t now)
 {
     ws->writer_at = now + poll_interval();
-    ws->elsewhere = 1;
-    publish(ws, 1);
+    if (!ws->elsewhere) {
+        ws->elsewhere = 1;
+        publish(ws, 1);
+    }
+}
+
+/* Another node holds ws's set: this node's options against those it
+ * recorded (a shared store's only). */
+static void check_options(wset_t *ws)
+{
+    rs_lease_info_t in;
+    apr_pool_t *p;
+
+    apr_pool_create(&p, ws->d->pool);
+    if (rs_lease_peek(ws->d->store, p, ws->set->name, &in) == APR_SUCCESS) {
+        rs_setconfw_check(ws, p, in.exists ? in.node : NULL);
+    }
+    apr_pool_destroy(p);
+}
+
+/* This node has taken ws's set: its options are the set's now. */
+static void record_options(wset_t *ws)
+{
+    apr_pool_t *p;
+
+    apr_pool_create(&p, ws->d->pool);
+    rs_setconfw_record(ws, p);
+    apr_pool_destroy(p);
+    if (ws->setconf_differs) {
+        ws->setconf_differs = 0; /* (publish at rs_writer_start makes it available) */
+        ws->status.unavailable = 0;
+        ws->status.why[0] = '\0';
+    }
 }
 
 int rs_writer_take(wset_t *ws, apr_time_t now)
@@ -252,7 +288,13 @@ int rs_writer_take(wset_t *ws, apr_time_t now)
                         ws->set->name, rs_global.store_shown ? rs_global.store_shown : "store");
         }
         become_elsewhere(ws, now);
+        if (shared) {
+            check_options(ws);
+        }
         return 0;
+    }
+    if (shared) {
+        record_options(ws);
     }
     if (ws->elsewhere) {
         ws->elsewhere = 0;

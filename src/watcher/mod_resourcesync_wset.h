@@ -108,6 +108,9 @@ typedef struct wset_t {
     rs_lease_t lease;
     apr_time_t lease_at;
     int lease_lost; /* a fence refused (rs_storefail_note): rs_writer_lost due */
+    /* Its options differ from those the writing node recorded
+     * (mod_resourcesync_setconf.c): unavailable while they do. */
+    int setconf_differs;
     /* Resource and Change Dumps: when their jobs are due (rs_dumpsched.h,
      * mod_resourcesync_dumpjob.c, mod_resourcesync_cdumpjob.c). */
     rs_dumpsched_t dump;

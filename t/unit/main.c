@@ -144,6 +144,7 @@ int main(int argc, const char *const *argv)
     add(aboveroot_suite);
     add(dumprun_suite);
     add(cdumprun_suite);
+    add(setconf_suite);
     /* The store's suites again on PostgreSQL (see unit.h). */
     ut_pg_dsn = getenv("RS_TEST_PG");
     if (ut_pg_dsn && *ut_pg_dsn) {

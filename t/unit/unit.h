@@ -55,6 +55,7 @@ char *ut_pg_exec(const char *dsn, const char *sql);
 
 /* Suites, one per engine unit. */
 Suite *time_suite(void);
+Suite *setconf_suite(void);
 Suite *range_suite(void);
 Suite *uri_suite(void);
 Suite *path_suite(void);
