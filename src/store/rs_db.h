@@ -253,6 +253,17 @@ apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
  * other than SQLite and PostgreSQL. */
 apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 
+/* A transaction of this connection left idle (no statement running) for
+ * ms ends the session (PostgreSQL's idle_in_transaction_session_timeout):
+ * a writer frozen or cut off from the database inside a transaction then
+ * lets go of the rows it locked (its set's lease row above all) after ms,
+ * so another node can take the set over; otherwise the server would hold
+ * them until it noticed the connection's end, which on a silent network
+ * can take hours.  The connection's next statement then fails, as after
+ * any lost connection.  ms <= 0: no limit.  Nothing on SQLite (one node:
+ * the locks end with the process). */
+apr_status_t rs_db_idle_limit(rs_db_t *db, int ms);
+
 /* Bring the planner's statistics of table up to date, after its rows
  * changed wholesale (a first scan filled it from nothing), outside a
  * transaction.  PostgreSQL: ANALYZE (a table that has none yet until

@@ -113,6 +113,13 @@ apr_status_t rs_db_pg_lock_timeout(rs_db_t *db, int ms)
     return pg_set(db, sql);
 }
 
+apr_status_t rs_db_pg_idle_limit(rs_db_t *db, int ms)
+{
+    char sql[80];
+    apr_snprintf(sql, sizeof(sql), "SET idle_in_transaction_session_timeout = %d", ms > 0 ? ms : 0);
+    return pg_set(db, sql);
+}
+
 /* libpq's notices (a NOTICE or WARNING the server sends) go to the
  * store's log instead of stderr; client_min_messages keeps NOTICEs from
  * being sent at all. */

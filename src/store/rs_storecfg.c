@@ -85,5 +85,14 @@ const char *rs_storecfg_dsn(const rs_storecfg_t *c, apr_pool_t *p, const char *s
 apr_status_t rs_storecfg_open(rs_db_t **out, apr_pool_t *p, const rs_storecfg_t *c,
                               const char *statedir, const rs_logger_t *log)
 {
-    return rs_schema_open(out, p, rs_storecfg_driver(c), rs_storecfg_dsn(c, p, statedir), log);
+    apr_status_t rv =
+        rs_schema_open(out, p, rs_storecfg_driver(c), rs_storecfg_dsn(c, p, statedir), log);
+    /* A writer frozen or cut off inside a transaction holds its set's
+     * lease row: the server ends such a session after the failover time,
+     * so that the lease can be taken over (rs_db_idle_limit). */
+    if (rv == APR_SUCCESS && c->failover > 0
+        && (rv = rs_db_idle_limit(*out, (int)apr_time_as_msec(c->failover))) != APR_SUCCESS) {
+        *out = NULL; /* (closed with p) */
+    }
+    return rv;
 }

@@ -74,7 +74,8 @@ const char *rs_storecfg_driver(const rs_storecfg_t *c);
 const char *rs_storecfg_dsn(const rs_storecfg_t *c, apr_pool_t *p, const char *statedir);
 
 /* Open the store c names (NULL: SQLite in statedir) with the module's
- * schema (rs_schema_open; its result). */
+ * schema (rs_schema_open; its result), and with c's failover time as the
+ * limit of an idle transaction (rs_db_idle_limit). */
 apr_status_t rs_storecfg_open(rs_db_t **out, apr_pool_t *p, const rs_storecfg_t *c,
                               const char *statedir, const rs_logger_t *log);
 

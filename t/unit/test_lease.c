@@ -190,6 +190,31 @@ START_TEST(fence_holder_taken_expired)
 }
 END_TEST
 
+/* A holder frozen (or cut off) inside a transaction holds its lease's
+ * row: with the idle limit the server ends its session, so that the
+ * lease can be taken once it has ended; without it the take would wait
+ * for the row until its lock timeout (2 s here) and give up. */
+START_TEST(frozen_in_transaction_let_go)
+{
+    const char *path = ut_path(ut_tempdir("lease"), "state.db");
+    rs_db_t *a = open_in(ut_pool, path), *b = open_in(ut_pool, path);
+    rs_lease_t la = lease("s", "a", TTL), lb = lease("s", "b", TTL);
+    fence_t f = { &la, 0 };
+
+    rs_db_fence_install(fence_fn, &f);
+    ck_assert_int_eq(rs_db_idle_limit(a, 300), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_busy_timeout(b, 2000), APR_SUCCESS);
+    ck_assert_int_eq(take(a, &la), 1);
+    ck_assert_int_eq(rs_db_begin_set(a, "s"), APR_SUCCESS); /* holds the row */
+    wait_ended(b, "s");
+    ck_assert_int_eq(take(b, &lb), 1);
+    ck_assert_int_eq(lb.epoch, la.epoch + 1);
+    /* The frozen holder's transaction is gone with its session. */
+    ck_assert_int_ne(rs_db_commit(a), APR_SUCCESS);
+    rs_db_fence_install(NULL, NULL);
+}
+END_TEST
+
 /* Two processes racing to take a free lease: exactly one wins. */
 START_TEST(race_one_wins)
 {
@@ -287,6 +312,7 @@ Suite *lease_suite(void)
     tcase_add_test(tc, fence_holder_taken_expired);
     if (ut_pg_building) {
         tcase_add_test(tc, race_one_wins);
+        tcase_add_test(tc, frozen_in_transaction_let_go);
     }
     tcase_add_test(tc, handover_datetimes);
     suite_add_tcase(s, tc);
