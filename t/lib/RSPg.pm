@@ -9,6 +9,8 @@ package RSPg;
 #   $pg->dsn                   # host=127.0.0.1 port=N dbname=rs user=rs
 #   $pg->psql($sql)            # the rows, "|"-separated, as the rs role
 #   $pg->stop; $pg->restart    # the server down and up again, same port
+#   $pg->socket_dsn($name)     # through the Unix socket, application_name $name
+#   $pg->cut_socket($name); $pg->uncut_socket   # cut those clients off, and back
 use strict;
 use warnings;
 use File::Temp ();
@@ -78,6 +80,57 @@ sub psql {
     close $fh;
     $out =~ s/\s+\z//;
     return $out;
+}
+
+# As PostgreSQL's superuser (trust on 127.0.0.1): the rows, "|"-separated.
+sub psql_su {
+    my ($self, $sql) = @_;
+    my @cmd = (bindir() . '/psql', '-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', $self->{port},
+               '-U', 'postgres', '-d', 'rs', '-c', $sql);
+    open my $fh, '-|', @cmd or die "psql: $!";
+    local $/;
+    my $out = <$fh> // '';
+    close $fh;
+    $out =~ s/\s+\z//;
+    return $out;
+}
+
+# The DSN through the cluster's Unix socket instead of TCP, with
+# application_name $name: a node that uses it can be cut from the
+# database alone (cut_socket) while the others, on TCP, go on.
+sub socket_dsn {
+    my ($self, $name) = @_;
+    return "host=$self->{dir} port=$self->{port} dbname=rs user=rs application_name=$name";
+}
+
+sub _hba { "$_[0]{dir}/data/pg_hba.conf" }
+
+# Cut every client of the Unix socket from the database: new connections
+# refused (pg_hba.conf), the sessions of application $name ended.
+sub cut_socket {
+    my ($self, $name) = @_;
+    open my $in, '<', $self->_hba or die "pg_hba.conf: $!";
+    my $hba = do { local $/; <$in> };
+    close $in;
+    open my $out, '>', $self->_hba or die "pg_hba.conf: $!";
+    print $out "local all all reject\n$hba";
+    close $out;
+    $self->psql_su('SELECT pg_reload_conf()');
+    $self->psql_su("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                   . " WHERE application_name = '$name'");
+}
+
+# Let the Unix socket's clients in again.
+sub uncut_socket {
+    my ($self) = @_;
+    open my $in, '<', $self->_hba or die "pg_hba.conf: $!";
+    my $hba = do { local $/; <$in> };
+    close $in;
+    $hba =~ s/\Alocal all all reject\n//;
+    open my $out, '>', $self->_hba or die "pg_hba.conf: $!";
+    print $out $hba;
+    close $out;
+    $self->psql_su('SELECT pg_reload_conf()');
 }
 
 sub stop {

@@ -136,11 +136,23 @@ sub _entries {
 # fetch_list(set, base, prefix) -> { root => 'urlset'|'sitemapindex',
 #   at => ..., entries => [...], parts => [urls], docs => [xml...] }
 # Follows an index to its parts.  Waits while the list answers 503.
+# A 503 (the list not written yet; behind a balancer, a part of a
+# generation the answering node does not hold yet) is waited out, the
+# whole list read again, for 60 s.
 sub fetch_list {
     my ($set, $b, $p) = @_;
     my $url = rl_url($set, $b, $p);
-    my $r = wait_for(sub { my $r = get($url); $r->code == 503 ? undef : $r }, 60)
-        or die "$url: still 503";
+    my ($res, $last);
+    wait_for(sub { ($res, $last) = _fetch_list_once($url); $res }, 60)
+        or die "$url: $last";
+    return $res;
+}
+
+# (the list, undef) or (undef, why) when a document answered 503.
+sub _fetch_list_once {
+    my ($url) = @_;
+    my $r = get($url);
+    return (undef, "still 503") if $r->code == 503;
     die "$url: " . $r->status_line unless $r->is_success;
     my $d = doc($r->content);
     my $x = xpc($d);
@@ -149,6 +161,7 @@ sub fetch_list {
     if ($res{root} eq 'sitemapindex') {
         for my $loc (map { $_->textContent } $x->findnodes('/sm:sitemapindex/sm:sitemap/sm:loc')) {
             my $pr = get($loc);
+            return (undef, "$loc: still 503") if $pr->code == 503;
             die "$loc: " . $pr->status_line unless $pr->is_success;
             push @{$res{parts}}, $loc;
             push @{$res{docs}}, $pr->content;
@@ -158,7 +171,7 @@ sub fetch_list {
     else {
         push @{$res{entries}}, _entries($r->content);
     }
-    return \%res;
+    return (\%res, undef);
 }
 
 sub list_entries { @{ fetch_list(@_)->{entries} } }
