@@ -50,6 +50,11 @@ apr_time_t rs_snapjob_due(const wset_t *ws);
  * the job thread is free (otherwise it is looked at again a little
  * later). */
 void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+/* Publish generation info->gen in ws's status entry (children serve it
+ * from then on), consistent as of consistent; and prune the set's
+ * generations other than current (the writer's and a follower's rule). */
+void rs_snapjob_publish(wset_t *ws, const rs_snapshot_info_t *info, apr_time_t consistent);
+void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current);
 
 /* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
  * it is due and no job runs (see that file). */

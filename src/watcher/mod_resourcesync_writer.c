@@ -50,6 +50,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_followsnap.h"
 #include "mod_resourcesync_writer.h"
 #include "rs_storecfg.h"
 #include "rs_time.h"
@@ -339,6 +340,7 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         apr_pool_clear(p);
         rs_writer_start(ws, p);
     }
+    rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
     apr_pool_clear(p);
 }
 
