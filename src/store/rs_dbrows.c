@@ -294,6 +294,37 @@ apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s)
     return APR_SUCCESS;
 }
 
+/* The parameters of s for libpq (in cp): text, except bytes, which go
+ * as binary parameters with their lengths (*lengths and *formats stay
+ * NULL for a statement without). */
+static const char **pg_values(apr_pool_t *cp, const rs_db_stmt_t *s, const void **args,
+                              int **lengths, int **formats)
+{
+    const char **values = apr_pcalloc(cp, sizeof(*values) * (s->nargs + 1));
+    int i;
+
+    if (s->blobs) {
+        *lengths = apr_pcalloc(cp, sizeof(**lengths) * (s->nargs + 1));
+        *formats = apr_pcalloc(cp, sizeof(**formats) * (s->nargs + 1));
+    }
+    for (i = 0; i < s->nargs; i++) {
+        const void *a = args[i];
+        if (a && s->types[i] == 'b') {
+            const rs_db_blob_t *b = a;
+            values[i] = b->len ? b->data : "";
+            (*lengths)[i] = (int)b->len;
+            (*formats)[i] = 1;
+            continue;
+        }
+        values[i] = !a                   ? NULL
+                    : s->types[i] == 's' ? a
+                    : s->types[i] == 'd'
+                        ? apr_itoa(cp, *(const int *)a)
+                        : apr_psprintf(cp, "%" APR_INT64_T_FMT, *(const apr_int64_t *)a);
+    }
+    return values;
+}
+
 apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
                           void *baton, int *nrows)
 {
@@ -304,32 +335,13 @@ apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db
     PGresult *r;
     rs_db_row_t row;
     apr_status_t rv;
-    int i, failed = 0, stopped = 0;
+    int failed = 0, stopped = 0;
 
     if (!s->pg_name && (rv = rs_db_pg_prepare(db, s)) != APR_SUCCESS) {
         return rv;
     }
     apr_pool_create(&cp, db->pool);
-    values = apr_pcalloc(cp, sizeof(*values) * (s->nargs + 1));
-    if (s->blobs) { /* bytes go as binary parameters, their length given */
-        lengths = apr_pcalloc(cp, sizeof(*lengths) * (s->nargs + 1));
-        formats = apr_pcalloc(cp, sizeof(*formats) * (s->nargs + 1));
-    }
-    for (i = 0; i < s->nargs; i++) {
-        const void *a = args[i];
-        if (a && s->types[i] == 'b') {
-            const rs_db_blob_t *b = a;
-            values[i] = b->len ? b->data : "";
-            lengths[i] = (int)b->len;
-            formats[i] = 1;
-            continue;
-        }
-        values[i] = !a                   ? NULL
-                    : s->types[i] == 's' ? a
-                    : s->types[i] == 'd'
-                        ? apr_itoa(cp, *(const int *)a)
-                        : apr_psprintf(cp, "%" APR_INT64_T_FMT, *(const apr_int64_t *)a);
-    }
+    values = pg_values(cp, s, args, &lengths, &formats);
     if (!PQsendQueryPrepared(conn, s->pg_name, s->nargs, values, lengths, formats, s->binary)) {
         apr_pool_destroy(cp);
         return pg_fail(db, s->sql);

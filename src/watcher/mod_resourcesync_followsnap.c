@@ -31,7 +31,6 @@ typedef struct follow_t {
     apr_time_t next;   /* monotonic: the next look at the store */
     apr_uint64_t none; /* a generation without files in the store */
     apr_status_t failing;
-    int prune_failing;
 } follow_t;
 
 static apr_hash_t *follows;
@@ -106,32 +105,4 @@ void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
                 " (%d files, %d linked, %" APR_OFF_T_FMT " bytes copied)",
                 set->name, gen, st.files, st.refs, st.bytes);
     rs_snapjob_prune(ws, p, gen);
-}
-
-void rs_followsnap_pruned(wset_t *ws, apr_pool_t *p, apr_uint64_t current)
-{
-    follow_t *f;
-    apr_status_t rv;
-    int dropped = 0;
-
-    if (!rs_storecfg_is_pgsql(&rs_global.store)) {
-        return;
-    }
-    f = follow_of(ws);
-    rv = rs_followsnap_prune(ws->d->store, p, ws->set->name, ws->set->snap_dir, current, &dropped);
-    if (rv == RS_LEASE_LOST) {
-        rs_storefail_note(ws, rv, "dropping the stored files of pruned Resource Lists");
-    }
-    else if (rv != APR_SUCCESS && !f->prune_failing) {
-        rs_log_emit(ws->log, RS_LOG_WARN, rv,
-                    "set %s: cannot drop the stored files of pruned Resource Lists; "
-                    "trying again at the next prune",
-                    ws->set->name);
-    }
-    f->prune_failing = rv != APR_SUCCESS;
-    if (dropped) {
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
-                    "set %s: dropped the stored files of %d pruned Resource Lists", ws->set->name,
-                    dropped);
-    }
 }

@@ -17,11 +17,4 @@
  * stays.  Nothing with a store of one node's (SQLite). */
 void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 
-/* The writer, after pruning its directories (rs_snapjob_prune): the
- * store's copies of the generations it removed go (a shared store only;
- * current is never dropped).  A refused fence makes the set elsewhere
- * (rs_storefail_note); another failure is logged once and tried at the
- * next prune. */
-void rs_followsnap_pruned(wset_t *ws, apr_pool_t *p, apr_uint64_t current);
-
 #endif

@@ -33,9 +33,9 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
-#include "mod_resourcesync_followsnap.h"
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_logonce.h"
+#include "rs_followsnap.h"
 #include "rs_generation.h"
 #include "rs_notify.h"
 #include "rs_history.h"
@@ -70,14 +70,37 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
                         set->mirrors_fp);
 }
 
+/* The writer, after pruning its directories: the store's copies of the
+ * generations it removed go (a shared store only; current never).  A
+ * refused fence makes the set elsewhere; another failure is a warning
+ * (once: the driver's logger) and is tried at the next prune. */
+static void prune_stored(wset_t *ws, apr_pool_t *p, apr_uint64_t current)
+{
+    apr_status_t rv;
+
+    if (rs_db_one_node(ws->d->store)) {
+        return;
+    }
+    rv = rs_followsnap_prune(ws->d->store, p, ws->set->name, ws->set->snap_dir, current, NULL);
+    if (rv == RS_LEASE_LOST) {
+        rs_storefail_note(ws, rv, "dropping the stored files of pruned Resource Lists");
+    }
+    else if (rv != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_WARN, rv,
+                    "set %s: cannot drop the stored files of pruned Resource Lists; "
+                    "trying again at the next prune",
+                    ws->set->name);
+    }
+}
+
 /* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
  * of interrupted writes; the writer drops the store's copies of the
- * generations it removed (rs_followsnap_pruned). */
+ * generations it removed. */
 void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current)
 {
     rs_generation_prune(p, ws->set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
     if (!ws->elsewhere) {
-        rs_followsnap_pruned(ws, p, current);
+        prune_stored(ws, p, current);
     }
 }
 
