@@ -19,7 +19,7 @@ use RSTest qw(get req doc xpc wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 21;
+plan tests => 23;
 
 my $BASE = 'http://rs.example';
 
@@ -102,6 +102,10 @@ ok(wait_for(sub { differs() eq '' }, 30),
    "node b serves node a's Resource List Index and every part: same bytes and ETag")
     or diag(differs());
 is(gen_of($nb), $before, "node b publishes node a's generation");
+# Node b keeps its copy in service between its tries to take the set
+# (every 0.5 s here): never a 503 once it has one.
+my @seen = map { select(undef, undef, undef, 0.1); at($nb, $RL)->code } 1 .. 30;
+is(join(' ', grep { $_ != 200 } @seen), '', "node b answers 200 throughout, between its tries to take the set");
 my $l = list_of($na);
 my @parts = @{ $l->{parts} };
 my @codes = map { at($nb, $_, 'If-None-Match' => $l->{etag}{$_})->code } $RL, @parts;
@@ -144,6 +148,11 @@ my $nparts = @{ list_of($na)->{parts} };
 ok($nparts >= 4 && $c1 - $c0 <= 3 * (3 + 2),
    'three generations store the chunks of their new files only, not the kept parts')
     or diag("$nparts parts; rows before $rows0, after $f1 $c1");
+
+my %times;
+$times{$_}++ for $nb->log_text =~ /set f: follows the writer's Resource List (\d+)/g;
+is(join(' ', grep { $times{$_} != 1 } sort keys %times), '', 'node b followed each generation once')
+    or diag(join ' ', map { "$_ x$times{$_}" } sort keys %times);
 
 # ------------------------------------------------- node b takes over
 ok(wait_for(sub { differs() eq '' }, 30), 'node b caught up') or diag(differs());

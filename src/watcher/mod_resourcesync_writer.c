@@ -223,9 +223,13 @@ static void lease_init(wset_t *ws)
  * own was lost): its events dropped, tried again later. */
 static void become_elsewhere(wset_t *ws, apr_time_t now)
 {
+    int was = ws->elsewhere;
+
     ws->writer_at = now + poll_interval();
     ws->elsewhere = 1;
-    publish(ws, 1);
+    if (!was) { /* a failed retry keeps what this node follows meanwhile */
+        publish(ws, 1);
+    }
 }
 
 int rs_writer_take(wset_t *ws, apr_time_t now)
