@@ -220,14 +220,14 @@ static void lease_init(wset_t *ws)
 }
 
 /* The set is not this node's to write (another holds the lease, or its
- * own was lost): its events dropped, tried again later. */
+ * own was lost): its events dropped, tried again later.  Its entry is
+ * emptied once, when it becomes elsewhere: what this node then follows of
+ * the writer's documents stays published across the later tries. */
 static void become_elsewhere(wset_t *ws, apr_time_t now)
 {
-    int was = ws->elsewhere;
-
     ws->writer_at = now + poll_interval();
-    ws->elsewhere = 1;
-    if (!was) { /* a failed retry keeps what this node follows meanwhile */
+    if (!ws->elsewhere) {
+        ws->elsewhere = 1;
         publish(ws, 1);
     }
 }
