@@ -20,7 +20,6 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
-#include "mod_resourcesync_followsnap.h"
 #include "rs_followsnap.h"
 #include "rs_storecfg.h"
 

@@ -50,7 +50,6 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
-#include "mod_resourcesync_followsnap.h"
 #include "mod_resourcesync_writer.h"
 #include "rs_storecfg.h"
 #include "rs_time.h"
