@@ -140,19 +140,17 @@ static int send_file(request_rec *r, const char *path, int immutable)
     if (rv != APR_SUCCESS) {
         return HTTP_NOT_FOUND; /* a part pruned with its snapshot */
     }
-    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_INODE, f);
+    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME, f);
     if (rv != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot stat %s", path);
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    /* Snapshot files are never rewritten: inode, size and mtime identify
-     * the bytes, so the ETag is strong. */
+    /* Snapshot files are never rewritten: size and mtime (µs) identify
+     * the bytes, so the ETag is strong.  No inode: a follower's copy of a
+     * file (mtime set to the writer's) has the writer's ETag. */
     set_validators(r, "application/xml",
-                   apr_psprintf(r->pool,
-                                "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                                "-%" APR_UINT64_T_HEX_FMT "\"",
-                                (apr_uint64_t)fi.inode, (apr_uint64_t)fi.size,
-                                (apr_uint64_t)fi.mtime),
+                   apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "\"",
+                                (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
                    fi.mtime);
     /* immutable: 1 = a Resource List part (kept an hour after it is
      * superseded), 2 = a closed Change List or a dump's manifest copy

@@ -453,6 +453,8 @@ apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
         return rs_db_fail(db, rc, what);
     }
     s->sql = sql;
+    /* Bytes are bound on the native connection (rs_db_exec). */
+    s->blobs = strstr(sql, "%pDb") != NULL;
     *out = s;
     return APR_SUCCESS;
 }
@@ -473,6 +475,11 @@ apr_status_t rs_db_stmt(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
     return rv;
 }
 
+void rs_db_stmt_binary(rs_db_stmt_t *s)
+{
+    s->binary = 1;
+}
+
 apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows)
 {
     apr_pool_t *cp;
@@ -481,6 +488,9 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
 
     if (db->kind == DB_PGSQL) {
         return rs_db_pg_run(db, s, args, NULL, NULL, nrows);
+    }
+    if (s->blobs && db->kind == DB_SQLITE) {
+        return rs_db_native_exec(db, s, args, nrows);
     }
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbquery(db->drv, cp, db->h, &n, s->prep, args);

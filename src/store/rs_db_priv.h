@@ -67,8 +67,10 @@ struct rs_db_stmt_t {
     const char *pg_name;      /* PostgreSQL: the name prepared on the server, or NULL */
     const char *sql;
     sqlite3_stmt *native;
-    char *types; /* per argument: 's', 'd', 'l' (%lld) */
+    char *types; /* per argument: 's', 'd', 'l' (%lld), 'b' (%pDb) */
     int nargs;
+    int blobs;  /* arguments of type 'b' */
+    int binary; /* results in binary form (rs_db_stmt_binary) */
 };
 
 /* A row of rs_db_each: SQLite's statement on its row, PostgreSQL's
@@ -109,6 +111,10 @@ char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar);
  * NULL) gets the rows a command changed. */
 apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
                           void *baton, int *nrows);
+
+/* rs_dbrows.c: a statement with byte arguments (s->blobs) run on
+ * SQLite's native connection (rs_db_exec); *nrows as rs_db_exec's. */
+apr_status_t rs_db_native_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows);
 
 /* Prepare s (its sql set) on PostgreSQL's server, as rs_db_pg_run does
  * at the first run. */

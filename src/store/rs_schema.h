@@ -53,6 +53,10 @@
  *
  * Version 9 holds who writes each set (rs_lease: leases): the holder,
  * its token, the epoch and the expiry of the set's lease.
+ *
+ * Version 10 holds the files of the generations a writer publishes, for
+ * the other nodes of a shared store to serve (rs_blob: blobfiles,
+ * blobchunks; written on PostgreSQL only).
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -62,7 +66,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 9
+#define RS_SCHEMA_VERSION 10
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

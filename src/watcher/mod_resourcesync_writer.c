@@ -381,6 +381,7 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         apr_pool_clear(p);
         rs_writer_start(ws, p);
     }
+    rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
     apr_pool_clear(p);
 }
 

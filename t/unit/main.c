@@ -126,6 +126,7 @@ int main(int argc, const char *const *argv)
     add(setlock_suite);
     add(lease_suite);
     add(fence_suite);
+    add(blob_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -160,6 +161,7 @@ int main(int argc, const char *const *argv)
         add(linkkeep_suite);
         add(lease_suite);
         add(fence_suite);
+        add(blob_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
         add(delivery_suite);
