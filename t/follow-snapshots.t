@@ -19,7 +19,7 @@ use RSTest qw(get req doc xpc wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 23;
+plan tests => 25;
 
 my $BASE = 'http://rs.example';
 
@@ -113,6 +113,17 @@ is("@codes", join(' ', (304) x (1 + @parts)), "node b answers 304 to node a's ET
 like($nb->log_text, qr/set f: follows the writer's Resource List $before \(\d+ files, 0 linked, \d+ bytes copied\)/,
      'node b copied the current generation only, from the store');
 unlike($nb->log_text, qr/follows the writer's Resource List (?!$before\b)\d+/, '... and no older one');
+
+# A part of a generation newer than node b's (behind a balancer: an index
+# read from the writer, its part asked of the follower): 503 with
+# Retry-After at node b, which will have it in moments; 404 at the writer,
+# where no such part exists.
+my ($hist) = $parts[0] =~ m{/resourcelist/([0-9a-f]+)-\d+-\d+\.xml$};
+my $future = "$BASE/resourcesync/f/resourcelist/$hist-" . ($before + 50) . "-1.xml";
+my $fr = at($nb, $future);
+is($fr->code . ' ' . ($fr->header('Retry-After') // '-'), '503 1',
+   'node b: a part of a later generation is 503 with Retry-After: 1');
+is(at($na, $future)->code, 404, 'node a, the writer: 404');
 
 # --------------------------------------------------- a change on the tree
 my $old = list_of($nb);

@@ -205,6 +205,20 @@ static int unavailable(request_rec *r, const rs_status_set_t *cur)
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* A document newer than this node's entry knows: 404 where this node
+ * writes the set (no such document exists), 503 with Retry-After where
+ * another node does: behind a load balancer, a client that read an index
+ * from the writer may ask this node for a part or list it has not
+ * followed yet, which it will serve within moments. */
+static int not_here_yet(request_rec *r, const rs_status_set_t *cur)
+{
+    if (cur->mode != RS_MODE_ELSEWHERE) {
+        return HTTP_NOT_FOUND;
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", "1");
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
 /* The rest of a part or list name after "<history>-", when history is
  * the current one; NULL otherwise. */
 static const char *this_history(const rs_status_set_t *cur, const char *arg)
@@ -235,9 +249,11 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
             r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir, cur.gen), 0),
             0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || gen > cur.gen
-        || n < 1) {
+    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || n < 1) {
         return HTTP_NOT_FOUND;
+    }
+    if (gen > cur.gen) {
+        return not_here_yet(r, &cur);
     }
     /* A part keeps the URL of the generation that wrote it; later
      * generations that list it hold a hard link (rs_snapparts.h). */
@@ -269,9 +285,11 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         }
         return send_file(r, index, 0);
     }
-    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)
-        || id > cur.cl_open_id) {
+    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)) {
         return HTTP_NOT_FOUND;
+    }
+    if (id > cur.cl_open_id) {
+        return not_here_yet(r, &cur);
     }
     /* Closed lists never change: files.  The open one is answered from
      * the status segment and the ring (rs_openlist_serve), with the
