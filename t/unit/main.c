@@ -125,6 +125,7 @@ int main(int argc, const char *const *argv)
     add(json_suite);
     add(setlock_suite);
     add(lease_suite);
+    add(hubqueue_suite);
     add(fence_suite);
     add(storeretry_suite);
     add(massdel_suite);
@@ -158,6 +159,7 @@ int main(int argc, const char *const *argv)
         add(hubsub_suite);
         add(linkkeep_suite);
         add(lease_suite);
+        add(hubqueue_suite);
         add(fence_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);

@@ -6,6 +6,7 @@
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_db.h"
+#include "rs_hubqueue.h"
 #include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
@@ -89,6 +90,7 @@ static void fill(rs_db_t *db, const char *set)
         ck_assert_int_eq(rs_lease_take(db, &l, &held), APR_SUCCESS);
         ck_assert_int_eq(held, 1);
     }
+    ck_assert_int_eq(rs_hubqueue_put(db, set, "rs-hubreq 2\n", "n", 1), APR_SUCCESS);
 }
 
 static rs_db_t *store(void)
@@ -104,17 +106,17 @@ static rs_db_t *store(void)
  * migration, the database's tables are these and meta. */
 START_TEST(tables_are_the_units)
 {
-    static const char *const want[] = {
-        "inventory",     "journal",      "changelists", "journal_sets", "relinked",
-        "notifications", "notify_dests", "linkdep",     "leases",       NULL
-    };
+    static const char *const want[] = { "inventory",    "journal",  "changelists",
+                                        "journal_sets", "relinked", "notifications",
+                                        "notify_dests", "linkdep",  "leases",
+                                        "hub_queue",    NULL };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
     rs_db_t *db = store();
     rs_db_stmt_t *s;
     apr_int64_t n = 0;
     int i, has;
 
-    ck_assert_int_eq(t->nelts, 9);
+    ck_assert_int_eq(t->nelts, 10);
     for (i = 0; want[i]; i++) {
         ck_assert_str_eq(APR_ARRAY_IDX(t, i, const char *), want[i]);
         ck_assert_int_eq(rs_db_has_table(db, want[i], &has), APR_SUCCESS);
@@ -128,7 +130,7 @@ START_TEST(tables_are_the_units)
                                    &s),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
-    ck_assert_int_eq(n, 10);
+    ck_assert_int_eq(n, 11);
 }
 END_TEST
 
@@ -154,8 +156,8 @@ START_TEST(forget_set_every_table)
     ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
     ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
     ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
-    /* a row in each of the nine tables, journal-mark:a, snapshot-gen:a */
-    ck_assert_int_eq(rows, 11);
+    /* a row in each of the ten tables, journal-mark:a, snapshot-gen:a */
+    ck_assert_int_eq(rows, 12);
     for (i = 0; i < t->nelts; i++) {
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "a"), 0);
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "b"), 1);

@@ -102,6 +102,7 @@ Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
 Suite *lease_suite(void);
+Suite *hubqueue_suite(void);
 Suite *fence_suite(void);
 Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
