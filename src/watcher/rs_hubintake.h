@@ -60,6 +60,9 @@
 #include "rs_hubstate.h"
 
 #define RS_HUBINTAKE_MAX_RUNNING 32 /* verifications at once */
+/* A shared store's queued requests of a set no node configures are
+ * deleted once they are this old (µs). */
+#define RS_HUBINTAKE_QUEUE_DROP apr_time_from_sec(3600)
 
 /* A new intake for the state directory state_dir, in a pool of its own
  * allocator (it lives as long as the process), the reservations of its
