@@ -160,6 +160,7 @@ int main(int argc, const char *const *argv)
         add(linkkeep_suite);
         add(lease_suite);
         add(hubqueue_suite);
+        add(hubroute_suite);
         add(fence_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
