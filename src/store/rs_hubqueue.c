@@ -3,7 +3,7 @@
 #include <apr_strings.h>
 #include "rs_hubqueue.h"
 
-enum { Q_PUT, Q_LIST_ALL, Q_LIST_SET, Q_GET, Q_COUNTS, Q_DELETE, Q_FORGET, Q_MAX };
+enum { Q_PUT, Q_LIST_ALL, Q_LIST_SET, Q_GET, Q_COUNTS, Q_COUNT, Q_DELETE, Q_FORGET, Q_MAX };
 
 #define COLS "id, setname, record, node, queued"
 
@@ -13,6 +13,7 @@ static const char *const sql[Q_MAX] = {
     "SELECT " COLS " FROM hub_queue WHERE setname = %s ORDER BY id LIMIT %d",
     "SELECT " COLS " FROM hub_queue WHERE id = %lld",
     "SELECT setname, COUNT(*) FROM hub_queue GROUP BY setname ORDER BY setname",
+    "SELECT COUNT(*) FROM hub_queue WHERE setname = %s",
     "DELETE FROM hub_queue WHERE id = %lld",
     "DELETE FROM hub_queue WHERE setname = %s AND queued < %lld",
 };
@@ -127,6 +128,24 @@ apr_status_t rs_hubqueue_counts(rs_db_t *db, apr_pool_t *p, apr_array_header_t *
         return rv;
     }
     return rs_db_query(db, p, s, NULL, get_count, &k);
+}
+
+static void get_n(void *baton, apr_pool_t *p, const char *const *c, int nc)
+{
+    (void)p;
+    if (nc > 0 && c[0]) {
+        *(apr_int64_t *)baton = apr_atoi64(c[0]);
+    }
+}
+
+apr_status_t rs_hubqueue_count(rs_db_t *db, const char *set, apr_int64_t *n)
+{
+    const void *args[] = { set };
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[Q_COUNT], &s);
+
+    *n = 0;
+    return rv == APR_SUCCESS ? rs_db_query(db, NULL, s, args, get_n, n) : rv;
 }
 
 apr_status_t rs_hubqueue_delete(rs_db_t *db, const char *set, apr_int64_t id, int *deleted)

@@ -61,6 +61,9 @@ const char *const *rs_hubqueue_tables(void);
 apr_status_t rs_hubqueue_put(rs_db_t *db, const char *set, const char *record, const char *node,
                              apr_time_t queued);
 
+/* The number of rows of set into *n. */
+apr_status_t rs_hubqueue_count(rs_db_t *db, const char *set, apr_int64_t *n);
+
 /* The rows of set (every set: NULL), in id order, at most limit of them,
  * into *out (an array of rs_hubqueue_row_t from p). */
 apr_status_t rs_hubqueue_list(rs_db_t *db, apr_pool_t *p, const char *set, int limit,

@@ -114,7 +114,8 @@ void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
                                          .addr_filter = rs_hubconf_filter,
                                          .store_open = store_open,
                                          .clock = clock_now,
-                                         .node = rs_global.node_name };
+                                         .node = rs_global.node_name,
+                                         .queue_max = rs_hubconf_spool_max() };
     rs_logger_t log;
     rs_hubgate_t *gate;
     rs_hubintake_t *hi;

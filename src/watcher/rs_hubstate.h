@@ -54,6 +54,10 @@ typedef struct rs_hubintake_hooks_t {
     /* This node's name (ResourceSyncNodeName), recorded with the requests
      * it queues for another node (a shared store); NULL: "". */
     const char *node;
+    /* The most requests of one set this node adds to a shared store's
+     * queue (ResourceSyncHubSpoolLimit's count: the queue stays bounded as
+     * the spool is); beyond, they wait in the spool.  0: no bound. */
+    apr_int64_t queue_max;
 } rs_hubintake_hooks_t;
 
 /* A request waiting in the scheduler: what it needs until it starts
@@ -82,6 +86,7 @@ typedef struct rs_hubintake_req_t {
     int denial;         /* a denial GET was sent */
     int route;          /* a spool file's request for the set's writer: to be queued
                          * (1), its failure to be queued said (2) */
+    int elsewhere;      /* one node's store: its write refused by the fence (said once) */
     int row_gone;       /* a queued row: deleted with its outcome */
     const char *qset;   /* a queued row: its set (the fence of its delete) */
 } rs_hubintake_req_t;

@@ -114,7 +114,12 @@ static applied_t route(rs_hubintake_req_t *q)
     rs_hubintake_t *hi = q->hi;
     rs_db_t *db = rs_hubstate_store(hi);
     apr_status_t rv = APR_EGENERAL;
+    apr_int64_t n = 0;
 
+    if (db && hi->hooks.queue_max > 0 && (rv = rs_hubqueue_count(db, q->req.set, &n)) == APR_SUCCESS
+        && n >= hi->hooks.queue_max) {
+        return KEEP; /* in the spool, which then fills up (503): a flood stays bounded */
+    }
     if (db) {
         rv = rs_hubqueue_put(db, q->req.set, rs_hubreq_record_format(q->pool, &q->req),
                              hi->hooks.node ? hi->hooks.node : "", rs_hubstate_now(hi));
@@ -271,8 +276,21 @@ static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, const rs_hubsu
  * node writes the set now (or this one does not yet).  A spool file's is
  * queued for that node (which verifies it again); a queued row is left
  * for it. */
-static applied_t refused(rs_hubintake_req_t *q)
+static applied_t refused(rs_hubintake_req_t *q, rs_db_t *db)
 {
+    if (rs_db_one_node(db)) {
+        /* One node's store has no queue: another watcher of this node
+         * took the set (it does not write it yet).  Noted once; tried
+         * again at each sweep. */
+        if (!q->elsewhere) {
+            q->elsewhere = 1;
+            rs_log_emit(&q->hi->log, RS_LOG_INFO, 0,
+                        "hub: set %s is not written by this node now; the %s of '%s' "
+                        "stays in the spool until it is",
+                        q->req.set, rs_hubreq_mode_name(q->req.mode), q->req.callback);
+        }
+        return KEEP;
+    }
     if (!q->pend->qid) {
         q->route = 1;
         return route(q);
@@ -309,7 +327,7 @@ static applied_t apply(rs_hubintake_req_t *q)
         }
     }
     if (rv == RS_LEASE_LOST) {
-        return refused(q);
+        return refused(q, db);
     }
     if (rv == APR_ENOENT && also) {
         rs_hubstate_outcome(q, "already applied by an earlier writer");

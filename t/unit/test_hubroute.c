@@ -103,6 +103,7 @@ static void node_init(node_t *n, const char *name, rs_hubgate_t *gate)
     n->statedir = ut_tempdir(name);
     h.baton = n;
     h.node = name;
+    h.queue_max = 1; /* a set's rows one node adds at most */
     n->lease = (rs_lease_t){ "s", name, rs_lease_token(ut_pool), apr_time_from_sec(3600), 0 };
     rs_hubgate_init(gate, 1);
     n->hi = rs_hubintake_create(n->statedir, gate, &h, ut_log_init(&n->ul));
@@ -260,6 +261,35 @@ START_TEST(writer_lost_leaves_row)
 }
 END_TEST
 
+static int two_subs(void)
+{
+    return subs() == 2 && queued() == 0;
+}
+
+/* b queues at most queue_max (1) rows of the set: the second request
+ * waits in its spool (its reservation kept) until the writer took the
+ * first. */
+START_TEST(queue_bounded)
+{
+    int i;
+
+    spool(&nb, 1, "/echo/p");
+    spool(&nb, 1, "/echo/q");
+    turns(&nb, one_queued);
+    for (i = 0; i < 3; i++) {
+        rs_hubintake_sweep(nb.hi, NOW);
+        rs_hubintake_drain(nb.hi);
+    }
+    ck_assert_int_eq(queued(), 1);
+    ck_assert_uint_eq(gate_b.count, 1);
+    turns(&na, one_sub);
+    turns(&nb, one_queued);
+    ck_assert_uint_eq(gate_b.count, 0);
+    turns(&na, two_subs);
+    ck_assert_int_eq(gets(), 2);
+}
+END_TEST
+
 Suite *hubroute_suite(void)
 {
     Suite *s = suite_create("hubroute");
@@ -267,6 +297,7 @@ Suite *hubroute_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, routed_to_writer);
     tcase_add_test(tc, writer_lost_leaves_row);
+    tcase_add_test(tc, queue_bounded);
     suite_add_tcase(s, tc);
     return s;
 }
