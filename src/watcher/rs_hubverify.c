@@ -161,6 +161,9 @@ static int reread(rs_hubintake_req_t *q)
     }
     if (!(db = rs_hubstate_store(q->hi))
         || (rv = rs_hubqueue_get(db, q->pool, q->pend->qid, &row)) != APR_SUCCESS) {
+        if (db && !APR_STATUS_IS_ENOENT(rv)) {
+            rs_hubstate_store_failed(q->hi, rv);
+        }
         rs_hubstate_finish(q, 0); /* gone, or taken again at a later sweep */
         return 0;
     }
