@@ -125,6 +125,7 @@ int main(int argc, const char *const *argv)
     add(json_suite);
     add(setlock_suite);
     add(lease_suite);
+    add(hubqueue_suite);
     add(fence_suite);
     add(blob_suite);
     add(storeretry_suite);
@@ -160,6 +161,8 @@ int main(int argc, const char *const *argv)
         add(hubsub_suite);
         add(linkkeep_suite);
         add(lease_suite);
+        add(hubqueue_suite);
+        add(hubroute_suite);
         add(fence_suite);
         add(blob_suite);
         add(notifyseal_suite);

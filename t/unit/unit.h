@@ -104,6 +104,8 @@ Suite *json_suite(void);
 Suite *setlock_suite(void);
 Suite *lease_suite(void);
 Suite *blob_suite(void);
+Suite *hubqueue_suite(void);
+Suite *hubroute_suite(void);
 Suite *fence_suite(void);
 Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
