@@ -206,10 +206,9 @@ static int unavailable(request_rec *r, const rs_status_set_t *cur)
 }
 
 /* A document newer than this node's entry knows: 404 where this node
- * writes the set (no such document exists), 503 with Retry-After where
- * another node does: behind a load balancer, a client that read an index
- * from the writer may ask this node for a part or list it has not
- * followed yet, which it will serve within moments. */
+ * writes the set (none exists), 503 with Retry-After where another node
+ * does: behind a load balancer, a client that read an index from the
+ * writer may ask for a part or list this node serves within moments. */
 static int not_here_yet(request_rec *r, const rs_status_set_t *cur)
 {
     if (cur->mode != RS_MODE_ELSEWHERE) {
