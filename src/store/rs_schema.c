@@ -19,13 +19,15 @@ typedef struct {
     const char *const *(*tables)(void);
 } unit_t;
 
-static const unit_t units[] = {
-    { rs_inventory_schema, rs_inventory_tables }, { rs_journal_schema, rs_journal_tables },
-    { rs_notify_schema, rs_notify_tables },       { rs_hubsub_schema, NULL },
-    { rs_linkdep_schema, rs_linkdep_tables },     { rs_lease_schema, rs_lease_tables },
-    { rs_blob_schema, rs_blob_tables },           { rs_hubqueue_schema, rs_hubqueue_tables },
-    { NULL, NULL }
-};
+static const unit_t units[] = { { rs_inventory_schema, rs_inventory_tables },
+                                { rs_journal_schema, rs_journal_tables },
+                                { rs_notify_schema, rs_notify_tables },
+                                { rs_hubsub_schema, NULL },
+                                { rs_linkdep_schema, rs_linkdep_tables },
+                                { rs_lease_schema, rs_lease_tables },
+                                { rs_blob_schema, rs_blob_tables },
+                                { rs_hubqueue_schema, rs_hubqueue_tables },
+                                { NULL, NULL } };
 
 apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)
 {
