@@ -115,11 +115,11 @@ static rs_db_t *store(void)
  * migration, the database's tables are these and meta. */
 START_TEST(tables_are_the_units)
 {
-    static const char *const want[] = { "inventory",    "journal",    "changelists",
-                                        "journal_sets", "relinked",   "notifications",
-                                        "notify_dests", "linkdep",    "leases",
-                                        "blobfiles",    "blobchunks", "hub_queue",
-                                        NULL };
+    static const char *const want[] = {
+        "inventory",     "journal",      "changelists", "journal_sets", "relinked",
+        "notifications", "notify_dests", "linkdep",     "leases",       "blobfiles",
+        "blobchunks",    "hub_queue",    NULL
+    };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
     rs_db_t *db = store();
     rs_db_stmt_t *s;
