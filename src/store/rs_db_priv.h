@@ -170,5 +170,8 @@ const char *rs_db_drv_begin_migration(const rs_db_t *db);
 /* The statement that reads the store's clock in µs (a literal), or NULL
  * when it is the process's (rs_db_clock). */
 const char *rs_db_drv_clock_sql(const rs_db_t *db);
+/* The statement that notifies channel %s with payload %s, or NULL when
+ * no other node follows the store (rs_db_notify). */
+const char *rs_db_drv_notify_sql(const rs_db_t *db);
 
 #endif

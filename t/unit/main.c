@@ -159,6 +159,7 @@ int main(int argc, const char *const *argv)
         add(linkkeep_suite);
         add(lease_suite);
         add(fence_suite);
+        add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
         add(delivery_suite);
