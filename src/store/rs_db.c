@@ -360,15 +360,27 @@ apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload)
     rs_db_stmt_t *s;
     apr_status_t rv;
 
+    const char *key = NULL;
+
     if (!sql) {
         return APR_SUCCESS;
+    }
+    if (db->txn) {
+        key = apr_pstrcat(db->txn_pool, channel, " ", payload, NULL);
+    }
+    if (key && db->notify_serial == db->txn_serial && !strcmp(db->notified, key)) {
+        return APR_SUCCESS; /* sent in this transaction already */
     }
     if ((rv = rs_db_stmt(db, sql, &s)) != APR_SUCCESS) {
         return rv;
     }
     args[0] = channel;
     args[1] = payload;
-    return rs_db_query(db, NULL, s, args, ignore_row, NULL);
+    if ((rv = rs_db_query(db, NULL, s, args, ignore_row, NULL)) == APR_SUCCESS && key) {
+        db->notify_serial = db->txn_serial;
+        db->notified = key;
+    }
+    return rv;
 }
 
 /* The process's fence: set once by the watcher before its threads

@@ -39,6 +39,10 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn;
     apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
     apr_uint64_t txn_serial; /* counts BEGINs */
+    /* rs_db_notify's last channel and payload in transaction
+     * notify_serial (in txn_pool): not sent again in it. */
+    apr_uint64_t notify_serial;
+    const char *notified;
     /* PostgreSQL: the driver's transaction record, made (in pool) at the
      * first BEGIN and handed to every later one: APR-util's pgsql
      * driver writes through *trans when BEGIN fails (the server gone),

@@ -19,9 +19,6 @@
 typedef struct {
     apr_time_t t; /* the set's last datetime */
     apr_uint64_t serial;
-    /* The transaction that notified the followers of the set already
-     * (notify_set): 0, none. */
-    apr_uint64_t notified;
 } last_dt_t;
 
 struct rs_journal_t {
@@ -134,28 +131,6 @@ static last_dt_t *set_entry(rs_journal_t *j, const char *set)
     return l;
 }
 
-/* A write of set's records or lists: the nodes that follow the set are
- * told, once per transaction (outside one: per write), at its commit
- * (rs_db_notify; nothing on a one-node store). */
-static apr_status_t notify_set(rs_journal_t *j, const char *set)
-{
-    last_dt_t *l;
-    apr_uint64_t serial = rs_db_txn_serial(j->db);
-    apr_status_t rv;
-
-    if (rs_db_one_node(j->db)) {
-        return APR_SUCCESS;
-    }
-    l = set_entry(j, set);
-    if (serial && l->notified == serial) {
-        return APR_SUCCESS;
-    }
-    if ((rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set)) == APR_SUCCESS) {
-        l->notified = serial;
-    }
-    return rv;
-}
-
 /* The set's last datetime: its newest record's, the until of its last
  * closed list, or its mark, whichever is latest; read again unless it is
  * known in the current transaction.  The same statement reads the last
@@ -222,7 +197,7 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
         *last = rec->datetime;
-        rv = notify_set(j, set);
+        rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set);
     }
     return rv;
 }
@@ -531,7 +506,7 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, a
     args[5] = &open.last_seq;
     args[6] = &open.count;
     rv = exec(j, J_CLOSE, args);
-    if (rv == APR_SUCCESS && (rv = notify_set(j, set)) == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && (rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set)) == APR_SUCCESS) {
         *closed = open;
         if (last_seq < 0) {
             /* The next list starts at until: no later record may be older. */
@@ -582,7 +557,7 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, 
             rv = rs_db_meta_put(j->db, SEQ_FLOOR, apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
         }
         if (rv == APR_SUCCESS) {
-            rv = notify_set(j, set);
+            rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set);
         }
     }
     return rv;
