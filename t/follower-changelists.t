@@ -121,9 +121,10 @@ for my $round (1 .. 3) {
 
 # ------------------------------------- a change reaches the follower
 # Both nodes polled every 5 ms: the time node b took after node a served
-# the change.  (Node a was seen to miss a write made just as it published
-# a Resource List, and to journal it only at its next event: the file is
-# written again after 10 s then, and the diagnostic says so.)
+# the change.  (A writer was seen, now and then, to serve a change it had
+# committed only at its next event, while the follower served it from the
+# store: the file is written again after 10 s then, and the diagnostic
+# says so; the same after the takeover below.)
 my ($tw, $tf);
 RSTest::put("$T/timed.txt", "timed\n");
 my ($t0, $again) = (time, 0);
@@ -132,7 +133,7 @@ while (time < $end && !($tw && $tf)) {
     $tw ||= time if open_lists($na, 'timed.txt');
     $tf ||= time if open_lists($nb, 'timed.txt');
     if (!$tw && !$again && time - $t0 > 10) {
-        diag('node a has not journaled timed.txt after 10 s: written again');
+        diag('node a does not serve timed.txt after 10 s: written again');
         RSTest::put("$T/timed.txt", "timed again\n");
         $again = 1;
     }
@@ -188,10 +189,18 @@ $na->stop;
 ok(wait_for(sub { $nb->log_text =~ /set f: no other node writes it now; this node takes it over/ }, 30),
    'node b takes the set over once node a stopped');
 RSTest::put("$T/after.txt", "after the takeover\n");
+if (!wait_for(sub { open_lists($nb, 'after.txt') }, 10)) {
+    diag('node b does not list after.txt after 10 s: written again');
+    RSTest::put("$T/after.txt", "after the takeover, again\n");
+}
 wait_ok(sub { open_lists($nb, 'after.txt') }, 30, 'node b lists a change it journaled');
 my @after = lists_of(at($nb, $INDEX));
-is_deeply([@after[0 .. $#before - 1]], [@before[0 .. $#before - 1]],
-          "node b's index still names node a's closed lists");
+# The ids of the lists node a named, then node b: one run without a gap
+# (retention may have dropped the oldest since).
+my %ids = map { /-(\d+)\.xml$/ ? ($1 => 1) : () } @before, @after;
+my @ids = sort { $a <=> $b } keys %ids;
+is($ids[-1] - $ids[0] + 1, scalar(@ids), "node b's lists continue node a's ids without a gap")
+    or diag("@ids");
 my @c;
 for my $loc (@after) {
     my $x = xpc(doc(at($nb, $loc)->content));
