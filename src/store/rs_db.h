@@ -236,6 +236,17 @@ apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now);
  * shared by several nodes (PostgreSQL). */
 int rs_db_one_node(const rs_db_t *db);
 
+/* Tell the other nodes that this connection's transaction changed
+ * something of theirs to follow: PostgreSQL's pg_notify(channel,
+ * payload), which the server delivers to the sessions that LISTEN on
+ * channel when the transaction commits (outside one: at once), never
+ * for a rollback, and once per channel and payload per transaction:
+ * the statement is not sent again for the channel and payload it sent
+ * last in the same transaction (a set's records, one statement per
+ * transaction).  Nothing on a one-node store (SQLite): APR_SUCCESS
+ * without a statement. */
+apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload);
+
 /* A number that changes at every rs_db_begin and is 0 outside a
  * transaction: units that cache what the database holds (rs_journal)
  * re-read it when a new write transaction starts, since another

@@ -39,6 +39,10 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn;
     apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
     apr_uint64_t txn_serial; /* counts BEGINs */
+    /* rs_db_notify's last channel and payload in transaction
+     * notify_serial (in txn_pool): not sent again in it. */
+    apr_uint64_t notify_serial;
+    const char *notified;
     /* PostgreSQL: the driver's transaction record, made (in pool) at the
      * first BEGIN and handed to every later one: APR-util's pgsql
      * driver writes through *trans when BEGIN fails (the server gone),
@@ -177,5 +181,8 @@ const char *rs_db_drv_begin_migration(const rs_db_t *db);
 /* The statement that reads the store's clock in µs (a literal), or NULL
  * when it is the process's (rs_db_clock). */
 const char *rs_db_drv_clock_sql(const rs_db_t *db);
+/* The statement that notifies channel %s with payload %s, or NULL when
+ * no other node follows the store (rs_db_notify). */
+const char *rs_db_drv_notify_sql(const rs_db_t *db);
 
 #endif

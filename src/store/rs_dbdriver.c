@@ -292,6 +292,12 @@ int rs_db_one_node(const rs_db_t *db)
     return db->kind != DB_PGSQL;
 }
 
+const char *rs_db_drv_notify_sql(const rs_db_t *db)
+{
+    /* Delivered at commit to every session LISTENing: the followers. */
+    return db->kind == DB_PGSQL ? "SELECT pg_notify(%s, %s)" : NULL;
+}
+
 /* ------------------------------------------------ statements */
 
 char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)

@@ -165,6 +165,7 @@ int main(int argc, const char *const *argv)
         add(hubroute_suite);
         add(fence_suite);
         add(blob_suite);
+        add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
         add(delivery_suite);

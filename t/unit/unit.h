@@ -72,6 +72,7 @@ Suite *invbatch_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
 Suite *journal_suite(void);
+Suite *listen_suite(void); /* PostgreSQL only */
 Suite *changelist_suite(void);
 Suite *scan_changes_suite(void);
 Suite *scan_access_suite(void);
