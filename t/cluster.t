@@ -25,7 +25,7 @@ use RSTest::Destination;
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 41;
+plan tests => 40;
 
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
 diag("mutator seed $SEED (set RS_MUTATOR_SEED to repeat)");

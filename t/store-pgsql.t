@@ -201,8 +201,11 @@ ok(wait_for(sub { my ($x, $y) = map { at($_, "$BASE/resourcesync/pg/resourcelist
                   $y->code == 200 && $y->content eq $x->content
                   && $y->header('ETag') eq $x->header('ETag') }, 30),
    "node b: its Resource List is node a's, bytes and ETag");
-is(at($nb, "$BASE/resourcesync/pg/changelist.xml")->header('Retry-After'), 5,
-   'node b: its Change Lists answer 503 with Retry-After');
+# ... and its Change Lists (t/follower-changelists.t).
+ok(wait_for(sub { my ($x, $y) = map { at($_, "$BASE/resourcesync/pg/changelist.xml") } $na, $nb;
+                  $y->code == 200 && $y->content eq $x->content
+                  && $y->header('ETag') eq $x->header('ETag') }, 30),
+   "node b: its Change List Index is node a's, bytes and ETag");
 $hub->set(answer => 503);    # deliveries are retried: by whom?
 RSTest::put("$T/while-b.txt", "written while b runs\n");
 wait_ok(sub { listed($na, 'while-b.txt', 'created') }, 30, 'node a goes on writing the set');

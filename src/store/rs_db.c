@@ -20,7 +20,6 @@ static const char *const meta_sql[] = {
 };
 
 #define SCHEMA_RETRIES 10
-
 #define META_DDL "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"
 
 /* ------------------------------------------------ failures */
@@ -347,10 +346,7 @@ apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now)
 /* rs_db_row_fn of a select whose row says nothing (pg_notify's void). */
 static void ignore_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
-    (void)baton;
-    (void)p;
-    (void)cols;
-    (void)n;
+    (void)baton, (void)p, (void)cols, (void)n;
 }
 
 apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload)
@@ -359,7 +355,6 @@ apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload)
     const void *args[2];
     rs_db_stmt_t *s;
     apr_status_t rv;
-
     const char *key = NULL;
 
     if (!sql) {

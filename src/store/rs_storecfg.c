@@ -90,7 +90,7 @@ apr_status_t rs_storecfg_open(rs_db_t **out, apr_pool_t *p, const rs_storecfg_t 
     /* A writer frozen or cut off inside a transaction holds its set's
      * lease row: the server ends such a session after the failover time,
      * so that the lease can be taken over (rs_db_idle_limit). */
-    if (rv == APR_SUCCESS && c->failover > 0
+    if (rv == APR_SUCCESS && c && c->failover > 0
         && (rv = rs_db_idle_limit(*out, (int)apr_time_as_msec(c->failover))) != APR_SUCCESS) {
         *out = NULL; /* (closed with p) */
     }
