@@ -110,6 +110,18 @@ class Node(bench.Server):
         self.node = name
         self.log_at = 0
 
+    def write_conf(self):
+        """bench.Server's, with one ServerRoot for both nodes, as for nodes
+        of one installation: it is part of the configuration's fingerprint,
+        which the open Change List's ETag includes (ServerName, Listen, the
+        state and run-time directories are not)."""
+        super().write_conf()
+        with open(self.conf) as f:
+            text = f.read()
+        with open(self.conf, "w") as f:
+            f.write(text.replace('ServerRoot "%s"' % self.dir,
+                                 'ServerRoot "%s"' % self.bench.work, 1))
+
     def mark(self):
         self.log_at = len(self.log_text())
 
