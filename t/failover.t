@@ -3,8 +3,8 @@
 # (t/pgcluster via RSPg), ResourceSyncFailover 2: (a) the leader's watcher
 # frozen (SIGSTOP) is taken over by the other node once its lease ends,
 # which lists the changes made meanwhile; thawed (SIGCONT), the old leader
-# finds its lease lost (said once), writes nothing more and answers 503
-# for the set; (b) the leader's watcher killed with -9 (its httpd parent
+# finds its lease lost (said once), writes nothing more and serves the
+# set's Change Lists as the new leader does; (b) the leader's watcher killed with -9 (its httpd parent
 # stopped, so it is not started again) is taken over once its lease
 # ends.  Across both: every change journaled once, sequences and
 # datetimes strictly increasing.  Private servers only.
@@ -104,7 +104,10 @@ ok(kill('CONT', $wa), "node a's watcher thawed (SIGCONT)");
 ok(wait_for(sub { $na->log_text =~ /set f: this node lost the set's lease \(epoch 1\): node node-b took it over \(epoch 2\); it writes nothing more/ }, 30),
    'node a says that its lease was lost, and to whom');
 ok(wait_for(sub { elsewhere($na) }, 10), 'node a: the set is written by another node');
-is(at($na, "$BASE/resourcesync/f/changelist.xml")->code, 503, "node a answers 503 for the set's lists");
+ok(wait_for(sub {
+       my ($x, $y) = map { at($_, "$BASE/resourcesync/f/changelist.xml") } $na, $nb;
+       $x->code == 200 && $y->code == 200 && $x->content eq $y->content }, 30),
+   "node a serves the set's Change List Index as node b does (it follows the set)");
 RSTest::put("$T/thawed.txt", "after a was thawed\n");
 wait_ok(sub { listed($nb, 'thawed.txt') }, 30, 'node b lists a change made after the thaw');
 is(lease(), 'node-b 2', 'node a took nothing back');

@@ -3,7 +3,7 @@ use strict;
 use warnings;
 # The configuration fingerprint: a restart after a change that cannot
 # change an access decision, a media type or a URL (ServerTokens, LogLevel,
-# Timeout...) checks no file again and keeps the Resource List generation;
+# Timeout..., and what differs between nodes: ServerName, Listen) checks no file again and keeps the Resource List generation;
 # a change of a Require in the set's section, or of an AddType, checks every
 # file again and the list follows it.  ServerTokens counts as soon as a rule
 # tests SERVER_SOFTWARE, which it sets.
@@ -25,7 +25,8 @@ my %FILES = ('a.txt' => "a\n", 'b.txt' => "b\n", 'c.html' => "<p>c</p>\n",
 
 sub conf {
     my ($require, $extra) = @_;
-    return STATE_CONF . ($extra // '')
+    # (the URLs do not follow ServerName)
+    return STATE_CONF . "ResourceSyncBaseURL http://127.0.0.1:\@PORT\@\n" . ($extra // '')
            . set_conf('f', 'www/data', 'ResourceSyncMaxEntries 2', '<Files "secret.txt">',
                       "    Require $require", '</Files>');
 }
@@ -82,10 +83,16 @@ my $body1 = get(rl_url('f', $srv->base))->content;
 # ------------------------------ changes that cannot matter: nothing re-checked
 my $noop = "ServerTokens Prod\nServerSignature Off\nServerAdmin ops\@example.org\n"
            . "LogLevel notice\nTimeout 77\nKeepAlive Off\nMaxKeepAliveRequests 7\n"
-           . "ResourceSyncRobots on\nResourceSyncHostMeta on\n";
+           . "ResourceSyncRobots on\nResourceSyncHostMeta on\n"
+           # what differs between the nodes that share a store (their URLs
+           # given by ResourceSyncBaseURL, see conf)
+           . "ServerName node-b.example\n"
+           . "Listen 127.0.0.1:" . RSTest::free_port() . "\n"
+           . "ResourceSyncNotifyTimeout 20\nResourceSyncFailover 30\n";
 my ($c, $mark) = restart_with($srv, conf('all granted', $noop),
                               'starts again with ServerTokens, LogLevel, Timeout..., '
-                              . 'ResourceSyncRobots and ResourceSyncHostMeta changed');
+                              . 'ResourceSyncRobots and ResourceSyncHostMeta, ServerName, '
+                              . 'Listen and the failover and delivery timeouts changed');
 is("@$c", '4 4 0', 'the startup scan writes no row: no file was checked again '
                    . '(4 files, 4 listed, 0 rows written)');
 my $l2 = fetch_list('f', $srv->base);

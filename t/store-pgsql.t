@@ -196,9 +196,13 @@ ok(wait_for(sub { $nb->log_text =~ /set pg: another node writes it \(its lease i
 ok(wait_for(sub { status($nb) =~ /^SetMode: written-by-another-node$/m }, 10),
    'node b: status shows the set written by another node');
 like(status($nb), qr/^SetWrittenBy: another node$/m, 'node b: ... as WrittenBy');
-my $r = at($nb, "$BASE/resourcesync/pg/resourcelist.xml");
-is($r->code, 503, 'node b: its Resource List answers 503');
-ok($r->header('Retry-After'), 'node b: ... with Retry-After');
+# The follower serves the writer's Resource List (t/follow-snapshots.t).
+ok(wait_for(sub { my ($x, $y) = map { at($_, "$BASE/resourcesync/pg/resourcelist.xml") } $na, $nb;
+                  $y->code == 200 && $y->content eq $x->content
+                  && $y->header('ETag') eq $x->header('ETag') }, 30),
+   "node b: its Resource List is node a's, bytes and ETag");
+is(at($nb, "$BASE/resourcesync/pg/changelist.xml")->header('Retry-After'), 5,
+   'node b: its Change Lists answer 503 with Retry-After');
 $hub->set(answer => 503);    # deliveries are retried: by whom?
 RSTest::put("$T/while-b.txt", "written while b runs\n");
 wait_ok(sub { listed($na, 'while-b.txt', 'created') }, 30, 'node a goes on writing the set');
@@ -251,7 +255,7 @@ $pg->stop;
 RSTest::put("$T/down.txt", "while PostgreSQL is down\n");
 ok(wait_for(sub { status($nb) =~ /^StoreHealth: failing$/m }, 60),
    'status: the store fails while PostgreSQL is down');
-$r = at($nb, "$BASE/resourcesync/pg/resourcelist.xml");
+my $r = at($nb, "$BASE/resourcesync/pg/resourcelist.xml");
 is($r->code, 200, 'the Resource List already written is still served');
 is($r->content, $rl, '... as it was');
 $pg->restart;

@@ -23,10 +23,11 @@
  * is hashed (a mark on entering and leaving the children), so moving a
  * directive into or out of a section changes the fingerprint.
  *
- * ServerTokens and ServerAdmin are visible to rules as the variables
- * SERVER_SOFTWARE and SERVER_ADMIN (ap_expr in Require expr and <If>,
- * RewriteCond): when any directive's arguments name one of them, these two
- * directives are hashed too.  A rule in an .htaccess file that tests them
+ * ServerTokens, ServerAdmin, ServerName and Listen are visible to rules
+ * as the variables SERVER_SOFTWARE, SERVER_ADMIN, SERVER_NAME,
+ * SERVER_PORT and SERVER_ADDR (ap_expr in Require expr and <If>,
+ * RewriteCond): when any directive's arguments name one of a directive's
+ * variables, that directive is hashed too.  A rule in an .htaccess file that tests them
  * is not seen here (access files are followed by their own rows).
  *
  * Not excluded, although they look harmless: Header and RequestHeader
@@ -70,9 +71,11 @@ static const char *const ignored[] = {
      * per set (rs_set_t.links_fp), which re-resolves the links without
      * deciding or hashing a file again */
     "ResourceSyncLink", "ResourceSyncMirror",
-    /* where the state is kept and this node's name: nodes that share a
-     * store differ in them and must decide alike */
-    "ResourceSyncStore", "ResourceSyncNodeName", NULL
+    /* where the state is kept, this node's name and its process's own
+     * files: nodes that share a store differ in them and must decide
+     * alike; the failover and delivery timeouts decide nothing */
+    "ResourceSyncStore", "ResourceSyncNodeName", "ResourceSyncStateDir", "DefaultRuntimeDir",
+    "Mutex", "ResourceSyncFailover", "ResourceSyncNotifyTimeout", NULL
 };
 
 /* Prefixes of directive families that never matter (mod_deflate's
@@ -84,33 +87,50 @@ static const char *const ignored_prefix[] = { "Deflate", NULL };
  * makes every file be decided again once. */
 #define DECIDES "served, type, encoding"
 
-/* Excluded unless a rule may test them (identity_tested). */
-static const char *const identity[] = { "ServerTokens", "ServerAdmin", NULL };
+/* Excluded unless a rule may test what they set: the variables of
+ * ap_expr (Require expr, <If>, RewriteCond, SetEnvIfExpr) they show
+ * through (identity_tested).  ServerName and Listen differ between the
+ * nodes that share a store (each its own name and address), and decide
+ * nothing else a scan decides. */
+static const struct {
+    const char *directive;
+    const char *vars[3];
+} identity[] = {
+    { "ServerTokens", { "SERVER_SOFTWARE", NULL } },
+    { "ServerAdmin", { "SERVER_ADMIN", NULL } },
+    { "ServerName", { "SERVER_NAME", "SERVER_PORT", NULL } },
+    { "Listen", { "SERVER_PORT", "SERVER_ADDR", NULL } },
+};
+#define N_IDENTITY (sizeof(identity) / sizeof(identity[0]))
 
-/* 1 if the arguments of a directive in d name SERVER_SOFTWARE or
- * SERVER_ADMIN. */
-static int identity_tested(const ap_directive_t *d)
+/* Bit i set when the arguments of a directive in d name one of the
+ * variables of identity[i]. */
+static unsigned identity_tested(const ap_directive_t *d)
 {
+    unsigned tested = 0;
+    apr_size_t i;
+    int v;
+
     for (; d; d = d->next) {
-        if (d->args
-            && (ap_strcasestr(d->args, "SERVER_SOFTWARE")
-                || ap_strcasestr(d->args, "SERVER_ADMIN"))) {
-            return 1;
+        for (i = 0; d->args && i < N_IDENTITY; i++) {
+            for (v = 0; identity[i].vars[v]; v++) {
+                if (ap_strcasestr(d->args, identity[i].vars[v])) {
+                    tested |= 1u << i;
+                }
+            }
         }
-        if (identity_tested(d->first_child)) {
-            return 1;
-        }
+        tested |= identity_tested(d->first_child);
     }
-    return 0;
+    return tested;
 }
 
-static int is_ignored(const char *name, int identity_counts)
+static int is_ignored(const char *name, unsigned identity_counts)
 {
-    int i;
+    apr_size_t i;
 
-    for (i = 0; identity[i]; i++) {
-        if (!strcasecmp(name, identity[i])) {
-            return !identity_counts;
+    for (i = 0; i < N_IDENTITY; i++) {
+        if (!strcasecmp(name, identity[i].directive)) {
+            return !(identity_counts & (1u << i));
         }
     }
     for (i = 0; ignored[i]; i++) {
@@ -128,7 +148,7 @@ static int is_ignored(const char *name, int identity_counts)
 
 /* Each directive as its name and arguments, NUL-terminated; children
  * between "\1" and "\2". */
-static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d, int identity_counts)
+static void fp_tree(apr_md5_ctx_t *ctx, const ap_directive_t *d, unsigned identity_counts)
 {
     for (; d; d = d->next) {
         if (is_ignored(d->directive, identity_counts)) {

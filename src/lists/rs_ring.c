@@ -52,6 +52,12 @@ void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec)
 {
     slot_t *s = &r->slots[(apr_uint64_t)rec->seq % r->nslots];
 
+    if (r->head && rec->seq <= r->head - (apr_int64_t)r->nslots) {
+        /* Out of the window already (another set's newer records were
+         * put first): its slot holds a live record, readers take this one
+         * from the store. */
+        return;
+    }
     s->seq = rec->seq;
     s->datetime = rec->datetime;
     s->lastmod_ns = rec->lastmod_ns;

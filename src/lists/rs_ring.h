@@ -44,8 +44,14 @@ apr_size_t rs_ring_size(apr_uint32_t nslots);
 /* Format mem (rs_ring_size(nslots) bytes) as an empty ring. */
 rs_ring_t *rs_ring_init(void *mem, apr_uint32_t nslots);
 
-/* Put record rec of set number `set` (rec->seq > every seq put before),
- * with its rendered entry rec->xml (rec->xml_len bytes). */
+/* Put record rec of set number `set`, with its rendered entry rec->xml
+ * (rec->xml_len bytes).  Records of one set are put in sequence order;
+ * those of different sets need not be (a node that writes one set and
+ * follows another puts the other's records when it learns of them, after
+ * newer ones of its own): every record a published extent covers must
+ * have been put before the extent is published.  A record at or below
+ * head - nslots is not put (its slot holds a newer, live record; readers
+ * take it from the store). */
 void rs_ring_put(rs_ring_t *r, int set, const rs_record_t *rec);
 
 /* The highest sequence put (0: none). */

@@ -77,7 +77,14 @@ static apr_status_t query(rs_db_t *db, apr_pool_t *p, int which, const void **ar
     return rv == APR_SUCCESS ? rs_db_query(db, p, s, args, get_row, *out) : rv;
 }
 
-apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
+/* The caller's work after a write, in its transaction. */
+static apr_status_t then(rs_db_t *db, apr_status_t rv, const rs_hubsub_also_t *also)
+{
+    return rv == APR_SUCCESS && also ? also->fn(also->baton, db) : rv;
+}
+
+apr_status_t rs_hubsub_put_also(rs_db_t *db, const rs_hubsub_t *x, int *created,
+                                const rs_hubsub_also_t *also)
 {
     const void *key[] = { x->set, x->topic, x->url };
     const void *put[] = { x->set,  x->topic,  x->url, x->secret, &x->lease_until,
@@ -101,19 +108,40 @@ apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
         *created = have->nelts == 0;
     }
     apr_pool_destroy(p);
-    return rs_db_end(db, rv == APR_SUCCESS ? exec(db, NULL, S_PUT, put, NULL) : rv);
+    if (rv == APR_SUCCESS) {
+        rv = then(db, exec(db, NULL, S_PUT, put, NULL), also);
+    }
+    return rs_db_end(db, rv);
+}
+
+apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created)
+{
+    return rs_hubsub_put_also(db, x, created, NULL);
+}
+
+apr_status_t rs_hubsub_remove_also(rs_db_t *db, const char *set, const char *topic, const char *url,
+                                   int *removed, const rs_hubsub_also_t *also)
+{
+    const void *key[] = { set, topic, url };
+    int n = 0;
+    apr_status_t rv;
+
+    if (!also) {
+        rv = exec(db, set, S_DELETE, key, &n);
+    }
+    else if ((rv = rs_db_begin_set(db, set)) == APR_SUCCESS) {
+        rv = rs_db_end(db, then(db, exec(db, NULL, S_DELETE, key, &n), also));
+    }
+    if (removed) {
+        *removed = rv == APR_SUCCESS && n > 0;
+    }
+    return rv;
 }
 
 apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, const char *url,
                               int *removed)
 {
-    const void *key[] = { set, topic, url };
-    int n = 0;
-    apr_status_t rv = exec(db, set, S_DELETE, key, &n);
-    if (removed) {
-        *removed = n > 0;
-    }
-    return rv;
+    return rs_hubsub_remove_also(db, set, topic, url, removed, NULL);
 }
 
 apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out)

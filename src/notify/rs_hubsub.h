@@ -80,6 +80,23 @@ apr_status_t rs_hubsub_put(rs_db_t *db, const rs_hubsub_t *x, int *created);
 apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, const char *url,
                               int *removed);
 
+/* More work of the caller in the same transaction as a write of put or
+ * remove (the built-in hub's queued request deleted with the outcome it
+ * led to: rs_hubqueue): fn runs after the write, inside the transaction
+ * that began with the set's fence; its failure rolls both back.  On
+ * SQLite's second writer (rs_db_begin_set opens no transaction there)
+ * each statement commits alone. */
+typedef struct rs_hubsub_also_t {
+    apr_status_t (*fn)(void *baton, rs_db_t *db);
+    void *baton;
+} rs_hubsub_also_t;
+
+/* rs_hubsub_put and rs_hubsub_remove with also (NULL: as they are). */
+apr_status_t rs_hubsub_put_also(rs_db_t *db, const rs_hubsub_t *x, int *created,
+                                const rs_hubsub_also_t *also);
+apr_status_t rs_hubsub_remove_also(rs_db_t *db, const char *set, const char *topic, const char *url,
+                                   int *removed, const rs_hubsub_also_t *also);
+
 /* Every subscription, ordered by set, topic and url, into *out (an array
  * of rs_hubsub_t from p). */
 apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);

@@ -140,19 +140,17 @@ static int send_file(request_rec *r, const char *path, int immutable)
     if (rv != APR_SUCCESS) {
         return HTTP_NOT_FOUND; /* a part pruned with its snapshot */
     }
-    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_INODE, f);
+    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME, f);
     if (rv != APR_SUCCESS) {
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot stat %s", path);
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    /* Snapshot files are never rewritten: inode, size and mtime identify
-     * the bytes, so the ETag is strong. */
+    /* Snapshot files are never rewritten: size and mtime (µs) identify
+     * the bytes, so the ETag is strong.  No inode: a follower's copy of a
+     * file (mtime set to the writer's) has the writer's ETag. */
     set_validators(r, "application/xml",
-                   apr_psprintf(r->pool,
-                                "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                                "-%" APR_UINT64_T_HEX_FMT "\"",
-                                (apr_uint64_t)fi.inode, (apr_uint64_t)fi.size,
-                                (apr_uint64_t)fi.mtime),
+                   apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "\"",
+                                (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
                    fi.mtime);
     /* immutable: 1 = a Resource List part (kept an hour after it is
      * superseded), 2 = a closed Change List or a dump's manifest copy
@@ -207,6 +205,19 @@ static int unavailable(request_rec *r, const rs_status_set_t *cur)
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* A document newer than this node's entry knows: 404 where this node
+ * writes the set (none exists), 503 with Retry-After where another node
+ * does: behind a load balancer, a client that read an index from the
+ * writer may ask for a part or list this node serves within moments. */
+static int not_here_yet(request_rec *r, const rs_status_set_t *cur)
+{
+    if (cur->mode != RS_MODE_ELSEWHERE) {
+        return HTTP_NOT_FOUND;
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", "1");
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
 /* The rest of a part or list name after "<history>-", when history is
  * the current one; NULL otherwise. */
 static const char *this_history(const rs_status_set_t *cur, const char *arg)
@@ -237,9 +248,11 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
             r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir, cur.gen), 0),
             0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || gen > cur.gen
-        || n < 1) {
+    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || n < 1) {
         return HTTP_NOT_FOUND;
+    }
+    if (gen > cur.gen) {
+        return not_here_yet(r, &cur);
     }
     /* A part keeps the URL of the generation that wrote it; later
      * generations that list it hold a hard link (rs_snapparts.h). */
@@ -271,9 +284,11 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         }
         return send_file(r, index, 0);
     }
-    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)
-        || id > cur.cl_open_id) {
+    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)) {
         return HTTP_NOT_FOUND;
+    }
+    if (id > cur.cl_open_id) {
+        return not_here_yet(r, &cur);
     }
     /* Closed lists never change: files.  The open one is answered from
      * the status segment and the ring (rs_openlist_serve), with the

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <apr_md5.h>
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 #include <http_protocol.h>
@@ -154,30 +155,65 @@ static int to_brigade(void *baton, const char *buf, apr_size_t len)
     return apr_brigade_write(k->bb, ap_filter_flush, k->f, buf, len) == APR_SUCCESS ? 0 : -1;
 }
 
+/* The digest (12 hexadecimal digits) of what the open list's bytes
+ * depend on besides its extent: its documents' options for history (the
+ * set, its URL base and the list, index and capability URLs, which
+ * hashes are listed, the spec version).  Node-local configuration
+ * (paths, ports, the state directory, the node's name) goes into none of
+ * them, so every node that serves the set from one store gives the same
+ * ETag; the configuration's whole fingerprint (rs_global.fingerprint,
+ * which hashes every directive) would differ between nodes. */
+static const char *docs_digest(apr_pool_t *p, const rs_set_t *set, const char *history)
+{
+    const char *parts[6];
+    rs_changelist_opts_t o;
+    unsigned char d[APR_MD5_DIGESTSIZE];
+    apr_md5_ctx_t c;
+    char *hex = apr_palloc(p, 13);
+    int i;
+
+    rs_clsource_opts(p, set, history, &o);
+    parts[0] = o.set;
+    parts[1] = o.entry.url_base;
+    parts[2] = o.capability_url;
+    parts[3] = o.index_url;
+    parts[4] = o.list_url_prefix;
+    parts[5] = apr_psprintf(p, "%x %d", o.entry.hashes, o.entry.spec10);
+    apr_md5_init(&c);
+    for (i = 0; i < 6; i++) {
+        apr_md5_update(&c, parts[i] ? parts[i] : "", parts[i] ? strlen(parts[i]) + 1 : 1);
+    }
+    apr_md5_final(d, &c);
+    for (i = 0; i < 6; i++) {
+        apr_snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    }
+    return hex;
+}
+
 /* The headers of the open list whose extent is cur: everything a poll
  * needs is in the status entry, no store, no file.  The body is a
- * function of the list's extent and of the configuration (URLs, hashes,
- * spec version; the set's mirrors, which every entry renders from the
- * configuration and which the fingerprint leaves out: their own digest,
- * when there are mirrors), so the strong ETag is made of those: it
- * survives restarts that change nothing, and changes with any directive
- * that changes the bytes.  Returns OK, or the status of a conditional
- * request (304, 412). */
-static const char *etag_of(apr_pool_t *p, const rs_set_t *set, apr_uint64_t id, apr_uint64_t first,
-                           apr_uint64_t last, apr_uint64_t from)
+ * function of the list's extent and of the set's documents' options
+ * (URLs, hashes, spec version: docs_digest; the set's mirrors, which
+ * every entry renders from the configuration: their own digest, when
+ * there are mirrors), so the strong ETag is made of those: it survives
+ * restarts that change nothing, changes with any directive that changes
+ * the bytes, and is the same on every node that serves the set.
+ * Returns OK, or the status of a conditional request (304, 412). */
+static const char *etag_of(apr_pool_t *p, const rs_set_t *set, const char *history, apr_uint64_t id,
+                           apr_uint64_t first, apr_uint64_t last, apr_uint64_t from)
 {
     return apr_psprintf(p,
                         "\"o%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT
-                        "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%.12s%s%.12s\"",
-                        id, first, last, from, rs_global.fingerprint, *set->mirrors_fp ? "-m" : "",
-                        set->mirrors_fp);
+                        "-%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "-%s%s%.12s\"",
+                        id, first, last, from, docs_digest(p, set, history),
+                        *set->mirrors_fp ? "-m" : "", set->mirrors_fp);
 }
 
 static int set_headers(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
 {
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "ETag",
-                   etag_of(r->pool, set, (apr_uint64_t)cur->cl_open_id,
+                   etag_of(r->pool, set, cur->history, (apr_uint64_t)cur->cl_open_id,
                            (apr_uint64_t)cur->cl_first_seq, (apr_uint64_t)cur->cl_last_seq,
                            (apr_uint64_t)cur->cl_from));
     ap_update_mtime(r, cur->cl_count && cur->cl_last_dt ? cur->cl_last_dt : cur->cl_from);
@@ -291,8 +327,8 @@ static int send_length(request_rec *r, const rs_set_t *set, const rs_status_set_
  * while it is open (rs_changelist_frame: the head depends on the list's
  * `from` only, and entries are only appended).  So a Range is honoured
  * with an If-Range naming the current state OR an earlier state of the
- * same open list: same id, first sequence, `from` and configuration
- * fingerprint, and a last sequence not after the current one.  Such a
+ * same open list: same id, first sequence, `from` and documents'
+ * digest, and a last sequence not after the current one.  Such a
  * reader's bytes are a prefix of the current document's (up to its
  * closing tag), so its offsets are still good.  This is our reading of
  * "the validator matches" for a document that only grows; anything else
@@ -317,8 +353,8 @@ static int if_range_allows(request_rec *r, const rs_set_t *set, const rs_status_
         return 0;
     }
     /* The value must be exactly a tag we would send, with this
-     * configuration's fingerprint (and mirrors). */
-    if (strcmp(v, etag_of(r->pool, set, id, first, last, from))) {
+     * configuration's documents' digest (and mirrors). */
+    if (strcmp(v, etag_of(r->pool, set, cur->history, id, first, last, from))) {
         return 0;
     }
     return id == (uint64_t)cur->cl_open_id && first == (uint64_t)cur->cl_first_seq

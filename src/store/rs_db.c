@@ -344,6 +344,45 @@ apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now)
     return rs_db_query(db, NULL, s, NULL, get_time, now);
 }
 
+/* rs_db_row_fn of a select whose row says nothing (pg_notify's void). */
+static void ignore_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
+{
+    (void)baton;
+    (void)p;
+    (void)cols;
+    (void)n;
+}
+
+apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload)
+{
+    const char *sql = rs_db_drv_notify_sql(db);
+    const void *args[2];
+    rs_db_stmt_t *s;
+    apr_status_t rv;
+
+    const char *key = NULL;
+
+    if (!sql) {
+        return APR_SUCCESS;
+    }
+    if (db->txn) {
+        key = apr_pstrcat(db->txn_pool, channel, " ", payload, NULL);
+    }
+    if (key && db->notify_serial == db->txn_serial && !strcmp(db->notified, key)) {
+        return APR_SUCCESS; /* sent in this transaction already */
+    }
+    if ((rv = rs_db_stmt(db, sql, &s)) != APR_SUCCESS) {
+        return rv;
+    }
+    args[0] = channel;
+    args[1] = payload;
+    if ((rv = rs_db_query(db, NULL, s, args, ignore_row, NULL)) == APR_SUCCESS && key) {
+        db->notify_serial = db->txn_serial;
+        db->notified = key;
+    }
+    return rv;
+}
+
 /* The process's fence: set once by the watcher before its threads
  * start, read by every thread afterwards. */
 static rs_db_fence_fn *fence_fn;
@@ -453,6 +492,8 @@ apr_status_t rs_db_prepare(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
         return rs_db_fail(db, rc, what);
     }
     s->sql = sql;
+    /* Bytes are bound on the native connection (rs_db_exec). */
+    s->blobs = strstr(sql, "%pDb") != NULL;
     *out = s;
     return APR_SUCCESS;
 }
@@ -473,6 +514,11 @@ apr_status_t rs_db_stmt(rs_db_t *db, const char *sql, rs_db_stmt_t **out)
     return rv;
 }
 
+void rs_db_stmt_binary(rs_db_stmt_t *s)
+{
+    s->binary = 1;
+}
+
 apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows)
 {
     apr_pool_t *cp;
@@ -481,6 +527,9 @@ apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nr
 
     if (db->kind == DB_PGSQL) {
         return rs_db_pg_run(db, s, args, NULL, NULL, nrows);
+    }
+    if (s->blobs && db->kind == DB_SQLITE) {
+        return rs_db_native_exec(db, s, args, nrows);
     }
     apr_pool_create(&cp, db->pool);
     rc = apr_dbd_pbquery(db->drv, cp, db->h, &n, s->prep, args);

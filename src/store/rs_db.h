@@ -236,6 +236,17 @@ apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now);
  * shared by several nodes (PostgreSQL). */
 int rs_db_one_node(const rs_db_t *db);
 
+/* Tell the other nodes that this connection's transaction changed
+ * something of theirs to follow: PostgreSQL's pg_notify(channel,
+ * payload), which the server delivers to the sessions that LISTEN on
+ * channel when the transaction commits (outside one: at once), never
+ * for a rollback, and once per channel and payload per transaction:
+ * the statement is not sent again for the channel and payload it sent
+ * last in the same transaction (a set's records, one statement per
+ * transaction).  Nothing on a one-node store (SQLite): APR_SUCCESS
+ * without a statement. */
+apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload);
+
 /* A number that changes at every rs_db_begin and is 0 outside a
  * transaction: units that cache what the database holds (rs_journal)
  * re-read it when a new write transaction starts, since another
@@ -291,8 +302,27 @@ apr_status_t rs_db_stmt(rs_db_t *db, const char *sql, rs_db_stmt_t **out);
 
 /* Run a statement; arguments are passed as for apr_dbd_pbquery (pointers
  * to values, NULL for SQL NULL).  *nrows (if not NULL) gets the number of
- * rows changed. */
+ * rows changed.
+ *
+ * Bytes: a %pDb marker takes a const rs_db_blob_t * (len bytes at data,
+ * any values; data may be NULL when len is 0), bound as the driver's
+ * binary value (SQLite: a BLOB; PostgreSQL: a binary parameter, for a
+ * BYTEA column), never turned into text.  Statements with such a marker
+ * run through rs_db_exec and rs_db_each only (SQLite: on the native
+ * connection, as rs_db_each's). */
+typedef struct rs_db_blob_t {
+    const void *data;
+    apr_size_t len;
+} rs_db_blob_t;
 apr_status_t rs_db_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows);
+
+/* The results of s come back in the driver's binary form (PostgreSQL's
+ * binary result format; SQLite's are always), so that rs_db_row_blob
+ * reads a BYTEA column as its bytes.  Read every column of such a
+ * statement with rs_db_row_blob, rs_db_row_int64 (integer columns) or
+ * rs_db_row_text (text columns), through rs_db_each.  Call it once,
+ * after the statement is prepared. */
+void rs_db_stmt_binary(rs_db_stmt_t *s);
 
 /* Each result row is handed to fn with all its column values as strings
  * (NULL for SQL NULL), however many columns it has.  The strings are
@@ -313,6 +343,13 @@ const char *rs_db_row_text(const rs_db_row_t *row, int i);
 /* Column i as a 64-bit integer (0 for SQL NULL), without a round trip
  * through text where the driver keeps integers as such (SQLite). */
 apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i);
+
+/* Column i as bytes (a BLOB, or a BYTEA column of a statement marked
+ * rs_db_stmt_binary): its length into *len; NULL for SQL NULL (and for
+ * drivers other than SQLite and PostgreSQL).  Valid during the callback
+ * only; the driver holds one row at a time, so a select of chunks keeps
+ * one chunk in memory. */
+const void *rs_db_row_blob(const rs_db_row_t *row, int i, apr_size_t *len);
 
 /* Returns non-zero to stop the rows there. */
 typedef int rs_db_each_fn(void *baton, const rs_db_row_t *row);

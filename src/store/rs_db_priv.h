@@ -39,6 +39,10 @@ struct rs_db_t {
     apr_dbd_transaction_t *txn;
     apr_status_t txn_rv;     /* first failure inside it, or APR_SUCCESS */
     apr_uint64_t txn_serial; /* counts BEGINs */
+    /* rs_db_notify's last channel and payload in transaction
+     * notify_serial (in txn_pool): not sent again in it. */
+    apr_uint64_t notify_serial;
+    const char *notified;
     /* PostgreSQL: the driver's transaction record, made (in pool) at the
      * first BEGIN and handed to every later one: APR-util's pgsql
      * driver writes through *trans when BEGIN fails (the server gone),
@@ -67,8 +71,10 @@ struct rs_db_stmt_t {
     const char *pg_name;      /* PostgreSQL: the name prepared on the server, or NULL */
     const char *sql;
     sqlite3_stmt *native;
-    char *types; /* per argument: 's', 'd', 'l' (%lld) */
+    char *types; /* per argument: 's', 'd', 'l' (%lld), 'b' (%pDb) */
     int nargs;
+    int blobs;  /* arguments of type 'b' */
+    int binary; /* results in binary form (rs_db_stmt_binary) */
 };
 
 /* A row of rs_db_each: SQLite's statement on its row, PostgreSQL's
@@ -109,6 +115,10 @@ char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar);
  * NULL) gets the rows a command changed. */
 apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
                           void *baton, int *nrows);
+
+/* rs_dbrows.c: a statement with byte arguments (s->blobs) run on
+ * SQLite's native connection (rs_db_exec); *nrows as rs_db_exec's. */
+apr_status_t rs_db_native_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows);
 
 /* Prepare s (its sql set) on PostgreSQL's server, as rs_db_pg_run does
  * at the first run. */
@@ -171,5 +181,8 @@ const char *rs_db_drv_begin_migration(const rs_db_t *db);
 /* The statement that reads the store's clock in µs (a literal), or NULL
  * when it is the process's (rs_db_clock). */
 const char *rs_db_drv_clock_sql(const rs_db_t *db);
+/* The statement that notifies channel %s with payload %s, or NULL when
+ * no other node follows the store (rs_db_notify). */
+const char *rs_db_drv_notify_sql(const rs_db_t *db);
 
 #endif

@@ -292,6 +292,12 @@ int rs_db_one_node(const rs_db_t *db)
     return db->kind != DB_PGSQL;
 }
 
+const char *rs_db_drv_notify_sql(const rs_db_t *db)
+{
+    /* Delivered at commit to every session LISTENing: the followers. */
+    return db->kind == DB_PGSQL ? "SELECT pg_notify(%s, %s)" : NULL;
+}
+
 /* ------------------------------------------------ statements */
 
 char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)
@@ -303,10 +309,14 @@ char *rs_db_drv_markers(rs_db_t *db, rs_db_stmt_t *s, int dollar)
 
     s->types = apr_palloc(db->pool, n / 2 + 1);
     s->nargs = 0;
+    s->blobs = 0;
     for (c = s->sql; *c;) {
-        int len = c[0] == '%' && (c[1] == 's' || c[1] == 'd') ? 2 : !strncmp(c, "%lld", 4) ? 4 : 0;
+        int len = c[0] == '%' && (c[1] == 's' || c[1] == 'd')        ? 2
+                  : !strncmp(c, "%lld", 4) || !strncmp(c, "%pDb", 4) ? 4
+                                                                     : 0;
         if (len) {
-            s->types[s->nargs++] = len == 4 ? 'l' : c[1];
+            s->types[s->nargs++] = len == 2 ? c[1] : c[1] == 'p' ? 'b' : 'l';
+            s->blobs += c[1] == 'p';
             d += dollar ? sprintf(d, "$%d", s->nargs) : sprintf(d, "?");
             c += len;
         }

@@ -20,6 +20,21 @@ const char *rs_db_row_text(const rs_db_row_t *row, int i)
     return i < row->ncols ? row->cols[i] : NULL;
 }
 
+/* A binary integer of PostgreSQL's (int2, int4, int8: big-endian). */
+static apr_int64_t pg_binary_int(const unsigned char *v, int len)
+{
+    apr_uint64_t u = 0;
+    int k;
+    for (k = 0; k < len; k++) {
+        u = (u << 8) | v[k];
+    }
+    /* Sign-extend the narrower integers. */
+    if (len > 0 && len < 8 && (v[0] & 0x80)) {
+        u |= ~(apr_uint64_t)0 << (8 * len);
+    }
+    return (apr_int64_t)u;
+}
+
 apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i)
 {
     const char *v;
@@ -27,7 +42,27 @@ apr_int64_t rs_db_row_int64(const rs_db_row_t *row, int i)
         return sqlite3_column_int64(row->native, i);
     }
     v = row->pg ? rs_db_row_text(row, i) : i < row->ncols ? row->cols[i] : NULL;
+    if (v && row->pg && PQfformat(row->pg, i) == 1) {
+        return pg_binary_int((const unsigned char *)v, PQgetlength(row->pg, 0, i));
+    }
     return v ? apr_atoi64(v) : 0;
+}
+
+const void *rs_db_row_blob(const rs_db_row_t *row, int i, apr_size_t *len)
+{
+    const void *v = NULL;
+    *len = 0;
+    if (row->native) {
+        v = sqlite3_column_blob(row->native, i);
+        *len = (apr_size_t)sqlite3_column_bytes(row->native, i);
+        /* A zero-length BLOB reads as NULL: an empty value is not SQL
+         * NULL. */
+        return v || sqlite3_column_type(row->native, i) == SQLITE_NULL ? v : "";
+    }
+    if (row->pg && PQfformat(row->pg, i) == 1 && (v = rs_db_row_text(row, i))) {
+        *len = (apr_size_t)PQgetlength(row->pg, 0, i);
+    }
+    return row->pg && PQfformat(row->pg, i) == 1 ? v : NULL;
 }
 
 /* Pool cleanup: finalize the native statements of rs_db_each. */
@@ -87,11 +122,44 @@ static int native_bind(rs_db_stmt_t *s, const void **args)
         else if (s->types[i] == 'd') {
             rc = sqlite3_bind_int(s->native, i + 1, *(const int *)a);
         }
+        else if (s->types[i] == 'b') {
+            const rs_db_blob_t *b = a;
+            /* (a NULL pointer would bind SQL NULL, not an empty value) */
+            rc =
+                sqlite3_bind_blob64(s->native, i + 1, b->len ? b->data : "", b->len, SQLITE_STATIC);
+        }
         else {
             rc = sqlite3_bind_int64(s->native, i + 1, *(const apr_int64_t *)a);
         }
     }
     return rc;
+}
+
+apr_status_t rs_db_native_exec(rs_db_t *db, rs_db_stmt_t *s, const void **args, int *nrows)
+{
+    sqlite3 *conn = apr_dbd_native_handle(db->drv, db->h);
+    apr_status_t rv = APR_SUCCESS;
+    int rc;
+
+    if (!s->native && (rv = native_prepare(db, s)) != APR_SUCCESS) {
+        return rv;
+    }
+    rc = native_bind(s, args);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(s->native)) == SQLITE_ROW) {
+        rc = SQLITE_OK; /* (a RETURNING row: dropped) */
+    }
+    if (rc != SQLITE_DONE) {
+        rv = rs_db_fail(db, rc, s->sql);
+        if (db->txn) { /* apr_dbd did not see it: its transaction rolls back too */
+            apr_dbd_transaction_mode_set(db->drv, db->txn, APR_DBD_TRANSACTION_ROLLBACK);
+        }
+    }
+    else if (nrows) {
+        *nrows = sqlite3_changes(conn);
+    }
+    sqlite3_reset(s->native);
+    sqlite3_clear_bindings(s->native);
+    return rv;
 }
 
 /* rs_db_query's rows on PostgreSQL: each row's columns as text. */
@@ -226,31 +294,55 @@ apr_status_t rs_db_pg_prepare(rs_db_t *db, rs_db_stmt_t *s)
     return APR_SUCCESS;
 }
 
-apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
-                          void *baton, int *nrows)
+/* The parameters of s for libpq (in cp): text, except bytes, which go
+ * as binary parameters with their lengths (*lengths and *formats stay
+ * NULL for a statement without). */
+static const char **pg_values(apr_pool_t *cp, const rs_db_stmt_t *s, const void **args,
+                              int **lengths, int **formats)
 {
-    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
-    const char **values;
-    apr_pool_t *cp;
-    PGresult *r;
-    rs_db_row_t row;
-    apr_status_t rv;
-    int i, failed = 0, stopped = 0;
+    const char **values = apr_pcalloc(cp, sizeof(*values) * (s->nargs + 1));
+    int i;
 
-    if (!s->pg_name && (rv = rs_db_pg_prepare(db, s)) != APR_SUCCESS) {
-        return rv;
+    if (s->blobs) {
+        *lengths = apr_pcalloc(cp, sizeof(**lengths) * (s->nargs + 1));
+        *formats = apr_pcalloc(cp, sizeof(**formats) * (s->nargs + 1));
     }
-    apr_pool_create(&cp, db->pool);
-    values = apr_pcalloc(cp, sizeof(*values) * (s->nargs + 1));
     for (i = 0; i < s->nargs; i++) {
         const void *a = args[i];
+        if (a && s->types[i] == 'b') {
+            const rs_db_blob_t *b = a;
+            values[i] = b->len ? b->data : "";
+            (*lengths)[i] = (int)b->len;
+            (*formats)[i] = 1;
+            continue;
+        }
         values[i] = !a                   ? NULL
                     : s->types[i] == 's' ? a
                     : s->types[i] == 'd'
                         ? apr_itoa(cp, *(const int *)a)
                         : apr_psprintf(cp, "%" APR_INT64_T_FMT, *(const apr_int64_t *)a);
     }
-    if (!PQsendQueryPrepared(conn, s->pg_name, s->nargs, values, NULL, NULL, 0)) {
+    return values;
+}
+
+apr_status_t rs_db_pg_run(rs_db_t *db, rs_db_stmt_t *s, const void **args, rs_db_each_fn *fn,
+                          void *baton, int *nrows)
+{
+    PGconn *conn = apr_dbd_native_handle(db->drv, db->h);
+    const char **values;
+    int *lengths = NULL, *formats = NULL;
+    apr_pool_t *cp;
+    PGresult *r;
+    rs_db_row_t row;
+    apr_status_t rv;
+    int failed = 0, stopped = 0;
+
+    if (!s->pg_name && (rv = rs_db_pg_prepare(db, s)) != APR_SUCCESS) {
+        return rv;
+    }
+    apr_pool_create(&cp, db->pool);
+    values = pg_values(cp, s, args, &lengths, &formats);
+    if (!PQsendQueryPrepared(conn, s->pg_name, s->nargs, values, lengths, formats, s->binary)) {
         apr_pool_destroy(cp);
         return pg_fail(db, s->sql);
     }

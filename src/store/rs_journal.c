@@ -119,24 +119,31 @@ const char *rs_journal_change_name(int change)
     }
 }
 
+/* The set's entry of j->last_dt (made at first use, for the journal's
+ * lifetime). */
+static last_dt_t *set_entry(rs_journal_t *j, const char *set)
+{
+    last_dt_t *l = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
+    if (!l) {
+        l = apr_pcalloc(j->pool, sizeof(*l));
+        apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, l);
+    }
+    return l;
+}
+
 /* The set's last datetime: its newest record's, the until of its last
  * closed list, or its mark, whichever is latest; read again unless it is
  * known in the current transaction.  The same statement reads the last
  * sequence (keep_seq): a transaction's first record costs one read. */
 static apr_status_t last_dt(rs_journal_t *j, const char *set, apr_time_t **out)
 {
-    last_dt_t *l = apr_hash_get(j->last_dt, set, APR_HASH_KEY_STRING);
+    last_dt_t *l = set_entry(j, set);
     apr_uint64_t serial = rs_db_txn_serial(j->db);
     apr_int64_t v[4] = { 0, 0, 0, 0 }; /* datetime, mark, sequence, floor */
     apr_status_t rv;
     apr_pool_t *p;
 
-    if (!l) {
-        /* One entry per set for the journal's lifetime. */
-        l = apr_pcalloc(j->pool, sizeof(*l));
-        apr_hash_set(j->last_dt, apr_pstrdup(j->pool, set), APR_HASH_KEY_STRING, l);
-    }
-    else if (serial && serial == l->serial) {
+    if (serial && serial == l->serial) {
         *out = &l->t;
         return APR_SUCCESS;
     }
@@ -190,6 +197,7 @@ apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *re
     if (rv == APR_SUCCESS) {
         j->seq = rec->seq;
         *last = rec->datetime;
+        rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set);
     }
     return rv;
 }
@@ -498,7 +506,7 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, a
     args[5] = &open.last_seq;
     args[6] = &open.count;
     rv = exec(j, J_CLOSE, args);
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS && (rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set)) == APR_SUCCESS) {
         *closed = open;
         if (last_seq < 0) {
             /* The next list starts at until: no later record may be older. */
@@ -547,6 +555,9 @@ apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, 
         }
         if (rv == APR_SUCCESS) {
             rv = rs_db_meta_put(j->db, SEQ_FLOOR, apr_psprintf(p, "%" APR_INT64_T_FMT, j->seq));
+        }
+        if (rv == APR_SUCCESS) {
+            rv = rs_db_notify(j->db, RS_JOURNAL_CHANNEL, set);
         }
     }
     return rv;

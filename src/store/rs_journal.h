@@ -28,6 +28,12 @@
 #include "rs_hash.h"
 #include "rs_db.h"
 
+/* The PostgreSQL channel on which every transaction that journals a
+ * set's records, or closes or expires its lists, notifies the nodes that
+ * follow the set (rs_db_notify, once per set and transaction, payload:
+ * the set's name, delivered at commit).  Nothing on SQLite. */
+#define RS_JOURNAL_CHANNEL "resourcesync_journal"
+
 #define RS_CHANGE_CREATED 1
 #define RS_CHANGE_UPDATED 2
 #define RS_CHANGE_DELETED 3
@@ -74,7 +80,10 @@ apr_status_t rs_journal_open(rs_journal_t **out, rs_db_t *db, apr_pool_t *p);
 const char *rs_journal_change_name(int change);
 
 /* Append a record (in the caller's transaction).  Assigns rec->seq and
- * rec->datetime (max(now, the set's last datetime + 1 µs)). */
+ * rec->datetime (max(now, the set's last datetime + 1 µs)).  On a shared
+ * store the transaction's first record of the set notifies the set's
+ * followers (RS_JOURNAL_CHANNEL); rs_journal_close and rs_journal_expire
+ * do the same when they change a list. */
 apr_status_t rs_journal_append(rs_journal_t *j, const char *set, rs_record_t *rec);
 
 /* A time for a Resource List's `at` that every later record's datetime

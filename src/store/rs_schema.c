@@ -2,6 +2,8 @@
 /* rs_schema.c - see rs_schema.h */
 #include <apr_strings.h>
 #include "rs_schema.h"
+#include "rs_blob.h"
+#include "rs_hubqueue.h"
 #include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
@@ -23,6 +25,8 @@ static const unit_t units[] = { { rs_inventory_schema, rs_inventory_tables },
                                 { rs_hubsub_schema, NULL },
                                 { rs_linkdep_schema, rs_linkdep_tables },
                                 { rs_lease_schema, rs_lease_tables },
+                                { rs_blob_schema, rs_blob_tables },
+                                { rs_hubqueue_schema, rs_hubqueue_tables },
                                 { NULL, NULL } };
 
 apr_array_header_t *rs_schema_steps(apr_pool_t *p, int version)

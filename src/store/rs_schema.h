@@ -53,6 +53,13 @@
  *
  * Version 9 holds who writes each set (rs_lease: leases): the holder,
  * its token, the epoch and the expiry of the set's lease.
+ *
+ * Version 10 holds the files of the generations a writer publishes, for
+ * the other nodes of a shared store to serve (rs_blob: blobfiles,
+ * blobchunks; written on PostgreSQL only).
+ *
+ * Version 11 queues the built-in hub's requests on their way from the
+ * node that received them to the set's writer (rs_hubqueue: hub_queue).
  */
 #ifndef RS_SCHEMA_H
 #define RS_SCHEMA_H
@@ -62,7 +69,7 @@
 #include "rs_db.h"
 
 /* The newest schema version this code knows. */
-#define RS_SCHEMA_VERSION 9
+#define RS_SCHEMA_VERSION 11
 
 /* The DDL statements that bring a database of version - 1 to version,
  * in order (array of const char *, allocated from p; the strings are

@@ -31,6 +31,7 @@
 #include "rs_changelist.h"
 #include "rs_journal.h"
 #include "rs_listclose.h"
+#include "rs_listfollow.h"
 #include "rs_recorder.h"
 
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set)
@@ -237,6 +238,18 @@ static void *watcher_source(void *baton, apr_pool_t *p)
     return rsrc;
 }
 
+/* A follower's source of a closed list's records: the store alone.  The
+ * ring may miss records of a set this node follows (a list closed
+ * before this node learnt of its records, whose slots, in the window of
+ * the sets it writes, hold other sequences: a reader would take them for
+ * numbers never used). */
+static void *follower_source(void *baton, apr_pool_t *p)
+{
+    rs_clsource_t *rsrc = watcher_source(baton, p);
+    rsrc->from_store = 1;
+    return rsrc;
+}
+
 /* rs_listclose_io_t's publish: the open list's extent in the status
  * entry. */
 static void watcher_publish(void *baton, apr_pool_t *p, const rs_changelist_t *openl)
@@ -290,6 +303,60 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, cons
     io.baton = &w;
     io.open_bytes = own->cl_ready ? rs_changes_close_bytes(set, own) : -1;
     return rs_listclose_update(lc, p, j, &c, own->history, &o, &io, apr_time_now(), log);
+}
+
+/* rs_listfollow's publish: the open list openl on a follower.  A list
+ * other than the one published (a close, or the first publication) is
+ * published empty, then its records are put in the ring and its extent
+ * grows with them (rs_changes_resync: ring and extent in one critical
+ * section, so no reader looks for a record that is not in the ring yet,
+ * whatever the ring's head, which the sets this node writes move on). */
+static void follower_publish(void *baton, apr_pool_t *p, const rs_changelist_t *openl)
+{
+    wmore_t *w = baton;
+    rs_status_set_t *own = w->own;
+    int fresh = !own->cl_ready || own->cl_open_id != openl->id || own->cl_from != openl->from
+                || own->cl_first_seq != openl->first_seq;
+
+    if (fresh) {
+        own->cl_ready = 1;
+        own->cl_open_id = openl->id;
+        own->cl_from = openl->from;
+        own->cl_first_seq = openl->first_seq;
+        own->cl_last_seq = openl->first_seq - 1;
+        own->cl_count = 0;
+        own->cl_last_dt = 0;
+        own->cl_bytes = own->cl_paths = 0;
+    }
+    rs_changes_resync(p, w->j, w->set, own);
+    if (fresh && own->cl_last_seq < openl->first_seq) {
+        rs_status_write_set(w->set->slot, own); /* an empty list */
+    }
+}
+
+apr_status_t rs_changes_follow(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               struct rs_listfollow_t *lf, rs_status_set_t *own,
+                               const rs_logger_t *log)
+{
+    rs_changelist_opts_t o;
+    rs_listclose_conf_t c;
+    rs_listclose_io_t io;
+    wmore_t w;
+
+    if (!*own->history) {
+        return APR_EINVAL; /* no history yet: nothing may be published */
+    }
+    rs_clsource_opts(p, set, own->history, &o);
+    listclose_conf(p, set, &o, &c);
+    w.j = j;
+    w.set = set;
+    w.own = own;
+    io.source = follower_source;
+    io.read = rs_clsource_read;
+    io.publish = follower_publish;
+    io.baton = &w;
+    io.open_bytes = -1;
+    return rs_listfollow_update(lf, p, j, &c, own->history, &o, &io, !own->cl_ready, log);
 }
 
 apr_int64_t rs_changes_close_bytes(const rs_set_t *set, const rs_status_set_t *own)

@@ -40,6 +40,17 @@ struct rs_listclose_t;
 apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, const rs_set_t *set,
                                struct rs_listclose_t *lc, rs_status_set_t *own,
                                const rs_logger_t *log);
+/* A set another node writes (a follower's): its Change List files
+ * written from the store as the writer writes them, and its open list
+ * published (ring and extent), from the store's lists
+ * (rs_listfollow_update, with lf the follower's state of the set).  The
+ * first call after own's documents were emptied (cl_ready 0) seeds them:
+ * the files and the index, then the extent; until then children answer
+ * the set's Change Lists 503.  Nothing is written to the store. */
+struct rs_listfollow_t;
+apr_status_t rs_changes_follow(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               struct rs_listfollow_t *lf, rs_status_set_t *own,
+                               const rs_logger_t *log);
 /* At watcher start: publish the open list's extent from the store. */
 apr_status_t rs_changes_seed(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
                              rs_status_set_t *own);

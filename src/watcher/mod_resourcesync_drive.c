@@ -51,6 +51,7 @@
 #include <apr_strings.h>
 #include <ap_mpm.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_follow.h"
 #include "mod_resourcesync_writer.h"
 #include "mod_resourcesync_access.h"
 #include "mod_resourcesync_changes.h"
@@ -197,6 +198,9 @@ static apr_time_t loop_prepare(rs_drive_t *d, loop_t *l, apr_time_t now)
             next = slice; /* next slice of a verification pass soon, events first */
         }
     }
+    if (rs_follow_prepare(d, &l->pfd[l->nfds], now, &next)) {
+        l->map[l->nfds++] = -2; /* the followers' LISTEN session */
+    }
     if (d->mounts) {
         l->pfd[l->nfds].fd = rs_mounts_fd(d->mounts);
         l->pfd[l->nfds].events = POLLPRI;
@@ -222,8 +226,11 @@ static void loop_wait(rs_drive_t *d, loop_t *l, apr_time_t now, apr_time_t next)
     }
     for (i = 0; i < l->nfds; i++) {
         wset_t *ws;
+        if (l->map[i] == -2 && l->pfd[i].revents) {
+            rs_follow_readable(d, now);
+        }
         if (l->map[i] < 0) {
-            if (l->pfd[i].revents) {
+            if (l->map[i] == -1 && l->pfd[i].revents) {
                 rs_massdelw_mounts_changed(d);
             }
             continue;
@@ -363,8 +370,8 @@ static apr_status_t watch_loop(rs_drive_t *d)
     loop_t l;
     int i;
 
-    l.pfd = apr_pcalloc(d->pool, sizeof(*l.pfd) * (apr_size_t)(d->nsets + 2));
-    l.map = apr_pcalloc(d->pool, sizeof(*l.map) * (apr_size_t)(d->nsets + 2));
+    l.pfd = apr_pcalloc(d->pool, sizeof(*l.pfd) * (apr_size_t)(d->nsets + 3));
+    l.map = apr_pcalloc(d->pool, sizeof(*l.map) * (apr_size_t)(d->nsets + 3));
     for (;;) {
         apr_time_t now = rs_time_mono();
         loop_wait(d, &l, now, loop_prepare(d, &l, now));

@@ -50,6 +50,24 @@ apr_time_t rs_snapjob_due(const wset_t *ws);
  * the job thread is free (otherwise it is looked at again a little
  * later). */
 void rs_snapjob_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+/* Publish generation info->gen in ws's status entry (children serve it
+ * from then on), consistent as of consistent; and prune the set's
+ * generations other than current (the writer's and a follower's rule). */
+void rs_snapjob_publish(wset_t *ws, const rs_snapshot_info_t *info, apr_time_t consistent);
+void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current);
+
+/* mod_resourcesync_followsnap.c: a follower's Resource Lists. */
+/* The event loop's turn of a set another node writes (from rs_writer_poll,
+ * at every wake-up, at most every 200 ms): at most every
+ * RS_FOLLOWSNAP_EVERY the store's snapshot-gen:<set> is read (one
+ * statement); a generation newer than the one in ws's status entry is
+ * copied from the store (rs_followsnap_copy) and published as this
+ * node's, and the node's older generations are pruned by the writer's
+ * rule.  A failure is logged once per episode, the copy removed, and
+ * tried again after RS_FOLLOWSNAP_RETRY; the generation in service
+ * stays.  Nothing with a store of one node's (SQLite). */
+void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+
 
 /* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
  * it is due and no job runs (see that file). */

@@ -9,7 +9,8 @@
  * watcher's process), and its hooks: the server that received a set's
  * requests (the set's), its limits and its callback policy
  * (rs_hubconf_filter: its ResourceSyncHubAllowCallback), the store
- * connection (rs_jobs_store_open) and the clock.
+ * connection (rs_jobs_store_open), the clock and the node's name (the
+ * requests it queues for a set another node writes: a shared store).
  */
 #include <apr_thread_proc.h>
 #include "mod_resourcesync.h"
@@ -107,12 +108,14 @@ static int hub_on(server_rec *s)
 
 void rs_hubintake_start(apr_pool_t *pool, server_rec *s)
 {
-    static const rs_hubintake_hooks_t hooks = { .server_of = server_of,
-                                                .quota = quota,
-                                                .host_allowed = host_allowed,
-                                                .addr_filter = rs_hubconf_filter,
-                                                .store_open = store_open,
-                                                .clock = clock_now };
+    const rs_hubintake_hooks_t hooks = { .server_of = server_of,
+                                         .quota = quota,
+                                         .host_allowed = host_allowed,
+                                         .addr_filter = rs_hubconf_filter,
+                                         .store_open = store_open,
+                                         .clock = clock_now,
+                                         .node = rs_global.node_name,
+                                         .queue_max = rs_hubconf_spool_max() };
     rs_logger_t log;
     rs_hubgate_t *gate;
     rs_hubintake_t *hi;

@@ -35,6 +35,7 @@
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_logonce.h"
+#include "rs_followsnap.h"
 #include "rs_generation.h"
 #include "rs_notify.h"
 #include "rs_history.h"
@@ -69,11 +70,50 @@ static const char *snapshot_key(apr_pool_t *p, const rs_set_t *set)
                         set->mirrors_fp);
 }
 
-/* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
- * of interrupted writes. */
-static void prune(apr_pool_t *p, const rs_set_t *set, apr_uint64_t current)
+/* The writer, after pruning its directories: the store's copies of the
+ * generations it removed go (a shared store only; current never).  A
+ * refused fence makes the set elsewhere; another failure is a warning
+ * (once: the driver's logger) and is tried at the next prune. */
+static void prune_stored(wset_t *ws, apr_pool_t *p, apr_uint64_t current)
 {
-    rs_generation_prune(p, set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
+    apr_status_t rv;
+
+    if (rs_db_one_node(ws->d->store)) {
+        return;
+    }
+    rv = rs_followsnap_prune(ws->d->store, p, ws->set->name, ws->set->snap_dir, current, NULL);
+    if (rv == RS_LEASE_LOST) {
+        rs_storefail_note(ws, rv, "dropping the stored files of pruned Resource Lists");
+    }
+    else if (rv != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_WARN, rv,
+                    "set %s: cannot drop the stored files of pruned Resource Lists; "
+                    "trying again at the next prune",
+                    ws->set->name);
+    }
+}
+
+/* Drop snapshots superseded more than RS_SNAPSHOT_KEEP ago, and leftovers
+ * of interrupted writes; the writer drops the store's copies of the
+ * generations it removed. */
+void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current)
+{
+    rs_generation_prune(p, ws->set->snap_dir, current, RS_SNAPSHOT_KEEP, apr_time_now());
+    if (!ws->elsewhere) {
+        prune_stored(ws, p, current);
+    }
+}
+
+void rs_snapjob_publish(wset_t *ws, const rs_snapshot_info_t *info, apr_time_t consistent)
+{
+    ws->status.gen = info->gen;
+    ws->status.at = info->at;
+    ws->status.completed = info->completed;
+    ws->status.entries = info->entries;
+    ws->status.parts = info->parts;
+    ws->status.bytes = info->bytes;
+    ws->status.consistent = consistent;
+    rs_wset_status_put(ws);
 }
 
 void rs_snapjob_gen_floor(rs_db_t *store, apr_pool_t *p, const rs_set_t *set, apr_uint64_t gen)
@@ -97,7 +137,8 @@ static void snap_record(snapjob_t *j, apr_pool_t *p)
 {
     wset_t *ws = j->ws;
     const rs_set_t *set = ws->set;
-    apr_status_t rv = rs_snapsched_record(ws->d->store, p, set->name, j->g.gen, j->key, j->seq);
+    apr_status_t rv =
+        rs_snapsched_record(ws->d->store, p, set->name, j->g.gen, j->key, j->seq, j->g.final);
 
     if (rv != APR_SUCCESS) {
         rs_storefail_note(ws, rv, "recording a Resource List snapshot");
@@ -173,20 +214,13 @@ static void snap_finish(void *baton, apr_status_t rv, apr_pool_t *p)
                     set->max_entries, j->info.parts);
     }
     ws->dump.due = 1;
-    ws->status.gen = j->info.gen;
-    ws->status.at = j->info.at;
-    ws->status.completed = j->info.completed;
-    ws->status.entries = j->info.entries;
-    ws->status.parts = j->info.parts;
-    ws->status.bytes = j->info.bytes;
-    ws->status.consistent = j->at;
-    rs_wset_status_put(ws);
+    rs_snapjob_publish(ws, &j->info, j->at);
     rs_log_emit(ws->log, RS_LOG_INFO, 0,
                 "set %s: published Resource List %" APR_UINT64_T_FMT " (%" APR_INT64_T_FMT
                 " entries, %d parts, %d kept)",
                 set->name, j->info.gen, j->info.entries, j->info.parts, j->info.reused);
     snap_notify(j, p);
-    prune(p, set, j->info.gen);
+    rs_snapjob_prune(ws, p, j->info.gen);
 }
 
 /* The job's input, in its pool p. */
@@ -253,7 +287,7 @@ void rs_snapjob_schedule(wset_t *ws, apr_pool_t *p, apr_time_t at, apr_time_t co
         ws->status.consistent = at;
         rs_wset_status_put(ws);
         rs_snapsched_started(&ws->snap);
-        prune(p, set, ws->status.gen);
+        rs_snapjob_prune(ws, p, ws->status.gen);
         return;
     }
     if (dumping) {

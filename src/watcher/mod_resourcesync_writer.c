@@ -51,6 +51,7 @@
 #include <apr_thread_proc.h>
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_setconf.h"
+#include "mod_resourcesync_follow.h"
 #include "mod_resourcesync_writer.h"
 #include "rs_storecfg.h"
 #include "rs_time.h"
@@ -365,6 +366,7 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         rs_watch_take(ws->w, p, now, &t);
     }
     apr_pool_clear(p);
+    rs_follow_set(ws, p, now); /* its Change Lists, the writer's */
     if (now >= ws->writer_at && rs_writer_take(ws, now)) {
         /* The other node journaled meanwhile: the set's open Change List
          * and the ring (whose sequences must have no gap, the other
@@ -381,6 +383,7 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         apr_pool_clear(p);
         rs_writer_start(ws, p);
     }
+    rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
     apr_pool_clear(p);
 }
 

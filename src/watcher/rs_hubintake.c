@@ -9,6 +9,7 @@
 #include "rs_file.h"
 #include "rs_hubaddr.h"
 #include "rs_hubintake.h"
+#include "rs_hubqueue.h"
 #include "rs_hubverify.h"
 #include "rs_statedir.h"
 
@@ -16,6 +17,7 @@
 #define PER_CLIENT      8                     /* ... for one client */
 #define TMP_AGE         apr_time_from_sec(60) /* "tmp-*" older: abandoned */
 #define INTAKE_MAX_FREE (1024 * 1024)         /* bytes of freed memory the thread keeps */
+#define QUEUE_TAKE      256                   /* queued rows of a set looked at per sweep */
 
 rs_hubintake_t *rs_hubintake_create(const char *state_dir, rs_hubgate_t *gate,
                                     const rs_hubintake_hooks_t *hooks, const rs_logger_t *log)
@@ -39,19 +41,45 @@ rs_hubintake_t *rs_hubintake_create(const char *state_dir, rs_hubgate_t *gate,
     hi->unstored = apr_array_make(pool, 4, sizeof(rs_hubintake_req_t *));
     hi->spool = rs_statedir_hubspool(pool, state_dir);
     hi->status_path = rs_statedir_hubintake(pool, state_dir);
+    apr_pool_create(&hi->qpool, pool);
     return hi;
+}
+
+/* The request req (a spool file's, or the store queue's row qid) waits
+ * in the scheduler under name, by its client and its callback's host.
+ * 0 when its callback cannot be called (nothing may come of it). */
+static int schedule(rs_hubintake_t *hi, apr_pool_t *p, const char *name, apr_size_t size,
+                    apr_int64_t qid, const rs_hubreq_t *req)
+{
+    apr_size_t n = strlen(name);
+    const char *host = NULL, *client;
+    rs_hubpending_t *pend;
+    apr_port_t port;
+
+    if (rs_hubreq_callback_syntax(p, req->callback, &host, &port)) {
+        return 0;
+    }
+    client = rs_hubaddr_key_text(p, req->client);
+    pend = malloc(sizeof(*pend) + n);
+    if (!pend) {
+        return 1; /* found again at the next listing, or sweep */
+    }
+    memcpy(pend->name, name, n + 1);
+    pend->size = size;
+    pend->qid = qid;
+    pend->entry = rs_hubsched_add(hi->sched, client ? client : "(unknown)",
+                                  rs_hubaddr_host_key(p, host), pend);
+    apr_hash_set(hi->known, pend->name, APR_HASH_KEY_STRING, pend);
+    return 1;
 }
 
 /* A request that arrived: read for its keys and queued, or removed when
  * nothing may come of it. */
 static void arrive(rs_hubintake_t *hi, apr_pool_t *p, const char *name)
 {
-    const char *path = apr_pstrcat(p, hi->spool, "/", name, NULL), *why, *client;
-    apr_size_t size = 0, n = strlen(name);
+    const char *path = apr_pstrcat(p, hi->spool, "/", name, NULL), *why;
+    apr_size_t size = 0;
     void *server = NULL;
-    const char *host = NULL;
-    rs_hubpending_t *pend;
-    apr_port_t port;
     rs_hubreq_t req;
     apr_status_t rv;
 
@@ -83,20 +111,9 @@ static void arrive(rs_hubintake_t *hi, apr_pool_t *p, const char *name)
                              : "its set is not "
                                "configured any more");
     }
-    if (!server || rs_hubreq_callback_syntax(p, req.callback, &host, &port)) {
+    if (!server || !schedule(hi, p, name, size, 0, &req)) {
         rs_hubstate_drop_file(hi, p, name, size);
-        return;
     }
-    client = rs_hubaddr_key_text(p, req.client);
-    pend = malloc(sizeof(*pend) + n);
-    if (!pend) {
-        return; /* found again at the next listing */
-    }
-    memcpy(pend->name, name, n + 1);
-    pend->size = size;
-    pend->entry = rs_hubsched_add(hi->sched, client ? client : "(unknown)",
-                                  rs_hubaddr_host_key(p, host), pend);
-    apr_hash_set(hi->known, pend->name, APR_HASH_KEY_STRING, pend);
 }
 
 void rs_hubintake_drain(rs_hubintake_t *hi)
@@ -167,10 +184,106 @@ static void expire(rs_hubintake_t *hi, apr_pool_t *p, apr_time_t now)
     }
 }
 
+/* The rows of set queued for this node, which writes it: into the
+ * scheduler like spool files (those already there skipped), in id order.
+ * A malformed row is deleted (fenced). */
+static void take_set(rs_hubintake_t *hi, rs_db_t *db, apr_pool_t *p, const char *set)
+{
+    apr_array_header_t *rows;
+    apr_status_t rv;
+    int i;
+
+    if ((rv = rs_hubqueue_list(db, p, set, QUEUE_TAKE, &rows)) != APR_SUCCESS) {
+        rs_log_emit(&hi->log, RS_LOG_ERR, rv, "hub: cannot read the queued requests of set %s",
+                    set);
+        rs_hubstate_store_failed(hi, rv);
+        return;
+    }
+    for (i = 0; i < rows->nelts; i++) {
+        const rs_hubqueue_row_t *x = &APR_ARRAY_IDX(rows, i, rs_hubqueue_row_t);
+        const char *name = rs_hubstate_queued_name(p, x->id), *why;
+        rs_hubreq_t req;
+
+        if (apr_hash_get(hi->known, name, APR_HASH_KEY_STRING)) {
+            continue; /* waiting or started */
+        }
+        why = rs_hubreq_record_parse(p, x->record, strlen(x->record), &req);
+        if (why || strcmp(req.set, set) || !schedule(hi, p, name, 0, x->id, &req)) {
+            rs_log_emit(&hi->log, RS_LOG_WARN, 0,
+                        "hub: removed the malformed queued request %s (from node %s): %s", name,
+                        x->node, why ? why : "its callback or set is not valid");
+            rs_hubqueue_delete(db, set, x->id, NULL);
+        }
+    }
+}
+
+/* The status lines of the queue (queued: set, count). */
+static const char *queue_lines(apr_pool_t *p, const apr_array_header_t *sets,
+                               const apr_array_header_t *counts)
+{
+    const char *out = "";
+    apr_int64_t total = 0;
+    int i;
+
+    for (i = 0; i < sets->nelts; i++) {
+        apr_int64_t n = APR_ARRAY_IDX(counts, i, apr_int64_t);
+        out = apr_psprintf(p, "%shub-queued: %s %" APR_INT64_T_FMT "\n", out,
+                           APR_ARRAY_IDX(sets, i, const char *), n);
+        total += n;
+    }
+    return apr_psprintf(p, "%shub-queued-total: %" APR_INT64_T_FMT "\n", out, total);
+}
+
+/* A shared store's queue (rs_hubqueue), at each sweep: the rows of the
+ * sets this node writes taken; those of sets not configured here (nor,
+ * since every node must declare the same sets, anywhere) deleted once
+ * they are RS_HUBINTAKE_QUEUE_DROP old; the status lines renewed. */
+static void take_queue(rs_hubintake_t *hi, apr_pool_t *p, apr_time_t now)
+{
+    const rs_hubintake_hooks_t *h = &hi->hooks;
+    apr_array_header_t *sets, *counts;
+    rs_db_t *db = rs_hubstate_store(hi);
+    const char *lines;
+    apr_status_t rv;
+    int i, n;
+
+    if (!db || rs_db_one_node(db)) {
+        return;
+    }
+    if ((rv = rs_hubqueue_counts(db, p, &sets, &counts)) != APR_SUCCESS) {
+        rs_log_emit(&hi->log, RS_LOG_ERR, rv, "hub: cannot read the queued requests");
+        rs_hubstate_store_failed(hi, rv);
+        return;
+    }
+    lines = queue_lines(p, sets, counts);
+    if (!hi->queued || strcmp(lines, hi->queued)) {
+        apr_pool_clear(hi->qpool);
+        hi->queued = apr_pstrdup(hi->qpool, lines);
+        hi->changed = 1;
+    }
+    for (i = 0; i < sets->nelts && hi->db; i++) {
+        const char *set = APR_ARRAY_IDX(sets, i, const char *);
+        if (!h->server_of(h->baton, set)) {
+            n = 0;
+            if (rs_hubqueue_forget(db, set, now - RS_HUBINTAKE_QUEUE_DROP, &n) == APR_SUCCESS
+                && n > 0) {
+                rs_log_emit(&hi->log, RS_LOG_INFO, 0,
+                            "hub: dropped %d queued request(s) of set %s, which is not "
+                            "configured",
+                            n, set);
+            }
+        }
+        else if (rs_hubstate_writes(hi, set) == 1) {
+            take_set(hi, db, p, set);
+        }
+    }
+}
+
 /* What write_status writes. */
 typedef struct status_t {
     const apr_array_header_t *subs;
     const char *last;
+    const char *queued; /* a shared store's queue, NULL */
 } status_t;
 
 /* Writes the status file's lines (rs_file_replace). */
@@ -195,6 +308,9 @@ static apr_status_t write_status(void *baton, apr_file_t *f, apr_pool_t *p)
     }
     apr_file_printf(f, "hub-subscriptions-total: %d\n", subs->nelts);
     apr_file_printf(f, "hub-last-intake: %s\n", st->last[0] ? st->last : "-");
+    if (st->queued) {
+        apr_file_puts(st->queued, f);
+    }
     (void)p;
     return APR_SUCCESS;
 }
@@ -211,6 +327,7 @@ static void status(rs_hubintake_t *hi, apr_pool_t *p)
     }
     st.subs = subs;
     st.last = hi->last;
+    st.queued = hi->queued;
     if ((rv = rs_file_replace(p, hi->status_path, write_status, &st)) != APR_SUCCESS) {
         rs_log_emit(&hi->log, RS_LOG_ERR, rv, "hub: cannot write '%s'", hi->status_path);
         return;
@@ -221,6 +338,7 @@ static void status(rs_hubintake_t *hi, apr_pool_t *p)
 void rs_hubintake_sweep(rs_hubintake_t *hi, apr_time_t now)
 {
     expire(hi, hi->iter, now);
+    take_queue(hi, hi->iter, now);
     if (hi->unstored->nelts) {
         rs_hubverify_retry(hi);
     }

@@ -45,6 +45,17 @@
  * Requests go out under the key "cb|<callback>": those for one callback
  * one at a time in the order they were started.
  *
+ * Several nodes (a shared store, see rs_hubqueue.h): at step 2, before
+ * any GET, a spool file's request of a set this node does not write
+ * (rs_hubstate_writes) is queued in the store for the set's writer, and
+ * its file removed once the row committed (at most hooks.queue_max rows
+ * of a set from this node; beyond, it waits in the spool).  At each sweep
+ * the writer's intake takes the queued rows of the sets it writes into
+ * its scheduler like spool files ("queued-<id>"); a row is deleted in the
+ * fenced transaction of its outcome, or after a denial or an unverified
+ * request in a fenced delete: a writer that lost the set leaves it to the
+ * next.  A spool file's store write refused by the fence is queued too.
+ *
  * Once a second (rs_hubintake_sweep) the intake also deletes
  * subscriptions whose lease ended, removes "tmp-*" files older than a
  * minute (left by a child killed mid-write; their reservations given
@@ -60,6 +71,9 @@
 #include "rs_hubstate.h"
 
 #define RS_HUBINTAKE_MAX_RUNNING 32 /* verifications at once */
+/* A shared store's queued requests of a set no node configures are
+ * deleted once they are this old (µs). */
+#define RS_HUBINTAKE_QUEUE_DROP apr_time_from_sec(3600)
 
 /* A new intake for the state directory state_dir, in a pool of its own
  * allocator (it lives as long as the process), the reservations of its

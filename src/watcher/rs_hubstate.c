@@ -2,9 +2,12 @@
 /* rs_hubstate.c - the hub intake's state and the steps its parts share
  * (see rs_hubstate.h). */
 #include <stdlib.h>
+#include <string.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
+#include "rs_hubqueue.h"
 #include "rs_hubstate.h"
+#include "rs_lease.h"
 #include "rs_time.h"
 
 apr_time_t rs_hubstate_now(const rs_hubintake_t *hi)
@@ -51,6 +54,79 @@ void rs_hubstate_store_failed(rs_hubintake_t *hi, apr_status_t rv)
     }
 }
 
+int rs_hubstate_writes(rs_hubintake_t *hi, const char *set)
+{
+    rs_db_t *db = rs_hubstate_store(hi);
+    const char *node = hi->hooks.node ? hi->hooks.node : "";
+    rs_lease_info_t in;
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    if (!db) {
+        return -1;
+    }
+    if (rs_db_one_node(db)) {
+        return 1; /* one node: it writes every set it serves */
+    }
+    /* First a read, which waits for no lock: a lease that has ended, or
+     * is held under another node's name, is not this node's. */
+    apr_pool_create(&p, hi->pool);
+    rv = rs_lease_peek(db, p, set, &in);
+    if (rv == APR_SUCCESS && (!in.live || strcmp(in.node, node))) {
+        apr_pool_destroy(p);
+        return 0;
+    }
+    apr_pool_destroy(p);
+    if (rv != APR_SUCCESS) {
+        rs_hubstate_store_failed(hi, rv);
+        return -1;
+    }
+    /* Under this node's name: the process's fence is the one place that
+     * knows whether this watcher holds it (the writer's leases; two nodes
+     * may share a name); its statement renews a lease held, as any write.
+     * The row locked (its holder's transaction is under way; the lock
+     * timeout of this connection is short): the driver of this node is
+     * writing the set. */
+    if ((rv = rs_db_begin_set(db, set)) == APR_SUCCESS) {
+        rs_db_rollback(db);
+        return 1;
+    }
+    if (rv == RS_LEASE_LOST) {
+        return 0;
+    }
+    if (APR_STATUS_IS_EBUSY(rv)) {
+        return 1;
+    }
+    rs_hubstate_store_failed(hi, rv);
+    return -1;
+}
+
+const char *rs_hubstate_queued_name(apr_pool_t *p, apr_int64_t id)
+{
+    return apr_psprintf(p, "queued-%" APR_INT64_T_FMT, id);
+}
+
+/* A queued row whose outcome is durable (a denial sent, a request not
+ * confirmed, a malformed record): deleted under the set's fence. */
+static void drop_row(rs_hubintake_req_t *q)
+{
+    rs_hubintake_t *hi = q->hi;
+    rs_db_t *db = rs_hubstate_store(hi);
+    apr_status_t rv = db ? rs_hubqueue_delete(db, q->qset, q->pend->qid, NULL) : APR_EGENERAL;
+
+    if (rv == RS_LEASE_LOST) {
+        rs_log_emit(&hi->log, RS_LOG_INFO, 0,
+                    "hub: set %s is not written by this node now; its queued request %s "
+                    "is left to its writer",
+                    q->qset, q->name);
+    }
+    else if (rv != APR_SUCCESS) {
+        /* Taken again at a later sweep (verified again). */
+        rs_log_emit(&hi->log, RS_LOG_ERR, rv, "hub: cannot delete the queued request %s", q->name);
+        rs_hubstate_store_failed(hi, rv);
+    }
+}
+
 /* Remove a spool file whose outcome is durable, giving its reservation
  * back.  A file that cannot be removed (permissions changed under the
  * watcher) is remembered, so it is not done again and again in this
@@ -78,7 +154,12 @@ void rs_hubstate_finish(rs_hubintake_req_t *q, int remove)
 {
     rs_hubintake_t *hi = q->hi;
     rs_hubpending_t *pend = q->pend;
-    if (remove) {
+    if (remove && pend->qid) {
+        if (!q->row_gone) {
+            drop_row(q);
+        }
+    }
+    else if (remove) {
         rs_hubstate_drop_file(hi, q->pool, pend->name, pend->size);
     }
     rs_hubsched_done(hi->sched, pend->entry);

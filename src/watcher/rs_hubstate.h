@@ -51,6 +51,13 @@ typedef struct rs_hubintake_hooks_t {
                                const rs_logger_t *log);
     /* The wall clock, for lease ends and the outcome's time stamp. */
     apr_time_t (*clock)(void *baton);
+    /* This node's name (ResourceSyncNodeName), recorded with the requests
+     * it queues for another node (a shared store); NULL: "". */
+    const char *node;
+    /* The most requests of one set this node adds to a shared store's
+     * queue (ResourceSyncHubSpoolLimit's count: the queue stays bounded as
+     * the spool is); beyond, they wait in the spool.  0: no bound. */
+    apr_int64_t queue_max;
 } rs_hubintake_hooks_t;
 
 /* A request waiting in the scheduler: what it needs until it starts
@@ -59,7 +66,8 @@ typedef struct rs_hubintake_hooks_t {
 typedef struct rs_hubpending_t {
     rs_hubsched_entry_t *entry;
     apr_size_t size; /* its bytes in the gate */
-    char name[1];    /* entry name in the spool */
+    apr_int64_t qid; /* a row of the store's queue (rs_hubqueue); 0: a spool file */
+    char name[1];    /* entry name in the spool; "queued-<id>" for a row */
 } rs_hubpending_t;
 
 typedef struct rs_hubintake_t rs_hubintake_t;
@@ -76,7 +84,11 @@ typedef struct rs_hubintake_req_t {
     const char *client; /* key of the client's address */
     const char *addr;   /* key of the address verified, NULL before */
     int denial;         /* a denial GET was sent */
-    int elsewhere;      /* its store write was refused by the set's fence (said once) */
+    int route;          /* a spool file's request for the set's writer: to be queued
+                         * (1), its failure to be queued said (2) */
+    int elsewhere;      /* one node's store: its write refused by the fence (said once) */
+    int row_gone;       /* a queued row: deleted with its outcome */
+    const char *qset;   /* a queued row: its set (the fence of its delete) */
 } rs_hubintake_req_t;
 
 /* The intake's state: one per watcher, touched by the intake thread only
@@ -100,6 +112,8 @@ struct rs_hubintake_t {
     apr_array_header_t *unstored; /* confirmed, store failed: retried */
     int changed;                  /* the status file is out of date */
     char last[512];               /* last intake outcome */
+    apr_pool_t *qpool;            /* queued: cleared when it changes */
+    const char *queued;           /* the queue's status lines (shared store), NULL */
 };
 
 /* The wall clock (hooks.clock). */
@@ -117,12 +131,26 @@ rs_db_t *rs_hubstate_store(rs_hubintake_t *hi);
  * again next time. */
 void rs_hubstate_store_failed(rs_hubintake_t *hi, apr_status_t rv);
 
+/* Whether this node writes set now: 1 (also always on one node's store),
+ * 0 when another node does or none does (the lease has ended or is held
+ * under another node's name, or the process's fence refuses it:
+ * rs_db_begin_set in a transaction rolled back at once), -1 when the
+ * store cannot tell (failing, not open).  Never waits for a lock. */
+int rs_hubstate_writes(rs_hubintake_t *hi, const char *set);
+
+/* The request of pend from the store's queue: its row id (the name
+ * "queued-<id>"), in the scheduler like a spool file's. */
+const char *rs_hubstate_queued_name(apr_pool_t *p, apr_int64_t id);
+
 /* Remove a spool file whose outcome is durable, giving its reservation
  * back (a file that cannot be removed is remembered and logged once). */
 void rs_hubstate_drop_file(rs_hubintake_t *hi, apr_pool_t *p, const char *name, apr_size_t size);
 
 /* Done with q: its file removed when its outcome is durable (remove), its
- * slot in the scheduler freed, everything of it forgotten. */
+ * slot in the scheduler freed, everything of it forgotten.  A queued
+ * row's "remove" is its delete, fenced (rs_hubqueue_delete), unless its
+ * outcome's transaction deleted it (row_gone): refused when this node no
+ * longer writes the set, and the row stays for the next writer. */
 void rs_hubstate_finish(rs_hubintake_req_t *q, int remove);
 
 #endif

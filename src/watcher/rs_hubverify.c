@@ -5,6 +5,7 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_hubaddr.h"
+#include "rs_hubqueue.h"
 #include "rs_hubsub.h"
 #include "rs_hubverify.h"
 #include "rs_lease.h"
@@ -96,10 +97,94 @@ static const char *over_limit(rs_hubintake_req_t *q)
     return why;
 }
 
+/* How a confirmed (or routed) request ended up (apply). */
+typedef enum {
+    APPLIED, /* durable: the file or row goes */
+    KEEP,    /* the store failed: kept, tried again at the sweep */
+    DENIED,  /* a denial GET went out instead: its completion finishes */
+    LEFT     /* a queued row left as it is (another writer's now, or done) */
+} applied_t;
+
+/* Queue a spool file's request for its set's writer (rs_hubqueue): the
+ * row committed before the file goes.  Unfenced: any node may queue (a
+ * request is no state of the set, and this node writes no set's rows
+ * here); the writer's transactions are fenced. */
+static applied_t route(rs_hubintake_req_t *q)
+{
+    rs_hubintake_t *hi = q->hi;
+    rs_db_t *db = rs_hubstate_store(hi);
+    apr_status_t rv = APR_EGENERAL;
+    apr_int64_t n = 0;
+
+    if (db && hi->hooks.queue_max > 0 && (rv = rs_hubqueue_count(db, q->req.set, &n)) == APR_SUCCESS
+        && n >= hi->hooks.queue_max) {
+        return KEEP; /* in the spool, which then fills up (503): a flood stays bounded */
+    }
+    if (db) {
+        rv = rs_hubqueue_put(db, q->req.set, rs_hubreq_record_format(q->pool, &q->req),
+                             hi->hooks.node ? hi->hooks.node : "", rs_hubstate_now(hi));
+    }
+    if (rv == APR_SUCCESS) {
+        rs_hubstate_outcome(
+            q, apr_pstrcat(q->pool, "queued for the node that writes set ", q->req.set, NULL));
+        return APPLIED;
+    }
+    if (q->route++ == 1) { /* said once */
+        rs_log_emit(&hi->log, RS_LOG_ERR, rv,
+                    "hub: cannot queue the %s of '%s' for the node that writes set %s; "
+                    "the request stays in the spool",
+                    rs_hubreq_mode_name(q->req.mode), q->req.callback, q->req.set);
+    }
+    rs_hubstate_store_failed(hi, rv);
+    return KEEP;
+}
+
+/* Read q's request again (only keys were kept while it waited): from its
+ * spool file, or from its row of the store's queue.  0 when q is
+ * finished instead (gone, malformed, of a set not configured here). */
+static int reread(rs_hubintake_req_t *q)
+{
+    const rs_hubintake_hooks_t *h = &q->hi->hooks;
+    const char *why = NULL;
+    rs_hubqueue_row_t row;
+    rs_db_t *db;
+    apr_status_t rv;
+
+    if (!q->pend->qid) {
+        q->path = apr_pstrcat(q->pool, q->hi->spool, "/", q->name, NULL);
+        rv = rs_hubreq_spool_read(q->pool, q->path, &q->req, &why, NULL);
+        if (rv != APR_SUCCESS || !(q->server = h->server_of(h->baton, q->req.set))) {
+            rs_hubstate_finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
+            return 0;
+        }
+        return 1;
+    }
+    if (!(db = rs_hubstate_store(q->hi))
+        || (rv = rs_hubqueue_get(db, q->pool, q->pend->qid, &row)) != APR_SUCCESS) {
+        if (db && !APR_STATUS_IS_ENOENT(rv)) {
+            rs_hubstate_store_failed(q->hi, rv);
+        }
+        rs_hubstate_finish(q, 0); /* gone, or taken again at a later sweep */
+        return 0;
+    }
+    q->qset = row.set;
+    if ((why = rs_hubreq_record_parse(q->pool, row.record, strlen(row.record), &q->req))
+        || strcmp(q->req.set, row.set)) {
+        rs_log_emit(&q->hi->log, RS_LOG_WARN, 0, "hub: removed the malformed queued request %s: %s",
+                    q->name, why ? why : "its set is not its record's");
+        rs_hubstate_finish(q, 1);
+        return 0;
+    }
+    if (!(q->server = h->server_of(h->baton, q->req.set))) {
+        rs_hubstate_finish(q, 0); /* its set's rows are forgotten after a while */
+        return 0;
+    }
+    return 1;
+}
+
 /* Start the request of pend (the scheduler's turn has come). */
 void rs_hubverify_start(rs_hubintake_t *hi, rs_hubpending_t *pend)
 {
-    const rs_hubintake_hooks_t *h = &hi->hooks;
     apr_pool_t *p;
     rs_hubintake_req_t *q;
     const char *why = NULL;
@@ -112,14 +197,24 @@ void rs_hubverify_start(rs_hubintake_t *hi, rs_hubpending_t *pend)
     q->hi = hi;
     q->pend = pend;
     q->name = pend->name;
-    q->path = apr_pstrcat(p, hi->spool, "/", pend->name, NULL);
-    /* Read again: only keys were kept while it waited. */
-    if ((rv = rs_hubreq_spool_read(p, q->path, &q->req, &why, NULL)) != APR_SUCCESS
-        || !(q->server = h->server_of(h->baton, q->req.set))) {
-        rs_hubstate_finish(q, APR_STATUS_IS_ENOENT(rv) || why || rv == APR_SUCCESS);
+    if (!reread(q)) {
         return;
     }
     q->client = rs_hubaddr_key_text(p, q->req.client);
+    /* A spool file's request of a set another node writes (a shared
+     * store): queued for that node before any GET goes out.  When the
+     * store cannot tell, verified here as before; its store write then
+     * says (the fence). */
+    if (!pend->qid && !rs_hubstate_writes(hi, q->req.set)) {
+        q->route = 1;
+        if (route(q) == APPLIED) {
+            rs_hubstate_finish(q, 1);
+        }
+        else {
+            APR_ARRAY_PUSH(hi->unstored, rs_hubintake_req_t *) = q;
+        }
+        return;
+    }
     if (q->req.mode == RS_HUBREQ_SUBSCRIBE && (why = over_limit(q))) {
         deny(q, why);
         return;
@@ -137,9 +232,21 @@ void rs_hubverify_start(rs_hubintake_t *hi, rs_hubpending_t *pend)
     }
 }
 
+/* A queued request's row, deleted in the transaction of its outcome
+ * (rs_hubsub_also_t): a row already gone was applied by an earlier
+ * writer's tenure, and this outcome is rolled back (APR_ENOENT). */
+static apr_status_t delete_row(void *baton, rs_db_t *db)
+{
+    rs_hubintake_req_t *q = baton;
+    int n = 0;
+    apr_status_t rv = rs_hubqueue_delete_in(db, q->pend->qid, &n);
+    return rv == APR_SUCCESS && !n ? APR_ENOENT : rv;
+}
+
 /* Store the confirmed subscription (db open); its cause, or APR_SUCCESS;
  * *denied when it was denied instead. */
-static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, int *denied)
+static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, const rs_hubsub_also_t *also,
+                              int *denied)
 {
     rs_hubsub_t x = { 0 };
     const char *why;
@@ -160,7 +267,7 @@ static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, int *denied)
     x.lease_until = rs_hubstate_now(q->hi) + apr_time_from_sec(q->req.lease);
     x.addr = q->addr;
     x.client = q->client;
-    rv = rs_hubsub_put(db, &x, &created);
+    rv = rs_hubsub_put_also(db, &x, &created, also);
     if (rv == APR_SUCCESS) {
         rs_hubstate_outcome(q, apr_psprintf(q->pool, "%s, lease %" APR_INT64_T_FMT " s",
                                             created ? "subscribed" : "renewed", q->req.lease));
@@ -168,29 +275,16 @@ static apr_status_t subscribe(rs_hubintake_req_t *q, rs_db_t *db, int *denied)
     return rv;
 }
 
-/* Store the confirmed request; 1 when its outcome is durable, 0 when the
- * store failed, -1 when it was denied instead. */
-static int apply(rs_hubintake_req_t *q)
+/* A confirmed request's store write refused by the set's fence: another
+ * node writes the set now (or this one does not yet).  A spool file's is
+ * queued for that node (which verifies it again); a queued row is left
+ * for it. */
+static applied_t refused(rs_hubintake_req_t *q, rs_db_t *db)
 {
-    rs_db_t *db = rs_hubstate_store(q->hi);
-    apr_status_t rv = APR_EGENERAL;
-    int removed = 0, denied = 0;
-
-    if (db && q->req.mode == RS_HUBREQ_SUBSCRIBE) {
-        rv = subscribe(q, db, &denied);
-        if (denied) {
-            return -1;
-        }
-    }
-    else if (db) {
-        rv = rs_hubsub_remove(db, q->req.set, q->req.kind, q->req.callback, &removed);
-        if (rv == APR_SUCCESS) {
-            rs_hubstate_outcome(q, removed ? "unsubscribed" : "unsubscribed (was not subscribed)");
-        }
-    }
-    if (rv == RS_LEASE_LOST) {
-        /* The set's fence refused: another node writes the set (or this
-         * one does not yet).  Noted once; tried again at each sweep. */
+    if (rs_db_one_node(db)) {
+        /* One node's store has no queue: another watcher of this node
+         * took the set (it does not write it yet).  Noted once; tried
+         * again at each sweep. */
         if (!q->elsewhere) {
             q->elsewhere = 1;
             rs_log_emit(&q->hi->log, RS_LOG_INFO, 0,
@@ -198,24 +292,77 @@ static int apply(rs_hubintake_req_t *q)
                         "stays in the spool until it is",
                         q->req.set, rs_hubreq_mode_name(q->req.mode), q->req.callback);
         }
-        return 0;
+        return KEEP;
+    }
+    if (!q->pend->qid) {
+        q->route = 1;
+        return route(q);
+    }
+    rs_log_emit(&q->hi->log, RS_LOG_INFO, 0,
+                "hub: set %s is not written by this node now; its queued request %s is left "
+                "to its writer",
+                q->req.set, q->name);
+    return LEFT;
+}
+
+/* Store the confirmed request (or queue a routed one). */
+static applied_t apply(rs_hubintake_req_t *q)
+{
+    rs_db_t *db = rs_hubstate_store(q->hi);
+    rs_hubsub_also_t row = { delete_row, q };
+    const rs_hubsub_also_t *also = q->pend->qid ? &row : NULL;
+    apr_status_t rv = APR_EGENERAL;
+    int removed = 0, denied = 0;
+
+    if (q->route) {
+        return route(q);
+    }
+    if (db && q->req.mode == RS_HUBREQ_SUBSCRIBE) {
+        rv = subscribe(q, db, also, &denied);
+        if (denied) {
+            return DENIED;
+        }
+    }
+    else if (db) {
+        rv = rs_hubsub_remove_also(db, q->req.set, q->req.kind, q->req.callback, &removed, also);
+        if (rv == APR_SUCCESS) {
+            rs_hubstate_outcome(q, removed ? "unsubscribed" : "unsubscribed (was not subscribed)");
+        }
+    }
+    if (rv == RS_LEASE_LOST) {
+        return refused(q, db);
+    }
+    if (rv == APR_ENOENT && also) {
+        rs_hubstate_outcome(q, "already applied by an earlier writer");
+        return LEFT;
     }
     if (rv != APR_SUCCESS) {
         rs_log_emit(&q->hi->log, RS_LOG_ERR, rv,
                     "hub: cannot store the %s of '%s'; the request "
-                    "stays in the spool",
-                    rs_hubreq_mode_name(q->req.mode), q->req.callback);
+                    "stays %s",
+                    rs_hubreq_mode_name(q->req.mode), q->req.callback,
+                    also ? "queued" : "in the spool");
         rs_hubstate_store_failed(q->hi, rv);
-        return 0;
+        return KEEP;
     }
-    return 1;
+    q->row_gone = also != NULL;
+    return APPLIED;
+}
+
+/* q after apply: finished (its file or row removed when applied), kept
+ * for the sweep's retry (1), or left to its denial's completion. */
+static int settle(rs_hubintake_req_t *q, applied_t a)
+{
+    if (a == APPLIED || a == LEFT) {
+        rs_hubstate_finish(q, a == APPLIED);
+    }
+    return a == KEEP;
 }
 
 /* A completed GET (on this thread, inside rs_websub_run). */
 void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
 {
     rs_hubintake_req_t *q = res->baton;
-    int durable;
     (void)baton;
 
     if (q->denial) {
@@ -235,11 +382,7 @@ void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
         return;
     }
     q->addr = rs_hubaddr_key_text(q->pool, res->primary_ip);
-    durable = apply(q);
-    if (durable > 0) {
-        rs_hubstate_finish(q, 1);
-    }
-    else if (durable == 0) {
+    if (settle(q, apply(q))) {
         APR_ARRAY_PUSH(q->hi->unstored, rs_hubintake_req_t *) = q;
     }
 }
@@ -248,14 +391,11 @@ void rs_hubverify_done(void *baton, const rs_websub_result_t *res)
  * their files stay until stored, so a new watcher would verify again). */
 void rs_hubverify_retry(rs_hubintake_t *hi)
 {
-    int i, kept = 0, n = hi->unstored->nelts, durable;
+    int i, kept = 0, n = hi->unstored->nelts;
 
     for (i = 0; i < n; i++) {
         rs_hubintake_req_t *q = APR_ARRAY_IDX(hi->unstored, i, rs_hubintake_req_t *);
-        if ((durable = apply(q)) > 0) {
-            rs_hubstate_finish(q, 1);
-        }
-        else if (durable == 0) {
+        if (settle(q, apply(q))) {
             APR_ARRAY_IDX(hi->unstored, kept++, rs_hubintake_req_t *) = q; /* in place */
         }
     }

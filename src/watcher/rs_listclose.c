@@ -2,8 +2,10 @@
 /* rs_listclose.c - closing a set's Change Lists, retention, and their
  * files (see rs_listclose.h). */
 #include <string.h>
+#include <sys/stat.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
+#include <apr_portable.h>
 #include "rs_listclose.h"
 #include "rs_cdump.h"
 #include "rs_file.h"
@@ -266,18 +268,46 @@ typedef struct {
     const apr_array_header_t *closed;
 } clfile_t;
 
+apr_time_t rs_listclose_mtime(const rs_changelist_t *cl, int index)
+{
+    return index ? cl->from : cl->until;
+}
+
+/* Give the file f, written in full, the modification time t (µs): the
+ * bytes are flushed first, so nothing written later moves it. */
+static apr_status_t set_mtime(apr_file_t *f, apr_time_t t)
+{
+    struct timespec ts[2];
+    apr_os_file_t fd;
+    apr_status_t rv;
+
+    if ((rv = apr_file_flush(f)) != APR_SUCCESS || (rv = apr_os_file_get(&fd, f)) != APR_SUCCESS) {
+        return rv;
+    }
+    ts[0].tv_sec = ts[1].tv_sec = (time_t)apr_time_sec(t);
+    ts[0].tv_nsec = ts[1].tv_nsec = (long)apr_time_usec(t) * 1000;
+    return futimens(fd, ts) ? APR_FROM_OS_ERROR(errno) : APR_SUCCESS;
+}
+
+/* The file's bytes, then its mtime (rs_listclose_mtime): the same on
+ * every node that writes the file from the same store. */
 static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
 {
     clfile_t *c = baton;
     rs_xml_t *w = rs_xml_open_file(p, f);
+    apr_status_t rv;
 
     if (!w) {
         return APR_ENOMEM;
     }
     if (c->closed) {
-        return rs_changelist_write_index(c->o, c->closed, c->cl, w, p);
+        rv = rs_changelist_write_index(c->o, c->closed, c->cl, w, p);
     }
-    return rs_changelist_write_from(c->io->read, c->io->source(c->io->baton, p), c->o, c->cl, w, p);
+    else {
+        rv = rs_changelist_write_from(c->io->read, c->io->source(c->io->baton, p), c->o, c->cl, w,
+                                      p);
+    }
+    return rv == APR_SUCCESS ? set_mtime(f, rs_listclose_mtime(c->cl, c->closed != NULL)) : rv;
 }
 
 /* Write a Change List file (atomically: rs_file_replace). */

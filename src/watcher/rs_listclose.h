@@ -170,6 +170,15 @@ void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf
                          const char *history, apr_time_t now, const rs_logger_t *log,
                          int *dropped_some);
 
+/* The modification time of a Change List file, which makes its ETag
+ * ("size-mtime", the handler's) the same on every node that writes it
+ * from the same store: a closed list cl's is its until; the index's
+ * (index 1, cl the open list) the open list's from, which is the newest
+ * closed list's until (or the journal's start), so it moves with every
+ * close.  An expiry alone leaves it (the index loses an entry: its size
+ * falls, so its ETag changes all the same). */
+apr_time_t rs_listclose_mtime(const rs_changelist_t *cl, int index);
+
 /* Write the file of every closed list that has none (of history), each
  * in a pool cleared for the next; logs an error for a file that cannot be
  * written and returns its cause (the lists after it wait for the next

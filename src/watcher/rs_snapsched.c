@@ -2,6 +2,7 @@
 /* rs_snapsched.c - see rs_snapsched.h */
 #include <string.h>
 #include <apr_strings.h>
+#include "rs_followsnap.h"
 #include "rs_history.h"
 #include "rs_log.h"
 #include "rs_snapsched.h"
@@ -113,7 +114,7 @@ void rs_snapsched_gen_floor(rs_db_t *store, apr_pool_t *p, const char *name, apr
 }
 
 apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name, apr_uint64_t gen,
-                                 const char *key, apr_int64_t seq)
+                                 const char *key, apr_int64_t seq, const char *gendir)
 {
     apr_status_t rv;
 
@@ -125,7 +126,10 @@ apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name
         rs_db_meta_put(store, rs_snapsched_meta_key(p, "key", name), key);
         rs_db_meta_put(store, rs_snapsched_meta_key(p, "seq", name),
                        apr_psprintf(p, "%" APR_INT64_T_FMT, seq));
-        rv = rs_db_commit(store);
+        rv = gendir && !rs_db_one_node(store)
+                 ? rs_followsnap_store(store, p, name, gen, gendir, NULL)
+                 : APR_SUCCESS;
+        rv = rs_db_end(store, rv);
     }
     return rv;
 }

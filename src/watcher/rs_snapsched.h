@@ -107,10 +107,13 @@ int rs_snapsched_same_key(rs_db_t *store, apr_pool_t *p, const char *name, const
 void rs_snapsched_gen_floor(rs_db_t *store, apr_pool_t *p, const char *name, apr_uint64_t gen);
 
 /* Record a published snapshot: its generation, options key and journal
- * sequence, in one transaction.  Returns its outcome (the caller notes a
- * failure of the store). */
+ * sequence, in one transaction (fenced).  On a store several nodes share
+ * (not rs_db_one_node) the files of gendir, the generation's directory,
+ * go into the same transaction (rs_followsnap_store), so another node
+ * never reads a generation without its files.  Returns its outcome (the
+ * caller notes a failure of the store). */
 apr_status_t rs_snapsched_record(rs_db_t *store, apr_pool_t *p, const char *name, apr_uint64_t gen,
-                                 const char *key, apr_int64_t seq);
+                                 const char *key, apr_int64_t seq, const char *gendir);
 
 /* The snapshot job's body (any thread, on its own connection store):
  * write the snapshot sn describes as generation gen into the temporary

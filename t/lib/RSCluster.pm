@@ -19,6 +19,7 @@ use strict;
 use warnings;
 use File::Basename ();
 use File::Path ();
+use File::Temp ();
 use RSTest qw(get wait_for STATE_CONF STATUS_CONF);
 
 my $MODS = '/usr/lib/apache2/modules';
@@ -29,14 +30,18 @@ sub new {
                        setname => $o{setname} || 'r', socket => $o{socket} || '',
                        extra => $o{extra} // '', failover => $o{failover} || 2 }, $class;
     $self->{lb} = RSTest::private_server();
-    my $first;
+    # One ServerRoot and DocumentRoot for every node (every other path in
+    # their configurations is absolute or left out of the configuration's
+    # fingerprint, which must be the same on every node, as it is where
+    # nodes run one installation on one tree).
+    my $root = File::Temp::tempdir('rs-cluster-XXXXXX', DIR => RSTest::t_dir() . '/logs',
+                                   CLEANUP => 0);
     for my $n (@{ $o{nodes} }) {
-        my $srv = RSTest::private_server();
-        $first //= $srv;
-        $self->{nodes}{$n} = $srv;
+        $self->{nodes}{$n} = RSTest::private_server(server_root => $root, docroot => "$root/www");
     }
-    $self->{tree} = $first->dir . "/www/$self->{setname}";
+    $self->{tree} = "$root/www/$self->{setname}";
     File::Path::make_path($self->{tree});
+    chmod 0755, $root, "$root/www", $self->{tree};
     $self->write_conf($_) for @{ $o{nodes} };
     $self->{lb}->write_conf($self->lb_conf);
     return $self;
@@ -57,12 +62,10 @@ sub node_conf {
     @set = @{ $self->{set} } unless @set;
     my $dsn = $self->{socket} eq $name ? $self->{pg}->socket_dsn("node-$name")
                                        : $self->{pg}->dsn . " application_name=node-$name";
-    my $www = File::Basename::dirname($self->{tree});
     return STATE_CONF . qq(ResourceSyncStore pgsql "$dsn"\n)
         . "ResourceSyncNodeName node-$name\nResourceSyncFailover $self->{failover}\n"
         . "ResourceSyncBaseURL ${\ $self->base}\nResourceSyncRescanInterval 3600\n"
         . $self->{extra}
-        . qq(DocumentRoot "$www"\n<Directory "$www">\n    Require all granted\n</Directory>\n)
         . qq(<Directory "$self->{tree}">\n    ResourceSyncSet $self->{setname}\n)
         . join('', map { "    $_\n" } @set) . "</Directory>\n" . STATUS_CONF;
 }

@@ -365,7 +365,8 @@ sub new {
     chmod 0755, $dir;
     my $self = bless { dir => $dir, port => RSTest::free_port(), mpm => $o{mpm} || 'event',
                        conf => $o{conf} // '', env => $o{env} || {},
-                       launcher => $o{launcher} // '',
+                       launcher => $o{launcher} // '', server_root => $o{server_root},
+                       docroot => $o{docroot},
                        user => $o{user} || 'nobody', group => $o{group} || 'nogroup' }, $class;
     make_path("$dir/logs", "$dir/run", "$dir/www");
     $self->write_conf;
@@ -387,9 +388,11 @@ sub write_conf {
     $body =~ s/\@PORT\@/$self->{port}/g;
     my $user = $> == 0 ? "User $self->{user}\nGroup $self->{group}\n" : '';
     my $mod = module_path();
+    my $root = $self->{server_root} // $d;
+    my $www = $self->{docroot} // "$d/www";
     open my $fh, '>', "$d/httpd.conf" or die $!;
     print $fh <<"CONF";
-ServerRoot "$d"
+ServerRoot "$root"
 Listen 127.0.0.1:$self->{port}
 ServerName 127.0.0.1:$self->{port}
 PidFile $d/httpd.pid
@@ -411,8 +414,8 @@ LoadModule resourcesync_module $mod
 <Directory />
     AllowOverride None
 </Directory>
-DocumentRoot "$d/www"
-<Directory "$d/www">
+DocumentRoot "$www"
+<Directory "$www">
     Require all granted
 </Directory>
 $body

@@ -125,7 +125,9 @@ int main(int argc, const char *const *argv)
     add(json_suite);
     add(setlock_suite);
     add(lease_suite);
+    add(hubqueue_suite);
     add(fence_suite);
+    add(blob_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -159,7 +161,11 @@ int main(int argc, const char *const *argv)
         add(hubsub_suite);
         add(linkkeep_suite);
         add(lease_suite);
+        add(hubqueue_suite);
+        add(hubroute_suite);
         add(fence_suite);
+        add(blob_suite);
+        add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);
         add(delivery_suite);

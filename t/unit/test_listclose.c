@@ -13,6 +13,7 @@
 #include "rs_journal.h"
 #include "rs_cdump.h"
 #include "rs_listclose.h"
+#include "rs_listfollow.h"
 #include "rs_schema.h"
 #include "rs_xml.h"
 
@@ -823,6 +824,126 @@ START_TEST(legacy_open_list_files_go)
 }
 END_TEST
 
+/* The modification time of the file at path (µs). */
+static apr_time_t mtime_of(const char *path)
+{
+    apr_finfo_t fi;
+    ck_assert_int_eq(apr_stat(&fi, path, APR_FINFO_MTIME, ut_pool), APR_SUCCESS);
+    return fi.mtime;
+}
+
+/* Whether the files named name in dirs a and b hold the same bytes and
+ * have the same mtime. */
+static void same_file(const char *a, const char *b, const char *name)
+{
+    size_t la, lb;
+    char *x = ut_read(ut_path(a, name), &la), *y = ut_read(ut_path(b, name), &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert_mem_eq(x, y, la);
+    ck_assert_int_eq(mtime_of(ut_path(a, name)), mtime_of(ut_path(b, name)));
+}
+
+/* A closed list's file has its until as mtime, the index the open list's
+ * from: the same on every node that writes them from one store. */
+START_TEST(files_have_the_stores_times)
+{
+    lf_t f;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    int i;
+
+    lf_init(&f, 3);
+    append_n(&f, 7);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 2);
+    for (i = 0; i < closed->nelts; i++) {
+        const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
+        ck_assert_int_eq(mtime_of(list_path(&f, cl->id)), cl->until);
+        ck_assert_int_eq(rs_listclose_mtime(cl, 0), cl->until);
+    }
+    ck_assert_int_eq(mtime_of(ut_path(f.c.dir, "index.xml")), openl.from);
+    ck_assert_int_eq(rs_listclose_mtime(&openl, 1), openl.from);
+}
+END_TEST
+
+#define H "0123abcd" /* a history */
+
+/* A follower (its own directory, the writer's store) writes the writer's
+ * files: seeded, after closes and after an expiry (the expired list's
+ * file goes); seeding publishes after the index, a follow before it. */
+START_TEST(follower_writes_the_writers_files)
+{
+    lf_t f;
+    rs_listfollow_t lf;
+    rs_listclose_conf_t fc;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    const char *wdir;
+    int i;
+
+    lf_init(&f, 3);
+    f.o.list_url_prefix = "http://example.org/rs/s/changelist/" H "-";
+    wdir = f.c.dir;
+    fc = f.c;
+    fc.dir = ut_path(ut_tempdir("follower"), "changelists/s");
+    memset(&lf, 0, sizeof(lf));
+    append_n(&f, 7);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, H, &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
+    /* A stale file of this history and one of another: only the first
+     * goes (the store does not hold list 99). */
+    ck_assert_int_eq(apr_dir_make_recursive(fc.dir, APR_FPROT_OS_DEFAULT, ut_pool), APR_SUCCESS);
+    ut_write_str(ut_path(fc.dir, H "-99.xml"), "stale");
+    ut_write_str(ut_path(fc.dir, "0123abce-1.xml"), "another history");
+    f.pub.calls = 0;
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, H, &f.o, &f.io, 1, f.log),
+                     APR_SUCCESS);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(f.pub.calls, 1);
+    ck_assert_int_eq(f.pub.index_existed, 1); /* seeding: the index first */
+    ck_assert_int_eq(f.pub.openl.id, openl.id);
+    ck_assert(!ut_exists(ut_path(fc.dir, H "-99.xml")));
+    ck_assert(ut_exists(ut_path(fc.dir, "0123abce-1.xml")));
+    same_file(wdir, fc.dir, "index.xml");
+    for (i = 0; i < closed->nelts; i++) {
+        const char *name = apr_psprintf(ut_pool, H "-%" APR_INT64_T_FMT ".xml",
+                                        APR_ARRAY_IDX(closed, i, rs_changelist_t).id);
+        same_file(wdir, fc.dir, name);
+    }
+    /* Nothing changed: only the publication. */
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, H, &f.o, &f.io, 0, f.log),
+                     APR_SUCCESS);
+    ck_assert_int_eq(f.pub.calls, 2);
+    /* The writer closes two more lists and count retention drops the
+     * oldest: the follower removes its file, writes the new ones, and
+     * publishes before the index (which still names the old lists). */
+    f.c.index_max = 3;
+    fc.index_max = 3;
+    append_n(&f, 6);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, H, &f.o, &f.io, apr_time_now(), f.log),
+        APR_SUCCESS);
+    f.pub.calls = 0;
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, H, &f.o, &f.io, 0, f.log),
+                     APR_SUCCESS);
+    ck_assert_int_eq(f.pub.calls, 1);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 2);
+    ck_assert(!ut_exists(ut_path(wdir, H "-1.xml")));
+    ck_assert(!ut_exists(ut_path(fc.dir, H "-1.xml")));
+    same_file(wdir, fc.dir, "index.xml");
+    for (i = 0; i < closed->nelts; i++) {
+        const char *name = apr_psprintf(ut_pool, H "-%" APR_INT64_T_FMT ".xml",
+                                        APR_ARRAY_IDX(closed, i, rs_changelist_t).id);
+        same_file(wdir, fc.dir, name);
+    }
+}
+END_TEST
+
 Suite *listclose_suite(void)
 {
     Suite *s = suite_create("rs_listclose");
@@ -842,6 +963,8 @@ Suite *listclose_suite(void)
     tcase_add_test(tc, update_expires_and_rewrites_the_index);
     tcase_add_test(tc, update_reports_files_it_cannot_write);
     tcase_add_test(tc, legacy_open_list_files_go);
+    tcase_add_test(tc, files_have_the_stores_times);
+    tcase_add_test(tc, follower_writes_the_writers_files);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -287,6 +287,41 @@ START_TEST(sets_interleaved)
 }
 END_TEST
 
+/* One node writes set 0 and follows set 1, whose records (sequences
+ * global in the store) it learns of after newer ones of its own: they
+ * are put late, the window's ones readable, and one already out of the
+ * window is not put over a live record of set 0. */
+START_TEST(followed_set_put_late)
+{
+    rs_ring_t *r = new_ring(4);
+    apr_int64_t next;
+    int n;
+
+    put(r, 0, 1);
+    put(r, 0, 4);
+    put(r, 0, 5); /* 2 and 3 are set 1's, not put yet */
+    ck_assert_str_eq(get(r, 0, 1, 5, 100, &n, &next), "");
+    ck_assert_int_eq(n, -1); /* 1 is out of the window (2..5) */
+    ck_assert_str_eq(get(r, 0, 4, 5, 100, &n, &next), "4,5");
+    put(r, 1, 2);
+    put(r, 1, 3);
+    ck_assert_str_eq(get(r, 1, 2, 3, 100, &n, &next), "2,3");
+    ck_assert_str_eq(get(r, 0, 2, 5, 100, &n, &next), "4,5");
+    ck_assert_int_eq(rs_ring_head(r), 5);
+    /* Set 0 goes on to 8: the window is 5..8; set 1's 4th-slot record
+     * 4 (never its: say it was) is out of it, and must not take slot 0,
+     * which holds 8. */
+    put(r, 0, 6);
+    put(r, 0, 7);
+    put(r, 0, 8);
+    put(r, 1, 4);
+    ck_assert_str_eq(get(r, 0, 5, 8, 100, &n, &next), "5,6,7,8");
+    ck_assert_int_eq(n, 4);
+    ck_assert_str_eq(get(r, 1, 4, 4, 100, &n, &next), "");
+    ck_assert_int_eq(n, -1); /* from the store */
+}
+END_TEST
+
 START_TEST(wrap_around)
 {
     rs_ring_t *r = new_ring(4);
@@ -635,6 +670,7 @@ Suite *ring_suite(void)
     tcase_add_test(tc, put_get_in_order);
     tcase_add_test(tc, sets_interleaved);
     tcase_add_test(tc, wrap_around);
+    tcase_add_test(tc, followed_set_put_late);
     tcase_add_test(tc, gaps);
     tcase_add_test(tc, first_put_after_restart);
     tcase_add_test(tc, overlong);

@@ -6,6 +6,7 @@
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_db.h"
+#include "rs_hubqueue.h"
 #include "rs_hubsub.h"
 #include "rs_inventory.h"
 #include "rs_journal.h"
@@ -13,6 +14,7 @@
 #include "rs_linkdep.h"
 #include "rs_notify.h"
 #include "rs_schema.h"
+#include "rs_blob.h"
 
 static void get_n(void *baton, apr_pool_t *p, const char *const *cols, int n)
 {
@@ -89,6 +91,15 @@ static void fill(rs_db_t *db, const char *set)
         ck_assert_int_eq(rs_lease_take(db, &l, &held), APR_SUCCESS);
         ck_assert_int_eq(held, 1);
     }
+    {
+        const char *dir = ut_tempdir("schema-blob");
+        ut_write_str(ut_path(dir, "f"), "x");
+        ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+        ck_assert_int_eq(rs_blob_put(db, ut_pool, set, "snap", 1, dir, NULL, NULL, NULL),
+                         APR_SUCCESS);
+        ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_hubqueue_put(db, set, "rs-hubreq 2\n", "n", 1), APR_SUCCESS);
 }
 
 static rs_db_t *store(void)
@@ -106,7 +117,8 @@ START_TEST(tables_are_the_units)
 {
     static const char *const want[] = {
         "inventory",     "journal",      "changelists", "journal_sets", "relinked",
-        "notifications", "notify_dests", "linkdep",     "leases",       NULL
+        "notifications", "notify_dests", "linkdep",     "leases",       "blobfiles",
+        "blobchunks",    "hub_queue",    NULL
     };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
     rs_db_t *db = store();
@@ -114,7 +126,7 @@ START_TEST(tables_are_the_units)
     apr_int64_t n = 0;
     int i, has;
 
-    ck_assert_int_eq(t->nelts, 9);
+    ck_assert_int_eq(t->nelts, 12);
     for (i = 0; want[i]; i++) {
         ck_assert_str_eq(APR_ARRAY_IDX(t, i, const char *), want[i]);
         ck_assert_int_eq(rs_db_has_table(db, want[i], &has), APR_SUCCESS);
@@ -128,7 +140,7 @@ START_TEST(tables_are_the_units)
                                    &s),
                      APR_SUCCESS);
     ck_assert_int_eq(rs_db_query(db, ut_pool, s, NULL, get_n, &n), APR_SUCCESS);
-    ck_assert_int_eq(n, 10);
+    ck_assert_int_eq(n, 13);
 }
 END_TEST
 
@@ -154,8 +166,8 @@ START_TEST(forget_set_every_table)
     ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
     ck_assert_int_eq(rs_schema_forget_set(db, ut_pool, "a", &rows), APR_SUCCESS);
     ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
-    /* a row in each of the nine tables, journal-mark:a, snapshot-gen:a */
-    ck_assert_int_eq(rows, 11);
+    /* a row in each of the twelve tables, journal-mark:a, snapshot-gen:a */
+    ck_assert_int_eq(rows, 14);
     for (i = 0; i < t->nelts; i++) {
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "a"), 0);
         ck_assert_int_eq(rows_of(db, APR_ARRAY_IDX(t, i, const char *), "b"), 1);

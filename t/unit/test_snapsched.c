@@ -11,6 +11,7 @@
 #include "rs_inventory.h"
 #include "rs_schema.h"
 #include "rs_snapsched.h"
+#include "rs_blob.h"
 
 #define SEC(n)  apr_time_from_sec(n)
 #define MSEC(n) apr_time_from_msec(n)
@@ -146,10 +147,16 @@ START_TEST(store_bookkeeping)
     ut_log_t ul;
     rs_db_t *st = open_store(ut_tempdir("snapsched"), &ul);
     const char *v = NULL;
+    const char *gendir = ut_tempdir("snapsched-gen");
+    apr_int64_t files = -1, chunks = -1;
 
     ck_assert_uint_eq(rs_snapsched_stored_gen(st, ut_pool, "s"), 0);
     ck_assert(!rs_snapsched_same_key(st, ut_pool, "s", "k1"));
-    ck_assert_int_eq(rs_snapsched_record(st, ut_pool, "s", 7, "k1", 42), APR_SUCCESS);
+    ut_write_str(ut_path(gendir, "info"), "7 1 1 0 1 0\n");
+    ck_assert_int_eq(rs_snapsched_record(st, ut_pool, "s", 7, "k1", 42, gendir), APR_SUCCESS);
+    /* One node's store (SQLite): no file of the generation is stored. */
+    ck_assert_int_eq(rs_blob_count(st, "s", &files, &chunks), APR_SUCCESS);
+    ck_assert_int_eq(files + chunks, 0);
     ck_assert_uint_eq(rs_snapsched_stored_gen(st, ut_pool, "s"), 7);
     ck_assert_uint_eq(rs_snapsched_stored_gen(st, ut_pool, "t"), 0);
     ck_assert(rs_snapsched_same_key(st, ut_pool, "s", "k1"));

@@ -72,6 +72,7 @@ Suite *invbatch_suite(void);
 Suite *scan_suite(void);
 Suite *snapshot_suite(void);
 Suite *journal_suite(void);
+Suite *listen_suite(void); /* PostgreSQL only */
 Suite *changelist_suite(void);
 Suite *scan_changes_suite(void);
 Suite *scan_access_suite(void);
@@ -103,6 +104,9 @@ Suite *websub_suite(void);
 Suite *json_suite(void);
 Suite *setlock_suite(void);
 Suite *lease_suite(void);
+Suite *blob_suite(void);
+Suite *hubqueue_suite(void);
+Suite *hubroute_suite(void);
 Suite *fence_suite(void);
 Suite *verifypass_suite(void);
 Suite *storeretry_suite(void);
