@@ -25,7 +25,7 @@ use RSTest::Destination;
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 47;
+plan tests => 41;
 
 my $SEED = $ENV{RS_MUTATOR_SEED} || (time() ^ $$) & 0xffff;
 diag("mutator seed $SEED (set RS_MUTATOR_SEED to repeat)");
@@ -194,8 +194,12 @@ scenario('both restarted', 5, sub {
 same_documents('after both restarted');
 
 # ----------------------------------- the writer cut from the database
-ok(wait_writer('a', 1) || do { $c->stop('b'); $c->start_ok('b', 'node b restarted'); wait_writer('a', 30) },
-   'node a (on the Unix socket) writes the set');
+unless (wait_writer('a', 1)) {    # node b writes: its stop hands the set to node a
+    $c->stop('b');
+    wait_writer('a', 30);
+    $c->node('b')->start;
+}
+ok(wait_writer('a', 30), 'node a (on the Unix socket) writes the set');
 scenario('writer cut from the database', 6, sub {
     sleep(1);
     $pg->cut_socket('node-a');

@@ -264,6 +264,14 @@ apr_uint64_t rs_db_txn_serial(const rs_db_t *db);
  * other than SQLite and PostgreSQL. */
 apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms);
 
+/* In db's open transaction: wait for, then hold until its end, the
+ * store-wide lock named name (PostgreSQL: a transaction-level advisory
+ * lock, per schema; SQLite: nothing, its write lock already serializes
+ * writers).  Several nodes' writers take it where they allocate numbers
+ * shared by every set (the journal's sequences): without it, two nodes
+ * writing different sets would both read the same highest number. */
+apr_status_t rs_db_xact_lock(rs_db_t *db, const char *name);
+
 /* A transaction of this connection left idle (no statement running) for
  * ms ends the session (PostgreSQL's idle_in_transaction_session_timeout):
  * a writer frozen or cut off from the database inside a transaction then

@@ -97,6 +97,7 @@ apr_status_t rs_db_pg_opened(rs_db_t *db);
 apr_status_t rs_db_pg_configure(rs_db_t *db, int mode);
 apr_status_t rs_db_pg_lock_timeout(rs_db_t *db, int ms);
 apr_status_t rs_db_pg_idle_limit(rs_db_t *db, int ms);
+apr_status_t rs_db_pg_xact_lock(rs_db_t *db, const char *name);
 void rs_db_pg_error(rs_db_t *db, const char *msg);
 apr_status_t rs_db_pg_status(rs_db_t *db);
 apr_status_t rs_db_pg_open_status(const char *dsn);

@@ -142,6 +142,11 @@ apr_status_t rs_db_busy_timeout(rs_db_t *db, int ms)
     return APR_ENOTIMPL;
 }
 
+apr_status_t rs_db_xact_lock(rs_db_t *db, const char *name)
+{
+    return db->kind == DB_PGSQL ? rs_db_pg_xact_lock(db, name) : APR_SUCCESS;
+}
+
 apr_status_t rs_db_idle_limit(rs_db_t *db, int ms)
 {
     return db->kind == DB_PGSQL ? rs_db_pg_idle_limit(db, ms) : APR_SUCCESS;

@@ -113,6 +113,17 @@ apr_status_t rs_db_pg_lock_timeout(rs_db_t *db, int ms)
     return pg_set(db, sql);
 }
 
+/* name: the code's own constant, a word (never outside input). */
+apr_status_t rs_db_pg_xact_lock(rs_db_t *db, const char *name)
+{
+    char sql[160];
+    apr_snprintf(sql, sizeof(sql),
+                 "SELECT pg_advisory_xact_lock(hashtextextended('resourcesync:%s:' || "
+                 "current_schema(), 0))",
+                 name);
+    return pg_set(db, sql);
+}
+
 apr_status_t rs_db_pg_idle_limit(rs_db_t *db, int ms)
 {
     char sql[80];

@@ -148,7 +148,10 @@ static apr_status_t last_dt(rs_journal_t *j, const char *set, apr_time_t **out)
         return APR_SUCCESS;
     }
     apr_pool_create(&p, j->pool);
-    {
+    /* Sequences are shared by every set, and nodes of a shared store
+     * write different sets at once: the transaction holds the journal's
+     * lock from before it reads the highest one until it commits. */
+    if ((rv = rs_db_xact_lock(j->db, "journal")) == APR_SUCCESS) {
         const void *args[] = { apr_pstrcat(p, MARK, set, NULL), SEQ_FLOOR, set, set };
         rv = query(j, NULL, J_LASTDT, args, get_ints, v);
     }

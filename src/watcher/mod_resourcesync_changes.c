@@ -279,6 +279,26 @@ static void listclose_conf(apr_pool_t *p, const rs_set_t *set, const rs_changeli
     c->index_max = rs_listclose_index_cap(o, set->max_entries, p);
 }
 
+/* What the writer's and a follower's lists share: set's Change List
+ * options and close rule for own's history, and the io's store reads;
+ * APR_EINVAL while own has no history (nothing may be published). */
+static apr_status_t lists_setup(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                                rs_status_set_t *own, rs_changelist_opts_t *o,
+                                rs_listclose_conf_t *c, wmore_t *w, rs_listclose_io_t *io)
+{
+    if (!*own->history) {
+        return APR_EINVAL;
+    }
+    rs_clsource_opts(p, set, own->history, o);
+    listclose_conf(p, set, o, c);
+    w->j = j;
+    w->set = set;
+    w->own = own;
+    io->read = rs_clsource_read;
+    io->baton = w;
+    return APR_SUCCESS;
+}
+
 apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, const rs_set_t *set,
                                struct rs_listclose_t *lc, rs_status_set_t *own,
                                const rs_logger_t *log)
@@ -287,20 +307,14 @@ apr_status_t rs_changes_update(apr_pool_t *p, rs_db_t *db, rs_journal_t *j, cons
     rs_listclose_conf_t c;
     rs_listclose_io_t io;
     wmore_t w;
+    apr_status_t rv = lists_setup(p, j, set, own, &o, &c, &w, &io);
 
-    if (!*own->history) {
-        return APR_EINVAL; /* no history yet: nothing may be published */
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
-    rs_clsource_opts(p, set, own->history, &o);
-    listclose_conf(p, set, &o, &c);
     c.fence = db;
-    w.j = j;
-    w.set = set;
-    w.own = own;
     io.source = watcher_source;
-    io.read = rs_clsource_read;
     io.publish = watcher_publish;
-    io.baton = &w;
     io.open_bytes = own->cl_ready ? rs_changes_close_bytes(set, own) : -1;
     return rs_listclose_update(lc, p, j, &c, own->history, &o, &io, apr_time_now(), log);
 }
@@ -342,19 +356,13 @@ apr_status_t rs_changes_follow(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     rs_listclose_conf_t c;
     rs_listclose_io_t io;
     wmore_t w;
+    apr_status_t rv = lists_setup(p, j, set, own, &o, &c, &w, &io);
 
-    if (!*own->history) {
-        return APR_EINVAL; /* no history yet: nothing may be published */
+    if (rv != APR_SUCCESS) {
+        return rv;
     }
-    rs_clsource_opts(p, set, own->history, &o);
-    listclose_conf(p, set, &o, &c);
-    w.j = j;
-    w.set = set;
-    w.own = own;
     io.source = follower_source;
-    io.read = rs_clsource_read;
     io.publish = follower_publish;
-    io.baton = &w;
     io.open_bytes = -1;
     return rs_listfollow_update(lf, p, j, &c, own->history, &o, &io, !own->cl_ready, log);
 }

@@ -436,16 +436,21 @@ void rs_writer_retake(rs_drive_t *d)
     int i;
 
     for (i = 0; i < d->nsets; i++) {
-        if (d->ws[i].elsewhere) {
-            continue;
-        }
-        if (d->ws[i].lease.epoch > 0) {
+        wset_t *ws = &d->ws[i];
+        if (!ws->elsewhere && ws->lease.epoch > 0) {
             if (shared) { /* (one node's never ends by time) */
-                renew(&d->ws[i], now);
+                renew(ws, now);
             }
         }
-        else { /* its first take failed with the store */
-            rs_writer_take(&d->ws[i], now);
+        else if (!ws->elsewhere) { /* its first take failed with the store */
+            rs_writer_take(ws, now);
+        }
+        if (ws->elsewhere) {
+            /* Written by another node (already, or found so just now: its
+             * lease ran out while the store failed): nothing of it waits
+             * to be written here, so its failure ends with the new
+             * connection and it is followed again (rs_writer_poll). */
+            rs_storeretry_ok(&ws->retry, &d->episode);
         }
     }
 }

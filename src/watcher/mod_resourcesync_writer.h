@@ -35,7 +35,8 @@ void rs_writer_heartbeat(rs_drive_t *d, apr_time_t now);
 
 /* A new driver connection after a store failure: every set this node
  * writes renews its lease (one another node took meanwhile becomes
- * elsewhere), one whose first take failed takes it. */
+ * elsewhere), one whose first take failed takes it; the failure of every
+ * set written elsewhere ends (it is followed again). */
 void rs_writer_retake(rs_drive_t *d);
 
 /* ws's fence or renewal found its lease lost (RS_LEASE_LOST, noted in

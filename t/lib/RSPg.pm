@@ -70,10 +70,12 @@ sub _user {
 
 sub _as_user { $> == 0 ? ('runuser', '-u', _user(), '--') : () }
 
-sub psql {
-    my ($self, $sql) = @_;
+sub psql { $_[0]->_psql('rs', $_[1]) }
+
+sub _psql {
+    my ($self, $user, $sql) = @_;
     my @cmd = (bindir() . '/psql', '-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', $self->{port},
-               '-U', 'rs', '-d', 'rs', '-c', $sql);
+               '-U', $user, '-d', 'rs', '-c', $sql);
     open my $fh, '-|', @cmd or die "psql: $!";
     local $/;
     my $out = <$fh> // '';
@@ -83,17 +85,7 @@ sub psql {
 }
 
 # As PostgreSQL's superuser (trust on 127.0.0.1): the rows, "|"-separated.
-sub psql_su {
-    my ($self, $sql) = @_;
-    my @cmd = (bindir() . '/psql', '-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', $self->{port},
-               '-U', 'postgres', '-d', 'rs', '-c', $sql);
-    open my $fh, '-|', @cmd or die "psql: $!";
-    local $/;
-    my $out = <$fh> // '';
-    close $fh;
-    $out =~ s/\s+\z//;
-    return $out;
-}
+sub psql_su { $_[0]->_psql('postgres', $_[1]) }
 
 # The DSN through the cluster's Unix socket instead of TCP, with
 # application_name $name: a node that uses it can be cut from the

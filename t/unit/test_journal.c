@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_journal.c - rs_journal: the journal of changes and the Change Lists */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 #include "unit.h"
@@ -167,6 +169,69 @@ START_TEST(records_round_trip)
 
     /* Another set has none of them. */
     ck_assert_int_eq(records(&f, "t", 1, -1, 100)->nelts, 0);
+}
+END_TEST
+
+/* Two writers (processes, as two nodes of a shared store) journal
+ * different sets at once, each record in a transaction of its own: the
+ * sequences they take never collide (without the journal's lock both
+ * read the same highest one, and one commit fails), and both sets get
+ * every record. */
+START_TEST(two_writers_two_sets)
+{
+    enum { N = 60 };
+    jf_t f;
+    int go[2], status, w, failed = 0;
+    pid_t pid[2];
+    apr_array_header_t *a, *b;
+
+    jf_init(&f);
+    ck_assert_int_eq(pipe(go), 0);
+    for (w = 0; w < 2; w++) {
+        pid[w] = fork();
+        ck_assert_int_ge(pid[w], 0);
+        if (pid[w] == 0) {
+            apr_pool_t *p;
+            rs_db_t *db = NULL;
+            rs_journal_t *j = NULL;
+            char x;
+            int k, bad = 0;
+            close(go[1]);
+            apr_pool_create(&p, NULL);
+            if (rs_schema_open(&db, p, ut_driver, ut_store(f.db), NULL) != APR_SUCCESS
+                || rs_db_busy_timeout(db, 10000) != APR_SUCCESS
+                || rs_journal_open(&j, db, p) != APR_SUCCESS || read(go[0], &x, 1) != 0) {
+                _exit(100);
+            }
+            for (k = 0; k < N; k++) {
+                rs_record_t r = { 0 };
+                r.dir = "";
+                r.name = apr_psprintf(p, "w%d-%d", w, k);
+                r.change = RS_CHANGE_CREATED;
+                r.lastmod_ns = LASTMOD_NS;
+                r.type = "text/plain";
+                if (rs_db_begin(db) != APR_SUCCESS
+                    || rs_journal_append(j, w ? "t" : "s", &r) != APR_SUCCESS
+                    || rs_db_commit(db) != APR_SUCCESS) {
+                    bad++;
+                    rs_db_rollback(db);
+                }
+            }
+            _exit(bad > 99 ? 99 : bad);
+        }
+    }
+    close(go[0]);
+    close(go[1]); /* both start */
+    for (w = 0; w < 2; w++) {
+        ck_assert_int_eq(waitpid(pid[w], &status, 0), pid[w]);
+        ck_assert(WIFEXITED(status));
+        failed += WEXITSTATUS(status);
+    }
+    ck_assert_int_eq(failed, 0);
+    a = records(&f, "s", 1, -1, 1000);
+    b = records(&f, "t", 1, -1, 1000);
+    ck_assert_int_eq(a->nelts, N);
+    ck_assert_int_eq(b->nelts, N);
 }
 END_TEST
 
@@ -1017,6 +1082,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, records_keep_links);
     tcase_add_test(tc, relinked_paths);
     tcase_add_test(tc, seq_across_sets_and_reopen);
+    tcase_add_test(tc, two_writers_two_sets);
     tcase_add_test(tc, recent_across_sets);
     tcase_add_test(tc, datetimes_strictly_increasing);
     tcase_add_test(tc, datetime_after_future_until);
