@@ -617,21 +617,28 @@ class Poller:
         return status, hdrs.get("etag"), body
 
     def open_list(self, index, avoid=None):
-        """URL-path of the open Change List: the last <sitemap> of the index
-        without an until."""
+        """URL-path of the open Change List (open_path), waiting (bounded)
+        for an index that names one other than avoid."""
         for _ in range(3000):
             st, _, body = self.get(index)
             if st == 200:
-                found = None
-                for m in SITEMAP_RX.finditer(body):
-                    if b"until=" not in m.group(1):
-                        loc = LOC_RX.search(m.group(1))
-                        if loc:
-                            found = urllib.parse.urlsplit(loc.group(1).decode()).path
+                found = open_path(body)
                 if found and found != avoid:
                     return found
             time.sleep(0.01)
         raise RuntimeError("no open Change List in %s" % index)
+
+
+def open_path(index_body):
+    """URL-path of the open Change List of a Change List index: the last
+    <sitemap> without an until (None: there is none)."""
+    found = None
+    for m in SITEMAP_RX.finditer(index_body):
+        if b"until=" not in m.group(1):
+            loc = LOC_RX.search(m.group(1))
+            if loc:
+                found = urllib.parse.urlsplit(loc.group(1).decode()).path
+    return found
 
 
 def changelist_poller(port, index, expected, interval, ready, stop_at, out):

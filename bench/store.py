@@ -52,6 +52,10 @@ bench.TARGETS.update({
 })
 PGCLUSTER = os.path.join(TOP, "t", "pgcluster")
 STORES = ("sqlite", "pgsql")
+# The cluster's server settings unless --pg-settings says otherwise: commits
+# not flushed one by one (SQLite's WAL with synchronous=NORMAL, as the module
+# opens it)
+PG_SETTINGS = ["fsync=on", "synchronous_commit=off"]
 
 
 class PgCluster:
@@ -109,10 +113,13 @@ class PgCluster:
     def dropdb(self, name):
         self.query("postgres", "DROP DATABASE IF EXISTS %s WITH (FORCE)" % name)
 
-    def stop(self):
+    def stop(self, remove=False):
+        """Stop the cluster (if it was started); with remove, delete its directory."""
         if self.started:
             self.started = False
             subprocess.run([PGCLUSTER, "stop", self.dir], timeout=120)
+        if remove:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def sqlite_counts(db):
@@ -303,11 +310,8 @@ class StoreBench(bench.Bench):
 
     def cleanup(self):
         super().cleanup()
-        pg = getattr(self, "pg", None)
-        if pg:
-            pg.stop()
-            if not self.args.keep:
-                shutil.rmtree(pg.dir, ignore_errors=True)
+        if getattr(self, "pg", None):
+            self.pg.stop(remove=not self.args.keep)
 
 
 def take_option(argv, name, default, check, what):
@@ -318,9 +322,19 @@ def take_option(argv, name, default, check, what):
     try:
         v = check(argv[i + 1])
     except (IndexError, ValueError):
-        raise SystemExit("bench/run --store: %s needs %s" % (name, what))
+        raise SystemExit("bench/run: %s needs %s" % (name, what))
     del argv[i:i + 2]
     return v
+
+
+def number_in(lo, hi):
+    """A checker for take_option: a number from lo to hi."""
+    def check(v):
+        v = float(v)
+        if not lo <= v <= hi:
+            raise ValueError(v)
+        return v
+    return check
 
 
 def main():
@@ -328,12 +342,6 @@ def main():
     # --cl-max, --conns, --md, --keep, --remove-tree, --poll-interval) and
     # --rate, --hash, --pg-settings.
     argv = sys.argv[1:]
-
-    def rate(v):
-        v = float(v)
-        if not 1 <= v <= 10000:
-            raise ValueError(v)
-        return v
 
     def hashes(v):
         if not re.fullmatch(r"none|(md5|sha-1|sha-256|sha-512)( (md5|sha-1|sha-256|sha-512))*",
@@ -346,9 +354,9 @@ def main():
         if not all(re.fullmatch(r"[a-z_]+=[A-Za-z0-9_.]+", s) for s in out):
             raise ValueError(v)
         return out
-    r = take_option(argv, "--rate", 1000.0, rate, "changes/s (1..10000)")
+    r = take_option(argv, "--rate", 1000.0, number_in(1, 10000), "changes/s (1..10000)")
     h = take_option(argv, "--hash", "md5", hashes, "ResourceSyncHash's value (e.g. md5 or none)")
-    pgs = take_option(argv, "--pg-settings", ["fsync=on", "synchronous_commit=off"], settings,
+    pgs = take_option(argv, "--pg-settings", PG_SETTINGS, settings,
                       "a list of name=value (e.g. fsync=on,synchronous_commit=off)")
     flags = ("--quick", "--keep", "--remove-tree")     # bench.py's options without a value
     if not any(x.isdigit() and (i == 0 or argv[i - 1] in flags or argv[i - 1].isdigit()
