@@ -20,7 +20,7 @@ static const char *const meta_sql[] = {
 };
 
 #define SCHEMA_RETRIES 10
-#define META_DDL "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"
+#define META_DDL       "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)"
 
 /* ------------------------------------------------ failures */
 
