@@ -129,10 +129,10 @@ static apr_status_t put_chunks(rs_db_t *db, apr_pool_t *p, const char *set, cons
         if (rr != APR_SUCCESS && rr != APR_EOF) {
             rv = rr;
         }
-        else if (b.len > 0) {
-            rv = rs_db_exec(db, st, args, NULL);
+        else if (b.len > 0 && (rv = rs_db_exec(db, st, args, NULL)) == APR_SUCCESS) {
             *bytes += (apr_off_t)b.len;
             n++;
+            rv = rs_db_fence_again(db); /* (a large generation: its lease renewed) */
         }
     }
     apr_file_close(f);

@@ -265,6 +265,7 @@ static void txn_done(rs_db_t *db)
 {
     db->txn = NULL;
     db->txn_rv = APR_SUCCESS;
+    db->fence_set = NULL;
     apr_pool_destroy(db->txn_pool);
     db->txn_pool = NULL;
 }
@@ -343,41 +344,6 @@ apr_status_t rs_db_clock(rs_db_t *db, apr_time_t *now)
     return rs_db_query(db, NULL, s, NULL, get_time, now);
 }
 
-/* rs_db_row_fn of a select whose row says nothing (pg_notify's void). */
-static void ignore_row(void *baton, apr_pool_t *p, const char *const *cols, int n)
-{
-    (void)baton, (void)p, (void)cols, (void)n;
-}
-
-apr_status_t rs_db_notify(rs_db_t *db, const char *channel, const char *payload)
-{
-    const char *sql = rs_db_drv_notify_sql(db);
-    const void *args[2];
-    rs_db_stmt_t *s;
-    apr_status_t rv;
-    const char *key = NULL;
-
-    if (!sql) {
-        return APR_SUCCESS;
-    }
-    if (db->txn) {
-        key = apr_pstrcat(db->txn_pool, channel, " ", payload, NULL);
-    }
-    if (key && db->notify_serial == db->txn_serial && !strcmp(db->notified, key)) {
-        return APR_SUCCESS; /* sent in this transaction already */
-    }
-    if ((rv = rs_db_stmt(db, sql, &s)) != APR_SUCCESS) {
-        return rv;
-    }
-    args[0] = channel;
-    args[1] = payload;
-    if ((rv = rs_db_query(db, NULL, s, args, ignore_row, NULL)) == APR_SUCCESS && key) {
-        db->notify_serial = db->txn_serial;
-        db->notified = key;
-    }
-    return rv;
-}
-
 /* The process's fence: set once by the watcher before its threads
  * start, read by every thread afterwards. */
 static rs_db_fence_fn *fence_fn;
@@ -403,7 +369,20 @@ apr_status_t rs_db_begin_set(rs_db_t *db, const char *set)
     if (rv == APR_SUCCESS && fence_fn && (rv = fence_fn(fence_baton, db, set)) != APR_SUCCESS) {
         rs_db_rollback(db);
     }
+    db->fence_set = rv == APR_SUCCESS ? set : NULL;
+    db->fence_at = apr_time_now();
     return rv;
+}
+
+apr_status_t rs_db_fence_again(rs_db_t *db)
+{
+    apr_time_t now = apr_time_now();
+
+    if (!db->txn || !db->fence_set || !fence_fn || now - db->fence_at < RS_DB_FENCE_AGAIN) {
+        return APR_SUCCESS;
+    }
+    db->fence_at = now;
+    return fence_fn(fence_baton, db, db->fence_set);
 }
 
 apr_status_t rs_db_exec_set(rs_db_t *db, const char *set, rs_db_stmt_t *s, const void **args,

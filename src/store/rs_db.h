@@ -210,6 +210,18 @@ void rs_db_fence_install(rs_db_fence_fn *fn, void *baton);
  * away while the watcher runs. */
 apr_status_t rs_db_begin_set(rs_db_t *db, const char *set);
 
+/* In a long transaction begun by rs_db_begin_set: the fence again, when
+ * it last ran more than RS_DB_FENCE_AGAIN ago (else nothing), so that the
+ * lease it renews does not end while the transaction runs (a takeover
+ * waits for the transaction, then finds the lease this writer's: the
+ * transaction's renewals are committed with it).  Writers that put many
+ * rows in one transaction (a generation's files, a scan's batches) call
+ * it as they go.  RS_LEASE_LOST and other failures as rs_db_begin_set's
+ * (the transaction must then be rolled back); APR_SUCCESS outside such a
+ * transaction. */
+#define RS_DB_FENCE_AGAIN apr_time_from_msec(500)
+apr_status_t rs_db_fence_again(rs_db_t *db);
+
 /* One statement that writes set's rows (rs_db_exec's arguments), in a
  * transaction of its own that begins with set's fence: RS_LEASE_LOST,
  * nothing written and *nrows 0, when another node writes the set now.

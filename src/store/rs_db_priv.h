@@ -53,6 +53,10 @@ struct rs_db_t {
     /* SQLite with busy timeout 0 (a second writer of its process): a
      * set's writes run without a transaction around them (rs_db_begin_set). */
     int no_span;
+    /* The set whose fence began the open transaction (rs_db_begin_set;
+     * NULL: none) and when it last ran (rs_db_fence_again). */
+    const char *fence_set;
+    apr_time_t fence_at;
     /* SQLite statements of rs_db_each (sqlite3_stmt *), finalized
      * before the connection is closed. */
     apr_array_header_t *natives;

@@ -130,7 +130,8 @@ apr_status_t rs_invbatch_flush(rs_invbatch_t *b)
         rv = rs_inventory_put(b->db, b->set, &b->rows[i]);
     }
     rs_invbatch_discard(b);
-    return rv;
+    /* A large directory is one transaction: its lease renewed as it goes. */
+    return rv == APR_SUCCESS ? rs_db_fence_again(b->db) : rv;
 }
 
 apr_status_t rs_invbatch_put(rs_invbatch_t *b, const rs_item_t *it)

@@ -215,6 +215,34 @@ START_TEST(frozen_in_transaction_let_go)
 }
 END_TEST
 
+/* A transaction longer than the lease (a large generation's files): its
+ * renewals as it goes are committed with it, so the lease is still its
+ * holder's after the commit; without them it would have ended. */
+START_TEST(long_transaction_renews)
+{
+    const char *path = ut_path(ut_tempdir("lease"), "state.db");
+    rs_db_t *a = open_in(ut_pool, path), *b = open_in(ut_pool, path);
+    rs_lease_t la = lease("s", "a", apr_time_from_msec(900)), lb = lease("s", "b", TTL);
+    fence_t f = { &la, 0 };
+    rs_lease_info_t in;
+    int i;
+
+    rs_db_fence_install(fence_fn, &f);
+    ck_assert_int_eq(rs_db_fence_again(a), APR_SUCCESS); /* (outside: nothing) */
+    ck_assert_int_eq(take(a, &la), 1);
+    ck_assert_int_eq(rs_db_begin_set(a, "s"), APR_SUCCESS);
+    for (i = 0; i < 8; i++) { /* 1.6 s: longer than the lease */
+        apr_sleep(apr_time_from_msec(200));
+        ck_assert_int_eq(rs_db_fence_again(a), APR_SUCCESS);
+    }
+    ck_assert_int_eq(rs_db_commit(a), APR_SUCCESS);
+    ck_assert_int_eq(rs_lease_peek(b, ut_pool, "s", &in), APR_SUCCESS);
+    ck_assert_int_eq(in.live, 1);
+    ck_assert_int_eq(take(b, &lb), 0);
+    rs_db_fence_install(NULL, NULL);
+}
+END_TEST
+
 /* Two processes racing to take a free lease: exactly one wins. */
 START_TEST(race_one_wins)
 {
@@ -313,6 +341,7 @@ Suite *lease_suite(void)
     if (ut_pg_building) {
         tcase_add_test(tc, race_one_wins);
         tcase_add_test(tc, frozen_in_transaction_let_go);
+        tcase_add_test(tc, long_transaction_renews);
     }
     tcase_add_test(tc, handover_datetimes);
     suite_add_tcase(s, tc);
