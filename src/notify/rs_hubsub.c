@@ -5,7 +5,7 @@
 #include "rs_hubsub.h"
 #include "rs_lease.h"
 
-enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_MAX };
+enum { S_GET, S_PUT, S_DELETE, S_LIST, S_EXPIRED, S_DELETE_EXPIRED, S_COUNTS, S_MAX };
 
 #define COLS  "setname, topic, url, secret, lease_until, cursor, cb_addr, client"
 #define NCOLS 8
@@ -28,6 +28,8 @@ static const char *const sql[S_MAX] = {
     /* Not if renewed since it was listed. */
     ("DELETE FROM notify_dests WHERE setname = %s AND topic = %s AND kind = 'sub' AND url = %s "
      "AND lease_until < %lld"),
+    "SELECT setname, topic, COUNT(*) FROM notify_dests WHERE kind = 'sub' "
+    "GROUP BY setname, topic ORDER BY setname, topic",
 };
 
 static const char *const schema_v4[] = { "ALTER TABLE notify_dests ADD COLUMN cb_addr TEXT",
@@ -147,6 +149,26 @@ apr_status_t rs_hubsub_remove(rs_db_t *db, const char *set, const char *topic, c
 apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out)
 {
     return query(db, p, S_LIST, NULL, out);
+}
+
+static void get_count(void *baton, apr_pool_t *p, const char *const *c, int nc)
+{
+    rs_hubsub_count_t *x = apr_array_push(baton);
+    memset(x, 0, sizeof(*x));
+    if (nc < 3) {
+        return;
+    }
+    x->set = apr_pstrdup(p, c[0]);
+    x->topic = apr_pstrdup(p, c[1]);
+    x->n = c[2] ? apr_atoi64(c[2]) : 0;
+}
+
+apr_status_t rs_hubsub_counts(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out)
+{
+    rs_db_stmt_t *s;
+    apr_status_t rv = rs_db_stmt(db, sql[S_COUNTS], &s);
+    *out = apr_array_make(p, 4, sizeof(rs_hubsub_count_t));
+    return rv == APR_SUCCESS ? rs_db_query(db, p, s, NULL, get_count, *out) : rv;
 }
 
 apr_status_t rs_hubsub_expire(rs_db_t *db, apr_pool_t *p, apr_time_t now, apr_array_header_t **gone)

@@ -101,6 +101,17 @@ apr_status_t rs_hubsub_remove_also(rs_db_t *db, const char *set, const char *top
  * of rs_hubsub_t from p). */
 apr_status_t rs_hubsub_list(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);
 
+/* The number of subscriptions of each (set, topic) that has any, ordered
+ * by set and topic: *out, an array of rs_hubsub_count_t from p.  One
+ * query, whoever removed rows (the hub's intake, the delivery, another
+ * node): the status page's lines come from it. */
+typedef struct rs_hubsub_count_t {
+    const char *set;
+    const char *topic;
+    apr_int64_t n;
+} rs_hubsub_count_t;
+apr_status_t rs_hubsub_counts(rs_db_t *db, apr_pool_t *p, apr_array_header_t **out);
+
 /* Delete the subscriptions whose lease ended before now (one statement
  * each; one renewed meanwhile stays); *gone (from p) gets those deleted
  * (rs_hubsub_t), for the log, also when a later one failed.  Those of a

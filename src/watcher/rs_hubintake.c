@@ -42,6 +42,7 @@ rs_hubintake_t *rs_hubintake_create(const char *state_dir, rs_hubgate_t *gate,
     hi->spool = rs_statedir_hubspool(pool, state_dir);
     hi->status_path = rs_statedir_hubintake(pool, state_dir);
     apr_pool_create(&hi->qpool, pool);
+    apr_pool_create(&hi->spool_lines, pool);
     return hi;
 }
 
@@ -281,7 +282,7 @@ static void take_queue(rs_hubintake_t *hi, apr_pool_t *p, apr_time_t now)
 
 /* What write_status writes. */
 typedef struct status_t {
-    const apr_array_header_t *subs;
+    const char *subs;
     const char *last;
     const char *queued; /* a shared store's queue, NULL */
 } status_t;
@@ -290,23 +291,8 @@ typedef struct status_t {
 static apr_status_t write_status(void *baton, apr_file_t *f, apr_pool_t *p)
 {
     const status_t *st = baton;
-    const apr_array_header_t *subs = st->subs;
-    const char *set = "", *topic = "";
-    int i, n = 0;
 
-    for (i = 0; i <= subs->nelts; i++) {
-        const rs_hubsub_t *x = i < subs->nelts ? &APR_ARRAY_IDX(subs, i, rs_hubsub_t) : NULL;
-        if (n && (!x || strcmp(x->set, set) || strcmp(x->topic, topic))) {
-            apr_file_printf(f, "hub-subscriptions: %s %s %d\n", set, topic, n);
-            n = 0;
-        }
-        if (x) {
-            set = x->set;
-            topic = x->topic;
-            n++;
-        }
-    }
-    apr_file_printf(f, "hub-subscriptions-total: %d\n", subs->nelts);
+    apr_file_puts(st->subs, f);
     apr_file_printf(f, "hub-last-intake: %s\n", st->last[0] ? st->last : "-");
     if (st->queued) {
         apr_file_puts(st->queued, f);
@@ -315,17 +301,48 @@ static apr_status_t write_status(void *baton, apr_file_t *f, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
+/* The subscriptions' status lines: one per topic with subscribers, and
+ * the total. */
+static const char *subs_lines(apr_pool_t *p, const apr_array_header_t *counts)
+{
+    const char *out = "";
+    apr_int64_t total = 0;
+    int i;
+
+    for (i = 0; i < counts->nelts; i++) {
+        const rs_hubsub_count_t *x = &APR_ARRAY_IDX(counts, i, rs_hubsub_count_t);
+        out = apr_psprintf(p, "%shub-subscriptions: %s %s %" APR_INT64_T_FMT "\n", out, x->set,
+                           x->topic, x->n);
+        total += x->n;
+    }
+    return apr_psprintf(p, "%shub-subscriptions-total: %" APR_INT64_T_FMT "\n", out, total);
+}
+
+/* The status file, rewritten when an outcome or the queue changed, or
+ * the subscriptions' counts: they are counted at every sweep, since rows
+ * also leave elsewhere (the delivery ends an expired or backlogged
+ * subscription; another node's writer). */
 static void status(rs_hubintake_t *hi, apr_pool_t *p)
 {
-    apr_array_header_t *subs;
+    apr_array_header_t *counts;
     status_t st;
     rs_db_t *db = rs_hubstate_store(hi);
+    const char *lines;
     apr_status_t rv;
 
-    if (!hi->changed || !db || rs_hubsub_list(db, p, &subs) != APR_SUCCESS) {
+    if (!db || rs_hubsub_counts(db, p, &counts) != APR_SUCCESS) {
         return;
     }
-    st.subs = subs;
+    lines = subs_lines(p, counts);
+    if (!hi->subs || strcmp(lines, hi->subs)) {
+        apr_pool_clear(hi->spool_lines);
+        hi->subs = apr_pstrdup(hi->spool_lines, lines);
+        hi->changed = 1;
+    }
+    if (!hi->changed) {
+        return;
+    }
+    st.subs = hi->subs;
     st.last = hi->last;
     st.queued = hi->queued;
     if ((rv = rs_file_replace(p, hi->status_path, write_status, &st)) != APR_SUCCESS) {

@@ -114,6 +114,8 @@ struct rs_hubintake_t {
     char last[512];               /* last intake outcome */
     apr_pool_t *qpool;            /* queued: cleared when it changes */
     const char *queued;           /* the queue's status lines (shared store), NULL */
+    apr_pool_t *spool_lines;      /* subs: cleared when they change */
+    const char *subs;             /* the subscriptions' status lines, NULL */
 };
 
 /* The wall clock (hooks.clock). */

@@ -394,6 +394,39 @@ START_TEST(sweep_leases_and_tmp)
 }
 END_TEST
 
+/* Rows removed by others (the delivery ends an expired subscription,
+ * another node's writer): the next sweep's status file counts what the
+ * store holds, with no outcome of the intake in between. */
+START_TEST(status_counts_rows_removed_elsewhere)
+{
+    const char *path = rs_statedir_hubintake(ut_pool, statedir);
+    int removed = 0;
+
+    put("s1", "/a");
+    put("s1", "/b");
+    put("s2", "/c");
+    ck_assert_int_eq(rs_hubintake_open(hi, apr_time_from_sec(5)), APR_SUCCESS);
+    rs_hubintake_sweep(hi, NOW);
+    ck_assert_str_eq(ut_read(path, NULL), "hub-subscriptions: s1 change 2\n"
+                                          "hub-subscriptions: s2 change 1\n"
+                                          "hub-subscriptions-total: 3\nhub-last-intake: -\n");
+    ck_assert_int_eq(
+        rs_hubsub_remove(db, "s1", "change", apr_pstrcat(ut_pool, peer, "/a", NULL), &removed),
+        APR_SUCCESS);
+    ck_assert_int_eq(removed, 1);
+    rs_hubintake_sweep(hi, NOW);
+    ck_assert_str_eq(ut_read(path, NULL), "hub-subscriptions: s1 change 1\n"
+                                          "hub-subscriptions: s2 change 1\n"
+                                          "hub-subscriptions-total: 2\nhub-last-intake: -\n");
+    ck_assert_int_eq(
+        rs_hubsub_remove(db, "s2", "change", apr_pstrcat(ut_pool, peer, "/c", NULL), &removed),
+        APR_SUCCESS);
+    rs_hubintake_sweep(hi, NOW);
+    ck_assert_str_eq(ut_read(path, NULL), "hub-subscriptions: s1 change 1\n"
+                                          "hub-subscriptions-total: 1\nhub-last-intake: -\n");
+}
+END_TEST
+
 /* A confirmed subscription whose store write fails stays in the spool
  * and in memory; the next sweep stores it without verifying it again,
  * and only then is its file removed. */
@@ -444,6 +477,7 @@ Suite *hubintake_suite(void)
     tcase_add_test(tc, not_confirmed);
     tcase_add_test(tc, sweep_leases_and_tmp);
     tcase_add_test(tc, store_failure_retried);
+    tcase_add_test(tc, status_counts_rows_removed_elsewhere);
     suite_add_tcase(s, tc);
     return s;
 }
