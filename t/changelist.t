@@ -13,7 +13,7 @@ use URI::Escape qw(uri_unescape);
 use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for wait_ok fetch_list
               iso2epoch);
 
-plan tests => 32;
+plan tests => 34;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -155,13 +155,34 @@ ok(!$oc[0]{datetime}, '1.0 set: no datetime attribute');
 }
 
 # Retention: lists of "ret" close after 2 s and expire 5 s after they closed.
+# The index's response before the expiry is kept ($r1): its Last-Modified
+# is revalidated after it.
 put("$www/ret/r2.txt", "r2\n");
-my $first = wait_for(sub { my $i = index_of('ret'); $i && @{ $i->{lists} } > 1 ? $i : undef }, 30);
+my $ret_index = "$B/resourcesync/ret/changelist.xml";
+my $r1;
+my $first = wait_for(sub {
+    my $r = get($ret_index);
+    return undef unless $r->code == 200;
+    my $x = xpc(doc($r->content));
+    my @l = $x->findnodes('/sm:sitemapindex/sm:sitemap');
+    return undef unless @l > 1;
+    $r1 = $r;
+    return { from => $x->findvalue('/sm:sitemapindex/rs:md/@from'),
+             gone => $x->findvalue('sm:loc', $l[0]) };
+}, 30);
 ok($first, 'ret: the list with the change closed after its period');
-my $gone = $first->{lists}[0]{loc};
+my $gone = $first->{gone};
 my $moved = wait_for(sub { my $i = index_of('ret'); $i && $i->{from} ne $first->{from} ? $i : undef }, 30);
 ok($moved, "ret: after the retention time the index's from moved forward");
 is(get($gone)->code, 404, 'ret: the expired list is gone');
+# The expiry alone (no list closed) changed the index: its Last-Modified
+# moved, so a client revalidating by date gets the new bytes, not 304.
+my $r2 = req('GET', $ret_index, 'If-Modified-Since' => $r1->header('Last-Modified'));
+is($r2->code, 200, "ret: If-Modified-Since the index's Last-Modified before the expiry gives 200")
+    or diag('Last-Modified before ' . $r1->header('Last-Modified') . ', after '
+            . ($r2->header('Last-Modified') // '-'));
+ok($r2->content eq $moved->{xml} && $r2->header('ETag') ne $r1->header('ETag'),
+   'ret: ... with the shorter index and another ETag');
 
 # Durability: a restart keeps every list and record.
 my $before = get($lists[0]{loc})->content;

@@ -205,4 +205,15 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, a
 apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
                                apr_array_header_t **dropped);
 
+/* Note that retention dropped lists of set at t (the caller's wall
+ * clock; in the caller's transaction, the one that dropped them): the
+ * time is kept in the store and only grows (a t not after the one kept
+ * changes nothing).  The Change List Index's modification time takes it
+ * (rs_listclose_index_mtime): an index that lost entries must look
+ * modified to a client that revalidates by date. */
+apr_status_t rs_journal_drop_note(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t t);
+
+/* The time kept by rs_journal_drop_note for set (0: never). */
+apr_status_t rs_journal_drop_time(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t *t);
+
 #endif

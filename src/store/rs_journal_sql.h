@@ -33,10 +33,12 @@ enum {
     J_MAX
 };
 
-/* Meta keys: the sequence floor kept across an emptied journal, and the
- * marks of a set (rs_journal_mark). */
+/* Meta keys: the sequence floor kept across an emptied journal, the
+ * marks of a set (rs_journal_mark) and the time of its last retention
+ * drop (rs_journal_drop_note). */
 #define SEQ_FLOOR "journal-seq-floor"
 #define MARK      "journal-mark:"
+#define DROPPED   "journal-dropped:"
 /* The columns of a record, in rs_record_t's order. */
 #define RCOLS                                                                                   \
     "seq, dir, name, change, dt, lastmod_ns, size, type, md5, sha1, sha256, sha512, encoding, " \

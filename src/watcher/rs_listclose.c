@@ -230,17 +230,31 @@ static void expired(apr_pool_t *p, const rs_listclose_conf_t *c, const char *his
     }
 }
 
-void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
-                         const char *history, apr_time_t now, const rs_logger_t *log,
-                         int *dropped_some)
+/* Drop the closed lists that ended before cutoff (rs_journal_expire) and
+ * note the time of the drop (rs_journal_drop_note) in the same
+ * transaction: the index's mtime moves with it. */
+static apr_status_t drop(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                         apr_time_t cutoff, apr_time_t now, apr_array_header_t **dropped)
+{
+    apr_status_t rv = rs_journal_expire(j, p, c->set, cutoff, dropped);
+    if (rv == APR_SUCCESS && (*dropped)->nelts) {
+        rv = rs_journal_drop_note(j, p, c->set, now);
+    }
+    return rv;
+}
+
+apr_status_t rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                                 const char *history, apr_time_t now, const rs_logger_t *log,
+                                 int *dropped_some)
 {
     apr_array_header_t *dropped, *lists;
     rs_changelist_t openl;
     apr_time_t cutoff = now - c->retention, by_count;
     int cap = c->index_max > 0 ? c->index_max : c->max_entries;
+    apr_status_t rv;
 
-    if (rs_journal_expire(j, p, c->set, cutoff, &dropped) != APR_SUCCESS) {
-        return;
+    if ((rv = drop(p, j, c, cutoff, now, &dropped)) != APR_SUCCESS) {
+        return rv;
     }
     if (dropped->nelts) {
         expired(p, c, history, dropped, log, NULL);
@@ -250,13 +264,16 @@ void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf
      * cap - 1 closed ones (ResourceSync 1.1 section 7, 50,000 items per
      * document: the Change List Index is a document too). */
     if (rs_journal_lists(j, p, c->set, &lists, &openl) != APR_SUCCESS
-        || !(by_count = count_cutoff(lists, cutoff, cap > 1 ? cap - 1 : 0))
-        || rs_journal_expire(j, p, c->set, by_count, &dropped) != APR_SUCCESS || !dropped->nelts) {
-        return;
+        || !(by_count = count_cutoff(lists, cutoff, cap > 1 ? cap - 1 : 0))) {
+        return APR_SUCCESS;
+    }
+    if ((rv = drop(p, j, c, by_count, now, &dropped)) != APR_SUCCESS || !dropped->nelts) {
+        return rv;
     }
     expired(p, c, history, dropped, log,
             apr_psprintf(p, "left the Change List Index (it names at most %d lists)", cap));
     *dropped_some = 1;
+    return APR_SUCCESS;
 }
 
 /* What one file holds: the Change List Index (closed != NULL) or the
@@ -266,11 +283,17 @@ typedef struct {
     const rs_listclose_io_t *io;
     const rs_changelist_t *cl;
     const apr_array_header_t *closed;
+    apr_time_t mtime; /* rs_listclose_mtime or rs_listclose_index_mtime */
 } clfile_t;
 
-apr_time_t rs_listclose_mtime(const rs_changelist_t *cl, int index)
+apr_time_t rs_listclose_mtime(const rs_changelist_t *cl)
 {
-    return index ? cl->from : cl->until;
+    return cl->until;
+}
+
+apr_time_t rs_listclose_index_mtime(const rs_changelist_t *openl, apr_time_t dropped)
+{
+    return dropped > openl->from ? dropped : openl->from;
 }
 
 /* Give the file f, written in full, the modification time t (µs): the
@@ -289,8 +312,9 @@ static apr_status_t set_mtime(apr_file_t *f, apr_time_t t)
     return futimens(fd, ts) ? APR_FROM_OS_ERROR(errno) : APR_SUCCESS;
 }
 
-/* The file's bytes, then its mtime (rs_listclose_mtime): the same on
- * every node that writes the file from the same store. */
+/* The file's bytes, then its mtime (rs_listclose_mtime,
+ * rs_listclose_index_mtime): the same on every node that writes the file
+ * from the same store. */
 static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
 {
     clfile_t *c = baton;
@@ -307,19 +331,20 @@ static apr_status_t write_clfile(void *baton, apr_file_t *f, apr_pool_t *p)
         rv = rs_changelist_write_from(c->io->read, c->io->source(c->io->baton, p), c->o, c->cl, w,
                                       p);
     }
-    return rv == APR_SUCCESS ? set_mtime(f, rs_listclose_mtime(c->cl, c->closed != NULL)) : rv;
+    return rv == APR_SUCCESS ? set_mtime(f, c->mtime) : rv;
 }
 
 /* Write a Change List file (atomically: rs_file_replace). */
 static apr_status_t publish_file(apr_pool_t *p, const char *path, const rs_changelist_opts_t *o,
                                  const rs_listclose_io_t *io, const rs_changelist_t *cl,
-                                 const apr_array_header_t *closed)
+                                 const apr_array_header_t *closed, apr_time_t mtime)
 {
     clfile_t c;
     c.o = o;
     c.io = io;
     c.cl = cl;
     c.closed = closed;
+    c.mtime = mtime;
     return rs_file_replace(p, path, write_clfile, &c);
 }
 
@@ -339,7 +364,8 @@ apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t 
         apr_pool_clear(lp);
         path = rs_statedir_cl_list(lp, c->dir, history, cl->id);
         if (!rs_file_exists(lp, path)
-            && (rv = publish_file(lp, path, o, io, cl, NULL)) != APR_SUCCESS) {
+            && (rv = publish_file(lp, path, o, io, cl, NULL, rs_listclose_mtime(cl)))
+                   != APR_SUCCESS) {
             rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write Change List %s", c->set, path);
         }
     }
@@ -355,8 +381,8 @@ apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t 
 apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
                                       const rs_listclose_conf_t *c, const rs_changelist_opts_t *o,
                                       const rs_changelist_t *openl,
-                                      const apr_array_header_t *closed, int dirty,
-                                      const rs_logger_t *log)
+                                      const apr_array_header_t *closed, apr_time_t dropped,
+                                      int dirty, const rs_logger_t *log)
 {
     const char *path = rs_statedir_cl_index(p, c->dir);
     apr_status_t rv;
@@ -364,7 +390,9 @@ apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
     if (!dirty && lc->index_written && rs_file_exists(p, path)) {
         return APR_SUCCESS;
     }
-    if ((rv = publish_file(p, path, o, NULL, openl, closed)) != APR_SUCCESS) {
+    if ((rv = publish_file(p, path, o, NULL, openl, closed,
+                           rs_listclose_index_mtime(openl, dropped)))
+        != APR_SUCCESS) {
         rs_log_emit(log, RS_LOG_ERR, rv, "set %s: cannot write its Change List Index", c->set);
         return rv;
     }
@@ -379,6 +407,7 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
 {
     apr_array_header_t *closed;
     rs_changelist_t openl;
+    apr_time_t dropped;
     apr_status_t rv;
     int index_dirty = 0;
 
@@ -391,7 +420,7 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
     }
     if ((rv = rs_listclose_full(p, j, c, &open_bytes, &index_dirty)) == APR_SUCCESS
         && (rv = rs_listclose_on_time(p, j, c, now, &index_dirty)) == APR_SUCCESS) {
-        rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
+        rv = rs_listclose_expire(p, j, c, history, now, log, &index_dirty);
     }
     if (c->fence) { /* committed before any document shows the lists */
         rv = rs_db_end(c->fence, rv);
@@ -400,13 +429,14 @@ apr_status_t rs_listclose_update(rs_listclose_t *lc, apr_pool_t *p, rs_journal_t
         return rv;
     }
     if ((rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS
+        || (rv = rs_journal_drop_time(j, p, c->set, &dropped)) != APR_SUCCESS
         || (rv = rs_listclose_write_closed(p, c, history, o, io, closed, log)) != APR_SUCCESS) {
         return rv;
     }
     if (io->publish) {
         io->publish(io->baton, p, &openl);
     }
-    return rs_listclose_write_index(lc, p, c, o, &openl, closed, index_dirty, log);
+    return rs_listclose_write_index(lc, p, c, o, &openl, closed, dropped, index_dirty, log);
 }
 
 void rs_listclose_remove_legacy(apr_pool_t *p, const char *dir)

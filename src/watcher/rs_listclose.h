@@ -163,21 +163,34 @@ apr_status_t rs_listclose_on_time(apr_pool_t *p, rs_journal_t *j, const rs_listc
  * Then, by count, the oldest closed lists beyond index_max - 1 (the index
  * names the open list too), as time retention drops them: the journal
  * starts where the last one dropped ended (the index's `from` moves);
- * logged at info with the limit.  *dropped_some is set when a list went.
- * A failure of the store is not returned: the lists stay until the next
- * update. */
-void rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
-                         const char *history, apr_time_t now, const rs_logger_t *log,
-                         int *dropped_some);
+ * logged at info with the limit.  Each drop notes now in the store
+ * (rs_journal_drop_note), in the same transaction, for the index's mtime
+ * (rs_listclose_index_mtime).  *dropped_some is set when a list went.
+ * Returns the store's failure: the caller's transaction must then roll
+ * back (the lists stay until the next update). */
+apr_status_t rs_listclose_expire(apr_pool_t *p, rs_journal_t *j, const rs_listclose_conf_t *c,
+                                 const char *history, apr_time_t now, const rs_logger_t *log,
+                                 int *dropped_some);
 
 /* The modification time of a Change List file, which makes its ETag
- * ("size-mtime", the handler's) the same on every node that writes it
- * from the same store: a closed list cl's is its until; the index's
- * (index 1, cl the open list) the open list's from, which is the newest
- * closed list's until (or the journal's start), so it moves with every
- * close.  An expiry alone leaves it (the index loses an entry: its size
- * falls, so its ETag changes all the same). */
-apr_time_t rs_listclose_mtime(const rs_changelist_t *cl, int index);
+ * ("size-mtime", the handler's) and Last-Modified the same on every node
+ * that writes it from the same store.  A closed list cl's is its until:
+ * its bytes never change. */
+apr_time_t rs_listclose_mtime(const rs_changelist_t *cl);
+
+/* The Change List Index's: the later of the open list openl's from (the
+ * newest closed list's until, or the journal's start), which moves with
+ * every close, and `dropped`, the time of the set's last retention drop
+ * (rs_journal_drop_time, 0: none), which moves with every expiry.  So it
+ * grows whenever the index's bytes change (a list closed or dropped): a
+ * client that revalidates by date (If-Modified-Since) gets the new bytes,
+ * not a 304.  Both are times of the store, not of the node: a writer after
+ * a restart and every follower give the same value, never later than the
+ * writer's clock when it closed or dropped the lists, and the same again
+ * while nothing changes.  (HTTP dates count seconds: a change in the same
+ * second as the one before cannot show in Last-Modified; the ETag shows
+ * it.) */
+apr_time_t rs_listclose_index_mtime(const rs_changelist_t *openl, apr_time_t dropped);
 
 /* Write the file of every closed list that has none (of history), each
  * in a pool cleared for the next; logs an error for a file that cannot be
@@ -189,13 +202,14 @@ apr_status_t rs_listclose_write_closed(apr_pool_t *p, const rs_listclose_conf_t 
                                        const apr_array_header_t *closed, const rs_logger_t *log);
 
 /* Write the index when dirty (a list closed or expired), when this
- * watcher has not written it yet (lc), or when it is missing; logs an
- * error when it cannot be written. */
+ * watcher has not written it yet (lc), or when it is missing, with the
+ * mtime rs_listclose_index_mtime(openl, dropped); logs an error when it
+ * cannot be written. */
 apr_status_t rs_listclose_write_index(rs_listclose_t *lc, apr_pool_t *p,
                                       const rs_listclose_conf_t *c, const rs_changelist_opts_t *o,
                                       const rs_changelist_t *openl,
-                                      const apr_array_header_t *closed, int dirty,
-                                      const rs_logger_t *log);
+                                      const apr_array_header_t *closed, apr_time_t dropped,
+                                      int dirty, const rs_logger_t *log);
 
 /* The whole update (see the top of this file), for history (non-empty)
  * with the documents' options o.  The set's directory is made if needed.

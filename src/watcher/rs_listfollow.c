@@ -52,23 +52,25 @@ int rs_listfollow_prune(apr_pool_t *p, const rs_listclose_conf_t *c, const char 
     return gone;
 }
 
-/* Whether the lists differ from what lf last saw. */
+/* Whether the lists, or the time of the last drop, differ from what lf
+ * last saw. */
 static int changed(const rs_listfollow_t *lf, const apr_array_header_t *closed,
-                   const rs_changelist_t *openl)
+                   const rs_changelist_t *openl, apr_time_t dropped)
 {
     const rs_changelist_t *first = closed->nelts ? &APR_ARRAY_IDX(closed, 0, rs_changelist_t)
                                                  : NULL;
     const rs_changelist_t *last =
         closed->nelts ? &APR_ARRAY_IDX(closed, closed->nelts - 1, rs_changelist_t) : NULL;
-    return !lf->known || lf->nclosed != closed->nelts || lf->open_id != openl->id
-           || lf->open_from != openl->from || lf->first_id != (first ? first->id : 0)
-           || lf->last_id != (last ? last->id : 0);
+    return !lf->known || lf->dropped != dropped || lf->nclosed != closed->nelts
+           || lf->open_id != openl->id || lf->open_from != openl->from
+           || lf->first_id != (first ? first->id : 0) || lf->last_id != (last ? last->id : 0);
 }
 
 static void remember(rs_listfollow_t *lf, const apr_array_header_t *closed,
-                     const rs_changelist_t *openl)
+                     const rs_changelist_t *openl, apr_time_t dropped)
 {
     lf->known = 1;
+    lf->dropped = dropped;
     lf->nclosed = closed->nelts;
     lf->first_id = closed->nelts ? APR_ARRAY_IDX(closed, 0, rs_changelist_t).id : 0;
     lf->last_id = closed->nelts ? APR_ARRAY_IDX(closed, closed->nelts - 1, rs_changelist_t).id : 0;
@@ -83,18 +85,27 @@ apr_status_t rs_listfollow_update(rs_listfollow_t *lf, apr_pool_t *p, rs_journal
 {
     apr_array_header_t *closed;
     rs_changelist_t openl;
+    apr_time_t dropped;
     apr_status_t rv;
 
     if (seeding) {
         memset(lf, 0, sizeof(*lf));
     }
-    if ((rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS) {
+    /* The drop's time before the lists, in statements of their own: an
+     * expiry committed between the two gives the new lists with the old
+     * time (an index whose Last-Modified a client already had: it only
+     * fetches the bytes again later), never the old lists with the new
+     * time, which would answer 304 to it for the new bytes for good.  The
+     * expiry's notification then finds the time changed, and the index
+     * is written again with the writer's mtime. */
+    if ((rv = rs_journal_drop_time(j, p, c->set, &dropped)) != APR_SUCCESS
+        || (rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS) {
         return rv;
     }
     if (!openl.from) {
         return APR_SUCCESS; /* the writer has not started the journal yet */
     }
-    if (!changed(lf, closed, &openl)) {
+    if (!changed(lf, closed, &openl, dropped)) {
         io->publish(io->baton, p, &openl);
         return APR_SUCCESS;
     }
@@ -106,12 +117,13 @@ apr_status_t rs_listfollow_update(rs_listfollow_t *lf, apr_pool_t *p, rs_journal
     if (!seeding) {
         io->publish(io->baton, p, &openl);
     }
-    if ((rv = rs_listclose_write_index(&lf->lc, p, c, o, &openl, closed, 1, log)) != APR_SUCCESS) {
+    if ((rv = rs_listclose_write_index(&lf->lc, p, c, o, &openl, closed, dropped, 1, log))
+        != APR_SUCCESS) {
         return rv;
     }
     if (seeding) {
         io->publish(io->baton, p, &openl);
     }
-    remember(lf, closed, &openl);
+    remember(lf, closed, &openl, dropped);
     return APR_SUCCESS;
 }

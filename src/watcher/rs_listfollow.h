@@ -7,8 +7,9 @@
  * every notification of the set's writer (LISTEN/NOTIFY) or poll, and
  * with `seeding` set when it begins to follow the set (a watcher start,
  * a set lost to another node).  It reads the set's lists from the store
- * and, when they differ from what it last saw (a list closed or expired,
- * or seeding):
+ * and the time of their last retention drop (rs_journal_drop_time, read
+ * first: see rs_listfollow.c) and, when they differ from what it last saw
+ * (a list closed or expired, or seeding):
  *
  *   1. removes the files of this history's closed lists that the store
  *      no longer holds (expired while this node followed, or while it
@@ -20,7 +21,8 @@
  *      the writer's order: publish, then the index (a client that reads
  *      the new index finds the list it names closed served from its
  *      file); when seeding the index comes first, since the set's Change
- *      Lists answer 503 until the publication.
+ *      Lists answer 503 until the publication.  The index's mtime is the
+ *      writer's (rs_listclose_index_mtime, from the same store).
  *
  * When nothing changed only io->publish runs (the glue puts the open
  * list's new records in the ring and publishes its extent).  The
@@ -40,6 +42,7 @@ typedef struct rs_listfollow_t {
     apr_int64_t first_id, last_id, nclosed; /* the closed lists */
     apr_int64_t open_id;
     apr_time_t open_from;
+    apr_time_t dropped; /* the last drop's time (rs_journal_drop_time) */
 } rs_listfollow_t;
 
 /* Remove the files of history's closed lists below c->dir whose ids are

@@ -1073,6 +1073,42 @@ START_TEST(relinked_paths)
 }
 END_TEST
 
+/* The time of a set's last retention drop: kept in the store, in the
+ * caller's transaction, per set, and it never goes back. */
+START_TEST(drop_time_only_grows)
+{
+    jf_t f;
+    apr_time_t t, now = apr_time_now();
+    int n;
+
+    jf_init(&f);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, 0);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_drop_note(f.j, ut_pool, "s", now), APR_SUCCESS);
+    rs_db_rollback(f.st);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, 0);
+    ck_assert_int_eq(rs_db_begin(f.st), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_drop_note(f.j, ut_pool, "s", now), APR_SUCCESS);
+    ck_assert_int_eq(rs_db_commit(f.st), APR_SUCCESS);
+    /* A wall clock that stepped back changes nothing. */
+    ck_assert_int_eq(rs_journal_drop_note(f.j, ut_pool, "s", now - 5), APR_SUCCESS);
+    jf_reopen(&f);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, now);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "t", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, 0);
+    ck_assert_int_eq(rs_journal_drop_note(f.j, ut_pool, "s", now + 1), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, now + 1);
+    /* A set forgotten forgets it. */
+    ck_assert_int_eq(rs_db_meta_forget_set(f.st, "s", &n), APR_SUCCESS);
+    ck_assert_int_eq(rs_journal_drop_time(f.j, ut_pool, "s", &t), APR_SUCCESS);
+    ck_assert_int_eq(t, 0);
+}
+END_TEST
+
 Suite *journal_suite(void)
 {
     Suite *s = suite_create("rs_journal");
@@ -1092,6 +1128,7 @@ Suite *journal_suite(void)
     tcase_add_test(tc, lists_and_closes);
     tcase_add_test(tc, records_range_and_paging);
     tcase_add_test(tc, expire);
+    tcase_add_test(tc, drop_time_only_grows);
     tcase_add_test(tc, lists_reports_set_row_error);
     tcase_add_test(tc, two_writers);
     tcase_add_test(tc, reset_forgets_everything);

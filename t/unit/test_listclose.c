@@ -862,10 +862,81 @@ START_TEST(files_have_the_stores_times)
     for (i = 0; i < closed->nelts; i++) {
         const rs_changelist_t *cl = &APR_ARRAY_IDX(closed, i, rs_changelist_t);
         ck_assert_int_eq(mtime_of(list_path(&f, cl->id)), cl->until);
-        ck_assert_int_eq(rs_listclose_mtime(cl, 0), cl->until);
+        ck_assert_int_eq(rs_listclose_mtime(cl), cl->until);
     }
     ck_assert_int_eq(mtime_of(ut_path(f.c.dir, "index.xml")), openl.from);
-    ck_assert_int_eq(rs_listclose_mtime(&openl, 1), openl.from);
+    ck_assert_int_eq(rs_listclose_index_mtime(&openl, 0), openl.from);
+}
+END_TEST
+
+/* Retention drops a list and nothing closes: the index loses an entry,
+ * and its mtime moves to the time of the drop (not later), so that a
+ * client revalidating by date gets the new bytes.  A follower of the same
+ * store writes the same bytes and mtime; a writer that writes the index
+ * again (a restart) or an update that changes nothing keeps it. */
+START_TEST(expiry_moves_the_index_mtime)
+{
+    lf_t f;
+    rs_listfollow_t lf;
+    rs_listclose_conf_t fc;
+    rs_listclose_t fresh;
+    apr_array_header_t *closed;
+    rs_changelist_t openl;
+    const char *index;
+    apr_time_t now, before, until1;
+
+    lf_init(&f, 3);
+    index = ut_path(f.c.dir, "index.xml");
+    fc = f.c;
+    fc.dir = ut_path(ut_tempdir("follower"), "changelists/s");
+    memset(&lf, 0, sizeof(lf));
+    /* Two closed lists (the second on time at once), the open one empty. */
+    append_n(&f, 6);
+    now = apr_time_now();
+    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now, f.log),
+                     APR_SUCCESS);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 2);
+    ck_assert_int_eq(openl.count, 0);
+    until1 = APR_ARRAY_IDX(closed, 0, rs_changelist_t).until;
+    before = mtime_of(index);
+    ck_assert_int_eq(before, openl.from);
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, "h1", &f.o, &f.io, 1, f.log),
+                     APR_SUCCESS);
+    same_file(f.c.dir, fc.dir, "index.xml");
+    /* List 1 ends before the cutoff, list 2 after it. */
+    now = until1 + f.c.retention + 1;
+    ck_assert_int_eq(rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now, f.log),
+                     APR_SUCCESS);
+    ck_assert_int_eq(ut_log_count(&f.ul, "set s: 1 Change Lists expired"), 1);
+    lists(&f, &closed, &openl);
+    ck_assert_int_eq(closed->nelts, 1);
+    ck_assert_int_gt(mtime_of(index), before);
+    ck_assert_int_eq(mtime_of(index), now);
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, "h1", &f.o, &f.io, 0, f.log),
+                     APR_SUCCESS);
+    same_file(f.c.dir, fc.dir, "index.xml");
+    /* Nothing changes: a later update, a new watcher, a seeding follower. */
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now + 1, f.log),
+        APR_SUCCESS);
+    ck_assert_int_eq(mtime_of(index), now);
+    memset(&fresh, 0, sizeof(fresh));
+    ck_assert_int_eq(
+        rs_listclose_update(&fresh, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now + 2, f.log),
+        APR_SUCCESS);
+    ck_assert_int_eq(mtime_of(index), now);
+    ck_assert_int_eq(rs_listfollow_update(&lf, ut_pool, f.j, &fc, "h1", &f.o, &f.io, 1, f.log),
+                     APR_SUCCESS);
+    same_file(f.c.dir, fc.dir, "index.xml");
+    /* A close later: the open list's from, past the drop, again. */
+    append_n(&f, 1);
+    ck_assert_int_eq(
+        rs_listclose_update(&f.lc, ut_pool, f.j, &f.c, "h1", &f.o, &f.io, now + f.c.period, f.log),
+        APR_SUCCESS);
+    lists(&f, &closed, &openl);
+    ck_assert_int_gt(openl.from, now);
+    ck_assert_int_eq(mtime_of(index), openl.from);
 }
 END_TEST
 
@@ -965,6 +1036,7 @@ Suite *listclose_suite(void)
     tcase_add_test(tc, legacy_open_list_files_go);
     tcase_add_test(tc, files_have_the_stores_times);
     tcase_add_test(tc, follower_writes_the_writers_files);
+    tcase_add_test(tc, expiry_moves_the_index_mtime);
     suite_add_tcase(s, tc);
     return s;
 }
