@@ -4,7 +4,9 @@
 # ResourceSyncMaxEntries 3 so that lists close.  The follower, started
 # after the writer closed lists, serves the Change List Index, every
 # closed list and the open list with the writer's bytes and ETag, also
-# while files change; a change the writer journals reaches it through
+# while files change; after retention by age dropped a list of set g
+# (no list closed with it) node b's index of g has node a's bytes, ETag
+# and Last-Modified (the drop's time, from the store); a change the writer journals reaches it through
 # LISTEN/NOTIFY (the time is printed, not asserted); HEAD and a Range with
 # If-Range answer as on the writer; its LISTEN session killed
 # (pg_terminate_backend), it says so once, still catches up (it reads the
@@ -21,7 +23,7 @@ use RSTest qw(get head req doc xpc wait_for wait_ok STATE_CONF STATUS_CONF);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 28;
+plan tests => 29;
 
 my $BASE = 'http://rs.example';
 my $INDEX = "$BASE/resourcesync/f/changelist.xml";
@@ -29,17 +31,19 @@ my $INDEX = "$BASE/resourcesync/f/changelist.xml";
 sub conf {
     my ($node, $tree) = @_;
     return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\n"
+        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\nResourceSyncRescanInterval 1\n"
         . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
         . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
         . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n    ResourceSyncMaxEntries 3\n</Directory>\n)
+        . qq(<Directory "$tree/g">\n    ResourceSyncSet g\n    ResourceSyncChangeListPeriod 1s\n)
+        . qq(    ResourceSyncJournalRetention 2s\n</Directory>\n)
         . STATUS_CONF;
 }
 
 my $na = RSTest::private_server();
 my $tree = $na->dir . '/www';
 $na->write_conf(conf('node-a', $tree));
-$na->populate(files => { 'www/f/a.txt' => "alpha\n" });
+$na->populate(files => { 'www/f/a.txt' => "alpha\n", 'www/g/a.txt' => "alpha\n" });
 my $T = "$tree/f";
 my $nb = RSTest::private_server();
 $nb->write_conf(conf('node-b', $tree));
@@ -118,6 +122,9 @@ $nb->start_ok('node b starts later on the same store and tree');
 ok(wait_for(sub { $nb->log_text =~ /set f: another node writes it/ }, 30),
    'node b: another node writes the set');
 same_ok('node b serves the index, the closed lists and the open list as node a does');
+# Set g: the list with this change closes after its period (1 s) and is
+# dropped 2 s after it closed, while the rounds below run.
+RSTest::put("$tree/g/g1.txt", "g1\n");
 
 # ------------------------------------------------- while files change
 for my $round (1 .. 3) {
@@ -169,6 +176,22 @@ is(join('|', $pb->code, $pb->header('Content-Range'), $pb->content),
    join('|', $pa->code, $pa->header('Content-Range'), $pa->content),
    'node a and node b answer the Range alike');
 like($pb->content, qr{<loc>\Q$BASE\E/f/ranged\.txt</loc>}, 'the 206 holds the new change');
+
+# ------------------------------------- an expiry alone, on set g
+# The index lost the list (and no list closed with it): node b's index is
+# node a's, its mtime the time of the drop, which both read from the store.
+my $GINDEX = "$BASE/resourcesync/g/changelist.xml";
+my $gd;
+ok(wait_for(sub {
+       return 0 unless $pg->psql(q(SELECT v FROM meta WHERE k = 'journal-dropped:g')) =~ /^\d+$/;
+       my ($ga, $gb) = (at($na, $GINDEX), at($nb, $GINDEX));
+       $gd = join(' ', map { $_->code . ' ' . ftag($_->header('ETag')) . ' ' . ($_->header('Last-Modified') // '') } $ga, $gb);
+       $ga->code == 200 && $gb->code == 200 && $ga->content eq $gb->content
+           && lists_of($ga) == 1
+           && ftag($ga->header('ETag')) eq ftag($gb->header('ETag'))
+           && $ga->header('Last-Modified') eq $gb->header('Last-Modified');
+   }, 30), "set g: after retention dropped its list, node b's index has node a's bytes, ETag and Last-Modified")
+    or diag("a, b: $gd");
 
 # ------------------------------------------- the LISTEN session killed
 ok(wait_for(sub { listen_sessions() == 1 }, 10), 'one LISTEN session (node b)');
