@@ -201,7 +201,8 @@ apr_status_t rs_journal_close(rs_journal_t *j, apr_pool_t *p, const char *set, a
  * paths relinked before the last of them, rs_journal_relink; those
  * relinked at its sequence stay, since a snapshot of that sequence may
  * not hold them: rs_journal_relinked).  *dropped gets the ids removed
- * (array of apr_int64_t). */
+ * (array of apr_int64_t).  The caller notes the time of a drop in the
+ * same transaction (rs_journal_drop_note). */
 apr_status_t rs_journal_expire(rs_journal_t *j, apr_pool_t *p, const char *set, apr_time_t cutoff,
                                apr_array_header_t **dropped);
 

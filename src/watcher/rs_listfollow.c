@@ -93,11 +93,15 @@ apr_status_t rs_listfollow_update(rs_listfollow_t *lf, apr_pool_t *p, rs_journal
     }
     /* The drop's time before the lists, in statements of their own: an
      * expiry committed between the two gives the new lists with the old
-     * time (an index whose Last-Modified a client already had: it only
-     * fetches the bytes again later), never the old lists with the new
-     * time, which would answer 304 to it for the new bytes for good.  The
-     * expiry's notification then finds the time changed, and the index
-     * is written again with the writer's mtime. */
+     * time, until the expiry's notification (sent at its commit, which
+     * came after the first read: it is taken at a later turn, or the
+     * next poll reads the store) finds the time changed and the index is
+     * written again with the writer's mtime; meanwhile a client may get
+     * a 304 by date, as the writer gave before the expiry, or the new
+     * bytes with the old date, which a later revalidation fetches again.
+     * The other order could give the old lists with the new time: a
+     * client that took them would be answered 304 for the new bytes for
+     * good. */
     if ((rv = rs_journal_drop_time(j, p, c->set, &dropped)) != APR_SUCCESS
         || (rv = rs_journal_lists(j, p, c->set, &closed, &openl)) != APR_SUCCESS) {
         return rv;
