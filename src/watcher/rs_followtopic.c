@@ -68,8 +68,7 @@ apr_status_t rs_followtopic_copy(rs_db_t *db, apr_pool_t *p, const char *set, co
 
     changed = changed ? changed : &none;
     *changed = 0;
-    had = apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK,
-                   p)
+    had = apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK, p)
           == APR_SUCCESS;
     if (rv == APR_ENOENT) {
         if (had && (rv = apr_file_remove(path, p)) == APR_SUCCESS) {

@@ -85,16 +85,15 @@ START_TEST(store_copy_replace)
     /* The framework topic has none; another set neither. */
     ck_assert_int_eq(rs_followtopic_copy(db, ut_pool, "s", "framework", ff, NULL), APR_ENOENT);
     ck_assert(!ut_exists(ff));
-    ck_assert_int_eq(
-        rs_followtopic_copy(db, ut_pool, "t", "change", ut_path(f, "t.xml"), &changed), APR_ENOENT);
+    ck_assert_int_eq(rs_followtopic_copy(db, ut_pool, "t", "change", ut_path(f, "t.xml"), &changed),
+                     APR_ENOENT);
     ck_assert_int_eq(changed, 0);
     /* An empty version is a version. */
     write_topic(ut_path(w, "framework.xml"), "", mt + 3);
     ck_assert_int_eq(
         rs_followtopic_store(db, ut_pool, "s", "framework", 1, ut_path(w, "framework.xml")),
         APR_SUCCESS);
-    ck_assert_int_eq(rs_followtopic_copy(db, ut_pool, "s", "framework", ff, &changed),
-                     APR_SUCCESS);
+    ck_assert_int_eq(rs_followtopic_copy(db, ut_pool, "s", "framework", ff, &changed), APR_SUCCESS);
     holds(ff, "", mt + 3);
     holds(fc, "<urlset>two, longer</urlset>", mt + 2);
 }
