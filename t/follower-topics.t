@@ -12,35 +12,21 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use RSCluster;
 use RSPg;
-use RSTest qw(req wait_for STATE_CONF STATUS_CONF);
+use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
 plan tests => 13;
 
-my $BASE = 'http://rs.example';
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f', extra => "ResourceSyncHub on\n",
+                       set => ['ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms']);
+my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
+RSTest::put("$T/a.txt", "alpha\n");
+my $BASE = $c->base;
 my %TOPIC = (change => "$BASE/resourcesync/f/notify/change",
              framework => "$BASE/resourcesync/f/notify/framework");
-
-sub conf {
-    my ($node, $tree) = @_;
-    return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\nResourceSyncHub on\n"
-        . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
-        . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n    ResourceSyncNotify on\n)
-        . qq(    ResourceSyncNotifyDelay 200ms\n</Directory>\n)
-        . STATUS_CONF;
-}
-
-my $na = RSTest::private_server();
-my $tree = $na->dir . '/www';
-$na->write_conf(conf('node-a', $tree));
-$na->populate(files => { 'www/f/a.txt' => "alpha\n" });
-my $T = "$tree/f";
-my $nb = RSTest::private_server();
-$nb->write_conf(conf('node-b', $tree));
 
 sub at { my ($srv, $url, @h) = @_; $url =~ s/^\Q$BASE\E/$srv->base/e; req('GET', $url, @h) }
 
