@@ -80,9 +80,9 @@ void rs_followtopicw_put(wset_t *ws, apr_pool_t *p, const char *topic, apr_uint6
  * both topics' files made the store's versions (rs_followtopic_copy),
  * then the status entry says they are followed (children serve them). */
 void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
-/* A node that takes the set: its topic files made the store's versions
- * once more, so that what it serves until it writes a new version is
- * what the store holds (rs_writer_take). */
+/* A node that takes the set (rs_writer_take): what it serves until it
+ * writes a new version made what the store holds (rs_followtopic_take);
+ * a failure is logged. */
 void rs_followtopicw_take(wset_t *ws, apr_pool_t *p);
 
 

@@ -11,9 +11,10 @@
  * (or removes one the store holds no version of: an empty body then, as
  * the writer serves) and sets the mark; each later poll copies a newer
  * version over the file (atomically: children serve the old or the new
- * one).  A node that takes the set over copies once more: the file it
- * serves until it writes a new version is the store's, also when the
- * previous writer stored one less than a poll before it stopped.
+ * one).  A node that takes the set copies once more (rs_followtopic_take):
+ * the file it serves until it writes a new version is the store's, also
+ * when the previous writer stored one less than a poll before it
+ * stopped; a store without a version gets this node's own file.
  */
 #include "mod_resourcesync_drive.h"
 #include "rs_followtopic.h"
@@ -23,6 +24,8 @@
 
 #define RS_FOLLOWTOPIC_EVERY apr_time_from_msec(250)
 #define RS_FOLLOWTOPIC_RETRY apr_time_from_sec(2)
+
+static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
 
 static int followed(const wset_t *ws)
 {
@@ -58,14 +61,12 @@ void rs_followtopicw_put(wset_t *ws, apr_pool_t *p, const char *topic, apr_uint6
  * first failure (the files then as they were or copied). */
 static apr_status_t copy_topics(wset_t *ws, apr_pool_t *p)
 {
-    static const char *const topics[] = { RS_NOTIFY_CHANGE, RS_NOTIFY_FRAMEWORK };
     apr_status_t rv = apr_dir_make_recursive(ws->set->notify_dir, APR_FPROT_OS_DEFAULT, p);
     int i;
 
     for (i = 0; rv == APR_SUCCESS && i < 2; i++) {
         rv = rs_followtopic_copy(ws->d->store, p, ws->set->name, topics[i],
-                                 rs_statedir_notify_topic(p, ws->set->notify_dir, topics[i]),
-                                 NULL);
+                                 rs_statedir_notify_topic(p, ws->set->notify_dir, topics[i]), NULL);
         rv = rv == APR_ENOENT ? APR_SUCCESS : rv; /* never written: no file */
     }
     return rv;
@@ -96,8 +97,7 @@ void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     }
     if (ws->topics.copy_err) {
         rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                    "set %s: copying the writer's notification topics works again",
-                    ws->set->name);
+                    "set %s: copying the writer's notification topics works again", ws->set->name);
         ws->topics.copy_err = APR_SUCCESS;
     }
     if (!ws->status.topics) {
@@ -109,11 +109,20 @@ void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 void rs_followtopicw_take(wset_t *ws, apr_pool_t *p)
 {
     apr_status_t rv;
+    int i;
 
-    if (followed(ws) && (rv = copy_topics(ws, p)) != APR_SUCCESS) {
+    if (!followed(ws)) {
+        return;
+    }
+    rv = apr_dir_make_recursive(ws->set->notify_dir, APR_FPROT_OS_DEFAULT, p);
+    for (i = 0; rv == APR_SUCCESS && i < 2; i++) {
+        rv = rs_followtopic_take(ws->d->store, p, ws->set->name, topics[i],
+                                 rs_statedir_notify_topic(p, ws->set->notify_dir, topics[i]));
+    }
+    if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_WARN, rv,
-                    "set %s: cannot copy the previous writer's notification topics from the "
-                    "store; serving this node's until it writes new ones",
+                    "set %s: cannot make its notification topics the store's versions; its "
+                    "own are served until it writes new ones",
                     ws->set->name);
     }
 }

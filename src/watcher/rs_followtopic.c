@@ -86,3 +86,17 @@ apr_status_t rs_followtopic_copy(rs_db_t *db, apr_pool_t *p, const char *set, co
     }
     return rv;
 }
+
+apr_status_t rs_followtopic_take(rs_db_t *db, apr_pool_t *p, const char *set, const char *topic,
+                                 const char *path)
+{
+    rs_blob_file_t f;
+    apr_uint64_t gen;
+    apr_status_t rv = rs_blob_latest(db, p, set, kind_of(p, topic), &f, &gen);
+
+    if (rv == APR_ENOENT) {
+        return rs_file_exists(p, path) ? rs_followtopic_store(db, p, set, topic, 0, path)
+                                       : APR_SUCCESS;
+    }
+    return rv == APR_SUCCESS ? rs_followtopic_copy(db, p, set, topic, path, NULL) : rv;
+}

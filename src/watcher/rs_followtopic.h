@@ -43,4 +43,14 @@ apr_status_t rs_followtopic_store(rs_db_t *db, apr_pool_t *p, const char *set, c
 apr_status_t rs_followtopic_copy(rs_db_t *db, apr_pool_t *p, const char *set, const char *topic,
                                  const char *path, int *changed);
 
+/* A node that takes the set over (the writer now): what it serves until
+ * it writes a new version must be what the store holds.  The store's
+ * version is copied over path when it has one (rs_followtopic_copy: the
+ * previous writer's, newer than this node's copy when it stored it less
+ * than a poll before it stopped); else this node's own file, if any (its
+ * earlier writing, kept across a restart), is stored as version 0
+ * (rs_followtopic_store), so that the other nodes serve it too. */
+apr_status_t rs_followtopic_take(rs_db_t *db, apr_pool_t *p, const char *set, const char *topic,
+                                 const char *path);
+
 #endif

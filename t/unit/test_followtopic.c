@@ -2,7 +2,8 @@
 /* test_followtopic.c - rs_followtopic: a topic's versions stored by the
  * writer, one per (set, topic), and copied out by a follower byte for
  * byte with the writer's mtime; nothing (no file) for a topic never
- * written; a refused fence stores nothing. */
+ * written; a refused fence stores nothing; a node taking the set over
+ * serves what the store holds. */
 #include <string.h>
 #include <apr_strings.h>
 #include <apr_file_info.h>
@@ -146,6 +147,32 @@ START_TEST(fenced)
 }
 END_TEST
 
+/* A node taking the set over: a store without a version gets the node's
+ * own file (the other nodes then serve it); one with a version has it
+ * copied over the node's file. */
+START_TEST(take_over)
+{
+    const char *d = ut_tempdir("ftopic-take"), *own = ut_path(d, "change.xml");
+    const char *other = ut_path(d, "other.xml");
+    apr_time_t mt = apr_time_from_sec(1700000000) + 42;
+    rs_db_t *db = store();
+
+    ck_assert_int_eq(rs_followtopic_take(db, ut_pool, "s", "change", own), APR_SUCCESS);
+    counts(db, "s", 0, 0);
+    write_topic(own, "<urlset>own</urlset>", mt);
+    ck_assert_int_eq(rs_followtopic_take(db, ut_pool, "s", "change", own), APR_SUCCESS);
+    holds(own, "<urlset>own</urlset>", mt);
+    ck_assert_int_eq(rs_followtopic_copy(db, ut_pool, "s", "change", other, NULL), APR_SUCCESS);
+    holds(other, "<urlset>own</urlset>", mt);
+    /* The previous writer's newer version: copied over the node's file. */
+    write_topic(other, "<urlset>newer</urlset>", mt + 5);
+    ck_assert_int_eq(rs_followtopic_store(db, ut_pool, "s", "change", 7, other), APR_SUCCESS);
+    ck_assert_int_eq(rs_followtopic_take(db, ut_pool, "s", "change", own), APR_SUCCESS);
+    holds(own, "<urlset>newer</urlset>", mt + 5);
+    counts(db, "s", 1, 1);
+}
+END_TEST
+
 Suite *followtopic_suite(void)
 {
     Suite *s = suite_create("followtopic");
@@ -153,6 +180,7 @@ Suite *followtopic_suite(void)
     tcase_add_test(tc, store_copy_replace);
     tcase_add_test(tc, never_written);
     tcase_add_test(tc, fenced);
+    tcase_add_test(tc, take_over);
     suite_add_tcase(s, tc);
     return s;
 }
