@@ -119,7 +119,10 @@ void rs_followtopicw_take(wset_t *ws, apr_pool_t *p)
         rv = rs_followtopic_take(ws->d->store, p, ws->set->name, topics[i],
                                  rs_statedir_notify_topic(p, ws->set->notify_dir, topics[i]));
     }
-    if (rv != APR_SUCCESS) {
+    if (rv == RS_LEASE_LOST) {
+        rs_storefail_note(ws, rv, "storing a notification topic"); /* lost at once */
+    }
+    else if (rv != APR_SUCCESS) {
         rs_log_emit(ws->log, RS_LOG_WARN, rv,
                     "set %s: cannot make its notification topics the store's versions; its "
                     "own are served until it writes new ones",
