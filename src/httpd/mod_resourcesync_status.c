@@ -32,7 +32,7 @@
 #include "rs_ring.h"
 
 #define RS_STATUS_MAGIC  0x52535331u /* "RSS1" */
-#define RS_STATUS_LAYOUT 6
+#define RS_STATUS_LAYOUT 7
 #define RS_MUTEX_TYPE    "resourcesync-status"
 
 static rs_status_t *status;

@@ -61,6 +61,11 @@ typedef struct rs_status_set_t {
      * driver last wrote this entry (rs_drive_status_put). */
     apr_int64_t bytes;
     apr_int64_t watches;
+    /* A set another node writes (RS_MODE_ELSEWHERE): 1 once this node's
+     * notification topic files are the writer's versions, copied from the
+     * store (mod_resourcesync_followtopic.c), so children serve them;
+     * emptied with the other documents when the set becomes elsewhere. */
+    apr_int32_t topics;
 } rs_status_set_t;
 
 #define RS_STATUS_PATH_MAX 512 /* rs_status_t.hash_path */

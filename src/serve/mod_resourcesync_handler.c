@@ -422,8 +422,9 @@ static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
 }
 
 /* A notification topic: the newest payload the watcher wrote (a file
- * replaced by rename: a strong ETag per version), or an empty body before
- * the first; always the Link header with rel="self" and the hubs (on 304
+ * replaced by rename: a strong ETag per version; on a set another node
+ * writes, that node's, copied: mod_resourcesync_followtopic.c), or an
+ * empty body before the first; always the Link header with rel="self" and the hubs (on 304
  * too).  404 when the set has notifications off.  While the set's entry
  * has no history (not seeded: its documents were written with other base
  * URLs, mod_resourcesync_seed.c), the payload on disk may be of a history
@@ -439,9 +440,8 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
     apr_table_setn(r->headers_out, "Link", rs_notifyconf_link_header(r->pool, set, topic));
     path = rs_statedir_notify_topic(r->pool, set->notify_dir, topic);
     rs_status_read_set(set->slot, &cur);
-    if (cur.mode == RS_MODE_ELSEWHERE) {
-        /* Another node writes the set: the payload on this node's disk is
-         * of its own earlier writing, if any. */
+    if (cur.mode == RS_MODE_ELSEWHERE && !cur.topics) {
+        /* Not followed yet: a payload here is of this node's writing. */
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
         return HTTP_SERVICE_UNAVAILABLE;
     }

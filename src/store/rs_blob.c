@@ -42,6 +42,9 @@ static const char *const source_sql =
 static const char *const files_sql =
     "SELECT name, size, mtime, src_gen, src_name FROM blobfiles WHERE setname = %s AND kind = %s"
     " AND gen = %lld ORDER BY name";
+static const char *const latest_sql =
+    "SELECT name, size, mtime, src_gen, src_name, gen FROM blobfiles WHERE setname = %s"
+    " AND kind = %s ORDER BY gen DESC, name LIMIT 1";
 static const char *const chunks_sql =
     "SELECT n, data FROM blobchunks WHERE setname = %s AND kind = %s AND gen = %lld"
     " AND name = %s ORDER BY n";
@@ -189,6 +192,28 @@ apr_status_t rs_blob_put(rs_db_t *db, apr_pool_t *p, const char *set, const char
     return buf ? rv : APR_ENOMEM;
 }
 
+apr_status_t rs_blob_put_file(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                              apr_uint64_t gen, const char *path, const char *name,
+                              apr_off_t *bytes)
+{
+    apr_off_t none = 0;
+    apr_finfo_t fi;
+    char *buf;
+    apr_status_t rv = apr_stat(&fi, path, APR_FINFO_SIZE | APR_FINFO_MTIME, p);
+
+    bytes = bytes ? bytes : &none;
+    if (rv != APR_SUCCESS
+        || (rv = put_row(db, set, kind, gen, name, &fi, gen, name)) != APR_SUCCESS) {
+        return rv;
+    }
+    if (!(buf = malloc(RS_BLOB_CHUNK))) {
+        return APR_ENOMEM;
+    }
+    rv = put_chunks(db, p, set, kind, gen, name, path, buf, bytes);
+    free(buf);
+    return rv;
+}
+
 /* -------------------------------------------------------------- read */
 
 typedef struct {
@@ -219,6 +244,39 @@ apr_status_t rs_blob_files(rs_db_t *db, apr_pool_t *p, const char *set, const ch
 
     *out = fs.out;
     return rv == APR_SUCCESS ? rs_db_each(db, st, args, file_row, &fs) : rv;
+}
+
+typedef struct {
+    rs_blob_file_t *f;
+    apr_pool_t *p;
+    apr_uint64_t *gen;
+    int found;
+} latest_t;
+
+static int latest_row(void *baton, const rs_db_row_t *row)
+{
+    latest_t *l = baton;
+    files_t fs = { l->p, apr_array_make(l->p, 1, sizeof(rs_blob_file_t)) };
+
+    file_row(&fs, row);
+    *l->f = APR_ARRAY_IDX(fs.out, 0, rs_blob_file_t);
+    *l->gen = (apr_uint64_t)rs_db_row_int64(row, 5);
+    l->found = 1;
+    return 1;
+}
+
+apr_status_t rs_blob_latest(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                            rs_blob_file_t *out, apr_uint64_t *gen)
+{
+    const void *args[] = { set, kind };
+    latest_t l = { out, p, gen, 0 };
+    rs_db_stmt_t *st;
+    apr_status_t rv = rs_db_stmt(db, latest_sql, &st);
+
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_each(db, st, args, latest_row, &l);
+    }
+    return rv != APR_SUCCESS ? rv : l.found ? APR_SUCCESS : APR_ENOENT;
 }
 
 typedef struct {

@@ -92,6 +92,20 @@ apr_status_t rs_blob_put(rs_db_t *db, apr_pool_t *p, const char *set, const char
                          apr_uint64_t gen, const char *dir, rs_blob_origin_fn *origin, void *baton,
                          rs_blob_stats_t *st);
 
+/* Store the one regular file at path as the file name of generation gen
+ * of (set, kind), inside the caller's open (fenced) transaction: its row
+ * (the file's size and mtime now) and its bytes in chunks.  *bytes (may
+ * be NULL) gets the bytes sent. */
+apr_status_t rs_blob_put_file(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                              apr_uint64_t gen, const char *path, const char *name,
+                              apr_off_t *bytes);
+
+/* The file of the newest generation of (set, kind) (the first by name
+ * when it has several), in p; *gen its generation.  APR_ENOENT when the
+ * store holds no file of (set, kind). */
+apr_status_t rs_blob_latest(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                            rs_blob_file_t *out, apr_uint64_t *gen);
+
 /* The files of generation gen of (set, kind), rs_blob_file_t in name
  * order (in p); an empty array when the store has none. */
 apr_status_t rs_blob_files(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,

@@ -68,6 +68,23 @@ void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current);
  * stays.  Nothing with a store of one node's (SQLite). */
 void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 
+/* mod_resourcesync_followtopic.c: the notification topics' files through
+ * a shared store (nothing with SQLite's or without notifications).
+ * Writer: after the topic's file at path was replaced by version id, it
+ * is stored (rs_followtopic_store); a lost lease is a store failure of
+ * the set (rs_storefail_note), another failure is logged once and the
+ * next version is stored again. */
+void rs_followtopicw_put(wset_t *ws, apr_pool_t *p, const char *topic, apr_uint64_t id,
+                         const char *path);
+/* Follower (from rs_writer_poll, at most every RS_FOLLOWTOPIC_EVERY):
+ * both topics' files made the store's versions (rs_followtopic_copy),
+ * then the status entry says they are followed (children serve them). */
+void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+/* A node that takes the set (rs_writer_take): what it serves until it
+ * writes a new version made what the store holds (rs_followtopic_take);
+ * a failure is logged. */
+void rs_followtopicw_take(wset_t *ws, apr_pool_t *p);
+
 
 /* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
  * it is due and no job runs (see that file). */

@@ -213,6 +213,7 @@ static void write_topic(wset_t *ws, apr_pool_t *p, const char *topic)
             ws->notify.shown = x.id;
         }
         rs_deliver_shown(ws->set, topic, x.id);
+        rs_followtopicw_put(ws, p, topic, (apr_uint64_t)x.id, path); /* for the other nodes */
     }
     rs_deliver_wakeup();
 }

@@ -90,6 +90,7 @@ static void forget_documents(rs_status_set_t *e)
     e->dump_gen = 0;
     e->cdump_ready = 0;
     e->held = 0;
+    e->topics = 0;
 }
 
 /* The set's entry: written by another node (mode RS_MODE_ELSEWHERE, its
@@ -264,6 +265,16 @@ static void record_options(wset_t *ws)
     }
 }
 
+/* This node has taken ws's set: its topic files are the store's. */
+static void take_topics(wset_t *ws)
+{
+    apr_pool_t *p;
+
+    apr_pool_create(&p, ws->d->pool);
+    rs_followtopicw_take(ws, p);
+    apr_pool_destroy(p);
+}
+
 int rs_writer_take(wset_t *ws, apr_time_t now)
 {
     apr_status_t rv;
@@ -296,6 +307,7 @@ int rs_writer_take(wset_t *ws, apr_time_t now)
     }
     if (shared) {
         record_options(ws);
+        take_topics(ws);
     }
     if (ws->elsewhere) {
         ws->elsewhere = 0;
@@ -384,6 +396,8 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         rs_writer_start(ws, p);
     }
     rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
+    apr_pool_clear(p);
+    rs_followtopicw_poll(ws, p, now); /* and its notification topics */
     apr_pool_clear(p);
 }
 

@@ -118,6 +118,13 @@ typedef struct wset_t {
     /* Notifications (mod_resourcesync_notify.c): sealing, sweep and
      * pruning (rs_notifyseal), the framework check of this start. */
     rs_notifyseal_t notify;
+    /* Its topic files through the store (mod_resourcesync_followtopic.c):
+     * a follower's next look (monotonic) and a failing copy, a writer's
+     * failing store (each logged once per episode). */
+    struct {
+        apr_time_t next;
+        apr_status_t copy_err, store_err;
+    } topics;
     /* Access files above the root (rs_aboveroot.h,
      * mod_resourcesync_above.c). */
     rs_aboveroot_t above;

@@ -128,6 +128,7 @@ int main(int argc, const char *const *argv)
     add(hubqueue_suite);
     add(fence_suite);
     add(blob_suite);
+    add(followtopic_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -165,6 +166,7 @@ int main(int argc, const char *const *argv)
         add(hubroute_suite);
         add(fence_suite);
         add(blob_suite);
+        add(followtopic_suite);
         add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);

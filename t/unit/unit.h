@@ -105,6 +105,7 @@ Suite *json_suite(void);
 Suite *setlock_suite(void);
 Suite *lease_suite(void);
 Suite *blob_suite(void);
+Suite *followtopic_suite(void);
 Suite *hubqueue_suite(void);
 Suite *hubroute_suite(void);
 Suite *fence_suite(void);
