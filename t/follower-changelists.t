@@ -52,7 +52,7 @@ sub at { my ($srv, $url, @h) = @_; $url =~ s/^\Q$BASE\E/$srv->base/e; req('GET',
 sub at_head { my ($srv, $url) = @_; $url =~ s/^\Q$BASE\E/$srv->base/e; head($url) }
 
 # A file's ETag without the inode that a node-local validator may carry
-# ("inode-size-mtime" before send_file dropped it): size and mtime.
+# ("inode-size-mtime" before rs_answer_file dropped it): size and mtime.
 sub ftag { my ($e) = @_; $e //= ''; $e =~ s/^"[0-9a-f]+-([0-9a-f]+-[0-9a-f]+)"$/"$1"/; $e }
 
 # The Change List URLs of the index from $srv: closed ones, then the open one.

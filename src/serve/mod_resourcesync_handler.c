@@ -41,13 +41,14 @@
 #include <http_request.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_access.h"
+#include "mod_resourcesync_answer.h"
+#include "mod_resourcesync_dumpserve.h"
 #include "mod_resourcesync_handler.h"
 #include "mod_resourcesync_notifyconf.h"
 #include "mod_resourcesync_openlist.h"
 #include "mod_resourcesync_status.h"
 #include "rs_glob.h"
 #include "rs_file.h"
-#include "rs_dumppkg.h"
 #include "rs_statedir.h"
 #include "rs_snapparts.h"
 #include "rs_parse.h"
@@ -93,21 +94,13 @@ int rs_handler_map(request_rec *r)
     return DECLINED;
 }
 
-static void set_validators(request_rec *r, const char *type, const char *etag, apr_time_t mtime)
-{
-    ap_set_content_type(r, type);
-    apr_table_setn(r->headers_out, "ETag", etag);
-    ap_update_mtime(r, mtime);
-    ap_set_last_modified(r);
-}
-
 int rs_handler_send(request_rec *r, const char *type, const char *body, apr_size_t len,
                     const char *etag, apr_time_t mtime)
 {
     apr_bucket_brigade *bb;
     int rc;
 
-    set_validators(r, type, etag, mtime);
+    rs_answer_validators(r, type, etag, mtime);
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
     if ((rc = ap_meets_conditions(r)) != OK) {
         return rc;
@@ -122,111 +115,6 @@ int rs_handler_send(request_rec *r, const char *type, const char *body, apr_size
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }
 
-static int send_file(request_rec *r, const char *path, int immutable)
-{
-    apr_file_t *f;
-    apr_finfo_t fi;
-    apr_bucket_brigade *bb;
-    apr_status_t rv;
-    int rc;
-
-    core_dir_config *core = ap_get_core_module_config(r->per_dir_config);
-    /* Honour EnableSendfile like the default handler does. */
-    apr_int32_t flags =
-        APR_FOPEN_READ
-        | (core->enable_sendfile == ENABLE_SENDFILE_ON ? APR_FOPEN_SENDFILE_ENABLED : 0);
-
-    rv = apr_file_open(&f, path, flags, 0, r->pool);
-    if (rv != APR_SUCCESS) {
-        return HTTP_NOT_FOUND; /* a part pruned with its snapshot */
-    }
-    rv = apr_file_info_get(&fi, APR_FINFO_SIZE | APR_FINFO_MTIME, f);
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, RS_TAG "cannot stat %s", path);
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    /* Snapshot files are never rewritten: size and mtime (µs) identify
-     * the bytes, so the ETag is strong.  No inode: a follower's copy of a
-     * file (mtime set to the writer's) has the writer's ETag. */
-    set_validators(r, "application/xml",
-                   apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "\"",
-                                (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
-                   fi.mtime);
-    /* immutable: 1 = a Resource List part (kept an hour after it is
-     * superseded), 2 = a closed Change List or a dump's manifest copy
-     * (never changes), 3 = a dump package (never changes, a ZIP file). */
-    if (immutable == 3) {
-        ap_set_content_type(r, "application/zip");
-    }
-    apr_table_setn(r->headers_out, "Cache-Control",
-                   immutable >= 2 ? "max-age=31536000, immutable"
-                   : immutable    ? "max-age=3600"
-                                  : "no-cache");
-    if ((rc = ap_meets_conditions(r)) != OK) {
-        return rc;
-    }
-    ap_set_content_length(r, fi.size);
-    ap_set_accept_ranges(r);
-    if (r->header_only) {
-        return OK;
-    }
-    bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    {
-        apr_bucket *e = apr_brigade_insert_file(bb, f, 0, fi.size, r->pool);
-#if APR_HAS_MMAP
-        /* Honour EnableMMAP like the default handler does. */
-        if (core->enable_mmap == ENABLE_MMAP_OFF) {
-            for (; e != APR_BRIGADE_SENTINEL(bb); e = APR_BUCKET_NEXT(e)) {
-                apr_bucket_file_enable_mmap(e, 0);
-            }
-        }
-#else
-        (void)e;
-#endif
-    }
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(bb->bucket_alloc));
-    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
-}
-
-/* A set the watcher found unavailable (root missing or unmounted, URL-path
- * elsewhere): its lists would lie, so they are a 503 until the watcher
- * finds it back, which it checks every ResourceSyncRescanInterval and at
- * every change of the mount table.  Returns 0 if the set is available. */
-static int unavailable(request_rec *r, const rs_status_set_t *cur)
-{
-    if (!cur->unavailable) {
-        return 0;
-    }
-    apr_table_setn(r->err_headers_out, "Retry-After",
-                   apr_psprintf(r->pool, "%d",
-                                (int)apr_time_sec(rs_global.rescan) > 0
-                                    ? (int)apr_time_sec(rs_global.rescan)
-                                    : 1));
-    return HTTP_SERVICE_UNAVAILABLE;
-}
-
-/* A document newer than this node's entry knows: 404 where this node
- * writes the set (none exists), 503 with Retry-After where another node
- * does: behind a load balancer, a client that read an index from the
- * writer may ask for a part or list this node serves within moments. */
-static int not_here_yet(request_rec *r, const rs_status_set_t *cur)
-{
-    if (cur->mode != RS_MODE_ELSEWHERE) {
-        return HTTP_NOT_FOUND;
-    }
-    apr_table_setn(r->err_headers_out, "Retry-After", "1");
-    return HTTP_SERVICE_UNAVAILABLE;
-}
-
-/* The rest of a part or list name after "<history>-", when history is
- * the current one; NULL otherwise. */
-static const char *this_history(const rs_status_set_t *cur, const char *arg)
-{
-    char h[RS_HISTORY_LEN + 1];
-    const char *rest = rs_parse_history(arg, h);
-    return rest && *cur->history && !strcmp(h, cur->history) ? rest : NULL;
-}
-
 static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
 {
     rs_status_set_t cur;
@@ -235,7 +123,7 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
     int n;
 
     rs_status_read_set(set->slot, &cur);
-    if (unavailable(r, &cur)) {
+    if (rs_answer_unavailable(r, &cur)) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (!part) {
@@ -244,22 +132,22 @@ static int serve_list(request_rec *r, const rs_set_t *set, const char *part)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return send_file(
+        return rs_answer_file(
             r, rs_statedir_gen_file(r->pool, rs_statedir_gen(r->pool, set->snap_dir, cur.gen), 0),
             0);
     }
-    if (!(part = this_history(&cur, part)) || !rs_parse_part(part, &gen, &n) || n < 1) {
+    if (!(part = rs_answer_history_rest(&cur, part)) || !rs_parse_part(part, &gen, &n) || n < 1) {
         return HTTP_NOT_FOUND;
     }
     if (gen > cur.gen) {
-        return not_here_yet(r, &cur);
+        return rs_answer_not_here_yet(r, &cur);
     }
     /* A part keeps the URL of the generation that wrote it; later
      * generations that list it hold a hard link (rs_snapparts.h). */
     if (!(path = rs_snapparts_find(r->pool, set->snap_dir, cur.gen, gen, n))) {
         return HTTP_NOT_FOUND;
     }
-    return send_file(r, path, 1);
+    return rs_answer_file(r, path, 1);
 }
 
 static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
@@ -268,7 +156,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
     apr_int64_t id;
 
     rs_status_read_set(set->slot, &cur);
-    if (unavailable(r, &cur)) {
+    if (rs_answer_unavailable(r, &cur)) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (!cur.cl_open_id) {
@@ -282,13 +170,13 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return send_file(r, index, 0);
+        return rs_answer_file(r, index, 0);
     }
-    if (!(list = this_history(&cur, list)) || !rs_parse_id(list, ".xml", &id)) {
+    if (!(list = rs_answer_history_rest(&cur, list)) || !rs_parse_id(list, ".xml", &id)) {
         return HTTP_NOT_FOUND;
     }
     if (id > cur.cl_open_id) {
-        return not_here_yet(r, &cur);
+        return rs_answer_not_here_yet(r, &cur);
     }
     /* Closed lists never change: files.  The open one is answered from
      * the status segment and the ring (rs_openlist_serve), with the
@@ -301,124 +189,7 @@ static int serve_changes(request_rec *r, const rs_set_t *set, const char *list)
         }
         return rs_openlist_serve(r, set, &cur);
     }
-    return send_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, cur.history, id), 2);
-}
-
-/* A dump package (or its manifest copy) by key: in the current dump
- * generation, else in an older one still on disk (a package that left
- * the dump stays for ResourceSyncDumpGrace, until its generation is
- * pruned).  A key names the same bytes wherever it is (rs_dumppkg.h). */
-static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
-                        const char *key, int manifest)
-{
-    const char *ext = manifest ? "xml" : "zip";
-    const char *path = rs_statedir_dump_pkg(
-        r->pool, rs_statedir_gen(r->pool, set->rdump_dir, cur->dump_gen), key, ext);
-    apr_array_header_t *gens;
-    int i;
-
-    if (!rs_file_exists(r->pool, path)) {
-        gens = rs_dumppkg_gens(r->pool, set->rdump_dir);
-        for (i = 0; i < gens->nelts; i++) {
-            path = rs_statedir_dump_pkg(r->pool, APR_ARRAY_IDX(gens, i, const char *), key, ext);
-            if (rs_file_exists(r->pool, path)) {
-                break;
-            }
-        }
-    }
-    return send_file(r, path, manifest ? 2 : 3);
-}
-
-/* The Resource Dump of the set's current dump generation, its packages
- * and their manifest copies. */
-static int serve_dump(request_rec *r, const rs_set_t *set, const char *part)
-{
-    rs_status_set_t cur;
-    char key[RS_PARSE_DUMP_KEY_LEN + 1];
-    apr_uint64_t gen;
-    int manifest, n;
-
-    if (!set->rdump) {
-        return HTTP_NOT_FOUND;
-    }
-    rs_status_read_set(set->slot, &cur);
-    if (unavailable(r, &cur)) {
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    if (!cur.dump_gen) {
-        if (part) {
-            return HTTP_NOT_FOUND;
-        }
-        /* The first dump is not built yet. */
-        apr_table_setn(r->err_headers_out, "Retry-After", "5");
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    if (!part) {
-        return send_file(
-            r,
-            rs_statedir_dump_file(r->pool, rs_statedir_gen(r->pool, set->rdump_dir, cur.dump_gen)),
-            0);
-    }
-    if (!(part = this_history(&cur, part))) {
-        return HTTP_NOT_FOUND;
-    }
-    if (rs_parse_part(part, &gen, &n)) {
-        /* A part of a Resource Dump Index: "<gen>-<n>.xml", kept while
-         * its generation is on disk. */
-        return gen > cur.dump_gen
-                   ? HTTP_NOT_FOUND
-                   : send_file(r,
-                               rs_statedir_gen_file(
-                                   r->pool, rs_statedir_gen(r->pool, set->rdump_dir, gen), n),
-                               1);
-    }
-    if (!rs_parse_dump_part(part, key, &manifest)) {
-        return HTTP_NOT_FOUND;
-    }
-    return send_package(r, set, &cur, key, manifest);
-}
-
-/* The Change Dump (rewritten when a package is added or expires), the
- * parts of a Change Dump Index, and the packages of closed Change Lists
- * of the entry's history with their manifest copies (never rewritten;
- * gone with their list). */
-static int serve_cdump(request_rec *r, const rs_set_t *set, const char *part)
-{
-    rs_status_set_t cur;
-    apr_int64_t id;
-    int rev, manifest, n;
-
-    if (!set->cdump) {
-        return HTTP_NOT_FOUND;
-    }
-    rs_status_read_set(set->slot, &cur);
-    if (unavailable(r, &cur)) {
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    if (!part) {
-        if (!cur.cdump_ready) {
-            /* The watcher has not written it in this history yet. */
-            apr_table_setn(r->err_headers_out, "Retry-After", "5");
-            return HTTP_SERVICE_UNAVAILABLE;
-        }
-        return send_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0), 0);
-    }
-    if (!(part = this_history(&cur, part))) {
-        return HTTP_NOT_FOUND;
-    }
-    if (rs_parse_cdump_index_part(part, &n)) {
-        /* A part of the Change Dump Index, rewritten with changedump.xml;
-         * 404 once the index no longer has it (rs_cdump.h). */
-        return send_file(r, rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
-    }
-    if (!rs_parse_cdump_part(part, &id, &rev, &manifest)) {
-        return HTTP_NOT_FOUND;
-    }
-    /* Only the list's current revision is on disk: a package withdrawn
-     * and rebuilt under a new name answers 404 at its old one. */
-    return send_file(r,
-                     rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
-                     manifest ? 2 : 3);
+    return rs_answer_file(r, rs_statedir_cl_list(r->pool, set->cl_dir, cur.history, id), 2);
 }
 
 /* A notification topic: the newest payload the watcher wrote (a file
@@ -446,7 +217,7 @@ static int serve_notify(request_rec *r, const rs_set_t *set, const char *topic)
         return HTTP_SERVICE_UNAVAILABLE;
     }
     if (*cur.history && rs_file_exists(r->pool, path)) {
-        return send_file(r, path, 0);
+        return rs_answer_file(r, path, 0);
     }
     ap_set_content_type(r, "application/xml");
     apr_table_setn(r->headers_out, "Cache-Control", "no-cache");
@@ -505,10 +276,10 @@ int rs_handler_handle(request_rec *r)
         return serve_changes(r, set, rp.arg);
     case RS_DOC_RESOURCEDUMP:
     case RS_DOC_RESOURCEDUMP_PART:
-        return serve_dump(r, set, rp.arg);
+        return rs_dumpserve_rdump(r, set, rp.arg);
     case RS_DOC_CHANGEDUMP:
     case RS_DOC_CHANGEDUMP_PART:
-        return serve_cdump(r, set, rp.arg);
+        return rs_dumpserve_cdump(r, set, rp.arg);
     case RS_DOC_NOTIFY:
         return serve_notify(r, set, rp.arg);
     case RS_DOC_NONE:

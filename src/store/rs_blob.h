@@ -4,7 +4,7 @@
  *
  * With a store several nodes share (PostgreSQL) one node writes a set and
  * every node serves its documents: same URL, same bytes, same strong ETag
- * (size and mtime, see the handler's send_file).  A document such as a
+ * (size and mtime, see rs_answer_file).  A document such as a
  * Resource List cannot be derived on another node (its `at`, the
  * inventory read, the parts' cuts are the writer's), so the writer puts
  * every file of a generation directory (snapshots/<set>/<gen>/) into the
