@@ -47,9 +47,10 @@ int rs_answer_file(request_rec *r, const char *path, int immutable)
      * the bytes, so the ETag is strong.  No inode: a follower's copy of a
      * file (mtime set to the writer's) has the writer's ETag. */
     rs_answer_validators(r, "application/xml",
-                   apr_psprintf(r->pool, "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "\"",
-                                (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
-                   fi.mtime);
+                         apr_psprintf(r->pool,
+                                      "\"%" APR_UINT64_T_HEX_FMT "-%" APR_UINT64_T_HEX_FMT "\"",
+                                      (apr_uint64_t)fi.size, (apr_uint64_t)fi.mtime),
+                         fi.mtime);
     /* immutable: 1 = a Resource List part (kept an hour after it is
      * superseded), 2 = a closed Change List or a dump's manifest copy
      * (never changes), 3 = a dump package (never changes, a ZIP file). */
@@ -124,4 +125,3 @@ const char *rs_answer_history_rest(const rs_status_set_t *cur, const char *arg)
     const char *rest = rs_parse_history(arg, h);
     return rest && *cur->history && !strcmp(h, cur->history) ? rest : NULL;
 }
-

@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 #include "rs_blob.h"
 #include "rs_file.h"
+#include "rs_journal.h"
 
 /* Version 10.  BYTEA is PostgreSQL's type of bytes; SQLite takes the name
  * with NUMERIC affinity, which never converts a BLOB value (only text). */
@@ -142,6 +143,13 @@ static apr_status_t put_chunks(rs_db_t *db, apr_pool_t *p, const char *set, cons
     return rv;
 }
 
+/* The other nodes told, at commit, that set's stored documents changed
+ * (RS_BLOB_NOTIFY). */
+static apr_status_t notify(rs_db_t *db, apr_pool_t *p, const char *set)
+{
+    return rs_db_notify(db, RS_JOURNAL_CHANNEL, apr_pstrcat(p, RS_BLOB_NOTIFY, set, NULL));
+}
+
 apr_status_t rs_blob_put(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
                          apr_uint64_t gen, const char *dir, rs_blob_origin_fn *origin, void *baton,
                          rs_blob_stats_t *st)
@@ -189,7 +197,7 @@ apr_status_t rs_blob_put(rs_db_t *db, apr_pool_t *p, const char *set, const char
     apr_pool_destroy(fp);
     apr_dir_close(d);
     free(buf);
-    return buf ? rv : APR_ENOMEM;
+    return !buf ? APR_ENOMEM : rv == APR_SUCCESS ? notify(db, p, set) : rv;
 }
 
 apr_status_t rs_blob_put_file(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
@@ -211,7 +219,7 @@ apr_status_t rs_blob_put_file(rs_db_t *db, apr_pool_t *p, const char *set, const
     }
     rv = put_chunks(db, p, set, kind, gen, name, path, buf, bytes);
     free(buf);
-    return rv;
+    return rv == APR_SUCCESS ? notify(db, p, set) : rv;
 }
 
 /* -------------------------------------------------------------- read */

@@ -51,6 +51,12 @@
 #include <apr_file_io.h>
 #include "rs_db.h"
 
+/* A put tells the other nodes at its commit (rs_db_notify on
+ * RS_JOURNAL_CHANNEL, the channel their LISTEN session follows) with the
+ * payload RS_BLOB_NOTIFY "<set>": the set's stored documents changed, so
+ * a follower looks at once instead of waiting for its next poll. */
+#define RS_BLOB_NOTIFY "docs:"
+
 /* The largest chunk of bytes in one row. */
 #define RS_BLOB_CHUNK (1024 * 1024)
 

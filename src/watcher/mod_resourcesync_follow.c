@@ -41,6 +41,7 @@
  */
 #include <apr_strings.h>
 #include "mod_resourcesync_follow.h"
+#include "rs_blob.h"
 #include "rs_listen.h"
 #include "rs_listfollow.h"
 #include "rs_storecfg.h"
@@ -50,6 +51,7 @@ typedef struct {
     rs_listfollow_t lf;
     int due;
     apr_time_t retry_at; /* after a failed read (monotonic) */
+    apr_uint64_t docs;   /* notifications of its stored documents (RS_BLOB_NOTIFY) */
 } fset_t;
 
 #define POLL_EVERY  apr_time_from_sec(1)
@@ -80,6 +82,7 @@ static void all_due(rs_drive_t *d)
     int i;
     for (i = 0; i < d->nsets; i++) {
         fset(&d->ws[i])->due = 1;
+        fset(&d->ws[i])->docs++;
     }
 }
 
@@ -172,16 +175,41 @@ int rs_follow_prepare(rs_drive_t *d, struct pollfd *pfd, apr_time_t now, apr_tim
     return 1;
 }
 
-/* rs_listen_fn: the sets named by a notification are due. */
+/* rs_listen_fn: the set a notification names is due (its journal), or
+ * its stored documents are to be looked at (RS_BLOB_NOTIFY). */
 static void notified(void *baton, const char *payload)
 {
     rs_drive_t *d = baton;
-    int i;
+    size_t n = strlen(RS_BLOB_NOTIFY);
+    int docs = !strncmp(payload, RS_BLOB_NOTIFY, n), i;
+
     for (i = 0; i < d->nsets; i++) {
-        if (!strcmp(d->ws[i].set->name, payload)) {
-            fset(&d->ws[i])->due = 1;
+        if (!strcmp(d->ws[i].set->name, docs ? payload + n : payload)) {
+            if (docs) {
+                fset(&d->ws[i])->docs++;
+            }
+            else {
+                fset(&d->ws[i])->due = 1;
+            }
         }
     }
+}
+
+int rs_follow_look(wset_t *ws, apr_uint64_t *seen, apr_time_t *next, apr_interval_time_t every,
+                   apr_time_t now)
+{
+    fset_t *f = fset(ws);
+
+    if (*seen != f->docs) {
+        *seen = f->docs;
+    }
+    else if (now < *next) {
+        return 0;
+    }
+    /* While the session listens, the writer's commits wake the look;
+     * the slow poll only covers a notification lost with a session. */
+    *next = now + (F.l ? RS_FOLLOW_LOOK_IDLE : every);
+    return 1;
 }
 
 void rs_follow_readable(rs_drive_t *d, apr_time_t now)

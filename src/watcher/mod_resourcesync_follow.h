@@ -24,4 +24,16 @@ void rs_follow_readable(rs_drive_t *d, apr_time_t now);
  * Lists are followed from the store (rs_changes_follow). */
 void rs_follow_set(wset_t *ws, apr_pool_t *p, apr_time_t now);
 
+/* Whether a follower is to look now at the documents the writer stores
+ * for the other nodes (Resource Lists, notification topics, dumps:
+ * rs_blob), for one poller of ws (*seen: the set's notifications it has
+ * seen; *next: its next look, monotonic; both start at 0): at once after
+ * a notification of the set's stored documents (RS_BLOB_NOTIFY, sent at
+ * the writer's commit), else every `every` while no LISTEN session is up
+ * and every RS_FOLLOW_LOOK_IDLE while one is (a notification lost with a
+ * session).  A caller that failed sets *next to its retry. */
+#define RS_FOLLOW_LOOK_IDLE apr_time_from_sec(5)
+int rs_follow_look(wset_t *ws, apr_uint64_t *seen, apr_time_t *next, apr_interval_time_t every,
+                   apr_time_t now);
+
 #endif

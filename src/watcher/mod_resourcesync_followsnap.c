@@ -7,7 +7,8 @@
  * "elsewhere" (mod_resourcesync_writer.c): its status entry's documents
  * were emptied, so children answer 503 until rs_followsnap_poll publishes
  * the writer's current generation; from then on each newer one replaces
- * it as soon as the poll sees it (at most RS_FOLLOWSNAP_EVERY later).
+ * it as soon as the poll sees it (at once after the writer's
+ * notification, rs_follow_look).
  * When this node takes the set over, the generation it follows is its
  * own current one: its next snapshot keeps that generation's parts, and
  * its number comes from the store (rs_generation).
@@ -20,6 +21,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_follow.h"
 #include "rs_followsnap.h"
 #include "rs_storecfg.h"
 
@@ -28,6 +30,7 @@
 
 typedef struct follow_t {
     apr_time_t next;   /* monotonic: the next look at the store */
+    apr_uint64_t seen; /* the set's notifications seen (rs_follow_look) */
     apr_uint64_t none; /* a generation without files in the store */
     apr_status_t failing;
 } follow_t;
@@ -71,11 +74,13 @@ void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     apr_uint64_t gen;
     apr_status_t rv;
 
-    if (!ws->elsewhere || !rs_storecfg_is_pgsql(&rs_global.store)
-        || now < (f = follow_of(ws))->next) {
+    if (!ws->elsewhere || !rs_storecfg_is_pgsql(&rs_global.store)) {
         return;
     }
-    f->next = now + RS_FOLLOWSNAP_EVERY;
+    f = follow_of(ws);
+    if (!rs_follow_look(ws, &f->seen, &f->next, RS_FOLLOWSNAP_EVERY, now)) {
+        return;
+    }
     gen = rs_snapsched_stored_gen(ws->d->store, p, set->name);
     if (gen <= ws->status.gen || gen == f->none) {
         return;

@@ -17,6 +17,7 @@
  * stopped; a store without a version gets this node's own file.
  */
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_follow.h"
 #include "rs_followtopic.h"
 #include "rs_notify.h"
 #include "rs_statedir.h"
@@ -76,10 +77,10 @@ void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
     apr_status_t rv;
 
-    if (!ws->elsewhere || !followed(ws) || now < ws->topics.next) {
+    if (!ws->elsewhere || !followed(ws)
+        || !rs_follow_look(ws, &ws->topics.seen, &ws->topics.next, RS_FOLLOWTOPIC_EVERY, now)) {
         return;
     }
-    ws->topics.next = now + RS_FOLLOWTOPIC_EVERY;
     rv = copy_topics(ws, p);
     if (rv == APR_EINCOMPLETE) {
         return; /* replaced by the writer while read: the next look */

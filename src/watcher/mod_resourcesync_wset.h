@@ -123,6 +123,7 @@ typedef struct wset_t {
      * failing store (each logged once per episode). */
     struct {
         apr_time_t next;
+        apr_uint64_t seen; /* rs_follow_look */
         apr_status_t copy_err, store_err;
     } topics;
     /* Access files above the root (rs_aboveroot.h,

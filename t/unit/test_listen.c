@@ -9,6 +9,7 @@
 #include <apr_strings.h>
 #include "unit.h"
 #include "rs_journal.h"
+#include "rs_blob.h"
 #include "rs_listen.h"
 #include "rs_schema.h"
 
@@ -106,6 +107,46 @@ START_TEST(journal_notifies_at_commit)
 }
 END_TEST
 
+/* A put of a set's stored documents (rs_blob) notifies "docs:<set>" at
+ * commit (a follower looks at once), nothing for a rollback. */
+START_TEST(blob_put_notifies_at_commit)
+{
+    ut_log_t ul;
+    rs_db_t *db;
+    rs_listen_t *l;
+    char err[256];
+    const char *set = apr_psprintf(ut_pool, "b%d", (int)getpid());
+    const char *dir = ut_tempdir("listenblob"), *file = ut_path(dir, "doc.xml");
+    seen_t s = { apr_pstrcat(ut_pool, RS_BLOB_NOTIFY, set, NULL), 0, 0 };
+
+    ut_write_str(file, "<doc/>");
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
+                                    ut_store(ut_path(ut_tempdir("listenb"), "state.db")),
+                                    ut_log_init(&ul)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_listen_open(&l, ut_pool, ut_pg_dsn, RS_JOURNAL_CHANNEL, err, sizeof(err)),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_blob_put(db, ut_pool, set, "snap", 1, dir, NULL, NULL, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_blob_put_file(db, ut_pool, set, "topic-change", 1, file, "t.xml", NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(wait_read(l, &s, 200, 0), APR_SUCCESS);
+    ck_assert_int_eq(s.mine, 0);
+    ck_assert_int_eq(rs_db_commit(db), APR_SUCCESS);
+    ck_assert_int_eq(wait_read(l, &s, 5000, 1), APR_SUCCESS);
+    ck_assert_int_eq(wait_read(l, &s, 200, 0), APR_SUCCESS);
+    ck_assert_int_eq(s.mine, 1); /* once per transaction */
+
+    s.mine = 0;
+    ck_assert_int_eq(rs_db_begin(db), APR_SUCCESS);
+    ck_assert_int_eq(rs_blob_put_file(db, ut_pool, set, "topic-change", 2, file, "t.xml", NULL),
+                     APR_SUCCESS);
+    ck_assert_int_eq(rs_db_rollback(db), APR_SUCCESS);
+    ck_assert_int_eq(wait_read(l, &s, 300, 0), APR_SUCCESS);
+    ck_assert_int_eq(s.mine, 0);
+}
+END_TEST
+
 START_TEST(listen_session_killed)
 {
     rs_listen_t *l;
@@ -139,6 +180,7 @@ Suite *listen_suite(void)
     Suite *s = suite_create("rs_listen");
     TCase *tc = ut_tcase("listen", 30);
     tcase_add_test(tc, journal_notifies_at_commit);
+    tcase_add_test(tc, blob_put_notifies_at_commit);
     tcase_add_test(tc, listen_session_killed);
     suite_add_tcase(s, tc);
     return s;
