@@ -13,31 +13,20 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use RSCluster;
 use RSPg;
-use RSTest qw(get wait_for wait_ok STATE_CONF STATUS_CONF);
+use RSTest qw(get wait_for wait_ok);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
 plan tests => 22;
 
-my $BASE = 'http://rs.example';
-
-sub conf {
-    my ($node, $tree, $hash) = @_;
-    return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\n"
-        . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
-        . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n    ResourceSyncHash $hash\n</Directory>\n)
-        . STATUS_CONF;
-}
-
-my $na = RSTest::private_server();
-my $tree = $na->dir . '/www';
-$na->write_conf(conf('node-a', $tree, 'md5'));
-$na->populate(files => { 'www/f/a.txt' => "alpha\n" });
-my $nb = RSTest::private_server();
-$nb->write_conf(conf('node-b', $tree, 'sha-256'));
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f');
+my ($na, $nb) = ($c->node('a'), $c->node('b'));
+sub conf { my ($n, $hash) = @_; $c->write_conf($n, "ResourceSyncHash $hash") }
+conf('a', 'md5');
+conf('b', 'sha-256');
+RSTest::put($c->tree . '/a.txt', "alpha\n");
 
 sub at { my ($srv, $path) = @_; get($srv->base . $path) }
 sub status {
@@ -76,7 +65,7 @@ is(said($nb, qr/set f: its configuration differs/), 1, '... once');
 
 # ------------------------------------------ the options made alike again
 $nb->stop;
-$nb->write_conf(conf('node-b', $tree, 'md5'));
+conf('b', 'md5');
 $nb->start_ok('node b restarted with the same options as node a');
 ok(wait_for(sub { elsewhere($nb) && available($nb) }, 30),
    'node b: the set is available, written by another node')
@@ -86,7 +75,7 @@ is(said($nb, qr/its configuration differs/), 1, '... and nothing more said (its 
 
 # ------------------------------- a rolling change: node b writes, a refuses
 $nb->stop;
-$nb->write_conf(conf('node-b', $tree, 'sha-256'));
+conf('b', 'sha-256');
 $nb->start_ok('node b restarted with sha-256');
 $na->stop;
 ok(wait_for(sub { $nb->log_text =~ /set f: no other node writes it now; this node takes it over/ }, 30),

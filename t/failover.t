@@ -13,31 +13,18 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use RSCluster;
 use RSPg;
-use RSTest qw(get doc xpc wait_for wait_ok STATE_CONF STATUS_CONF);
+use RSTest qw(get doc xpc wait_for wait_ok);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
 plan tests => 20;
 
-my $BASE = 'http://rs.example';
-
-sub conf {
-    my ($node, $tree) = @_;
-    return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\n"
-        . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
-        . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n</Directory>\n) . STATUS_CONF;
-}
-
-my $na = RSTest::private_server();
-my $tree = $na->dir . '/www';
-$na->write_conf(conf('node-a', $tree));
-$na->populate(files => { 'www/f/a.txt' => "alpha\n" });
-my $T = "$tree/f";
-my $nb = RSTest::private_server();
-$nb->write_conf(conf('node-b', $tree));
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f');
+my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
+RSTest::put("$T/a.txt", "alpha\n");
+my $BASE = $c->base;
 
 sub at { my ($srv, $url) = @_; $url =~ s/^\Q$BASE\E/$srv->base/e; get($url) }
 

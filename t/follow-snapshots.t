@@ -14,32 +14,20 @@ use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use RSCluster;
 use RSPg;
-use RSTest qw(get req doc xpc wait_for wait_ok STATE_CONF STATUS_CONF);
+use RSTest qw(get req doc xpc wait_for wait_ok);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
 plan tests => 25;
 
-my $BASE = 'http://rs.example';
-
-sub conf {
-    my ($node, $tree) = @_;
-    return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\n"
-        . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
-        . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n    ResourceSyncMaxEntries 20\n</Directory>\n)
-        . STATUS_CONF;
-}
-
-my $na = RSTest::private_server();
-my $tree = $na->dir . '/www';
-$na->write_conf(conf('node-a', $tree));
-$na->populate(files => { map { sprintf('www/f/d%d/file%03d.txt', $_ % 3, $_) => "content $_\n" } 1 .. 90 });
-my $T = "$tree/f";
-my $nb = RSTest::private_server();
-$nb->write_conf(conf('node-b', $tree));
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
+                       set => ['ResourceSyncMaxEntries 20']);
+my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
+mkdir "$T/d$_" or die "$T/d$_: $!" for 0 .. 2;
+RSTest::put(sprintf('%s/d%d/file%03d.txt', $T, $_ % 3, $_), "content $_\n") for 1 .. 90;
+my $BASE = $c->base;
 
 sub at { my ($srv, $url, @h) = @_; $url =~ s/^\Q$BASE\E/$srv->base/e; req('GET', $url, @h) }
 

@@ -16,37 +16,24 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 use HTTP::Request ();
 use URI::Escape qw(uri_escape);
+use RSCluster;
 use RSPg;
-use RSTest qw(get ua wait_for wait_ok STATE_CONF STATUS_CONF);
+use RSTest qw(get ua wait_for wait_ok);
 use RSWebSubPeer;
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
 plan tests => 22;
 
-my $BASE = 'http://rs.example';
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
+                       extra => "ResourceSyncHub on\nResourceSyncHubLease 2 600\n"
+                                . "ResourceSyncHubAllowCallback 127.0.0.1\n",
+                       set => ['ResourceSyncNotify on', 'ResourceSyncNotifyDelay 200ms']);
+my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
+RSTest::put("$T/a.txt", "alpha\n");
+my $BASE = $c->base;
 my $topic = "$BASE/resourcesync/f/notify/change";
 my $sub = RSWebSubPeer->subscriber;
-
-sub conf {
-    my ($node, $tree) = @_;
-    return STATE_CONF . qq(ResourceSyncStore pgsql "${\ $pg->dsn}"\n)
-        . "ResourceSyncNodeName $node\nResourceSyncFailover 2\n"
-        . "ResourceSyncBaseURL $BASE\n" . qq(DocumentRoot "$tree"\n)
-        . "ResourceSyncHub on\nResourceSyncHubLease 2 600\n"
-        . "ResourceSyncHubAllowCallback 127.0.0.1\n"
-        . qq(<Directory "$tree">\n    Require all granted\n</Directory>\n)
-        . qq(<Directory "$tree/f">\n    ResourceSyncSet f\n    ResourceSyncNotify on\n)
-        . "    ResourceSyncNotifyDelay 200ms\n</Directory>\n" . STATUS_CONF;
-}
-
-my $na = RSTest::private_server();
-my $tree = $na->dir . '/www';
-$na->write_conf(conf('node-a', $tree));
-$na->populate(files => { 'www/f/a.txt' => "alpha\n" });
-my $T = "$tree/f";
-my $nb = RSTest::private_server();
-$nb->write_conf(conf('node-b', $tree));
 
 sub status {
     my $r = get($_[0]->base . '/rs-status?auto');
