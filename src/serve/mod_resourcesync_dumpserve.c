@@ -77,14 +77,28 @@ int rs_dumpserve_rdump(request_rec *r, const rs_set_t *set, const char *part)
         return gen > cur.dump_gen
                    ? HTTP_NOT_FOUND
                    : rs_answer_file(r,
-                               rs_statedir_gen_file(
-                                   r->pool, rs_statedir_gen(r->pool, set->rdump_dir, gen), n),
-                               1);
+                                    rs_statedir_gen_file(
+                                        r->pool, rs_statedir_gen(r->pool, set->rdump_dir, gen), n),
+                                    1);
     }
     if (!rs_parse_dump_part(part, key, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     return send_package(r, set, &cur, key, manifest);
+}
+
+/* A part or package of the Change Dump at path.  Where another node
+ * writes the set, this node replays the writer's directory a moment after
+ * the writer wrote it (mod_resourcesync_followcdump.c): a client may have
+ * read a changedump.xml that lists it from the writer, so one not on disk
+ * yet is 503 with Retry-After, not 404. */
+static int send_cdump_file(request_rec *r, const rs_status_set_t *cur, const char *path,
+                           int immutable)
+{
+    if (cur->mode == RS_MODE_ELSEWHERE && !rs_file_exists(r->pool, path)) {
+        return rs_answer_not_here_yet(r, cur);
+    }
+    return rs_answer_file(r, path, immutable);
 }
 
 /* The Change Dump (rewritten when a package is added or expires), the
@@ -110,7 +124,8 @@ int rs_dumpserve_cdump(request_rec *r, const rs_set_t *set, const char *part)
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
-        return rs_answer_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0), 0);
+        return rs_answer_file(r, rs_statedir_cdump_file(r->pool, set->cdump_dir, cur.history, 0, 0),
+                              0);
     }
     if (!(part = rs_answer_history_rest(&cur, part))) {
         return HTTP_NOT_FOUND;
@@ -118,15 +133,16 @@ int rs_dumpserve_cdump(request_rec *r, const rs_set_t *set, const char *part)
     if (rs_parse_cdump_index_part(part, &n)) {
         /* A part of the Change Dump Index, rewritten with changedump.xml;
          * 404 once the index no longer has it (rs_cdump.h). */
-        return rs_answer_file(r, rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
+        return send_cdump_file(r, &cur,
+                               rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
     }
     if (!rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     /* Only the list's current revision is on disk: a package withdrawn
-     * and rebuilt under a new name answers 404 at its old one. */
-    return rs_answer_file(r,
-                     rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
-                     manifest ? 2 : 3);
+     * and rebuilt under a new name answers 404 at its old one (503 where
+     * another node writes the set: send_cdump_file). */
+    return send_cdump_file(
+        r, &cur, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
+        manifest ? 2 : 3);
 }
-

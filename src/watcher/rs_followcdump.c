@@ -162,7 +162,8 @@ static apr_status_t remove_others(apr_pool_t *p, const char *dir, apr_hash_t *ke
         return rv;
     }
     apr_pool_create(&fp, p);
-    while (rv == APR_SUCCESS && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
+    while (rv == APR_SUCCESS
+           && apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         apr_pool_clear(fp);
         if (fi.filetype != APR_REG || fi.name[0] == '.'
             || apr_hash_get(keep, fi.name, APR_HASH_KEY_STRING)) {
