@@ -98,7 +98,7 @@ void rs_followtopicw_take(wset_t *ws, apr_pool_t *p);
  * (rs_writer_take) replays the store's generation once more. */
 struct rs_blob_stats_t;
 int rs_followcdumpw_followed(const wset_t *ws);
-int rs_followcdumpw_pending(wset_t *ws);
+int rs_followcdumpw_pending(const wset_t *ws);
 void rs_followcdumpw_stored(wset_t *ws, int tried, apr_status_t rv, apr_uint64_t gen,
                             const struct rs_blob_stats_t *st);
 void rs_followcdumpw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);

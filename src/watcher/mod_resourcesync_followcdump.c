@@ -28,10 +28,8 @@
  * and it marks the set pending, so that its first job stores the
  * directory (the other nodes then follow this node's).
  *
- * State per set (follow_t, in the driver's pool, by the set's name): the
- * driver's thread only.
+ * State per set: ws->cdfollow, the driver's thread only.
  */
-#include <apr_hash.h>
 #include "mod_resourcesync_drive.h"
 #include "rs_followcdump.h"
 #include "rs_storecfg.h"
@@ -39,48 +37,25 @@
 #define RS_FOLLOWCDUMP_EVERY apr_time_from_msec(250)
 #define RS_FOLLOWCDUMP_RETRY apr_time_from_sec(2)
 
-typedef struct follow_t {
-    apr_time_t next;   /* monotonic: a follower's next look at the store */
-    apr_uint64_t have; /* the generation this node replayed last */
-    apr_status_t copy_err, store_err;
-    int pending; /* the writer's next job stores the directory */
-} follow_t;
-
-static apr_hash_t *follows;
-
-static follow_t *follow_of(wset_t *ws)
-{
-    follow_t *f;
-
-    if (!follows) {
-        follows = apr_hash_make(ws->d->pool);
-    }
-    if (!(f = apr_hash_get(follows, ws->set->name, APR_HASH_KEY_STRING))) {
-        f = apr_pcalloc(ws->d->pool, sizeof(*f));
-        apr_hash_set(follows, ws->set->name, APR_HASH_KEY_STRING, f);
-    }
-    return f;
-}
-
 int rs_followcdumpw_followed(const wset_t *ws)
 {
     return ws->set->cdump && rs_storecfg_is_pgsql(&rs_global.store);
 }
 
-int rs_followcdumpw_pending(wset_t *ws)
+int rs_followcdumpw_pending(const wset_t *ws)
 {
-    return rs_followcdumpw_followed(ws) && follow_of(ws)->pending;
+    return rs_followcdumpw_followed(ws) && ws->cdfollow.pending;
 }
 
 void rs_followcdumpw_stored(wset_t *ws, int tried, apr_status_t rv, apr_uint64_t gen,
                             const rs_blob_stats_t *st)
 {
-    follow_t *f;
+    struct rs_cdfollow *f;
 
     if (!rs_followcdumpw_followed(ws)) {
         return;
     }
-    f = follow_of(ws);
+    f = &ws->cdfollow;
     if (!tried) {
         f->pending = 1; /* the job failed: its directory may differ from the store's */
         return;
@@ -116,7 +91,7 @@ void rs_followcdumpw_stored(wset_t *ws, int tried, apr_status_t rv, apr_uint64_t
  * has not: APR_SUCCESS (also when the store holds none: *gen 0),
  * APR_EINCOMPLETE or APR_ENOENT when the writer replaced it meanwhile,
  * another failure's cause. */
-static apr_status_t replay(wset_t *ws, follow_t *f, apr_pool_t *p, apr_uint64_t *gen)
+static apr_status_t replay(wset_t *ws, struct rs_cdfollow *f, apr_pool_t *p, apr_uint64_t *gen)
 {
     rs_blob_stats_t st;
     int removed = 0;
@@ -139,11 +114,11 @@ static apr_status_t replay(wset_t *ws, follow_t *f, apr_pool_t *p, apr_uint64_t 
 
 void rs_followcdumpw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
-    follow_t *f;
+    struct rs_cdfollow *f;
     apr_uint64_t gen = 0;
     apr_status_t rv;
 
-    if (!ws->elsewhere || !rs_followcdumpw_followed(ws) || now < (f = follow_of(ws))->next) {
+    if (!ws->elsewhere || !rs_followcdumpw_followed(ws) || now < (f = &ws->cdfollow)->next) {
         return;
     }
     f->next = now + RS_FOLLOWCDUMP_EVERY;
@@ -175,14 +150,14 @@ void rs_followcdumpw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 
 void rs_followcdumpw_take(wset_t *ws, apr_pool_t *p)
 {
-    follow_t *f;
+    struct rs_cdfollow *f;
     apr_uint64_t gen = 0;
     apr_status_t rv;
 
     if (!rs_followcdumpw_followed(ws)) {
         return;
     }
-    f = follow_of(ws);
+    f = &ws->cdfollow;
     f->pending = 1;
     f->have = 0; /* (what is on disk is looked at again) */
     if ((rv = replay(ws, f, p, &gen)) != APR_SUCCESS) {

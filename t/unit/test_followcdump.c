@@ -29,23 +29,57 @@ static const apr_time_t T0 = APR_INT64_C(1700000000000000) + 123457;
 /* The writer's file dir/name: s, with mtime mt (µs). */
 static void put(const char *dir, const char *name, const char *s, apr_time_t mt)
 {
-    const char *path = ut_path(dir, name);
-    ut_write_str(path, s);
-    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
+    ut_write_at(ut_path(dir, name), s, mt);
 }
 
 /* dir/name holds s and has mtime mt. */
 static void holds(const char *dir, const char *name, const char *s, apr_time_t mt)
 {
-    const char *path = ut_path(dir, name);
-    apr_finfo_t fi;
-    size_t len;
-    char *got = ut_read(path, &len);
-    ck_assert_uint_eq(len, strlen(s));
-    ck_assert_str_eq(got, s);
-    ck_assert_int_eq(apr_stat(&fi, path, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(fi.mtime, mt);
+    ut_holds_at(ut_path(dir, name), s, mt);
 }
+
+/* Files name, content, ... (NULL-terminated) written into dir, the k-th
+ * with mtime t + k. */
+static void put_all(const char *dir, const char *const *files, apr_time_t t)
+{
+    int k;
+    for (k = 0; files[2 * k]; k++) {
+        put(dir, files[2 * k], files[2 * k + 1], t + k);
+    }
+}
+
+/* The first job's directory (and a temporary file of a job under way),
+ * then what the next job adds or rewrites. */
+static const char *const first[] = { "h-1.zip",
+                                     "PK one",
+                                     "h-1.xml",
+                                     "<urlset>1</urlset>",
+                                     "h-1.sum",
+                                     "6 md5:x",
+                                     "h-2.zip",
+                                     "PK two, longer",
+                                     "h-2.xml",
+                                     "<urlset>2</urlset>",
+                                     "h-2.sum",
+                                     "14 md5:y",
+                                     "h-part-1.xml",
+                                     "<sitemapindex>part 1</sitemapindex>",
+                                     "changedump.xml",
+                                     "<sitemapindex>one</sitemapindex>",
+                                     ".tmp-h-3.zip",
+                                     "half",
+                                     NULL };
+static const char *const next[] = { "h-3.zip",
+                                    "PK three",
+                                    "h-3.xml",
+                                    "<urlset>3</urlset>",
+                                    "h-3.sum",
+                                    "8 md5:z",
+                                    "h-part-1.xml",
+                                    "<sitemapindex>part 1 again</sitemapindex>",
+                                    "changedump.xml",
+                                    "<sitemapindex>two</sitemapindex>",
+                                    NULL };
 
 static ino_t inode(const char *dir, const char *name)
 {
@@ -54,13 +88,7 @@ static ino_t inode(const char *dir, const char *name)
     return sb.st_ino;
 }
 
-static void counts(rs_db_t *db, const char *set, apr_int64_t files, apr_int64_t chunks)
-{
-    apr_int64_t f = -1, c = -1;
-    ck_assert_int_eq(rs_blob_count(db, set, &f, &c), APR_SUCCESS);
-    ck_assert_int_eq(f, files);
-    ck_assert_int_eq(c, chunks);
-}
+#define counts ut_blob_counts
 
 /* A directory state, the next with one new package and a list gone: the
  * store keeps one generation whose new files alone cost bytes; the
@@ -76,15 +104,7 @@ START_TEST(store_and_replay)
 
     ck_assert_int_eq(rs_followcdump_gen(db, ut_pool, "s", &gen), APR_SUCCESS);
     ck_assert_int_eq(gen, 0);
-    put(w, "h-1.zip", "PK one", T0);
-    put(w, "h-1.xml", "<urlset>1</urlset>", T0 + 1);
-    put(w, "h-1.sum", "6 md5:x", T0 + 2);
-    put(w, "h-2.zip", "PK two, longer", T0 + 3);
-    put(w, "h-2.xml", "<urlset>2</urlset>", T0 + 4);
-    put(w, "h-2.sum", "14 md5:y", T0 + 5);
-    put(w, "h-part-1.xml", "<sitemapindex>part 1</sitemapindex>", T0 + 6);
-    put(w, "changedump.xml", "<sitemapindex>one</sitemapindex>", T0 + 7);
-    put(w, ".tmp-h-3.zip", "half", T0 + 8);
+    put_all(w, first, T0);
     ck_assert_int_eq(rs_followcdump_store(db, ut_pool, "s", w, &gen, &st), APR_SUCCESS);
     ck_assert_int_eq(gen, 1);
     ck_assert_int_eq(st.files, 8);
@@ -115,11 +135,7 @@ START_TEST(store_and_replay)
     unlink(ut_path(w, "h-1.zip"));
     unlink(ut_path(w, "h-1.xml"));
     unlink(ut_path(w, "h-1.sum"));
-    put(w, "h-3.zip", "PK three", T0 + 10);
-    put(w, "h-3.xml", "<urlset>3</urlset>", T0 + 11);
-    put(w, "h-3.sum", "8 md5:z", T0 + 12);
-    put(w, "h-part-1.xml", "<sitemapindex>part 1 again</sitemapindex>", T0 + 13);
-    put(w, "changedump.xml", "<sitemapindex>two</sitemapindex>", T0 + 14);
+    put_all(w, next, T0 + 10);
     ck_assert_int_eq(rs_followcdump_store(db, ut_pool, "s", w, &gen, &st), APR_SUCCESS);
     ck_assert_int_eq(gen, 2);
     ck_assert_int_eq(st.files, 8);
@@ -208,13 +224,6 @@ START_TEST(listing_last)
 END_TEST
 
 /* Another node writes set "gone": nothing is stored there. */
-static apr_status_t fence_fn(void *baton, rs_db_t *db, const char *set)
-{
-    (void)baton;
-    (void)db;
-    return strcmp(set, "gone") ? APR_SUCCESS : RS_LEASE_LOST;
-}
-
 START_TEST(fenced)
 {
     const char *w = ut_tempdir("fcdump-fw");
@@ -223,7 +232,7 @@ START_TEST(fenced)
 
     put(w, "changedump.xml", "<sitemapindex/>", T0);
     ck_assert_int_eq(rs_followcdump_store(db, ut_pool, "gone", w, &gen, NULL), APR_SUCCESS);
-    rs_db_fence_install(fence_fn, NULL);
+    rs_db_fence_install(ut_fence_gone, NULL);
     put(w, "h-1.zip", "PK", T0 + 1);
     ck_assert_int_eq(rs_followcdump_store(db, ut_pool, "gone", w, NULL, NULL), RS_LEASE_LOST);
     rs_db_fence_install(NULL, NULL);
