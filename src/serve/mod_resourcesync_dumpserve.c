@@ -87,6 +87,20 @@ int rs_dumpserve_rdump(request_rec *r, const rs_set_t *set, const char *part)
     return send_package(r, set, &cur, key, manifest);
 }
 
+/* A part or package of the Change Dump at path.  Where another node
+ * writes the set, this node replays the writer's directory a moment after
+ * the writer wrote it (mod_resourcesync_followcdump.c): a client may have
+ * read a changedump.xml that lists it from the writer, so one not on disk
+ * yet is 503 with Retry-After, not 404. */
+static int send_cdump_file(request_rec *r, const rs_status_set_t *cur, const char *path,
+                           int immutable)
+{
+    if (cur->mode == RS_MODE_ELSEWHERE && !rs_file_exists(r->pool, path)) {
+        return rs_answer_not_here_yet(r, cur);
+    }
+    return rs_answer_file(r, path, immutable);
+}
+
 /* The Change Dump (rewritten when a package is added or expires), the
  * parts of a Change Dump Index, and the packages of closed Change Lists
  * of the entry's history with their manifest copies (never rewritten;
@@ -119,15 +133,16 @@ int rs_dumpserve_cdump(request_rec *r, const rs_set_t *set, const char *part)
     if (rs_parse_cdump_index_part(part, &n)) {
         /* A part of the Change Dump Index, rewritten with changedump.xml;
          * 404 once the index no longer has it (rs_cdump.h). */
-        return rs_answer_file(r, rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n),
-                              0);
+        return send_cdump_file(r, &cur,
+                               rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
     }
     if (!rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     /* Only the list's current revision is on disk: a package withdrawn
-     * and rebuilt under a new name answers 404 at its old one. */
-    return rs_answer_file(
-        r, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
+     * and rebuilt under a new name answers 404 at its old one (503 where
+     * another node writes the set: send_cdump_file). */
+    return send_cdump_file(
+        r, &cur, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
         manifest ? 2 : 3);
 }

@@ -10,8 +10,9 @@
  * every file of a generation directory (snapshots/<set>/<gen>/) into the
  * store and the other nodes copy them out into their own state
  * directory.  Tables (schema version 10), keyed by set and kind (the area
- * of the state directory: "snap" for Resource List snapshots; dumps can
- * use their own kind later):
+ * of the state directory: "snap" for Resource List snapshots, "cdump"
+ * for the Change Dump directory (rs_followcdump), "topic-<topic>" for the
+ * notification topics):
  *
  *   blobfiles   one row per file of a generation: name, size, mtime (µs),
  *               and where its bytes are: (src_gen, src_name), the

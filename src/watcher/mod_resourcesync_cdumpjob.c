@@ -8,7 +8,9 @@
  * rewrite changedump.xml) is the engine unit rs_cdumprun.  This file
  * gives it the set and the access checker (ws->job_acc), and publishes
  * the outcome: the readiness and the disk use in the set's status entry,
- * and the framework notification.
+ * and the framework notification.  With a shared store the job then
+ * stores the directory for the other nodes when it changed it (or an
+ * earlier store is pending), on the job thread: mod_resourcesync_followcdump.c.
  */
 #include <apr_strings.h>
 #include "mod_resourcesync_drive.h"
@@ -17,11 +19,19 @@
 #include "rs_notify.h"
 #include "rs_cdumprun.h"
 #include "rs_dumpsched.h"
+#include "rs_followcdump.h"
 #include "rs_time.h"
 
 typedef struct cdjob_t {
     wset_t *ws;
     rs_cdumprun_t run;
+    /* The directory stored for the other nodes (shared store): follow,
+     * the set is followed; pending, store it even unchanged; tried, a
+     * store was tried with outcome stored (generation gen, st). */
+    int follow, pending, tried;
+    apr_status_t stored;
+    apr_uint64_t gen;
+    rs_blob_stats_t st;
 } cdjob_t;
 
 static int running;
@@ -33,7 +43,14 @@ int rs_cdumpjob_busy(void)
 
 static apr_status_t cd_run(void *baton, rs_db_t *store, apr_pool_t *p)
 {
-    return rs_cdumprun_run(&((cdjob_t *)baton)->run, store, p);
+    cdjob_t *j = baton;
+    apr_status_t rv = rs_cdumprun_run(&j->run, store, p);
+
+    if (rv == APR_SUCCESS && j->follow && (j->run.written || j->pending)) {
+        j->tried = 1;
+        j->stored = rs_followcdump_store(store, p, j->run.o.set, j->run.o.dir, &j->gen, &j->st);
+    }
+    return rv;
 }
 
 /* One framework notification entry (rs_cdumprun_announce_fn). */
@@ -62,6 +79,9 @@ static void cd_finish(void *baton, apr_status_t rv, apr_pool_t *p)
 
     running = 0;
     end = rs_cdumprun_finish(&j->run, rv, &ws->cdump, ws->log, p, rs_time_mono());
+    if (j->tried || rv != APR_SUCCESS) {
+        rs_followcdumpw_stored(ws, j->tried, j->stored, j->gen, &j->st);
+    }
     if (end == RS_CDUMPRUN_KEPT && c->gc_took && ws->status.cdump_ready) {
         ws->status.capture_bytes = c->cap_bytes;
         rs_wset_status_put(ws);
@@ -128,6 +148,8 @@ void rs_cdumpjob_poll(wset_t *ws, apr_pool_t *p)
     job = rs_jobs_create(&jp);
     j = apr_pcalloc(jp, sizeof(*j));
     j->ws = ws;
+    j->follow = rs_followcdumpw_followed(ws);
+    j->pending = rs_followcdumpw_pending(ws);
     cd_in(ws, &in);
     rs_cdumprun_prepare(&j->run, &in, ws->d->statecheck.history, &ws->cdump, now,
                         ws->status.cl_open_id, set->cl_period, jp);

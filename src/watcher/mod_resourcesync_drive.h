@@ -85,6 +85,25 @@ void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
  * a failure is logged. */
 void rs_followtopicw_take(wset_t *ws, apr_pool_t *p);
 
+/* mod_resourcesync_followcdump.c: the Change Dump directory through a
+ * shared store (nothing with SQLite's or without Change Dumps).
+ * followed: the set's is.  pending: the writer's next job stores the
+ * directory even if it changes nothing (a store failed, a job failed, a
+ * takeover).  stored: the Change Dump job stored it (tried) with outcome
+ * rv as generation gen (st), or did not try (the job failed); a lost
+ * lease is a store failure of the set (rs_storefail_note), another
+ * failure is logged once.  poll: a follower's turn (from rs_writer_poll,
+ * at most every RS_FOLLOWCDUMP_EVERY): the stored generation replayed
+ * when newer, then cdump_ready set.  take: a node that takes the set
+ * (rs_writer_take) replays the store's generation once more. */
+struct rs_blob_stats_t;
+int rs_followcdumpw_followed(const wset_t *ws);
+int rs_followcdumpw_pending(const wset_t *ws);
+void rs_followcdumpw_stored(wset_t *ws, int tried, apr_status_t rv, apr_uint64_t gen,
+                            const struct rs_blob_stats_t *st);
+void rs_followcdumpw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+void rs_followcdumpw_take(wset_t *ws, apr_pool_t *p);
+
 
 /* mod_resourcesync_dumpjob.c: start the set's Resource Dump build when
  * it is due and no job runs (see that file). */

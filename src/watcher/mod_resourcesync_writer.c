@@ -265,13 +265,16 @@ static void record_options(wset_t *ws)
     }
 }
 
-/* This node has taken ws's set: its topic files are the store's. */
-static void take_topics(wset_t *ws)
+/* This node has taken ws's set: its topic files and its Change Dump are
+ * the store's. */
+static void take_files(wset_t *ws)
 {
     apr_pool_t *p;
 
     apr_pool_create(&p, ws->d->pool);
     rs_followtopicw_take(ws, p);
+    apr_pool_clear(p);
+    rs_followcdumpw_take(ws, p);
     apr_pool_destroy(p);
 }
 
@@ -307,7 +310,7 @@ int rs_writer_take(wset_t *ws, apr_time_t now)
     }
     if (shared) {
         record_options(ws);
-        take_topics(ws);
+        take_files(ws);
     }
     if (ws->elsewhere) {
         ws->elsewhere = 0;
@@ -398,6 +401,8 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
     apr_pool_clear(p);
     rs_followtopicw_poll(ws, p, now); /* and its notification topics */
+    apr_pool_clear(p);
+    rs_followcdumpw_poll(ws, p, now); /* and its Change Dump */
     apr_pool_clear(p);
 }
 

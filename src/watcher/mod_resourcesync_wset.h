@@ -126,6 +126,17 @@ typedef struct wset_t {
         apr_uint64_t seen; /* rs_follow_look */
         apr_status_t copy_err, store_err;
     } topics;
+    /* Its Change Dump directory through the store
+     * (mod_resourcesync_followcdump.c): a follower's next look
+     * (monotonic), the generation this node replayed or stored last, a
+     * failing copy or store (each logged once per episode), and whether
+     * the writer's next job stores the directory even unchanged. */
+    struct rs_cdfollow {
+        apr_time_t next;
+        apr_uint64_t have;
+        apr_status_t copy_err, store_err;
+        int pending;
+    } cdfollow;
     /* Access files above the root (rs_aboveroot.h,
      * mod_resourcesync_above.c). */
     rs_aboveroot_t above;

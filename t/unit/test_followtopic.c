@@ -22,32 +22,10 @@ static rs_db_t *store(void)
     return db;
 }
 
-/* The writer's topic file: s, with mtime mt (µs). */
-static void write_topic(const char *path, const char *s, apr_time_t mt)
-{
-    ut_write_str(path, s);
-    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
-}
-
-/* path holds s and has mtime mt. */
-static void holds(const char *path, const char *s, apr_time_t mt)
-{
-    apr_finfo_t fi;
-    size_t len;
-    char *got = ut_read(path, &len);
-    ck_assert_uint_eq(len, strlen(s));
-    ck_assert_str_eq(got, s);
-    ck_assert_int_eq(apr_stat(&fi, path, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(fi.mtime, mt);
-}
-
-static void counts(rs_db_t *db, const char *set, apr_int64_t files, apr_int64_t chunks)
-{
-    apr_int64_t f = -1, c = -1;
-    ck_assert_int_eq(rs_blob_count(db, set, &f, &c), APR_SUCCESS);
-    ck_assert_int_eq(f, files);
-    ck_assert_int_eq(c, chunks);
-}
+/* The writer's topic file: s, with mtime mt (µs); a copy holds s with mtime mt. */
+#define write_topic ut_write_at
+#define holds       ut_holds_at
+#define counts      ut_blob_counts
 
 /* A version stored is copied with its bytes and mtime, once; a newer one
  * replaces the older in the store and on the follower's disk; the other
@@ -118,13 +96,6 @@ START_TEST(never_written)
 END_TEST
 
 /* Another node writes set "gone": the store refuses its topic there. */
-static apr_status_t fence_fn(void *baton, rs_db_t *db, const char *set)
-{
-    (void)baton;
-    (void)db;
-    return strcmp(set, "gone") ? APR_SUCCESS : RS_LEASE_LOST;
-}
-
 START_TEST(fenced)
 {
     const char *w = ut_tempdir("ftopic-fence"), *wc = ut_path(w, "change.xml");
@@ -134,7 +105,7 @@ START_TEST(fenced)
 
     write_topic(wc, "<urlset>old</urlset>", mt);
     ck_assert_int_eq(rs_followtopic_store(db, ut_pool, "gone", "change", 1, wc), APR_SUCCESS);
-    rs_db_fence_install(fence_fn, NULL);
+    rs_db_fence_install(ut_fence_gone, NULL);
     write_topic(wc, "<urlset>new</urlset>", mt + 1);
     ck_assert_int_eq(rs_followtopic_store(db, ut_pool, "gone", "change", 2, wc), RS_LEASE_LOST);
     ck_assert_int_eq(rs_followtopic_store(db, ut_pool, "kept", "change", 2, wc), APR_SUCCESS);

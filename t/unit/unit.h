@@ -106,6 +106,7 @@ Suite *setlock_suite(void);
 Suite *lease_suite(void);
 Suite *blob_suite(void);
 Suite *followtopic_suite(void);
+Suite *followcdump_suite(void);
 Suite *hubqueue_suite(void);
 Suite *hubroute_suite(void);
 Suite *fence_suite(void);
@@ -172,6 +173,15 @@ rs_jobthread_t *ut_jobthread(const char *dir, rs_db_t *store, const rs_logger_t 
  * holds. */
 void ut_inventory_row(rs_db_t *db, const char *set, const char *dir, const char *name,
                       const char *path, const char *data, int size_delta, int listed);
+
+/* Files stored for other nodes (rs_blob): path written with s and given
+ * mtime mt (µs); path holds exactly s and has mtime mt; the store's rows
+ * of set (files and chunks) are these; a fence (rs_db_fence_fn) that
+ * refuses the set "gone" alone (another node writes it). */
+void ut_write_at(const char *path, const char *s, apr_time_t mt);
+void ut_holds_at(const char *path, const char *s, apr_time_t mt);
+void ut_blob_counts(rs_db_t *db, const char *set, apr_int64_t files, apr_int64_t chunks);
+apr_status_t ut_fence_gone(void *baton, rs_db_t *db, const char *set);
 
 /* A logger that keeps every message. */
 typedef struct ut_log_t {

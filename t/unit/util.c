@@ -19,8 +19,10 @@
 #include <libpq-fe.h>
 #include <regex.h>
 #include <libxml/parser.h>
+#include "rs_blob.h"
 #include "rs_hash.h"
 #include "rs_inventory.h"
+#include "rs_lease.h"
 #include "rs_links.h"
 #include "unit.h"
 
@@ -507,4 +509,36 @@ void *ut_regex(const char *pattern, int *ngroups)
 rs_links_t *ut_links(void)
 {
     return rs_links_create(ut_pool, posix_match);
+}
+
+void ut_write_at(const char *path, const char *s, apr_time_t mt)
+{
+    ut_write_str(path, s);
+    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
+}
+
+void ut_holds_at(const char *path, const char *s, apr_time_t mt)
+{
+    apr_finfo_t fi;
+    size_t len;
+    char *got = ut_read(path, &len);
+    ck_assert_uint_eq(len, strlen(s));
+    ck_assert_str_eq(got, s);
+    ck_assert_int_eq(apr_stat(&fi, path, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(fi.mtime, mt);
+}
+
+void ut_blob_counts(rs_db_t *db, const char *set, apr_int64_t files, apr_int64_t chunks)
+{
+    apr_int64_t f = -1, c = -1;
+    ck_assert_int_eq(rs_blob_count(db, set, &f, &c), APR_SUCCESS);
+    ck_assert_int_eq(f, files);
+    ck_assert_int_eq(c, chunks);
+}
+
+apr_status_t ut_fence_gone(void *baton, rs_db_t *db, const char *set)
+{
+    (void)baton;
+    (void)db;
+    return strcmp(set, "gone") ? APR_SUCCESS : RS_LEASE_LOST;
 }
