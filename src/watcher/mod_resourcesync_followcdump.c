@@ -13,12 +13,13 @@
  * Follower: a set another node writes is "elsewhere"
  * (mod_resourcesync_writer.c): its status entry's cdump_ready was
  * cleared with its documents, so children answer changedump.xml 503.
- * rs_followcdumpw_poll reads the stored generation number at most every
- * RS_FOLLOWCDUMP_EVERY; a generation this node has not replayed (or
+ * rs_followcdumpw_poll reads the stored generation number when
+ * rs_follow_look says (at once after the writer's commit told this node,
+ * else every few seconds); a generation this node has not replayed (or
  * none yet since the entry was emptied) is replayed into the directory
  * (rs_followcdump_copy) and then cdump_ready is set.  A replay that
  * races the writer's next store finds the chunks or the generation gone
- * and is tried again at the next look, silently; another failure is
+ * and is tried again RS_FOLLOWCDUMP_EVERY later, silently; another failure is
  * logged once per episode and tried again after RS_FOLLOWCDUMP_RETRY.
  *
  * Takeover (rs_followcdumpw_take, from rs_writer_take): the node replays
@@ -31,6 +32,7 @@
  * State per set: ws->cdfollow, the driver's thread only.
  */
 #include "mod_resourcesync_drive.h"
+#include "mod_resourcesync_follow.h"
 #include "rs_followcdump.h"
 #include "rs_storecfg.h"
 
@@ -118,13 +120,17 @@ void rs_followcdumpw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     apr_uint64_t gen = 0;
     apr_status_t rv;
 
-    if (!ws->elsewhere || !rs_followcdumpw_followed(ws) || now < (f = &ws->cdfollow)->next) {
+    if (!ws->elsewhere || !rs_followcdumpw_followed(ws)) {
         return;
     }
-    f->next = now + RS_FOLLOWCDUMP_EVERY;
+    f = &ws->cdfollow;
+    if (!rs_follow_look(ws, &f->seen, &f->next, RS_FOLLOWCDUMP_EVERY, now)) {
+        return;
+    }
     rv = replay(ws, f, p, &gen);
     if (rv == APR_EINCOMPLETE || rv == APR_ENOENT) {
-        return; /* replaced by the writer while read: the next look */
+        f->next = now + RS_FOLLOWCDUMP_EVERY; /* replaced by the writer while read: soon again */
+        return;
     }
     if (rv != APR_SUCCESS) {
         if (!f->copy_err) {

@@ -83,7 +83,8 @@ void rs_followtopicw_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     }
     rv = copy_topics(ws, p);
     if (rv == APR_EINCOMPLETE) {
-        return; /* replaced by the writer while read: the next look */
+        ws->topics.next = now + RS_FOLLOWTOPIC_EVERY; /* replaced while read: soon again */
+        return;
     }
     if (rv != APR_SUCCESS) {
         if (!ws->topics.copy_err) {

@@ -133,6 +133,7 @@ typedef struct wset_t {
      * the writer's next job stores the directory even unchanged. */
     struct rs_cdfollow {
         apr_time_t next;
+        apr_uint64_t seen; /* rs_follow_look */
         apr_uint64_t have;
         apr_status_t copy_err, store_err;
         int pending;
