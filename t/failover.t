@@ -6,22 +6,30 @@
 # finds its lease lost (said once), writes nothing more and serves the
 # set's Change Lists as the new leader does; (b) the leader's watcher killed with -9 (its httpd parent
 # stopped, so it is not started again) is taken over once its lease
-# ends.  Across both: every change journaled once, sequences and
-# datetimes strictly increasing.  Private servers only.
+# ends.  Node b's wall clock is 5 s behind node a's.  Across both: every
+# change journaled once, sequences and datetimes strictly increasing.
+# Private servers only.
 use strict;
 use warnings;
 use Apache::Test qw(-withtestmore);
 use FindBin;
 use lib "$FindBin::Bin/lib";
+use HTTP::Date ();
 use RSCluster;
 use RSPg;
 use RSTest qw(get doc xpc wait_for wait_ok);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 20;
+plan tests => 21;
 
-my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f');
+# Node b's wall clock runs 5 s behind node a's (libfaketime; the
+# monotonic clock and file times left alone): a new writer whose clock is
+# behind still journals after the last datetime of the one before.
+my $FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
+                       env => { b => { LD_PRELOAD => $FAKETIME, FAKETIME => '-5s',
+                                       FAKETIME_DONT_FAKE_MONOTONIC => 1, NO_FAKE_STAT => 1 } });
 my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
 RSTest::put("$T/a.txt", "alpha\n");
 my $BASE = $c->base;
@@ -76,6 +84,8 @@ wait_ok(sub { at($na, "$BASE/resourcesync/f/resourcelist.xml")->code == 200 }, 6
         "node a serves the set's Resource List");
 $nb->start_ok('node b starts on the same store and tree');
 ok(wait_for(sub { elsewhere($nb) }, 30), 'node b: the set is written by another node');
+my ($da, $db) = map { HTTP::Date::str2time(get($_->base . '/rs-status?auto')->header('Date')) } $na, $nb;
+ok($da - $db >= 4 && $da - $db <= 6, "node b's clock is 5 s behind node a's") or diag("a $da, b $db");
 is(lease(), 'node-a 1', 'the lease: node a, epoch 1');
 
 # ----------------------------------------------- (a) the leader frozen

@@ -7,8 +7,10 @@ package RSCluster;
 # private server too, whose only job is ProxyPass to the nodes.
 #
 #   my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], set => \@directives,
-#                          socket => 'a');      # node a reaches the store
+#                          socket => 'a',       # node a reaches the store
 #                                                # through the Unix socket
+#                          env => { b => {...} }); # node b's environment
+#                                                # (RSTest::Server's env)
 #   $c->start_ok('a'); $c->start_lb_ok;
 #   $c->node('a')      # its RSTest::Server
 #   $c->base           # the balancer's URL (every node's base URL)
@@ -37,7 +39,8 @@ sub new {
     my $root = File::Temp::tempdir('rs-cluster-XXXXXX', DIR => RSTest::t_dir() . '/logs',
                                    CLEANUP => 0);
     for my $n (@{ $o{nodes} }) {
-        $self->{nodes}{$n} = RSTest::private_server(server_root => $root, docroot => "$root/www");
+        $self->{nodes}{$n} = RSTest::private_server(server_root => $root, docroot => "$root/www",
+                                                    $o{env} && $o{env}{$n} ? (env => $o{env}{$n}) : ());
     }
     $self->{tree} = "$root/www/$self->{setname}";
     File::Path::make_path($self->{tree});
