@@ -3,20 +3,15 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_dumprun.h"
+#include "rs_followdump.h"
 #include "rs_history.h"
 #include "rs_jobthread.h"
 #include "rs_statedir.h"
 #include "rs_zip.h"
 
-static const char *gen_key(apr_pool_t *p, const char *set)
-{
-    return apr_pstrcat(p, "dump-gen:", set, NULL);
-}
-
 apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_db_t *store,
                                 apr_pool_t *jp)
 {
-    const char *g = NULL;
     apr_status_t rv;
 
     memset(j, 0, sizeof(*j));
@@ -40,8 +35,8 @@ apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_d
     /* Rows denied since the last scan are left out (rs_dump.h). */
     j->o.check = in->check;
     j->o.check_baton = in->check_baton;
-    rs_db_meta_get(store, jp, gen_key(jp, in->set), &g);
-    rv = rs_generation_begin(jp, in->dir, g ? (apr_uint64_t)apr_atoi64(g) : 0, in->current, &j->g);
+    rv = rs_generation_begin(jp, in->dir, rs_followdump_stored_gen(store, jp, in->set), in->current,
+                             &j->g);
     j->o.list_max = in->list_max;
     j->o.part_url_prefix =
         apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix, j->g.gen);
@@ -90,8 +85,9 @@ static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
     apr_status_t rv;
 
     rs_dumpsched_built(sched, now, interval);
-    rv = rs_db_meta_put_set(store, set, gen_key(p, set),
-                            apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
+    /* With a store several nodes share, the generation's files go into
+     * the transaction that records its number (rs_followdump.h). */
+    rv = rs_followdump_record(store, p, set, j->o.dumpset, j->g.gen, NULL);
     hooks->published(hooks->baton, j->g.gen, rv);
     if (rs_dumpsched_published(sched)) {
         rs_log_emit(log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump", set);

@@ -129,6 +129,7 @@ int main(int argc, const char *const *argv)
     add(fence_suite);
     add(blob_suite);
     add(followtopic_suite);
+    add(followdump_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -167,6 +168,7 @@ int main(int argc, const char *const *argv)
         add(fence_suite);
         add(blob_suite);
         add(followtopic_suite);
+        add(followdump_suite);
         add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);

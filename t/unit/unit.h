@@ -106,6 +106,7 @@ Suite *setlock_suite(void);
 Suite *lease_suite(void);
 Suite *blob_suite(void);
 Suite *followtopic_suite(void);
+Suite *followdump_suite(void);
 Suite *hubqueue_suite(void);
 Suite *hubroute_suite(void);
 Suite *fence_suite(void);
