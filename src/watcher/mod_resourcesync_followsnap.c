@@ -12,8 +12,8 @@
  * own current one: its next snapshot keeps that generation's parts, and
  * its number comes from the store (rs_generation).
  *
- * State per set (follow_t, in the driver's pool, found by the set's
- * name): when to look next, a generation the store holds no files of
+ * State per set and kind (follow_t, in the driver's pool, found by the
+ * kind and the set's name; the Resource Dumps' too): when to look next, a generation the store holds no files of
  * (not asked again until the number changes), and whether copying fails
  * (logged once per episode).
  */
@@ -26,24 +26,21 @@
 #define RS_FOLLOWSNAP_EVERY apr_time_from_msec(250)
 #define RS_FOLLOWSNAP_RETRY apr_time_from_sec(2)
 
-typedef struct follow_t {
-    apr_time_t next;   /* monotonic: the next look at the store */
-    apr_uint64_t none; /* a generation without files in the store */
-    apr_status_t failing;
-} follow_t;
+typedef rs_follow_state_t follow_t;
 
 static apr_hash_t *follows;
 
-static follow_t *follow_of(wset_t *ws)
+follow_t *rs_followsnap_state(wset_t *ws, const char *kind)
 {
+    const char *key = apr_pstrcat(ws->d->iter, kind, ":", ws->set->name, NULL);
     follow_t *f;
 
     if (!follows) {
         follows = apr_hash_make(ws->d->pool);
     }
-    if (!(f = apr_hash_get(follows, ws->set->name, APR_HASH_KEY_STRING))) {
+    if (!(f = apr_hash_get(follows, key, APR_HASH_KEY_STRING))) {
         f = apr_pcalloc(ws->d->pool, sizeof(*f));
-        apr_hash_set(follows, ws->set->name, APR_HASH_KEY_STRING, f);
+        apr_hash_set(follows, apr_pstrdup(ws->d->pool, key), APR_HASH_KEY_STRING, f);
     }
     return f;
 }
@@ -72,7 +69,7 @@ void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     apr_status_t rv;
 
     if (!ws->elsewhere || !rs_storecfg_is_pgsql(&rs_global.store)
-        || now < (f = follow_of(ws))->next) {
+        || now < (f = rs_followsnap_state(ws, RS_FOLLOWSNAP_KIND))->next) {
         return;
     }
     f->next = now + RS_FOLLOWSNAP_EVERY;

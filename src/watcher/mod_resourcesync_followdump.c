@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mod_resourcesync_followdump.c - Resource Dumps on a follower: the
+ * writer's dump generations copied from the store and published as this
+ * node's (engine: rs_followdump, rs_blob).
+ *
+ * Lifecycle: the driver's thread only, like the Resource Lists'
+ * (mod_resourcesync_followsnap.c, whose per-set state it shares under
+ * its own kind).  A set another node writes had its entry's dump_gen
+ * emptied (forget_documents), so children answer the dump 503 until
+ * rs_followdump_poll publishes the writer's newest generation; from then
+ * on each newer one replaces it as soon as the poll sees it.  Packages
+ * the writer kept are linked from this node's own copies.  When this
+ * node takes the set over, the generation it follows is its own current
+ * one: its next build keeps that generation's packages by key
+ * (rs_dumppkg_reuse), and its number comes from the store.
+ */
+#include <apr_strings.h>
+#include "mod_resourcesync_drive.h"
+#include "rs_followdump.h"
+#include "rs_generation.h"
+#include "rs_storecfg.h"
+
+#define RS_FOLLOWDUMP_EVERY apr_time_from_msec(250)
+#define RS_FOLLOWDUMP_RETRY apr_time_from_sec(2)
+
+/* A copy failed with rv: said once per episode, tried again later. */
+static void copy_failed(wset_t *ws, rs_follow_state_t *f, apr_status_t rv, apr_uint64_t gen,
+                        apr_time_t now)
+{
+    if (!f->failing) {
+        rs_log_emit(ws->log, RS_LOG_ERR, rv,
+                    "set %s: cannot copy the writer's Resource Dump %" APR_UINT64_T_FMT
+                    " from the store; serving dump %" APR_UINT64_T_FMT " meanwhile, trying again",
+                    ws->set->name, gen, ws->status.dump_gen);
+    }
+    f->failing = rv;
+    f->next = now + RS_FOLLOWDUMP_RETRY;
+}
+
+void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
+{
+    const rs_set_t *set = ws->set;
+    rs_follow_state_t *f;
+    rs_blob_stats_t st;
+    apr_uint64_t gen;
+    apr_status_t rv;
+
+    if (!ws->elsewhere || !set->rdump || !rs_storecfg_is_pgsql(&rs_global.store)
+        || now < (f = rs_followsnap_state(ws, RS_FOLLOWDUMP_KIND))->next) {
+        return;
+    }
+    f->next = now + RS_FOLLOWDUMP_EVERY;
+    gen = rs_followdump_stored_gen(ws->d->store, p, set->name);
+    if (gen <= ws->status.dump_gen || gen == f->none) {
+        return;
+    }
+    rv = rs_followdump_copy(ws->d->store, p, set->name, set->rdump_dir, gen, &st);
+    if (rv == APR_ENOENT) { /* a number without files: nothing to follow */
+        f->none = gen;
+        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
+                    "set %s: the store holds no files of Resource Dump %" APR_UINT64_T_FMT,
+                    set->name, gen);
+        return;
+    }
+    if (rv != APR_SUCCESS) {
+        copy_failed(ws, f, rv, gen, now);
+        return;
+    }
+    if (f->failing) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
+                    "set %s: copying the writer's Resource Dumps works again", set->name);
+        f->failing = APR_SUCCESS;
+    }
+    ws->status.dump_gen = gen;
+    rs_wset_status_put(ws);
+    rs_log_emit(ws->log, RS_LOG_INFO, 0,
+                "set %s: follows the writer's Resource Dump %" APR_UINT64_T_FMT
+                " (%d files, %d linked, %" APR_OFF_T_FMT " bytes copied)",
+                set->name, gen, st.files, st.refs, st.bytes);
+    rs_generation_prune(p, set->rdump_dir, gen, set->dump_grace, apr_time_now());
+}
