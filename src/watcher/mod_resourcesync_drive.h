@@ -77,6 +77,14 @@ typedef struct rs_follow_state_t {
     apr_status_t failing;
 } rs_follow_state_t;
 rs_follow_state_t *rs_followsnap_state(wset_t *ws, const char *kind);
+/* The outcome rv of copying generation gen of what ("Resource List",
+ * "Resource Dump") while generation have is served, for state f:
+ * APR_ENOENT marks gen as one without files (a debug line); another
+ * failure is logged once per episode and retried after 2 s; a success
+ * ends an episode (a notice).  Returns whether the copy is in place, to
+ * be published. */
+int rs_followsnap_copied(wset_t *ws, rs_follow_state_t *f, const char *what, apr_status_t rv,
+                         apr_uint64_t gen, apr_uint64_t have, apr_time_t now);
 
 /* mod_resourcesync_followdump.c: a follower's Resource Dumps.  From
  * rs_writer_poll beside rs_followsnap_poll, at most every
@@ -84,7 +92,7 @@ rs_follow_state_t *rs_followsnap_state(wset_t *ws, const char *kind);
  * newer than the status entry's dump_gen is copied (rs_followdump_copy),
  * published in the entry, and the node's older generations pruned by the
  * writer's rule (ResourceSyncDumpGrace).  A failure is logged once per
- * episode and tried again after RS_FOLLOWDUMP_RETRY.  Nothing with a
+ * episode and tried again after 2 s (rs_followsnap_copied).  Nothing with a
  * store of one node's or without ResourceSyncResourceDump. */
 void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
 /* Writer (mod_resourcesync_dumpjob.c's): after its generations were

@@ -21,21 +21,6 @@
 #include "rs_storecfg.h"
 
 #define RS_FOLLOWDUMP_EVERY apr_time_from_msec(250)
-#define RS_FOLLOWDUMP_RETRY apr_time_from_sec(2)
-
-/* A copy failed with rv: said once per episode, tried again later. */
-static void copy_failed(wset_t *ws, rs_follow_state_t *f, apr_status_t rv, apr_uint64_t gen,
-                        apr_time_t now)
-{
-    if (!f->failing) {
-        rs_log_emit(ws->log, RS_LOG_ERR, rv,
-                    "set %s: cannot copy the writer's Resource Dump %" APR_UINT64_T_FMT
-                    " from the store; serving dump %" APR_UINT64_T_FMT " meanwhile, trying again",
-                    ws->set->name, gen, ws->status.dump_gen);
-    }
-    f->failing = rv;
-    f->next = now + RS_FOLLOWDUMP_RETRY;
-}
 
 void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
 {
@@ -55,21 +40,8 @@ void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         return;
     }
     rv = rs_followdump_copy(ws->d->store, p, set->name, set->rdump_dir, gen, &st);
-    if (rv == APR_ENOENT) { /* a number without files: nothing to follow */
-        f->none = gen;
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
-                    "set %s: the store holds no files of Resource Dump %" APR_UINT64_T_FMT,
-                    set->name, gen);
+    if (!rs_followsnap_copied(ws, f, "Resource Dump", rv, gen, ws->status.dump_gen, now)) {
         return;
-    }
-    if (rv != APR_SUCCESS) {
-        copy_failed(ws, f, rv, gen, now);
-        return;
-    }
-    if (f->failing) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                    "set %s: copying the writer's Resource Dumps works again", set->name);
-        f->failing = APR_SUCCESS;
     }
     ws->status.dump_gen = gen;
     rs_wset_status_put(ws);

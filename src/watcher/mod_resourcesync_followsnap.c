@@ -46,17 +46,40 @@ follow_t *rs_followsnap_state(wset_t *ws, const char *kind)
 }
 
 /* A copy failed with rv: said once per episode, tried again later. */
-static void copy_failed(wset_t *ws, follow_t *f, apr_status_t rv, apr_uint64_t gen, apr_time_t now)
+static void copy_failed(wset_t *ws, follow_t *f, const char *what, apr_status_t rv,
+                        apr_uint64_t gen, apr_uint64_t have, apr_time_t now)
 {
     if (!f->failing) {
         rs_log_emit(ws->log, RS_LOG_ERR, rv,
-                    "set %s: cannot copy the writer's Resource List %" APR_UINT64_T_FMT
+                    "set %s: cannot copy the writer's %s %" APR_UINT64_T_FMT
                     " from the store; serving generation %" APR_UINT64_T_FMT
                     " meanwhile, trying again",
-                    ws->set->name, gen, ws->status.gen);
+                    ws->set->name, what, gen, have);
     }
     f->failing = rv;
     f->next = now + RS_FOLLOWSNAP_RETRY;
+}
+
+int rs_followsnap_copied(wset_t *ws, follow_t *f, const char *what, apr_status_t rv,
+                         apr_uint64_t gen, apr_uint64_t have, apr_time_t now)
+{
+    if (rv == APR_ENOENT) { /* a number without files: nothing to follow */
+        f->none = gen;
+        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
+                    "set %s: the store holds no files of %s %" APR_UINT64_T_FMT, ws->set->name,
+                    what, gen);
+        return 0;
+    }
+    if (rv != APR_SUCCESS) {
+        copy_failed(ws, f, what, rv, gen, have, now);
+        return 0;
+    }
+    if (f->failing) {
+        rs_log_emit(ws->log, RS_LOG_NOTICE, 0, "set %s: copying the writer's %ss works again",
+                    ws->set->name, what);
+        f->failing = APR_SUCCESS;
+    }
+    return 1;
 }
 
 void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
@@ -79,21 +102,8 @@ void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     }
     rv = rs_followsnap_copy(ws->d->store, p, set->name, set->snap_dir, gen, ws->status.gen, &info,
                             &st);
-    if (rv == APR_ENOENT) { /* a number without files: nothing to follow */
-        f->none = gen;
-        rs_log_emit(ws->log, RS_LOG_DEBUG, 0,
-                    "set %s: the store holds no files of Resource List %" APR_UINT64_T_FMT,
-                    set->name, gen);
+    if (!rs_followsnap_copied(ws, f, "Resource List", rv, gen, ws->status.gen, now)) {
         return;
-    }
-    if (rv != APR_SUCCESS) {
-        copy_failed(ws, f, rv, gen, now);
-        return;
-    }
-    if (f->failing) {
-        rs_log_emit(ws->log, RS_LOG_NOTICE, 0,
-                    "set %s: copying the writer's Resource Lists works again", set->name);
-        f->failing = APR_SUCCESS;
     }
     rs_snapjob_publish(ws, &info, info.at);
     rs_log_emit(ws->log, RS_LOG_INFO, 0,

@@ -35,25 +35,12 @@ static const char *gendir(const char *dumpset, apr_uint64_t gen)
     return d;
 }
 
-/* n bytes varied by seed as dir/name, mtime mt. */
-static void write_file(const char *dir, const char *name, apr_size_t n, int seed, apr_time_t mt)
-{
-    char *b = apr_palloc(ut_pool, n + 1);
-    const char *path = ut_path(dir, name);
-    apr_size_t i;
-    for (i = 0; i < n; i++) {
-        b[i] = (char)((i * 7 + (apr_size_t)seed * 13 + i / 251) & 0xff);
-    }
-    ut_write(path, b, n);
-    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
-}
-
 /* Package key's three files, new (size of its zip: n). */
 static void new_pkg(const char *dir, const char *key, apr_size_t n, int seed)
 {
-    write_file(dir, apr_pstrcat(ut_pool, key, ".zip", NULL), n, seed, MT + seed);
-    write_file(dir, apr_pstrcat(ut_pool, key, ".xml", NULL), 300, seed + 1, MT + seed + 1);
-    write_file(dir, apr_pstrcat(ut_pool, key, ".rec", NULL), 40, seed + 2, MT + seed + 2);
+    ut_write_seeded(dir, apr_pstrcat(ut_pool, key, ".zip", NULL), n, seed, MT + seed);
+    ut_write_seeded(dir, apr_pstrcat(ut_pool, key, ".xml", NULL), 300, seed + 1, MT + seed + 1);
+    ut_write_seeded(dir, apr_pstrcat(ut_pool, key, ".rec", NULL), 40, seed + 2, MT + seed + 2);
 }
 
 /* Package key kept from dir from (hard links, as rs_dumppkg_reuse). */
@@ -70,20 +57,8 @@ static void kept_pkg(const char *from, const char *dir, const char *key)
 /* A generation's own files. */
 static void gen_docs(const char *dir, int seed)
 {
-    write_file(dir, "resourcedump.xml", 900 + seed, seed, MT + 100 + seed);
-    write_file(dir, "history", 17, 5, MT + 7 + seed);
-}
-
-static void same_file(const char *a, const char *b)
-{
-    apr_finfo_t fa, fb;
-    size_t la, lb;
-    char *da = ut_read(a, &la), *db = ut_read(b, &lb);
-    ck_assert_uint_eq(la, lb);
-    ck_assert(memcmp(da, db, la) == 0);
-    ck_assert_int_eq(apr_stat(&fa, a, APR_FINFO_MTIME, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(apr_stat(&fb, b, APR_FINFO_MTIME, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(fa.mtime, fb.mtime);
+    ut_write_seeded(dir, "resourcedump.xml", 900 + seed, seed, MT + 100 + seed);
+    ut_write_seeded(dir, "history", 17, 5, MT + 7 + seed);
 }
 
 /* Every file of the writer's w and the follower's f the same (and as
@@ -96,7 +71,7 @@ static void same_gen(const char *w, const char *f)
     ck_assert_int_eq(apr_dir_open(&d, w, ut_pool), APR_SUCCESS);
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         if (fi.filetype == APR_REG) {
-            same_file(ut_path(w, fi.name), ut_path(f, fi.name));
+            ut_same_file(ut_path(w, fi.name), ut_path(f, fi.name));
             nw++;
         }
     }
