@@ -5,7 +5,8 @@
 # after a change that rebuilds one package, node b answers
 # resourcedump.xml and every package and manifest copy it lists with node
 # a's status, bytes, ETag and Last-Modified, and 304 to node a's ETag; the
-# package the change left alone is linked, not copied.  Node a stopped,
+# package the change left alone is linked, not copied; the superseded
+# generation goes after its grace.  Node a stopped,
 # node b takes the set over and its next dump keeps the packages (same
 # URLs, same bytes).  Private servers only.
 use strict;
@@ -20,10 +21,11 @@ use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 12;
+plan tests => 13;
 
 my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
-                       set => ['ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4']);
+                       set => ['ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4',
+                               'ResourceSyncDumpGrace 1']);
 my ($na, $nb, $T) = ($c->node('a'), $c->node('b'), $c->tree);
 RSTest::put(sprintf("$T/f%02d.txt", $_), "file $_\n") for 0 .. 11;
 my $BASE = $c->base;
@@ -85,6 +87,14 @@ ok(wait_for(sub { differs() eq '' }, 10), "node b serves node a's new dump withi
     or diag(differs());
 like($nb->log_text, qr/set f: follows the writer's Resource Dump \d+ \(\d+ files, [1-9]\d* linked/,
      'node b linked the packages the change left alone');
+# Node b's dump generations on disk (its state directory's dumps/f).
+sub gens_b {
+    opendir(my $d, $nb->dir . '/state/dumps/f') or return ();
+    return grep { /^\d+$/ } readdir $d;
+}
+ok(wait_for(sub { gens_b() == 1 }, 10),
+   'node b removes the superseded generation after ResourceSyncDumpGrace (1 s), as node a does')
+    or diag(join ' ', gens_b());
 
 # ------------------------------------------------- node b takes over
 my @last = listed($na);

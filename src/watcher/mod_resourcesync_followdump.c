@@ -35,6 +35,12 @@ void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
         return;
     }
     f->next = now + RS_FOLLOWDUMP_EVERY;
+    /* Superseded generations go after their grace as on the writer (at
+     * most once a second), also while the writer publishes no new one. */
+    if (rs_dumpsched_prune(&ws->dump, now, 0, ws->status.dump_gen)) {
+        rs_generation_prune(p, set->rdump_dir, ws->status.dump_gen, set->dump_grace,
+                            apr_time_now());
+    }
     gen = rs_followdump_stored_gen(ws->d->store, p, set->name);
     if (gen <= ws->status.dump_gen || gen == f->none) {
         return;
