@@ -116,8 +116,8 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_logger_t plain = { plain_log, ws->d->s };
 
     running = 0;
-    if (rs_dumprun_finish(&j->run, rv, ws->d->store, &ws->dump, ws->set->rdump, &hooks, ws->log,
-                          &plain, p, rs_time_mono(), apr_time_now())
+    if (rs_dumprun_finish(&j->run, rv, &ws->dump, ws->set->rdump, &hooks, ws->log, &plain, p,
+                          rs_time_mono(), apr_time_now())
         == RS_DUMPRUN_PUBLISHED) {
         rs_dumpjob_prune_stored(ws, p);
     }

@@ -89,7 +89,7 @@ static const char *kept_origin(void *baton, apr_pool_t *p, const char *name, apr
 }
 
 apr_status_t rs_followdump_record(rs_db_t *db, apr_pool_t *p, const char *set, const char *dumpset,
-                                  apr_uint64_t gen, rs_blob_stats_t *st)
+                                  const char *dir, apr_uint64_t gen, rs_blob_stats_t *st)
 {
     apr_status_t rv;
     origin_t o;
@@ -102,7 +102,7 @@ apr_status_t rs_followdump_record(rs_db_t *db, apr_pool_t *p, const char *set, c
         o.db = db;
         o.set = set;
         o.gen = gen;
-        o.gendir = rs_statedir_gen(p, dumpset, gen);
+        o.gendir = dir;
         o.gens = rs_dumppkg_gens(p, dumpset);
         o.rows = apr_hash_make(p);
         o.p = p;

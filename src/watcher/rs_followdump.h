@@ -6,8 +6,9 @@
  * dump generation it publishes (dumps/<set>/<gen>/: resourcedump.xml,
  * the index parts, each package's <key>.zip, <key>.xml and <key>.rec,
  * history) into the store with rs_blob (kind "dump"), in the fenced
- * transaction that records dump-gen:<set> (rs_followdump_record), so a
- * reader never sees a generation number without its files.  A follower
+ * transaction that records dump-gen:<set> (rs_followdump_record, from
+ * the dump job's thread once the generation is written), so a reader
+ * never sees a generation number without its files.  A follower
  * copies the newest generation into its own dump directory
  * (rs_followdump_copy, the lifecycle of rs_followsnap_gen: tmp-<gen>/,
  * each file with the writer's mtime and fsynced, renamed into place) and
@@ -40,14 +41,16 @@
 /* The newest dump generation the store knows for set (0: none). */
 apr_uint64_t rs_followdump_stored_gen(rs_db_t *db, apr_pool_t *p, const char *set);
 
-/* Writer: record generation gen of set, published in dumpset: its number
- * (dump-gen:<set>) and, on a store several nodes share (not
- * rs_db_one_node), the files of dumpset/<gen>/, in one transaction that
- * begins with the set's fence.  Returns its outcome (RS_LEASE_LOST:
+/* Writer: record generation gen of set, of the dump directory dumpset,
+ * whose files are in dir (its tmp-<gen>/ before the rename, or <gen>/):
+ * its number (dump-gen:<set>) and, on a store several nodes share (not
+ * rs_db_one_node), every file of dir, in one transaction that begins
+ * with the set's fence; a kept package is found by its inode in
+ * dumpset's published generations.  Returns its outcome (RS_LEASE_LOST:
  * another node writes the set now, nothing recorded).  st (may be
  * NULL): what was stored. */
 apr_status_t rs_followdump_record(rs_db_t *db, apr_pool_t *p, const char *set, const char *dumpset,
-                                  apr_uint64_t gen, rs_blob_stats_t *st);
+                                  const char *dir, apr_uint64_t gen, rs_blob_stats_t *st);
 
 /* Writer, after pruning its directories: the stored generations other
  * than current whose directory is gone are dropped (rs_blob_prune). */

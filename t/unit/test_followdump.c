@@ -94,7 +94,9 @@ static apr_uint64_t inode(const char *path)
 static void record(rs_db_t *db, const char *dumpset, apr_uint64_t gen, int files, int refs)
 {
     rs_blob_stats_t st;
-    ck_assert_int_eq(rs_followdump_record(db, ut_pool, "s", dumpset, gen, &st), APR_SUCCESS);
+    ck_assert_int_eq(rs_followdump_record(db, ut_pool, "s", dumpset,
+                                          rs_statedir_gen(ut_pool, dumpset, gen), gen, &st),
+                     APR_SUCCESS);
     ck_assert_uint_eq(rs_followdump_stored_gen(db, ut_pool, "s"), gen);
     if (ut_pg()) {
         ck_assert_int_eq(st.files, files);
@@ -192,7 +194,7 @@ START_TEST(fenced)
     gen_docs(w1, 1);
     new_pkg(w1, "aaaaaaaaaaaaaaaa", 100, 10);
     rs_db_fence_install(fence_fn, NULL);
-    ck_assert_int_eq(rs_followdump_record(db, ut_pool, "s", w, 1, NULL), RS_LEASE_LOST);
+    ck_assert_int_eq(rs_followdump_record(db, ut_pool, "s", w, w1, 1, NULL), RS_LEASE_LOST);
     rs_db_fence_install(NULL, NULL);
     ck_assert_uint_eq(rs_followdump_stored_gen(db, ut_pool, "s"), 0);
     ck_assert_int_eq(rs_blob_count(db, "s", &files, &chunks), APR_SUCCESS);
