@@ -6,7 +6,7 @@
 # resourcedump.xml and every package and manifest copy it lists with node
 # a's status, bytes, ETag and Last-Modified, and 304 to node a's ETag; the
 # package the change left alone is linked, not copied; the superseded
-# generation goes after its grace.  Node a stopped,
+# generation goes after its grace, on node b's disk and from the store.  Node a stopped,
 # node b takes the set over and its next dump keeps the packages (same
 # URLs, same bytes).  Private servers only.
 use strict;
@@ -21,7 +21,7 @@ use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 13;
+plan tests => 14;
 
 my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
                        set => ['ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4',
@@ -95,6 +95,11 @@ sub gens_b {
 ok(wait_for(sub { gens_b() == 1 }, 10),
    'node b removes the superseded generation after ResourceSyncDumpGrace (1 s), as node a does')
     or diag(join ' ', gens_b());
+sub stored_gens {
+    $pg->psql("SELECT COUNT(DISTINCT gen) FROM blobfiles WHERE setname = 'f' AND kind = 'dump'");
+}
+ok(wait_for(sub { stored_gens() == 1 }, 10),
+   "node a drops the store's copy of the generation it removed") or diag(stored_gens());
 
 # ------------------------------------------------- node b takes over
 my @last = listed($na);
