@@ -16,7 +16,10 @@
 /* A dump package (or its manifest copy) by key: in the current dump
  * generation, else in an older one still on disk (a package that left
  * the dump stays for ResourceSyncDumpGrace, until its generation is
- * pruned).  A key names the same bytes wherever it is (rs_dumppkg.h). */
+ * pruned).  A key names the same bytes wherever it is (rs_dumppkg.h).
+ * One on no generation on disk may be one of a generation the writer
+ * published and this node does not follow yet: where another node
+ * writes the set, 503 with Retry-After (rs_answer_not_here_yet). */
 static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
                         const char *key, int manifest)
 {
@@ -33,6 +36,9 @@ static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set
             if (rs_file_exists(r->pool, path)) {
                 break;
             }
+        }
+        if (i == gens->nelts) {
+            return rs_answer_not_here_yet(r, cur);
         }
     }
     return rs_answer_file(r, path, manifest ? 2 : 3);
@@ -56,7 +62,7 @@ int rs_dumpserve_rdump(request_rec *r, const rs_set_t *set, const char *part)
     }
     if (!cur.dump_gen) {
         if (part) {
-            return HTTP_NOT_FOUND;
+            return rs_answer_not_here_yet(r, &cur);
         }
         /* The first dump is not built yet. */
         apr_table_setn(r->err_headers_out, "Retry-After", "5");
@@ -73,9 +79,10 @@ int rs_dumpserve_rdump(request_rec *r, const rs_set_t *set, const char *part)
     }
     if (rs_parse_part(part, &gen, &n)) {
         /* A part of a Resource Dump Index: "<gen>-<n>.xml", kept while
-         * its generation is on disk. */
+         * its generation is on disk; one of a newer generation is not
+         * here yet where another node writes the set. */
         return gen > cur.dump_gen
-                   ? HTTP_NOT_FOUND
+                   ? rs_answer_not_here_yet(r, &cur)
                    : rs_answer_file(r,
                                     rs_statedir_gen_file(
                                         r->pool, rs_statedir_gen(r->pool, set->rdump_dir, gen), n),

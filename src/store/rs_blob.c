@@ -6,6 +6,7 @@
 #include "rs_blob.h"
 #include "rs_file.h"
 #include "rs_journal.h"
+#include "rs_statedir.h"
 
 /* Version 10.  BYTEA is PostgreSQL's type of bytes; SQLite takes the name
  * with NUMERIC affinity, which never converts a BLOB value (only text). */
@@ -446,6 +447,30 @@ apr_status_t rs_blob_drop(rs_db_t *db, const char *set, const char *kind, apr_ui
         return rv;
     }
     return rs_db_exec(db, chunks, args, NULL);
+}
+
+apr_status_t rs_blob_prune(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                           const char *dir, apr_uint64_t current, int *dropped)
+{
+    apr_array_header_t *gens;
+    apr_status_t rv = rs_blob_gens(db, p, set, kind, &gens);
+    int i, none;
+
+    dropped = dropped ? dropped : &none;
+    *dropped = 0;
+    for (i = 0; rv == APR_SUCCESS && i < gens->nelts; i++) {
+        apr_uint64_t g = APR_ARRAY_IDX(gens, i, apr_uint64_t);
+        apr_finfo_t fi;
+        if (g == current
+            || apr_stat(&fi, rs_statedir_gen(p, dir, g), APR_FINFO_TYPE, p) == APR_SUCCESS) {
+            continue;
+        }
+        if ((rv = rs_db_begin_set(db, set)) == APR_SUCCESS
+            && (rv = rs_db_end(db, rs_blob_drop(db, set, kind, g))) == APR_SUCCESS) {
+            ++*dropped;
+        }
+    }
+    return rv;
 }
 
 static int count_row(void *baton, const rs_db_row_t *row)

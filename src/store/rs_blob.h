@@ -10,9 +10,9 @@
  * every file of a generation directory (snapshots/<set>/<gen>/) into the
  * store and the other nodes copy them out into their own state
  * directory.  Tables (schema version 10), keyed by set and kind (the area
- * of the state directory: "snap" for Resource List snapshots, "cdump"
- * for the Change Dump directory (rs_followcdump), "topic-<topic>" for the
- * notification topics):
+ * of the state directory: "snap" for Resource List snapshots, "dump" for
+ * Resource Dumps, "cdump" for the Change Dump directory (rs_followcdump),
+ * "topic-<topic>" for the notification topics):
  *
  *   blobfiles   one row per file of a generation: name, size, mtime (µs),
  *               and where its bytes are: (src_gen, src_name), the
@@ -149,6 +149,15 @@ apr_status_t rs_blob_gens(rs_db_t *db, apr_pool_t *p, const char *set, const cha
  * transaction: its rows, and the chunks of every file (of gen or
  * earlier) that no remaining row names as its source. */
 apr_status_t rs_blob_drop(rs_db_t *db, const char *set, const char *kind, apr_uint64_t gen);
+
+/* The writer, after pruning its directories: every stored generation of
+ * (set, kind) other than current whose directory below dir (dir/<gen>)
+ * is gone has its rows dropped (rs_blob_drop), each in a transaction of
+ * its own that begins with the set's fence.  Returns the first failure
+ * (RS_LEASE_LOST: another node writes the set now; nothing more
+ * dropped); *dropped (may be NULL) gets how many generations went. */
+apr_status_t rs_blob_prune(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                           const char *dir, apr_uint64_t current, int *dropped);
 
 /* The rows of set (every kind): files and chunks (the tests' and the
  * status's measure). */

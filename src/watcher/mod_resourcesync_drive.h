@@ -67,6 +67,38 @@ void rs_snapjob_prune(wset_t *ws, apr_pool_t *p, apr_uint64_t current);
  * tried again after RS_FOLLOWSNAP_RETRY; the generation in service
  * stays.  Nothing with a store of one node's (SQLite). */
 void rs_followsnap_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+/* A follower's state of one kind of generation directory of ws (rs_blob's
+ * kind), made at its first use (driver's thread): when to look at the
+ * store next, a generation the store holds no files of (not asked again
+ * until the number changes), whether copying fails (said once). */
+typedef struct rs_follow_state_t {
+    apr_time_t next;   /* monotonic */
+    apr_uint64_t seen; /* the set's notifications seen (rs_follow_look) */
+    apr_uint64_t none;
+    apr_status_t failing;
+} rs_follow_state_t;
+rs_follow_state_t *rs_followsnap_state(wset_t *ws, const char *kind);
+/* The outcome rv of copying generation gen of what ("Resource List",
+ * "Resource Dump") while generation have is served, for state f:
+ * APR_ENOENT marks gen as one without files (a debug line); another
+ * failure is logged once per episode and retried after 2 s; a success
+ * ends an episode (a notice).  Returns whether the copy is in place, to
+ * be published. */
+int rs_followsnap_copied(wset_t *ws, rs_follow_state_t *f, const char *what, apr_status_t rv,
+                         apr_uint64_t gen, apr_uint64_t have, apr_time_t now);
+
+/* mod_resourcesync_followdump.c: a follower's Resource Dumps.  From
+ * rs_writer_poll beside rs_followsnap_poll, at most every
+ * RS_FOLLOWDUMP_EVERY: the store's dump-gen:<set> is read; a generation
+ * newer than the status entry's dump_gen is copied (rs_followdump_copy),
+ * published in the entry, and the node's older generations pruned by the
+ * writer's rule (ResourceSyncDumpGrace).  A failure is logged once per
+ * episode and tried again after 2 s (rs_followsnap_copied).  Nothing with a
+ * store of one node's or without ResourceSyncResourceDump. */
+void rs_followdump_poll(wset_t *ws, apr_pool_t *p, apr_time_t now);
+/* Writer (mod_resourcesync_dumpjob.c's): after its generations were
+ * pruned, the store's copies of those removed go (shared stores only). */
+void rs_dumpjob_prune_stored(wset_t *ws, apr_pool_t *p);
 
 /* mod_resourcesync_followtopic.c: the notification topics' files through
  * a shared store (nothing with SQLite's or without notifications).

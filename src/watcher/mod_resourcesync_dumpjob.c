@@ -29,7 +29,9 @@
 #include "mod_resourcesync_jobs.h"
 #include "mod_resourcesync_status.h"
 #include "rs_notify.h"
+#include "rs_dumppkg.h"
 #include "rs_dumprun.h"
+#include "rs_followdump.h"
 #include "rs_dumpsched.h"
 #include "rs_time.h"
 
@@ -60,6 +62,32 @@ static void dump_published(void *baton, apr_uint64_t gen, apr_status_t recorded)
     if (recorded == RS_LEASE_LOST) { /* (a failing store: as before, the next write notes it) */
         rs_storefail_note(ws, recorded, "recording a Resource Dump");
     }
+    else if (recorded != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_WARN, recorded,
+                    "set %s: cannot record Resource Dump %" APR_UINT64_T_FMT
+                    " in the store; other nodes serve the previous one until the next dump",
+                    ws->set->name, gen);
+    }
+}
+
+void rs_dumpjob_prune_stored(wset_t *ws, apr_pool_t *p)
+{
+    apr_status_t rv;
+
+    if (rs_db_one_node(ws->d->store) || ws->elsewhere) {
+        return;
+    }
+    rv = rs_followdump_prune(ws->d->store, p, ws->set->name, ws->set->rdump_dir,
+                             ws->status.dump_gen, NULL);
+    if (rv == RS_LEASE_LOST) {
+        rs_storefail_note(ws, rv, "dropping the stored files of pruned Resource Dumps");
+    }
+    else if (rv != APR_SUCCESS) {
+        rs_log_emit(ws->log, RS_LOG_WARN, rv,
+                    "set %s: cannot drop the stored files of pruned Resource Dumps; "
+                    "trying again at the next prune",
+                    ws->set->name);
+    }
 }
 
 /* Framework notification of a new Resource Dump (Framework Notification
@@ -88,8 +116,11 @@ static void dump_finish(void *baton, apr_status_t rv, apr_pool_t *p)
     rs_logger_t plain = { plain_log, ws->d->s };
 
     running = 0;
-    rs_dumprun_finish(&j->run, rv, ws->d->store, &ws->dump, ws->set->rdump, &hooks, ws->log, &plain,
-                      p, rs_time_mono(), apr_time_now());
+    if (rs_dumprun_finish(&j->run, rv, &ws->dump, ws->set->rdump, &hooks, ws->log, &plain, p,
+                          rs_time_mono(), apr_time_now())
+        == RS_DUMPRUN_PUBLISHED) {
+        rs_dumpjob_prune_stored(ws, p);
+    }
 }
 
 void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
@@ -111,8 +142,12 @@ void rs_dumpjob_poll(wset_t *ws, apr_pool_t *p)
      * while a build runs: it may be linking packages out of those
      * generations (rs_dumppkg_reuse). */
     if (rs_dumpsched_prune(&ws->dump, now, running, ws->status.dump_gen)) {
+        int before = rs_dumppkg_gens(p, set->rdump_dir)->nelts;
         rs_generation_prune(p, set->rdump_dir, ws->status.dump_gen, set->dump_grace,
                             apr_time_now());
+        if (rs_dumppkg_gens(p, set->rdump_dir)->nelts < before) {
+            rs_dumpjob_prune_stored(ws, p); /* the store's copies of those removed */
+        }
     }
     /* Due: a snapshot was published since the last build, or no build
      * was tried in this watcher's life.  The dump served meanwhile is the

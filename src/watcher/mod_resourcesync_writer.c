@@ -400,6 +400,8 @@ void rs_writer_poll(wset_t *ws, apr_pool_t *p, apr_time_t now)
     }
     rs_followsnap_poll(ws, p, now); /* still elsewhere: the writer's Resource Lists */
     apr_pool_clear(p);
+    rs_followdump_poll(ws, p, now); /* its Resource Dumps */
+    apr_pool_clear(p);
     rs_followtopicw_poll(ws, p, now); /* and its notification topics */
     apr_pool_clear(p);
     rs_followcdumpw_poll(ws, p, now); /* and its Change Dump */

@@ -3,20 +3,15 @@
 #include <string.h>
 #include <apr_strings.h>
 #include "rs_dumprun.h"
+#include "rs_followdump.h"
 #include "rs_history.h"
 #include "rs_jobthread.h"
 #include "rs_statedir.h"
 #include "rs_zip.h"
 
-static const char *gen_key(apr_pool_t *p, const char *set)
-{
-    return apr_pstrcat(p, "dump-gen:", set, NULL);
-}
-
 apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_db_t *store,
                                 apr_pool_t *jp)
 {
-    const char *g = NULL;
     apr_status_t rv;
 
     memset(j, 0, sizeof(*j));
@@ -40,8 +35,8 @@ apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_d
     /* Rows denied since the last scan are left out (rs_dump.h). */
     j->o.check = in->check;
     j->o.check_baton = in->check_baton;
-    rs_db_meta_get(store, jp, gen_key(jp, in->set), &g);
-    rv = rs_generation_begin(jp, in->dir, g ? (apr_uint64_t)apr_atoi64(g) : 0, in->current, &j->g);
+    rv = rs_generation_begin(jp, in->dir, rs_followdump_stored_gen(store, jp, in->set), in->current,
+                             &j->g);
     j->o.list_max = in->list_max;
     j->o.part_url_prefix =
         apr_psprintf(jp, "%s%" APR_UINT64_T_FMT "-", j->o.pkg_url_prefix, j->g.gen);
@@ -61,9 +56,19 @@ apr_status_t rs_dumprun_run(void *baton, rs_db_t *store, apr_pool_t *p)
     rv = rs_dump_write(store, &j->o, j->g.tmp, p, &j->info);
     /* Written last: post_config serves a dump after a restart only when
      * its URLs belong to the history on disk (rs_status_create). */
-    return rv == APR_SUCCESS
-               ? rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp), j->url_history)
-               : rv;
+    if (rv != APR_SUCCESS
+        || (rv = rs_history_write(p, rs_statedir_dump_history(p, j->g.tmp), j->url_history))
+               != APR_SUCCESS) {
+        return rv;
+    }
+    /* Recorded here, on the job's thread and connection: with a store
+     * several nodes share the generation's files go into the transaction
+     * that records its number (rs_followdump.h), new packages of hundreds
+     * of MB among them, and the driver never waits for their bytes.  Its
+     * outcome is the finish's (published even when the record fails, as
+     * before: the store's failure is the caller's to note). */
+    j->recorded = rs_followdump_record(store, p, j->o.set, j->o.dumpset, j->g.tmp, j->g.gen, NULL);
+    return APR_SUCCESS;
 }
 
 /* A build failed for want of space (the temporary directory is already
@@ -81,18 +86,16 @@ static void nospace(const rs_dumprun_t *j, apr_status_t rv, rs_dumpsched_t *sche
                 j->info.failed ? j->info.failed : "");
 }
 
-/* The generation is in place: record, announce, log, prune. */
-static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
-                      apr_interval_time_t interval, const rs_dumprun_hooks_t *hooks,
-                      const rs_logger_t *log, apr_pool_t *p, apr_time_t now, apr_time_t wall)
+/* The generation is in place (recorded by the run): announce, log,
+ * prune. */
+static void published(rs_dumprun_t *j, rs_dumpsched_t *sched, apr_interval_time_t interval,
+                      const rs_dumprun_hooks_t *hooks, const rs_logger_t *log, apr_pool_t *p,
+                      apr_time_t now, apr_time_t wall)
 {
     const char *set = j->o.set;
-    apr_status_t rv;
 
     rs_dumpsched_built(sched, now, interval);
-    rv = rs_db_meta_put_set(store, set, gen_key(p, set),
-                            apr_psprintf(p, "%" APR_UINT64_T_FMT, j->g.gen));
-    hooks->published(hooks->baton, j->g.gen, rv);
+    hooks->published(hooks->baton, j->g.gen, j->recorded);
     if (rs_dumpsched_published(sched)) {
         rs_log_emit(log, RS_LOG_INFO, 0, "set %s: space again for the Resource Dump", set);
     }
@@ -114,11 +117,10 @@ static void published(rs_dumprun_t *j, rs_db_t *store, rs_dumpsched_t *sched,
     rs_generation_prune(p, j->o.dumpset, j->g.gen, j->grace, wall);
 }
 
-rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_db_t *store,
-                                   rs_dumpsched_t *sched, apr_interval_time_t interval,
-                                   const rs_dumprun_hooks_t *hooks, const rs_logger_t *log,
-                                   const rs_logger_t *plain, apr_pool_t *p, apr_time_t now,
-                                   apr_time_t wall)
+rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_dumpsched_t *sched,
+                                   apr_interval_time_t interval, const rs_dumprun_hooks_t *hooks,
+                                   const rs_logger_t *log, const rs_logger_t *plain, apr_pool_t *p,
+                                   apr_time_t now, apr_time_t wall)
 {
     if (rv == APR_SUCCESS) {
         rv = rs_generation_publish(p, j->o.dumpset, &j->g);
@@ -138,6 +140,6 @@ rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_db_t *st
         rs_dumpsched_failed(sched); /* the next snapshot tries again */
         return RS_DUMPRUN_FAILED;
     }
-    published(j, store, sched, interval, hooks, log, p, now, wall);
+    published(j, sched, interval, hooks, log, p, now, wall);
     return RS_DUMPRUN_PUBLISHED;
 }

@@ -16,8 +16,9 @@
  * thread (generation number and temporary directory in the set's dump
  * directory, rs_generation; the store key dump-gen:<set> keeps generation
  * numbers from being used twice), rs_dumprun_run as a job (rs_jobthread,
- * its own store connection; rs_dump_write), rs_dumprun_finish back on
- * the driver's thread: renamed into place, recorded, announced and the
+ * its own store connection; rs_dump_write, then the record in the store),
+ * rs_dumprun_finish back on the driver's thread: renamed into place,
+ * announced and the
  * older generations pruned -- or the temporary directory removed.
  *
  * A file that changes while it is packaged (RS_ZIP_ECHANGED) drops the
@@ -71,14 +72,15 @@ typedef struct rs_dumprun_t {
     const char *history;     /* of the driver's store when prepared */
     const char *url_history; /* in the package URLs */
     apr_interval_time_t grace;
+    apr_status_t recorded; /* the run's record of the generation (rs_followdump_record) */
 } rs_dumprun_t;
 
 /* What the end asks of the caller (every member is needed). */
 typedef struct rs_dumprun_hooks_t {
     /* Generation gen is published: the status entry says so.  recorded
-     * is the outcome of its number's record in the store (dump-gen:<set>,
-     * written with the set's fence: RS_LEASE_LOST when another node
-     * writes the set now). */
+     * is the outcome of its record in the store by the run (dump-gen:<set>
+     * and its files, written with the set's fence: RS_LEASE_LOST when
+     * another node writes the set now). */
     void (*published)(void *baton, apr_uint64_t gen, apr_status_t recorded);
     /* Announce the new dump (the framework notification) by loc, the
      * document announced: resourcedump.xml, or when that is a Resource
@@ -101,7 +103,9 @@ apr_status_t rs_dumprun_prepare(rs_dumprun_t *j, const rs_dumprun_in_t *in, rs_d
 /* The job (an rs_job_run_fn, on any thread; baton: the rs_dumprun_t):
  * write the dump into the temporary directory with store (a store whose
  * history is not the one j was prepared with publishes nothing), and the
- * history of its URLs last. */
+ * history of its URLs last; then record the generation in store
+ * (rs_followdump_record: its number, and on a shared store its files, in
+ * one fenced transaction; the outcome kept for the finish, j->recorded). */
 apr_status_t rs_dumprun_run(void *baton, rs_db_t *store, apr_pool_t *p);
 
 /* How a job ended. */
@@ -112,16 +116,15 @@ typedef enum {
 } rs_dumprun_end_t;
 
 /* The end of j with the job's status rv, on the driver's thread: publish
- * the generation (store key, hooks, log lines, prune; the next build
+ * the generation (hooks with the run's record, log lines, prune; the next build
  * paced by rs_dumpsched_built) or drop it.  sched
  * and interval: the set's schedule and dump interval; log: the driver's
  * (once-only), plain: one that says every line (the no-space line, whose
  * level sched decides); now on the monotonic clock, wall the real time
  * (pruning). */
-rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_db_t *store,
-                                   rs_dumpsched_t *sched, apr_interval_time_t interval,
-                                   const rs_dumprun_hooks_t *hooks, const rs_logger_t *log,
-                                   const rs_logger_t *plain, apr_pool_t *p, apr_time_t now,
-                                   apr_time_t wall);
+rs_dumprun_end_t rs_dumprun_finish(rs_dumprun_t *j, apr_status_t rv, rs_dumpsched_t *sched,
+                                   apr_interval_time_t interval, const rs_dumprun_hooks_t *hooks,
+                                   const rs_logger_t *log, const rs_logger_t *plain, apr_pool_t *p,
+                                   apr_time_t now, apr_time_t wall);
 
 #endif

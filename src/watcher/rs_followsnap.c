@@ -35,25 +35,7 @@ apr_status_t rs_followsnap_store(rs_db_t *db, apr_pool_t *p, const char *set, ap
 apr_status_t rs_followsnap_prune(rs_db_t *db, apr_pool_t *p, const char *set, const char *snapset,
                                  apr_uint64_t current, int *dropped)
 {
-    apr_array_header_t *gens;
-    apr_status_t rv = rs_blob_gens(db, p, set, RS_FOLLOWSNAP_KIND, &gens);
-    int i, none;
-
-    dropped = dropped ? dropped : &none;
-    *dropped = 0;
-    for (i = 0; rv == APR_SUCCESS && i < gens->nelts; i++) {
-        apr_uint64_t g = APR_ARRAY_IDX(gens, i, apr_uint64_t);
-        apr_finfo_t fi;
-        if (g == current
-            || apr_stat(&fi, rs_statedir_gen(p, snapset, g), APR_FINFO_TYPE, p) == APR_SUCCESS) {
-            continue;
-        }
-        if ((rv = rs_db_begin_set(db, set)) == APR_SUCCESS
-            && (rv = rs_db_end(db, rs_blob_drop(db, set, RS_FOLLOWSNAP_KIND, g))) == APR_SUCCESS) {
-            ++*dropped;
-        }
-    }
-    return rv;
+    return rs_blob_prune(db, p, set, RS_FOLLOWSNAP_KIND, snapset, current, dropped);
 }
 
 typedef struct {
@@ -74,31 +56,30 @@ static const char *local_part(void *baton, apr_pool_t *p, const rs_blob_file_t *
     return apr_pstrcat(p, rs_statedir_gen(p, l->snapset, l->have), "/", f->name, NULL);
 }
 
-/* Whether gendir's info file is the one the store holds for it (its
+/* Whether gendir's file mark is the one the store holds for it (its
  * size and mtime: written by the same writer at the same moment). */
-static int same_info(apr_pool_t *p, const char *gendir, const apr_array_header_t *files)
+static int same_mark(apr_pool_t *p, const char *gendir, const char *mark,
+                     const apr_array_header_t *files)
 {
     apr_finfo_t fi;
     int i;
 
-    if (apr_stat(&fi, apr_pstrcat(p, gendir, "/info", NULL), APR_FINFO_SIZE | APR_FINFO_MTIME, p)
+    if (apr_stat(&fi, apr_pstrcat(p, gendir, "/", mark, NULL), APR_FINFO_SIZE | APR_FINFO_MTIME, p)
         != APR_SUCCESS) {
         return 0;
     }
     for (i = 0; i < files->nelts; i++) {
         const rs_blob_file_t *f = &APR_ARRAY_IDX(files, i, rs_blob_file_t);
-        if (!strcmp(f->name, "info")) {
+        if (!strcmp(f->name, mark)) {
             return f->size == fi.size && f->mtime == fi.mtime;
         }
     }
     return 0;
 }
 
-apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, const char *snapset,
-                                apr_uint64_t gen, apr_uint64_t have, rs_snapshot_info_t *info,
-                                rs_blob_stats_t *st)
+apr_status_t rs_followsnap_gen(rs_db_t *db, apr_pool_t *p, const char *set, apr_uint64_t gen,
+                               const rs_followsnap_how_t *how, rs_blob_stats_t *st)
 {
-    local_t l = { snapset, have };
     apr_array_header_t *files;
     rs_generation_t g;
     apr_status_t rv;
@@ -107,9 +88,9 @@ apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, con
         memset(st, 0, sizeof(*st));
     }
     g.gen = gen;
-    g.tmp = rs_statedir_gen_tmp(p, snapset, gen);
-    g.final = rs_statedir_gen(p, snapset, gen);
-    if ((rv = rs_blob_files(db, p, set, RS_FOLLOWSNAP_KIND, gen, &files)) != APR_SUCCESS) {
+    g.tmp = rs_statedir_gen_tmp(p, how->dir, gen);
+    g.final = rs_statedir_gen(p, how->dir, gen);
+    if ((rv = rs_blob_files(db, p, set, how->kind, gen, &files)) != APR_SUCCESS) {
         return rv;
     }
     if (!files->nelts) {
@@ -117,8 +98,8 @@ apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, con
     }
     /* Complete already, the writer's: this node wrote it (it wrote the set
      * before) or copied it before a restart. */
-    if (same_info(p, g.final, files) && rs_snapinfo_read(g.final, p, info) == APR_SUCCESS
-        && info->gen == gen) {
+    if (same_mark(p, g.final, how->mark, files)
+        && (!how->check || how->check(how->baton, p, g.final) == APR_SUCCESS)) {
         return APR_SUCCESS;
     }
     if (rs_file_exists(p, g.final)) {
@@ -129,20 +110,48 @@ apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, con
         rs_file_remove_tree(p, g.final);
     }
     rs_generation_abandon(p, &g); /* a leftover of an interrupted copy */
-    if ((rv = apr_dir_make_recursive(snapset, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS
+    if ((rv = apr_dir_make_recursive(how->dir, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS
         || (rv = apr_dir_make(g.tmp, APR_FPROT_OS_DEFAULT, p)) != APR_SUCCESS) {
         return rv;
     }
-    rv = rs_blob_replay(db, p, set, RS_FOLLOWSNAP_KIND, gen, g.tmp, local_part, &l, st);
-    if (rv == APR_SUCCESS && (rv = rs_snapinfo_read(g.tmp, p, info)) == APR_SUCCESS
-        && info->gen != gen) {
-        rv = APR_EINVAL; /* another generation's files */
+    rv = rs_blob_replay(db, p, set, how->kind, gen, g.tmp, how->local, how->baton, st);
+    if (rv == APR_SUCCESS && how->check) {
+        rv = how->check(how->baton, p, g.tmp);
     }
     if (rv == APR_SUCCESS) {
-        rv = rs_generation_publish(p, snapset, &g);
+        rv = rs_generation_publish(p, how->dir, &g);
     }
     if (rv != APR_SUCCESS) {
         rs_generation_abandon(p, &g);
     }
     return rv;
+}
+
+typedef struct {
+    local_t l;
+    apr_uint64_t gen;
+    rs_snapshot_info_t *info;
+} snapcopy_t;
+
+/* The generation's info names it (else: another generation's files). */
+static apr_status_t info_check(void *baton, apr_pool_t *p, const char *gendir)
+{
+    snapcopy_t *c = baton;
+    apr_status_t rv = rs_snapinfo_read(gendir, p, c->info);
+    return rv == APR_SUCCESS && c->info->gen != c->gen ? APR_EINVAL : rv;
+}
+
+static const char *local_snap(void *baton, apr_pool_t *p, const rs_blob_file_t *f)
+{
+    return local_part(&((snapcopy_t *)baton)->l, p, f);
+}
+
+apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, const char *snapset,
+                                apr_uint64_t gen, apr_uint64_t have, rs_snapshot_info_t *info,
+                                rs_blob_stats_t *st)
+{
+    snapcopy_t c = { { snapset, have }, gen, info };
+    rs_followsnap_how_t how = { RS_FOLLOWSNAP_KIND, snapset, "info", info_check, local_snap, &c };
+
+    return rs_followsnap_gen(db, p, set, gen, &how, st);
 }

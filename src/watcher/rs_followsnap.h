@@ -61,4 +61,25 @@ apr_status_t rs_followsnap_copy(rs_db_t *db, apr_pool_t *p, const char *set, con
                                 apr_uint64_t gen, apr_uint64_t have, rs_snapshot_info_t *info,
                                 rs_blob_stats_t *st);
 
+/* How rs_followsnap_gen follows one kind of generation directory. */
+typedef struct rs_followsnap_how_t {
+    const char *kind; /* rs_blob's */
+    const char *dir;  /* the generations' directory: <dir>/<gen>/ */
+    const char *mark; /* the file whose size and mtime tell a copy complete */
+    /* A directory's files are the generation's (may be NULL: they are):
+     * asked of a complete copy found in place and of a new one before it
+     * is renamed into place; a failure's cause refuses it. */
+    apr_status_t (*check)(void *baton, apr_pool_t *p, const char *gendir);
+    rs_blob_local_fn *local; /* this node's copy of a kept file (may be NULL) */
+    void *baton;             /* check's and local's */
+} rs_followsnap_how_t;
+
+/* Follower, any kind of generation directory: make generation gen of
+ * set, whose files the store holds, this node's, by the lifecycle above
+ * (nothing copied when <dir>/<gen>/ is complete already: its mark the
+ * store's, check content).  APR_ENOENT when the store holds no file of
+ * gen; another failure's cause otherwise, tmp-<gen>/ then removed. */
+apr_status_t rs_followsnap_gen(rs_db_t *db, apr_pool_t *p, const char *set, apr_uint64_t gen,
+                               const rs_followsnap_how_t *how, rs_blob_stats_t *st);
+
 #endif

@@ -130,6 +130,7 @@ int main(int argc, const char *const *argv)
     add(blob_suite);
     add(followtopic_suite);
     add(followcdump_suite);
+    add(followdump_suite);
     add(storeretry_suite);
     add(massdel_suite);
     add(links_suite);
@@ -169,6 +170,7 @@ int main(int argc, const char *const *argv)
         add(blob_suite);
         add(followtopic_suite);
         add(followcdump_suite);
+        add(followdump_suite);
         add(listen_suite);
         add(notifyseal_suite);
         add(deliverpolicy_suite);

@@ -26,32 +26,6 @@ static rs_db_t *store(void)
     return open_in(ut_path(ut_tempdir("blob"), "state.db"));
 }
 
-/* n bytes of every value, varied by seed, written as dir/name with mtime
- * mt (µs). */
-static void write_file(const char *dir, const char *name, apr_size_t n, int seed, apr_time_t mt)
-{
-    char *b = apr_palloc(ut_pool, n + 1);
-    const char *path = ut_path(dir, name);
-    apr_size_t i;
-    for (i = 0; i < n; i++) {
-        b[i] = (char)((i * 7 + (apr_size_t)seed * 13 + i / 251) & 0xff);
-    }
-    ut_write(path, b, n);
-    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
-}
-
-static void same_file(const char *a, const char *b)
-{
-    apr_finfo_t fa, fb;
-    size_t la, lb;
-    char *da = ut_read(a, &la), *db = ut_read(b, &lb);
-    ck_assert_uint_eq(la, lb);
-    ck_assert(memcmp(da, db, la) == 0);
-    ck_assert_int_eq(apr_stat(&fa, a, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(apr_stat(&fb, b, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(fa.mtime, fb.mtime);
-}
-
 static apr_uint64_t inode(const char *path)
 {
     apr_finfo_t f;
@@ -111,7 +85,7 @@ START_TEST(store_read_drop)
     int i;
 
     for (i = 0; i < 5; i++) {
-        write_file(src, apr_psprintf(ut_pool, "f%d", i), sizes[i], i, mt + i);
+        ut_write_seeded(src, apr_psprintf(ut_pool, "f%d", i), sizes[i], i, mt + i);
     }
     ut_write_str(ut_path(src, ".hidden"), "not stored");
     put(db, 7, src, NULL, &st);
@@ -135,7 +109,7 @@ START_TEST(store_read_drop)
     ck_assert_int_eq(st.files, 5);
     for (i = 0; i < 5; i++) {
         const char *n = apr_psprintf(ut_pool, "f%d", i);
-        same_file(ut_path(src, n), ut_path(out, n));
+        ut_same_file(ut_path(src, n), ut_path(out, n));
     }
     ck_assert(!ut_exists(ut_path(out, ".hidden")));
     /* Another generation, set or kind has none. */
@@ -172,18 +146,18 @@ START_TEST(reference_and_prune)
     ck_assert_int_eq(mkdir(g2, 0700), 0);
     ck_assert_int_eq(mkdir(n1, 0700), 0);
     ck_assert_int_eq(mkdir(n2, 0700), 0);
-    write_file(g1, "part-1.xml", CH + 5, 1, mt);
-    write_file(g1, "part-2.xml", 100, 2, mt);
-    write_file(g1, "resourcelist.xml", 50, 3, mt);
+    ut_write_seeded(g1, "part-1.xml", CH + 5, 1, mt);
+    ut_write_seeded(g1, "part-2.xml", 100, 2, mt);
+    ut_write_seeded(g1, "resourcelist.xml", 50, 3, mt);
     put(db, 1, g1, part_origin, &st);
     counts(db, 3, 4);
     /* Generation 2 keeps part 1 (a hard link), writes part 2 anew. */
     ck_assert_int_eq(apr_file_link(ut_path(g1, "part-1.xml"), ut_path(g2, "part-1-1.xml")),
                      APR_SUCCESS);
-    write_file(g2, "part-2.xml", 120, 4, mt + 1);
-    write_file(g2, "resourcelist.xml", 60, 5, mt + 1);
+    ut_write_seeded(g2, "part-2.xml", 120, 4, mt + 1);
+    ut_write_seeded(g2, "resourcelist.xml", 60, 5, mt + 1);
     /* A name that looks kept but whose source the store lacks: bytes. */
-    write_file(g2, "part-1-9.xml", 10, 6, mt + 1);
+    ut_write_seeded(g2, "part-1-9.xml", 10, 6, mt + 1);
     put(db, 2, g2, part_origin, &st);
     ck_assert_int_eq(st.files, 4);
     ck_assert_int_eq(st.refs, 1);
@@ -196,16 +170,16 @@ START_TEST(reference_and_prune)
     ck_assert_int_eq(rs_blob_replay(db, ut_pool, "s", "snap", 2, bare, NULL, NULL, &st),
                      APR_SUCCESS);
     ck_assert_int_eq(st.refs, 0);
-    same_file(ut_path(g2, "part-1-1.xml"), ut_path(bare, "part-1-1.xml"));
-    same_file(ut_path(g2, "part-1-9.xml"), ut_path(bare, "part-1-9.xml"));
-    write_file(n1, "part-1.xml", CH + 5, 1, mt);
+    ut_same_file(ut_path(g2, "part-1-1.xml"), ut_path(bare, "part-1-1.xml"));
+    ut_same_file(ut_path(g2, "part-1-9.xml"), ut_path(bare, "part-1-9.xml"));
+    ut_write_seeded(n1, "part-1.xml", CH + 5, 1, mt);
     ck_assert_int_eq(rs_blob_replay(db, ut_pool, "s", "snap", 2, n2, local_copy, (void *)node, &st),
                      APR_SUCCESS);
     ck_assert_int_eq(st.refs, 1);
     ck_assert_int_eq(st.bytes, 120 + 60 + 10);
     ck_assert_uint_eq(inode(ut_path(n2, "part-1-1.xml")), inode(ut_path(n1, "part-1.xml")));
-    same_file(ut_path(g2, "part-1-1.xml"), ut_path(n2, "part-1-1.xml"));
-    same_file(ut_path(g2, "resourcelist.xml"), ut_path(n2, "resourcelist.xml"));
+    ut_same_file(ut_path(g2, "part-1-1.xml"), ut_path(n2, "part-1-1.xml"));
+    ut_same_file(ut_path(g2, "resourcelist.xml"), ut_path(n2, "resourcelist.xml"));
     drop(db, 2);
     counts(db, 0, 0);
 }
@@ -226,7 +200,7 @@ START_TEST(rows_bounded)
         const char *dir = ut_path(root, apr_psprintf(ut_pool, "%" APR_UINT64_T_FMT, g));
         ck_assert_int_eq(mkdir(dir, 0700), 0);
         if (g == 1) {
-            write_file(dir, "part-1.xml", 2000, 1, mt);
+            ut_write_seeded(dir, "part-1.xml", 2000, 1, mt);
         }
         else {
             const char *prev = ut_path(root, apr_psprintf(ut_pool, "%" APR_UINT64_T_FMT, g - 1));
@@ -234,8 +208,8 @@ START_TEST(rows_bounded)
                                            ut_path(dir, "part-1-1.xml")),
                              APR_SUCCESS);
         }
-        write_file(dir, "part-2.xml", 500 + g, (int)g, mt + (apr_time_t)g);
-        write_file(dir, "resourcelist.xml", 300, (int)g, mt + (apr_time_t)g);
+        ut_write_seeded(dir, "part-2.xml", 500 + g, (int)g, mt + (apr_time_t)g);
+        ut_write_seeded(dir, "resourcelist.xml", 300, (int)g, mt + (apr_time_t)g);
         put(db, g, dir, part_origin, NULL);
         if (g > 2) {
             drop(db, g - 2);
@@ -292,7 +266,7 @@ START_TEST(fenced)
     ck_assert_int_eq(rs_lease_release(f.a, &ended), APR_SUCCESS);
     ck_assert_int_eq(rs_lease_take(f.b, &f.lb, &held), APR_SUCCESS);
     ck_assert_int_eq(held, 1);
-    write_file(src, "resourcelist.xml", CH + 1, 1, apr_time_from_sec(1700000000));
+    ut_write_seeded(src, "resourcelist.xml", CH + 1, 1, apr_time_from_sec(1700000000));
     ck_assert_int_eq(rs_db_begin_set(f.a, "s"), RS_LEASE_LOST);
     ck_assert_int_eq(rs_db_txn_serial(f.a), 0);
     counts(f.b, 0, 0);
@@ -314,7 +288,7 @@ START_TEST(names_refused)
     rs_db_t *db = store();
     rs_db_stmt_t *s;
 
-    write_file(src, "ok", 4, 1, apr_time_from_sec(1700000000));
+    ut_write_seeded(src, "ok", 4, 1, apr_time_from_sec(1700000000));
     put(db, 1, src, NULL, NULL);
     ck_assert_int_eq(rs_db_prepare(db, "UPDATE blobfiles SET name = '../evil'", &s), APR_SUCCESS);
     ck_assert_int_eq(rs_db_exec(db, s, NULL, NULL), APR_SUCCESS);

@@ -103,9 +103,8 @@ static rs_dumprun_end_t job(fx_t *f, rs_dumprun_t *j)
     if (rv == APR_SUCCESS) {
         rv = rs_dumprun_run(j, f->db, ut_pool);
     }
-    return rs_dumprun_finish(j, rv, f->db, &f->sched, apr_time_from_sec(10), &f->hooks,
-                             &f->log.logger, &f->plain.logger, ut_pool, apr_time_from_sec(100),
-                             f->wall);
+    return rs_dumprun_finish(j, rv, &f->sched, apr_time_from_sec(10), &f->hooks, &f->log.logger,
+                             &f->plain.logger, ut_pool, apr_time_from_sec(100), f->wall);
 }
 
 /* The number of packages (.zip) in generation gen's directory. */
@@ -253,7 +252,7 @@ START_TEST(nospace_once)
     fx_init(&f);
     add(&f, "a.txt", "alpha", 0);
     ck_assert_int_eq(rs_dumprun_prepare(&j, &f.in, f.db, ut_pool), APR_SUCCESS);
-    ck_assert_int_eq(rs_dumprun_finish(&j, APR_FROM_OS_ERROR(ENOSPC), f.db, &f.sched,
+    ck_assert_int_eq(rs_dumprun_finish(&j, APR_FROM_OS_ERROR(ENOSPC), &f.sched,
                                        apr_time_from_sec(10), &f.hooks, &f.log.logger,
                                        &f.plain.logger, ut_pool, apr_time_from_sec(100), 0),
                      RS_DUMPRUN_NOSPACE);
@@ -269,8 +268,8 @@ START_TEST(nospace_once)
     ck_assert_int_eq(ut_log_count(&f.log, "set s: space again for the Resource Dump"), 1);
     /* A second episode is said again. */
     ck_assert_int_eq(rs_dumprun_prepare(&j, &f.in, f.db, ut_pool), APR_SUCCESS);
-    rs_dumprun_finish(&j, APR_FROM_OS_ERROR(ENOSPC), f.db, &f.sched, apr_time_from_sec(10),
-                      &f.hooks, &f.log.logger, &f.plain.logger, ut_pool, apr_time_from_sec(200), 0);
+    rs_dumprun_finish(&j, APR_FROM_OS_ERROR(ENOSPC), &f.sched, apr_time_from_sec(10), &f.hooks,
+                      &f.log.logger, &f.plain.logger, ut_pool, apr_time_from_sec(200), 0);
     ck_assert_int_eq(f.plain.nwarn, 2);
 }
 END_TEST

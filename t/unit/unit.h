@@ -13,6 +13,7 @@
 #include <check.h>
 #include <apr_pools.h>
 #include <apr_tables.h>
+#include <apr_time.h>
 #include <libxml/tree.h>
 #include "rs_jobthread.h"
 #include "rs_log.h"
@@ -107,6 +108,7 @@ Suite *lease_suite(void);
 Suite *blob_suite(void);
 Suite *followtopic_suite(void);
 Suite *followcdump_suite(void);
+Suite *followdump_suite(void);
 Suite *hubqueue_suite(void);
 Suite *hubroute_suite(void);
 Suite *fence_suite(void);
@@ -150,6 +152,11 @@ long long ut_vm_hwm(void);
 char *ut_tempdir(const char *tag);               /* fresh dir below ut_tmproot */
 char *ut_path(const char *dir, const char *rel); /* dir "/" rel */
 void ut_write(const char *path, const void *data, size_t len);
+/* n bytes of every value, varied by seed, written as dir/name with mtime
+ * mt (µs). */
+void ut_write_seeded(const char *dir, const char *name, apr_size_t n, int seed, apr_time_t mt);
+/* a and b hold the same bytes and have the same mtime. */
+void ut_same_file(const char *a, const char *b);
 void ut_write_str(const char *path, const char *s);
 void ut_mkdir(const char *path);
 char *ut_read(const char *path, size_t *len); /* NUL-terminated, ut_pool */

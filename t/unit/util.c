@@ -148,6 +148,30 @@ void ut_write(const char *path, const void *data, size_t len)
     ck_assert_int_eq(close(fd), 0);
 }
 
+void ut_write_seeded(const char *dir, const char *name, apr_size_t n, int seed, apr_time_t mt)
+{
+    char *b = apr_palloc(ut_pool, n + 1);
+    const char *path = ut_path(dir, name);
+    apr_size_t i;
+    for (i = 0; i < n; i++) {
+        b[i] = (char)((i * 7 + (apr_size_t)seed * 13 + i / 251) & 0xff);
+    }
+    ut_write(path, b, n);
+    ck_assert_int_eq(apr_file_mtime_set(path, mt, ut_pool), APR_SUCCESS);
+}
+
+void ut_same_file(const char *a, const char *b)
+{
+    apr_finfo_t fa, fb;
+    size_t la, lb;
+    char *da = ut_read(a, &la), *db = ut_read(b, &lb);
+    ck_assert_uint_eq(la, lb);
+    ck_assert(memcmp(da, db, la) == 0);
+    ck_assert_int_eq(apr_stat(&fa, a, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_stat(&fb, b, APR_FINFO_MTIME | APR_FINFO_SIZE, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(fa.mtime, fb.mtime);
+}
+
 void ut_write_str(const char *path, const char *s)
 {
     ut_write(path, s, strlen(s));
