@@ -21,6 +21,7 @@
 #include "src/serve/mod_resourcesync_docs.h"
 #include "src/serve/mod_resourcesync_handler.h"
 #include "src/serve/mod_resourcesync_hub.h"
+#include "src/serve/mod_resourcesync_childstore.h"
 #include "src/serve/mod_resourcesync_openlist.h"
 #include "src/httpd/mod_resourcesync_status.h"
 #include "src/serve/mod_resourcesync_statuspage.h"
@@ -79,7 +80,7 @@ static int rs_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptem
 static void rs_child_init(apr_pool_t *p, server_rec *s)
 {
     rs_status_child_init(p, s);
-    rs_openlist_child_init(p);
+    rs_childstore_init(p);
 }
 
 static void rs_register_hooks(apr_pool_t *p)

@@ -20,7 +20,7 @@ use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 12;
+plan tests => 13;
 
 my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
                        set => ['ResourceSyncChangeDump on', 'ResourceSyncMaxEntries 4']);
@@ -84,8 +84,17 @@ is($pg->psql("SELECT COUNT(DISTINCT gen) FROM blobfiles WHERE setname = 'f' AND 
    1, 'the store holds one generation of the Change Dump');
 (my $later = $zips[-1]) =~ s/-(\d+)\.zip$/'-' . ($1 + 100) . '.zip'/e;
 my $r = at($nb, $later);
+is($r->code, 404, 'a package neither on node b nor in the store: 404');
+# One the writer stored and node b has not copied yet (a row put in the
+# store's generation by hand, taken out again): 503 with Retry-After.
+(my $name = $later) =~ s{.*/}{};
+$pg->psql("INSERT INTO blobfiles (setname, kind, gen, name, size, mtime, src_gen, src_name) "
+          . "VALUES ('f', 'cdump', (SELECT MAX(gen) FROM blobfiles WHERE setname = 'f' AND "
+          . "kind = 'cdump'), '$name', 1, 0, 0, '$name')");
+$r = at($nb, $later);
 is($r->code . ' ' . ($r->header('Retry-After') // '-'), '503 1',
-   'a package node b has not yet: 503 with Retry-After');
+   'a package the store holds and node b has not yet: 503 with Retry-After');
+$pg->psql("DELETE FROM blobfiles WHERE setname = 'f' AND kind = 'cdump' AND name = '$name'");
 
 # ------------------------------------------------- node b takes over
 $na->stop;

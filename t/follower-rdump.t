@@ -21,7 +21,7 @@ use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 14;
+plan tests => 15;
 
 my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
                        set => ['ResourceSyncResourceDump 1', 'ResourceSyncDumpMaxEntries 4',
@@ -71,12 +71,23 @@ ok(wait_for(sub { $nb->log_text =~ /set f: another node writes it/ && differs() 
 my @codes = map { at($nb, $_, 'If-None-Match' => at($na, $_)->header('ETag'))->code }
     $DUMP, listed($na);
 is(join(' ', grep { $_ != 304 } @codes), '', "node b answers 304 to node a's ETags");
-# A package of no generation on disk: perhaps of one not followed yet.
+# A package of no generation on disk: 404 on both when the store does not
+# hold it either; 503 with Retry-After on node b while the store holds it
+# (the writer stored it, node b copies it in a moment: here a row put in
+# the writer's generation by hand, taken out again).
 my ($zip) = grep { /\.zip$/ } listed($na);
 (my $unknown = $zip // '') =~ s/-[0-9a-f]{16}\.zip$/-0123456789abcdef.zip/;
 my $r = at($nb, $unknown);
+is(join(' ', $r->code, at($na, $unknown)->code), '404 404',
+   'a package on no generation and not in the store is 404 on both nodes');
+my $row = "('f', 'dump', (SELECT MAX(gen) FROM blobfiles WHERE setname = 'f' AND kind = 'dump'),"
+          . " '0123456789abcdef.zip', 1, 0, 0, '0123456789abcdef.zip')";
+$pg->psql("INSERT INTO blobfiles (setname, kind, gen, name, size, mtime, src_gen, src_name) "
+          . "VALUES $row");
+$r = at($nb, $unknown);
 is(join(' ', $r->code, $r->header('Retry-After') // '-', at($na, $unknown)->code), '503 1 404',
-   'a package on no generation is 503 with Retry-After on node b, 404 on node a');
+   'one the store holds is 503 with Retry-After on node b (not copied yet), 404 on node a');
+$pg->psql("DELETE FROM blobfiles WHERE setname = 'f' AND name = '0123456789abcdef.zip'");
 
 # ------------------------------------------------- one package rebuilt
 my @before = listed($na);

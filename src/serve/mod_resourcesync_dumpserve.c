@@ -3,23 +3,46 @@
  * Dump documents: the dump document, the parts of its index, the
  * packages and their manifest copies, served from the state directory
  * (mod_resourcesync_answer.c). */
+#include <string.h>
 #include <apr_strings.h>
 #include "mod_resourcesync.h"
 #include "mod_resourcesync_answer.h"
+#include "mod_resourcesync_childstore.h"
 #include "mod_resourcesync_dumpserve.h"
 #include "mod_resourcesync_status.h"
 #include "rs_dumppkg.h"
 #include "rs_file.h"
+#include "rs_followcdump.h"
+#include "rs_followdump.h"
 #include "rs_parse.h"
 #include "rs_statedir.h"
+
+/* A dump file (kind, file name) this node lacks.  Where this node writes
+ * the set: 404.  Where another node does, this node copies the writer's
+ * files from the store a moment after the writer stored them
+ * (mod_resourcesync_followdump.c, mod_resourcesync_followcdump.c), and a
+ * client may have read a document that names the file from the writer:
+ * 503 with Retry-After while the store holds the file (not copied yet),
+ * 404 when it does not (gone, or never was); 503 when the store cannot
+ * be asked. */
+static int missing(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                   const char *kind, const char *name)
+{
+    int found = 0;
+
+    if (cur->mode == RS_MODE_ELSEWHERE
+        && rs_childstore_stored(r, cur->history, set->name, kind, name, &found) == APR_SUCCESS
+        && !found) {
+        return HTTP_NOT_FOUND;
+    }
+    return rs_answer_not_here_yet(r, cur);
+}
 
 /* A dump package (or its manifest copy) by key: in the current dump
  * generation, else in an older one still on disk (a package that left
  * the dump stays for ResourceSyncDumpGrace, until its generation is
  * pruned).  A key names the same bytes wherever it is (rs_dumppkg.h).
- * One on no generation on disk may be one of a generation the writer
- * published and this node does not follow yet: where another node
- * writes the set, 503 with Retry-After (rs_answer_not_here_yet). */
+ * One on no generation on disk: missing(). */
 static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
                         const char *key, int manifest)
 {
@@ -38,7 +61,8 @@ static int send_package(request_rec *r, const rs_set_t *set, const rs_status_set
             }
         }
         if (i == gens->nelts) {
-            return rs_answer_not_here_yet(r, cur);
+            return missing(r, set, cur, RS_FOLLOWDUMP_KIND,
+                           apr_pstrcat(r->pool, key, ".", ext, NULL));
         }
     }
     return rs_answer_file(r, path, manifest ? 2 : 3);
@@ -94,16 +118,13 @@ int rs_dumpserve_rdump(request_rec *r, const rs_set_t *set, const char *part)
     return send_package(r, set, &cur, key, manifest);
 }
 
-/* A part or package of the Change Dump at path.  Where another node
- * writes the set, this node replays the writer's directory a moment after
- * the writer wrote it (mod_resourcesync_followcdump.c): a client may have
- * read a changedump.xml that lists it from the writer, so one not on disk
- * yet is 503 with Retry-After, not 404. */
-static int send_cdump_file(request_rec *r, const rs_status_set_t *cur, const char *path,
-                           int immutable)
+/* A part or package of the Change Dump at path; one not on disk:
+ * missing(). */
+static int send_cdump_file(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                           const char *path, int immutable)
 {
-    if (cur->mode == RS_MODE_ELSEWHERE && !rs_file_exists(r->pool, path)) {
-        return rs_answer_not_here_yet(r, cur);
+    if (!rs_file_exists(r->pool, path)) {
+        return missing(r, set, cur, RS_FOLLOWCDUMP_KIND, strrchr(path, '/') + 1);
     }
     return rs_answer_file(r, path, immutable);
 }
@@ -140,16 +161,18 @@ int rs_dumpserve_cdump(request_rec *r, const rs_set_t *set, const char *part)
     if (rs_parse_cdump_index_part(part, &n)) {
         /* A part of the Change Dump Index, rewritten with changedump.xml;
          * 404 once the index no longer has it (rs_cdump.h). */
-        return send_cdump_file(r, &cur,
+        return send_cdump_file(r, set, &cur,
                                rs_statedir_cdump_part(r->pool, set->cdump_dir, cur.history, n), 0);
     }
     if (!rs_parse_cdump_part(part, &id, &rev, &manifest)) {
         return HTTP_NOT_FOUND;
     }
     /* Only the list's current revision is on disk: a package withdrawn
-     * and rebuilt under a new name answers 404 at its old one (503 where
-     * another node writes the set: send_cdump_file). */
+     * and rebuilt under a new name answers 404 at its old one (where
+     * another node writes the set, once the store no longer holds it:
+     * missing()). */
     return send_cdump_file(
-        r, &cur, rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
+        r, set, &cur,
+        rs_statedir_cdump_pkg(r->pool, set->cdump_dir, cur.history, id, rev, manifest),
         manifest ? 2 : 3);
 }

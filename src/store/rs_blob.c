@@ -493,3 +493,20 @@ apr_status_t rs_blob_count(rs_db_t *db, const char *set, apr_int64_t *files, apr
     }
     return rs_db_each(db, b, args, count_row, chunks);
 }
+
+apr_status_t rs_blob_named(rs_db_t *db, const char *set, const char *kind, const char *name,
+                           int *found)
+{
+    static const char sql[] = "SELECT COUNT(*) FROM blobfiles WHERE setname = %s AND kind = %s "
+                              "AND name = %s";
+    const void *args[] = { set, kind, name };
+    apr_int64_t n = 0;
+    rs_db_stmt_t *st;
+    apr_status_t rv = rs_db_stmt(db, sql, &st);
+
+    if (rv == APR_SUCCESS) {
+        rv = rs_db_each(db, st, args, count_row, &n);
+    }
+    *found = rv == APR_SUCCESS && n > 0;
+    return rv;
+}

@@ -159,6 +159,12 @@ apr_status_t rs_blob_drop(rs_db_t *db, const char *set, const char *kind, apr_ui
 apr_status_t rs_blob_prune(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
                            const char *dir, apr_uint64_t current, int *dropped);
 
+/* Whether any generation of (set, kind) has a file named name: *found
+ * (a node that lacks a file asks whether the writer stored it: not copied
+ * yet, or gone). */
+apr_status_t rs_blob_named(rs_db_t *db, const char *set, const char *kind, const char *name,
+                           int *found);
+
 /* The rows of set (every kind): files and chunks (the tests' and the
  * status's measure). */
 apr_status_t rs_blob_count(rs_db_t *db, const char *set, apr_int64_t *files, apr_int64_t *chunks);

@@ -112,6 +112,18 @@ START_TEST(store_read_drop)
         ut_same_file(ut_path(src, n), ut_path(out, n));
     }
     ck_assert(!ut_exists(ut_path(out, ".hidden")));
+    /* By name, in any generation of the set and kind (rs_blob_named). */
+    {
+        int found = -1;
+        ck_assert_int_eq(rs_blob_named(db, "s", "snap", "f3", &found), APR_SUCCESS);
+        ck_assert_int_eq(found, 1);
+        ck_assert_int_eq(rs_blob_named(db, "s", "snap", ".hidden", &found), APR_SUCCESS);
+        ck_assert_int_eq(found, 0);
+        ck_assert_int_eq(rs_blob_named(db, "s", "dump", "f3", &found), APR_SUCCESS);
+        ck_assert_int_eq(found, 0);
+        ck_assert_int_eq(rs_blob_named(db, "t", "snap", "f3", &found), APR_SUCCESS);
+        ck_assert_int_eq(found, 0);
+    }
     /* Another generation, set or kind has none. */
     ck_assert_int_eq(
         rs_blob_replay(db, ut_pool, "s", "snap", 8, ut_tempdir("blob-none"), NULL, NULL, NULL),
