@@ -77,6 +77,9 @@ is(said($nb, qr/its configuration differs/), 1, '... and nothing more said (its 
 $nb->stop;
 conf('b', 'sha-256');
 $nb->start_ok('node b restarted with sha-256');
+# Node b's watcher has found the set written by node a before node a
+# stops (else it would simply take the free set at its start).
+wait_for(sub { elsewhere($nb) && reason($nb) ne '' }, 30);
 $na->stop;
 ok(wait_for(sub { $nb->log_text =~ /set f: no other node writes it now; this node takes it over/ }, 30),
    'node a stopped: node b takes the set over although its options differed');
