@@ -339,17 +339,59 @@ static int plain_name(const char *name)
     return *name && name[0] != '.' && !strchr(name, '/');
 }
 
+int rs_blob_is_file(apr_pool_t *p, const char *path, const rs_blob_file_t *f)
+{
+    apr_finfo_t fi;
+    return apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK,
+                    p)
+               == APR_SUCCESS
+           && fi.filetype == APR_REG && fi.size == f->size && fi.mtime == f->mtime;
+}
+
 /* Link local's copy of f as path, when it is a regular file of f's size
  * and mtime; 1 if linked. */
 static int replay_link(apr_pool_t *p, const rs_blob_file_t *f, const char *local, const char *path)
 {
-    apr_finfo_t fi;
-    return local
-           && apr_stat(&fi, local,
-                       APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK, p)
-                  == APR_SUCCESS
-           && fi.filetype == APR_REG && fi.size == f->size && fi.mtime == f->mtime
-           && apr_file_link(local, path) == APR_SUCCESS;
+    return local && rs_blob_is_file(p, local, f) && apr_file_link(local, path) == APR_SUCCESS;
+}
+
+/* What place_bytes writes. */
+typedef struct {
+    rs_db_t *db;
+    const char *set, *kind;
+    const rs_blob_file_t *f;
+} place_t;
+
+/* rs_file_write_fn of rs_blob_place: the bytes, then the mtime (after the
+ * flush: no write follows that would change it; rs_file_replace syncs
+ * both). */
+static apr_status_t place_bytes(void *baton, apr_file_t *out, apr_pool_t *p)
+{
+    const place_t *c = baton;
+    const char *name;
+    apr_status_t rv = rs_blob_copy(c->db, c->set, c->kind, c->f, out);
+
+    if (rv == APR_SUCCESS && (rv = apr_file_flush(out)) == APR_SUCCESS
+        && (rv = apr_file_name_get(&name, out)) == APR_SUCCESS) {
+        rv = apr_file_mtime_set(name, c->f->mtime, p);
+    }
+    return rv;
+}
+
+apr_status_t rs_blob_place(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                           const rs_blob_file_t *f, const char *path, int *written)
+{
+    place_t c = { db, set, kind, f };
+    apr_status_t rv;
+
+    *written = 0;
+    if (rs_blob_is_file(p, path, f)) {
+        return APR_SUCCESS;
+    }
+    if ((rv = rs_file_replace(p, path, place_bytes, &c)) == APR_SUCCESS) {
+        *written = 1;
+    }
+    return rv;
 }
 
 /* Write f's bytes as path, its mtime the row's, fsynced. */

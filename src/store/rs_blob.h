@@ -124,6 +124,18 @@ apr_status_t rs_blob_files(rs_db_t *db, apr_pool_t *p, const char *set, const ch
 apr_status_t rs_blob_copy(rs_db_t *db, const char *set, const char *kind, const rs_blob_file_t *f,
                           apr_file_t *out);
 
+/* Whether path is a regular file (no link followed) of f's size and mtime:
+ * the file f names, written already. */
+int rs_blob_is_file(apr_pool_t *p, const char *path, const rs_blob_file_t *f);
+
+/* Make path file f of (set, kind): nothing when it is already
+ * (rs_blob_is_file, *written 0), else f's bytes and mtime written over it
+ * atomically (temporary file, fsync, rename: rs_file_replace; *written 1),
+ * so a reader sees the old file or the new one.  APR_EINCOMPLETE when the
+ * store no longer holds all of f (a writer replaced it meanwhile). */
+apr_status_t rs_blob_place(rs_db_t *db, apr_pool_t *p, const char *set, const char *kind,
+                           const rs_blob_file_t *f, const char *path, int *written);
+
 /* For a file about to be replayed: the path of this node's own copy of
  * it (or of its source), or NULL.  rs_blob_replay links it only when it
  * is a regular file of the row's size and mtime. */

@@ -97,27 +97,6 @@ apr_status_t rs_followcdump_store(rs_db_t *db, apr_pool_t *p, const char *set, c
 
 /* ------------------------------------------------------------ follower */
 
-typedef struct {
-    rs_db_t *db;
-    const char *set;
-    const rs_blob_file_t *f;
-} copy_t;
-
-/* rs_file_write_fn: the file's bytes, then its mtime (after the flush: no
- * write follows that would change it; rs_file_finish syncs both). */
-static apr_status_t write_file(void *baton, apr_file_t *out, apr_pool_t *p)
-{
-    const copy_t *c = baton;
-    const char *name;
-    apr_status_t rv = rs_blob_copy(c->db, c->set, RS_FOLLOWCDUMP_KIND, c->f, out);
-
-    if (rv == APR_SUCCESS && (rv = apr_file_flush(out)) == APR_SUCCESS
-        && (rv = apr_file_name_get(&name, out)) == APR_SUCCESS) {
-        rv = apr_file_mtime_set(name, c->f->mtime, p);
-    }
-    return rv;
-}
-
 /* changedump.xml and the index parts: written after what they list. */
 static int listing(const char *name)
 {
@@ -128,23 +107,19 @@ static int listing(const char *name)
 static apr_status_t place(rs_db_t *db, apr_pool_t *p, const char *set, const char *dir,
                           const rs_blob_file_t *f, rs_blob_stats_t *st)
 {
-    copy_t c = { db, set, f };
-    const char *path;
-    apr_finfo_t fi;
     apr_status_t rv;
+    int written;
 
     if (!*f->name || f->name[0] == '.' || strchr(f->name, '/')) {
         return APR_EINVAL;
     }
-    path = apr_pstrcat(p, dir, "/", f->name, NULL);
-    if (apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK, p)
-            == APR_SUCCESS
-        && fi.filetype == APR_REG && fi.size == f->size && fi.mtime == f->mtime) {
-        st->refs++;
-        return APR_SUCCESS;
-    }
-    if ((rv = rs_file_replace(p, path, write_file, &c)) == APR_SUCCESS) {
+    rv = rs_blob_place(db, p, set, RS_FOLLOWCDUMP_KIND, f, apr_pstrcat(p, dir, "/", f->name, NULL),
+                       &written);
+    if (rv == APR_SUCCESS && written) {
         st->bytes += f->size;
+    }
+    else if (rv == APR_SUCCESS) {
+        st->refs++;
     }
     return rv;
 }

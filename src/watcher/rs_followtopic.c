@@ -34,27 +34,6 @@ apr_status_t rs_followtopic_store(rs_db_t *db, apr_pool_t *p, const char *set, c
     return rs_db_end(db, rv);
 }
 
-typedef struct {
-    rs_db_t *db;
-    const char *set, *kind;
-    const rs_blob_file_t *f;
-} copy_t;
-
-/* rs_file_write_fn: the version's bytes, then its mtime (after the flush:
- * no write follows that would change it; rs_file_finish syncs both). */
-static apr_status_t write_version(void *baton, apr_file_t *out, apr_pool_t *p)
-{
-    const copy_t *c = baton;
-    const char *name;
-    apr_status_t rv = rs_blob_copy(c->db, c->set, c->kind, c->f, out);
-
-    if (rv == APR_SUCCESS && (rv = apr_file_flush(out)) == APR_SUCCESS
-        && (rv = apr_file_name_get(&name, out)) == APR_SUCCESS) {
-        rv = apr_file_mtime_set(name, c->f->mtime, p);
-    }
-    return rv;
-}
-
 apr_status_t rs_followtopic_copy(rs_db_t *db, apr_pool_t *p, const char *set, const char *topic,
                                  const char *path, int *changed)
 {
@@ -62,29 +41,20 @@ apr_status_t rs_followtopic_copy(rs_db_t *db, apr_pool_t *p, const char *set, co
     rs_blob_file_t f;
     apr_uint64_t gen;
     apr_finfo_t fi;
-    copy_t c = { db, set, kind, &f };
-    int none, had;
+    int none;
     apr_status_t rv = rs_blob_latest(db, p, set, kind, &f, &gen);
 
     changed = changed ? changed : &none;
     *changed = 0;
-    had = apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_SIZE | APR_FINFO_MTIME | APR_FINFO_LINK, p)
-          == APR_SUCCESS;
     if (rv == APR_ENOENT) {
-        if (had && (rv = apr_file_remove(path, p)) == APR_SUCCESS) {
+        if (apr_stat(&fi, path, APR_FINFO_TYPE | APR_FINFO_LINK, p) == APR_SUCCESS
+            && (rv = apr_file_remove(path, p)) == APR_SUCCESS) {
             *changed = 1;
             rv = APR_ENOENT;
         }
         return rv;
     }
-    if (rv != APR_SUCCESS
-        || (had && fi.filetype == APR_REG && fi.size == f.size && fi.mtime == f.mtime)) {
-        return rv;
-    }
-    if ((rv = rs_file_replace(p, path, write_version, &c)) == APR_SUCCESS) {
-        *changed = 1;
-    }
-    return rv;
+    return rv == APR_SUCCESS ? rs_blob_place(db, p, set, kind, &f, path, changed) : rv;
 }
 
 apr_status_t rs_followtopic_take(rs_db_t *db, apr_pool_t *p, const char *set, const char *topic,
