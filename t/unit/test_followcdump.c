@@ -197,6 +197,46 @@ START_TEST(unchanged_untouched)
 }
 END_TEST
 
+/* A name in the store that is not a plain file name (a path outside the
+ * directory, a dotfile) is refused: the store is shared by every node,
+ * nothing it says is written outside the follower's directory. */
+START_TEST(names_refused)
+{
+    const char *w = ut_tempdir("fcdump-nw"), *top = ut_tempdir("fcdump-nf");
+    const char *f = ut_path(top, "dir");
+    static const char *const bad[] = { "../evil.zip", ".hidden.zip", "a/b.zip" };
+    rs_db_t *db = store();
+    rs_db_stmt_t *st;
+    int i;
+
+    ut_mkdir(f);
+    for (i = 0; i < 3; i++) {
+        put(w, "h-1.zip", "PK one", T0);
+        ck_assert_int_eq(rs_followcdump_store(db, ut_pool, "s", w, NULL, NULL), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_prepare(db,
+                                       apr_psprintf(ut_pool,
+                                                    "UPDATE blobfiles SET name = '%s', src_name = "
+                                                    "'%s' WHERE setname = 's' AND kind = 'cdump'",
+                                                    bad[i], bad[i]),
+                                       &st),
+                         APR_SUCCESS);
+        ck_assert_int_eq(rs_db_exec(db, st, NULL, NULL), APR_SUCCESS);
+        ck_assert_int_eq(rs_db_prepare(db,
+                                       apr_psprintf(ut_pool,
+                                                    "UPDATE blobchunks SET name = '%s' WHERE "
+                                                    "setname = 's' AND kind = 'cdump'",
+                                                    bad[i]),
+                                       &st),
+                         APR_SUCCESS);
+        ck_assert_int_eq(rs_db_exec(db, st, NULL, NULL), APR_SUCCESS);
+        ck_assert_int_eq(rs_followcdump_copy(db, ut_pool, "s", f, i + 1, NULL, NULL), APR_EINVAL);
+        ck_assert(!ut_exists(ut_path(top, "evil.zip")));
+        ck_assert(!ut_exists(ut_path(f, ".hidden.zip")));
+        ck_assert(!ut_exists(ut_path(f, "a")));
+    }
+}
+END_TEST
+
 /* The listing documents come last: a follower whose copy of a new
  * package fails (its chunks gone) keeps the changedump.xml it had, and
  * the files that left stay until a replay completes. */
@@ -250,6 +290,7 @@ Suite *followcdump_suite(void)
     tcase_add_test(tc, unchanged_untouched);
     tcase_add_test(tc, listing_last);
     tcase_add_test(tc, fenced);
+    tcase_add_test(tc, names_refused);
     suite_add_tcase(s, tc);
     return s;
 }
