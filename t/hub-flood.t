@@ -123,9 +123,16 @@ $topic = $srv->base . '/resourcesync/ds/notify/change';
 is(hub_post($srv, subscribe_form($topic, $good->callback('l0')))->code, 202, 'first request: 202');
 ok(wait_for(sub { row_of($srv, $good->callback('l0')) }, 30), 'first request: subscribed (the intake runs)');
 my $w = RSInotify->watch($srv->dir . '/state/hub/spool', RSInotify::IN_ACCESS);
+# What else was listed, and by which watcher: a diagnostic if the spool was.
+my %around = map { $_ => RSInotify->watch($srv->dir . "/$_", RSInotify::IN_ACCESS) } qw(state state/hub);
+my @pids = $srv->watchers;
 is(join(' ', map { hub_post($srv, subscribe_form($topic, $good->callback("l$_")))->code } 1 .. 5),
    '202 202 202 202 202', 'five more: 202');
 ok(wait_for(sub { 6 == grep { $_->{url} =~ m{/cb/l\d$} } @{ sub_rows($srv) } }, 30),
    'five more: subscribed');
-is(scalar(grep { $_ & RSInotify::IN_ISDIR } $w->events), 0, 'the spool was not listed meanwhile');
+is(scalar(grep { $_ & RSInotify::IN_ISDIR } $w->events), 0, 'the spool was not listed meanwhile')
+    or diag(join "\n", "watchers before: @pids, after: @{[ $srv->watchers ]}",
+            (map { "listings of $_: " . scalar(grep { $_ & RSInotify::IN_ISDIR } $around{$_}->events) }
+             sort keys %around),
+            grep { /resourcesync:(?!debug)/ } split /\n/, $srv->log_text);
 $srv->stop;
