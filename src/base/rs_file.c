@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <apr_portable.h>
 #include <apr_strings.h>
 #include "rs_file.h"
 
@@ -50,6 +51,20 @@ apr_status_t rs_file_finish(apr_file_t *f)
     apr_status_t rv = apr_file_flush(f), rc;
     if (rv == APR_SUCCESS) {
         rv = apr_file_sync(f);
+    }
+    rc = apr_file_close(f);
+    return rv != APR_SUCCESS ? rv : rc;
+}
+
+apr_status_t rs_file_finish_later(apr_file_t *f)
+{
+    apr_status_t rv = apr_file_flush(f), rc;
+    apr_os_file_t fd;
+
+    /* Only a hint to start the writeback: durability is the later fsync's.
+     * Neither its failure nor its absence changes what is written. */
+    if (rv == APR_SUCCESS && apr_os_file_get(&fd, f) == APR_SUCCESS) {
+        (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     }
     rc = apr_file_close(f);
     return rv != APR_SUCCESS ? rv : rc;

@@ -27,6 +27,14 @@ apr_status_t rs_file_create(apr_file_t **f, const char *path, apr_size_t bufsize
  * returned. */
 apr_status_t rs_file_finish(apr_file_t *f);
 
+/* Flush and close f, and have the kernel start writing its pages to disk
+ * without waiting for them: a file of a batch made durable together
+ * later, by rs_file_sync_path before whatever publishes the batch.  The
+ * disk then writes each file while the next ones are made, instead of
+ * the writer waiting for every file in turn.  f is closed in every case;
+ * the first error is returned (a write error may show only at the sync). */
+apr_status_t rs_file_finish_later(apr_file_t *f);
+
 /* Writes the content of a file being replaced. */
 typedef apr_status_t rs_file_write_fn(void *baton, apr_file_t *f, apr_pool_t *p);
 

@@ -20,10 +20,14 @@
 #define CHANGES_MAX 100000
 
 /* Large writes: besides being cheaper to write, a file written in big
- * chunks is laid out in fewer extents and is faster to serve.  Every file
- * is finished (flushed, synced, closed) before the next one: a snapshot
+ * chunks is laid out in fewer extents and is faster to serve.  A snapshot
  * is published by renaming its directory, and must be complete on disk
- * before that. */
+ * before that: each part is closed with its writeback started
+ * (rs_file_finish_later) and every new part is synced before the part
+ * table, the index and the info file, which are synced one by one (the
+ * info file last: its presence says the snapshot is complete).  The disk
+ * writes a part while the next ones are rendered; a sync per part as it
+ * is closed would wait for the disk once per part instead. */
 #define OUT_BUFSIZE (1024 * 1024)
 
 /* One snapshot being written.  Lifecycle: one document (file) open at a
@@ -66,8 +70,9 @@ static apr_status_t doc_open(swriter_t *sw, int n)
     return sw->w ? APR_SUCCESS : APR_ENOMEM;
 }
 
-/* Close the open document and finish its file (complete on disk). */
-static apr_status_t doc_close(swriter_t *sw)
+/* Close the open document and finish its file: complete on disk, or
+ * (later) with its writeback started, to be synced by sync_parts. */
+static apr_status_t doc_close(swriter_t *sw, int later)
 {
     apr_status_t rv, xe = APR_SUCCESS;
 
@@ -75,7 +80,7 @@ static apr_status_t doc_close(swriter_t *sw)
         xe = rs_xml_error(sw->w);
     }
     sw->w = NULL;
-    rv = rs_file_finish(sw->f);
+    rv = later ? rs_file_finish_later(sw->f) : rs_file_finish(sw->f);
     /* A failed write says more than the close after it. */
     if (xe != APR_SUCCESS && (xe != APR_EGENERAL || rv == APR_SUCCESS)) {
         rv = xe;
@@ -91,7 +96,24 @@ static apr_status_t part_close(swriter_t *sw)
     sw->cur->last_dir = apr_pstrmemdup(sw->p, sw->key, sw->dlen);
     sw->cur->last_name = apr_pstrdup(sw->p, sw->key + sw->dlen + 1);
     sw->cur = NULL;
-    return doc_close(sw);
+    return doc_close(sw, 1);
+}
+
+/* Every part written by this generation (not kept ones: those are
+ * links to synced files), complete on disk. */
+static apr_status_t sync_parts(swriter_t *sw)
+{
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    for (i = 0; rv == APR_SUCCESS && i < sw->parts->nelts; i++) {
+        const rs_snappart_t *s = &APR_ARRAY_IDX(sw->parts, i, rs_snappart_t);
+        if (s->gen == sw->gen) {
+            rv = rs_file_sync_path(rs_statedir_gen_file(sw->ep, sw->dir, s->n));
+            apr_pool_clear(sw->ep);
+        }
+    }
+    return rv;
 }
 
 /* Remember row it as the last entry written (the key grows from the
@@ -272,7 +294,7 @@ static apr_status_t write_rows(rs_db_t *st, swriter_t *sw, const char **adir, co
      * cleared (when the listing ends on a page boundary the last page
      * read is empty). */
     if (rv == APR_SUCCESS && !*stopped && sw->w) {
-        rv = sw->indexed ? part_close(sw) : doc_close(sw);
+        rv = sw->indexed ? part_close(sw) : doc_close(sw, 0);
     }
     return rv;
 }
@@ -288,7 +310,7 @@ static apr_status_t write_index(swriter_t *sw)
     if (rs_snapdoc_index(sw->o, sw->w, sw->parts, sw->ep) < 0) {
         return rs_xml_error(sw->w);
     }
-    return doc_close(sw);
+    return doc_close(sw, 0);
 }
 
 /* The info file, written last: its presence says the snapshot is
@@ -365,6 +387,9 @@ static apr_status_t write_tail(swriter_t *sw)
     sw->info->at = sw->o->at;
     sw->info->completed = sw->o->completed;
     sw->info->parts = sw->indexed ? sw->parts->nelts : 0;
+    if (sw->indexed && (rv = sync_parts(sw)) != APR_SUCCESS) {
+        return rv;
+    }
     if (sw->indexed) {
         t.seq = sw->o->seq;
         t.at = sw->o->at;

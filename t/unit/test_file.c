@@ -56,6 +56,30 @@ START_TEST(replace_failure_keeps_old)
 }
 END_TEST
 
+/* A file finished later: its bytes are there once it is closed, and a
+ * write that fails at the flush (the device is full) is the error. */
+START_TEST(finish_later)
+{
+    char *dir = ut_tempdir("finish-later");
+    char *path = ut_path(dir, "part-1.xml");
+    apr_file_t *f;
+    size_t len;
+
+    ck_assert_int_eq(rs_file_create(&f, path, 1 << 16, ut_pool), APR_SUCCESS);
+    ck_assert_int_eq(apr_file_write_full(f, "<urlset/>", 9, NULL), APR_SUCCESS);
+    ck_assert_int_eq(rs_file_finish_later(f), APR_SUCCESS);
+    ck_assert_str_eq(ut_read(path, &len), "<urlset/>");
+    ck_assert_int_eq(rs_file_sync_path(path), APR_SUCCESS);
+    if (access("/dev/full", W_OK) == 0) {
+        ck_assert_int_eq(apr_file_open(&f, "/dev/full", APR_FOPEN_WRITE | APR_FOPEN_BUFFERED,
+                                       APR_FPROT_OS_DEFAULT, ut_pool),
+                         APR_SUCCESS);
+        ck_assert_int_eq(apr_file_write_full(f, "x", 1, NULL), APR_SUCCESS); /* buffered */
+        ck_assert_int_eq(rs_file_finish_later(f), APR_FROM_OS_ERROR(ENOSPC));
+    }
+}
+END_TEST
+
 START_TEST(remove_tree_nested)
 {
     char *dir = ut_tempdir("rmtree");
@@ -302,6 +326,7 @@ Suite *file_suite(void)
     TCase *tc = ut_tcase("file", 10);
     tcase_add_test(tc, replace_new_and_existing);
     tcase_add_test(tc, replace_failure_keeps_old);
+    tcase_add_test(tc, finish_later);
     tcase_add_test(tc, remove_tree_nested);
     tcase_add_test(tc, sync_dir_and_touch);
     tcase_add_test(tc, statedir_layout);
