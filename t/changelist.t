@@ -13,16 +13,17 @@ use URI::Escape qw(uri_unescape);
 use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for wait_ok fetch_list
               iso2epoch);
 
-plan tests => 34;
+plan tests => 35;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
             . set_conf('cl', 'www/cl', 'ResourceSyncMaxEntries 3', 'ResourceSyncHash sha-256')
             . set_conf('old', 'www/old', 'ResourceSyncSpecVersion 1.0')
             . set_conf('ret', 'www/ret', 'ResourceSyncChangeListPeriod 2s',
-                       'ResourceSyncJournalRetention 5s'),
+                       'ResourceSyncJournalRetention 5s')
+            . set_conf('len', 'www/len'),
     files => { (map { ("www/cl/base-$_.txt" => "base $_\n") } 1 .. 4),
-               'www/old/o.txt' => "old\n", 'www/ret/r.txt' => "ret\n" });
+               'www/old/o.txt' => "old\n", 'www/ret/r.txt' => "ret\n", 'www/len/l.txt' => "len\n" });
 my $d = $srv->dir;
 my $www = "$d/www";
 my $B = $srv->base;
@@ -112,6 +113,22 @@ my $openurl = index_of('cl')->{lists}[-1]{loc};
 my $o1 = get($openurl);
 is(req('GET', $openurl, 'If-None-Match' => $o1->header('ETag'))->code, 304,
    'the open list answers 304 while nothing changed');
+# A GET says its length, as a file's answer does (no chunked coding),
+# also when the list is too long for one pass through httpd's filters.
+{
+    put("$www/len/" . ('n' x 150) . "-$_.txt", "$_\n") for 1 .. 60;
+    my $big = wait_for(sub {
+        my $i = index_of('len') or return undef;
+        my $r = get($i->{lists}[-1]{loc});
+        my @n = $r->content =~ m{<url>}g;
+        $r->code == 200 && @n >= 60 ? $r : undef }, 30);
+    ok($big && length($big->content) > 16384
+       && ($big->header('Content-Length') // -1) == length($big->content),
+       'GET of an open list of 60 entries: Content-Length is the length of its body')
+        or diag('body ', $big ? length($big->content) : 'none', ', Content-Length ',
+                $big ? $big->header('Content-Length') // 'none' : '-', ', Transfer-Encoding ',
+                $big ? $big->header('Client-Transfer-Encoding') // 'none' : '-');
+}
 # HEAD gives the exact length a GET sends, with the same ETag.
 my $oh = req('HEAD', $openurl);
 ok($oh->code == 200 && length($o1->content) > 0

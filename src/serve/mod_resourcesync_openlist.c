@@ -386,25 +386,37 @@ cut:
     return OK;
 }
 
-/* A GET with a Range: 206, 416, or -1 to send the whole document. */
-static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+/* The whole document's length, and its frame in *fr: the frame's bytes
+ * and the entries' byte count the watcher keeps with the extent.  -1 when
+ * that count is unknown. */
+static apr_off_t whole_length(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                              rs_changelist_frame_t *fr)
 {
-    rs_changelist_frame_t fr;
     rs_changelist_opts_t o;
     rs_changelist_t cl;
-    apr_off_t first, last, total;
 
-    if (cur->cl_bytes < 0 || !if_range_allows(r, set, cur)) {
-        return -1; /* entries' length unknown, or a stale If-Range */
+    if (cur->cl_bytes < 0) {
+        return -1;
     }
     memset(&cl, 0, sizeof(cl));
     cl.id = cur->cl_open_id;
     cl.from = cur->cl_from;
     rs_clsource_opts(r->pool, set, cur->history, &o);
-    if (rs_changelist_frame(&o, &cl, r->pool, &fr) != APR_SUCCESS) {
+    if (rs_changelist_frame(&o, &cl, r->pool, fr) != APR_SUCCESS) {
         return -1;
     }
-    total = (apr_off_t)fr.head_len + cur->cl_bytes + (apr_off_t)fr.tail_len;
+    return (apr_off_t)fr->head_len + cur->cl_bytes + (apr_off_t)fr->tail_len;
+}
+
+/* A GET with a Range: 206, 416, or -1 to send the whole document. */
+static int serve_range(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
+{
+    rs_changelist_frame_t fr;
+    apr_off_t first, last, total;
+
+    if (!if_range_allows(r, set, cur) || (total = whole_length(r, set, cur, &fr)) < 0) {
+        return -1; /* a stale If-Range, or the entries' length unknown */
+    }
     switch (rs_range_parse(apr_table_get(r->headers_in, "Range"), total, &first, &last)) {
     case RS_RANGE_OK:
         return send_range(r, set, cur, &fr, first, last);
@@ -445,5 +457,14 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
      * Range we chose not to honour (several ranges, a stale If-Range). */
     apr_table_unset(r->headers_in, "Range");
     apr_table_unset(r->headers_in, "Request-Range");
+    /* Its length, as a file's: no chunked coding, and a client sees a
+     * body cut short (send_body's cut connection) by its length. */
+    {
+        rs_changelist_frame_t fr;
+        apr_off_t total = whole_length(r, set, cur, &fr);
+        if (total >= 0) {
+            ap_set_content_length(r, total);
+        }
+    }
     return send_body(r, set, cur);
 }
