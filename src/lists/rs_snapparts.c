@@ -6,6 +6,7 @@
 #include <apr_file_info.h>
 #include <apr_strings.h>
 #include "rs_file.h"
+#include "rs_partition.h"
 #include "rs_snapparts.h"
 #include "rs_statedir.h"
 
@@ -85,6 +86,49 @@ static apr_status_t parts_fill(const rs_snapparts_t *t, apr_file_t *f, apr_pool_
             rv = APR_EGENERAL;
         }
     }
+    return rv;
+}
+
+const char *rs_snapparts_ident(apr_pool_t *p, const char *ident, apr_uint64_t interval)
+{
+    return apr_psprintf(p, "%s|k%" APR_UINT64_T_FMT, ident ? ident : "", interval);
+}
+
+apr_uint64_t rs_snapparts_interval(const char *ident, const char *prev, apr_int64_t max)
+{
+    apr_size_t n = strlen(ident);
+    char *end;
+    apr_int64_t k;
+
+    if (strncmp(prev, ident, n)) {
+        return 0;
+    }
+    if (!prev[n]) {
+        return rs_partition_interval(max);
+    }
+    if (strncmp(prev + n, "|k", 2)) {
+        return 0;
+    }
+    k = apr_strtoi64(prev + n + 2, &end, 10);
+    return k > 0 && !*end ? (apr_uint64_t)k : 0;
+}
+
+apr_status_t rs_snapparts_sync(apr_pool_t *p, const char *gendir, const apr_array_header_t *parts,
+                               apr_uint64_t gen)
+{
+    apr_status_t rv = APR_SUCCESS;
+    apr_pool_t *ip;
+    int i;
+
+    apr_pool_create(&ip, p);
+    for (i = 0; rv == APR_SUCCESS && i < parts->nelts; i++) {
+        const rs_snappart_t *s = &APR_ARRAY_IDX(parts, i, rs_snappart_t);
+        if (s->gen == gen) {
+            rv = rs_file_sync_path(rs_statedir_gen_file(ip, gendir, s->n));
+            apr_pool_clear(ip);
+        }
+    }
+    apr_pool_destroy(ip);
     return rv;
 }
 

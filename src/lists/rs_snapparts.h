@@ -54,6 +54,22 @@ typedef struct rs_snapkey_t {
  * inventory's ORDER BY dir, name). */
 int rs_snapparts_cmp(const char *adir, const char *aname, const char *bdir, const char *bname);
 
+/* Sync every part of parts (rs_snappart_t) written in generation gen
+ * as gendir/part-<n>.xml, closed with rs_file_finish_later; the others
+ * are links to parts synced by their own generation.  The first failure
+ * is returned. */
+apr_status_t rs_snapparts_sync(apr_pool_t *p, const char *gendir, const apr_array_header_t *parts,
+                               apr_uint64_t gen);
+
+/* The identity a part table is written under: the writer's (history and
+ * options; NULL: none) and the cut interval. */
+const char *rs_snapparts_ident(apr_pool_t *p, const char *ident, apr_uint64_t interval);
+
+/* The cut interval of a part table written under identity prev, when it
+ * was written under identity ident (0: it was not).  A table of a version
+ * that did not record the interval used rs_partition_interval(max). */
+apr_uint64_t rs_snapparts_interval(const char *ident, const char *prev, apr_int64_t max);
+
 /* Write the part table t into gendir/parts (finished on disk). */
 apr_status_t rs_snapparts_write(apr_pool_t *p, const char *gendir, const rs_snapparts_t *t);
 

@@ -19,15 +19,13 @@
  * is written (the sorted paths are held in memory). */
 #define CHANGES_MAX 100000
 
-/* Large writes: besides being cheaper to write, a file written in big
- * chunks is laid out in fewer extents and is faster to serve.  A snapshot
- * is published by renaming its directory, and must be complete on disk
- * before that: each part is closed with its writeback started
- * (rs_file_finish_later) and every new part is synced before the part
- * table, the index and the info file, which are synced one by one (the
- * info file last: its presence says the snapshot is complete).  The disk
- * writes a part while the next ones are rendered; a sync per part as it
- * is closed would wait for the disk once per part instead. */
+/* Large writes: cheaper, in fewer extents, faster to serve.  A snapshot
+ * is complete on disk before its directory's rename publishes it: parts
+ * are closed with their writeback started (rs_file_finish_later) and
+ * synced together (rs_snapparts_sync) before the part table, the index
+ * and the info file (each synced in turn; the info file, last, says the
+ * snapshot is complete), so the disk writes a part while the next ones
+ * are made instead of the writer waiting once per part. */
 #define OUT_BUFSIZE (1024 * 1024)
 
 /* One snapshot being written.  Lifecycle: one document (file) open at a
@@ -71,7 +69,7 @@ static apr_status_t doc_open(swriter_t *sw, int n)
 }
 
 /* Close the open document and finish its file: complete on disk, or
- * (later) with its writeback started, to be synced by sync_parts. */
+ * (later) with its writeback started, to be synced by rs_snapparts_sync. */
 static apr_status_t doc_close(swriter_t *sw, int later)
 {
     apr_status_t rv, xe = APR_SUCCESS;
@@ -97,23 +95,6 @@ static apr_status_t part_close(swriter_t *sw)
     sw->cur->last_name = apr_pstrdup(sw->p, sw->key + sw->dlen + 1);
     sw->cur = NULL;
     return doc_close(sw, 1);
-}
-
-/* Every part written by this generation (not kept ones: those are
- * links to synced files), complete on disk. */
-static apr_status_t sync_parts(swriter_t *sw)
-{
-    apr_status_t rv = APR_SUCCESS;
-    int i;
-
-    for (i = 0; rv == APR_SUCCESS && i < sw->parts->nelts; i++) {
-        const rs_snappart_t *s = &APR_ARRAY_IDX(sw->parts, i, rs_snappart_t);
-        if (s->gen == sw->gen) {
-            rv = rs_file_sync_path(rs_statedir_gen_file(sw->ep, sw->dir, s->n));
-            apr_pool_clear(sw->ep);
-        }
-    }
-    return rv;
 }
 
 /* Remember row it as the last entry written (the key grows from the
@@ -369,14 +350,6 @@ static apr_status_t write_all(rs_db_t *st, swriter_t *sw)
     return rv;
 }
 
-/* The identity a part table is written under: the caller's (history and
- * options) and the cut interval. */
-static const char *table_ident(const swriter_t *sw)
-{
-    return apr_psprintf(sw->p, "%s|k%" APR_UINT64_T_FMT, sw->o->ident ? sw->o->ident : "",
-                        sw->interval);
-}
-
 /* The part table, the index (if any), then the info file. */
 static apr_status_t write_tail(swriter_t *sw)
 {
@@ -387,13 +360,13 @@ static apr_status_t write_tail(swriter_t *sw)
     sw->info->at = sw->o->at;
     sw->info->completed = sw->o->completed;
     sw->info->parts = sw->indexed ? sw->parts->nelts : 0;
-    if (sw->indexed && (rv = sync_parts(sw)) != APR_SUCCESS) {
-        return rv;
-    }
     if (sw->indexed) {
+        if ((rv = rs_snapparts_sync(sw->ep, sw->dir, sw->parts, sw->gen)) != APR_SUCCESS) {
+            return rv;
+        }
         t.seq = sw->o->seq;
         t.at = sw->o->at;
-        t.ident = table_ident(sw);
+        t.ident = rs_snapparts_ident(sw->p, sw->o->ident, sw->interval);
         t.parts = sw->parts;
         if ((rv = rs_snapparts_write(sw->fp, sw->dir, &t)) == APR_SUCCESS) {
             rv = write_index(sw);
@@ -487,29 +460,6 @@ static apr_status_t start_over(swriter_t *sw)
     return rv;
 }
 
-/* The cut interval of a previous part table written under ident prev,
- * when it was written under this snapshot's identity (0: it was not).
- * A table of a version that did not record the interval used
- * rs_partition_interval. */
-static apr_uint64_t prev_interval(const swriter_t *sw, const char *prev)
-{
-    apr_size_t n = strlen(sw->o->ident);
-    char *end;
-    apr_int64_t k;
-
-    if (strncmp(prev, sw->o->ident, n)) {
-        return 0;
-    }
-    if (!prev[n]) {
-        return rs_partition_interval(sw->max);
-    }
-    if (strncmp(prev + n, "|k", 2)) {
-        return 0;
-    }
-    k = apr_strtoi64(prev + n + 2, &end, 10);
-    return k > 0 && !*end ? (apr_uint64_t)k : 0;
-}
-
 /* The walk (see walk_t).  *full: the previous generation cannot be
  * built on (none, other options or history, the journal cannot say
  * what changed, or the list no longer needs an index). */
@@ -526,7 +476,8 @@ static apr_status_t write_changed(rs_db_t *st, swriter_t *sw, int *full)
     *full = 1;
     if (!o->prev_dir || !o->journal || !o->ident
         || rs_snapparts_read(sw->p, o->prev_dir, &prev) != APR_SUCCESS
-        || !(sw->interval = prev_interval(sw, prev.ident)) || prev.seq > o->seq
+        || !(sw->interval = rs_snapparts_interval(o->ident, prev.ident, sw->max))
+        || prev.seq > o->seq
         || rs_snapparts_changes(o->journal, sw->p, o->set, prev.seq, o->seq, prev.at, CHANGES_MAX,
                                 &keys)
                != APR_SUCCESS) {
