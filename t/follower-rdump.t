@@ -94,7 +94,7 @@ my @before = listed($na);
 RSTest::put("$T/f05.txt", "file 5, second version\n");
 ok(wait_for(sub { my @u = listed($na); @u && "@u" ne "@before" }, 20),
    'node a publishes a new dump after the change');
-ok(wait_for(sub { differs() eq '' }, 10), "node b serves node a's new dump within moments")
+ok(wait_for(sub { differs() eq '' }, 30), "node b serves node a's new dump within moments")
     or diag(differs());
 like($nb->log_text, qr/set f: follows the writer's Resource Dump \d+ \(\d+ files, [1-9]\d* linked/,
      'node b linked the packages the change left alone');
@@ -103,13 +103,13 @@ sub gens_b {
     opendir(my $d, $nb->dir . '/state/dumps/f') or return ();
     return grep { /^\d+$/ } readdir $d;
 }
-ok(wait_for(sub { gens_b() == 1 }, 10),
+ok(wait_for(sub { gens_b() == 1 }, 30),
    'node b removes the superseded generation after ResourceSyncDumpGrace (1 s), as node a does')
     or diag(join ' ', gens_b());
 sub stored_gens {
     $pg->psql("SELECT COUNT(DISTINCT gen) FROM blobfiles WHERE setname = 'f' AND kind = 'dump'");
 }
-ok(wait_for(sub { stored_gens() == 1 }, 10),
+ok(wait_for(sub { stored_gens() == 1 }, 30),
    "node a drops the store's copy of the generation it removed") or diag(stored_gens());
 
 # ------------------------------------------------- node b takes over

@@ -67,7 +67,7 @@ RSTest::put("$T/b.txt", "beta\n");
 RSTest::put("$T/a.txt", "alpha, changed\n");
 ok(wait_for(sub { answer($na, 'change') ne $before && answer($na, 'change') =~ /b\.txt/ }, 30),
    'node a writes a new version of its change topic');
-ok(wait_for(sub { differs() eq '' }, 10),
+ok(wait_for(sub { differs() eq '' }, 30),
    "node b serves node a's new change and framework topics within moments") or diag(differs());
 my $last = answer($na, 'change');
 like($last, qr/^200\n"[0-9a-f]+-[0-9a-f]+"\n/, 'a strong ETag of size and mtime');
@@ -81,7 +81,7 @@ $na->stop;
 ok(wait_for(sub { $nb->log_text =~ /set f: no other node writes it now; this node takes it over/ }, 30),
    'node b takes the set over once node a stopped');
 my ($lcode, $letag, $llm, $llink, $lbody) = split /\n/, $last, 5;
-ok(wait_for(sub { my $r = at($nb, $TOPIC{change}); $r->code == 200 && $r->content eq $lbody }, 10),
+ok(wait_for(sub { my $r = at($nb, $TOPIC{change}); $r->code == 200 && $r->content eq $lbody }, 30),
    'node b keeps serving the same bytes of the change topic');
 RSTest::put("$T/c.txt", "gamma\n");
 ok(wait_for(sub { my $r = at($nb, $TOPIC{change}); $r->code == 200 && $r->content =~ /c\.txt/ }, 30),
@@ -92,7 +92,7 @@ sub stored_tag {
                                                 . "WHERE setname = 'f' AND kind = 'topic-change'");
     return defined $mtime ? sprintf('"%x-%x"', $size, $mtime) : 'none';
 }
-ok(wait_for(sub { stored_tag() eq (at($nb, $TOPIC{change})->header('ETag') // '') }, 10),
+ok(wait_for(sub { stored_tag() eq (at($nb, $TOPIC{change})->header('ETag') // '') }, 30),
    "the store's version of the change topic is the one node b serves")
     or diag(stored_tag() . ' vs ' . (at($nb, $TOPIC{change})->header('ETag') // '-'));
 $nb->stop;
