@@ -20,7 +20,7 @@ use RSTest qw(req wait_for);
 
 my $pg = RSPg::start();
 plan skip_all => $RSPg::why unless $pg;
-plan tests => 13;
+plan tests => 14;
 
 my $c = RSCluster->new(pg => $pg, nodes => [qw(a b)], setname => 'f',
                        set => ['ResourceSyncChangeDump on', 'ResourceSyncMaxEntries 4']);
@@ -70,13 +70,18 @@ for my $i (1 .. 6) {
     last if packages($na) >= 3;
     my $had = packages($na);
     RSTest::put("$T/n$i-$_.txt", "number $i, $_\n") for 1 .. 5;
-    wait_for(sub { packages($na) > $had }, 5);
+    wait_for(sub { packages($na) > $had }, 15);
 }
 ok(packages($na) >= 3, 'node a publishes a package per closed Change List')
     or diag(answer($na, $CD));
-ok(wait_for(sub { differs($na, $nb) eq '' }, 10),
+ok(wait_for(sub { differs($na, $nb) eq '' }, 30),
    "node b answers changedump.xml and every package and manifest copy as node a: status, bytes, "
    . "ETag, Last-Modified") or diag(differs($na, $nb));
+# The status page's disk use of the Change Dump: node b's copy, as node a's.
+sub cd_bytes { ($c->status($_[0]) =~ /^SetChangeDumpBytes: (\d+)$/m)[0] // 'none' }
+ok(wait_for(sub { cd_bytes('a') =~ /^[1-9]/ && cd_bytes('b') eq cd_bytes('a') }, 30),
+   "node b's status page gives node a's Change Dump bytes")
+    or diag('node a ', cd_bytes('a'), ', node b ', cd_bytes('b'));
 my @zips = grep { /\.zip$/ } listed(answer($na, $CD));
 my @codes = map { at($nb, $_, 'If-None-Match' => at($na, $_)->header('ETag'))->code } ($CD, $zips[0]);
 is("@codes", '304 304', "node b answers 304 to node a's ETags");
@@ -102,11 +107,11 @@ ok(wait_for(sub { $nb->log_text =~ /set f: no other node writes it now; this nod
    'node b takes the set over once node a stopped');
 my %before = map { $_ => 1 } @zips;
 RSTest::put("$T/later-$_.txt", "later $_\n") for 1 .. 5;
-ok(wait_for(sub { grep { !$before{$_} } grep { /\.zip$/ } listed(answer($nb, $CD)) }, 15),
+ok(wait_for(sub { grep { !$before{$_} } grep { /\.zip$/ } listed(answer($nb, $CD)) }, 30),
    'node b publishes a later package, going on from node a\'s')
     or diag(answer($nb, $CD));
 $na->start_ok('node a starts again, a follower now');
-ok(wait_for(sub { $na->log_text =~ /set f: another node writes it/ && differs($nb, $na) eq '' }, 15),
+ok(wait_for(sub { $na->log_text =~ /set f: another node writes it/ && differs($nb, $na) eq '' }, 30),
    "node a serves node b's Change Dump, its later package too") or diag(differs($nb, $na));
 $na->stop;
 $nb->stop;

@@ -172,4 +172,10 @@ apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t y
  * left by a crash.  Returns the number removed. */
 int rs_cdump_prune(const rs_cdump_opts_t *o, const apr_array_header_t *closed, apr_pool_t *p);
 
+/* The bytes of the packages (the ".zip" files) in the Change Dump
+ * directory dir: its disk use as the status page reports it, for a node
+ * that did not write them (a restart before the first job, a follower's
+ * copy).  0 without a directory. */
+apr_int64_t rs_cdump_bytes(const char *dir, apr_pool_t *p);
+
 #endif

@@ -47,6 +47,7 @@
 #include "mod_resourcesync_seed.h"
 #include "mod_resourcesync_status.h"
 #include "rs_capture.h"
+#include "rs_cdump.h"
 #include "rs_dumppkg.h"
 #include "rs_file.h"
 #include "rs_history.h"
@@ -130,22 +131,11 @@ static void seed_dump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
  * captures' bytes). */
 static void seed_cdump(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *e)
 {
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    apr_size_t n;
-
     if (!set->cdump
-        || !rs_file_exists(p, rs_statedir_cdump_file(p, set->cdump_dir, e->history, 0, 0))
-        || apr_dir_open(&d, set->cdump_dir, p) != APR_SUCCESS) {
+        || !rs_file_exists(p, rs_statedir_cdump_file(p, set->cdump_dir, e->history, 0, 0))) {
         return;
     }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
-        n = strlen(fi.name);
-        if (fi.filetype == APR_REG && n > 4 && !strcmp(fi.name + n - 4, ".zip")) {
-            e->cdump_bytes += fi.size;
-        }
-    }
-    apr_dir_close(d);
+    e->cdump_bytes = rs_cdump_bytes(set->cdump_dir, p);
     e->capture_bytes = rs_capture_bytes(set->capture_dir, p);
     e->cdump_ready = 1;
 }

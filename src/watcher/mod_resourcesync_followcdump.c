@@ -33,6 +33,7 @@
  */
 #include "mod_resourcesync_drive.h"
 #include "mod_resourcesync_follow.h"
+#include "rs_cdump.h"
 #include "rs_followcdump.h"
 #include "rs_storecfg.h"
 
@@ -106,6 +107,9 @@ static apr_status_t replay(wset_t *ws, struct rs_cdfollow *f, apr_pool_t *p, apr
                              &removed);
     if (rv == APR_SUCCESS) {
         f->have = *gen;
+        /* The packages' disk use, as the writer's status says it. */
+        ws->status.cdump_bytes = rs_cdump_bytes(ws->set->cdump_dir, p);
+        rs_wset_status_put(ws);
         rs_log_emit(ws->log, RS_LOG_INFO, 0,
                     "set %s: follows the writer's Change Dump %" APR_UINT64_T_FMT
                     " (%d files, %d unchanged, %" APR_OFF_T_FMT " bytes copied, %d removed)",

@@ -100,6 +100,21 @@ static char *member(zip_t *za, const char *name, zip_uint64_t *len)
     return buf;
 }
 
+/* The packages' disk use: the ".zip" files of the directory only. */
+START_TEST(bytes_of_the_packages)
+{
+    char *dir = ut_tempdir("cdump-bytes");
+
+    ck_assert_int_eq(rs_cdump_bytes(ut_path(dir, "none"), ut_pool), 0);
+    ut_write_str(ut_path(dir, "changedump-1.zip"), "12345");
+    ut_write_str(ut_path(dir, "changedump-2.zip"), "123");
+    ut_write_str(ut_path(dir, "changedump.xml"), "not a package");
+    ut_write_str(ut_path(dir, ".zip"), "a name of four bytes");
+    ck_assert_int_eq(mkdir(ut_path(dir, "d.zip"), 0700), 0);
+    ck_assert_int_eq(rs_cdump_bytes(dir, ut_pool), 8);
+}
+END_TEST
+
 START_TEST(package_holds_every_version)
 {
     cf_t f;
@@ -914,6 +929,7 @@ Suite *cdump_suite(void)
 {
     Suite *s = suite_create("rs_cdump");
     TCase *tc = ut_tcase("cdump", 30);
+    tcase_add_test(tc, bytes_of_the_packages);
     tcase_add_test(tc, package_holds_every_version);
     tcase_add_test(tc, manifest_lists_the_encoding);
     tcase_add_test(tc, manifest_within_list_bytes_and_paths);
