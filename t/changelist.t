@@ -13,7 +13,7 @@ use URI::Escape qw(uri_unescape);
 use RSTest qw(started_server set_conf STATE_CONF put get req doc xpc validate wait_for wait_ok fetch_list
               iso2epoch);
 
-plan tests => 35;
+plan tests => 38;
 
 my $srv = started_server(
     conf => STATE_CONF . "ResourceSyncRescanInterval 1\n"
@@ -224,3 +224,32 @@ ok($idx2 && !validate($idx2->{xml}) && $idx2->{lists}[0]{until},
    "a stale index left on disk is rewritten by the next watcher ($nlists lists)");
 unlike($srv->log_text, qr/\[resourcesync:(warn|error|crit|alert|emerg)\]/, 'no module warnings or errors');
 $srv->stop;
+
+# A batch of more records than the ring holds (a directory of 40 files
+# moved into the set, with a ring of 16 records): the open list's length
+# still counts every entry, those only the store holds too, so a GET and
+# a HEAD say the length of the whole document.
+{
+    my $small = started_server(conf => STATE_CONF . "ResourceSyncRecentChanges 16\n"
+                                       . set_conf('w', 'www/w'),
+                               files => { 'www/w/a.txt' => "a\n", 'stage/x/0.txt' => "0\n" },
+                               name => 'a server with a ring of 16 records starts');
+    my $sb = $small->base;
+    put($small->dir . "/stage/x/$_.txt", "file $_\n") for 1 .. 39;
+    ok(wait_for(sub { RSTest::cl_index('w', $sb) }, 30), 'its Change List Index is there');
+    rename $small->dir . '/stage/x', $small->dir . '/www/w/x' or die "rename: $!";
+    my $g = wait_for(sub {
+        my $i = RSTest::cl_index('w', $sb) or return undef;
+        my $r = get($i->{lists}[-1]{loc});
+        my @n = $r->content =~ m{<url>}g;
+        $r->code == 200 && @n >= 40 ? $r : undef }, 30);
+    my $h = $g ? req('HEAD', $g->request->uri) : undef;
+    ok($g && $g->content =~ m{</urlset>\n\z} && !validate($g->content)
+       && ($g->header('Content-Length') // -1) == length($g->content)
+       && ($h->header('Content-Length') // -1) == length($g->content),
+       'a batch of 40 records, 16 of them in the ring: GET and HEAD give the whole list\'s length')
+        or diag($g ? 'GET Content-Length ' . ($g->header('Content-Length') // 'none') . ', body '
+                     . length($g->content) . ', HEAD ' . ($h->header('Content-Length') // 'none')
+                     . ', ends with ' . substr($g->content, -40) : 'no list of 40 entries');
+    $small->stop;
+}

@@ -65,7 +65,11 @@ static void add_bytes(apr_pool_t *p, const rs_set_t *set, rs_status_set_t *own,
     }
 }
 
-void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set, rs_status_set_t *own)
+static apr_int64_t range_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               apr_int64_t first, apr_int64_t last, apr_int64_t *paths);
+
+void rs_changes_publish(apr_pool_t *p, rs_journal_t *j, rs_recorder_t *rc, const rs_set_t *set,
+                        rs_status_set_t *own)
 {
     apr_array_header_t *recs;
     apr_int64_t n;
@@ -75,6 +79,15 @@ void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set, r
     }
     if (own->cl_ready) {
         const rs_record_t *last = &APR_ARRAY_IDX(recs, recs->nelts - 1, rs_record_t);
+        if (n > recs->nelts && own->cl_bytes >= 0) {
+            /* The window wrapped: the batch's records before it are in
+             * the journal only, and their bytes count as much. */
+            apr_int64_t paths = 0,
+                        b = range_bytes(p, j, set, own->cl_last_seq + 1,
+                                        APR_ARRAY_IDX(recs, 0, rs_record_t).seq - 1, &paths);
+            own->cl_bytes = b < 0 ? -1 : own->cl_bytes + b;
+            own->cl_paths = b < 0 || own->cl_paths < 0 ? -1 : own->cl_paths + paths;
+        }
         own->cl_last_seq = last->seq;
         own->cl_count += n;
         own->cl_last_dt = last->datetime;
@@ -128,32 +141,28 @@ apr_status_t rs_changes_resync(apr_pool_t *p, rs_journal_t *j, const rs_set_t *s
     return rv;
 }
 
-/* The rendered bytes of the open list's entries, read from the store
- * (once per watcher start or close, while the extent changed under it),
- * and in *paths, for a set with Change Dumps, what their manifest entries
- * add: -1 when they cannot be read. */
-static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
-                              const rs_changelist_t *openl, apr_int64_t *paths)
+/* The rendered bytes of the set's records first .. last, read from the
+ * store, and in *paths, for a set with Change Dumps, what their manifest
+ * entries add: -1 when they cannot be read. */
+static apr_int64_t range_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                               apr_int64_t first, apr_int64_t last, apr_int64_t *paths)
 {
     rs_entry_renderer_t *x;
-    apr_int64_t next = openl->first_seq, bytes = 0;
+    apr_int64_t next = first, bytes = 0;
     apr_pool_t *pp;
 
     *paths = 0;
-    if (!openl->count) {
-        return 0;
-    }
     apr_pool_create(&pp, p);
     if (!(x = rs_clsource_renderer(p, set))) {
         bytes = -1;
     }
-    while (bytes >= 0 && next <= openl->last_seq) {
+    while (bytes >= 0 && next <= last) {
         apr_array_header_t *recs;
         int i;
         apr_pool_clear(pp);
-        if (rs_journal_records(j, pp, set->name, next, openl->last_seq, 1000, &recs) != APR_SUCCESS
+        if (rs_journal_records(j, pp, set->name, next, last, 1000, &recs) != APR_SUCCESS
             || !recs->nelts) {
-            bytes = -1;
+            bytes = -1; /* the range's records are not all there */
             break;
         }
         for (i = 0; i < recs->nelts && bytes >= 0; i++) {
@@ -167,6 +176,19 @@ static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *se
     }
     apr_pool_destroy(pp);
     return bytes;
+}
+
+/* The rendered bytes of the open list's entries, read from the store
+ * (once per watcher start or close, while the extent changed under it),
+ * and their manifest entries' in *paths: -1 when they cannot be read. */
+static apr_int64_t open_bytes(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set,
+                              const rs_changelist_t *openl, apr_int64_t *paths)
+{
+    if (!openl->count) {
+        *paths = 0;
+        return 0;
+    }
+    return range_bytes(p, j, set, openl->first_seq, openl->last_seq, paths);
 }
 
 /* The open list's extent in the set's status entry (published only when

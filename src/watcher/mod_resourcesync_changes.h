@@ -22,8 +22,11 @@ apr_int64_t rs_changes_close_bytes(const rs_set_t *set, const rs_status_set_t *o
  * for the ring, a window as large as the ring. */
 rs_recorder_t *rs_changes_recorder(apr_pool_t *p, rs_journal_t *j, const rs_set_t *set);
 /* After the transaction with rc's records committed: put them in the ring
- * and publish the open list's new extent (rc NULL: nothing to do). */
-void rs_changes_publish(apr_pool_t *p, rs_recorder_t *rc, const rs_set_t *set,
+ * and publish the open list's new extent (rc NULL: nothing to do).  When
+ * the batch had more records than the window holds, the bytes of those
+ * that left it are read from the journal j (the extent's byte count stays
+ * exact: a GET's Content-Length, HEAD and ranges depend on it). */
+void rs_changes_publish(apr_pool_t *p, rs_journal_t *j, rs_recorder_t *rc, const rs_set_t *set,
                         rs_status_set_t *own);
 /* After a failed scan: put the set's records that are committed but not
  * published yet (those after own's extent, from the store) into the ring

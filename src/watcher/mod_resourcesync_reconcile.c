@@ -127,7 +127,7 @@ static void publish(void *baton, apr_pool_t *p, rs_recorder_t *rc)
 {
     wset_t *ws = baton;
 
-    rs_changes_publish(p, rc, ws->set, &ws->status);
+    rs_changes_publish(p, ws->d->journal, rc, ws->set, &ws->status);
     rs_notifyw_changed(ws, rc);
     if (ws->set->cdump && rs_recorder_deleted(rc)) {
         /* Versions of paths that stopped being listed: their captures go
