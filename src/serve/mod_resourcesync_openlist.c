@@ -172,22 +172,60 @@ static apr_status_t render(request_rec *r, const rs_set_t *set, const rs_status_
     return rv;
 }
 
-/* Stream the body of the list of extent cur. */
-static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur)
-{
+/* The whole document's sink: never more than the length it announced
+ * (length -1: none announced, the body is chunked). */
+typedef struct {
     sink_t k;
+    apr_off_t sent, length;
+    int over; /* a write past length was refused */
+} body_sink_t;
+
+static int to_body(void *baton, const char *buf, apr_size_t len)
+{
+    body_sink_t *b = baton;
+
+    if (b->length >= 0 && b->sent + (apr_off_t)len > b->length) {
+        b->over = 1;
+        return -1;
+    }
+    b->sent += (apr_off_t)len;
+    return to_brigade(&b->k, buf, len);
+}
+
+/* Stream the body of the list of extent cur: exactly length bytes when
+ * length is not -1.  A body that would not be (the entries' byte count
+ * kept with the extent was wrong) is cut, with an error line: a client
+ * sees a short answer, never a document that is not the one announced. */
+static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t *cur,
+                     apr_off_t length)
+{
+    body_sink_t b;
     rs_xml_t *w;
     apr_status_t store_err;
+    apr_status_t rv;
 
-    k.f = r->output_filters;
-    k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
-    if (!(w = rs_xml_open(r->pool, to_brigade, &k))) {
+    b.k.f = r->output_filters;
+    b.k.bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+    b.sent = 0;
+    b.length = length;
+    b.over = 0;
+    if (!(w = rs_xml_open(r->pool, to_body, &b))) {
         return HTTP_SERVICE_UNAVAILABLE;
     }
-    if (render(r, set, cur, w, &store_err) != APR_SUCCESS) {
+    rv = render(r, set, cur, w, &store_err);
+    if (b.over || (rv == APR_SUCCESS && length >= 0 && b.sent != length)) {
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
+                      RS_TAG "set %s: the open Change List %" APR_INT64_T_FMT
+                             " is longer or shorter than its count of %" APR_OFF_T_FMT
+                             " bytes; the answer is cut",
+                      set->name, (apr_int64_t)cur->cl_open_id, length);
+        r->connection->aborted = 1;
+        return OK;
+    }
+    if (rv != APR_SUCCESS) {
         if (store_err != APR_SUCCESS && !r->sent_bodyct) {
             /* Nothing sent yet: the store could not be read. */
-            apr_brigade_cleanup(k.bb);
+            apr_brigade_cleanup(b.k.bb);
             apr_table_setn(r->err_headers_out, "Retry-After", "5");
             return HTTP_SERVICE_UNAVAILABLE;
         }
@@ -195,8 +233,8 @@ static int send_body(request_rec *r, const rs_set_t *set, const rs_status_set_t 
         r->connection->aborted = 1;
         return OK;
     }
-    APR_BRIGADE_INSERT_TAIL(k.bb, apr_bucket_eos_create(k.bb->bucket_alloc));
-    return ap_pass_brigade(r->output_filters, k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
+    APR_BRIGADE_INSERT_TAIL(b.k.bb, apr_bucket_eos_create(b.k.bb->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, b.k.bb) == APR_SUCCESS ? OK : AP_FILTER_ERROR;
 }
 
 static int count_bytes(void *baton, const char *buf, apr_size_t len)
@@ -465,6 +503,6 @@ int rs_openlist_serve(request_rec *r, const rs_set_t *set, const rs_status_set_t
         if (total >= 0) {
             ap_set_content_length(r, total);
         }
+        return send_body(r, set, cur, total);
     }
-    return send_body(r, set, cur);
 }
