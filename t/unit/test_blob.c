@@ -10,21 +10,8 @@
 #include "unit.h"
 #include "rs_blob.h"
 #include "rs_lease.h"
-#include "rs_schema.h"
 
 #define CH RS_BLOB_CHUNK
-
-static rs_db_t *open_in(const char *path)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(path), NULL), APR_SUCCESS);
-    return db;
-}
-
-static rs_db_t *store(void)
-{
-    return open_in(ut_path(ut_tempdir("blob"), "state.db"));
-}
 
 static apr_uint64_t inode(const char *path)
 {
@@ -81,7 +68,7 @@ START_TEST(store_read_drop)
     apr_time_t mt = apr_time_from_sec(1700000000) + 123457;
     apr_array_header_t *files;
     rs_blob_stats_t st;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("blob");
     int i;
 
     for (i = 0; i < 5; i++) {
@@ -152,7 +139,7 @@ START_TEST(reference_and_prune)
     const char *n1 = ut_path(node, "1"), *n2 = ut_path(node, "2"), *bare = ut_tempdir("blob-bare");
     apr_time_t mt = apr_time_from_sec(1700000000);
     rs_blob_stats_t st;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("blob");
 
     ck_assert_int_eq(mkdir(g1, 0700), 0);
     ck_assert_int_eq(mkdir(g2, 0700), 0);
@@ -205,7 +192,7 @@ START_TEST(rows_bounded)
     const char *root = ut_tempdir("blob-bound");
     apr_time_t mt = apr_time_from_sec(1700000000);
     apr_int64_t f = 0, c = 0, fmax = 0, cmax = 0;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("blob");
     apr_uint64_t g;
 
     for (g = 1; g <= 30; g++) {
@@ -263,8 +250,8 @@ START_TEST(fenced)
     int held = 0;
 
     memset(&f, 0, sizeof(f));
-    f.a = open_in(path);
-    f.b = open_in(path);
+    f.a = ut_store_open(path);
+    f.b = ut_store_open(path);
     f.la.set = f.lb.set = "s";
     f.la.node = "a";
     f.lb.node = "b";
@@ -297,7 +284,7 @@ END_TEST
 START_TEST(names_refused)
 {
     const char *src = ut_tempdir("blob-nsrc");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("blob");
     rs_db_stmt_t *s;
 
     ut_write_seeded(src, "ok", 4, 1, apr_time_from_sec(1700000000));

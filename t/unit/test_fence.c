@@ -17,7 +17,6 @@
 #include "rs_lease.h"
 #include "rs_notify.h"
 #include "rs_notifydest.h"
-#include "rs_schema.h"
 
 #define CAP "http://example.org/rs/s/capabilitylist.xml"
 #define SEC apr_time_from_sec
@@ -38,13 +37,6 @@ static apr_status_t fence_fn(void *baton, rs_db_t *db, const char *set)
     return strcmp(set, l->set) ? RS_LEASE_LOST : rs_lease_fence(db, l);
 }
 
-static rs_db_t *open_in(const char *path)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(path), NULL), APR_SUCCESS);
-    return db;
-}
-
 static void fx_init(fx_t *f, int second_writer)
 {
     const char *path = ut_path(ut_tempdir("fence"), "state.db");
@@ -52,8 +44,8 @@ static void fx_init(fx_t *f, int second_writer)
     int held = 0;
 
     memset(f, 0, sizeof(*f));
-    f->a = open_in(path);
-    f->b = open_in(path);
+    f->a = ut_store_open(path);
+    f->b = ut_store_open(path);
     if (second_writer) { /* the delivery and hub threads' connections */
         ck_assert_int_eq(rs_db_busy_timeout(f->a, 0), APR_SUCCESS);
     }

@@ -13,16 +13,6 @@
 #include "rs_blob.h"
 #include "rs_followcdump.h"
 #include "rs_lease.h"
-#include "rs_schema.h"
-
-static rs_db_t *store(void)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
-                                    ut_store(ut_path(ut_tempdir("fcdump"), "state.db")), NULL),
-                     APR_SUCCESS);
-    return db;
-}
 
 static const apr_time_t T0 = APR_INT64_C(1700000000000000) + 123457;
 
@@ -96,7 +86,7 @@ static ino_t inode(const char *dir, const char *name)
 START_TEST(store_and_replay)
 {
     const char *w = ut_tempdir("fcdump-w"), *f = ut_path(ut_tempdir("fcdump-f"), "cd");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fcdump");
     rs_blob_stats_t st;
     apr_uint64_t gen = 99;
     ino_t pkg2;
@@ -178,7 +168,7 @@ END_TEST
 START_TEST(unchanged_untouched)
 {
     const char *w = ut_tempdir("fcdump-uw"), *f = ut_tempdir("fcdump-uf");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fcdump");
     rs_blob_stats_t st;
     ino_t same, other;
 
@@ -205,7 +195,7 @@ START_TEST(names_refused)
     const char *w = ut_tempdir("fcdump-nw"), *top = ut_tempdir("fcdump-nf");
     const char *f = ut_path(top, "dir");
     static const char *const bad[] = { "../evil.zip", ".hidden.zip", "a/b.zip" };
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fcdump");
     rs_db_stmt_t *st;
     int i;
 
@@ -243,7 +233,7 @@ END_TEST
 START_TEST(listing_last)
 {
     const char *w = ut_tempdir("fcdump-lw"), *f = ut_tempdir("fcdump-lf");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fcdump");
 
     put(w, "h-1.zip", "PK one", T0);
     put(w, "changedump.xml", "<sitemapindex>one</sitemapindex>", T0 + 1);
@@ -267,7 +257,7 @@ END_TEST
 START_TEST(fenced)
 {
     const char *w = ut_tempdir("fcdump-fw");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fcdump");
     apr_uint64_t gen = 0;
 
     put(w, "changedump.xml", "<sitemapindex/>", T0);

@@ -14,19 +14,9 @@
 #include "rs_file.h"
 #include "rs_followdump.h"
 #include "rs_lease.h"
-#include "rs_schema.h"
 #include "rs_statedir.h"
 
 #define MT apr_time_from_sec(1700000000)
-
-static rs_db_t *store(void)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
-                                    ut_store(ut_path(ut_tempdir("fdump"), "state.db")), NULL),
-                     APR_SUCCESS);
-    return db;
-}
 
 static const char *gendir(const char *dumpset, apr_uint64_t gen)
 {
@@ -123,7 +113,7 @@ START_TEST(store_replay_kept)
     const char *w = ut_tempdir("fdump-w"), *f = ut_tempdir("fdump-f");
     const char *late = ut_tempdir("fdump-late");
     const char *w1 = gendir(w, 1), *w2, *w3;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fdump");
     apr_int64_t files = -1, chunks = -1;
     int dropped = -1;
 
@@ -188,7 +178,7 @@ static apr_status_t fence_fn(void *baton, rs_db_t *db, const char *set)
 START_TEST(fenced)
 {
     const char *w = ut_tempdir("fdump-fence"), *w1 = gendir(w, 1);
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("fdump");
     apr_int64_t files = -1, chunks = -1;
 
     gen_docs(w1, 1);

@@ -11,16 +11,6 @@
 #include "rs_blob.h"
 #include "rs_followtopic.h"
 #include "rs_lease.h"
-#include "rs_schema.h"
-
-static rs_db_t *store(void)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
-                                    ut_store(ut_path(ut_tempdir("ftopic"), "state.db")), NULL),
-                     APR_SUCCESS);
-    return db;
-}
 
 /* The writer's topic file: s, with mtime mt (µs); a copy holds s with mtime mt. */
 #define write_topic ut_write_at
@@ -36,7 +26,7 @@ START_TEST(store_copy_replace)
     const char *wc = ut_path(w, "change.xml"), *fc = ut_path(f, "change.xml");
     const char *ff = ut_path(f, "framework.xml");
     apr_time_t mt = apr_time_from_sec(1700000000) + 654321;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("ftopic");
     int changed = -1;
 
     write_topic(wc, "<urlset>one</urlset>", mt);
@@ -83,7 +73,7 @@ END_TEST
 START_TEST(never_written)
 {
     const char *f = ut_tempdir("ftopic-own"), *fc = ut_path(f, "change.xml");
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("ftopic");
     int changed = -1;
 
     write_topic(fc, "<urlset>mine</urlset>", apr_time_from_sec(1600000000));
@@ -101,7 +91,7 @@ START_TEST(fenced)
     const char *w = ut_tempdir("ftopic-fence"), *wc = ut_path(w, "change.xml");
     const char *fc = ut_path(w, "copy.xml");
     apr_time_t mt = apr_time_from_sec(1700000000);
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("ftopic");
 
     write_topic(wc, "<urlset>old</urlset>", mt);
     ck_assert_int_eq(rs_followtopic_store(db, ut_pool, "gone", "change", 1, wc), APR_SUCCESS);
@@ -126,7 +116,7 @@ START_TEST(take_over)
     const char *d = ut_tempdir("ftopic-take"), *own = ut_path(d, "change.xml");
     const char *other = ut_path(d, "other.xml");
     apr_time_t mt = apr_time_from_sec(1700000000) + 42;
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("ftopic");
 
     ck_assert_int_eq(rs_followtopic_take(db, ut_pool, "s", "change", own), APR_SUCCESS);
     counts(db, "s", 0, 0);

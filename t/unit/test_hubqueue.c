@@ -8,17 +8,9 @@
 #include "unit.h"
 #include "rs_hubqueue.h"
 #include "rs_lease.h"
-#include "rs_schema.h"
 
 static rs_db_t *a, *b;    /* two nodes' connections to one store */
 static rs_lease_t la, lb; /* their leases of set "s" */
-
-static rs_db_t *open_in(const char *path)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(path), NULL), APR_SUCCESS);
-    return db;
-}
 
 /* The process's fence, as the watcher installs it: the lease of the node
  * whose connection runs the transaction. */
@@ -35,8 +27,8 @@ static void setup(void)
     int held = 0;
 
     path = ut_path(ut_tempdir("hubqueue"), "state.db");
-    a = open_in(path);
-    b = open_in(path);
+    a = ut_store_open(path);
+    b = ut_store_open(path);
     la = (rs_lease_t){ "s", "node-a", rs_lease_token(ut_pool), apr_time_from_sec(3600), 0 };
     lb = (rs_lease_t){ "s", "node-b", rs_lease_token(ut_pool), apr_time_from_sec(3600), 0 };
     ck_assert_int_eq(rs_lease_take(a, &la, &held), APR_SUCCESS);

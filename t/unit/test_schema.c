@@ -102,15 +102,6 @@ static void fill(rs_db_t *db, const char *set)
     ck_assert_int_eq(rs_hubqueue_put(db, set, "rs-hubreq 2\n", "n", 1), APR_SUCCESS);
 }
 
-static rs_db_t *store(void)
-{
-    rs_db_t *db = NULL;
-    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver,
-                                    ut_store(ut_path(ut_tempdir("schema"), "state.db")), NULL),
-                     APR_SUCCESS);
-    return db;
-}
-
 /* Every table the units create is named, and nothing else: after a
  * migration, the database's tables are these and meta. */
 START_TEST(tables_are_the_units)
@@ -121,7 +112,7 @@ START_TEST(tables_are_the_units)
         "blobchunks",    "hub_queue",    NULL
     };
     apr_array_header_t *t = rs_schema_tables(ut_pool);
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("schema");
     rs_db_stmt_t *s;
     apr_int64_t n = 0;
     int i, has;
@@ -149,7 +140,7 @@ END_TEST
 START_TEST(forget_set_every_table)
 {
     apr_array_header_t *t = rs_schema_tables(ut_pool);
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("schema");
     apr_int64_t rows = -1;
     const char *v;
     int i, any = -1;
@@ -186,7 +177,7 @@ END_TEST
 /* Rolled back, the forgetting leaves every row. */
 START_TEST(forget_set_rolled_back)
 {
-    rs_db_t *db = store();
+    rs_db_t *db = ut_store_new("schema");
     apr_int64_t rows = 0;
 
     fill(db, "a");

@@ -15,6 +15,7 @@
 #include <apr_tables.h>
 #include <apr_time.h>
 #include <libxml/tree.h>
+#include "rs_db.h"
 #include "rs_jobthread.h"
 #include "rs_log.h"
 #include "rs_scanopts.h"
@@ -48,6 +49,12 @@ int ut_pg(void); /* ut_driver is "pgsql" */
  * if missing), the same for the same path, so a test's stores are fresh
  * and independent and a path opens its store again. */
 const char *ut_store(const char *path);
+
+/* The store at path (ut_store) opened with its schema (rs_schema_open),
+ * failing the test when it cannot be; ut_store_new: a fresh state.db in
+ * a new directory named after tag. */
+rs_db_t *ut_store_open(const char *path);
+rs_db_t *ut_store_new(const char *tag);
 
 /* Run sql on a connection of its own to dsn (libpq), failing the test
  * when it fails; the first column of its first row (in ut_pool), or

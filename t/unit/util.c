@@ -24,6 +24,7 @@
 #include "rs_inventory.h"
 #include "rs_lease.h"
 #include "rs_links.h"
+#include "rs_schema.h"
 #include "unit.h"
 
 apr_pool_t *ut_pool;
@@ -93,6 +94,18 @@ const char *ut_store(const char *path)
                                        "CREATE SCHEMA IF NOT EXISTS %s; COMMIT",
                                        schema));
     return apr_psprintf(ut_pool, "%s options='-csearch_path=%s'", ut_pg_dsn, schema);
+}
+
+rs_db_t *ut_store_open(const char *path)
+{
+    rs_db_t *db = NULL;
+    ck_assert_int_eq(rs_schema_open(&db, ut_pool, ut_driver, ut_store(path), NULL), APR_SUCCESS);
+    return db;
+}
+
+rs_db_t *ut_store_new(const char *tag)
+{
+    return ut_store_open(ut_path(ut_tempdir(tag), "state.db"));
 }
 
 void ut_teardown(void)
