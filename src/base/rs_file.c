@@ -70,6 +70,26 @@ apr_status_t rs_file_finish_later(apr_file_t *f)
     return rv != APR_SUCCESS ? rv : rc;
 }
 
+apr_int64_t rs_file_dir_bytes(apr_pool_t *p, const char *dir, const char *suffix)
+{
+    apr_size_t sl = suffix ? strlen(suffix) : 0, n;
+    apr_int64_t b = 0;
+    apr_dir_t *d;
+    apr_finfo_t fi;
+
+    if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
+        return 0;
+    }
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
+        n = strlen(fi.name);
+        if (fi.filetype == APR_REG && (!suffix || (n > sl && !strcmp(fi.name + n - sl, suffix)))) {
+            b += fi.size;
+        }
+    }
+    apr_dir_close(d);
+    return b;
+}
+
 apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *fn, void *baton)
 {
     const char *slash = strrchr(path, '/');

@@ -47,6 +47,11 @@ apr_status_t rs_file_replace(apr_pool_t *p, const char *path, rs_file_write_fn *
 /* rs_file_replace with the len bytes at buf as the content. */
 apr_status_t rs_file_replace_buf(apr_pool_t *p, const char *path, const void *buf, apr_size_t len);
 
+/* The bytes of the regular files in dir (not below it): all of them, or
+ * (suffix not NULL) those whose names end in suffix after at least one
+ * other character.  0 when dir cannot be read. */
+apr_int64_t rs_file_dir_bytes(apr_pool_t *p, const char *dir, const char *suffix);
+
 /* fsync the file or directory at path. */
 apr_status_t rs_file_sync_path(const char *path);
 

@@ -10,6 +10,7 @@
 #include <apr_file_info.h>
 #include <apr_strings.h>
 #include "rs_capture.h"
+#include "rs_file.h"
 
 #define TMP_PREFIX ".tmp-"
 
@@ -110,20 +111,7 @@ int rs_capture_has(const char *dir, const char *key)
 
 apr_int64_t rs_capture_bytes(const char *dir, apr_pool_t *p)
 {
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    apr_int64_t b = 0;
-
-    if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
-        return 0;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
-        if (fi.filetype == APR_REG) {
-            b += fi.size;
-        }
-    }
-    apr_dir_close(d);
-    return b;
+    return rs_file_dir_bytes(p, dir, NULL);
 }
 
 /* Whether a file of the directory goes (see rs_capture_gc). */

@@ -549,20 +549,5 @@ apr_status_t rs_cdump_gc(rs_journal_t *j, const rs_cdump_opts_t *o, apr_time_t y
 
 apr_int64_t rs_cdump_bytes(const char *dir, apr_pool_t *p)
 {
-    apr_dir_t *d;
-    apr_finfo_t fi;
-    apr_int64_t b = 0;
-    apr_size_t n;
-
-    if (apr_dir_open(&d, dir, p) != APR_SUCCESS) {
-        return 0;
-    }
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE | APR_FINFO_SIZE, d) == APR_SUCCESS) {
-        n = strlen(fi.name);
-        if (fi.filetype == APR_REG && n > 4 && !strcmp(fi.name + n - 4, ".zip")) {
-            b += fi.size;
-        }
-    }
-    apr_dir_close(d);
-    return b;
+    return rs_file_dir_bytes(p, dir, ".zip");
 }
